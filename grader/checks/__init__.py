@@ -1,0 +1,1 @@
+"""Importing this package registers every check, step by step."""

@@ -1,0 +1,74 @@
+"""Find the learner's module file, and load it for playgrounds.
+
+The grader, the notebooks and the batch grader all accept the same kinds of
+path: a ``tools.py`` file, a folder holding ``tools.py``, or a folder holding
+``agtool/tools.py``. The notebooks grade ``agtool/tools.py`` of this
+checkout unless the environment variable ``AGTOOL_MODULE`` names another file.
+
+Example::
+
+    >>> resolve_submission("solutions").name
+    'tools.py'
+"""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ENV_VAR = "AGTOOL_MODULE"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_MODULE = REPO_ROOT / "agtool" / "tools.py"
+
+_counter = itertools.count()
+
+
+class SubmissionNotFound(ValueError):
+    """The path given does not lead to a gradable ``tools.py``; the message says how to fix it."""
+
+
+def resolve_submission(path: "str | os.PathLike[str]") -> Path:
+    """Return the ``tools.py`` that ``path`` designates, or raise :class:`SubmissionNotFound`."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise SubmissionNotFound(
+            f"{p} does not exist. Give the path of your tools.py, or of the folder that holds "
+            "tools.py or agtool/tools.py."
+        )
+    if p.is_dir():
+        for candidate in (p / "tools.py", p / "agtool" / "tools.py"):
+            if candidate.is_file():
+                return candidate
+        raise SubmissionNotFound(
+            f"{p} is a folder without tools.py or agtool/tools.py. Point at the folder that holds "
+            "your module, or at the file itself."
+        )
+    if not p.is_file():
+        raise SubmissionNotFound(f"{p} is not a regular file. Give the path of your tools.py.")
+    return p
+
+
+def learner_path(path: "str | os.PathLike[str] | None" = None) -> Path:
+    """The module the labs work on: ``path``, else ``$AGTOOL_MODULE``, else ``agtool/tools.py``."""
+    chosen = path or os.environ.get(ENV_VAR) or DEFAULT_MODULE
+    return resolve_submission(chosen)
+
+
+def load_module(path: "str | os.PathLike[str] | None" = None) -> ModuleType:
+    """Import the learner module afresh, under a new name, so edits on disk are seen.
+
+    For playgrounds only: this runs learner code in the calling process. The
+    grader never does this; it imports learner code in a child process.
+    """
+    file = learner_path(path)
+    name = f"agtool_learner_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(name, file)
+    module = importlib.util.module_from_spec(spec)
+    # Registered because typing.get_type_hints (used by LangGraph on State)
+    # resolves string annotations through sys.modules[State.__module__].
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -1,0 +1,128 @@
+"""The check registry: every check the grader knows, as data.
+
+A check is one behaviour of LAB_SPEC. It has a stable id (``stepN/<behaviour>``),
+a step, points, a one-line title, a hint for the learner, and two functions:
+
+* ``probes(rng)`` runs in the **parent**. It draws this check's random cases
+  from ``rng`` (a ``random.Random`` seeded from the run seed and the check id,
+  so ``--only`` replays the very same cases) and returns a list of
+  :class:`Probe` -- plain JSON data describing what the child must call.
+* ``judge(probes, observations)`` runs in the **parent**. It receives the same
+  probes and, for each, the JSON observation the child sent back (or ``None``
+  when the child died before sending it), and returns a :class:`Verdict`.
+
+Nothing that decides a score runs in the process that holds learner code: the
+child only executes probes (``grader.probes``) and reports what it saw.
+
+Example::
+
+    >>> from grader.registry import CHECKS
+    >>> CHECKS["step2/type_bool_limit"].step
+    2
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One thing for the child to do, as JSON: a probe kind and its parameters.
+
+    ``kind`` names a function in ``grader.probes.PROBES``; ``params`` must be
+    JSON-serialisable (the child decodes tagged values such as the bool trap
+    with ``grader.encode.decode``).
+    """
+
+    kind: str
+    params: dict = field(default_factory=dict)
+    label: str = ""  # the learner-facing call, as Python text, shown if the child dies here
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "params": self.params}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judgement of one check.
+
+    ``call`` is the learner-facing call that was made, written as Python
+    (e.g. ``validate_args('stock_lookup', {'sku': 'SKU-1001', ...})``);
+    ``expected``/``got`` are short human-readable strings; ``message`` says
+    what went wrong in one sentence. All empty when the check passed.
+    """
+
+    passed: bool
+    call: str = ""
+    expected: str = ""
+    got: str = ""
+    message: str = ""
+
+    @classmethod
+    def ok(cls) -> "Verdict":
+        return cls(passed=True)
+
+    @classmethod
+    def fail(cls, message: str, *, call: str = "", expected: Any = "", got: Any = "") -> "Verdict":
+        return cls(False, call=call, expected=_text(expected), got=_text(got), message=message)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+ProbeFactory = Callable[[random.Random], "list[Probe]"]
+Judge = Callable[["list[Probe]", "list[dict | None]"], Verdict]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One registered check (see the module docstring)."""
+
+    id: str
+    step: int
+    points: int
+    title: str
+    hint: str
+    probes: ProbeFactory
+    judge: Judge
+    rules: tuple[str, ...] = ()  # LAB_SPEC rules this check covers (for the README table)
+
+
+CHECKS: dict[str, Check] = {}
+
+
+def register(check: Check) -> Check:
+    """Add a check to the registry; ids are unique and start with ``step<N>/``."""
+    if check.id in CHECKS:
+        raise ValueError(f"duplicate check id {check.id!r}")
+    if not check.id.startswith(f"step{check.step}/"):
+        raise ValueError(f"check id {check.id!r} must start with 'step{check.step}/'")
+    CHECKS[check.id] = check
+    return check
+
+
+def check_rng(seed: int, check_id: str) -> random.Random:
+    """The random source of one check: same seed and id, same cases."""
+    return random.Random(f"{seed}:{check_id}")
+
+
+def checks_for(steps: "list[int] | None" = None, only: "list[str] | None" = None) -> list[Check]:
+    """Registered checks in registry order, filtered by step numbers and/or ids."""
+    _load_all()
+    selected = list(CHECKS.values())
+    if steps:
+        selected = [c for c in selected if c.step in steps]
+    if only:
+        unknown = sorted(set(only) - set(CHECKS))
+        if unknown:
+            raise KeyError(f"unknown check id(s): {', '.join(unknown)}")
+        selected = [c for c in selected if c.id in only]
+    return selected
+
+
+def _load_all() -> None:
+    # The step modules register their checks when imported.
+    import grader.checks  # noqa: F401

@@ -1,0 +1,111 @@
+"""The result of grading one submission: plain data, no rendering.
+
+Renderers (``grader.render``), the notebook widget, the batch gradebook and
+the Gradescope writer all read a :class:`Report` and add no judgement.
+
+Example::
+
+    >>> r = Report(seed=7, path="tools.py", checks=[
+    ...     CheckResult(id="step1/names", step=1, passed=True, points=2, max_points=2,
+    ...                 title="Data names")])
+    >>> r.score, r.max_score, r.steps[1]["passed"]
+    (2, 2, True)
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+STEPS = tuple(range(1, 9))
+
+
+@dataclass
+class CheckResult:
+    """One check's outcome, with everything a learner needs to act on it."""
+
+    id: str
+    step: int
+    passed: bool
+    points: int
+    max_points: int
+    title: str
+    call: str = ""
+    expected: str = ""
+    got: str = ""
+    message: str = ""
+    hint: str = ""
+    reproduce: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Report:
+    """All check results of one grading run.
+
+    ``output`` maps a step number (as a string) to the learner's captured,
+    capped stdout+stderr during that step. ``error`` is set when the
+    submission could not be graded at all (e.g. it does not import); the
+    checks are then all failed with that message.
+    """
+
+    seed: int
+    path: str
+    checks: list[CheckResult] = field(default_factory=list)
+    output: dict[str, str] = field(default_factory=dict)
+    error: str = ""
+    elapsed: float = 0.0
+
+    @property
+    def score(self) -> int:
+        return sum(c.points for c in self.checks)
+
+    @property
+    def max_score(self) -> int:
+        return sum(c.max_points for c in self.checks)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    @property
+    def failed(self) -> list[CheckResult]:
+        return [c for c in self.checks if not c.passed]
+
+    @property
+    def steps(self) -> dict[int, dict]:
+        """Per-step subtotals for the steps that were graded."""
+        totals: dict[int, dict] = {}
+        for c in self.checks:
+            t = totals.setdefault(c.step, {"score": 0, "max_score": 0, "passed": True})
+            t["score"] += c.points
+            t["max_score"] += c.max_points
+            t["passed"] = t["passed"] and c.passed
+        return dict(sorted(totals.items()))
+
+    def summary(self) -> str:
+        n_pass = sum(c.passed for c in self.checks)
+        return f"{n_pass}/{len(self.checks)} checks passed, {self.score}/{self.max_score} points"
+
+    def to_dict(self) -> dict:
+        """The stable JSON shape documented in the README."""
+        return {
+            "seed": self.seed,
+            "path": self.path,
+            "score": self.score,
+            "max_score": self.max_score,
+            "steps": {str(k): v for k, v in self.steps.items()},
+            "checks": [c.to_dict() for c in self.checks],
+            "output": dict(self.output),
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Report":
+        return cls(
+            seed=data["seed"],
+            path=data["path"],
+            checks=[CheckResult(**c) for c in data["checks"]],
+            output=dict(data.get("output", {})),
+            error=data.get("error", ""),
+        )
