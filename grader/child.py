@@ -1,0 +1,318 @@
+"""The child side of one step: import the learner's module, run probes, report JSON.
+
+This code runs in a process forked for exactly one step (see ``grader.warm``).
+It is the only place where learner code executes, and it decides nothing: it
+imports the submission in a scratch folder, calls ``grader.probes.run_probe``
+for each probe and sends what it saw to the parent as newline-delimited JSON
+over a dedicated pipe. Learner stdout/stderr go to a separate capture pipe.
+
+Messages (each carries the step's ``nonce`` so the parent can tell them from
+forgeries written by other code in this process)::
+
+    {"type": "imported"}                          the module imported
+    {"type": "import_error", "error_type", "message", "file", "line", "source"}
+    {"type": "obs", "index": i, "obs": {...}}     probe i finished
+    {"type": "fatal", "message": "..."}           the grader itself failed here
+    {"type": "done"}                              every probe ran
+
+Example (what ``grader.warm`` does after ``os.fork()``)::
+
+    run_step(job, scratch="/tmp/agtool-step-x", result_fd=w1, output_fd=w2)  # never returns
+"""
+from __future__ import annotations
+
+import base64
+import ctypes
+import importlib
+import importlib.util
+import itertools
+import json
+import os
+import resource
+import signal
+import sys
+import traceback
+from dataclasses import asdict, dataclass, fields
+from types import ModuleType
+from typing import Any, Callable, NoReturn
+
+DEFAULT_RUNNER = "grader.probes:run_probe"
+MESSAGE_TYPES = ("imported", "import_error", "obs", "fatal", "done")
+MAX_MESSAGE_BYTES = 1 << 20  # one observation; larger ones are refused by both sides
+MAX_TEXT = 2000  # characters of an exception message we pass on
+MODULE_DIR = "agtool"
+MODULE_FILE = "tools.py"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource bounds of one step's process; the defaults suit the lab.
+
+    ``cpu_seconds`` of ``None`` means ``timeout + 1``. ``nproc`` is the number
+    of processes the step may add to those its user already runs (root is
+    exempt from this limit in Linux, the others still hold).
+
+    Example::
+
+        >>> Limits.from_value({"timeout": 5}).timeout
+        5.0
+    """
+
+    timeout: float = 10.0
+    memory_bytes: int = 1 << 30
+    cpu_seconds: "int | None" = None
+    file_size_bytes: int = 16 << 20
+    open_files: int = 256
+    nproc: int = 64
+    output_bytes: int = 64 << 10
+
+    @classmethod
+    def from_value(cls, value: "Limits | dict | None", *, timeout: "float | None" = None) -> "Limits":
+        """Build from a ``Limits``, a dict of field overrides or ``None``; ``timeout`` wins."""
+        if isinstance(value, Limits):
+            base = asdict(value)
+        else:
+            known = {f.name for f in fields(cls)}
+            unknown = sorted(set(value or {}) - known)
+            if unknown:
+                raise ValueError(f"unknown limit(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+            base = {**asdict(cls()), **(value or {})}
+        if timeout is not None:
+            base["timeout"] = timeout
+        base["timeout"] = float(base["timeout"])
+        if base["timeout"] <= 0:
+            raise ValueError("timeout must be a positive number of seconds")
+        return cls(**base)
+
+    @property
+    def cpu(self) -> int:
+        return int(self.cpu_seconds if self.cpu_seconds is not None else self.timeout + 1)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class StepContext:
+    """What a probe may use besides the module: the scratch folder and fresh imports."""
+
+    def __init__(self, scratch: str, module_path: str, name_prefix: str):
+        self.scratch = scratch
+        self.module_path = module_path
+        self._names = (f"{name_prefix}_{n}" for n in itertools.count())
+
+    def fresh_module(self) -> ModuleType:
+        """Import the scratch copy again as a new module object (new name in ``sys.modules``)."""
+        return import_file(self.module_path, next(self._names))
+
+
+def import_file(path: str, name: str) -> ModuleType:
+    """Import ``path`` as module ``name`` without putting its folder on ``sys.path``.
+
+    Registered in ``sys.modules`` because LangGraph resolves a ``State``'s
+    string annotations through ``sys.modules[State.__module__]``.
+    """
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def run_step(job: dict, *, scratch: str, result_fd: int, output_fd: int) -> NoReturn:
+    """Run one step's probes in this (freshly forked) process, then ``os._exit``.
+
+    ``job`` holds ``source_b64`` (the submission's bytes), ``probes``
+    (``Probe.to_json()`` dicts), ``nonce``, ``limits`` and optionally
+    ``runner`` (``"module:function"``, default ``grader.probes:run_probe``).
+    """
+    # References taken before any learner code runs: a submission may patch
+    # json, os or builtins, and must not be able to change how we report.
+    dumps, write, exit_now = json.dumps, os.write, os._exit
+    nonce = str(job["nonce"])
+
+    def send(message: dict) -> None:
+        message["nonce"] = nonce
+        try:
+            data = dumps(message, ensure_ascii=True).encode("ascii") + b"\n"
+        except (TypeError, ValueError) as exc:  # an observation that is not JSON
+            data = dumps(_probe_error_message(message, "UnserializableObservation", exc, nonce)).encode() + b"\n"
+        if len(data) > MAX_MESSAGE_BYTES:
+            data = dumps(_probe_error_message(
+                message, "ObservationTooLarge", f"{len(data)} bytes, the limit is {MAX_MESSAGE_BYTES}", nonce
+            )).encode() + b"\n"
+        view = memoryview(data)
+        while view:
+            view = view[write(result_fd, view):]
+
+    try:
+        limits = Limits.from_value(job.get("limits"))
+        _isolate_process(output_fd, result_fd)
+        module_path = _prepare_scratch(scratch, base64.b64decode(job["source_b64"]))
+        _clean_environment(scratch)
+        _set_limits(limits)
+        run_probe = _load_runner(job.get("runner") or DEFAULT_RUNNER)
+        _fresh_std_streams()
+    except BaseException:
+        send({"type": "fatal", "message": _cap(traceback.format_exc())})
+        exit_now(70)
+
+    ctx = StepContext(scratch, module_path, f"agtool_learner_{nonce[:8]}")
+    try:
+        module = ctx.fresh_module()
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt included: all are import failures
+        _flush_std_streams()
+        send(describe_import_error(exc, module_path))
+        exit_now(0)
+    send({"type": "imported"})
+
+    for index, probe in enumerate(job["probes"]):
+        try:
+            obs = run_probe(module, probe, ctx)
+        except BaseException as exc:  # run_probe catches Exception; the rest is ours to record
+            obs = {"probe_error": type(exc).__name__, "message": _cap(_safe_str(exc))}
+        _flush_std_streams()
+        send({"type": "obs", "index": index, "obs": obs})
+    send({"type": "done"})
+    exit_now(0)  # never run learner atexit handlers or non-daemon threads
+
+
+def describe_import_error(exc: BaseException, module_path: str) -> dict:
+    """The ``import_error`` message for ``exc``: type, message and the learner line that failed."""
+    line, source = None, ""
+    if isinstance(exc, SyntaxError) and exc.filename == module_path:
+        line, source = exc.lineno, (exc.text or "").rstrip("\n")
+        message = exc.msg
+    else:
+        message = _safe_str(exc)
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if frame.filename == module_path:  # the deepest frame in the learner's file wins
+                line, source = frame.lineno, frame.line or ""
+    return {
+        "type": "import_error",
+        "error_type": type(exc).__name__,
+        "message": _cap(message),
+        "file": MODULE_FILE,
+        "line": line,
+        "source": _cap(source.strip(), 300),
+    }
+
+
+def _probe_error_message(message: dict, kind: str, detail: Any, nonce: str) -> dict:
+    if message.get("type") != "obs":
+        return {"type": "fatal", "message": f"{kind}: {_cap(str(detail))}", "nonce": nonce}
+    return {"type": "obs", "index": message["index"], "nonce": nonce,
+            "obs": {"probe_error": kind, "message": _cap(str(detail))}}
+
+
+def _isolate_process(output_fd: int, result_fd: int) -> None:
+    """Own session, dies with the warm parent, fds 0/1/2 = nothing/capture/capture."""
+    os.setsid()  # own process group: the parent kills the whole group on timeout
+    _die_with_parent()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    # Close everything else we inherited (the warm parent's channel included),
+    # so learner code can write only to the capture pipe and the result pipe.
+    keep = sorted({0, 1, 2, result_fd})
+    for low, high in zip(keep, keep[1:] + [resource.getrlimit(resource.RLIMIT_NOFILE)[0]]):
+        os.closerange(low + 1, high)
+    # A full disk should be an OSError the learner sees, not a silent SIGXFSZ kill.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _die_with_parent() -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the parent's timeout still holds
+        pass
+
+
+def _prepare_scratch(scratch: str, source: bytes) -> str:
+    """Write the submission's bytes to ``<scratch>/agtool/tools.py`` and work there."""
+    folder = os.path.join(scratch, MODULE_DIR)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, MODULE_FILE)
+    with open(path, "wb") as fh:  # a regular file with the content: never a link to elsewhere
+        fh.write(source)
+    os.chdir(scratch)
+    return path
+
+
+def _clean_environment(scratch: str) -> None:
+    path = os.environ.get("PATH", "/usr/bin:/bin")
+    os.environ.clear()  # no tokens or secrets from the grader's environment
+    os.environ.update({"PATH": path, "HOME": scratch, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"})
+    # Nothing learner-controlled on the import path: a json.py beside tools.py
+    # must not shadow the standard library.
+    sys.path[:] = [p for p in sys.path if p not in ("", ".") and not os.path.abspath(p).startswith(scratch)]
+    sys.path_importer_cache.clear()
+    sys.dont_write_bytecode = True
+
+
+def _set_limits(limits: Limits) -> None:
+    def lower(kind: int, value: int) -> None:
+        soft, hard = resource.getrlimit(kind)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(kind, (value, value))
+
+    lower(resource.RLIMIT_AS, limits.memory_bytes)
+    lower(resource.RLIMIT_CPU, limits.cpu)
+    lower(resource.RLIMIT_FSIZE, limits.file_size_bytes)
+    lower(resource.RLIMIT_NOFILE, limits.open_files)
+    lower(resource.RLIMIT_CORE, 0)
+    if hasattr(resource, "RLIMIT_NPROC"):
+        lower(resource.RLIMIT_NPROC, _processes_of_this_user() + limits.nproc)
+
+
+def _processes_of_this_user() -> int:
+    uid, count = os.getuid(), 0
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return 1024
+    for name in names:
+        if name.isdigit():
+            try:
+                count += os.stat(f"/proc/{name}").st_uid == uid
+            except OSError:
+                pass
+    return count
+
+
+def _load_runner(spec: str) -> Callable:
+    module_name, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def _fresh_std_streams() -> None:
+    # New line-buffered streams on the capture pipe; whatever the warm parent
+    # had buffered stays with it.
+    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
+
+
+def _flush_std_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # learner may have replaced or closed them
+            pass
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except BaseException:  # a hostile __str__
+        return f"<{type(exc).__name__} whose str() failed>"
+
+
+def _cap(text: str, limit: int = MAX_TEXT) -> str:
+    return text if len(text) <= limit else text[:limit] + " [...]"

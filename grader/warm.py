@@ -1,0 +1,540 @@
+"""A warm fork parent: imports once, forks one bounded child per step.
+
+Importing LangGraph costs most of a second; forking a process that already
+did costs milliseconds. So grading goes through a long-lived helper process
+(the *warm parent*, ``python -I -m grader.warm``) that imports LangGraph and
+the grader's probes once and then serves step jobs, one JSON line in, one
+JSON line out, over its stdin/stdout. For each job it:
+
+1. forks a child that runs :func:`grader.child.run_step` (learner code runs
+   only there);
+2. reads the child's result pipe (JSON lines, size-capped, shape-checked,
+   nonce-checked; never pickle) and its stdout/stderr capture pipe (capped
+   *while* reading: excess bytes are drained and dropped);
+3. enforces the wall-clock timeout, then SIGKILLs the child's process group
+   **and every other descendant** -- the warm parent is a child subreaper, so
+   a grandchild that called ``setsid()`` and was orphaned becomes its child,
+   and ``/proc`` lists it -- and reaps them all;
+4. answers with the messages, the output, exit status or signal, whether the
+   step timed out, and the elapsed time.
+
+The client side is :class:`WarmRunner`: it starts the warm parent on first
+use (with a clean environment, never forking the calling process, so it is
+safe in a Jupyter kernel), restarts it if it died, and is per-process (a
+batch worker that was forked gets its own). :func:`shared_runner` returns the
+module-level instance; :func:`close` stops it (also done at exit).
+
+Example::
+
+    >>> runner = WarmRunner()
+    >>> result = runner.run({"source_b64": "", "probes": [], "nonce": "n1", "limits": {}})
+    >>> [m["type"] for m in result["messages"]]
+    ['imported', 'done']
+    >>> runner.close()
+"""
+from __future__ import annotations
+
+import atexit
+import base64
+import ctypes
+import errno
+import itertools
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from grader.child import MAX_MESSAGE_BYTES, MESSAGE_TYPES, Limits
+
+MAX_TOTAL_MESSAGE_BYTES = 16 << 20  # all of one step's messages together
+TRUNCATED_MARK = "\n[... output truncated]\n"
+CLIENT_GRACE_SECONDS = 20.0  # how long past a job's timeout the client waits for the warm parent
+STARTUP_TIMEOUT_SECONDS = 60.0
+PRELOAD = ("langgraph.graph", "grader.probes", "grader.checks", "grader.encode", "grader.cases")
+_REPO_ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+# --------------------------------------------------------------------------- server side
+
+def serve() -> None:
+    """Main loop of the warm parent: one job per stdin line, one result per stdout line."""
+    _become_subreaper()
+    # Keep the protocol on private fds; fds 0 and 1 become /dev/null so that a
+    # stray print (ours or a library's) can never corrupt a result line.
+    channel_in = os.fdopen(os.dup(0), "rb")
+    channel_out = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    preloaded = _preload()
+    _write_line(channel_out, {"type": "ready", "pid": os.getpid(), "preloaded": preloaded})
+    for line in channel_in:
+        try:
+            job = json.loads(line)
+            result = run_job(job)
+        except Exception as exc:  # a malformed job: report it, keep serving
+            result = {"type": "result", "job": None, "infra_error": f"{type(exc).__name__}: {exc}"}
+        _write_line(channel_out, result)
+
+
+def run_job(job: dict) -> dict:
+    """Fork one child for ``job``, watch it, clean up after it, and describe what happened."""
+    from grader import child as child_module
+
+    limits = Limits.from_value(job.get("limits"))
+    scratch = tempfile.mkdtemp(prefix="agtool-step-")
+    result_r, result_w = os.pipe()
+    output_r, output_w = os.pipe()
+    started = time.monotonic()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        try:
+            os.close(result_r)
+            os.close(output_r)
+            child_module.run_step(job, scratch=scratch, result_fd=result_w, output_fd=output_w)
+        finally:
+            os._exit(70)
+    os.close(result_w)
+    os.close(output_w)
+    try:
+        watch = _ChildWatch(pid, result_r, output_r, str(job.get("nonce", "")),
+                            len(job.get("probes", ())), limits)
+        watch.run(deadline=started + limits.timeout)
+    finally:
+        killed = kill_descendants()
+        os.close(result_r)
+        os.close(output_r)
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {
+        "type": "result",
+        "job": job.get("job"),
+        "messages": watch.messages,
+        "channel_errors": watch.channel_errors,
+        "output": watch.output_text(),
+        "output_truncated": watch.output_dropped > 0,
+        "exit_status": watch.exit_status,
+        "signal": watch.signal,
+        "timed_out": watch.timed_out,
+        "elapsed": round(time.monotonic() - started, 4),
+        "killed_descendants": watch.killed + killed,
+    }
+
+
+class _ChildWatch:
+    """Reads one child's two pipes until it exits or the deadline passes."""
+
+    def __init__(self, pid: int, result_fd: int, output_fd: int, nonce: str, n_probes: int, limits: Limits):
+        self.pid, self.nonce, self.n_probes = pid, nonce, n_probes
+        self.output_cap = limits.output_bytes
+        self.messages: list[dict] = []
+        self.channel_errors: list[str] = []
+        self.exit_status: "int | None" = None
+        self.signal: "int | None" = None
+        self.timed_out = False
+        self.killed = 0
+        self.output_dropped = 0
+        self._output = bytearray()
+        self._pending = bytearray()
+        self._total = 0
+        self._seen_obs: set[int] = set()
+        self._result_fd, self._output_fd = result_fd, output_fd
+        for fd in (result_fd, output_fd):
+            os.set_blocking(fd, False)
+
+    def run(self, deadline: float) -> None:
+        pidfd = os.pidfd_open(self.pid)
+        sel = selectors.DefaultSelector()
+        sel.register(self._result_fd, selectors.EVENT_READ, self._read_result)
+        sel.register(self._output_fd, selectors.EVENT_READ, self._read_output)
+        sel.register(pidfd, selectors.EVENT_READ, None)
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self.timed_out = True
+                    _kill_group(self.pid)
+                    break
+                exited = False
+                for key, _ in sel.select(remaining):
+                    if key.data is None:
+                        exited = True
+                    elif not key.data():  # EOF: stop watching this pipe
+                        sel.unregister(key.fileobj)
+                if exited:
+                    break
+        finally:
+            sel.close()
+            os.close(pidfd)
+        _kill_group(self.pid)
+        self._reap()
+        # Everything the child wrote before it ended is still in the pipes.
+        self.killed = kill_descendants()
+        while self._read_result():
+            pass
+        while self._read_output():
+            pass
+        if self._pending:
+            self._accept(bytes(self._pending))
+
+    def _reap(self) -> None:
+        _, status = os.waitpid(self.pid, 0)
+        if os.WIFSIGNALED(status):
+            self.signal = os.WTERMSIG(status)
+        else:
+            self.exit_status = os.waitstatus_to_exitcode(status)
+
+    def _read_output(self) -> bool:
+        data = _read_some(self._output_fd)
+        if not data:
+            return data is None  # None: nothing now, b"": EOF
+        room = self.output_cap - len(self._output)
+        self._output += data[:max(room, 0)]
+        self.output_dropped += max(len(data) - max(room, 0), 0)
+        return True
+
+    def _read_result(self) -> bool:
+        data = _read_some(self._result_fd)
+        if not data:
+            return data is None
+        self._total += len(data)
+        if self._total > MAX_TOTAL_MESSAGE_BYTES:
+            self._channel_error(f"the step sent more than {MAX_TOTAL_MESSAGE_BYTES} bytes of results")
+            _kill_group(self.pid)
+            return False
+        self._pending += data
+        while (cut := self._pending.find(b"\n")) >= 0:
+            line = bytes(self._pending[:cut])
+            del self._pending[:cut + 1]
+            self._accept(line)
+        if len(self._pending) > MAX_MESSAGE_BYTES:
+            self._channel_error(f"a result message longer than {MAX_MESSAGE_BYTES} bytes was refused")
+            self._pending.clear()
+            _kill_group(self.pid)
+            return False
+        return True
+
+    def _accept(self, line: bytes) -> None:
+        if len(line) > MAX_MESSAGE_BYTES:
+            return self._channel_error(f"a result message longer than {MAX_MESSAGE_BYTES} bytes was refused")
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return self._channel_error("a result line that is not JSON was refused")
+        problem = self._shape_problem(message)
+        if problem:
+            return self._channel_error(problem)
+        if message["type"] == "obs":
+            self._seen_obs.add(message["index"])
+        self.messages.append(message)
+
+    def _shape_problem(self, message: object) -> str:
+        if not isinstance(message, dict) or message.get("type") not in MESSAGE_TYPES:
+            return "a result message of unknown shape was refused"
+        if message.get("nonce") != self.nonce:
+            return "a result message with a wrong nonce was refused (forged?)"
+        if message["type"] == "obs":
+            index = message.get("index")
+            if type(index) is not int or not 0 <= index < self.n_probes or not isinstance(message.get("obs"), dict):
+                return "an observation of unknown shape was refused"
+            if index in self._seen_obs:
+                return f"a second observation for probe {index} was refused"
+        return ""
+
+    def _channel_error(self, text: str) -> None:
+        if len(self.channel_errors) < 20:
+            self.channel_errors.append(text)
+
+    def output_text(self) -> str:
+        text = bytes(self._output).decode("utf-8", errors="replace")
+        return text + TRUNCATED_MARK if self.output_dropped else text
+
+
+def _read_some(fd: int) -> "bytes | None":
+    try:
+        return os.read(fd, 65536)
+    except BlockingIOError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.EINTR:
+            return None
+        return b""
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)  # the child is its group's leader (setsid)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_descendants(root: "int | None" = None, rounds: int = 50) -> int:
+    """SIGKILL every living descendant of ``root`` (default: this process) and reap them.
+
+    Repeats until a scan of ``/proc`` finds none, because a process can fork
+    between a scan and its kill. Returns how many processes were killed.
+    """
+    root = os.getpid() if root is None else root
+    killed = 0
+    for _ in range(rounds):
+        alive = [pid for pid, state in _descendants(root) if state != "Z"]
+        for pid in alive:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+        _reap_zombies()
+        if not alive:
+            break
+        time.sleep(0.001)
+    return killed
+
+
+def _descendants(root: int) -> list[tuple[int, str]]:
+    children: dict[int, list[tuple[int, str]]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        rest = stat.rsplit(")", 1)[1].split()  # the command name may hold spaces and ')'
+        children.setdefault(int(rest[1]), []).append((int(name), rest[0]))
+    found, todo = [], [root]
+    while todo:
+        for pid, state in children.get(todo.pop(), ()):
+            found.append((pid, state))
+            todo.append(pid)
+    return found
+
+
+def _reap_zombies() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _become_subreaper() -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans of our children become ours
+        # No PR_SET_PDEATHSIG here: it fires when the client *thread* that
+        # started us ends (a thread pool, a widget callback). We stop when
+        # our stdin closes instead, which happens when the client dies.
+    except (OSError, AttributeError):
+        pass
+
+
+def _preload() -> list[str]:
+    import importlib
+
+    done = []
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+            done.append(name)
+        except Exception:  # a module not written yet, or broken: the child will say so
+            pass
+    return done
+
+
+def _write_line(fd: int, message: dict) -> None:
+    data = memoryview(json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n")
+    while data:
+        data = data[os.write(fd, data):]
+
+
+# --------------------------------------------------------------------------- client side
+
+class WarmUnavailable(RuntimeError):
+    """The warm parent could not be started or stopped answering."""
+
+
+class WarmRunner:
+    """Client of one warm parent process; thread-safe; one per OS process.
+
+    Example::
+
+        >>> with WarmRunner() as runner:
+        ...     runner.run({"source_b64": "", "probes": [], "nonce": "x"})["exit_status"]
+        0
+    """
+
+    def __init__(self, *, python: "str | None" = None, extra_sys_path: "tuple[str, ...] | list[str]" = ()):
+        self.python = python or sys.executable
+        self.extra_sys_path = [str(p) for p in extra_sys_path]
+        self._proc: "subprocess.Popen | None" = None
+        self._owner = os.getpid()
+        self._lock = threading.Lock()
+        self._jobs = itertools.count(1)
+        self.starts = 0
+
+    def __enter__(self) -> "WarmRunner":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> "int | None":
+        return self._proc.pid if self._proc and self._proc.poll() is None else None
+
+    def start(self) -> None:
+        """Start the warm parent now (otherwise the first :meth:`run` does)."""
+        with self._lock:
+            self._ensure_started()
+
+    def run(self, job: dict, *, timeout: "float | None" = None) -> dict:
+        """Send one step job; return the warm parent's result dict.
+
+        ``timeout`` bounds how long we wait for the warm parent itself
+        (default: the job's step timeout plus a grace period). A warm parent
+        that died or hangs is killed and replaced on the next call; the result
+        then holds ``infra_error``.
+        """
+        job = dict(job, job=next(self._jobs))
+        step_timeout = Limits.from_value(job.get("limits")).timeout
+        wait = timeout if timeout is not None else step_timeout + CLIENT_GRACE_SECONDS
+        with self._lock:
+            for attempt in (1, 2):
+                self._ensure_started()
+                try:
+                    self._send(job)
+                except OSError:  # it died since the last job: start a new one once
+                    self._kill()
+                    if attempt == 2:
+                        raise WarmUnavailable("the grader's worker process could not be started")
+                    continue
+                try:
+                    return self._receive(job["job"], wait)
+                except WarmUnavailable as exc:
+                    self._kill()
+                    return {"type": "result", "job": job["job"], "infra_error": str(exc)}
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        """Stop the warm parent (it also stops by itself when our end of its stdin closes)."""
+        with self._lock:
+            if self._proc is not None and self._owner == os.getpid():
+                try:
+                    self._proc.stdin.close()
+                    self._proc.wait(timeout=2)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+            self._kill()
+
+    # -- internals
+
+    def _ensure_started(self) -> None:
+        if self._owner != os.getpid():  # we were forked: the process belongs to our parent
+            self._proc, self._owner = None, os.getpid()
+        if self._proc is not None and self._proc.poll() is None:
+            return
+        self._kill()
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+               "HOME": tempfile.gettempdir()}
+        bootstrap = (
+            "import sys; sys.path.extend(%r); from grader.warm import serve; serve()"
+            % ([*self.extra_sys_path, _REPO_ROOT],)
+        )
+        self._proc = subprocess.Popen(
+            [self.python, "-I", "-c", bootstrap],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
+            env=env, cwd=tempfile.gettempdir(), start_new_session=True, close_fds=True,
+        )
+        self.starts += 1
+        try:
+            ready = self._read_line(STARTUP_TIMEOUT_SECONDS)
+        except WarmUnavailable:
+            self._kill()
+            raise
+        if ready.get("type") != "ready":
+            self._kill()
+            raise WarmUnavailable(f"unexpected first message from the grader's worker: {ready!r}")
+
+    def _send(self, job: dict) -> None:
+        self._proc.stdin.write(json.dumps(job).encode() + b"\n")
+        self._proc.stdin.flush()
+
+    def _receive(self, job_id: int, wait: float) -> dict:
+        deadline = time.monotonic() + wait
+        while True:
+            message = self._read_line(deadline - time.monotonic())
+            if message.get("job") == job_id or message.get("infra_error"):
+                return message
+
+    def _read_line(self, wait: float) -> dict:
+        stdout = self._proc.stdout
+        with selectors.DefaultSelector() as sel:
+            sel.register(stdout, selectors.EVENT_READ)
+            if wait <= 0 or not sel.select(wait):
+                raise WarmUnavailable(f"the grader's worker process did not answer within {wait:.0f} s")
+        line = stdout.readline()
+        if not line:
+            raise WarmUnavailable("the grader's worker process ended unexpectedly")
+        return json.loads(line)
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None or self._owner != os.getpid():
+            return
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+_shared: "WarmRunner | None" = None
+_shared_lock = threading.Lock()
+
+
+def shared_runner() -> WarmRunner:
+    """The warm runner of this process, created on first use (one per process)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or _shared._owner != os.getpid():
+            _shared = WarmRunner()
+        return _shared
+
+
+def close() -> None:
+    """Stop this process's shared warm parent, if any."""
+    global _shared
+    with _shared_lock:
+        runner, _shared = _shared, None
+    if runner is not None:
+        runner.close()
+
+
+def encode_source(source: bytes) -> str:
+    """The submission's bytes as they travel in a job (JSON cannot carry arbitrary bytes)."""
+    return base64.b64encode(source).decode("ascii")
+
+
+atexit.register(close)
+
+if __name__ == "__main__":
+    serve()
