@@ -1,0 +1,258 @@
+"""Grade a submission: draw cases in the parent, observe in a child per step, judge in the parent.
+
+Example::
+
+    >>> report = grade("solutions/tools.py", steps=[2], seed=7)
+    >>> report.steps[2]["passed"], report.seed
+    (True, 7)
+"""
+from __future__ import annotations
+
+import json
+import random
+import secrets
+import shlex
+import signal
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import warm
+from grader.child import Limits
+from grader.locate import resolve_submission
+from grader.registry import Check, Probe, Verdict, check_rng, checks_for
+from grader.report import STEPS, CheckResult, Report
+
+MAX_SOURCE_BYTES = 4 << 20
+DEFAULT_TIMEOUT = Limits().timeout
+INTERNAL_ERROR = "internal grader error (please report it, with the reproduce command): "
+IMPORT_FAILED = "Your module could not be imported: "
+
+
+@dataclass
+class _Planned:
+    """One check with the probes drawn for it and where they sit in the step's probe list."""
+
+    check: Check
+    probes: list[Probe]
+    start: int
+    error: str = ""  # drawing the probes failed (a grader bug)
+
+
+def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
+          runner: "warm.WarmRunner | None" = None, probe_runner: "str | None" = None) -> Report:
+    """Grade the ``tools.py`` that ``path`` designates and return a :class:`Report`.
+
+    ``steps``/``only`` select checks (by step number / check id), ``seed``
+    fixes the random cases (default: a fresh one, printed in the report),
+    ``timeout`` is the wall-clock limit per step in seconds (default 10) and
+    ``limits`` overrides other resource bounds (see ``grader.child.Limits``).
+    ``runner`` is the warm process to use (default: this process's shared
+    one); ``probe_runner`` (``"module:function"``) replaces
+    ``grader.probes.run_probe``, for the engine's own tests.
+
+    Raises ``SubmissionNotFound`` for a bad path, ``KeyError`` for an
+    unknown check id and ``ValueError`` for a bad step number.
+    """
+    started = time.monotonic()
+    file = resolve_submission(path)
+    steps = _valid_steps(steps)
+    checks = checks_for(steps, list(only) if only else None)
+    seed = random.randint(0, 999_999) if seed is None else int(seed)
+    limits = Limits.from_value(limits, timeout=timeout)
+    source = _read_source(file)
+    runner = runner or warm.shared_runner()
+    report = Report(seed=seed, path=str(file))
+    replay = _ReplayCommand(file, seed, limits.timeout)
+
+    import_failure = ""
+    for step in sorted({c.step for c in checks}):
+        step_checks = [c for c in checks if c.step == step]
+        if import_failure:
+            report.checks += [_failed(c, import_failure, replay) for c in step_checks]
+            continue
+        plan = _plan(step_checks, seed)
+        job = {
+            "source_b64": warm.encode_source(source),
+            "probes": [p.to_json() for item in plan for p in item.probes],
+            "nonce": secrets.token_hex(16),
+            "limits": limits.to_json(),
+            "step": step,
+        }
+        if probe_runner:
+            job["runner"] = probe_runner
+        result = runner.run(job)
+        if result.get("output"):
+            report.output[str(step)] = result["output"]
+        outcome = _StepOutcome(result, limits)
+        import_failure = outcome.import_failure(file.name)
+        if import_failure:
+            report.error = import_failure
+            report.checks += [_failed(c, import_failure, replay) for c in step_checks]
+            continue
+        report.checks += [_judge(item, outcome, replay) for item in plan]
+    report.elapsed = round(time.monotonic() - started, 3)
+    return report
+
+
+def _valid_steps(steps) -> "list[int] | None":
+    if not steps:
+        return None
+    chosen = []
+    for step in steps:
+        if isinstance(step, bool) or str(step).strip() not in {str(s) for s in STEPS}:
+            raise ValueError(f"there is no step {step!r}; steps are numbered {STEPS[0]} to {STEPS[-1]}")
+        chosen.append(int(step))
+    return chosen
+
+
+def _read_source(file: Path) -> bytes:
+    with open(file, "rb") as fh:
+        source = fh.read(MAX_SOURCE_BYTES + 1)
+    if len(source) > MAX_SOURCE_BYTES:
+        # Graded like a module that fails to import: the learner sees why.
+        return b"raise ImportError('tools.py is larger than 4 MiB; the grader does not read it')\n"
+    return source
+
+
+def _plan(step_checks: list[Check], seed: int) -> list[_Planned]:
+    plan, start = [], 0
+    for check in step_checks:
+        try:
+            probes = list(check.probes(check_rng(seed, check.id)))
+            json.dumps([p.to_json() for p in probes])  # must travel as JSON
+        except Exception:
+            plan.append(_Planned(check, [], start, INTERNAL_ERROR + traceback.format_exc()))
+            continue
+        plan.append(_Planned(check, probes, start))
+        start += len(probes)
+    return plan
+
+
+class _StepOutcome:
+    """What one step's child reported, indexed for judging."""
+
+    def __init__(self, result: dict, limits: Limits):
+        self.result, self.limits = result, limits
+        messages = result.get("messages", [])
+        self.types = {m["type"] for m in messages}
+        self.obs = {m["index"]: m["obs"] for m in messages if m["type"] == "obs"}
+        self.import_error = next((m for m in messages if m["type"] == "import_error"), None)
+        self.fatal = next((m["message"] for m in messages if m["type"] == "fatal"), "")
+        self.first_missing = min(
+            (i for i in range(len(self.obs) + 1) if i not in self.obs), default=0)
+
+    def import_failure(self, file_name: str) -> str:
+        """The one message every check gets when the module cannot be imported, else ``""``."""
+        if self.result.get("infra_error") or self.fatal or "imported" in self.types:
+            return ""
+        error = self.import_error
+        if error:
+            where = f" at {file_name} line {error['line']}" if error.get("line") else ""
+            text = f"{IMPORT_FAILED}{error['error_type']}{where}: {error['message']}"
+            if error.get("source"):
+                text += f"\n    {error['line']} | {error['source']}"
+            return text
+        what, cause = self.death()
+        return f"{IMPORT_FAILED}while importing it, the process {what}{cause}."
+
+    def death(self) -> "tuple[str, str]":
+        """How the step's process ended early (a sentence's predicate) and a likely cause."""
+        r = self.result
+        if r.get("timed_out"):
+            return f"was killed after the {self.limits.timeout:g} s time limit", " (an endless loop or a blocking call?)"
+        if r.get("signal") is not None:
+            return _signal_text(r["signal"], self.limits), ""
+        if r.get("channel_errors"):
+            return "sent results the grader refused (" + "; ".join(r["channel_errors"][:3]) + ")", ""
+        status = r.get("exit_status")
+        if status is not None:
+            return f"exited with status {status}", " (sys.exit/os._exit in your code?)"
+        return "ended without reporting", ""
+
+    def problem(self, index: int, label: str) -> str:
+        """Why probe ``index`` has no usable observation, or ``""``."""
+        if self.result.get("infra_error"):
+            return INTERNAL_ERROR + self.result["infra_error"]
+        if self.fatal:
+            return INTERNAL_ERROR + self.fatal
+        obs = self.obs.get(index)
+        if obs is None:
+            what, cause = self.death()
+            if index == self.first_missing:
+                return f"The step's process {what} during `{label}`{cause}."
+            return f"Not run: the step's process {what} earlier in this step."
+        if "probe_error" in obs:
+            return _probe_error_text(obs, label)
+        return ""
+
+
+def _judge(item: _Planned, outcome: _StepOutcome, replay: "_ReplayCommand") -> CheckResult:
+    if item.error:
+        return _failed(item.check, item.error, replay)
+    indices = range(item.start, item.start + len(item.probes))
+    for index, probe in zip(indices, item.probes):
+        problem = outcome.problem(index, probe.label or probe.kind)
+        if problem:
+            return _failed(item.check, problem, replay, call=probe.label)
+    try:
+        verdict = item.check.judge(item.probes, [outcome.obs[i] for i in indices])
+        if not isinstance(verdict, Verdict):
+            raise TypeError(f"judge returned {type(verdict).__name__}, not Verdict")
+    except Exception:
+        return _failed(item.check, INTERNAL_ERROR + traceback.format_exc(), replay)
+    if verdict.passed:
+        return _result(item.check, passed=True)
+    return _result(item.check, passed=False, call=verdict.call, expected=verdict.expected,
+                   got=verdict.got, message=verdict.message, reproduce=replay.for_check(item.check.id))
+
+
+def _failed(check: Check, message: str, replay: "_ReplayCommand", *, call: str = "") -> CheckResult:
+    return _result(check, passed=False, call=call, message=message, reproduce=replay.for_check(check.id))
+
+
+def _result(check: Check, *, passed: bool, **fields) -> CheckResult:
+    return CheckResult(id=check.id, step=check.step, passed=passed, points=check.points if passed else 0,
+                       max_points=check.points, title=check.title,
+                       hint="" if passed else check.hint, **fields)
+
+
+@dataclass(frozen=True)
+class _ReplayCommand:
+    file: Path
+    seed: int
+    timeout: float
+
+    def for_check(self, check_id: str) -> str:
+        """The shell command that replays exactly this check with the same cases."""
+        parts = ["agtool-grade", "check", str(self.file), "--only", check_id, "--seed", str(self.seed)]
+        if self.timeout != DEFAULT_TIMEOUT:
+            parts += ["--timeout", f"{self.timeout:g}"]
+        return shlex.join(parts)
+
+
+def _probe_error_text(obs: dict, label: str) -> str:
+    kind, detail = obs.get("probe_error", "?"), str(obs.get("message", ""))
+    if kind == "SystemExit":
+        return f"`{label}` raised SystemExit({detail}): a call of sys.exit() or exit() in your code?"
+    if kind == "KeyboardInterrupt":
+        return f"`{label}` raised KeyboardInterrupt; the lab's functions must not raise it."
+    if kind in ("ObservationTooLarge", "UnserializableObservation"):
+        return f"`{label}` returned something the grader could not take back ({kind}: {detail})."
+    return f"`{label}` raised {kind}" + (f": {detail}" if detail else "") + "."
+
+
+def _signal_text(number: int, limits: Limits) -> str:
+    if number == signal.SIGXCPU:
+        return f"was stopped after using {limits.cpu} s of CPU time"
+    if number == signal.SIGSEGV:
+        return "crashed (segmentation fault: very deep recursion or memory exhausted?)"
+    if number == signal.SIGKILL:
+        return "was killed (SIGKILL: out of memory, or killed from outside?)"
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    return f"was killed by {name}"
+

@@ -1,0 +1,46 @@
+"""Shared fixtures: a warm grader process for the engine tests, and temporary checks."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.registry import CHECKS, Check, register
+from grader.warm import WarmRunner
+
+TESTS_DIR = Path(__file__).resolve().parent
+ENGINE_PROBES = "engine_probes:run_probe"  # tests/engine_probes.py, importable in the warm process
+
+
+@pytest.fixture(scope="session")
+def engine_runner():
+    """A warm process that can also import ``tests/engine_probes.py`` (for ``probe_runner=``)."""
+    with WarmRunner(extra_sys_path=[str(TESTS_DIR)]) as runner:
+        yield runner
+
+
+@pytest.fixture
+def temp_checks():
+    """Register checks for one test only: ``temp_checks(check, ...)`` returns their ids."""
+    added: list[str] = []
+
+    def add(*checks: Check) -> list[str]:
+        for check in checks:
+            register(check)
+            added.append(check.id)
+        return [c.id for c in checks]
+
+    yield add
+    for check_id in added:
+        CHECKS.pop(check_id, None)
+
+
+@pytest.fixture
+def write_module(tmp_path):
+    """``write_module(source)`` writes ``tools.py`` into a fresh folder and returns its path."""
+    def write(source: "str | bytes", name: str = "tools.py") -> Path:
+        path = tmp_path / name
+        path.write_bytes(source if isinstance(source, bytes) else source.encode())
+        return path
+
+    return write

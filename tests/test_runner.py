@@ -1,0 +1,265 @@
+"""The grading engine: children per step, fail-fast imports, limits, cleanup, replay.
+
+These tests register small checks of their own (ids ``stepN/zz_engine_*``)
+whose probes call learner functions through ``tests/engine_probes.py``, so
+they exercise the engine independently of the real checks. The last tests use
+the real registry once it has checks.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ENGINE_PROBES
+from grader.locate import SubmissionNotFound
+from grader.registry import CHECKS, Check, Probe, Verdict, checks_for
+from grader.runner import grade
+from grader.warm import TRUNCATED_MARK
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def call_check(step: int, name: str, fn: str, *, expect=None, draw=None, args=(), points=1) -> Check:
+    """A check whose one probe calls ``fn(*args)`` (or ``fn(draw(rng))``) and wants ``expect``."""
+    def probes(rng):
+        call_args = [draw(rng)] if draw else list(args)
+        return [Probe("call", {"fn": fn, "args": call_args}, label=f"{fn}({', '.join(map(repr, call_args))})")]
+
+    def judge(probes, observations):
+        got = observations[0]
+        if got == {"value": expect}:
+            return Verdict.ok()
+        return Verdict.fail("unexpected value", call=probes[0].label, expected=expect, got=got.get("value", got))
+
+    return Check(id=f"step{step}/zz_engine_{name}", step=step, points=points, title=f"engine test {name}",
+                 hint="engine hint", probes=probes, judge=judge)
+
+
+def run(path, ids, engine_runner, **kwargs):
+    return grade(path, only=ids, runner=engine_runner, probe_runner=ENGINE_PROBES, **kwargs)
+
+
+def by_id(report):
+    return {c.id.split("/zz_engine_")[-1]: c for c in report.checks}
+
+
+def test_each_step_runs_in_its_own_fresh_module(write_module, temp_checks, engine_runner):
+    path = write_module("COUNT = []\ndef bump():\n    COUNT.append(1)\n    return len(COUNT)\n")
+    ids = temp_checks(call_check(1, "a", "bump", expect=1), call_check(2, "b", "bump", expect=1),
+                      call_check(2, "c", "bump", expect=2))
+    report = run(path, ids, engine_runner, seed=1)
+    assert [c.passed for c in report.checks] == [True, True, True]
+    assert report.score == report.max_score == 3 and report.error == ""
+
+
+def test_syntax_error_fails_every_check_fast_naming_the_line(write_module, temp_checks, engine_runner):
+    path = write_module("X = 1\n\ndef broken(:\n    pass\n")
+    ids = temp_checks(*(call_check(step, f"s{step}", "f", expect=1) for step in (1, 2, 3)))
+    began = time.monotonic()
+    report = run(path, ids, engine_runner, timeout=5)
+    assert time.monotonic() - began < 2
+    assert report.score == 0 and len(report.checks) == 3
+    assert report.error.startswith("Your module could not be imported: SyntaxError at tools.py line 3")
+    assert "def broken(:" in report.error
+    assert {c.message for c in report.checks} == {report.error}
+
+
+def test_exception_at_import_names_the_learner_line(write_module, temp_checks, engine_runner):
+    path = write_module("import os\n\nVALUE = {}['missing']\n")
+    ids = temp_checks(call_check(1, "a", "f"))
+    report = run(path, ids, engine_runner)
+    assert report.error.startswith("Your module could not be imported: KeyError at tools.py line 3: 'missing'")
+
+
+def test_import_that_hangs_costs_one_timeout_not_one_per_step(write_module, temp_checks, engine_runner):
+    path = write_module("while True:\n    pass\n")
+    ids = temp_checks(*(call_check(step, f"h{step}", "f") for step in (1, 2, 3, 4)))
+    began = time.monotonic()
+    report = run(path, ids, engine_runner, timeout=1)
+    assert time.monotonic() - began < 2.5
+    assert len(report.checks) == 4 and not any(c.passed for c in report.checks)
+    assert "time limit" in report.error and "importing" in report.error
+
+
+def test_exit_inside_a_function_costs_only_that_step(write_module, temp_checks, engine_runner):
+    path = write_module("import os\ndef ok():\n    return 1\ndef leave():\n    os._exit(0)\n")
+    ids = temp_checks(call_check(1, "first", "ok", expect=1), call_check(2, "dies", "leave", expect=1),
+                      call_check(2, "after", "ok", expect=1), call_check(3, "later", "ok", expect=1))
+    checks = by_id(run(path, ids, engine_runner))
+    assert checks["first"].passed and checks["later"].passed
+    assert not checks["dies"].passed and not checks["after"].passed
+    assert "exited with status 0" in checks["dies"].message and "during `leave()`" in checks["dies"].message
+    assert checks["dies"].call == "leave()"
+    assert "earlier" in checks["after"].message
+
+
+def test_system_exit_and_keyboard_interrupt_are_recorded_per_probe(write_module, temp_checks, engine_runner):
+    path = write_module("import sys\ndef quit():\n    sys.exit(0)\ndef stop():\n    raise KeyboardInterrupt\n"
+                        "def ok():\n    return 1\n")
+    ids = temp_checks(call_check(1, "quit", "quit"), call_check(1, "stop", "stop"), call_check(1, "ok", "ok", expect=1))
+    checks = by_id(run(path, ids, engine_runner))
+    assert "raised SystemExit(0)" in checks["quit"].message
+    assert "KeyboardInterrupt" in checks["stop"].message
+    assert checks["ok"].passed  # the step's process survived both
+
+
+def test_output_is_captured_and_capped_while_reading(write_module, temp_checks, engine_runner):
+    # 200 MB of prints: if the parent buffered it before capping, its memory would show it.
+    path = write_module("import sys\ndef loud():\n    print('fake: 100/100 PASSED')\n    chunk = 'x' * 1_000_000\n"
+                        "    for _ in range(200):\n        sys.stdout.write(chunk)\n    return 1\n")
+    ids = temp_checks(call_check(1, "loud", "loud", expect=1))
+    report = run(path, ids, engine_runner, limits={"output_bytes": 4096})
+    assert report.checks[0].passed
+    output = report.output["1"]
+    assert output.startswith("fake: 100/100 PASSED") and output.endswith(TRUNCATED_MARK)
+    assert len(output) <= 4096 + len(TRUNCATED_MARK)
+    peak_kb = _status_kb(engine_runner.pid, "VmHWM")
+    assert peak_kb < 150_000, f"the warm process peaked at {peak_kb} kB"
+
+
+def _status_kb(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(field)
+
+
+def test_timeout_kills_the_group_and_an_escaped_grandchild(write_module, temp_checks, engine_runner):
+    path = write_module(
+        "import os, time\n"
+        "def spawn():\n"
+        "    if os.fork() == 0:\n"
+        "        os.setsid()\n"  # leaves the step's process group
+        "        if os.fork() == 0:\n"
+        "            print('grandchild', os.getpid(), flush=True)\n"
+        "            time.sleep(300)\n"
+        "        os._exit(0)\n"
+        "    print('child', os.getpid(), flush=True)\n"
+        "    time.sleep(300)\n"
+    )
+    ids = temp_checks(call_check(1, "spawn", "spawn"))
+    began = time.monotonic()
+    report = run(path, ids, engine_runner, timeout=1)
+    assert time.monotonic() - began < 3
+    assert "killed after the 1 s time limit during `spawn()`" in report.checks[0].message
+    pids = [int(line.split()[1]) for line in report.output["1"].splitlines() if line.split()[0] in ("child", "grandchild")]
+    assert len(pids) == 2
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists(), f"process {pid} survived the step"
+
+
+def test_children_left_behind_after_a_normal_end_are_killed(write_module, temp_checks, engine_runner):
+    path = write_module("import os, time\ndef spawn():\n    pid = os.fork()\n    if pid == 0:\n"
+                        "        os.setsid()\n        time.sleep(300)\n    return pid\n")
+    ids = temp_checks(call_check(1, "spawn", "spawn", expect=-1))
+    pid = run(path, ids, engine_runner).checks[0].got
+    assert not Path(f"/proc/{int(pid)}").exists()
+
+
+def test_a_stray_thread_does_not_lose_results(write_module, temp_checks, engine_runner):
+    path = write_module("import threading, time\ndef start():\n"
+                        "    threading.Thread(target=time.sleep, args=(300,)).start()\n    return 1\n")
+    ids = temp_checks(call_check(1, "thread", "start", expect=1))
+    began = time.monotonic()
+    report = run(path, ids, engine_runner, timeout=5)
+    assert report.checks[0].passed and time.monotonic() - began < 2
+
+
+def test_child_environment_is_clean_and_works_in_a_scratch_folder(write_module, temp_checks, engine_runner,
+                                                                  monkeypatch):
+    monkeypatch.setenv("AGTOOL_TEST_SECRET", "hunter2")
+    path = write_module("import os\ndef env():\n    return sorted(os.environ)\ndef cwd():\n    return os.getcwd()\n")
+    (path.parent / "json.py").write_text("raise SystemExit('shadowed')\n")  # must not be importable
+    ids = temp_checks(call_check(1, "env", "env", expect=["HOME", "LANG", "LC_ALL", "PATH"]),
+                      call_check(1, "cwd", "cwd", expect="?"))
+    checks = by_id(run(path, ids, engine_runner))
+    assert checks["env"].passed, checks["env"].got
+    assert str(path.parent) not in checks["cwd"].got and "agtool-step-" in checks["cwd"].got
+
+
+def test_memory_limit_turns_a_bomb_into_an_error(write_module, temp_checks, engine_runner):
+    path = write_module("def bomb():\n    return len(bytearray(3 << 30))\n")
+    ids = temp_checks(call_check(1, "bomb", "bomb"))
+    report = run(path, ids, engine_runner)
+    assert "MemoryError" in report.checks[0].got
+
+
+def test_same_seed_same_cases_other_seed_other_cases(write_module, temp_checks, engine_runner):
+    path = write_module("def echo(x):\n    return x\n")
+    ids = temp_checks(call_check(1, "echo", "echo", expect="never", draw=lambda rng: rng.randint(0, 10**9)))
+    first, again, other = (run(path, ids, engine_runner, seed=s).checks[0] for s in (42, 42, 43))
+    assert first.got == again.got and first.call == again.call
+    assert first.got != other.got
+    assert "--seed 42" in first.reproduce and "--only step1/zz_engine_echo" in first.reproduce
+
+
+def test_a_judge_that_raises_is_an_internal_error_not_a_crash(write_module, temp_checks, engine_runner):
+    def bad_judge(probes, observations):
+        raise RuntimeError("bug in a judge")
+
+    path = write_module("def f():\n    return 1\n")
+    broken = Check(id="step1/zz_engine_broken", step=1, points=2, title="t", hint="h",
+                   probes=lambda rng: [Probe("call", {"fn": "f"}, "f()")], judge=bad_judge)
+    ids = temp_checks(broken, call_check(1, "fine", "f", expect=1))
+    checks = by_id(run(path, ids, engine_runner))
+    assert checks["broken"].message.startswith("internal grader error") and "bug in a judge" in checks["broken"].message
+    assert checks["fine"].passed
+
+
+def test_bad_paths_and_selections_raise(tmp_path, engine_runner):
+    with pytest.raises(SubmissionNotFound):
+        grade(tmp_path / "nothing.py", runner=engine_runner)
+    with pytest.raises(SubmissionNotFound):
+        grade(tmp_path, runner=engine_runner)  # a folder without a module
+    (tmp_path / "tools.py").write_text("")
+    with pytest.raises(ValueError):
+        grade(tmp_path, steps=[9], runner=engine_runner)
+    with pytest.raises(KeyError):
+        grade(tmp_path, only=["step1/no_such_check"], runner=engine_runner)
+
+
+def test_warm_runner_restarts_after_its_process_dies(write_module, temp_checks, engine_runner):
+    path = write_module("def f():\n    return 1\n")
+    ids = temp_checks(call_check(1, "f", "f", expect=1))
+    assert run(path, ids, engine_runner).passed
+    os.kill(engine_runner.pid, 9)
+    time.sleep(0.05)
+    assert run(path, ids, engine_runner).passed
+
+
+# --------------------------------------------------------------- with the real checks
+
+real_checks = pytest.mark.skipif(
+    not checks_for() or not (REPO / "grader" / "probes.py").exists(), reason="no real checks registered yet")
+
+
+@real_checks
+def test_reproduce_command_replays_the_failure(tmp_path):
+    report = grade(REPO / "agtool" / "tools.py", steps=[2], seed=1234)
+    failed = report.failed[0]
+    command = shlex.split(failed.reproduce) + ["--format", "json"]
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 1, done.stderr
+    replay = json.loads(done.stdout)
+    assert [c["id"] for c in replay["checks"]] == [failed.id]
+    assert replay["checks"][0]["passed"] is False
+    assert (replay["checks"][0]["call"], replay["checks"][0]["got"]) == (failed.call, failed.got)
+
+
+@real_checks
+@pytest.mark.slow
+def test_solution_gets_full_marks_and_starter_zero():
+    solution = grade(REPO / "solutions" / "tools.py", seed=99)
+    assert solution.passed, [(c.id, c.message) for c in solution.failed]
+    assert solution.score == solution.max_score == sum(c.points for c in CHECKS.values())
+    starter = grade(REPO / "agtool" / "tools.py", seed=99)
+    assert starter.score == 0 and starter.error == "" and len(starter.checks) == len(CHECKS)
