@@ -11,6 +11,7 @@ start clean.
 """
 from __future__ import annotations
 
+import os
 import random
 import string
 import sys
@@ -20,7 +21,10 @@ import pytest
 
 from grader.locate import load_module
 
-SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
+# AGTOOL_SPEC_MODULE points the suite at another module (a defect, a learner's file).
+SOLUTION = Path(
+    os.environ.get("AGTOOL_SPEC_MODULE") or Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
+)
 SEEDS = range(6)
 TOOL_NAMES = ("stock_lookup", "legacy_stock")
 
