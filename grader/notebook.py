@@ -22,16 +22,17 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import os
 import secrets
 import traceback
 from typing import Callable
 
 import ipywidgets as widgets
 
-from grader.locate import learner_path
+from grader.locate import ENV_VAR, learner_path
 from grader.report import CheckResult, Report
 
-__all__ = ["NOTEBOOKS", "CheckPanel", "check", "render_html", "render_text"]
+__all__ = ["NOTEBOOKS", "CheckPanel", "check", "render_html", "render_text", "working_on"]
 
 # The notebook of each step, so a passing step can name the next one.
 NOTEBOOKS = {
@@ -301,6 +302,20 @@ class CheckPanel(widgets.VBox):
 # --------------------------------------------------------------------------
 # The Check cell
 # --------------------------------------------------------------------------
+
+
+def working_on(path=None) -> str:
+    """Say which file the Check cells and playgrounds of this notebook use; never raises.
+
+    >>> working_on("/no/such/file.py").startswith("No module found")
+    True
+    """
+    try:
+        file = learner_path(path)
+    except Exception as exc:
+        return f"No module found: {exc}"
+    origin = f" (set by ${ENV_VAR})" if not path and os.environ.get(ENV_VAR) else ""
+    return f"This notebook works on {file}{origin}."
 
 
 @dataclasses.dataclass

@@ -1,0 +1,794 @@
+"""Build the lab notebooks 01-08 from the text in this file.
+
+This script is the source of the notebooks: edit the text here, run
+
+    .venv/bin/python labs/_build_notebooks.py
+
+and commit both this file and the regenerated ``.ipynb`` files. The notebooks
+are written without outputs and with fixed cell ids, so a rebuild of
+unchanged text gives byte-identical files; ``tests/test_notebooks.py`` fails
+when the committed notebooks and this script drift apart.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from textwrap import dedent
+
+import nbformat
+
+LABS = Path(__file__).resolve().parent
+
+# The 19 rows of the stock table (LAB_SPEC step 1), in table order.
+STOCK_ROWS = [
+    ("SKU-1001", "north", "N-01", 12), ("SKU-1001", "north", "N-02", 4),
+    ("SKU-1001", "south", "S-01", 7), ("SKU-1001", "central", "C-01", 30),
+    ("SKU-2040", "east", "E-01", 3), ("SKU-2040", "west", "W-01", 0),
+    ("SKU-2040", "central", "C-02", 15), ("SKU-3300", "north", "N-11", 2),
+    ("SKU-3300", "north", "N-12", 5), ("SKU-3300", "north", "N-13", 1),
+    ("SKU-3300", "north", "N-14", 9), ("SKU-3300", "north", "N-15", 4),
+    ("SKU-3300", "north", "N-16", 6), ("SKU-3300", "north", "N-17", 3),
+    ("SKU-3300", "central", "C-03", 11), ("SKU-4411", "south", "S-02", 22),
+    ("SKU-4411", "west", "W-02", 5), ("SKU-4411", "central", "C-04", 9),
+    ("SKU-5000", "west", "W-03", 2),
+]
+
+
+def stock_block() -> str:
+    """The STOCK assignment as ready-to-paste Python, one row per line."""
+    lines = ["STOCK = ["]
+    lines += [
+        f'    {{"sku": "{sku}", "region": "{region}", "bin": "{bin_}", "count": {count}}},'
+        for sku, region, bin_, count in STOCK_ROWS
+    ]
+    lines.append("]")
+    return "\n".join(lines)
+
+
+def stock_table() -> str:
+    rows = "\n".join(f"| {s} | {r} | {b} | {c} |" for s, r, b, c in STOCK_ROWS)
+    return "| sku | region | bin | count |\n|---|---|---|---|\n" + rows
+
+
+# --------------------------------------------------------------------------
+# Text shared by every notebook
+# --------------------------------------------------------------------------
+
+SETUP_CODE = "from grader.notebook import check, working_on\nworking_on()"
+
+
+def setup_md(step: int) -> str:
+    return dedent(f"""\
+        ## Before you start
+
+        You write your code in **`agtool/tools.py`** (open it beside this notebook in
+        JupyterLab). The cell below says which file this notebook grades and plays with;
+        to point the lab at another file, set the environment variable `AGTOOL_MODULE`
+        before starting JupyterLab. You never need to restart the kernel: the Check cell
+        grades the file on disk in a fresh process, and the playground re-imports it
+        when it changes. Remember to **save the file** before you check.
+        """)
+
+
+def check_md(step: int) -> str:
+    return dedent(f"""\
+        ## Check
+
+        Run the cell below after saving `agtool/tools.py`. It grades step {step} only, in
+        a separate process, with random values (a new sku, region or limit each run; the
+        seed is shown so a failure can be replayed). Each row is one check: a failing row
+        shows the call the grader made, what it expected, what your code gave, and a
+        hint. **Try new random values** grades again with a new seed: a solution that
+        passes once by luck will not pass every time.
+        """)
+
+
+def check_code(step: int) -> str:
+    return f"from grader.notebook import check\ncheck({step})"
+
+
+def playground_md(text: str) -> str:
+    return "## Playground\n\n" + dedent(text)
+
+
+# --------------------------------------------------------------------------
+# The eight notebooks
+# --------------------------------------------------------------------------
+
+NB01 = {
+    "file": "01_contract_table.ipynb",
+    "title": "Step 1 · The contract table",
+    "goal": "Put the stock data, two lookup tools and one table that describes both tools into `agtool/tools.py`.",
+    "minutes": 20,
+    "why": """\
+        An agent that calls tools fails most often at the call itself, not in the model's
+        prose: measured over a whole tool loop, picking the right tool succeeded 99% of the
+        time but getting its **arguments** right only 91% of the time, the weakest of the
+        four stages (interpreting the result: 96%, stopping at the right time: 98%).
+
+        Every defence in this lab reads one place: a **contract table** that says, for each
+        tool, which function runs, which arguments it takes (type, required, allowed values,
+        bounds) and what a result must look like. Written once as data, it lets one
+        validator serve every tool; written as `if` statements per tool, it drifts the
+        first time a tool is added. Listing the allowed values is not bureaucracy either:
+        in one measured product, turning three free-text parameters into fixed lists of
+        allowed values removed 40% of all argument failures in one change.
+
+        You also write two tools. `stock_lookup` respects `limit`; `legacy_stock` is an old
+        API that ignores it. Step 4 uses that second tool to show why a result must be
+        checked too.
+        """,
+    "notes": """\
+        ### Module-level names
+
+        | name | value |
+        |---|---|
+        | `REGIONS` | `["north", "south", "east", "west", "central"]` (this order) |
+        | `FALLBACK_REGION` | `"central"` (used in step 7) |
+        | `MAX_ROWS` | `5` |
+        | `CALLS` | `{"stock_lookup": 0, "legacy_stock": 0}`: tool name -> how often its body ran |
+        | `STOCK` | the 19 rows below, in this order |
+
+        ### The stock table
+
+        @STOCK_TABLE@
+
+        Facts worth knowing (the grader relies on them): `SKU-3300` has **7 bins** in `north`
+        (more than `MAX_ROWS`); `SKU-5000` has no `central` stock; `SKU-9999` has no rows at
+        all; a `count` of `0` is a real, empty bin, not a missing result.
+
+        Ready to paste into `agtool/tools.py` (it replaces `STOCK: list = []`):
+
+        ```python
+        @STOCK_BLOCK@
+        ```
+
+        ### The two tools
+
+        Both are called as `tool(sku, region, limit)` and return the same shape:
+
+        | tool | first line | returns |
+        |---|---|---|
+        | `stock_lookup` | `CALLS["stock_lookup"] += 1` | `{"sku": sku, "region": region, "rows": [...]}` with the matching rows in table order, **at most `limit`** |
+        | `legacy_stock` | `CALLS["legacy_stock"] += 1` | the same shape with **all** matching rows; `limit` is ignored |
+
+        A row of `rows` holds only `{"bin": ..., "count": ...}` (no sku or region). The
+        counter goes on the first line so that a body that fails later is still counted: the
+        grader uses it to see whether a body ran.
+
+        ### The contract table `TOOLS`
+
+        One entry per tool, each with exactly three keys:
+
+        | key | holds |
+        |---|---|
+        | `fn` | the function object itself (`stock_lookup`, not the string `"stock_lookup"`) |
+        | `args` | argument name -> rule (below) |
+        | `returns` | what a good result looks like (below) |
+
+        An argument rule is a dict:
+
+        | rule key | meaning | `sku` | `region` | `limit` |
+        |---|---|---|---|---|
+        | `type` | a Python type object | `str` | `str` | `int` |
+        | `required` | must be present | `True` | `True` | `True` |
+        | `allowed` | the only values accepted | | `REGIONS` | |
+        | `min`, `max` | inclusive bounds | | | `1`, `MAX_ROWS` |
+
+        The result rule, the same for both tools:
+
+        | key | holds |
+        |---|---|
+        | `keys` | top-level key -> type: `{"sku": str, "region": str, "rows": list}` |
+        | `rows` | `{"max_len": MAX_ROWS, "item": ...}` where `item` maps each row field to a rule: `"bin"` -> `{"type": str}`, `"count"` -> `{"type": int, "min": 0}` |
+        """,
+    "task": """\
+        In `agtool/tools.py`:
+
+        1. Set `REGIONS`, `FALLBACK_REGION`, `MAX_ROWS` and `CALLS` as in the first table.
+        2. Paste the `STOCK` block.
+        3. Write `stock_lookup(sku, region, limit)` and `legacy_stock(sku, region, limit)`;
+           each adds 1 to its own `CALLS` entry on its first line.
+        4. Fill `TOOLS` with one entry per tool: `fn`, `args`, `returns`.
+        """,
+    "hints": """\
+        - Both tools filter `STOCK` the same way; a small helper such as
+          `_matching_rows(sku, region)` that returns `[{"bin": ..., "count": ...}, ...]` keeps
+          them to three lines each. `rows[:limit]` takes at most `limit` items.
+        - Write the argument rules once and give the same dict to both entries.
+        - Use the names, not copies of their values: `"allowed": REGIONS`, `"max": MAX_ROWS`.
+        - `"type": int` is the type object; `"type": "int"` (a string) will not work with
+          `isinstance` in step 2.
+        - Only the three keys `fn`, `args`, `returns` in each entry: a description or name
+          key would make the grader reject the table.
+        """,
+    "playground": """\
+        Pick a sku to see its bins per region (drawn from *your* `STOCK`), then move `limit`
+        and compare what your two tools return and how `CALLS` grows. Below the chart is your
+        `TOOLS` table read back from the module.
+        """,
+    "playground_code": "from grader.playground import contract_playground\ncontract_playground()",
+}
+
+NB02 = {
+    "file": "02_validate_args.ipynb",
+    "title": "Step 2 · Check the arguments before the call",
+    "goal": "Write `validate_args(name, args)`, which reads only the contract table and names the one thing wrong with a call, or returns `\"\"`.",
+    "minutes": 25,
+    "why": """\
+        The arguments are where a tool loop breaks most (91% correct, against 99% for picking
+        the tool). Where do the other 9% go? In one classified set of failures: identity
+        (the wrong customer or product) 48%, a missing argument 19%, a **format** error such as
+        `4411` for `SKU-4411` 14%, an **invented** value 11%, a wrong unit or scale 8%.
+        Identity needs data the model does not have, but format, type, allowed values and
+        bounds are all things a contract can check before anything runs. In the same
+        product, adding checks in front of the tools took argument accuracy from 0.91 to
+        0.98 and format failures from 1.3% of calls to 0.1%.
+
+        A refusal at this point is also the cheapest failure there is: no time budget spent,
+        no database touched, and a precise reason that the next attempt can act on (step 7).
+
+        One Python trap deserves its own row: `bool` is a subclass of `int`, so
+        `isinstance(True, int)` is `True`. A model that writes `true` where a count belongs
+        must still be refused. Likewise a numeric string such as `"3"` is not an `int`:
+        quietly converting it teaches the caller that the contract is only a suggestion.
+        """,
+    "notes": """\
+        ### Reasons (exact spelling)
+
+        | return | when |
+        |---|---|
+        | `""` | the call is valid |
+        | `unknown_tool` | `name` is not a key of `TOOLS` |
+        | `missing:<arg>` | a required argument is absent, e.g. `missing:limit` |
+        | `extra:<arg>` | an argument the contract does not list, e.g. `extra:color` |
+        | `type:<arg>` | wrong type; `True`/`False` never count as `int` |
+        | `allowed:<arg>` | value not in the rule's `allowed`, e.g. `allowed:region` |
+        | `range:<arg>` | below `min` or above `max` (bounds are inclusive) |
+
+        ### Examples for `stock_lookup`
+
+        | `args` | reason |
+        |---|---|
+        | `{"sku": "SKU-1001", "region": "north", "limit": 2}` | `""` |
+        | `{"sku": "SKU-1001", "region": "north"}` | `missing:limit` |
+        | `{"sku": "SKU-1001", "region": "north", "limit": 2, "color": "red"}` | `extra:color` |
+        | `{"sku": "SKU-1001", "region": "north", "limit": True}` | `type:limit` |
+        | `{"sku": "SKU-1001", "region": "north", "limit": "3"}` | `type:limit` |
+        | `{"sku": "SKU-1001", "region": "mars", "limit": 2}` | `allowed:region` |
+        | `{"sku": "SKU-1001", "region": "North", "limit": 2}` | `allowed:region` (case matters) |
+        | `{"sku": "SKU-1001", "region": "north", "limit": 0}` | `range:limit` (so is `6`) |
+
+        The grader sends only calls with exactly one defect, so which check comes first is
+        your choice. It also watches the tool counters: `validate_args` must never run a
+        tool body.
+        """,
+    "task": """\
+        In `agtool/tools.py`, write `validate_args(name, args) -> str`:
+
+        1. `unknown_tool` when `name` is not in `TOOLS`.
+        2. For the tool's `args` rules: `extra:`, `missing:`, `type:`, `allowed:`, `range:`.
+        3. `""` when nothing is wrong. Read only `TOOLS`; call no tool.
+        """,
+    "hints": """\
+        - Loop over `args` for `extra:` and over the contract for `missing:` and the rest.
+        - Check the type before comparing: `"3" < 1` raises `TypeError` in Python 3.
+        - For the bool trap: `isinstance(value, bool) and expected is not bool` means wrong type.
+        - Not every rule has `allowed`, `min` or `max`: use `"min" in rule` or `rule.get("min")`.
+        - Nothing here is specific to `stock_lookup`: a third tool added to `TOOLS` must be
+          validated without touching this function.
+        """,
+    "playground": """\
+        Build a call from the controls and watch the reason your `validate_args` returns.
+        Try `limit as` **bool True** and **numeric string**, a region of `North` or `mars`,
+        leaving out an argument, or the extra `color`.
+        """,
+    "playground_code": "from grader.playground import args_playground\nargs_playground()",
+}
+
+NB03 = {
+    "file": "03_call_boundary.ipynb",
+    "title": "Step 3 · One door for every call",
+    "goal": "Write `call_tool(name, args)`, the only way a tool is run: it validates first and turns every failure into a value.",
+    "minutes": 20,
+    "why": """\
+        If a model invents one argument name and the tool is called directly, Python raises
+        `TypeError` in the middle of the graph: the run stops, and the state that recorded
+        what was tried is gone with it. Worse, a tool that gets a bad value may not raise at
+        all and quietly do the wrong thing. So every call goes through one door:
+
+        - **before** the door, `validate_args` refuses a bad call, and the tool body never
+          runs: such a refusal costs microseconds and touches nothing;
+        - **at** the door, an exception from the tool becomes a value with a reason;
+        - **after** it (step 4), the result is checked too.
+
+        "The body never ran" is the claim the grader tests hardest. It replaces
+        `TOOLS[name]["fn"]` with a counting spy and sends wrong calls: catching the exception
+        *after* calling a tool with bad arguments does not pass, because the spy has already
+        counted the call.
+        """,
+    "notes": """\
+        ### What `call_tool` returns (always these three keys)
+
+        | case | `ok` | `value` | `error` | body runs? |
+        |---|---|---|---|---|
+        | `validate_args` gave a reason | `False` | `None` | `"args:" + reason`, e.g. `args:range:limit` | **no** |
+        | the tool raised | `False` | `None` | `"raised:" + type(exc).__name__`, e.g. `raised:KeyError` | yes |
+        | success | `True` | the tool's result | `""` | yes |
+
+        Step 4 adds a fourth case (`result:...`) and step 5 a cache in front of the call.
+
+        ### Rules
+
+        - Take the function from `TOOLS[name]["fn"]` at call time and call it as `fn(**args)`;
+          the grader swaps that entry for a spy and expects the spy to run.
+        - Catch `Exception` (not `BaseException`: `KeyboardInterrupt` must still stop you).
+        - Nothing escapes: no exception leaves `call_tool`.
+        """,
+    "task": """\
+        In `agtool/tools.py`, write `call_tool(name, args) -> dict`:
+
+        1. Validate with `validate_args`; on a reason return the `args:` failure without calling.
+        2. Call `TOOLS[name]["fn"](**args)` inside `try`/`except Exception`.
+        3. Return `{"ok": True, "value": result, "error": ""}` on success.
+        """,
+    "hints": """\
+        - A tiny helper `_failure(error)` returning `{"ok": False, "value": None, "error": error}`
+          keeps the three failure returns identical.
+        - `type(exc).__name__` gives `"KeyError"` for a `KeyError`; do not use `str(exc)`.
+        - Do not import `stock_lookup` by name inside `call_tool`: the table is the door.
+        """,
+    "playground": """\
+        Call `call_tool` with good and bad arguments and watch `CALLS` before and after:
+        a refused call must leave it unchanged. Tick the box to swap the tool for one that
+        raises `KeyError` (the grader does the same with its spy). **Fresh import** starts
+        with zeroed counters.
+        """,
+    "playground_code": "from grader.playground import call_playground\ncall_playground()",
+}
+
+NB04 = {
+    "file": "04_validate_result.ipynb",
+    "title": "Step 4 · Do not trust what comes back",
+    "goal": "Write `validate_result(name, value)` from the contract's `returns`, and make `call_tool` refuse a result that fails it.",
+    "minutes": 20,
+    "why": """\
+        The worst tool failure raises nothing. A lookup returns an empty list, Python is
+        happy, and the agent writes "SKU-9999 is in stock in three places" on top of it. Or
+        an old API ignores your `limit` and hands back seven rows where the contract
+        promises at most five. Reading results is its own stage of the tool loop (96%
+        correct in the measurements of step 1), and the part you can check without a model
+        is the part the contract describes: the shape, the size, the bounds.
+
+        The same contract table that guards the arguments guards the result: `returns` says
+        which keys, which types, how many rows, and which values are too small. Because the
+        check reads the table, a new tool is guarded the day it is added.
+
+        Some wrong results pass every check (the right shape for the wrong product). The
+        answer sentence of step 6 names the sku, region and bin it used, so a person can see
+        what it acted on.
+        """,
+    "notes": """\
+        ### Reasons (exact spelling)
+
+        | return | when |
+        |---|---|
+        | `""` | the result can be trusted |
+        | `shape` | not a dict; a key of `keys` missing or of the wrong type; or a row that is not a dict with the `item` fields of the right types |
+        | `empty` | `rows` is an empty list |
+        | `too_big` | `len(rows) > max_len` |
+        | `range` | a row field below its `min` (a `count` of `0` is fine, `-1` is not) |
+
+        Types follow the rule of step 2: `True` is not an acceptable `count`.
+
+        ### In `call_tool`
+
+        | case | `ok` | `value` | `error` |
+        |---|---|---|---|
+        | the tool returned, `validate_result` gave a reason | `False` | `None` | `"result:" + reason`, e.g. `result:too_big` |
+
+        `legacy_stock("SKU-3300", "north", any_limit)` returns 7 rows, so through `call_tool`
+        it gives `result:too_big`; `SKU-9999` gives `result:empty`.
+        """,
+    "task": """\
+        In `agtool/tools.py`:
+
+        1. Write `validate_result(name, value) -> str`, reading only `TOOLS[name]["returns"]`.
+        2. In `call_tool`, run it on every successful return; on a reason, return the
+           `result:` failure.
+        """,
+    "hints": """\
+        - Check the shape first (including every row), then emptiness, then size, then
+          bounds: a `range` check on a row that is not a dict would crash.
+        - Reuse the type helper from step 2 so the bool trap is handled the same way.
+        - `legacy_stock` is the reason `too_big` exists: through `call_tool` it must not
+          look like success.
+        """,
+    "playground": """\
+        Pick a sample result (or edit it: any Python literal) and see what your
+        `validate_result` says. The button fills in a real `legacy_stock` result.
+        """,
+    "playground_code": "from grader.playground import result_playground\nresult_playground()",
+}
+
+NB05 = {
+    "file": "05_cache.ipynb",
+    "title": "Step 5 · Do not ask the same thing twice",
+    "goal": "Add `CACHE` and `cache_key(name, args)` so that `call_tool` runs a tool body once per distinct successful call.",
+    "minutes": 15,
+    "why": """\
+        Agents repeat themselves: the same lookup for each sentence of an answer, the same
+        order handled twice, a retry after a repair. Each repeat costs a round trip. A cache
+        in front of the door removes them, with two rules that matter more than the cache:
+
+        - **Only successes are stored.** A failure is exactly what a retry is for. Telling
+          the caller what was wrong turns retries into successes (in one measurement, first
+          retries succeeded 94% of the time with a correction in the error, 58% without);
+          a cached failure would answer every retry with the same failure.
+        - **The key is taken after validation.** Only a call that passed the contract
+          deserves a key, and the same arguments in another order are the same call.
+        """,
+    "notes": """\
+        ### Names
+
+        | name | what |
+        |---|---|
+        | `CACHE` | a module-level dict: `cache_key(...)` -> successful result |
+        | `cache_key(name, args)` | one string per (tool, arguments): same for the same arguments in any key order; different for another tool or other values |
+
+        ### Where it goes in `call_tool`
+
+        | order | step |
+        |---|---|
+        | 1 | `validate_args`; a reason -> `args:` failure |
+        | 2 | key in `CACHE` -> return `ok=True` with the stored value, **no body run** |
+        | 3 | call the tool (`raised:` on exception) |
+        | 4 | `validate_result` (`result:` on a reason) |
+        | 5 | store the value under the key, return success |
+
+        Nothing empties `CACHE` by itself: it lives as long as the module, so a repeated
+        order in step 7 may run no tool body at all. The grader starts each step from a
+        fresh import.
+        """,
+    "task": """\
+        In `agtool/tools.py`:
+
+        1. `CACHE = {}` (already there) and `cache_key(name, args) -> str`.
+        2. In `call_tool`: look the key up after validation and right before calling; store
+           only successes, after result validation.
+        """,
+    "hints": """\
+        - `json.dumps(args, sort_keys=True, ensure_ascii=False)` gives the same text for the
+          same dict in any order; put the tool name in front of it.
+        - A failed call (refused result, exception) must run the body again next time: do
+          not store it.
+        """,
+    "playground": """\
+        Press **call_tool** several times with the same arguments, then tick "reverse order":
+        the body should run once. A refused call never reaches the body either, and a
+        failing result is not remembered, so `SKU-9999` reaches the body on every press.
+        """,
+    "playground_code": "from grader.playground import cache_playground\ncache_playground()",
+}
+
+NB06 = {
+    "file": "06_failure_path.ipynb",
+    "title": "Step 6 · Failure is a path, not an exception",
+    "goal": "Build a LangGraph graph `pick -> fetch -> reply | giveup` where a failed call is recorded in the state and leads to an honest answer.",
+    "minutes": 30,
+    "why": """\
+        Up to now `call_tool` turns every failure into a value. This step puts it in an agent
+        graph, where that choice pays off: a failed fetch appends its reason to the state and
+        the graph takes another edge. Nothing is thrown away. The state still says what was
+        asked, what was called, and why it failed; an exception would have left only a
+        traceback.
+
+        `giveup` is a real answer, not a crash: "could not answer: result:empty" is more use
+        to a person than an invented number of bins, and the reason it names is exactly what
+        step 7 needs to try again. `pick` is where a real agent would ask a model for the
+        tool and arguments; here it copies them from the order, and since arguments are the
+        weakest stage of the loop, everything after `pick` assumes they may be wrong.
+        """,
+    "notes": """\
+        ### An order
+
+        `{"sku": "SKU-1001", "region": "north", "limit": 2}`, optionally with `"tool"`
+        (default `"stock_lookup"`).
+
+        ### `State` (a `TypedDict`)
+
+        | field | type | reducer |
+        |---|---|---|
+        | `errors` | list of reason strings | appending: `Annotated[list, operator.add]` |
+        | `calls` | list of `{"tool": ..., "args": ...}` dicts, one per `call_tool` | appending |
+        | `attempts` | int, one per fetch | adding: `Annotated[int, operator.add]` |
+        | anything else you need (`order`, `tool`, `args`, `ok`, `rows`, `answer`) | your choice | none (last write wins) |
+
+        With a reducer, a node returns only the **new** items (`{"errors": [reason]}`); LangGraph
+        adds them to what is there.
+
+        ### Nodes (these names)
+
+        | node | does | returns (a partial update) |
+        |---|---|---|
+        | `pick` | order -> tool name and args, values unchanged | e.g. `{"tool": ..., "args": ...}` |
+        | `fetch` | exactly one `call_tool`; never raises | the call, one attempt, the rows or the error |
+        | `reply` | answer from the **first row**: contains sku, region, bin and count | `{"answer": ...}` |
+        | `giveup` | answer containing the **last reason** in `errors` | `{"answer": ...}` |
+
+        ### Functions
+
+        | function | returns |
+        |---|---|
+        | `build_naive()` | the compiled graph: `START -> pick -> fetch -> reply or giveup -> END` |
+        | `run_naive(order)` | `{"ok", "answer", "rows", "errors", "calls"}` |
+
+        ### LangGraph in five lines
+
+        ```python
+        graph = StateGraph(State)
+        graph.add_node("pick", pick)                  # and the others
+        graph.add_edge(START, "pick")
+        graph.add_conditional_edges("fetch", choose, ["reply", "giveup"])  # choose(state) -> node name
+        app = graph.compile(); final = app.invoke({"order": order})
+        ```
+        """,
+    "task": """\
+        In `agtool/tools.py`:
+
+        1. `State` with `errors` and `calls` (appending) and `attempts` (adding), plus your fields.
+        2. Nodes `pick`, `fetch`, `reply`, `giveup`.
+        3. `build_naive()` and `run_naive(order)`.
+        """,
+    "hints": """\
+        - Nodes return a new dict and never change the `state` they receive.
+        - In `fetch`, store a copy of the arguments in `calls` (`dict(args)`), so a later
+          change cannot rewrite history.
+        - The routing function after `fetch` looks at whether the call succeeded and returns
+          `"reply"` or `"giveup"`.
+        - `run_naive` picks the five keys out of the final state; `rows` may be empty on giveup.
+        """,
+    "playground": """\
+        Choose an order (or type one) and run it through your `run_naive`: the drawing shows
+        the nodes it visited, with the reason under each failed fetch; the nodes it never
+        reached are grey.
+        """,
+    "playground_code": "from grader.playground import path_playground\npath_playground(6)",
+}
+
+NB07 = {
+    "file": "07_repair_loop.ipynb",
+    "title": "Step 7 · Read the reason, fix, try again",
+    "goal": "Add a `repair` node that reads the last reason, fixes the next attempt, and loops back to `fetch` at most `MAX_ATTEMPTS` times.",
+    "minutes": 30,
+    "why": """\
+        A precise reason is worth more than a retry. Told exactly what was wrong, a model's
+        first retry succeeded 94% of the time; told only that something failed, 58%, and it
+        often "fixed" the call into a different wrong one. Here the reason is in the state
+        (step 6), so the fix can be chosen by reading it, not by guessing.
+
+        Three rules keep a repair loop honest:
+
+        - **Only some reasons are repairable.** A wrong region has a documented fallback; a
+          limit out of range can be clamped; a tool that returns too much can be swapped for
+          the one that honours `limit`. An empty result stays empty however often you ask,
+          and a tool that raised needs a person, not a loop.
+        - **The loop is bounded.** `MAX_ATTEMPTS` fetches, then an honest give-up; an
+          unbounded retry loop is a bill with no ceiling.
+        - **Every fix is written down** in `fixes`, so the answer can be traced to the call
+          that really ran, not the one first asked for.
+        """,
+    "notes": """\
+        ### Names
+
+        | name | value / job |
+        |---|---|
+        | `MAX_ATTEMPTS` | `3`: fetches allowed per order; read while the graph runs |
+        | `FALLBACK_REGION` | `"central"` |
+        | `REPAIRS` | reason -> fix (your format: functions, tuples, ...) |
+        | `can_repair(reason)` | `True` when `REPAIRS` has a fix for it |
+        | `repair` node | reads the last reason in `errors`, applies the fix, appends a description to `fixes` |
+        | `build_graph()` | compiled graph with the repair loop |
+        | `handle(order)` | `{"ok", "answer", "rows", "errors", "calls", "fixes", "attempts", "tool_runs"}` |
+
+        ### Repairs
+
+        | reason | fix | repairable |
+        |---|---|---|
+        | `args:allowed:region` | region becomes `FALLBACK_REGION` | yes |
+        | `args:range:limit` | clamp into `1..MAX_ROWS` | yes |
+        | `result:too_big` | switch the tool to `stock_lookup` | yes |
+        | `result:empty` | asking again gives the same | **no** |
+        | `raised:...` | any exception | **no** |
+        | others | your choice | |
+
+        ### After a failed fetch
+
+        | condition | next node |
+        |---|---|
+        | `can_repair(last reason)` and fewer than `MAX_ATTEMPTS` fetches so far | `repair`, then `fetch` again |
+        | otherwise | `giveup` |
+
+        `fixes` is a list with an appending reducer (add it to `State`). `tool_runs` is
+        `sum(CALLS.values())` after the run minus before it.
+
+        ### Expected
+
+        | order | result |
+        |---|---|
+        | `{"sku": "SKU-1001", "region": "mars", "limit": 2}` | ok, one fix, `attempts == 2`, `tool_runs == 1` |
+        | `{"sku": "SKU-9999", "region": "north", "limit": 2}` | not ok, no fix, the answer names `result:empty` |
+        """,
+    "task": """\
+        In `agtool/tools.py`:
+
+        1. `MAX_ATTEMPTS = 3`, `REPAIRS`, `can_repair(reason)`.
+        2. The `repair` node, and `fixes` in `State`.
+        3. `build_graph()` with the loop, and `handle(order)`.
+        """,
+    "hints": """\
+        - Read `MAX_ATTEMPTS` inside the routing function (the module global), not as a
+          default argument: the grader changes it between runs and expects the limit to follow.
+        - `attempts` counts fetches, so after the first failed fetch it is `1`.
+        - A repair may make a call that still fails (`SKU-5000` has no `central` stock):
+          the loop then gives up with the new reason.
+        - Because of the cache, running the same order twice can give `tool_runs == 0`.
+        """,
+    "playground": """\
+        Run orders through your `handle` and watch the path: a wrong region should go
+        `fetch -> repair -> fetch -> reply`; `SKU-9999` straight to `giveup`. Lower
+        `MAX_ATTEMPTS` to 1 and the wrong region gives up too.
+        """,
+    "playground_code": "from grader.playground import path_playground\npath_playground(7)",
+}
+
+NB08 = {
+    "file": "08_report.ipynb",
+    "title": "Step 8 · Write down what you measured",
+    "goal": "Write `write_report(folder=None)`, which runs your module, measures seven facts and writes them to `tool_report.json` and `tool_report.md`.",
+    "minutes": 20,
+    "why": """\
+        A claim about a tool boundary is worth only what was measured. "Bad arguments never
+        reach the tool" is a number (body runs after bad calls: 0), and so is "repeats are
+        free" (body runs on the second identical call: 0). The grader does not read your
+        explanations: it runs `write_report` in a scratch folder, compares every number with
+        its own measurement of your module, and changes your module (a smaller
+        `MAX_ATTEMPTS`, for instance) to tell measured numbers from typed ones.
+        """,
+    "notes": """\
+        ### `tool_report.json` (and the returned dict)
+
+        | key | how to measure it | correct module |
+        |---|---|---|
+        | `tools` | sorted names in `TOOLS` | `["legacy_stock", "stock_lookup"]` |
+        | `blocked_before_call` | tool body runs during calls with wrong arguments | `0` |
+        | `bad_result_reasons` | sorted reasons `validate_result` gives four bad results you make, one of each kind | `["empty", "range", "shape", "too_big"]` |
+        | `memo_second_call_runs` | body runs during the second of two identical successful calls | `0` |
+        | `repaired` | `handle` of an order with a wrong region ended ok after a fix | `true` |
+        | `attempts` | that `handle`'s attempts | `2` |
+        | `gave_up` | `not ok` of `handle` on an order with an empty result | `true` |
+
+        ### `tool_report.md`: four `##` sections, all from one set
+
+        | original (Korean) | English |
+        |---|---|
+        | `## 도구 계약을 어디에 적었나` | `## Where the tool contract is written` |
+        | `## 부르기 전에 무엇을 막았나` | `## What was blocked before calling` |
+        | `## 돌려준 결과를 어떻게 믿지 않았나` | `## How returned results were not trusted` |
+        | `## 실패를 어떤 경로로 다뤘나` | `## How failure was handled as a path` |
+
+        The last section states the attempt limit as a number: the value of `MAX_ATTEMPTS`
+        when the report is written.
+
+        `folder` defaults to the folder holding your module file (`Path(__file__).parent`).
+        """,
+    "task": """\
+        In `agtool/tools.py`, write `write_report(folder=None) -> dict` that measures the seven
+        values by running your own functions, writes both files into `folder`, and returns
+        the dict. Then write the real files next to your module from a cell:
+
+        ```python
+        from grader.locate import load_module
+        load_module().write_report()
+        ```
+        """,
+    "hints": """\
+        - Count body runs as the difference of `sum(CALLS.values())` before and after.
+        - For `memo_second_call_runs`, remove the key from `CACHE` first so the first call is
+          a real one; otherwise an earlier call may already have filled it.
+        - `json.dumps(report, ensure_ascii=False, indent=2)` keeps the Korean headings
+          readable if you use that set; write files with `encoding="utf-8"`.
+        - Put `MAX_ATTEMPTS` into the text with an f-string at the time of writing.
+        """,
+    "playground": """\
+        The button runs your `write_report` in a scratch folder (not next to your module)
+        with a fresh import, then shows both files: each JSON value beside what a correct
+        module gives, and the Markdown rendered. Change `MAX_ATTEMPTS` to see whether your
+        report follows it.
+        """,
+    "playground_code": "from grader.playground import report_playground\nreport_playground()",
+}
+
+NOTEBOOKS = [NB01, NB02, NB03, NB04, NB05, NB06, NB07, NB08]
+
+
+# --------------------------------------------------------------------------
+# Assembly
+# --------------------------------------------------------------------------
+
+
+def _navigation(step: int) -> str:
+    prev_link = f"[← {NOTEBOOKS[step - 2]['file']}]({NOTEBOOKS[step - 2]['file']})" if step > 1 else "[← README](README.md)"
+    next_link = (f"[{NOTEBOOKS[step]['file']} →]({NOTEBOOKS[step]['file']})" if step < len(NOTEBOOKS)
+                 else "[09_noisy_model.ipynb →](09_noisy_model.ipynb)")
+    return f"{prev_link} · step {step} of 8 · {next_link}"
+
+
+def _fill(text: str) -> str:
+    # Inserted after dedent: the multi-line blocks would break its common indent.
+    return text.replace("@STOCK_TABLE@", stock_table()).replace("@STOCK_BLOCK@", stock_block())
+
+
+def build(step: int) -> nbformat.NotebookNode:
+    """The notebook of one step, without outputs and with stable cell ids."""
+    spec = NOTEBOOKS[step - 1]
+    header = dedent(f"""\
+        # {spec['title']}
+
+        **Goal:** {spec['goal']}
+
+        *About {spec['minutes']} minutes.* {_navigation(step)}
+        """)
+    task = "## Your task\n\n" + dedent(spec["task"]) + (
+        "\n<details>\n<summary><b>Hints</b> (click to open)</summary>\n\n"
+        + dedent(spec["hints"]) + "\n</details>\n"
+    )
+    closing = (
+        f"When every row is green, go on to **[{NOTEBOOKS[step]['file']}]({NOTEBOOKS[step]['file']})**."
+        if step < len(NOTEBOOKS)
+        else "When every row is green, your module does everything the lab asks. To grade all eight "
+        "steps at once: `agtool-grade agtool/` from the repository root. "
+        "Extra: [09_noisy_model.ipynb](09_noisy_model.ipynb)."
+    )
+    cells = [
+        ("markdown", header),
+        ("markdown", "## Why it matters\n\n" + dedent(spec["why"])),
+        ("markdown", "## Notes\n\n" + _fill(dedent(spec["notes"]))),
+        ("markdown", task),
+        ("markdown", setup_md(step)),
+        ("code", SETUP_CODE),
+        ("markdown", playground_md(spec["playground"])),
+        ("code", spec["playground_code"]),
+        ("markdown", check_md(step)),
+        ("code", check_code(step)),
+        ("markdown", closing),
+    ]
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    }
+    for i, (kind, source) in enumerate(cells):
+        source = source.rstrip("\n")
+        cell = nbformat.v4.new_code_cell(source) if kind == "code" else nbformat.v4.new_markdown_cell(source)
+        cell.id = f"step{step}-{i:02d}"  # fixed ids: a rebuild of unchanged text is byte-identical
+        nb.cells.append(cell)
+    return nb
+
+
+def render(step: int) -> str:
+    """The notebook file's text, exactly as written to disk."""
+    return nbformat.writes(build(step)) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    for step, spec in enumerate(NOTEBOOKS, start=1):
+        nb = build(step)
+        nbformat.validate(nb)
+        (LABS / spec["file"]).write_text(render(step), encoding="utf-8")
+        print(f"wrote labs/{spec['file']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
