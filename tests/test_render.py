@@ -1,0 +1,86 @@
+"""Renderers against golden files. Refresh them with ``UPDATE_GOLDEN=1 pytest tests/test_render.py``."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from grader.render import render_json, render_markdown, render_text
+from grader.report import CheckResult, Report
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+REPLAY = "agtool-grade check 'my work/tools.py' --only {} --seed 4242"
+
+
+def sample_report() -> Report:
+    """A fixed report with passes, failures, a multi-line message, learner output and non-ASCII text."""
+    return Report(seed=4242, path="my work/tools.py", checks=[
+        CheckResult(id="step1/stock_rows", step=1, passed=True, points=2, max_points=2, title="STOCK holds the 19 rows"),
+        CheckResult(id="step1/calls_counter", step=1, passed=False, points=0, max_points=1,
+                    title="Tools count their runs | first line", call="stock_lookup('SKU-1001', 'north', 2)",
+                    expected="CALLS['stock_lookup'] == 1", got="0",
+                    message="The tool ran but its counter did not move.",
+                    hint="Add 1 to CALLS[<own name>] on the tool's first line.",
+                    reproduce=REPLAY.format("step1/calls_counter")),
+        CheckResult(id="step2/type_bool_limit", step=2, passed=False, points=0, max_points=3,
+                    title="bool is not an int", call="validate_args('stock_lookup', {'limit': True, ...})",
+                    expected="'type:limit'", got="''",
+                    message="Traceback (most recent call last):\n  File \"tools.py\", line 3\nValueError: `x`",
+                    hint="isinstance(True, int) is True; check bool first.",
+                    reproduce=REPLAY.format("step2/type_bool_limit")),
+        CheckResult(id="step2/unknown_tool", step=2, passed=True, points=1, max_points=1, title="Unknown tool"),
+    ], output={"1": "결과: 100/100 PASSED\n```\nnot a fence\n", "2": ""})
+
+
+def import_error_report() -> Report:
+    error = "Your module could not be imported: SyntaxError at tools.py line 3: invalid syntax\n    3 | def f(:"
+    return Report(seed=7, path="tools.py", error=error, checks=[
+        CheckResult(id=f"step{n}/x", step=n, passed=False, points=0, max_points=1, title="x", message=error,
+                    hint="h", reproduce=f"agtool-grade check tools.py --only step{n}/x --seed 7") for n in (1, 2)])
+
+
+CASES = {
+    "report.md": lambda: render_markdown(sample_report()),
+    "report.json": lambda: render_json(sample_report()),
+    "report.txt": lambda: render_text(sample_report()),
+    "import_error.md": lambda: render_markdown(import_error_report()),
+    "import_error.txt": lambda: render_text(import_error_report()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rendering_matches_golden_file(name):
+    rendered = CASES[name]()
+    golden = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(rendered, encoding="utf-8")
+    assert golden.exists(), f"missing {golden}; create it with UPDATE_GOLDEN=1 pytest tests/test_render.py"
+    assert rendered == golden.read_text(encoding="utf-8")
+
+
+def test_json_round_trips_to_the_same_report():
+    report = sample_report()
+    again = Report.from_dict(json.loads(render_json(report)))
+    assert again.to_dict() == report.to_dict()
+
+
+def test_every_failure_detail_appears_in_text_and_markdown():
+    report = sample_report()
+    for rendered in (render_text(report), render_markdown(report)):
+        for check in report.failed:
+            for value in (check.call, check.expected, check.got, check.hint, check.reproduce):
+                assert value in rendered
+        assert "4242" in rendered
+
+
+def test_import_error_is_printed_once_not_per_check():
+    for rendered in (render_text(import_error_report()), render_markdown(import_error_report())):
+        assert rendered.count("could not be imported") == 1
+        assert rendered.count("FAIL") >= 2
+
+
+def test_text_lines_start_with_a_clear_mark():
+    check_lines = [line.strip() for line in render_text(sample_report()).splitlines() if "  step" in line]
+    assert [line.split()[0] for line in check_lines] == ["PASS", "FAIL", "FAIL", "PASS"]
