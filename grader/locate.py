@@ -41,6 +41,7 @@ def resolve_submission(path: "str | os.PathLike[str]") -> Path:
     if p.is_dir():
         for candidate in (p / "tools.py", p / "agtool" / "tools.py"):
             if candidate.is_file():
+                _refuse_link_outside(candidate, p)
                 return candidate
         raise SubmissionNotFound(
             f"{p} is a folder without tools.py or agtool/tools.py. Point at the folder that holds "
@@ -48,7 +49,23 @@ def resolve_submission(path: "str | os.PathLike[str]") -> Path:
         )
     if not p.is_file():
         raise SubmissionNotFound(f"{p} is not a regular file. Give the path of your tools.py.")
+    _refuse_link_outside(p, p.parent)
     return p
+
+
+def _refuse_link_outside(file: Path, folder: Path) -> None:
+    """Refuse a module that is, or lies under, a symbolic link leading out of ``folder``.
+
+    A submission is graded for what it holds: a ``tools.py`` linked to a file
+    elsewhere (another learner's, say) would be graded as this learner's work.
+    Links that stay inside the folder are fine.
+    """
+    real, real_folder = file.resolve(), folder.resolve()
+    if real_folder not in real.parents:
+        raise SubmissionNotFound(
+            f"{file} is a symbolic link to {real}, outside {folder}. The grader does not follow links "
+            "out of a submission: copy the file into the folder instead of linking to it."
+        )
 
 
 def learner_path(path: "str | os.PathLike[str] | None" = None) -> Path:
