@@ -1,0 +1,246 @@
+"""Random cases drawn in the parent: arguments, results and orders from LAB_SPEC facts.
+
+Everything here is plain data built from a ``random.Random`` the engine seeds
+per check, so the same seed gives the same cases and another seed other
+values. The table and constants are the spec's own (LAB_SPEC "Step 1"), not
+imported from any solution: the grader judges from the spec.
+
+Example::
+
+    >>> import random
+    >>> tool, args, reason = single_defect(random.Random(1), "range_high")
+    >>> reason, args["limit"] > MAX_ROWS
+    ('range:limit', True)
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+REGIONS = ["north", "south", "east", "west", "central"]
+FALLBACK_REGION = "central"
+MAX_ROWS = 5
+MAX_ATTEMPTS = 3
+TOOL_NAMES = ["stock_lookup", "legacy_stock"]
+ARG_NAMES = ["sku", "region", "limit"]
+
+_ROWS = """
+SKU-1001 north N-01 12|SKU-1001 north N-02 4|SKU-1001 south S-01 7|SKU-1001 central C-01 30
+SKU-2040 east E-01 3|SKU-2040 west W-01 0|SKU-2040 central C-02 15
+SKU-3300 north N-11 2|SKU-3300 north N-12 5|SKU-3300 north N-13 1|SKU-3300 north N-14 9
+SKU-3300 north N-15 4|SKU-3300 north N-16 6|SKU-3300 north N-17 3|SKU-3300 central C-03 11
+SKU-4411 south S-02 22|SKU-4411 west W-02 5|SKU-4411 central C-04 9|SKU-5000 west W-03 2
+"""
+STOCK = [
+    {"sku": s, "region": r, "bin": b, "count": int(c)}
+    for line in _ROWS.replace("\n", "|").split("|") if line.strip()
+    for s, r, b, c in [line.split()]
+]
+SKUS = sorted({row["sku"] for row in STOCK})
+UNKNOWN_SKU = "SKU-9999"
+
+# Values a model plausibly writes for a region that is not allowed.
+BAD_REGIONS = ["North", "NORTH", "nrth", "mars", "centre", " north", "north ", "South-East",
+               "", "eu-west", "Central", "westt", "n"]
+EXTRA_ARGS = {"color": "red", "warehouse": "W1", "qty": 3, "unit": "box", "urgent": True,
+              "note": "rush", "sort": "count"}
+UNKNOWN_TOOLS = ["stock_lookups", "lookup", "StockLookup", "delete_stock", "stock-lookup",
+                 "inventory", "legacy", ""]
+WORD_NUMBERS = ["two", "five", "three", "many", "all", "1O"]
+EXCEPTION_TYPES = ["KeyError", "ValueError", "ZeroDivisionError", "RuntimeError",
+                   "LookupError", "TimeoutError", "ConnectionError", "IndexError"]
+CUSTOM_EXCEPTION_NAMES = ["WarehouseOffline", "StockServiceDown", "LegacyApiError", "BinLocked"]
+
+REPAIRABLE = ["args:allowed:region", "args:range:limit", "result:too_big"]
+
+
+def rows_for(sku: str, region: str, limit: "int | None" = None) -> list[dict]:
+    """Rows ``{"bin", "count"}`` of the spec table for one sku and region, in table order.
+
+    >>> rows_for("SKU-2040", "west")
+    [{'bin': 'W-01', 'count': 0}]
+    """
+    rows = [{"bin": r["bin"], "count": r["count"]} for r in STOCK
+            if r["sku"] == sku and r["region"] == region]
+    return rows if limit is None else rows[:limit]
+
+
+def lookup_result(sku: str, region: str, limit: "int | None" = None) -> dict:
+    """The exact result a correct tool returns (``limit=None``: the legacy tool)."""
+    return {"sku": sku, "region": region, "rows": rows_for(sku, region, limit)}
+
+
+def stocked_pairs() -> list[tuple[str, str]]:
+    """(sku, region) pairs with at least one row, in table order, without repeats."""
+    seen: list[tuple[str, str]] = []
+    for row in STOCK:
+        pair = (row["sku"], row["region"])
+        if pair not in seen:
+            seen.append(pair)
+    return seen
+
+
+def random_valid_args(rng: random.Random, *, stocked: bool = False) -> dict:
+    """Valid arguments; ``stocked=True`` picks a (sku, region) that has rows."""
+    if stocked:
+        sku, region = rng.choice(stocked_pairs())
+    else:
+        sku = rng.choice(SKUS + [UNKNOWN_SKU])
+        region = rng.choice(REGIONS)
+    return {"sku": sku, "region": region, "limit": rng.randint(1, MAX_ROWS)}
+
+
+def shuffled(rng: random.Random, args: dict) -> dict:
+    """The same arguments in another insertion order (when there is one)."""
+    keys = list(args)
+    for _ in range(5):
+        rng.shuffle(keys)
+        if keys != list(args) or len(keys) < 2:
+            break
+    return {k: args[k] for k in keys}
+
+
+DEFECT_KINDS = ("unknown_tool", "missing", "extra", "type_wrong", "type_bool", "type_numeric_string",
+                "type_float", "allowed", "range_low", "range_high")
+
+
+def single_defect(rng: random.Random, kind: str) -> tuple[str, dict, str]:
+    """One call ``(tool, args, reason)`` with exactly one defect of ``kind``.
+
+    >>> single_defect(random.Random(3), "type_bool")[2]
+    'type:limit'
+    """
+    tool = rng.choice(TOOL_NAMES)
+    args = random_valid_args(rng)
+    if kind == "unknown_tool":
+        return rng.choice(UNKNOWN_TOOLS), args, "unknown_tool"
+    if kind == "missing":
+        name = rng.choice(ARG_NAMES)
+        del args[name]
+        return tool, shuffled(rng, args), f"missing:{name}"
+    if kind == "extra":
+        name = rng.choice(sorted(EXTRA_ARGS))
+        args[name] = EXTRA_ARGS[name]
+        return tool, shuffled(rng, args), f"extra:{name}"
+    if kind == "type_wrong":
+        name, value = rng.choice([
+            ("limit", rng.choice(WORD_NUMBERS)), ("limit", None), ("limit", [2]),
+            ("sku", rng.randint(1000, 9999)), ("sku", None), ("sku", ["SKU-1001"]),
+        ])
+        args[name] = value
+        return tool, args, f"type:{name}"
+    if kind == "type_bool":
+        args["limit"] = rng.choice([True, False])
+        return tool, args, "type:limit"
+    if kind == "type_numeric_string":
+        args["limit"] = str(rng.randint(1, MAX_ROWS))
+        return tool, args, "type:limit"
+    if kind == "type_float":
+        args["limit"] = float(rng.randint(1, MAX_ROWS))
+        return tool, args, "type:limit"
+    if kind == "allowed":
+        args["region"] = rng.choice(BAD_REGIONS)
+        return tool, args, "allowed:region"
+    if kind == "range_low":
+        args["limit"] = rng.choice([0, -1, rng.randint(-50, -2)])
+        return tool, args, "range:limit"
+    if kind == "range_high":
+        args["limit"] = rng.randint(MAX_ROWS + 1, 99)
+        return tool, args, "range:limit"
+    raise ValueError(f"unknown defect kind {kind!r}")
+
+
+# ---------------------------------------------------------------------------
+# Results (step 4)
+# ---------------------------------------------------------------------------
+
+
+def random_rows(rng: random.Random, n: int, *, prefix: str = "") -> list[dict]:
+    """``n`` well-formed rows with random bins and counts (0 included)."""
+    letters = prefix or rng.choice("NSEWCQZ")
+    return [{"bin": f"{letters}-{rng.randint(10, 99)}", "count": 0 if rng.random() < 0.2 else rng.randint(1, 999)}
+            for _ in range(n)]
+
+
+def random_valid_result(rng: random.Random, n: "int | None" = None) -> dict:
+    """A result that passes every rule of ``returns`` (1..MAX_ROWS rows)."""
+    n = rng.randint(1, MAX_ROWS) if n is None else n
+    return {"sku": rng.choice(SKUS), "region": rng.choice(REGIONS), "rows": random_rows(rng, n)}
+
+
+BAD_RESULT_KINDS = ("shape_not_dict", "shape_missing_key", "shape_key_type", "shape_bad_row",
+                    "empty", "too_big", "range")
+
+
+def bad_result(rng: random.Random, kind: str) -> tuple[Any, str]:
+    """A result with one defect of ``kind`` and the reason it must give.
+
+    The value may hold tuples; it travels encoded (``grader.encode``).
+
+    >>> bad_result(random.Random(0), "empty")[1]
+    'empty'
+    """
+    good = random_valid_result(rng)
+    if kind == "shape_not_dict":
+        value = rng.choice([good["rows"], list(good.items()), "rows", None, 42,
+                            (good["sku"], good["region"], good["rows"])])
+        return value, "shape"
+    if kind == "shape_missing_key":
+        del good[rng.choice(["sku", "region", "rows"])]
+        return good, "shape"
+    if kind == "shape_key_type":
+        key, value = rng.choice([("sku", 1001), ("sku", None), ("region", ["north"]),
+                                 ("rows", tuple(good["rows"])), ("rows", "N-01"), ("rows", None),
+                                 ("rows", {"bin": "N-01", "count": 1})])
+        good[key] = value
+        return good, "shape"
+    if kind == "shape_bad_row":
+        i = rng.randrange(len(good["rows"]))
+        row = good["rows"][i]
+        broken = rng.choice([
+            [row["bin"], row["count"]], f"{row['bin']}:{row['count']}", None,
+            {"bin": row["bin"]}, {"count": row["count"]},
+            {"bin": row["bin"], "count": str(row["count"])},
+            {"bin": row["bin"], "count": rng.choice([True, False])},
+            {"bin": rng.randint(1, 99), "count": row["count"]},
+            {"bin": row["bin"], "count": float(row["count"])},
+        ])
+        good["rows"][i] = broken
+        return good, "shape"
+    if kind == "empty":
+        good["rows"] = []
+        return good, "empty"
+    if kind == "too_big":
+        good["rows"] = random_rows(rng, rng.randint(MAX_ROWS + 1, 3 * MAX_ROWS))
+        return good, "too_big"
+    if kind == "range":
+        good["rows"][rng.randrange(len(good["rows"]))]["count"] = rng.randint(-99, -1)
+        return good, "range"
+    raise ValueError(f"unknown bad-result kind {kind!r}")
+
+
+# ---------------------------------------------------------------------------
+# Orders (steps 6-8)
+# ---------------------------------------------------------------------------
+
+
+def order(sku: str, region: Any, limit: Any, tool: "str | None" = None) -> dict:
+    """An order dict; ``tool`` is left out when ``None`` (the default tool applies)."""
+    out = {"sku": sku, "region": region, "limit": limit}
+    if tool is not None:
+        out["tool"] = tool
+    return out
+
+
+def repairable_region_order(rng: random.Random) -> dict:
+    """A wrong region for a sku that has stock in the fallback region."""
+    sku = rng.choice(sorted({s for s, r in stocked_pairs() if r == FALLBACK_REGION}))
+    return order(sku, rng.choice(BAD_REGIONS), rng.randint(1, MAX_ROWS))
+
+
+def out_of_range_limit(rng: random.Random) -> int:
+    return rng.choice([0, -1, rng.randint(-20, -2), rng.randint(MAX_ROWS + 1, 99)])
+
+
+def clamp(limit: int) -> int:
+    return min(max(limit, 1), MAX_ROWS)

@@ -1,0 +1,397 @@
+"""Child side: run one probe against the learner's module and report what happened.
+
+Nothing here judges. A probe is JSON (``{"kind", "params"}``) made in the
+parent by a check; :func:`run_probe` executes it against the module object of
+the step and returns a small JSON-able observation. Learner values are
+encoded type-strictly (``grader.encode``); learner ``Exception``\\ s become
+data (``{"raised": "KeyError", "message": ...}``); other ``BaseException``\\ s
+escape on purpose (the engine records them).
+
+Probes share one module object per step, so each probe first resets what it
+depends on (``CACHE`` cleared, spies and perturbed names restored in
+``finally``): an observation is the same whether the probe runs alone
+(``--only``) or after others.
+
+Probe kinds (``PROBES``):
+
+``calls``
+    A sequence of operations (``steps``) with optional spies in
+    ``TOOLS[name]["fn"]``: ``call`` a module function, ``set`` a module name,
+    ``contract`` (change or delete a value inside ``TOOLS``), ``add_tool``,
+    ``cache`` (read ``CACHE`` keys), ``attr`` (read a module name), ``keys``
+    (the keys of a module dict), ``report`` (run ``write_report`` and read the
+    two files back). After every operation the spy run counts and ``CALLS``
+    are recorded.
+``tools_table``
+    The structure of ``TOOLS`` (with type objects encoded as ``$class``).
+``state_reducers``
+    A two-node ``StateGraph`` over the learner's ``State``: which values the
+    reducers produce.
+``graph_nodes``
+    The node names and edges of a compiled graph from ``build_naive``/``build_graph``.
+
+Example (in-process, as the tests do)::
+
+    >>> import types
+    >>> m = types.SimpleNamespace(MAX_ROWS=5)
+    >>> run_probe(m, {"kind": "calls", "params": {"steps": [{"op": "attr", "name": "MAX_ROWS"}]}}, None)["records"][0]["value"]
+    5
+"""
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import shutil
+from typing import Any, Callable
+
+from grader import cases
+from grader.encode import decode, encode
+
+MAX_MESSAGE = 300
+MAX_SEEN = 12          # spy calls remembered per spy
+MAX_TEXT = 20000       # characters of tool_report.md sent back
+REPORT_FILES = ("tool_report.json", "tool_report.md")
+_MISSING = object()
+
+
+def _message(exc: BaseException) -> str:
+    # str(exc) may run learner code (a custom __str__); guard and cap it.
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001
+        text = "<str() of the exception failed>"
+    return text[:MAX_MESSAGE] if isinstance(text, str) else "<non-str message>"
+
+
+def _raised(exc: BaseException) -> dict:
+    return {"raised": type(exc).__name__, "message": _message(exc)}
+
+
+class SetupError(Exception):
+    """The grader could not prepare a probe (e.g. ``TOOLS`` has no entry to spy on)."""
+
+
+def run_probe(module: Any, probe: dict, ctx: Any) -> dict:
+    """Run one probe (``Probe.to_json()``) and return its JSON observation.
+
+    >>> run_probe(None, {"kind": "no_such_kind"}, None)
+    {'grader_error': "unknown probe kind 'no_such_kind'"}
+    """
+    kind = probe.get("kind")
+    fn = PROBES.get(kind)
+    if fn is None:
+        return {"grader_error": f"unknown probe kind {kind!r}"}
+    try:
+        return fn(module, probe.get("params") or {}, ctx)
+    except SetupError as exc:
+        return {"setup_error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - learner code failing is an observation
+        return _raised(exc)
+
+
+# ---------------------------------------------------------------------------
+# Spies
+# ---------------------------------------------------------------------------
+
+
+def _exception_class(spec: Any) -> type:
+    if isinstance(spec, dict) and "custom" in spec:
+        return type(str(spec["custom"]), (Exception,), {})
+    cls = getattr(builtins, str(spec), None)
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        return cls
+    raise SetupError(f"unknown exception type {spec!r}")
+
+
+class Spy:
+    """Stands in for ``TOOLS[name]["fn"]``: counts runs, then acts as ``spec`` says.
+
+    Modes: ``original`` (call the learner's function), ``return`` (a fresh copy
+    of ``value``), ``raise`` (an exception of type ``exc``), ``table`` (a
+    faithful tool over the spec's table, honouring ``limit`` unless
+    ``ignore_limit``).
+    """
+
+    def __init__(self, spec: dict, original: Callable) -> None:
+        self.spec = spec
+        self.original = original
+        self.runs = 0
+        self.seen: list[dict] = []
+        self.mode = spec.get("mode", "original")
+        if self.mode == "raise":
+            self.exc_class = _exception_class(spec.get("exc"))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.runs += 1
+        if len(self.seen) < MAX_SEEN:
+            self.seen.append({"positional": encode(list(args)), "kwargs": encode(kwargs)})
+        if self.mode == "original":
+            return self.original(*args, **kwargs)
+        if self.mode == "return":
+            return decode(self.spec.get("value"))
+        if self.mode == "raise":
+            raise self.exc_class("raised by the grader's spy")
+        if self.mode == "table":
+            bound = dict(zip(cases.ARG_NAMES, args))
+            bound.update(kwargs)
+            limit = None if self.spec.get("ignore_limit") else bound["limit"]
+            return cases.lookup_result(bound["sku"], bound["region"], limit)
+        raise SetupError(f"unknown spy mode {self.mode!r}")
+
+
+# ---------------------------------------------------------------------------
+# The "calls" probe
+# ---------------------------------------------------------------------------
+
+
+class _Session:
+    """One probe's changes to the module, undone in reverse order by :meth:`restore`."""
+
+    def __init__(self, module: Any, params: dict, ctx: Any) -> None:
+        self.module = module
+        self.ctx = ctx
+        self.undo: list[Callable[[], None]] = []
+        self.spies: dict[str, Spy] = {}
+        self.reports = 0
+
+    # -- setup --------------------------------------------------------------
+    def tools(self) -> dict:
+        tools = getattr(self.module, "TOOLS", _MISSING)
+        if tools is _MISSING:
+            raise SetupError("the module has no TOOLS")
+        if not isinstance(tools, dict):
+            raise SetupError(f"TOOLS is a {type(tools).__name__}, not a dict")
+        return tools
+
+    def install_spy(self, name: str, spec: dict) -> None:
+        tools = self.tools()
+        entry = tools.get(name)
+        if not isinstance(entry, dict) or "fn" not in entry:
+            raise SetupError(f"TOOLS[{name!r}] is not a dict with an 'fn' entry the grader can swap for its spy")
+        original = entry["fn"]
+        spy = Spy(spec, original)
+        entry["fn"] = spy
+        self.undo.append(lambda: entry.__setitem__("fn", original))
+        self.spies[name] = spy
+
+    def clear_cache(self) -> None:
+        cache = getattr(self.module, "CACHE", None)
+        if isinstance(cache, dict):
+            cache.clear()
+
+    def restore(self) -> None:
+        while self.undo:
+            self.undo.pop()()
+
+    # -- snapshots ----------------------------------------------------------
+    def snapshot(self) -> dict:
+        out = {"spy_runs": {name: spy.runs for name, spy in self.spies.items()}}
+        out["calls"] = encode(getattr(self.module, "CALLS", None))
+        return out
+
+    # -- operations ---------------------------------------------------------
+    def run(self, step: dict) -> dict:
+        op = step.get("op", "call")
+        handler = getattr(self, f"op_{op}", None)
+        if handler is None:
+            raise SetupError(f"unknown operation {op!r}")
+        try:
+            record = handler(step)
+        except SetupError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - learner code
+            record = _raised(exc)
+        record.update(self.snapshot())
+        return record
+
+    def op_call(self, step: dict) -> dict:
+        fn = getattr(self.module, step["fn"], _MISSING)
+        if fn is _MISSING:
+            return {"missing": step["fn"]}
+        args = decode(step.get("args", []))
+        kwargs = decode(step.get("kwargs", {}))
+        return {"value": encode(fn(*args, **kwargs))}
+
+    def op_attr(self, step: dict) -> dict:
+        value = getattr(self.module, step["name"], _MISSING)
+        return {"missing": step["name"]} if value is _MISSING else {"value": encode(value)}
+
+    def op_keys(self, step: dict) -> dict:
+        value = getattr(self.module, step["name"], _MISSING)
+        if not isinstance(value, dict):
+            return {"value": encode(None if value is _MISSING else value), "not_dict": True}
+        return {"value": encode(list(value.keys()))}
+
+    def op_cache(self, step: dict) -> dict:
+        cache = getattr(self.module, "CACHE", _MISSING)
+        if not isinstance(cache, dict):
+            return {"not_dict": True, "value": encode(None if cache is _MISSING else cache)}
+        return {"value": encode(list(cache.keys()))}
+
+    def op_set(self, step: dict) -> dict:
+        name, module = step["name"], self.module
+        old = getattr(module, name, _MISSING)
+        setattr(module, name, decode(step["value"]))
+        self.undo.append(lambda: delattr(module, name) if old is _MISSING else setattr(module, name, old))
+        return {}
+
+    def op_contract(self, step: dict) -> dict:
+        """Change (or with ``delete`` remove) ``TOOLS[path[0]][path[1]]...``."""
+        path = step["path"]
+        target: Any = self.tools()
+        for key in path[:-1]:
+            if not isinstance(target, dict) or key not in target:
+                raise SetupError(f"TOOLS has no {'/'.join(map(str, path[:-1]))} for the grader to change")
+            target = target[key]
+        if not isinstance(target, dict):
+            raise SetupError(f"TOOLS/{'/'.join(map(str, path[:-1]))} is not a dict")
+        last, parent = path[-1], target
+        old = parent.get(last, _MISSING)
+        if step.get("delete"):
+            parent.pop(last, None)
+        else:
+            parent[last] = decode(step["value"])
+        self.undo.append(lambda: parent.pop(last, None) if old is _MISSING else parent.__setitem__(last, old))
+        return {}
+
+    def op_add_tool(self, step: dict) -> dict:
+        """Add a copy of an existing entry under a new name (to see ``tools`` follow)."""
+        tools = self.tools()
+        source = tools.get(step["like"])
+        if not isinstance(source, dict):
+            raise SetupError(f"TOOLS[{step['like']!r}] is not a dict the grader can copy")
+        name = step["name"]
+        tools[name] = dict(source)
+        self.undo.append(lambda: tools.pop(name, None))
+        return {}
+
+    def op_clear_cache(self, step: dict) -> dict:
+        self.clear_cache()
+        return {}
+
+    def op_report(self, step: dict) -> dict:
+        """Run ``write_report`` into a new scratch folder (or its default) and read both files."""
+        fn = getattr(self.module, "write_report", _MISSING)
+        if fn is _MISSING:
+            return {"missing": "write_report"}
+        if step.get("folder") == "default":
+            folder = os.path.dirname(os.path.abspath(self.ctx.module_path))
+            for name in REPORT_FILES:
+                path = os.path.join(folder, name)
+                if os.path.lexists(path):
+                    os.remove(path)
+            value = fn()
+        else:
+            self.reports += 1
+            folder = os.path.join(self.ctx.scratch, f"grader_report_{os.getpid()}_{self.reports}")
+            shutil.rmtree(folder, ignore_errors=True)
+            os.makedirs(folder)
+            value = fn(folder=folder)
+        return {"value": encode(value), "files": _read_report_files(folder)}
+
+
+def _read_report_files(folder: str) -> dict:
+    out: dict = {}
+    json_path = os.path.join(folder, REPORT_FILES[0])
+    md_path = os.path.join(folder, REPORT_FILES[1])
+    out["json_exists"] = os.path.isfile(json_path)
+    out["md_exists"] = os.path.isfile(md_path)
+    if out["json_exists"]:
+        try:
+            with open(json_path, encoding="utf-8") as fh:
+                out["json"] = encode(json.load(fh))
+        except (ValueError, OSError) as exc:
+            out["json_error"] = f"{type(exc).__name__}: {_message(exc)}"
+    if out["md_exists"]:
+        try:
+            with open(md_path, encoding="utf-8") as fh:
+                out["md"] = fh.read(MAX_TEXT)
+        except (ValueError, OSError) as exc:
+            out["md_error"] = f"{type(exc).__name__}: {_message(exc)}"
+    return out
+
+
+def probe_calls(module: Any, params: dict, ctx: Any) -> dict:
+    """Run ``params["steps"]`` with ``params["spies"]`` installed; see the module docstring."""
+    if params.get("fresh"):
+        module = ctx.fresh_module()
+    session = _Session(module, params, ctx)
+    try:
+        if params.get("clear_cache", True):
+            session.clear_cache()
+        for name, spec in (params.get("spies") or {}).items():
+            session.install_spy(name, spec)
+        start = session.snapshot()
+        records = [session.run(step) for step in params.get("steps", [])]
+        spies_seen = {name: spy.seen for name, spy in session.spies.items()}
+        return {"start": start, "records": records, "spy_seen": spies_seen}
+    finally:
+        session.restore()
+
+
+# ---------------------------------------------------------------------------
+# Structure probes
+# ---------------------------------------------------------------------------
+
+
+def probe_tools_table(module: Any, params: dict, ctx: Any) -> dict:
+    """The shape of ``TOOLS``: entry keys, whether ``fn`` is the module's function, args, returns."""
+    tools = getattr(module, "TOOLS", _MISSING)
+    if not isinstance(tools, dict):
+        return {"not_dict": True, "value": encode(None if tools is _MISSING else tools)}
+    entries = {}
+    for name in list(tools)[:10]:
+        entry = tools[name]
+        if not isinstance(name, str):
+            continue
+        if not isinstance(entry, dict):
+            entries[name] = {"not_dict": True, "value": encode(entry)}
+            continue
+        own = getattr(module, name, _MISSING)
+        entries[name] = {
+            "keys": encode(list(entry.keys())),
+            "fn_is_module_function": own is not _MISSING and entry.get("fn") is own,
+            "args": encode(entry.get("args")),
+            "returns": encode(entry.get("returns")),
+        }
+    return {"names": encode(list(tools.keys())), "entries": entries}
+
+
+def probe_state_reducers(module: Any, params: dict, ctx: Any) -> dict:
+    """Invoke a two-node graph over ``State``; report the listed fields of the final state."""
+    from langgraph.graph import END, START, StateGraph
+
+    state = getattr(module, "State", _MISSING)
+    if state is _MISSING:
+        return {"missing": "State"}
+    graph = StateGraph(state)
+    names = ["grader_first_node", "grader_second_node"]
+    for name, update in zip(names, params["updates"]):
+        graph.add_node(name, lambda _state, update=update: decode(update))
+    graph.add_edge(START, names[0])
+    graph.add_edge(names[0], names[1])
+    graph.add_edge(names[1], END)
+    final = graph.compile().invoke(decode(params["initial"]))
+    if not isinstance(final, dict):
+        return {"final_not_dict": encode(final)}
+    return {"final": {field: encode(final.get(field, None)) for field in params["fields"]}}
+
+
+def probe_graph_nodes(module: Any, params: dict, ctx: Any) -> dict:
+    """Node names and edges of ``<builder>().get_graph()``."""
+    builder = getattr(module, params["builder"], _MISSING)
+    if builder is _MISSING:
+        return {"missing": params["builder"]}
+    drawable = builder().get_graph()
+    nodes = sorted(str(n) for n in drawable.nodes)
+    edges = sorted([str(e.source), str(e.target)] for e in drawable.edges)
+    return {"nodes": nodes, "edges": edges}
+
+
+PROBES: dict[str, Callable[[Any, dict, Any], dict]] = {
+    "calls": probe_calls,
+    "tools_table": probe_tools_table,
+    "state_reducers": probe_state_reducers,
+    "graph_nodes": probe_graph_nodes,
+}
