@@ -58,11 +58,12 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
     started = time.monotonic()
     file = resolve_submission(path)
     steps = _valid_steps(steps)
+    runner = runner or warm.shared_runner()
+    runner.prestart()  # on a cold start it imports LangGraph while we load the checks
     checks = checks_for(steps, list(only) if only else None)
     seed = random.randint(0, 999_999) if seed is None else int(seed)
     limits = Limits.from_value(limits, timeout=timeout)
     source = _read_source(file)
-    runner = runner or warm.shared_runner()
     report = Report(seed=seed, path=str(file))
     replay = _ReplayCommand(file, seed, limits.timeout)
 

@@ -380,6 +380,7 @@ class WarmRunner:
         self.python = python or sys.executable
         self.extra_sys_path = [str(p) for p in extra_sys_path]
         self._proc: "subprocess.Popen | None" = None
+        self._ready = False
         self._owner = os.getpid()
         self._lock = threading.Lock()
         self._jobs = itertools.count(1)
@@ -441,7 +442,26 @@ class WarmRunner:
 
     # -- internals
 
+    def prestart(self) -> None:
+        """Begin starting the warm parent without waiting for it (it imports while we work)."""
+        with self._lock:
+            self._spawn()
+
     def _ensure_started(self) -> None:
+        self._spawn()
+        if self._ready:
+            return
+        try:
+            ready = self._read_line(STARTUP_TIMEOUT_SECONDS)
+        except WarmUnavailable:
+            self._kill()
+            raise
+        if ready.get("type") != "ready":
+            self._kill()
+            raise WarmUnavailable(f"unexpected first message from the grader's worker: {ready!r}")
+        self._ready = True
+
+    def _spawn(self) -> None:
         if self._owner != os.getpid():  # we were forked: the process belongs to our parent
             self._proc, self._owner = None, os.getpid()
         if self._proc is not None and self._proc.poll() is None:
@@ -458,15 +478,8 @@ class WarmRunner:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
             env=env, cwd=tempfile.gettempdir(), start_new_session=True, close_fds=True,
         )
+        self._ready = False
         self.starts += 1
-        try:
-            ready = self._read_line(STARTUP_TIMEOUT_SECONDS)
-        except WarmUnavailable:
-            self._kill()
-            raise
-        if ready.get("type") != "ready":
-            self._kill()
-            raise WarmUnavailable(f"unexpected first message from the grader's worker: {ready!r}")
 
     def _send(self, job: dict) -> None:
         self._proc.stdin.write(json.dumps(job).encode() + b"\n")
