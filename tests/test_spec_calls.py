@@ -298,6 +298,35 @@ def test_step2_bool_is_never_an_int(sol):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_step2_reasons_are_plain_str(sol, seed):
+    rng = random.Random(seed)
+    for tool, args, _ in one_defect_cases(rng) + [("stock_lookup", random_valid_args(rng), "")]:
+        assert type(sol.validate_args(tool, args)) is str
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_step2_reads_only_the_contract_table(sol, spies, seed):
+    # Change the contract in TOOLS (new objects, so nothing else is touched) and
+    # see the verdicts follow it.
+    rng = random.Random(seed)
+    tool = rng.choice(TOOL_NAMES)
+    args = sol.TOOLS[tool]["args"] = {name: dict(rule) for name, rule in sol.TOOLS[tool]["args"].items()}
+    new_max = rng.randint(1, SPEC_MAX_ROWS - 1)
+    args["limit"]["max"] = new_max
+    new_region = random_word(rng)
+    args["region"]["allowed"] = [*SPEC_REGIONS, new_region]
+    base = {"sku": "SKU-1001", "region": "north"}
+    assert sol.validate_args(tool, {**base, "limit": new_max}) == ""
+    assert sol.validate_args(tool, {**base, "limit": new_max + 1}) == "range:limit"
+    assert sol.validate_args(tool, {**base, "region": new_region, "limit": 1}) == ""
+    args["color"] = {"type": str, "required": False}
+    assert sol.validate_args(tool, {**base, "limit": 1, "color": "red"}) == ""
+    sol.TOOLS["brand_new"] = {"fn": spies[tool], "args": {"q": {"type": int, "required": True}}, "returns": {}}
+    assert sol.validate_args("brand_new", {"q": 3}) == ""
+    assert sol.validate_args("brand_new", {"q": "3"}) == "type:q"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_step2_validate_args_never_runs_a_tool_body(sol, spies, seed):
     rng = random.Random(seed)
     cases = one_defect_cases(rng) + [(rng.choice(TOOL_NAMES), random_valid_args(rng), "") for _ in range(10)]
@@ -359,6 +388,13 @@ def test_step3_a_raising_tool_becomes_raised_and_its_class_name(sol, spies, seed
     assert sum(len(s.calls) for s in spies.values()) == len(raisers)
 
 
+@pytest.mark.parametrize("arg", ["sku", "region", "limit"])
+def test_step3_an_exploding_argument_is_refused_as_a_value(sol, spies, arg):
+    args = {"sku": "SKU-1001", "region": "north", "limit": 2, arg: Poison()}
+    assert sol.call_tool("stock_lookup", args) == {"ok": False, "value": None, "error": f"args:type:{arg}"}
+    assert spies["stock_lookup"].calls == []
+
+
 def test_step3_real_tools_through_the_door(sol):
     ok = sol.call_tool("stock_lookup", {"sku": "SKU-2040", "region": "west", "limit": 3})
     # A count of 0 is an empty bin, which is valid stock, not an empty result.
@@ -394,6 +430,7 @@ def bad_results(rng: random.Random) -> list[tuple[object, str]]:
         with_rows([{"bin": rng.randint(0, 9), "count": 1}]),
         with_rows([{"bin": "A", "count": str(rng.randint(0, 9))}]),
         with_rows([{"bin": "A", "count": float(rng.randint(0, 9))}]),
+        with_rows([{"bin": "A", "count": rng.choice([True, False])}]),  # bool is not an int here either
     ]
     too_big = [{"bin": f"B-{i}", "count": 1} for i in range(rng.randint(SPEC_MAX_ROWS + 1, 12))]
     negative = [dict(r) for r in good["rows"]]
@@ -418,6 +455,25 @@ def test_step4_each_bad_result_gives_its_reason(sol, seed):
     rng = random.Random(seed)
     for value, reason in bad_results(rng):
         assert sol.validate_result(rng.choice(TOOL_NAMES), value) == reason, value
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_step4_reads_only_the_contract_returns(sol, seed):
+    rng = random.Random(seed)
+    tool = rng.choice(TOOL_NAMES)
+    returns = sol.TOOLS[tool]["returns"] = {
+        "keys": dict(sol.TOOLS[tool]["returns"]["keys"]),
+        "rows": {"max_len": rng.randint(1, 3), "item": {"bin": {"type": str}, "count": {"type": int, "min": 5}}},
+    }
+    max_len = returns["rows"]["max_len"]
+    rows = [{"bin": f"B-{i}", "count": 5} for i in range(max_len)]
+    result = {"sku": "SKU-1001", "region": "north", "rows": rows}
+    assert sol.validate_result(tool, result) == ""
+    assert sol.validate_result(tool, {**result, "rows": rows + [{"bin": "B-x", "count": 9}]}) == "too_big"
+    assert sol.validate_result(tool, {**result, "rows": [{"bin": "B-0", "count": 4}]}) == "range"
+    returns["keys"]["note"] = str
+    assert sol.validate_result(tool, result) == "shape"
+    assert sol.validate_result(tool, {**result, "note": "fresh"}) == ""
 
 
 @pytest.mark.parametrize("seed", SEEDS)

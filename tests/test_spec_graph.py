@@ -226,6 +226,7 @@ def test_step7_worked_example_wrong_region(sol):
     got = sol.handle({"sku": "SKU-1001", "region": "mars", "limit": 2})
     assert set(got) == HANDLE_KEYS
     assert got["ok"] is True
+    assert type(got["attempts"]) is int and type(got["tool_runs"]) is int and type(got["answer"]) is str
     assert len(got["fixes"]) == 1 and got["attempts"] == 2 and got["tool_runs"] == 1
     assert got["errors"] == ["args:allowed:region"]
     assert got["rows"] == CENTRAL["SKU-1001"]
