@@ -1,0 +1,145 @@
+"""Step 3 checks: ``call_tool`` is the one door; failure comes back as a value."""
+from __future__ import annotations
+
+import random
+
+from grader import cases
+from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe,
+                                   expectations_judge, records_of, step)
+from grader.encode import encode, show, strict_equal
+from grader.registry import Probe, Verdict
+
+
+def failure(error: str) -> dict:
+    return {"ok": False, "value": None, "error": error}
+
+
+def success(value: object) -> dict:
+    return {"ok": True, "value": value, "error": ""}
+
+
+def safe_pair(rng: random.Random, tool: str) -> dict:
+    """Valid arguments whose real result passes result validation for ``tool``."""
+    pairs = [p for p in cases.stocked_pairs()
+             if tool == "stock_lookup" or len(cases.rows_for(*p)) <= cases.MAX_ROWS]
+    sku, region = rng.choice(pairs)
+    return {"sku": sku, "region": region, "limit": rng.randint(1, cases.MAX_ROWS)}
+
+
+def _success_probes(rng: random.Random) -> list[Probe]:
+    steps = []
+    for tool in (rng.choice(cases.TOOL_NAMES), "stock_lookup", "legacy_stock"):
+        args = cases.shuffled(rng, safe_pair(rng, tool))
+        limit = args["limit"] if tool == "stock_lookup" else None
+        steps.append(step("call_tool", tool, args,
+                          expect=success(cases.lookup_result(args["sku"], args["region"], limit))))
+    return [call_probe(steps, spies=TOOL_SPIES_TABLE)]
+
+
+add("step3/success_result", 2, "A successful call gives {'ok': True, 'value': <result>, 'error': ''}",
+    "Return a dict with exactly the keys ok, value and error: ok True, value the tool's result "
+    "unchanged, error the empty string.",
+    ["3.shape", "3.success"], _success_probes,
+    expectations_judge("A successful call must come back as {'ok': True, 'value': <the result>, 'error': ''}."))
+
+
+_PREFIX_KINDS = ("unknown_tool", "missing", "extra", "type_wrong", "type_bool", "allowed", "range_low",
+                 "range_high")
+
+
+def _defect_steps(rng: random.Random, *, runs: bool) -> list[dict]:
+    steps = []
+    for kind in _PREFIX_KINDS:
+        tool, args, reason = cases.single_defect(rng, kind)
+        # One probe kind, two checks: the reason (args_prefix) and the spy counts (blocked_before_call).
+        judged = {"runs": {"stock_lookup": 0, "legacy_stock": 0}} if runs else {"expect": failure("args:" + reason)}
+        steps.append(step("call_tool", tool, args, **judged))
+    rng.shuffle(steps)
+    return steps
+
+
+add("step3/args_prefix", 2, "A refused call gives ok False, value None, error 'args:<reason>'",
+    "Run validate_args first; when it gives a reason, return {'ok': False, 'value': None, "
+    "'error': 'args:' + reason}.",
+    ["3.shape", "3.args_prefix"], lambda rng: [call_probe(_defect_steps(rng, runs=False))],
+    expectations_judge("A call with bad arguments must give {'ok': False, 'value': None, 'error': 'args:<reason>'}."))
+
+add("step3/blocked_before_call", 2, "A refused call never runs the tool body",
+    "Return the args failure before touching TOOLS[name]['fn']: a wrong call never reaches the tool.",
+    ["3.blocked"], lambda rng: [call_probe(_defect_steps(rng, runs=True), spies=TOOL_SPIES_ORIGINAL)],
+    expectations_judge("A tool body ran although the arguments were refused."))
+
+
+def _spy_value(rng: random.Random, args: dict) -> dict:
+    rows = cases.random_rows(rng, rng.randint(1, cases.MAX_ROWS), prefix="SPY")
+    return {"sku": args["sku"], "region": args["region"], "rows": rows}
+
+
+def _through_table_probes(rng: random.Random) -> list[Probe]:
+    probes = []
+    for tool in cases.TOOL_NAMES:
+        args = cases.shuffled(rng, cases.random_valid_args(rng))
+        value = _spy_value(rng, args)
+        spies = {t: {"mode": "return", "value": encode(value)} for t in cases.TOOL_NAMES}
+        st = step("call_tool", tool, args, expect=success(value), runs={tool: 1})
+        st["label"] = f"{st['label']}  # with TOOLS[{tool!r}]['fn'] replaced by a spy"
+        probes.append(call_probe([st], spies=spies))
+    return probes
+
+
+def _through_table_judge(probes: list, observations: list) -> Verdict:
+    verdict = expectations_judge(
+        "call_tool must call the function found in TOOLS[name]['fn'] (the grader's spy) and return what it returned."
+    )(probes, observations)
+    if not verdict.passed:
+        return verdict
+    for probe, obs in zip(probes, observations):
+        st = probe.params["steps"][0]
+        tool, args = st["args"][0], st["args"][1]
+        seen = obs.get("spy_seen", {}).get(tool, [])
+        want = {"positional": [], "kwargs": args}
+        if len(seen) != 1 or not strict_equal(seen[0], want):
+            got = seen[0] if seen else "no call"
+            raise Fail("The tool function should be called as fn(**args): every argument by name.",
+                       call=st["label"], expected=f"fn(**{show(args)})", got=show(got))
+    return Verdict.ok()
+
+
+add("step3/calls_through_table", 2, "call_tool calls TOOLS[name]['fn'] as fn(**args)",
+    "Take the function from TOOLS[name]['fn'] at call time (not the module function by its name) and "
+    "call it with the arguments by keyword: fn(**args).",
+    ["3.through_table"], _through_table_probes, _through_table_judge)
+
+
+def _raised_probes(rng: random.Random) -> list[Probe]:
+    probes = []
+    for exc in (rng.choice(cases.EXCEPTION_TYPES), {"custom": rng.choice(cases.CUSTOM_EXCEPTION_NAMES)}):
+        tool = rng.choice(cases.TOOL_NAMES)
+        name = exc["custom"] if isinstance(exc, dict) else exc
+        args = cases.random_valid_args(rng)
+        st = step("call_tool", tool, args, expect=failure("raised:" + name))
+        st["label"] = f"{st['label']}  # the tool raises {name}"
+        probes.append(call_probe([st], spies={t: {"mode": "raise", "exc": exc} for t in cases.TOOL_NAMES}))
+    return probes
+
+
+add("step3/raised_as_value", 2, "A tool that raises gives error 'raised:<ExceptionType>'",
+    "Wrap the tool call in try/except Exception and return {'ok': False, 'value': None, "
+    "'error': 'raised:' + type(exc).__name__}; never let the exception out.",
+    ["3.raised", "3.no_exception"], _raised_probes,
+    expectations_judge("A tool that raises must give {'ok': False, 'value': None, 'error': 'raised:<TypeName>'}."))
+
+
+def _unknown_probes(rng: random.Random) -> list[Probe]:
+    steps = []
+    for _ in range(2):
+        tool, args, _reason = cases.single_defect(rng, "unknown_tool")
+        steps.append(step("call_tool", tool, args, expect=failure("args:unknown_tool"),
+                          runs={"stock_lookup": 0, "legacy_stock": 0}))
+    return [call_probe(steps, spies=TOOL_SPIES_ORIGINAL)]
+
+
+add("step3/unknown_tool", 1, "An unknown tool name gives error 'args:unknown_tool', no exception",
+    "Validate before you look the name up in TOOLS: an unknown name is a value, not a KeyError.",
+    ["3.args_prefix", "3.no_exception"], _unknown_probes,
+    expectations_judge("An unknown tool must give {'ok': False, 'value': None, 'error': 'args:unknown_tool'}."))

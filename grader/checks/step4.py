@@ -1,0 +1,129 @@
+"""Step 4 checks: ``validate_result`` does not trust what came back; ``call_tool`` uses it."""
+from __future__ import annotations
+
+import random
+
+from grader import cases
+from grader.checks._common import add, call_probe, expectations_judge, op, step
+from grader.checks.step3 import failure
+from grader.encode import encode
+from grader.registry import Probe
+
+
+def _valid_probes(rng: random.Random) -> list[Probe]:
+    results = [cases.random_valid_result(rng, 1), cases.random_valid_result(rng, cases.MAX_ROWS),
+               cases.random_valid_result(rng)]
+    results[0]["rows"][0]["count"] = 0  # an empty bin is still a valid row
+    steps = [step("validate_result", rng.choice(cases.TOOL_NAMES), r, expect="") for r in results]
+    return [call_probe(steps)]
+
+
+add("step4/valid_passes", 2, "A trustworthy result gives the empty string",
+    "A dict with sku and region strings and 1..max_len well-formed rows (count 0 included) is fine: return \"\".",
+    ["4.valid"], _valid_probes, expectations_judge("A result that follows every rule of 'returns' must give \"\"."))
+
+
+def _bad_probes(kinds: tuple, n: int):
+    def probes(rng: random.Random) -> list[Probe]:
+        steps = []
+        for i in range(n):
+            value, reason = cases.bad_result(rng, kinds[i % len(kinds)])
+            steps.append(step("validate_result", rng.choice(cases.TOOL_NAMES), value, expect=reason))
+        return [call_probe(steps)]
+
+    return probes
+
+
+def _bad_check(check_id: str, kinds: tuple, n: int, points: int, title: str, hint: str, rules: list,
+               message: str) -> None:
+    add(check_id, points, title, hint, rules, _bad_probes(kinds, n), expectations_judge(message))
+
+
+_bad_check("step4/shape_not_dict", ("shape_not_dict",), 3, 1, "A result that is not a dict gives shape",
+           "Check isinstance(value, dict) first: a list, a tuple, a str or None is a 'shape' failure, not a crash.",
+           ["4.shape"], "A result that is not a dict must give 'shape'.")
+_bad_check("step4/shape_missing_key", ("shape_missing_key",), 2, 1, "A result without sku, region or rows gives shape",
+           "Every key of returns['keys'] must be present.",
+           ["4.shape"], "A result missing one of the keys in returns['keys'] must give 'shape'.")
+_bad_check("step4/shape_key_type", ("shape_key_type",), 3, 1, "A top-level value of the wrong type gives shape",
+           "Check each key's value against its type in returns['keys'] (rows must be a list, not a tuple or dict).",
+           ["4.shape"], "A key of the wrong type must give 'shape'.")
+_bad_check("step4/shape_bad_row", ("shape_bad_row",), 4, 2, "A row that is not a dict with well-typed fields gives shape",
+           "Each row must be a dict with every field of returns['rows']['item'] of its type; like in step 2, "
+           "a bool is not an int, and \"3\" or 3.0 is not an int either.",
+           ["4.shape"], "A row that is not a dict with the item fields of the right types must give 'shape'.")
+_bad_check("step4/empty", ("empty",), 2, 1, "An empty rows list gives empty",
+           "An empty list is not an error to Python, but an answer built on it is invented: return 'empty'.",
+           ["4.empty"], "A result whose rows list is empty must give 'empty'.")
+_bad_check("step4/too_big", ("too_big",), 2, 1, "More rows than max_len gives too_big",
+           "Compare len(rows) with returns['rows']['max_len'].",
+           ["4.too_big"], "A result with more rows than max_len must give 'too_big'.")
+_bad_check("step4/range", ("range",), 2, 1, "A count below its min gives range",
+           "Compare each row field that has a 'min' in returns['rows']['item'] with it.",
+           ["4.range"], "A row whose count is below its 'min' must give 'range'.")
+
+
+def _contract_probes(rng: random.Random) -> list[Probe]:
+    tool = rng.choice(cases.TOOL_NAMES)
+    probes = []
+    max_len = rng.randint(1, 3)
+    probes.append(call_probe([
+        op("contract", path=[tool, "returns", "rows", "max_len"], value=max_len),
+        step("validate_result", tool, cases.random_valid_result(rng, max_len + 1), expect="too_big",
+             label=f"validate_result({tool!r}, <{max_len + 1} rows>) after setting returns['rows']['max_len'] = {max_len}"),
+        step("validate_result", tool, cases.random_valid_result(rng, max_len), expect=""),
+    ]))
+    minimum = rng.randint(5, 50)
+    low = cases.random_valid_result(rng, 1)
+    low["rows"][0]["count"] = minimum - 1
+    probes.append(call_probe([
+        op("contract", path=[tool, "returns", "rows", "item", "count", "min"], value=minimum),
+        step("validate_result", tool, low, expect="range",
+             label=f"validate_result({tool!r}, {low!r}) after setting the count 'min' to {minimum}"),
+    ]))
+    key = rng.choice(["warehouse", "currency", "as_of"])
+    probes.append(call_probe([
+        op("contract", path=[tool, "returns", "keys", key], value=str),
+        step("validate_result", tool, cases.random_valid_result(rng), expect="shape",
+             label=f"validate_result({tool!r}, ...) after adding the key {key!r} to returns['keys']"),
+    ]))
+    return probes
+
+
+add("step4/reads_contract", 2, "validate_result follows the returns contract when it changes",
+    "Read keys, max_len, item fields, types and mins from TOOLS[name]['returns'] when called; do not copy "
+    "MAX_ROWS or field names into validate_result.",
+    ["4.contract_only"], _contract_probes,
+    expectations_judge("The grader changed TOOLS[name]['returns'] and validate_result did not follow it."))
+
+
+def _prefix_probes(rng: random.Random) -> list[Probe]:
+    probes = []
+    for kind in ("shape_bad_row", "shape_not_dict", "empty", "too_big", "range"):
+        value, reason = cases.bad_result(rng, kind)
+        tool = rng.choice(cases.TOOL_NAMES)
+        st = step("call_tool", tool, cases.random_valid_args(rng), expect=failure("result:" + reason))
+        st["label"] += f"  # the tool returns {value!r}"
+        probes.append(call_probe([st], spies={t: {"mode": "return", "value": encode(value)} for t in cases.TOOL_NAMES}))
+    rng.shuffle(probes)
+    return probes
+
+
+add("step4/call_tool_result_prefix", 2, "call_tool refuses a bad result with error 'result:<reason>'",
+    "After a tool returns, run validate_result on the value; a reason gives {'ok': False, 'value': None, "
+    "'error': 'result:' + reason}.",
+    ["4.call_tool"], _prefix_probes,
+    expectations_judge("call_tool must refuse a bad result as {'ok': False, 'value': None, 'error': 'result:<reason>'}."))
+
+
+def _legacy_probes(rng: random.Random) -> list[Probe]:
+    limits = rng.sample(range(1, cases.MAX_ROWS + 1), 2)
+    steps = [step("call_tool", "legacy_stock", cases.shuffled(rng, {"sku": "SKU-3300", "region": "north", "limit": n}),
+                  expect=failure("result:too_big")) for n in limits]
+    return [call_probe(steps)]
+
+
+add("step4/legacy_too_big", 1, "legacy_stock for SKU-3300 in north gives result:too_big",
+    "legacy_stock ignores limit and SKU-3300 has 7 bins in north: call_tool must catch that with validate_result.",
+    ["4.legacy_too_big"], _legacy_probes,
+    expectations_judge("legacy_stock returns 7 rows here whatever the limit; call_tool must give 'result:too_big'."))
