@@ -106,6 +106,8 @@ def render_text(report: Report, step: int) -> str:
     lines = [f"Step {step}: {summary_line(report)} (seed {report.seed})"]
     if report.error:
         lines.append(f"  [ERROR] {report.error}")
+    elif not report.checks:
+        lines.append(f"  [ERROR] {_no_checks(step)}")
     for c in report.checks:
         lines.append(f"  [{'passed' if c.passed else 'FAILED'}] {c.title}")
         if not c.passed:
@@ -120,6 +122,10 @@ def render_text(report: Report, step: int) -> str:
     return "\n".join(lines)
 
 
+def _no_checks(step: int) -> str:
+    return f"The grader has no checks for step {step}: nothing was graded (a grader problem, not yours)."
+
+
 def _esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
@@ -132,23 +138,27 @@ def _error_box(message: str) -> str:
     )
 
 
+# Notebook front ends right-align table cells by default; a sentence reads better left-aligned.
+_CELL = "text-align:left;vertical-align:top"
+
+
 def _check_row(c: CheckResult) -> str:
     colour = _GREEN if c.passed else _RED
-    mark = f'<td style="color:{colour};font-weight:bold">{PASS_MARK if c.passed else FAIL_MARK}</td>'
-    word = f'<td style="color:{colour}">{"passed" if c.passed else "failed"}</td>'
-    title = f"<td>{_esc(c.title)}<br><small><code>{_esc(c.id)}</code></small></td>"
+    mark = f'<td style="{_CELL};color:{colour};font-weight:bold">{PASS_MARK if c.passed else FAIL_MARK}</td>'
+    word = f'<td style="{_CELL};color:{colour}">{"passed" if c.passed else "failed"}</td>'
+    title = f'<td style="{_CELL}">{_esc(c.title)}<br><small><code>{_esc(c.id)}</code></small></td>'
     if c.passed:
         details = "<td></td>"
     else:
         items = "".join(
-            f"<tr><th style=\"text-align:left;padding-right:8px\">{_esc(label)}</th>"
-            f"<td><code>{_esc(value)}</code></td></tr>"
+            f'<tr><th style="{_CELL};padding-right:8px">{_esc(label)}</th>'
+            f'<td style="{_CELL}"><code>{_esc(value)}</code></td></tr>'
             if label in ("call", "expected", "got", "replay")
-            else f"<tr><th style=\"text-align:left;padding-right:8px\">{_esc(label)}</th>"
-            f"<td>{_esc(value)}</td></tr>"
+            else f'<tr><th style="{_CELL};padding-right:8px">{_esc(label)}</th>'
+            f'<td style="{_CELL}">{_esc(value)}</td></tr>'
             for label, value in _failure_details(c)
         )
-        details = f"<td><table>{items}</table></td>"
+        details = f'<td style="{_CELL}"><table>{items}</table></td>'
     return f"<tr>{mark}{word}{title}{details}</tr>"
 
 
@@ -169,9 +179,12 @@ def render_html(report: Report, step: int) -> str:
     ]
     if report.error:
         parts.append(_error_box(report.error))
+    elif not report.checks:
+        parts.append(_error_box(_no_checks(step)))
     if report.checks:
         parts.append("<table>")
-        parts.append("<thead><tr><th></th><th>result</th><th>check</th><th>details</th></tr></thead>")
+        parts.append("<thead><tr>" + "".join(
+            f'<th style="{_CELL}">{name}</th>' for name in ("", "result", "check", "details")) + "</tr></thead>")
         parts.append("<tbody>")
         parts.extend(_check_row(c) for c in report.checks)
         parts.append("</tbody></table>")

@@ -1,0 +1,233 @@
+"""The Check cell (``grader.notebook``): rendering against golden files, the panel's data model, never raising.
+
+Refresh the golden files with ``UPDATE_GOLDEN=1 pytest tests/test_notebook_widget.py``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from grader import notebook
+from grader.notebook import CheckPanel, check, grade_step, render_html, render_text
+from grader.report import CheckResult, Report
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "notebook"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _passing(step: int, seed: int = 11) -> Report:
+    return Report(seed=seed, path="agtool/tools.py", checks=[
+        CheckResult(f"step{step}/first", step, True, 2, 2, "First behaviour"),
+        CheckResult(f"step{step}/second", step, True, 3, 3, "Second behaviour"),
+    ])
+
+
+def _mixed(seed: int = 4242) -> Report:
+    return Report(
+        seed=seed,
+        path="agtool/tools.py",
+        checks=[
+            CheckResult("step3/returns_dict", 3, True, 2, 2, "call_tool returns ok/value/error"),
+            CheckResult(
+                "step3/blocked_before_call", 3, False, 0, 3, "A refused call never runs the tool body",
+                call="call_tool('stock_lookup', {'sku': 'SKU-2040', 'region': 'mars', 'limit': 2})",
+                expected="body runs: 0", got="body runs: 1",
+                message="The tool ran although validate_args refused the arguments.",
+                hint="Return the args: failure before touching TOOLS[name]['fn'].",
+                reproduce="agtool-grade agtool/tools.py --only step3/blocked_before_call --seed 4242",
+            ),
+            CheckResult(
+                "step3/raised_name", 3, False, 0, 2, "An exception becomes raised:<Name> <&>",
+                call="call_tool('stock_lookup', {...})", expected="'raised:KeyError'",
+                got="KeyError: 'boom' escaped call_tool", message="", hint="",
+            ),
+        ],
+        output={"3": "debug: called stock_lookup\n<b>not html</b>"},
+    )
+
+
+def _import_failed() -> Report:
+    message = "Your module could not be imported: SyntaxError: invalid syntax (tools.py, line 12)"
+    return Report(seed=9, path="agtool/tools.py", error=message, checks=[
+        CheckResult("step2/valid_call", 2, False, 0, 2, "A valid call gives \"\"", message=message),
+    ])
+
+
+CASES = {
+    "passing_step2": (2, _passing(2)),
+    "passing_step8": (8, _passing(8)),
+    "mixed_step3": (3, _mixed()),
+    "import_failed_step2": (2, _import_failed()),
+    "no_checks_step5": (5, Report(seed=1, path="agtool/tools.py")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("kind", ["html", "txt"])
+def test_rendering_matches_golden_file(name, kind):
+    step, report = CASES[name]
+    rendered = (render_html if kind == "html" else render_text)(report, step) + "\n"
+    golden = GOLDEN / f"{name}.{kind}"
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(rendered, encoding="utf-8")
+    assert golden.exists(), f"missing {golden}; create it with UPDATE_GOLDEN=1 pytest {__file__}"
+    assert rendered == golden.read_text(encoding="utf-8")
+
+
+def test_html_escapes_learner_text_and_marks_rows_in_words():
+    html = render_html(_mixed(), 3)
+    assert "<b>not html</b>" not in html and "&lt;b&gt;not html&lt;/b&gt;" in html
+    assert "&lt;&amp;&gt;" in html  # the title's <&> is text, not markup
+    assert html.count(">passed<") == 1 and html.count(">failed<") == 2
+    assert "1/3 checks passed, 2/7 points" in html
+    assert "Next:" not in html  # a failing step does not send the learner on
+
+
+def test_passing_step_names_the_next_notebook():
+    assert "Next: 05_cache.ipynb" in render_text(_passing(4), 4)
+    assert "Next: 05_cache.ipynb" in render_html(_passing(4), 4)
+    assert "all eight steps are done" in render_text(_passing(8), 8)
+
+
+def test_every_notebook_named_by_the_widget_exists():
+    for step, name in notebook.NOTEBOOKS.items():
+        assert (REPO / "labs" / name).is_file(), f"step {step}: labs/{name} is missing"
+
+
+# --------------------------------------------------------------------------
+# The panel's data model and the re-run button
+# --------------------------------------------------------------------------
+
+
+class FakeGrader:
+    """Stands in for grader.runner.grade: records calls, returns the next prepared Report."""
+
+    def __init__(self, *reports: Report):
+        self.reports = list(reports)
+        self.calls: list[dict] = []
+
+    def __call__(self, path, *, steps, seed):
+        self.calls.append({"path": path, "steps": steps, "seed": seed})
+        report = self.reports.pop(0)
+        report.seed = seed
+        return report
+
+
+def test_panel_rows_and_counts_come_from_the_report():
+    panel = CheckPanel(3, _mixed(), path=str(REPO / "solutions" / "tools.py"))
+    assert [row["passed"] for row in panel.rows] == [True, False, False]
+    assert panel.rows[1]["expected"] == "body runs: 0" and panel.rows[1]["got"] == "body runs: 1"
+    assert "call" not in panel.rows[0]  # a passing row carries no failure details
+    assert panel.summary == "1/3 checks passed, 2/7 points"
+    assert panel.body.value == render_html(panel.report, 3)
+
+
+def test_rerun_button_grades_again_with_a_new_seed_and_updates_in_place():
+    solution = REPO / "solutions" / "tools.py"
+    fake = FakeGrader(_passing(3))
+    panel = CheckPanel(3, _mixed(seed=4242), path=str(solution), grade=fake)
+    body_before = panel.body.value
+    panel.button.click()
+    assert len(fake.calls) == 1
+    call = fake.calls[0]
+    assert call["steps"] == [3] and call["seed"] != 4242 and Path(call["path"]) == solution
+    assert panel.report.passed and panel.summary == "2/2 checks passed, 5/5 points"
+    assert panel.body.value != body_before and "Next: 04_validate_result.ipynb" in panel.body.value
+    assert str(call["seed"]) in panel.status.value
+    assert not panel.button.disabled
+
+
+def test_rerun_with_a_grader_that_raises_shows_a_red_box():
+    def broken(path, *, steps, seed):
+        raise RuntimeError("pipe closed")
+
+    panel = CheckPanel(3, _passing(3), path=str(REPO / "solutions" / "tools.py"), grade=broken)
+    report = panel.rerun(seed=77)
+    assert report.error.startswith("The grader itself failed: RuntimeError: pipe closed")
+    assert "could not be graded" in panel.body.value and "pipe closed" in panel.body.value
+    assert not panel.button.disabled
+
+
+def test_mime_bundle_carries_widget_html_and_text():
+    bundle = CheckPanel(3, _mixed(), path="x")._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/html"] == render_html(_mixed(), 3)
+    assert bundle["text/plain"].startswith("Step 3: 1/3 checks passed")
+
+
+# --------------------------------------------------------------------------
+# check(): never raises, returns the Report
+# --------------------------------------------------------------------------
+
+
+def test_bad_path_is_a_report_not_an_exception(tmp_path, capsys):
+    missing = tmp_path / "nowhere" / "tools.py"
+    report = check(2, path=missing)
+    assert isinstance(report, Report)
+    assert "does not exist" in report.error and report.checks == []
+    assert "could not be graded" in report.panel.body.value
+    assert "[ERROR]" in capsys.readouterr().out  # outside IPython, the text view is printed
+
+
+def test_grader_exception_is_a_report(monkeypatch, tmp_path):
+    module = tmp_path / "tools.py"
+    module.write_text("X = 1\n")
+
+    def exploding(path, *, steps, seed):
+        raise ValueError("no such step")
+
+    monkeypatch.setattr(notebook, "_default_grade", exploding)
+    report = grade_step(4, path=module, seed=5)
+    assert report.error == "The grader itself failed: ValueError: no such step"
+    assert report.seed == 5 and report.path == str(module)
+
+
+def test_module_that_fails_to_import_shows_red_rows(tmp_path):
+    module = tmp_path / "tools.py"
+    module.write_text("REGIONS = [\n")  # a syntax error
+    report = check(2, path=module, seed=1)
+    assert report.checks, "every check of the step is reported, failed"
+    assert not any(c.passed for c in report.checks)
+    assert "SyntaxError" in report.error
+    html = report.panel.body.value
+    assert "could not be graded" in html and "SyntaxError" in html
+    assert ">passed<" not in html
+
+
+def test_check_on_the_solution_passes_and_names_the_next_notebook():
+    report = check(2, path=REPO / "solutions" / "tools.py", seed=3)
+    assert report.checks and report.passed, report.summary()
+    assert "Next: 03_call_boundary.ipynb" in report.panel.body.value
+
+
+def test_returned_report_is_displayed_once_in_ipython(monkeypatch):
+    shown = []
+
+    class Events:
+        def __init__(self):
+            self.callbacks = []
+
+        def register(self, _name, fn):
+            self.callbacks.append(fn)
+
+        def unregister(self, _name, fn):
+            self.callbacks.remove(fn)
+
+    class Shell:
+        events = Events()
+
+    shell = Shell()
+    monkeypatch.setattr(notebook, "_ipython_shell", lambda: shell)
+    monkeypatch.setattr("IPython.display.display", lambda obj, **kw: shown.append(obj))
+    monkeypatch.setattr(notebook, "_default_grade", lambda path, *, steps, seed: _passing(steps[0], seed or 1))
+    report = check(1, path=REPO / "solutions" / "tools.py")
+    assert shown == [report.panel]
+    report._ipython_display_()  # the cell's last value: already shown, so nothing more
+    assert shown == [report.panel]
+    for callback in list(shell.events.callbacks):  # the cell ends
+        callback()
+    report._ipython_display_()  # typed alone in a later cell: shown again
+    assert shown == [report.panel, report.panel]
