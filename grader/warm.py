@@ -168,7 +168,7 @@ class _ChildWatch:
                 for key, _ in sel.select(remaining):
                     if key.data is None:
                         exited = True
-                    elif not key.data():  # EOF: stop watching this pipe
+                    elif key.data() < 0:  # EOF (or refused): stop watching this pipe
                         sel.unregister(key.fileobj)
                 if exited:
                     break
@@ -177,11 +177,12 @@ class _ChildWatch:
             os.close(pidfd)
         _kill_group(self.pid)
         self._reap()
-        # Everything the child wrote before it ended is still in the pipes.
+        # Everything the child wrote before it ended is still in the pipes;
+        # read what is there now (a survivor could keep a pipe open forever).
         self.killed = kill_descendants()
-        while self._read_result():
+        while self._read_result() > 0:
             pass
-        while self._read_output():
+        while self._read_output() > 0:
             pass
         if self._pending:
             self._accept(bytes(self._pending))
@@ -193,24 +194,26 @@ class _ChildWatch:
         else:
             self.exit_status = os.waitstatus_to_exitcode(status)
 
-    def _read_output(self) -> bool:
+    # The readers return the number of bytes read: 0 = nothing right now, -1 = stop reading.
+
+    def _read_output(self) -> int:
         data = _read_some(self._output_fd)
         if not data:
-            return data is None  # None: nothing now, b"": EOF
-        room = self.output_cap - len(self._output)
-        self._output += data[:max(room, 0)]
-        self.output_dropped += max(len(data) - max(room, 0), 0)
-        return True
+            return 0 if data is None else -1
+        room = max(self.output_cap - len(self._output), 0)
+        self._output += data[:room]  # capped as it arrives: the excess is dropped, never stored
+        self.output_dropped += max(len(data) - room, 0)
+        return len(data)
 
-    def _read_result(self) -> bool:
+    def _read_result(self) -> int:
         data = _read_some(self._result_fd)
         if not data:
-            return data is None
+            return 0 if data is None else -1
         self._total += len(data)
         if self._total > MAX_TOTAL_MESSAGE_BYTES:
             self._channel_error(f"the step sent more than {MAX_TOTAL_MESSAGE_BYTES} bytes of results")
             _kill_group(self.pid)
-            return False
+            return -1
         self._pending += data
         while (cut := self._pending.find(b"\n")) >= 0:
             line = bytes(self._pending[:cut])
@@ -220,8 +223,8 @@ class _ChildWatch:
             self._channel_error(f"a result message longer than {MAX_MESSAGE_BYTES} bytes was refused")
             self._pending.clear()
             _kill_group(self.pid)
-            return False
-        return True
+            return -1
+        return len(data)
 
     def _accept(self, line: bytes) -> None:
         if len(line) > MAX_MESSAGE_BYTES:
