@@ -758,7 +758,7 @@ def build(step: int) -> nbformat.NotebookNode:
         f"When every row is green, go on to **[{NOTEBOOKS[step]['file']}]({NOTEBOOKS[step]['file']})**."
         if step < len(NOTEBOOKS)
         else "When every row is green, your module does everything the lab asks. To grade all eight "
-        "steps at once: `agtool-grade agtool/` from the repository root. "
+        "steps at once: `.venv/bin/agtool-grade check agtool/` from the repository root. "
         "Extra: [09_noisy_model.ipynb](09_noisy_model.ipynb)."
     )
     cells = [
