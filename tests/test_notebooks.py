@@ -146,3 +146,87 @@ def test_notebook_runs_against_the_starter_with_failing_rows(builder, step, monk
     html, text = _check_output(nb, step)
     assert "[FAILED]" in text and ">failed<" in html, text
     assert "passes. Next" not in text
+
+
+# --------------------------------------------------------------------------
+# Playgrounds, in-process (what the notebooks' playground cells build)
+# --------------------------------------------------------------------------
+
+
+def _html_of(box) -> str:
+    """All HTML text shown by a playground box, depth first."""
+    import ipywidgets as widgets
+
+    if isinstance(box, widgets.HTML):
+        return box.value
+    return "".join(_html_of(child) for child in getattr(box, "children", ()))
+
+
+def test_args_playground_shows_the_bool_trap_reason():
+    from grader.playground import args_playground
+
+    box = args_playground(path=SOLUTION)
+    assert "returns <span" in _html_of(box) and "a valid call" in _html_of(box)
+    builder_box = box.children[0]
+    limit_kind = builder_box.children[2].children[0]
+    limit_kind.value = "bool True"
+    assert "&#x27;type:limit&#x27;" in _html_of(box)
+    limit_kind.value = "numeric string"
+    assert "&#x27;type:limit&#x27;" in _html_of(box)
+
+
+def test_call_playground_shows_calls_unchanged_for_a_refused_call():
+    from grader.playground import call_playground
+
+    box = call_playground(path=SOLUTION)
+    assert "the tool body ran" in _html_of(box)  # the default call is valid
+    region = box.children[0].children[1].children[0]
+    region.value = "mars"
+    box.children[2].children[0].click()
+    shown = _html_of(box)
+    assert "args:allowed:region" in shown and "did not run" in shown
+
+
+def test_cache_playground_counts_one_body_run_for_two_identical_calls():
+    from grader.playground import cache_playground
+
+    box = cache_playground(path=SOLUTION)
+    call = box.children[2].children[0]
+    call.click()
+    assert "miss: the body ran" in _html_of(box)
+    call.click()
+    assert "no body run" in _html_of(box)
+
+
+def test_path_playground_draws_the_repair_path():
+    from grader.playground import path_playground
+
+    box = path_playground(7, path=SOLUTION)
+    box.children[0].children[0].value = "a region that does not exist"
+    chart = box.children[-2]
+    assert chart.value[:4] == b"\x89PNG"
+    assert "&#x27;attempts&#x27;: 2" in box.children[-1].value
+
+
+def test_report_playground_renders_both_files(tmp_path):
+    from grader.playground import report_playground
+
+    shown = _html_of(report_playground(path=SOLUTION, folder=tmp_path))
+    assert (tmp_path / "tool_report.json").is_file() and (tmp_path / "tool_report.md").is_file()
+    assert "all four sections present" in shown and "\u2718" not in shown
+
+
+@pytest.mark.parametrize("name", ["args_playground", "call_playground", "result_playground", "report_playground"])
+def test_playground_on_the_starter_says_not_written_yet(name):
+    import grader.playground as playground
+
+    assert "Not written yet" in _html_of(getattr(playground, name)(path=STARTER))
+
+
+def test_order_path_follows_calls_fixes_and_ok():
+    from grader.playground import order_path
+
+    assert order_path({"ok": False, "calls": [{}], "errors": ["result:empty"]}) == ["pick", "fetch", "giveup"]
+    two_fixes = {"ok": True, "calls": [{}, {}, {}], "fixes": ["a", "b"]}
+    assert order_path(two_fixes) == ["pick", "fetch", "repair", "fetch", "repair", "fetch", "reply"]
+    assert order_path({"ok": None, "calls": None}) == ["pick", "giveup"]  # a learner's broken result
