@@ -74,7 +74,7 @@ def dummy_call(fn):
 def test_starter_imports_cleanly_as_a_package_module():
     import agtool.tools  # the notebooks import it this way
 
-    assert agtool.tools.__file__ == str(STARTER)
+    assert Path(agtool.tools.__file__).resolve() == STARTER.resolve()
 
 
 def test_same_public_names_as_the_solution():
