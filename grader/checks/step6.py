@@ -1,0 +1,308 @@
+"""Step 6 checks: failure is a path in a LangGraph graph (``State``, ``build_naive``, ``run_naive``)."""
+from __future__ import annotations
+
+import random
+
+from grader import cases
+from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe, get_field,
+                                   outcome, records_of, step, value_of)
+from grader.encode import encode, show, strict_equal
+from grader.registry import Probe, Verdict
+
+NAIVE_NODES = ("pick", "fetch", "reply", "giveup")
+RESULT_KEYS = ("ok", "answer", "rows", "errors", "calls")
+
+
+# --------------------------------------------------------------------------- reducers (shared with step 7)
+
+
+def reducer_probes(rng: random.Random, fields: tuple) -> list[Probe]:
+    """A two-node graph over ``State`` adding to each field of ``fields``."""
+    word = lambda: f"{rng.choice(['args', 'result', 'raised'])}:{rng.choice(['x', 'y', 'z'])}{rng.randint(0, 99)}"
+    initial, first, second = {}, {}, {}
+    for field in fields:
+        if field == "attempts":
+            initial[field], first[field], second[field] = rng.randint(0, 2), rng.randint(1, 3), rng.randint(1, 3)
+        elif field == "calls":
+            initial[field] = [{"tool": "stock_lookup", "args": {"limit": rng.randint(1, 5)}}]
+            first[field] = [{"tool": "legacy_stock", "args": {"limit": rng.randint(1, 5)}}]
+            second[field] = [{"tool": "stock_lookup", "args": {"limit": rng.randint(6, 9)}}]
+        else:
+            initial[field], first[field], second[field] = [word()], [word()], [word(), word()]
+    params = {"fields": list(fields), "initial": encode(initial), "updates": [encode(first), encode(second)]}
+    label = (f"StateGraph(State) with two nodes returning {first!r} then {second!r}, "
+             f"invoked with {initial!r}")
+    return [Probe("state_reducers", params, label)]
+
+
+def judge_reducers(probes: list, observations: list) -> Verdict:
+    probe, obs = probes[0], observations[0]
+    if not isinstance(obs, dict) or "final" not in obs:
+        got = outcome(obs) if isinstance(obs, dict) and ("raised" in obs or "missing" in obs) else \
+            f"final state {show(obs.get('final_not_dict')) if isinstance(obs, dict) else '?'}"
+        raise Fail(f"A small graph over your State did not end with the fields {probe.params['fields']} "
+                   "(are they declared in State?).", call=probe.label, expected="a final state dict", got=got)
+    from grader.encode import decode  # the parent only decodes its own data here
+
+    initial = decode(probe.params["initial"])
+    first, second = (decode(u) for u in probe.params["updates"])
+    for field in probe.params["fields"]:
+        want = initial[field] + first[field] + second[field]
+        got = obs["final"].get(field)
+        if not strict_equal(got, encode(want)):
+            kind = "add the numbers" if field == "attempts" else "append the lists"
+            raise Fail(f"The reducer of {field!r} should {kind} (e.g. Annotated[..., operator.add]).",
+                       call=probe.label, expected=f"{field} == {want!r}", got=f"{field} == {show(got)}")
+    return Verdict.ok()
+
+
+add("step6/state_reducers", 3, "State: errors and calls append, attempts adds",
+    "Declare State as a TypedDict whose errors and calls are Annotated[list, operator.add] and attempts "
+    "Annotated[int, operator.add]; without a reducer, each node's update replaces the value.",
+    ["6.state"], lambda rng: reducer_probes(rng, ("errors", "calls", "attempts")), judge_reducers)
+
+
+# --------------------------------------------------------------------------- graph shape
+
+
+def judge_nodes(probes: list, observations: list, nodes: tuple, edges: list) -> Verdict:
+    probe, obs = probes[0], observations[0]
+    if not isinstance(obs, dict) or not isinstance(obs.get("nodes"), list):
+        raise Fail("Building and drawing the graph failed.", call=probe.label, expected="a compiled graph",
+                   got=outcome(obs if isinstance(obs, dict) else {}))
+    missing = [n for n in nodes if n not in obs["nodes"]]
+    if missing:
+        raise Fail(f"The graph has no node named {missing[0]!r}.", call=probe.label,
+                   expected=f"nodes including {list(nodes)}", got=show(obs["nodes"]))
+    for edge in edges:
+        if edge not in obs.get("edges", []):
+            raise Fail(f"The graph has no edge {edge[0]} -> {edge[1]}.", call=probe.label,
+                       expected=f"an edge {edge[0]} -> {edge[1]}", got=show(obs.get("edges")))
+    return Verdict.ok()
+
+
+add("step6/naive_graph_nodes", 1, "build_naive() compiles pick -> fetch -> reply | giveup",
+    "Add the nodes under exactly these names, an edge pick -> fetch, and a conditional edge from fetch to "
+    "reply or giveup; return graph.compile().",
+    ["6.nodes"], lambda rng: [Probe("graph_nodes", {"builder": "build_naive"}, "build_naive().get_graph()")],
+    lambda p, o: judge_nodes(p, o, NAIVE_NODES, [["pick", "fetch"]]))
+
+
+# --------------------------------------------------------------------------- run_naive
+
+
+def result_of(rec: dict, st: dict, keys: tuple, fn: str) -> dict:
+    """The (encoded) result dict of run_naive/handle, with its keys checked."""
+    value = value_of(rec, st, f"{fn} must not raise: a failure is a path of the graph, not an exception.")
+    for key in keys:
+        get_field(value, key, st["label"], f"The dict returned by {fn}")
+    return value
+
+
+def expect_field(value: dict, key: str, want: object, st: dict, message: str) -> None:
+    if not strict_equal(value.get(key), encode(want)):
+        raise Fail(message, call=st["label"], expected=f"{key} == {want!r}", got=f"{key} == {show(value.get(key))}")
+
+
+def check_answer_mentions(value: dict, parts: list, st: dict, message: str) -> None:
+    answer = value.get("answer")
+    if type(answer) is not str:
+        raise Fail("The answer must be a str.", call=st["label"], expected="a str", got=show(answer))
+    for part in parts:
+        if str(part) not in answer:
+            raise Fail(message, call=st["label"], expected=f"an answer containing {str(part)!r}", got=repr(answer))
+
+
+def check_calls_entries(value: dict, tools: list, args: "list | None", st: dict) -> None:
+    calls = value.get("calls")
+    if not isinstance(calls, list) or len(calls) != len(tools):
+        raise Fail(f"calls must hold one entry per call_tool made ({len(tools)} here).", call=st["label"],
+                   expected=f"{len(tools)} entries", got=show(calls))
+    for i, (entry, tool) in enumerate(zip(calls, tools)):
+        if not isinstance(entry, dict) or not strict_equal(entry.get("tool"), tool) or "args" not in entry:
+            raise Fail("Each calls entry is a dict with at least 'tool' (the name called) and 'args'.",
+                       call=st["label"], expected=f"calls[{i}]['tool'] == {tool!r} and an 'args' key", got=show(entry))
+        if args is not None and not strict_equal(entry["args"], encode(args[i])):
+            raise Fail("calls[i]['args'] must be the arguments passed to call_tool.", call=st["label"],
+                       expected=show(encode(args[i])), got=show(entry["args"]))
+
+
+def _order_args(order: dict) -> dict:
+    return {k: order[k] for k in cases.ARG_NAMES}
+
+
+def _ok_probes(rng: random.Random) -> list[Probe]:
+    probes = []
+    for tool in (None, rng.choice(cases.TOOL_NAMES)):
+        args = cases.random_valid_args(rng, stocked=True)
+        order = cases.order(args["sku"], args["region"], args["limit"], tool)
+        rows = cases.random_rows(rng, rng.randint(1, cases.MAX_ROWS), prefix=rng.choice(["Q", "Z", "X"]))
+        for row in rows:
+            row["count"] = rng.randint(10, 999)
+        value = {"sku": args["sku"], "region": args["region"], "rows": rows}
+        st = step("run_naive", order)
+        st["label"] += f"  # the tool returns {value!r}"
+        probes.append(call_probe([st], spies={t: {"mode": "return", "value": encode(value)} for t in cases.TOOL_NAMES},
+                                 tool_value=encode(value)))
+    return probes
+
+
+def _ok_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        st, rec = probe.params["steps"][0], records_of(probe, obs)[0]
+        value = result_of(rec, st, RESULT_KEYS, "run_naive")
+        order = st["args"][0]
+        tool_value = probe.params["tool_value"]
+        first = tool_value["rows"][0]
+        expect_field(value, "ok", True, st, "A successful call must end with ok True.")
+        check_answer_mentions(value, [order["sku"], order["region"], first["bin"], first["count"]], st,
+                              "The answer must name the sku, the region, and the bin and count of the first row.")
+        if not strict_equal(value.get("rows"), tool_value["rows"]):
+            raise Fail("rows must be the rows of the tool's result.", call=st["label"],
+                       expected=show(tool_value["rows"]), got=show(value.get("rows")))
+        expect_field(value, "errors", [], st, "A successful run has no errors.")
+        check_calls_entries(value, [order.get("tool", "stock_lookup")], [_order_args(order)], st)
+    return Verdict.ok()
+
+
+add("step6/naive_ok", 3, "run_naive on a good order: ok, answer from the first row, rows, no errors, one call",
+    "reply builds the sentence from rows[0] (sku, region, bin, count); run_naive returns ok, answer, rows, "
+    "errors and calls from the final state.",
+    ["6.reply", "6.run_naive", "6.fetch"], _ok_probes, _ok_judge)
+
+
+def _failure_probes(rng: random.Random) -> list[Probe]:
+    probes = []
+    for kind in rng.sample(["allowed", "range_low", "range_high", "type_bool"], 2):
+        tool, args, _reason = cases.single_defect(rng, kind)
+        order = cases.order(args["sku"], args["region"], args["limit"], tool)
+        # call_tool's own verdict on the same call is the reason run_naive must carry.
+        probes.append(call_probe([step("call_tool", tool, args), step("run_naive", order)],
+                                 spies=TOOL_SPIES_ORIGINAL))
+    return probes
+
+
+def reason_from_call_tool(rec: dict, st: dict) -> str:
+    value = value_of(rec, st, "call_tool raised on this call.")
+    if not isinstance(value, dict) or value.get("ok") is not False or type(value.get("error")) is not str \
+            or not value.get("error"):
+        raise Fail("call_tool should refuse this call (ok False and a reason in error).", call=st["label"],
+                   expected="{'ok': False, 'value': None, 'error': <reason>}", got=outcome(rec))
+    return value["error"]
+
+
+def _total_runs(rec: dict) -> int:
+    runs = rec.get("spy_runs", {})
+    return sum(n for n in runs.values() if type(n) is int)
+
+
+def _failure_judge(body_runs: int):
+    """Judge run_naive's failure path; ``body_runs``: tool runs the run itself must make."""
+    return lambda probes, observations: _judge_failure(probes, observations, body_runs)
+
+
+def _judge_failure(probes: list, observations: list, body_runs: int) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        (st_call, st_run), (rec_call, rec_run) = probe.params["steps"], records_of(probe, obs)
+        reason = reason_from_call_tool(rec_call, st_call)
+        value = result_of(rec_run, st_run, RESULT_KEYS, "run_naive")
+        expect_field(value, "ok", False, st_run, "A refused call must end with ok False.")
+        expect_field(value, "errors", [reason], st_run, "fetch must append call_tool's error to errors.")
+        check_answer_mentions(value, [reason], st_run, "giveup's answer must contain the last reason in errors.")
+        check_calls_entries(value, [st_run["args"][0].get("tool", "stock_lookup")], None, st_run)
+        runs = _total_runs(rec_run) - _total_runs(rec_call)
+        if runs != body_runs:
+            what = "No tool body may run for refused arguments." if body_runs == 0 else \
+                "run_naive makes exactly one call: the tool body runs once."
+            raise Fail(what, call=st_run["label"], expected=f"{body_runs} tool run(s)", got=f"{runs} run(s)")
+    return Verdict.ok()
+
+
+add("step6/naive_failure_path", 2, "run_naive on bad arguments: ok False, the reason in errors and answer",
+    "fetch appends result['error'] to errors and raises nothing; route to giveup, whose answer quotes "
+    "errors[-1].",
+    ["6.fetch", "6.giveup", "6.run_naive"], _failure_probes, _failure_judge(0))
+
+
+def _empty_probes(rng: random.Random) -> list[Probe]:
+    probes = []
+    for sku, region in ((cases.UNKNOWN_SKU, rng.choice(cases.REGIONS)), ("SKU-5000", rng.choice(["north", "central"]))):
+        order = cases.order(sku, region, rng.randint(1, cases.MAX_ROWS))
+        probes.append(call_probe([step("call_tool", "stock_lookup", _order_args(order)), step("run_naive", order)],
+                                 spies=TOOL_SPIES_TABLE))
+    return probes
+
+
+add("step6/naive_empty", 2, "run_naive on an empty result gives up with result:empty",
+    "An empty result is a failure from call_tool; it must reach giveup with the reason in errors and answer, "
+    "not reply with invented stock.",
+    ["6.fetch", "6.giveup"], _empty_probes, _failure_judge(1))
+
+
+def _default_tool_probes(rng: random.Random) -> list[Probe]:
+    probes = []
+    for tool in (None, "legacy_stock", "stock_lookup"):
+        args = cases.random_valid_args(rng, stocked=True)
+        value = {"sku": args["sku"], "region": args["region"], "rows": cases.random_rows(rng, 2)}
+        order = cases.order(args["sku"], args["region"], args["limit"], tool)
+        used = tool or "stock_lookup"
+        st = step("run_naive", order, runs={used: 1, ("legacy_stock" if used == "stock_lookup" else "stock_lookup"): 0})
+        probes.append(call_probe([st], spies={t: {"mode": "return", "value": encode(value)} for t in cases.TOOL_NAMES}))
+    return probes
+
+
+def _default_tool_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        st, rec = probe.params["steps"][0], records_of(probe, obs)[0]
+        value = result_of(rec, st, RESULT_KEYS, "run_naive")
+        runs = rec.get("spy_runs", {})
+        for tool, n in st["runs"].items():
+            if runs.get(tool) != n:
+                raise Fail("pick chooses order['tool'], and stock_lookup when the order names none.",
+                           call=st["label"], expected=f"{tool} called {n} time(s)", got=f"runs {show(runs)}")
+        check_calls_entries(value, [st["args"][0].get("tool", "stock_lookup")], None, st)
+        used = st["args"][0].get("tool", "stock_lookup")
+        seen = obs.get("spy_seen", {}).get(used) or [{}]
+        want = _order_args(st["args"][0])
+        if not strict_equal(seen[0].get("kwargs"), want):
+            raise Fail("pick must pass the order's sku, region and limit through unchanged.", call=st["label"],
+                       expected=f"the tool called with {want!r}", got=show(seen[0]))
+    return Verdict.ok()
+
+
+add("step6/naive_default_tool", 2, "pick uses the order's tool (default stock_lookup) and its values unchanged",
+    "pick returns the tool name (order.get('tool', 'stock_lookup')) and the args sku/region/limit exactly "
+    "as the order gives them.",
+    ["6.pick"], _default_tool_probes, _default_tool_judge)
+
+
+def _no_retry_probes(rng: random.Random) -> list[Probe]:
+    tool = rng.choice(cases.TOOL_NAMES)
+    args = cases.random_valid_args(rng)
+    raising = call_probe([step("run_naive", cases.order(args["sku"], args["region"], args["limit"], tool),
+                               runs={tool: 1})],
+                         spies={tool: {"mode": "raise", "exc": rng.choice(cases.EXCEPTION_TYPES)}})
+    bad = cases.repairable_region_order(rng)
+    repairable = call_probe([step("run_naive", bad, runs={"stock_lookup": 0})], spies=TOOL_SPIES_ORIGINAL)
+    return [raising, repairable]
+
+
+def _no_retry_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        st, rec = probe.params["steps"][0], records_of(probe, obs)[0]
+        value = result_of(rec, st, RESULT_KEYS, "run_naive")
+        expect_field(value, "ok", False, st, "The naive graph makes one call and gives up on failure.")
+        for key in ("errors", "calls"):
+            if not isinstance(value.get(key), list) or len(value[key]) != 1:
+                raise Fail(f"The naive graph makes exactly one call: {key} holds one entry.", call=st["label"],
+                           expected=f"len({key}) == 1", got=f"{key} == {show(value.get(key))}")
+        for tool, n in st["runs"].items():
+            if rec.get("spy_runs", {}).get(tool) != n:
+                raise Fail("The naive graph must not retry.", call=st["label"], expected=f"{n} run(s) of {tool}",
+                           got=show(rec.get("spy_runs")))
+    return Verdict.ok()
+
+
+add("step6/naive_no_retry", 1, "The naive graph calls once and never retries",
+    "build_naive has no repair: after a failed fetch it goes straight to giveup.",
+    ["6.nodes", "6.fetch"], _no_retry_probes, _no_retry_judge)
