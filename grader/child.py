@@ -251,8 +251,10 @@ def _clean_environment(scratch: str) -> None:
     os.environ.update({"PATH": path, "HOME": scratch, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"})
     # Nothing learner-controlled on the import path: a json.py beside tools.py
     # must not shadow the standard library.
-    sys.path[:] = [p for p in sys.path if p not in ("", ".") and not os.path.abspath(p).startswith(scratch)]
-    sys.path_importer_cache.clear()
+    unsafe = [p for p in sys.path if p in ("", ".") or os.path.abspath(p).startswith(scratch)]
+    sys.path[:] = [p for p in sys.path if p not in unsafe]
+    for entry in unsafe:
+        sys.path_importer_cache.pop(entry, None)
     sys.dont_write_bytecode = True
 
 

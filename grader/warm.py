@@ -38,6 +38,7 @@ import atexit
 import base64
 import ctypes
 import errno
+import gc
 import itertools
 import json
 import os
@@ -75,6 +76,10 @@ def serve() -> None:
     os.dup2(devnull, 1)
     os.close(devnull)
     preloaded = _preload()
+    # Children would otherwise have their first garbage collection walk (and
+    # so copy, page by page) every object LangGraph left in this process.
+    gc.collect()
+    gc.freeze()
     _write_line(channel_out, {"type": "ready", "pid": os.getpid(), "preloaded": preloaded})
     for line in channel_in:
         try:
@@ -384,6 +389,7 @@ class WarmRunner:
         self.extra_sys_path = [str(p) for p in extra_sys_path]
         self._proc: "subprocess.Popen | None" = None
         self._ready = False
+        self._buffer = bytearray()
         self._owner = os.getpid()
         self._lock = threading.Lock()
         self._jobs = itertools.count(1)
@@ -482,6 +488,7 @@ class WarmRunner:
             env=env, cwd=tempfile.gettempdir(), start_new_session=True, close_fds=True,
         )
         self._ready = False
+        self._buffer = bytearray()
         self.starts += 1
 
     def _send(self, job: dict) -> None:
@@ -496,14 +503,22 @@ class WarmRunner:
                 return message
 
     def _read_line(self, wait: float) -> dict:
-        stdout = self._proc.stdout
-        with selectors.DefaultSelector() as sel:
-            sel.register(stdout, selectors.EVENT_READ)
-            if wait <= 0 or not sel.select(wait):
-                raise WarmUnavailable(f"the grader's worker process did not answer within {wait:.0f} s")
-        line = stdout.readline()
-        if not line:
-            raise WarmUnavailable("the grader's worker process ended unexpectedly")
+        # Our own buffer over the raw fd: a buffered reader could hold a line
+        # that select() then never reports.
+        deadline = time.monotonic() + wait
+        fd = self._proc.stdout.fileno()
+        while (cut := self._buffer.find(b"\n")) < 0:
+            remaining = deadline - time.monotonic()
+            with selectors.DefaultSelector() as sel:
+                sel.register(fd, selectors.EVENT_READ)
+                if remaining <= 0 or not sel.select(remaining):
+                    raise WarmUnavailable(f"the grader's worker process did not answer within {wait:.0f} s")
+            data = os.read(fd, 1 << 20)
+            if not data:
+                raise WarmUnavailable("the grader's worker process ended unexpectedly")
+            self._buffer += data
+        line = bytes(self._buffer[:cut])
+        del self._buffer[:cut + 1]
         return json.loads(line)
 
     def _kill(self) -> None:
