@@ -518,13 +518,18 @@ def test_step5_cache_key_ignores_argument_order(sol, seed):
 def test_step5_cache_key_tells_different_calls_apart(sol, seed):
     rng = random.Random(seed)
     args = random_valid_args(rng)
+    choices = {"sku": SKUS + ["SKU-9999"], "region": SPEC_REGIONS, "limit": range(1, SPEC_MAX_ROWS + 1)}
     variants = [("stock_lookup", args), ("legacy_stock", args)]
-    for arg in args:
-        for other in ({"sku": SKUS + ["SKU-9999"], "region": SPEC_REGIONS, "limit": range(1, 6)}[arg]):
-            if other != args[arg]:
-                variants.append(("stock_lookup", {**args, arg: other}))
+    variants += [
+        ("stock_lookup", {**args, arg: other})
+        for arg, values in choices.items()
+        for other in values
+        if other != args[arg]
+    ]
     variants += [
         ("stock_lookup", {**args, "limit": str(args["limit"])}),
+        ("stock_lookup", {**args, "limit": float(args["limit"])}),
+        ("stock_lookup", {**args, "sku": True}),
         ("stock_lookup", {k: v for k, v in args.items() if k != "limit"}),
         ("stock_lookup", {**args, random_word(rng): 1}),
     ]
