@@ -1,1 +1,52 @@
-"""Importing this package registers every check, step by step."""
+"""Importing this package registers every check, step by step.
+
+It also renders the coverage table of ``docs/checks.md``: which check covers
+which LAB_SPEC rule (:func:`rules_table_markdown`).
+
+Example::
+
+    >>> from grader.registry import CHECKS
+    >>> "step3/blocked_before_call" in CHECKS
+    True
+"""
+from __future__ import annotations
+
+from grader.checks import step1, step2, step3, step4, step5, step6, step7, step8  # noqa: F401  (registers)
+from grader.checks._common import RULES
+from grader.registry import CHECKS
+
+__all__ = ["RULES", "rules_table_markdown"]
+
+
+def rules_table_markdown() -> str:
+    """The Markdown of ``docs/checks.md``, generated from the registry.
+
+    >>> rules_table_markdown().splitlines()[0]
+    '# Checks and the LAB_SPEC rules they cover'
+    """
+    covering: dict[str, list[str]] = {rule: [] for rule in RULES}
+    for check in CHECKS.values():
+        for rule in check.rules:
+            covering.setdefault(rule, []).append(check.id)
+    lines = [
+        "# Checks and the LAB_SPEC rules they cover",
+        "",
+        "Generated from the check registry by `grader.checks.rules_table_markdown()`;",
+        "`tests/test_checks_meta.py` fails when this file is out of date",
+        "(refresh: `python -c \"import grader.checks as c; print(c.rules_table_markdown(), end='')\" > docs/checks.md`).",
+        "",
+        "## Rules",
+        "",
+        "| rule | LAB_SPEC says | checked by |",
+        "|---|---|---|",
+    ]
+    for rule, text in RULES.items():
+        checks = ", ".join(f"`{cid}`" for cid in covering[rule]) or "**not covered**"
+        lines.append(f"| {rule} | {text} | {checks} |")
+    total = sum(c.points for c in CHECKS.values())
+    lines += ["", f"## Checks ({len(CHECKS)} checks, {total} points)", "",
+              "| id | step | points | title | rules |", "|---|---|---|---|---|"]
+    for check in CHECKS.values():
+        lines.append(f"| `{check.id}` | {check.step} | {check.points} | {check.title} | "
+                     f"{', '.join(check.rules)} |")
+    return "\n".join(lines) + "\n"

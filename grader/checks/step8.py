@@ -1,0 +1,278 @@
+"""Step 8 checks: ``write_report`` measures the module and writes two files.
+
+Every number of the learner's report is compared with the grader's own
+measurement of the same module, made in the same child right after the
+report (spies count the tool runs); perturbing the module first (a smaller
+``MAX_ATTEMPTS``, one more tool) tells measured numbers from written ones.
+"""
+from __future__ import annotations
+
+import random
+
+from grader import cases
+from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, mentions_number, op,
+                                   records_of, step, value_of)
+from grader.checks.step7 import SPEC_EMPTY_ORDER, SPEC_REPAIR_ORDER
+from grader.encode import encode, show, strict_equal
+from grader.registry import Probe, Verdict
+
+HEADINGS = {
+    "Korean": ["## 도구 계약을 어디에 적었나", "## 부르기 전에 무엇을 막았나",
+               "## 돌려준 결과를 어떻게 믿지 않았나", "## 실패를 어떤 경로로 다뤘나"],
+    "English": ["## Where the tool contract is written", "## What was blocked before calling",
+                "## How returned results were not trusted", "## How failure was handled as a path"],
+}
+FAILURE_HEADINGS = {h[-1] for h in HEADINGS.values()}
+REPORT_KEYS = ("tools", "blocked_before_call", "bad_result_reasons", "memo_second_call_runs", "repaired",
+               "attempts", "gave_up")
+EXTRA_TOOL = "grader_extra_tool"
+
+
+def _report_step(folder: str = "scratch") -> dict:
+    label = "write_report()" if folder == "default" else "write_report(folder=<a new scratch folder>)"
+    return op("report", folder=folder, label=label)
+
+
+def _report_probe(folder: str = "scratch", sets: "dict | None" = None) -> Probe:
+    steps = [op("set", name=k, value=v) for k, v in (sets or {}).items()]
+    st = _report_step(folder)
+    if sets:
+        st["label"] += "  # with " + ", ".join(f"{k} = {v!r}" for k, v in sets.items())
+    return call_probe(steps + [st])
+
+
+def _report_record(probe: Probe, obs: dict) -> tuple[dict, dict]:
+    """The (step, record) of the probe's write_report call, which must have returned."""
+    for st, rec in zip(probe.params["steps"], records_of(probe, obs)):
+        if st.get("op") == "report":
+            value_of(rec, st, "write_report must run without raising.")
+            return st, rec
+    raise Fail("The grader's probe has no write_report step.")  # a grader bug; never for learners
+
+
+def _files(st: dict, rec: dict, *, json_needed: bool = True, md_needed: bool = False) -> dict:
+    files = rec.get("files", {})
+    where = "next to the module file" if st.get("folder") == "default" else "in the folder passed as folder="
+    for name, key in (("tool_report.json", "json_exists"), ("tool_report.md", "md_exists")):
+        if not files.get(key):
+            raise Fail(f"{name} was not written {where}.", call=st["label"], expected=f"a file {name}",
+                       got="no such file")
+    if json_needed and "json" not in files:
+        raise Fail("tool_report.json is not valid JSON.", call=st["label"], expected="a JSON object",
+                   got=files.get("json_error", "unreadable"))
+    if md_needed and type(files.get("md")) is not str:
+        raise Fail("tool_report.md could not be read as UTF-8 text.", call=st["label"],
+                   got=files.get("md_error", "unreadable"))
+    return files
+
+
+def _files_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        _files(*_report_record(probe, obs), md_needed=True)
+    return Verdict.ok()
+
+
+add("step8/writes_both_files", 2, "write_report(folder) writes tool_report.json and tool_report.md there",
+    "Write both files into the folder you are given (Path(folder) / 'tool_report.json'); the JSON must load "
+    "with json.load and the Markdown be UTF-8.",
+    ["8.files"], lambda rng: [_report_probe()], _files_judge)
+
+add("step8/default_folder", 1, "write_report() without a folder writes next to the module file",
+    "Default folder: the folder that holds tools.py, e.g. Path(__file__).resolve().parent, not the current "
+    "working folder.",
+    ["8.default_folder"], lambda rng: [_report_probe("default")], _files_judge)
+
+
+def _returns_judge(probes: list, observations: list) -> Verdict:
+    st, rec = _report_record(probes[0], observations[0])
+    files = _files(st, rec)
+    value = rec["value"]
+    if not isinstance(value, dict) or not strict_equal(value, files["json"]):
+        raise Fail("write_report must return the same dict it wrote to tool_report.json.", call=st["label"],
+                   expected=show(files["json"]), got=show(value))
+    return Verdict.ok()
+
+
+add("step8/returns_json_dict", 2, "write_report returns the dict it wrote as JSON",
+    "Build the dict once, write it with json.dump and return that same dict.",
+    ["8.returns"], lambda rng: [_report_probe()], _returns_judge)
+
+
+# --------------------------------------------------------------------------- the grader's own measurement
+
+
+def measurement_steps(rng: random.Random) -> tuple[list, dict]:
+    """Operations that measure the module as the report must, and where each part sits."""
+    steps: list = [op("keys", name="TOOLS")]
+    where: dict = {"tools": 0}
+    kinds = rng.sample(list(cases.DEFECT_KINDS), 5)
+    first = len(steps)
+    steps += [step("call_tool", *cases.single_defect(rng, kind)[:2]) for kind in kinds]
+    where["blocked"] = [first - 1, len(steps) - 1]
+    shape = rng.choice([k for k in cases.BAD_RESULT_KINDS if k.startswith("shape")])
+    where["bad"] = list(range(len(steps), len(steps) + 4))
+    steps += [step("validate_result", "stock_lookup", cases.bad_result(rng, kind)[0])
+              for kind in (shape, "empty", "too_big", "range")]
+    args = {"sku": "SKU-1001", "region": "central", "limit": rng.randint(1, cases.MAX_ROWS)}
+    steps += [op("clear_cache"), step("call_tool", "stock_lookup", args), step("call_tool", "stock_lookup", args)]
+    where["memo"] = [len(steps) - 2, len(steps) - 1]
+    steps += [step("handle", SPEC_REPAIR_ORDER), step("handle", SPEC_EMPTY_ORDER)]
+    where["repaired"], where["gave_up"] = len(steps) - 2, len(steps) - 1
+    return steps, where
+
+
+def _runs(rec: dict) -> int:
+    return sum(n for n in rec.get("spy_runs", {}).values() if type(n) is int)
+
+
+def measured_values(steps: list, records: list, where: dict) -> dict:
+    """The report a correct ``write_report`` would write for this module, from the grader's records."""
+    out: dict = {}
+    tools_rec = records[where["tools"]]
+    if tools_rec.get("not_dict") or not isinstance(tools_rec.get("value"), list):
+        raise Fail("The grader could not read the keys of TOOLS to measure the module.", call="sorted(TOOLS)")
+    out["tools"] = sorted(tools_rec["value"], key=str)
+    lo, hi = where["blocked"]
+    out["blocked_before_call"] = _runs(records[hi]) - _runs(records[lo])
+    reasons = []
+    for i in where["bad"]:
+        reasons.append(value_of(records[i], steps[i], "The grader's own measurement of bad results failed: "
+                                                       "validate_result raised."))
+    out["bad_result_reasons"] = sorted(reasons, key=str)
+    first, second = where["memo"]
+    out["memo_second_call_runs"] = _runs(records[second]) - _runs(records[first])
+    repaired = value_of(records[where["repaired"]], steps[where["repaired"]],
+                        "The grader's own run of handle on the wrong-region order failed.")
+    empty = value_of(records[where["gave_up"]], steps[where["gave_up"]],
+                     "The grader's own run of handle on the empty order failed.")
+    if not isinstance(repaired, dict) or not isinstance(empty, dict):
+        raise Fail("handle must return a dict.", call=steps[where["repaired"]]["label"], got=show(repaired))
+    out["repaired"] = bool(repaired.get("ok") is True and repaired.get("fixes"))
+    out["attempts"] = repaired.get("attempts")
+    out["gave_up"] = empty.get("ok") is not True
+    return out
+
+
+def _values_probe(rng: random.Random, sets: "dict | None" = None, extra_tool: bool = False) -> Probe:
+    steps = [op("set", name=k, value=v) for k, v in (sets or {}).items()]
+    if extra_tool:
+        steps.append(op("add_tool", name=EXTRA_TOOL, like="stock_lookup"))
+    report = _report_step()
+    notes = [f"{k} = {v!r}" for k, v in (sets or {}).items()] + ([f"one more tool {EXTRA_TOOL!r} in TOOLS"]
+                                                                  if extra_tool else [])
+    if notes:
+        report["label"] += "  # with " + ", ".join(notes)
+    steps.append(report)
+    measure, where = measurement_steps(rng)
+    offset = len(steps)
+    where = {k: ([i + offset for i in v] if isinstance(v, list) else v + offset) for k, v in where.items()}
+    return call_probe(steps + measure, spies=TOOL_SPIES_ORIGINAL, measure=where)
+
+
+def judge_values(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        st, rec = _report_record(probe, obs)
+        files = _files(st, rec)
+        report = files["json"]
+        steps, records = probe.params["steps"], records_of(probe, obs)
+        want = measured_values(steps, records, probe.params["measure"])
+        if not isinstance(report, dict) or any(k.startswith("$") for k in report):
+            raise Fail("tool_report.json must hold a JSON object.", call=st["label"], got=show(report))
+        for key in REPORT_KEYS:
+            if key not in report:
+                raise Fail(f"tool_report.json has no key {key!r}.", call=st["label"], expected=f"a key {key!r}",
+                           got=show(sorted(report)))
+            if not strict_equal(report[key], encode(want[key])):
+                raise Fail(f"{key!r} in tool_report.json is not what the module does now: the grader measured "
+                           "the same module right after the report.", call=st["label"],
+                           expected=f"{key}: {want[key]!r}", got=f"{key}: {show(report[key])}")
+    return Verdict.ok()
+
+
+add("step8/json_values", 3, "Every value of tool_report.json matches the grader's measurement of the module",
+    "Obtain each number by running the module in write_report (count tool runs with CALLS, call "
+    "validate_result, call handle): tools sorted, blocked 0, four sorted reasons, memo 0, repaired, attempts, "
+    "gave_up.",
+    ["8.values"], lambda rng: [_values_probe(rng)], judge_values)
+
+
+# --------------------------------------------------------------------------- Markdown
+
+
+def headings_of(md: str) -> list[str]:
+    return [line.rstrip() for line in md.splitlines() if line.startswith("## ")]
+
+
+def failure_section(md: str) -> "str | None":
+    """The text under the 'failure path' heading, up to the next ## heading."""
+    lines, inside, out = md.splitlines(), False, []
+    for line in lines:
+        if line.startswith("## "):
+            inside = line.rstrip() in FAILURE_HEADINGS
+            continue
+        if inside:
+            out.append(line)
+    return "\n".join(out) if any(line.rstrip() in FAILURE_HEADINGS for line in lines) else None
+
+
+def _md(probe: Probe, obs: dict) -> tuple[dict, str]:
+    st, rec = _report_record(probe, obs)
+    return st, _files(st, rec, json_needed=False, md_needed=True)["md"]
+
+
+def _headings_judge(probes: list, observations: list) -> Verdict:
+    st, md = _md(probes[0], observations[0])
+    found = headings_of(md)
+    for name, wanted in HEADINGS.items():
+        if sorted(found) == sorted(wanted):
+            return Verdict.ok()
+    raise Fail("tool_report.md needs exactly four ## sections, all four headings from one set (Korean or English, "
+               "as in the step 8 notes).", call=st["label"], expected="\n".join(HEADINGS["English"]),
+               got="\n".join(found) or "no ## headings")
+
+
+add("step8/md_headings", 2, "tool_report.md has the four ## sections of one heading set",
+    "Copy the four headings exactly (one set: all Korean or all English) as lines starting with '## '.",
+    ["8.headings"], lambda rng: [_report_probe()], _headings_judge)
+
+
+def _limit_in_md(st: dict, md: str, limit: int) -> None:
+    section = failure_section(md)
+    if section is None:
+        raise Fail("tool_report.md has no failure-path section (## How failure was handled as a path).",
+                   call=st["label"], expected="that heading", got="\n".join(headings_of(md)))
+    if not mentions_number(section, limit):
+        raise Fail("The failure-path section must state the attempt limit, the value of MAX_ATTEMPTS when the "
+                   "report is written.", call=st["label"], expected=f"the number {limit} in that section",
+                   got=section.strip()[:400])
+
+
+def _attempt_limit_judge(probes: list, observations: list) -> Verdict:
+    st, md = _md(probes[0], observations[0])
+    _limit_in_md(st, md, cases.MAX_ATTEMPTS)
+    return Verdict.ok()
+
+
+add("step8/md_attempt_limit", 1, "The failure section states the attempt limit (MAX_ATTEMPTS)",
+    "Write MAX_ATTEMPTS into the last section with an f-string, e.g. 'The attempt limit is {MAX_ATTEMPTS}.'",
+    ["8.attempt_limit"], lambda rng: [_report_probe()], _attempt_limit_judge)
+
+
+def _follows_probes(rng: random.Random) -> list[Probe]:
+    return [_values_probe(rng, {"MAX_ATTEMPTS": 1}, extra_tool=True),
+            _report_probe(sets={"MAX_ATTEMPTS": rng.randint(4, 9)})]
+
+
+def _follows_judge(probes: list, observations: list) -> Verdict:
+    judge_values(probes[:1], observations[:1])
+    for probe, obs in zip(probes, observations):
+        st, md = _md(probe, obs)
+        limit = probe.params["steps"][0]["value"]
+        _limit_in_md(st, md, limit)
+    return Verdict.ok()
+
+
+add("step8/follows_module", 3, "The report follows the module when it changes (no hand-written numbers)",
+    "The grader sets MAX_ATTEMPTS to other values and adds a tool before calling write_report: every number "
+    "in both files must come from running the module at that moment.",
+    ["8.values", "8.attempt_limit"], _follows_probes, _follows_judge)
