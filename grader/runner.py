@@ -28,6 +28,8 @@ MAX_SOURCE_BYTES = 4 << 20
 DEFAULT_TIMEOUT = Limits().timeout
 INTERNAL_ERROR = "internal grader error (please report it, with the reproduce command): "
 IMPORT_FAILED = "Your module could not be imported: "
+WORKER_LOST = ("The grader's worker process stopped during this step ({}). Does your code kill or signal "
+               "other processes? It must not; if it does not, please report this.")
 
 
 @dataclass
@@ -67,7 +69,7 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
     report = Report(seed=seed, path=str(file))
     replay = _ReplayCommand(file, seed, limits.timeout)
 
-    import_failure = ""
+    import_failure, workers_lost = "", 0
     for step in sorted({c.step for c in checks}):
         step_checks = [c for c in checks if c.step == step]
         if import_failure:
@@ -88,6 +90,11 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
             report.output[str(step)] = result["output"]
         outcome = _StepOutcome(result, limits)
         import_failure = outcome.import_failure(file.name)
+        # A submission that kills the worker in every step would otherwise cost
+        # a worker restart per step: the second loss in a row ends the run.
+        workers_lost = workers_lost + 1 if result.get("infra_error") else 0
+        if workers_lost >= 2:
+            import_failure = WORKER_LOST.format(result["infra_error"])
         if import_failure:
             report.error = import_failure
             report.checks += [_failed(c, import_failure, replay) for c in step_checks]
@@ -175,7 +182,7 @@ class _StepOutcome:
     def problem(self, index: int, label: str) -> str:
         """Why probe ``index`` has no usable observation, or ``""``."""
         if self.result.get("infra_error"):
-            return INTERNAL_ERROR + self.result["infra_error"]
+            return WORKER_LOST.format(self.result["infra_error"])
         if self.fatal:
             return INTERNAL_ERROR + self.fatal
         obs = self.obs.get(index)
@@ -216,7 +223,7 @@ def _failed(check: Check, message: str, replay: "_ReplayCommand", *, call: str =
 def _result(check: Check, *, passed: bool, **fields) -> CheckResult:
     return CheckResult(id=check.id, step=check.step, passed=passed, points=check.points if passed else 0,
                        max_points=check.points, title=check.title,
-                       hint="" if passed else check.hint, **fields)
+                       hint=check.hint, **fields)
 
 
 @dataclass(frozen=True)

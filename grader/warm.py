@@ -58,7 +58,9 @@ MAX_TOTAL_MESSAGE_BYTES = 16 << 20  # all of one step's messages together
 TRUNCATED_MARK = "\n[... output truncated]\n"
 CLIENT_GRACE_SECONDS = 20.0  # how long past a job's timeout the client waits for the warm parent
 STARTUP_TIMEOUT_SECONDS = 60.0
-PRELOAD = ("langgraph.graph", "grader.probes", "grader.checks", "grader.encode", "grader.cases")
+# What step children need, imported once here. Not grader.checks: judging
+# happens in the client, never where learner code runs.
+PRELOAD = ("langgraph.graph", "grader.probes", "grader.encode", "grader.cases")
 _REPO_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
@@ -359,7 +361,29 @@ def _preload() -> list[str]:
             done.append(name)
         except Exception:  # a module not written yet, or broken: the child will say so
             pass
+    try:
+        _run_tiny_graph()
+        done.append("graph warm-up")
+    except Exception:
+        pass
     return done
+
+
+def _run_tiny_graph() -> None:
+    """Compile and run a one-node graph: LangGraph imports a few modules lazily on first run."""
+    import operator
+    from typing import Annotated, TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    class _State(TypedDict):
+        seen: Annotated[list, operator.add]
+
+    graph = StateGraph(_State)
+    graph.add_node("only", lambda state: {"seen": [1]})
+    graph.add_edge(START, "only")
+    graph.add_edge("only", END)
+    graph.compile().invoke({"seen": []})
 
 
 def _write_line(fd: int, message: dict) -> None:
