@@ -263,3 +263,31 @@ def test_solution_gets_full_marks_and_starter_zero():
     assert solution.score == solution.max_score == sum(c.points for c in CHECKS.values())
     starter = grade(REPO / "agtool" / "tools.py", seed=99)
     assert starter.score == 0 and starter.error == "" and len(starter.checks) == len(CHECKS)
+
+
+def test_killing_the_worker_costs_that_submission_only(write_module, temp_checks, engine_runner):
+    path = write_module("import os\ndef kill_parent():\n    os.kill(os.getppid(), 9)\ndef ok():\n    return 1\n")
+    ids = temp_checks(call_check(1, "first", "ok", expect=1),
+                      *(call_check(step, f"kill{step}", "kill_parent") for step in (2, 3, 4, 5)))
+    report = run(path, ids, engine_runner)
+    checks = by_id(report)
+    assert checks["first"].passed
+    assert all("worker process stopped" in checks[f"kill{s}"].message for s in (2, 3, 4, 5))
+    assert "worker process stopped" in report.error  # the second loss in a row ended the run
+    fine = write_module("def ok():\n    return 1\n", name="fine.py")
+    assert run(fine, ids[:1], engine_runner).passed  # the next submission gets a fresh worker
+
+
+def test_a_forked_process_gets_its_own_shared_runner():
+    from grader import warm
+
+    parent = warm.shared_runner()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        os.write(write_end, b"1" if warm.shared_runner() is not parent else b"0")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read_end, 1) == b"1"
+    os.close(read_end)
+    os.close(write_end)
