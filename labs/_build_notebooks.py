@@ -255,6 +255,8 @@ NB02 = {
         | `{"sku": "SKU-1001", "region": "north", "limit": 2, "color": "red"}` | `extra:color` |
         | `{"sku": "SKU-1001", "region": "north", "limit": True}` | `type:limit` |
         | `{"sku": "SKU-1001", "region": "north", "limit": "3"}` | `type:limit` |
+        | `{"sku": "SKU-1001", "region": "north", "limit": 3.0}` | `type:limit` |
+        | `{"sku": 1001, "region": "north", "limit": 2}` | `type:sku` |
         | `{"sku": "SKU-1001", "region": "mars", "limit": 2}` | `allowed:region` |
         | `{"sku": "SKU-1001", "region": "North", "limit": 2}` | `allowed:region` (case matters) |
         | `{"sku": "SKU-1001", "region": "north", "limit": 0}` | `range:limit` (so is `6`) |
@@ -527,7 +529,15 @@ NB06 = {
         | function | returns |
         |---|---|
         | `build_naive()` | the compiled graph: `START -> pick -> fetch -> reply or giveup -> END` |
-        | `run_naive(order)` | `{"ok", "answer", "rows", "errors", "calls"}` |
+        | `run_naive(order)` | `{"ok", "answer", "rows", "errors", "calls"}` (below) |
+
+        | key of `run_naive`'s result | holds |
+        |---|---|
+        | `ok` | `True` when the fetch succeeded, else `False` |
+        | `answer` | the sentence from `reply` or `giveup` |
+        | `rows` | the rows of the tool's result (unchanged); empty when it gave up |
+        | `errors` | the reasons, one per failed fetch (`[]` on success) |
+        | `calls` | one dict per `call_tool`: `tool` (the name called) and `args` (exactly what was passed) |
 
         ### LangGraph in five lines
 
