@@ -65,6 +65,7 @@ __all__ = [
     "chapter_comparison",
     "check_ready",
     "plot_sweep",
+    "reading",
     "run_routes",
     "sweep",
     "tally",
@@ -428,8 +429,10 @@ def plot_sweep(curves: pd.DataFrame, *, marked_rate: float | None = CHAPTER_ERRO
         label = ROUTE_LABELS.get(route, route)
         right_ax.plot(x, group["right_rate"], color=colour, marker=marker, label=label)
         wrong_ax.plot(x, group["silent_wrong_rate"], color=colour, marker=marker, label=label)
+    lowest = float(curves["right_rate"].min())
     right_ax.set(title="Right answers", xlabel="model error rate (%)", ylabel="share of orders",
-                 ylim=(0, 1.02))
+                 ylim=(min(0.5, lowest - 0.05), 1.01))
+    # (b) and (c) sit on top of each other at 0 when validation works; the markers tell them apart.
     wrong_ax.set(title="Wrong answers served silently", xlabel="model error rate (%)",
                  ylim=(0, max(0.05, float(curves["silent_wrong_rate"].max()) * 1.15)))
     for ax in (right_ax, wrong_ax):
@@ -437,6 +440,7 @@ def plot_sweep(curves: pd.DataFrame, *, marked_rate: float | None = CHAPTER_ERRO
             ax.axvline(marked_rate * 100, color="gray", linestyle=":", linewidth=1)
         ax.grid(alpha=0.3)
     right_ax.legend(loc="lower left")
+    wrong_ax.legend(loc="upper left")
     fig.tight_layout()
     return fig
 
@@ -469,9 +473,62 @@ def chapter_comparison(outcomes: pd.DataFrame) -> pd.DataFrame:
         }
     ).T
     table.index.name = "measure"
-    return table
+    # "n/a" rather than NaN: a route without retries has no first-retry rate, not a missing one.
+    return table.astype(object).where(table.notna(), "n/a")
 
 
 def _value(series: pd.Series, route: str):
     value = series.get(route)
     return None if value is None or pd.isna(value) else round(float(value), 3)
+
+
+def reading(table: pd.DataFrame, comparison: pd.DataFrame, *, error_rate: float) -> str:
+    """A few Markdown lines that read the tally and the comparison, with the measured numbers.
+
+    ``table`` comes from :func:`tally`, ``comparison`` from :func:`chapter_comparison`.
+    Nothing in it is written by hand: every number is read from the two tables.
+    """
+    a, b, c = (ROUTE_LABELS[r] for r in ROUTES)
+    rows = table.to_dict(orient="index")
+    answered = {label: int(row["right"] + row["changed (disclosed)"]) for label, row in rows.items()}
+
+    def cmp(measure: str, route: str, digits: str = ".3f") -> str:
+        value = comparison.loc[measure].get(route)
+        return "n/a" if value is None or isinstance(value, str) or pd.isna(value) else format(value, digits)
+
+    lines = [
+        f"With the model getting {error_rate:.0%} of its calls wrong (an argument accuracy of "
+        f"about {1 - error_rate:.2f}):",
+        "",
+    ]
+    if a in rows:
+        lines.append(
+            f"- **{a}** served {rows[a]['wrong (silent)']} wrong answers without a word "
+            f"({rows[a]['silent-wrong rate']:.1%} of the orders) and ran a tool body "
+            f"{rows[a]['tool body runs']} times."
+        )
+    if b in rows:
+        lines.append(
+            f"- **{b}** served {rows[b]['wrong (silent)']} silent wrong answers and refused "
+            f"{rows[b]['refused (honest)']} orders with a reason; tool body runs: {rows[b]['tool body runs']}."
+        )
+    if c in rows:
+        versus = f" against {answered[b]} for (b)" if b in rows else ""
+        lines.append(
+            f"- **{c}** answered {answered[c]} orders{versus} ({rows[c]['right']} right, "
+            f"{rows[c]['changed (disclosed)']} with a change it reported), served "
+            f"{rows[c]['wrong (silent)']} silent wrong answers, and {rows[c]['repairs that succeeded']} "
+            "repairs succeeded."
+        )
+    identity = "identity failures reaching execution"
+    lines += [
+        "",
+        f"- Identity failures reaching a tool: (a) {cmp(identity, a, '.1%')}, (b) {cmp(identity, b, '.1%')}, "
+        f"(c) {cmp(identity, c, '.1%')}; the chapters measured 4.3% before their validation layers and 0 after.",
+        f"- Argument accuracy at the tool: (a) {cmp('argument accuracy at the tool', a)}, "
+        f"(b) {cmp('argument accuracy at the tool', b)}, (c) {cmp('argument accuracy at the tool', c)}; "
+        "the chapters went from 0.91 to 0.98.",
+        f"- First-retry success in (c): {cmp('first-retry success', c)}; the chapters saw 0.58 without "
+        "a correction in the error and 0.94 with one.",
+    ]
+    return "\n".join(lines)
