@@ -4,6 +4,7 @@ Subcommands::
 
     agtool-grade check PATH [--step N]... [--only ID]... [--seed S]
                             [--format text|json|markdown] [--out FILE] [--timeout S]
+                            [--sandbox none|bwrap|auto]
     agtool-grade checks [--markdown]          list the registered checks
 
 Exit status of ``check``: 0 = every check passed, 1 = graded with failures,
@@ -28,6 +29,7 @@ from grader.locate import SubmissionNotFound
 from grader.render import render_json, render_markdown, render_text
 from grader.report import STEPS
 from grader.runner import DEFAULT_TIMEOUT, grade
+from grader.warm import SANDBOX_ENV, SANDBOXES, WarmRunner
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNGRADABLE = 0, 1, 2
 RENDERERS = {"text": render_text, "json": render_json, "markdown": render_markdown}
@@ -81,19 +83,26 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--timeout", type=float, metavar="S", default=DEFAULT_TIMEOUT,
                    help=f"wall-clock seconds per step (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--sandbox", choices=SANDBOXES, default=None,
+                   help=f"run learner code inside bubblewrap (bwrap: warn if unusable; auto: silently fall back); "
+                        f"default ${SANDBOX_ENV} or none")
     p.set_defaults(func=check_command)
     return p
 
 
 def check_command(args: argparse.Namespace) -> int:
+    options = {"runner": WarmRunner(sandbox=args.sandbox)} if args.sandbox else {}
     try:
-        report = grade(args.path, steps=args.step, only=args.only, seed=args.seed, timeout=args.timeout)
+        report = grade(args.path, steps=args.step, only=args.only, seed=args.seed, timeout=args.timeout, **options)
     except SubmissionNotFound as exc:
         return _cannot_grade(str(exc))
     except KeyError as exc:
         return _cannot_grade(f"{exc.args[0]}. See the ids with: agtool-grade checks")
     except ValueError as exc:
         return _cannot_grade(f"{exc}.")
+    finally:
+        if options:
+            options["runner"].close()
     rendered = RENDERERS[args.format](report)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

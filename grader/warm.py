@@ -62,6 +62,9 @@ STARTUP_TIMEOUT_SECONDS = 60.0
 # happens in the client, never where learner code runs.
 PRELOAD = ("langgraph.graph", "grader.probes", "grader.encode", "grader.cases")
 _REPO_ROOT = str(Path(__file__).resolve().parent.parent)
+SANDBOXES = ("none", "bwrap", "auto")  # "bwrap" warns when unusable, "auto" falls back silently
+SANDBOX_ENV = "AGTOOL_SANDBOX"
+SANDBOX_TMP_BYTES = 256 << 20
 
 
 # --------------------------------------------------------------------------- server side
@@ -408,7 +411,13 @@ class WarmRunner:
         0
     """
 
-    def __init__(self, *, python: "str | None" = None, extra_sys_path: "tuple[str, ...] | list[str]" = ()):
+    def __init__(self, *, python: "str | None" = None, extra_sys_path: "tuple[str, ...] | list[str]" = (),
+                 sandbox: "str | None" = None):
+        self.sandbox = sandbox or os.environ.get(SANDBOX_ENV, "none")
+        if self.sandbox not in SANDBOXES:
+            raise ValueError(f"sandbox must be one of {', '.join(SANDBOXES)}, not {self.sandbox!r}")
+        self.sandbox_in_use = "none"
+        self._warned = False
         self.python = python or sys.executable
         self.extra_sys_path = [str(p) for p in extra_sys_path]
         self._proc: "subprocess.Popen | None" = None
@@ -507,13 +516,25 @@ class WarmRunner:
             % ([*self.extra_sys_path, _REPO_ROOT],)
         )
         self._proc = subprocess.Popen(
-            [self.python, "-I", "-c", bootstrap],
+            [*self._sandbox_prefix(), self.python, "-I", "-c", bootstrap],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
             env=env, cwd=tempfile.gettempdir(), start_new_session=True, close_fds=True,
         )
         self._ready = False
         self._buffer = bytearray()
         self.starts += 1
+
+    def _sandbox_prefix(self) -> list[str]:
+        if self.sandbox == "none":
+            return []
+        if bwrap_usable():
+            self.sandbox_in_use = "bwrap"
+            return bwrap_prefix()
+        if self.sandbox == "bwrap" and not self._warned:
+            self._warned = True
+            print("agtool-grade: bubblewrap (bwrap) is not usable here (not installed, or user namespaces "
+                  "are not allowed); grading without it.", file=sys.stderr)
+        return []
 
     def _send(self, job: dict) -> None:
         self._proc.stdin.write(json.dumps(job).encode() + b"\n")
@@ -560,6 +581,33 @@ class WarmRunner:
                 stream.close()
             except OSError:
                 pass
+
+
+def bwrap_prefix() -> list[str]:
+    """The bubblewrap command line that runs the warm parent sandboxed.
+
+    Its own PID namespace (step code cannot see or signal the grader's other
+    processes), no network, the whole file system read-only, and a small
+    private ``/tmp`` (the steps' scratch folders).
+    """
+    return ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+            "--unshare-uts", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+
+
+_bwrap_checked: "bool | None" = None
+
+
+def bwrap_usable() -> bool:
+    """Whether bubblewrap is installed and may create namespaces here (probed once per process)."""
+    global _bwrap_checked
+    if _bwrap_checked is None:
+        try:
+            done = subprocess.run([*bwrap_prefix(), "true"], capture_output=True, timeout=10)
+            _bwrap_checked = done.returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            _bwrap_checked = False
+    return _bwrap_checked
 
 
 _shared: "WarmRunner | None" = None

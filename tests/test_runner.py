@@ -291,3 +291,17 @@ def test_a_forked_process_gets_its_own_shared_runner():
     assert os.read(read_end, 1) == b"1"
     os.close(read_end)
     os.close(write_end)
+
+
+@pytest.mark.skipif(not __import__("grader.warm").warm.bwrap_usable(), reason="bubblewrap not usable here")
+def test_bwrap_sandbox_keeps_the_file_system_read_only(write_module, temp_checks, tmp_path):
+    from grader.warm import WarmRunner
+
+    target = tmp_path / "written_by_learner.txt"
+    path = write_module(f"def write():\n    open({str(target)!r}, 'w').write('x')\n    return 'wrote'\n")
+    ids = temp_checks(call_check(1, "write", "write", expect="wrote"))
+    with WarmRunner(sandbox="bwrap", extra_sys_path=[str(Path(__file__).parent)]) as sandboxed:
+        report = grade(path, only=ids, runner=sandboxed, probe_runner=ENGINE_PROBES)
+        assert sandboxed.sandbox_in_use == "bwrap"
+    # /tmp is private in the sandbox and the rest read-only: either way the write fails.
+    assert not report.passed and "Error" in report.checks[0].got and not target.exists()
