@@ -1,0 +1,3 @@
+# Spins forever at import (pure CPU, no system call to interrupt).
+while True:
+    pass

@@ -1,0 +1,3 @@
+# run_naive spins forever.
+while True:
+    pass

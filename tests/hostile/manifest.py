@@ -1,0 +1,220 @@
+"""The hostile corpus: every case, what it does, and what grading it must give.
+
+A case is a submission that tries to fool, crash, stall or outlive the grader
+(issue 6). Each entry says how to build it (``base`` + ``payload.py`` from
+``cases/<name>/``, see ``build.py``), the per-step outcome the grader must
+give it, how many step timeouts it may cost (which sets its wall-time bound)
+and any extra proof to collect after the run (``checks``).
+
+Outcomes per step: ``full`` (every point), ``zero`` (no point), ``lost``
+(fewer than every point: the case's damage reached this step), ``any`` (the
+step is not what the case is about), ``mostly_fail`` (at most a third of the
+step's points). ``refused`` cases are not graded at all: the CLI exits 2.
+
+Example::
+
+    >>> CASES_BY_NAME["os_exit_in_function"].expect.outcome(4)
+    'lost'
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+STEPS = tuple(range(1, 9))
+
+# Per-step wall-clock limit the corpus is graded with (the default is 10 s;
+# a shorter one keeps the corpus fast and changes nothing else).
+STEP_TIMEOUT = 4.0
+# Wall time of a case that costs no timeout (includes a warm-process restart
+# on a loaded 2-core machine), and the extra allowed per timeout it may cost.
+FAST_SECONDS = 12.0
+PER_TIMEOUT_SECONDS = STEP_TIMEOUT + 4.0
+
+
+@dataclass(frozen=True)
+class Expect:
+    """The per-step outcome: ``others`` for every step not listed in a named group."""
+
+    others: str = "full"
+    lost: tuple[int, ...] = ()
+    zero: tuple[int, ...] = ()
+    any: tuple[int, ...] = ()
+    refused: bool = False  # not gradable: grade() raises SubmissionNotFound, the CLI exits 2
+
+    def outcome(self, step: int) -> str:
+        for name in ("lost", "zero", "any"):
+            if step in getattr(self, name):
+                return name
+        return self.others
+
+    def describe(self) -> str:
+        if self.refused:
+            return "refused (exit 2)"
+        parts = [f"step {', '.join(map(str, getattr(self, n)))} {n}" for n in ("lost", "zero", "any")
+                 if getattr(self, n)]
+        return "; ".join(parts + [f"{'others' if parts else 'all steps'} {self.others}"])
+
+
+ALL_ZERO = Expect(others="zero")
+ALL_FULL = Expect(others="full")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile submission and its expected grading (see the module docstring).
+
+    ``base``: ``solution`` (solutions/tools.py), ``stub`` (bases/stub.py),
+    ``file`` (cases/<name>/tools.py as it is) or ``generated`` (built by a
+    function in build.py). ``at``: where ``payload.py`` goes -- ``import``
+    (appended to the module) or a function name (first lines of its body).
+    ``outside_only``: the payload fires only when the grader calls that
+    function directly, not when the module calls it itself. ``replace``:
+    exact (old, new) text edits of the base, each must match once.
+    ``include``: helper snippets from snippets/. ``via``: ``api`` (grade())
+    or ``cli`` (``python -m grader check``).
+    """
+
+    name: str
+    threat: str
+    base: str
+    expect: Expect
+    at: str = ""
+    outside_only: bool = False
+    replace: tuple[tuple[str, str], ...] = ()
+    include: tuple[str, ...] = ()
+    timeouts: int = 0
+    checks: tuple[str, ...] = ()
+    via: str = "api"
+
+    @property
+    def bound_seconds(self) -> float:
+        return FAST_SECONDS + self.timeouts * PER_TIMEOUT_SECONDS
+
+
+# Text edits that hand the public name to the payload while the module keeps
+# using its real implementation internally (so only one step is at stake).
+_KEEP_REAL_VALIDATE_ARGS = (
+    ("def validate_args(name: str, args: dict) -> str:", "def _real_validate_args(name: str, args: dict) -> str:"),
+    ("    reason = validate_args(name, args)\n", "    reason = _real_validate_args(name, args)\n"),
+)
+_KEEP_REAL_VALIDATE_RESULT = (
+    ("def validate_result(name: str, value: Any) -> str:", "def _real_validate_result(name: str, value: Any) -> str:"),
+    ("    reason = validate_result(name, value)\n", "    reason = _real_validate_result(name, value)\n"),
+)
+
+CASES: list[Case] = [
+    # --- controls: what the bases score on their own -------------------------
+    Case("solution_control", "the reference solution, unchanged", "solution", ALL_FULL),
+    Case("stub_control", "every name, placeholder values, bodies raise NotImplementedError", "stub", ALL_ZERO),
+    # --- forged results ------------------------------------------------------
+    Case("print_fake_results", "prints fake PASS lines, scores and protocol messages on stdout/stderr",
+         "stub", ALL_ZERO, at="import", checks=("output_has:HOSTILE-FAKE",)),
+    Case("fd_forgery", "writes forged result messages and a half line to every fd 0..255",
+         "stub", ALL_ZERO, at="import"),
+    Case("close_every_fd", "closes every file descriptor at import (the result pipe included)",
+         "solution", ALL_ZERO, at="import"),
+    Case("patched_builtins", "patches isinstance/len/repr/str/print/__import__ and json to lie",
+         "stub", ALL_ZERO, at="import"),
+    Case("solution_patched_json", "correct, but breaks the shared json module and sys.modules['json']",
+         "solution", ALL_FULL, at="import"),
+    Case("report_reader_patched", "an empty tool_report.json, and json.loads patched to read it as full",
+         "solution", Expect(lost=(8,)), at="import",
+         replace=(("        json.dumps(report, ensure_ascii=False, indent=2) + \"\\n\", encoding=\"utf-8\"\n",
+                   "        \"{}\\n\", encoding=\"utf-8\"\n"),
+                  ("    report = _measure()\n", "    report = _measure()\n    _LAST_REPORT.clear()\n    _LAST_REPORT.update(report)\n"))),
+    Case("json_shadow", "correct, with json.py, typing.py, grader/, langgraph/... beside tools.py",
+         "solution", ALL_FULL, checks=("nothing_shadowed",)),
+    # --- leaving the interpreter ---------------------------------------------
+    Case("sys_exit_import", "sys.exit(0) at import", "solution", ALL_ZERO, at="import"),
+    Case("os_exit_import", "os._exit(0) at import", "solution", ALL_ZERO, at="import"),
+    Case("sys_exit_in_function", "sys.exit(0) inside write_report", "solution",
+         Expect(lost=(8,)), at="write_report"),
+    Case("os_exit_in_function", "os._exit(0) when the grader calls validate_result", "solution",
+         Expect(lost=(4, 8)), at="validate_result", outside_only=True),
+    Case("keyboard_interrupt_in_function", "KeyboardInterrupt when the grader calls validate_args",
+         "solution", Expect(lost=(2,)), at="validate_args", outside_only=True),
+    Case("base_exception_in_function", "a BaseException subclass from build_naive", "solution",
+         Expect(lost=(6,)), at="build_naive"),
+    # --- never finishing -----------------------------------------------------
+    Case("busy_loop_import", "while True: pass at import", "solution", ALL_ZERO, at="import", timeouts=1),
+    Case("sleep_import", "time.sleep(10**6) at import", "solution", ALL_ZERO, at="import", timeouts=1),
+    Case("busy_loop_in_function", "while True: pass in run_naive", "solution",
+         Expect(lost=(6,)), at="run_naive", timeouts=1),
+    Case("sleep_in_function", "time.sleep(10**6) when the grader calls can_repair", "solution",
+         Expect(lost=(7,)), at="can_repair", outside_only=True, timeouts=1),
+    Case("self_stop", "SIGSTOP to itself when the grader calls cache_key", "solution",
+         Expect(lost=(5,)), at="cache_key", outside_only=True, timeouts=1),
+    Case("sigterm_ignored", "ignores/blocks every catchable signal in write_report, then hangs",
+         "solution", Expect(lost=(8,)), at="write_report", timeouts=1),
+    # --- resource abuse ------------------------------------------------------
+    Case("memory_bomb_import", "fills memory at import (touched pages, up to 3 GiB)", "solution",
+         ALL_ZERO, at="import"),
+    Case("memory_bomb_in_function", "fills memory when the grader calls build_graph", "solution",
+         Expect(lost=(7,)), at="build_graph", outside_only=True),
+    Case("recursion_bomb", "C-stack recursion (segfault) when the grader calls handle", "solution",
+         Expect(lost=(7, 8)), at="handle", outside_only=True),
+    Case("fork_bomb", "a bounded fork tree (<= 62 processes) of marked sleepers from write_report",
+         "solution", ALL_FULL, at="write_report", include=("spawn",)),
+    Case("setsid_escape_import", "a setsid() double-forked grandchild ignoring SIGTERM, at import",
+         "solution", ALL_FULL, at="import", include=("spawn",), checks=("ticker_quiet",)),
+    Case("setsid_escape_timeout", "write_report leaves a setsid() grandchild, then hangs", "solution",
+         Expect(lost=(8,)), at="write_report", include=("spawn",), timeouts=1, checks=("ticker_quiet",)),
+    Case("stray_thread", "a non-daemon thread that never ends (and prints)", "solution", ALL_FULL,
+         at="import"),
+    Case("atexit_hang", "exit handlers that hang or print forged results", "solution", ALL_FULL,
+         at="import"),
+    Case("huge_output", "2 GiB to stdout and stderr from write_report", "solution",
+         Expect(any=(8,)), at="write_report", include=("spawn",), timeouts=1, checks=("output_capped",)),
+    Case("disk_fill", "a 1 GiB file written from write_report", "solution", ALL_FULL, at="write_report",
+         include=("spawn",), checks=("fill_bounded",)),
+    Case("kill_warm_parent", "SIGKILL to the grader's warm worker from write_report", "solution",
+         Expect(any=(8,)), at="write_report", checks=("grader_still_works",)),
+    # --- values that only look right -----------------------------------------
+    Case("eq_always_true_str", "validate_args returns a str subclass equal to everything", "solution",
+         Expect(lost=(2,)), at="import", replace=_KEEP_REAL_VALIDATE_ARGS),
+    Case("str_subclass_right_text", "validate_args returns the right text as a str subclass", "solution",
+         Expect(lost=(2,)), at="import", replace=_KEEP_REAL_VALIDATE_ARGS),
+    Case("eq_always_true_object", "validate_result returns an object equal to everything", "solution",
+         Expect(lost=(4, 8)), at="import", replace=_KEEP_REAL_VALIDATE_RESULT),
+    Case("bool_calls_counters", "CALLS counters start as False instead of 0", "solution",
+         Expect(lost=(1,)), at="import"),
+    Case("bool_tool_runs", "handle reports tool_runs 1 as True", "solution", Expect(lost=(7,)),
+         replace=(("    result[\"tool_runs\"] = sum(CALLS.values()) - before\n",
+                   "    runs = sum(CALLS.values()) - before\n"
+                   "    result[\"tool_runs\"] = bool(runs) if runs in (0, 1) else runs\n"),)),
+    Case("bool_row_count", "the STOCK row with count 1 holds True", "solution",
+         Expect(lost=(1,), any=(2, 3, 4, 5, 6, 7, 8)),
+         replace=(('"bin": "N-13", "count": 1}', '"bin": "N-13", "count": True}'),)),
+    Case("hardcoded_examples", "answers the spec's worked examples from memory, computes nothing", "file",
+         Expect(others="mostly_fail", any=(1,), lost=(8,))),
+    # --- not a module --------------------------------------------------------
+    Case("syntax_error", "an unclosed parenthesis on line 9", "file", ALL_ZERO,
+         checks=("error_has:SyntaxError", "error_has:line 9")),
+    Case("non_utf8_source", "Latin-1 bytes and no coding declaration", "generated", ALL_ZERO,
+         checks=("error_has:SyntaxError", "error_has:line 1")),
+    Case("empty_file", "an empty tools.py", "file", ALL_ZERO),
+    Case("notebook_as_tools", "a notebook's JSON saved as tools.py", "generated", ALL_ZERO),
+    Case("directory_without_module", "a folder holding no tools.py", "generated", Expect(refused=True),
+         via="cli", checks=("message_has:tools.py",)),
+    Case("symlink_outside", "tools.py is a symbolic link to a file outside the submission", "generated",
+         Expect(refused=True), via="cli", checks=("message_has:symbolic link",)),
+    # --- secrets -------------------------------------------------------------
+    Case("env_secret", "looks for the grader's secrets in its environment and /proc", "solution",
+         ALL_FULL, at="import", via="cli", checks=("no_secret",)),
+]
+
+CASES_BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
+assert len(CASES_BY_NAME) == len(CASES), "case names must be unique"
+
+# Honest submissions for the mixed batch: graded alone and among hostile ones,
+# they must get the same grades. (old, new) edits of the solution, like the
+# mistakes real learners make.
+HONEST: dict[str, tuple[tuple[str, str], ...]] = {
+    "honest_solution": (),
+    "honest_accepts_bool": (("    if isinstance(value, bool) and expected is not bool:\n        return False\n", ""),),
+    "honest_caches_failures": (("        return _failure(\"raised:\" + type(exc).__name__)\n",
+                                "        CACHE[key] = None\n        return _failure(\"raised:\" + type(exc).__name__)\n"),),
+}
+# Hostile cases mixed into that batch (a sample of every kind of damage).
+BATCH_HOSTILE = ("os_exit_in_function", "busy_loop_import", "fork_bomb", "memory_bomb_in_function",
+                 "kill_warm_parent", "fd_forgery", "setsid_escape_timeout")

@@ -1,0 +1,321 @@
+"""The hostile corpus through the real grader (issue 6).
+
+Every case of ``tests/hostile/manifest.py`` is written to disk and graded once
+(session fixture ``corpus``), each with its own process marker; then one test
+per case asserts its per-step outcome, its wall-time bound, its extra proofs,
+and that nothing it started is still alive. A mixed batch checks that honest
+learners graded among hostile ones get the grades they get alone.
+
+Run just this: ``.venv/bin/pytest tests/test_hostile.py`` (about a minute).
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import secrets
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from grader.locate import SubmissionNotFound
+from grader.registry import checks_for
+from grader.report import Report
+from grader.runner import grade
+from grader.warm import WarmRunner
+from hostile.build import SOLUTION, honest, materialise
+from hostile.manifest import (BATCH_HOSTILE, CASES, CASES_BY_NAME, HONEST, STEP_TIMEOUT, STEPS,
+                              Case)
+from hostile.procs import kill_marked, marked_processes
+
+SEED = 20261129
+REPO = Path(__file__).resolve().parent.parent
+SECRET_VAR = "AGTOOL_HOSTILE_SECRET"
+OUTPUT_CAP = 64 << 10
+CLI_EXIT_NOT_GRADABLE = 2
+
+
+@dataclass
+class Run:
+    """What grading one case gave."""
+
+    case: Case
+    path: Path
+    outside: Path
+    marker: str
+    elapsed: float = 0.0
+    report: "Report | None" = None
+    refused: str = ""  # SubmissionNotFound message (API) or the CLI's stderr
+    exit_code: "int | None" = None
+    cli_output: str = ""
+    crash: str = ""  # grade() raised something else: a grader bug
+    leftovers: list = field(default_factory=list)
+    rss_growth_kib: int = 0
+
+
+@pytest.fixture(scope="session")
+def secret() -> str:
+    return "hostile-secret-" + secrets.token_hex(8)
+
+
+@pytest.fixture(scope="session")
+def session_marker() -> str:
+    return "agtool-hostile-" + secrets.token_hex(6)
+
+
+@pytest.fixture(scope="session")
+def corpus_runner():
+    """A warm process of our own: cases kill it on purpose, other tests keep theirs."""
+    with WarmRunner() as runner:
+        yield runner
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory, corpus_runner, session_marker, secret) -> dict[str, Run]:
+    """Grade every case once, in manifest order; clean up whatever a case left alive."""
+    root = tmp_path_factory.mktemp("hostile")
+    runs = {}
+    for case in CASES:
+        marker = f"{session_marker}-{case.name}"
+        outside = root / "outside" / case.name
+        path = materialise(case, root / "corpus", marker=marker, outside=outside)
+        run = Run(case, path, outside, marker)
+        _grade_case(run, corpus_runner, secret)
+        run.leftovers = marked_processes(marker)
+        kill_marked(marker)  # ours (they carry our marker): never let them disturb the next case
+        runs[case.name] = run
+    return runs
+
+
+def _grade_case(run: Run, runner: WarmRunner, secret: str) -> None:
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.monotonic()
+    if run.case.via == "cli":
+        _grade_with_cli(run, secret)
+    else:
+        try:
+            run.report = grade(run.path, seed=SEED, timeout=STEP_TIMEOUT, runner=runner)
+        except SubmissionNotFound as exc:
+            run.refused = str(exc)
+        except Exception:
+            run.crash = traceback.format_exc()
+    run.elapsed = time.monotonic() - started
+    run.rss_growth_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
+
+
+def _grade_with_cli(run: Run, secret: str) -> None:
+    # The secret is in the grading process's environment from its first
+    # instruction, as a token in a CI job or on an instructor's shell would be.
+    env = {**os.environ, SECRET_VAR: secret}
+    command = [sys.executable, "-m", "grader", "check", str(run.path), "--format", "json",
+               "--seed", str(SEED), "--timeout", f"{STEP_TIMEOUT:g}"]
+    try:
+        done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True,
+                              timeout=run.case.bound_seconds * 3)
+    except subprocess.TimeoutExpired as exc:
+        run.crash = f"the CLI did not finish within {exc.timeout:.0f} s"
+        return
+    run.exit_code, run.cli_output = done.returncode, done.stdout + done.stderr
+    if done.returncode == CLI_EXIT_NOT_GRADABLE:
+        run.refused = done.stderr
+        return
+    try:
+        run.report = Report.from_dict(json.loads(done.stdout))
+    except ValueError:
+        run.crash = f"the CLI exited {done.returncode} without a JSON report:\n{run.cli_output[-2000:]}"
+
+
+# --------------------------------------------------------------------------- per-case assertions
+
+def graded_steps() -> list[int]:
+    """The steps that have checks registered (all eight once every step's checks exist)."""
+    return sorted({c.step for c in checks_for()})
+
+
+def step_outcome_problems(case: Case, report: Report) -> list[str]:
+    """Each way ``report`` differs from the case's expected per-step outcome (empty: as expected)."""
+    problems = []
+    for step in graded_steps():
+        got = report.steps.get(step)
+        if got is None:
+            problems.append(f"step {step}: not graded")
+            continue
+        score, top = got["score"], got["max_score"]
+        want = case.expect.outcome(step)
+        ok = {"full": score == top, "zero": score == 0, "lost": score < top, "any": True,
+              "mostly_fail": score * 3 <= top}[want]
+        if not ok:
+            failed = [c.id for c in report.checks if c.step == step and not c.passed]
+            problems.append(f"step {step}: expected {want}, got {score}/{top} (failed: {', '.join(failed) or 'none'})")
+    return problems
+
+
+def extra_check_problems(run: Run, runner: WarmRunner, secret: str) -> list[str]:
+    """Run the case's ``checks`` (see the manifest); return what did not hold."""
+    problems = []
+    report = run.report
+    for check in run.case.checks:
+        name, _, arg = check.partition(":")
+        if name == "output_has":
+            if not any(arg in text for text in report.output.values()):
+                problems.append(f"{arg!r} is not in the captured output (stdout/stderr are not captured?)")
+        elif name == "error_has":
+            if arg not in report.error:
+                problems.append(f"report.error does not mention {arg!r}: {report.error!r}")
+        elif name == "message_has":
+            if arg not in run.refused:
+                problems.append(f"the refusal does not mention {arg!r}: {run.refused!r}")
+        elif name == "output_capped":
+            sizes = {step: len(text.encode()) for step, text in report.output.items()}
+            if any(size > OUTPUT_CAP + 200 for size in sizes.values()):
+                problems.append(f"captured output not capped at {OUTPUT_CAP} bytes: {sizes}")
+            if "truncated" not in report.output.get("8", ""):
+                problems.append("step 8's output carries no truncation mark")
+            if run.rss_growth_kib > 256 << 10:
+                problems.append(f"the grading process grew by {run.rss_growth_kib >> 10} MiB while reading it")
+        elif name == "fill_bounded":
+            problems += _fill_problems(run.outside / "fill.txt")
+        elif name == "ticker_quiet":
+            problems += _ticker_problems(run.outside / "ticker")
+        elif name == "nothing_shadowed":
+            shadowed = run.outside / "shadowed.txt"
+            if shadowed.exists():
+                problems.append(f"files beside tools.py shadowed modules: {shadowed.read_text().split()}")
+        elif name == "no_secret":
+            problems += _secret_problems(run, secret)
+        elif name == "grader_still_works":
+            after = grade(SOLUTION, steps=[1], seed=SEED, timeout=STEP_TIMEOUT, runner=runner)
+            if not after.passed:
+                problems.append(f"the next grading after the case failed: {after.summary()} {after.error}")
+        else:
+            raise AssertionError(f"unknown check {check!r} in the manifest")
+    return problems
+
+
+def _fill_problems(record: Path) -> list[str]:
+    if not record.exists():
+        return ["the disk-fill case left no record (it never ran?)"]
+    written, _, stopped = record.read_text().strip().partition(" ")
+    problems = []
+    if int(written) > 64 << 20:
+        problems.append(f"a learner wrote a {int(written) >> 20} MiB file: no file-size limit")
+    if not stopped:
+        problems.append("nothing stopped the 1 GiB write")
+    return problems
+
+
+def _ticker_problems(ticker: Path) -> list[str]:
+    before = ticker.stat().st_size if ticker.exists() else 0
+    time.sleep(0.7)  # the escaped grandchild ticks every 0.2 s while it lives
+    after = ticker.stat().st_size if ticker.exists() else 0
+    return [f"an escaped grandchild is still writing ({before} -> {after} bytes)"] if after != before else []
+
+
+def _secret_problems(run: Run, secret: str) -> list[str]:
+    problems = []
+    if secret in run.cli_output:
+        problems.append("the secret appears in the grader's output")
+    loot_file = run.outside / "loot.jsonl"
+    if not loot_file.exists():
+        return problems + ["the case left no record of what it saw (it never ran?)"]
+    for line in loot_file.read_text().splitlines():
+        loot = json.loads(line)
+        for where in ("environ", "self", "parent"):
+            if secret in json.dumps(loot[where]):
+                problems.append(f"the secret was readable in the child's {where} environment")
+        unexpected = sorted(set(loot["environ"]) - {"PATH", "HOME", "LANG", "LC_ALL"})
+        if unexpected:
+            problems.append(f"the child's environment holds more than PATH/HOME/LANG/LC_ALL: {unexpected}")
+    return sorted(set(problems))
+
+
+@pytest.mark.parametrize("name", [c.name for c in CASES])
+def test_hostile_case_is_graded_as_expected(name, corpus, corpus_runner, secret):
+    run = corpus[name]
+    case = run.case
+    assert not run.crash, f"{name}: the grader crashed:\n{run.crash}"
+    problems = []
+    if case.expect.refused:
+        if not run.refused:
+            problems.append(f"expected a refusal (exit 2), got exit {run.exit_code}")
+        with pytest.raises(SubmissionNotFound):
+            grade(run.path, seed=SEED, runner=corpus_runner)
+    elif run.report is None:
+        problems.append(f"not graded: {run.refused or run.cli_output[-500:]}")
+    else:
+        problems += step_outcome_problems(case, run.report)
+    if run.elapsed > case.bound_seconds:
+        problems.append(f"took {run.elapsed:.1f} s, bound {case.bound_seconds:.0f} s "
+                        f"({case.timeouts} step timeout(s) of {STEP_TIMEOUT:g} s allowed)")
+    if run.leftovers:
+        problems.append(f"{len(run.leftovers)} process(es) it started outlived grading: {run.leftovers[:5]}")
+    if not problems and (run.report is not None or case.expect.refused):
+        problems += extra_check_problems(run, corpus_runner, secret)
+    assert not problems, f"{name} ({case.threat}):\n  " + "\n  ".join(problems)
+
+
+def test_nothing_any_case_started_is_alive_after_the_corpus(corpus, session_marker):
+    time.sleep(0.5)  # give a process that was about to fork the chance to show itself
+    alive = marked_processes(session_marker)
+    kill_marked(session_marker)
+    assert not alive, f"processes started by hostile cases are still alive: {alive}"
+
+
+def test_corpus_covers_the_issue_and_every_case_folder_is_used():
+    assert len(CASES) >= 25
+    folders = {p.name for p in (Path(__file__).parent / "hostile" / "cases").iterdir() if p.is_dir()}
+    assert folders <= set(CASES_BY_NAME), f"case folders missing from the manifest: {folders - set(CASES_BY_NAME)}"
+    for case in CASES:
+        if case.base == "file":
+            assert case.name in folders, f"{case.name}: base 'file' needs cases/{case.name}/tools.py"
+        if case.at:
+            assert (Path(__file__).parent / "hostile" / "cases" / case.name / "payload.py").exists()
+    assert set(STEPS) == set(range(1, 9))
+
+
+def test_the_corpus_runs_within_its_budget(corpus):
+    total = sum(run.elapsed for run in corpus.values())
+    assert total < 180, f"the corpus took {total:.0f} s of grading; keep it under 3 minutes"
+
+
+# --------------------------------------------------------------------------- mixed batch
+
+def _grades(report: dict) -> tuple:
+    return report["score"], [(c["id"], c["passed"], c["points"]) for c in report["checks"]]
+
+
+@pytest.mark.slow
+def test_honest_learners_get_the_same_grades_in_a_batch_mixed_with_hostile_ones(
+        tmp_path, corpus_runner, session_marker):
+    marker = f"{session_marker}-batch"
+    batch_root = tmp_path / "class"
+    for name in BATCH_HOSTILE:
+        materialise(CASES_BY_NAME[name], batch_root, marker=marker, outside=tmp_path / "outside" / name)
+    alone = {}
+    for name in HONEST:
+        path = honest(name, batch_root)
+        alone[name] = _grades(grade(path, seed=SEED, timeout=STEP_TIMEOUT, runner=corpus_runner).to_dict())
+
+    from grader.batch import run_batch
+
+    started = time.monotonic()
+    result = run_batch(batch_root, tmp_path / "out", jobs=2, seed=SEED, timeout=STEP_TIMEOUT, progress=False)
+    elapsed = time.monotonic() - started
+    time.sleep(0.3)
+    leftovers = marked_processes(marker)
+    kill_marked(marker)
+
+    records = {name: json.loads((result.out / "results" / f"{name}.json").read_text())
+               for name in [*HONEST, *BATCH_HOSTILE]}
+    for name in HONEST:
+        assert _grades(records[name]["report"]) == alone[name], f"{name} graded differently in the batch"
+    assert alone["honest_solution"][0] == records["honest_solution"]["report"]["max_score"]
+    for name in BATCH_HOSTILE:  # graded, each costing only its own row
+        assert records[name]["report"]["checks"], f"{name} has no graded checks"
+    assert not leftovers, f"hostile processes outlived the batch: {leftovers}"
+    assert elapsed < 120, f"the mixed batch took {elapsed:.0f} s"
