@@ -47,8 +47,9 @@ NOTEBOOKS = {
 }
 AFTER_LAST_STEP = "09_noisy_model.ipynb"
 
+FIRST_RED_ROW = "Start with the first failed row: later rows often fail for the same reason."
 PASS_MARK, FAIL_MARK = "\u2714", "\u2718"  # check mark, ballot x
-_GREEN, _RED = "#1a7f37", "#cf222e"
+_GREEN, _RED, _GREY = "#1a7f37", "#cf222e", "#6e7781"
 
 GradeFn = Callable[..., Report]
 
@@ -119,6 +120,8 @@ def render_text(report: Report, step: int) -> str:
     follow = next_step_line(step, report)
     if follow:
         lines.append(follow)
+    elif len(report.failed) > 1 and not report.error:
+        lines.append(FIRST_RED_ROW)
     return "\n".join(lines)
 
 
@@ -146,7 +149,8 @@ def _check_row(c: CheckResult) -> str:
     colour = _GREEN if c.passed else _RED
     mark = f'<td style="{_CELL};color:{colour};font-weight:bold">{PASS_MARK if c.passed else FAIL_MARK}</td>'
     word = f'<td style="{_CELL};color:{colour}">{"passed" if c.passed else "failed"}</td>'
-    title = f'<td style="{_CELL}">{_esc(c.title)}<br><small><code>{_esc(c.id)}</code></small></td>'
+    title = (f'<td style="{_CELL}">{_esc(c.title)} '
+             f'<small style="color:{_GREY}"><code>{_esc(c.id)}</code></small></td>')
     if c.passed:
         details = "<td></td>"
     else:
@@ -173,7 +177,8 @@ def render_html(report: Report, step: int) -> str:
     True
     """
     parts = [
-        '<div class="agtool-check">',
+        # Widget HTML inherits a 28px line height from ipywidgets: too airy for a table.
+        '<div class="agtool-check" style="line-height:1.45">',
         f"<p><b>Step {step}: {_esc(summary_line(report))}</b> "
         f"<small>(seed {_esc(report.seed)}, {_esc(report.path)})</small></p>",
     ]
@@ -197,6 +202,8 @@ def render_html(report: Report, step: int) -> str:
     follow = next_step_line(step, report)
     if follow:
         parts.append(f'<p style="color:{_GREEN}"><b>{_esc(follow)}</b></p>')
+    elif len(report.failed) > 1 and not report.error:
+        parts.append(f"<p>{_esc(FIRST_RED_ROW)}</p>")
     parts.append("</div>")
     return "\n".join(parts)
 
