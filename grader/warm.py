@@ -151,6 +151,7 @@ class _ChildWatch:
         self.exit_status: "int | None" = None
         self.signal: "int | None" = None
         self.timed_out = False
+        self._status: "int | None" = None  # raw wait status once reaped
         self.killed = 0
         self.output_dropped = 0
         self._output = bytearray()
@@ -162,31 +163,34 @@ class _ChildWatch:
             os.set_blocking(fd, False)
 
     def run(self, deadline: float) -> None:
-        pidfd = os.pidfd_open(self.pid)
+        pidfd = _pidfd_open(self.pid)
         sel = selectors.DefaultSelector()
         sel.register(self._result_fd, selectors.EVENT_READ, self._read_result)
         sel.register(self._output_fd, selectors.EVENT_READ, self._read_output)
-        sel.register(pidfd, selectors.EVENT_READ, None)
+        if pidfd is not None:
+            sel.register(pidfd, selectors.EVENT_READ, None)
         try:
-            while True:
+            while self._status is None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     self.timed_out = True
-                    _kill_group(self.pid)
                     break
-                exited = False
-                for key, _ in sel.select(remaining):
-                    if key.data is None:
-                        exited = True
-                    elif key.data() < 0:  # EOF (or refused): stop watching this pipe
+                # Without a pidfd (old kernels) we poll for the child's end.
+                for key, _ in sel.select(remaining if pidfd is not None else min(remaining, 0.01)):
+                    if key.data is not None and key.data() < 0:  # EOF (or refused): stop watching it
                         sel.unregister(key.fileobj)
-                if exited:
-                    break
+                self._poll_exit()
         finally:
             sel.close()
-            os.close(pidfd)
-        _kill_group(self.pid)
-        self._reap()
+            if pidfd is not None:
+                os.close(pidfd)
+        self._kill_group()
+        if self._status is None:
+            _, self._status = os.waitpid(self.pid, 0)
+        if os.WIFSIGNALED(self._status):
+            self.signal = os.WTERMSIG(self._status)
+        else:
+            self.exit_status = os.waitstatus_to_exitcode(self._status)
         # Everything the child wrote before it ended is still in the pipes;
         # read what is there now (a survivor could keep a pipe open forever).
         self.killed = kill_descendants()
@@ -197,12 +201,17 @@ class _ChildWatch:
         if self._pending:
             self._accept(bytes(self._pending))
 
-    def _reap(self) -> None:
-        _, status = os.waitpid(self.pid, 0)
-        if os.WIFSIGNALED(status):
-            self.signal = os.WTERMSIG(status)
+    def _poll_exit(self) -> None:
+        pid, status = os.waitpid(self.pid, os.WNOHANG)
+        if pid:
+            self._status = status
+
+    def _kill_group(self) -> None:
+        # Once reaped, the pid (and so the group id) may belong to someone else.
+        if self._status is None:
+            _kill_group(self.pid)
         else:
-            self.exit_status = os.waitstatus_to_exitcode(status)
+            kill_descendants()
 
     # The readers return the number of bytes read: 0 = nothing right now, -1 = stop reading.
 
@@ -222,7 +231,7 @@ class _ChildWatch:
         self._total += len(data)
         if self._total > MAX_TOTAL_MESSAGE_BYTES:
             self._channel_error(f"the step sent more than {MAX_TOTAL_MESSAGE_BYTES} bytes of results")
-            _kill_group(self.pid)
+            self._kill_group()
             return -1
         self._pending += data
         while (cut := self._pending.find(b"\n")) >= 0:
@@ -232,7 +241,7 @@ class _ChildWatch:
         if len(self._pending) > MAX_MESSAGE_BYTES:
             self._channel_error(f"a result message longer than {MAX_MESSAGE_BYTES} bytes was refused")
             self._pending.clear()
-            _kill_group(self.pid)
+            self._kill_group()
             return -1
         return len(data)
 
@@ -270,6 +279,13 @@ class _ChildWatch:
     def output_text(self) -> str:
         text = bytes(self._output).decode("utf-8", errors="replace")
         return text + TRUNCATED_MARK if self.output_dropped else text
+
+
+def _pidfd_open(pid: int) -> "int | None":
+    try:
+        return os.pidfd_open(pid)  # readable when the process ends (Linux 5.3+)
+    except (AttributeError, OSError):
+        return None
 
 
 def _read_some(fd: int) -> "bytes | None":
