@@ -69,44 +69,51 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
     report = Report(seed=seed, path=str(file))
     replay = _ReplayCommand(file, seed, limits.timeout)
 
-    import_failure, workers_lost = "", 0
+    stop_message, workers_lost = "", 0  # once set, the remaining checks fail with it, unrun
     for step in sorted({c.step for c in checks}):
         step_checks = [c for c in checks if c.step == step]
-        if import_failure:
-            report.checks += [_failed(c, import_failure, replay) for c in step_checks]
+        if stop_message:
+            report.checks += [_failed(c, stop_message, replay) for c in step_checks]
             continue
         plan = _plan(step_checks, seed)
-        job = {
-            "source_b64": warm.encode_source(source),
-            "probes": [p.to_json() for item in plan for p in item.probes],
-            "nonce": secrets.token_hex(16),
-            "limits": limits.to_json(),
-            "step": step,
-        }
-        if probe_runner:
-            job["runner"] = probe_runner
-        result = runner.run(job)
+        result = runner.run(_step_job(step, plan, source, limits, probe_runner))
         if result.get("output"):
             report.output[str(step)] = result["output"]
         outcome = _StepOutcome(result, limits)
-        import_failure = outcome.import_failure(file.name)
+        stop_message = outcome.import_failure(file.name)
         # A submission that kills the worker in every step would otherwise cost
         # a worker restart per step: the second loss in a row ends the run.
         workers_lost = workers_lost + 1 if result.get("infra_error") else 0
         if workers_lost >= 2:
-            import_failure = WORKER_LOST.format(result["infra_error"])
-        if import_failure:
-            report.error = import_failure
-            report.checks += [_failed(c, import_failure, replay) for c in step_checks]
-            continue
-        report.checks += [_judge(item, outcome, replay) for item in plan]
+            stop_message = WORKER_LOST.format(result["infra_error"])
+        if stop_message:
+            report.error = stop_message
+            report.checks += [_failed(c, stop_message, replay) for c in step_checks]
+        else:
+            report.checks += [_judge(item, outcome, replay) for item in plan]
     report.elapsed = round(time.monotonic() - started, 3)
     return report
+
+
+def _step_job(step: int, plan: "list[_Planned]", source: bytes, limits: Limits, probe_runner: "str | None") -> dict:
+    """The JSON job of one step: the module's bytes, every probe, a fresh nonce, the limits."""
+    job = {
+        "step": step,
+        "source_b64": warm.encode_source(source),
+        "probes": [p.to_json() for item in plan for p in item.probes],
+        "nonce": secrets.token_hex(16),
+        "limits": limits.to_json(),
+    }
+    if probe_runner:
+        job["runner"] = probe_runner
+    return job
 
 
 def _valid_steps(steps) -> "list[int] | None":
     if not steps:
         return None
+    if isinstance(steps, (int, str)):
+        steps = [steps]
     chosen = []
     for step in steps:
         if isinstance(step, bool) or str(step).strip() not in {str(s) for s in STEPS}:
