@@ -122,11 +122,14 @@ def single_defect(rng: random.Random, kind: str) -> tuple[str, dict, str]:
         name = rng.choice(sorted(EXTRA_ARGS))
         args[name] = EXTRA_ARGS[name]
         return tool, shuffled(rng, args), f"extra:{name}"
-    if kind == "type_wrong":
-        name, value = rng.choice([
-            ("limit", rng.choice(WORD_NUMBERS)), ("limit", None), ("limit", [2]),
-            ("sku", rng.randint(1000, 9999)), ("sku", None), ("sku", ["SKU-1001"]),
-        ])
+    if kind in ("type_wrong", "type_wrong_sku", "type_wrong_limit", "type_none"):
+        name, value = rng.choice({
+            "type_wrong": [("limit", rng.choice(WORD_NUMBERS)), ("limit", None), ("limit", [2]),
+                           ("sku", rng.randint(1000, 9999)), ("sku", None), ("sku", ["SKU-1001"])],
+            "type_wrong_sku": [("sku", rng.randint(1000, 9999)), ("sku", ["SKU-1001"])],
+            "type_wrong_limit": [("limit", rng.choice(WORD_NUMBERS)), ("limit", [2])],
+            "type_none": [("limit", None), ("sku", None)],
+        }[kind])
         args[name] = value
         return tool, args, f"type:{name}"
     if kind == "type_bool":

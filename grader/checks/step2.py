@@ -9,13 +9,14 @@ from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, e
 from grader.registry import Probe, Verdict
 
 
-def _reason_probes(kind: str, n: int):
-    """Probes: ``n`` calls of validate_args with one defect of ``kind`` each."""
+def _reason_probes(kind: "str | tuple", n: int):
+    """Probes: ``n`` calls of validate_args with one defect each, of ``kind`` (or of each kind in turn)."""
+    kinds = (kind,) if isinstance(kind, str) else kind
 
     def probes(rng: random.Random) -> list[Probe]:
         steps = []
-        for _ in range(n):
-            tool, args, reason = cases.single_defect(rng, kind)
+        for i in range(n):
+            tool, args, reason = cases.single_defect(rng, kinds[i % len(kinds)])
             steps.append(step("validate_args", tool, args, expect=reason))
         return [call_probe(steps)]
 
@@ -50,7 +51,7 @@ _reason_check("step2/missing", "missing", 3, 2, "A required argument that is abs
 _reason_check("step2/extra", "extra", 2, 2, "An argument the contract does not list gives extra:<arg>",
               "Walk the arguments you were given: one that the contract does not list is 'extra:' + its name.",
               ["2.extra"], "An argument that is not in the contract must give 'extra:<arg>'.")
-_reason_check("step2/type_wrong", "type_wrong", 3, 2, "A value of the wrong type gives type:<arg>",
+_reason_check("step2/type_wrong", ("type_wrong_sku", "type_wrong_limit", "type_none"), 3, 2, "A value of the wrong type gives type:<arg>",
               "Compare each value with the rule's 'type' (isinstance) before looking at allowed values or bounds; "
               "None and lists are wrong types too.",
               ["2.type"], "A value of the wrong type must give 'type:<arg>'.")

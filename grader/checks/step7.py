@@ -85,6 +85,9 @@ def judge_handle(probes: list, observations: list) -> Verdict:
             if not isinstance(last, dict) or last.get("tool") != want["last_tool"]:
                 raise Fail("After result:too_big the retry must use stock_lookup.", call=st["label"],
                            expected=f"calls[-1]['tool'] == {want['last_tool']!r}", got=show(last))
+        if "tool_runs" in want and not (type(value.get("tool_runs")) is int and value["tool_runs"] == want["tool_runs"]):
+            raise Fail("tool_runs counts the tool bodies that ran during this handle.", call=st["label"],
+                       expected=f"tool_runs == {want['tool_runs']}", got=f"tool_runs == {show(value.get('tool_runs'))}")
         if want.get("tool_runs_spied"):
             runs = _spy_total(rec) - _spy_total(start)
             if value.get("tool_runs") != runs or type(value.get("tool_runs")) is not int:
@@ -103,7 +106,7 @@ _MESSAGES = {
 
 
 def _region_probes(rng: random.Random) -> list[Probe]:
-    probes = [_handle_probe(SPEC_REPAIR_ORDER, ok=True, n_fixes=1, attempts=2, tool_runs_spied=True,
+    probes = [_handle_probe(SPEC_REPAIR_ORDER, ok=True, n_fixes=1, attempts=2, tool_runs=1, tool_runs_spied=True,
                             errors=["args:allowed:region"],
                             rows=cases.rows_for("SKU-1001", cases.FALLBACK_REGION, 2))]
     order = cases.repairable_region_order(rng)
