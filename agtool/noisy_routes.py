@@ -183,6 +183,8 @@ def _through_graph(module: ModuleType, call: ModelCall, runner_name: str) -> Ser
             result = getattr(module, runner_name)(order)
     except Exception as exc:
         return Served(answered=False, error=f"crashed:{type(exc).__name__}", crashed=True)
+    if not isinstance(result, dict):
+        return Served(answered=False, error=f"crashed:returned {type(result).__name__}", crashed=True)
     calls = result.get("calls") or []
     errors = result.get("errors") or []
     return Served(
