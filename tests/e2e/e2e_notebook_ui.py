@@ -156,3 +156,15 @@ def try_new_random_values(page: Page, *, timeout_ms: int = CLICK_TIMEOUT_MS) -> 
         arg=before, timeout=timeout_ms,
     )
     return read_check_panel(page)
+
+
+def screenshot_check_panel(page: Page, folder, name: str) -> None:
+    """Save ``<name>.png`` (the page, scrolled to the panel) and ``<name>-panel.png`` (the panel only).
+
+    JupyterLab scrolls inside its own panes, so a full-page screenshot shows
+    only the viewport; the element screenshot holds the whole panel.
+    """
+    panel = page.locator(".jp-OutputArea-output:has(.agtool-check)").last
+    panel.locator(".agtool-check").scroll_into_view_if_needed()
+    page.screenshot(path=str(folder / f"{name}.png"))
+    panel.screenshot(path=str(folder / f"{name}-panel.png"))

@@ -1,0 +1,84 @@
+"""The Check cell of each lab notebook, run by a learner in JupyterLab in Chromium.
+
+Against the reference solution every row of the panel passes; against the
+starter rows fail and are shown red; "Try new random values" grades again in
+the page with a new seed. The panel must be the ipywidgets view, not the
+HTML fallback that JupyterLab would show if the widget could not render.
+"""
+from __future__ import annotations
+
+import pytest
+
+from conftest import REPO_ROOT
+from e2e_notebook_ui import (
+    open_notebook, run_all_cells, screenshot_check_panel, try_new_random_values, wait_for_check_panel,
+)
+
+pytestmark = pytest.mark.e2e
+
+SOLUTION = REPO_ROOT / "solutions" / "tools.py"
+STARTER = REPO_ROOT / "agtool" / "tools.py"
+NOTEBOOKS = sorted(p.name for p in (REPO_ROOT / "labs").glob("0[1-8]_*.ipynb"))
+RED = "rgb(207, 34, 46)"  # grader.notebook's failure colour, as the browser computes it
+GREEN = "rgb(26, 127, 55)"
+
+
+def run_notebook(page, lab, notebook):
+    open_notebook(page, lab.url_for(f"labs/{notebook}"))
+    run_all_cells(page)
+    return wait_for_check_panel(page)
+
+
+def assert_rendered_as_widget(panel):
+    assert panel.in_widget, "the Check panel is the HTML fallback, not the ipywidgets view"
+    assert panel.panels_total == panel.panels_in_widgets, "some Check output fell back to HTML"
+
+
+def test_every_step_notebook_is_present():
+    assert len(NOTEBOOKS) == 8, NOTEBOOKS
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
+def test_solution_passes_every_row_of_the_check_widget(notebook, page, lab_server, shutdown_kernels_after, artifacts_dir):
+    lab = lab_server(SOLUTION)
+    shutdown_kernels_after(lab)
+    panel = run_notebook(page, lab, notebook)
+    screenshot_check_panel(page, artifacts_dir, f"solution-{notebook[:-6]}")
+
+    assert_rendered_as_widget(panel)
+    assert str(SOLUTION) in panel.headline, "AGTOOL_MODULE of the server did not reach the kernel"
+    assert panel.total > 0, panel.headline
+    assert panel.passed == panel.total == len(panel.rows), panel.headline
+    assert [r.title for r in panel.rows if not r.passed] == []
+    assert {r.colour for r in panel.rows} == {GREEN}
+
+
+def test_try_new_random_values_regrades_with_a_new_seed(page, lab_server, shutdown_kernels_after, artifacts_dir):
+    lab = lab_server(SOLUTION)
+    shutdown_kernels_after(lab)
+    first = run_notebook(page, lab, "03_call_boundary.ipynb")
+    assert f"seed {first.seed}" in first.status
+
+    second = try_new_random_values(page)
+    screenshot_check_panel(page, artifacts_dir, "solution-03-new-random-values")
+
+    assert second.seed != first.seed
+    assert f"seed {second.seed}" in second.status, "the label under the button kept the old seed"
+    assert_rendered_as_widget(second)
+    assert second.passed == second.total == first.total > 0
+
+
+@pytest.mark.parametrize("notebook", ["01_contract_table.ipynb", "03_call_boundary.ipynb"])
+def test_starter_shows_red_failing_rows(notebook, page, lab_server, shutdown_kernels_after, artifacts_dir):
+    lab = lab_server(STARTER)
+    shutdown_kernels_after(lab)
+    panel = run_notebook(page, lab, notebook)
+    screenshot_check_panel(page, artifacts_dir, f"starter-{notebook[:-6]}")
+
+    assert_rendered_as_widget(panel)
+    assert str(STARTER) in panel.headline
+    failed = [r for r in panel.rows if not r.passed]
+    assert panel.total == len(panel.rows) > 0
+    assert panel.passed < panel.total and failed, panel.headline
+    assert {r.colour for r in failed} == {RED}
+    assert {r.mark for r in failed} == {"\u2718"}
