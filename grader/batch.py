@@ -1,0 +1,654 @@
+"""Grade a whole class: find the submissions, grade them in parallel, keep every result.
+
+``agtool-grade batch SUBMISSIONS --out OUT`` is :func:`run_batch`. SUBMISSIONS
+is one of
+
+* a folder with one folder per learner (each holding ``tools.py`` or
+  ``agtool/tools.py``); the learner id is the folder name;
+* a glob such as ``'/home/*/agtool/tools.py'``; the learner id is the first
+  path part that differs between the matches (``alice`` for
+  ``/home/alice/agtool/tools.py``);
+* a zip of learner folders (an LMS download), extracted safely into
+  ``OUT/submissions/``.
+
+Each learner's result is written as soon as it is known, atomically, to
+``OUT/results/<learner>.json`` together with the sha256 of the bytes that
+were graded. ``--resume`` skips learners whose file and seed are unchanged.
+The class-wide outputs (gradebook, feedback, Gradescope files, plots,
+summary) are rebuilt from those files at the end by :mod:`grader.gradebook`,
+so a batch that was killed and resumed ends with the same bytes as one that
+ran straight through.
+
+The grading itself happens in long-lived worker processes (the local pool
+below, or a Dask cluster via :mod:`grader.dask_executor`); each worker calls
+``grader.runner.grade`` on a private copy of exactly the hashed bytes.
+
+Example::
+
+    >>> result = run_batch("submissions/", "out/", jobs=2, seed=7)   # doctest: +SKIP
+    >>> result.graded, result.skipped                                # doctest: +SKIP
+    (31, 0)
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import stat
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Callable, Iterable, Iterator
+
+from grader.locate import SubmissionNotFound, resolve_submission
+from grader.report import CheckResult, Report
+
+RESULTS_DIR = "results"
+MANIFEST = "batch.json"
+DEFAULT_TIMEOUT = 60.0  # seconds per submission; a correct module needs well under one
+GRACE = 5.0  # extra seconds before the pool kills a worker whose grade() has not returned
+
+# Caps for zip extraction: an LMS download of a class is a few megabytes.
+ZIP_MAX_MEMBERS = 20_000
+ZIP_MAX_MEMBER_BYTES = 5 * 1024 * 1024
+ZIP_MAX_TOTAL_BYTES = 500 * 1024 * 1024
+
+_SKIPPED_NAMES = {"__MACOSX", "__pycache__", ".ipynb_checkpoints"}
+
+GradeFn = Callable[..., Report]
+
+
+class UnsafeArchive(ValueError):
+    """A zip that tries to escape its folder, or is too big: nothing is extracted."""
+
+
+# --------------------------------------------------------------------------
+# Discovery
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One learner's submission as found on disk.
+
+    ``path`` is the ``tools.py`` to grade, or ``None`` when the learner's
+    folder holds none (``error`` then says why; the learner still gets a row).
+    ``display`` is the path shown in reports and feedback.
+    """
+
+    learner: str
+    path: Path | None
+    display: str
+    error: str = ""
+
+
+def sanitize_learner_id(raw: str) -> str:
+    """A learner id that is safe as a file name on every system.
+
+    >>> sanitize_learner_id("Ana María/../x y")
+    'Ana_Mar_a_.._x_y'
+    """
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", raw).lstrip(".") or "learner"
+    return cleaned[:100]
+
+
+def _unique_ids(raw_ids: list[str]) -> list[str]:
+    # Sanitising can merge two ids ("a b" and "a_b"): suffix the later ones, in order.
+    used: set[str] = set()
+    result = []
+    for raw in raw_ids:
+        base = candidate = sanitize_learner_id(raw)
+        n = 1
+        while candidate in used:
+            n += 1
+            candidate = f"{base}-{n}"
+        used.add(candidate)
+        result.append(candidate)
+    return result
+
+
+def discover(submissions: "str | os.PathLike[str]", *, workdir: "Path | None" = None) -> list[Submission]:
+    """Find every learner's submission; sorted by learner id.
+
+    ``workdir`` is where a zip is extracted (required for zips).
+
+    >>> [s.learner for s in discover("tests/fixtures/class")]   # doctest: +SKIP
+    ['alice', 'bob']
+    """
+    text = os.fspath(submissions)
+    path = Path(text).expanduser()
+    if path.is_dir():
+        return _from_folder(path)
+    if path.is_file() and zipfile.is_zipfile(path):
+        if workdir is None:
+            raise ValueError("a zip of submissions needs a workdir to extract into")
+        return _from_folder(_unwrap(extract_zip_safely(path, workdir)))
+    if glob.has_magic(text):
+        return _from_glob(text)
+    raise SubmissionNotFound(
+        f"{text} is neither a folder of learner folders, a zip of them, nor a glob "
+        "(quote globs so the shell does not expand them: '/home/*/agtool/tools.py')."
+    )
+
+
+def _visible_dirs(folder: Path) -> list[Path]:
+    return sorted(
+        p for p in folder.iterdir()
+        if p.is_dir() and not p.name.startswith(".") and p.name not in _SKIPPED_NAMES
+    )
+
+
+def _from_folder(folder: Path) -> list[Submission]:
+    dirs = _visible_dirs(folder)
+    found = []
+    for learner, d in zip(_unique_ids([d.name for d in dirs]), dirs):
+        try:
+            file = resolve_submission(d)
+            found.append(Submission(learner, file, str(file)))
+        except SubmissionNotFound as exc:
+            found.append(Submission(learner, None, str(d), error=str(exc)))
+    return sorted(found, key=lambda s: s.learner)
+
+
+def _from_glob(pattern: str) -> list[Submission]:
+    matches = sorted(Path(m) for m in glob.glob(os.path.expanduser(pattern)))
+    if not matches:
+        raise SubmissionNotFound(f"no file matches {pattern!r}")
+    raw_ids = _ids_from_paths(matches, pattern)
+    found = []
+    for learner, m in zip(_unique_ids(raw_ids), matches):
+        try:
+            file = resolve_submission(m)
+            found.append(Submission(learner, file, str(file)))
+        except SubmissionNotFound as exc:
+            found.append(Submission(learner, None, str(m), error=str(exc)))
+    return sorted(found, key=lambda s: s.learner)
+
+
+def _ids_from_paths(paths: list[Path], pattern: str) -> list[str]:
+    """The first path part that differs between matches (the wildcard's part for one match)."""
+    parts = [p.parts for p in paths]
+    if len(paths) == 1:
+        pattern_parts = Path(os.path.expanduser(pattern)).parts
+        index = next((i for i, part in enumerate(pattern_parts) if glob.has_magic(part)), 0)
+        index = min(index, len(parts[0]) - 1)
+        return [parts[0][index]]
+    first_diff = next(
+        i for i in range(max(len(p) for p in parts))
+        if len({p[i] if i < len(p) else None for p in parts}) > 1
+    )
+    ids = [p[first_diff] if first_diff < len(p) else p[-1] for p in parts]
+    if len(set(ids)) == len(ids):
+        return ids
+    # Two matches under one differing part (/home/a/x/tools.py, /home/a/y/tools.py):
+    # name them by every part between the common prefix and the common suffix.
+    suffix = 0
+    while all(len(p) > suffix + first_diff and p[-1 - suffix] == parts[0][-1 - suffix] for p in parts):
+        suffix += 1
+    return ["-".join(p[first_diff:len(p) - suffix]) or p[-1] for p in parts]
+
+
+def extract_zip_safely(archive: Path, workdir: Path) -> Path:
+    """Extract ``archive`` into ``workdir/submissions`` (emptied first) and return that folder.
+
+    Refuses the whole archive (:class:`UnsafeArchive`) when a member is an
+    absolute path or climbs out with ``..``, or when the size caps are
+    exceeded; symlinks and special files are skipped. Sizes are counted on
+    the bytes actually decompressed, not on what the headers claim.
+    """
+    dest = Path(workdir) / "submissions"
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    with zipfile.ZipFile(archive) as zf:
+        members = zf.infolist()
+        if len(members) > ZIP_MAX_MEMBERS:
+            raise UnsafeArchive(f"{archive} has {len(members)} members (cap {ZIP_MAX_MEMBERS})")
+        for info in members:
+            _check_member_name(info.filename)
+        total = 0
+        for info in members:
+            kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip tool recorded no type
+            if info.is_dir() or kind not in (0, stat.S_IFREG):
+                continue  # folders are made on demand; symlinks and devices are never created
+            target = dest.joinpath(*PurePosixPath(info.filename.replace("\\", "/")).parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            total += _copy_capped(zf, info, target, ZIP_MAX_TOTAL_BYTES - total)
+    return dest
+
+
+def _check_member_name(name: str) -> None:
+    posix = PurePosixPath(name.replace("\\", "/"))
+    if posix.is_absolute() or re.match(r"^[A-Za-z]:", name) or ".." in posix.parts:
+        raise UnsafeArchive(f"zip member {name!r} would be written outside the extraction folder")
+
+
+def _copy_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, budget: int) -> int:
+    written = 0
+    with zf.open(info) as src, open(target, "wb") as dst:
+        while chunk := src.read(64 * 1024):
+            written += len(chunk)
+            if written > ZIP_MAX_MEMBER_BYTES:
+                raise UnsafeArchive(f"zip member {info.filename!r} exceeds {ZIP_MAX_MEMBER_BYTES} bytes")
+            if written > budget:
+                raise UnsafeArchive(f"zip contents exceed {ZIP_MAX_TOTAL_BYTES} bytes in total")
+            dst.write(chunk)
+    os.chmod(target, 0o644)
+    return written
+
+
+def _unwrap(folder: Path) -> Path:
+    # LMS downloads often wrap the class in one folder ("hw3/alice/tools.py"):
+    # descend while there is a single folder that is not itself a submission.
+    while True:
+        dirs = _visible_dirs(folder)
+        files = [p for p in folder.iterdir() if p.is_file()]
+        if len(dirs) != 1 or files:
+            return folder
+        only = dirs[0]
+        if (only / "tools.py").is_file() or (only / "agtool" / "tools.py").is_file():
+            return folder
+        folder = only
+
+
+# --------------------------------------------------------------------------
+# One task, graded in a worker
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GradeTask:
+    """Everything a worker needs to grade one learner, as picklable data.
+
+    The source bytes travel with the task, so what is graded is exactly what
+    was hashed, and a remote Dask worker needs no shared file system.
+    """
+
+    learner: str
+    display: str
+    source: bytes
+    sha256: str
+    seed: int
+    steps: tuple[int, ...] | None = None
+    only: tuple[str, ...] | None = None
+    timeout: float | None = None
+
+
+def failed_report(seed: int, path: str, message: str, *, steps=None, only=None) -> Report:
+    """A report where every selected check failed with ``message`` (used when grading could not run)."""
+    from grader.registry import checks_for
+
+    checks = [
+        CheckResult(id=c.id, step=c.step, passed=False, points=0, max_points=c.points,
+                    title=c.title, message=message, hint=c.hint)
+        for c in checks_for(list(steps) if steps else None, list(only) if only else None)
+    ]
+    return Report(seed=seed, path=path, checks=checks, error=message)
+
+
+def _default_grade(path, **kwargs) -> Report:
+    from grader.runner import grade
+
+    return grade(path, **kwargs)
+
+
+def grade_task(task: GradeTask, grade_fn: GradeFn | None = None) -> dict:
+    """Grade one task in the calling process and return ``Report.to_dict()``.
+
+    Learner code never runs here: ``grade`` runs it in child processes. The
+    report's paths name the learner's original file, not the scratch copy.
+    """
+    import tempfile
+
+    grade = grade_fn or _default_grade
+    with tempfile.TemporaryDirectory(prefix="agtool-batch-") as tmp:
+        file = Path(tmp) / task.learner / "tools.py"
+        file.parent.mkdir()
+        file.write_bytes(task.source)
+        try:
+            report = grade(file, steps=list(task.steps) if task.steps else None,
+                           only=list(task.only) if task.only else None,
+                           seed=task.seed, timeout=task.timeout)
+        except Exception as exc:  # a grader bug must cost one row, not the batch
+            report = failed_report(task.seed, str(file), f"the grader failed: {type(exc).__name__}: {exc}",
+                                   steps=task.steps, only=task.only)
+        return _rebase(report.to_dict(), {str(file): task.display, str(file.parent): str(Path(task.display).parent)})
+
+
+def _rebase(data, replacements: dict[str, str]):
+    """Replace scratch paths by the learner's paths in every string of ``data``."""
+    if isinstance(data, str):
+        for old, new in replacements.items():
+            data = data.replace(old, new)
+        return data
+    if isinstance(data, dict):
+        return {k: _rebase(v, replacements) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_rebase(v, replacements) for v in data]
+    return data
+
+
+# --------------------------------------------------------------------------
+# The local pool: long-lived workers, each with its own warm runner
+# --------------------------------------------------------------------------
+
+
+# Parent-side ends of every worker's pipe. A forked worker inherits them and
+# must close them: otherwise it keeps its siblings' pipes open and no worker
+# ever sees end-of-file when the batch dies.
+_PARENT_ENDS: set = set()
+
+
+def _die_with_parent() -> None:
+    try:  # Linux: SIGKILL this worker when the batch process goes away
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        pass
+
+
+def _worker_main(conn, grade_fn) -> None:
+    # Own process group, so a time-out kills this worker and whatever it forked.
+    os.setsid()
+    _die_with_parent()
+    for end in list(_PARENT_ENDS):
+        end.close()
+    # Inherited streams may be a terminal, a test runner's pipe or a notebook
+    # kernel's; a worker has nothing to say, and must not hold them open.
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    sys.stdout = sys.stderr = open(os.devnull, "w")
+    try:
+        while True:
+            try:
+                task = conn.recv()
+            except (EOFError, OSError):
+                return
+            result = grade_task(task, grade_fn)
+            try:
+                conn.send(result)
+            except (BrokenPipeError, OSError):
+                return  # the batch is gone
+    finally:
+        # A forked worker skips atexit: stop this worker's warm runner by hand.
+        warm = sys.modules.get("grader.warm")
+        if warm is not None:
+            warm.close()
+
+
+class _Worker:
+    def __init__(self, ctx, grade_fn):
+        self.conn, child = ctx.Pipe()
+        _PARENT_ENDS.add(self.conn)
+        self.proc = ctx.Process(target=_worker_main, args=(child, grade_fn), name="agtool-batch-worker")
+        self.proc.start()
+        child.close()
+        self.task: GradeTask | None = None
+        self.deadline = 0.0
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, 9)
+        except (ProcessLookupError, PermissionError):
+            self.proc.kill()  # it had not reached setsid() yet: no group of its own
+        self.proc.join(timeout=5)
+        _PARENT_ENDS.discard(self.conn)
+        self.conn.close()
+
+
+def run_local(tasks: list[GradeTask], *, jobs: int, grade_fn: GradeFn | None,
+              hard_limit: float) -> Iterator[tuple[GradeTask, dict]]:
+    """Grade ``tasks`` on ``jobs`` worker processes; yield ``(task, report dict)`` as each finishes.
+
+    A worker that has not answered ``hard_limit`` seconds after it got its
+    task is killed with its whole process group and replaced; a worker that
+    dies is replaced. Either way only that task's row fails.
+    """
+    import multiprocessing
+    import time
+    from collections import deque
+    from multiprocessing.connection import wait
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    ctx = multiprocessing.get_context(method)
+    pending = deque(tasks)
+    workers = [_Worker(ctx, grade_fn) for _ in range(max(1, min(jobs, len(tasks))))]
+    try:
+        while pending or any(w.task for w in workers):
+            for w in workers:
+                if w.task is None and pending:
+                    w.task, w.deadline = pending.popleft(), time.monotonic() + hard_limit
+                    try:
+                        w.conn.send(w.task)
+                    except (BrokenPipeError, OSError):
+                        pass  # the worker died while idle: recv() below reports EOF
+            busy = [w for w in workers if w.task]
+            wait_for = max(0.0, min(w.deadline for w in busy) - time.monotonic())
+            ready = set(wait([w.conn for w in busy], timeout=wait_for))
+            now = time.monotonic()
+            for i, w in enumerate(workers):
+                task = w.task
+                if task is None:
+                    continue
+                if w.conn in ready:
+                    try:
+                        report = w.conn.recv()
+                    except (EOFError, OSError):
+                        message = "the grading process died"
+                    else:
+                        w.task = None
+                        yield task, report
+                        continue
+                elif now >= w.deadline:
+                    message = f"grading stopped: over the time limit of {hard_limit - GRACE:g} s"
+                else:
+                    continue
+                w.kill()
+                workers[i] = _Worker(ctx, grade_fn)
+                yield task, failed_report(task.seed, task.display, message,
+                                          steps=task.steps, only=task.only).to_dict()
+    finally:
+        for w in workers:
+            w.kill()
+
+
+# --------------------------------------------------------------------------
+# Result files and the batch
+# --------------------------------------------------------------------------
+
+
+def write_json_atomically(path: Path, data: dict) -> None:
+    """Write ``data`` as JSON so that readers see the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def result_record(learner: str, display: str, sha256: str, seed: int, selection: dict, report: dict) -> dict:
+    return {"learner": learner, "source": display, "sha256": sha256, "seed": seed,
+            "selection": selection, "report": report}
+
+
+def load_record(out: Path, learner: str) -> dict | None:
+    try:
+        return json.loads((Path(out) / RESULTS_DIR / f"{learner}.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+@dataclass
+class BatchResult:
+    """What :func:`run_batch` did: where the outputs are and how many learners it graded."""
+
+    out: Path
+    seed: int
+    learners: list[str] = field(default_factory=list)
+    graded: int = 0
+    skipped: int = 0
+    outputs: dict = field(default_factory=dict)
+
+
+def run_batch(
+    submissions: "str | os.PathLike[str]",
+    out: "str | os.PathLike[str]",
+    *,
+    jobs: int | None = None,
+    seed: int | None = None,
+    resume: bool = False,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    steps: Iterable[int] | None = None,
+    only: Iterable[str] | None = None,
+    executor: str = "local",
+    scheduler=None,
+    grade_fn: GradeFn | None = None,
+    progress: bool = True,
+) -> BatchResult:
+    """Grade every submission and write the class outputs under ``out``.
+
+    ``seed`` is one seed for the whole class (random if ``None``; on
+    ``resume`` the previous batch's seed). ``scheduler`` is a Dask scheduler
+    address or ``distributed.Client`` when ``executor="dask"``.
+    ``grade_fn`` replaces ``grader.runner.grade`` (tests inject fakes).
+
+    >>> run_batch("class/", "out/", seed=3).outputs["csv"]   # doctest: +SKIP
+    PosixPath('out/grades.csv')
+    """
+    from grader import gradebook
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    selection = {"steps": sorted(steps) if steps else None, "only": sorted(only) if only else None}
+    seed = _choose_seed(out, seed, resume)
+    write_json_atomically(out / MANIFEST, {"seed": seed, "submissions": os.fspath(submissions), **selection})
+
+    found = discover(submissions, workdir=out)
+    result = BatchResult(out=out, seed=seed, learners=[s.learner for s in found])
+    tasks = []
+    for sub in found:
+        if sub.path is None:
+            report = failed_report(seed, sub.display, sub.error, steps=selection["steps"], only=selection["only"])
+            write_json_atomically(out / RESULTS_DIR / f"{sub.learner}.json",
+                                  result_record(sub.learner, sub.display, "", seed, selection, report.to_dict()))
+            continue
+        source = sub.path.read_bytes()
+        digest = hashlib.sha256(source).hexdigest()
+        old = load_record(out, sub.learner) if resume else None
+        if old and old.get("sha256") == digest and old.get("seed") == seed and old.get("selection") == selection:
+            result.skipped += 1
+            continue
+        tasks.append(GradeTask(sub.learner, sub.display, source, digest, seed,
+                               tuple(selection["steps"]) if selection["steps"] else None,
+                               tuple(selection["only"]) if selection["only"] else None, timeout))
+
+    for task, report in _execute(tasks, executor=executor, scheduler=scheduler, jobs=jobs,
+                                 grade_fn=grade_fn, timeout=timeout, progress=progress):
+        write_json_atomically(out / RESULTS_DIR / f"{task.learner}.json",
+                              result_record(task.learner, task.display, task.sha256, seed, selection, report))
+        result.graded += 1
+
+    records = [load_record(out, learner) for learner in result.learners]
+    result.outputs = gradebook.write_outputs([r for r in records if r], out)
+    return result
+
+
+def _choose_seed(out: Path, seed: int | None, resume: bool) -> int:
+    if seed is not None:
+        return int(seed)
+    if resume:
+        try:
+            return int(json.loads((out / MANIFEST).read_text())["seed"])
+        except (FileNotFoundError, KeyError, ValueError):
+            pass
+    return secrets.randbelow(1_000_000)
+
+
+def _execute(tasks, *, executor, scheduler, jobs, grade_fn, timeout, progress):
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(tasks), desc="grading", unit="learner", disable=not progress or not tasks)
+    try:
+        if executor == "dask":
+            from grader.dask_executor import run_on_dask
+
+            results = run_on_dask(tasks, scheduler=scheduler, grade_fn=grade_fn)
+        elif executor == "local":
+            limit = (timeout if timeout else DEFAULT_TIMEOUT) + GRACE
+            results = run_local(tasks, jobs=jobs or os.cpu_count() or 1, grade_fn=grade_fn, hard_limit=limit)
+        else:
+            raise ValueError(f"unknown executor {executor!r}: use 'local' or 'dask'")
+        for task, report in results:
+            bar.set_postfix_str(task.learner, refresh=False)
+            bar.update(1)
+            yield task, report
+    finally:
+        bar.close()
+
+
+# --------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------
+
+
+def add_batch_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``agtool-grade batch`` on an ``argparse`` subparsers object."""
+    p = subparsers.add_parser("batch", help="grade a whole class and write the gradebook",
+                              description=__doc__.split("\n\n")[0])
+    _add_batch_arguments(p)
+    return p
+
+
+def _add_batch_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("submissions", help="folder of learner folders, a quoted glob, or a zip")
+    p.add_argument("--out", required=True, type=Path, help="output folder")
+    p.add_argument("--jobs", type=int, default=None, help="parallel workers (default: number of cores)")
+    p.add_argument("--seed", type=int, default=None, help="one seed for the class (default: random)")
+    p.add_argument("--resume", action="store_true", help="skip learners whose file is unchanged")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                   help=f"seconds per submission (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--steps", type=lambda s: [int(x) for x in s.split(",")], default=None,
+                   help="only these steps, e.g. 1,2,3")
+    p.add_argument("--only", action="append", default=None, help="only this check id (repeatable)")
+    p.add_argument("--executor", choices=["local", "dask"], default="local")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=batch_command)
+
+
+def batch_command(args: argparse.Namespace) -> int:
+    """Run :func:`run_batch` from parsed arguments and print where the outputs are."""
+    if args.executor == "dask" and not args.scheduler:
+        print("--executor dask needs --scheduler ADDRESS", file=sys.stderr)
+        return 2
+    try:
+        result = run_batch(args.submissions, args.out, jobs=args.jobs, seed=args.seed, resume=args.resume,
+                           timeout=args.timeout, steps=args.steps, only=args.only, executor=args.executor,
+                           scheduler=args.scheduler, progress=not args.no_progress)
+    except (SubmissionNotFound, UnsafeArchive) as exc:
+        print(f"agtool-grade batch: {exc}", file=sys.stderr)
+        return 2
+    print(f"seed {result.seed}: {len(result.learners)} learners, {result.graded} graded, "
+          f"{result.skipped} unchanged (skipped)")
+    for name, path in result.outputs.items():
+        print(f"  {name:<10} {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m grader.batch ...``: the same as ``agtool-grade batch ...``."""
+    parser = argparse.ArgumentParser(prog="python -m grader.batch")
+    _add_batch_arguments(parser)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,237 @@
+"""The class outputs of a batch, built from the per-learner result records.
+
+A *record* is the JSON of ``OUT/results/<learner>.json`` written by
+:mod:`grader.batch`: ``learner``, ``source``, ``sha256``, ``seed``,
+``selection`` and ``report`` (``Report.to_dict()``). Everything here is a
+pure function of the records, sorted by learner, so the same records always
+give the same bytes. Nothing here judges: scores come from the reports.
+
+Example::
+
+    >>> frame = gradebook_frame(records)              # doctest: +SKIP
+    >>> list(frame.columns[:4])                        # doctest: +SKIP
+    ['learner', 'score', 'max_score', 'step1']
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+from grader.report import STEPS, Report
+
+WRONG_ANSWERS_SHOWN = 10
+HARDEST_SHOWN = 10
+
+
+def _sorted(records: list[dict]) -> list[dict]:
+    return sorted(records, key=lambda r: r["learner"])
+
+
+def check_columns(records: list[dict]) -> list[str]:
+    """Every check id seen, in step order and then in the order the grader ran them."""
+    order: dict[str, tuple[int, int]] = {}
+    for record in _sorted(records):
+        for position, check in enumerate(record["report"]["checks"]):
+            order.setdefault(check["id"], (check["step"], position))
+    return sorted(order, key=lambda cid: (order[cid], cid))
+
+
+def gradebook_frame(records: list[dict]) -> pd.DataFrame:
+    """One row per learner: totals, points per step, points per check, seed and error.
+
+    A step or check that was not graded for a learner is left empty (NA),
+    so a partial ``--steps`` run is not mistaken for zero points.
+    """
+    columns = check_columns(records)
+    rows = []
+    for record in _sorted(records):
+        report = record["report"]
+        row = {"learner": record["learner"], "score": report["score"], "max_score": report["max_score"]}
+        for step in STEPS:
+            row[f"step{step}"] = report["steps"].get(str(step), {}).get("score")
+        points = {c["id"]: c["points"] for c in report["checks"]}
+        for cid in columns:
+            row[cid] = points.get(cid)
+        row["seed"] = record["seed"]
+        row["error"] = report.get("error", "")
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=["learner", "score", "max_score",
+                                        *[f"step{s}" for s in STEPS], *columns, "seed", "error"])
+    for name in [f"step{s}" for s in STEPS] + columns:
+        frame[name] = frame[name].astype("Int64")
+    return frame
+
+
+def check_stats(records: list[dict]) -> pd.DataFrame:
+    """Per check: step, title, points, how many learners passed it and the pass rate."""
+    stats: dict[str, dict] = {}
+    for record in _sorted(records):
+        for c in record["report"]["checks"]:
+            s = stats.setdefault(c["id"], {"check": c["id"], "step": c["step"], "title": c["title"],
+                                           "max_points": c["max_points"], "graded": 0, "passed": 0})
+            s["graded"] += 1
+            s["passed"] += bool(c["passed"])
+    frame = pd.DataFrame([stats[cid] for cid in check_columns(records)],
+                         columns=["check", "step", "title", "max_points", "graded", "passed"])
+    frame["pass_rate"] = (frame["passed"] / frame["graded"]).round(4)
+    return frame
+
+
+def step_frame(records: list[dict]) -> pd.DataFrame:
+    """Long table: one row per (learner, step) with the points and the maximum of that step."""
+    rows = [
+        {"learner": r["learner"], "step": int(step), "score": t["score"], "max_score": t["max_score"]}
+        for r in _sorted(records)
+        for step, t in sorted(r["report"]["steps"].items(), key=lambda kv: int(kv[0]))
+    ]
+    return pd.DataFrame(rows, columns=["learner", "step", "score", "max_score"])
+
+
+def common_wrong_answers(records: list[dict], top: int = WRONG_ANSWERS_SHOWN) -> pd.DataFrame:
+    """Failing answers grouped by (check id, what the learner's code gave), most frequent first.
+
+    Submissions that could not be graded at all (import error, time-out) are
+    left out: they did not answer anything.
+    """
+    groups: dict[tuple[str, str], dict] = {}
+    for record in _sorted(records):
+        report = record["report"]
+        if report.get("error"):
+            continue
+        for c in report["checks"]:
+            if c["passed"] or (not c["got"] and not c["expected"]):
+                continue
+            g = groups.setdefault((c["id"], c["got"]), {"learners": [], "expected": Counter()})
+            if record["learner"] not in g["learners"]:
+                g["learners"].append(record["learner"])
+            g["expected"][c["expected"]] += 1
+    rows = []
+    for (cid, got), g in groups.items():
+        # Cases are random per check, so "expected" can vary: show the most common one.
+        expected = sorted(g["expected"].items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        rows.append({"check": cid, "got": got, "expected": expected, "count": len(g["learners"]),
+                     "learners": ", ".join(g["learners"])})
+    rows.sort(key=lambda r: (-r["count"], r["check"], r["got"]))
+    return pd.DataFrame(rows[:top], columns=["check", "got", "expected", "count", "learners"])
+
+
+def render_summary(records: list[dict]) -> str:
+    """``summary.md``: score statistics, per-step means, hardest checks, common wrong answers, errors."""
+    records = _sorted(records)
+    book = gradebook_frame(records)
+    seeds = sorted({r["seed"] for r in records})
+    lines = ["# Class summary", "",
+             f"- learners: {len(records)}",
+             f"- seed: {', '.join(map(str, seeds)) or '-'}"]
+    if records:
+        max_score = int(book["max_score"].max())
+        scores = book["score"]
+        lines += [f"- mean score: {scores.mean():.2f} / {max_score}",
+                  f"- median score: {scores.median():g} / {max_score}",
+                  f"- full marks: {int((scores == book['max_score']).sum())}",
+                  f"- could not be graded: {int((book['error'] != '').sum())}"]
+    steps = step_frame(records)
+    if not steps.empty:
+        lines += ["", "## Score per step", "", "| step | mean | max | learners with full marks |",
+                  "|---|---|---|---|"]
+        for step, group in steps.groupby("step"):
+            full = int((group["score"] == group["max_score"]).sum())
+            lines.append(f"| {step} | {group['score'].mean():.2f} | {int(group['max_score'].max())} | {full} |")
+    stats = check_stats(records)
+    if not stats.empty:
+        hardest = stats.sort_values(["pass_rate", "check"], kind="mergesort").head(HARDEST_SHOWN)
+        lines += ["", "## Hardest checks", "", "| check | title | passed | pass rate |", "|---|---|---|---|"]
+        for row in hardest.itertuples():
+            lines.append(f"| `{row.check}` | {_cell(row.title)} | {row.passed}/{row.graded} | {row.pass_rate:.0%} |")
+    wrong = common_wrong_answers(records)
+    lines += ["", "## Most common wrong answers", ""]
+    if wrong.empty:
+        lines.append("No wrong answers among the graded submissions.")
+    for row in wrong.itertuples():
+        who = "learner" if row.count == 1 else "learners"
+        lines.append(f"- {row.count} {who} returned `{_inline(row.got)}` where `{_inline(row.expected)}` "
+                     f"was expected (`{row.check}`): {row.learners}")
+    errors = [(r["learner"], r["report"]["error"]) for r in records if r["report"].get("error")]
+    if errors:
+        lines += ["", "## Could not be graded", ""]
+        lines += [f"- {learner}: {_inline(error.splitlines()[0] if error else '')}" for learner, error in errors]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _inline(text: str) -> str:
+    return str(text).replace("`", "'").replace("\n", " ")[:120]
+
+
+def render_feedback(record: dict) -> str:
+    """Markdown feedback for one learner (``grader.render.render_markdown`` when it exists)."""
+    report = Report.from_dict(record["report"])
+    try:
+        from grader.render import render_markdown
+    except ImportError:
+        return _minimal_feedback(record["learner"], report)
+    return render_markdown(report)
+
+
+def _minimal_feedback(learner: str, report: Report) -> str:
+    lines = [f"# Feedback for {learner}", "",
+             f"Score: **{report.score} / {report.max_score}** (seed {report.seed})", ""]
+    if report.error:
+        lines += [f"Your module could not be graded: {report.error}", ""]
+    for step, total in report.steps.items():
+        lines += [f"## Step {step}: {total['score']} / {total['max_score']}", ""]
+        for c in (c for c in report.checks if c.step == step):
+            mark = "passed" if c.passed else "FAILED"
+            lines.append(f"- {mark} `{c.id}` ({c.points}/{c.max_points}): {c.title}")
+            if not c.passed:
+                for label, value in (("call", c.call), ("expected", c.expected), ("got", c.got),
+                                     ("why", c.message), ("hint", c.hint), ("replay", c.reproduce)):
+                    if value:
+                        lines.append(f"    - {label}: `{_inline(value)}`" if label in ("call", "expected", "got", "replay")
+                                     else f"    - {label}: {value}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_outputs(records: list[dict], out: "str | Path") -> dict[str, Path]:
+    """Write every class output under ``out`` and return their paths by name.
+
+    The per-learner folders (``feedback/``, ``gradescope/``) and ``plots/``
+    are emptied first, so learners no longer in the class leave no files.
+    """
+    from grader.gradescope import write_results
+    from grader.plots import write_plots
+
+    out = Path(out)
+    records = _sorted(records)
+    book = gradebook_frame(records)
+    csv_path = out / "grades.csv"
+    book.to_csv(csv_path, index=False, lineterminator="\n")
+
+    json_path = out / "grades.json"
+    json_path.write_text(json.dumps({
+        "seeds": sorted({r["seed"] for r in records}),
+        "learners": [{"learner": r["learner"], "source": r["source"], "sha256": r["sha256"],
+                      "score": r["report"]["score"], "max_score": r["report"]["max_score"],
+                      "error": r["report"].get("error", ""), "report": r["report"]} for r in records],
+    }, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    for sub in ("feedback", "gradescope", "plots"):
+        shutil.rmtree(out / sub, ignore_errors=True)
+        (out / sub).mkdir(parents=True)
+    for r in records:
+        (out / "feedback" / f"{r['learner']}.md").write_text(render_feedback(r), encoding="utf-8")
+        write_results(Report.from_dict(r["report"]), out / "gradescope" / r["learner"] / "results.json")
+
+    summary_path = out / "summary.md"
+    summary_path.write_text(render_summary(records), encoding="utf-8")
+    plots = write_plots(book, check_stats(records), step_frame(records), out / "plots")
+    return {"csv": csv_path, "json": json_path, "summary": summary_path, "feedback": out / "feedback",
+            "gradescope": out / "gradescope", **{f"plot:{p.stem}": p for p in plots}}

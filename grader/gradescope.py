@@ -1,0 +1,166 @@
+"""Gradescope: the ``results.json`` writer and the autograder entry point.
+
+Gradescope runs ``/autograder/run_autograder`` with the learner's upload in
+``/autograder/submission`` and reads ``/autograder/results/results.json``:
+a top-level ``score`` and a list of ``tests``, each with ``name``,
+``score``, ``max_score``, ``status`` (``passed``/``failed``), ``output``
+and ``visibility``. One check of our registry is one Gradescope test.
+
+Example::
+
+    >>> from grader.report import CheckResult, Report
+    >>> r = Report(seed=1, path="tools.py", checks=[CheckResult(
+    ...     id="step1/names", step=1, passed=True, points=2, max_points=2, title="Data names")])
+    >>> results_json(r)["tests"][0]["status"]
+    'passed'
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+
+from grader.report import Report
+
+SUBMISSION_DIR = Path("/autograder/submission")
+RESULTS_FILE = Path("/autograder/results/results.json")
+VISIBILITY = "visible"  # learners see every check: the feedback is the point of the lab
+
+
+def check_output_text(check) -> str:
+    """The text shown under one Gradescope test: why it failed and how to replay it."""
+    if check.passed:
+        return "Passed."
+    lines = [check.message or "Failed."]
+    for label, value in (("Call", check.call), ("Expected", check.expected), ("Got", check.got),
+                         ("Hint", check.hint), ("Replay", check.reproduce)):
+        if value:
+            lines.append(f"{label}: {value}")
+    return "\n".join(lines)
+
+
+def results_json(report: Report, *, visibility: str = VISIBILITY) -> dict:
+    """Gradescope's ``results.json`` content for one graded submission."""
+    output = [f"{report.summary()} (seed {report.seed})."]
+    if report.error:
+        output.append(f"The module could not be graded: {report.error}")
+    step_lines = [f"Step {step}: {t['score']}/{t['max_score']}" for step, t in report.steps.items()]
+    output.extend(step_lines)
+    return {
+        "score": float(report.score),
+        "output": "\n".join(output),
+        "visibility": visibility,
+        "stdout_visibility": "hidden",
+        "extra_data": {"seed": report.seed, "max_score": report.max_score},
+        "tests": [
+            {
+                "name": f"{c.id}: {c.title}",
+                "number": f"{c.step}.{i}",
+                "score": float(c.points),
+                "max_score": float(c.max_points),
+                "status": "passed" if c.passed else "failed",
+                "output": check_output_text(c),
+                "tags": [f"step{c.step}"],
+                "visibility": visibility,
+            }
+            for i, c in _numbered(report.checks)
+        ],
+    }
+
+
+def _numbered(checks):
+    # Gradescope sorts by "number"; number checks within their step from 1.
+    counts: dict[int, int] = {}
+    for c in checks:
+        counts[c.step] = counts.get(c.step, 0) + 1
+        yield counts[c.step], c
+
+
+def write_results(report: Report, path: "str | os.PathLike[str]") -> Path:
+    """Write ``results_json(report)`` to ``path`` (parents created)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results_json(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def find_module(submission: Path) -> Path:
+    """The ``tools.py`` in a Gradescope upload: top level, ``agtool/``, or the shallowest one below.
+
+    Learners upload a file, a folder or a zip that Gradescope unpacks, so the
+    module can sit one or two folders deep.
+    """
+    from grader.locate import SubmissionNotFound, resolve_submission
+
+    try:
+        return resolve_submission(submission)
+    except SubmissionNotFound:
+        candidates = sorted(
+            (p for p in Path(submission).rglob("tools.py") if "__MACOSX" not in p.parts),
+            key=lambda p: (len(p.parts), str(p)),
+        )
+        if not candidates:
+            raise
+        return candidates[0]
+
+
+def grade_for_gradescope(submission: "str | os.PathLike[str]" = SUBMISSION_DIR,
+                         results: "str | os.PathLike[str]" = RESULTS_FILE, *,
+                         seed: int | None = None, timeout: float | None = None, grade_fn=None) -> Report:
+    """Grade the upload in ``submission`` and write Gradescope's ``results.json`` to ``results``.
+
+    A missing module still produces a valid ``results.json`` (score 0 and
+    an explanation), so the learner sees what went wrong.
+    """
+    from grader.batch import failed_report
+    from grader.locate import SubmissionNotFound
+
+    seed = secrets.randbelow(1_000_000) if seed is None else seed
+    try:
+        module = find_module(Path(submission))
+    except SubmissionNotFound as exc:
+        report = failed_report(seed, str(submission), f"no tools.py found in your upload. {exc}")
+    else:
+        if grade_fn is None:
+            from grader.runner import grade as grade_fn
+        report = grade_fn(module, seed=seed, timeout=timeout)
+    write_results(report, results)
+    return report
+
+
+def add_gradescope_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``agtool-grade gradescope`` on an ``argparse`` subparsers object."""
+    p = subparsers.add_parser("gradescope", help="Gradescope autograder entry: write results.json")
+    _add_arguments(p)
+    return p
+
+
+def _add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--submission", type=Path, default=SUBMISSION_DIR,
+                   help=f"the learner's upload (default {SUBMISSION_DIR})")
+    p.add_argument("--results", type=Path, default=RESULTS_FILE, help=f"where to write (default {RESULTS_FILE})")
+    p.add_argument("--seed", type=int, default=None, help="seed (default: random, recorded in results.json)")
+    p.add_argument("--timeout", type=float, default=None, help="seconds per step (default: the grader's)")
+    p.set_defaults(func=gradescope_command)
+
+
+def gradescope_command(args: argparse.Namespace) -> int:
+    """Run :func:`grade_for_gradescope` and print the summary (Gradescope keeps stdout for staff)."""
+    report = grade_for_gradescope(args.submission, args.results, seed=args.seed, timeout=args.timeout)
+    print(f"{report.summary()} (seed {report.seed}); wrote {args.results}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m grader.gradescope``: the same as ``agtool-grade gradescope``."""
+    parser = argparse.ArgumentParser(prog="python -m grader.gradescope")
+    _add_arguments(parser)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Plots of a class: where the scores fall, which checks fail, which steps cost points.
+
+Figures are drawn on ``matplotlib.figure.Figure`` with the Agg canvas, never
+through ``pyplot``, so writing PNGs neither changes nor needs the backend of
+the notebook that calls it.
+
+Example::
+
+    >>> paths = write_plots(book, stats, steps, Path("out/plots"))   # doctest: +SKIP
+    >>> [p.name for p in paths]                                        # doctest: +SKIP
+    ['score_histogram.png', 'check_pass_rate.png', 'step_scores.png']
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+# No date or version in the PNG: the same class gives the same bytes.
+_PNG_METADATA = {"Software": None}
+
+
+def score_histogram(book: pd.DataFrame) -> Figure:
+    """Histogram of total scores, one bar per possible score."""
+    fig = Figure(figsize=(6, 3.5), layout="constrained")
+    ax = fig.add_subplot()
+    top = int(book["max_score"].max()) if len(book) else 1
+    ax.hist(book["score"], bins=range(0, top + 2), align="left", rwidth=0.85, color="#4477aa")
+    ax.set(title=f"Scores ({len(book)} learners)", xlabel=f"score (of {top})", ylabel="learners",
+           xlim=(-1, top + 1))
+    return fig
+
+
+def check_pass_rate(stats: pd.DataFrame) -> Figure:
+    """Horizontal bars: the share of learners passing each check, in registry order."""
+    fig = Figure(figsize=(7, max(2.5, 0.22 * len(stats) + 1)), layout="constrained")
+    ax = fig.add_subplot()
+    ax.barh(stats["check"], stats["pass_rate"] * 100,
+            color=["#228833" if rate >= 0.5 else "#ee6677" for rate in stats["pass_rate"]])
+    ax.invert_yaxis()  # step 1 on top
+    ax.set(title="Pass rate per check", xlabel="% of learners passing", xlim=(0, 100))
+    ax.tick_params(axis="y", labelsize=7)
+    return fig
+
+
+def step_scores(steps: pd.DataFrame) -> Figure:
+    """Mean share of points per step, with each step's maximum marked."""
+    fig = Figure(figsize=(6, 3.5), layout="constrained")
+    ax = fig.add_subplot()
+    if not steps.empty:
+        per_step = steps.groupby("step")[["score", "max_score"]].mean()
+        ax.bar(per_step.index, per_step["score"], color="#4477aa", label="mean score")
+        ax.scatter(per_step.index, per_step["max_score"], marker="_", s=400, color="black", label="max")
+        ax.set_xticks(list(per_step.index))
+        ax.legend(loc="upper right", fontsize=8)
+    ax.set(title="Score per step", xlabel="step", ylabel="points")
+    return fig
+
+
+def save_png(fig: Figure, path: Path) -> Path:
+    """Render ``fig`` to ``path`` as PNG with the Agg canvas."""
+    FigureCanvasAgg(fig)
+    fig.savefig(path, format="png", dpi=100, metadata=_PNG_METADATA)
+    return path
+
+
+def write_plots(book: pd.DataFrame, stats: pd.DataFrame, steps: pd.DataFrame, folder: Path) -> list[Path]:
+    """Write the three class plots into ``folder`` and return their paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return [
+        save_png(score_histogram(book), folder / "score_histogram.png"),
+        save_png(check_pass_rate(stats), folder / "check_pass_rate.png"),
+        save_png(step_scores(steps), folder / "step_scores.png"),
+    ]

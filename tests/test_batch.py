@@ -1,0 +1,294 @@
+"""Batch grading: discovery, the worker pool, result files, resume, class outputs.
+
+Most tests inject ``fake_grade`` (a grade function whose verdicts are written
+in the submitted source) so they test the orchestration, not the checks;
+``test_real_class_*`` grade a generated class with the real grader.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from grader import batch
+from grader.batch import discover, run_batch, sanitize_learner_id
+from grader.report import CheckResult, Report
+
+TESTS_DIR = Path(__file__).resolve().parent
+REPO = TESTS_DIR.parent
+
+# (check id, step, points): the fake grader's registry.
+FAKE_CHECKS = [("step1/names", 1, 2), ("step1/table", 1, 1), ("step2/type_limit", 2, 3)]
+
+
+def fake_grade(path, *, steps=None, only=None, seed=None, timeout=None):
+    """Pass check X when the source contains ``pass:X``; ``HANG``/``DIE``/``SLOW`` misbehave."""
+    source = Path(path).read_text()
+    if "HANG" in source:
+        time.sleep(3600)
+    if "DIE" in source:
+        os._exit(3)
+    if "SLOW" in source:
+        time.sleep(0.4)
+    if "RAISE" in source:
+        raise RuntimeError("grader bug")
+    checks = []
+    for cid, step, points in FAKE_CHECKS:
+        ok = f"pass:{cid}" in source
+        checks.append(CheckResult(
+            id=cid, step=step, passed=ok, points=points if ok else 0, max_points=points,
+            title=f"title of {cid}", call="" if ok else f"validate_args(...)  # {path}",
+            expected="" if ok else "'type:limit'", got="" if ok else "''",
+            message="" if ok else "wrong reason", reproduce="" if ok else f"agtool-grade {path} --only {cid}"))
+    return Report(seed=seed, path=str(path), checks=checks)
+
+
+ALL_PASS = " ".join(f"pass:{cid}" for cid, _, _ in FAKE_CHECKS)
+
+
+def make_class(root: Path, sources: dict[str, str], *, nested: set[str] = frozenset()) -> Path:
+    for learner, source in sources.items():
+        folder = root / learner / ("agtool" if learner in nested else "")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "tools.py").write_text(source)
+    return root
+
+
+def read_csv(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, dtype={"learner": str, "error": str}).fillna({"error": ""})
+
+
+# ---------------------------------------------------------------- discovery
+
+
+def test_folder_discovery_finds_both_layouts_and_reports_missing(tmp_path):
+    make_class(tmp_path, {"bob": "x", "alice": "y"}, nested={"alice"})
+    (tmp_path / "carol").mkdir()
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    (tmp_path / "__MACOSX").mkdir()
+    found = discover(tmp_path)
+    assert [s.learner for s in found] == ["alice", "bob", "carol"]
+    assert found[0].path == tmp_path / "alice" / "agtool" / "tools.py"
+    assert found[2].path is None and "without tools.py" in found[2].error
+
+
+def test_glob_learner_id_is_first_differing_part(tmp_path):
+    for user in ("ana", "ben"):
+        make_class(tmp_path / "home", {user: "x"}, nested={user})
+    found = discover(str(tmp_path / "home" / "*" / "agtool" / "tools.py"))
+    assert [(s.learner, s.path.parent.parent.name) for s in found] == [("ana", "ana"), ("ben", "ben")]
+    single = discover(str(tmp_path / "home" / "a*" / "agtool" / "tools.py"))
+    assert [s.learner for s in single] == ["ana"]
+
+
+def test_learner_ids_are_sanitised_and_unique(tmp_path):
+    make_class(tmp_path, {"a b": "x", "a_b": "y", "d:n": "z", "é": "w", ".hidden": "v"})
+    ids = [s.learner for s in discover(tmp_path)]
+    assert sorted(ids) == sorted(["a_b", "a_b-2", "d_n", "_"])
+    assert all(i == sanitize_learner_id(i) for i in ids)
+    assert sanitize_learner_id("../../etc/passwd") == "_.._etc_passwd"
+
+
+def test_zip_is_extracted_and_unwrapped(tmp_path):
+    archive = tmp_path / "class.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("hw/alice/tools.py", ALL_PASS)
+        zf.writestr("hw/bob/agtool/tools.py", "nothing")
+        zf.writestr("__MACOSX/hw/._alice", "junk")
+    found = discover(archive, workdir=tmp_path / "out")
+    assert [s.learner for s in found] == ["alice", "bob"]
+    assert found[0].path.read_text() == ALL_PASS
+    assert found[0].path.is_relative_to(tmp_path / "out" / "submissions")
+
+
+@pytest.mark.parametrize("name", ["../escape.py", "/abs/tools.py", "a/../../escape.py", "C:/x/tools.py"])
+def test_zip_with_path_traversal_is_refused(tmp_path, name):
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("alice/tools.py", "x")
+        zf.writestr(name, "x")
+    with pytest.raises(batch.UnsafeArchive):
+        discover(archive, workdir=tmp_path / "out")
+    assert not (tmp_path / "escape.py").exists()
+    assert not list((tmp_path / "out" / "submissions").rglob("*.py"))
+
+
+def test_zip_symlinks_are_not_created(tmp_path):
+    archive = tmp_path / "links.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("alice/tools.py", "x")
+        link = zipfile.ZipInfo("bob/tools.py")
+        link.external_attr = (0o120777 << 16)
+        zf.writestr(link, "/etc/passwd")
+    found = {s.learner: s for s in discover(archive, workdir=tmp_path / "out")}
+    assert found["alice"].path is not None
+    assert "bob" not in found  # the link was skipped, so nothing of bob's was extracted
+    assert not any(p.is_symlink() for p in (tmp_path / "out").rglob("*"))
+
+
+def test_zip_size_cap_counts_real_bytes(tmp_path, monkeypatch):
+    monkeypatch.setattr(batch, "ZIP_MAX_MEMBER_BYTES", 1000)
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("alice/tools.py", "0" * 100_000)  # compresses to a few hundred bytes
+    with pytest.raises(batch.UnsafeArchive, match="exceeds"):
+        discover(archive, workdir=tmp_path / "out")
+
+
+# ---------------------------------------------------------------- the batch
+
+
+@pytest.fixture
+def fake_class(tmp_path):
+    return make_class(tmp_path / "class", {
+        "full": ALL_PASS,
+        "half": "pass:step1/names pass:step1/table",
+        "none": "# nothing yet",
+        "hangs": "HANG",
+        "dies": "DIE",
+        "buggy": "RAISE",
+    }, nested={"half"})
+
+
+def test_batch_outputs_and_isolation(fake_class, tmp_path):
+    out = tmp_path / "out"
+    started = time.monotonic()
+    result = run_batch(fake_class, out, jobs=2, seed=11, timeout=1.0, grade_fn=fake_grade, progress=False)
+    elapsed = time.monotonic() - started
+    assert elapsed < batch.GRACE + 15  # the hanging module cost its own time limit, once
+    assert (result.graded, result.skipped) == (6, 0)
+
+    book = read_csv(out / "grades.csv")
+    assert list(book["learner"]) == ["buggy", "dies", "full", "half", "hangs", "none"]
+    assert list(book.columns[:3]) == ["learner", "score", "max_score"]
+    assert [c for c in book.columns if c.startswith("step") and "/" not in c] == [f"step{i}" for i in range(1, 9)]
+    assert set(book.columns) >= {cid for cid, _, _ in FAKE_CHECKS} | {"seed", "error"}
+    rows = book.set_index("learner")
+    assert (rows.loc["full", "score"], rows.loc["full", "max_score"]) == (6, 6)
+    assert (rows.loc["half", "score"], rows.loc["half", "step1"], rows.loc["half", "step2"]) == (3, 3, 0)
+    assert rows.loc["none", "score"] == 0 and rows.loc["none", "error"] == ""
+    assert "time limit" in rows.loc["hangs", "error"]
+    assert "died" in rows.loc["dies", "error"]
+    assert "grader failed" in rows.loc["buggy", "error"]
+    assert set(book["seed"]) == {11}
+
+    record = json.loads((out / "results" / "half.json").read_text())
+    import hashlib
+    module = fake_class / "half" / "agtool" / "tools.py"
+    assert record["sha256"] == hashlib.sha256(module.read_bytes()).hexdigest()
+    # Reports name the learner's file, never the worker's scratch copy.
+    assert record["report"]["path"] == str(module)
+    assert str(module) in record["report"]["checks"][2]["reproduce"]
+    assert "agtool-batch-" not in json.dumps(record)
+
+    summary = (out / "summary.md").read_text()
+    assert "- 2 learners returned `''` where `'type:limit'` was expected (`step2/type_limit`): half, none" in summary
+    assert "- 1 learner returned `''` where `'type:limit'` was expected (`step1/names`): none" in summary
+    assert "## Could not be graded" in summary and "hangs:" in summary
+    for learner in book["learner"]:
+        assert (out / "feedback" / f"{learner}.md").read_text().strip()
+        assert (out / "gradescope" / learner / "results.json").is_file()
+    assert sorted(p.name for p in (out / "plots").iterdir()) == [
+        "check_pass_rate.png", "score_histogram.png", "step_scores.png"]
+    grades = json.loads((out / "grades.json").read_text())
+    assert grades["seeds"] == [11] and [g["learner"] for g in grades["learners"]] == list(book["learner"])
+
+
+def test_pngs_are_valid_images(fake_class, tmp_path):
+    from PIL import Image
+
+    out = tmp_path / "out"
+    run_batch(fake_class, out, jobs=2, seed=3, timeout=1.0, grade_fn=fake_grade, progress=False)
+    for png in (out / "plots").glob("*.png"):
+        with Image.open(png) as image:
+            image.verify()
+        with Image.open(png) as image:
+            assert image.format == "PNG" and image.size[0] > 100 and image.size[1] > 100
+
+
+def test_resume_skips_unchanged_learners_and_keeps_the_seed(tmp_path):
+    root = make_class(tmp_path / "class", {f"l{i}": ALL_PASS if i % 2 else "none" for i in range(5)})
+    out = tmp_path / "out"
+    first = run_batch(root, out, jobs=2, grade_fn=fake_grade, progress=False)
+    csv_before = (out / "grades.csv").read_bytes()
+
+    again = run_batch(root, out, jobs=2, resume=True, grade_fn=fake_grade, progress=False)
+    assert (again.graded, again.skipped, again.seed) == (0, 5, first.seed)
+    assert (out / "grades.csv").read_bytes() == csv_before
+
+    (root / "l0" / "tools.py").write_text(ALL_PASS)
+    changed = run_batch(root, out, jobs=2, resume=True, grade_fn=fake_grade, progress=False)
+    assert (changed.graded, changed.skipped) == (1, 4)
+    assert read_csv(out / "grades.csv").set_index("learner").loc["l0", "score"] == 6
+
+    other_seed = run_batch(root, out, jobs=2, resume=True, seed=first.seed + 1, grade_fn=fake_grade, progress=False)
+    assert other_seed.graded == 5  # a different seed means different cases: regrade everyone
+
+    without_resume = run_batch(root, out, jobs=2, seed=first.seed + 1, grade_fn=fake_grade, progress=False)
+    assert without_resume.graded == 5
+
+
+def test_outputs_drop_learners_who_left(tmp_path):
+    root = make_class(tmp_path / "class", {"a": ALL_PASS, "b": "x"})
+    out = tmp_path / "out"
+    run_batch(root, out, jobs=1, seed=1, grade_fn=fake_grade, progress=False)
+    import shutil
+    shutil.rmtree(root / "b")
+    run_batch(root, out, jobs=1, seed=1, resume=True, grade_fn=fake_grade, progress=False)
+    assert list(read_csv(out / "grades.csv")["learner"]) == ["a"]
+    assert not (out / "feedback" / "b.md").exists() and not (out / "gradescope" / "b").exists()
+
+
+# ---------------------------------------------------------------- killed midway
+
+_FAKE_BATCH = """
+import sys
+sys.path.insert(0, {tests!r})
+import test_batch
+from grader.batch import run_batch
+run_batch({root!r}, {out!r}, jobs=1, seed=5, resume=True, grade_fn=test_batch.fake_grade, progress=False)
+"""
+
+
+def _batch_process(root: Path, out: Path) -> subprocess.Popen:
+    code = _FAKE_BATCH.format(tests=str(TESTS_DIR), root=str(root), out=str(out))
+    return subprocess.Popen([sys.executable, "-c", code], cwd=REPO, start_new_session=True)
+
+
+def test_batch_killed_midway_resumes_to_identical_csv(tmp_path):
+    sources = {f"learner{i:02d}": "SLOW " + (ALL_PASS if i % 3 else "pass:step1/names") for i in range(10)}
+    root = make_class(tmp_path / "class", sources)
+    out, reference = tmp_path / "out", tmp_path / "reference"
+
+    proc = _batch_process(root, out)
+    deadline = time.monotonic() + 60
+    while len(list((out / "results").glob("*.json"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the batch and its workers, like a lost SSH session
+    proc.wait()
+    done = len(list((out / "results").glob("*.json")))
+    assert 3 <= done < 10, "the batch must be killed midway"
+    assert not (out / "grades.csv").exists()
+
+    resumed = run_batch(root, out, jobs=1, seed=5, resume=True, grade_fn=fake_grade, progress=False)
+    assert resumed.skipped == done and resumed.graded == 10 - done
+    run_batch(root, reference, jobs=2, seed=5, grade_fn=fake_grade, progress=False)
+    assert (out / "grades.csv").read_bytes() == (reference / "grades.csv").read_bytes()
+    assert (out / "summary.md").read_bytes() == (reference / "summary.md").read_bytes()
+
+
+# ---------------------------------------------------------------- command line
+
+
+def test_cli_rejects_unknown_submissions(tmp_path, capsys):
+    code = batch.main([str(tmp_path / "nope"), "--out", str(tmp_path / "out"), "--no-progress"])
+    assert code == 2
+    assert "neither a folder" in capsys.readouterr().err
