@@ -174,7 +174,7 @@ def test_the_simulator_does_not_import_the_solution():
 @pytest.fixture(scope="module")
 def solution_tally():
     tools = load_module(SOLUTION)
-    orders = draw_orders(tools, 400, seed=11)
+    orders = draw_orders(tools, 250, seed=11)
     calls = NoisyModel(tools, error_rate=0.3, seed=11).calls_for(orders)
     outcomes = run_routes(tools, orders, calls)
     return outcomes, tally(outcomes)
@@ -199,7 +199,7 @@ def test_counts_add_up_and_validation_saves_tool_runs(solution_tally):
     outcomes, table = solution_tally
     outcome_columns = ["right", "changed (disclosed)", "wrong (silent)", "refused (honest)", "crashed"]
     assert (table[outcome_columns].sum(axis=1) == table["orders"]).all()
-    assert (table["orders"] == 400).all() and table.loc[[A, B, C], "crashed"].sum() == 0
+    assert (table["orders"] == 250).all() and table.loc[[A, B, C], "crashed"].sum() == 0
     assert table.loc[B, "tool body runs"] < table.loc[A, "tool body runs"]
     assert outcomes["model_in_pick"].all()  # the model's arguments reached fetch
     faithful = outcomes[outcomes["category"] == "none"]
@@ -240,7 +240,7 @@ def test_a_route_that_raises_or_returns_no_dict_is_counted_as_crashed(solution):
 
 
 def test_chapter_comparison_measures_identity_failures_reaching_a_tool(solution):
-    orders = draw_orders(solution, 300, seed=13)
+    orders = draw_orders(solution, 200, seed=13)
     calls = NoisyModel(solution, error_rate=0.4, seed=13).calls_for(orders)
     outcomes = run_routes(solution, orders, calls)
     comparison = chapter_comparison(outcomes)
@@ -255,7 +255,7 @@ def test_chapter_comparison_measures_identity_failures_reaching_a_tool(solution)
 
 
 def test_sweep_starts_right_and_only_the_direct_route_grows_silent_wrong(solution):
-    curves = sweep(solution, n=200, seed=14, rates=[0.0, 0.1, 0.3])
+    curves = sweep(solution, n=150, seed=14, rates=[0.0, 0.1, 0.3])
     by = curves.set_index(["route", "error_rate"])
     for route in ("direct", "naive", "repair"):
         assert by.loc[(route, 0.0), "right_rate"] == 1.0
