@@ -1,0 +1,91 @@
+"""The classroom story end to end: a learner logs into JupyterHub, checks a step, the instructor grades the class.
+
+Two learners have homes on the hub: ``alice`` has finished the lab (her
+``agtool/tools.py`` is the reference solution), ``bob`` has the untouched
+starter. Alice logs in through the browser with the hub's password, opens a
+step notebook in her home and runs it: the Check panel grades *her* file and
+every row passes. Then the instructor's batch command grades every home
+folder, and the gradebook gives alice full marks -- the same points her panel
+showed -- and bob fewer.
+"""
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO_ROOT
+from e2e_hub import running_hub
+from e2e_notebook_ui import open_notebook, run_all_cells, screenshot_check_panel, wait_for_check_panel
+from e2e_processes import child_env, venv_bin
+
+pytestmark = pytest.mark.e2e
+
+PASSWORD = "correct horse battery staple"
+NOTEBOOK = "03_call_boundary.ipynb"
+STEP = 3
+BATCH_TIMEOUT = 180
+
+
+def give_home(home, *, tools_source):
+    """A learner's home as a classroom hands it out: ``agtool/`` plus a step notebook."""
+    shutil.copytree(REPO_ROOT / "agtool", home / "agtool", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(tools_source, home / "agtool" / "tools.py")
+    shutil.copyfile(REPO_ROOT / "labs" / NOTEBOOK, home / NOTEBOOK)
+
+
+def log_in(page, hub, user):
+    page.goto(hub.login_url)
+    page.fill("#username_input", user)
+    page.fill("#password_input", PASSWORD)
+    page.click("#login_submit")
+    # The hub spawns the learner's server, then redirects into JupyterLab.
+    page.wait_for_url(re.compile(rf"/user/{user}/lab"), timeout=120_000)
+    page.wait_for_selector("#jp-main-dock-panel", timeout=90_000)
+
+
+def read_gradebook(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return {row["learner"]: row for row in csv.DictReader(f)}
+
+
+def test_learner_checks_in_the_hub_and_the_instructor_batch_grades_the_homes(
+        browser, page, tmp_path, artifacts_dir, configurable_http_proxy):
+    home_root = tmp_path / "home"
+    give_home(home_root / "alice", tools_source=REPO_ROOT / "solutions" / "tools.py")
+    give_home(home_root / "bob", tools_source=REPO_ROOT / "agtool" / "tools.py")
+
+    with running_hub(work=tmp_path / "hub", home_root=home_root, users=["alice", "bob"],
+                     password=PASSWORD, proxy=configurable_http_proxy) as hub:
+        log_in(page, hub, "alice")
+        page.screenshot(path=str(artifacts_dir / "hub-alice-lab.png"))
+
+        open_notebook(page, hub.lab_url("alice", NOTEBOOK))
+        run_all_cells(page)
+        panel = wait_for_check_panel(page)
+        screenshot_check_panel(page, artifacts_dir, "hub-alice-check")
+
+        assert panel.in_widget, "the Check panel in the hub is the HTML fallback, not the widget"
+        assert str(home_root / "alice" / "agtool" / "tools.py") in panel.headline, \
+            "the Check cell did not grade the learner's own file"
+        assert panel.passed == panel.total == len(panel.rows) > 0, panel.headline
+        panel_points = re.search(r"(\d+)/(\d+) points", panel.headline).groups()
+
+    out = tmp_path / "grades"
+    batch = subprocess.run(
+        [venv_bin("agtool-grade"), "batch", f"{home_root}/*/agtool/tools.py", "--out", str(out), "--seed", "11"],
+        capture_output=True, text=True, timeout=BATCH_TIMEOUT, env=child_env(), cwd=tmp_path,
+    )
+    assert batch.returncode in (0, 1), f"batch failed ({batch.returncode}):\n{batch.stdout}\n{batch.stderr}"
+    grades = read_gradebook(out / "grades.csv")
+
+    assert set(grades) == {"alice", "bob"}, grades.keys()
+    alice, bob = grades["alice"], grades["bob"]
+    assert float(alice["score"]) == float(alice["max_score"]) > 0, alice
+    assert float(alice[f"step{STEP}"]) == float(panel_points[1]) == float(panel_points[0]), \
+        "the gradebook and the learner's panel disagree on this step"
+    assert float(bob["score"]) < float(alice["score"]), bob
+    assert not alice["error"], alice["error"]
