@@ -145,7 +145,7 @@ def _error_box(message: str) -> str:
 _CELL = "text-align:left;vertical-align:top"
 
 
-def _check_row(c: CheckResult) -> str:
+def _check_row(c: CheckResult, *, open_details: bool = True) -> str:
     colour = _GREEN if c.passed else _RED
     mark = f'<td style="{_CELL};color:{colour};font-weight:bold">{PASS_MARK if c.passed else FAIL_MARK}</td>'
     word = f'<td style="{_CELL};color:{colour}">{"passed" if c.passed else "failed"}</td>'
@@ -162,7 +162,10 @@ def _check_row(c: CheckResult) -> str:
             f'<td style="{_CELL}">{_esc(value)}</td></tr>'
             for label, value in _failure_details(c)
         )
-        details = f'<td style="{_CELL}"><table>{items}</table></td>'
+        # Only the first failure is unfolded: one thing to fix at a time, the rest a click away.
+        summary = "<summary>details</summary>"
+        details = (f'<td style="{_CELL}"><details{" open" if open_details else ""}>{summary}'
+                   f"<table>{items}</table></details></td>")
     return f"<tr>{mark}{word}{title}{details}</tr>"
 
 
@@ -191,7 +194,8 @@ def render_html(report: Report, step: int) -> str:
         parts.append("<thead><tr>" + "".join(
             f'<th style="{_CELL}">{name}</th>' for name in ("", "result", "check", "details")) + "</tr></thead>")
         parts.append("<tbody>")
-        parts.extend(_check_row(c) for c in report.checks)
+        first_failure = next((c.id for c in report.checks if not c.passed), None)
+        parts.extend(_check_row(c, open_details=c.id == first_failure) for c in report.checks)
         parts.append("</tbody></table>")
     printed = report.output.get(str(step), "")
     if printed:

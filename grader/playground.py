@@ -123,9 +123,11 @@ def _pre(value: Any) -> str:
 def _guard(target: widgets.HTML, render: Callable[[], str]) -> None:
     """Set ``target`` to ``render()``, or to a friendly message if learner code raised."""
     try:
-        target.value = render()
+        shown = render()
     except Exception as exc:  # learner code: anything can happen, the notebook must go on
-        target.value = friendly_error(exc)
+        shown = friendly_error(exc)
+    # ipywidgets' HTML inherits a 28px line height, too airy for tables and dicts.
+    target.value = f'<div style="line-height:1.45">{shown}</div>'
 
 
 def _png(fig: Figure) -> bytes:
@@ -361,11 +363,12 @@ def result_playground(path=None) -> widgets.VBox:
         return f'validate_result("stock_lookup", ...) returns <b style="color:{colour}">{_esc(repr(reason))}</b>'
 
     def use_real(_button):
-        def fill() -> str:
-            editor.value = pprint.pformat(live.get().legacy_stock("SKU-3300", "north", 2), width=90, sort_dicts=False)
-            return shown.value
-
-        _guard(shown, fill)
+        try:
+            value = live.get().legacy_stock("SKU-3300", "north", 2)
+        except Exception as exc:
+            _guard(shown, lambda: friendly_error(exc))
+            return
+        editor.value = pprint.pformat(value, width=90, sort_dicts=False)  # re-renders through observe
 
     sample.observe(set_sample, names="value")
     editor.observe(lambda _c: _guard(shown, render), names="value")
@@ -541,7 +544,8 @@ def path_playground(step: int = 7, path=None) -> widgets.VBox:
     live = LiveModule(path)
     preset = widgets.Dropdown(options=list(ORDER_PRESETS), description="order")
     editor = widgets.Text(layout=widgets.Layout(width="95%"), description="as dict")
-    attempts = widgets.IntSlider(value=3, min=1, max=5, description="MAX_ATTEMPTS")
+    attempts = widgets.IntSlider(value=3, min=1, max=5, description="MAX_ATTEMPTS",
+                                 style={"description_width": "initial"})
     button = widgets.Button(description="run_naive" if step == 6 else "handle", button_style="primary")
     chart, shown = widgets.Image(format="png"), widgets.HTML()
 
@@ -630,7 +634,8 @@ def _headings_note(markdown: str) -> str:
 def report_playground(path=None, folder=None) -> widgets.VBox:
     """Step 8: run ``write_report`` into a scratch folder and render both files it wrote."""
     live = LiveModule(path)
-    attempts = widgets.IntSlider(value=3, min=1, max=5, description="MAX_ATTEMPTS")
+    attempts = widgets.IntSlider(value=3, min=1, max=5, description="MAX_ATTEMPTS",
+                                 style={"description_width": "initial"})
     button = widgets.Button(description="write_report(scratch folder)", button_style="primary",
                             layout=widgets.Layout(width="auto"))
     shown = widgets.HTML()
