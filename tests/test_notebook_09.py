@@ -76,3 +76,16 @@ def test_a_module_that_does_not_load_gets_a_one_line_message(monkeypatch, tmp_pa
     assert _outputs(nb, "error") == []
     markdown = "\n".join(out["data"]["text/markdown"] for out in _outputs(nb, "text/markdown"))
     assert "Could not load your module" in markdown and "SyntaxError" in markdown
+
+
+def test_the_notebook_table_of_mistakes_follows_the_simulator():
+    """The shares and mistakes the notebook explains are the ones the simulator uses."""
+    from agtool.noisy_model import CHAPTER_MIX, MISTAKES
+
+    text = "\n".join(cell.source for cell in nbformat.read(NOTEBOOK, as_version=4).cells
+                     if cell.cell_type == "markdown")
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| ")}
+    for category, share in CHAPTER_MIX.items():
+        row = rows[category.replace("_", " ")]
+        assert f"| {share:.0%} |" in row, category
+    assert set(MISTAKES) == set(CHAPTER_MIX)
