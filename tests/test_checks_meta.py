@@ -1,0 +1,114 @@
+"""The checks vouch for something: each can fail, none fails a correct module.
+
+* every registered check has a planted defect (``tests/defects/catalog.py``)
+  and every defect's anchors still occur exactly once in the solution;
+* the reference solution gets full marks for 20 seeds (the real engine);
+* every planted defect fails its own check and leaves every step outside its
+  declared ``affects`` at full marks;
+* the starter scores 0 without crashing the grader;
+* correct modules written in other styles (``tests/alt_styles/``) get full marks;
+* the rules table in ``docs/checks.md`` is generated from the registry and up to date.
+"""
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import pytest
+
+from defects.catalog import DEFECTS, SOLUTION, materialise, materialise_text
+from grader.checks import RULES, rules_table_markdown
+from grader.registry import CHECKS, checks_for
+from grader.runner import grade
+
+ROOT = Path(__file__).resolve().parent.parent
+STARTER = ROOT / "agtool" / "tools.py"
+ALT_STYLES = sorted((ROOT / "tests" / "alt_styles").glob("*.py"))
+
+checks_for()  # load the registry
+
+
+def _failed_summary(report) -> str:
+    return "\n".join(f"{c.id}: {c.message} | call {c.call} | expected {c.expected} | got {c.got}"
+                     for c in report.failed) or report.error
+
+
+def test_every_check_has_a_defect_and_every_defect_a_check():
+    assert sorted(CHECKS) == sorted(DEFECTS)
+
+
+@pytest.mark.parametrize("check_id", sorted(DEFECTS))
+def test_defect_anchors_occur_once_in_the_solution(check_id):
+    planted = materialise_text(check_id)  # raises when an anchor is missing or repeated
+    assert planted != SOLUTION.read_text(encoding="utf-8")
+
+
+def test_there_are_enough_checks_and_each_is_well_formed():
+    assert len(CHECKS) >= 40
+    for check in CHECKS.values():
+        assert 1 <= check.points <= 3, check.id
+        assert check.title and "\n" not in check.title, check.id
+        assert check.hint, check.id
+        assert check.rules and set(check.rules) <= set(RULES), check.id
+    assert {c.step for c in CHECKS.values()} == set(range(1, 9))
+
+
+def test_every_lab_spec_rule_is_covered_by_a_check():
+    covered = {rule for check in CHECKS.values() for rule in check.rules}
+    assert sorted(set(RULES) - covered) == []
+
+
+def test_docs_checks_table_is_up_to_date():
+    written = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
+    assert written == rules_table_markdown(), (
+        "docs/checks.md is stale: python -c \"import grader.checks as c; "
+        "print(c.rules_table_markdown(), end='')\" > docs/checks.md")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 7, 42, 99, 123, 256, 1000, 4242, 31337, 65535, 99999, 123456,
+                                  200000, 314159, 500000, 654321, 777777, 999999])
+def test_solution_gets_full_marks(seed):
+    report = grade(SOLUTION, seed=seed)
+    assert report.error == ""
+    assert report.score == report.max_score, _failed_summary(report)
+    assert len(report.checks) == len(CHECKS)
+
+
+def _seed_for(check_id: str) -> int:
+    # A different, stable seed per defect: over the catalog many seeds are exercised.
+    return zlib.crc32(check_id.encode()) % 1_000_000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("check_id", sorted(DEFECTS))
+def test_defect_fails_its_own_check_and_nothing_outside_its_steps(check_id, tmp_path):
+    defect = DEFECTS[check_id]
+    path = materialise(check_id, tmp_path)
+    report = grade(path, seed=_seed_for(check_id))
+    assert report.error == "", report.error
+    verdicts = {c.id: c for c in report.checks}
+    assert not verdicts[check_id].passed, f"{check_id} passed its own planted defect ({defect.why})"
+    own_step = CHECKS[check_id].step
+    untouched = [step for step in report.steps if step != own_step and step not in defect.affects]
+    broken = {step: [c.id for c in report.checks if c.step == step and not c.passed]
+              for step in untouched if not report.steps[step]["passed"]}
+    assert broken == {}, f"{check_id}: steps outside its affects lost points:\n{_failed_summary(report)}"
+
+
+def test_starter_scores_zero_without_crashing():
+    report = grade(STARTER, seed=5)
+    assert report.error == ""
+    assert len(report.checks) == len(CHECKS)
+    passed = [c.id for c in report.checks if c.passed]
+    assert passed == [] and report.score == 0
+
+
+@pytest.mark.parametrize("path", ALT_STYLES, ids=[p.stem for p in ALT_STYLES])
+@pytest.mark.parametrize("seed", [3, 2024])
+def test_correct_modules_in_other_styles_get_full_marks(path, seed):
+    report = grade(path, seed=seed)
+    assert report.score == report.max_score, _failed_summary(report)
+
+
+def test_there_are_at_least_three_alternative_styles():
+    assert len(ALT_STYLES) >= 3

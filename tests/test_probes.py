@@ -1,0 +1,223 @@
+"""The child side: type-strict encoding, probes that restore what they change, judges that never raise."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pathlib import Path
+
+from defects.harness import Context, grade_in_process
+from grader.encode import ExplodingArgument, decode, encode, show, strict_equal
+from grader.probes import run_probe
+from grader.registry import CHECKS, Verdict, check_rng, checks_for
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTION = ROOT / "solutions" / "tools.py"
+
+checks_for()
+
+
+# --------------------------------------------------------------------------- encode
+
+
+class AlwaysEqual:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+class Region(str):
+    pass
+
+
+@pytest.mark.parametrize("value, plain", [
+    (AlwaysEqual(), "north"), (Region("north"), "north"), (True, 1), (False, 0), (1.0, 1), ((1,), [1]),
+    ({1: "a"}, {"1": "a"}), ({"$type": "str", "$repr": "'x'"}, "x"),
+], ids=["always-equal", "str-subclass", "true-for-1", "false-for-0", "float-for-int", "tuple-for-list",
+        "int-key", "dict-shaped-like-a-tag"])
+def test_look_alikes_never_equal_the_plain_value(value, plain):
+    assert not strict_equal(encode(value), encode(plain))
+    assert strict_equal(encode(plain), encode(plain))
+
+
+def test_bool_and_int_survive_a_json_round_trip():
+    import json
+
+    data = json.loads(json.dumps(encode([True, 1, False, 0])))
+    assert [type(x) for x in data] == [bool, int, bool, int]
+    assert not strict_equal(data[0], 1) and strict_equal(data[1], 1)
+
+
+def test_tuples_sets_and_types_are_tagged_and_decode_back():
+    value = (1, frozenset({"a", "b"}), {"k": int}, [None])
+    encoded = encode(value)
+    assert encoded["$tuple"][1] == {"$set": ["a", "b"], "$kind": "frozenset"}
+    assert encoded["$tuple"][2] == {"k": {"$class": "builtins.int"}}
+    assert decode(encoded) == value
+
+
+def test_self_reference_and_size_are_bounded():
+    loop: list = []
+    loop.append(loop)
+    assert encode(loop) == [{"$cut": "contains itself"}]
+    big = encode(list(range(10_000)))
+    assert len(big) == 201 and big[-1] == {"$more": 9_800}
+    long = encode("x" * 100_000)
+    assert long["$type"] == "str" and long["$len"] == 100_000
+
+
+def test_a_failing_repr_is_recorded_not_raised():
+    class Boom:
+        def __repr__(self):
+            raise ValueError("no")
+
+    assert encode(Boom())["$repr"] == "<repr raised ValueError>"
+
+
+def test_exploding_argument_travels_as_a_tag_and_explodes_in_the_child():
+    encoded = encode([ExplodingArgument()])
+    assert encoded == [{"$case": "exploding"}]
+    arg = decode(encoded)[0]
+    for action in (lambda: arg == "x", lambda: hash(arg), lambda: str(arg), lambda: arg < 1):
+        with pytest.raises(RuntimeError):
+            action()
+
+
+def test_show_writes_python_like_text():
+    assert show(encode({"a": (1, "b"), "c": Region("x")})) == "{'a': (1, 'b'), 'c': 'x' (a Region, not a plain value)}"
+
+
+# --------------------------------------------------------------------------- run_probe
+
+
+@pytest.fixture
+def solution(tmp_path):
+    target = tmp_path / "agtool" / "tools.py"
+    target.parent.mkdir()
+    target.write_text(SOLUTION.read_text(encoding="utf-8"), encoding="utf-8")
+    ctx = Context(tmp_path, target)
+    return ctx.fresh_module(), ctx
+
+
+def _calls(steps, **params):
+    return {"kind": "calls", "params": {"steps": steps, **params}}
+
+
+def test_learner_exceptions_are_data_and_base_exceptions_escape(solution):
+    module, ctx = solution
+    obs = run_probe(module, _calls([{"op": "call", "fn": "can_repair", "args": [[1]]}]), ctx)
+    assert obs["records"][0]["raised"] == "TypeError"
+    module.handle = lambda order: (_ for _ in ()).throw(SystemExit(3))
+    with pytest.raises(SystemExit):
+        run_probe(module, _calls([{"op": "call", "fn": "handle", "args": [{}]}]), ctx)
+
+
+def test_spies_contract_changes_and_sets_are_undone(solution):
+    module, ctx = solution
+    original = module.TOOLS["stock_lookup"]["fn"]
+    args = {"sku": "SKU-1001", "region": "north", "limit": 2}
+    probe = _calls([{"op": "set", "name": "MAX_ATTEMPTS", "value": 1},
+                    {"op": "contract", "path": ["stock_lookup", "args", "limit", "max"], "value": 1},
+                    {"op": "contract", "path": ["stock_lookup", "args", "note"], "value": {"type": {"$class": "builtins.str"}, "required": False}},
+                    {"op": "add_tool", "name": "extra", "like": "stock_lookup"},
+                    {"op": "call", "fn": "call_tool", "args": ["stock_lookup", args]}],
+                   spies={"stock_lookup": {"mode": "raise", "exc": {"custom": "Down"}}})
+    obs = run_probe(module, probe, ctx)
+    assert obs["records"][-1]["value"]["error"] == "args:range:limit"
+    assert module.MAX_ATTEMPTS == 3
+    assert module.TOOLS["stock_lookup"]["fn"] is original
+    assert module.TOOLS["stock_lookup"]["args"]["limit"]["max"] == 5
+    assert "note" not in module.TOOLS["stock_lookup"]["args"] and "extra" not in module.TOOLS
+
+
+def test_spy_modes_count_runs_and_report_how_they_were_called(solution):
+    module, ctx = solution
+    args = {"limit": 2, "sku": "SKU-1001", "region": "north"}
+    step = {"op": "call", "fn": "call_tool", "args": ["stock_lookup", args]}
+    obs = run_probe(module, _calls([step, step], spies={"stock_lookup": {"mode": "table"}}), ctx)
+    assert [r["spy_runs"]["stock_lookup"] for r in obs["records"]] == [1, 1]  # the second one is cached
+    assert obs["records"][0]["value"]["value"]["rows"] == [{"bin": "N-01", "count": 12}, {"bin": "N-02", "count": 4}]
+    assert obs["spy_seen"]["stock_lookup"] == [{"positional": [], "kwargs": args}]
+    assert module.CACHE  # the probe's own success stays until the next probe clears it
+    obs = run_probe(module, _calls([step], spies={"stock_lookup": {"mode": "raise", "exc": "KeyError"}}), ctx)
+    assert obs["records"][0]["value"]["error"] == "raised:KeyError"  # CACHE was cleared first
+
+
+def test_missing_tools_entry_is_a_setup_error(solution):
+    module, ctx = solution
+    module.TOOLS = {}
+    obs = run_probe(module, _calls([], spies={"stock_lookup": {"mode": "original"}}), ctx)
+    assert "setup_error" in obs
+
+
+def test_report_probe_reads_both_files_from_a_scratch_folder(solution):
+    module, ctx = solution
+    obs = run_probe(module, _calls([{"op": "report", "folder": "scratch"}]), ctx)
+    files = obs["records"][0]["files"]
+    assert files["json_exists"] and files["md_exists"]
+    assert files["json"] == obs["records"][0]["value"]
+    assert "## How failure was handled as a path" in files["md"]
+
+
+def test_a_check_observes_the_same_alone_or_after_the_others(solution):
+    """Probes reset what they depend on: an observation does not depend on what ran before."""
+    module, ctx = solution
+    for check_id in ("step5/second_call_cached", "step7/tool_runs_measured", "step8/json_values"):
+        probes = CHECKS[check_id].probes(check_rng(11, check_id))
+        fresh = [run_probe(ctx.fresh_module(), p.to_json(), ctx) for p in probes]
+        for other in checks_for([CHECKS[check_id].step]):
+            for p in other.probes(check_rng(11, other.id)):
+                run_probe(module, p.to_json(), ctx)
+        after = [run_probe(module, p.to_json(), ctx) for p in probes]
+        assert _without_calls(after) == _without_calls(fresh), check_id
+
+
+def _without_calls(observations):
+    # CALLS totals keep growing with the module (by design); everything else must match.
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in ("calls", "start")}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+    return strip(observations)
+
+
+# --------------------------------------------------------------------------- judges
+
+
+GARBAGE = [
+    {},
+    {"raised": "NotImplementedError", "message": "step 9"},
+    {"setup_error": "no TOOLS"},
+    {"records": "nope"},
+    {"nodes": "pick", "edges": None},
+    {"final": {"errors": {"$type": "Weird", "$repr": "w"}}},
+    {"not_dict": True, "value": None},
+]
+
+
+def _garbage_records(probes):
+    odd = {"value": {"$type": "AlwaysEqual", "$repr": "<x>"}, "spy_runs": {"stock_lookup": "1"}, "calls": None,
+           "files": {"json_exists": True, "md_exists": True, "json": [1], "md": 7}}
+    return [{"start": {"calls": "x", "spy_runs": {}}, "records": [dict(odd) for _ in p.params.get("steps", [])]}
+            for p in probes]
+
+
+@pytest.mark.parametrize("check_id", sorted(CHECKS))
+def test_judges_fail_cleanly_on_odd_observations(check_id):
+    check = CHECKS[check_id]
+    probes = check.probes(check_rng(1, check_id))
+    for obs in GARBAGE:
+        verdict = check.judge(probes, [obs] * len(probes))
+        assert isinstance(verdict, Verdict) and not verdict.passed, (check_id, obs)
+        assert verdict.message
+    verdict = check.judge(probes, _garbage_records(probes))
+    assert isinstance(verdict, Verdict) and not verdict.passed
+
+
+def test_in_process_harness_agrees_with_the_spec_on_the_solution():
+    verdicts = grade_in_process(SOLUTION, steps=[1, 2, 3], seed=random.Random(0).randint(0, 999))
+    assert all(v.passed for v in verdicts.values()), {k: v.message for k, v in verdicts.items() if not v.passed}
