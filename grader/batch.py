@@ -47,12 +47,13 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, Iterable, Iterator
 
 from grader.locate import SubmissionNotFound, resolve_submission
-from grader.report import CheckResult, Report
+from grader.report import STEPS, CheckResult, Report
 
 RESULTS_DIR = "results"
 MANIFEST = "batch.json"
 DEFAULT_TIMEOUT = 60.0  # seconds per submission; a correct module needs well under one
 GRACE = 5.0  # extra seconds before the pool kills a worker whose grade() has not returned
+MIN_STEP_TIMEOUT = 0.5  # below this a correct step can miss its limit on a busy machine
 
 # Caps for zip extraction: an LMS download of a class is a few megabytes.
 ZIP_MAX_MEMBERS = 20_000
@@ -277,7 +278,23 @@ class GradeTask:
     seed: int
     steps: tuple[int, ...] | None = None
     only: tuple[str, ...] | None = None
-    timeout: float | None = None
+    timeout: float | None = None  # per step, as grade() takes it
+
+
+def step_timeout(budget: float | None, n_steps: int) -> float | None:
+    """Share a submission's time budget between its steps, capped by the grader's own default.
+
+    So a module that hangs in every step still finishes inside its budget,
+    with the points of the steps that did not hang.
+
+    >>> step_timeout(60, 8), step_timeout(2, 8)
+    (7.5, 0.5)
+    """
+    if not budget:
+        return None
+    from grader.runner import DEFAULT_TIMEOUT as STEP_DEFAULT
+
+    return max(MIN_STEP_TIMEOUT, min(STEP_DEFAULT, budget / max(1, n_steps)))
 
 
 def failed_report(seed: int, path: str, message: str, *, steps=None, only=None) -> Report:
@@ -547,7 +564,8 @@ def run_batch(
             continue
         tasks.append(GradeTask(sub.learner, sub.display, source, digest, seed,
                                tuple(selection["steps"]) if selection["steps"] else None,
-                               tuple(selection["only"]) if selection["only"] else None, timeout))
+                               tuple(selection["only"]) if selection["only"] else None,
+                               step_timeout(timeout, len(selection["steps"] or STEPS))))
 
     for task, report in _execute(tasks, executor=executor, scheduler=scheduler, jobs=jobs,
                                  grade_fn=grade_fn, timeout=timeout, progress=progress):
@@ -613,7 +631,7 @@ def _add_batch_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=None, help="one seed for the class (default: random)")
     p.add_argument("--resume", action="store_true", help="skip learners whose file is unchanged")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
-                   help=f"seconds per submission (default {DEFAULT_TIMEOUT:g})")
+                   help=f"wall-clock seconds per submission, shared between its steps (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--steps", type=lambda s: [int(x) for x in s.split(",")], default=None,
                    help="only these steps, e.g. 1,2,3")
     p.add_argument("--only", action="append", default=None, help="only this check id (repeatable)")

@@ -292,3 +292,75 @@ def test_cli_rejects_unknown_submissions(tmp_path, capsys):
     code = batch.main([str(tmp_path / "nope"), "--out", str(tmp_path / "out"), "--no-progress"])
     assert code == 2
     assert "neither a folder" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the real grader on a generated class
+
+SOLUTION = REPO / "solutions" / "tools.py"
+STARTER = REPO / "agtool" / "tools.py"
+SOME_DEFECTS = ["step2/type_bool_limit", "step3/blocked_before_call", "step5/second_call_cached",
+                "step7/repair_region"]
+
+
+def generated_class(root: Path, defects: list[str]) -> Path:
+    """The solution, the starter, planted defects, a syntax error and a module that hangs at import."""
+    from defects.catalog import materialise_text  # tests/defects, on sys.path under pytest
+
+    sources = {
+        "solution": SOLUTION.read_text(),
+        "starter": STARTER.read_text(),
+        "syntax_error": SOLUTION.read_text().replace("def call_tool(name: str, args: dict) -> dict:",
+                                                     "def call_tool(name: str, args: dict) -> dict"),
+        "hangs_at_import": "import time\nwhile True:\n    time.sleep(0.1)\n",
+    }
+    for check_id in defects:
+        sources["defect-" + check_id.replace("/", "-")] = materialise_text(check_id)
+    return make_class(root, sources, nested={"starter"})
+
+
+def assert_expected_rows(book: pd.DataFrame, defects: list[str]) -> None:
+    rows = book.set_index("learner")
+    full = int(rows.loc["solution", "max_score"])
+    assert full > 0 and rows.loc["solution", "score"] == full and rows.loc["solution", "error"] == ""
+    check_ids = [c for c in book.columns if "/" in c]
+    assert (rows.loc["solution", check_ids] > 0).all()
+    assert rows.loc["starter", "score"] == 0
+    assert rows.loc["syntax_error", "score"] == 0 and "SyntaxError" in rows.loc["syntax_error", "error"]
+    assert rows.loc["hangs_at_import", "score"] == 0 and "time limit" in rows.loc["hangs_at_import", "error"]
+    for check_id in defects:
+        learner = "defect-" + check_id.replace("/", "-")
+        assert rows.loc[learner, "score"] < full, learner
+        assert rows.loc[learner, check_id] == 0, f"{learner} kept the points of {check_id}"
+        assert rows.loc[learner, "error"] == ""
+    assert set(book["seed"]) == {1234}
+
+
+def test_real_class_gradebook(tmp_path):
+    root = generated_class(tmp_path / "class", SOME_DEFECTS)
+    out = tmp_path / "out"
+    result = run_batch(root, out, jobs=2, seed=1234, timeout=8, progress=False)
+    assert result.graded == 4 + len(SOME_DEFECTS)
+    book = read_csv(out / "grades.csv")
+    assert list(book["learner"]) == sorted(["solution", "starter", "syntax_error", "hangs_at_import",
+                                            *("defect-" + d.replace("/", "-") for d in SOME_DEFECTS)])
+    assert_expected_rows(book, SOME_DEFECTS)
+    feedback = (out / "feedback" / "defect-step2-type_bool_limit.md").read_text()
+    assert "step2/type_bool_limit" in feedback and str(root) in feedback
+    wrong = (out / "summary.md").read_text().split("## Most common wrong answers")[1].strip().splitlines()
+    assert wrong[0].startswith("- 2 learners returned `")  # shared by two defects, so listed first
+    records = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
+    from grader.gradebook import common_wrong_answers
+    groups = common_wrong_answers(records, top=1000)
+    bool_limit = groups[groups["check"] == "step2/type_bool_limit"]
+    defect_row = bool_limit[bool_limit["learners"] == "defect-step2-type_bool_limit"]
+    assert len(defect_row) == 1 and defect_row["expected"].item() == "'type:limit'"
+    assert defect_row["got"].item() not in ("", "'type:limit'")
+
+
+@pytest.mark.slow
+def test_real_class_with_every_planted_defect(tmp_path):
+    from defects.catalog import DEFECTS
+
+    root = generated_class(tmp_path / "class", list(DEFECTS))
+    run_batch(root, tmp_path / "out", jobs=os.cpu_count(), seed=1234, timeout=20, progress=False)
+    assert_expected_rows(read_csv(tmp_path / "out" / "grades.csv"), list(DEFECTS))
