@@ -17,7 +17,7 @@ setup: $(STAMP)
 lab: $(STAMP)
 	$(BIN)/jupyter lab labs/
 
-test: $(STAMP)
+test: $(STAMP) e2e-deps
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
@@ -25,3 +25,31 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# What the end-to-end tests (tests/e2e) need beyond the test extra: the e2e
+# extra (Playwright's Python driver, JupyterHub) and JupyterHub's proxy,
+# configurable-http-proxy, from npm into .venv/node (gitignored, removed by
+# `make clean`). Both are stamped, so a second `make test` installs nothing.
+# The browser is Debian's /usr/bin/chromium, a system package that .ci/run
+# installs; `playwright install` is never run (it downloads a browser). On a
+# machine without chromium or npm the e2e tests skip, and under $$CI they fail.
+E2E_STAMP := $(VENV)/.e2e-installed
+CHP := $(VENV)/node/node_modules/.bin/configurable-http-proxy
+
+.PHONY: e2e-deps
+e2e-deps: $(E2E_STAMP) $(CHP)
+
+$(E2E_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test,dask,e2e]'
+	touch $(E2E_STAMP)
+
+# configurable-http-proxy 5 needs Node >= 20; Debian's own nodejs is 18, for which 4.x is the line.
+$(CHP):
+	@if command -v npm >/dev/null 2>&1; then \
+		major=$$(node -p 'process.versions.node.split(".")[0]'); \
+		if [ "$$major" -ge 20 ]; then version=5; else version=4; fi; \
+		echo "npm install configurable-http-proxy@$$version into $(VENV)/node"; \
+		npm install --silent --no-audit --no-fund --prefix $(VENV)/node "configurable-http-proxy@$$version"; \
+	else \
+		echo "npm not found: the JupyterHub e2e test will skip (apt-get install -y npm; .ci/run does it)"; \
+	fi
