@@ -238,8 +238,8 @@ def contract_playground(path=None) -> widgets.VBox:
         for name in ("stock_lookup", "legacy_stock"):
             try:
                 result = getattr(tools, name)(sku.value, region.value, limit.value)
-                lines.append(f"<b>{name}</b>({sku.value!r}, {region.value!r}, {limit.value}) "
-                             f"-> {len(result.get('rows', []))} rows{_pre(result)}")
+                call = _esc(f"({sku.value!r}, {region.value!r}, {limit.value})")
+                lines.append(f"<b>{name}</b>{call} &rarr; {len(result.get('rows', []))} rows{_pre(result)}")
             except Exception as exc:
                 lines.append(f"<b>{name}</b>: {friendly_error(exc)}")
         lines.append(f"CALLS is now <code>{_esc(tools.CALLS)}</code>")
@@ -434,6 +434,7 @@ def cache_playground(path=None) -> widgets.VBox:
 
     button.on_click(lambda _b: _guard(shown, render))
     fresh.on_click(lambda _b: _guard(shown, lambda: render(fresh_import=True)))
+    shown.value = "<i>Press call_tool twice with the same arguments: the second press should not reach the body.</i>"
     return widgets.VBox([builder.box, shuffle, widgets.HBox([button, fresh]), shown, chart])
 
 

@@ -230,3 +230,28 @@ def test_order_path_follows_calls_fixes_and_ok():
     two_fixes = {"ok": True, "calls": [{}, {}, {}], "fixes": ["a", "b"]}
     assert order_path(two_fixes) == ["pick", "fetch", "repair", "fetch", "repair", "fetch", "reply"]
     assert order_path({"ok": None, "calls": None}) == ["pick", "giveup"]  # a learner's broken result
+
+
+def test_contract_playground_compares_the_two_tools():
+    from grader.playground import contract_playground
+
+    box = contract_playground(path=SOLUTION)  # starts on SKU-3300 in north, limit 2
+    shown = _html_of(box)
+    assert "&rarr; 2 rows" in shown and "&rarr; 7 rows" in shown
+    assert box.children[1].value[:4] == b"\x89PNG"
+    assert "STOCK is empty" in _html_of(contract_playground(path=STARTER))
+
+
+def test_result_playground_reads_samples_and_edits():
+    from grader.playground import result_playground
+
+    box = result_playground(path=SOLUTION)
+    sample, editor = box.children[0].children[0], box.children[1]
+    sample.value = "seven rows"
+    assert "&#x27;too_big&#x27;" in _html_of(box)
+    sample.value = "an empty bin (count 0)"
+    assert "&#x27;&#x27;" in _html_of(box)
+    editor.value = "{'sku': 'SKU-1', 'region': 'north', 'rows': [{'bin': 'A', 'count': -1}]}"
+    assert "&#x27;range&#x27;" in _html_of(box)
+    editor.value = "{not python"
+    assert "Not a Python literal" in _html_of(box)
