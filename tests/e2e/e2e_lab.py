@@ -68,12 +68,14 @@ class LabServer:
             self.api("DELETE", f"api/kernels/{kernel['id']}")
 
 
-def isolated_jupyter_env(work: Path) -> dict[str, str]:
+def isolated_jupyter_env(work: Path, *, disable: tuple[str, ...] = ()) -> dict[str, str]:
     """Write a Jupyter config of our own under ``work`` and return the variables that select it.
 
     No user setting leaks in; the news toast is off; autosave is off, so
     running the repo's notebooks never writes outputs into committed files;
-    ``window.jupyterapp`` is exposed for :mod:`e2e_notebook_ui`.
+    ``window.jupyterapp`` is exposed for :mod:`e2e_notebook_ui`. ``disable``
+    names more front-end plugins to switch off (a test uses it to take the
+    widget manager away).
 
     Example::
 
@@ -83,7 +85,7 @@ def isolated_jupyter_env(work: Path) -> dict[str, str]:
     settings_dir = work / "lab-user-settings"
     (config_dir / "labconfig").mkdir(parents=True, exist_ok=True)
     page_config = {
-        "disabledExtensions": DISABLED_PLUGINS,
+        "disabledExtensions": {**DISABLED_PLUGINS, **{name: True for name in disable}},
         # The toolbar shows "Idle" a moment before the kernel connection is up;
         # the app object lets a test ask the real state.
         "exposeAppInBrowser": True,
@@ -102,7 +104,8 @@ def isolated_jupyter_env(work: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def running_lab(*, root_dir: Path, work: Path, env: dict[str, str]) -> Iterator[LabServer]:
+def running_lab(*, root_dir: Path, work: Path, env: dict[str, str],
+                disable: tuple[str, ...] = ()) -> Iterator[LabServer]:
     """Start ``jupyter lab`` serving ``root_dir`` with ``env`` added; stop it and its kernels after.
 
     ``work`` holds the config, runtime and workspace folders and the log.
@@ -120,7 +123,7 @@ def running_lab(*, root_dir: Path, work: Path, env: dict[str, str]) -> Iterator[
     proc = start_logged(
         cmd, log=log, cwd=root_dir,
         env=child_env(
-            **isolated_jupyter_env(work),
+            **isolated_jupyter_env(work, disable=disable),
             JUPYTERLAB_WORKSPACES_DIR=str(work / "workspaces"),
             **env,
         ),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO_ROOT
+from e2e_lab import running_lab
 from e2e_notebook_ui import (
     open_notebook, run_all_cells, screenshot_check_panel, try_new_random_values, wait_for_check_panel,
 )
@@ -21,6 +22,7 @@ STARTER = REPO_ROOT / "agtool" / "tools.py"
 NOTEBOOKS = sorted(p.name for p in (REPO_ROOT / "labs").glob("0[1-8]_*.ipynb"))
 RED = "rgb(207, 34, 46)"  # grader.notebook's failure colour, as the browser computes it
 GREEN = "rgb(26, 127, 55)"
+WIDGET_MANAGER = "@jupyter-widgets/jupyterlab-manager"
 
 
 def run_notebook(page, lab, notebook):
@@ -82,3 +84,20 @@ def test_starter_shows_red_failing_rows(notebook, page, lab_server, shutdown_ker
     assert panel.passed < panel.total and failed, panel.headline
     assert {r.colour for r in failed} == {RED}
     assert {r.mark for r in failed} == {"\u2718"}
+
+
+def test_without_the_widget_manager_the_panel_is_the_html_fallback(page, tmp_path, artifacts_dir):
+    # The widget assertions above must be able to fail: with the widgets
+    # front-end switched off, JupyterLab shows the panel's text/html fallback,
+    # which has the same rows but no .jupyter-widgets around it.
+    with running_lab(root_dir=REPO_ROOT, work=tmp_path, env={"AGTOOL_MODULE": str(SOLUTION)},
+                     disable=(WIDGET_MANAGER,)) as lab:
+        try:
+            panel = run_notebook(page, lab, "03_call_boundary.ipynb")
+            screenshot_check_panel(page, artifacts_dir, "fallback-03_call_boundary")
+        finally:
+            lab.shutdown_kernels()
+    assert panel.passed == panel.total > 0
+    assert not panel.in_widget
+    with pytest.raises(AssertionError):
+        assert_rendered_as_widget(panel)
