@@ -116,12 +116,13 @@ def run_job(job: dict) -> dict:
             os._exit(70)
     os.close(result_w)
     os.close(output_w)
+    watch = None
     try:
         watch = _ChildWatch(pid, result_r, output_r, str(job.get("nonce", "")),
                             len(job.get("probes", ())), limits)
-        watch.run(deadline=started + limits.timeout)
+        watch.run(deadline=started + limits.timeout)  # ends with every descendant killed
     finally:
-        killed = kill_descendants()
+        killed = 0 if watch is not None and watch.finished else kill_descendants()
         os.close(result_r)
         os.close(output_r)
         shutil.rmtree(scratch, ignore_errors=True)
@@ -151,6 +152,7 @@ class _ChildWatch:
         self.exit_status: "int | None" = None
         self.signal: "int | None" = None
         self.timed_out = False
+        self.finished = False
         self._status: "int | None" = None  # raw wait status once reaped
         self.killed = 0
         self.output_dropped = 0
@@ -200,6 +202,7 @@ class _ChildWatch:
             pass
         if self._pending:
             self._accept(bytes(self._pending))
+        self.finished = True
 
     def _poll_exit(self) -> None:
         pid, status = os.waitpid(self.pid, os.WNOHANG)
@@ -330,6 +333,52 @@ def kill_descendants(root: "int | None" = None, rounds: int = 50) -> int:
 
 
 def _descendants(root: int) -> list[tuple[int, str]]:
+    """(pid, state) of every descendant of ``root``, from ``/proc/<pid>/task/<tid>/children``.
+
+    Walking down from ``root`` reads a few small files; scanning all of
+    ``/proc`` costs milliseconds. Falls back to the scan where the kernel
+    does not offer ``children``.
+    """
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        children = _children_of(pid)
+        if children is None:
+            return _descendants_by_scan(root)
+        for child in children:
+            found.append((child, _state_of(child)))
+            todo.append(child)
+    return found
+
+
+def _children_of(pid: int) -> "list[int] | None":
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []  # it is gone
+    children: list[int] = []
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                children += [int(c) for c in fh.read().split()]
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{pid}/task/{tid}"):
+                continue  # that thread just ended
+            return None  # the kernel has no children files
+        except OSError:
+            continue
+    return children
+
+
+def _state_of(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().decode("ascii", "replace").rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "Z"  # gone: nothing left to kill
+
+
+def _descendants_by_scan(root: int) -> list[tuple[int, str]]:
     children: dict[int, list[tuple[int, str]]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
