@@ -55,7 +55,8 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
     ``grader.probes.run_probe``, for the engine's own tests.
 
     Raises ``SubmissionNotFound`` for a bad path, ``KeyError`` for an
-    unknown check id and ``ValueError`` for a bad step number.
+    unknown check id and ``ValueError`` for a bad step number or a
+    selection that leaves no check.
     """
     started = time.monotonic()
     file = resolve_submission(path)
@@ -63,6 +64,8 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
     runner = runner or warm.shared_runner()
     runner.prestart()  # on a cold start it imports LangGraph while we load the checks
     checks = checks_for(steps, list(only) if only else None)
+    if not checks:
+        raise ValueError("no check matches this selection of steps and ids (see `agtool-grade checks`)")
     seed = random.randint(0, 999_999) if seed is None else int(seed)
     limits = Limits.from_value(limits, timeout=timeout)
     source = _read_source(file)

@@ -127,3 +127,9 @@ def test_real_command_on_the_solution_exits_0(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(out.read_text())
     assert report["score"] == report["max_score"] > 0 and report["path"].endswith("tools.py")
+
+
+def test_a_selection_without_checks_cannot_be_graded(write_module, engine_cli, capsys):
+    path = write_module(MODULE)
+    assert cli.main(["check", str(path), "--step", "3", "--only", engine_cli[0]]) == 2
+    assert "no check matches" in capsys.readouterr().err
