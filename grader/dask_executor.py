@@ -7,11 +7,10 @@ process grades with ``grader.runner.grade`` and so keeps its own warm runner
 between tasks. The parent writes every result file and builds the outputs,
 exactly as with the local pool, so both executors give the same files.
 
-Time limits: learner code runs in the grader's child processes, which the
-grader kills on its own ``timeout``; the Dask worker itself runs no learner
-code. Workers must be allowed to start child processes: start them with
-``--no-nanny`` or with ``distributed.worker.daemon: false`` (see
-``docs/instructor.md``).
+Time limits: learner code runs in the grader's child processes (forked by
+the warm runner, a plain subprocess of the Dask worker), which the grader
+kills on its per-step ``timeout``; the Dask worker itself runs no learner
+code, so unlike the local pool there is no need to kill a worker.
 
 Example::
 

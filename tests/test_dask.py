@@ -1,0 +1,67 @@
+"""The batch on a Dask cluster gives the same outputs as the local pool."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from grader.batch import run_batch  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTION = REPO / "solutions" / "tools.py"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    # Real worker processes (as on a cluster), each of which starts its own warm runner.
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=40) as local:
+        yield local
+
+
+def small_class(root: Path) -> Path:
+    solution = SOLUTION.read_text()
+    sources = {
+        "ada": solution,
+        "bea": solution.replace('if isinstance(value, bool) and expected is not bool:', 'if False:'),
+        "cy": solution.replace("    CACHE[key] = value\n", "    CACHE[key] = value\n    CACHE.clear()\n"),
+        "dee": "def broken(:\n",
+    }
+    for learner, source in sources.items():
+        (root / learner).mkdir(parents=True)
+        (root / learner / "tools.py").write_text(source)
+    return root
+
+
+def test_dask_and_local_give_the_same_outputs(cluster, tmp_path):
+    root = small_class(tmp_path / "class")
+    local = run_batch(root, tmp_path / "local", jobs=2, seed=42, timeout=16, progress=False)
+    on_dask = run_batch(root, tmp_path / "dask", executor="dask", scheduler=cluster.scheduler_address,
+                        seed=42, timeout=16, progress=False)
+    assert local.graded == on_dask.graded == 4
+
+    for name in ("grades.csv", "grades.json", "summary.md"):
+        assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "local" / name).read_bytes(), name
+    for learner in ("ada", "bea", "cy", "dee"):
+        a = json.loads((tmp_path / "local" / "results" / f"{learner}.json").read_text())
+        b = json.loads((tmp_path / "dask" / "results" / f"{learner}.json").read_text())
+        assert a == b
+
+    book = (tmp_path / "dask" / "grades.csv").read_text().splitlines()
+    scores = {line.split(",")[0]: line.split(",")[1:3] for line in book[1:]}
+    assert scores["ada"][0] == scores["ada"][1]  # the solution: full marks
+    assert int(scores["bea"][0]) < int(scores["ada"][0]) and int(scores["cy"][0]) < int(scores["ada"][0])
+    assert scores["dee"][0] == "0"
+
+
+def test_dask_resume_skips_on_the_cluster_too(cluster, tmp_path):
+    root = small_class(tmp_path / "class")
+    out = tmp_path / "out"
+    first = run_batch(root, out, executor="dask", scheduler=cluster.scheduler_address, seed=1, timeout=16,
+                      progress=False)
+    again = run_batch(root, out, executor="dask", scheduler=cluster.scheduler_address, resume=True, timeout=16,
+                      progress=False)
+    assert (first.graded, again.graded, again.skipped, again.seed) == (4, 0, 4, 1)
