@@ -576,9 +576,13 @@ class WarmRunner:
         self._kill()
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
                "HOME": tempfile.gettempdir()}
+        # -I keeps PYTHON* variables and the working folder out; what the
+        # caller can import (a user site, the checkout) is appended *after*
+        # the interpreter's own paths, so it can add modules but shadow none.
+        extra = [*self.extra_sys_path, *_importable_paths(), _REPO_ROOT]
         bootstrap = (
-            "import sys; sys.path.extend(%r); from grader.warm import serve; serve()"
-            % ([*self.extra_sys_path, _REPO_ROOT],)
+            "import sys; sys.path.extend(p for p in %r if p not in sys.path); "
+            "from grader.warm import serve; serve()" % (list(dict.fromkeys(extra)),)
         )
         self._proc = subprocess.Popen(
             [*self._sandbox_prefix(), self.python, "-I", "-c", bootstrap],
@@ -646,6 +650,11 @@ class WarmRunner:
                 stream.close()
             except OSError:
                 pass
+
+
+def _importable_paths() -> list[str]:
+    """This process's absolute import paths (never ``''``, the working folder)."""
+    return [p for p in sys.path if p and os.path.isabs(p) and os.path.exists(p)]
 
 
 def bwrap_prefix() -> list[str]:
