@@ -1,0 +1,250 @@
+"""Side-by-side benchmark of the grader (issue 7): prints five figures in one run.
+
+(a) one full check of the solution from a cold process (``agtool-grade check``),
+(b) a warm check of one step, as the notebook's Check cell sees it,
+(c) batch throughput on generated submissions with ``--jobs 2``,
+(d) the same submissions graded the way notebook graders do it: a grading
+    notebook executed per submission with nbclient (on a sample), and (c)/(d),
+(e) peak memory per batch worker (PSS of the worker, its warm fork parent and
+    its step children, sampled while the batch runs).
+
+It writes the table to ``benchmarks/results/bench.md`` and a bar chart to
+``benchmarks/results/bench.png``. Run it with ``make bench`` or::
+
+    python benchmarks/bench.py --submissions 1000 --jobs 2
+
+CI runs it small (``--submissions 40 --nb-sample 3 --repeat 3``) as a smoke test
+that prints the numbers; no test asserts a wall time.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTION = REPO / "solutions" / "tools.py"
+sys.path.insert(0, str(REPO))  # tests.defects is part of the repo, not of the package
+
+from grader.runner import grade  # noqa: E402
+from tests.defects.catalog import DEFECTS, materialise_text  # noqa: E402
+
+TARGETS = {
+    "cold": ("(a) cold full check", "s", "<= 1.5 s", lambda v: v <= 1.5),
+    "warm": ("(b) warm step check (notebook)", "s", "<= 0.3 s", lambda v: v <= 0.3),
+    "batch": ("(c) batch, --jobs 2", "submissions/s", ">= 30/s", lambda v: v >= 30),
+    "notebook": ("(d) notebook per submission (nbclient)", "submissions/s", "", None),
+    "ratio": ("(c)/(d)", "x", ">= 50x", lambda v: v >= 50),
+    "memory": ("(e) peak memory per worker (PSS)", "MB", "<= 200 MB", lambda v: v <= 200),
+}
+
+
+def measure_cold(repeat: int) -> float:
+    """Median wall time of ``python -m grader check solutions/tools.py`` in a new process."""
+    times = []
+    for i in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "grader", "check", str(SOLUTION), "--seed", str(i), "--format", "json"],
+            check=True, stdout=subprocess.DEVNULL, cwd=REPO,
+        )
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure_warm(repeat: int) -> float:
+    """Median wall time of one step's check once the warm fork parent runs (what check(N) costs)."""
+    grade(SOLUTION, steps=[1], seed=0)  # start the warm parent, as the first Check cell does
+    times = []
+    for i in range(repeat):
+        for step in range(1, 9):
+            start = time.perf_counter()
+            report = grade(SOLUTION, steps=[step], seed=i)
+            times.append(time.perf_counter() - start)
+            assert report.passed, f"the solution failed step {step}: {report.summary()}"
+    return statistics.median(times)
+
+
+def make_class(folder: Path, n: int) -> list[Path]:
+    """``n`` learner folders: the solution and every planted defect, round-robin."""
+    sources = [SOLUTION.read_text(encoding="utf-8")]
+    sources += [materialise_text(check_id) for check_id in DEFECTS]
+    paths = []
+    for i in range(n):
+        learner = folder / f"learner{i:04d}"
+        learner.mkdir(parents=True)
+        (learner / "tools.py").write_text(sources[i % len(sources)], encoding="utf-8")
+        paths.append(learner / "tools.py")
+    return paths
+
+
+def _pss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+def _tree(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        todo.extend(_children(p))
+    return found
+
+
+class WorkerMemory(threading.Thread):
+    """Samples, every 50 ms, the PSS of each worker subtree under the batch process."""
+
+    def __init__(self, batch_pid: int) -> None:
+        super().__init__(daemon=True)
+        self.batch_pid = batch_pid
+        self.peak = 0.0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            # Workers are the batch process's children; each carries its warm parent and step children.
+            for worker in _children(self.batch_pid):
+                self.peak = max(self.peak, sum(_pss_mb(p) for p in _tree(worker)))
+            time.sleep(0.05)
+
+
+def measure_batch(folder: Path, jobs: int, n: int) -> tuple[float, float]:
+    """Submissions per second of ``agtool-grade batch`` and the peak PSS of one worker (MB)."""
+    out = folder.parent / "batch-out"
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out),
+         "--jobs", str(jobs), "--seed", "1"],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    sampler = WorkerMemory(proc.pid)
+    sampler.start()
+    code = proc.wait()
+    elapsed = time.perf_counter() - start
+    sampler.stop.set()
+    sampler.join()
+    if code not in (0, 1):
+        raise RuntimeError(f"agtool-grade batch exited with {code}")
+    rows = (out / "grades.csv").read_text(encoding="utf-8").count("\n") - 1
+    if rows != n:
+        raise RuntimeError(f"the gradebook has {rows} rows for {n} submissions")
+    return n / elapsed, sampler.peak
+
+
+GRADING_NOTEBOOK_CELLS = [
+    # What a notebook grader runs per submission: load the module, then test cells.
+    "import importlib.util, sys\n"
+    "spec = importlib.util.spec_from_file_location('submission', SUBMISSION)\n"
+    "tools = importlib.util.module_from_spec(spec); sys.modules['submission'] = tools\n"
+    "spec.loader.exec_module(tools)",
+    "assert tools.validate_args('stock_lookup', {'sku': 'SKU-1001', 'region': 'north', 'limit': True}) == 'type:limit'\n"
+    "assert tools.call_tool('stock_lookup', {'sku': 'SKU-1001', 'region': 'mars', 'limit': 2})['error'] == 'args:allowed:region'",
+    "r = tools.handle({'sku': 'SKU-1001', 'region': 'mars', 'limit': 2})\n"
+    "assert r['ok'] and r['attempts'] == 2",
+    "r = tools.handle({'sku': 'SKU-9999', 'region': 'north', 'limit': 2})\n"
+    "assert not r['ok'] and 'result:empty' in r['answer']",
+]
+
+
+def measure_notebook(paths: list[Path]) -> float:
+    """Submissions per second when a four-cell grading notebook runs per submission."""
+    start = time.perf_counter()
+    for path in paths:
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(f"SUBMISSION = {str(path)!r}")]
+        nb.cells += [nbformat.v4.new_code_cell(src) for src in GRADING_NOTEBOOK_CELLS]
+        # allow_errors: a defective submission fails its asserts, as it would in a notebook grader.
+        NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True).execute()
+    return len(paths) / (time.perf_counter() - start)
+
+
+def render_table(figures: dict, args: argparse.Namespace) -> str:
+    lines = [
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{platform.system()} {platform.release()}",
+        f"Run: {args.submissions} submissions, --jobs {args.jobs}, notebook sample {args.nb_sample}, "
+        f"repeat {args.repeat}",
+        "",
+        "| figure | measured | target | met |",
+        "|---|---|---|---|",
+    ]
+    for key, (title, unit, target, ok) in TARGETS.items():
+        value = figures[key]
+        met = "" if ok is None else ("yes" if ok(value) else "NO")
+        lines.append(f"| {title} | {value:.3g} {unit} | {target} | {met} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(figures: dict, png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    left.bar(["(a) cold check", "(b) warm step"], [figures["cold"], figures["warm"]], color=["#888", "#2a7"])
+    left.set_ylabel("seconds (median)")
+    left.set_title("Time to feedback")
+    right.bar(["(c) agtool-grade batch", "(d) notebook per submission"],
+              [figures["batch"], figures["notebook"]], color=["#2a7", "#888"])
+    right.set_yscale("log")
+    right.set_ylabel("submissions per second (log)")
+    right.set_title(f"Throughput: {figures['ratio']:.0f}x")
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
+
+
+def main(argv: "list[str] | None" = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--submissions", type=int, default=1000)
+    parser.add_argument("--nb-sample", type=int, default=10, help="submissions graded the notebook way")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
+    args = parser.parse_args(argv)
+
+    figures = {"cold": measure_cold(args.repeat), "warm": measure_warm(args.repeat)}
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = make_class(Path(tmp) / "class", args.submissions)
+        figures["batch"], figures["memory"] = measure_batch(Path(tmp) / "class", args.jobs, args.submissions)
+        figures["notebook"] = measure_notebook(paths[: args.nb_sample])
+    figures["ratio"] = figures["batch"] / figures["notebook"]
+
+    table = render_table(figures, args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "bench.md").write_text(table, encoding="utf-8")
+    plot(figures, args.out / "bench.png")
+    print(table)
+    print(f"written: {args.out / 'bench.md'}, {args.out / 'bench.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
