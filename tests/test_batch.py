@@ -364,3 +364,60 @@ def test_real_class_with_every_planted_defect(tmp_path):
     root = generated_class(tmp_path / "class", list(DEFECTS))
     run_batch(root, tmp_path / "out", jobs=os.cpu_count(), seed=1234, timeout=20, progress=False)
     assert_expected_rows(read_csv(tmp_path / "out" / "grades.csv"), list(DEFECTS))
+
+
+# ---------------------------------------------------------------- the JupyterHub recipe
+
+
+def load_hub_config(prefix: Path) -> dict:
+    """Execute deploy/jupyterhub/jupyterhub_config.py as JupyterHub would; return its namespace."""
+    traitlets = pytest.importorskip("traitlets.config")
+    config = traitlets.Config()
+    namespace = {"get_config": lambda: config, "__file__": "jupyterhub_config.py"}
+    old = os.environ.get("AGTOOL_PREFIX")
+    os.environ["AGTOOL_PREFIX"] = str(prefix)
+    try:
+        exec(compile((REPO / "deploy" / "jupyterhub" / "jupyterhub_config.py").read_text(), "jupyterhub_config.py",
+                     "exec"), namespace)
+    finally:
+        if old is None:
+            del os.environ["AGTOOL_PREFIX"]
+        else:
+            os.environ["AGTOOL_PREFIX"] = old
+    namespace["c"] = config
+    return namespace
+
+
+def test_hub_config_gives_each_learner_the_lab_once(tmp_path):
+    import pwd
+    from types import SimpleNamespace
+
+    prefix = tmp_path / "opt"
+    (prefix / "template" / "labs").mkdir(parents=True)
+    (prefix / "template" / "agtool").mkdir()
+    (prefix / "template" / "labs" / "01_contract_table.ipynb").write_text("{}")
+    (prefix / "template" / "agtool" / "tools.py").write_text(STARTER.read_text())
+    (prefix / "roster.txt").write_text("# class of 2026\nana\nben\n")
+    (prefix / "instructors.txt").write_text("teacher\n")
+    ns = load_hub_config(prefix)
+    c = ns["c"]
+    assert c.Authenticator.allowed_users == {"ana", "ben"} and c.Authenticator.admin_users == {"teacher"}
+    assert c.Spawner.environment == {"AGTOOL_MODULE": "~/agtool/tools.py"}
+    assert c.Spawner.cmd == [str(prefix / "venv" / "bin" / "jupyterhub-singleuser")]
+
+    home = tmp_path / "home" / "ana"
+    home.mkdir(parents=True)
+    me = pwd.getpwuid(os.getuid())
+    ns["pwd"] = SimpleNamespace(getpwnam=lambda name: SimpleNamespace(pw_dir=str(home), pw_uid=me.pw_uid,
+                                                                      pw_gid=me.pw_gid))
+    spawner = SimpleNamespace(user=SimpleNamespace(name="ana"))
+    c.Spawner.pre_spawn_hook(spawner)
+    module = home / "agtool" / "tools.py"
+    assert module.read_text() == STARTER.read_text() and (home / "labs" / "01_contract_table.ipynb").exists()
+
+    module.write_text("# ana's work")
+    c.Spawner.pre_spawn_hook(spawner)  # the next login must not overwrite it
+    assert module.read_text() == "# ana's work"
+    # ...and the instructor's glob finds it, with the home folder's name as the learner id.
+    found = discover(str(tmp_path / "home" / "*" / "agtool" / "tools.py"))
+    assert [(s.learner, s.path) for s in found] == [("ana", module)]
