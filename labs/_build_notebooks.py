@@ -429,9 +429,10 @@ NB05 = {
         in front of the door removes them, with two rules that matter more than the cache:
 
         - **Only successes are stored.** A failure is exactly what a retry is for. Telling
-          the caller what was wrong turns retries into successes (in one measurement, first
-          retries succeeded 94% of the time with a correction in the error, 58% without);
-          a cached failure would answer every retry with the same failure.
+          the caller exactly what to change turns retries into successes (in one
+          measurement, first retries succeeded 94% of the time when the error carried the
+          correction, 58% without it); a cached failure would answer every retry with the
+          same failure.
         - **The key is taken after validation.** Only a call that passed the contract
           deserves a key, and the same arguments in another order are the same call.
         """,
@@ -578,9 +579,10 @@ NB07 = {
     "goal": "Add a `repair` node that reads the last reason, fixes the next attempt, and loops back to `fetch` at most `MAX_ATTEMPTS` times.",
     "minutes": 30,
     "why": """\
-        A precise reason is worth more than a retry. Told exactly what was wrong, a model's
-        first retry succeeded 94% of the time; told only that something failed, 58%, and it
-        often "fixed" the call into a different wrong one. Here the reason is in the state
+        A precise reason is worth more than a retry. In one measured product, when the error
+        came back with the correction itself (`sku` should be `SKU-4411`, not `4411`), a
+        model's first retry succeeded 94% of the time; with the bare error, 58%, and it often
+        "fixed" the call into a different wrong one. Here the reason is in the state
         (step 6), so the fix can be chosen by reading it, not by guessing.
 
         Three rules keep a repair loop honest:
