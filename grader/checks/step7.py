@@ -133,7 +133,8 @@ def _limit_probes(rng: random.Random) -> list[Probe]:
 
 
 add("step7/repair_limit", 2, "A limit out of range is clamped into 1..MAX_ROWS and retried",
-    "After args:range:limit, repair clamps the limit (min(max(limit, 1), MAX_ROWS)) and the graph fetches again.",
+    "After args:range:limit, repair moves the limit to the nearest allowed value (1 or MAX_ROWS) and the graph "
+    "fetches again.",
     ["7.fixes", "7.repair_node"], _limit_probes, judge_handle)
 
 

@@ -78,8 +78,7 @@ add("step8/writes_both_files", 2, "write_report(folder) writes tool_report.json 
     ["8.files"], lambda rng: [_report_probe()], _files_judge)
 
 add("step8/default_folder", 1, "write_report() without a folder writes next to the module file",
-    "Default folder: the folder that holds tools.py, e.g. Path(__file__).resolve().parent, not the current "
-    "working folder.",
+    "Default folder: the folder that holds tools.py (think of __file__), not the current working folder.",
     ["8.default_folder"], lambda rng: [_report_probe("default")], _files_judge)
 
 
