@@ -159,7 +159,10 @@ class _ChildWatch:
         self._output = bytearray()
         self._pending = bytearray()
         self._total = 0
-        self._seen_obs: set[int] = set()
+        # The child's messages come in one order: imported, obs 0..n-1, done
+        # (or a lone import_error / fatal). Anything else is refused.
+        self._last_type = ""
+        self._next_index = 0
         self._result_fd, self._output_fd = result_fd, output_fd
         for fd in (result_fd, output_fd):
             os.set_blocking(fd, False)
@@ -258,8 +261,9 @@ class _ChildWatch:
         problem = self._shape_problem(message)
         if problem:
             return self._channel_error(problem)
+        self._last_type = message["type"]
         if message["type"] == "obs":
-            self._seen_obs.add(message["index"])
+            self._next_index += 1
         self.messages.append(message)
 
     def _shape_problem(self, message: object) -> str:
@@ -267,12 +271,19 @@ class _ChildWatch:
             return "a result message of unknown shape was refused"
         if message.get("nonce") != self.nonce:
             return "a result message with a wrong nonce was refused (forged?)"
-        if message["type"] == "obs":
+        kind = message["type"]
+        if self._last_type in ("done", "import_error", "fatal"):
+            return f"a {kind!r} message after the step had ended was refused"
+        if kind == "obs":
             index = message.get("index")
             if type(index) is not int or not 0 <= index < self.n_probes or not isinstance(message.get("obs"), dict):
                 return "an observation of unknown shape was refused"
-            if index in self._seen_obs:
-                return f"a second observation for probe {index} was refused"
+            if index != self._next_index or self._last_type not in ("imported", "obs"):
+                return f"an observation for probe {index} out of order was refused"
+        elif kind == "imported" and self._last_type:
+            return "a second 'imported' message was refused"
+        elif kind == "done" and (self._next_index != self.n_probes or self._last_type not in ("imported", "obs")):
+            return "a 'done' message before every observation was refused"
         return ""
 
     def _channel_error(self, text: str) -> None:

@@ -305,3 +305,22 @@ def test_bwrap_sandbox_keeps_the_file_system_read_only(write_module, temp_checks
         assert sandboxed.sandbox_in_use == "bwrap"
     # /tmp is private in the sandbox and the rest read-only: either way the write fails.
     assert not report.passed and "Error" in report.checks[0].got and not target.exists()
+
+
+def test_lines_written_to_inherited_fds_are_refused_not_believed(write_module, temp_checks, engine_runner):
+    forged = '{"type": "obs", "index": 1, "obs": {"value": 2}, "nonce": "guess"}\\n{"type": "done"}\\n'
+    path = write_module(
+        "import os\n"
+        "def forge():\n"
+        "    for fd in range(3, 64):\n"
+        "        try:\n"
+        f"            os.write(fd, b'{forged}')\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    return 1\n"
+        "def honest():\n"
+        "    return 1\n")
+    ids = temp_checks(call_check(1, "forge", "forge", expect=1), call_check(1, "honest", "honest", expect=2))
+    checks = by_id(run(path, ids, engine_runner))
+    assert checks["forge"].passed  # its own observation still arrives
+    assert not checks["honest"].passed and checks["honest"].got == "1"  # the forged value 2 was not taken
