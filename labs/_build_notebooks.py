@@ -341,7 +341,7 @@ NB03 = {
         """,
     "hints": """\
         - A tiny helper `_failure(error)` returning `{"ok": False, "value": None, "error": error}`
-          keeps the three failure returns identical.
+          keeps every failure return identical (step 4 adds one more).
         - `type(exc).__name__` gives `"KeyError"` for a `KeyError`; do not use `str(exc)`.
         - Do not import `stock_lookup` by name inside `call_tool`: the table is the door.
         """,
@@ -719,8 +719,8 @@ NB08 = {
         - Count body runs as the difference of `sum(CALLS.values())` before and after.
         - For `memo_second_call_runs`, remove the key from `CACHE` first so the first call is
           a real one; otherwise an earlier call may already have filled it.
-        - `json.dumps(report, ensure_ascii=False, indent=2)` keeps the Korean headings
-          readable if you use that set; write files with `encoding="utf-8"`.
+        - Write both files with `encoding="utf-8"`: the Korean heading set needs it, and
+          `json.dumps(report, indent=2)` keeps the JSON readable.
         - Put `MAX_ATTEMPTS` into the text with an f-string at the time of writing.
         """,
     "playground": """\
