@@ -27,10 +27,10 @@ from grader.locate import SubmissionNotFound
 from grader.registry import checks_for
 from grader.report import Report
 from grader.runner import grade
-from grader.warm import WarmRunner
+from grader.warm import WarmRunner, bwrap_usable
 from hostile.build import SOLUTION, honest, materialise
-from hostile.manifest import (BATCH_HOSTILE, CASES, CASES_BY_NAME, HONEST, STEP_TIMEOUT, STEPS,
-                              Case)
+from hostile.manifest import (BATCH_HOSTILE, CASES, CASES_BY_NAME, HONEST, SANDBOX_CASES, STEP_TIMEOUT,
+                              STEPS, Case)
 from hostile.procs import kill_marked, marked_processes
 
 SEED = 20261129
@@ -38,6 +38,7 @@ REPO = Path(__file__).resolve().parent.parent
 SECRET_VAR = "AGTOOL_HOSTILE_SECRET"
 OUTPUT_CAP = 64 << 10
 CLI_EXIT_NOT_GRADABLE = 2
+FILE_EVIDENCE = ("fill_bounded", "ticker_quiet", "nothing_shadowed", "no_secret")
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Run:
     crash: str = ""  # grade() raised something else: a grader bug
     leftovers: list = field(default_factory=list)
     rss_growth_kib: int = 0
+    sandbox: str = ""  # "bwrap" when the child ran inside bubblewrap
 
 
 @pytest.fixture(scope="session")
@@ -78,14 +80,29 @@ def corpus_runner():
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory, corpus_runner, session_marker, secret) -> dict[str, Run]:
     """Grade every case once, in manifest order; clean up whatever a case left alive."""
-    root = tmp_path_factory.mktemp("hostile")
+    return grade_corpus(CASES, tmp_path_factory.mktemp("hostile"), corpus_runner, session_marker, secret)
+
+
+@pytest.fixture(scope="session")
+def sandboxed_corpus(tmp_path_factory, session_marker, secret):
+    """The cases of ``SANDBOX_CASES`` graded with the child inside bubblewrap: (runs, runner)."""
+    if not bwrap_usable():
+        pytest.skip("bubblewrap is not usable here (not installed, or no user namespaces)")
+    with WarmRunner(sandbox="bwrap") as runner:
+        cases = [CASES_BY_NAME[name] for name in SANDBOX_CASES]
+        yield grade_corpus(cases, tmp_path_factory.mktemp("hostile-bwrap"), runner,
+                           f"{session_marker}-bwrap", secret, sandbox="bwrap"), runner
+
+
+def grade_corpus(cases, root: Path, runner: WarmRunner, marker_prefix: str, secret: str,
+                 sandbox: str = "") -> dict[str, Run]:
     runs = {}
-    for case in CASES:
-        marker = f"{session_marker}-{case.name}"
+    for case in cases:
+        marker = f"{marker_prefix}-{case.name}"
         outside = root / "outside" / case.name
         path = materialise(case, root / "corpus", marker=marker, outside=outside)
-        run = Run(case, path, outside, marker)
-        _grade_case(run, corpus_runner, secret)
+        run = Run(case, path, outside, marker, sandbox=sandbox)
+        _grade_case(run, runner, secret)
         run.leftovers = marked_processes(marker)
         kill_marked(marker)  # ours (they carry our marker): never let them disturb the next case
         runs[case.name] = run
@@ -113,7 +130,7 @@ def _grade_with_cli(run: Run, secret: str) -> None:
     # instruction, as a token in a CI job or on an instructor's shell would be.
     env = {**os.environ, SECRET_VAR: secret}
     command = [sys.executable, "-m", "grader", "check", str(run.path), "--format", "json",
-               "--seed", str(SEED), "--timeout", f"{STEP_TIMEOUT:g}"]
+               "--seed", str(SEED), "--timeout", f"{STEP_TIMEOUT:g}", "--sandbox", run.sandbox or "none"]
     try:
         done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True,
                               timeout=run.case.bound_seconds * 3)
@@ -161,6 +178,8 @@ def extra_check_problems(run: Run, runner: WarmRunner, secret: str) -> list[str]
     report = run.report
     for check in run.case.checks:
         name, _, arg = check.partition(":")
+        if run.sandbox and name in FILE_EVIDENCE:
+            continue  # the sandbox's file system is read-only: the case cannot leave this evidence
         if name == "output_has":
             if not any(arg in text for text in report.output.values()):
                 problems.append(f"{arg!r} is not in the captured output (stdout/stderr are not captured?)")
@@ -236,15 +255,25 @@ def _secret_problems(run: Run, secret: str) -> list[str]:
 
 @pytest.mark.parametrize("name", [c.name for c in CASES])
 def test_hostile_case_is_graded_as_expected(name, corpus, corpus_runner, secret):
-    run = corpus[name]
-    case = run.case
+    assert_graded_as_expected(corpus[name], corpus_runner, secret)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SANDBOX_CASES)
+def test_hostile_case_is_graded_as_expected_inside_bubblewrap(name, sandboxed_corpus, secret):
+    runs, runner = sandboxed_corpus
+    assert_graded_as_expected(runs[name], runner, secret)
+
+
+def assert_graded_as_expected(run: Run, runner: WarmRunner, secret: str) -> None:
+    case, name = run.case, run.case.name
     assert not run.crash, f"{name}: the grader crashed:\n{run.crash}"
     problems = []
     if case.expect.refused:
         if not run.refused:
             problems.append(f"expected a refusal (exit 2), got exit {run.exit_code}")
         with pytest.raises(SubmissionNotFound):
-            grade(run.path, seed=SEED, runner=corpus_runner)
+            grade(run.path, seed=SEED, runner=runner)
     elif run.report is None:
         problems.append(f"not graded: {run.refused or run.cli_output[-500:]}")
     else:
@@ -255,8 +284,9 @@ def test_hostile_case_is_graded_as_expected(name, corpus, corpus_runner, secret)
     if run.leftovers:
         problems.append(f"{len(run.leftovers)} process(es) it started outlived grading: {run.leftovers[:5]}")
     if not problems and (run.report is not None or case.expect.refused):
-        problems += extra_check_problems(run, corpus_runner, secret)
-    assert not problems, f"{name} ({case.threat}):\n  " + "\n  ".join(problems)
+        problems += extra_check_problems(run, runner, secret)
+    where = " [bwrap]" if run.sandbox else ""
+    assert not problems, f"{name}{where} ({case.threat}):\n  " + "\n  ".join(problems)
 
 
 def test_nothing_any_case_started_is_alive_after_the_corpus(corpus, session_marker):
@@ -304,7 +334,10 @@ def test_honest_learners_get_the_same_grades_in_a_batch_mixed_with_hostile_ones(
     from grader.batch import run_batch
 
     started = time.monotonic()
-    result = run_batch(batch_root, tmp_path / "out", jobs=2, seed=SEED, timeout=STEP_TIMEOUT, progress=False)
+    # The batch's timeout is a budget per submission, shared between its steps:
+    # this one gives each step the STEP_TIMEOUT the learners had alone.
+    result = run_batch(batch_root, tmp_path / "out", jobs=2, seed=SEED, timeout=STEP_TIMEOUT * len(STEPS),
+                       progress=False)
     elapsed = time.monotonic() - started
     time.sleep(0.3)
     leftovers = marked_processes(marker)
@@ -313,7 +346,11 @@ def test_honest_learners_get_the_same_grades_in_a_batch_mixed_with_hostile_ones(
     records = {name: json.loads((result.out / "results" / f"{name}.json").read_text())
                for name in [*HONEST, *BATCH_HOSTILE]}
     for name in HONEST:
-        assert _grades(records[name]["report"]) == alone[name], f"{name} graded differently in the batch"
+        report = records[name]["report"]
+        differs = [c for c in report["checks"] if (c["id"], c["passed"], c["points"]) not in alone[name][1]]
+        assert _grades(report) == alone[name], (
+            f"{name} graded differently in the batch: "
+            + "; ".join(f"{c['id']}: {c['message'][:200]}" for c in differs))
     assert alone["honest_solution"][0] == records["honest_solution"]["report"]["max_score"]
     for name in BATCH_HOSTILE:  # graded, each costing only its own row
         assert records[name]["report"]["checks"], f"{name} has no graded checks"

