@@ -2,9 +2,10 @@
 
 Importing LangGraph costs most of a second; forking a process that already
 did costs milliseconds. So grading goes through a long-lived helper process
-(the *warm parent*, ``python -I -m grader.warm``) that imports LangGraph and
-the grader's probes once and then serves step jobs, one JSON line in, one
-JSON line out, over its stdin/stdout. For each job it:
+(the *warm parent*: ``python -I``, a clean environment, running
+:func:`serve`) that imports LangGraph and the grader's probes once and then
+serves step jobs, one JSON line in, one JSON line out, over its
+stdin/stdout. For each job it:
 
 1. forks a child that runs :func:`grader.child.run_step` (learner code runs
    only there);
@@ -22,7 +23,14 @@ The client side is :class:`WarmRunner`: it starts the warm parent on first
 use (with a clean environment, never forking the calling process, so it is
 safe in a Jupyter kernel), restarts it if it died, and is per-process (a
 batch worker that was forked gets its own). :func:`shared_runner` returns the
-module-level instance; :func:`close` stops it (also done at exit).
+module-level instance; :func:`close` stops it (also done at exit). With
+``sandbox="bwrap"`` (or ``$AGTOOL_SANDBOX``) the warm parent runs inside
+bubblewrap: own PID namespace, no network, read-only file system, private
+``/tmp``; where bubblewrap is unusable it falls back to running without.
+
+The file has three parts: the server (:func:`serve`, :func:`run_job`, the
+child watch), the process-tree cleanup (:func:`kill_descendants`), and the
+client (:class:`WarmRunner`).
 
 Example::
 
