@@ -255,3 +255,32 @@ def test_result_playground_reads_samples_and_edits():
     assert "&#x27;range&#x27;" in _html_of(box)
     editor.value = "{not python"
     assert "Not a Python literal" in _html_of(box)
+
+
+def test_every_public_name_of_the_solution_is_taught_by_a_notebook(builder):
+    # The solution is the source of truth: a name it defines that no notebook mentions
+    # is a name a learner could never guess.
+    taught = "\n".join(c.source for step in STEPS for c in builder.build(step).cells if c.cell_type == "markdown")
+    tree = ast.parse(SOLUTION.read_text(encoding="utf-8"))
+    defined = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defined.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined += [t.id for t in targets if isinstance(t, ast.Name)]
+    public = [name for name in defined if not name.startswith("_")]
+    assert len(public) > 20
+    missing = [name for name in public if f"`{name}" not in taught]
+    assert not missing, f"names of solutions/tools.py no notebook mentions: {missing}"
+
+
+@pytest.mark.parametrize("step, reasons", [
+    (2, ["unknown_tool", "missing:", "extra:", "type:", "allowed:", "range:"]),
+    (3, ["args:", "raised:"]),
+    (4, ["shape", "empty", "too_big", "range", "result:"]),
+])
+def test_reason_names_are_spelled_out(builder, step, reasons):
+    notes = builder.build(step).cells[2].source
+    for reason in reasons:
+        assert f"`{reason}" in notes, f"notebook {step} does not spell out {reason!r}"
