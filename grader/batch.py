@@ -502,6 +502,19 @@ def load_record(out: Path, learner: str) -> dict | None:
         return None
 
 
+def load_records(out: "str | os.PathLike[str]", learners: Iterable[str] | None = None) -> list[dict]:
+    """The result records under ``out/results``, sorted by learner (all, or only ``learners``).
+
+    >>> [r["learner"] for r in load_records("out/")]   # doctest: +SKIP
+    ['alice', 'bob']
+    """
+    out = Path(out)
+    if learners is None:
+        learners = [p.stem for p in (out / RESULTS_DIR).glob("*.json")]
+    records = [load_record(out, learner) for learner in sorted(learners)]
+    return [r for r in records if r]
+
+
 @dataclass
 class BatchResult:
     """What :func:`run_batch` did: where the outputs are and how many learners it graded."""
@@ -573,8 +586,7 @@ def run_batch(
                               result_record(task.learner, task.display, task.sha256, seed, selection, report))
         result.graded += 1
 
-    records = [load_record(out, learner) for learner in result.learners]
-    result.outputs = gradebook.write_outputs([r for r in records if r], out)
+    result.outputs = gradebook.write_outputs(load_records(out, result.learners), out)
     return result
 
 

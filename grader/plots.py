@@ -54,7 +54,8 @@ def step_scores(steps: pd.DataFrame) -> Figure:
         ax.bar(per_step.index, per_step["score"], color="#4477aa", label="mean score")
         ax.scatter(per_step.index, per_step["max_score"], marker="_", s=400, color="black", label="max")
         ax.set_xticks(list(per_step.index))
-        ax.legend(loc="upper right", fontsize=8)
+        ax.set_ylim(0, per_step["max_score"].max() * 1.3)  # room for the legend above the bars
+        ax.legend(loc="upper right", fontsize=8, ncols=2)
     ax.set(title="Score per step", xlabel="step", ylabel="points")
     return fig
 

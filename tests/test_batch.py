@@ -421,3 +421,35 @@ def test_hub_config_gives_each_learner_the_lab_once(tmp_path):
     # ...and the instructor's glob finds it, with the home folder's name as the learner id.
     found = discover(str(tmp_path / "home" / "*" / "agtool" / "tools.py"))
     assert [(s.learner, s.path) for s in found] == [("ana", module)]
+
+
+# ---------------------------------------------------------------- the dashboard notebook
+
+DASHBOARD = REPO / "labs" / "instructor_dashboard.ipynb"
+
+
+def test_dashboard_is_committed_without_outputs():
+    import nbformat
+
+    nb = nbformat.read(DASHBOARD, as_version=4)
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and all(not c.outputs and c.execution_count is None for c in code)
+
+
+def test_dashboard_executes_headless_on_a_small_class(tmp_path):
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(DASHBOARD, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 3  # the three plots, inline
+    assert any("text/markdown" in o.get("data", {}) for o in outputs)  # one learner's feedback
+    book = read_csv(tmp_path / "instructor_out" / "grades.csv").set_index("learner")
+    assert list(book.index) == ["ada", "ben", "cleo", "dev", "eli"]
+    assert book.loc["ada", "score"] == book.loc["ada", "max_score"] and book.loc["ben", "score"] == 0
+    assert 0 < book.loc["cleo", "score"] < book.loc["ada", "score"]
+    assert "SyntaxError" in book.loc["eli", "error"]
