@@ -640,7 +640,9 @@ def report_playground(path=None, folder=None) -> widgets.VBox:
     button = widgets.Button(description="write_report(scratch folder)", button_style="primary",
                             layout=widgets.Layout(width="auto"))
     shown = widgets.HTML()
-    scratch = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="agtool_report_"))
+    # A folder that lives as long as the playground: removed when the widget is collected.
+    scratch_dir = None if folder else tempfile.TemporaryDirectory(prefix="agtool_report_")
+    scratch = Path(folder) if folder else Path(scratch_dir.name)
 
     def render() -> str:
         tools = live.get(fresh=True)  # a clean CALLS and CACHE, as the grader does
@@ -661,4 +663,6 @@ def report_playground(path=None, folder=None) -> widgets.VBox:
 
     button.on_click(lambda _b: _guard(shown, render))
     _guard(shown, render)
-    return widgets.VBox([widgets.HBox([button, attempts]), shown])
+    box = widgets.VBox([widgets.HBox([button, attempts]), shown])
+    box.scratch_dir = scratch_dir
+    return box
