@@ -97,14 +97,22 @@ def serve() -> None:
     for line in channel_in:
         try:
             job = json.loads(line)
-            result = run_job(job)
+            leftovers: list[str] = []
+            result = run_job(job, leftovers=leftovers)
         except Exception as exc:  # a malformed job: report it, keep serving
             result = {"type": "result", "job": None, "infra_error": f"{type(exc).__name__}: {exc}"}
         _write_line(channel_out, result)
+        for folder in leftovers:  # after answering: the client need not wait for the disk
+            shutil.rmtree(folder, ignore_errors=True)
 
 
-def run_job(job: dict) -> dict:
-    """Fork one child for ``job``, watch it, clean up after it, and describe what happened."""
+def run_job(job: dict, *, leftovers: "list[str] | None" = None) -> dict:
+    """Fork one child for ``job``, watch it, clean up after it, and describe what happened.
+
+    The step's scratch folder is removed before returning, or appended to
+    ``leftovers`` for the caller to remove later. Every process the step
+    started is dead when this returns.
+    """
     from grader import child as child_module
 
     limits = Limits.from_value(job.get("limits"))
@@ -133,7 +141,10 @@ def run_job(job: dict) -> dict:
         killed = 0 if watch is not None and watch.finished else kill_descendants()
         os.close(result_r)
         os.close(output_r)
-        shutil.rmtree(scratch, ignore_errors=True)
+        if leftovers is None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        else:
+            leftovers.append(scratch)
     return {
         "type": "result",
         "job": job.get("job"),
