@@ -356,3 +356,28 @@ def test_honest_learners_get_the_same_grades_in_a_batch_mixed_with_hostile_ones(
         assert records[name]["report"]["checks"], f"{name} has no graded checks"
     assert not leftovers, f"hostile processes outlived the batch: {leftovers}"
     assert elapsed < 120, f"the mixed batch took {elapsed:.0f} s"
+
+
+# --------------------------------------------------------------------------- symbolic links
+
+def test_links_out_of_a_submission_are_refused_and_links_inside_it_are_followed(tmp_path, corpus_runner):
+    """The policy of SECURITY.md: graded for what the folder holds, never for what it points at."""
+    elsewhere = tmp_path / "someone_else" / "agtool"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "tools.py").write_bytes(SOLUTION.read_bytes())
+
+    linked_folder = tmp_path / "learner_a"  # learner_a/agtool -> someone_else/agtool
+    linked_folder.mkdir()
+    (linked_folder / "agtool").symlink_to(elsewhere, target_is_directory=True)
+    linked_file = tmp_path / "learner_b" / "tools.py"  # given as a file path
+    linked_file.parent.mkdir()
+    linked_file.symlink_to(elsewhere / "tools.py")
+    for path in (linked_folder, linked_file):
+        with pytest.raises(SubmissionNotFound, match="symbolic link"):
+            grade(path, steps=[1], seed=SEED, runner=corpus_runner)
+
+    inside = tmp_path / "learner_c"  # tools.py -> my_tools.py in the same folder: fine
+    inside.mkdir()
+    (inside / "my_tools.py").write_bytes(SOLUTION.read_bytes())
+    (inside / "tools.py").symlink_to("my_tools.py")
+    assert grade(inside, steps=[1], seed=SEED, timeout=STEP_TIMEOUT, runner=corpus_runner).passed

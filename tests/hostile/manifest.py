@@ -127,6 +127,8 @@ CASES: list[Case] = [
     Case("json_shadow", "correct, with json.py, typing.py, grader/, langgraph/... beside tools.py",
          "solution", ALL_FULL, checks=("nothing_shadowed",)),
     # --- leaving the interpreter ---------------------------------------------
+    Case("exec_at_import", "exec()s another program that prints a fake success, at import", "solution",
+         ALL_ZERO, at="import"),
     Case("sys_exit_import", "sys.exit(0) at import", "solution", ALL_ZERO, at="import"),
     Case("os_exit_import", "os._exit(0) at import", "solution", ALL_ZERO, at="import"),
     Case("sys_exit_in_function", "sys.exit(0) inside write_report", "solution",
@@ -161,6 +163,9 @@ CASES: list[Case] = [
          "solution", ALL_FULL, at="import", include=("spawn",), checks=("ticker_quiet",)),
     Case("setsid_escape_timeout", "write_report leaves a setsid() grandchild, then hangs", "solution",
          Expect(lost=(8,)), at="write_report", include=("spawn",), timeouts=1, checks=("ticker_quiet",)),
+    Case("forked_writer", "a forked copy keeps the pipes and writes junk results forever", "solution",
+         ALL_FULL, at="import", checks=("ticker_quiet",)),
+    Case("reads_stdin", "reads standard input to the end at import", "solution", ALL_FULL, at="import"),
     Case("stray_thread", "a non-daemon thread that never ends (and prints)", "solution", ALL_FULL,
          at="import"),
     Case("atexit_hang", "exit handlers that hang or print forged results", "solution", ALL_FULL,
