@@ -138,7 +138,7 @@ def run_step(job: dict, *, scratch: str, result_fd: int, output_fd: int) -> NoRe
         message["nonce"] = nonce
         try:
             data = dumps(message, ensure_ascii=True).encode("ascii") + b"\n"
-        except (TypeError, ValueError) as exc:  # an observation that is not JSON
+        except Exception as exc:  # not JSON (or nested too deep to encode)
             data = dumps(_probe_error_message(message, "UnserializableObservation", exc, nonce)).encode() + b"\n"
         if len(data) > MAX_MESSAGE_BYTES:
             data = dumps(_probe_error_message(
