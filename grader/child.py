@@ -202,6 +202,7 @@ def describe_import_error(exc: BaseException, module_path: str) -> dict:
 
 
 def _probe_error_message(message: dict, kind: str, detail: Any, nonce: str) -> dict:
+    detail = _safe_str(detail) if isinstance(detail, BaseException) else detail
     if message.get("type") != "obs":
         return {"type": "fatal", "message": f"{kind}: {_cap(str(detail))}", "nonce": nonce}
     return {"type": "obs", "index": message["index"], "nonce": nonce,

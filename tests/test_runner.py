@@ -324,3 +324,12 @@ def test_lines_written_to_inherited_fds_are_refused_not_believed(write_module, t
     checks = by_id(run(path, ids, engine_runner))
     assert checks["forge"].passed  # its own observation still arrives
     assert not checks["honest"].passed and checks["honest"].got == "1"  # the forged value 2 was not taken
+
+
+def test_an_observation_that_is_not_json_is_a_probe_error(write_module, temp_checks, engine_runner):
+    path = write_module("def deep():\n    value = []\n    for _ in range(100_000):\n        value = [value]\n"
+                        "    return value\ndef ok():\n    return 1\n")
+    ids = temp_checks(call_check(1, "deep", "deep"), call_check(1, "ok", "ok", expect=1))
+    checks = by_id(run(path, ids, engine_runner))
+    assert "could not take back" in checks["deep"].message
+    assert checks["ok"].passed
