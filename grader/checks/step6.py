@@ -65,7 +65,12 @@ add("step6/state_reducers", 3, "State: errors and calls append, attempts adds",
 # --------------------------------------------------------------------------- graph shape
 
 
-def judge_nodes(probes: list, observations: list, nodes: tuple, edges: list) -> Verdict:
+def judge_nodes(probes: list, observations: list, nodes: tuple) -> Verdict:
+    """The drawn graph has every node of ``nodes``.
+
+    Edges are not required here: a graph routed with ``Command(goto=...)`` is as valid
+    as one with conditional edges, and the paths themselves are checked by running orders.
+    """
     probe, obs = probes[0], observations[0]
     if not isinstance(obs, dict) or not isinstance(obs.get("nodes"), list):
         raise Fail("Building and drawing the graph failed.", call=probe.label, expected="a compiled graph",
@@ -74,18 +79,14 @@ def judge_nodes(probes: list, observations: list, nodes: tuple, edges: list) -> 
     if missing:
         raise Fail(f"The graph has no node named {missing[0]!r}.", call=probe.label,
                    expected=f"nodes including {list(nodes)}", got=show(obs["nodes"]))
-    for edge in edges:
-        if edge not in obs.get("edges", []):
-            raise Fail(f"The graph has no edge {edge[0]} -> {edge[1]}.", call=probe.label,
-                       expected=f"an edge {edge[0]} -> {edge[1]}", got=show(obs.get("edges")))
     return Verdict.ok()
 
 
-add("step6/naive_graph_nodes", 1, "build_naive() compiles pick -> fetch -> reply | giveup",
+add("step6/naive_graph_nodes", 1, "build_naive() compiles a graph with the nodes pick, fetch, reply, giveup",
     "Add the nodes under exactly these names, an edge pick -> fetch, and a conditional edge from fetch to "
     "reply or giveup; return graph.compile().",
     ["6.nodes"], lambda rng: [Probe("graph_nodes", {"builder": "build_naive"}, "build_naive().get_graph()")],
-    lambda p, o: judge_nodes(p, o, NAIVE_NODES, [["pick", "fetch"]]))
+    lambda p, o: judge_nodes(p, o, NAIVE_NODES))
 
 
 # --------------------------------------------------------------------------- run_naive

@@ -268,10 +268,10 @@ add("step7/tool_runs_measured", 2, "tool_runs is the CALLS difference of the run
     "Read sum(CALLS.values()) before and after invoking the graph and report the difference.",
     ["7.tool_runs", "5.lives_long"], _tool_runs_probes, _tool_runs_judge)
 
-add("step7/graph_has_repair", 1, "build_graph() has pick, fetch, repair, reply, giveup and repair -> fetch",
+add("step7/graph_has_repair", 1, "build_graph() compiles a graph with a repair node besides the naive ones",
     "Add a node named repair and an edge from repair back to fetch.",
     ["7.graph"], lambda rng: [Probe("graph_nodes", {"builder": "build_graph"}, "build_graph().get_graph()")],
-    lambda p, o: judge_nodes(p, o, ("pick", "fetch", "repair", "reply", "giveup"), [["repair", "fetch"]]))
+    lambda p, o: judge_nodes(p, o, ("pick", "fetch", "repair", "reply", "giveup")))
 
 add("step7/fixes_reducer", 1, "State.fixes appends",
     "Declare fixes as Annotated[list, operator.add] so each repair adds its description.",
