@@ -1,0 +1,99 @@
+"""Step 8: run the learner's write_report in a scratch folder and render both files."""
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import ipywidgets as widgets
+
+from grader.playground._live import GREEN, RED, LiveModule, esc, guard, pre
+
+
+# --------------------------------------------------------------------------
+# Step 8: the two report files
+# --------------------------------------------------------------------------
+
+REPORT_EXPECTED = {
+    "tools": ["legacy_stock", "stock_lookup"],
+    "blocked_before_call": 0,
+    "bad_result_reasons": ["empty", "range", "shape", "too_big"],
+    "memo_second_call_runs": 0,
+    "repaired": True,
+    "attempts": 2,
+    "gave_up": True,
+}
+REPORT_HEADINGS = (
+    ("## 도구 계약을 어디에 적었나", "## 부르기 전에 무엇을 막았나",
+     "## 돌려준 결과를 어떻게 믿지 않았나", "## 실패를 어떤 경로로 다뤘나"),
+    ("## Where the tool contract is written", "## What was blocked before calling",
+     "## How returned results were not trusted", "## How failure was handled as a path"),
+)
+
+
+def _markdown_html(text: str) -> str:
+    try:
+        import mistune  # comes with nbconvert, which JupyterLab installs
+
+        return mistune.html(text)
+    except Exception:
+        return pre(text)
+
+
+def _report_table(report: dict) -> str:
+    rows = []
+    for key, expected in REPORT_EXPECTED.items():
+        got = report.get(key, "(missing)") if isinstance(report, dict) else "(not a dict)"
+        mark = (f'<span style="color:{GREEN}">\u2714</span>' if got == expected and type(got) is type(expected)
+                else f'<span style="color:{RED}">\u2718</span>')
+        rows.append(f"<tr><td>{mark}</td><td><code>{key}</code></td><td><code>{esc(repr(got))}</code></td>"
+                    f"<td><code>{esc(repr(expected))}</code></td></tr>")
+    return ("<table><tr><th></th><th>key</th><th>your value</th><th>a correct module</th></tr>"
+            + "".join(rows) + "</table>")
+
+
+def _headings_note(markdown: str) -> str:
+    for headings in REPORT_HEADINGS:
+        found = [h for h in headings if h in markdown]
+        if found:
+            missing = [h for h in headings if h not in markdown]
+            if missing:
+                return f'<span style="color:{RED}">missing sections: {esc(", ".join(missing))}</span>'
+            return f'<span style="color:{GREEN}">all four sections present</span>'
+    return f'<span style="color:{RED}">none of the four ## sections found</span>'
+
+
+def report_playground(path=None, folder=None) -> widgets.VBox:
+    """Step 8: run ``write_report`` into a scratch folder and render both files it wrote."""
+    live = LiveModule(path)
+    attempts = widgets.IntSlider(value=3, min=1, max=5, description="MAX_ATTEMPTS",
+                                 style={"description_width": "initial"})
+    button = widgets.Button(description="write_report(scratch folder)", button_style="primary",
+                            layout=widgets.Layout(width="auto"))
+    shown = widgets.HTML()
+    # A folder that lives as long as the playground: removed when the widget is collected.
+    scratch_dir = None if folder else tempfile.TemporaryDirectory(prefix="agtool_report_")
+    scratch = Path(folder) if folder else Path(scratch_dir.name)
+
+    def render() -> str:
+        tools = live.get(fresh=True)  # a clean CALLS and CACHE, as the grader does
+        tools.MAX_ATTEMPTS = attempts.value
+        returned = tools.write_report(str(scratch))
+        json_file, md_file = scratch / "tool_report.json", scratch / "tool_report.md"
+        if not json_file.exists() or not md_file.exists():
+            return f'<span style="color:{RED}">write_report did not write both files into {esc(scratch)}</span>'
+        data = json.loads(json_file.read_text(encoding="utf-8"))
+        markdown = md_file.read_text(encoding="utf-8")
+        limit_note = (f"MAX_ATTEMPTS ({attempts.value}) appears in the Markdown"
+                      if str(attempts.value) in markdown.split("##")[-1]
+                      else f'<span style="color:{RED}">the last section does not state {attempts.value}</span>')
+        same = "" if returned == data else f'<br><span style="color:{RED}">the returned dict differs from the JSON file</span>'
+        return (f"<b>tool_report.json</b> ({esc(json_file)}){_report_table(data)}{same}"
+                f"<b>tool_report.md</b>: {_headings_note(markdown)}; {limit_note}"
+                f'<div style="border:1px solid #d0d7de;padding:4px 10px;margin-top:4px">{_markdown_html(markdown)}</div>')
+
+    button.on_click(lambda _b: guard(shown, render))
+    guard(shown, render)
+    box = widgets.VBox([widgets.HBox([button, attempts]), shown])
+    box.scratch_dir = scratch_dir
+    return box
