@@ -40,8 +40,10 @@ SKUS = sorted({row["sku"] for row in STOCK})
 UNKNOWN_SKU = "SKU-9999"
 
 # Values a model plausibly writes for a region that is not allowed.
-BAD_REGIONS = ["North", "NORTH", "nrth", "mars", "centre", " north", "north ", "South-East",
-               "", "eu-west", "Central", "westt", "n"]
+# Families: another case, a typo or stray space, something else entirely.
+BAD_REGION_FAMILIES = [["North", "NORTH", "Central", "sOUTH"], [" north", "north ", "nrth", "westt", "n"],
+                       ["mars", "centre", "South-East", "", "eu-west"]]
+BAD_REGIONS = [region for family in BAD_REGION_FAMILIES for region in family]
 EXTRA_ARGS = {"color": "red", "warehouse": "W1", "qty": 3, "unit": "box", "urgent": True,
               "note": "rush", "sort": "count"}
 UNKNOWN_TOOLS = ["stock_lookups", "lookup", "StockLookup", "delete_stock", "stock-lookup",
@@ -104,18 +106,27 @@ DEFECT_KINDS = ("unknown_tool", "missing", "extra", "type_wrong", "type_bool", "
                 "type_float", "allowed", "range_low", "range_high")
 
 
-def single_defect(rng: random.Random, kind: str) -> tuple[str, dict, str]:
+def _pick(rng: random.Random, options: list, variant: "int | None") -> Any:
+    """``options[variant]`` (cycling) when a variant is asked for, else a random option.
+
+    Checks ask for variants 0, 1, 2... so that every family of bad values is sent on
+    every run (a defect that only mishandles one family cannot slip through by luck).
+    """
+    return rng.choice(options) if variant is None else options[variant % len(options)]
+
+
+def single_defect(rng: random.Random, kind: str, variant: "int | None" = None) -> tuple[str, dict, str]:
     """One call ``(tool, args, reason)`` with exactly one defect of ``kind``.
 
-    >>> single_defect(random.Random(3), "type_bool")[2]
-    'type:limit'
+    >>> single_defect(random.Random(3), "type_bool", variant=1)[1]["limit"]
+    False
     """
     tool = rng.choice(TOOL_NAMES)
     args = random_valid_args(rng)
     if kind == "unknown_tool":
         return rng.choice(UNKNOWN_TOOLS), args, "unknown_tool"
     if kind == "missing":
-        name = rng.choice(ARG_NAMES)
+        name = _pick(rng, ARG_NAMES, variant)
         del args[name]
         return tool, shuffled(rng, args), f"missing:{name}"
     if kind == "extra":
@@ -123,17 +134,17 @@ def single_defect(rng: random.Random, kind: str) -> tuple[str, dict, str]:
         args[name] = EXTRA_ARGS[name]
         return tool, shuffled(rng, args), f"extra:{name}"
     if kind in ("type_wrong", "type_wrong_sku", "type_wrong_limit", "type_none"):
-        name, value = rng.choice({
-            "type_wrong": [("limit", rng.choice(WORD_NUMBERS)), ("limit", None), ("limit", [2]),
-                           ("sku", rng.randint(1000, 9999)), ("sku", None), ("sku", ["SKU-1001"])],
+        name, value = _pick(rng, {
+            "type_wrong": [("sku", rng.randint(1000, 9999)), ("limit", rng.choice(WORD_NUMBERS)), ("limit", None),
+                           ("sku", None), ("limit", [2]), ("sku", ["SKU-1001"])],
             "type_wrong_sku": [("sku", rng.randint(1000, 9999)), ("sku", ["SKU-1001"])],
             "type_wrong_limit": [("limit", rng.choice(WORD_NUMBERS)), ("limit", [2])],
             "type_none": [("limit", None), ("sku", None)],
-        }[kind])
+        }[kind], variant)
         args[name] = value
         return tool, args, f"type:{name}"
     if kind == "type_bool":
-        args["limit"] = rng.choice([True, False])
+        args["limit"] = _pick(rng, [True, False], variant)
         return tool, args, "type:limit"
     if kind == "type_numeric_string":
         args["limit"] = str(rng.randint(1, MAX_ROWS))
@@ -142,13 +153,13 @@ def single_defect(rng: random.Random, kind: str) -> tuple[str, dict, str]:
         args["limit"] = float(rng.randint(1, MAX_ROWS))
         return tool, args, "type:limit"
     if kind == "allowed":
-        args["region"] = rng.choice(BAD_REGIONS)
+        args["region"] = rng.choice(_pick(rng, BAD_REGION_FAMILIES, variant))
         return tool, args, "allowed:region"
     if kind == "range_low":
-        args["limit"] = rng.choice([0, -1, rng.randint(-50, -2)])
+        args["limit"] = _pick(rng, [0, rng.choice([-1, rng.randint(-50, -2)])], variant)
         return tool, args, "range:limit"
     if kind == "range_high":
-        args["limit"] = rng.randint(MAX_ROWS + 1, 99)
+        args["limit"] = _pick(rng, [MAX_ROWS + 1, rng.randint(MAX_ROWS + 2, 99)], variant)
         return tool, args, "range:limit"
     raise ValueError(f"unknown defect kind {kind!r}")
 
@@ -175,7 +186,7 @@ BAD_RESULT_KINDS = ("shape_not_dict", "shape_missing_key", "shape_key_type", "sh
                     "empty", "too_big", "range")
 
 
-def bad_result(rng: random.Random, kind: str) -> tuple[Any, str]:
+def bad_result(rng: random.Random, kind: str, variant: "int | None" = None) -> tuple[Any, str]:
     """A result with one defect of ``kind`` and the reason it must give.
 
     The value may hold tuples; it travels encoded (``grader.encode``).
@@ -192,22 +203,23 @@ def bad_result(rng: random.Random, kind: str) -> tuple[Any, str]:
         del good[rng.choice(["sku", "region", "rows"])]
         return good, "shape"
     if kind == "shape_key_type":
-        key, value = rng.choice([("sku", 1001), ("sku", None), ("region", ["north"]),
-                                 ("rows", tuple(good["rows"])), ("rows", "N-01"), ("rows", None),
-                                 ("rows", {"bin": "N-01", "count": 1})])
+        key, value = _pick(rng, [
+            rng.choice([("sku", 1001), ("sku", None)]), ("region", rng.choice([["north"], 7])),
+            rng.choice([("rows", tuple(good["rows"])), ("rows", "N-01"), ("rows", None),
+                        ("rows", {"bin": "N-01", "count": 1})])], variant)
         good[key] = value
         return good, "shape"
     if kind == "shape_bad_row":
         i = rng.randrange(len(good["rows"]))
         row = good["rows"][i]
-        broken = rng.choice([
-            [row["bin"], row["count"]], f"{row['bin']}:{row['count']}", None,
-            {"bin": row["bin"]}, {"count": row["count"]},
-            {"bin": row["bin"], "count": str(row["count"])},
+        broken = _pick(rng, [
+            rng.choice([[row["bin"], row["count"]], f"{row['bin']}:{row['count']}", None]),
+            rng.choice([{"bin": row["bin"]}, {"count": row["count"]}]),
+            rng.choice([{"bin": row["bin"], "count": str(row["count"])},
+                        {"bin": row["bin"], "count": float(row["count"])}]),
             {"bin": row["bin"], "count": rng.choice([True, False])},
             {"bin": rng.randint(1, 99), "count": row["count"]},
-            {"bin": row["bin"], "count": float(row["count"])},
-        ])
+        ], variant)
         good["rows"][i] = broken
         return good, "shape"
     if kind == "empty":

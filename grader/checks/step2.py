@@ -16,7 +16,7 @@ def _reason_probes(kind: "str | tuple", n: int):
     def probes(rng: random.Random) -> list[Probe]:
         steps = []
         for i in range(n):
-            tool, args, reason = cases.single_defect(rng, kinds[i % len(kinds)])
+            tool, args, reason = cases.single_defect(rng, kinds[i % len(kinds)], variant=i if len(kinds) == 1 else None)
             steps.append(step("validate_args", tool, args, expect=reason))
         return [call_probe(steps)]
 

@@ -27,7 +27,7 @@ def _bad_probes(kinds: tuple, n: int):
     def probes(rng: random.Random) -> list[Probe]:
         steps = []
         for i in range(n):
-            value, reason = cases.bad_result(rng, kinds[i % len(kinds)])
+            value, reason = cases.bad_result(rng, kinds[i % len(kinds)], variant=i)
             steps.append(step("validate_result", rng.choice(cases.TOOL_NAMES), value, expect=reason))
         return [call_probe(steps)]
 
@@ -48,7 +48,7 @@ _bad_check("step4/shape_missing_key", ("shape_missing_key",), 2, 1, "A result wi
 _bad_check("step4/shape_key_type", ("shape_key_type",), 3, 1, "A top-level value of the wrong type gives shape",
            "Check each key's value against its type in returns['keys'] (rows must be a list, not a tuple or dict).",
            ["4.shape"], "A key of the wrong type must give 'shape'.")
-_bad_check("step4/shape_bad_row", ("shape_bad_row",), 4, 2, "A row that is not a dict with well-typed fields gives shape",
+_bad_check("step4/shape_bad_row", ("shape_bad_row",), 5, 2, "A row that is not a dict with well-typed fields gives shape",
            "Each row must be a dict with every field of returns['rows']['item'] of its type; like in step 2, "
            "a bool is not an int, and \"3\" or 3.0 is not an int either.",
            ["4.shape"], "A row that is not a dict with the item fields of the right types must give 'shape'.")
