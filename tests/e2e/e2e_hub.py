@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from e2e_lab import isolated_jupyter_env
-from e2e_processes import child_env, free_port, start_logged, stop_tree, venv_bin, wait_for_http
+from e2e_processes import child_env, free_ports, start_logged, stop_tree, venv_bin, wait_for_http
 
 START_TIMEOUT = 90.0
 
@@ -93,15 +93,19 @@ class HubServer:
         return self.home_root / user
 
 
-def write_hub_config(work: Path, *, port: int, home_root: Path, users: list[str], password: str,
+def write_hub_config(work: Path, *, ports: list[int], home_root: Path, users: list[str], password: str,
                      proxy: str) -> Path:
-    """Write ``jupyterhub_config.py`` for a localhost classroom and return its path."""
+    """Write ``jupyterhub_config.py`` for a localhost classroom and return its path.
+
+    ``ports`` are three free ports: the public one (the proxy), the hub's
+    own, and the proxy's API.
+    """
     # The single-user servers get the same isolated Jupyter config as the
     # plain lab tests, except the data dir: that stays in each learner's home.
     jupyter_env = {k: v for k, v in isolated_jupyter_env(work / "singleuser").items()
                    if k in ("JUPYTER_CONFIG_DIR", "JUPYTERLAB_SETTINGS_DIR")}
     config = CONFIG_TEMPLATE.format(
-        port=port, hub_port=free_port(), proxy_api_port=free_port(), proxy=proxy,
+        port=ports[0], hub_port=ports[1], proxy_api_port=ports[2], proxy=proxy,
         proxy_pid=str(work / "proxy.pid"), db=work / "jupyterhub.sqlite",
         cookie_secret=str(work / "jupyterhub_cookie_secret"), hub_pid=str(work / "jupyterhub.pid"),
         password=password, users=set(users),
@@ -118,14 +122,14 @@ def running_hub(*, work: Path, home_root: Path, users: list[str], password: str,
                 proxy: str) -> Iterator[HubServer]:
     """Start JupyterHub (and through it the proxy); stop it and every learner server after."""
     work.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    config = write_hub_config(work, port=port, home_root=home_root, users=users, password=password, proxy=proxy)
+    ports = free_ports(3)
+    config = write_hub_config(work, ports=ports, home_root=home_root, users=users, password=password, proxy=proxy)
     log = work / "jupyterhub.log"
     proc = start_logged(
         [venv_bin("jupyterhub"), "-f", str(config)], log=log, cwd=work,
         env=child_env(CONFIGPROXY_AUTH_TOKEN=secrets.token_hex(16)),
     )
-    hub = HubServer(port=port, log=log, home_root=home_root)
+    hub = HubServer(port=ports[0], log=log, home_root=home_root)
     try:
         # /hub/health answers through the proxy only once hub and proxy are both up.
         wait_for_http(f"{hub.origin}/hub/health", proc=proc, log=log, timeout=START_TIMEOUT)

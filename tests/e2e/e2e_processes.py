@@ -13,10 +13,12 @@ Example::
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -25,16 +27,28 @@ from pathlib import Path
 import psutil
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now.
+def free_ports(n: int) -> list[int]:
+    """``n`` distinct TCP ports on 127.0.0.1 that nothing listens on right now.
 
-    There is a small window before the caller binds it; servers are started
-    with ``port_retries=0`` so a lost race fails loudly instead of silently
-    moving to another port.
+    All ``n`` sockets are held open together, so the ports differ. There is a
+    small window before the caller binds them; servers are started with
+    ``port_retries=0`` so a lost race fails loudly instead of silently moving
+    to another port.
+
+    >>> a, b = free_ports(2)
+    >>> a != b
+    True
     """
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(n)]
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+
+
+def free_port() -> int:
+    """One free TCP port on 127.0.0.1 (see :func:`free_ports`)."""
+    return free_ports(1)[0]
 
 
 def start_logged(cmd: list[str], *, log: Path, env: dict, cwd: Path) -> subprocess.Popen:
@@ -120,16 +134,12 @@ def stop_tree(proc: subprocess.Popen, *, grace: float = 15.0) -> None:
 
 def venv_bin(name: str) -> str:
     """The path of console script ``name`` beside the running interpreter (the project venv)."""
-    import sys
-
     candidate = Path(sys.executable).parent / name
     return str(candidate) if candidate.exists() else name
 
 
 def child_env(**overrides: str) -> dict:
     """``os.environ`` with the venv's bin first on PATH and ``overrides`` applied."""
-    import sys
-
     env = os.environ.copy()
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env.update(overrides)
