@@ -115,6 +115,8 @@ CASES: list[Case] = [
          "stub", ALL_ZERO, at="import"),
     Case("close_every_fd", "closes every file descriptor at import (the result pipe included)",
          "solution", ALL_ZERO, at="import"),
+    Case("result_pipe_flood", "floods the result pipe with 160 MB of forged lines from write_report",
+         "solution", Expect(lost=(8,)), at="write_report"),
     Case("patched_builtins", "patches isinstance/len/repr/str/print/__import__ and json to lie",
          "stub", ALL_ZERO, at="import"),
     Case("solution_patched_json", "correct, but breaks the shared json module and sys.modules['json']",
@@ -235,4 +237,4 @@ BATCH_HOSTILE = ("os_exit_in_function", "busy_loop_import", "fork_bomb", "memory
 SANDBOX_CASES = ("solution_control", "fd_forgery", "close_every_fd", "os_exit_in_function",
                  "busy_loop_import", "sigterm_ignored", "self_stop", "memory_bomb_import", "recursion_bomb",
                  "fork_bomb", "setsid_escape_timeout", "stray_thread", "huge_output", "disk_fill",
-                 "kill_warm_parent", "json_shadow")
+                 "kill_warm_parent", "json_shadow", "result_pipe_flood")
