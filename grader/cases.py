@@ -40,9 +40,9 @@ SKUS = sorted({row["sku"] for row in STOCK})
 UNKNOWN_SKU = "SKU-9999"
 
 # Values a model plausibly writes for a region that is not allowed.
-# Families: another case, a typo or stray space, something else entirely.
-BAD_REGION_FAMILIES = [["North", "NORTH", "Central", "sOUTH"], [" north", "north ", "nrth", "westt", "n"],
-                       ["mars", "centre", "South-East", "", "eu-west"]]
+# Families: another case, a stray space, a typo, something else entirely.
+BAD_REGION_FAMILIES = [["North", "NORTH", "Central", "sOUTH"], [" north", "north ", " west", "central\n"],
+                       ["nrth", "westt", "n", "souht"], ["mars", "centre", "South-East", "", "eu-west"]]
 BAD_REGIONS = [region for family in BAD_REGION_FAMILIES for region in family]
 EXTRA_ARGS = {"color": "red", "warehouse": "W1", "qty": 3, "unit": "box", "urgent": True,
               "note": "rush", "sort": "count"}
@@ -131,7 +131,9 @@ def single_defect(rng: random.Random, kind: str, variant: "int | None" = None) -
         return tool, shuffled(rng, args), f"missing:{name}"
     if kind == "extra":
         name = rng.choice(sorted(EXTRA_ARGS))
-        args[name] = EXTRA_ARGS[name]
+        # Sometimes None: an unknown argument is extra whatever its value.
+        args[name] = _pick(rng, [None, EXTRA_ARGS[name]], variant) if variant is not None else \
+            (None if rng.random() < 0.3 else EXTRA_ARGS[name])
         return tool, shuffled(rng, args), f"extra:{name}"
     if kind in ("type_wrong", "type_wrong_sku", "type_wrong_limit", "type_none"):
         name, value = _pick(rng, {
@@ -172,8 +174,8 @@ def single_defect(rng: random.Random, kind: str, variant: "int | None" = None) -
 def random_rows(rng: random.Random, n: int, *, prefix: str = "") -> list[dict]:
     """``n`` well-formed rows with random bins and counts (0 included)."""
     letters = prefix or rng.choice("NSEWCQZ")
-    return [{"bin": f"{letters}-{rng.randint(10, 99)}", "count": 0 if rng.random() < 0.2 else rng.randint(1, 999)}
-            for _ in range(n)]
+    numbers = rng.sample(range(10, 100), n) if n <= 90 else [rng.randint(10, 99) for _ in range(n)]
+    return [{"bin": f"{letters}-{k}", "count": 0 if rng.random() < 0.2 else rng.randint(1, 999)} for k in numbers]
 
 
 def random_valid_result(rng: random.Random, n: "int | None" = None) -> dict:
@@ -215,8 +217,8 @@ def bad_result(rng: random.Random, kind: str, variant: "int | None" = None) -> t
         broken = _pick(rng, [
             rng.choice([[row["bin"], row["count"]], f"{row['bin']}:{row['count']}", None]),
             rng.choice([{"bin": row["bin"]}, {"count": row["count"]}]),
-            rng.choice([{"bin": row["bin"], "count": str(row["count"])},
-                        {"bin": row["bin"], "count": float(row["count"])}]),
+            {"bin": row["bin"], "count": str(row["count"])},
+            {"bin": row["bin"], "count": float(row["count"])},
             {"bin": row["bin"], "count": rng.choice([True, False])},
             {"bin": rng.randint(1, 99), "count": row["count"]},
         ], variant)

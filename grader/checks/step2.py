@@ -65,7 +65,7 @@ _reason_check("step2/type_numeric_string", "type_numeric_string", 2, 1, "A numer
 _reason_check("step2/type_float", "type_float", 2, 1, "A float for limit gives type:limit",
               "2.0 is a float, not an int, even though it equals 2.",
               ["2.type"], "A float where an int is asked must give 'type:limit'.")
-_reason_check("step2/allowed_region", "allowed", 3, 2, "A region outside REGIONS gives allowed:region",
+_reason_check("step2/allowed_region", "allowed", 4, 2, "A region outside REGIONS gives allowed:region",
               "Compare the value with the rule's 'allowed' collection exactly: no lower-casing, no trimming, "
               "no guessing.",
               ["2.allowed"], "A region that is not in 'allowed' must give 'allowed:region'.")

@@ -48,7 +48,7 @@ _bad_check("step4/shape_missing_key", ("shape_missing_key",), 2, 1, "A result wi
 _bad_check("step4/shape_key_type", ("shape_key_type",), 3, 1, "A top-level value of the wrong type gives shape",
            "Check each key's value against its type in returns['keys'] (rows must be a list, not a tuple or dict).",
            ["4.shape"], "A key of the wrong type must give 'shape'.")
-_bad_check("step4/shape_bad_row", ("shape_bad_row",), 5, 2, "A row that is not a dict with well-typed fields gives shape",
+_bad_check("step4/shape_bad_row", ("shape_bad_row",), 6, 2, "A row that is not a dict with well-typed fields gives shape",
            "Each row must be a dict with every field of returns['rows']['item'] of its type; like in step 2, "
            "a bool is not an int, and \"3\" or 3.0 is not an int either.",
            ["4.shape"], "A row that is not a dict with the item fields of the right types must give 'shape'.")

@@ -137,7 +137,8 @@ def _ok_probes(rng: random.Random) -> list[Probe]:
     for tool in (None, rng.choice(cases.TOOL_NAMES)):
         args = cases.random_valid_args(rng, stocked=True)
         order = cases.order(args["sku"], args["region"], args["limit"], tool)
-        rows = cases.random_rows(rng, rng.randint(1, cases.MAX_ROWS), prefix=rng.choice(["Q", "Z", "X"]))
+        # At least two rows, so an answer built from another row than the first shows.
+        rows = cases.random_rows(rng, rng.randint(2, cases.MAX_ROWS), prefix=rng.choice(["Q", "Z", "X"]))
         for row in rows:
             row["count"] = rng.randint(10, 999)
         value = {"sku": args["sku"], "region": args["region"], "rows": rows}
