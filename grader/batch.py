@@ -564,12 +564,12 @@ def run_batch(
     result = BatchResult(out=out, seed=seed, learners=[s.learner for s in found])
     tasks = []
     for sub in found:
-        if sub.path is None:
-            report = failed_report(seed, sub.display, sub.error, steps=selection["steps"], only=selection["only"])
+        source, problem = _read_submission(sub)
+        if problem:
+            report = failed_report(seed, sub.display, problem, steps=selection["steps"], only=selection["only"])
             write_json_atomically(out / RESULTS_DIR / f"{sub.learner}.json",
                                   result_record(sub.learner, sub.display, "", seed, selection, report.to_dict()))
             continue
-        source = sub.path.read_bytes()
         digest = hashlib.sha256(source).hexdigest()
         old = load_record(out, sub.learner) if resume else None
         if old and old.get("sha256") == digest and old.get("seed") == seed and old.get("selection") == selection:
@@ -588,6 +588,20 @@ def run_batch(
 
     result.outputs = gradebook.write_outputs(load_records(out, result.learners), out)
     return result
+
+
+def _read_submission(sub: Submission) -> tuple[bytes, str]:
+    """The submitted bytes, or why there are none (no module, unreadable, too big)."""
+    if sub.path is None:
+        return b"", sub.error
+    from grader.runner import MAX_SOURCE_BYTES
+
+    try:
+        if sub.path.stat().st_size > MAX_SOURCE_BYTES:
+            return b"", f"{sub.display} is larger than {MAX_SOURCE_BYTES} bytes; it was not graded."
+        return sub.path.read_bytes(), ""
+    except OSError as exc:
+        return b"", f"{sub.display} could not be read: {exc.strerror or exc}"
 
 
 def _choose_seed(out: Path, seed: int | None, resume: bool) -> int:
@@ -665,10 +679,14 @@ def batch_command(args: argparse.Namespace) -> int:
     except (SubmissionNotFound, UnsafeArchive) as exc:
         print(f"agtool-grade batch: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the results graded so far are in {args.out / RESULTS_DIR}; "
+              "run the same command with --resume to continue.", file=sys.stderr)
+        return 130
     print(f"seed {result.seed}: {len(result.learners)} learners, {result.graded} graded, "
           f"{result.skipped} unchanged (skipped)")
     for name, path in result.outputs.items():
-        print(f"  {name:<10} {path}")
+        print(f"  {name:<22} {path}")
     return 0
 
 

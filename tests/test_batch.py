@@ -338,7 +338,7 @@ def assert_expected_rows(book: pd.DataFrame, defects: list[str]) -> None:
 def test_real_class_gradebook(tmp_path):
     root = generated_class(tmp_path / "class", SOME_DEFECTS)
     out = tmp_path / "out"
-    result = run_batch(root, out, jobs=2, seed=1234, timeout=8, progress=False)
+    result = run_batch(root, out, jobs=2, seed=1234, timeout=40, progress=False)
     assert result.graded == 4 + len(SOME_DEFECTS)
     book = read_csv(out / "grades.csv")
     assert list(book["learner"]) == sorted(["solution", "starter", "syntax_error", "hangs_at_import",
@@ -362,7 +362,7 @@ def test_real_class_with_every_planted_defect(tmp_path):
     from defects.catalog import DEFECTS
 
     root = generated_class(tmp_path / "class", list(DEFECTS))
-    run_batch(root, tmp_path / "out", jobs=os.cpu_count(), seed=1234, timeout=20, progress=False)
+    run_batch(root, tmp_path / "out", jobs=os.cpu_count(), seed=1234, timeout=80, progress=False)
     assert_expected_rows(read_csv(tmp_path / "out" / "grades.csv"), list(DEFECTS))
 
 
@@ -453,3 +453,21 @@ def test_dashboard_executes_headless_on_a_small_class(tmp_path):
     assert book.loc["ada", "score"] == book.loc["ada", "max_score"] and book.loc["ben", "score"] == 0
     assert 0 < book.loc["cleo", "score"] < book.loc["ada", "score"]
     assert "SyntaxError" in book.loc["eli", "error"]
+
+
+def test_unreadable_and_oversized_files_cost_their_own_row(tmp_path):
+    from grader.runner import MAX_SOURCE_BYTES
+
+    root = make_class(tmp_path / "class", {"ok": ALL_PASS, "huge": "#" * (MAX_SOURCE_BYTES + 1), "locked": "x"})
+    (root / "locked" / "tools.py").chmod(0)
+    if os.access(root / "locked" / "tools.py", os.R_OK):  # root reads anything
+        (root / "locked" / "tools.py").chmod(0o644)
+        (root / "locked" / "tools.py").unlink()
+        (root / "locked" / "tools.py").symlink_to(root / "locked" / "missing.py")
+    out = tmp_path / "out"
+    result = run_batch(root, out, jobs=1, seed=2, grade_fn=fake_grade, progress=False)
+    assert result.graded == 1
+    rows = read_csv(out / "grades.csv").set_index("learner")
+    assert rows.loc["ok", "score"] == 6
+    assert "larger than" in rows.loc["huge", "error"]
+    assert rows.loc["locked", "score"] == 0 and rows.loc["locked", "error"]

@@ -113,7 +113,7 @@ def test_batch_writes_valid_gradescope_files(tmp_path):
     for learner, source in {"alice": SOLUTION.read_text(), "bob": "raise SystemExit(3)\n"}.items():
         (tmp_path / "class" / learner).mkdir(parents=True)
         (tmp_path / "class" / learner / "tools.py").write_text(source)
-    run_batch(tmp_path / "class", tmp_path / "out", jobs=2, seed=3, timeout=16, progress=False)
+    run_batch(tmp_path / "class", tmp_path / "out", jobs=2, seed=3, timeout=80, progress=False)
     files = sorted((tmp_path / "out" / "gradescope").glob("*/results.json"))
     assert [f.parent.name for f in files] == ["alice", "bob"]
     scores = []
