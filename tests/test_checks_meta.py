@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from defects.catalog import DEFECTS, SOLUTION, materialise, materialise_text
+from defects.catalog import DEFECTS, MORE_DEFECTS, SOLUTION, materialise, materialise_more, materialise_text
 from grader.checks import RULES, rules_table_markdown
 from grader.registry import CHECKS, checks_for
 from grader.runner import grade
@@ -93,6 +93,19 @@ def test_defect_fails_its_own_check_and_nothing_outside_its_steps(check_id, tmp_
     broken = {step: [c.id for c in report.checks if c.step == step and not c.passed]
               for step in untouched if not report.steps[step]["passed"]}
     assert broken == {}, f"{check_id}: steps outside its affects lost points:\n{_failed_summary(report)}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(MORE_DEFECTS))
+def test_plausible_mistakes_are_caught(name, tmp_path):
+    check_id, defect = MORE_DEFECTS[name]
+    report = grade(materialise_more(name, tmp_path), seed=_seed_for(name))
+    verdicts = {c.id: c for c in report.checks}
+    assert not verdicts[check_id].passed, f"{name} was not caught by {check_id}"
+    own_step = CHECKS[check_id].step
+    broken = [c.id for c in report.checks
+              if not c.passed and c.step != own_step and c.step not in defect.affects]
+    assert broken == [], f"{name}: steps outside its affects lost points:\n{_failed_summary(report)}"
 
 
 def test_starter_scores_zero_without_crashing():

@@ -140,7 +140,7 @@ add("step7/repair_limit", 2, "A limit out of range is clamped into 1..MAX_ROWS a
 
 
 def _too_big_probes(rng: random.Random) -> list[Probe]:
-    limit = rng.randint(1, cases.MAX_ROWS)
+    limit = rng.randint(2, cases.MAX_ROWS)  # above 1, so a fix that also touches the limit shows
     order = cases.order("SKU-3300", "north", limit, "legacy_stock")
     return [_handle_probe(order, ok=True, n_fixes=1, attempts=2, errors=["result:too_big"], last_tool="stock_lookup",
                           rows=cases.rows_for("SKU-3300", "north", limit), tool_runs_spied=True)]

@@ -152,13 +152,18 @@ def measured_values(steps: list, records: list, where: dict) -> dict:
     return out
 
 
-def _values_probe(rng: random.Random, sets: "dict | None" = None, extra_tool: bool = False) -> Probe:
+def _values_probe(rng: random.Random, sets: "dict | None" = None, extra_tool: bool = False,
+                  max_len: "int | None" = None) -> Probe:
     steps = [op("set", name=k, value=v) for k, v in (sets or {}).items()]
+    notes = [f"{k} = {v!r}" for k, v in (sets or {}).items()]
     if extra_tool:
         steps.append(op("add_tool", name=EXTRA_TOOL, like="stock_lookup"))
+        notes.append(f"one more tool {EXTRA_TOOL!r} in TOOLS")
+    if max_len is not None:
+        # A result contract that no longer refuses big results: 'too_big' must leave the reasons.
+        steps += [op("contract", path=[tool, "returns", "rows", "max_len"], value=max_len) for tool in cases.TOOL_NAMES]
+        notes.append(f"returns['rows']['max_len'] = {max_len} for both tools")
     report = _report_step()
-    notes = [f"{k} = {v!r}" for k, v in (sets or {}).items()] + ([f"one more tool {EXTRA_TOOL!r} in TOOLS"]
-                                                                  if extra_tool else [])
     if notes:
         report["label"] += "  # with " + ", ".join(notes)
     steps.append(report)
@@ -258,7 +263,7 @@ add("step8/md_attempt_limit", 1, "The failure section states the attempt limit (
 
 
 def _follows_probes(rng: random.Random) -> list[Probe]:
-    return [_values_probe(rng, {"MAX_ATTEMPTS": 1}, extra_tool=True),
+    return [_values_probe(rng, {"MAX_ATTEMPTS": 1}, extra_tool=True, max_len=1000),
             _report_probe(sets={"MAX_ATTEMPTS": rng.randint(4, 9)})]
 
 
@@ -272,6 +277,6 @@ def _follows_judge(probes: list, observations: list) -> Verdict:
 
 
 add("step8/follows_module", 3, "The report follows the module when it changes (no hand-written numbers)",
-    "The grader sets MAX_ATTEMPTS to other values and adds a tool before calling write_report: every number "
-    "in both files must come from running the module at that moment.",
+    "The grader sets MAX_ATTEMPTS to other values, adds a tool and loosens the result contract before calling "
+    "write_report: every number in both files must come from running the module at that moment.",
     ["8.values", "8.attempt_limit"], _follows_probes, _follows_judge)

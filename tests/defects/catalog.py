@@ -228,3 +228,68 @@ def materialise(check_id: str, folder: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(materialise_text(check_id), encoding="utf-8")
     return target
+
+
+# Plausible mistakes beyond one-per-check: each must fail the check named first.
+MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
+    "region_lowercased": ("step2/allowed_region", d(
+        ('if "allowed" in rule and value not in rule["allowed"]:',
+         'if "allowed" in rule and value.lower() not in rule["allowed"]:'), affects=(3, 5, 6, 7, 8))),
+    "region_stripped": ("step2/allowed_region", d(
+        ('if "allowed" in rule and value not in rule["allowed"]:',
+         'if "allowed" in rule and value.strip() not in rule["allowed"]:'), affects=(3, 5, 6, 7, 8))),
+    "bool_passes_as_int": ("step2/type_bool_limit", d(
+        ('    if isinstance(value, bool) and expected is not bool:\n        return False\n', ''), affects=(3, 4, 5, 6, 8))),
+    "extra_none_ignored": ("step2/extra", d(
+        ('        if arg not in contract:\n            return f"extra:{arg}"',
+         '        if arg not in contract and args[arg] is not None:\n            return f"extra:{arg}"'), affects=(3, 5, 6, 8))),
+    "limit_optional": ("step2/missing", d(
+        ('            if rule.get("required"):', '            if rule.get("required") and arg != "limit":'),
+        affects=(3, 5, 6, 8))),
+    "rows_sorted_by_count": ("step1/lookup_rows", d(
+        (_LOOKUP_RETURN, 'return {"sku": sku, "region": region, "rows": sorted(_matching_rows(sku, region), '
+                         'key=lambda r: r["count"])[:limit]}'), affects=(7,))),
+    "float_count_accepted": ("step4/shape_bad_row", d(
+        ('    return all(field in row and _has_type(row[field], rule["type"]) for field, rule in item.items())',
+         '    return all(field in row and (_has_type(row[field], rule["type"]) or isinstance(row[field], float))'
+         ' for field, rule in item.items())'), affects=(5, 8))),
+    "stored_before_result_check": ("step5/failure_not_cached", d(
+        ('    reason = validate_result(name, value)\n    if reason:\n        return _failure("result:" + reason)\n',
+         '    CACHE[key] = value\n    reason = validate_result(name, value)\n    if reason:\n'
+         '        return _failure("result:" + reason)\n'), affects=(6, 7, 8))),
+    "key_without_limit": ("step5/key_distinguishes", d(
+        ('json.dumps(args, sort_keys=True, ensure_ascii=False)',
+         'json.dumps({k: v for k, v in args.items() if k != "limit"}, sort_keys=True)'))),
+    "answer_from_last_row": ("step6/naive_ok", d(('first = state["rows"][0]', 'first = state["rows"][-1]'))),
+    "pick_clamps_limit": ("step6/naive_failure_path", d(
+        ('args = {"sku": order["sku"], "region": order["region"], "limit": order["limit"]}',
+         'args = {"sku": order["sku"], "region": order["region"], "limit": min(max(order["limit"], 1), 5) '
+         'if type(order["limit"]) is int else order["limit"]}'), affects=(7,))),
+    "one_attempt_too_many": ("step7/max_attempts_runtime", d(
+        ('state["attempts"] < MAX_ATTEMPTS', 'state["attempts"] <= MAX_ATTEMPTS'))),
+    "clamp_below_max": ("step7/repair_limit", d(
+        ('limit = min(max(args["limit"], 1), MAX_ROWS)', 'limit = min(max(args["limit"], 1), MAX_ROWS - 1)'))),
+    "tool_runs_of_one_tool": ("step7/tool_runs_measured", d(
+        ('    result["tool_runs"] = sum(CALLS.values()) - before\n',
+         '    result["tool_runs"] = CALLS["stock_lookup"] - before\n'))),
+    "report_ignores_folder": ("step8/writes_both_files", d(
+        ('folder = Path(folder) if folder is not None else Path(__file__).resolve().parent',
+         'folder = Path(__file__).resolve().parent'))),
+    "reasons_written_by_hand": ("step8/follows_module", d(
+        ('"bad_result_reasons": bad_result_reasons,', '"bad_result_reasons": ["empty", "range", "shape", "too_big"],'))),
+    "repaired_written_by_hand": ("step8/follows_module", d(
+        ('"repaired": bool(repaired["ok"] and repaired["fixes"]),', '"repaired": True,'))),
+}
+
+
+def materialise_more(name: str, folder: Path) -> Path:
+    """Write the planted copy of ``MORE_DEFECTS[name]`` and return its path."""
+    text = SOLUTION.read_text(encoding="utf-8")
+    for anchor, replacement in MORE_DEFECTS[name][1].edits:
+        if text.count(anchor) != 1:
+            raise AssertionError(f"{name}: anchor occurs {text.count(anchor)} times: {anchor!r}")
+        text = text.replace(anchor, replacement)
+    target = folder / name / "tools.py"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target
