@@ -80,6 +80,7 @@ SANDBOX_TMP_BYTES = 256 << 20
 def serve() -> None:
     """Main loop of the warm parent: one job per stdin line, one result per stdout line."""
     _become_subreaper()
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     # Keep the protocol on private fds; fds 0 and 1 become /dev/null so that a
     # stray print (ours or a library's) can never corrupt a result line.
     channel_in = os.fdopen(os.dup(0), "rb")
@@ -104,6 +105,11 @@ def serve() -> None:
         _write_line(channel_out, result)
         for folder in leftovers:  # after answering: the client need not wait for the disk
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _stop_on_sigterm(signum, frame) -> None:
+    kill_descendants()  # a step still running dies with us, escaped grandchildren included
+    os._exit(0)
 
 
 def run_job(job: dict, *, leftovers: "list[str] | None" = None) -> dict:
@@ -567,15 +573,26 @@ class WarmRunner:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
-        """Stop the warm parent (it also stops by itself when our end of its stdin closes)."""
-        with self._lock:
-            if self._proc is not None and self._owner == os.getpid():
+        """Stop the warm parent and everything it runs.
+
+        Between jobs, closing its stdin is enough. If a job is running (in
+        another thread), we do not wait for it: the warm parent is told to
+        stop (SIGTERM: it kills its steps' processes first), and the running
+        :meth:`run` returns an ``infra_error``.
+        """
+        idle = self._lock.acquire(timeout=0.2)
+        try:
+            proc = self._proc
+            if idle and proc is not None and self._owner == os.getpid():
                 try:
-                    self._proc.stdin.close()
-                    self._proc.wait(timeout=2)
+                    proc.stdin.close()
+                    proc.wait(timeout=0.5)
                 except (OSError, subprocess.TimeoutExpired):
                     pass
             self._kill()
+        finally:
+            if idle:
+                self._lock.release()
 
     # -- internals
 
@@ -650,14 +667,17 @@ class WarmRunner:
         # Our own buffer over the raw fd: a buffered reader could hold a line
         # that select() then never reports.
         deadline = time.monotonic() + wait
-        fd = self._proc.stdout.fileno()
+        proc = self._proc
         while (cut := self._buffer.find(b"\n")) < 0:
             remaining = deadline - time.monotonic()
-            with selectors.DefaultSelector() as sel:
-                sel.register(fd, selectors.EVENT_READ)
-                if remaining <= 0 or not sel.select(remaining):
-                    raise WarmUnavailable(f"the grader's worker process did not answer within {wait:.0f} s")
-            data = os.read(fd, 1 << 20)
+            try:
+                with selectors.DefaultSelector() as sel:
+                    sel.register(proc.stdout.fileno(), selectors.EVENT_READ)
+                    if remaining <= 0 or not sel.select(remaining):
+                        raise WarmUnavailable(f"the grader's worker process did not answer within {wait:.0f} s")
+                data = os.read(proc.stdout.fileno(), 1 << 20)
+            except (OSError, ValueError, AttributeError):  # closed under us by close() in another thread
+                raise WarmUnavailable("the grader's worker process was stopped") from None
             if not data:
                 raise WarmUnavailable("the grader's worker process ended unexpectedly")
             self._buffer += data
@@ -670,10 +690,14 @@ class WarmRunner:
         if proc is None or self._owner != os.getpid():
             return
         if proc.poll() is None:
+            proc.terminate()  # the warm parent kills its steps' processes, then exits
             try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                proc.kill()
+                proc.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    proc.kill()
         proc.wait()
         for stream in (proc.stdin, proc.stdout):
             try:

@@ -333,3 +333,46 @@ def test_an_observation_that_is_not_json_is_a_probe_error(write_module, temp_che
     checks = by_id(run(path, ids, engine_runner))
     assert "could not take back" in checks["deep"].message
     assert checks["ok"].passed
+
+
+def test_closing_the_runner_mid_step_leaves_nothing_running(write_module, temp_checks):
+    import threading
+
+    from grader.warm import WarmRunner
+
+    path = write_module("import os, time\ndef spawn():\n    if os.fork() == 0:\n        os.setsid()\n"
+                        "        print('grandchild', os.getpid(), flush=True)\n        time.sleep(300)\n"
+                        "    time.sleep(300)\n")
+    ids = temp_checks(call_check(1, "spawn", "spawn"))
+    runner = WarmRunner(extra_sys_path=[str(Path(__file__).parent)])
+    runner.start()
+    warm_pid = runner.pid
+    worker = threading.Thread(target=lambda: run(path, ids, runner, timeout=60), daemon=True)
+    worker.start()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not _descendant_pids(warm_pid):
+        time.sleep(0.05)
+    time.sleep(0.3)
+    victims = _descendant_pids(warm_pid)
+    assert victims, "the step never started"
+    began = time.monotonic()
+    runner.close()  # a job is running: close() must not wait for its 60 s
+    assert time.monotonic() - began < 3
+    worker.join(timeout=5)
+    assert not worker.is_alive()
+    time.sleep(0.2)
+    assert [pid for pid in victims + [warm_pid] if _alive(pid)] == []
+
+
+def _descendant_pids(root: int) -> list[int]:
+    from grader.warm import _descendants
+
+    return [pid for pid, state in _descendants(root) if state != "Z"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
