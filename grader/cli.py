@@ -51,7 +51,11 @@ def main(argv: "list[str] | None" = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_UNGRADABLE
-    return args.func(args)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:  # the warm process and its steps are stopped at exit
+        print("agtool-grade: interrupted", file=sys.stderr)
+        return 130
 
 
 def build_parser() -> argparse.ArgumentParser:
