@@ -16,6 +16,7 @@ ENGINE_PROBES = "engine_probes:run_probe"  # tests/engine_probes.py, importable 
 def engine_runner():
     """A warm process that can also import ``tests/engine_probes.py`` (for ``probe_runner=``)."""
     with WarmRunner(extra_sys_path=[str(TESTS_DIR)]) as runner:
+        runner.start()  # so that no test's time bound includes the start-up imports
         yield runner
 
 
