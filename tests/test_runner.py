@@ -233,6 +233,7 @@ def test_warm_runner_restarts_after_its_process_dies(write_module, temp_checks, 
     os.kill(engine_runner.pid, 9)
     time.sleep(0.05)
     assert run(path, ids, engine_runner).passed
+    assert engine_runner.starts >= 2
 
 
 # --------------------------------------------------------------- with the real checks
