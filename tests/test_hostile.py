@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import re
 import resource
 import secrets
 import subprocess
@@ -29,8 +31,8 @@ from grader.report import Report
 from grader.runner import grade
 from grader.warm import WarmRunner, bwrap_usable
 from hostile.build import SOLUTION, honest, materialise
-from hostile.manifest import (BATCH_HOSTILE, CASES, CASES_BY_NAME, HONEST, SANDBOX_CASES, STEP_TIMEOUT,
-                              STEPS, Case)
+from hostile.manifest import (BATCH_HOSTILE, CASES, CASES_BY_NAME, FAST_SECONDS, HONEST, MUTANT_PAYLOADS,
+                              SANDBOX_CASES, STEP_TIMEOUT, STEPS, Case, Expect)
 from hostile.procs import kill_marked, marked_processes
 
 SEED = 20261129
@@ -381,3 +383,51 @@ def test_links_out_of_a_submission_are_refused_and_links_inside_it_are_followed(
     (inside / "my_tools.py").write_bytes(SOLUTION.read_bytes())
     (inside / "tools.py").symlink_to("my_tools.py")
     assert grade(inside, steps=[1], seed=SEED, timeout=STEP_TIMEOUT, runner=corpus_runner).passed
+
+
+# --------------------------------------------------------------------------- unseen combinations
+
+FUZZ_SEED = int(os.environ.get("HOSTILE_FUZZ_SEED", "6"))  # set another to explore other combinations
+FUZZ_MUTANTS = 10
+FUZZ_STEP_TIMEOUT = 2.0
+
+
+@pytest.mark.slow
+def test_payloads_in_places_the_corpus_never_listed_cost_only_bounded_time(tmp_path, corpus_runner, session_marker):
+    """A payload of the corpus spliced into a random function, graded on a random step.
+
+    Nothing is known of the expected points, so only what must hold for every
+    submission is asserted: the grader returns a well-formed report for the
+    step (every check present, every failure explained), within one step
+    timeout, and nothing the submission started is still alive.
+    """
+    rng = random.Random(FUZZ_SEED)
+    functions = re.findall(r"^def (\w+)\(", SOLUTION.read_text(encoding="utf-8"), re.MULTILINE)
+    problems = []
+    for i in range(FUZZ_MUTANTS):
+        payload, function, step = rng.choice(MUTANT_PAYLOADS), rng.choice(functions), rng.choice(STEPS)
+        outside_only = rng.random() < 0.3
+        case = Case(f"mutant_{i}", f"{payload} in {function}", "solution", Expect(others="any"), at=function,
+                    outside_only=outside_only, include=("spawn",), payload=payload)
+        marker = f"{session_marker}-mutant-{i}"
+        path = materialise(case, tmp_path / "mutants", marker=marker, outside=tmp_path / "outside" / case.name)
+        what = f"{case.threat} (outside_only={outside_only}), step {step}, HOSTILE_FUZZ_SEED={FUZZ_SEED}"
+        started = time.monotonic()
+        try:
+            report = grade(path, steps=[step], seed=SEED + i, timeout=FUZZ_STEP_TIMEOUT, runner=corpus_runner)
+        except Exception:
+            problems.append(f"{what}: the grader crashed: {traceback.format_exc()[-800:]}")
+            continue
+        elapsed = time.monotonic() - started
+        left = marked_processes(marker)
+        kill_marked(marker)
+        expected_ids = [c.id for c in checks_for([step])]
+        if [c.id for c in report.checks] != expected_ids:
+            problems.append(f"{what}: the report does not hold exactly the step's checks")
+        if any(not c.passed and not (c.message or c.expected or c.got) for c in report.checks):
+            problems.append(f"{what}: a failed check carries no explanation")
+        if elapsed > FAST_SECONDS + FUZZ_STEP_TIMEOUT:
+            problems.append(f"{what}: took {elapsed:.1f} s")
+        if left:
+            problems.append(f"{what}: left {left[:3]} alive")
+    assert not problems, "\n".join(problems)

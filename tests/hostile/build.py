@@ -40,7 +40,7 @@ def materialise(case: Case, root: Path, *, marker: str, outside: Path) -> Path:
     tokens = {"@@MARKER@@": marker, "@@OUTSIDE@@": str(outside)}
     if case.base == "generated":
         return GENERATORS[case.name](dest, outside)
-    folder = HERE / "cases" / case.name
+    folder = HERE / "cases" / case.folder_name
     if case.base == "file":
         source = (folder / "tools.py").read_text(encoding="utf-8")
     else:

@@ -85,6 +85,11 @@ class Case:
     timeouts: int = 0
     checks: tuple[str, ...] = ()
     via: str = "api"
+    payload: str = ""  # take payload.py from cases/<payload>/ instead of cases/<name>/
+
+    @property
+    def folder_name(self) -> str:
+        return self.payload or self.name
 
     @property
     def bound_seconds(self) -> float:
@@ -238,3 +243,10 @@ SANDBOX_CASES = ("solution_control", "fd_forgery", "close_every_fd", "os_exit_in
                  "busy_loop_import", "sigterm_ignored", "self_stop", "memory_bomb_import", "recursion_bomb",
                  "fork_bomb", "setsid_escape_timeout", "stray_thread", "huge_output", "disk_fill",
                  "kill_warm_parent", "json_shadow", "result_pipe_flood")
+
+# Payloads that work wherever they are spliced: the fuzz test puts them into
+# random functions of the solution (combinations the corpus never listed).
+MUTANT_PAYLOADS = ("os_exit_in_function", "sys_exit_in_function", "keyboard_interrupt_in_function",
+                   "base_exception_in_function", "busy_loop_in_function", "sleep_in_function", "self_stop",
+                   "sigterm_ignored", "memory_bomb_in_function", "recursion_bomb", "fork_bomb",
+                   "setsid_escape_timeout", "huge_output", "disk_fill", "result_pipe_flood")
