@@ -54,7 +54,7 @@ def stock_table() -> str:
 # Text shared by every notebook
 # --------------------------------------------------------------------------
 
-SETUP_CODE = "from grader.notebook import check, working_on\nworking_on()"
+SETUP_CODE = "from grader.notebook import working_on\nprint(working_on())"
 
 
 def setup_md(step: int) -> str:
