@@ -135,6 +135,8 @@ def _check_output(nb, step: int) -> tuple[str, str]:
 @pytest.mark.parametrize("step", STEPS)
 def test_notebook_runs_against_the_solution_with_every_check_passed(builder, step, monkeypatch):
     nb = _execute(_notebook_path(builder, step), monkeypatch, SOLUTION)
+    setup = next(c for c in nb.cells if c.cell_type == "code" and "working_on()" in c.source)
+    assert f"works on {SOLUTION} (set by $AGTOOL_MODULE)" in "".join(o.get("text", "") for o in setup.outputs)
     html, text = _check_output(nb, step)
     summary = re.search(r"(\d+)/(\d+) checks passed", text)
     assert summary and summary.group(1) == summary.group(2) != "0", text
