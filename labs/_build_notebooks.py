@@ -59,7 +59,7 @@ SETUP_CODE = "from grader.notebook import working_on\nprint(working_on())"
 
 def setup_md(step: int) -> str:
     return dedent(f"""\
-        ## Before you start
+        ## Where your code goes
 
         You write your code in **`agtool/tools.py`** (open it beside this notebook in
         JupyterLab). The cell below says which file this notebook grades and plays with;
