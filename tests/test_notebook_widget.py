@@ -231,3 +231,26 @@ def test_returned_report_is_displayed_once_in_ipython(monkeypatch):
         callback()
     report._ipython_display_()  # typed alone in a later cell: shown again
     assert shown == [report.panel, report.panel]
+
+
+def test_an_edit_on_disk_is_seen_by_the_next_check_without_restarting(tmp_path):
+    module = tmp_path / "tools.py"
+    solution = (REPO / "solutions" / "tools.py").read_text(encoding="utf-8")
+    module.write_text(solution.replace('return "unknown_tool"', 'return "no_such_tool"'), encoding="utf-8")
+    before = check(2, path=module, seed=8)
+    assert [c.id for c in before.failed] == ["step2/unknown_tool"], before.summary()
+    module.write_text(solution, encoding="utf-8")
+    after = check(2, path=module, seed=8)
+    assert after.passed, after.summary()
+
+
+def test_playground_module_is_reimported_when_the_file_changes(tmp_path):
+    from grader.playground import LiveModule
+
+    module = tmp_path / "tools.py"
+    module.write_text("VALUE = 1\n")
+    live = LiveModule(module)
+    first = live.get()
+    assert first.VALUE == 1 and live.get() is first  # unchanged file: same module, counters kept
+    module.write_text("VALUE = 22\n")
+    assert live.get().VALUE == 22
