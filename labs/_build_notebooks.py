@@ -627,8 +627,14 @@ NB07 = {
         | `can_repair(last reason)` and fewer than `MAX_ATTEMPTS` fetches so far | `repair`, then `fetch` again |
         | otherwise | `giveup` |
 
-        `fixes` is a list with an appending reducer (add it to `State`). `tool_runs` is
-        `sum(CALLS.values())` after the run minus before it.
+        `fixes` is a list with an appending reducer (add it to `State`).
+
+        | key of `handle`'s result | holds |
+        |---|---|
+        | `ok`, `answer`, `rows`, `errors`, `calls` | as in `run_naive` (step 6), over all fetches of the run |
+        | `fixes` | one description per repair made, e.g. `"region 'mars' -> 'central'"` (`[]` if none) |
+        | `attempts` | how many fetches ran |
+        | `tool_runs` | `sum(CALLS.values())` after the run minus before it |
 
         ### Expected
 
