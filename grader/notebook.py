@@ -247,9 +247,10 @@ def grade_step(step: int, *, path=None, seed: "int | None" = None, grade: GradeF
 
 
 def _fresh_seed(previous: int) -> int:
+    # Six digits at most, like the runner's own seeds: short enough to type in a replay.
     seed = previous
     while seed == previous:
-        seed = secrets.randbelow(2**31 - 1) + 1
+        seed = secrets.randbelow(1_000_000)
     return seed
 
 
