@@ -279,6 +279,7 @@ class GradeTask:
     steps: tuple[int, ...] | None = None
     only: tuple[str, ...] | None = None
     timeout: float | None = None  # per step, as grade() takes it
+    sandbox: str | None = None  # "none", "bwrap" or "auto"; None: $AGTOOL_SANDBOX of the worker
 
 
 def step_timeout(budget: float | None, n_steps: int) -> float | None:
@@ -324,6 +325,7 @@ def grade_task(task: GradeTask, grade_fn: GradeFn | None = None) -> dict:
     import tempfile
 
     grade = grade_fn or _default_grade
+    _use_sandbox(task.sandbox)
     with tempfile.TemporaryDirectory(prefix="agtool-batch-") as tmp:
         file = Path(tmp) / task.learner / "tools.py"
         file.parent.mkdir()
@@ -336,6 +338,15 @@ def grade_task(task: GradeTask, grade_fn: GradeFn | None = None) -> dict:
             report = failed_report(task.seed, str(file), f"the grader failed: {type(exc).__name__}: {exc}",
                                    steps=task.steps, only=task.only)
         return _rebase(report.to_dict(), {str(file): task.display, str(file.parent): str(Path(task.display).parent)})
+
+
+def _use_sandbox(mode: str | None) -> None:
+    """Make this process's warm runner use ``mode`` (restarting it if it runs another one)."""
+    from grader import warm
+
+    if mode and os.environ.get(warm.SANDBOX_ENV, "none") != mode:
+        os.environ[warm.SANDBOX_ENV] = mode
+        warm.close()  # the next grade() starts a warm parent in the new mode
 
 
 def _rebase(data, replacements: dict[str, str]):
@@ -539,6 +550,7 @@ def run_batch(
     only: Iterable[str] | None = None,
     executor: str = "local",
     scheduler=None,
+    sandbox: str | None = None,
     grade_fn: GradeFn | None = None,
     progress: bool = True,
 ) -> BatchResult:
@@ -546,7 +558,10 @@ def run_batch(
 
     ``seed`` is one seed for the whole class (random if ``None``; on
     ``resume`` the previous batch's seed). ``scheduler`` is a Dask scheduler
-    address or ``distributed.Client`` when ``executor="dask"``.
+    address or ``distributed.Client`` when ``executor="dask"``. ``sandbox``
+    (``"bwrap"``/``"auto"``) runs learner code inside bubblewrap, read-only
+    file system included, so a submission cannot touch ``out`` or other
+    learners' files (default: ``$AGTOOL_SANDBOX``, else none).
     ``grade_fn`` replaces ``grader.runner.grade`` (tests inject fakes).
 
     >>> run_batch("class/", "out/", seed=3).outputs["csv"]   # doctest: +SKIP
@@ -578,7 +593,7 @@ def run_batch(
         tasks.append(GradeTask(sub.learner, sub.display, source, digest, seed,
                                tuple(selection["steps"]) if selection["steps"] else None,
                                tuple(selection["only"]) if selection["only"] else None,
-                               step_timeout(timeout, len(selection["steps"] or STEPS))))
+                               step_timeout(timeout, len(selection["steps"] or STEPS)), sandbox))
 
     for task, report in _execute(tasks, executor=executor, scheduler=scheduler, jobs=jobs,
                                  grade_fn=grade_fn, timeout=timeout, progress=progress):
@@ -663,6 +678,9 @@ def _add_batch_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", action="append", default=None, help="only this check id (repeatable)")
     p.add_argument("--executor", choices=["local", "dask"], default="local")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786")
+    p.add_argument("--sandbox", choices=["none", "bwrap", "auto"], default=None,
+                   help="run learner code inside bubblewrap (read-only file system, no network); "
+                        "default $AGTOOL_SANDBOX or none")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=batch_command)
 
@@ -675,7 +693,7 @@ def batch_command(args: argparse.Namespace) -> int:
     try:
         result = run_batch(args.submissions, args.out, jobs=args.jobs, seed=args.seed, resume=args.resume,
                            timeout=args.timeout, steps=args.steps, only=args.only, executor=args.executor,
-                           scheduler=args.scheduler, progress=not args.no_progress)
+                           scheduler=args.scheduler, sandbox=args.sandbox, progress=not args.no_progress)
     except (SubmissionNotFound, UnsafeArchive) as exc:
         print(f"agtool-grade batch: {exc}", file=sys.stderr)
         return 2

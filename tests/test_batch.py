@@ -471,3 +471,25 @@ def test_unreadable_and_oversized_files_cost_their_own_row(tmp_path):
     assert rows.loc["ok", "score"] == 6
     assert "larger than" in rows.loc["huge", "error"]
     assert rows.loc["locked", "score"] == 0 and rows.loc["locked", "error"]
+
+
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
+def test_sandbox_keeps_a_hostile_submission_away_from_the_outputs(tmp_path, sandbox):
+    from grader.warm import bwrap_usable
+
+    if sandbox == "bwrap" and not bwrap_usable():
+        pytest.skip("bubblewrap cannot create namespaces on this machine")
+    out = tmp_path / "out"
+    forged = out / "forged.txt"  # OUT exists before any learner is graded
+    future = "from __future__ import annotations\n"
+    hostile = SOLUTION.read_text().replace(
+        future, future + f"from pathlib import Path\nPath({str(forged)!r}).write_text('forged')\n", 1)
+    root = make_class(tmp_path / "class", {"mallory": hostile, "ok": SOLUTION.read_text()})
+    run_batch(root, out, jobs=1, seed=8, timeout=80, sandbox=sandbox, progress=False)
+    rows = read_csv(out / "grades.csv").set_index("learner")
+    assert rows.loc["ok", "score"] == rows.loc["ok", "max_score"]
+    if sandbox == "none":
+        assert forged.exists()  # the risk the sandbox exists for: same user, same files
+    else:
+        assert not forged.exists()
+        assert rows.loc["mallory", "score"] == 0 and "could not be imported" in rows.loc["mallory", "error"]
