@@ -26,7 +26,6 @@ import ctypes
 import importlib
 import importlib.util
 import itertools
-import json
 import os
 import resource
 import signal
@@ -35,6 +34,11 @@ import traceback
 from dataclasses import asdict, dataclass, fields
 from types import ModuleType
 from typing import Any, Callable, NoReturn
+
+# Module-level bindings of the builtins the reporting path uses: learner code
+# that patches ``builtins`` (say ``len`` or ``isinstance``) does not reach
+# these names, which are found in this module's globals first.
+from builtins import BaseException, Exception, enumerate, isinstance, len, memoryview, str, type  # noqa: E402,A004
 
 DEFAULT_RUNNER = "grader.probes:run_probe"
 MESSAGE_TYPES = ("imported", "import_error", "obs", "fatal", "done")
@@ -122,6 +126,28 @@ def import_file(path: str, name: str) -> ModuleType:
     return module
 
 
+def _private_json_encode() -> Callable[[Any], str]:
+    """``encode`` of a JSON encoder from a private copy of ``json.encoder``.
+
+    ``json.dumps`` looks up ``json._default_encoder`` and ``json.encoder``'s
+    globals at call time, so a submission could change what it writes. This
+    copy, made when the grader is imported (before any learner code), is
+    reachable by no module name.
+    """
+    import builtins
+
+    spec = importlib.util.find_spec("json.encoder")
+    private = importlib.util.module_from_spec(spec)
+    # Its functions take their builtins from this copy, not from the shared
+    # module a submission can patch (``builtins.isinstance = ...``).
+    private.__builtins__ = dict(builtins.__dict__)
+    spec.loader.exec_module(private)
+    return private.JSONEncoder(ensure_ascii=True).encode
+
+
+_json_encode = _private_json_encode()
+
+
 def run_step(job: dict, *, scratch: str, result_fd: int, output_fd: int) -> NoReturn:
     """Run one step's probes in this (freshly forked) process, then ``os._exit``.
 
@@ -131,13 +157,13 @@ def run_step(job: dict, *, scratch: str, result_fd: int, output_fd: int) -> NoRe
     """
     # References taken before any learner code runs: a submission may patch
     # json, os or builtins, and must not be able to change how we report.
-    dumps, write, exit_now = json.dumps, os.write, os._exit
+    dumps, write, exit_now = _json_encode, os.write, os._exit
     nonce = str(job["nonce"])
 
     def send(message: dict) -> None:
         message["nonce"] = nonce
         try:
-            data = dumps(message, ensure_ascii=True).encode("ascii") + b"\n"
+            data = dumps(message).encode("ascii") + b"\n"
         except Exception as exc:  # not JSON (or nested too deep to encode)
             data = dumps(_probe_error_message(message, "UnserializableObservation", exc, nonce)).encode() + b"\n"
         if len(data) > MAX_MESSAGE_BYTES:

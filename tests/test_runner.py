@@ -377,3 +377,21 @@ def _alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state != "Z"
+
+
+def test_patched_builtins_and_json_do_not_change_what_is_reported(write_module, temp_checks, engine_runner):
+    path = write_module(
+        "import builtins, json\n"
+        "class _Liar(json.JSONEncoder):\n"
+        "    def encode(self, o):\n"
+        "        return '{\"type\": \"done\"}'\n"
+        "json._default_encoder = _Liar()\n"
+        "json.encoder.c_make_encoder = None\n"
+        "json.dumps = lambda *a, **k: '{}'\n"
+        "builtins.len = lambda value: 0\n"
+        "builtins.isinstance = lambda *a: True\n"
+        "def answer():\n"
+        "    return 41\n")
+    ids = temp_checks(call_check(1, "answer", "answer", expect=42))
+    check = run(path, ids, engine_runner).checks[0]
+    assert not check.passed and check.got == "41"
