@@ -198,8 +198,8 @@ def bad_result(rng: random.Random, kind: str, variant: "int | None" = None) -> t
     """
     good = random_valid_result(rng)
     if kind == "shape_not_dict":
-        value = rng.choice([good["rows"], list(good.items()), "rows", None, 42,
-                            (good["sku"], good["region"], good["rows"])])
+        value = _pick(rng, [rng.choice([None, 42]), rng.choice([good["rows"], list(good.items())]),
+                            rng.choice(["rows", (good["sku"], good["region"], good["rows"])])], variant)
         return value, "shape"
     if kind == "shape_missing_key":
         del good[rng.choice(["sku", "region", "rows"])]

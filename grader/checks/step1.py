@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 
 from grader import cases
-from grader.checks._common import (Fail, add, call_probe, calls_delta, call_text, get_field,
+from grader.checks._common import (Fail, add, call_probe, calls_delta, get_field,
                                    expectations_judge, op, outcome, records_of, step)
 from grader.encode import ExplodingArgument, encode, show, strict_equal
 from grader.registry import Probe, Verdict

@@ -5,7 +5,7 @@ import random
 
 from grader import cases
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe,
-                                   expectations_judge, records_of, step)
+                                   expectations_judge, step)
 from grader.encode import encode, show, strict_equal
 from grader.registry import Probe, Verdict
 

@@ -118,7 +118,7 @@ DEFECTS: dict[str, Defect] = {
                             affects=(8,), why="KeyError for an unknown tool"),
     # ---------------------------------------------------------------- step 4
     "step4/valid_passes": d(('if "min" in rule and row[field] < rule["min"]:', 'if "min" in rule and row[field] <= rule["min"]:'),
-                            affects=(3, 5, 6, 7), why="count 0 refused"),
+                            affects=(3, 5, 6, 7, 8), why="count 0 refused"),
     "step4/shape_not_dict": d(('    if not isinstance(value, dict):\n        return "shape"\n', ''), affects=(8,)),
     "step4/shape_missing_key": d(('if key not in value or not _has_type(value[key], expected):',
                                   'if key in value and not _has_type(value[key], expected):'), affects=(8,)),
