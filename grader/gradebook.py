@@ -171,33 +171,10 @@ def _inline(text: str) -> str:
 
 
 def render_feedback(record: dict) -> str:
-    """Markdown feedback for one learner (``grader.render.render_markdown`` when it exists)."""
-    report = Report.from_dict(record["report"])
-    try:
-        from grader.render import render_markdown
-    except ImportError:
-        return _minimal_feedback(record["learner"], report)
-    return render_markdown(report)
+    """Markdown feedback for one learner: the grader's own renderer, so it matches ``agtool-grade check``."""
+    from grader.render import render_markdown
 
-
-def _minimal_feedback(learner: str, report: Report) -> str:
-    lines = [f"# Feedback for {learner}", "",
-             f"Score: **{report.score} / {report.max_score}** (seed {report.seed})", ""]
-    if report.error:
-        lines += [f"Your module could not be graded: {report.error}", ""]
-    for step, total in report.steps.items():
-        lines += [f"## Step {step}: {total['score']} / {total['max_score']}", ""]
-        for c in (c for c in report.checks if c.step == step):
-            mark = "passed" if c.passed else "FAILED"
-            lines.append(f"- {mark} `{c.id}` ({c.points}/{c.max_points}): {c.title}")
-            if not c.passed:
-                for label, value in (("call", c.call), ("expected", c.expected), ("got", c.got),
-                                     ("why", c.message), ("hint", c.hint), ("replay", c.reproduce)):
-                    if value:
-                        lines.append(f"    - {label}: `{_inline(value)}`" if label in ("call", "expected", "got", "replay")
-                                     else f"    - {label}: {value}")
-        lines.append("")
-    return "\n".join(lines)
+    return render_markdown(Report.from_dict(record["report"]))
 
 
 def write_outputs(records: list[dict], out: "str | Path") -> dict[str, Path]:
