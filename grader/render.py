@@ -12,6 +12,7 @@ Example::
 """
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -86,7 +87,7 @@ def render_markdown(report: Report) -> str:
             mark = PASS_MARK if check.passed else FAIL_MARK
             out.append(f"| {mark} | `{check.id}` | {_cell(check.title)} | {check.points}/{check.max_points} |")
         for check in (c for c in step_checks if not c.passed):
-            out += ["", f"### {FAIL_MARK} `{check.id}`: {check.title}", ""] + _markdown_details(check, report.error)
+            out += ["", f"### {FAIL_MARK} `{check.id}`: {_plain(check.title)}", ""] + _markdown_details(check, report.error)
         output = report.output.get(str(step), "")
         if output and not total["passed"]:
             out += ["", f"<details><summary>Output of your code during step {step}</summary>", "",
@@ -105,7 +106,7 @@ def _markdown_details(check: CheckResult, shared_error: str) -> list[str]:
         elif name in ("call", "reproduce", "expected", "got"):
             lines.append(f"- **{name}:** {_code(value)}")
         else:
-            lines.append(f"- **{name}:** {value}")
+            lines.append(f"- **{name}:** {_plain(value)}")
     return lines
 
 
@@ -125,5 +126,10 @@ def _fence(text: str, indent: str = "") -> str:
     return f"{indent}{fence}text\n{body}\n{indent}{fence}"
 
 
+def _plain(text: str) -> str:
+    """Text shown as is: a message may quote learner values, which must not become HTML."""
+    return html.escape(text, quote=False)
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return _plain(text).replace("|", "\\|").replace("\n", " ")

@@ -1,6 +1,7 @@
 """Renderers against golden files. Refresh them with ``UPDATE_GOLDEN=1 pytest tests/test_render.py``."""
 from __future__ import annotations
 
+import html
 import json
 import os
 from pathlib import Path
@@ -21,7 +22,7 @@ def sample_report() -> Report:
         CheckResult(id="step1/calls_counter", step=1, passed=False, points=0, max_points=1,
                     title="Tools count their runs | first line", call="stock_lookup('SKU-1001', 'north', 2)",
                     expected="CALLS['stock_lookup'] == 1", got="0",
-                    message="The tool ran but its counter did not move.",
+                    message="The tool ran but its counter did not move (<b>0</b> & more).",
                     hint="Add 1 to CALLS[<own name>] on the tool's first line.",
                     reproduce=REPLAY.format("step1/calls_counter")),
         CheckResult(id="step2/type_bool_limit", step=2, passed=False, points=0, max_points=3,
@@ -68,11 +69,21 @@ def test_json_round_trips_to_the_same_report():
 
 def test_every_failure_detail_appears_in_text_and_markdown():
     report = sample_report()
-    for rendered in (render_text(report), render_markdown(report)):
+    for rendered, shown in ((render_text(report), str), (render_markdown(report), _escaped)):
         for check in report.failed:
-            for value in (check.call, check.expected, check.got, check.hint, check.reproduce):
-                assert value in rendered
+            for value in (check.call, check.expected, check.got, check.reproduce):
+                assert value in rendered  # code spans show values verbatim
+            assert shown(check.hint) in rendered
         assert "4242" in rendered
+
+
+def _escaped(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def test_markdown_never_passes_learner_text_through_as_html():
+    rendered = render_markdown(sample_report())
+    assert "<b>" not in rendered and "&lt;b&gt;0&lt;/b&gt; &amp; more" in rendered
 
 
 def test_import_error_is_printed_once_not_per_check():
