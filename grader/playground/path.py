@@ -10,11 +10,6 @@ from matplotlib.figure import Figure
 from grader.playground._live import GREEN, GREY, RED, LiveModule, guard, png, pre
 
 
-# --------------------------------------------------------------------------
-# Steps 6 and 7: the path an order took through the graph
-# --------------------------------------------------------------------------
-
-
 def order_path(result: dict) -> list[str]:
     """The nodes an order visited, derived from ``calls``, ``fixes`` and ``ok`` of its result.
 

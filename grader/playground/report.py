@@ -10,10 +10,6 @@ import ipywidgets as widgets
 from grader.playground._live import GREEN, RED, LiveModule, esc, guard, pre
 
 
-# --------------------------------------------------------------------------
-# Step 8: the two report files
-# --------------------------------------------------------------------------
-
 REPORT_EXPECTED = {
     "tools": ["legacy_stock", "stock_lookup"],
     "blocked_before_call": 0,
