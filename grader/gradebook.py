@@ -187,6 +187,7 @@ def write_outputs(records: list[dict], out: "str | Path") -> dict[str, Path]:
     from grader.plots import write_plots
 
     out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
     records = _sorted(records)
     book = gradebook_frame(records)
     csv_path = out / "grades.csv"

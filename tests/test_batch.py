@@ -493,3 +493,83 @@ def test_sandbox_keeps_a_hostile_submission_away_from_the_outputs(tmp_path, sand
     else:
         assert not forged.exists()
         assert rows.loc["mallory", "score"] == 0 and "could not be imported" in rows.loc["mallory", "error"]
+
+
+# ---------------------------------------------------------------- rendering, exactly
+
+
+def _record(learner, names_ok, limit_ok, *, got="''", error=""):
+    checks = [
+        CheckResult(id="step1/names", step=1, passed=names_ok, points=2 * names_ok, max_points=2, title="Names",
+                    expected="" if names_ok else "['north']", got="" if names_ok else "[]"),
+        CheckResult(id="step2/type_bool_limit", step=2, passed=limit_ok, points=3 * limit_ok, max_points=3,
+                    title="bool | int", expected="" if limit_ok else "'type:limit'", got="" if limit_ok else got),
+    ]
+    if error:
+        checks = [CheckResult(id=c.id, step=c.step, passed=False, points=0, max_points=c.max_points, title=c.title,
+                              message=error) for c in checks]
+    return {"learner": learner, "source": f"{learner}/tools.py", "sha256": "0" * 64, "seed": 5,
+            "selection": {"steps": None, "only": None},
+            "report": Report(seed=5, path=f"{learner}/tools.py", checks=checks, error=error).to_dict()}
+
+
+HAND_CLASS = [_record("dan", True, False, got="'range:limit'"), _record("ann", True, True),
+              _record("bob", True, False), _record("cat", False, False),
+              _record("eve", False, False, error="SyntaxError at tools.py line 3\n  detail")]
+
+EXPECTED_CSV = """\
+learner,score,max_score,step1,step2,step3,step4,step5,step6,step7,step8,step1/names,step2/type_bool_limit,seed,error
+ann,5,5,2,3,,,,,,,2,3,5,
+bob,2,5,2,0,,,,,,,2,0,5,
+cat,0,5,0,0,,,,,,,0,0,5,
+dan,2,5,2,0,,,,,,,2,0,5,
+eve,0,5,0,0,,,,,,,0,0,5,"SyntaxError at tools.py line 3
+  detail"
+"""
+
+EXPECTED_SUMMARY = """\
+# Class summary
+
+- learners: 5
+- seed: 5
+- mean score: 1.80 / 5
+- median score: 2 / 5
+- full marks: 1
+- could not be graded: 1
+
+## Score per step
+
+| step | mean | max | learners with full marks |
+|---|---|---|---|
+| 1 | 1.20 | 2 | 3 |
+| 2 | 0.60 | 3 | 1 |
+
+## Hardest checks
+
+| check | title | passed | pass rate |
+|---|---|---|---|
+| `step2/type_bool_limit` | bool \\| int | 1/5 | 20% |
+| `step1/names` | Names | 3/5 | 60% |
+
+## Most common wrong answers
+
+- 2 learners returned `''` where `'type:limit'` was expected (`step2/type_bool_limit`): bob, cat
+- 1 learner returned `[]` where `['north']` was expected (`step1/names`): cat
+- 1 learner returned `'range:limit'` where `'type:limit'` was expected (`step2/type_bool_limit`): dan
+
+## Could not be graded
+
+- eve: SyntaxError at tools.py line 3
+"""
+
+
+def test_gradebook_and_summary_render_exactly(tmp_path):
+    from grader import gradebook
+
+    outputs = gradebook.write_outputs(HAND_CLASS, tmp_path)
+    assert outputs["csv"].read_text() == EXPECTED_CSV
+    assert outputs["summary"].read_text() == EXPECTED_SUMMARY
+    # Record order does not matter: the outputs are sorted by learner.
+    again = gradebook.write_outputs(list(reversed(HAND_CLASS)), tmp_path / "again")
+    for name in ("csv", "json", "summary"):
+        assert again[name].read_bytes() == outputs[name].read_bytes()
