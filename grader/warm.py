@@ -162,6 +162,7 @@ def run_job(job: dict, *, leftovers: "list[str] | None" = None) -> dict:
         "signal": watch.signal,
         "timed_out": watch.timed_out,
         "elapsed": round(time.monotonic() - started, 4),
+        "cpu": round(watch.cpu_seconds, 4),
         "killed_descendants": watch.killed + killed,
     }
 
@@ -177,6 +178,7 @@ class _ChildWatch:
         self.exit_status: "int | None" = None
         self.signal: "int | None" = None
         self.timed_out = False
+        self.cpu_seconds = 0.0  # of the step's own process (not of what it forked)
         self.finished = False
         self._status: "int | None" = None  # raw wait status once reaped
         self.killed = 0
@@ -216,7 +218,8 @@ class _ChildWatch:
                 os.close(pidfd)
         self._kill_group()
         if self._status is None:
-            _, self._status = os.waitpid(self.pid, 0)
+            _, self._status, usage = os.wait4(self.pid, 0)
+            self.cpu_seconds = usage.ru_utime + usage.ru_stime
         if os.WIFSIGNALED(self._status):
             self.signal = os.WTERMSIG(self._status)
         else:
@@ -233,9 +236,10 @@ class _ChildWatch:
         self.finished = True
 
     def _poll_exit(self) -> None:
-        pid, status = os.waitpid(self.pid, os.WNOHANG)
+        pid, status, usage = os.wait4(self.pid, os.WNOHANG)
         if pid:
             self._status = status
+            self.cpu_seconds = usage.ru_utime + usage.ru_stime
 
     def _kill_group(self) -> None:
         # Once reaped, the pid (and so the group id) may belong to someone else.
