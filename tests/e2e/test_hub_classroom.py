@@ -14,15 +14,17 @@ import csv
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT
 from e2e_hub import running_hub
 from e2e_notebook_ui import open_notebook, run_all_cells, screenshot_check_panel, wait_for_check_panel
 from e2e_processes import child_env, venv_bin
 
 pytestmark = pytest.mark.e2e
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 PASSWORD = "correct horse battery staple"
 NOTEBOOK = "03_call_boundary.ipynb"

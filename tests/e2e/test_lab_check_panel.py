@@ -7,15 +7,18 @@ HTML fallback that JupyterLab would show if the widget could not render.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from conftest import REPO_ROOT
 from e2e_lab import running_lab
 from e2e_notebook_ui import (
     open_notebook, run_all_cells, screenshot_check_panel, try_new_random_values, wait_for_check_panel,
 )
 
 pytestmark = pytest.mark.e2e
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 SOLUTION = REPO_ROOT / "solutions" / "tools.py"
 STARTER = REPO_ROOT / "agtool" / "tools.py"
