@@ -18,7 +18,7 @@ Example::
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 STEPS = tuple(range(1, 9))
 

@@ -1,0 +1,153 @@
+"""Judge one graded corpus case: its per-step outcome and the extra proofs its manifest entry asks for.
+
+Each function returns a list of problems in words (empty: all held), so one
+test can report everything that went wrong with a case at once.
+
+Example::
+
+    >>> step_outcome_problems(CASES_BY_NAME["stub_control"], Report(seed=1, path="x"))  # doctest: +SKIP
+    ['step 1: not graded', ...]
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.registry import checks_for
+from grader.report import Report
+from grader.runner import grade
+from grader.warm import WarmRunner
+
+from .build import SOLUTION
+from .manifest import STEP_TIMEOUT, Case
+
+OUTPUT_CAP = 64 << 10  # the grader's default per-step capture
+# Proofs that a case leaves in files outside its submission: a sandbox with a
+# read-only file system keeps the case from writing them.
+FILE_EVIDENCE = ("fill_bounded", "ticker_quiet", "nothing_shadowed", "no_secret")
+
+
+@dataclass
+class Run:
+    """What grading one case gave."""
+
+    case: Case
+    path: Path
+    outside: Path
+    marker: str
+    elapsed: float = 0.0
+    report: "Report | None" = None
+    refused: str = ""  # SubmissionNotFound message (API) or the CLI's stderr
+    exit_code: "int | None" = None
+    cli_output: str = ""
+    crash: str = ""  # grade() raised something else: a grader bug
+    leftovers: list = field(default_factory=list)
+    rss_growth_kib: int = 0
+    sandbox: str = ""  # "bwrap" when the child ran inside bubblewrap
+    seed: int = 0
+
+
+def graded_steps() -> list[int]:
+    """The steps that have checks registered (all eight once every step's checks exist)."""
+    return sorted({c.step for c in checks_for()})
+
+
+def step_outcome_problems(case: Case, report: Report) -> list[str]:
+    """Each way ``report`` differs from the case's expected per-step outcome (empty: as expected)."""
+    problems = []
+    for step in graded_steps():
+        got = report.steps.get(step)
+        if got is None:
+            problems.append(f"step {step}: not graded")
+            continue
+        score, top = got["score"], got["max_score"]
+        want = case.expect.outcome(step)
+        ok = {"full": score == top, "zero": score == 0, "lost": score < top, "any": True,
+              "mostly_fail": score * 3 <= top}[want]
+        if not ok:
+            failed = [c.id for c in report.checks if c.step == step and not c.passed]
+            problems.append(f"step {step}: expected {want}, got {score}/{top} (failed: {', '.join(failed) or 'none'})")
+    return problems
+
+
+def extra_check_problems(run: Run, runner: WarmRunner, secret: str) -> list[str]:
+    """Run the case's ``checks`` (see the manifest); return what did not hold."""
+    problems = []
+    report = run.report
+    for check in run.case.checks:
+        name, _, arg = check.partition(":")
+        if run.sandbox and name in FILE_EVIDENCE:
+            continue  # the sandbox's file system is read-only: the case cannot leave this evidence
+        if name == "output_has":
+            if not any(arg in text for text in report.output.values()):
+                problems.append(f"{arg!r} is not in the captured output (stdout/stderr are not captured?)")
+        elif name == "error_has":
+            if arg not in report.error:
+                problems.append(f"report.error does not mention {arg!r}: {report.error!r}")
+        elif name == "message_has":
+            if arg not in run.refused:
+                problems.append(f"the refusal does not mention {arg!r}: {run.refused!r}")
+        elif name == "output_capped":
+            sizes = {step: len(text.encode()) for step, text in report.output.items()}
+            if any(size > OUTPUT_CAP + 200 for size in sizes.values()):
+                problems.append(f"captured output not capped at {OUTPUT_CAP} bytes: {sizes}")
+            if "truncated" not in report.output.get("8", ""):
+                problems.append("step 8's output carries no truncation mark")
+            if run.rss_growth_kib > 256 << 10:
+                problems.append(f"the grading process grew by {run.rss_growth_kib >> 10} MiB while reading it")
+        elif name == "fill_bounded":
+            problems += _fill_problems(run.outside / "fill.txt")
+        elif name == "ticker_quiet":
+            problems += _ticker_problems(run.outside / "ticker")
+        elif name == "nothing_shadowed":
+            shadowed = run.outside / "shadowed.txt"
+            if shadowed.exists():
+                problems.append(f"files beside tools.py shadowed modules: {shadowed.read_text().split()}")
+        elif name == "no_secret":
+            problems += _secret_problems(run, secret)
+        elif name == "grader_still_works":
+            after = grade(SOLUTION, steps=[1], seed=run.seed, timeout=STEP_TIMEOUT, runner=runner)
+            if not after.passed:
+                problems.append(f"the next grading after the case failed: {after.summary()} {after.error}")
+        else:
+            raise AssertionError(f"unknown check {check!r} in the manifest")
+    return problems
+
+
+def _fill_problems(record: Path) -> list[str]:
+    if not record.exists():
+        return ["the disk-fill case left no record (it never ran?)"]
+    written, _, stopped = record.read_text().strip().partition(" ")
+    problems = []
+    if int(written) > 64 << 20:
+        problems.append(f"a learner wrote a {int(written) >> 20} MiB file: no file-size limit")
+    if not stopped:
+        problems.append("nothing stopped the 1 GiB write")
+    return problems
+
+
+def _ticker_problems(ticker: Path) -> list[str]:
+    before = ticker.stat().st_size if ticker.exists() else 0
+    time.sleep(0.7)  # the escaped grandchild ticks every 0.2 s while it lives
+    after = ticker.stat().st_size if ticker.exists() else 0
+    return [f"an escaped grandchild is still writing ({before} -> {after} bytes)"] if after != before else []
+
+
+def _secret_problems(run: Run, secret: str) -> list[str]:
+    problems = []
+    if secret in run.cli_output:
+        problems.append("the secret appears in the grader's output")
+    loot_file = run.outside / "loot.jsonl"
+    if not loot_file.exists():
+        return problems + ["the case left no record of what it saw (it never ran?)"]
+    for line in loot_file.read_text().splitlines():
+        loot = json.loads(line)
+        for where in ("environ", "self", "parent"):
+            if secret in json.dumps(loot[where]):
+                problems.append(f"the secret was readable in the child's {where} environment")
+        unexpected = sorted(set(loot["environ"]) - {"PATH", "HOME", "LANG", "LC_ALL"})
+        if unexpected:
+            problems.append(f"the child's environment holds more than PATH/HOME/LANG/LC_ALL: {unexpected}")
+    return sorted(set(problems))
