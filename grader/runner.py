@@ -9,6 +9,7 @@ Example::
 from __future__ import annotations
 
 import json
+import os
 import random
 import secrets
 import shlex
@@ -25,6 +26,7 @@ from grader.registry import Check, Probe, Verdict, check_rng, checks_for
 from grader.report import STEPS, CheckResult, Report
 
 MAX_SOURCE_BYTES = 4 << 20
+PARALLEL_ENV = "AGTOOL_PARALLEL_STEPS"
 DEFAULT_TIMEOUT = Limits().timeout
 INTERNAL_ERROR = "internal grader error (please report it, with the reproduce command): "
 IMPORT_FAILED = "Your module could not be imported: "
@@ -43,15 +45,19 @@ class _Planned:
 
 
 def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
-          runner: "warm.WarmRunner | None" = None, probe_runner: "str | None" = None) -> Report:
+          runner: "warm.WarmRunner | None" = None, probe_runner: "str | None" = None,
+          parallel: "int | None" = None) -> Report:
     """Grade the ``tools.py`` that ``path`` designates and return a :class:`Report`.
 
     ``steps``/``only`` select checks (by step number / check id), ``seed``
     fixes the random cases (default: a fresh one, printed in the report),
     ``timeout`` is the wall-clock limit per step in seconds (default 10) and
     ``limits`` overrides other resource bounds (see ``grader.child.Limits``).
-    ``runner`` is the warm process to use (default: this process's shared
-    one); ``probe_runner`` (``"module:function"``) replaces
+    ``parallel`` is how many step processes may run at once (default
+    ``$AGTOOL_PARALLEL_STEPS``, else 2 on a machine with 2+ cores); the first
+    step always runs alone, so a module that does not import costs one
+    process. ``runner`` is the warm process to use (default: this process's
+    shared one); ``probe_runner`` (``"module:function"``) replaces
     ``grader.probes.run_probe``, for the engine's own tests.
 
     Raises ``SubmissionNotFound`` for a bad path, ``KeyError`` for an
@@ -68,34 +74,48 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
         raise ValueError("no check matches this selection of steps and ids (see `agtool-grade checks`)")
     seed = random.randint(0, 999_999) if seed is None else int(seed)
     limits = Limits.from_value(limits, timeout=timeout)
+    parallel = default_parallel() if parallel is None else max(int(parallel), 1)
     source = _read_source(file)
     report = Report(seed=seed, path=str(file))
     replay = _ReplayCommand(file, seed, limits.timeout)
 
+    by_step = {step: [c for c in checks if c.step == step] for step in sorted({c.step for c in checks})}
+    order = list(by_step)
     stop_message, workers_lost = "", 0  # once set, the remaining checks fail with it, unrun
-    for step in sorted({c.step for c in checks}):
-        step_checks = [c for c in checks if c.step == step]
-        if stop_message:
-            report.checks += [_failed(c, stop_message, replay) for c in step_checks]
+    for group in (order[:1], order[1:]):
+        if not group:
             continue
-        plan = _plan(step_checks, seed)
-        result = runner.run(_step_job(step, plan, source, limits, probe_runner))
-        if result.get("output"):
-            report.output[str(step)] = result["output"]
-        outcome = _StepOutcome(result, limits)
-        stop_message = outcome.import_failure(file.name)
-        # A submission that kills the worker in every step would otherwise cost
-        # a worker restart per step: the second loss in a row ends the run.
-        workers_lost = workers_lost + 1 if result.get("infra_error") else 0
-        if workers_lost >= 2:
-            stop_message = WORKER_LOST.format(result["infra_error"])
         if stop_message:
-            report.error = stop_message
-            report.checks += [_failed(c, stop_message, replay) for c in step_checks]
-        else:
-            report.checks += [_judge(item, outcome, replay) for item in plan]
+            report.checks += [_failed(c, stop_message, replay) for step in group for c in by_step[step]]
+            continue
+        plans = [_plan(by_step[step], seed) for step in group]
+        jobs = [_step_job(step, plan, source, limits, probe_runner) for step, plan in zip(group, plans)]
+        results = runner.run_many(jobs, parallel=parallel)
+        # A submission that kills the worker would otherwise cost a restart
+        # per step: the second loss in a row ends the run.
+        workers_lost = workers_lost + 1 if any(r.get("infra_error") for r in results) else 0
+        for step, plan, result in zip(group, plans, results):
+            if result.get("output"):
+                report.output[str(step)] = result["output"]
+            outcome = _StepOutcome(result, limits)
+            failure = outcome.import_failure(file.name)
+            if not failure and workers_lost >= 2 and result.get("infra_error"):
+                failure = WORKER_LOST.format(result["infra_error"])
+            if failure:
+                stop_message = report.error = stop_message or failure
+                report.checks += [_failed(c, failure, replay) for c in by_step[step]]
+            else:
+                report.checks += [_judge(item, outcome, replay) for item in plan]
     report.elapsed = round(time.monotonic() - started, 3)
     return report
+
+
+def default_parallel() -> int:
+    """How many step processes run at once unless told: ``$AGTOOL_PARALLEL_STEPS``, else up to 2 cores."""
+    value = os.environ.get(PARALLEL_ENV, "")
+    if value.strip().isdigit() and int(value) > 0:
+        return int(value)
+    return max(1, min(2, os.cpu_count() or 1))
 
 
 def _step_job(step: int, plan: "list[_Planned]", source: bytes, limits: Limits, probe_runner: "str | None") -> dict:

@@ -78,7 +78,12 @@ SANDBOX_TMP_BYTES = 256 << 20
 # --------------------------------------------------------------------------- server side
 
 def serve() -> None:
-    """Main loop of the warm parent: one job per stdin line, one result per stdout line."""
+    """Main loop of the warm parent: one request per stdin line, one reply per stdout line.
+
+    A request is ``{"request": id, "jobs": [step job, ...], "parallel": n}``;
+    the reply is ``{"type": "results", "request": id, "results": [...]}``
+    with one result per job, in order.
+    """
     _become_subreaper()
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     # Keep the protocol on private fds; fds 0 and 1 become /dev/null so that a
@@ -96,13 +101,16 @@ def serve() -> None:
     gc.freeze()
     _write_line(channel_out, {"type": "ready", "pid": os.getpid(), "preloaded": preloaded})
     for line in channel_in:
+        leftovers: list[str] = []
+        request_id = None
         try:
-            job = json.loads(line)
-            leftovers: list[str] = []
-            result = run_job(job, leftovers=leftovers)
-        except Exception as exc:  # a malformed job: report it, keep serving
-            result = {"type": "result", "job": None, "infra_error": f"{type(exc).__name__}: {exc}"}
-        _write_line(channel_out, result)
+            request = json.loads(line)
+            request_id = request.get("request")
+            results = run_jobs(request["jobs"], parallel=int(request.get("parallel", 1)), leftovers=leftovers)
+            reply = {"type": "results", "request": request_id, "results": results}
+        except Exception as exc:  # a malformed request: say so, keep serving
+            reply = {"type": "results", "request": request_id, "infra_error": f"{type(exc).__name__}: {exc}"}
+        _write_line(channel_out, reply)
         for folder in leftovers:  # after answering: the client need not wait for the disk
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -113,74 +121,73 @@ def _stop_on_sigterm(signum, frame) -> None:
 
 
 def run_job(job: dict, *, leftovers: "list[str] | None" = None) -> dict:
-    """Fork one child for ``job``, watch it, clean up after it, and describe what happened.
+    """Run one step job: see :func:`run_jobs`."""
+    return run_jobs([job], leftovers=leftovers)[0]
 
-    The step's scratch folder is removed before returning, or appended to
-    ``leftovers`` for the caller to remove later. Every process the step
+
+def run_jobs(jobs: "list[dict]", *, parallel: int = 1, leftovers: "list[str] | None" = None) -> "list[dict]":
+    """Fork a child per step job, at most ``parallel`` at a time; watch, clean up, describe each.
+
+    Each child has its own deadline (its job's timeout from its own start).
+    When a child ends, its process group is killed; when the last one ends,
+    every remaining descendant is (a grandchild that escaped its group
+    cannot be told apart from a sibling step's, so it waits for the end).
+    Scratch folders are removed before returning, or appended to
+    ``leftovers`` for the caller to remove later. Every process the jobs
     started is dead when this returns.
     """
-    from grader import child as child_module
-
-    limits = Limits.from_value(job.get("limits"))
-    scratch = tempfile.mkdtemp(prefix="agtool-step-")
-    result_r, result_w = os.pipe()
-    output_r, output_w = os.pipe()
-    started = time.monotonic()
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        try:
-            os.close(result_r)
-            os.close(output_r)
-            child_module.run_step(job, scratch=scratch, result_fd=result_w, output_fd=output_w)
-        finally:
-            os._exit(70)
-    os.close(result_w)
-    os.close(output_w)
-    watch = None
+    results: "list[dict | None]" = [None] * len(jobs)
+    waiting = list(range(len(jobs)))
+    running: "dict[int, _StepChild]" = {}
+    scratches: list[str] = []
+    sel = selectors.DefaultSelector()
     try:
-        watch = _ChildWatch(pid, result_r, output_r, str(job.get("nonce", "")),
-                            len(job.get("probes", ())), limits)
-        watch.run(deadline=started + limits.timeout)  # ends with every descendant killed
+        while waiting or running:
+            while waiting and len(running) < max(parallel, 1):
+                index = waiting.pop(0)
+                running[index] = _StepChild(jobs[index], sel)
+                scratches.append(running[index].scratch)
+            wait = max(min(c.deadline for c in running.values()) - time.monotonic(), 0)
+            if not all(c.pidfd is not None for c in running.values()):
+                wait = min(wait, 0.01)  # no pidfd (old kernels): poll for the children's end
+            for key, _ in sel.select(wait):
+                if key.data() < 0:  # EOF (or refused): stop watching this fd
+                    sel.unregister(key.fileobj)
+            for index, child in list(running.items()):
+                if child.poll_ended():
+                    results[index] = child.finish(sel, alone=len(running) == 1 and not waiting)
+                    del running[index]
     finally:
-        killed = 0 if watch is not None and watch.finished else kill_descendants()
-        os.close(result_r)
-        os.close(output_r)
+        for child in running.values():  # only after an exception in this process
+            child.finish(sel, alone=True)
+        sel.close()
+        killed = kill_descendants()
         if leftovers is None:
-            shutil.rmtree(scratch, ignore_errors=True)
+            for folder in scratches:
+                shutil.rmtree(folder, ignore_errors=True)
         else:
-            leftovers.append(scratch)
-    return {
-        "type": "result",
-        "job": job.get("job"),
-        "messages": watch.messages,
-        "channel_errors": watch.channel_errors,
-        "output": watch.output_text(),
-        "output_truncated": watch.output_dropped > 0,
-        "exit_status": watch.exit_status,
-        "signal": watch.signal,
-        "timed_out": watch.timed_out,
-        "elapsed": round(time.monotonic() - started, 4),
-        "cpu": round(watch.cpu_seconds, 4),
-        "killed_descendants": watch.killed + killed,
-    }
+            leftovers.extend(scratches)
+    for result in results:
+        result["killed_descendants"] += killed
+    return results
 
 
-class _ChildWatch:
-    """Reads one child's two pipes until it exits or the deadline passes."""
+class _StepChild:
+    """One forked step process: its pipes, its deadline, and what it sent."""
 
-    def __init__(self, pid: int, result_fd: int, output_fd: int, nonce: str, n_probes: int, limits: Limits):
-        self.pid, self.nonce, self.n_probes = pid, nonce, n_probes
-        self.output_cap = limits.output_bytes
+    def __init__(self, job: dict, sel: selectors.BaseSelector):
+        from grader import child as child_module
+
+        self.job = job
+        self.limits = Limits.from_value(job.get("limits"))
+        self.nonce, self.n_probes = str(job.get("nonce", "")), len(job.get("probes", ()))
+        self.output_cap = self.limits.output_bytes
         self.messages: list[dict] = []
         self.channel_errors: list[str] = []
         self.exit_status: "int | None" = None
         self.signal: "int | None" = None
         self.timed_out = False
         self.cpu_seconds = 0.0  # of the step's own process (not of what it forked)
-        self.finished = False
-        self._status: "int | None" = None  # raw wait status once reaped
         self.killed = 0
         self.output_dropped = 0
         self._output = bytearray()
@@ -190,32 +197,47 @@ class _ChildWatch:
         # (or a lone import_error / fatal). Anything else is refused.
         self._last_type = ""
         self._next_index = 0
-        self._result_fd, self._output_fd = result_fd, output_fd
-        for fd in (result_fd, output_fd):
-            os.set_blocking(fd, False)
+        self._status: "int | None" = None  # raw wait status once reaped
 
-    def run(self, deadline: float) -> None:
-        pidfd = _pidfd_open(self.pid)
-        sel = selectors.DefaultSelector()
-        sel.register(self._result_fd, selectors.EVENT_READ, self._read_result)
-        sel.register(self._output_fd, selectors.EVENT_READ, self._read_output)
-        if pidfd is not None:
-            sel.register(pidfd, selectors.EVENT_READ, None)
-        try:
-            while self._status is None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    self.timed_out = True
-                    break
-                # Without a pidfd (old kernels) we poll for the child's end.
-                for key, _ in sel.select(remaining if pidfd is not None else min(remaining, 0.01)):
-                    if key.data is not None and key.data() < 0:  # EOF (or refused): stop watching it
-                        sel.unregister(key.fileobj)
-                self._poll_exit()
-        finally:
-            sel.close()
-            if pidfd is not None:
-                os.close(pidfd)
+        self.scratch = tempfile.mkdtemp(prefix="agtool-step-")
+        result_r, result_w = os.pipe()
+        output_r, output_w = os.pipe()
+        self.started = time.monotonic()
+        self.deadline = self.started + self.limits.timeout
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            try:
+                os.close(result_r)
+                os.close(output_r)
+                child_module.run_step(job, scratch=self.scratch, result_fd=result_w, output_fd=output_w)
+            finally:
+                os._exit(70)
+        os.close(result_w)
+        os.close(output_w)
+        self.pid, self._result_fd, self._output_fd = pid, result_r, output_r
+        for fd in (result_r, output_r):
+            os.set_blocking(fd, False)
+        sel.register(result_r, selectors.EVENT_READ, self._read_result)
+        sel.register(output_r, selectors.EVENT_READ, self._read_output)
+        self.pidfd = _pidfd_open(pid)
+        if self.pidfd is not None:
+            sel.register(self.pidfd, selectors.EVENT_READ, lambda: 0)  # wakes us; poll_ended() reaps
+
+    def poll_ended(self) -> bool:
+        """Reap the child if it exited; mark it timed out past its deadline. True when it is over."""
+        if self._status is None:
+            pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+            if pid:
+                self._status = status
+                self.cpu_seconds = usage.ru_utime + usage.ru_stime
+        if self._status is None and time.monotonic() >= self.deadline:
+            self.timed_out = True
+        return self._status is not None or self.timed_out
+
+    def finish(self, sel: selectors.BaseSelector, *, alone: bool) -> dict:
+        """Kill what is left of the step, read what it sent, close its fds; return its result."""
         self._kill_group()
         if self._status is None:
             _, self._status, usage = os.wait4(self.pid, 0)
@@ -224,29 +246,42 @@ class _ChildWatch:
             self.signal = os.WTERMSIG(self._status)
         else:
             self.exit_status = os.waitstatus_to_exitcode(self._status)
-        # Everything the child wrote before it ended is still in the pipes;
-        # read what is there now (a survivor could keep a pipe open forever).
-        self.killed = kill_descendants()
-        while self._read_result() > 0:
-            pass
-        while self._read_output() > 0:
-            pass
+        if alone:  # no sibling step runs: every descendant left is this step's
+            self.killed = kill_descendants()
+        # What the child wrote before it ended is still in the pipes. Read what
+        # is there now, a bounded amount: an escaped writer could go on forever.
+        for reader in (self._read_result, self._read_output):
+            for _ in range(64):
+                if reader() <= 0:
+                    break
         if self._pending:
             self._accept(bytes(self._pending))
-        self.finished = True
-
-    def _poll_exit(self) -> None:
-        pid, status, usage = os.wait4(self.pid, os.WNOHANG)
-        if pid:
-            self._status = status
-            self.cpu_seconds = usage.ru_utime + usage.ru_stime
+        for fd in (self._result_fd, self._output_fd, self.pidfd):
+            if fd is not None:
+                try:
+                    sel.unregister(fd)
+                except (KeyError, ValueError):
+                    pass
+                os.close(fd)
+        return {
+            "type": "result",
+            "job": self.job.get("job"),
+            "messages": self.messages,
+            "channel_errors": self.channel_errors,
+            "output": self.output_text(),
+            "output_truncated": self.output_dropped > 0,
+            "exit_status": self.exit_status,
+            "signal": self.signal,
+            "timed_out": self.timed_out,
+            "elapsed": round(time.monotonic() - self.started, 4),
+            "cpu": round(self.cpu_seconds, 4),
+            "killed_descendants": self.killed,
+        }
 
     def _kill_group(self) -> None:
         # Once reaped, the pid (and so the group id) may belong to someone else.
         if self._status is None:
             _kill_group(self.pid)
-        else:
-            kill_descendants()
 
     # The readers return the number of bytes read: 0 = nothing right now, -1 = stop reading.
 
@@ -549,31 +584,41 @@ class WarmRunner:
             self._ensure_started()
 
     def run(self, job: dict, *, timeout: "float | None" = None) -> dict:
-        """Send one step job; return the warm parent's result dict.
+        """Run one step job; return the warm parent's result dict (see :meth:`run_many`)."""
+        return self.run_many([job], timeout=timeout)[0]
+
+    def run_many(self, jobs: "list[dict]", *, parallel: int = 1, timeout: "float | None" = None) -> "list[dict]":
+        """Run step jobs, up to ``parallel`` children at once; one result dict per job, in order.
 
         ``timeout`` bounds how long we wait for the warm parent itself
-        (default: the job's step timeout plus a grace period). A warm parent
-        that died or hangs is killed and replaced on the next call; the result
-        then holds ``infra_error``.
+        (default: long enough for every job to use its whole time limit, plus
+        a grace period). A warm parent that died or hangs is killed and
+        replaced on the next call; every result then holds ``infra_error``.
         """
-        job = dict(job, job=next(self._jobs))
-        step_timeout = Limits.from_value(job.get("limits")).timeout
-        wait = timeout if timeout is not None else step_timeout + CLIENT_GRACE_SECONDS
+        request = {"request": next(self._jobs), "jobs": list(jobs), "parallel": parallel}
+        if timeout is None:
+            limits = [Limits.from_value(j.get("limits")).timeout for j in jobs]
+            rounds = -(-len(jobs) // max(parallel, 1))
+            timeout = max(limits, default=0) * rounds + CLIENT_GRACE_SECONDS
         with self._lock:
             for attempt in (1, 2):
                 self._ensure_started()
                 try:
-                    self._send(job)
-                except OSError:  # it died since the last job: start a new one once
+                    self._send(request)
+                except OSError:  # it died since the last request: start a new one once
                     self._kill()
                     if attempt == 2:
                         raise WarmUnavailable("the grader's worker process could not be started")
                     continue
                 try:
-                    return self._receive(job["job"], wait)
+                    reply = self._receive(request["request"], timeout)
                 except WarmUnavailable as exc:
                     self._kill()
-                    return {"type": "result", "job": job["job"], "infra_error": str(exc)}
+                    reply = {"infra_error": str(exc)}
+                if "results" in reply and len(reply["results"]) == len(jobs):
+                    return reply["results"]
+                error = reply.get("infra_error") or "the grader's worker process sent a malformed reply"
+                return [{"type": "result", "infra_error": error} for _ in jobs]
         raise AssertionError("unreachable")
 
     def close(self) -> None:
@@ -656,15 +701,16 @@ class WarmRunner:
                   "are not allowed); grading without it.", file=sys.stderr)
         return []
 
-    def _send(self, job: dict) -> None:
-        self._proc.stdin.write(json.dumps(job).encode() + b"\n")
+    def _send(self, request: dict) -> None:
+        self._proc.stdin.write(json.dumps(request).encode() + b"\n")
         self._proc.stdin.flush()
 
-    def _receive(self, job_id: int, wait: float) -> dict:
+    def _receive(self, request_id: int, wait: float) -> dict:
+        # Replies to requests an interrupted caller gave up on are skipped.
         deadline = time.monotonic() + wait
         while True:
             message = self._read_line(deadline - time.monotonic())
-            if message.get("job") == job_id or message.get("infra_error"):
+            if message.get("request") in (request_id, None):
                 return message
 
     def _read_line(self, wait: float) -> dict:

@@ -270,13 +270,20 @@ def test_killing_the_worker_costs_that_submission_only(write_module, temp_checks
     path = write_module("import os\ndef kill_parent():\n    os.kill(os.getppid(), 9)\ndef ok():\n    return 1\n")
     ids = temp_checks(call_check(1, "first", "ok", expect=1),
                       *(call_check(step, f"kill{step}", "kill_parent") for step in (2, 3, 4, 5)))
-    report = run(path, ids, engine_runner)
-    checks = by_id(report)
+    checks = by_id(run(path, ids, engine_runner))
     assert checks["first"].passed
     assert all("worker process stopped" in checks[f"kill{s}"].message for s in (2, 3, 4, 5))
-    assert "worker process stopped" in report.error  # the second loss in a row ended the run
     fine = write_module("def ok():\n    return 1\n", name="fine.py")
     assert run(fine, ids[:1], engine_runner).passed  # the next submission gets a fresh worker
+
+
+def test_killing_the_worker_at_import_ends_the_run_after_two_losses(write_module, temp_checks, engine_runner):
+    path = write_module("import os\nos.kill(os.getppid(), 9)\n")
+    ids = temp_checks(*(call_check(step, f"s{step}", "f") for step in (1, 2, 3, 4)))
+    starts = engine_runner.starts
+    report = run(path, ids, engine_runner)
+    assert "worker process stopped" in report.error and not any(c.passed for c in report.checks)
+    assert engine_runner.starts - starts <= 2  # not one restart per step
 
 
 def test_a_forked_process_gets_its_own_shared_runner():
@@ -395,3 +402,35 @@ def test_patched_builtins_and_json_do_not_change_what_is_reported(write_module, 
     ids = temp_checks(call_check(1, "answer", "answer", expect=42))
     check = run(path, ids, engine_runner).checks[0]
     assert not check.passed and check.got == "41"
+
+
+def test_steps_after_the_first_run_in_parallel(write_module, temp_checks, engine_runner):
+    path = write_module("import time\ndef ok():\n    return 1\ndef slow():\n    time.sleep(0.5)\n    return 1\n")
+    ids = temp_checks(call_check(1, "ok", "ok", expect=1),
+                      *(call_check(step, f"slow{step}", "slow", expect=1) for step in (2, 3, 4, 5)))
+    timings = {}
+    for parallel in (1, 2):
+        began = time.monotonic()
+        assert run(path, ids, engine_runner, parallel=parallel).passed
+        timings[parallel] = time.monotonic() - began
+    assert timings[1] >= 2.0 and timings[2] < timings[1] - 0.6, timings
+
+
+def test_a_parallel_step_that_hangs_costs_only_itself(write_module, temp_checks, engine_runner):
+    path = write_module(
+        "import os, time\n"
+        "def ok():\n    return 1\n"
+        "def spawn():\n"
+        "    if os.fork() == 0:\n"
+        "        os.setsid()\n"
+        "        print('escaped', os.getpid(), flush=True)\n"
+        "        time.sleep(300)\n"
+        "    time.sleep(300)\n")
+    ids = temp_checks(call_check(1, "first", "ok", expect=1), call_check(2, "hang", "spawn"),
+                      call_check(3, "sibling", "ok", expect=1), call_check(4, "later", "ok", expect=1))
+    report = run(path, ids, engine_runner, timeout=1, parallel=2)
+    checks = by_id(report)
+    assert checks["first"].passed and checks["sibling"].passed and checks["later"].passed
+    assert "time limit" in checks["hang"].message
+    pid = int(report.output["2"].split()[1])
+    assert not _alive(pid)
