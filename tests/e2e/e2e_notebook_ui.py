@@ -168,3 +168,19 @@ def screenshot_check_panel(page: Page, folder, name: str) -> None:
     panel.locator(".agtool-check").scroll_into_view_if_needed()
     page.screenshot(path=str(folder / f"{name}.png"))
     panel.screenshot(path=str(folder / f"{name}-panel.png"))
+
+
+# What JupyterLab shows when a cell raised or a widget view could not be built.
+_OUTPUT_ERROR_MARKERS = ("Traceback (most recent call last)", "Error displaying widget")
+
+
+def output_errors(page: Page) -> list[str]:
+    """The start of every output in the open notebook that shows a traceback or a broken widget.
+
+    >>> output_errors(page)   # doctest: +SKIP
+    []
+    """
+    texts = page.evaluate(
+        """() => [...window.jupyterapp.shell.currentWidget.node
+                  .querySelectorAll('.jp-OutputArea-output')].map(e => e.textContent)""")
+    return [t[:300] for t in texts if any(marker in t for marker in _OUTPUT_ERROR_MARKERS)]

@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from e2e_hub import running_hub
-from e2e_notebook_ui import open_notebook, run_all_cells, screenshot_check_panel, wait_for_check_panel
+from e2e_notebook_ui import (
+    open_notebook, output_errors, run_all_cells, screenshot_check_panel, wait_for_check_panel,
+)
 from e2e_processes import child_env, venv_bin
 
 pytestmark = pytest.mark.e2e
@@ -63,12 +65,16 @@ def test_learner_checks_in_the_hub_and_the_instructor_batch_grades_the_homes(
     with running_hub(work=tmp_path / "hub", home_root=home_root, users=["alice", "bob"],
                      password=PASSWORD, proxy=configurable_http_proxy) as hub:
         log_in(page, hub, "alice")
+        # Her lab's file browser shows her home: the package and the notebook handed out.
+        for name in ("agtool", NOTEBOOK):
+            page.locator(".jp-DirListing-item", has_text=name).first.wait_for(timeout=60_000)
         page.screenshot(path=str(artifacts_dir / "hub-alice-lab.png"))
 
         open_notebook(page, hub.lab_url("alice", NOTEBOOK))
         run_all_cells(page)
         panel = wait_for_check_panel(page)
         screenshot_check_panel(page, artifacts_dir, "hub-alice-check")
+        assert output_errors(page) == []
 
         assert panel.in_widget, "the Check panel in the hub is the HTML fallback, not the widget"
         assert str(home_root / "alice" / "agtool" / "tools.py") in panel.headline, \

@@ -13,7 +13,8 @@ import pytest
 
 from e2e_lab import running_lab
 from e2e_notebook_ui import (
-    open_notebook, run_all_cells, screenshot_check_panel, try_new_random_values, wait_for_check_panel,
+    open_notebook, output_errors, run_all_cells, screenshot_check_panel, try_new_random_values,
+    wait_for_check_panel,
 )
 
 pytestmark = pytest.mark.e2e
@@ -29,9 +30,12 @@ WIDGET_MANAGER = "@jupyter-widgets/jupyterlab-manager"
 
 
 def run_notebook(page, lab, notebook):
+    """Open, Run All, and return the Check panel; no cell may raise and no widget may break."""
     open_notebook(page, lab.url_for(f"labs/{notebook}"))
     run_all_cells(page)
-    return wait_for_check_panel(page)
+    panel = wait_for_check_panel(page)
+    assert output_errors(page) == [], f"{notebook}: an output shows a traceback or a broken widget"
+    return panel
 
 
 def assert_rendered_as_widget(panel):
