@@ -4,7 +4,7 @@ Subcommands::
 
     agtool-grade check PATH [--step N]... [--only ID]... [--seed S]
                             [--format text|json|markdown] [--out FILE] [--timeout S]
-                            [--sandbox none|bwrap|auto]
+                            [--parallel N] [--sandbox none|bwrap|auto]
     agtool-grade checks [--markdown]          list the registered checks
 
 Exit status of ``check``: 0 = every check passed, 1 = graded with failures,
@@ -87,6 +87,8 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--timeout", type=float, metavar="S", default=DEFAULT_TIMEOUT,
                    help=f"wall-clock seconds per step (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--parallel", type=int, metavar="N", default=None,
+                   help="step processes at once after the first step (default: 2 on 2+ cores)")
     p.add_argument("--sandbox", choices=SANDBOXES, default=None,
                    help=f"run learner code inside bubblewrap (bwrap: warn if unusable; auto: silently fall back); "
                         f"default ${SANDBOX_ENV} or none")
@@ -96,6 +98,8 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
 
 def check_command(args: argparse.Namespace) -> int:
     options = {"runner": WarmRunner(sandbox=args.sandbox)} if args.sandbox else {}
+    if args.parallel is not None:
+        options["parallel"] = args.parallel
     try:
         report = grade(args.path, steps=args.step, only=args.only, seed=args.seed, timeout=args.timeout, **options)
     except SubmissionNotFound as exc:
@@ -105,7 +109,7 @@ def check_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _cannot_grade(f"{exc}.")
     finally:
-        if options:
+        if "runner" in options:
             options["runner"].close()
     rendered = RENDERERS[args.format](report)
     if args.out:

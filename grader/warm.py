@@ -4,18 +4,19 @@ Importing LangGraph costs most of a second; forking a process that already
 did costs milliseconds. So grading goes through a long-lived helper process
 (the *warm parent*: ``python -I``, a clean environment, running
 :func:`serve`) that imports LangGraph and the grader's probes once and then
-serves step jobs, one JSON line in, one JSON line out, over its
-stdin/stdout. For each job it:
+serves requests, one JSON line in (a list of step jobs and how many may run
+at once), one JSON line out (a result per job), over its stdin/stdout. For
+each job it:
 
 1. forks a child that runs :func:`grader.child.run_step` (learner code runs
    only there);
 2. reads the child's result pipe (JSON lines, size-capped, shape-checked,
    nonce-checked; never pickle) and its stdout/stderr capture pipe (capped
    *while* reading: excess bytes are drained and dropped);
-3. enforces the wall-clock timeout, then SIGKILLs the child's process group
-   **and every other descendant** -- the warm parent is a child subreaper, so
-   a grandchild that called ``setsid()`` and was orphaned becomes its child,
-   and ``/proc`` lists it -- and reaps them all;
+3. enforces the wall-clock timeout, then SIGKILLs the child's process group,
+   and at the end of the request **every other descendant** -- the warm
+   parent is a child subreaper, so a grandchild that called ``setsid()`` and
+   was orphaned becomes its child, and ``/proc`` lists it -- and reaps them;
 4. answers with the messages, the output, exit status or signal, whether the
    step timed out, and the elapsed time.
 
