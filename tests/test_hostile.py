@@ -156,6 +156,8 @@ def assert_graded_as_expected(run: Run, runner: WarmRunner, secret: str) -> None
         problems.append(f"not graded: {run.refused or run.cli_output[-500:]}")
     else:
         problems += step_outcome_problems(case, run.report)
+        if case.via == "cli" and run.exit_code != (0 if run.report.passed else 1):
+            problems.append(f"the CLI exited {run.exit_code} (0 = all passed, 1 = graded with failures)")
     if run.elapsed > case.bound_seconds:
         problems.append(f"took {run.elapsed:.1f} s, bound {case.bound_seconds:.0f} s "
                         f"({case.timeouts} step timeout(s) of {STEP_TIMEOUT:g} s allowed)")

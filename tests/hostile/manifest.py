@@ -148,7 +148,8 @@ CASES: list[Case] = [
          Expect(lost=(6,)), at="build_naive"),
     # --- never finishing -----------------------------------------------------
     Case("busy_loop_import", "while True: pass at import", "solution", ALL_ZERO, at="import", timeouts=1),
-    Case("sleep_import", "time.sleep(10**6) at import", "solution", ALL_ZERO, at="import", timeouts=1),
+    Case("sleep_import", "time.sleep(10**6) at import", "solution", ALL_ZERO, at="import", timeouts=1,
+         via="cli", checks=("error_has:time limit",)),
     Case("busy_loop_in_function", "while True: pass in run_naive", "solution",
          Expect(lost=(6,)), at="run_naive", timeouts=1),
     Case("sleep_in_function", "time.sleep(10**6) when the grader calls can_repair", "solution",
@@ -206,7 +207,7 @@ CASES: list[Case] = [
     Case("hardcoded_examples", "answers the spec's worked examples from memory, computes nothing", "file",
          Expect(others="mostly_fail", any=(1,), lost=(8,))),
     # --- not a module --------------------------------------------------------
-    Case("syntax_error", "an unclosed parenthesis on line 9", "file", ALL_ZERO,
+    Case("syntax_error", "an unclosed parenthesis on line 9", "file", ALL_ZERO, via="cli",
          checks=("error_has:SyntaxError", "error_has:line 9")),
     Case("non_utf8_source", "Latin-1 bytes and no coding declaration", "generated", ALL_ZERO,
          checks=("error_has:SyntaxError", "error_has:line 1")),
