@@ -238,7 +238,7 @@ def test_an_edit_on_disk_is_seen_by_the_next_check_without_restarting(tmp_path):
     solution = (REPO / "solutions" / "tools.py").read_text(encoding="utf-8")
     module.write_text(solution.replace('return "unknown_tool"', 'return "no_such_tool"'), encoding="utf-8")
     before = check(2, path=module, seed=8)
-    assert [c.id for c in before.failed] == ["step2/unknown_tool"], before.summary()
+    assert "step2/unknown_tool" in [c.id for c in before.failed], before.summary()
     module.write_text(solution, encoding="utf-8")
     after = check(2, path=module, seed=8)
     assert after.passed, after.summary()
