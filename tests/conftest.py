@@ -9,7 +9,6 @@ from grader.registry import CHECKS, Check, register
 from grader.warm import WarmRunner
 
 TESTS_DIR = Path(__file__).resolve().parent
-ENGINE_PROBES = "engine_probes:run_probe"  # tests/engine_probes.py, importable in the warm process
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,9 @@ exception type.
 """
 from __future__ import annotations
 
+# What tests pass as grade(..., probe_runner=...): this module, importable in the warm process.
+ENGINE_PROBES = "engine_probes:run_probe"
+
 
 def run_probe(module, probe: dict, ctx) -> dict:
     params = probe["params"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENGINE_PROBES
+from engine_probes import ENGINE_PROBES
 from grader import cli
 from grader.registry import checks_for
 from grader.runner import grade

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENGINE_PROBES
+from engine_probes import ENGINE_PROBES
 from grader.locate import SubmissionNotFound
 from grader.registry import CHECKS, Check, Probe, Verdict, checks_for
 from grader.runner import grade
