@@ -41,7 +41,13 @@ class Probe:
     label: str = ""  # the learner-facing call, as Python text, shown if the child dies here
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "params": self.params}
+        """What the child receives: the params without the judge's expectations.
+
+        Checks may keep what they expect beside the call (keys ``runs`` and
+        any key starting with ``expect``); those never travel to the process that runs learner code,
+        so no learner code can read the answers off its caller's frames.
+        """
+        return {"kind": self.kind, "params": _without_judge_keys(self.params)}
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,19 @@ class Verdict:
     @classmethod
     def fail(cls, message: str, *, call: str = "", expected: Any = "", got: Any = "") -> "Verdict":
         return cls(False, call=call, expected=_text(expected), got=_text(got), message=message)
+
+
+def is_judge_only(key: str) -> bool:
+    """Keys of probe params that hold the judge's expectations, never sent to the child."""
+    return key == "runs" or key.startswith("expect")
+
+
+def _without_judge_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_judge_keys(v) for k, v in value.items() if not is_judge_only(k)}
+    if isinstance(value, list):
+        return [_without_judge_keys(v) for v in value]
+    return value
 
 
 def _text(value: Any) -> str:
