@@ -81,7 +81,8 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
 
     by_step = {step: [c for c in checks if c.step == step] for step in sorted({c.step for c in checks})}
     order = list(by_step)
-    stop_message, workers_lost = "", 0  # once set, the remaining checks fail with it, unrun
+    stop_message = ""  # once set, the remaining checks fail with it, unrun
+    worker_lost_before = False
     for group in (order[:1], order[1:]):
         if not group:
             continue
@@ -90,16 +91,17 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
             continue
         plans = [_plan(by_step[step], seed) for step in group]
         jobs = [_step_job(step, plan, source, limits, probe_runner) for step, plan in zip(group, plans)]
-        results = runner.run_many(jobs, parallel=parallel)
-        # A submission that kills the worker would otherwise cost a restart
-        # per step: the second loss in a row ends the run.
-        workers_lost = workers_lost + 1 if any(r.get("infra_error") for r in results) else 0
+        results = _run_steps(runner, jobs, parallel, first_lost=worker_lost_before)
+        # The first step lost the worker and then every other step did too:
+        # the module kills it whatever runs, so that is the run's one error.
+        kills_always = worker_lost_before and all(r.get("infra_error") for r in results)
+        worker_lost_before = any(r.get("infra_error") for r in results)
         for step, plan, result in zip(group, plans, results):
             if result.get("output"):
                 report.output[str(step)] = result["output"]
             outcome = _StepOutcome(result, limits)
             failure = outcome.import_failure(file.name)
-            if not failure and workers_lost >= 2 and result.get("infra_error"):
+            if not failure and kills_always:
                 failure = WORKER_LOST.format(result["infra_error"])
             if failure:
                 stop_message = report.error = stop_message or failure
@@ -108,6 +110,22 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
                 report.checks += [_judge(item, outcome, replay) for item in plan]
     report.elapsed = round(time.monotonic() - started, 3)
     return report
+
+
+def _run_steps(runner: "warm.WarmRunner", jobs: "list[dict]", parallel: int, *, first_lost: bool) -> "list[dict]":
+    """Run step jobs; if the worker was lost, replay each lost step alone, so it costs only itself.
+
+    With several steps in flight when the worker process died, which one
+    killed it is unknown; alone, the culprit loses its own step again and the
+    others get their results. Not done when the first step already lost the
+    worker and now every step did: that module kills it whatever runs.
+    """
+    results = runner.run_many(jobs, parallel=parallel)
+    lost = [i for i, r in enumerate(results) if r.get("infra_error")]
+    if len(jobs) > 1 and lost and not (first_lost and len(lost) == len(jobs)):
+        for i in lost:
+            results[i] = runner.run(jobs[i])
+    return results
 
 
 def default_parallel() -> int:

@@ -60,6 +60,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 from grader.child import MAX_MESSAGE_BYTES, MESSAGE_TYPES, Limits
 
@@ -79,11 +80,13 @@ SANDBOX_TMP_BYTES = 256 << 20
 # --------------------------------------------------------------------------- server side
 
 def serve() -> None:
-    """Main loop of the warm parent: one request per stdin line, one reply per stdout line.
+    """Main loop of the warm parent: one request per stdin line, result lines on stdout.
 
-    A request is ``{"request": id, "jobs": [step job, ...], "parallel": n}``;
-    the reply is ``{"type": "results", "request": id, "results": [...]}``
-    with one result per job, in order.
+    A request is ``{"request": id, "jobs": [step job, ...], "parallel": n}``.
+    Each job's result is written as soon as that step is over
+    (``{"type": "result", "request": id, "index": i, "result": {...}}``),
+    then ``{"type": "done", "request": id}``: if a step kills this process,
+    the results already written still count.
     """
     _become_subreaper()
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
@@ -107,10 +110,14 @@ def serve() -> None:
         try:
             request = json.loads(line)
             request_id = request.get("request")
-            results = run_jobs(request["jobs"], parallel=int(request.get("parallel", 1)), leftovers=leftovers)
-            reply = {"type": "results", "request": request_id, "results": results}
+
+            def report(index: int, result: dict) -> None:  # as soon as a step is over
+                _write_line(channel_out, {"type": "result", "request": request_id, "index": index, "result": result})
+
+            run_jobs(request["jobs"], parallel=int(request.get("parallel", 1)), leftovers=leftovers, on_result=report)
+            reply = {"type": "done", "request": request_id}
         except Exception as exc:  # a malformed request: say so, keep serving
-            reply = {"type": "results", "request": request_id, "infra_error": f"{type(exc).__name__}: {exc}"}
+            reply = {"type": "done", "request": request_id, "infra_error": f"{type(exc).__name__}: {exc}"}
         _write_line(channel_out, reply)
         for folder in leftovers:  # after answering: the client need not wait for the disk
             shutil.rmtree(folder, ignore_errors=True)
@@ -126,7 +133,8 @@ def run_job(job: dict, *, leftovers: "list[str] | None" = None) -> dict:
     return run_jobs([job], leftovers=leftovers)[0]
 
 
-def run_jobs(jobs: "list[dict]", *, parallel: int = 1, leftovers: "list[str] | None" = None) -> "list[dict]":
+def run_jobs(jobs: "list[dict]", *, parallel: int = 1, leftovers: "list[str] | None" = None,
+             on_result: "Callable[[int, dict], None] | None" = None) -> "list[dict]":
     """Fork a child per step job, at most ``parallel`` at a time; watch, clean up, describe each.
 
     Each child has its own deadline (its job's timeout from its own start).
@@ -134,8 +142,9 @@ def run_jobs(jobs: "list[dict]", *, parallel: int = 1, leftovers: "list[str] | N
     every remaining descendant is (a grandchild that escaped its group
     cannot be told apart from a sibling step's, so it waits for the end).
     Scratch folders are removed before returning, or appended to
-    ``leftovers`` for the caller to remove later. Every process the jobs
-    started is dead when this returns.
+    ``leftovers`` for the caller to remove later. ``on_result(index,
+    result)`` is called as each step is over. Every process the jobs started
+    is dead when this returns.
     """
     results: "list[dict | None]" = [None] * len(jobs)
     waiting = list(range(len(jobs)))
@@ -158,18 +167,18 @@ def run_jobs(jobs: "list[dict]", *, parallel: int = 1, leftovers: "list[str] | N
                 if child.poll_ended():
                     results[index] = child.finish(sel, alone=len(running) == 1 and not waiting)
                     del running[index]
+                    if on_result is not None:
+                        on_result(index, results[index])
     finally:
         for child in running.values():  # only after an exception in this process
             child.finish(sel, alone=True)
         sel.close()
-        killed = kill_descendants()
+        kill_descendants()
         if leftovers is None:
             for folder in scratches:
                 shutil.rmtree(folder, ignore_errors=True)
         else:
             leftovers.extend(scratches)
-    for result in results:
-        result["killed_descendants"] += killed
     return results
 
 
@@ -611,15 +620,7 @@ class WarmRunner:
                     if attempt == 2:
                         raise WarmUnavailable("the grader's worker process could not be started")
                     continue
-                try:
-                    reply = self._receive(request["request"], timeout)
-                except WarmUnavailable as exc:
-                    self._kill()
-                    reply = {"infra_error": str(exc)}
-                if "results" in reply and len(reply["results"]) == len(jobs):
-                    return reply["results"]
-                error = reply.get("infra_error") or "the grader's worker process sent a malformed reply"
-                return [{"type": "result", "infra_error": error} for _ in jobs]
+                return self._collect(request["request"], len(jobs), timeout)
         raise AssertionError("unreachable")
 
     def close(self) -> None:
@@ -706,13 +707,26 @@ class WarmRunner:
         self._proc.stdin.write(json.dumps(request).encode() + b"\n")
         self._proc.stdin.flush()
 
-    def _receive(self, request_id: int, wait: float) -> dict:
-        # Replies to requests an interrupted caller gave up on are skipped.
+    def _collect(self, request_id: int, n_jobs: int, wait: float) -> "list[dict]":
+        """The results of one request; the jobs it never reported get an ``infra_error``."""
+        results: "list[dict | None]" = [None] * n_jobs
         deadline = time.monotonic() + wait
-        while True:
-            message = self._read_line(deadline - time.monotonic())
-            if message.get("request") in (request_id, None):
-                return message
+        error = ""
+        try:
+            while True:
+                message = self._read_line(deadline - time.monotonic())
+                if message.get("request") not in (request_id, None):
+                    continue  # the answer to a request an interrupted caller gave up on
+                if message.get("type") == "result" and 0 <= message.get("index", -1) < n_jobs:
+                    results[message["index"]] = message["result"]
+                elif message.get("type") == "done":
+                    error = message.get("infra_error", "")
+                    break
+        except WarmUnavailable as exc:
+            self._kill()
+            error = str(exc)
+        error = error or "the grader's worker process did not report this step"
+        return [r if r is not None else {"type": "result", "infra_error": error} for r in results]
 
     def _read_line(self, wait: float) -> dict:
         # Our own buffer over the raw fd: a buffered reader could hold a line

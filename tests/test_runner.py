@@ -434,3 +434,15 @@ def test_a_parallel_step_that_hangs_costs_only_itself(write_module, temp_checks,
     assert "time limit" in checks["hang"].message
     pid = int(report.output["2"].split()[1])
     assert not _alive(pid)
+
+
+def test_a_step_that_kills_the_worker_in_parallel_costs_only_itself(write_module, temp_checks, engine_runner):
+    path = write_module("import os, time\ndef kill_parent():\n    time.sleep(0.2)\n    os.kill(os.getppid(), 9)\n"
+                        "def ok():\n    time.sleep(0.2)\n    return 1\n")
+    ids = temp_checks(call_check(1, "s1", "ok", expect=1), call_check(2, "s2", "ok", expect=1),
+                      call_check(3, "s3", "kill_parent"), call_check(4, "s4", "ok", expect=1),
+                      call_check(5, "s5", "ok", expect=1))
+    report = run(path, ids, engine_runner, parallel=2)
+    checks = by_id(report)
+    assert [name for name, c in checks.items() if not c.passed] == ["s3"]
+    assert "worker process stopped" in checks["s3"].message and report.error == ""
