@@ -116,9 +116,14 @@ def serve() -> None:
 
             run_jobs(request["jobs"], parallel=int(request.get("parallel", 1)), leftovers=leftovers, on_result=report)
             reply = {"type": "done", "request": request_id}
+        except BrokenPipeError:  # the client is gone: nothing left to serve
+            break
         except Exception as exc:  # a malformed request: say so, keep serving
             reply = {"type": "done", "request": request_id, "infra_error": f"{type(exc).__name__}: {exc}"}
-        _write_line(channel_out, reply)
+        try:
+            _write_line(channel_out, reply)
+        except BrokenPipeError:
+            break
         for folder in leftovers:  # after answering: the client need not wait for the disk
             shutil.rmtree(folder, ignore_errors=True)
 
