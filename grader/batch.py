@@ -62,6 +62,13 @@ ZIP_MAX_TOTAL_BYTES = 500 * 1024 * 1024
 
 _SKIPPED_NAMES = {"__MACOSX", "__pycache__", ".ipynb_checkpoints"}
 
+# Errors of the grading machinery, not of the learner: --resume grades these
+# learners again instead of keeping the failed row.
+GRADER_FAILED = "the grader failed: "
+WORKER_DIED = "the grading process died"
+CLUSTER_FAILED = "grading failed on the Dask cluster: "
+RETRY_ON_RESUME = (GRADER_FAILED, WORKER_DIED, CLUSTER_FAILED)
+
 GradeFn = Callable[..., Report]
 
 
@@ -335,7 +342,7 @@ def grade_task(task: GradeTask, grade_fn: GradeFn | None = None) -> dict:
                            only=list(task.only) if task.only else None,
                            seed=task.seed, timeout=task.timeout)
         except Exception as exc:  # a grader bug must cost one row, not the batch
-            report = failed_report(task.seed, str(file), f"the grader failed: {type(exc).__name__}: {exc}",
+            report = failed_report(task.seed, str(file), f"{GRADER_FAILED}{type(exc).__name__}: {exc}",
                                    steps=task.steps, only=task.only)
         return _rebase(report.to_dict(), {str(file): task.display, str(file.parent): str(Path(task.display).parent)})
 
@@ -470,7 +477,7 @@ def run_local(tasks: list[GradeTask], *, jobs: int, grade_fn: GradeFn | None,
                     try:
                         report = w.conn.recv()
                     except (EOFError, OSError):
-                        message = "the grading process died"
+                        message = WORKER_DIED
                     else:
                         w.task = None
                         yield task, report
@@ -587,7 +594,7 @@ def run_batch(
             continue
         digest = hashlib.sha256(source).hexdigest()
         old = load_record(out, sub.learner) if resume else None
-        if old and old.get("sha256") == digest and old.get("seed") == seed and old.get("selection") == selection:
+        if _still_valid(old, digest, seed, selection):
             result.skipped += 1
             continue
         tasks.append(GradeTask(sub.learner, sub.display, source, digest, seed,
@@ -603,6 +610,13 @@ def run_batch(
 
     result.outputs = gradebook.write_outputs(load_records(out, result.learners), out)
     return result
+
+
+def _still_valid(old: dict | None, digest: str, seed: int, selection: dict) -> bool:
+    """Whether a saved result can stand: same bytes, seed and selection, and not a grader failure."""
+    if not old or (old.get("sha256"), old.get("seed"), old.get("selection")) != (digest, seed, selection):
+        return False
+    return not old["report"].get("error", "").startswith(RETRY_ON_RESUME)
 
 
 def _read_submission(sub: Submission) -> tuple[bytes, str]:

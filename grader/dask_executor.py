@@ -33,7 +33,7 @@ def run_on_dask(tasks: list, *, scheduler, grade_fn=None) -> Iterator[tuple[obje
     """
     from distributed import Client, as_completed
 
-    from grader.batch import failed_report, grade_task
+    from grader.batch import CLUSTER_FAILED, failed_report, grade_task
 
     if not tasks:
         return
@@ -51,7 +51,7 @@ def run_on_dask(tasks: list, *, scheduler, grade_fn=None) -> Iterator[tuple[obje
                 report = future.result()
             except Exception as exc:  # the cluster's failure, not the learner's
                 report = failed_report(task.seed, task.display,
-                                       f"grading failed on the Dask cluster: {type(exc).__name__}: {exc}",
+                                       f"{CLUSTER_FAILED}{type(exc).__name__}: {exc}",
                                        steps=task.steps, only=task.only).to_dict()
             future.release()
             yield task, report

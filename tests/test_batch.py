@@ -583,3 +583,13 @@ def test_agtool_grade_batch_command(tmp_path, capsys):
     assert list(book["learner"]) == ["solo"] and book.loc[0, "score"] == book.loc[0, "max_score"] > 0
     assert book.loc[0, "step1"] > 0 and pd.isna(book.loc[0, "step3"])  # steps not asked for stay empty
     assert {c.split("/")[0] for c in book.columns if "/" in c} == {"step1", "step2"}
+
+
+def test_resume_grades_again_the_rows_the_grader_itself_failed(fake_class, tmp_path, monkeypatch):
+    monkeypatch.setattr(batch, "GRACE", 1.0)
+    out = tmp_path / "out"
+    run_batch(fake_class, out, jobs=2, seed=4, timeout=1.0, grade_fn=fake_grade, progress=False)
+    again = run_batch(fake_class, out, jobs=2, resume=True, timeout=1.0, grade_fn=fake_grade, progress=False)
+    # 'buggy' (the grader raised) and 'dies' (the worker died) are retried; the learner's own
+    # failures, including the hang that hit its time limit, are kept.
+    assert (again.graded, again.skipped) == (2, 4)
