@@ -1,5 +1,17 @@
 """Grade a submission: draw cases in the parent, observe in a child per step, judge in the parent.
 
+For each selected step, every selected check draws its probes from
+``check_rng(seed, check.id)``; the step's probes go to one fresh child
+process (forked by the warm parent, ``grader.warm``), which sends back one
+JSON observation per probe; each check's judge then runs here, on the
+probes and the observations. A check whose observations did not all arrive
+(the process exited, timed out, was killed) or hold a ``probe_error`` fails
+with a message naming the call and the reason, without judging.
+
+The first step runs alone: if the module does not import, every check
+fails with that one message and no other process starts. The other steps
+then run, up to ``parallel`` at a time.
+
 Example::
 
     >>> report = grade("solutions/tools.py", steps=[2], seed=7)
