@@ -835,7 +835,15 @@ def encode_source(source: bytes) -> str:
     return base64.b64encode(source).decode("ascii")
 
 
+def _forget_parent_runner() -> None:
+    # A forked process (a batch worker) must neither use nor stop its
+    # parent's warm process, nor inherit a lock another thread held.
+    global _shared, _shared_lock
+    _shared, _shared_lock = None, threading.Lock()
+
+
 atexit.register(close)
+os.register_at_fork(after_in_child=_forget_parent_runner)
 
 if __name__ == "__main__":
     serve()
