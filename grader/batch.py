@@ -576,9 +576,10 @@ def run_batch(
     """
     from grader import gradebook
 
+    selection = {"steps": sorted(set(steps)) if steps else None, "only": sorted(set(only)) if only else None}
+    _check_selection(selection)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    selection = {"steps": sorted(steps) if steps else None, "only": sorted(only) if only else None}
     seed = _choose_seed(out, seed, resume)
     write_json_atomically(out / MANIFEST, {"seed": seed, "submissions": os.fspath(submissions), **selection})
 
@@ -610,6 +611,16 @@ def run_batch(
 
     result.outputs = gradebook.write_outputs(load_records(out, result.learners), out)
     return result
+
+
+def _check_selection(selection: dict) -> None:
+    """Refuse a bad step number or check id before grading anyone (not once per learner)."""
+    from grader.registry import checks_for
+
+    bad = [step for step in selection["steps"] or () if step not in STEPS]
+    if bad:
+        raise ValueError(f"no step {bad[0]}: steps are {STEPS[0]}..{STEPS[-1]}")
+    checks_for(selection["steps"], selection["only"])  # KeyError for an unknown check id
 
 
 def _still_valid(old: dict | None, digest: str, seed: int, selection: dict) -> bool:
@@ -708,8 +719,11 @@ def batch_command(args: argparse.Namespace) -> int:
         result = run_batch(args.submissions, args.out, jobs=args.jobs, seed=args.seed, resume=args.resume,
                            timeout=args.timeout, steps=args.steps, only=args.only, executor=args.executor,
                            scheduler=args.scheduler, sandbox=args.sandbox, progress=not args.no_progress)
-    except (SubmissionNotFound, UnsafeArchive) as exc:
+    except (SubmissionNotFound, UnsafeArchive, ValueError) as exc:
         print(f"agtool-grade batch: {exc}", file=sys.stderr)
+        return 2
+    except KeyError as exc:
+        print(f"agtool-grade batch: {exc.args[0]}. See the ids with: agtool-grade checks", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"\ninterrupted: the results graded so far are in {args.out / RESULTS_DIR}; "

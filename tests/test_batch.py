@@ -289,6 +289,15 @@ def test_cli_rejects_unknown_submissions(tmp_path, capsys):
     assert "neither a folder" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("args, message", [(["--steps", "2,9"], "no step 9"),
+                                           (["--only", "step2/no_such_check"], "unknown check id")])
+def test_cli_rejects_a_bad_selection_before_grading(tmp_path, capsys, args, message):
+    root = make_class(tmp_path / "class", {"a": "x"})
+    code = batch.main([str(root), "--out", str(tmp_path / "out"), "--no-progress", *args])
+    assert code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 # ---------------------------------------------------------------- the real grader on a generated class
 
 SOLUTION = REPO / "solutions" / "tools.py"
