@@ -112,8 +112,9 @@ def grade_for_gradescope(submission: "str | os.PathLike[str]" = SUBMISSION_DIR,
                          seed: int | None = None, timeout: float | None = None, grade_fn=None) -> Report:
     """Grade the upload in ``submission`` and write Gradescope's ``results.json`` to ``results``.
 
-    A missing module still produces a valid ``results.json`` (score 0 and
-    an explanation), so the learner sees what went wrong.
+    A missing module, or a grader failure, still produces a valid
+    ``results.json`` (score 0 and an explanation), so the learner sees what
+    went wrong instead of Gradescope's generic autograder error.
     """
     from grader.batch import failed_report
     from grader.locate import SubmissionNotFound
@@ -126,7 +127,10 @@ def grade_for_gradescope(submission: "str | os.PathLike[str]" = SUBMISSION_DIR,
     else:
         if grade_fn is None:
             from grader.runner import grade as grade_fn
-        report = grade_fn(module, seed=seed, timeout=timeout)
+        try:
+            report = grade_fn(module, seed=seed, timeout=timeout)
+        except Exception as exc:  # Gradescope must get a results.json whatever happens
+            report = failed_report(seed, str(module), f"the grader failed: {type(exc).__name__}: {exc}")
     write_results(report, results)
     return report
 

@@ -132,3 +132,16 @@ def test_autograder_zip_has_gradescope_layout(tmp_path):
     names = zipfile.ZipFile(target).namelist()
     assert {"setup.sh", "run_autograder", "agtool-lab/pyproject.toml", "agtool-lab/grader/gradescope.py"} <= set(names)
     assert not any(n.startswith("agtool-lab/.venv") for n in names)
+
+
+def test_entry_writes_results_even_when_the_grader_fails(tmp_path):
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "tools.py").write_text("x = 1\n")
+
+    def broken_grade(path, **kwargs):
+        raise RuntimeError("disk full")
+
+    grade_for_gradescope(tmp_path / "submission", tmp_path / "results.json", seed=2, grade_fn=broken_grade)
+    results = json.loads((tmp_path / "results.json").read_text())
+    validate(results)
+    assert results["score"] == 0 and "disk full" in results["output"]
