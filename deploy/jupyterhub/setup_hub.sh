@@ -41,8 +41,8 @@ rm -rf "$PREFIX/template" && mv "$PREFIX/template.new" "$PREFIX/template"
 # 4. Who may read learners' homes: the staff group. Grading runs learner code,
 #    so it runs as a dedicated account without a login, never as root.
 getent group "$STAFF_GROUP" >/dev/null || groupadd --system "$STAFF_GROUP"
-id "$GRADER_USER" >/dev/null 2>&1 || useradd --system --create-home --shell /usr/sbin/nologin \
-    --groups "$STAFF_GROUP" "$GRADER_USER"
+id "$GRADER_USER" >/dev/null 2>&1 || useradd --system --create-home --home-dir "/var/lib/$GRADER_USER" \
+    --shell /usr/sbin/nologin --groups "$STAFF_GROUP" "$GRADER_USER"
 if [[ -n "$INSTRUCTOR" ]]; then
     id "$INSTRUCTOR" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$INSTRUCTOR"
     usermod -aG "$STAFF_GROUP" "$INSTRUCTOR"
