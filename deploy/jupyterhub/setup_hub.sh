@@ -33,6 +33,7 @@ mkdir -p "$PREFIX" /srv/jupyterhub /etc/jupyterhub
 rm -rf "$PREFIX/template.new"
 mkdir -p "$PREFIX/template.new/labs" "$PREFIX/template.new/agtool"
 cp "$SRC"/labs/*.ipynb "$PREFIX/template.new/labs/"
+rm -f "$PREFIX/template.new/labs/instructor_dashboard.ipynb"   # for the instructor, not the class
 [[ -f "$SRC/labs/README.md" ]] && cp "$SRC/labs/README.md" "$PREFIX/template.new/labs/"
 cp "$SRC/agtool/tools.py" "$PREFIX/template.new/agtool/tools.py"
 chmod -R u=rwX,go=rX "$PREFIX/template.new"
