@@ -729,6 +729,9 @@ def batch_command(args: argparse.Namespace) -> int:
         print(f"\ninterrupted: the results graded so far are in {args.out / RESULTS_DIR}; "
               "run the same command with --resume to continue.", file=sys.stderr)
         return 130
+    if not result.learners:
+        print(f"agtool-grade batch: no learner found in {args.submissions} (a folder needs one folder "
+              "per learner)", file=sys.stderr)
     print(f"seed {result.seed}: {len(result.learners)} learners, {result.graded} graded, "
           f"{result.skipped} unchanged (skipped)")
     for name, path in result.outputs.items():
