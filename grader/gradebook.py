@@ -57,7 +57,8 @@ def gradebook_frame(records: list[dict]) -> pd.DataFrame:
         for cid in columns:
             row[cid] = points.get(cid)
         row["seed"] = record["seed"]
-        row["error"] = report.get("error", "")
+        # First line only: a gradebook cell stays one line in a spreadsheet (grades.json has it all).
+        row["error"] = (report.get("error") or "").split("\n", 1)[0]
         rows.append(row)
     frame = pd.DataFrame(rows, columns=["learner", "score", "max_score",
                                         *[f"step{s}" for s in STEPS], *columns, "seed", "error"])

@@ -527,8 +527,7 @@ ann,5,5,2,3,,,,,,,2,3,5,
 bob,2,5,2,0,,,,,,,2,0,5,
 cat,0,5,0,0,,,,,,,0,0,5,
 dan,2,5,2,0,,,,,,,2,0,5,
-eve,0,5,0,0,,,,,,,0,0,5,"SyntaxError at tools.py line 3
-  detail"
+eve,0,5,0,0,,,,,,,0,0,5,SyntaxError at tools.py line 3
 """
 
 EXPECTED_SUMMARY = """\
