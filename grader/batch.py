@@ -725,6 +725,9 @@ def batch_command(args: argparse.Namespace) -> int:
     except KeyError as exc:
         print(f"agtool-grade batch: {exc.args[0]}. See the ids with: agtool-grade checks", file=sys.stderr)
         return 2
+    except RuntimeError as exc:  # e.g. --executor dask without Dask installed
+        print(f"agtool-grade batch: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"\ninterrupted: the results graded so far are in {args.out / RESULTS_DIR}; "
               "run the same command with --resume to continue.", file=sys.stderr)

@@ -31,7 +31,11 @@ def run_on_dask(tasks: list, *, scheduler, grade_fn=None) -> Iterator[tuple[obje
     the cluster (a worker lost twice, an unexpected error) yields a report
     where every check failed with that reason, so it costs one row only.
     """
-    from distributed import Client, as_completed
+    try:
+        from distributed import Client, as_completed
+    except ImportError as exc:
+        raise RuntimeError("--executor dask needs Dask distributed: pip install 'agtool-lab[dask]' "
+                           "(or, in a checkout, pip install -e '.[dask]')") from exc
 
     from grader.batch import CLUSTER_FAILED, failed_report, grade_task
 
