@@ -4,7 +4,8 @@
 is one of
 
 * a folder with one folder per learner (each holding ``tools.py`` or
-  ``agtool/tools.py``); the learner id is the folder name;
+  ``agtool/tools.py``); the learner id is the folder name; loose ``.py``
+  files in it are learners too (``ana_1234_tools.py`` -> ``ana_1234``);
 * a glob such as ``'/home/*/agtool/tools.py'``; the learner id is the first
   path part that differs between the matches (``alice`` for
   ``/home/alice/agtool/tools.py``);
@@ -153,14 +154,18 @@ def _visible_dirs(folder: Path) -> list[Path]:
 
 
 def _from_folder(folder: Path) -> list[Submission]:
+    # One folder per learner; loose .py files count too, one learner each, as
+    # an LMS that renames uploads writes them (Canvas: "ana_1234_5678_tools.py").
     dirs = _visible_dirs(folder)
+    files = sorted(p for p in folder.glob("*.py") if p.is_file() and not p.name.startswith("."))
+    names = [d.name for d in dirs] + [re.sub(r"[_-]?tools$", "", f.stem) or f.stem for f in files]
     found = []
-    for learner, d in zip(_unique_ids([d.name for d in dirs]), dirs):
+    for learner, entry in zip(_unique_ids(names), [*dirs, *files]):
         try:
-            file = resolve_submission(d)
+            file = resolve_submission(entry)
             found.append(Submission(learner, file, str(file)))
         except SubmissionNotFound as exc:
-            found.append(Submission(learner, None, str(d), error=str(exc)))
+            found.append(Submission(learner, None, str(entry), error=str(exc)))
     return sorted(found, key=lambda s: s.learner)
 
 

@@ -80,6 +80,16 @@ def test_folder_discovery_finds_both_layouts_and_reports_missing(tmp_path):
     assert found[2].path is None and "without tools.py" in found[2].error
 
 
+def test_loose_module_files_are_learners_too(tmp_path):
+    make_class(tmp_path, {"bob": "x"})
+    (tmp_path / "ana_1234_5678_tools.py").write_text("y")  # an LMS that renames uploads
+    (tmp_path / "cy.py").write_text("z")
+    (tmp_path / "notes.txt").write_text("not a module")
+    found = discover(tmp_path)
+    assert [(s.learner, s.path.name) for s in found] == [
+        ("ana_1234_5678", "ana_1234_5678_tools.py"), ("bob", "tools.py"), ("cy", "cy.py")]
+
+
 def test_glob_learner_id_is_first_differing_part(tmp_path):
     for user in ("ana", "ben"):
         make_class(tmp_path / "home", {user: "x"}, nested={user})
