@@ -131,13 +131,24 @@ def _grade_with_cli(run: Run, secret: str) -> None:
         run.crash = f"the CLI exited {done.returncode} without a JSON report:\n{run.cli_output[-2000:]}"
 
 
-@pytest.mark.parametrize("name", [c.name for c in CASES])
+# Cases whose defence is missing from the grader as it stands (each named in
+# SECURITY.md under "Known gaps"): they stay in the corpus, marked, so that the
+# fix turns them into plain passes (xfail is strict).
+KNOWN_GAPS: dict[str, str] = {}
+
+
+def _with_known_gaps(names):
+    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[n])) if n in KNOWN_GAPS else n
+            for n in names]
+
+
+@pytest.mark.parametrize("name", _with_known_gaps([c.name for c in CASES]))
 def test_hostile_case_is_graded_as_expected(name, corpus, corpus_runner, secret):
     assert_graded_as_expected(corpus[name], corpus_runner, secret)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", SANDBOX_CASES)
+@pytest.mark.parametrize("name", _with_known_gaps(SANDBOX_CASES))
 def test_hostile_case_is_graded_as_expected_inside_bubblewrap(name, sandboxed_corpus, secret):
     runs, runner = sandboxed_corpus
     assert_graded_as_expected(runs[name], runner, secret)
