@@ -588,7 +588,9 @@ def run_batch(
     seed = _choose_seed(out, seed, resume)
     write_json_atomically(out / MANIFEST, {"seed": seed, "submissions": os.fspath(submissions), **selection})
 
-    found = discover(submissions, workdir=out)
+    # OUT may sit inside the submissions folder; it is not a learner.
+    found = [s for s in discover(submissions, workdir=out)
+             if not (s.path is None and Path(s.display).resolve() == out.resolve())]
     result = BatchResult(out=out, seed=seed, learners=[s.learner for s in found])
     tasks = []
     for sub in found:

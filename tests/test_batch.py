@@ -241,6 +241,13 @@ def test_resume_skips_unchanged_learners_and_keeps_the_seed(tmp_path):
     assert without_resume.graded == 5
 
 
+def test_out_inside_the_submissions_folder_is_not_a_learner(tmp_path):
+    root = make_class(tmp_path / "class", {"a": ALL_PASS})
+    for _ in range(2):  # the second time, OUT exists and holds files
+        result = run_batch(root, root / "grades", jobs=1, seed=1, grade_fn=fake_grade, progress=False)
+        assert result.learners == ["a"]
+
+
 def test_outputs_drop_learners_who_left(tmp_path):
     root = make_class(tmp_path / "class", {"a": ALL_PASS, "b": "x"})
     out = tmp_path / "out"
