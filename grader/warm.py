@@ -103,7 +103,20 @@ def serve() -> None:
     # so copy, page by page) every object LangGraph left in this process.
     gc.collect()
     gc.freeze()
-    _write_line(channel_out, {"type": "ready", "pid": os.getpid(), "preloaded": preloaded})
+    global _scratch_base
+    # Every step's scratch folder lives under this one, so whoever outlives
+    # this process (the client, if it is killed) can remove them all at once.
+    _scratch_base = tempfile.mkdtemp(prefix="agtool-warm-")
+    _write_line(channel_out, {"type": "ready", "pid": os.getpid(), "preloaded": preloaded,
+                              "scratch": _scratch_base})
+    try:
+        _serve_requests(channel_in, channel_out)
+    finally:
+        kill_descendants()
+        shutil.rmtree(_scratch_base, ignore_errors=True)
+
+
+def _serve_requests(channel_in, channel_out: int) -> None:
     for line in channel_in:
         leftovers: list[str] = []
         request_id = None
@@ -130,7 +143,12 @@ def serve() -> None:
 
 def _stop_on_sigterm(signum, frame) -> None:
     kill_descendants()  # a step still running dies with us, escaped grandchildren included
+    if _scratch_base:
+        shutil.rmtree(_scratch_base, ignore_errors=True)
     os._exit(0)
+
+
+_scratch_base: "str | None" = None  # set by serve()
 
 
 def run_job(job: dict, *, leftovers: "list[str] | None" = None) -> dict:
@@ -214,7 +232,7 @@ class _StepChild:
         self._next_index = 0
         self._status: "int | None" = None  # raw wait status once reaped
 
-        self.scratch = tempfile.mkdtemp(prefix="agtool-step-")
+        self.scratch = tempfile.mkdtemp(prefix="agtool-step-", dir=_scratch_base)
         result_r, result_w = os.pipe()
         output_r, output_w = os.pipe()
         self.started = time.monotonic()
@@ -578,6 +596,7 @@ class WarmRunner:
         self._proc: "subprocess.Popen | None" = None
         self._ready = False
         self._buffer = bytearray()
+        self._scratch_base: "str | None" = None
         self._owner = os.getpid()
         self._lock = threading.Lock()
         self._jobs = itertools.count(1)
@@ -642,7 +661,7 @@ class WarmRunner:
             if idle and proc is not None and self._owner == os.getpid():
                 try:
                     proc.stdin.close()
-                    proc.wait(timeout=0.5)
+                    proc.wait(timeout=2)  # it ends at once when idle: this is for its cleanup
                 except (OSError, subprocess.TimeoutExpired):
                     pass
             self._kill()
@@ -670,6 +689,8 @@ class WarmRunner:
             self._kill()
             raise WarmUnavailable(f"unexpected first message from the grader's worker: {ready!r}")
         self._ready = True
+        # Inside bubblewrap the folder is in the sandbox's own /tmp, not ours.
+        self._scratch_base = ready.get("scratch") if self.sandbox_in_use == "none" else None
 
     def _spawn(self) -> None:
         if self._owner != os.getpid():  # we were forked: the process belongs to our parent
@@ -774,6 +795,9 @@ class WarmRunner:
                 stream.close()
             except OSError:
                 pass
+        if self._scratch_base:  # what a killed warm parent could not remove
+            shutil.rmtree(self._scratch_base, ignore_errors=True)
+            self._scratch_base = None
 
 
 def _importable_paths() -> list[str]:
