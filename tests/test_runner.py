@@ -230,10 +230,13 @@ def test_warm_runner_restarts_after_its_process_dies(write_module, temp_checks, 
     path = write_module("def f():\n    return 1\n")
     ids = temp_checks(call_check(1, "f", "f", expect=1))
     assert run(path, ids, engine_runner).passed
+    scratch_base = engine_runner._scratch_base
+    assert scratch_base and Path(scratch_base).is_dir()
     os.kill(engine_runner.pid, 9)
     time.sleep(0.05)
     assert run(path, ids, engine_runner).passed
     assert engine_runner.starts >= 2
+    assert not Path(scratch_base).exists()  # what the killed process left is removed by the client
 
 
 # --------------------------------------------------------------- with the real checks
