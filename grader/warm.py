@@ -194,7 +194,10 @@ def run_jobs(jobs: "list[dict]", *, parallel: int = 1, leftovers: "list[str] | N
                         on_result(index, results[index])
     finally:
         for child in running.values():  # only after an exception in this process
-            child.finish(sel, alone=True)
+            try:
+                child.finish(sel, alone=True)
+            except Exception:  # keep cleaning up: the descendants are killed below
+                pass
         sel.close()
         kill_descendants()
         if leftovers is None:
