@@ -618,3 +618,25 @@ def test_resume_grades_again_the_rows_the_grader_itself_failed(fake_class, tmp_p
     # 'buggy' (the grader raised) and 'dies' (the worker died) are retried; the learner's own
     # failures, including the hang that hit its time limit, are kept.
     assert (again.graded, again.skipped) == (2, 4)
+
+
+@pytest.mark.slow
+def test_real_batch_command_killed_midway_resumes_to_identical_outputs(tmp_path):
+    root = generated_class(tmp_path / "class", SOME_DEFECTS)  # 8 learners
+    out, reference = tmp_path / "out", tmp_path / "reference"
+    command = [sys.executable, "-m", "grader.batch", str(root), "--seed", "77", "--jobs", "1", "--no-progress",
+               "--timeout", "40"]
+    proc = subprocess.Popen([*command, "--out", str(out)], cwd=REPO, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while len(list((out / "results").glob("*.json"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = len(list((out / "results").glob("*.json")))
+    assert 2 <= done < 8 and not (out / "grades.csv").exists()
+
+    subprocess.run([*command, "--out", str(out), "--resume"], cwd=REPO, check=True, capture_output=True)
+    subprocess.run([*command, "--out", str(reference)], cwd=REPO, check=True, capture_output=True)
+    for name in ("grades.csv", "grades.json", "summary.md"):
+        assert (out / name).read_bytes() == (reference / name).read_bytes(), name
