@@ -84,7 +84,7 @@ def test_import_that_hangs_costs_one_timeout_not_one_per_step(write_module, temp
     ids = temp_checks(*(call_check(step, f"h{step}", "f") for step in (1, 2, 3, 4)))
     began = time.monotonic()
     report = run(path, ids, engine_runner, timeout=1)
-    assert time.monotonic() - began < 2.5
+    assert time.monotonic() - began < 3.5  # one 1 s timeout (four would take 4 s and more)
     assert len(report.checks) == 4 and not any(c.passed for c in report.checks)
     assert "time limit" in report.error and "importing" in report.error
 
@@ -148,7 +148,7 @@ def test_timeout_kills_the_group_and_an_escaped_grandchild(write_module, temp_ch
     ids = temp_checks(call_check(1, "spawn", "spawn"))
     began = time.monotonic()
     report = run(path, ids, engine_runner, timeout=1)
-    assert time.monotonic() - began < 3
+    assert time.monotonic() - began < 5
     assert "killed after the 1 s time limit during `spawn()`" in report.checks[0].message
     pids = [int(line.split()[1]) for line in report.output["1"].splitlines() if line.split()[0] in ("child", "grandchild")]
     assert len(pids) == 2
@@ -170,7 +170,7 @@ def test_a_stray_thread_does_not_lose_results(write_module, temp_checks, engine_
     ids = temp_checks(call_check(1, "thread", "start", expect=1))
     began = time.monotonic()
     report = run(path, ids, engine_runner, timeout=5)
-    assert report.checks[0].passed and time.monotonic() - began < 2
+    assert report.checks[0].passed and time.monotonic() - began < 4  # not the 5 s timeout
 
 
 def test_child_environment_is_clean_and_works_in_a_scratch_folder(write_module, temp_checks, engine_runner,
@@ -408,7 +408,7 @@ def test_patched_builtins_and_json_do_not_change_what_is_reported(write_module, 
 
 
 def test_steps_after_the_first_run_in_parallel(write_module, temp_checks, engine_runner):
-    path = write_module("import time\ndef ok():\n    return 1\ndef slow():\n    time.sleep(0.5)\n    return 1\n")
+    path = write_module("import time\ndef ok():\n    return 1\ndef slow():\n    time.sleep(0.75)\n    return 1\n")
     ids = temp_checks(call_check(1, "ok", "ok", expect=1),
                       *(call_check(step, f"slow{step}", "slow", expect=1) for step in (2, 3, 4, 5)))
     timings = {}
@@ -416,7 +416,7 @@ def test_steps_after_the_first_run_in_parallel(write_module, temp_checks, engine
         began = time.monotonic()
         assert run(path, ids, engine_runner, parallel=parallel).passed
         timings[parallel] = time.monotonic() - began
-    assert timings[1] >= 2.0 and timings[2] < timings[1] - 0.6, timings
+    assert timings[1] >= 3.0 and timings[2] < timings[1] - 0.75, timings  # two at a time save 1.5 s
 
 
 def test_a_parallel_step_that_hangs_costs_only_itself(write_module, temp_checks, engine_runner):
