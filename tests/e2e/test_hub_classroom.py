@@ -41,11 +41,15 @@ def give_home(home, *, tools_source):
     shutil.copyfile(REPO_ROOT / "labs" / NOTEBOOK, home / NOTEBOOK)
 
 
-def log_in(page, hub, user):
+def submit_login(page, hub, user, password):
     page.goto(hub.login_url)
     page.fill("#username_input", user)
-    page.fill("#password_input", PASSWORD)
+    page.fill("#password_input", password)
     page.click("#login_submit")
+
+
+def log_in(page, hub, user):
+    submit_login(page, hub, user, PASSWORD)
     # The hub spawns the learner's server, then redirects into JupyterLab.
     page.wait_for_url(re.compile(rf"/user/{user}/lab"), timeout=120_000)
     page.wait_for_selector("#jp-main-dock-panel", timeout=90_000)
@@ -64,6 +68,10 @@ def test_learner_checks_in_the_hub_and_the_instructor_batch_grades_the_homes(
 
     with running_hub(work=tmp_path / "hub", home_root=home_root, users=["alice", "bob"],
                      password=PASSWORD, proxy=configurable_http_proxy) as hub:
+        submit_login(page, hub, "alice", "not the password")
+        page.wait_for_selector("#login-main .login_error, .login_error", timeout=30_000)
+        assert "/hub/login" in page.url, "a wrong password got past the hub"
+
         log_in(page, hub, "alice")
         # Her lab's file browser shows her home: the package and the notebook handed out.
         for name in ("agtool", NOTEBOOK):
