@@ -69,9 +69,24 @@ def _refuse_link_outside(file: Path, folder: Path) -> None:
 
 
 def learner_path(path: "str | os.PathLike[str] | None" = None) -> Path:
-    """The module the labs work on: ``path``, else ``$AGTOOL_MODULE``, else ``agtool/tools.py``."""
-    chosen = path or os.environ.get(ENV_VAR) or DEFAULT_MODULE
+    """The module the labs work on.
+
+    ``path`` if given, else ``$AGTOOL_MODULE``, else the ``agtool/tools.py``
+    found from the working folder (a notebook's folder: the learner's copy of
+    the lab, e.g. ``~/labs`` beside ``~/agtool`` on a hub), else this
+    checkout's ``agtool/tools.py``.
+    """
+    chosen = path or os.environ.get(ENV_VAR) or _nearby_module() or DEFAULT_MODULE
     return resolve_submission(chosen)
+
+
+def _nearby_module() -> "Path | None":
+    here = Path.cwd()
+    for folder in (here, here.parent):
+        candidate = folder / "agtool" / "tools.py"
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def load_module(path: "str | os.PathLike[str] | None" = None) -> ModuleType:

@@ -813,11 +813,25 @@ def bwrap_prefix() -> list[str]:
 
     Its own PID namespace (step code cannot see or signal the grader's other
     processes), no network, the whole file system read-only, and a small
-    private ``/tmp`` (the steps' scratch folders).
+    private ``/tmp`` (the steps' scratch folders). The interpreter, its
+    environment and the import paths are bound back read-only where the
+    private ``/tmp`` would hide them (a checkout or a virtualenv under /tmp).
     """
+    rebind = []
+    # The folder holding the grader package too: an editable install imports it from there.
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for path in _under_tmp([sys.prefix, sys.base_prefix, os.path.dirname(sys.executable), package_root,
+                            *_importable_paths()]):
+        rebind += ["--ro-bind", path, path]
     return ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
             "--unshare-uts", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+            "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp", *rebind, "--chdir", "/tmp"]
+
+
+def _under_tmp(paths: "list[str]") -> "list[str]":
+    """The distinct real paths below /tmp, parents before children (bwrap mounts in order)."""
+    found = {os.path.realpath(p) for p in paths if p}
+    return sorted(p for p in found if p.startswith("/tmp/") and os.path.exists(p))
 
 
 _bwrap_checked: "bool | None" = None
