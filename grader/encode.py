@@ -30,8 +30,10 @@ Example::
 """
 from __future__ import annotations
 
-import json
+import builtins
+import importlib.util
 import math
+from types import ModuleType
 from typing import Any
 
 MAX_STR = 4000      # longer strings arrive tagged (and so never equal a plain value)
@@ -47,6 +49,32 @@ _SAFE_CLASSES = {
     "builtins.list": list, "builtins.dict": dict, "builtins.tuple": tuple,
     "builtins.set": set, "builtins.frozenset": frozenset, "builtins.NoneType": type(None),
 }
+
+
+def private_module_copy(name: str) -> ModuleType:
+    """A new copy of the standard-library module ``name``, executed now and registered nowhere.
+
+    The grader's child runs learner code in its own process, and that code
+    may patch shared modules (``json.loads = ...``, ``sys.modules["json"] =
+    ...``, ``builtins.isinstance = ...``). Objects built from this copy while
+    the grader is imported (before any learner code) look up neither the
+    shared module's attributes nor the shared ``builtins`` later: the copy has
+    its own globals and its own snapshot of the builtins. (Code with frame or
+    ``gc`` access can still reach anything in the process; see SECURITY.md.)
+
+    >>> private_module_copy("json.decoder").JSONDecoder().decode('{"a": [1, true]}')
+    {'a': [1, True]}
+    """
+    spec = importlib.util.find_spec(name)
+    private = importlib.util.module_from_spec(spec)
+    private.__builtins__ = dict(builtins.__dict__)
+    spec.loader.exec_module(private)
+    return private
+
+
+# The canonical order of set items: a private encoder, so that a submission
+# patching ``json.dumps`` cannot change how the child orders what it sends.
+_canonical_json = private_module_copy("json.encoder").JSONEncoder(sort_keys=True).encode
 
 
 class _Budget:
@@ -129,7 +157,7 @@ def _encode_container(value: Any, tp: type, depth: int, active: set, budget: _Bu
     if tp in (set, frozenset):
         items = _encode_items(list(value), depth, active, budget)
         # A canonical order so two equal sets encode the same way.
-        items.sort(key=lambda item: json.dumps(item, sort_keys=True))
+        items.sort(key=_canonical_json)
         return {"$set": items, "$kind": tp.__name__}
     pairs = list(value.items())
     if all(type(k) is str and not k.startswith("$") for k, _ in pairs) and len(pairs) <= MAX_ITEMS:

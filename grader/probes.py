@@ -16,12 +16,15 @@ Probe kinds (``PROBES``):
 
 ``calls``
     A sequence of operations (``steps``) with optional spies in
-    ``TOOLS[name]["fn"]``: ``call`` a module function, ``set`` a module name,
+    ``TOOLS[name]["fn"]`` (and, counting only, in the module's own function of
+    that name): ``call`` a module function, ``set`` a module name,
     ``contract`` (change or delete a value inside ``TOOLS``), ``add_tool``,
     ``cache`` (read ``CACHE`` keys), ``attr`` (read a module name), ``keys``
     (the keys of a module dict), ``report`` (run ``write_report`` and read the
     two files back). After every operation the spy run counts and ``CALLS``
-    are recorded.
+    are recorded. The counts are kept where learner code does not look
+    (:class:`Tally`), and the report files are read with references taken
+    before any learner code ran.
 ``tools_table``
     The structure of ``TOOLS`` (with type objects encoded as ``$class``).
 ``state_reducers``
@@ -40,19 +43,31 @@ Example (in-process, as the tests do)::
 from __future__ import annotations
 
 import builtins
-import json
+import itertools
 import os
-import shutil
+import stat
 from typing import Any, Callable
 
 from grader import cases
-from grader.encode import decode, encode
+from grader.encode import decode, encode, private_module_copy
 
 MAX_MESSAGE = 300
 MAX_SEEN = 12          # spy calls remembered per spy
 MAX_TEXT = 20000       # characters of tool_report.md sent back
 REPORT_FILES = ("tool_report.json", "tool_report.md")
 _MISSING = object()
+
+# What the probes use to read the learner's report files, taken when the
+# grader is imported: the child imports this module before the submission,
+# and a submission may patch ``json``, ``sys.modules["json"]``, ``open`` or
+# ``os`` to make the grader read what it wants. The decoder comes from a
+# private copy of ``json.decoder`` (no module attribute a submission can
+# reach leads to it); the rest are C functions whose behaviour does not go
+# through patchable module attributes.
+_json_decode = private_module_copy("json.decoder").JSONDecoder().decode
+_open, _stat, _lstat, _unlink, _mkdir = builtins.open, os.stat, os.lstat, os.unlink, os.mkdir
+_getcwd, _getpid, _is_regular, _SEP = os.getcwd, os.getpid, stat.S_ISREG, os.sep
+_folder_numbers = itertools.count(1)  # report folders are never reused within a process
 
 
 def _message(exc: BaseException) -> str:
@@ -104,40 +119,93 @@ def _exception_class(spec: Any) -> type:
     raise SetupError(f"unknown exception type {spec!r}")
 
 
-class Spy:
-    """Stands in for ``TOOLS[name]["fn"]``: counts runs, then acts as ``spec`` says.
+class Tally:
+    """How often each spied tool's body was entered during one probe, and how it was called.
+
+    The counts live here, not on the spy functions: learner code that winds
+    back counters it can find (``fn.runs -= 1``, ``fn.seen.pop()``,
+    ``CALLS.update(before)``) finds nothing to wind back. Only the spies'
+    closures and the probe's session hold this object. That keeps out a
+    submission that looks at the function in ``TOOLS``; code walking frames,
+    closures or ``gc`` can reach anything in the process (SECURITY.md), which
+    is why ``CALLS`` is judged as well.
+
+    Nested entries count once: a ``TOOLS`` entry wrapping the module function
+    (both spied) runs one tool body, not two.
+
+    >>> tally = Tally(["stock_lookup"])
+    >>> tally.run("stock_lookup", lambda: tally.run("stock_lookup", lambda: 7))
+    7
+    >>> tally.runs
+    {'stock_lookup': 1}
+    """
+
+    def __init__(self, names: "list[str]") -> None:
+        self.runs = {name: 0 for name in names}
+        self.seen: dict[str, list] = {name: [] for name in names}
+        self._depth = 0
+
+    def note_call(self, name: str, args: tuple, kwargs: dict) -> None:
+        seen = self.seen[name]
+        if len(seen) < MAX_SEEN:
+            seen.append({"positional": encode(list(args)), "kwargs": encode(kwargs)})
+
+    def run(self, name: str, body: Callable[[], Any]) -> Any:
+        """Count one run of ``name`` unless another spied run is in progress, then run ``body``."""
+        if self._depth == 0:
+            self.runs[name] += 1
+        self._depth += 1
+        try:
+            return body()
+        finally:
+            self._depth -= 1
+
+
+def make_spy(name: str, spec: dict, original: Callable, tally: Tally) -> Callable:
+    """The function put in ``TOOLS[name]["fn"]``: counts a run in ``tally``, then acts as ``spec`` says.
 
     Modes: ``original`` (call the learner's function), ``return`` (a fresh copy
     of ``value``), ``raise`` (an exception of type ``exc``), ``table`` (a
     faithful tool over the spec's table, honouring ``limit`` unless
-    ``ignore_limit``).
+    ``ignore_limit``). A plain function with no attributes of its own.
+    """
+    mode = spec.get("mode", "original")
+    if mode not in ("original", "return", "raise", "table"):
+        raise SetupError(f"unknown spy mode {mode!r}")
+    exc_class = _exception_class(spec.get("exc")) if mode == "raise" else None
+
+    def act(args: tuple, kwargs: dict) -> Any:
+        if mode == "original":
+            return original(*args, **kwargs)
+        if mode == "return":
+            return decode(spec.get("value"))
+        if mode == "raise":
+            raise exc_class("raised by the grader's spy")
+        bound = dict(zip(cases.ARG_NAMES, args))
+        bound.update(kwargs)
+        limit = None if spec.get("ignore_limit") else bound["limit"]
+        return cases.lookup_result(bound["sku"], bound["region"], limit)
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        tally.note_call(name, args, kwargs)
+        return tally.run(name, lambda: act(args, kwargs))
+
+    spy.__name__ = spy.__qualname__ = name
+    return spy
+
+
+def make_module_spy(name: str, original: Callable, tally: Tally) -> Callable:
+    """The function put in the module's own name ``name``: counts a run, then calls the learner's function.
+
+    It catches a ``call_tool`` that goes around ``TOOLS`` (``globals()[name](**args)``);
+    it always runs the real body, whatever the ``TOOLS`` spy's mode.
     """
 
-    def __init__(self, spec: dict, original: Callable) -> None:
-        self.spec = spec
-        self.original = original
-        self.runs = 0
-        self.seen: list[dict] = []
-        self.mode = spec.get("mode", "original")
-        if self.mode == "raise":
-            self.exc_class = _exception_class(spec.get("exc"))
+    def module_spy(*args: Any, **kwargs: Any) -> Any:
+        return tally.run(name, lambda: original(*args, **kwargs))
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        self.runs += 1
-        if len(self.seen) < MAX_SEEN:
-            self.seen.append({"positional": encode(list(args)), "kwargs": encode(kwargs)})
-        if self.mode == "original":
-            return self.original(*args, **kwargs)
-        if self.mode == "return":
-            return decode(self.spec.get("value"))
-        if self.mode == "raise":
-            raise self.exc_class("raised by the grader's spy")
-        if self.mode == "table":
-            bound = dict(zip(cases.ARG_NAMES, args))
-            bound.update(kwargs)
-            limit = None if self.spec.get("ignore_limit") else bound["limit"]
-            return cases.lookup_result(bound["sku"], bound["region"], limit)
-        raise SetupError(f"unknown spy mode {self.mode!r}")
+    module_spy.__name__ = module_spy.__qualname__ = name
+    return module_spy
 
 
 # ---------------------------------------------------------------------------
@@ -152,8 +220,7 @@ class _Session:
         self.module = module
         self.ctx = ctx
         self.undo: list[Callable[[], None]] = []
-        self.spies: dict[str, Spy] = {}
-        self.reports = 0
+        self.tally = Tally(list((params.get("spies") or {}).keys()))
 
     # -- setup --------------------------------------------------------------
     def tools(self) -> dict:
@@ -170,10 +237,13 @@ class _Session:
         if not isinstance(entry, dict) or "fn" not in entry:
             raise SetupError(f"TOOLS[{name!r}] is not a dict with an 'fn' entry the grader can swap for its spy")
         original = entry["fn"]
-        spy = Spy(spec, original)
-        entry["fn"] = spy
+        entry["fn"] = make_spy(name, spec, original, self.tally)
         self.undo.append(lambda: entry.__setitem__("fn", original))
-        self.spies[name] = spy
+        # The module's own function too, for code that calls it around TOOLS.
+        module, own = self.module, getattr(self.module, name, None)
+        if callable(own):
+            setattr(module, name, make_module_spy(name, own, self.tally))
+            self.undo.append(lambda: setattr(module, name, own))
 
     def clear_cache(self) -> None:
         cache = getattr(self.module, "CACHE", None)
@@ -186,7 +256,7 @@ class _Session:
 
     # -- snapshots ----------------------------------------------------------
     def snapshot(self) -> dict:
-        out = {"spy_runs": {name: spy.runs for name, spy in self.spies.items()}}
+        out = {"spy_runs": dict(self.tally.runs)}
         out["calls"] = encode(getattr(self.module, "CALLS", None))
         return out
 
@@ -276,37 +346,67 @@ class _Session:
         if fn is _MISSING:
             return {"missing": "write_report"}
         if step.get("folder") == "default":
-            folder = os.path.dirname(os.path.abspath(self.ctx.module_path))
+            folder = _parent_folder(self.ctx.module_path)
             for name in REPORT_FILES:
-                path = os.path.join(folder, name)
-                if os.path.lexists(path):
-                    os.remove(path)
+                _remove_if_present(folder + _SEP + name)
             value = fn()
         else:
-            self.reports += 1
-            folder = os.path.join(self.ctx.scratch, f"grader_report_{os.getpid()}_{self.reports}")
-            shutil.rmtree(folder, ignore_errors=True)
-            os.makedirs(folder)
+            folder = _new_folder(self.ctx.scratch)
             value = fn(folder=folder)
         return {"value": encode(value), "files": _read_report_files(folder)}
 
 
+def _parent_folder(path: str) -> str:
+    if not path.startswith(_SEP):
+        path = _getcwd() + _SEP + path
+    return path.rpartition(_SEP)[0] or _SEP
+
+
+def _remove_if_present(path: str) -> None:
+    try:
+        _lstat(path)
+    except OSError:
+        return
+    _unlink(path)
+
+
+def _new_folder(scratch: str) -> str:
+    """A folder this call created (so it is empty), under ``scratch``."""
+    while True:
+        folder = f"{scratch}{_SEP}grader_report_{_getpid()}_{next(_folder_numbers)}"
+        try:
+            _mkdir(folder)
+        except FileExistsError:  # left by learner code: never read what someone else wrote
+            continue
+        return folder
+
+
+def _is_file(path: str) -> bool:
+    try:
+        return _is_regular(_stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _read_text(path: str, limit: int = -1) -> str:
+    with _open(path, encoding="utf-8") as fh:
+        return fh.read(limit)
+
+
 def _read_report_files(folder: str) -> dict:
+    """Both report files, read with the references taken at import (see the top of the module)."""
     out: dict = {}
-    json_path = os.path.join(folder, REPORT_FILES[0])
-    md_path = os.path.join(folder, REPORT_FILES[1])
-    out["json_exists"] = os.path.isfile(json_path)
-    out["md_exists"] = os.path.isfile(md_path)
+    json_path, md_path = (folder + _SEP + name for name in REPORT_FILES)
+    out["json_exists"] = _is_file(json_path)
+    out["md_exists"] = _is_file(md_path)
     if out["json_exists"]:
         try:
-            with open(json_path, encoding="utf-8") as fh:
-                out["json"] = encode(json.load(fh))
-        except (ValueError, OSError) as exc:
+            out["json"] = encode(_json_decode(_read_text(json_path)))
+        except Exception as exc:  # noqa: BLE001 - not UTF-8, not JSON, unreadable: all "not valid JSON"
             out["json_error"] = f"{type(exc).__name__}: {_message(exc)}"
     if out["md_exists"]:
         try:
-            with open(md_path, encoding="utf-8") as fh:
-                out["md"] = fh.read(MAX_TEXT)
+            out["md"] = _read_text(md_path, MAX_TEXT)
         except (ValueError, OSError) as exc:
             out["md_error"] = f"{type(exc).__name__}: {_message(exc)}"
     return out
@@ -324,8 +424,7 @@ def probe_calls(module: Any, params: dict, ctx: Any) -> dict:
             session.install_spy(name, spec)
         start = session.snapshot()
         records = [session.run(step) for step in params.get("steps", [])]
-        spies_seen = {name: spy.seen for name, spy in session.spies.items()}
-        return {"start": start, "records": records, "spy_seen": spies_seen}
+        return {"start": start, "records": records, "spy_seen": session.tally.seen}
     finally:
         session.restore()
 

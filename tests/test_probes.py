@@ -185,6 +185,140 @@ def _without_calls(observations):
     return strip(observations)
 
 
+# --------------------------------------------------------------------------- learner code working against the probes
+
+_REFUSED = {"op": "call", "fn": "call_tool",
+            "args": ["stock_lookup", {"sku": "SKU-1001", "region": "mars", "limit": 2}]}
+_BOTH_ORIGINAL = {"stock_lookup": {"mode": "original"}, "legacy_stock": {"mode": "original"}}
+
+
+def test_spy_counts_survive_learner_code_that_winds_back_every_counter_it_finds(solution):
+    module, ctx = solution
+    real = module.call_tool
+
+    def call_tool(name, args):  # runs the tool first, then erases the evidence
+        fn = module.TOOLS[name]["fn"]
+        before = dict(module.CALLS)
+        try:
+            fn(**args)
+        except Exception:
+            pass
+        for attr in ("runs", "count", "calls", "n"):
+            if type(getattr(fn, attr, None)) is int:
+                setattr(fn, attr, getattr(fn, attr) - 1)
+        if isinstance(getattr(fn, "seen", None), list) and fn.seen:
+            fn.seen.pop()
+        module.CALLS.clear()
+        module.CALLS.update(before)
+        return real(name, args)
+
+    module.call_tool = call_tool
+    record = run_probe(module, _calls([_REFUSED], spies=_BOTH_ORIGINAL), ctx)["records"][0]
+    assert record["value"]["error"] == "args:allowed:region"
+    assert record["spy_runs"] == {"stock_lookup": 1, "legacy_stock": 0}
+
+
+def test_a_body_run_around_tools_is_counted_and_the_module_function_restored(solution):
+    module, ctx = solution
+    real, lookup = module.call_tool, module.stock_lookup
+
+    def call_tool(name, args):  # globals()[name](**args) before validating
+        try:
+            vars(module)[name](**args)
+        except Exception:
+            pass
+        return real(name, args)
+
+    module.call_tool = call_tool
+    obs = run_probe(module, _calls([_REFUSED], spies=_BOTH_ORIGINAL), ctx)
+    record = obs["records"][0]
+    assert record["spy_runs"] == {"stock_lookup": 1, "legacy_stock": 0}
+    assert record["calls"]["stock_lookup"] == obs["start"]["calls"]["stock_lookup"] + 1
+    assert module.stock_lookup is lookup
+
+
+def test_a_tools_entry_wrapping_the_module_function_counts_one_run(solution):
+    module, ctx = solution
+    module.TOOLS["stock_lookup"]["fn"] = lambda **kw: module.stock_lookup(**kw)
+    step = {"op": "call", "fn": "call_tool", "args": ["stock_lookup", {"sku": "SKU-1001", "region": "north", "limit": 2}]}
+    record = run_probe(module, _calls([step], spies=_BOTH_ORIGINAL), ctx)["records"][0]
+    assert record["value"]["ok"] is True
+    assert record["spy_runs"] == {"stock_lookup": 1, "legacy_stock": 0}
+
+
+@pytest.mark.parametrize("check_id", ["step3/blocked_before_call", "step3/unknown_tool", "step2/never_runs_body"])
+def test_refused_call_checks_also_watch_calls(check_id):
+    """A body no spy saw (a function saved at import) still moves CALLS, and that fails the check."""
+    check = CHECKS[check_id]
+    probes = check.probes(check_rng(3, check_id))
+    steps = probes[0].params["steps"]
+    zero = {"stock_lookup": 0, "legacy_stock": 0}
+
+    def observation(moved_from: int) -> dict:
+        records = []
+        for i, st in enumerate(steps):
+            value = {"ok": False, "value": None, "error": "args:unknown_tool"} if st["args"][0] not in zero else ""
+            records.append({"value": value, "spy_runs": dict(zero),
+                            "calls": {"stock_lookup": int(i >= moved_from), "legacy_stock": 0}})
+        return {"start": {"spy_runs": dict(zero), "calls": dict(zero)}, "records": records}
+
+    assert check.judge(probes, [observation(len(steps))]).passed
+    verdict = check.judge(probes, [observation(len(steps) - 1)])
+    assert not verdict.passed and "CALLS" in verdict.message + verdict.got
+
+
+def test_report_files_are_read_with_references_taken_before_learner_code(solution, monkeypatch):
+    import builtins
+    import io
+    import json
+    import os
+    import sys
+    import types
+
+    module, ctx = solution
+    forged = {"forged": True}
+    real_open = builtins.open
+
+    def forging_open(file, *args, **kwargs):
+        if str(file).endswith("tool_report.json") and "w" not in (args[0] if args else kwargs.get("mode", "r")):
+            return io.StringIO(json.dumps(forged))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(json, "loads", lambda *a, **k: forged)
+    monkeypatch.setattr(json, "load", lambda *a, **k: forged)
+    monkeypatch.setattr(json.decoder.JSONDecoder, "decode", lambda self, *a, **k: forged)
+    monkeypatch.setitem(sys.modules, "json", types.SimpleNamespace(loads=json.loads, load=json.load))
+    monkeypatch.setattr(builtins, "open", forging_open)
+    monkeypatch.setattr(os.path, "isfile", lambda path: False)
+    record = run_probe(module, _calls([{"op": "report", "folder": "scratch"}]), ctx)["records"][0]
+    monkeypatch.undo()
+    files = record["files"]
+    assert files["json_exists"] and files["md_exists"]
+    assert files["json"] == record["value"] and "forged" not in files["json"]
+
+
+def test_a_report_folder_someone_else_made_is_never_used(tmp_path, monkeypatch):
+    import itertools
+    import os
+
+    from grader import probes
+
+    monkeypatch.setattr(probes, "_folder_numbers", itertools.count(1))
+    planted = tmp_path / f"grader_report_{os.getpid()}_1"
+    planted.mkdir()
+    (planted / "tool_report.json").write_text("{}")
+    folder = probes._new_folder(str(tmp_path))
+    assert folder == str(tmp_path / f"grader_report_{os.getpid()}_2") and os.listdir(folder) == []
+
+
+def test_set_order_does_not_depend_on_the_shared_json_module(monkeypatch):
+    import json
+
+    items = {f"k{i:02d}" for i in range(12)}
+    monkeypatch.setattr(json, "dumps", lambda *a, **k: "same for everything")
+    assert encode(items)["$set"] == sorted(items)
+
+
 # --------------------------------------------------------------------------- judges
 
 

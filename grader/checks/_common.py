@@ -141,8 +141,14 @@ def value_of(rec: dict, st: dict, message: str) -> Any:
     return rec["value"]
 
 
-def check_expect(st: dict, rec: dict, message: str) -> None:
-    """Compare one record with its step's ``expect`` (strict types), and its spy ``runs``."""
+def check_expect(st: dict, rec: dict, message: str, start: "dict | None" = None) -> None:
+    """Compare one record with its step's ``expect`` (strict types), and its spy ``runs``.
+
+    When ``runs`` says no tool body may have run yet, ``CALLS`` must also be
+    where it was at the probe's ``start``: the spies see the functions the
+    grader can swap, ``CALLS`` sees a body reached any other way (LAB_SPEC:
+    CALLS stays the same after wrong arguments).
+    """
     if "expect" in st:
         if "value" not in rec or not strict_equal(rec["value"], st["expect"]):
             raise Fail(message, call=st.get("label", ""), expected=show(st["expect"]), got=outcome(rec))
@@ -153,14 +159,37 @@ def check_expect(st: dict, rec: dict, message: str) -> None:
                 raise Fail(f"The body of {tool} ran {runs.get(tool)} time(s) by the end of this call; "
                            f"it should have run {n} time(s).", call=st.get("label", ""),
                            expected=f"{n} run(s) of {tool}", got=f"{runs.get(tool)} run(s)")
+        if start is not None and not any(st["runs"].values()):
+            check_calls_unchanged(start.get("calls"), rec.get("calls"), st.get("label", ""))
+
+
+def check_calls_unchanged(before: Any, after: Any, call: str,
+                          message: str = "CALLS changed although no tool body may run here: a tool body "
+                                         "ran, even if not through TOOLS[name]['fn'].") -> None:
+    """:class:`Fail` when ``CALLS`` moved between two records (skipped when it is not a dict of ints).
+
+    >>> check_calls_unchanged({"stock_lookup": 2}, {"stock_lookup": 2}, "x")
+    >>> try:
+    ...     check_calls_unchanged({"stock_lookup": 2, "legacy_stock": 0}, {"stock_lookup": 3, "legacy_stock": 0}, "x")
+    ... except Fail as exc:
+    ...     print(exc.got)
+    CALLS changed by stock_lookup: +1
+    """
+    delta = calls_delta(before, after)
+    moved = {tool: n for tool, n in sorted((delta or {}).items(), key=lambda kv: str(kv[0])) if n}
+    if moved:
+        raise Fail(message, call=call, expected="CALLS unchanged",
+                   got="CALLS changed by " + ", ".join(f"{tool}: {n:+d}" for tool, n in moved.items()))
 
 
 def judge_expectations(probes: list, observations: list, message: str) -> Verdict:
     """Every step's ``expect``/``runs`` holds, else a failed verdict naming the first miss."""
     try:
         for probe, obs in zip(probes, observations):
-            for st, rec in zip(probe.params["steps"], records_of(probe, obs)):
-                check_expect(st, rec, message)
+            records = records_of(probe, obs)
+            start = obs.get("start") if isinstance(obs.get("start"), dict) else None
+            for st, rec in zip(probe.params["steps"], records):
+                check_expect(st, rec, message, start)
     except Fail as exc:
         return Verdict.fail(exc.message, call=exc.call, expected=exc.expected, got=exc.got)
     return Verdict.ok()

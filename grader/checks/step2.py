@@ -4,8 +4,8 @@ from __future__ import annotations
 import random
 
 from grader import cases
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, expectations_judge, op,
-                                   outcome, records_of, step)
+from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, check_calls_unchanged,
+                                   expectations_judge, op, outcome, records_of, step)
 from grader.registry import Probe, Verdict
 
 
@@ -87,12 +87,17 @@ def _no_body_probes(rng: random.Random) -> list[Probe]:
 
 
 def _no_body_judge(probes: list, observations: list) -> Verdict:
-    probe = probes[0]
-    for st, rec in zip(probe.params["steps"], records_of(probe, observations[0])):
+    probe, obs = probes[0], observations[0]
+    records = records_of(probe, obs)
+    start = obs["start"] if isinstance(obs.get("start"), dict) else {}
+    for st, rec in zip(probe.params["steps"], records):
         runs = rec.get("spy_runs", {})
         if any(runs.get(tool) != 0 for tool in cases.TOOL_NAMES):
             raise Fail("validate_args ran a tool body: it must only read the contract table.",
                        call=st["label"], expected="0 runs of each tool", got=f"runs {runs}")
+        # A body reached around the spies still moves CALLS.
+        check_calls_unchanged(start.get("calls"), rec.get("calls"), st["label"],
+                              "validate_args ran a tool body (CALLS changed): it must only read the contract table.")
     return Verdict.ok()
 
 

@@ -272,6 +272,20 @@ MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
     "tool_runs_of_one_tool": ("step7/tool_runs_measured", d(
         ('    result["tool_runs"] = sum(CALLS.values()) - before\n',
          '    result["tool_runs"] = CALLS["stock_lookup"] - before\n'))),
+    # A dry run before the refusal that goes around TOOLS: the module's own
+    # function (seen by the grader's module-level spy) ...
+    "dry_run_by_module_name": ("step3/blocked_before_call", d(
+        (_ARGS_REFUSED, '        if name in TOOLS:\n            try:\n                globals()[name](**args)\n'
+                        '            except Exception:\n                pass\n' + _ARGS_REFUSED),
+        affects=(5, 6, 7, 8))),
+    # ... or a reference saved at import, which no spy can replace: only CALLS shows it.
+    "dry_run_through_saved_reference": ("step3/blocked_before_call", d(
+        ('def call_tool(name: str, args: dict) -> dict:\n',
+         '_DRY_RUN = {"stock_lookup": stock_lookup, "legacy_stock": legacy_stock}\n\n\n'
+         'def call_tool(name: str, args: dict) -> dict:\n'),
+        (_ARGS_REFUSED, '        if name in _DRY_RUN:\n            try:\n                _DRY_RUN[name](**args)\n'
+                        '            except Exception:\n                pass\n' + _ARGS_REFUSED),
+        affects=(5, 6, 7, 8))),
     "report_ignores_folder": ("step8/writes_both_files", d(
         ('folder = Path(folder) if folder is not None else Path(__file__).resolve().parent',
          'folder = Path(__file__).resolve().parent'))),
