@@ -131,9 +131,9 @@ def _grade_with_cli(run: Run, secret: str) -> None:
         run.crash = f"the CLI exited {done.returncode} without a JSON report:\n{run.cli_output[-2000:]}"
 
 
-# Cases whose defence is missing from the grader as it stands (each named in
-# SECURITY.md under "Known gaps"): they stay in the corpus, marked, so that the
-# fix turns them into plain passes (xfail is strict).
+# A case whose defence is missing from the grader stays in the corpus, marked
+# here with the reason (and named in SECURITY.md), so that the fix turns it into
+# a plain pass (xfail is strict). None at the moment.
 KNOWN_GAPS: dict[str, str] = {}
 
 
