@@ -42,6 +42,7 @@ Example (in-process, as the tests do)::
 """
 from __future__ import annotations
 
+import _thread
 import builtins
 import itertools
 import os
@@ -67,6 +68,7 @@ _MISSING = object()
 _json_decode = private_module_copy("json.decoder").JSONDecoder().decode
 _open, _stat, _lstat, _unlink, _mkdir = builtins.open, os.stat, os.lstat, os.unlink, os.mkdir
 _getcwd, _getpid, _is_regular, _SEP = os.getcwd, os.getpid, stat.S_ISREG, os.sep
+_thread_id = _thread.get_ident
 _folder_numbers = itertools.count(1)  # report folders are never reused within a process
 
 
@@ -131,7 +133,8 @@ class Tally:
     is why ``CALLS`` is judged as well.
 
     Nested entries count once: a ``TOOLS`` entry wrapping the module function
-    (both spied) runs one tool body, not two.
+    (both spied) runs one tool body, not two. Nesting is per thread, so a
+    learner thread parked inside one spied run cannot hide another run.
 
     >>> tally = Tally(["stock_lookup"])
     >>> tally.run("stock_lookup", lambda: tally.run("stock_lookup", lambda: 7))
@@ -143,7 +146,7 @@ class Tally:
     def __init__(self, names: "list[str]") -> None:
         self.runs = {name: 0 for name in names}
         self.seen: dict[str, list] = {name: [] for name in names}
-        self._depth = 0
+        self._depth: dict[int, int] = {}  # thread id -> spied runs in progress
 
     def note_call(self, name: str, args: tuple, kwargs: dict) -> None:
         seen = self.seen[name]
@@ -152,13 +155,15 @@ class Tally:
 
     def run(self, name: str, body: Callable[[], Any]) -> Any:
         """Count one run of ``name`` unless another spied run is in progress, then run ``body``."""
-        if self._depth == 0:
+        thread = _thread_id()
+        depth = self._depth.get(thread, 0)
+        if depth == 0:
             self.runs[name] += 1
-        self._depth += 1
+        self._depth[thread] = depth + 1
         try:
             return body()
         finally:
-            self._depth -= 1
+            self._depth[thread] = depth
 
 
 def make_spy(name: str, spec: dict, original: Callable, tally: Tally) -> Callable:

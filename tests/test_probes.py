@@ -246,6 +246,38 @@ def test_a_tools_entry_wrapping_the_module_function_counts_one_run(solution):
     assert record["spy_runs"] == {"stock_lookup": 1, "legacy_stock": 0}
 
 
+def test_a_run_parked_in_another_thread_does_not_hide_a_run_in_this_one(solution):
+    import threading
+
+    module, ctx = solution
+    real = module.call_tool
+    entered, release = threading.Event(), threading.Event()
+
+    class Parked:  # legacy_stock's body compares it with every row: the first comparison waits
+        def __eq__(self, other):
+            entered.set()
+            release.wait(5)
+            return False
+
+        __hash__ = object.__hash__
+
+    def call_tool(name, args):
+        parked = threading.Thread(target=lambda: vars(module)["legacy_stock"](sku=Parked(), region="north", limit=1))
+        parked.start()
+        entered.wait(5)
+        try:
+            vars(module)[name](**args)
+        except Exception:
+            pass
+        release.set()
+        parked.join()
+        return real(name, args)
+
+    module.call_tool = call_tool
+    record = run_probe(module, _calls([_REFUSED], spies=_BOTH_ORIGINAL), ctx)["records"][0]
+    assert record["spy_runs"] == {"stock_lookup": 1, "legacy_stock": 1}
+
+
 @pytest.mark.parametrize("check_id", ["step3/blocked_before_call", "step3/unknown_tool", "step2/never_runs_body"])
 def test_refused_call_checks_also_watch_calls(check_id):
     """A body no spy saw (a function saved at import) still moves CALLS, and that fails the check."""
