@@ -193,6 +193,11 @@ CASES: list[Case] = [
          Expect(lost=(4, 8)), at="import", replace=_KEEP_REAL_VALIDATE_RESULT),
     Case("spy_counter_reset", "call_tool runs the tool before validating, then winds back every counter",
          "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool"),
+    Case("encoder_rewrites_counts", "runs the tool before validating; patches json.JSONEncoder to report 0 runs",
+         "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="import",
+         replace=(("    reason = validate_args(name, args)\n    if reason:\n",
+                   "    try:\n        TOOLS[name][\"fn\"](**args)\n    except Exception:\n        pass\n"
+                   "    reason = validate_args(name, args)\n    if reason:\n"),)),
     Case("bypass_spy", "call_tool runs the module's tool function before validating, around TOOLS",
          "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool"),
     Case("bool_calls_counters", "CALLS counters start as False instead of 0", "solution",
