@@ -230,10 +230,11 @@ class _StepOutcome:
         r = self.result
         if r.get("timed_out"):
             return f"was killed after the {self.limits.timeout:g} s time limit", " (an endless loop or a blocking call?)"
-        if r.get("signal") is not None:
-            return _signal_text(r["signal"], self.limits), ""
+        # Before the signal: the warm parent SIGKILLs a child whose results it refused.
         if r.get("channel_errors"):
             return "sent results the grader refused (" + "; ".join(r["channel_errors"][:3]) + ")", ""
+        if r.get("signal") is not None:
+            return _signal_text(r["signal"], self.limits), ""
         status = r.get("exit_status")
         if status is not None:
             return f"exited with status {status}", " (sys.exit/os._exit in your code?)"
