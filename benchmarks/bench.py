@@ -208,13 +208,14 @@ def plot(figures: dict, png: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    left.bar(["(a) cold check", "(b) warm step"], [figures["cold"], figures["warm"]], color=["#888", "#2a7"])
+    bars = left.bar(["(a) cold check", "(b) warm step"], [figures["cold"], figures["warm"]], color=["#888", "#2a7"])
+    left.bar_label(bars, fmt="%.2f s")
     left.set_ylabel("seconds (median)")
     left.set_title("Time to feedback")
-    right.bar(["(c) agtool-grade batch", "(d) notebook per submission"],
-              [figures["batch"], figures["notebook"]], color=["#2a7", "#888"])
-    right.set_yscale("log")
-    right.set_ylabel("submissions per second (log)")
+    bars = right.bar(["(c) agtool-grade batch", "(d) notebook per submission"],
+                     [figures["batch"], figures["notebook"]], color=["#2a7", "#888"])
+    right.bar_label(bars, fmt="%.2f/s")
+    right.set_ylabel("submissions per second")
     right.set_title(f"Throughput: {figures['ratio']:.0f}x")
     fig.tight_layout()
     fig.savefig(png, dpi=100)
