@@ -20,8 +20,8 @@ summary) are rebuilt from those files at the end by :mod:`grader.gradebook`,
 so a batch that was killed and resumed ends with the same bytes as one that
 ran straight through.
 
-The grading itself happens in long-lived worker processes (the local pool
-below, or a Dask cluster via :mod:`grader.dask_executor`); each worker calls
+The grading itself happens in long-lived worker processes (the local pool of
+:mod:`grader.pool`, or a Dask cluster via :mod:`grader.dask_executor`); each worker calls
 ``grader.runner.grade`` on a private copy of exactly the hashed bytes.
 
 Example::
@@ -45,7 +45,7 @@ import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 from grader.locate import SubmissionNotFound, resolve_submission
 from grader.report import STEPS, CheckResult, Report
@@ -375,132 +375,6 @@ def _rebase(data, replacements: dict[str, str]):
 
 
 # --------------------------------------------------------------------------
-# The local pool: long-lived workers, each with its own warm runner
-# --------------------------------------------------------------------------
-
-
-# Parent-side ends of every worker's pipe. A forked worker inherits them and
-# must close them: otherwise it keeps its siblings' pipes open and no worker
-# ever sees end-of-file when the batch dies.
-_PARENT_ENDS: set = set()
-
-
-def _die_with_parent() -> None:
-    try:  # Linux: SIGKILL this worker when the batch process goes away
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
-    except (OSError, AttributeError):
-        pass
-
-
-def _worker_main(conn, grade_fn) -> None:
-    # Own process group, so a time-out kills this worker and whatever it forked.
-    os.setsid()
-    _die_with_parent()
-    for end in list(_PARENT_ENDS):
-        end.close()
-    # Inherited streams may be a terminal, a test runner's pipe or a notebook
-    # kernel's; a worker has nothing to say, and must not hold them open.
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    sys.stdout = sys.stderr = open(os.devnull, "w")
-    try:
-        while True:
-            try:
-                task = conn.recv()
-            except (EOFError, OSError):
-                return
-            result = grade_task(task, grade_fn)
-            try:
-                conn.send(result)
-            except (BrokenPipeError, OSError):
-                return  # the batch is gone
-    finally:
-        # A forked worker skips atexit: stop this worker's warm runner by hand.
-        warm = sys.modules.get("grader.warm")
-        if warm is not None:
-            warm.close()
-
-
-class _Worker:
-    def __init__(self, ctx, grade_fn):
-        self.conn, child = ctx.Pipe()
-        _PARENT_ENDS.add(self.conn)
-        self.proc = ctx.Process(target=_worker_main, args=(child, grade_fn), name="agtool-batch-worker")
-        self.proc.start()
-        child.close()
-        self.task: GradeTask | None = None
-        self.deadline = 0.0
-
-    def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, 9)
-        except (ProcessLookupError, PermissionError):
-            self.proc.kill()  # it had not reached setsid() yet: no group of its own
-        self.proc.join(timeout=5)
-        _PARENT_ENDS.discard(self.conn)
-        self.conn.close()
-
-
-def run_local(tasks: list[GradeTask], *, jobs: int, grade_fn: GradeFn | None,
-              hard_limit: float) -> Iterator[tuple[GradeTask, dict]]:
-    """Grade ``tasks`` on ``jobs`` worker processes; yield ``(task, report dict)`` as each finishes.
-
-    A worker that has not answered ``hard_limit`` seconds after it got its
-    task is killed with its whole process group and replaced; a worker that
-    dies is replaced. Either way only that task's row fails.
-    """
-    import multiprocessing
-    import time
-    from collections import deque
-    from multiprocessing.connection import wait
-
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    ctx = multiprocessing.get_context(method)
-    pending = deque(tasks)
-    workers = [_Worker(ctx, grade_fn) for _ in range(max(1, min(jobs, len(tasks))))]
-    try:
-        while pending or any(w.task for w in workers):
-            for w in workers:
-                if w.task is None and pending:
-                    w.task, w.deadline = pending.popleft(), time.monotonic() + hard_limit
-                    try:
-                        w.conn.send(w.task)
-                    except (BrokenPipeError, OSError):
-                        pass  # the worker died while idle: recv() below reports EOF
-            busy = [w for w in workers if w.task]
-            wait_for = max(0.0, min(w.deadline for w in busy) - time.monotonic())
-            ready = set(wait([w.conn for w in busy], timeout=wait_for))
-            now = time.monotonic()
-            for i, w in enumerate(workers):
-                task = w.task
-                if task is None:
-                    continue
-                if w.conn in ready:
-                    try:
-                        report = w.conn.recv()
-                    except (EOFError, OSError):
-                        message = WORKER_DIED
-                    else:
-                        w.task = None
-                        yield task, report
-                        continue
-                elif now >= w.deadline:
-                    message = f"grading stopped: over the time limit of {hard_limit - GRACE:g} s"
-                else:
-                    continue
-                w.kill()
-                workers[i] = _Worker(ctx, grade_fn)
-                yield task, failed_report(task.seed, task.display, message,
-                                          steps=task.steps, only=task.only).to_dict()
-    finally:
-        for w in workers:
-            w.kill()
-
-
-# --------------------------------------------------------------------------
 # Result files and the batch
 # --------------------------------------------------------------------------
 
@@ -662,6 +536,12 @@ def _choose_seed(out: Path, seed: int | None, resume: bool) -> int:
     return secrets.randbelow(1_000_000)
 
 
+def _lost_report(task: GradeTask, timed_out: bool, *, budget: float) -> dict:
+    """The row of a learner whose worker died or ran over its budget (and was killed)."""
+    message = f"grading stopped: over the time limit of {budget:g} s" if timed_out else WORKER_DIED
+    return failed_report(task.seed, task.display, message, steps=task.steps, only=task.only).to_dict()
+
+
 def _execute(tasks, *, executor, scheduler, jobs, grade_fn, timeout, progress):
     from tqdm.auto import tqdm
 
@@ -672,8 +552,14 @@ def _execute(tasks, *, executor, scheduler, jobs, grade_fn, timeout, progress):
 
             results = run_on_dask(tasks, scheduler=scheduler, grade_fn=grade_fn)
         elif executor == "local":
+            from functools import partial
+
+            from grader.pool import run_pool
+
             limit = (timeout if timeout else DEFAULT_TIMEOUT) + GRACE
-            results = run_local(tasks, jobs=jobs or os.cpu_count() or 1, grade_fn=grade_fn, hard_limit=limit)
+            results = run_pool(tasks, jobs=jobs or os.cpu_count() or 1, hard_limit=limit,
+                               work=partial(grade_task, grade_fn=grade_fn),
+                               on_lost=partial(_lost_report, budget=limit - GRACE))
         else:
             raise ValueError(f"unknown executor {executor!r}: use 'local' or 'dask'")
         for task, report in results:
