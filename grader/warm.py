@@ -29,9 +29,9 @@ module-level instance; :func:`close` stops it (also done at exit). With
 bubblewrap: own PID namespace, no network, read-only file system, private
 ``/tmp``; where bubblewrap is unusable it falls back to running without.
 
-The file has three parts: the server (:func:`serve`, :func:`run_job`, the
-child watch), the process-tree cleanup (:func:`kill_descendants`), and the
-client (:class:`WarmRunner`).
+The file has two parts: the server (:func:`serve`, :func:`run_job`, the
+child watch) and the client (:class:`WarmRunner`); the process-tree cleanup
+lives in :mod:`grader.proctree`.
 
 Example::
 
@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import atexit
 import base64
-import ctypes
 import errno
 import gc
 import itertools
@@ -63,6 +62,7 @@ from pathlib import Path
 from typing import Callable
 
 from grader.child import MAX_MESSAGE_BYTES, MESSAGE_TYPES, Limits
+from grader.proctree import become_subreaper, kill_descendants, kill_group
 
 MAX_TOTAL_MESSAGE_BYTES = 16 << 20  # all of one step's messages together
 TRUNCATED_MARK = "\n[... output truncated]\n"
@@ -88,7 +88,7 @@ def serve() -> None:
     then ``{"type": "done", "request": id}``: if a step kills this process,
     the results already written still count.
     """
-    _become_subreaper()
+    become_subreaper()
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     # Keep the protocol on private fds; fds 0 and 1 become /dev/null so that a
     # stray print (ours or a library's) can never corrupt a result line.
@@ -317,7 +317,7 @@ class _StepChild:
     def _kill_group(self) -> None:
         # Once reaped, the pid (and so the group id) may belong to someone else.
         if self._status is None:
-            _kill_group(self.pid)
+            kill_group(self.pid)
 
     # The readers return the number of bytes read: 0 = nothing right now, -1 = stop reading.
 
@@ -411,123 +411,6 @@ def _read_some(fd: int) -> "bytes | None":
         if exc.errno == errno.EINTR:
             return None
         return b""
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)  # the child is its group's leader (setsid)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def kill_descendants(root: "int | None" = None, rounds: int = 50) -> int:
-    """SIGKILL every living descendant of ``root`` (default: this process) and reap them.
-
-    Repeats until a scan of ``/proc`` finds none, because a process can fork
-    between a scan and its kill. Returns how many processes were killed.
-    """
-    root = os.getpid() if root is None else root
-    killed = 0
-    for _ in range(rounds):
-        alive = [pid for pid, state in _descendants(root) if state != "Z"]
-        for pid in alive:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except ProcessLookupError:
-                pass
-        _reap_zombies()
-        if not alive:
-            break
-        time.sleep(0.001)
-    return killed
-
-
-def _descendants(root: int) -> list[tuple[int, str]]:
-    """(pid, state) of every descendant of ``root``, from ``/proc/<pid>/task/<tid>/children``.
-
-    Walking down from ``root`` reads a few small files; scanning all of
-    ``/proc`` costs milliseconds. Falls back to the scan where the kernel
-    does not offer ``children``.
-    """
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        children = _children_of(pid)
-        if children is None:
-            return _descendants_by_scan(root)
-        for child in children:
-            found.append((child, _state_of(child)))
-            todo.append(child)
-    return found
-
-
-def _children_of(pid: int) -> "list[int] | None":
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []  # it is gone
-    children: list[int] = []
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
-                children += [int(c) for c in fh.read().split()]
-        except FileNotFoundError:
-            if not os.path.exists(f"/proc/{pid}/task/{tid}"):
-                continue  # that thread just ended
-            return None  # the kernel has no children files
-        except OSError:
-            continue
-    return children
-
-
-def _state_of(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().decode("ascii", "replace").rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return "Z"  # gone: nothing left to kill
-
-
-def _descendants_by_scan(root: int) -> list[tuple[int, str]]:
-    children: dict[int, list[tuple[int, str]]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                stat = fh.read().decode("ascii", "replace")
-        except OSError:
-            continue
-        rest = stat.rsplit(")", 1)[1].split()  # the command name may hold spaces and ')'
-        children.setdefault(int(rest[1]), []).append((int(name), rest[0]))
-    found, todo = [], [root]
-    while todo:
-        for pid, state in children.get(todo.pop(), ()):
-            found.append((pid, state))
-            todo.append(pid)
-    return found
-
-
-def _reap_zombies() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
-def _become_subreaper() -> None:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans of our children become ours
-        # No PR_SET_PDEATHSIG here: it fires when the client *thread* that
-        # started us ends (a thread pool, a widget callback). We stop when
-        # our stdin closes instead, which happens when the client dies.
-    except (OSError, AttributeError):
-        pass
 
 
 def _preload() -> list[str]:

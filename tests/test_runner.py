@@ -376,9 +376,9 @@ def test_closing_the_runner_mid_step_leaves_nothing_running(write_module, temp_c
 
 
 def _descendant_pids(root: int) -> list[int]:
-    from grader.warm import _descendants
+    from grader.proctree import descendants
 
-    return [pid for pid, state in _descendants(root) if state != "Z"]
+    return [pid for pid, state in descendants(root) if state != "Z"]
 
 
 def _alive(pid: int) -> bool:
