@@ -14,8 +14,11 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# Jupyter refuses to run as root unless told; a fresh container or VM often is root.
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
 lab: $(STAMP)
-	$(BIN)/jupyter lab labs/
+	$(BIN)/jupyter lab labs/ $(ALLOW_ROOT)
 
 test: $(STAMP) e2e-deps
 	$(BIN)/python -m pytest
