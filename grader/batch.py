@@ -159,28 +159,25 @@ def _from_folder(folder: Path) -> list[Submission]:
     dirs = _visible_dirs(folder)
     files = sorted(p for p in folder.glob("*.py") if p.is_file() and not p.name.startswith("."))
     names = [d.name for d in dirs] + [re.sub(r"[_-]?tools$", "", f.stem) or f.stem for f in files]
-    found = []
-    for learner, entry in zip(_unique_ids(names), [*dirs, *files]):
-        try:
-            file = resolve_submission(entry)
-            found.append(Submission(learner, file, str(file)))
-        except SubmissionNotFound as exc:
-            found.append(Submission(learner, None, str(entry), error=str(exc)))
-    return sorted(found, key=lambda s: s.learner)
+    return _submissions(_unique_ids(names), [*dirs, *files])
 
 
 def _from_glob(pattern: str) -> list[Submission]:
     matches = sorted(Path(m) for m in glob.glob(os.path.expanduser(pattern)))
     if not matches:
         raise SubmissionNotFound(f"no file matches {pattern!r}")
-    raw_ids = _ids_from_paths(matches, pattern)
+    return _submissions(_unique_ids(_ids_from_paths(matches, pattern)), matches)
+
+
+def _submissions(learners: list[str], entries: list[Path]) -> list[Submission]:
+    """A submission per learner, sorted by id; an entry without a module still gets a row, with why."""
     found = []
-    for learner, m in zip(_unique_ids(raw_ids), matches):
+    for learner, entry in zip(learners, entries):
         try:
-            file = resolve_submission(m)
+            file = resolve_submission(entry)
             found.append(Submission(learner, file, str(file)))
         except SubmissionNotFound as exc:
-            found.append(Submission(learner, None, str(m), error=str(exc)))
+            found.append(Submission(learner, None, str(entry), error=str(exc)))
     return sorted(found, key=lambda s: s.learner)
 
 

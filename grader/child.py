@@ -40,6 +40,8 @@ from typing import Any, Callable, NoReturn
 # these names, which are found in this module's globals first.
 from builtins import BaseException, Exception, enumerate, isinstance, len, memoryview, str, type  # noqa: E402,A004
 
+from grader.encode import private_module_copy  # noqa: E402
+
 DEFAULT_RUNNER = "grader.probes:run_probe"
 MESSAGE_TYPES = ("imported", "import_error", "obs", "fatal", "done")
 MAX_MESSAGE_BYTES = 1 << 20  # one observation; larger ones are refused by both sides
@@ -126,26 +128,11 @@ def import_file(path: str, name: str) -> ModuleType:
     return module
 
 
-def _private_json_encode() -> Callable[[Any], str]:
-    """``encode`` of a JSON encoder from a private copy of ``json.encoder``.
-
-    ``json.dumps`` looks up ``json._default_encoder`` and ``json.encoder``'s
-    globals at call time, so a submission could change what it writes. This
-    copy, made when the grader is imported (before any learner code), is
-    reachable by no module name.
-    """
-    import builtins
-
-    spec = importlib.util.find_spec("json.encoder")
-    private = importlib.util.module_from_spec(spec)
-    # Its functions take their builtins from this copy, not from the shared
-    # module a submission can patch (``builtins.isinstance = ...``).
-    private.__builtins__ = dict(builtins.__dict__)
-    spec.loader.exec_module(private)
-    return private.JSONEncoder(ensure_ascii=True).encode
-
-
-_json_encode = _private_json_encode()
+# ``json.dumps`` looks up ``json._default_encoder`` and ``json.encoder``'s
+# globals at call time, so a submission could change what it writes. This
+# encoder comes from a private copy of ``json.encoder`` made when the grader is
+# imported (before any learner code), reachable by no module name.
+_json_encode = private_module_copy("json.encoder").JSONEncoder(ensure_ascii=True).encode
 
 
 def run_step(job: dict, *, scratch: str, result_fd: int, output_fd: int) -> NoReturn:

@@ -1,10 +1,13 @@
 """Shared fixtures: a warm grader process for the engine tests, and temporary checks."""
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
+from grader.locate import load_module
 from grader.registry import CHECKS, Check, register
 from grader.warm import WarmRunner
 
@@ -44,3 +47,17 @@ def write_module(tmp_path):
         return path
 
     return write
+
+
+@pytest.fixture(scope="session")
+def spec_module_path() -> Path:
+    """The module the spec tests judge: ``$AGTOOL_SPEC_MODULE`` (a defect, a learner's file), else the solution."""
+    return Path(os.environ.get("AGTOOL_SPEC_MODULE") or TESTS_DIR.parent / "solutions" / "tools.py")
+
+
+@pytest.fixture
+def sol(spec_module_path):
+    """A fresh import of that module (clean CALLS and CACHE)."""
+    module = load_module(spec_module_path)
+    yield module
+    sys.modules.pop(module.__name__, None)

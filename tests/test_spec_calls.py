@@ -11,20 +11,13 @@ start clean.
 """
 from __future__ import annotations
 
-import os
 import random
 import string
-import sys
-from pathlib import Path
 
 import pytest
 
-from grader.locate import load_module
 
-# AGTOOL_SPEC_MODULE points the suite at another module (a defect, a learner's file).
-SOLUTION = Path(
-    os.environ.get("AGTOOL_SPEC_MODULE") or Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
-)
+# The `sol` fixture (tests/conftest.py) imports $AGTOOL_SPEC_MODULE, else the reference solution.
 SEEDS = range(6)
 TOOL_NAMES = ("stock_lookup", "legacy_stock")
 
@@ -57,14 +50,6 @@ SPEC_STOCK = [
 SPEC_REGIONS = ["north", "south", "east", "west", "central"]
 SPEC_MAX_ROWS = 5
 SKUS = sorted({row["sku"] for row in SPEC_STOCK})
-
-
-@pytest.fixture
-def sol():
-    """A fresh import of the reference solution (clean CALLS and CACHE)."""
-    module = load_module(SOLUTION)
-    yield module
-    sys.modules.pop(module.__name__, None)
 
 
 class Spy:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import operator
-import os
 import random
 import shutil
 import string
@@ -26,10 +25,7 @@ from langgraph.graph import END, START, StateGraph
 
 from grader.locate import load_module
 
-# AGTOOL_SPEC_MODULE points the suite at another module (a defect, a learner's file).
-SOLUTION = Path(
-    os.environ.get("AGTOOL_SPEC_MODULE") or Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
-)
+# The `sol` fixture (tests/conftest.py) imports $AGTOOL_SPEC_MODULE, else the reference solution.
 SEEDS = range(5)
 REGIONS = ["north", "south", "east", "west", "central"]
 MAX_ROWS = 5
@@ -76,14 +72,6 @@ CORRECT_REPORT = {
     "attempts": 2,
     "gave_up": True,
 }
-
-
-@pytest.fixture
-def sol():
-    """A fresh import of the reference solution (clean CALLS and CACHE)."""
-    module = load_module(SOLUTION)
-    yield module
-    sys.modules.pop(module.__name__, None)
 
 
 def wrong_region(rng: random.Random) -> str:
@@ -362,9 +350,9 @@ def test_step8_report_of_a_correct_module(sol, tmp_path):
     assert "3" in section(markdown, headings[3])
 
 
-def test_step8_default_folder_is_the_module_folder(tmp_path):
+def test_step8_default_folder_is_the_module_folder(tmp_path, spec_module_path):
     copy = tmp_path / "tools.py"
-    shutil.copy(SOLUTION, copy)
+    shutil.copy(spec_module_path, copy)
     module = load_module(copy)
     try:
         report = module.write_report()
