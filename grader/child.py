@@ -32,13 +32,13 @@ import signal
 import sys
 import traceback
 from dataclasses import asdict, dataclass, fields
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import Any, Callable, NoReturn
 
 # Module-level bindings of the builtins the reporting path uses: learner code
 # that patches ``builtins`` (say ``len`` or ``isinstance``) does not reach
 # these names, which are found in this module's globals first.
-from builtins import BaseException, Exception, enumerate, isinstance, len, memoryview, str, type  # noqa: E402,A004
+from builtins import BaseException, Exception, compile, enumerate, exec, isinstance, len, memoryview, str, type  # noqa: E402,A004
 
 from grader.encode import private_module_copy  # noqa: E402
 
@@ -99,29 +99,42 @@ class Limits:
 
 
 class StepContext:
-    """What a probe may use besides the module: the scratch folder and fresh imports."""
+    """What a probe may use besides the module: the scratch folder and fresh imports.
+
+    The source is compiled once per step; each fresh import executes that code
+    object in a new module, which is what an import does minus reading and
+    compiling the file again (a few ms a time, and probes import often).
+    """
 
     def __init__(self, scratch: str, module_path: str, name_prefix: str):
         self.scratch = scratch
         self.module_path = module_path
         self._names = (f"{name_prefix}_{n}" for n in itertools.count())
+        self._code: "CodeType | None" = None
 
     def fresh_module(self) -> ModuleType:
         """Import the scratch copy again as a new module object (new name in ``sys.modules``)."""
-        return import_file(self.module_path, next(self._names))
+        if self._code is None:
+            with open(self.module_path, "rb") as fh:
+                self._code = compile(fh.read(), self.module_path, "exec", dont_inherit=True)
+        return import_file(self.module_path, next(self._names), code=self._code)
 
 
-def import_file(path: str, name: str) -> ModuleType:
+def import_file(path: str, name: str, *, code: "CodeType | None" = None) -> ModuleType:
     """Import ``path`` as module ``name`` without putting its folder on ``sys.path``.
 
     Registered in ``sys.modules`` because LangGraph resolves a ``State``'s
-    string annotations through ``sys.modules[State.__module__]``.
+    string annotations through ``sys.modules[State.__module__]``. ``code``,
+    when given, is the file's compiled code (executed instead of reading it).
     """
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        if code is None:
+            spec.loader.exec_module(module)
+        else:
+            exec(code, module.__dict__)  # noqa: S102 - this is the import of the submission
     except BaseException:
         sys.modules.pop(name, None)
         raise

@@ -123,9 +123,42 @@ def register(check: Check) -> Check:
     return check
 
 
-def check_rng(seed: int, check_id: str) -> random.Random:
+class CheckRandom(random.Random):
+    """A check's random source that can also hand out cases shared with other checks.
+
+    ``shared(name)`` gives the same stream to every check of the run that asks
+    for ``name``: checks that draw their scenario from it send identical
+    probes, and the runner runs an identical ``fresh`` probe once per step
+    and gives its observation to each check (see ``grader.runner``).
+
+    >>> a, b = check_rng(5, "step6/x"), check_rng(5, "step6/y")
+    >>> a.shared("orders").random() == b.shared("orders").random()
+    True
+    """
+
+    def __init__(self, seed: int, check_id: str) -> None:
+        super().__init__(f"{seed}:{check_id}")
+        self.run_seed = seed
+
+    def shared(self, name: str) -> random.Random:
+        """A fresh ``random.Random`` for ``name``, the same for every check of this run."""
+        return random.Random(f"{self.run_seed}:shared:{name}")
+
+
+def shared_rng(rng: random.Random, name: str) -> random.Random:
+    """``rng.shared(name)`` for a :class:`CheckRandom`; for a plain ``Random`` (tests), one drawn from it.
+
+    >>> shared_rng(check_rng(1, "a"), "n").random() == shared_rng(check_rng(1, "b"), "n").random()
+    True
+    """
+    if isinstance(rng, CheckRandom):
+        return rng.shared(name)
+    return random.Random(f"{rng.random()}:shared:{name}")
+
+
+def check_rng(seed: int, check_id: str) -> CheckRandom:
     """The random source of one check: same seed and id, same cases."""
-    return random.Random(f"{seed}:{check_id}")
+    return CheckRandom(seed, check_id)
 
 
 def checks_for(steps: "list[int] | None" = None, only: "list[str] | None" = None) -> list[Check]:

@@ -52,7 +52,7 @@ class _Planned:
 
     check: Check
     probes: list[Probe]
-    start: int
+    indices: list[int]  # where each of ``probes`` sits in the step job's probe list
     error: str = ""  # drawing the probes failed (a grader bug)
 
 
@@ -101,8 +101,9 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
         if stop_message:
             report.checks += [_failed(c, stop_message, replay) for step in group for c in by_step[step]]
             continue
-        plans = [_plan(by_step[step], seed) for step in group]
-        jobs = [_step_job(step, plan, source, limits, probe_runner) for step, plan in zip(group, plans)]
+        planned = [_plan(by_step[step], seed) for step in group]
+        plans = [plan for plan, _ in planned]
+        jobs = [_step_job(step, probes, source, limits, probe_runner) for step, (_, probes) in zip(group, planned)]
         results = _run_steps(runner, jobs, parallel, first_lost=worker_lost_before)
         # The first step lost the worker and then every other step did too:
         # the module kills it whatever runs, so that is the run's one error.
@@ -148,12 +149,12 @@ def default_parallel() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
-def _step_job(step: int, plan: "list[_Planned]", source: bytes, limits: Limits, probe_runner: "str | None") -> dict:
-    """The JSON job of one step: the module's bytes, every probe, a fresh nonce, the limits."""
+def _step_job(step: int, probes: "list[dict]", source: bytes, limits: Limits, probe_runner: "str | None") -> dict:
+    """The JSON job of one step: the module's bytes, its probes, a fresh nonce, the limits."""
     job = {
         "step": step,
         "source_b64": warm.encode_source(source),
-        "probes": [p.to_json() for item in plan for p in item.probes],
+        "probes": probes,
         "nonce": secrets.token_hex(16),
         "limits": limits.to_json(),
     }
@@ -184,18 +185,38 @@ def _read_source(file: Path) -> bytes:
     return source
 
 
-def _plan(step_checks: list[Check], seed: int) -> list[_Planned]:
-    plan, start = [], 0
+def _plan(step_checks: list[Check], seed: int) -> "tuple[list[_Planned], list[dict]]":
+    """Draw every check's probes; return the plan and the step job's probe list.
+
+    A ``fresh`` probe starts from a new import of the module, so what it
+    observes does not depend on what ran before it: identical ones (same JSON
+    for the child, as checks that draw from ``rng.shared(...)`` make) run
+    once and every check that asked for one gets its observation. Other
+    probes see the state earlier probes left, so each runs where it stands.
+    """
+    plan: list[_Planned] = []
+    job_probes: list[dict] = []
+    fresh_index: dict[str, int] = {}
     for check in step_checks:
         try:
             probes = list(check.probes(check_rng(seed, check.id)))
-            json.dumps([p.to_json() for p in probes])  # must travel as JSON
+            wire = [p.to_json() for p in probes]
+            keys = [json.dumps(w, sort_keys=True) for w in wire]  # must travel as JSON
         except Exception:
-            plan.append(_Planned(check, [], start, INTERNAL_ERROR + traceback.format_exc()))
+            plan.append(_Planned(check, [], [], INTERNAL_ERROR + traceback.format_exc()))
             continue
-        plan.append(_Planned(check, probes, start))
-        start += len(probes)
-    return plan
+        indices = []
+        for probe, w, key in zip(probes, wire, keys):
+            shareable = probe.params.get("fresh") is True
+            if shareable and key in fresh_index:
+                indices.append(fresh_index[key])
+                continue
+            indices.append(len(job_probes))
+            if shareable:
+                fresh_index[key] = len(job_probes)
+            job_probes.append(w)
+        plan.append(_Planned(check, probes, indices))
+    return plan, job_probes
 
 
 class _StepOutcome:
@@ -260,7 +281,7 @@ class _StepOutcome:
 def _judge(item: _Planned, outcome: _StepOutcome, replay: "_ReplayCommand") -> CheckResult:
     if item.error:
         return _failed(item.check, item.error, replay)
-    indices = range(item.start, item.start + len(item.probes))
+    indices = item.indices
     for index, probe in zip(indices, item.probes):
         problem = outcome.problem(index, probe.label or probe.kind)
         if problem:

@@ -60,6 +60,30 @@ def test_each_step_runs_in_its_own_fresh_module(write_module, temp_checks, engin
     assert report.score == report.max_score == 3 and report.error == ""
 
 
+def fresh_check(step: int, name: str, *, expect: int, shareable: bool = True) -> Check:
+    """A check whose one probe re-imports the module and reads ``IMPORTS`` off the new copy."""
+    params = {"name": "IMPORTS", "fresh": True} if shareable else {"name": "IMPORTS"}
+
+    def judge(probes, observations):
+        got = observations[0].get("value")
+        return Verdict.ok() if got == expect else Verdict.fail("unexpected", expected=expect, got=got)
+
+    return Check(id=f"step{step}/zz_engine_{name}", step=step, points=1, title=f"engine test {name}",
+                 hint="engine hint", probes=lambda rng: [Probe("fresh", dict(params), label="import")], judge=judge)
+
+
+def test_identical_fresh_probes_of_a_step_run_once_and_each_check_gets_the_observation(
+        write_module, temp_checks, engine_runner):
+    # Every import appends to a log in the step's scratch folder; IMPORTS is its length.
+    path = write_module("with open('imports.log', 'a') as f:\n    f.write('x')\n"
+                        "IMPORTS = len(open('imports.log').read())\n")
+    ids = temp_checks(fresh_check(2, "a", expect=2), fresh_check(2, "b", expect=2),
+                      fresh_check(2, "c", expect=3, shareable=False), fresh_check(3, "d", expect=2))
+    report = run(path, ids, engine_runner, seed=1)
+    assert {k: (c.passed, c.got) for k, c in by_id(report).items()} == {
+        "a": (True, ""), "b": (True, ""), "c": (True, ""), "d": (True, "")}
+
+
 def test_syntax_error_fails_every_check_fast_naming_the_line(write_module, temp_checks, engine_runner):
     path = write_module("X = 1\n\ndef broken(:\n    pass\n")
     ids = temp_checks(*(call_check(step, f"s{step}", "f", expect=1) for step in (1, 2, 3)))
