@@ -8,6 +8,10 @@
 (e) peak memory per batch worker (PSS of the worker, its warm fork parent and
     its step children, sampled while the batch runs).
 
+Below the table it prints where one submission's CPU time goes (step
+processes, probe work, grading process) and the throughput ceiling those
+costs allow on this machine (``benchmarks/cost_breakdown.py``).
+
 It writes the table to ``benchmarks/results/bench.md`` and a bar chart to
 ``benchmarks/results/bench.png``. Run it with ``make bench`` or::
 
@@ -39,6 +43,9 @@ sys.path.insert(0, str(REPO))  # tests.defects is part of the repo, not of the p
 
 from grader.runner import grade  # noqa: E402
 from tests.defects.catalog import DEFECTS, materialise_text  # noqa: E402
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from cost_breakdown import measure_breakdown, render_breakdown  # noqa: E402
 
 TARGETS = {
     "cold": ("(a) cold full check", "s", "<= 1.5 s", lambda v: v <= 1.5),
@@ -237,8 +244,9 @@ def main(argv: "list[str] | None" = None) -> int:
         figures["batch"], figures["memory"] = measure_batch(Path(tmp) / "class", args.jobs, args.submissions)
         figures["notebook"] = measure_notebook(paths[: args.nb_sample])
     figures["ratio"] = figures["batch"] / figures["notebook"]
+    breakdown = measure_breakdown(repeat=args.repeat)
 
-    table = render_table(figures, args)
+    table = render_table(figures, args) + "\nWhere a batch submission's time goes:\n\n" + render_breakdown(breakdown)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "bench.md").write_text(table, encoding="utf-8")
     plot(figures, args.out / "bench.png")

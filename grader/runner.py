@@ -20,6 +20,7 @@ Example::
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -186,6 +187,17 @@ def _read_source(file: Path) -> bytes:
 
 
 def _plan(step_checks: list[Check], seed: int) -> "tuple[list[_Planned], list[dict]]":
+    """The plan of one step (see :func:`_draw_plan`), drawn once per seed and selection.
+
+    Probes depend on the seed and the checks only, never on the submission:
+    a batch grades a whole class with one seed, so each worker draws them
+    once instead of once per learner. Nothing downstream mutates them.
+    """
+    return _draw_plan(tuple(step_checks), seed)
+
+
+@functools.lru_cache(maxsize=32)
+def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Planned], list[dict]]":
     """Draw every check's probes; return the plan and the step job's probe list.
 
     A ``fresh`` probe starts from a new import of the module, so what it

@@ -1,0 +1,130 @@
+"""Where a batch submission's CPU time goes, and the throughput ceiling that follows.
+
+Three parts add up to what one submission costs the machine in ``agtool-grade
+batch`` (one process per step, as the grader runs it):
+
+* ``step_process_ms``: one step's process with no probe at all -- fork from the
+  warm parent, isolation and limits, writing and importing the module, exit
+  and reaping. Paid once per step (8 per submission).
+* ``probe_work_ms``: the probes of all eight steps, run in this process on a
+  fresh import per step (no fork): the learner code the checks exercise,
+  mostly LangGraph builds and runs. ``graph_runs`` counts the compiles.
+* ``parent_ms``: the grading process's own CPU per submission (drawing and
+  sending probes, judging, the report).
+
+``ceiling_per_s`` is ``cores * 1000 / (8 * step_process_ms + probe_work_ms +
+parent_ms)``: the submissions per second no scheduling can beat on this
+machine with this check suite and one process per step.
+
+Example::
+
+    >>> figures = measure_breakdown(repeat=3)   # doctest: +SKIP
+    >>> sorted(figures)                          # doctest: +SKIP
+    ['ceiling_per_s', 'graph_runs', 'parent_ms', 'probe_work_ms', 'step_process_ms']
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from grader import child, probes, runner, warm
+from grader.child import Limits
+from grader.registry import checks_for
+from grader.report import STEPS
+
+SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
+
+
+def measure_step_process(source: bytes, n: int = 40) -> float:
+    """Mean wall ms of ``n`` probe-less step processes run one after another."""
+    job = {"step": 1, "source_b64": warm.encode_source(source), "probes": [], "limits": Limits().to_json()}
+    with warm.WarmRunner() as warm_runner:
+        warm_runner.run(dict(job, nonce=secrets.token_hex(16)))  # start-up is not part of it
+        start = time.perf_counter()
+        for _ in range(n):
+            result = warm_runner.run(dict(job, nonce=secrets.token_hex(16)))
+            if result.get("infra_error"):
+                raise RuntimeError(result["infra_error"])
+        return (time.perf_counter() - start) / n * 1000
+
+
+def measure_probe_work(source: bytes, seed: int = 1, repeat: int = 5) -> "tuple[float, int]":
+    """Median ms of every step's probes run in-process, and the graph compiles they cause."""
+    from langgraph.graph import StateGraph
+
+    compiles = [0]
+    original = StateGraph.compile
+
+    def counting_compile(self, *args, **kwargs):
+        compiles[0] += 1
+        return original(self, *args, **kwargs)
+
+    jobs = {step: runner._plan([c for c in checks_for([step])], seed)[1] for step in STEPS}
+    times = []
+    StateGraph.compile = counting_compile
+    here = os.getcwd()
+    try:
+        for rep in range(repeat):
+            compiles[0] = 0
+            elapsed = 0.0
+            for step, job in jobs.items():
+                scratch = tempfile.mkdtemp(prefix="agtool-breakdown-")
+                try:
+                    path = child._prepare_scratch(scratch, source)
+                    ctx = child.StepContext(scratch, path, f"agtool_breakdown_{rep}_{step}")
+                    start = time.perf_counter()
+                    module = ctx.fresh_module()
+                    for probe in job:
+                        probes.run_probe(module, probe, ctx)
+                    elapsed += time.perf_counter() - start
+                finally:
+                    os.chdir(here)
+                    shutil.rmtree(scratch, ignore_errors=True)
+            times.append(elapsed * 1000)
+    finally:
+        StateGraph.compile = original
+    return statistics.median(times), compiles[0]
+
+
+def measure_parent(path: Path, n: int = 20) -> float:
+    """This process's CPU ms per ``grade()`` of ``path`` with one seed (the batch's case)."""
+    with warm.WarmRunner() as warm_runner:
+        runner.grade(path, seed=1, runner=warm_runner, parallel=1)
+        start = time.process_time()
+        for _ in range(n):
+            runner.grade(path, seed=1, runner=warm_runner, parallel=1)
+        return (time.process_time() - start) / n * 1000
+
+
+def measure_breakdown(repeat: int = 5) -> dict:
+    """The three parts (ms per submission, of the reference solution) and the ceiling they imply."""
+    source = SOLUTION.read_bytes()
+    figures = {"step_process_ms": measure_step_process(source, n=8 * repeat)}
+    figures["probe_work_ms"], figures["graph_runs"] = measure_probe_work(source, repeat=repeat)
+    figures["parent_ms"] = measure_parent(SOLUTION, n=4 * repeat)
+    total = len(STEPS) * figures["step_process_ms"] + figures["probe_work_ms"] + figures["parent_ms"]
+    figures["ceiling_per_s"] = (os.cpu_count() or 1) * 1000 / total
+    return figures
+
+
+def render_breakdown(figures: dict) -> str:
+    """The breakdown as a Markdown table."""
+    steps = len(STEPS)
+    return "\n".join([
+        "| cost per submission (solution) | ms |",
+        "|---|---|",
+        f"| {steps} step processes, no probe (fork, isolate, import, exit): {steps} x "
+        f"{figures['step_process_ms']:.1f} | {steps * figures['step_process_ms']:.0f} |",
+        f"| probe work in-process ({figures['graph_runs']} LangGraph compiles) | {figures['probe_work_ms']:.0f} |",
+        f"| grading process (draw, judge, report) | {figures['parent_ms']:.0f} |",
+        f"| ceiling on {os.cpu_count()} cores | {figures['ceiling_per_s']:.1f} submissions/s |",
+    ]) + "\n"
+
+
+if __name__ == "__main__":
+    print(render_breakdown(measure_breakdown()))
