@@ -2,8 +2,21 @@
 
 Every number of the learner's report is compared with the grader's own
 measurement of the same module, made in the same child right after the
-report (spies count the tool runs); perturbing the module first (a smaller
-``MAX_ATTEMPTS``, one more tool) tells measured numbers from written ones.
+report (spies count the tool runs).
+
+A grading runs two reports, each shared by the checks that judge it (a
+``fresh`` probe drawn from a shared random stream: identical for every check,
+so the runner runs it once):
+
+* ``step8/as_is`` -- the module untouched, ``write_report(folder=...)``: the
+  files, the returned dict, every value, the headings and the attempt limit.
+* ``step8/changed`` -- the module changed first, ``write_report()``: the default
+  folder, and values that must follow the change. A random ``MAX_ATTEMPTS``
+  (4..9), one more tool, a result contract that keeps big results and a region
+  rule without ``allowed``: a wrong-region order then finds no rows and gives up
+  after one attempt, so ``repaired``, ``attempts``, ``tools``,
+  ``bad_result_reasons`` and the written limit all differ from the spec's
+  numbers, and none of them can be written by hand.
 """
 from __future__ import annotations
 
@@ -14,7 +27,7 @@ from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, m
                                    records_of, step, value_of)
 from grader.checks.step7 import SPEC_EMPTY_ORDER, SPEC_REPAIR_ORDER
 from grader.encode import encode, show, strict_equal
-from grader.registry import Probe, Verdict
+from grader.registry import Probe, Verdict, shared_rng
 
 HEADINGS = {
     "Korean": ["## 도구 계약을 어디에 적었나", "## 부르기 전에 무엇을 막았나",
@@ -25,20 +38,16 @@ HEADINGS = {
 FAILURE_HEADINGS = {h[-1] for h in HEADINGS.values()}
 REPORT_KEYS = ("tools", "blocked_before_call", "bad_result_reasons", "memo_second_call_runs", "repaired",
                "attempts", "gave_up")
+# In the changed module a wrong region is no longer refused, so how many of the learner's own wrong
+# calls still are blocked depends on which calls they chose: that key is judged in the module as is.
+CHANGED_REPORT_KEYS = tuple(k for k in REPORT_KEYS if k != "blocked_before_call")
 EXTRA_TOOL = "grader_extra_tool"
+AS_IS, CHANGED = "step8/as_is", "step8/changed"
 
 
 def _report_step(folder: str = "scratch") -> dict:
     label = "write_report()" if folder == "default" else "write_report(folder=<a new scratch folder>)"
     return op("report", folder=folder, label=label)
-
-
-def _report_probe(folder: str = "scratch", sets: "dict | None" = None) -> Probe:
-    steps = [op("set", name=k, value=v) for k, v in (sets or {}).items()]
-    st = _report_step(folder)
-    if sets:
-        st["label"] += "  # with " + ", ".join(f"{k} = {v!r}" for k, v in sets.items())
-    return call_probe(steps + [st])
 
 
 def _report_record(probe: Probe, obs: dict) -> tuple[dict, dict]:
@@ -66,48 +75,25 @@ def _files(st: dict, rec: dict, *, json_needed: bool = True, md_needed: bool = F
     return files
 
 
-def _files_judge(probes: list, observations: list) -> Verdict:
-    for probe, obs in zip(probes, observations):
-        _files(*_report_record(probe, obs), md_needed=True)
-    return Verdict.ok()
-
-
-add("step8/writes_both_files", 2, "write_report(folder) writes tool_report.json and tool_report.md there",
-    "Write both files into the folder you are given (Path(folder) / 'tool_report.json'); the JSON must load "
-    "with json.load and the Markdown be UTF-8.",
-    ["8.files"], lambda rng: [_report_probe()], _files_judge)
-
-add("step8/default_folder", 1, "write_report() without a folder writes next to the module file",
-    "Default folder: the folder that holds tools.py (think of __file__), not the current working folder.",
-    ["8.default_folder"], lambda rng: [_report_probe("default")], _files_judge)
-
-
-def _returns_judge(probes: list, observations: list) -> Verdict:
-    st, rec = _report_record(probes[0], observations[0])
-    files = _files(st, rec)
-    value = rec["value"]
-    if not isinstance(value, dict) or not strict_equal(value, files["json"]):
-        raise Fail("write_report must return the same dict it wrote to tool_report.json.", call=st["label"],
-                   expected=show(files["json"]), got=show(value))
-    return Verdict.ok()
-
-
-add("step8/returns_json_dict", 2, "write_report returns the dict it wrote as JSON",
-    "Build the dict once, write it with json.dump and return that same dict.",
-    ["8.returns"], lambda rng: [_report_probe()], _returns_judge)
-
-
 # --------------------------------------------------------------------------- the grader's own measurement
 
 
-def measurement_steps(rng: random.Random) -> tuple[list, dict]:
-    """Operations that measure the module as the report must, and where each part sits."""
+def measurement_steps(rng: random.Random, *, blocked: bool = True) -> tuple[list, dict]:
+    """Operations that measure the module as the report must, and where each part sits.
+
+    ``blocked=False`` leaves out the wrong-argument calls (and ``where["blocked"]``).
+
+    >>> steps, where = measurement_steps(random.Random(1), blocked=False)
+    >>> sorted(where), steps[where["repaired"]]["fn"]
+    (['bad', 'gave_up', 'memo', 'repaired', 'tools'], 'handle')
+    """
     steps: list = [op("keys", name="TOOLS")]
     where: dict = {"tools": 0}
-    kinds = rng.sample(list(cases.DEFECT_KINDS), 5)
-    first = len(steps)
-    steps += [step("call_tool", *cases.single_defect(rng, kind)[:2]) for kind in kinds]
-    where["blocked"] = [first - 1, len(steps) - 1]
+    if blocked:
+        kinds = rng.sample(list(cases.DEFECT_KINDS), 5)
+        first = len(steps)
+        steps += [step("call_tool", *cases.single_defect(rng, kind)[:2]) for kind in kinds]
+        where["blocked"] = [first - 1, len(steps) - 1]
     shape = rng.choice([k for k in cases.BAD_RESULT_KINDS if k.startswith("shape")])
     where["bad"] = list(range(len(steps), len(steps) + 4))
     steps += [step("validate_result", "stock_lookup", cases.bad_result(rng, kind)[0])
@@ -125,14 +111,18 @@ def _runs(rec: dict) -> int:
 
 
 def measured_values(steps: list, records: list, where: dict) -> dict:
-    """The report a correct ``write_report`` would write for this module, from the grader's records."""
+    """The report a correct ``write_report`` would write for this module, from the grader's records.
+
+    Only the parts ``where`` locates are measured (``blocked_before_call`` may be absent).
+    """
     out: dict = {}
     tools_rec = records[where["tools"]]
     if tools_rec.get("not_dict") or not isinstance(tools_rec.get("value"), list):
         raise Fail("The grader could not read the keys of TOOLS to measure the module.", call="sorted(TOOLS)")
     out["tools"] = sorted(tools_rec["value"], key=str)
-    lo, hi = where["blocked"]
-    out["blocked_before_call"] = _runs(records[hi]) - _runs(records[lo])
+    if "blocked" in where:
+        lo, hi = where["blocked"]
+        out["blocked_before_call"] = _runs(records[hi]) - _runs(records[lo])
     reasons = []
     for i in where["bad"]:
         reasons.append(value_of(records[i], steps[i], "The grader's own measurement of bad results failed: "
@@ -152,28 +142,88 @@ def measured_values(steps: list, records: list, where: dict) -> dict:
     return out
 
 
-def _values_probe(rng: random.Random, sets: "dict | None" = None, extra_tool: bool = False,
-                  max_len: "int | None" = None) -> Probe:
+def _measured_report_probe(rng: random.Random, folder: str = "scratch", sets: "dict | None" = None,
+                           changes: "list[tuple[list, str]] | None" = None, blocked: bool = True) -> Probe:
+    """A fresh probe: ``sets`` and ``changes`` (operations, note), ``write_report``, then the measurement."""
     steps = [op("set", name=k, value=v) for k, v in (sets or {}).items()]
     notes = [f"{k} = {v!r}" for k, v in (sets or {}).items()]
-    if extra_tool:
-        steps.append(op("add_tool", name=EXTRA_TOOL, like="stock_lookup"))
-        notes.append(f"one more tool {EXTRA_TOOL!r} in TOOLS")
-    if max_len is not None:
-        # A result contract that no longer refuses big results: 'too_big' must leave the reasons.
-        steps += [op("contract", path=[tool, "returns", "rows", "max_len"], value=max_len) for tool in cases.TOOL_NAMES]
-        notes.append(f"returns['rows']['max_len'] = {max_len} for both tools")
-    report = _report_step()
+    for operations, note in changes or []:
+        steps += operations
+        notes.append(note)
+    report = _report_step(folder)
     if notes:
         report["label"] += "  # with " + ", ".join(notes)
     steps.append(report)
-    measure, where = measurement_steps(rng)
+    measure, where = measurement_steps(rng, blocked=blocked)
     offset = len(steps)
     where = {k: ([i + offset for i in v] if isinstance(v, list) else v + offset) for k, v in where.items()}
-    return call_probe(steps + measure, spies=TOOL_SPIES_ORIGINAL, measure=where)
+    return call_probe(steps + measure, spies=TOOL_SPIES_ORIGINAL, measure=where, fresh=True)
 
 
-def judge_values(probes: list, observations: list) -> Verdict:
+def as_is_probe(rng: random.Random) -> Probe:
+    """The untouched module's report into a new folder, then the grader's measurement (shared by 5 checks)."""
+    return _measured_report_probe(shared_rng(rng, AS_IS))
+
+
+def changed_probe(rng: random.Random) -> Probe:
+    """The changed module's report into its default folder, then the grader's measurement (shared by 2 checks).
+
+    >>> p = changed_probe(random.Random(4))
+    >>> p.params["steps"][0]["name"], 4 <= p.params["steps"][0]["value"] <= 9, p.params["fresh"]
+    ('MAX_ATTEMPTS', True, True)
+    """
+    shared = shared_rng(rng, CHANGED)
+    limit = shared.randint(4, 9)  # never 2 or 3, the spec's attempts and limit
+    extra = ([op("add_tool", name=EXTRA_TOOL, like="stock_lookup")], f"one more tool {EXTRA_TOOL!r} in TOOLS")
+    # A result contract that no longer refuses big results: 'too_big' must leave the reasons.
+    big = ([op("contract", path=[tool, "returns", "rows", "max_len"], value=1000) for tool in cases.TOOL_NAMES],
+           "returns['rows']['max_len'] = 1000 for both tools")
+    # Any region passes: a wrong-region order finds no rows and gives up after its first fetch.
+    any_region = ([op("contract", path=[tool, "args", "region", "allowed"], delete=True) for tool in cases.TOOL_NAMES],
+                  "no 'allowed' list for region in both tools")
+    return _measured_report_probe(shared, "default", {"MAX_ATTEMPTS": limit}, [extra, big, any_region],
+                                  blocked=False)
+
+
+# --------------------------------------------------------------------------- files and the returned dict
+
+
+def _files_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        _files(*_report_record(probe, obs), md_needed=True)
+    return Verdict.ok()
+
+
+add("step8/writes_both_files", 2, "write_report(folder) writes tool_report.json and tool_report.md there",
+    "Write both files into the folder you are given (Path(folder) / 'tool_report.json'); the JSON must load "
+    "with json.load and the Markdown be UTF-8.",
+    ["8.files"], lambda rng: [as_is_probe(rng)], _files_judge)
+
+add("step8/default_folder", 1, "write_report() without a folder writes next to the module file",
+    "Default folder: the folder that holds tools.py (think of __file__), not the current working folder.",
+    ["8.default_folder"], lambda rng: [changed_probe(rng)], _files_judge)
+
+
+def _returns_judge(probes: list, observations: list) -> Verdict:
+    st, rec = _report_record(probes[0], observations[0])
+    files = _files(st, rec)
+    value = rec["value"]
+    if not isinstance(value, dict) or not strict_equal(value, files["json"]):
+        raise Fail("write_report must return the same dict it wrote to tool_report.json.", call=st["label"],
+                   expected=show(files["json"]), got=show(value))
+    return Verdict.ok()
+
+
+add("step8/returns_json_dict", 2, "write_report returns the dict it wrote as JSON",
+    "Build the dict once, write it with json.dump and return that same dict.",
+    ["8.returns"], lambda rng: [as_is_probe(rng)], _returns_judge)
+
+
+# --------------------------------------------------------------------------- values
+
+
+def judge_values(probes: list, observations: list, keys: tuple = REPORT_KEYS) -> Verdict:
+    """Each of ``keys`` in the written JSON equals the grader's measurement made right after the report."""
     for probe, obs in zip(probes, observations):
         st, rec = _report_record(probe, obs)
         files = _files(st, rec)
@@ -182,7 +232,7 @@ def judge_values(probes: list, observations: list) -> Verdict:
         want = measured_values(steps, records, probe.params["measure"])
         if not isinstance(report, dict) or any(k.startswith("$") for k in report):
             raise Fail("tool_report.json must hold a JSON object.", call=st["label"], got=show(report))
-        for key in REPORT_KEYS:
+        for key in keys:
             if key not in report:
                 raise Fail(f"tool_report.json has no key {key!r}.", call=st["label"], expected=f"a key {key!r}",
                            got=show(sorted(report)))
@@ -197,7 +247,7 @@ add("step8/json_values", 3, "Every value of tool_report.json matches the grader'
     "Obtain each number by running the module in write_report (count tool runs with CALLS, call "
     "validate_result, call handle): tools sorted, blocked 0, four sorted reasons, memo 0, repaired, attempts, "
     "gave_up.",
-    ["8.values"], lambda rng: [_values_probe(rng)], judge_values)
+    ["8.values"], lambda rng: [as_is_probe(rng)], judge_values)
 
 
 # --------------------------------------------------------------------------- Markdown
@@ -237,7 +287,7 @@ def _headings_judge(probes: list, observations: list) -> Verdict:
 
 add("step8/md_headings", 2, "tool_report.md has the four ## sections of one heading set",
     "Copy the four headings exactly (one set: all Korean or all English) as lines starting with '## '.",
-    ["8.headings"], lambda rng: [_report_probe()], _headings_judge)
+    ["8.headings"], lambda rng: [as_is_probe(rng)], _headings_judge)
 
 
 def _limit_in_md(st: dict, md: str, limit: int) -> None:
@@ -259,24 +309,18 @@ def _attempt_limit_judge(probes: list, observations: list) -> Verdict:
 
 add("step8/md_attempt_limit", 1, "The failure section states the attempt limit (MAX_ATTEMPTS)",
     "Write MAX_ATTEMPTS into the last section with an f-string, e.g. 'The attempt limit is {MAX_ATTEMPTS}.'",
-    ["8.attempt_limit"], lambda rng: [_report_probe()], _attempt_limit_judge)
-
-
-def _follows_probes(rng: random.Random) -> list[Probe]:
-    return [_values_probe(rng, {"MAX_ATTEMPTS": 1}, extra_tool=True, max_len=1000),
-            _report_probe(sets={"MAX_ATTEMPTS": rng.randint(4, 9)})]
+    ["8.attempt_limit"], lambda rng: [as_is_probe(rng)], _attempt_limit_judge)
 
 
 def _follows_judge(probes: list, observations: list) -> Verdict:
-    judge_values(probes[:1], observations[:1])
-    for probe, obs in zip(probes, observations):
-        st, md = _md(probe, obs)
-        limit = probe.params["steps"][0]["value"]
-        _limit_in_md(st, md, limit)
+    judge_values(probes, observations, CHANGED_REPORT_KEYS)
+    st, md = _md(probes[0], observations[0])
+    _limit_in_md(st, md, probes[0].params["steps"][0]["value"])
     return Verdict.ok()
 
 
 add("step8/follows_module", 3, "The report follows the module when it changes (no hand-written numbers)",
-    "The grader sets MAX_ATTEMPTS to other values, adds a tool and loosens the result contract before calling "
-    "write_report: every number in both files must come from running the module at that moment.",
-    ["8.values", "8.attempt_limit"], _follows_probes, _follows_judge)
+    "Before calling write_report the grader sets MAX_ATTEMPTS to another value, adds a tool, lets the result "
+    "contract keep big results and drops the region's allowed list (a wrong region then finds nothing and gives "
+    "up): every number in both files must come from running the module at that moment.",
+    ["8.values", "8.attempt_limit"], lambda rng: [changed_probe(rng)], _follows_judge)
