@@ -48,6 +48,7 @@ MAX_MESSAGE_BYTES = 1 << 20  # one observation; larger ones are refused by both 
 MAX_TEXT = 2000  # characters of an exception message we pass on
 MODULE_DIR = "agtool"
 MODULE_FILE = "tools.py"
+MAX_PRECOMPILED_BYTES = 512 << 10  # larger sources are compiled in the step's child, under its limits
 
 
 @dataclass(frozen=True)
@@ -106,11 +107,13 @@ class StepContext:
     compiling the file again (a few ms a time, and probes import often).
     """
 
-    def __init__(self, scratch: str, module_path: str, name_prefix: str):
+    def __init__(self, scratch: str, module_path: str, name_prefix: str, code: "CodeType | None" = None):
         self.scratch = scratch
         self.module_path = module_path
         self._names = (f"{name_prefix}_{n}" for n in itertools.count())
-        self._code: "CodeType | None" = None
+        # Compiled by the warm parent for every step of a submission (see
+        # ``grader.warm``), under a placeholder file name: name it after our copy.
+        self._code = with_filename(code, module_path) if code is not None else None
 
     def fresh_module(self) -> ModuleType:
         """Import the scratch copy again as a new module object (new name in ``sys.modules``)."""
@@ -118,6 +121,41 @@ class StepContext:
             with open(self.module_path, "rb") as fh:
                 self._code = compile(fh.read(), self.module_path, "exec", dont_inherit=True)
         return import_file(self.module_path, next(self._names), code=self._code)
+
+
+def compile_submission(source: bytes) -> "CodeType | None":
+    """The module code of ``source``, or ``None`` when the step's child must compile it itself.
+
+    Used by the warm parent, which runs no learner code: compiling does not
+    run it, Python bounds what constant folding may build, and sources that
+    are large, do not compile or warn (the learner must see the warning in
+    their step's output) are left to the child.
+
+    >>> compile_submission(b"X = 1\\n").co_filename
+    '<agtool-submission>'
+    >>> compile_submission(b"def f(:\\n") is None
+    True
+    """
+    if len(source) > MAX_PRECOMPILED_BYTES:
+        return None
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return compile(source, "<agtool-submission>", "exec", dont_inherit=True)
+    except BaseException:  # noqa: BLE001 - SyntaxError, a warning, RecursionError, MemoryError...
+        return None
+
+
+def with_filename(code: CodeType, filename: str) -> CodeType:
+    """``code`` and every code object inside it, as if compiled from ``filename``.
+
+    >>> with_filename(compile("def f(): pass", "a", "exec"), "b").co_consts[0].co_filename
+    'b'
+    """
+    consts = tuple(with_filename(c, filename) if isinstance(c, CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
 
 
 def import_file(path: str, name: str, *, code: "CodeType | None" = None) -> ModuleType:
@@ -148,12 +186,15 @@ def import_file(path: str, name: str, *, code: "CodeType | None" = None) -> Modu
 _json_encode = private_module_copy("json.encoder").JSONEncoder(ensure_ascii=True).encode
 
 
-def run_step(job: dict, *, scratch: str, result_fd: int, output_fd: int) -> NoReturn:
+def run_step(job: dict, *, scratch: str, result_fd: int, output_fd: int,
+             code: "CodeType | None" = None) -> NoReturn:
     """Run one step's probes in this (freshly forked) process, then ``os._exit``.
 
     ``job`` holds ``source_b64`` (the submission's bytes), ``probes``
     (``Probe.to_json()`` dicts), ``nonce``, ``limits`` and optionally
     ``runner`` (``"module:function"``, default ``grader.probes:run_probe``).
+    ``code`` is the submission compiled by the warm parent
+    (:func:`compile_submission`), or ``None`` to compile it here.
     """
     # References taken before any learner code runs: a submission may patch
     # json, os or builtins, and must not be able to change how we report.
@@ -186,7 +227,7 @@ def run_step(job: dict, *, scratch: str, result_fd: int, output_fd: int) -> NoRe
         send({"type": "fatal", "message": _cap(traceback.format_exc())})
         exit_now(70)
 
-    ctx = StepContext(scratch, module_path, f"agtool_learner_{nonce[:8]}")
+    ctx = StepContext(scratch, module_path, f"agtool_learner_{nonce[:8]}", code)
     try:
         module = ctx.fresh_module()
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included: all are import failures

@@ -235,6 +235,7 @@ class _StepChild:
         self._next_index = 0
         self._status: "int | None" = None  # raw wait status once reaped
 
+        code = _compiled(job.get("source_b64", ""))
         self.scratch = tempfile.mkdtemp(prefix="agtool-step-", dir=_scratch_base)
         result_r, result_w = os.pipe()
         output_r, output_w = os.pipe()
@@ -247,7 +248,8 @@ class _StepChild:
             try:
                 os.close(result_r)
                 os.close(output_r)
-                child_module.run_step(job, scratch=self.scratch, result_fd=result_w, output_fd=output_w)
+                child_module.run_step(job, scratch=self.scratch, result_fd=result_w, output_fd=output_w,
+                                      code=code)
             finally:
                 os._exit(70)
         os.close(result_w)
@@ -393,6 +395,28 @@ class _StepChild:
     def output_text(self) -> str:
         text = bytes(self._output).decode("utf-8", errors="replace")
         return text + TRUNCATED_MARK if self.output_dropped else text
+
+
+_compiled_cache: "dict[str, object]" = {}
+
+
+def _compiled(source_b64: str):
+    """The submission's code object, compiled once for all the steps it is sent with.
+
+    The steps of one submission arrive with the same source, so each step's
+    child is forked with the code ready instead of compiling it again
+    (``grader.child.compile_submission`` says what is left to the child).
+    """
+    if source_b64 not in _compiled_cache:
+        from grader import child as child_module
+
+        _compiled_cache.clear()  # one submission at a time: keep only the newest
+        try:
+            source = base64.b64decode(source_b64, validate=True)
+        except ValueError:
+            source = b"\0"  # not base64: the child reports it
+        _compiled_cache[source_b64] = child_module.compile_submission(source)
+    return _compiled_cache[source_b64]
 
 
 def _pidfd_open(pid: int) -> "int | None":

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from engine_probes import ENGINE_PROBES
+from grader.child import compile_submission, with_filename
 from grader.locate import SubmissionNotFound
 from grader.registry import CHECKS, Check, Probe, Verdict, checks_for
 from grader.runner import grade
@@ -133,6 +134,26 @@ def test_system_exit_and_keyboard_interrupt_are_recorded_per_probe(write_module,
     assert "raised SystemExit(0)" in checks["quit"].message
     assert "KeyboardInterrupt" in checks["stop"].message
     assert checks["ok"].passed  # the step's process survived both
+
+
+def test_steps_of_a_submission_share_one_compile_and_still_name_the_learner_line(
+        write_module, temp_checks, engine_runner):
+    # Compiled once in the warm parent, under a placeholder name: the traceback must still point at tools.py.
+    path = write_module("def f():\n    return 1\n\ndef broken():\n    return {}['k']\n")
+    ids = temp_checks(call_check(1, "f", "f", expect=1), call_check(2, "g", "f", expect=1),
+                      call_check(3, "b", "broken", expect=1))
+    report = run(path, ids, engine_runner)
+    assert [c.passed for c in report.checks] == [True, True, False]
+    tree = compile_submission(Path(path).read_bytes())
+    assert tree is not None and with_filename(tree, "/x/tools.py").co_consts[0].co_filename == "/x/tools.py"
+
+
+def test_a_compile_time_warning_reaches_the_steps_output(write_module, temp_checks, engine_runner):
+    # Left to the child to compile, so the learner sees the warning in the step's output.
+    path = write_module("def f():\n    return 1 is 1\n")
+    assert compile_submission(Path(path).read_bytes()) is None
+    report = run(path, temp_checks(call_check(1, "f", "f", expect=True)), engine_runner)
+    assert report.checks[0].passed and "SyntaxWarning" in report.output.get("1", "")
 
 
 def test_output_is_captured_and_capped_while_reading(write_module, temp_checks, engine_runner):
