@@ -90,6 +90,16 @@ class _Worker:
         self.conn.close()
 
 
+def _give_next(worker: _Worker, pending: deque, hard_limit: float) -> None:
+    """Send an idle worker the next pending task, starting its deadline."""
+    if worker.task is None and pending:
+        worker.task, worker.deadline = pending.popleft(), time.monotonic() + hard_limit
+        try:
+            worker.conn.send(worker.task)
+        except (BrokenPipeError, OSError):
+            pass  # the worker died while idle: recv() reports EOF
+
+
 def run_pool(tasks: Iterable[Any], *, jobs: int, hard_limit: float, work: Callable[[Any], Any],
              on_lost: Callable[[Any, bool], Any]) -> Iterator[tuple[Any, Any]]:
     """Run ``work(task)`` on ``jobs`` workers; yield ``(task, result)`` as each finishes.
@@ -105,12 +115,7 @@ def run_pool(tasks: Iterable[Any], *, jobs: int, hard_limit: float, work: Callab
     try:
         while pending or any(w.task is not None for w in workers):
             for w in workers:
-                if w.task is None and pending:
-                    w.task, w.deadline = pending.popleft(), time.monotonic() + hard_limit
-                    try:
-                        w.conn.send(w.task)
-                    except (BrokenPipeError, OSError):
-                        pass  # the worker died while idle: recv() below reports EOF
+                _give_next(w, pending, hard_limit)
             busy = [w for w in workers if w.task is not None]
             wait_for = max(0.0, min(w.deadline for w in busy) - time.monotonic())
             ready = set(wait([w.conn for w in busy], timeout=wait_for))
@@ -126,6 +131,8 @@ def run_pool(tasks: Iterable[Any], *, jobs: int, hard_limit: float, work: Callab
                         timed_out = False
                     else:
                         w.task = None
+                        # Its next task first: the worker grades while the caller stores this result.
+                        _give_next(w, pending, hard_limit)
                         yield task, result
                         continue
                 elif now >= w.deadline:
