@@ -1,19 +1,30 @@
-"""Step 7 checks: read the reason, fix, try again (``can_repair``, ``repair``, ``handle``)."""
+"""Step 7 checks: read the reason, fix, try again (``can_repair``, ``repair``, ``handle``).
+
+The ``handle`` checks judge a handful of shared runs (:func:`handle_runs`): each run is
+a ``fresh`` probe drawn from one stream shared by the whole grading, so every check that
+looks at a run asks for the identical probe and the runner builds and invokes the graph
+once for all of them. Each check judges only its own aspect of a run (see the aspect
+functions below): the repair checks look at the call made right after the failure they
+own, the give-up checks at where the run stopped, and so on.
+"""
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass, field
+from typing import Callable
 
 from grader import cases
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, calls_delta, expectations_judge,
+from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, calls_delta, call_probe, expectations_judge,
                                    op, records_of, step)
 from grader.checks.step6 import (check_answer_mentions, expect_field, judge_nodes, judge_reducers,
                                  reducer_probes, result_of)
-from grader.encode import encode, show
-from grader.registry import Probe, Verdict
+from grader.encode import decode, encode, show, strict_equal
+from grader.registry import Probe, Verdict, shared_rng
 
 HANDLE_KEYS = ("ok", "answer", "rows", "errors", "calls", "fixes", "attempts", "tool_runs")
 SPEC_REPAIR_ORDER = {"sku": "SKU-1001", "region": "mars", "limit": 2}
 SPEC_EMPTY_ORDER = {"sku": "SKU-9999", "region": "north", "limit": 2}
+REGION, LIMIT, TOO_BIG, EMPTY = "args:allowed:region", "args:range:limit", "result:too_big", "result:empty"
 
 
 def _constants_probes(rng: random.Random) -> list[Probe]:
@@ -30,7 +41,7 @@ add("step7/constants", 1, "MAX_ATTEMPTS is 3 and FALLBACK_REGION is 'central'",
 
 def _can_repair_probes(rng: random.Random) -> list[Probe]:
     reasons = [(r, True) for r in cases.REPAIRABLE]
-    reasons += [("result:empty", False), ("raised:" + rng.choice(cases.EXCEPTION_TYPES), False),
+    reasons += [(EMPTY, False), ("raised:" + rng.choice(cases.EXCEPTION_TYPES), False),
                 ("raised:" + rng.choice(cases.CUSTOM_EXCEPTION_NAMES), False)]
     rng.shuffle(reasons)
     return [call_probe([step("can_repair", r, expect=want) for r, want in reasons])]
@@ -43,58 +54,130 @@ add("step7/can_repair_table", 2, "can_repair: True for the three repairable reas
     expectations_judge("can_repair gave the wrong answer (a bool) for this reason."))
 
 
-# --------------------------------------------------------------------------- handle runs
+# --------------------------------------------------------------------------- the shared handle runs
+
+HANDLE_SCENARIO = "step7/handle_runs"
+HANDLE_RUNS = ("spec_repair", "spec_empty", "too_big_then_cached", "two_repairs", "attempt_limit", "fallback_empty")
+_BIG_SKU, _BIG_REGION = "SKU-3300", "north"  # the only pair with more rows than MAX_ROWS
 
 
-def _handle_probe(order: dict, spies: "dict | None" = None, *, sets: "dict | None" = None,
-                  note: str = "", **expect: object) -> Probe:
-    steps = [op("set", name=k, value=v) for k, v in (sets or {}).items()]
+def _handle_step(order: dict, note: str = "") -> dict:
     st = step("handle", order)
-    notes = [f"with {k} = {v!r}" for k, v in (sets or {}).items()] + ([note] if note else [])
-    if notes:
-        st["label"] += "  # " + ", ".join(notes)
-    steps.append(st)
-    return call_probe(steps, spies=spies if spies is not None else TOOL_SPIES_ORIGINAL, expect_handle=expect)
+    if note:
+        st["label"] += "  # " + note
+    return st
 
 
-def _spy_total(rec: dict) -> int:
-    return sum(n for n in rec.get("spy_runs", {}).values() if type(n) is int)
+def _run(steps: list, spies: "dict | None" = None) -> Probe:
+    return call_probe(steps, spies=spies if spies is not None else TOOL_SPIES_ORIGINAL, fresh=True)
 
 
-def judge_handle(probes: list, observations: list) -> Verdict:
-    """Judge every ``handle`` record against its probe's ``expect_handle`` (plain values)."""
-    for probe, obs in zip(probes, observations):
-        records = records_of(probe, obs)
-        st, rec = probe.params["steps"][-1], records[-1]
-        start = records[-2] if len(records) > 1 else obs["start"]
-        value = result_of(rec, st, HANDLE_KEYS, "handle")
-        want = probe.params["expect_handle"]
-        for key in ("ok", "attempts", "errors", "rows"):
-            if key in want:
-                expect_field(value, key, want[key], st, _MESSAGES[key])
-        if "n_fixes" in want:
-            fixes = value.get("fixes")
-            if not isinstance(fixes, list) or len(fixes) != want["n_fixes"]:
-                raise Fail("repair appends one description to fixes per repair made.", call=st["label"],
-                           expected=f"{want['n_fixes']} fix(es)", got=f"fixes == {show(fixes)}")
-        if "answer_has" in want:
-            check_answer_mentions(value, [want["answer_has"]], st, "The answer must name the last reason.")
-        if "last_tool" in want:
-            calls = value.get("calls")
-            last = calls[-1] if isinstance(calls, list) and calls else None
-            if not isinstance(last, dict) or last.get("tool") != want["last_tool"]:
-                raise Fail("After result:too_big the retry must use stock_lookup.", call=st["label"],
-                           expected=f"calls[-1]['tool'] == {want['last_tool']!r}", got=show(last))
-        if "tool_runs" in want and not (type(value.get("tool_runs")) is int and value["tool_runs"] == want["tool_runs"]):
-            raise Fail("tool_runs counts the tool bodies that ran during this handle.", call=st["label"],
-                       expected=f"tool_runs == {want['tool_runs']}", got=f"tool_runs == {show(value.get('tool_runs'))}")
-        if want.get("tool_runs_spied"):
-            runs = _spy_total(rec) - _spy_total(start)
-            if value.get("tool_runs") != runs or type(value.get("tool_runs")) is not int:
-                raise Fail("tool_runs must be how many tool bodies ran during this handle (CALLS after minus "
-                           "before).", call=st["label"], expected=f"tool_runs == {runs}",
-                           got=f"tool_runs == {show(value.get('tool_runs'))}")
-    return Verdict.ok()
+def _bad_limits(rng: random.Random) -> tuple[int, int]:
+    """Two limits out of range, one below 1 and one above MAX_ROWS, in random order."""
+    low, high = rng.choice([0, -1, rng.randint(-20, -2)]), rng.randint(cases.MAX_ROWS + 1, 99)
+    return (low, high) if rng.random() < 0.5 else (high, low)
+
+
+def handle_runs(rng: random.Random) -> dict[str, Probe]:
+    """The shared ``handle`` runs of step 7, by name; identical for every check of one grading.
+
+    ``spec_repair`` / ``spec_empty``: the spec's two worked examples.
+    ``too_big_then_cached``: legacy_stock for the only pair with more than MAX_ROWS rows
+    (too big, switched to stock_lookup: ok at the second fetch), then the order of the
+    call that run left in ``CACHE`` (ok at once, no tool body runs). ``two_repairs``: a
+    wrong region and a limit out of range (ok at the third fetch, the most MAX_ATTEMPTS
+    allows). ``attempt_limit``: with ``MAX_ATTEMPTS`` set to 2, legacy_stock for the big
+    pair with a limit out of range on the other side (clamped, then too big: gives up).
+    ``fallback_empty``: a wrong region for SKU-5000, which has no stock in the fallback
+    region either. Between them the two out-of-range limits cover both sides of the clamp.
+
+    >>> from grader.registry import check_rng
+    >>> a, b = handle_runs(check_rng(4, "step7/repair_limit")), handle_runs(check_rng(4, "step7/handle_shape"))
+    >>> a == b, tuple(a) == HANDLE_RUNS
+    (True, True)
+    """
+    srng = shared_rng(rng, HANDLE_SCENARIO)
+    limit = srng.randint(2, cases.MAX_ROWS)  # above 1, so a switch that also touches the limit shows in rows
+    cached = cases.order(_BIG_SKU, _BIG_REGION, limit, srng.choice([None, "stock_lookup"]))
+    two_limit, other_limit = _bad_limits(srng)
+    two = cases.repairable_region_order(srng)
+    fallback = cases.order("SKU-5000", srng.choice(cases.BAD_REGIONS), srng.randint(1, cases.MAX_ROWS))
+    return {
+        "spec_repair": _run([_handle_step(SPEC_REPAIR_ORDER)]),
+        "spec_empty": _run([_handle_step(SPEC_EMPTY_ORDER)]),
+        "too_big_then_cached": _run([
+            _handle_step(cases.order(_BIG_SKU, _BIG_REGION, limit, "legacy_stock")),
+            _handle_step(cached, note="the run above left this stock_lookup call in CACHE")]),
+        "two_repairs": _run([_handle_step(dict(two, limit=two_limit))]),
+        "attempt_limit": _run([op("set", name="MAX_ATTEMPTS", value=2),
+                               _handle_step(cases.order(_BIG_SKU, _BIG_REGION, other_limit, "legacy_stock"),
+                                            note="with MAX_ATTEMPTS = 2")]),
+        "fallback_empty": _run([_handle_step(fallback)]),
+    }
+
+
+# --------------------------------------------------------------------------- judging a run
+
+
+@dataclass
+class HandleRun:
+    """One ``handle`` call of a probe as the judge sees it."""
+
+    st: dict          # the step sent (its label is the learner-facing call)
+    rec: dict         # what the child recorded for it
+    before: dict      # the record (or the probe's start snapshot) just before it
+    earlier: list = field(default_factory=list)  # the probe's earlier handle runs
+    _value: "dict | None" = field(default=None, init=False, repr=False)
+
+    @property
+    def value(self) -> dict:
+        """handle's (encoded) result with its eight keys, or :class:`Fail`."""
+        if self._value is None:
+            self._value = result_of(self.rec, self.st, HANDLE_KEYS, "handle")
+        return self._value
+
+    @property
+    def order(self) -> dict:
+        return decode(self.st["args"][0])
+
+    def fail(self, message: str, expected: str, got: str) -> None:
+        raise Fail(message, call=self.st["label"], expected=expected, got=got)
+
+
+def handle_runs_of(probe: Probe, obs: dict) -> list[HandleRun]:
+    """The probe's ``handle`` steps, in order, with their records."""
+    records = records_of(probe, obs)
+    runs: list[HandleRun] = []
+    for i, (st, rec) in enumerate(zip(probe.params["steps"], records)):
+        if st.get("op") == "call" and st.get("fn") == "handle":
+            runs.append(HandleRun(st, rec, records[i - 1] if i else obs.get("start") or {}, list(runs)))
+    return runs
+
+
+Aspect = Callable[[HandleRun], None]
+
+
+def judge_runs(wants: list) -> Callable:
+    """A judge: ``wants[i][j]`` lists the aspects the j-th handle run of probe i must show (None: not judged)."""
+    def judge(probes: list, observations: list) -> Verdict:
+        for probe, obs, per_run in zip(probes, observations, wants):
+            for run, aspects in zip(handle_runs_of(probe, obs), per_run):
+                for aspect in aspects or ():
+                    aspect(run)
+        return Verdict.ok()
+    return judge
+
+
+def on_runs(**wants: list) -> tuple[Callable, Callable]:
+    """``(probes, judge)`` of a check that judges the shared runs named by the keywords.
+
+    >>> probes, judge = on_runs(spec_empty=[[shape]])
+    >>> from grader.registry import check_rng
+    >>> [p.label for p in probes(check_rng(1, "x"))]
+    ["handle({'sku': 'SKU-9999', 'region': 'north', 'limit': 2})"]
+    """
+    names = tuple(wants)
+    return (lambda rng: [handle_runs(rng)[name] for name in names]), judge_runs([wants[n] for n in names])
 
 
 _MESSAGES = {
@@ -105,169 +188,240 @@ _MESSAGES = {
 }
 
 
-def _region_probes(rng: random.Random) -> list[Probe]:
-    probes = [_handle_probe(SPEC_REPAIR_ORDER, ok=True, n_fixes=1, attempts=2, tool_runs=1, tool_runs_spied=True,
-                            errors=["args:allowed:region"],
-                            rows=cases.rows_for("SKU-1001", cases.FALLBACK_REGION, 2))]
-    order = cases.repairable_region_order(rng)
-    probes.append(_handle_probe(order, ok=True, n_fixes=1, attempts=2, tool_runs_spied=True,
-                                errors=["args:allowed:region"],
-                                rows=cases.rows_for(order["sku"], cases.FALLBACK_REGION, order["limit"])))
-    return probes
+def ends(why: str = "", **want: object) -> Aspect:
+    """The run ends with these values: ok, attempts, errors, rows (exact), n_fixes, answer_has, tool_runs.
+
+    ``why`` (one sentence on what this order must do) goes before the message of a miss.
+    """
+    def say(message: str) -> str:
+        return f"{why} {message}" if why else message
+
+    def aspect(run: HandleRun) -> None:
+        value, st = run.value, run.st
+        for key in ("ok", "attempts", "errors", "rows"):
+            if key in want:
+                expect_field(value, key, want[key], st, say(_MESSAGES[key]))
+        if "n_fixes" in want:
+            fixes = value.get("fixes")
+            if not isinstance(fixes, list) or len(fixes) != want["n_fixes"]:
+                run.fail(say("repair appends one description to fixes per repair made."),
+                         f"{want['n_fixes']} fix(es)", f"fixes == {show(fixes)}")
+        if "answer_has" in want:
+            check_answer_mentions(value, [want["answer_has"]], st, "The answer must name the last reason.")
+        if "tool_runs" in want and not (type(value["tool_runs"]) is int and value["tool_runs"] == want["tool_runs"]):
+            run.fail(say("tool_runs counts the tool bodies that ran during this handle."),
+                     f"tool_runs == {want['tool_runs']}", f"tool_runs == {show(value['tool_runs'])}")
+    return aspect
 
 
-add("step7/repair_region", 3, "A wrong region is repaired to FALLBACK_REGION: ok after one fix, 2 attempts",
-    "After args:allowed:region, repair sets the region to FALLBACK_REGION, appends a description to fixes, "
-    "and the graph goes back to fetch.",
-    ["7.fixes", "7.repair_node", "7.examples", "7.tool_runs"], _region_probes, judge_handle)
+def _region_fix(tool: object, args: dict) -> tuple:
+    return tool, {**args, "region": cases.FALLBACK_REGION}
 
 
-def _limit_probes(rng: random.Random) -> list[Probe]:
-    probes = []
-    # A high limit goes to SKU-3300 in north (7 rows), so the clamped value shows in the rows.
-    for limit in (rng.choice([0, -1, rng.randint(-20, -2)]), rng.randint(cases.MAX_ROWS + 1, 99)):
-        sku, region = rng.choice(cases.stocked_pairs()) if limit < 1 else ("SKU-3300", "north")
-        want = cases.rows_for(sku, region, cases.clamp(limit))
-        probes.append(_handle_probe(cases.order(sku, region, limit), ok=True, n_fixes=1, attempts=2,
-                                    errors=["args:range:limit"], rows=want, tool_runs_spied=True))
-    return probes
+def _limit_fix(tool: object, args: dict) -> tuple:
+    limit = args.get("limit")
+    return tool, {**args, "limit": cases.clamp(limit) if type(limit) is int else limit}
 
 
-add("step7/repair_limit", 2, "A limit out of range is clamped into 1..MAX_ROWS and retried",
-    "After args:range:limit, repair moves the limit to the nearest allowed value (1 or MAX_ROWS) and the graph "
-    "fetches again.",
-    ["7.fixes", "7.repair_node"], _limit_probes, judge_handle)
+def _tool_fix(tool: object, args: dict) -> tuple:
+    return "stock_lookup", args
 
 
-def _too_big_probes(rng: random.Random) -> list[Probe]:
-    limit = rng.randint(2, cases.MAX_ROWS)  # above 1, so a fix that also touches the limit shows
-    order = cases.order("SKU-3300", "north", limit, "legacy_stock")
-    return [_handle_probe(order, ok=True, n_fixes=1, attempts=2, errors=["result:too_big"], last_tool="stock_lookup",
-                          rows=cases.rows_for("SKU-3300", "north", limit), tool_runs_spied=True)]
+# reason -> (what the next call must look like, the learner-facing rule)
+_FIXES = {
+    REGION: (_region_fix, "After args:allowed:region, repair sets region to FALLBACK_REGION and changes "
+                          "nothing else; the next fetch uses it."),
+    LIMIT: (_limit_fix, "After args:range:limit, repair clamps limit into 1..MAX_ROWS (the nearest allowed "
+                        "value) and changes nothing else; the next fetch uses it."),
+    TOO_BIG: (_tool_fix, "After result:too_big, repair switches the tool to stock_lookup (which honours limit) "
+                         "and keeps the arguments; the next fetch uses it."),
+}
 
 
-add("step7/repair_too_big", 2, "result:too_big switches the tool to stock_lookup",
-    "legacy_stock ignores limit; after result:too_big repair changes the tool to stock_lookup, which honours it.",
-    ["7.fixes", "7.repair_node"], _too_big_probes, judge_handle)
+def fixed_after(reason: str) -> Aspect:
+    """The call right after the first ``reason`` in errors is the previous call with the spec's fix applied.
+
+    A failed fetch appends its reason to ``errors`` and a success ends the run, so
+    ``errors[i]`` is the reason of ``calls[i]``.
+    """
+    fix, rule = _FIXES[reason]
+
+    def aspect(run: HandleRun) -> None:
+        errors, calls = run.value["errors"], run.value["calls"]
+        if not isinstance(errors, list) or reason not in errors:
+            run.fail(f"This order should fail with {reason} on the way.", f"{reason!r} in errors",
+                     f"errors == {show(errors)}")
+        i = errors.index(reason)
+        if not isinstance(calls, list) or len(calls) < i + 2:
+            run.fail(f"{reason} is repairable and fewer than MAX_ATTEMPTS fetches were made: repair and fetch "
+                     "again.", f"a call after calls[{i}]", f"calls == {show(calls)}")
+        before, after = calls[i], calls[i + 1]
+        if not isinstance(before, dict) or not isinstance(before.get("args"), dict) or not isinstance(after, dict):
+            run.fail("Each calls entry is a dict with tool and args.", "{'tool': ..., 'args': ...}",
+                     f"calls == {show(calls)}")
+        tool, args = fix(before.get("tool"), before["args"])
+        if not (strict_equal(after.get("tool"), tool) and strict_equal(after.get("args"), args)):
+            run.fail(rule, f"calls[{i + 1}] with tool {show(tool)} and args {show(args)}",
+                     f"tool {show(after.get('tool'))} and args {show(after.get('args'))}")
+    return aspect
 
 
-def _empty_probes(rng: random.Random) -> list[Probe]:
-    order = cases.order(cases.UNKNOWN_SKU, rng.choice(cases.REGIONS), rng.randint(1, cases.MAX_ROWS))
-    return [_handle_probe(SPEC_EMPTY_ORDER, ok=False, n_fixes=0, attempts=1, errors=["result:empty"],
-                          answer_has="result:empty", tool_runs_spied=True),
-            _handle_probe(order, ok=False, n_fixes=0, attempts=1, errors=["result:empty"], answer_has="result:empty")]
+def stops_after(reason: str) -> Aspect:
+    """The run gives up right after the first ``reason`` (no fetch after it) and the answer names it."""
+    def aspect(run: HandleRun) -> None:
+        value = run.value
+        expect_field(value, "ok", False, run.st, f"{reason} is not repairable: the run must give up.")
+        errors = value["errors"]
+        if not isinstance(errors, list) or reason not in errors or errors.index(reason) != len(errors) - 1 \
+                or not strict_equal(value["attempts"], len(errors)):
+            run.fail(f"{reason} is not repairable: asking again gives the same, so go to giveup right after it.",
+                     f"errors ending with the first {reason!r}, and no fetch after it",
+                     f"errors == {show(errors)}, attempts == {show(value['attempts'])}")
+        check_answer_mentions(value, [reason], run.st, "The answer must name the last reason.")
+    return aspect
 
 
-add("step7/giveup_empty", 2, "An empty result is not repaired: give up after one attempt, naming result:empty",
-    "result:empty is not repairable: asking again gives the same nothing, so go to giveup.",
-    ["7.not_repairable", "7.examples", "6.giveup"], _empty_probes, judge_handle)
+def rows_of_last_call(run: HandleRun) -> None:
+    """On success, rows are the table's rows for the last call's arguments (stock_lookup honours limit)."""
+    calls = run.value["calls"]
+    last = calls[-1] if isinstance(calls, list) and calls else None
+    args = last.get("args") if isinstance(last, dict) else None
+    if not isinstance(args, dict) or type(args.get("sku")) is not str or type(args.get("region")) is not str \
+            or type(args.get("limit")) is not int:
+        run.fail("calls[-1] must hold the arguments of the successful call.", "{'tool': ..., 'args': {...}}",
+                 show(last))
+    want = cases.rows_for(args["sku"], args["region"], args["limit"])
+    expect_field(run.value, "rows", want, run.st, "rows must be the rows of the successful retry.")
 
 
-def _fallback_empty_probes(rng: random.Random) -> list[Probe]:
-    order = cases.order("SKU-5000", rng.choice(cases.BAD_REGIONS), rng.randint(1, cases.MAX_ROWS))
-    return [_handle_probe(order, ok=False, n_fixes=1, attempts=2, errors=["args:allowed:region", "result:empty"],
-                          answer_has="result:empty")]
+def _spy_total(rec: dict) -> int:
+    return sum(n for n in rec.get("spy_runs", {}).values() if type(n) is int)
 
 
-add("step7/giveup_after_fallback_empty", 2, "A repair that leads to an empty result gives up with the last reason",
-    "SKU-5000 has no central stock: the region fix works, the retry is empty, and the answer names the "
-    "last reason in errors.",
-    ["7.repair_node", "7.not_repairable", "6.giveup"], _fallback_empty_probes, judge_handle)
+def tool_runs_measured(run: HandleRun) -> None:
+    """tool_runs equals the tool bodies that ran during this call (spies) and CALLS moved by as much."""
+    spied = _spy_total(run.rec) - _spy_total(run.before)
+    delta = calls_delta(run.before.get("calls"), run.rec.get("calls"))
+    measured = sum(delta.values()) if delta is not None else None
+    value = run.value["tool_runs"]
+    if type(value) is not int or value != spied or measured != spied:
+        run.fail("tool_runs must be the sum of CALLS after the run minus before it (the tool bodies that "
+                 "really ran; a cached repeat runs none).", f"tool_runs == {spied}",
+                 f"tool_runs == {show(value)}, CALLS changed by {measured}")
 
 
-def _raised_probes(rng: random.Random) -> list[Probe]:
-    exc = rng.choice(cases.EXCEPTION_TYPES)
-    args = cases.random_valid_args(rng, stocked=True)
-    return [_handle_probe(cases.order(args["sku"], args["region"], args["limit"]),
-                          {"stock_lookup": {"mode": "raise", "exc": exc}}, note=f"the tool raises {exc}",
-                          ok=False, n_fixes=0, attempts=1, errors=[f"raised:{exc}"], answer_has=f"raised:{exc}")]
-
-
-add("step7/giveup_raised", 1, "A tool that raises is not retried",
-    "raised:... is not repairable; the graph gives up after one attempt and the answer names the reason.",
-    ["7.not_repairable"], _raised_probes, judge_handle)
-
-
-def _runtime_probes(rng: random.Random) -> list[Probe]:
-    single = cases.repairable_region_order(rng)
-    double = dict(single, limit=rng.choice([0, rng.randint(cases.MAX_ROWS + 1, 99)]))
-    rows = cases.rows_for(double["sku"], cases.FALLBACK_REGION, cases.clamp(double["limit"]))
-    return [
-        _handle_probe(single, sets={"MAX_ATTEMPTS": 1}, ok=False, n_fixes=0, attempts=1),
-        _handle_probe(double, sets={"MAX_ATTEMPTS": 2}, ok=False, n_fixes=1, attempts=2),
-        _handle_probe(double, ok=True, n_fixes=2, attempts=3, rows=rows),
-    ]
-
-
-add("step7/max_attempts_runtime", 2, "The attempt limit is MAX_ATTEMPTS, read when the graph runs",
-    "Decide 'repair or give up' in the routing function with the module's MAX_ATTEMPTS looked up at that "
-    "moment (fewer than MAX_ATTEMPTS fetches made -> repair).",
-    ["7.limit", "7.runtime"], _runtime_probes, judge_handle)
-
-
-def _shape_probes(rng: random.Random) -> list[Probe]:
-    args = cases.random_valid_args(rng, stocked=True)
-    return [_handle_probe(cases.order(args["sku"], args["region"], args["limit"])),
-            _handle_probe(cases.order(cases.UNKNOWN_SKU, args["region"], args["limit"]))]
+def cached_repeat(run: HandleRun) -> None:
+    """When the run before ended with exactly this order's stock_lookup call, no tool body runs now."""
+    if not run.earlier:
+        return
+    previous = run.earlier[-1].value
+    calls = previous["calls"]
+    last = calls[-1] if isinstance(calls, list) and calls else None
+    order = run.order
+    same = isinstance(last, dict) and strict_equal(last.get("tool"), "stock_lookup") \
+        and strict_equal(last.get("args"), encode({k: order[k] for k in cases.ARG_NAMES}))
+    if previous["ok"] is True and same and _spy_total(run.rec) != _spy_total(run.before):
+        run.fail("The run before succeeded with this very call, so CACHE holds it: nothing may clear the cache "
+                 "between runs, and no tool body runs.", "0 tool runs",
+                 f"{_spy_total(run.rec) - _spy_total(run.before)} tool run(s)")
 
 
 _TYPES = {"ok": (bool,), "answer": (str,), "errors": (list,), "calls": (list,), "fixes": (list,),
           "attempts": (int,), "tool_runs": (int,)}
 
 
-def _shape_judge(probes: list, observations: list) -> Verdict:
-    for probe, obs in zip(probes, observations):
-        st, rec = probe.params["steps"][-1], records_of(probe, obs)[-1]
-        value = result_of(rec, st, HANDLE_KEYS, "handle")
-        for key, types in _TYPES.items():
-            if type(value[key]) not in types:
-                raise Fail(f"handle()['{key}'] must be a {types[0].__name__}.", call=st["label"],
-                           expected=types[0].__name__, got=show(value[key]))
-        if value["ok"] and type(value["rows"]) is not list:
-            raise Fail("handle()['rows'] must be a list on success.", call=st["label"], expected="a list",
-                       got=show(value["rows"]))
-        for entry in value["calls"]:
-            if not isinstance(entry, dict) or "tool" not in entry or "args" not in entry:
-                raise Fail("Each calls entry is a dict with at least tool and args.", call=st["label"],
-                           expected="{'tool': ..., 'args': ...}", got=show(entry))
-    return Verdict.ok()
+def shape(run: HandleRun) -> None:
+    """The eight keys with the spec's types; rows a list on success; calls entries with tool and args."""
+    value, st = run.value, run.st
+    for key, types in _TYPES.items():
+        if type(value[key]) not in types:
+            raise Fail(f"handle()['{key}'] must be a {types[0].__name__}.", call=st["label"],
+                       expected=types[0].__name__, got=show(value[key]))
+    if value["ok"] and type(value["rows"]) is not list:
+        raise Fail("handle()['rows'] must be a list on success.", call=st["label"], expected="a list",
+                   got=show(value["rows"]))
+    for entry in value["calls"]:
+        if not isinstance(entry, dict) or "tool" not in entry or "args" not in entry:
+            raise Fail("Each calls entry is a dict with at least tool and args.", call=st["label"],
+                       expected="{'tool': ..., 'args': ...}", got=show(entry))
 
+
+# --------------------------------------------------------------------------- handle checks
+
+
+add("step7/repair_region", 3, "A wrong region is repaired to FALLBACK_REGION: ok after one fix, 2 attempts",
+    "After args:allowed:region, repair sets the region to FALLBACK_REGION, appends a description to fixes, "
+    "and the graph goes back to fetch.",
+    ["7.fixes", "7.repair_node", "7.examples", "7.tool_runs"],
+    *on_runs(spec_repair=[[ends(ok=True, n_fixes=1, attempts=2, tool_runs=1, errors=[REGION],
+                                rows=cases.rows_for("SKU-1001", cases.FALLBACK_REGION, 2)), fixed_after(REGION)]],
+             two_repairs=[[fixed_after(REGION)]], fallback_empty=[[fixed_after(REGION)]]))
+
+add("step7/repair_limit", 2, "A limit out of range is clamped into 1..MAX_ROWS and retried",
+    "After args:range:limit, repair moves the limit to the nearest allowed value (1 or MAX_ROWS) and the graph "
+    "fetches again.",
+    ["7.fixes", "7.repair_node"],
+    *on_runs(two_repairs=[[fixed_after(LIMIT)]], attempt_limit=[[fixed_after(LIMIT)]]))
+
+add("step7/repair_too_big", 2, "result:too_big switches the tool to stock_lookup",
+    "legacy_stock ignores limit; after result:too_big repair changes the tool to stock_lookup, which honours it.",
+    ["7.fixes", "7.repair_node"],
+    *on_runs(too_big_then_cached=[[fixed_after(TOO_BIG), ends(ok=True, n_fixes=1, attempts=2, errors=[TOO_BIG]),
+                                   rows_of_last_call], None]))
+
+add("step7/giveup_empty", 2, "An empty result is not repaired: give up after one attempt, naming result:empty",
+    "result:empty is not repairable: asking again gives the same nothing, so go to giveup.",
+    ["7.not_repairable", "7.examples", "6.giveup"],
+    *on_runs(spec_empty=[[ends(ok=False, n_fixes=0, attempts=1, errors=[EMPTY], answer_has=EMPTY)]],
+             fallback_empty=[[stops_after(EMPTY)]]))
+
+add("step7/giveup_after_fallback_empty", 2, "A repair that leads to an empty result gives up with the last reason",
+    "SKU-5000 has no central stock: the region fix works, the retry is empty, and the answer names the "
+    "last reason in errors.",
+    ["7.repair_node", "7.not_repairable", "6.giveup"],
+    *on_runs(fallback_empty=[[ends(ok=False, n_fixes=1, attempts=2, errors=[REGION, EMPTY], answer_has=EMPTY)]]))
+
+
+def _raised_probes(rng: random.Random) -> list[Probe]:
+    exc = rng.choice(cases.EXCEPTION_TYPES)
+    args = cases.random_valid_args(rng, stocked=True)
+    order = cases.order(args["sku"], args["region"], args["limit"])
+    return [_run([_handle_step(order, note=f"the tool raises {exc}")],
+                 {"stock_lookup": {"mode": "raise", "exc": exc}})]
+
+
+def _raised_judge(probes: list, observations: list) -> Verdict:
+    exc_reason = "raised:" + probes[0].params["spies"]["stock_lookup"]["exc"]
+    return judge_runs([[[ends(ok=False, n_fixes=0, attempts=1, errors=[exc_reason], answer_has=exc_reason)]]])(
+        probes, observations)
+
+
+add("step7/giveup_raised", 1, "A tool that raises is not retried",
+    "raised:... is not repairable; the graph gives up after one attempt and the answer names the reason.",
+    ["7.not_repairable"], _raised_probes, _raised_judge)
+
+add("step7/max_attempts_runtime", 2, "The attempt limit is MAX_ATTEMPTS, read when the graph runs",
+    "Decide 'repair or give up' in the routing function with the module's MAX_ATTEMPTS looked up at that "
+    "moment (fewer than MAX_ATTEMPTS fetches made -> repair).",
+    ["7.limit", "7.runtime"],
+    *on_runs(two_repairs=[[ends("Two repairs fit in MAX_ATTEMPTS = 3 fetches: the third fetch succeeds.",
+                                ok=True, n_fixes=2, attempts=3)]],
+             attempt_limit=[[ends("With MAX_ATTEMPTS set to 2 while the module runs, the graph gives up after "
+                                  "the second fetch.", ok=False, n_fixes=1, attempts=2)]]))
 
 add("step7/handle_shape", 2, "handle returns ok, answer, rows, errors, calls, fixes, attempts, tool_runs",
     "Return a dict with these eight keys: ok a bool, answer a str, errors/calls/fixes lists, attempts and "
     "tool_runs ints.",
-    ["7.handle"], _shape_probes, _shape_judge)
-
-
-def _tool_runs_probes(rng: random.Random) -> list[Probe]:
-    args = cases.random_valid_args(rng, stocked=True)
-    order = cases.order(args["sku"], args["region"], args["limit"])
-    steps = [step("handle", order), step("handle", order, label=f"handle({order!r})  # the same order again"),
-             step("handle", cases.repairable_region_order(rng))]
-    return [call_probe(steps, spies=TOOL_SPIES_ORIGINAL)]
-
-
-def _tool_runs_judge(probes: list, observations: list) -> Verdict:
-    probe, obs = probes[0], observations[0]
-    records = records_of(probe, obs)
-    before_calls, before_spy = obs["start"]["calls"], _spy_total(obs["start"])
-    for st, rec in zip(probe.params["steps"], records):
-        value = result_of(rec, st, HANDLE_KEYS, "handle")
-        delta = calls_delta(before_calls, rec.get("calls"))
-        spied = _spy_total(rec) - before_spy
-        measured = sum(delta.values()) if delta is not None else None
-        if value["tool_runs"] != spied or type(value["tool_runs"]) is not int or measured != spied:
-            raise Fail("tool_runs must be the sum of CALLS after the run minus before it (the tool bodies "
-                       "that really ran; a cached repeat runs none).", call=st["label"],
-                       expected=f"tool_runs == {spied}",
-                       got=f"tool_runs == {show(value['tool_runs'])}, CALLS changed by {measured}")
-        before_calls, before_spy = rec.get("calls"), _spy_total(rec)
-    return Verdict.ok()
-
+    ["7.handle"],
+    *on_runs(spec_repair=[[shape]], spec_empty=[[shape]], too_big_then_cached=[[shape], [shape]],
+             two_repairs=[[shape]], fallback_empty=[[shape]]))
 
 add("step7/tool_runs_measured", 2, "tool_runs is the CALLS difference of the run (0 for a cached repeat)",
     "Read sum(CALLS.values()) before and after invoking the graph and report the difference.",
-    ["7.tool_runs", "5.lives_long"], _tool_runs_probes, _tool_runs_judge)
+    ["7.tool_runs", "5.lives_long"],
+    *on_runs(spec_repair=[[tool_runs_measured]],
+             too_big_then_cached=[[tool_runs_measured], [tool_runs_measured, cached_repeat]],
+             two_repairs=[[tool_runs_measured]], fallback_empty=[[tool_runs_measured]]))
 
 add("step7/graph_has_repair", 1, "build_graph() compiles a graph with a repair node besides the naive ones",
     "Add a node named repair and an edge from repair back to fetch.",
