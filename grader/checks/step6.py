@@ -5,9 +5,9 @@ import random
 
 from grader import cases
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe, get_field,
-                                   outcome, records_of, step, value_of)
+                                   mentions_number, outcome, records_of, step, value_of)
 from grader.encode import encode, show, strict_equal
-from grader.registry import Probe, Verdict
+from grader.registry import Probe, Verdict, shared_rng
 
 NAIVE_NODES = ("pick", "fetch", "reply", "giveup")
 RESULT_KEYS = ("ok", "answer", "rows", "errors", "calls")
@@ -132,57 +132,133 @@ def _order_args(order: dict) -> dict:
     return {k: order[k] for k in cases.ARG_NAMES}
 
 
-def _ok_probes(rng: random.Random) -> list[Probe]:
-    probes = []
-    for tool in (None, rng.choice(cases.TOOL_NAMES)):
-        args = cases.random_valid_args(rng, stocked=True)
-        order = cases.order(args["sku"], args["region"], args["limit"], tool)
-        # At least two rows, so an answer built from another row than the first shows.
-        rows = cases.random_rows(rng, rng.randint(2, cases.MAX_ROWS), prefix=rng.choice(["Q", "Z", "X"]))
-        for row in rows:
-            row["count"] = rng.randint(10, 999)
-        value = {"sku": args["sku"], "region": args["region"], "rows": rows}
-        st = step("run_naive", order)
-        st["label"] += f"  # the tool returns {value!r}"
-        probes.append(call_probe([st], spies={t: {"mode": "return", "value": encode(value)} for t in cases.TOOL_NAMES},
-                                 tool_value=encode(value)))
-    return probes
+# --------------------------------------------------------------------------- the shared run_naive scenario
+#
+# Every run_naive check below judges its own aspect of the same five runs. They are
+# drawn from one stream shared by the whole grading (``shared_rng(rng, NAIVE_SCENARIO)``)
+# and sent as ``fresh`` probes, so the checks ask for identical probes and the runner
+# builds and invokes the naive graph once per run, whichever checks look at it.
+
+NAIVE_SCENARIO = "step6/naive_runs"
+TOOL_CHOICES = (None, "stock_lookup", "legacy_stock")  # None: the order names no tool
+NAIVE_RUNS = ("found", "refused_limit", "refused_region", "refused_type", "empty")
+
+
+def _used(tool: "str | None") -> str:
+    return tool or "stock_lookup"
+
+
+def _runs_of(tool: "str | None", n: int) -> dict:
+    """Expected tool-body runs of one run_naive call: ``n`` of the tool it uses, none of the other."""
+    return {name: (n if name == _used(tool) else 0) for name in cases.TOOL_NAMES}
+
+
+def naive_runs(rng: random.Random) -> dict[str, Probe]:
+    """The five run_naive runs of step 6, by name; identical for every check of one grading.
+
+    ``found``: the tool returns two or more rows. ``empty``: the table has no row for
+    the sku and region. ``refused_*``: arguments with one defect each, of the three
+    kinds a pick that "fixes" the order would change: a limit out of range, a region
+    that differs from an allowed one only by case or spaces (both repairable in step
+    7, so a naive graph that retries shows), a bool limit. The three tool choices
+    (none, ``stock_lookup``, ``legacy_stock``) are dealt to found, empty and
+    refused_region, so every grading sees each of them.
+
+    >>> from grader.registry import check_rng
+    >>> a, b = naive_runs(check_rng(4, "step6/naive_ok")), naive_runs(check_rng(4, "step6/naive_empty"))
+    >>> a == b, tuple(a) == NAIVE_RUNS
+    (True, True)
+    """
+    srng = shared_rng(rng, NAIVE_SCENARIO)
+    found_tool, empty_tool, region_tool = srng.sample(TOOL_CHOICES, len(TOOL_CHOICES))
+    return {
+        "found": _found_run(srng, found_tool),
+        "refused_limit": _refused_run(srng, srng.choice(["range_low", "range_high"]), srng.choice(TOOL_CHOICES)),
+        # Variants 0 and 1: the families a pick that tidies the order would change (case, spaces).
+        "refused_region": _refused_run(srng, "allowed", region_tool, variant=srng.randrange(2)),
+        "refused_type": _refused_run(srng, "type_bool", srng.choice(TOOL_CHOICES)),
+        "empty": _empty_run(srng, empty_tool),
+    }
+
+
+def _found_run(rng: random.Random, tool: "str | None") -> Probe:
+    args = cases.random_valid_args(rng, stocked=True)
+    # At least two rows, so an answer built from another row than the first shows.
+    rows = cases.random_rows(rng, rng.randint(2, cases.MAX_ROWS), prefix=rng.choice(["Q", "Z", "X"]))
+    for row in rows:
+        row["count"] = rng.randint(10, 999)
+    value = {"sku": args["sku"], "region": args["region"], "rows": rows}
+    order = cases.order(args["sku"], args["region"], args["limit"], tool)
+    st = step("run_naive", order, runs=_runs_of(tool, 1))
+    st["label"] += f"  # the tool returns {value!r}"
+    return call_probe([st], spies={t: {"mode": "return", "value": encode(value)} for t in cases.TOOL_NAMES},
+                      fresh=True)
+
+
+def _refused_run(rng: random.Random, kind: str, tool: "str | None", variant: "int | None" = None) -> Probe:
+    _tool, args, _reason = cases.single_defect(rng, kind, variant)
+    order = cases.order(args["sku"], args["region"], args["limit"], tool)
+    # call_tool's own verdict on the same call is the reason run_naive must carry.
+    return call_probe([step("call_tool", _used(tool), _order_args(order)),
+                       step("run_naive", order, runs=_runs_of(tool, 0))], spies=TOOL_SPIES_ORIGINAL, fresh=True)
+
+
+def _empty_run(rng: random.Random, tool: "str | None") -> Probe:
+    if rng.random() < 0.5:
+        sku, region = cases.UNKNOWN_SKU, rng.choice(cases.REGIONS)
+    else:  # a known sku in a region where it has no row
+        sku, region = rng.choice([(s, r) for s in cases.SKUS for r in cases.REGIONS if not cases.rows_for(s, r)])
+    order = cases.order(sku, region, rng.randint(1, cases.MAX_ROWS), tool)
+    return call_probe([step("call_tool", _used(tool), _order_args(order)),
+                       step("run_naive", order, runs=_runs_of(tool, 1))], spies=TOOL_SPIES_TABLE, fresh=True)
+
+
+def naive_probes(*names: str):
+    """A check's probe factory: the shared runs ``names``, in that order."""
+    return lambda rng: [naive_runs(rng)[name] for name in names]
+
+
+def the_run(probe: Probe, obs: dict) -> tuple[dict, dict, dict]:
+    """The run_naive step (the probe's last), its record, and the tool runs made during that call alone."""
+    records = records_of(probe, obs)
+    before = records[-2] if len(records) > 1 else obs.get("start")
+    before_runs = before.get("spy_runs") if isinstance(before, dict) else None
+    before_runs = before_runs if isinstance(before_runs, dict) else {}
+    after_runs = records[-1].get("spy_runs") or {}
+    runs = {tool: n - before_runs.get(tool, 0) for tool, n in after_runs.items()
+            if type(n) is int and type(before_runs.get(tool, 0)) is int}
+    return probe.params["steps"][-1], records[-1], runs
+
+
+# --------------------------------------------------------------------------- run_naive checks
 
 
 def _ok_judge(probes: list, observations: list) -> Verdict:
     for probe, obs in zip(probes, observations):
-        st, rec = probe.params["steps"][0], records_of(probe, obs)[0]
+        st, rec, _runs = the_run(probe, obs)
         value = result_of(rec, st, RESULT_KEYS, "run_naive")
         order = st["args"][0]
-        tool_value = probe.params["tool_value"]
-        first = tool_value["rows"][0]
+        rows = probe.params["spies"][_used(order.get("tool"))]["value"]["rows"]
+        first = rows[0]
         expect_field(value, "ok", True, st, "A successful call must end with ok True.")
-        check_answer_mentions(value, [order["sku"], order["region"], first["bin"], first["count"]], st,
-                              "The answer must name the sku, the region, and the bin and count of the first row.")
-        if not strict_equal(value.get("rows"), tool_value["rows"]):
+        message = "The answer must name the sku, the region, and the bin and count of the first row."
+        check_answer_mentions(value, [order["sku"], order["region"], first["bin"], first["count"]], st, message)
+        # As a whole number: a count of 41 must not pass because the bin is Q-41 or the sku SKU-4411.
+        if not mentions_number(value["answer"], first["count"]):
+            raise Fail(message, call=st["label"], expected=f"an answer containing the number {first['count']}",
+                       got=repr(value["answer"]))
+        if not strict_equal(value.get("rows"), rows):
             raise Fail("rows must be the rows of the tool's result.", call=st["label"],
-                       expected=show(tool_value["rows"]), got=show(value.get("rows")))
+                       expected=show(rows), got=show(value.get("rows")))
         expect_field(value, "errors", [], st, "A successful run has no errors.")
-        check_calls_entries(value, [order.get("tool", "stock_lookup")], [_order_args(order)], st)
+        check_calls_entries(value, [_used(order.get("tool"))], [_order_args(order)], st)
     return Verdict.ok()
 
 
 add("step6/naive_ok", 3, "run_naive on a good order: ok, answer from the first row, rows, no errors, one call",
     "reply builds the sentence from rows[0] (sku, region, bin, count); run_naive returns ok, answer, rows, "
     "errors and calls from the final state.",
-    ["6.reply", "6.run_naive", "6.fetch"], _ok_probes, _ok_judge)
-
-
-def _failure_probes(rng: random.Random) -> list[Probe]:
-    probes = []
-    # pick passes values through unchanged: a region or a limit "fixed" in pick shows here.
-    for kind in ("allowed", rng.choice(["range_low", "range_high"]), "type_bool"):
-        tool, args, _reason = cases.single_defect(rng, kind)
-        order = cases.order(args["sku"], args["region"], args["limit"], tool)
-        # call_tool's own verdict on the same call is the reason run_naive must carry.
-        probes.append(call_probe([step("call_tool", tool, args), step("run_naive", order)],
-                                 spies=TOOL_SPIES_ORIGINAL))
-    return probes
+    ["6.reply", "6.run_naive", "6.fetch"], naive_probes("found"), _ok_judge)
 
 
 def reason_from_call_tool(rec: dict, st: dict) -> str:
@@ -194,105 +270,71 @@ def reason_from_call_tool(rec: dict, st: dict) -> str:
     return value["error"]
 
 
-def _total_runs(rec: dict) -> int:
-    runs = rec.get("spy_runs", {})
-    return sum(n for n in runs.values() if type(n) is int)
-
-
-def _failure_judge(body_runs: int):
-    """Judge run_naive's failure path; ``body_runs``: tool runs the run itself must make."""
-    return lambda probes, observations: _judge_failure(probes, observations, body_runs)
-
-
-def _judge_failure(probes: list, observations: list, body_runs: int) -> Verdict:
+def _failure_judge(probes: list, observations: list) -> Verdict:
+    """run_naive gives up with call_tool's reason, after as many tool runs as the step's ``runs`` say."""
     for probe, obs in zip(probes, observations):
-        (st_call, st_run), (rec_call, rec_run) = probe.params["steps"], records_of(probe, obs)
+        st_run, rec_run, runs = the_run(probe, obs)
+        st_call, rec_call = probe.params["steps"][0], records_of(probe, obs)[0]
         reason = reason_from_call_tool(rec_call, st_call)
         value = result_of(rec_run, st_run, RESULT_KEYS, "run_naive")
         expect_field(value, "ok", False, st_run, "A refused call must end with ok False.")
         expect_field(value, "errors", [reason], st_run, "fetch must append call_tool's error to errors.")
         check_answer_mentions(value, [reason], st_run, "giveup's answer must contain the last reason in errors.")
-        check_calls_entries(value, [st_run["args"][0].get("tool", "stock_lookup")], None, st_run)
-        runs = _total_runs(rec_run) - _total_runs(rec_call)
-        if runs != body_runs:
+        check_calls_entries(value, [_used(st_run["args"][0].get("tool"))], None, st_run)
+        body_runs, made = sum(st_run["runs"].values()), sum(runs.values())
+        if made != body_runs:
             what = "No tool body may run for refused arguments." if body_runs == 0 else \
                 "run_naive makes exactly one call: the tool body runs once."
-            raise Fail(what, call=st_run["label"], expected=f"{body_runs} tool run(s)", got=f"{runs} run(s)")
+            raise Fail(what, call=st_run["label"], expected=f"{body_runs} tool run(s)", got=f"{made} run(s)")
     return Verdict.ok()
 
 
 add("step6/naive_failure_path", 2, "run_naive on bad arguments: ok False, the reason in errors and answer",
     "fetch appends result['error'] to errors and raises nothing; route to giveup, whose answer quotes "
     "errors[-1].",
-    ["6.fetch", "6.giveup", "6.run_naive"], _failure_probes, _failure_judge(0))
-
-
-def _empty_probes(rng: random.Random) -> list[Probe]:
-    probes = []
-    for sku, region in ((cases.UNKNOWN_SKU, rng.choice(cases.REGIONS)), ("SKU-5000", rng.choice(["north", "central"]))):
-        order = cases.order(sku, region, rng.randint(1, cases.MAX_ROWS))
-        probes.append(call_probe([step("call_tool", "stock_lookup", _order_args(order)), step("run_naive", order)],
-                                 spies=TOOL_SPIES_TABLE))
-    return probes
+    ["6.fetch", "6.giveup", "6.run_naive"], naive_probes("refused_limit", "refused_region", "refused_type"),
+    _failure_judge)
 
 
 add("step6/naive_empty", 2, "run_naive on an empty result gives up with result:empty",
     "An empty result is a failure from call_tool; it must reach giveup with the reason in errors and answer, "
     "not reply with invented stock.",
-    ["6.fetch", "6.giveup"], _empty_probes, _failure_judge(1))
-
-
-def _default_tool_probes(rng: random.Random) -> list[Probe]:
-    probes = []
-    for tool in (None, "legacy_stock", "stock_lookup"):
-        args = cases.random_valid_args(rng, stocked=True)
-        value = {"sku": args["sku"], "region": args["region"], "rows": cases.random_rows(rng, 2)}
-        order = cases.order(args["sku"], args["region"], args["limit"], tool)
-        used = tool or "stock_lookup"
-        st = step("run_naive", order, runs={used: 1, ("legacy_stock" if used == "stock_lookup" else "stock_lookup"): 0})
-        probes.append(call_probe([st], spies={t: {"mode": "return", "value": encode(value)} for t in cases.TOOL_NAMES}))
-    return probes
+    ["6.fetch", "6.giveup"], naive_probes("empty"), _failure_judge)
 
 
 def _default_tool_judge(probes: list, observations: list) -> Verdict:
     for probe, obs in zip(probes, observations):
-        st, rec = probe.params["steps"][0], records_of(probe, obs)[0]
+        st, rec, runs = the_run(probe, obs)
         value = result_of(rec, st, RESULT_KEYS, "run_naive")
-        runs = rec.get("spy_runs", {})
+        order = st["args"][0]
+        used, want = _used(order.get("tool")), _order_args(order)
+        check_calls_entries(value, [used], None, st)
+        if not strict_equal(value["calls"][0]["args"], encode(want)):
+            raise Fail("calls[0]['args'] must be the arguments passed to call_tool, and pick must pass the "
+                       "order's sku, region and limit through unchanged.", call=st["label"],
+                       expected=f"calls[0]['args'] == {want!r}", got=show(value["calls"][0]["args"]))
+        if not any(st["runs"].values()):
+            continue  # refused before any body ran: the calls entry is what shows pick's choice
         for tool, n in st["runs"].items():
             if runs.get(tool) != n:
                 raise Fail("pick chooses order['tool'], and stock_lookup when the order names none.",
                            call=st["label"], expected=f"{tool} called {n} time(s)", got=f"runs {show(runs)}")
-        check_calls_entries(value, [st["args"][0].get("tool", "stock_lookup")], None, st)
-        used = st["args"][0].get("tool", "stock_lookup")
-        seen = obs.get("spy_seen", {}).get(used) or [{}]
-        want = _order_args(st["args"][0])
-        if not strict_equal(seen[0].get("kwargs"), want):
+        seen = (obs.get("spy_seen") or {}).get(used) or [{}]
+        if not strict_equal(seen[-1].get("kwargs"), want):
             raise Fail("pick must pass the order's sku, region and limit through unchanged.", call=st["label"],
-                       expected=f"the tool called with {want!r}", got=show(seen[0]))
+                       expected=f"the tool called with {want!r}", got=show(seen[-1]))
     return Verdict.ok()
 
 
 add("step6/naive_default_tool", 2, "pick uses the order's tool (default stock_lookup) and its values unchanged",
     "pick returns the tool name (order.get('tool', 'stock_lookup')) and the args sku/region/limit exactly "
     "as the order gives them.",
-    ["6.pick"], _default_tool_probes, _default_tool_judge)
-
-
-def _no_retry_probes(rng: random.Random) -> list[Probe]:
-    tool = rng.choice(cases.TOOL_NAMES)
-    args = cases.random_valid_args(rng)
-    raising = call_probe([step("run_naive", cases.order(args["sku"], args["region"], args["limit"], tool),
-                               runs={tool: 1})],
-                         spies={tool: {"mode": "raise", "exc": rng.choice(cases.EXCEPTION_TYPES)}})
-    bad = cases.repairable_region_order(rng)
-    repairable = call_probe([step("run_naive", bad, runs={"stock_lookup": 0})], spies=TOOL_SPIES_ORIGINAL)
-    return [raising, repairable]
+    ["6.pick"], naive_probes(*NAIVE_RUNS), _default_tool_judge)
 
 
 def _no_retry_judge(probes: list, observations: list) -> Verdict:
     for probe, obs in zip(probes, observations):
-        st, rec = probe.params["steps"][0], records_of(probe, obs)[0]
+        st, rec, runs = the_run(probe, obs)
         value = result_of(rec, st, RESULT_KEYS, "run_naive")
         expect_field(value, "ok", False, st, "The naive graph makes one call and gives up on failure.")
         for key in ("errors", "calls"):
@@ -300,12 +342,12 @@ def _no_retry_judge(probes: list, observations: list) -> Verdict:
                 raise Fail(f"The naive graph makes exactly one call: {key} holds one entry.", call=st["label"],
                            expected=f"len({key}) == 1", got=f"{key} == {show(value.get(key))}")
         for tool, n in st["runs"].items():
-            if rec.get("spy_runs", {}).get(tool) != n:
+            if runs.get(tool) != n:
                 raise Fail("The naive graph must not retry.", call=st["label"], expected=f"{n} run(s) of {tool}",
-                           got=show(rec.get("spy_runs")))
+                           got=f"runs {show(runs)}")
     return Verdict.ok()
 
 
 add("step6/naive_no_retry", 1, "The naive graph calls once and never retries",
     "build_naive has no repair: after a failed fetch it goes straight to giveup.",
-    ["6.nodes", "6.fetch"], _no_retry_probes, _no_retry_judge)
+    ["6.nodes", "6.fetch"], naive_probes("refused_limit", "refused_region", "empty"), _no_retry_judge)
