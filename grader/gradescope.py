@@ -83,7 +83,7 @@ def write_results(report: Report, path: "str | os.PathLike[str]") -> Path:
     """Write ``results_json(report)`` to ``path`` (parents created)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results_json(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(results_json(report), ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
 
