@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from grader import cases
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, calls_delta, call_probe, expectations_judge,
-                                   op, records_of, step)
+from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, expectations_judge, op,
+                                   records_of, step)
 from grader.checks.step6 import (check_answer_mentions, expect_field, judge_nodes, judge_reducers,
                                  reducer_probes, result_of)
 from grader.encode import decode, encode, show, strict_equal
@@ -298,11 +298,26 @@ def _spy_total(rec: dict) -> int:
     return sum(n for n in rec.get("spy_runs", {}).values() if type(n) is int)
 
 
+def _calls_total(calls: object) -> "int | None":
+    """``sum(CALLS.values())`` as the spec defines tool_runs, or None when CALLS holds other than counts.
+
+    A bool counter is summed like the spec's ``sum`` does (False + 1 == 1): whether
+    CALLS starts from ints is step 1's business, not tool_runs'.
+    """
+    if not isinstance(calls, dict) or any(type(n) not in (int, bool) for n in calls.values()):
+        return None
+    return sum(calls.values())
+
+
+def _spied_runs(run: HandleRun) -> int:
+    return _spy_total(run.rec) - _spy_total(run.before)
+
+
 def tool_runs_measured(run: HandleRun) -> None:
     """tool_runs equals the tool bodies that ran during this call (spies) and CALLS moved by as much."""
-    spied = _spy_total(run.rec) - _spy_total(run.before)
-    delta = calls_delta(run.before.get("calls"), run.rec.get("calls"))
-    measured = sum(delta.values()) if delta is not None else None
+    spied = _spied_runs(run)
+    before, after = _calls_total(run.before.get("calls")), _calls_total(run.rec.get("calls"))
+    measured = after - before if before is not None and after is not None else None
     value = run.value["tool_runs"]
     if type(value) is not int or value != spied or measured != spied:
         run.fail("tool_runs must be the sum of CALLS after the run minus before it (the tool bodies that "
@@ -320,10 +335,18 @@ def cached_repeat(run: HandleRun) -> None:
     order = run.order
     same = isinstance(last, dict) and strict_equal(last.get("tool"), "stock_lookup") \
         and strict_equal(last.get("args"), encode({k: order[k] for k in cases.ARG_NAMES}))
-    if previous["ok"] is True and same and _spy_total(run.rec) != _spy_total(run.before):
+    if previous["ok"] is True and same and _spied_runs(run):
         run.fail("The run before succeeded with this very call, so CACHE holds it: nothing may clear the cache "
-                 "between runs, and no tool body runs.", "0 tool runs",
-                 f"{_spy_total(run.rec) - _spy_total(run.before)} tool run(s)")
+                 "between runs, and no tool body runs.", "0 tool runs", f"{_spied_runs(run)} tool run(s)")
+
+
+def tool_ran(times: int) -> Aspect:
+    """The tool bodies really ran ``times`` times during the run (the grader's own count, not tool_runs)."""
+    def aspect(run: HandleRun) -> None:
+        if _spied_runs(run) != times:
+            run.fail("The reason must come from really calling the tool through call_tool (TOOLS[name]['fn']).",
+                     f"{times} tool body run(s)", f"{_spied_runs(run)} run(s)")
+    return aspect
 
 
 _TYPES = {"ok": (bool,), "answer": (str,), "errors": (list,), "calls": (list,), "fixes": (list,),
@@ -367,19 +390,20 @@ add("step7/repair_too_big", 2, "result:too_big switches the tool to stock_lookup
     "legacy_stock ignores limit; after result:too_big repair changes the tool to stock_lookup, which honours it.",
     ["7.fixes", "7.repair_node"],
     *on_runs(too_big_then_cached=[[fixed_after(TOO_BIG), ends(ok=True, n_fixes=1, attempts=2, errors=[TOO_BIG]),
-                                   rows_of_last_call], None]))
+                                   rows_of_last_call, tool_ran(2)], None]))
 
 add("step7/giveup_empty", 2, "An empty result is not repaired: give up after one attempt, naming result:empty",
     "result:empty is not repairable: asking again gives the same nothing, so go to giveup.",
     ["7.not_repairable", "7.examples", "6.giveup"],
-    *on_runs(spec_empty=[[ends(ok=False, n_fixes=0, attempts=1, errors=[EMPTY], answer_has=EMPTY)]],
-             fallback_empty=[[stops_after(EMPTY)]]))
+    *on_runs(spec_empty=[[ends(ok=False, n_fixes=0, attempts=1, errors=[EMPTY], answer_has=EMPTY), tool_ran(1)]],
+             fallback_empty=[[stops_after(EMPTY), tool_ran(1)]]))
 
 add("step7/giveup_after_fallback_empty", 2, "A repair that leads to an empty result gives up with the last reason",
     "SKU-5000 has no central stock: the region fix works, the retry is empty, and the answer names the "
     "last reason in errors.",
     ["7.repair_node", "7.not_repairable", "6.giveup"],
-    *on_runs(fallback_empty=[[ends(ok=False, n_fixes=1, attempts=2, errors=[REGION, EMPTY], answer_has=EMPTY)]]))
+    *on_runs(fallback_empty=[[ends(ok=False, n_fixes=1, attempts=2, errors=[REGION, EMPTY], answer_has=EMPTY),
+                              tool_ran(1)]]))
 
 
 def _raised_probes(rng: random.Random) -> list[Probe]:
