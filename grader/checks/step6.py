@@ -134,14 +134,14 @@ def _order_args(order: dict) -> dict:
 
 # --------------------------------------------------------------------------- the shared run_naive scenario
 #
-# Every run_naive check below judges its own aspect of the same five runs. They are
+# Every run_naive check below judges its own aspect of the same six runs. They are
 # drawn from one stream shared by the whole grading (``shared_rng(rng, NAIVE_SCENARIO)``)
 # and sent as ``fresh`` probes, so the checks ask for identical probes and the runner
 # builds and invokes the naive graph once per run, whichever checks look at it.
 
 NAIVE_SCENARIO = "step6/naive_runs"
 TOOL_CHOICES = (None, "stock_lookup", "legacy_stock")  # None: the order names no tool
-NAIVE_RUNS = ("found", "refused_limit", "refused_region", "refused_type", "empty")
+NAIVE_RUNS = ("found", "refused_limit", "refused_region", "refused_type", "empty", "raised")
 
 
 def _used(tool: "str | None") -> str:
@@ -154,7 +154,7 @@ def _runs_of(tool: "str | None", n: int) -> dict:
 
 
 def naive_runs(rng: random.Random) -> dict[str, Probe]:
-    """The five run_naive runs of step 6, by name; identical for every check of one grading.
+    """The six run_naive runs of step 6, by name; identical for every check of one grading.
 
     ``found``: the tool returns two or more rows. ``empty``: the table has no row for
     the sku and region. ``refused_*``: arguments with one defect each, of the three
@@ -162,7 +162,8 @@ def naive_runs(rng: random.Random) -> dict[str, Probe]:
     that differs from an allowed one only by case or spaces (both repairable in step
     7, so a naive graph that retries shows), a bool limit. The three tool choices
     (none, ``stock_lookup``, ``legacy_stock``) are dealt to found, empty and
-    refused_region, so every grading sees each of them.
+    refused_region, so every grading sees each of them. ``raised``: the tool raises
+    (a graph that retries after an exception shows).
 
     >>> from grader.registry import check_rng
     >>> a, b = naive_runs(check_rng(4, "step6/naive_ok")), naive_runs(check_rng(4, "step6/naive_empty"))
@@ -178,6 +179,7 @@ def naive_runs(rng: random.Random) -> dict[str, Probe]:
         "refused_region": _refused_run(srng, "allowed", region_tool, variant=srng.randrange(2)),
         "refused_type": _refused_run(srng, "type_bool", srng.choice(TOOL_CHOICES)),
         "empty": _empty_run(srng, empty_tool),
+        "raised": _raised_run(srng, srng.choice(TOOL_CHOICES)),  # drawn last: the runs above stay as they were
     }
 
 
@@ -211,6 +213,16 @@ def _empty_run(rng: random.Random, tool: "str | None") -> Probe:
     order = cases.order(sku, region, rng.randint(1, cases.MAX_ROWS), tool)
     return call_probe([step("call_tool", _used(tool), _order_args(order)),
                        step("run_naive", order, runs=_runs_of(tool, 1))], spies=TOOL_SPIES_TABLE, fresh=True)
+
+
+def _raised_run(rng: random.Random, tool: "str | None") -> Probe:
+    args = cases.random_valid_args(rng)
+    order = cases.order(args["sku"], args["region"], args["limit"], tool)
+    exc = rng.choice(cases.EXCEPTION_TYPES)
+    st = step("run_naive", order, runs=_runs_of(tool, 1))
+    st["label"] += f"  # the tool raises {exc}"
+    return call_probe([step("call_tool", _used(tool), _order_args(order)), st],
+                      spies={t: {"mode": "raise", "exc": exc} for t in cases.TOOL_NAMES}, fresh=True)
 
 
 def naive_probes(*names: str):
@@ -292,7 +304,8 @@ def _failure_judge(probes: list, observations: list) -> Verdict:
 add("step6/naive_failure_path", 2, "run_naive on bad arguments: ok False, the reason in errors and answer",
     "fetch appends result['error'] to errors and raises nothing; route to giveup, whose answer quotes "
     "errors[-1].",
-    ["6.fetch", "6.giveup", "6.run_naive"], naive_probes("refused_limit", "refused_region", "refused_type"),
+    ["6.fetch", "6.giveup", "6.run_naive"],
+    naive_probes("refused_limit", "refused_region", "refused_type", "raised"),
     _failure_judge)
 
 
@@ -350,4 +363,4 @@ def _no_retry_judge(probes: list, observations: list) -> Verdict:
 
 add("step6/naive_no_retry", 1, "The naive graph calls once and never retries",
     "build_naive has no repair: after a failed fetch it goes straight to giveup.",
-    ["6.nodes", "6.fetch"], naive_probes("refused_limit", "refused_region", "empty"), _no_retry_judge)
+    ["6.nodes", "6.fetch"], naive_probes("refused_limit", "refused_region", "empty", "raised"), _no_retry_judge)

@@ -265,6 +265,10 @@ MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
         ('args = {"sku": order["sku"], "region": order["region"], "limit": order["limit"]}',
          'args = {"sku": order["sku"], "region": order["region"], "limit": min(max(order["limit"], 1), 5) '
          'if type(order["limit"]) is int else order["limit"]}'), affects=(7,))),
+    "naive_retries_after_raise": ("step6/naive_no_retry", d(
+        ('    result = call_tool(tool, args)\n    update = {',
+         '    result = call_tool(tool, args)\n    if not result["ok"] and result["error"].startswith("raised:"):\n'
+         '        result = call_tool(tool, args)\n    update = {'), affects=(7,))),
     "one_attempt_too_many": ("step7/max_attempts_runtime", d(
         ('state["attempts"] < MAX_ATTEMPTS', 'state["attempts"] <= MAX_ATTEMPTS'))),
     "clamp_below_max": ("step7/repair_limit", d(
