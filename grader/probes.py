@@ -351,13 +351,23 @@ class _Session:
         if fn is _MISSING:
             return {"missing": "write_report"}
         if step.get("folder") == "default":
-            folder = _parent_folder(self.ctx.module_path)
+            folder, cwd, scratch = _parent_folder(self.ctx.module_path), _getcwd(), self.ctx.scratch
+            # The working folder is looked at only inside the step's scratch folder (where
+            # the child starts): the grader removes nothing anywhere else.
+            watch_cwd = cwd != folder and (cwd == scratch or cwd.startswith(scratch + _SEP))
             for name in REPORT_FILES:
                 _remove_if_present(folder + _SEP + name)
+                if watch_cwd:
+                    _remove_if_present(cwd + _SEP + name)
             value = fn()
-        else:
-            folder = _new_folder(self.ctx.scratch)
-            value = fn(folder=folder)
+            out = {"value": encode(value), "files": _read_report_files(folder)}
+            if watch_cwd:
+                # Files written to the working folder instead: the check of the default
+                # folder fails, the checks of what the files say can still read them.
+                out["cwd_files"] = _read_report_files(cwd)
+            return out
+        folder = _new_folder(self.ctx.scratch)
+        value = fn(folder=folder)
         return {"value": encode(value), "files": _read_report_files(folder)}
 
 

@@ -108,6 +108,12 @@ def test_plausible_mistakes_are_caught(name, tmp_path):
     assert broken == [], f"{name}: steps outside its affects lost points:\n{_failed_summary(report)}"
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_report_in_the_working_folder_costs_only_the_default_folder_check(seed, tmp_path):
+    report = grade(materialise_more("report_in_working_folder", tmp_path), seed=seed)
+    assert [c.id for c in report.failed] == ["step8/default_folder"], _failed_summary(report)
+
+
 def test_starter_scores_zero_without_crashing():
     report = grade(STARTER, seed=5)
     assert report.error == ""

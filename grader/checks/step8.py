@@ -59,8 +59,17 @@ def _report_record(probe: Probe, obs: dict) -> tuple[dict, dict]:
     raise Fail("The grader's probe has no write_report step.")  # a grader bug; never for learners
 
 
-def _files(st: dict, rec: dict, *, json_needed: bool = True, md_needed: bool = False) -> dict:
+def _files(st: dict, rec: dict, *, json_needed: bool = True, md_needed: bool = False,
+           anywhere: bool = False) -> dict:
+    """The report files the record read; ``anywhere``: those in the working folder if the default had none.
+
+    ``step8/default_folder`` alone judges where ``write_report()`` writes; the
+    checks of what the files say judge them wherever they were written.
+    """
     files = rec.get("files", {})
+    elsewhere = rec.get("cwd_files")
+    if anywhere and not (files.get("json_exists") or files.get("md_exists")) and isinstance(elsewhere, dict):
+        files = elsewhere
     where = "next to the module file" if st.get("folder") == "default" else "in the folder passed as folder="
     for name, key in (("tool_report.json", "json_exists"), ("tool_report.md", "md_exists")):
         if not files.get(key):
@@ -222,11 +231,11 @@ add("step8/returns_json_dict", 2, "write_report returns the dict it wrote as JSO
 # --------------------------------------------------------------------------- values
 
 
-def judge_values(probes: list, observations: list, keys: tuple = REPORT_KEYS) -> Verdict:
+def judge_values(probes: list, observations: list, keys: tuple = REPORT_KEYS, *, anywhere: bool = False) -> Verdict:
     """Each of ``keys`` in the written JSON equals the grader's measurement made right after the report."""
     for probe, obs in zip(probes, observations):
         st, rec = _report_record(probe, obs)
-        files = _files(st, rec)
+        files = _files(st, rec, anywhere=anywhere)
         report = files["json"]
         steps, records = probe.params["steps"], records_of(probe, obs)
         want = measured_values(steps, records, probe.params["measure"])
@@ -269,9 +278,9 @@ def failure_section(md: str) -> "str | None":
     return "\n".join(out) if any(line.rstrip() in FAILURE_HEADINGS for line in lines) else None
 
 
-def _md(probe: Probe, obs: dict) -> tuple[dict, str]:
+def _md(probe: Probe, obs: dict, *, anywhere: bool = False) -> tuple[dict, str]:
     st, rec = _report_record(probe, obs)
-    return st, _files(st, rec, json_needed=False, md_needed=True)["md"]
+    return st, _files(st, rec, json_needed=False, md_needed=True, anywhere=anywhere)["md"]
 
 
 def _headings_judge(probes: list, observations: list) -> Verdict:
@@ -313,8 +322,8 @@ add("step8/md_attempt_limit", 1, "The failure section states the attempt limit (
 
 
 def _follows_judge(probes: list, observations: list) -> Verdict:
-    judge_values(probes, observations, CHANGED_REPORT_KEYS)
-    st, md = _md(probes[0], observations[0])
+    judge_values(probes, observations, CHANGED_REPORT_KEYS, anywhere=True)
+    st, md = _md(probes[0], observations[0], anywhere=True)
     _limit_in_md(st, md, probes[0].params["steps"][0]["value"])
     return Verdict.ok()
 

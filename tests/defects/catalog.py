@@ -293,6 +293,10 @@ MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
     "report_ignores_folder": ("step8/writes_both_files", d(
         ('folder = Path(folder) if folder is not None else Path(__file__).resolve().parent',
          'folder = Path(__file__).resolve().parent'))),
+    # Judged by where the files went (default_folder) only: the checks of what they say read them there.
+    "report_in_working_folder": ("step8/default_folder", d(
+        ('folder = Path(folder) if folder is not None else Path(__file__).resolve().parent',
+         'folder = Path(folder) if folder is not None else Path.cwd()'))),
     "reasons_written_by_hand": ("step8/follows_module", d(
         ('"bad_result_reasons": bad_result_reasons,', '"bad_result_reasons": ["empty", "range", "shape", "too_big"],'))),
     "repaired_written_by_hand": ("step8/follows_module", d(
