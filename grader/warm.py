@@ -1,37 +1,28 @@
-"""A warm fork parent: imports once, forks one bounded child per step.
+"""The client of the warm fork parent: start it, send it step jobs, read the results.
 
 Importing LangGraph costs most of a second; forking a process that already
 did costs milliseconds. So grading goes through a long-lived helper process
 (the *warm parent*: ``python -I``, a clean environment, running
-:func:`serve`) that imports LangGraph and the grader's probes once and then
-serves requests, one JSON line in (a list of step jobs and how many may run
-at once), one JSON line out (a result per job), over its stdin/stdout. For
-each job it:
+:func:`grader.warm_server.serve`) that imports LangGraph and the grader's
+probes once and then serves requests, one JSON line in (a list of step jobs
+and how many may run at once), one JSON line out (a result per job), over its
+stdin/stdout; it forks one bounded child per step (see
+:mod:`grader.warm_server`).
 
-1. forks a child that runs :func:`grader.child.run_step` (learner code runs
-   only there);
-2. reads the child's result pipe (JSON lines, size-capped, shape-checked,
-   nonce-checked; never pickle) and its stdout/stderr capture pipe (capped
-   *while* reading: excess bytes are drained and dropped);
-3. enforces the wall-clock timeout, then SIGKILLs the child's process group,
-   and at the end of the request **every other descendant** -- the warm
-   parent is a child subreaper, so a grandchild that called ``setsid()`` and
-   was orphaned becomes its child, and ``/proc`` lists it -- and reaps them;
-4. answers with the messages, the output, exit status or signal, whether the
-   step timed out, and the elapsed time.
+This module is the client side: :class:`WarmRunner` starts the warm parent
+on first use (with a clean environment, never forking the calling process,
+so it is safe in a Jupyter kernel), restarts it if it died, and is
+per-process (a batch worker that was forked gets its own).
+:func:`shared_runner` returns the module-level instance; :func:`close` stops
+it (also done at exit). With ``sandbox="bwrap"`` (or ``$AGTOOL_SANDBOX``) the
+warm parent runs inside bubblewrap (:mod:`grader.sandbox`): own PID
+namespace, no network, read-only file system, private ``/tmp``; where
+bubblewrap is unusable it falls back to running without.
 
-The client side is :class:`WarmRunner`: it starts the warm parent on first
-use (with a clean environment, never forking the calling process, so it is
-safe in a Jupyter kernel), restarts it if it died, and is per-process (a
-batch worker that was forked gets its own). :func:`shared_runner` returns the
-module-level instance; :func:`close` stops it (also done at exit). With
-``sandbox="bwrap"`` (or ``$AGTOOL_SANDBOX``) the warm parent runs inside
-bubblewrap: own PID namespace, no network, read-only file system, private
-``/tmp``; where bubblewrap is unusable it falls back to running without.
-
-The file has two parts: the server (:func:`serve`, :func:`run_job`, the
-child watch) and the client (:class:`WarmRunner`); the process-tree cleanup
-lives in :mod:`grader.proctree`.
+The names other modules import from here (the server's :func:`serve`,
+:func:`run_jobs`, :data:`TRUNCATED_MARK`, the sandbox's :data:`SANDBOX_ENV`,
+:func:`bwrap_usable` ...) are re-exported, so ``grader.warm`` stays the one
+place to import the warm machinery from.
 
 Example::
 
@@ -45,8 +36,6 @@ from __future__ import annotations
 
 import atexit
 import base64
-import errno
-import gc
 import itertools
 import json
 import os
@@ -59,426 +48,24 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Callable
 
-from grader.child import MAX_MESSAGE_BYTES, MESSAGE_TYPES, Limits
-from grader.proctree import become_subreaper, kill_descendants, kill_group
+from grader.child import Limits
+from grader.sandbox import (SANDBOX_ENV, SANDBOX_TMP_BYTES, SANDBOXES, bwrap_prefix, bwrap_usable,
+                            importable_paths)
+from grader.warm_server import MAX_TOTAL_MESSAGE_BYTES, PRELOAD, TRUNCATED_MARK, run_job, run_jobs, serve
 
-MAX_TOTAL_MESSAGE_BYTES = 16 << 20  # all of one step's messages together
-TRUNCATED_MARK = "\n[... output truncated]\n"
+__all__ = [
+    "WarmRunner", "WarmUnavailable", "shared_runner", "close", "encode_source",
+    "CLIENT_GRACE_SECONDS", "STARTUP_TIMEOUT_SECONDS",
+    # re-exported from grader.warm_server and grader.sandbox
+    "serve", "run_job", "run_jobs", "MAX_TOTAL_MESSAGE_BYTES", "TRUNCATED_MARK", "PRELOAD",
+    "SANDBOXES", "SANDBOX_ENV", "SANDBOX_TMP_BYTES", "bwrap_prefix", "bwrap_usable", "importable_paths",
+]
+
 CLIENT_GRACE_SECONDS = 20.0  # how long past a job's timeout the client waits for the warm parent
 STARTUP_TIMEOUT_SECONDS = 60.0
-# What step children need, imported once here. Not grader.checks: judging
-# happens in the client, never where learner code runs.
-PRELOAD = ("langgraph.graph", "grader.probes", "grader.encode", "grader.cases")
 _REPO_ROOT = str(Path(__file__).resolve().parent.parent)
-SANDBOXES = ("none", "bwrap", "auto")  # "bwrap" warns when unusable, "auto" falls back silently
-SANDBOX_ENV = "AGTOOL_SANDBOX"
-SANDBOX_TMP_BYTES = 256 << 20
 
-
-# --------------------------------------------------------------------------- server side
-
-def serve() -> None:
-    """Main loop of the warm parent: one request per stdin line, result lines on stdout.
-
-    A request is ``{"request": id, "jobs": [step job, ...], "parallel": n}``.
-    Each job's result is written as soon as that step is over
-    (``{"type": "result", "request": id, "index": i, "result": {...}}``),
-    then ``{"type": "done", "request": id}``: if a step kills this process,
-    the results already written still count.
-    """
-    become_subreaper()
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    # Keep the protocol on private fds; fds 0 and 1 become /dev/null so that a
-    # stray print (ours or a library's) can never corrupt a result line.
-    channel_in = os.fdopen(os.dup(0), "rb")
-    channel_out = os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.dup2(devnull, 1)
-    os.close(devnull)
-    preloaded = _preload()
-    # Children would otherwise have their first garbage collection walk (and
-    # so copy, page by page) every object LangGraph left in this process.
-    gc.collect()
-    gc.freeze()
-    global _scratch_base
-    # Every step's scratch folder lives under this one, so whoever outlives
-    # this process (the client, if it is killed) can remove them all at once.
-    _scratch_base = tempfile.mkdtemp(prefix="agtool-warm-")
-    _write_line(channel_out, {"type": "ready", "pid": os.getpid(), "preloaded": preloaded,
-                              "scratch": _scratch_base})
-    try:
-        _serve_requests(channel_in, channel_out)
-    finally:
-        kill_descendants()
-        shutil.rmtree(_scratch_base, ignore_errors=True)
-
-
-def _serve_requests(channel_in, channel_out: int) -> None:
-    for line in channel_in:
-        leftovers: list[str] = []
-        request_id = None
-        try:
-            request = json.loads(line)
-            request_id = request.get("request")
-
-            def report(index: int, result: dict) -> None:  # as soon as a step is over
-                _write_line(channel_out, {"type": "result", "request": request_id, "index": index, "result": result})
-
-            run_jobs(request["jobs"], parallel=int(request.get("parallel", 1)), leftovers=leftovers, on_result=report)
-            reply = {"type": "done", "request": request_id}
-        except BrokenPipeError:  # the client is gone: nothing left to serve
-            break
-        except Exception as exc:  # a malformed request: say so, keep serving
-            reply = {"type": "done", "request": request_id, "infra_error": f"{type(exc).__name__}: {exc}"}
-        try:
-            _write_line(channel_out, reply)
-        except BrokenPipeError:
-            break
-        for folder in leftovers:  # after answering: the client need not wait for the disk
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _stop_on_sigterm(signum, frame) -> None:
-    kill_descendants()  # a step still running dies with us, escaped grandchildren included
-    if _scratch_base:
-        shutil.rmtree(_scratch_base, ignore_errors=True)
-    os._exit(0)
-
-
-_scratch_base: "str | None" = None  # set by serve()
-
-
-def run_job(job: dict, *, leftovers: "list[str] | None" = None) -> dict:
-    """Run one step job: see :func:`run_jobs`."""
-    return run_jobs([job], leftovers=leftovers)[0]
-
-
-def run_jobs(jobs: "list[dict]", *, parallel: int = 1, leftovers: "list[str] | None" = None,
-             on_result: "Callable[[int, dict], None] | None" = None) -> "list[dict]":
-    """Fork a child per step job, at most ``parallel`` at a time; watch, clean up, describe each.
-
-    Each child has its own deadline (its job's timeout from its own start).
-    When a child ends, its process group is killed; when the last one ends,
-    every remaining descendant is (a grandchild that escaped its group
-    cannot be told apart from a sibling step's, so it waits for the end).
-    Scratch folders are removed before returning, or appended to
-    ``leftovers`` for the caller to remove later. ``on_result(index,
-    result)`` is called as each step is over. Every process the jobs started
-    is dead when this returns.
-    """
-    results: "list[dict | None]" = [None] * len(jobs)
-    waiting = list(range(len(jobs)))
-    running: "dict[int, _StepChild]" = {}
-    scratches: list[str] = []
-    sel = selectors.DefaultSelector()
-    try:
-        while waiting or running:
-            while waiting and len(running) < max(parallel, 1):
-                index = waiting.pop(0)
-                running[index] = _StepChild(jobs[index], sel)
-                scratches.append(running[index].scratch)
-            wait = max(min(c.deadline for c in running.values()) - time.monotonic(), 0)
-            if not all(c.pidfd is not None for c in running.values()):
-                wait = min(wait, 0.01)  # no pidfd (old kernels): poll for the children's end
-            for key, _ in sel.select(wait):
-                if key.data() < 0:  # EOF (or refused): stop watching this fd
-                    sel.unregister(key.fileobj)
-            for index, child in list(running.items()):
-                if child.poll_ended():
-                    results[index] = child.finish(sel, alone=len(running) == 1 and not waiting)
-                    del running[index]
-                    if on_result is not None:
-                        on_result(index, results[index])
-    finally:
-        for child in running.values():  # only after an exception in this process
-            try:
-                child.finish(sel, alone=True)
-            except Exception:  # keep cleaning up: the descendants are killed below
-                pass
-        sel.close()
-        kill_descendants()
-        if leftovers is None:
-            for folder in scratches:
-                shutil.rmtree(folder, ignore_errors=True)
-        else:
-            leftovers.extend(scratches)
-    return results
-
-
-class _StepChild:
-    """One forked step process: its pipes, its deadline, and what it sent."""
-
-    def __init__(self, job: dict, sel: selectors.BaseSelector):
-        from grader import child as child_module
-
-        self.job = job
-        self.limits = Limits.from_value(job.get("limits"))
-        self.nonce, self.n_probes = str(job.get("nonce", "")), len(job.get("probes", ()))
-        self.output_cap = self.limits.output_bytes
-        self.messages: list[dict] = []
-        self.channel_errors: list[str] = []
-        self.exit_status: "int | None" = None
-        self.signal: "int | None" = None
-        self.timed_out = False
-        self.cpu_seconds = 0.0  # of the step's own process (not of what it forked)
-        self.killed = 0
-        self.output_dropped = 0
-        self._output = bytearray()
-        self._pending = bytearray()
-        self._total = 0
-        # The child's messages come in one order: imported, obs 0..n-1, done
-        # (or a lone import_error / fatal). Anything else is refused.
-        self._last_type = ""
-        self._next_index = 0
-        self._status: "int | None" = None  # raw wait status once reaped
-
-        code = _compiled(job.get("source_b64", ""))
-        self.scratch = tempfile.mkdtemp(prefix="agtool-step-", dir=_scratch_base)
-        result_r, result_w = os.pipe()
-        output_r, output_w = os.pipe()
-        self.started = time.monotonic()
-        self.deadline = self.started + self.limits.timeout
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            try:
-                os.close(result_r)
-                os.close(output_r)
-                child_module.run_step(job, scratch=self.scratch, result_fd=result_w, output_fd=output_w,
-                                      code=code)
-            finally:
-                os._exit(70)
-        os.close(result_w)
-        os.close(output_w)
-        self.pid, self._result_fd, self._output_fd = pid, result_r, output_r
-        for fd in (result_r, output_r):
-            os.set_blocking(fd, False)
-        sel.register(result_r, selectors.EVENT_READ, self._read_result)
-        sel.register(output_r, selectors.EVENT_READ, self._read_output)
-        self.pidfd = _pidfd_open(pid)
-        if self.pidfd is not None:
-            sel.register(self.pidfd, selectors.EVENT_READ, lambda: 0)  # wakes us; poll_ended() reaps
-
-    def poll_ended(self) -> bool:
-        """Reap the child if it exited; mark it timed out past its deadline. True when it is over."""
-        if self._status is None:
-            pid, status, usage = os.wait4(self.pid, os.WNOHANG)
-            if pid:
-                self._status = status
-                self.cpu_seconds = usage.ru_utime + usage.ru_stime
-        if self._status is None and time.monotonic() >= self.deadline:
-            self.timed_out = True
-        return self._status is not None or self.timed_out
-
-    def finish(self, sel: selectors.BaseSelector, *, alone: bool) -> dict:
-        """Kill what is left of the step, read what it sent, close its fds; return its result."""
-        self._kill_group()
-        if self._status is None:
-            _, self._status, usage = os.wait4(self.pid, 0)
-            self.cpu_seconds = usage.ru_utime + usage.ru_stime
-        if os.WIFSIGNALED(self._status):
-            self.signal = os.WTERMSIG(self._status)
-        else:
-            self.exit_status = os.waitstatus_to_exitcode(self._status)
-        if alone:  # no sibling step runs: every descendant left is this step's
-            self.killed = kill_descendants()
-        # What the child wrote before it ended is still in the pipes. Read what
-        # is there now, a bounded amount: an escaped writer could go on forever.
-        for reader in (self._read_result, self._read_output):
-            for _ in range(64):
-                if reader() <= 0:
-                    break
-        if self._pending:
-            self._accept(bytes(self._pending))
-        for fd in (self._result_fd, self._output_fd, self.pidfd):
-            if fd is not None:
-                try:
-                    sel.unregister(fd)
-                except (KeyError, ValueError):
-                    pass
-                os.close(fd)
-        return {
-            "type": "result",
-            "job": self.job.get("job"),
-            "messages": self.messages,
-            "channel_errors": self.channel_errors,
-            "output": self.output_text(),
-            "output_truncated": self.output_dropped > 0,
-            "exit_status": self.exit_status,
-            "signal": self.signal,
-            "timed_out": self.timed_out,
-            "elapsed": round(time.monotonic() - self.started, 4),
-            "cpu": round(self.cpu_seconds, 4),
-            "killed_descendants": self.killed,
-        }
-
-    def _kill_group(self) -> None:
-        # Once reaped, the pid (and so the group id) may belong to someone else.
-        if self._status is None:
-            kill_group(self.pid)
-
-    # The readers return the number of bytes read: 0 = nothing right now, -1 = stop reading.
-
-    def _read_output(self) -> int:
-        data = _read_some(self._output_fd)
-        if not data:
-            return 0 if data is None else -1
-        room = max(self.output_cap - len(self._output), 0)
-        self._output += data[:room]  # capped as it arrives: the excess is dropped, never stored
-        self.output_dropped += max(len(data) - room, 0)
-        return len(data)
-
-    def _read_result(self) -> int:
-        data = _read_some(self._result_fd)
-        if not data:
-            return 0 if data is None else -1
-        self._total += len(data)
-        if self._total > MAX_TOTAL_MESSAGE_BYTES:
-            self._channel_error(f"the step sent more than {MAX_TOTAL_MESSAGE_BYTES} bytes of results")
-            self._kill_group()
-            return -1
-        self._pending += data
-        while (cut := self._pending.find(b"\n")) >= 0:
-            line = bytes(self._pending[:cut])
-            del self._pending[:cut + 1]
-            self._accept(line)
-        if len(self._pending) > MAX_MESSAGE_BYTES:
-            self._channel_error(f"a result message longer than {MAX_MESSAGE_BYTES} bytes was refused")
-            self._pending.clear()
-            self._kill_group()
-            return -1
-        return len(data)
-
-    def _accept(self, line: bytes) -> None:
-        if len(line) > MAX_MESSAGE_BYTES:
-            return self._channel_error(f"a result message longer than {MAX_MESSAGE_BYTES} bytes was refused")
-        try:
-            message = json.loads(line)
-        except ValueError:
-            return self._channel_error("a result line that is not JSON was refused")
-        problem = self._shape_problem(message)
-        if problem:
-            return self._channel_error(problem)
-        self._last_type = message["type"]
-        if message["type"] == "obs":
-            self._next_index += 1
-        self.messages.append(message)
-
-    def _shape_problem(self, message: object) -> str:
-        if not isinstance(message, dict) or message.get("type") not in MESSAGE_TYPES:
-            return "a result message of unknown shape was refused"
-        if message.get("nonce") != self.nonce:
-            return "a result message with a wrong nonce was refused (forged?)"
-        kind = message["type"]
-        if self._last_type in ("done", "import_error", "fatal"):
-            return f"a {kind!r} message after the step had ended was refused"
-        if kind == "obs":
-            index = message.get("index")
-            if type(index) is not int or not 0 <= index < self.n_probes or not isinstance(message.get("obs"), dict):
-                return "an observation of unknown shape was refused"
-            if index != self._next_index or self._last_type not in ("imported", "obs"):
-                return f"an observation for probe {index} out of order was refused"
-        elif kind == "imported" and self._last_type:
-            return "a second 'imported' message was refused"
-        elif kind == "done" and (self._next_index != self.n_probes or self._last_type not in ("imported", "obs")):
-            return "a 'done' message before every observation was refused"
-        return ""
-
-    def _channel_error(self, text: str) -> None:
-        if len(self.channel_errors) < 20:
-            self.channel_errors.append(text)
-
-    def output_text(self) -> str:
-        text = bytes(self._output).decode("utf-8", errors="replace")
-        return text + TRUNCATED_MARK if self.output_dropped else text
-
-
-_compiled_cache: "dict[str, object]" = {}
-
-
-def _compiled(source_b64: str):
-    """The submission's code object, compiled once for all the steps it is sent with.
-
-    The steps of one submission arrive with the same source, so each step's
-    child is forked with the code ready instead of compiling it again
-    (``grader.child.compile_submission`` says what is left to the child).
-    """
-    if source_b64 not in _compiled_cache:
-        from grader import child as child_module
-
-        _compiled_cache.clear()  # one submission at a time: keep only the newest
-        try:
-            source = base64.b64decode(source_b64, validate=True)
-        except ValueError:
-            source = b"\0"  # not base64: the child reports it
-        _compiled_cache[source_b64] = child_module.compile_submission(source)
-    return _compiled_cache[source_b64]
-
-
-def _pidfd_open(pid: int) -> "int | None":
-    try:
-        return os.pidfd_open(pid)  # readable when the process ends (Linux 5.3+)
-    except (AttributeError, OSError):
-        return None
-
-
-def _read_some(fd: int) -> "bytes | None":
-    try:
-        return os.read(fd, 65536)
-    except BlockingIOError:
-        return None
-    except OSError as exc:
-        if exc.errno == errno.EINTR:
-            return None
-        return b""
-
-
-def _preload() -> list[str]:
-    import importlib
-
-    done = []
-    for name in PRELOAD:
-        try:
-            importlib.import_module(name)
-            done.append(name)
-        except Exception:  # a module not written yet, or broken: the child will say so
-            pass
-    try:
-        _run_tiny_graph()
-        done.append("graph warm-up")
-    except Exception:
-        pass
-    return done
-
-
-def _run_tiny_graph() -> None:
-    """Compile and run a one-node graph: LangGraph imports a few modules lazily on first run."""
-    import operator
-    from typing import Annotated, TypedDict
-
-    from langgraph.graph import END, START, StateGraph
-
-    class _State(TypedDict):
-        seen: Annotated[list, operator.add]
-
-    graph = StateGraph(_State)
-    graph.add_node("only", lambda state: {"seen": [1]})
-    graph.add_edge(START, "only")
-    graph.add_edge("only", END)
-    graph.compile().invoke({"seen": []})
-
-
-def _write_line(fd: int, message: dict) -> None:
-    data = memoryview(json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n")
-    while data:
-        data = data[os.write(fd, data):]
-
-
-# --------------------------------------------------------------------------- client side
 
 class WarmUnavailable(RuntimeError):
     """The warm parent could not be started or stopped answering."""
@@ -613,10 +200,10 @@ class WarmRunner:
         # -I keeps PYTHON* variables and the working folder out; what the
         # caller can import (a user site, the checkout) is appended *after*
         # the interpreter's own paths, so it can add modules but shadow none.
-        extra = [*self.extra_sys_path, *_importable_paths(), _REPO_ROOT]
+        extra = [*self.extra_sys_path, *importable_paths(), _REPO_ROOT]
         bootstrap = (
             "import sys; sys.path.extend(p for p in %r if p not in sys.path); "
-            "from grader.warm import serve; serve()" % (list(dict.fromkeys(extra)),)
+            "from grader.warm_server import serve; serve()" % (list(dict.fromkeys(extra)),)
         )
         self._proc = subprocess.Popen(
             [*self._sandbox_prefix(), self.python, "-I", "-c", bootstrap],
@@ -710,58 +297,19 @@ class WarmRunner:
             self._scratch_base = None
 
 
-def _importable_paths() -> list[str]:
-    """This process's absolute import paths (never ``''``, the working folder)."""
-    return [p for p in sys.path if p and os.path.isabs(p) and os.path.exists(p)]
-
-
-def bwrap_prefix() -> list[str]:
-    """The bubblewrap command line that runs the warm parent sandboxed.
-
-    Its own PID namespace (step code cannot see or signal the grader's other
-    processes), no network, the whole file system read-only, and a small
-    private ``/tmp`` (the steps' scratch folders). The interpreter, its
-    environment and the import paths are bound back read-only where the
-    private ``/tmp`` would hide them (a checkout or a virtualenv under /tmp).
-    """
-    rebind = []
-    # The folder holding the grader package too: an editable install imports it from there.
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for path in _under_tmp([sys.prefix, sys.base_prefix, os.path.dirname(sys.executable), package_root,
-                            *_importable_paths()]):
-        rebind += ["--ro-bind", path, path]
-    return ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-            "--unshare-uts", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp", *rebind, "--chdir", "/tmp"]
-
-
-def _under_tmp(paths: "list[str]") -> "list[str]":
-    """The distinct real paths below /tmp, parents before children (bwrap mounts in order)."""
-    found = {os.path.realpath(p) for p in paths if p}
-    return sorted(p for p in found if p.startswith("/tmp/") and os.path.exists(p))
-
-
-_bwrap_checked: "bool | None" = None
-
-
-def bwrap_usable() -> bool:
-    """Whether bubblewrap is installed and may create namespaces here (probed once per process)."""
-    global _bwrap_checked
-    if _bwrap_checked is None:
-        try:
-            done = subprocess.run([*bwrap_prefix(), "true"], capture_output=True, timeout=10)
-            _bwrap_checked = done.returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            _bwrap_checked = False
-    return _bwrap_checked
-
 
 _shared: "WarmRunner | None" = None
 _shared_lock = threading.Lock()
 
 
 def shared_runner() -> WarmRunner:
-    """The warm runner of this process, created on first use (one per process)."""
+    """The warm runner of this process, created on first use (one per process).
+
+    Example::
+
+        >>> shared_runner() is shared_runner()
+        True
+    """
     global _shared
     with _shared_lock:
         if _shared is None or _shared._owner != os.getpid():
@@ -770,7 +318,14 @@ def shared_runner() -> WarmRunner:
 
 
 def close() -> None:
-    """Stop this process's shared warm parent, if any."""
+    """Stop this process's shared warm parent, if any.
+
+    Example::
+
+        >>> first = shared_runner(); close()
+        >>> shared_runner() is first   # the next use starts a new one
+        False
+    """
     global _shared
     with _shared_lock:
         runner, _shared = _shared, None
@@ -779,7 +334,13 @@ def close() -> None:
 
 
 def encode_source(source: bytes) -> str:
-    """The submission's bytes as they travel in a job (JSON cannot carry arbitrary bytes)."""
+    """The submission's bytes as they travel in a job (JSON cannot carry arbitrary bytes).
+
+    Example::
+
+        >>> encode_source(b"x = 1\\n")
+        'eCA9IDEK'
+    """
     return base64.b64encode(source).decode("ascii")
 
 
