@@ -14,13 +14,14 @@ batch`` (one process per step, as the grader runs it):
 
 ``ceiling_per_s`` is ``cores * 1000 / (8 * step_process_ms + probe_work_ms +
 parent_ms)``: the submissions per second no scheduling can beat on this
-machine with this check suite and one process per step.
+machine with this check suite and one process per step; ``work_only_per_s``
+the same without the step processes (probe work and the grading process only).
 
 Example::
 
     >>> figures = measure_breakdown(repeat=3)   # doctest: +SKIP
     >>> sorted(figures)                          # doctest: +SKIP
-    ['ceiling_per_s', 'graph_runs', 'parent_ms', 'probe_work_ms', 'step_process_ms']
+    ['ceiling_per_s', 'graph_runs', 'parent_ms', 'probe_work_ms', 'step_process_ms', 'work_only_per_s']
 """
 from __future__ import annotations
 
@@ -108,7 +109,10 @@ def measure_breakdown(repeat: int = 5) -> dict:
     figures["probe_work_ms"], figures["graph_runs"] = measure_probe_work(source, repeat=repeat)
     figures["parent_ms"] = measure_parent(SOLUTION, n=4 * repeat)
     total = len(STEPS) * figures["step_process_ms"] + figures["probe_work_ms"] + figures["parent_ms"]
-    figures["ceiling_per_s"] = (os.cpu_count() or 1) * 1000 / total
+    cores = os.cpu_count() or 1
+    figures["ceiling_per_s"] = cores * 1000 / total
+    # What would be left if the step processes cost nothing at all.
+    figures["work_only_per_s"] = cores * 1000 / (figures["probe_work_ms"] + figures["parent_ms"])
     return figures
 
 
@@ -123,6 +127,7 @@ def render_breakdown(figures: dict) -> str:
         f"| probe work in-process ({figures['graph_runs']} LangGraph compiles) | {figures['probe_work_ms']:.0f} |",
         f"| grading process (draw, judge, report) | {figures['parent_ms']:.0f} |",
         f"| ceiling on {os.cpu_count()} cores | {figures['ceiling_per_s']:.1f} submissions/s |",
+        f"| ceiling if step processes cost nothing | {figures['work_only_per_s']:.1f} submissions/s |",
     ]) + "\n"
 
 
