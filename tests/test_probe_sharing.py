@@ -1,0 +1,74 @@
+"""Checks of one step share their runs: a guard on what one grading costs (counts, never times).
+
+Steps 6-8 run the learner's LangGraph graphs, which is most of a submission's
+CPU (see ``benchmarks/cost_breakdown.py``). Their checks draw shared runs from
+``rng.shared(...)`` as ``fresh`` probes, and the runner sends identical fresh
+probes once. A change that breaks the sharing (a label that differs between
+two checks, a run drawn from the check's own stream) would silently double
+the cost; these tests say so instead.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from langgraph.graph import StateGraph
+
+from grader import child, probes, runner
+from grader.registry import checks_for
+
+SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
+# Probes sent to the child per step after sharing, and graph compiles one grading of the solution makes.
+PROBE_BUDGET = {6: 8, 7: 11, 8: 2}
+COMPILE_BUDGET = {6: 8, 7: 10, 8: 8}
+
+
+def _job_probes(step: int, seed: int) -> "tuple[int, list[dict]]":
+    plan, job = runner._plan(checks_for([step]), seed)
+    return sum(len(item.probes) for item in plan), job
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("step", sorted(PROBE_BUDGET))
+def test_checks_of_a_graph_step_share_their_runs(step, seed):
+    asked, job = _job_probes(step, seed)
+    assert len(job) <= PROBE_BUDGET[step] < asked, f"step {step}: {asked} probes asked, {len(job)} sent"
+
+
+def test_a_shared_run_is_sent_once_even_when_many_checks_judge_it():
+    plan, job = runner._plan(checks_for([8]), 5)
+    assert len(job) == 2 and {tuple(item.indices) for item in plan} == {(0,), (1,)}
+
+
+def _compiles_in_process(step: int, seed: int) -> int:
+    """Graph compiles when the step's probes run against the solution, here, without a fork."""
+    _, job = _job_probes(step, seed)
+    count = [0]
+    original = StateGraph.compile
+
+    def counting(self, *args, **kwargs):
+        count[0] += 1
+        return original(self, *args, **kwargs)
+
+    scratch, here = tempfile.mkdtemp(prefix="agtool-sharing-"), os.getcwd()
+    StateGraph.compile = counting
+    try:
+        path = child._prepare_scratch(scratch, SOLUTION.read_bytes())
+        ctx = child.StepContext(scratch, path, f"agtool_sharing_{step}_{seed}")
+        module = ctx.fresh_module()
+        for probe in job:
+            obs = probes.run_probe(module, probe, ctx)
+            assert "raised" not in obs and "setup_error" not in obs, obs
+    finally:
+        StateGraph.compile = original
+        os.chdir(here)
+        shutil.rmtree(scratch, ignore_errors=True)
+    return count[0]
+
+
+@pytest.mark.parametrize("step", sorted(COMPILE_BUDGET))
+def test_one_grading_of_the_solution_stays_within_its_graph_compiles(step):
+    assert _compiles_in_process(step, seed=4) <= COMPILE_BUDGET[step]
