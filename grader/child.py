@@ -1,6 +1,6 @@
 """The child side of one step: import the learner's module, run probes, report JSON.
 
-This code runs in a process forked for exactly one step (see ``grader.warm``).
+This code runs in a process forked for exactly one step (see ``grader.warm_server``).
 It is the only place where learner code executes, and it decides nothing: it
 imports the submission in a scratch folder, calls ``grader.probes.run_probe``
 for each probe and sends what it saw to the parent as newline-delimited JSON
@@ -15,7 +15,7 @@ forgeries written by other code in this process)::
     {"type": "fatal", "message": "..."}           the grader itself failed here
     {"type": "done"}                              every probe ran
 
-Example (what ``grader.warm`` does after ``os.fork()``)::
+Example (what ``grader.warm_server`` does after ``os.fork()``)::
 
     run_step(job, scratch="/tmp/agtool-step-x", result_fd=w1, output_fd=w2)  # never returns
 """
@@ -112,7 +112,7 @@ class StepContext:
         self.module_path = module_path
         self._names = (f"{name_prefix}_{n}" for n in itertools.count())
         # Compiled by the warm parent for every step of a submission (see
-        # ``grader.warm``), under a placeholder file name: name it after our copy.
+        # ``grader.warm_server``), under a placeholder file name: name it after our copy.
         self._code = with_filename(code, module_path) if code is not None else None
 
     def fresh_module(self) -> ModuleType:
