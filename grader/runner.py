@@ -3,8 +3,9 @@
 For each selected step, every selected check draws its probes from
 ``check_rng(seed, check.id)``; the step's probes go to one fresh child
 process (forked by the warm parent, ``grader.warm_server``), which sends back one
-JSON observation per probe; each check's judge then runs here, on the
-probes and the observations. A check whose observations did not all arrive
+JSON observation per probe (identical ``fresh`` probes of several checks
+are sent once, see :func:`_draw_plan`); each check's judge then runs here,
+on the probes and the observations. A check whose observations did not all arrive
 (the process exited, timed out, was killed) or hold a ``probe_error`` fails
 with a message naming the call and the reason, without judging.
 
