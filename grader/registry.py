@@ -16,9 +16,9 @@ child only executes probes (``grader.probes``) and reports what it saw.
 
 Example::
 
-    >>> from grader.registry import CHECKS
-    >>> CHECKS["step2/type_bool_limit"].step
-    2
+    >>> from grader.registry import checks_for
+    >>> [check.step for check in checks_for(only=["step2/type_bool_limit"])]
+    [2]
 """
 from __future__ import annotations
 
