@@ -6,10 +6,11 @@ warm parent makes itself a child subreaper (orphans of its steps become its
 children) and, after every step, walks ``/proc`` down from itself and
 SIGKILLs whatever is left.
 
-Example::
+Example (in a process of its own: both calls act on the calling process and
+everything it started, so they are not run as doctests)::
 
-    >>> become_subreaper()
-    >>> kill_descendants()   # nothing was started, nothing is killed
+    >>> become_subreaper()                                    # doctest: +SKIP
+    >>> kill_descendants()   # nothing was started, nothing is killed   # doctest: +SKIP
     0
 """
 from __future__ import annotations

@@ -320,10 +320,10 @@ def shared_runner() -> WarmRunner:
 def close() -> None:
     """Stop this process's shared warm parent, if any.
 
-    Example::
+    Example (not run as a doctest: it would stop the runner other code of this process uses)::
 
-        >>> first = shared_runner(); close()
-        >>> shared_runner() is first   # the next use starts a new one
+        >>> first = shared_runner(); close()  # doctest: +SKIP
+        >>> shared_runner() is first   # the next use starts a new one  # doctest: +SKIP
         False
     """
     global _shared

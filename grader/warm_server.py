@@ -21,10 +21,11 @@ line out per finished step, over its stdin/stdout. For each job it:
 The process-tree cleanup lives in :mod:`grader.proctree`, the client in
 :mod:`grader.warm`.
 
-Example (what the warm parent does for one request, run in this process)::
+Example (what the warm parent does for one request; only in a process of its
+own, because it ends by killing every descendant of the calling process)::
 
-    >>> results = run_jobs([{"source_b64": "", "probes": [], "nonce": "n1"}])
-    >>> [m["type"] for m in results[0]["messages"]], results[0]["exit_status"]
+    >>> results = run_jobs([{"source_b64": "", "probes": [], "nonce": "n1"}])  # doctest: +SKIP
+    >>> [m["type"] for m in results[0]["messages"]], results[0]["exit_status"]  # doctest: +SKIP
     (['imported', 'done'], 0)
 """
 from __future__ import annotations
@@ -133,9 +134,9 @@ _scratch_base: "str | None" = None  # set by serve()
 def run_job(job: dict, *, leftovers: "list[str] | None" = None) -> dict:
     """Run one step job: see :func:`run_jobs`.
 
-    Example::
+    Example (in the warm parent: it kills every descendant of the calling process)::
 
-        >>> run_job({"source_b64": "", "probes": [], "nonce": "n1"})["timed_out"]
+        >>> run_job({"source_b64": "", "probes": [], "nonce": "n1"})["timed_out"]  # doctest: +SKIP
         False
     """
     return run_jobs([job], leftovers=leftovers)[0]

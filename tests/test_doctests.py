@@ -27,3 +27,17 @@ def test_the_grader_has_modules_to_test():
 def test_docstring_examples_hold(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS, verbose=False)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples in {name} failed (see the output)"
+
+
+def test_examples_that_would_kill_or_stop_this_process_s_children_are_not_run():
+    # kill_descendants() in a doctest killed the test session's browser and servers once.
+    import grader.proctree
+    import grader.warm
+    import grader.warm_server
+
+    dangerous = ("kill_descendants()", "become_subreaper()", "run_jobs(", "run_job(", "close()")
+    for module in (grader.proctree, grader.warm_server, grader.warm):
+        for test in doctest.DocTestFinder().find(module):
+            for example in test.examples:
+                if any(call in example.source for call in dangerous) and "runner.close()" not in example.source:
+                    assert example.options.get(doctest.SKIP), f"{test.name}: {example.source.strip()}"
