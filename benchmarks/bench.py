@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 SOLUTION = REPO / "solutions" / "tools.py"
 sys.path.insert(0, str(REPO))  # tests.defects is part of the repo, not of the package
 
-from grader.runner import grade  # noqa: E402
+from grader.grading import grade  # noqa: E402
 from tests.defects.catalog import DEFECTS, materialise_text  # noqa: E402
 
 sys.path.insert(0, str(REPO / "benchmarks"))

@@ -33,9 +33,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import child, probes, runner, warm
-from grader.child import Limits
-from grader.registry import checks_for
+from grader import grading as runner
+from grader.engine import child, client as warm, probes
+from grader.engine.child import Limits
+from grader.checks.registry import checks_for
 from grader.report import STEPS
 
 SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
@@ -44,11 +45,11 @@ SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
 def measure_step_process(source: bytes, n: int = 40) -> float:
     """Mean wall ms of ``n`` probe-less step processes run one after another."""
     job = {"step": 1, "source_b64": warm.encode_source(source), "probes": [], "limits": Limits().to_json()}
-    with warm.WarmRunner() as warm_runner:
-        warm_runner.run(dict(job, nonce=secrets.token_hex(16)))  # start-up is not part of it
+    with warm.EngineClient() as warm_client:
+        warm_client.run(dict(job, nonce=secrets.token_hex(16)))  # start-up is not part of it
         start = time.perf_counter()
         for _ in range(n):
-            result = warm_runner.run(dict(job, nonce=secrets.token_hex(16)))
+            result = warm_client.run(dict(job, nonce=secrets.token_hex(16)))
             if result.get("infra_error"):
                 raise RuntimeError(result["infra_error"])
         return (time.perf_counter() - start) / n * 1000
@@ -94,11 +95,11 @@ def measure_probe_work(source: bytes, seed: int = 1, repeat: int = 5) -> "tuple[
 
 def measure_parent(path: Path, n: int = 20) -> float:
     """This process's CPU ms per ``grade()`` of ``path`` with one seed (the batch's case)."""
-    with warm.WarmRunner() as warm_runner:
-        runner.grade(path, seed=1, runner=warm_runner, parallel=1)
+    with warm.EngineClient() as warm_client:
+        runner.grade(path, seed=1, engine=warm_client, parallel=1)
         start = time.process_time()
         for _ in range(n):
-            runner.grade(path, seed=1, runner=warm_runner, parallel=1)
+            runner.grade(path, seed=1, engine=warm_client, parallel=1)
         return (time.process_time() - start) / n * 1000
 
 

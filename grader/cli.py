@@ -1,47 +1,44 @@
-"""``agtool-grade``: the command line, a thin layer over :func:`grader.runner.grade`.
+"""``agtool-grade``: the command line, a thin layer over the API functions.
 
-Subcommands::
+Subcommands (every one is declared here; an option's default is the default
+of the API function it feeds, read from that function's signature)::
 
     agtool-grade check PATH [--step N]... [--only ID]... [--seed S]
                             [--format text|json|markdown] [--out FILE] [--timeout S]
                             [--parallel N] [--sandbox none|bwrap|auto]
     agtool-grade checks [--markdown]          list the registered checks
+    agtool-grade batch SUBMISSIONS --out OUT  grade a class (the ``batch`` extra)
+    agtool-grade gradescope                   Gradescope's autograder entry
 
-Exit status of ``check``: 0 = every check passed, 1 = graded with failures,
-2 = could not grade (bad path, unknown check id, bad step number, usage).
-
-Adding a subcommand: write ``add_<name>_parser(subparsers)`` that adds a
-parser and calls ``set_defaults(func=<function(args) -> int>)``, and list it in
-:data:`SUBCOMMANDS` (modules that are missing are skipped).
+Exit status: 0 = every check passed (or the command did its work),
+1 = graded with failures, 2 = could not grade (bad path, unknown check id,
+bad step number, usage, a missing extra).
 
 Example::
 
-    $ agtool-grade check solutions/tools.py --step 2 --seed 7
+    >>> build_parser().parse_args(["check", "tools.py"]).timeout == STEP_TIMEOUT
+    True
 """
 from __future__ import annotations
 
 import argparse
-import importlib
+import inspect
 import sys
 from pathlib import Path
 
+from grader.batch.gradescope import RESULTS_FILE, SUBMISSION_DIR, grade_for_gradescope
+from grader.batch.task import SUBMISSION_TIMEOUT
+from grader.checks.registry import UnknownCheck, checks_for
+from grader.engine.client import EngineClient
+from grader.engine.sandbox import SANDBOX_ENV, SANDBOXES
+from grader.grading import STEP_TIMEOUT, grade
 from grader.locate import SubmissionNotFound
-from grader.render import render_json, render_markdown, render_text
+from grader.render import render_json, render_markdown, render_text, table_cell
 from grader.report import STEPS
-from grader.runner import DEFAULT_TIMEOUT, grade
-from grader.warm import SANDBOX_ENV, SANDBOXES, WarmRunner
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNGRADABLE = 0, 1, 2
 RENDERERS = {"text": render_text, "json": render_json, "markdown": render_markdown}
-
-# (module, function) pairs, in the order ``--help`` lists them.
-SUBCOMMANDS: tuple[tuple[str, str], ...] = (
-    ("grader.cli", "add_check_parser"),
-    ("grader.cli", "add_checks_parser"),
-    ("grader.batch", "add_batch_parser"),
-    ("grader.gradescope", "add_gradescope_parser"),
-    ("grader.bench", "add_bench_parser"),
-)
+BATCH_EXTRA = "agtool-grade batch needs the batch extra: pip install 'agtool-lab[batch]'"
 
 
 def main(argv: "list[str] | None" = None) -> int:
@@ -53,7 +50,7 @@ def main(argv: "list[str] | None" = None) -> int:
         return EXIT_UNGRADABLE
     try:
         return args.func(args)
-    except KeyboardInterrupt:  # the warm process and its steps are stopped at exit
+    except KeyboardInterrupt:  # the engine's fork server and its steps are stopped at exit
         print("agtool-grade: interrupted", file=sys.stderr)
         return 130
 
@@ -61,15 +58,19 @@ def main(argv: "list[str] | None" = None) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agtool-grade", description="Grade agtool-lab's tools.py, step by step.")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for module_name, function_name in SUBCOMMANDS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:  # a broken module must say so, not vanish from --help
-                raise
-            continue  # a subcommand not written yet
-        getattr(module, function_name)(subparsers)
+    for add in (add_check_parser, add_checks_parser, add_batch_parser, add_gradescope_parser):
+        add(subparsers)
     return parser
+
+
+def _default(function, parameter: str):
+    """The default value of ``function``'s keyword ``parameter``: the CLI never states its own."""
+    return inspect.signature(function).parameters[parameter].default
+
+
+def _cannot_grade(message: str, command: str = "cannot grade") -> int:
+    print(f"agtool-grade: {command}: {message}", file=sys.stderr)
+    return EXIT_UNGRADABLE
 
 
 # ------------------------------------------------------------------------------- check
@@ -85,9 +86,9 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="seed of the random cases (default: a new one, printed)")
     p.add_argument("--format", choices=sorted(RENDERERS), default="text", help="output format (default: text)")
     p.add_argument("--out", type=Path, metavar="FILE", help="write the report to FILE instead of stdout")
-    p.add_argument("--timeout", type=float, metavar="S", default=DEFAULT_TIMEOUT,
-                   help=f"wall-clock seconds per step (default {DEFAULT_TIMEOUT:g})")
-    p.add_argument("--parallel", type=int, metavar="N", default=None,
+    p.add_argument("--timeout", type=float, metavar="S", default=STEP_TIMEOUT,
+                   help=f"wall-clock seconds per step (default {STEP_TIMEOUT:g})")
+    p.add_argument("--parallel", type=int, metavar="N", default=_default(grade, "parallel"),
                    help="step processes at once after the first step (default: 2 on 2+ cores)")
     p.add_argument("--sandbox", choices=SANDBOXES, default=None,
                    help=f"run learner code inside bubblewrap (bwrap: warn if unusable; auto: silently fall back); "
@@ -97,20 +98,19 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def check_command(args: argparse.Namespace) -> int:
-    options = {"runner": WarmRunner(sandbox=args.sandbox)} if args.sandbox else {}
-    if args.parallel is not None:
-        options["parallel"] = args.parallel
+    engine = EngineClient(sandbox=args.sandbox) if args.sandbox else None
     try:
-        report = grade(args.path, steps=args.step, only=args.only, seed=args.seed, timeout=args.timeout, **options)
+        report = grade(args.path, steps=args.step, only=args.only, seed=args.seed, timeout=args.timeout,
+                       engine=engine, parallel=args.parallel)
     except SubmissionNotFound as exc:
         return _cannot_grade(str(exc))
-    except KeyError as exc:
-        return _cannot_grade(f"{exc.args[0]}. See the ids with: agtool-grade checks")
+    except UnknownCheck as exc:
+        return _cannot_grade(f"{exc}. See the ids with: agtool-grade checks")
     except ValueError as exc:
         return _cannot_grade(f"{exc}.")
     finally:
-        if "runner" in options:
-            options["runner"].close()
+        if engine:
+            engine.close()
     rendered = RENDERERS[args.format](report)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -119,11 +119,6 @@ def check_command(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(rendered)
     return EXIT_PASSED if report.passed else EXIT_FAILED
-
-
-def _cannot_grade(message: str) -> int:
-    print(f"agtool-grade: cannot grade: {message}", file=sys.stderr)
-    return EXIT_UNGRADABLE
 
 
 # ------------------------------------------------------------------------------ checks
@@ -138,8 +133,6 @@ def add_checks_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def checks_command(args: argparse.Namespace) -> int:
-    from grader.registry import checks_for
-
     checks = checks_for()
     sys.stdout.write(checks_markdown(checks) if args.markdown else checks_text(checks))
     return EXIT_PASSED
@@ -159,17 +152,97 @@ def checks_markdown(checks) -> str:
     lines = ["| check | step | points | title | LAB_SPEC rules |", "|---|---|---|---|---|"]
     rules: dict[str, list[str]] = {}
     for c in checks:
-        lines.append(f"| `{c.id}` | {c.step} | {c.points} | {_cell(c.title)} | "
-                     f"{', '.join(_cell(r) for r in c.rules) or '-'} |")
+        lines.append(f"| `{c.id}` | {c.step} | {c.points} | {table_cell(c.title)} | "
+                     f"{', '.join(table_cell(r) for r in c.rules) or '-'} |")
         for rule in c.rules:
             rules.setdefault(rule, []).append(c.id)
     lines += ["", "| LAB_SPEC rule | covered by |", "|---|---|"]
-    lines += [f"| {_cell(rule)} | {', '.join(f'`{i}`' for i in ids)} |" for rule, ids in rules.items()]
+    lines += [f"| {table_cell(rule)} | {', '.join(f'`{i}`' for i in ids)} |" for rule, ids in rules.items()]
     return "\n".join(lines) + "\n"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+# ------------------------------------------------------------------------------- batch
+
+def add_batch_parser(subparsers) -> argparse.ArgumentParser:
+    """``agtool-grade batch``: grade a whole class (:func:`grader.batch.run.run_batch`)."""
+    p = subparsers.add_parser("batch", help="grade a whole class and write the gradebook",
+                              description="Grade a whole class: find the submissions, grade them in parallel, "
+                                          "keep every result.")
+    p.add_argument("submissions", help="folder of learner folders, a quoted glob, or a zip")
+    p.add_argument("--out", required=True, type=Path, help="output folder")
+    p.add_argument("--jobs", type=int, default=None, help="parallel batch workers (default: number of cores)")
+    p.add_argument("--seed", type=int, default=None, help="one seed for the class (default: random)")
+    p.add_argument("--resume", action="store_true", help="skip learners whose file is unchanged")
+    p.add_argument("--timeout", type=float, default=SUBMISSION_TIMEOUT,
+                   help="wall-clock seconds per submission, shared between its steps "
+                        f"(default {SUBMISSION_TIMEOUT:g})")
+    p.add_argument("--steps", type=lambda s: [int(x) for x in s.split(",")], default=None,
+                   help="only these steps, e.g. 1,2,3")
+    p.add_argument("--only", action="append", default=None, help="only this check id (repeatable)")
+    p.add_argument("--executor", choices=["local", "dask"], default="local")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786")
+    p.add_argument("--sandbox", choices=SANDBOXES, default=None,
+                   help="run learner code inside bubblewrap (read-only file system, no network); "
+                        f"default ${SANDBOX_ENV} or none")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=batch_command)
+    return p
+
+
+def batch_command(args: argparse.Namespace) -> int:
+    """Run ``run_batch`` from parsed arguments and print where the outputs are."""
+    if args.executor == "dask" and not args.scheduler:
+        return _cannot_grade("--executor dask needs --scheduler ADDRESS", "batch")
+    try:  # the batch's class outputs need pandas and matplotlib, which a core install lacks
+        from grader.batch.discover import UnsafeArchive
+        from grader.batch.records import RESULTS_DIR
+        from grader.batch.run import run_batch
+    except ImportError as exc:
+        return _cannot_grade(f"{BATCH_EXTRA} ({exc})", "batch")
+    try:
+        result = run_batch(args.submissions, args.out, jobs=args.jobs, seed=args.seed, resume=args.resume,
+                           timeout=args.timeout, steps=args.steps, only=args.only, executor=args.executor,
+                           scheduler=args.scheduler, sandbox=args.sandbox, progress=not args.no_progress)
+    except UnknownCheck as exc:
+        return _cannot_grade(f"{exc}. See the ids with: agtool-grade checks", "batch")
+    except (SubmissionNotFound, UnsafeArchive, ValueError) as exc:
+        return _cannot_grade(str(exc), "batch")
+    except RuntimeError as exc:  # e.g. --executor dask without Dask installed
+        return _cannot_grade(str(exc), "batch")
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the results graded so far are in {args.out / RESULTS_DIR}; "
+              "run the same command with --resume to continue.", file=sys.stderr)
+        return 130
+    if not result.learners:
+        print(f"agtool-grade batch: no learner found in {args.submissions} (a folder needs one folder "
+              "per learner)", file=sys.stderr)
+    print(f"seed {result.seed}: {len(result.learners)} learners, {result.graded} graded, "
+          f"{result.skipped} unchanged (skipped)")
+    for name, path in result.outputs.items():
+        print(f"  {name:<22} {path}")
+    return EXIT_PASSED
+
+
+# -------------------------------------------------------------------------- gradescope
+
+def add_gradescope_parser(subparsers) -> argparse.ArgumentParser:
+    """``agtool-grade gradescope``: Gradescope's autograder entry, writes ``results.json``."""
+    p = subparsers.add_parser("gradescope", help="Gradescope autograder entry: write results.json")
+    p.add_argument("--submission", type=Path, default=SUBMISSION_DIR,
+                   help=f"the learner's upload (default {SUBMISSION_DIR})")
+    p.add_argument("--results", type=Path, default=RESULTS_FILE, help=f"where to write (default {RESULTS_FILE})")
+    p.add_argument("--seed", type=int, default=None, help="seed (default: random, recorded in results.json)")
+    p.add_argument("--timeout", type=float, default=_default(grade_for_gradescope, "timeout"),
+                   help="seconds per step (default: the grader's)")
+    p.set_defaults(func=gradescope_command)
+    return p
+
+
+def gradescope_command(args: argparse.Namespace) -> int:
+    """Run :func:`grade_for_gradescope` and print the summary (Gradescope keeps stdout for staff)."""
+    report = grade_for_gradescope(args.submission, args.results, seed=args.seed, timeout=args.timeout)
+    print(f"{report.summary()} (seed {report.seed}); wrote {args.results}")
+    return EXIT_PASSED
 
 
 if __name__ == "__main__":

@@ -85,7 +85,7 @@ def render_markdown(report: Report) -> str:
         step_checks = [c for c in report.checks if c.step == step]
         for check in step_checks:
             mark = PASS_MARK if check.passed else FAIL_MARK
-            out.append(f"| {mark} | `{check.id}` | {_cell(check.title)} | {check.points}/{check.max_points} |")
+            out.append(f"| {mark} | `{check.id}` | {table_cell(check.title)} | {check.points}/{check.max_points} |")
         for check in (c for c in step_checks if not c.passed):
             out += ["", f"### {FAIL_MARK} `{check.id}`: {_plain(check.title)}", ""] + _markdown_details(check, report.error)
         output = report.output.get(str(step), "")
@@ -131,5 +131,10 @@ def _plain(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def _cell(text: str) -> str:
-    return _plain(text).replace("|", "\\|").replace("\n", " ")
+def table_cell(text: str) -> str:
+    """Text safe inside one cell of a Markdown table: escaped, one line, no column break.
+
+    >>> table_cell("a | b\n<c>")
+    'a \\| b &lt;c&gt;'
+    """
+    return _plain(str(text)).replace("|", "\\|").replace("\n", " ")

@@ -54,7 +54,7 @@ def stock_table() -> str:
 # Text shared by every notebook
 # --------------------------------------------------------------------------
 
-SETUP_CODE = "from grader.notebook import working_on\nprint(working_on())"
+SETUP_CODE = "from agtool_lab.widget import working_on\nprint(working_on())"
 
 
 def setup_md(step: int) -> str:
@@ -84,7 +84,7 @@ def check_md(step: int) -> str:
 
 
 def check_code(step: int) -> str:
-    return f"from grader.notebook import check\ncheck({step})"
+    return f"from agtool_lab.widget import check\ncheck({step})"
 
 
 def playground_md(text: str) -> str:
@@ -207,7 +207,7 @@ NB01 = {
         and compare what your two tools return and how `CALLS` grows. Below the chart is your
         `TOOLS` table read back from the module.
         """,
-    "playground_code": "from grader.playground import contract_playground\ncontract_playground()",
+    "playground_code": "from agtool_lab.playground import contract_playground\ncontract_playground()",
 }
 
 NB02 = {
@@ -285,7 +285,7 @@ NB02 = {
         Try `limit as` **bool True** and **numeric string**, a region of `North` or `mars`,
         leaving out an argument, or the extra `color`.
         """,
-    "playground_code": "from grader.playground import args_playground\nargs_playground()",
+    "playground_code": "from agtool_lab.playground import args_playground\nargs_playground()",
 }
 
 NB03 = {
@@ -351,7 +351,7 @@ NB03 = {
         raises `KeyError` (the grader does the same with its spy). **Fresh import** starts
         with zeroed counters.
         """,
-    "playground_code": "from grader.playground import call_playground\ncall_playground()",
+    "playground_code": "from agtool_lab.playground import call_playground\ncall_playground()",
 }
 
 NB04 = {
@@ -415,7 +415,7 @@ NB04 = {
         Pick a sample result (or edit it: any Python literal) and see what your
         `validate_result` says. The button fills in a real `legacy_stock` result.
         """,
-    "playground_code": "from grader.playground import result_playground\nresult_playground()",
+    "playground_code": "from agtool_lab.playground import result_playground\nresult_playground()",
 }
 
 NB05 = {
@@ -476,7 +476,7 @@ NB05 = {
         the body should run once. A refused call never reaches the body either, and a
         failing result is not remembered, so `SKU-9999` reaches the body on every press.
         """,
-    "playground_code": "from grader.playground import cache_playground\ncache_playground()",
+    "playground_code": "from agtool_lab.playground import cache_playground\ncache_playground()",
 }
 
 NB06 = {
@@ -570,7 +570,7 @@ NB06 = {
         the nodes it visited, with the reason under each failed fetch; the nodes it never
         reached are grey.
         """,
-    "playground_code": "from grader.playground import path_playground\npath_playground(6)",
+    "playground_code": "from agtool_lab.playground import path_playground\npath_playground(6)",
 }
 
 NB07 = {
@@ -663,7 +663,7 @@ NB07 = {
         `fetch -> repair -> fetch -> reply`; `SKU-9999` straight to `giveup`. Lower
         `MAX_ATTEMPTS` to 1 and the wrong region gives up too.
         """,
-    "playground_code": "from grader.playground import path_playground\npath_playground(7)",
+    "playground_code": "from agtool_lab.playground import path_playground\npath_playground(7)",
 }
 
 NB08 = {
@@ -717,7 +717,7 @@ NB08 = {
         the dict. Then write the real files next to your module from a cell:
 
         ```python
-        from grader.locate import load_module
+        from agtool_lab.load import load_module
         load_module().write_report()
         ```
         """,
@@ -735,7 +735,7 @@ NB08 = {
         module gives, and the Markdown rendered. Change `MAX_ATTEMPTS` to see whether your
         report follows it.
         """,
-    "playground_code": "from grader.playground import report_playground\nreport_playground()",
+    "playground_code": "from agtool_lab.playground import report_playground\nreport_playground()",
 }
 
 NOTEBOOKS = [NB01, NB02, NB03, NB04, NB05, NB06, NB07, NB08]

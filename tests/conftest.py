@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from grader.locate import load_module
-from grader.registry import CHECKS, Check, register
-from grader.warm import WarmRunner
+from agtool_lab.load import load_module
+from grader.checks.registry import CHECKS, Check, register
+from grader.engine.client import EngineClient
 
 TESTS_DIR = Path(__file__).resolve().parent
 
 
 @pytest.fixture(scope="session")
 def engine_runner():
-    """A warm process that can also import ``tests/engine_probes.py`` (for ``probe_runner=``)."""
-    with WarmRunner(extra_sys_path=[str(TESTS_DIR)]) as runner:
+    """A warm process that can also import ``tests/engine_probes.py`` (for ``probe_function=``)."""
+    with EngineClient(extra_sys_path=[str(TESTS_DIR)]) as runner:
         runner.start()  # so that no test's time bound includes the start-up imports
         yield runner
 

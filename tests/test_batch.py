@@ -370,7 +370,7 @@ def test_real_class_gradebook(tmp_path):
     wrong = (out / "summary.md").read_text().split("## Most common wrong answers")[1].strip().splitlines()
     assert wrong[0].startswith("- 2 learners returned `")  # shared by two defects, so listed first
     records = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
-    from grader.gradebook import common_wrong_answers
+    from grader.batch.gradebook import common_wrong_answers
     groups = common_wrong_answers(records, top=1000)
     bool_limit = groups[groups["check"] == "step2/type_bool_limit"]
     defect_row = bool_limit[bool_limit["learners"] == "defect-step2-type_bool_limit"]
@@ -477,7 +477,7 @@ def test_dashboard_executes_headless_on_a_small_class(tmp_path):
 
 
 def test_unreadable_and_oversized_files_cost_their_own_row(tmp_path):
-    from grader.runner import MAX_SOURCE_BYTES
+    from grader.grading import MAX_SOURCE_BYTES
 
     root = make_class(tmp_path / "class", {"ok": ALL_PASS, "huge": "#" * (MAX_SOURCE_BYTES + 1), "locked": "x"})
     (root / "locked" / "tools.py").chmod(0)
@@ -496,7 +496,7 @@ def test_unreadable_and_oversized_files_cost_their_own_row(tmp_path):
 
 @pytest.mark.parametrize("sandbox", ["none", "bwrap"])
 def test_sandbox_keeps_a_hostile_submission_away_from_the_outputs(tmp_path, sandbox):
-    from grader.warm import bwrap_usable
+    from grader.engine.client import bwrap_usable
 
     if sandbox == "bwrap" and not bwrap_usable():
         pytest.skip("bubblewrap cannot create namespaces on this machine")

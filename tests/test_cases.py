@@ -10,10 +10,11 @@ import random
 
 import pytest
 
-from grader import cases
-from grader.encode import decode
-from grader.locate import load_module
-from grader.registry import CHECKS, check_rng, checks_for
+from grader.checks import cases
+from grader import spec
+from grader.engine.encode import decode
+from agtool_lab.load import load_module
+from grader.checks.registry import CHECKS, check_rng, checks_for
 
 checks_for()
 
@@ -47,14 +48,14 @@ def test_probes_are_plain_json():
 
 
 def test_the_spec_table_and_its_facts():
-    assert len(cases.STOCK) == 19
-    assert len(cases.rows_for("SKU-3300", "north")) == 7 > cases.MAX_ROWS
-    assert cases.rows_for("SKU-5000", "central") == [] and cases.rows_for(cases.UNKNOWN_SKU, "north") == []
-    assert cases.rows_for("SKU-2040", "west") == [{"bin": "W-01", "count": 0}]
+    assert len(spec.STOCK) == 19
+    assert len(spec.rows_for("SKU-3300", "north")) == 7 > spec.MAX_ROWS
+    assert spec.rows_for("SKU-5000", "central") == [] and spec.rows_for(cases.UNKNOWN_SKU, "north") == []
+    assert spec.rows_for("SKU-2040", "west") == [{"bin": "W-01", "count": 0}]
 
 
 def test_the_table_matches_the_reference(reference):
-    assert cases.STOCK == reference.STOCK
+    assert spec.STOCK == reference.STOCK
 
 
 @pytest.mark.parametrize("kind", cases.DEFECT_KINDS + ("type_wrong_sku", "type_wrong_limit", "type_none"))
@@ -68,7 +69,7 @@ def test_random_valid_arguments_are_valid(reference):
     rng = random.Random(3)
     for _ in range(100):
         args = cases.random_valid_args(rng, stocked=rng.random() < 0.5)
-        assert reference.validate_args(rng.choice(cases.TOOL_NAMES), cases.shuffled(rng, args)) == ""
+        assert reference.validate_args(rng.choice(spec.TOOL_NAMES), cases.shuffled(rng, args)) == ""
 
 
 @pytest.mark.parametrize("kind", cases.BAD_RESULT_KINDS)
@@ -101,7 +102,7 @@ def test_bad_values_cover_what_the_brief_lists():
 
 
 def test_case_values_round_trip_through_the_encoding():
-    from grader.encode import encode
+    from grader.engine.encode import encode
 
     rng = random.Random(4)
     for kind in cases.BAD_RESULT_KINDS:

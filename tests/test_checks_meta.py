@@ -18,8 +18,8 @@ import pytest
 
 from defects.catalog import DEFECTS, MORE_DEFECTS, SOLUTION, materialise, materialise_more, materialise_text
 from grader.checks import RULES, rules_table_markdown
-from grader.registry import CHECKS, checks_for
-from grader.runner import grade
+from grader.checks.registry import CHECKS, checks_for
+from grader.grading import grade
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTER = ROOT / "agtool" / "tools.py"

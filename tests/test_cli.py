@@ -15,8 +15,8 @@ import pytest
 
 from engine_probes import ENGINE_PROBES
 from grader import cli
-from grader.registry import checks_for
-from grader.runner import grade
+from grader.checks.registry import checks_for
+from grader.grading import grade
 from test_runner import call_check
 
 REPO = Path(__file__).resolve().parent.parent
@@ -26,7 +26,7 @@ MODULE = "def one():\n    return 1\ndef two():\n    return 2\n"
 @pytest.fixture
 def engine_cli(monkeypatch, engine_runner, temp_checks):
     """``cli.main`` grading with the engine's test probes; returns the ids of three test checks."""
-    monkeypatch.setattr(cli, "grade", functools.partial(grade, runner=engine_runner, probe_runner=ENGINE_PROBES))
+    monkeypatch.setattr(cli, "grade", functools.partial(grade, engine=engine_runner, probe_function=ENGINE_PROBES))
     return temp_checks(call_check(1, "one", "one", expect=1), call_check(2, "two", "two", expect=2),
                        call_check(2, "wrong", "two", expect=3))
 

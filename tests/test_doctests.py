@@ -20,7 +20,7 @@ MODULES = sorted(
 
 
 def test_the_grader_has_modules_to_test():
-    assert {"grader.runner", "grader.registry", "grader.child", "grader.checks.step6"} <= set(MODULES)
+    assert {"grader.grading", "grader.checks.registry", "grader.engine.child", "grader.checks.step6"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -31,12 +31,12 @@ def test_docstring_examples_hold(name):
 
 def test_examples_that_would_kill_or_stop_this_process_s_children_are_not_run():
     # kill_descendants() in a doctest killed the test session's browser and servers once.
-    import grader.proctree
-    import grader.warm
-    import grader.warm_server
+    import grader.engine.proctree
+    import grader.engine.client
+    import grader.engine.server
 
     dangerous = ("kill_descendants()", "become_subreaper()", "run_jobs(", "run_job(", "close()")
-    for module in (grader.proctree, grader.warm_server, grader.warm):
+    for module in (grader.engine.proctree, grader.engine.server, grader.engine.client):
         for test in doctest.DocTestFinder().find(module):
             for example in test.examples:
                 if any(call in example.source for call in dangerous) and "runner.close()" not in example.source:

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader.gradescope import grade_for_gradescope, results_json
+from grader.batch.gradescope import grade_for_gradescope, results_json
 from grader.report import CheckResult, Report
 
 REPO = Path(__file__).resolve().parent.parent
@@ -130,7 +130,7 @@ def test_autograder_zip_has_gradescope_layout(tmp_path):
     target = tmp_path / "autograder.zip"
     subprocess.run([str(DEPLOY / "build_zip.sh"), str(target)], check=True, capture_output=True, timeout=120)
     names = zipfile.ZipFile(target).namelist()
-    assert {"setup.sh", "run_autograder", "agtool-lab/pyproject.toml", "agtool-lab/grader/gradescope.py"} <= set(names)
+    assert {"setup.sh", "run_autograder", "agtool-lab/pyproject.toml", "agtool-lab/grader/batch/gradescope.py"} <= set(names)
     assert not any(n.startswith("agtool-lab/.venv") for n in names)
 
 

@@ -28,10 +28,10 @@ from pathlib import Path
 import pytest
 
 from grader.locate import SubmissionNotFound
-from grader.registry import checks_for
+from grader.checks.registry import checks_for
 from grader.report import Report
-from grader.runner import grade
-from grader.warm import WarmRunner, bwrap_usable
+from grader.grading import grade
+from grader.engine.client import EngineClient, bwrap_usable
 from hostile.build import SOLUTION, honest, materialise
 from hostile.manifest import (BATCH_HOSTILE, CASES, CASES_BY_NAME, FAST_SECONDS, HONEST, MUTANT_PAYLOADS,
                               SANDBOX_CASES, STEP_TIMEOUT, STEPS, Case, Expect)
@@ -57,7 +57,7 @@ def session_marker() -> str:
 @pytest.fixture(scope="session")
 def corpus_runner():
     """A warm process of our own: cases kill it on purpose, other tests keep theirs."""
-    with WarmRunner() as runner:
+    with EngineClient() as runner:
         yield runner
 
 
@@ -72,13 +72,13 @@ def sandboxed_corpus(tmp_path_factory, session_marker, secret):
     """The cases of ``SANDBOX_CASES`` graded with the child inside bubblewrap: (runs, runner)."""
     if not bwrap_usable():
         pytest.skip("bubblewrap is not usable here (not installed, or no user namespaces)")
-    with WarmRunner(sandbox="bwrap") as runner:
+    with EngineClient(sandbox="bwrap") as runner:
         cases = [CASES_BY_NAME[name] for name in SANDBOX_CASES]
         yield grade_corpus(cases, tmp_path_factory.mktemp("hostile-bwrap"), runner,
                            f"{session_marker}-bwrap", secret, sandbox="bwrap"), runner
 
 
-def grade_corpus(cases, root: Path, runner: WarmRunner, marker_prefix: str, secret: str,
+def grade_corpus(cases, root: Path, runner: EngineClient, marker_prefix: str, secret: str,
                  sandbox: str = "") -> dict[str, Run]:
     runs = {}
     for case in cases:
@@ -93,14 +93,14 @@ def grade_corpus(cases, root: Path, runner: WarmRunner, marker_prefix: str, secr
     return runs
 
 
-def _grade_case(run: Run, runner: WarmRunner, secret: str) -> None:
+def _grade_case(run: Run, runner: EngineClient, secret: str) -> None:
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.monotonic()
     if run.case.via == "cli":
         _grade_with_cli(run, secret)
     else:
         try:
-            run.report = grade(run.path, seed=SEED, timeout=STEP_TIMEOUT, runner=runner)
+            run.report = grade(run.path, seed=SEED, timeout=STEP_TIMEOUT, engine=runner)
         except SubmissionNotFound as exc:
             run.refused = str(exc)
         except Exception:
@@ -154,7 +154,7 @@ def test_hostile_case_is_graded_as_expected_inside_bubblewrap(name, sandboxed_co
     assert_graded_as_expected(runs[name], runner, secret)
 
 
-def assert_graded_as_expected(run: Run, runner: WarmRunner, secret: str) -> None:
+def assert_graded_as_expected(run: Run, runner: EngineClient, secret: str) -> None:
     case, name = run.case, run.case.name
     assert not run.crash, f"{name}: the grader crashed:\n{run.crash}"
     problems = []
@@ -162,7 +162,7 @@ def assert_graded_as_expected(run: Run, runner: WarmRunner, secret: str) -> None
         if not run.refused:
             problems.append(f"expected a refusal (exit 2), got exit {run.exit_code}")
         with pytest.raises(SubmissionNotFound):
-            grade(run.path, seed=SEED, runner=runner)
+            grade(run.path, seed=SEED, engine=runner)
     elif run.report is None:
         problems.append(f"not graded: {run.refused or run.cli_output[-500:]}")
     else:
@@ -220,7 +220,7 @@ def test_honest_learners_get_the_same_grades_in_a_batch_mixed_with_hostile_ones(
     alone = {}
     for name in HONEST:
         path = honest(name, batch_root)
-        alone[name] = _grades(grade(path, seed=SEED, timeout=STEP_TIMEOUT, runner=corpus_runner).to_dict())
+        alone[name] = _grades(grade(path, seed=SEED, timeout=STEP_TIMEOUT, engine=corpus_runner).to_dict())
 
     from grader.batch import run_batch
 
@@ -265,13 +265,13 @@ def test_links_out_of_a_submission_are_refused_and_links_inside_it_are_followed(
     linked_file.symlink_to(elsewhere / "tools.py")
     for path in (linked_folder, linked_file):
         with pytest.raises(SubmissionNotFound, match="symbolic link"):
-            grade(path, steps=[1], seed=SEED, runner=corpus_runner)
+            grade(path, steps=[1], seed=SEED, engine=corpus_runner)
 
     inside = tmp_path / "learner_c"  # tools.py -> my_tools.py in the same folder: fine
     inside.mkdir()
     (inside / "my_tools.py").write_bytes(SOLUTION.read_bytes())
     (inside / "tools.py").symlink_to("my_tools.py")
-    assert grade(inside, steps=[1], seed=SEED, timeout=STEP_TIMEOUT, runner=corpus_runner).passed
+    assert grade(inside, steps=[1], seed=SEED, timeout=STEP_TIMEOUT, engine=corpus_runner).passed
 
 
 # --------------------------------------------------------------------------- unseen combinations
@@ -303,7 +303,7 @@ def test_payloads_in_places_the_corpus_never_listed_cost_only_bounded_time(tmp_p
         what = f"{case.threat} (outside_only={outside_only}), step {step}, HOSTILE_FUZZ_SEED={FUZZ_SEED}"
         started = time.monotonic()
         try:
-            report = grade(path, steps=[step], seed=SEED + i, timeout=FUZZ_STEP_TIMEOUT, runner=corpus_runner)
+            report = grade(path, steps=[step], seed=SEED + i, timeout=FUZZ_STEP_TIMEOUT, engine=corpus_runner)
         except Exception:
             problems.append(f"{what}: the grader crashed: {traceback.format_exc()[-800:]}")
             continue

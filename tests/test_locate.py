@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from grader.locate import DEFAULT_MODULE, ENV_VAR, SubmissionNotFound, learner_path, resolve_submission
+from agtool_lab.load import DEFAULT_MODULE, ENV_VAR, learner_path
+from grader.locate import SubmissionNotFound, resolve_submission
 
 
 def _module(folder):

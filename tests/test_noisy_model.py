@@ -16,9 +16,9 @@ import matplotlib
 import pytest
 
 from agtool import noisy_model, noisy_routes
-from agtool.noisy_model import CHAPTER_MIX, MISTAKES, LabData, ModelCall, NoisyModel, draw_orders, right_rows
-from agtool.noisy_routes import ROUTE_LABELS, chapter_comparison, check_ready, run_routes, sweep, tally
-from grader.locate import load_module
+from agtool_lab.noisy.model import CHAPTER_MIX, MISTAKES, LabData, ModelCall, NoisyModel, draw_orders, right_rows
+from agtool_lab.noisy.routes import ROUTE_LABELS, chapter_comparison, check_ready, run_routes, sweep, tally
+from agtool_lab.load import load_module
 
 matplotlib.use("Agg")
 
@@ -112,7 +112,7 @@ def test_every_mistake_happens_and_changes_the_call(many_calls):
 
 
 # What the contract (the solution's call_tool) answers to each category: the
-# mapping documented in agtool/noisy_model.py.
+# mapping documented in agtool_lab/noisy/model.py.
 EXPECTED_REASONS = {
     "identity": {"args:allowed:region"},
     "missing_optional": {"args:missing:limit"},

@@ -80,7 +80,7 @@ def test_a_module_that_does_not_load_gets_a_one_line_message(monkeypatch, tmp_pa
 
 def test_the_notebook_table_of_mistakes_follows_the_simulator():
     """The shares and mistakes the notebook explains are the ones the simulator uses."""
-    from agtool.noisy_model import CHAPTER_MIX, MISTAKES
+    from agtool_lab.noisy.model import CHAPTER_MIX, MISTAKES
 
     text = "\n".join(cell.source for cell in nbformat.read(NOTEBOOK, as_version=4).cells
                      if cell.cell_type == "markdown")

@@ -1,4 +1,4 @@
-"""The Check cell (``grader.notebook``): rendering against golden files, the panel's data model, never raising.
+"""The Check cell (``agtool_lab.widget``): rendering against golden files, the panel's data model, never raising.
 
 Refresh the golden files with ``UPDATE_GOLDEN=1 pytest tests/test_notebook_widget.py``.
 """
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import notebook
-from grader.notebook import CheckPanel, check, grade_step, render_html, render_text
+from agtool_lab import widget as notebook
+from agtool_lab.widget import CheckPanel, check, grade_step, render_html, render_text
 from grader.report import CheckResult, Report
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "notebook"
@@ -103,7 +103,7 @@ def test_every_notebook_named_by_the_widget_exists():
 
 
 class FakeGrader:
-    """Stands in for grader.runner.grade: records calls, returns the next prepared Report."""
+    """Stands in for grader.grading.grade: records calls, returns the next prepared Report."""
 
     def __init__(self, *reports: Report):
         self.reports = list(reports)
@@ -245,7 +245,7 @@ def test_an_edit_on_disk_is_seen_by_the_next_check_without_restarting(tmp_path):
 
 
 def test_playground_module_is_reimported_when_the_file_changes(tmp_path):
-    from grader.playground import LiveModule
+    from agtool_lab.playground import LiveModule
 
     module = tmp_path / "tools.py"
     module.write_text("VALUE = 1\n")

@@ -62,7 +62,7 @@ def test_committed_notebook_equals_generator_output(builder, step):
 
 
 def test_widget_and_generator_agree_on_notebook_names(builder):
-    from grader.notebook import NOTEBOOKS
+    from agtool_lab.widget import NOTEBOOKS
 
     assert [spec["file"] for spec in builder.NOTEBOOKS] == [NOTEBOOKS[s] for s in STEPS]
 
@@ -83,8 +83,8 @@ def test_notebook_has_goal_why_notes_task_hints_playground_and_check(builder, st
     for part in ("**Goal:**", "## Why it matters", "## Notes", "## Your task", "<details>", "## Playground", "## Check"):
         assert part in text, f"step {step}: {part!r} missing"
     code = [c.source for c in nb.cells if c.cell_type == "code"]
-    assert f"from grader.notebook import check\ncheck({step})" in code
-    assert any("from grader.playground import" in source for source in code)
+    assert f"from agtool_lab.widget import check\ncheck({step})" in code
+    assert any("from agtool_lab.playground import" in source for source in code)
     why = next(c.source for c in nb.cells if c.source.startswith("## Why it matters"))
     assert re.search(r"\d+(\.\d+)?%|0\.\d\d|\d+ (call )?in \d+", why), f"step {step}: no measured number in why"
 
@@ -168,7 +168,7 @@ def _html_of(box) -> str:
 
 
 def test_args_playground_shows_the_bool_trap_reason():
-    from grader.playground import args_playground
+    from agtool_lab.playground import args_playground
 
     box = args_playground(path=SOLUTION)
     assert "returns <span" in _html_of(box) and "a valid call" in _html_of(box)
@@ -181,7 +181,7 @@ def test_args_playground_shows_the_bool_trap_reason():
 
 
 def test_call_playground_shows_calls_unchanged_for_a_refused_call():
-    from grader.playground import call_playground
+    from agtool_lab.playground import call_playground
 
     box = call_playground(path=SOLUTION)
     assert "the tool body ran" in _html_of(box)  # the default call is valid
@@ -193,7 +193,7 @@ def test_call_playground_shows_calls_unchanged_for_a_refused_call():
 
 
 def test_cache_playground_counts_one_body_run_for_two_identical_calls():
-    from grader.playground import cache_playground
+    from agtool_lab.playground import cache_playground
 
     box = cache_playground(path=SOLUTION)
     call = box.children[2].children[0]
@@ -204,7 +204,7 @@ def test_cache_playground_counts_one_body_run_for_two_identical_calls():
 
 
 def test_path_playground_draws_the_repair_path():
-    from grader.playground import path_playground
+    from agtool_lab.playground import path_playground
 
     box = path_playground(7, path=SOLUTION)
     box.children[0].children[0].value = "a region that does not exist"
@@ -214,7 +214,7 @@ def test_path_playground_draws_the_repair_path():
 
 
 def test_report_playground_renders_both_files(tmp_path):
-    from grader.playground import report_playground
+    from agtool_lab.playground import report_playground
 
     shown = _html_of(report_playground(path=SOLUTION, folder=tmp_path))
     assert (tmp_path / "tool_report.json").is_file() and (tmp_path / "tool_report.md").is_file()
@@ -223,13 +223,13 @@ def test_report_playground_renders_both_files(tmp_path):
 
 @pytest.mark.parametrize("name", ["args_playground", "call_playground", "result_playground", "report_playground"])
 def test_playground_on_the_starter_says_not_written_yet(name):
-    import grader.playground as playground
+    import agtool_lab.playground as playground
 
     assert "Not written yet" in _html_of(getattr(playground, name)(path=STARTER))
 
 
 def test_order_path_follows_calls_fixes_and_ok():
-    from grader.playground import order_path
+    from agtool_lab.playground import order_path
 
     assert order_path({"ok": False, "calls": [{}], "errors": ["result:empty"]}) == ["pick", "fetch", "giveup"]
     two_fixes = {"ok": True, "calls": [{}, {}, {}], "fixes": ["a", "b"]}
@@ -238,7 +238,7 @@ def test_order_path_follows_calls_fixes_and_ok():
 
 
 def test_contract_playground_compares_the_two_tools():
-    from grader.playground import contract_playground
+    from agtool_lab.playground import contract_playground
 
     box = contract_playground(path=SOLUTION)  # starts on SKU-3300 in north, limit 2
     shown = _html_of(box)
@@ -248,7 +248,7 @@ def test_contract_playground_compares_the_two_tools():
 
 
 def test_result_playground_reads_samples_and_edits():
-    from grader.playground import result_playground
+    from agtool_lab.playground import result_playground
 
     box = result_playground(path=SOLUTION)
     sample, editor = box.children[0].children[0], box.children[1]

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from langgraph.graph import StateGraph
 
-from grader import child, probes, runner
-from grader.registry import checks_for
+from grader import grading as runner
+from grader.engine import child, probes
+from grader.checks.registry import checks_for
 
 SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
 # Probes sent to the child per step after sharing, and graph compiles one grading of the solution makes.

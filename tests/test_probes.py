@@ -8,9 +8,9 @@ import pytest
 from pathlib import Path
 
 from defects.harness import Context, grade_in_process
-from grader.encode import ExplodingArgument, decode, encode, show, strict_equal
-from grader.probes import run_probe
-from grader.registry import CHECKS, Verdict, check_rng, checks_for
+from grader.engine.encode import ExplodingArgument, decode, encode, show, strict_equal
+from grader.engine.probes import run_probe
+from grader.checks.registry import CHECKS, Verdict, check_rng, checks_for
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTION = ROOT / "solutions" / "tools.py"
@@ -333,7 +333,7 @@ def test_a_report_folder_someone_else_made_is_never_used(tmp_path, monkeypatch):
     import itertools
     import os
 
-    from grader import probes
+    from grader.engine import probes
 
     monkeypatch.setattr(probes, "_folder_numbers", itertools.count(1))
     planted = tmp_path / f"grader_report_{os.getpid()}_1"

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from grader.registry import Probe, check_rng, checks_for, is_judge_only
+from grader.checks.registry import Probe, check_rng, checks_for, is_judge_only
 
 
 def _keys(value):

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from engine_probes import ENGINE_PROBES
-from grader.child import compile_submission, with_filename
+from grader.engine.child import compile_submission, with_filename
 from grader.locate import SubmissionNotFound
-from grader.registry import CHECKS, Check, Probe, Verdict, checks_for
-from grader.runner import grade
-from grader.warm import TRUNCATED_MARK
+from grader.checks.registry import CHECKS, Check, Probe, Verdict, checks_for
+from grader.grading import grade
+from grader.engine.client import TRUNCATED_MARK
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -45,7 +45,7 @@ def call_check(step: int, name: str, fn: str, *, expect=None, draw=None, args=()
 
 
 def run(path, ids, engine_runner, **kwargs):
-    return grade(path, only=ids, runner=engine_runner, probe_runner=ENGINE_PROBES, **kwargs)
+    return grade(path, only=ids, engine=engine_runner, probe_function=ENGINE_PROBES, **kwargs)
 
 
 def by_id(report):
@@ -261,14 +261,14 @@ def test_a_judge_that_raises_is_an_internal_error_not_a_crash(write_module, temp
 
 def test_bad_paths_and_selections_raise(tmp_path, engine_runner):
     with pytest.raises(SubmissionNotFound):
-        grade(tmp_path / "nothing.py", runner=engine_runner)
+        grade(tmp_path / "nothing.py", engine=engine_runner)
     with pytest.raises(SubmissionNotFound):
-        grade(tmp_path, runner=engine_runner)  # a folder without a module
+        grade(tmp_path, engine=engine_runner)  # a folder without a module
     (tmp_path / "tools.py").write_text("")
     with pytest.raises(ValueError):
-        grade(tmp_path, steps=[9], runner=engine_runner)
+        grade(tmp_path, steps=[9], engine=engine_runner)
     with pytest.raises(KeyError):
-        grade(tmp_path, only=["step1/no_such_check"], runner=engine_runner)
+        grade(tmp_path, only=["step1/no_such_check"], engine=engine_runner)
 
 
 def test_warm_runner_restarts_after_its_process_dies(write_module, temp_checks, engine_runner):
@@ -335,13 +335,13 @@ def test_killing_the_worker_at_import_ends_the_run_after_two_losses(write_module
 
 
 def test_a_forked_process_gets_its_own_shared_runner():
-    from grader import warm
+    from grader.engine import client as warm
 
-    parent = warm.shared_runner()
+    parent = warm.shared_client()
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child
-        os.write(write_end, b"1" if warm.shared_runner() is not parent else b"0")
+        os.write(write_end, b"1" if warm.shared_client() is not parent else b"0")
         os._exit(0)
     os.waitpid(pid, 0)
     assert os.read(read_end, 1) == b"1"
@@ -349,15 +349,15 @@ def test_a_forked_process_gets_its_own_shared_runner():
     os.close(write_end)
 
 
-@pytest.mark.skipif(not __import__("grader.warm").warm.bwrap_usable(), reason="bubblewrap not usable here")
+@pytest.mark.skipif(not __import__("grader.engine.client").warm.bwrap_usable(), reason="bubblewrap not usable here")
 def test_bwrap_sandbox_keeps_the_file_system_read_only(write_module, temp_checks, tmp_path):
-    from grader.warm import WarmRunner
+    from grader.engine.client import EngineClient
 
     target = tmp_path / "written_by_learner.txt"
     path = write_module(f"def write():\n    open({str(target)!r}, 'w').write('x')\n    return 'wrote'\n")
     ids = temp_checks(call_check(1, "write", "write", expect="wrote"))
-    with WarmRunner(sandbox="bwrap", extra_sys_path=[str(Path(__file__).parent)]) as sandboxed:
-        report = grade(path, only=ids, runner=sandboxed, probe_runner=ENGINE_PROBES)
+    with EngineClient(sandbox="bwrap", extra_sys_path=[str(Path(__file__).parent)]) as sandboxed:
+        report = grade(path, only=ids, engine=sandboxed, probe_function=ENGINE_PROBES)
         assert sandboxed.sandbox_in_use == "bwrap"
     # /tmp is private in the sandbox and the rest read-only: either way the write fails.
     assert not report.passed and "Error" in report.checks[0].got and not target.exists()
@@ -394,13 +394,13 @@ def test_an_observation_that_is_not_json_is_a_probe_error(write_module, temp_che
 def test_closing_the_runner_mid_step_leaves_nothing_running(write_module, temp_checks):
     import threading
 
-    from grader.warm import WarmRunner
+    from grader.engine.client import EngineClient
 
     path = write_module("import os, time\ndef spawn():\n    if os.fork() == 0:\n        os.setsid()\n"
                         "        print('grandchild', os.getpid(), flush=True)\n        time.sleep(300)\n"
                         "    time.sleep(300)\n")
     ids = temp_checks(call_check(1, "spawn", "spawn"))
-    runner = WarmRunner(extra_sys_path=[str(Path(__file__).parent)])
+    runner = EngineClient(extra_sys_path=[str(Path(__file__).parent)])
     runner.start()
     warm_pid = runner.pid
     worker = threading.Thread(target=lambda: run(path, ids, runner, timeout=60), daemon=True)
@@ -421,7 +421,7 @@ def test_closing_the_runner_mid_step_leaves_nothing_running(write_module, temp_c
 
 
 def _descendant_pids(root: int) -> list[int]:
-    from grader.proctree import descendants
+    from grader.engine.proctree import descendants
 
     return [pid for pid, state in descendants(root) if state != "Z"]
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from grader.locate import load_module
+from agtool_lab.load import load_module
 
 # The `sol` fixture (tests/conftest.py) imports $AGTOOL_SPEC_MODULE, else the reference solution.
 SEEDS = range(5)

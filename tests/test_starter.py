@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.locate import load_module
+from agtool_lab.load import load_module
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTER = ROOT / "agtool" / "tools.py"

@@ -14,10 +14,9 @@ apt-get install -y -q --no-install-recommends python3 python3-venv python3-pip
 
 python3 -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --upgrade pip
-# Only the grader's dependencies are needed; the lab's Jupyter extras come along
-# with the project's dependency list and do no harm in the image.
+# The core only (the grader and LangGraph): no JupyterLab, pandas or matplotlib.
 "$VENV/bin/pip" install --quiet "$SOURCE/agtool-lab"
 
 # Warm the image: import LangGraph and register the checks once, so the first
 # submission does not pay for compiling every module.
-"$VENV/bin/python" -c "import grader.checks, grader.runner, langgraph.graph"
+"$VENV/bin/python" -c "import grader.checks, grader.grading, langgraph.graph"

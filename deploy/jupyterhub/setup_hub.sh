@@ -27,7 +27,7 @@ command -v configurable-http-proxy >/dev/null || npm install -g configurable-htt
 mkdir -p "$PREFIX" /srv/jupyterhub /etc/jupyterhub
 [[ -x "$PREFIX/venv/bin/python" ]] || python3 -m venv "$PREFIX/venv"
 "$PREFIX/venv/bin/pip" install --quiet --upgrade pip
-"$PREFIX/venv/bin/pip" install --quiet "jupyterhub>=5.0" "$SRC"
+"$PREFIX/venv/bin/pip" install --quiet "jupyterhub>=5.0" "$SRC[lab,batch]"
 
 # 3. What a learner gets on first login: the notebooks and the starter module.
 rm -rf "$PREFIX/template.new"

@@ -1,19 +1,22 @@
-"""Importing this package registers every check, step by step.
+"""Judging: the check registry, the parent-side random cases, one module per step.
 
-It also renders the coverage table of ``docs/checks.md``: which check covers
+Checks are data (:class:`grader.checks.registry.Check`): each draws its
+probes from a seeded stream in the grading process and judges the
+observations that come back; none of this runs beside learner code. The
+step modules register their checks when :func:`grader.checks.registry.checks_for`
+first loads them. This package also renders the coverage table of ``docs/checks.md``: which check covers
 which LAB_SPEC rule (:func:`rules_table_markdown`).
 
 Example::
 
-    >>> from grader.registry import CHECKS
-    >>> "step3/blocked_before_call" in CHECKS
+    >>> from grader.checks.registry import checks_for
+    >>> "step3/blocked_before_call" in {c.id for c in checks_for()}
     True
 """
 from __future__ import annotations
 
-from grader.checks import step1, step2, step3, step4, step5, step6, step7, step8  # noqa: F401  (registers)
-from grader.checks._common import RULES
-from grader.registry import CHECKS
+from grader.checks.registry import CHECKS, checks_for
+from grader.spec import RULES
 
 __all__ = ["RULES", "rules_table_markdown"]
 
@@ -24,6 +27,7 @@ def rules_table_markdown() -> str:
     >>> rules_table_markdown().splitlines()[0]
     '# Checks and the LAB_SPEC rules they cover'
     """
+    checks_for()  # loads every step module
     covering: dict[str, list[str]] = {rule: [] for rule in RULES}
     for check in CHECKS.values():
         for rule in check.rules:
@@ -36,11 +40,11 @@ def rules_table_markdown() -> str:
         "(refresh: `python -c \"import grader.checks as c; print(c.rules_table_markdown(), end='')\" > docs/checks.md`).",
         "",
         "How a check works: in the parent, `probes(rng)` draws this run's cases from the seed and",
-        "describes calls as JSON (`grader/checks/stepN.py`, cases from `grader/cases.py`); a child",
-        "process runs them against the learner's module (`grader/probes.py`), with spies in",
+        "describes calls as JSON (`grader/checks/stepN.py`, cases from `grader/checks/cases.py`); a child",
+        "process runs them against the learner's module (`grader/engine/probes.py`), with spies in",
         "`TOOLS[name][\"fn\"]` and in the module's own tool functions counting real tool-body runs",
         "(checks of refused calls also watch `CALLS`), and sends back type-strict encodings",
-        "(`grader/encode.py`); the parent's `judge` compares them with the spec. Every check has a",
+        "(`grader/engine/encode.py`); the parent's `judge` compares them with the spec. Every check has a",
         "planted defect that it rejects (`tests/defects/catalog.py`), and correct modules written in",
         "other styles (`tests/alt_styles/`) get full marks (`tests/test_checks_meta.py`).",
         "",

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import random
 
-from grader import cases
+from grader.checks import cases
+from grader import spec
 from grader.checks._common import (Fail, add, call_probe, calls_delta, get_field,
                                    expectations_judge, op, outcome, records_of, step)
-from grader.encode import ExplodingArgument, encode, show, strict_equal
-from grader.registry import Probe, Verdict
+from grader.engine.encode import ExplodingArgument, encode, show, strict_equal
+from grader.checks.registry import Probe, Verdict
 
 # --------------------------------------------------------------------------- names
 
@@ -15,7 +16,7 @@ from grader.registry import Probe, Verdict
 def _names_probes(rng: random.Random) -> list[Probe]:
     # A fresh import: CALLS must be all zeros before any tool ran.
     steps = [dict(op("attr", name=n), expect=encode(v), label=n) for n, v in [
-        ("REGIONS", cases.REGIONS), ("MAX_ROWS", cases.MAX_ROWS),
+        ("REGIONS", spec.REGIONS), ("MAX_ROWS", spec.MAX_ROWS),
         ("CALLS", {"stock_lookup": 0, "legacy_stock": 0})]]
     return [call_probe(steps, fresh=True)]
 
@@ -32,7 +33,7 @@ add("step1/names", 2, "REGIONS, MAX_ROWS and CALLS have the spec's values",
 
 def _stock_probes(rng: random.Random) -> list[Probe]:
     st = op("attr", name="STOCK")
-    st.update(label="STOCK", expect=encode(cases.STOCK))
+    st.update(label="STOCK", expect=encode(spec.STOCK))
     return [call_probe([st], fresh=True)]
 
 
@@ -65,15 +66,15 @@ add("step1/stock_table", 2, "STOCK holds exactly the 19 rows of the table, in or
 
 
 def _lookup_probes(rng: random.Random) -> list[Probe]:
-    picks = [("SKU-3300", "north", rng.randint(1, cases.MAX_ROWS)),
-             (cases.UNKNOWN_SKU, rng.choice(cases.REGIONS), rng.randint(1, cases.MAX_ROWS)),
+    picks = [("SKU-3300", "north", rng.randint(1, spec.MAX_ROWS)),
+             (cases.UNKNOWN_SKU, rng.choice(spec.REGIONS), rng.randint(1, spec.MAX_ROWS)),
              ("SKU-1001", "north", rng.choice([1, 2, 3])),
-             ("SKU-5000", "central", rng.randint(1, cases.MAX_ROWS))]
+             ("SKU-5000", "central", rng.randint(1, spec.MAX_ROWS))]
     for _ in range(3):
         args = cases.random_valid_args(rng, stocked=rng.random() < 0.7)
         picks.append((args["sku"], args["region"], args["limit"]))
     rng.shuffle(picks)
-    steps = [step("stock_lookup", s, r, n, expect=cases.lookup_result(s, r, n)) for s, r, n in picks]
+    steps = [step("stock_lookup", s, r, n, expect=spec.lookup_result(s, r, n)) for s, r, n in picks]
     return [call_probe(steps)]
 
 
@@ -85,11 +86,11 @@ add("step1/lookup_rows", 3, "stock_lookup returns the matching rows in table ord
 
 
 def _legacy_probes(rng: random.Random) -> list[Probe]:
-    picks = [("SKU-3300", "north", rng.randint(1, cases.MAX_ROWS)), ("SKU-1001", "north", 1)]
+    picks = [("SKU-3300", "north", rng.randint(1, spec.MAX_ROWS)), ("SKU-1001", "north", 1)]
     for _ in range(2):
         args = cases.random_valid_args(rng, stocked=True)
         picks.append((args["sku"], args["region"], 1))
-    steps = [step("legacy_stock", s, r, n, expect=cases.lookup_result(s, r)) for s, r, n in picks]
+    steps = [step("legacy_stock", s, r, n, expect=spec.lookup_result(s, r)) for s, r, n in picks]
     return [call_probe(steps)]
 
 
@@ -100,9 +101,9 @@ add("step1/legacy_ignores_limit", 2, "legacy_stock returns every matching row, w
 
 
 def _zero_probes(rng: random.Random) -> list[Probe]:
-    limit = rng.randint(1, cases.MAX_ROWS)
-    steps = [step("stock_lookup", "SKU-2040", "west", limit, expect=cases.lookup_result("SKU-2040", "west", limit)),
-             step("legacy_stock", "SKU-2040", "west", limit, expect=cases.lookup_result("SKU-2040", "west"))]
+    limit = rng.randint(1, spec.MAX_ROWS)
+    steps = [step("stock_lookup", "SKU-2040", "west", limit, expect=spec.lookup_result("SKU-2040", "west", limit)),
+             step("legacy_stock", "SKU-2040", "west", limit, expect=spec.lookup_result("SKU-2040", "west"))]
     return [call_probe(steps)]
 
 
@@ -132,7 +133,7 @@ def _judge_counter_steps(probes: list, observations: list, what: str) -> Verdict
     for st, rec in zip(probe.params["steps"], records):
         after = rec.get("calls")
         delta = calls_delta(before, after)
-        want = {name: int(name == st["fn"]) for name in cases.TOOL_NAMES}
+        want = {name: int(name == st["fn"]) for name in spec.TOOL_NAMES}
         if delta is None or any(delta.get(k) != v for k, v in want.items()):
             raise Fail(f"CALLS did not go up by exactly one for {st['fn']} (and stay put for the other "
                        f"tool) {what}.", call=st["label"], expected=f"CALLS change {want}",
@@ -149,7 +150,7 @@ add("step1/calls_count_own_tool", 2, "Each tool adds 1 to its own entry of CALLS
 
 def _first_line_probes(rng: random.Random) -> list[Probe]:
     steps = []
-    for tool in rng.sample(cases.TOOL_NAMES, 2):
+    for tool in rng.sample(spec.TOOL_NAMES, 2):
         args = [rng.choice(["SKU-1001", "SKU-3300"]), rng.choice(["north", "central"]), rng.randint(1, 5)]
         args[rng.choice([0, 1])] = ExplodingArgument()
         steps.append(step(tool, *args))
@@ -178,12 +179,12 @@ def _tool_entries(obs: dict) -> dict:
         raise Fail("TOOLS should be a dict: tool name -> entry.", call="TOOLS", expected="a dict",
                    got=show(obs.get("value")))
     names = obs.get("names")
-    if not isinstance(names, list) or sorted(map(str, names)) != sorted(cases.TOOL_NAMES) \
+    if not isinstance(names, list) or sorted(map(str, names)) != sorted(spec.TOOL_NAMES) \
             or not all(type(n) is str for n in names):
         raise Fail("TOOLS should have exactly one entry per tool.", call="list(TOOLS)",
-                   expected=show(sorted(cases.TOOL_NAMES)), got=show(names))
+                   expected=show(sorted(spec.TOOL_NAMES)), got=show(names))
     entries = obs.get("entries", {})
-    for name in cases.TOOL_NAMES:
+    for name in spec.TOOL_NAMES:
         if entries.get(name, {}).get("not_dict"):
             raise Fail(f"TOOLS[{name!r}] should be a dict.", call=f"TOOLS[{name!r}]",
                        got=show(entries[name].get("value")))
@@ -192,7 +193,7 @@ def _tool_entries(obs: dict) -> dict:
 
 def _tools_judge(probes: list, observations: list) -> Verdict:
     entries = _tool_entries(observations[0])
-    for name in cases.TOOL_NAMES:
+    for name in spec.TOOL_NAMES:
         entry = entries[name]
         keys = entry.get("keys")
         if not isinstance(keys, list) or sorted(map(str, keys)) != ["args", "fn", "returns"]:
@@ -239,10 +240,10 @@ def _expect_field(rule: dict, key: str, want: object, call: str, what: str) -> N
 
 def _args_judge(probes: list, observations: list) -> Verdict:
     entries = _tool_entries(observations[0])
-    for tool in cases.TOOL_NAMES:
+    for tool in spec.TOOL_NAMES:
         args = entries[tool].get("args")
         base = f"TOOLS[{tool!r}]['args']"
-        if not isinstance(args, dict) or sorted(args) != sorted(cases.ARG_NAMES):
+        if not isinstance(args, dict) or sorted(args) != sorted(spec.ARG_NAMES):
             raise Fail("The args contract names exactly sku, region and limit.", call=base,
                        expected="keys limit, region, sku", got=show(args))
         for arg, tp in (("sku", "str"), ("region", "str"), ("limit", "int")):
@@ -255,14 +256,14 @@ def _args_judge(probes: list, observations: list) -> Verdict:
                     raise Fail(f"{arg} has no {extra!r} in the spec.", call=call, got=show(rule))
         region = args["region"]
         elements = _as_elements(region.get("allowed"))
-        if elements is None or sorted(map(show, elements)) != sorted(map(show, cases.REGIONS)) \
+        if elements is None or sorted(map(show, elements)) != sorted(map(show, spec.REGIONS)) \
                 or not all(type(e) is str for e in elements):
             raise Fail("region's 'allowed' should be a collection of exactly the REGIONS.",
-                       call=f"{base}['region']['allowed']", expected=show(cases.REGIONS),
+                       call=f"{base}['region']['allowed']", expected=show(spec.REGIONS),
                        got=show(region.get("allowed")))
         limit = args["limit"]
         _expect_field(limit, "min", 1, f"{base}['limit']", "limit has 'min' 1 (an int).")
-        _expect_field(limit, "max", cases.MAX_ROWS, f"{base}['limit']", "limit has 'max' MAX_ROWS (5).")
+        _expect_field(limit, "max", spec.MAX_ROWS, f"{base}['limit']", "limit has 'max' MAX_ROWS (5).")
     return Verdict.ok()
 
 
@@ -274,7 +275,7 @@ add("step1/args_contract", 3, "The args contract: types, required, allowed regio
 
 def _returns_judge(probes: list, observations: list) -> Verdict:
     entries = _tool_entries(observations[0])
-    for tool in cases.TOOL_NAMES:
+    for tool in spec.TOOL_NAMES:
         returns = entries[tool].get("returns")
         base = f"TOOLS[{tool!r}]['returns']"
         keys = get_field(returns, "keys", base, "The returns contract")
@@ -283,7 +284,7 @@ def _returns_judge(probes: list, observations: list) -> Verdict:
             raise Fail("'keys' maps each top-level key of the result to its type.", call=f"{base}['keys']",
                        expected="{'sku': str, 'region': str, 'rows': list}", got=show(keys))
         rows = get_field(returns, "rows", base, "The returns contract")
-        _expect_field(rows, "max_len", cases.MAX_ROWS, f"{base}['rows']", "rows has 'max_len' MAX_ROWS.")
+        _expect_field(rows, "max_len", spec.MAX_ROWS, f"{base}['rows']", "rows has 'max_len' MAX_ROWS.")
         item = get_field(rows, "item", f"{base}['rows']", "The rows rule")
         want_item = {"bin": {"type": _cls("str")}, "count": {"type": _cls("int"), "min": 0}}
         if not strict_equal(item, want_item):

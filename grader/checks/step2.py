@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import random
 
-from grader import cases
+from grader.checks import cases
+from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, check_calls_unchanged,
                                    expectations_judge, op, outcome, records_of, step)
-from grader.registry import Probe, Verdict
+from grader.checks.registry import Probe, Verdict
 
 
 def _reason_probes(kind: "str | tuple", n: int):
@@ -30,10 +31,10 @@ def _reason_check(check_id: str, kind: str, n: int, points: int, title: str, hin
 
 def _valid_probes(rng: random.Random) -> list[Probe]:
     steps = []
-    for limit in (1, cases.MAX_ROWS, rng.randint(1, cases.MAX_ROWS), rng.randint(1, cases.MAX_ROWS)):
+    for limit in (1, spec.MAX_ROWS, rng.randint(1, spec.MAX_ROWS), rng.randint(1, spec.MAX_ROWS)):
         args = cases.random_valid_args(rng)
         args["limit"] = limit
-        steps.append(step("validate_args", rng.choice(cases.TOOL_NAMES), cases.shuffled(rng, args), expect=""))
+        steps.append(step("validate_args", rng.choice(spec.TOOL_NAMES), cases.shuffled(rng, args), expect=""))
     return [call_probe(steps)]
 
 
@@ -80,7 +81,7 @@ _reason_check("step2/range_high", "range_high", 2, 1, "A limit above max gives r
 def _no_body_probes(rng: random.Random) -> list[Probe]:
     steps = [step("validate_args", *cases.single_defect(rng, kind)[:2]) for kind in cases.DEFECT_KINDS]
     args = cases.random_valid_args(rng)
-    steps.append(step("validate_args", rng.choice(cases.TOOL_NAMES), args))
+    steps.append(step("validate_args", rng.choice(spec.TOOL_NAMES), args))
     rng.shuffle(steps)
     steps[-1]["runs"] = {"stock_lookup": 0, "legacy_stock": 0}
     return [call_probe(steps, spies=TOOL_SPIES_ORIGINAL)]
@@ -92,7 +93,7 @@ def _no_body_judge(probes: list, observations: list) -> Verdict:
     start = obs["start"] if isinstance(obs.get("start"), dict) else {}
     for st, rec in zip(probe.params["steps"], records):
         runs = rec.get("spy_runs", {})
-        if any(runs.get(tool) != 0 for tool in cases.TOOL_NAMES):
+        if any(runs.get(tool) != 0 for tool in spec.TOOL_NAMES):
             raise Fail("validate_args ran a tool body: it must only read the contract table.",
                        call=st["label"], expected="0 runs of each tool", got=f"runs {runs}")
         # A body reached around the spies still moves CALLS.
@@ -107,17 +108,17 @@ add("step2/never_runs_body", 2, "validate_args never runs a tool body",
 
 
 def _contract_probes(rng: random.Random) -> list[Probe]:
-    tool = rng.choice(cases.TOOL_NAMES)
+    tool = rng.choice(spec.TOOL_NAMES)
     args = cases.random_valid_args(rng)
     probes = []
-    new_max = rng.randint(1, cases.MAX_ROWS - 1)
+    new_max = rng.randint(1, spec.MAX_ROWS - 1)
     probes.append(call_probe([
         op("contract", path=[tool, "args", "limit", "max"], value=new_max),
         step("validate_args", tool, {**args, "limit": new_max + 1}, expect="range:limit",
              label=f"validate_args({tool!r}, ...) after TOOLS[{tool!r}]['args']['limit']['max'] = {new_max}"),
         step("validate_args", tool, {**args, "limit": new_max}, expect=""),
     ]))
-    new_min = rng.randint(2, cases.MAX_ROWS)
+    new_min = rng.randint(2, spec.MAX_ROWS)
     probes.append(call_probe([
         op("contract", path=[tool, "args", "limit", "min"], value=new_min),
         step("validate_args", tool, {**args, "limit": new_min - 1}, expect="range:limit",
@@ -125,7 +126,7 @@ def _contract_probes(rng: random.Random) -> list[Probe]:
     ]))
     region = rng.choice(["mars", "arctic", "moon"])
     probes.append(call_probe([
-        op("contract", path=[tool, "args", "region", "allowed"], value=cases.REGIONS + [region]),
+        op("contract", path=[tool, "args", "region", "allowed"], value=spec.REGIONS + [region]),
         step("validate_args", tool, {**args, "region": region}, expect="",
              label=f"validate_args({tool!r}, ...) after adding {region!r} to the allowed regions"),
     ]))
@@ -147,7 +148,7 @@ add("step2/reads_contract", 2, "validate_args follows the contract table when it
 
 def _plain_str_probes(rng: random.Random) -> list[Probe]:
     tool, args, _ = cases.single_defect(rng, rng.choice(cases.DEFECT_KINDS))
-    return [call_probe([step("validate_args", rng.choice(cases.TOOL_NAMES), cases.random_valid_args(rng)),
+    return [call_probe([step("validate_args", rng.choice(spec.TOOL_NAMES), cases.random_valid_args(rng)),
                         step("validate_args", tool, args)])]
 
 

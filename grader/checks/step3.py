@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import random
 
-from grader import cases
+from grader.checks import cases
+from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe,
                                    expectations_judge, step)
-from grader.encode import encode, show, strict_equal
-from grader.registry import Probe, Verdict
+from grader.engine.encode import encode, show, strict_equal
+from grader.checks.registry import Probe, Verdict
 
 
 def failure(error: str) -> dict:
@@ -20,19 +21,19 @@ def success(value: object) -> dict:
 
 def safe_pair(rng: random.Random, tool: str) -> dict:
     """Valid arguments whose real result passes result validation for ``tool``."""
-    pairs = [p for p in cases.stocked_pairs()
-             if tool == "stock_lookup" or len(cases.rows_for(*p)) <= cases.MAX_ROWS]
+    pairs = [p for p in spec.stocked_pairs()
+             if tool == "stock_lookup" or len(spec.rows_for(*p)) <= spec.MAX_ROWS]
     sku, region = rng.choice(pairs)
-    return {"sku": sku, "region": region, "limit": rng.randint(1, cases.MAX_ROWS)}
+    return {"sku": sku, "region": region, "limit": rng.randint(1, spec.MAX_ROWS)}
 
 
 def _success_probes(rng: random.Random) -> list[Probe]:
     steps = []
-    for tool in (rng.choice(cases.TOOL_NAMES), "stock_lookup", "legacy_stock"):
+    for tool in (rng.choice(spec.TOOL_NAMES), "stock_lookup", "legacy_stock"):
         args = cases.shuffled(rng, safe_pair(rng, tool))
         limit = args["limit"] if tool == "stock_lookup" else None
         steps.append(step("call_tool", tool, args,
-                          expect=success(cases.lookup_result(args["sku"], args["region"], limit))))
+                          expect=success(spec.lookup_result(args["sku"], args["region"], limit))))
     return [call_probe(steps, spies=TOOL_SPIES_TABLE)]
 
 
@@ -71,16 +72,16 @@ add("step3/blocked_before_call", 2, "A refused call never runs the tool body",
 
 
 def _spy_value(rng: random.Random, args: dict) -> dict:
-    rows = cases.random_rows(rng, rng.randint(1, cases.MAX_ROWS), prefix="SPY")
+    rows = cases.random_rows(rng, rng.randint(1, spec.MAX_ROWS), prefix="SPY")
     return {"sku": args["sku"], "region": args["region"], "rows": rows}
 
 
 def _through_table_probes(rng: random.Random) -> list[Probe]:
     probes = []
-    for tool in cases.TOOL_NAMES:
+    for tool in spec.TOOL_NAMES:
         args = cases.shuffled(rng, cases.random_valid_args(rng))
         value = _spy_value(rng, args)
-        spies = {t: {"mode": "return", "value": encode(value)} for t in cases.TOOL_NAMES}
+        spies = {t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}
         st = step("call_tool", tool, args, expect=success(value), runs={tool: 1})
         st["label"] = f"{st['label']}  # with TOOLS[{tool!r}]['fn'] replaced by a spy"
         probes.append(call_probe([st], spies=spies))
@@ -114,12 +115,12 @@ add("step3/calls_through_table", 2, "call_tool calls TOOLS[name]['fn'] as fn(**a
 def _raised_probes(rng: random.Random) -> list[Probe]:
     probes = []
     for exc in (rng.choice(cases.EXCEPTION_TYPES), {"custom": rng.choice(cases.CUSTOM_EXCEPTION_NAMES)}):
-        tool = rng.choice(cases.TOOL_NAMES)
+        tool = rng.choice(spec.TOOL_NAMES)
         name = exc["custom"] if isinstance(exc, dict) else exc
         args = cases.random_valid_args(rng)
         st = step("call_tool", tool, args, expect=failure("raised:" + name))
         st["label"] = f"{st['label']}  # the tool raises {name}"
-        probes.append(call_probe([st], spies={t: {"mode": "raise", "exc": exc} for t in cases.TOOL_NAMES}))
+        probes.append(call_probe([st], spies={t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}))
     return probes
 
 

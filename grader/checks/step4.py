@@ -3,18 +3,19 @@ from __future__ import annotations
 
 import random
 
-from grader import cases
+from grader.checks import cases
+from grader import spec
 from grader.checks._common import add, call_probe, expectations_judge, op, step
 from grader.checks.step3 import failure
-from grader.encode import encode
-from grader.registry import Probe
+from grader.engine.encode import encode
+from grader.checks.registry import Probe
 
 
 def _valid_probes(rng: random.Random) -> list[Probe]:
-    results = [cases.random_valid_result(rng, 1), cases.random_valid_result(rng, cases.MAX_ROWS),
+    results = [cases.random_valid_result(rng, 1), cases.random_valid_result(rng, spec.MAX_ROWS),
                cases.random_valid_result(rng)]
     results[0]["rows"][0]["count"] = 0  # an empty bin is still a valid row
-    steps = [step("validate_result", rng.choice(cases.TOOL_NAMES), r, expect="") for r in results]
+    steps = [step("validate_result", rng.choice(spec.TOOL_NAMES), r, expect="") for r in results]
     return [call_probe(steps)]
 
 
@@ -28,7 +29,7 @@ def _bad_probes(kinds: tuple, n: int):
         steps = []
         for i in range(n):
             value, reason = cases.bad_result(rng, kinds[i % len(kinds)], variant=i)
-            steps.append(step("validate_result", rng.choice(cases.TOOL_NAMES), value, expect=reason))
+            steps.append(step("validate_result", rng.choice(spec.TOOL_NAMES), value, expect=reason))
         return [call_probe(steps)]
 
     return probes
@@ -64,7 +65,7 @@ _bad_check("step4/range", ("range",), 2, 1, "A count below its min gives range",
 
 
 def _contract_probes(rng: random.Random) -> list[Probe]:
-    tool = rng.choice(cases.TOOL_NAMES)
+    tool = rng.choice(spec.TOOL_NAMES)
     probes = []
     max_len = rng.randint(1, 3)
     probes.append(call_probe([
@@ -101,10 +102,10 @@ def _prefix_probes(rng: random.Random) -> list[Probe]:
     probes = []
     for kind in ("shape_bad_row", "shape_not_dict", "empty", "too_big", "range"):
         value, reason = cases.bad_result(rng, kind)
-        tool = rng.choice(cases.TOOL_NAMES)
+        tool = rng.choice(spec.TOOL_NAMES)
         st = step("call_tool", tool, cases.random_valid_args(rng), expect=failure("result:" + reason))
         st["label"] += f"  # the tool returns {value!r}"
-        probes.append(call_probe([st], spies={t: {"mode": "return", "value": encode(value)} for t in cases.TOOL_NAMES}))
+        probes.append(call_probe([st], spies={t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}))
     rng.shuffle(probes)
     return probes
 
@@ -117,7 +118,7 @@ add("step4/call_tool_result_prefix", 2, "call_tool refuses a bad result with err
 
 
 def _legacy_probes(rng: random.Random) -> list[Probe]:
-    limits = rng.sample(range(1, cases.MAX_ROWS + 1), 2)
+    limits = rng.sample(range(1, spec.MAX_ROWS + 1), 2)
     steps = [step("call_tool", "legacy_stock", cases.shuffled(rng, {"sku": "SKU-3300", "region": "north", "limit": n}),
                   expect=failure("result:too_big")) for n in limits]
     return [call_probe(steps)]

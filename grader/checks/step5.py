@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import random
 
-from grader import cases
+from grader.checks import cases
+from grader import spec
 from grader.checks._common import (TOOL_SPIES_TABLE, Fail, add, call_probe, expectations_judge, op, outcome,
                                    records_of, step, value_of)
 from grader.checks.step3 import safe_pair, success
-from grader.encode import encode, show
-from grader.registry import Probe, Verdict
+from grader.engine.encode import encode, show
+from grader.checks.registry import Probe, Verdict
 
 
 def _keys_of(probe: Probe, obs: dict) -> list[tuple[dict, dict]]:
@@ -21,7 +22,7 @@ def _keys_of(probe: Probe, obs: dict) -> list[tuple[dict, dict]]:
 
 
 def _str_probes(rng: random.Random) -> list[Probe]:
-    steps = [step("cache_key", rng.choice(cases.TOOL_NAMES), cases.random_valid_args(rng)) for _ in range(3)]
+    steps = [step("cache_key", rng.choice(spec.TOOL_NAMES), cases.random_valid_args(rng)) for _ in range(3)]
     return [call_probe(steps)]
 
 
@@ -38,7 +39,7 @@ add("step5/key_is_str", 1, "cache_key returns a str",
 def _order_probes(rng: random.Random) -> list[Probe]:
     steps = []
     for _ in range(3):
-        tool, args = rng.choice(cases.TOOL_NAMES), cases.random_valid_args(rng)
+        tool, args = rng.choice(spec.TOOL_NAMES), cases.random_valid_args(rng)
         if rng.random() < 0.4:
             args["note"] = rng.choice(["a", "b"])
         steps += [step("cache_key", tool, args), step("cache_key", tool, cases.shuffled(rng, args))]
@@ -61,12 +62,12 @@ add("step5/key_order_independent", 2, "cache_key ignores the order of the argume
 
 
 def _distinct_probes(rng: random.Random) -> list[Probe]:
-    tool, base = rng.choice(cases.TOOL_NAMES), cases.random_valid_args(rng)
-    other_tool = [t for t in cases.TOOL_NAMES if t != tool][0]
+    tool, base = rng.choice(spec.TOOL_NAMES), cases.random_valid_args(rng)
+    other_tool = [t for t in spec.TOOL_NAMES if t != tool][0]
     variants = [(tool, base), (other_tool, base)]
-    sku = rng.choice([s for s in cases.SKUS + [cases.UNKNOWN_SKU] if s != base["sku"]])
-    region = rng.choice([r for r in cases.REGIONS if r != base["region"]])
-    limit = rng.choice([n for n in range(1, cases.MAX_ROWS + 1) if n != base["limit"]])
+    sku = rng.choice([s for s in spec.SKUS + [cases.UNKNOWN_SKU] if s != base["sku"]])
+    region = rng.choice([r for r in spec.REGIONS if r != base["region"]])
+    limit = rng.choice([n for n in range(1, spec.MAX_ROWS + 1) if n != base["limit"]])
     variants += [(tool, {**base, "sku": sku}), (tool, {**base, "region": region}), (tool, {**base, "limit": limit}),
                  (tool, {**base, "sku": base["region"], "region": base["sku"]})]
     return [call_probe([step("cache_key", t, a) for t, a in variants])]
@@ -90,10 +91,10 @@ add("step5/key_distinguishes", 2, "cache_key differs for another tool or other a
 
 
 def _second_call_probes(rng: random.Random) -> list[Probe]:
-    tool = rng.choice(cases.TOOL_NAMES)
+    tool = rng.choice(spec.TOOL_NAMES)
     args = safe_pair(rng, tool)
     limit = args["limit"] if tool == "stock_lookup" else None
-    result = success(cases.lookup_result(args["sku"], args["region"], limit))
+    result = success(spec.lookup_result(args["sku"], args["region"], limit))
     _, bad_args, _ = cases.single_defect(rng, rng.choice(["allowed", "range_high", "type_bool"]))
     steps = [step("call_tool", tool, args, expect=result, runs={tool: 1}),
              step("call_tool", tool, bad_args),
@@ -112,7 +113,7 @@ add("step5/second_call_cached", 2, "A repeated successful call runs the tool bod
 
 
 def _failure_probes(rng: random.Random) -> list[Probe]:
-    tool = rng.choice(cases.TOOL_NAMES)
+    tool = rng.choice(spec.TOOL_NAMES)
     args = cases.random_valid_args(rng)
     exc = rng.choice(cases.EXCEPTION_TYPES)
     raising = [step("call_tool", tool, args, runs={tool: n}) for n in (1, 2, 3)]
@@ -144,9 +145,9 @@ add("step5/failure_not_cached", 2, "A failing call runs the tool body every time
 
 
 def _validation_first_probes(rng: random.Random) -> list[Probe]:
-    tool = rng.choice(cases.TOOL_NAMES)
+    tool = rng.choice(spec.TOOL_NAMES)
     args = safe_pair(rng, tool)
-    args["limit"] = rng.randint(2, cases.MAX_ROWS)
+    args["limit"] = rng.randint(2, spec.MAX_ROWS)
     steps = [step("call_tool", tool, args, runs={tool: 1}),
              op("contract", path=[tool, "args", "limit", "max"], value=args["limit"] - 1),
              step("call_tool", tool, args, expect={"ok": False, "value": None, "error": "args:range:limit"},
@@ -165,7 +166,7 @@ add("step5/validation_before_cache", 2, "The cache is looked up only after the a
 
 
 def _holds_probes(rng: random.Random) -> list[Probe]:
-    tool = rng.choice(cases.TOOL_NAMES)
+    tool = rng.choice(spec.TOOL_NAMES)
     other = "legacy_stock" if tool == "stock_lookup" else "stock_lookup"
     args = safe_pair(rng, tool)
     empty, _ = cases.bad_result(rng, "empty")

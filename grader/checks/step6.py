@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import random
 
-from grader import cases
+from grader.checks import cases
+from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe, get_field,
                                    mentions_number, outcome, records_of, step, value_of)
-from grader.encode import encode, show, strict_equal
-from grader.registry import Probe, Verdict, shared_rng
+from grader.engine.encode import encode, show, strict_equal
+from grader.checks.registry import Probe, Verdict, shared_rng
 
 NAIVE_NODES = ("pick", "fetch", "reply", "giveup")
 RESULT_KEYS = ("ok", "answer", "rows", "errors", "calls")
@@ -42,7 +43,7 @@ def judge_reducers(probes: list, observations: list) -> Verdict:
             f"final state {show(obs.get('final_not_dict')) if isinstance(obs, dict) else '?'}"
         raise Fail(f"A small graph over your State did not end with the fields {probe.params['fields']} "
                    "(are they declared in State?).", call=probe.label, expected="a final state dict", got=got)
-    from grader.encode import decode  # the parent only decodes its own data here
+    from grader.engine.encode import decode  # the parent only decodes its own data here
 
     initial = decode(probe.params["initial"])
     first, second = (decode(u) for u in probe.params["updates"])
@@ -129,7 +130,7 @@ def check_calls_entries(value: dict, tools: list, args: "list | None", st: dict)
 
 
 def _order_args(order: dict) -> dict:
-    return {k: order[k] for k in cases.ARG_NAMES}
+    return {k: order[k] for k in spec.ARG_NAMES}
 
 
 # --------------------------------------------------------------------------- the shared run_naive scenario
@@ -150,7 +151,7 @@ def _used(tool: "str | None") -> str:
 
 def _runs_of(tool: "str | None", n: int) -> dict:
     """Expected tool-body runs of one run_naive call: ``n`` of the tool it uses, none of the other."""
-    return {name: (n if name == _used(tool) else 0) for name in cases.TOOL_NAMES}
+    return {name: (n if name == _used(tool) else 0) for name in spec.TOOL_NAMES}
 
 
 def naive_runs(rng: random.Random) -> dict[str, Probe]:
@@ -165,7 +166,7 @@ def naive_runs(rng: random.Random) -> dict[str, Probe]:
     refused_region, so every grading sees each of them. ``raised``: the tool raises
     (a graph that retries after an exception shows).
 
-    >>> from grader.registry import check_rng
+    >>> from grader.checks.registry import check_rng
     >>> a, b = naive_runs(check_rng(4, "step6/naive_ok")), naive_runs(check_rng(4, "step6/naive_empty"))
     >>> a == b, tuple(a) == NAIVE_RUNS
     (True, True)
@@ -186,14 +187,14 @@ def naive_runs(rng: random.Random) -> dict[str, Probe]:
 def _found_run(rng: random.Random, tool: "str | None") -> Probe:
     args = cases.random_valid_args(rng, stocked=True)
     # At least two rows, so an answer built from another row than the first shows.
-    rows = cases.random_rows(rng, rng.randint(2, cases.MAX_ROWS), prefix=rng.choice(["Q", "Z", "X"]))
+    rows = cases.random_rows(rng, rng.randint(2, spec.MAX_ROWS), prefix=rng.choice(["Q", "Z", "X"]))
     for row in rows:
         row["count"] = rng.randint(10, 999)
     value = {"sku": args["sku"], "region": args["region"], "rows": rows}
     order = cases.order(args["sku"], args["region"], args["limit"], tool)
     st = step("run_naive", order, runs=_runs_of(tool, 1))
     st["label"] += f"  # the tool returns {value!r}"
-    return call_probe([st], spies={t: {"mode": "return", "value": encode(value)} for t in cases.TOOL_NAMES},
+    return call_probe([st], spies={t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES},
                       fresh=True)
 
 
@@ -207,10 +208,10 @@ def _refused_run(rng: random.Random, kind: str, tool: "str | None", variant: "in
 
 def _empty_run(rng: random.Random, tool: "str | None") -> Probe:
     if rng.random() < 0.5:
-        sku, region = cases.UNKNOWN_SKU, rng.choice(cases.REGIONS)
+        sku, region = cases.UNKNOWN_SKU, rng.choice(spec.REGIONS)
     else:  # a known sku in a region where it has no row
-        sku, region = rng.choice([(s, r) for s in cases.SKUS for r in cases.REGIONS if not cases.rows_for(s, r)])
-    order = cases.order(sku, region, rng.randint(1, cases.MAX_ROWS), tool)
+        sku, region = rng.choice([(s, r) for s in spec.SKUS for r in spec.REGIONS if not spec.rows_for(s, r)])
+    order = cases.order(sku, region, rng.randint(1, spec.MAX_ROWS), tool)
     return call_probe([step("call_tool", _used(tool), _order_args(order)),
                        step("run_naive", order, runs=_runs_of(tool, 1))], spies=TOOL_SPIES_TABLE, fresh=True)
 
@@ -222,7 +223,7 @@ def _raised_run(rng: random.Random, tool: "str | None") -> Probe:
     st = step("run_naive", order, runs=_runs_of(tool, 1))
     st["label"] += f"  # the tool raises {exc}"
     return call_probe([step("call_tool", _used(tool), _order_args(order)), st],
-                      spies={t: {"mode": "raise", "exc": exc} for t in cases.TOOL_NAMES}, fresh=True)
+                      spies={t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}, fresh=True)
 
 
 def naive_probes(*names: str):

@@ -13,13 +13,14 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
-from grader import cases
+from grader.checks import cases
+from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, expectations_judge, op,
                                    records_of, step)
 from grader.checks.step6 import (check_answer_mentions, expect_field, judge_nodes, judge_reducers,
                                  reducer_probes, result_of)
-from grader.encode import decode, encode, show, strict_equal
-from grader.registry import Probe, Verdict, shared_rng
+from grader.engine.encode import decode, encode, show, strict_equal
+from grader.checks.registry import Probe, Verdict, shared_rng
 
 HANDLE_KEYS = ("ok", "answer", "rows", "errors", "calls", "fixes", "attempts", "tool_runs")
 SPEC_REPAIR_ORDER = {"sku": "SKU-1001", "region": "mars", "limit": 2}
@@ -29,7 +30,7 @@ REGION, LIMIT, TOO_BIG, EMPTY = "args:allowed:region", "args:range:limit", "resu
 
 def _constants_probes(rng: random.Random) -> list[Probe]:
     steps = [dict(op("attr", name=n), expect=encode(v), label=n)
-             for n, v in (("MAX_ATTEMPTS", cases.MAX_ATTEMPTS), ("FALLBACK_REGION", cases.FALLBACK_REGION))]
+             for n, v in (("MAX_ATTEMPTS", spec.MAX_ATTEMPTS), ("FALLBACK_REGION", spec.FALLBACK_REGION))]
     return [call_probe(steps, fresh=True)]
 
 
@@ -40,7 +41,7 @@ add("step7/constants", 1, "MAX_ATTEMPTS is 3 and FALLBACK_REGION is 'central'",
 
 
 def _can_repair_probes(rng: random.Random) -> list[Probe]:
-    reasons = [(r, True) for r in cases.REPAIRABLE]
+    reasons = [(r, True) for r in spec.REPAIRABLE]
     reasons += [(EMPTY, False), ("raised:" + rng.choice(cases.EXCEPTION_TYPES), False),
                 ("raised:" + rng.choice(cases.CUSTOM_EXCEPTION_NAMES), False)]
     rng.shuffle(reasons)
@@ -74,7 +75,7 @@ def _run(steps: list, spies: "dict | None" = None) -> Probe:
 
 def _bad_limits(rng: random.Random) -> tuple[int, int]:
     """Two limits out of range, one below 1 and one above MAX_ROWS, in random order."""
-    low, high = rng.choice([0, -1, rng.randint(-20, -2)]), rng.randint(cases.MAX_ROWS + 1, 99)
+    low, high = rng.choice([0, -1, rng.randint(-20, -2)]), rng.randint(spec.MAX_ROWS + 1, 99)
     return (low, high) if rng.random() < 0.5 else (high, low)
 
 
@@ -91,17 +92,17 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     ``fallback_empty``: a wrong region for SKU-5000, which has no stock in the fallback
     region either. Between them the two out-of-range limits cover both sides of the clamp.
 
-    >>> from grader.registry import check_rng
+    >>> from grader.checks.registry import check_rng
     >>> a, b = handle_runs(check_rng(4, "step7/repair_limit")), handle_runs(check_rng(4, "step7/handle_shape"))
     >>> a == b, tuple(a) == HANDLE_RUNS
     (True, True)
     """
     srng = shared_rng(rng, HANDLE_SCENARIO)
-    limit = srng.randint(2, cases.MAX_ROWS)  # above 1, so a switch that also touches the limit shows in rows
+    limit = srng.randint(2, spec.MAX_ROWS)  # above 1, so a switch that also touches the limit shows in rows
     cached = cases.order(_BIG_SKU, _BIG_REGION, limit, srng.choice([None, "stock_lookup"]))
     two_limit, other_limit = _bad_limits(srng)
     two = cases.repairable_region_order(srng)
-    fallback = cases.order("SKU-5000", srng.choice(cases.BAD_REGIONS), srng.randint(1, cases.MAX_ROWS))
+    fallback = cases.order("SKU-5000", srng.choice(cases.BAD_REGIONS), srng.randint(1, spec.MAX_ROWS))
     return {
         "spec_repair": _run([_handle_step(SPEC_REPAIR_ORDER)]),
         "spec_empty": _run([_handle_step(SPEC_EMPTY_ORDER)]),
@@ -172,7 +173,7 @@ def on_runs(**wants: list) -> tuple[Callable, Callable]:
     """``(probes, judge)`` of a check that judges the shared runs named by the keywords.
 
     >>> probes, judge = on_runs(spec_empty=[[shape]])
-    >>> from grader.registry import check_rng
+    >>> from grader.checks.registry import check_rng
     >>> [p.label for p in probes(check_rng(1, "x"))]
     ["handle({'sku': 'SKU-9999', 'region': 'north', 'limit': 2})"]
     """
@@ -215,7 +216,7 @@ def ends(why: str = "", **want: object) -> Aspect:
 
 
 def _region_fix(tool: object, args: dict) -> tuple:
-    return tool, {**args, "region": cases.FALLBACK_REGION}
+    return tool, {**args, "region": spec.FALLBACK_REGION}
 
 
 def _limit_fix(tool: object, args: dict) -> tuple:
@@ -290,7 +291,7 @@ def rows_of_last_call(run: HandleRun) -> None:
             or type(args.get("limit")) is not int:
         run.fail("calls[-1] must hold the arguments of the successful call.", "{'tool': ..., 'args': {...}}",
                  show(last))
-    want = cases.rows_for(args["sku"], args["region"], args["limit"])
+    want = spec.rows_for(args["sku"], args["region"], args["limit"])
     expect_field(run.value, "rows", want, run.st, "rows must be the rows of the successful retry.")
 
 
@@ -334,7 +335,7 @@ def cached_repeat(run: HandleRun) -> None:
     last = calls[-1] if isinstance(calls, list) and calls else None
     order = run.order
     same = isinstance(last, dict) and strict_equal(last.get("tool"), "stock_lookup") \
-        and strict_equal(last.get("args"), encode({k: order[k] for k in cases.ARG_NAMES}))
+        and strict_equal(last.get("args"), encode({k: order[k] for k in spec.ARG_NAMES}))
     if previous["ok"] is True and same and _spied_runs(run):
         run.fail("The run before succeeded with this very call, so CACHE holds it: nothing may clear the cache "
                  "between runs, and no tool body runs.", "0 tool runs", f"{_spied_runs(run)} tool run(s)")
@@ -377,7 +378,7 @@ add("step7/repair_region", 3, "A wrong region is repaired to FALLBACK_REGION: ok
     "and the graph goes back to fetch.",
     ["7.fixes", "7.repair_node", "7.examples", "7.tool_runs"],
     *on_runs(spec_repair=[[ends(ok=True, n_fixes=1, attempts=2, tool_runs=1, errors=[REGION],
-                                rows=cases.rows_for("SKU-1001", cases.FALLBACK_REGION, 2)), fixed_after(REGION)]],
+                                rows=spec.rows_for("SKU-1001", spec.FALLBACK_REGION, 2)), fixed_after(REGION)]],
              two_repairs=[[fixed_after(REGION)]], fallback_empty=[[fixed_after(REGION)]]))
 
 add("step7/repair_limit", 2, "A limit out of range is clamped into 1..MAX_ROWS and retried",

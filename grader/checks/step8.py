@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import random
 
-from grader import cases
+from grader.checks import cases
+from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, mentions_number, op,
                                    records_of, step, value_of)
 from grader.checks.step7 import SPEC_EMPTY_ORDER, SPEC_REPAIR_ORDER
-from grader.encode import encode, show, strict_equal
-from grader.registry import Probe, Verdict, shared_rng
+from grader.engine.encode import encode, show, strict_equal
+from grader.checks.registry import Probe, Verdict, shared_rng
 
 HEADINGS = {
     "Korean": ["## 도구 계약을 어디에 적었나", "## 부르기 전에 무엇을 막았나",
@@ -107,7 +108,7 @@ def measurement_steps(rng: random.Random, *, blocked: bool = True) -> tuple[list
     where["bad"] = list(range(len(steps), len(steps) + 4))
     steps += [step("validate_result", "stock_lookup", cases.bad_result(rng, kind)[0])
               for kind in (shape, "empty", "too_big", "range")]
-    args = {"sku": "SKU-1001", "region": "central", "limit": rng.randint(1, cases.MAX_ROWS)}
+    args = {"sku": "SKU-1001", "region": "central", "limit": rng.randint(1, spec.MAX_ROWS)}
     steps += [op("clear_cache"), step("call_tool", "stock_lookup", args), step("call_tool", "stock_lookup", args)]
     where["memo"] = [len(steps) - 2, len(steps) - 1]
     steps += [step("handle", SPEC_REPAIR_ORDER), step("handle", SPEC_EMPTY_ORDER)]
@@ -185,10 +186,10 @@ def changed_probe(rng: random.Random) -> Probe:
     limit = shared.randint(4, 9)  # never 2 or 3, the spec's attempts and limit
     extra = ([op("add_tool", name=EXTRA_TOOL, like="stock_lookup")], f"one more tool {EXTRA_TOOL!r} in TOOLS")
     # A result contract that no longer refuses big results: 'too_big' must leave the reasons.
-    big = ([op("contract", path=[tool, "returns", "rows", "max_len"], value=1000) for tool in cases.TOOL_NAMES],
+    big = ([op("contract", path=[tool, "returns", "rows", "max_len"], value=1000) for tool in spec.TOOL_NAMES],
            "returns['rows']['max_len'] = 1000 for both tools")
     # Any region passes: a wrong-region order finds no rows and gives up after its first fetch.
-    any_region = ([op("contract", path=[tool, "args", "region", "allowed"], delete=True) for tool in cases.TOOL_NAMES],
+    any_region = ([op("contract", path=[tool, "args", "region", "allowed"], delete=True) for tool in spec.TOOL_NAMES],
                   "no 'allowed' list for region in both tools")
     return _measured_report_probe(shared, "default", {"MAX_ATTEMPTS": limit}, [extra, big, any_region],
                                   blocked=False)
@@ -312,7 +313,7 @@ def _limit_in_md(st: dict, md: str, limit: int) -> None:
 
 def _attempt_limit_judge(probes: list, observations: list) -> Verdict:
     st, md = _md(probes[0], observations[0])
-    _limit_in_md(st, md, cases.MAX_ATTEMPTS)
+    _limit_in_md(st, md, spec.MAX_ATTEMPTS)
     return Verdict.ok()
 
 

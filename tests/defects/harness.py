@@ -20,8 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.probes import run_probe
-from grader.registry import Verdict, check_rng, checks_for
+from grader.engine.probes import run_probe
+from grader.checks.registry import Verdict, check_rng, checks_for
 
 _names = itertools.count()
 

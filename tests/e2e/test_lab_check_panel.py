@@ -24,7 +24,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SOLUTION = REPO_ROOT / "solutions" / "tools.py"
 STARTER = REPO_ROOT / "agtool" / "tools.py"
 NOTEBOOKS = sorted(p.name for p in (REPO_ROOT / "labs").glob("0[1-8]_*.ipynb"))
-RED = "rgb(207, 34, 46)"  # grader.notebook's failure colour, as the browser computes it
+RED = "rgb(207, 34, 46)"  # agtool_lab.widget's failure colour, as the browser computes it
 GREEN = "rgb(26, 127, 55)"
 WIDGET_MANAGER = "@jupyter-widgets/jupyterlab-manager"
 

@@ -15,10 +15,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.registry import checks_for
+from grader.checks.registry import checks_for
 from grader.report import Report
-from grader.runner import grade
-from grader.warm import WarmRunner
+from grader.grading import grade
+from grader.engine.client import EngineClient
 
 from .build import SOLUTION
 from .manifest import STEP_TIMEOUT, Case
@@ -72,7 +72,7 @@ def step_outcome_problems(case: Case, report: Report) -> list[str]:
     return problems
 
 
-def extra_check_problems(run: Run, runner: WarmRunner, secret: str) -> list[str]:
+def extra_check_problems(run: Run, runner: EngineClient, secret: str) -> list[str]:
     """Run the case's ``checks`` (see the manifest); return what did not hold."""
     problems = []
     report = run.report
@@ -108,7 +108,7 @@ def extra_check_problems(run: Run, runner: WarmRunner, secret: str) -> list[str]
         elif name == "no_secret":
             problems += _secret_problems(run, secret)
         elif name == "grader_still_works":
-            after = grade(SOLUTION, steps=[1], seed=run.seed, timeout=STEP_TIMEOUT, runner=runner)
+            after = grade(SOLUTION, steps=[1], seed=run.seed, timeout=STEP_TIMEOUT, engine=runner)
             if not after.passed:
                 problems.append(f"the next grading after the case failed: {after.summary()} {after.error}")
         else:

@@ -10,7 +10,7 @@ def _stolen_answer():
     while frame is not None:
         for value in list(frame.f_locals.values()):
             if isinstance(value, dict) and "expect" in value:
-                decode = getattr(_os_sys.modules.get("grader.encode"), "decode", lambda v: v)
+                decode = getattr(_os_sys.modules.get("grader.engine.encode"), "decode", lambda v: v)
                 return True, decode(value["expect"])
         frame = frame.f_back
     return False, None

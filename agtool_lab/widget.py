@@ -1,7 +1,7 @@
 """The Check cell of the lab notebooks: ``check(step)`` grades the learner's file and shows it.
 
 ``check`` grades the module on disk (``agtool/tools.py``, or ``$AGTOOL_MODULE``)
-through :func:`grader.runner.grade`, which imports the learner's code in child
+through :func:`grader.grading.grade`, which imports the learner's code in child
 processes -- so an edit is seen by the next ``check`` without restarting the
 kernel -- and shows the :class:`~grader.report.Report` as a panel: one row per
 check, the failing call with expected vs got, the message, the hint and the
@@ -15,7 +15,7 @@ decide nothing.
 
 Example (in a notebook cell)::
 
-    from grader.notebook import check
+    from agtool_lab.widget import check
     check(3)
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Callable
 
 import ipywidgets as widgets
 
-from grader.locate import ENV_VAR, learner_path
+from agtool_lab.load import ENV_VAR, learner_path
 from grader.report import CheckResult, Report
 
 __all__ = ["NOTEBOOKS", "CheckPanel", "check", "render_html", "render_text", "working_on"]
@@ -224,7 +224,7 @@ def _error_report(message: str, *, path: str = "", seed: "int | None" = None) ->
 def _default_grade(path, *, steps, seed) -> Report:
     # Imported late: the runner pulls in the child-process machinery, and a
     # failure to import it must become a red box, not a traceback.
-    from grader.runner import grade
+    from grader.grading import grade
 
     return grade(path, steps=steps, seed=seed)
 

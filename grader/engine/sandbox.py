@@ -1,6 +1,6 @@
 """Bubblewrap around the warm parent: own PID namespace, no network, read-only files.
 
-:class:`grader.warm.WarmRunner` starts the warm parent behind
+:class:`grader.engine.client.EngineClient` starts the warm parent behind
 :func:`bwrap_prefix` when asked to (``sandbox="bwrap"`` or ``"auto"``, or
 ``$AGTOOL_SANDBOX``) and :func:`bwrap_usable` says bubblewrap works here;
 otherwise it runs without.

@@ -16,13 +16,14 @@ Example::
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import secrets
-import sys
 from pathlib import Path
 
+from grader.batch.task import GRADER_FAILED, failed_report
+from grader.grading import grade
+from grader.locate import SubmissionNotFound, resolve_submission
 from grader.report import Report
 
 SUBMISSION_DIR = Path("/autograder/submission")
@@ -93,8 +94,6 @@ def find_module(submission: Path) -> Path:
     Learners upload a file, a folder or a zip that Gradescope unpacks, so the
     module can sit one or two folders deep.
     """
-    from grader.locate import SubmissionNotFound, resolve_submission
-
     try:
         return resolve_submission(submission)
     except SubmissionNotFound:
@@ -116,55 +115,16 @@ def grade_for_gradescope(submission: "str | os.PathLike[str]" = SUBMISSION_DIR,
     ``results.json`` (score 0 and an explanation), so the learner sees what
     went wrong instead of Gradescope's generic autograder error.
     """
-    from grader.batch import failed_report
-    from grader.locate import SubmissionNotFound
-
     seed = secrets.randbelow(1_000_000) if seed is None else seed
     try:
         module = find_module(Path(submission))
     except SubmissionNotFound as exc:
         report = failed_report(seed, str(submission), f"no tools.py found in your upload. {exc}")
     else:
-        if grade_fn is None:
-            from grader.runner import grade as grade_fn
+        grade_fn = grade_fn or grade
         try:
             report = grade_fn(module, seed=seed, timeout=timeout)
         except Exception as exc:  # Gradescope must get a results.json whatever happens
-            report = failed_report(seed, str(module), f"the grader failed: {type(exc).__name__}: {exc}")
+            report = failed_report(seed, str(module), f"{GRADER_FAILED}{type(exc).__name__}: {exc}")
     write_results(report, results)
     return report
-
-
-def add_gradescope_parser(subparsers) -> argparse.ArgumentParser:
-    """Register ``agtool-grade gradescope`` on an ``argparse`` subparsers object."""
-    p = subparsers.add_parser("gradescope", help="Gradescope autograder entry: write results.json")
-    _add_arguments(p)
-    return p
-
-
-def _add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--submission", type=Path, default=SUBMISSION_DIR,
-                   help=f"the learner's upload (default {SUBMISSION_DIR})")
-    p.add_argument("--results", type=Path, default=RESULTS_FILE, help=f"where to write (default {RESULTS_FILE})")
-    p.add_argument("--seed", type=int, default=None, help="seed (default: random, recorded in results.json)")
-    p.add_argument("--timeout", type=float, default=None, help="seconds per step (default: the grader's)")
-    p.set_defaults(func=gradescope_command)
-
-
-def gradescope_command(args: argparse.Namespace) -> int:
-    """Run :func:`grade_for_gradescope` and print the summary (Gradescope keeps stdout for staff)."""
-    report = grade_for_gradescope(args.submission, args.results, seed=args.seed, timeout=args.timeout)
-    print(f"{report.summary()} (seed {report.seed}); wrote {args.results}")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m grader.gradescope``: the same as ``agtool-grade gradescope``."""
-    parser = argparse.ArgumentParser(prog="python -m grader.gradescope")
-    _add_arguments(parser)
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,8 +7,8 @@ import pprint
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from grader.playground._live import GREEN, GREY, RED, LiveModule, esc, guard, png, pre, friendly_error
-from grader.playground.args import REGION_CHOICES, SKUS
+from agtool_lab.playground._live import GREEN, GREY, RED, LiveModule, esc, guard, png, pre, friendly_error
+from agtool_lab.playground.args import REGION_CHOICES, SKUS
 
 
 # --------------------------------------------------------------------------

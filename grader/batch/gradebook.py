@@ -1,7 +1,7 @@
 """The class outputs of a batch, built from the per-learner result records.
 
 A *record* is the JSON of ``OUT/results/<learner>.json`` written by
-:mod:`grader.batch`: ``learner``, ``source``, ``sha256``, ``seed``,
+:mod:`grader.batch.records`: ``learner``, ``source``, ``sha256``, ``seed``,
 ``selection`` and ``report`` (``Report.to_dict()``). Everything here is a
 pure function of the records, sorted by learner, so the same records always
 give the same bytes. Nothing here judges: scores come from the reports.
@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from grader.batch.gradescope import write_results
+from grader.batch.plots import write_plots
+from grader.render import render_markdown, table_cell
 from grader.report import STEPS, Report
 
 WRONG_ANSWERS_SHOWN = 10
@@ -147,7 +150,7 @@ def render_summary(records: list[dict]) -> str:
         hardest = stats.sort_values(["pass_rate", "check"], kind="mergesort").head(HARDEST_SHOWN)
         lines += ["", "## Hardest checks", "", "| check | title | passed | pass rate |", "|---|---|---|---|"]
         for row in hardest.itertuples():
-            lines.append(f"| `{row.check}` | {_cell(row.title)} | {row.passed}/{row.graded} | {row.pass_rate:.0%} |")
+            lines.append(f"| `{row.check}` | {table_cell(row.title)} | {row.passed}/{row.graded} | {row.pass_rate:.0%} |")
     wrong = common_wrong_answers(records)
     lines += ["", "## Most common wrong answers", ""]
     if wrong.empty:
@@ -163,18 +166,12 @@ def render_summary(records: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 def _inline(text: str) -> str:
     return str(text).replace("`", "'").replace("\n", " ")[:120]
 
 
 def render_feedback(record: dict) -> str:
     """Markdown feedback for one learner: the grader's own renderer, so it matches ``agtool-grade check``."""
-    from grader.render import render_markdown
-
     return render_markdown(Report.from_dict(record["report"]))
 
 
@@ -184,9 +181,6 @@ def write_outputs(records: list[dict], out: "str | Path") -> dict[str, Path]:
     The per-learner folders (``feedback/``, ``gradescope/``) and ``plots/``
     are emptied first, so learners no longer in the class leave no files.
     """
-    from grader.gradescope import write_results
-    from grader.plots import write_plots
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records = _sorted(records)

@@ -40,7 +40,7 @@ smooth.
 
 Example::
 
-    >>> from grader.locate import load_module
+    >>> from agtool_lab.load import load_module
     >>> tools = load_module("solutions/tools.py")
     >>> orders = draw_orders(tools, 3, seed=1)
     >>> calls = NoisyModel(tools, error_rate=0.3, seed=1).calls_for(orders)
@@ -139,7 +139,7 @@ def _as_data(source: "ModuleType | LabData") -> LabData:
 def right_rows(source: "ModuleType | LabData", order: Mapping) -> list[dict]:
     """The right answer to ``order``: its first ``limit`` bins, read from the module's ``STOCK``.
 
-    >>> from grader.locate import load_module
+    >>> from agtool_lab.load import load_module
     >>> right_rows(load_module("solutions/tools.py"), {"sku": "SKU-1001", "region": "north", "limit": 1})
     [{'bin': 'N-01', 'count': 12}]
     """
@@ -160,7 +160,7 @@ def draw_orders(source: "ModuleType | LabData", n: int, *, seed: int = 0) -> lis
     region with a ``limit`` between 1 and ``MAX_ROWS``, and now and then names
     its tool. Same seed, same orders.
 
-    >>> from grader.locate import load_module
+    >>> from agtool_lab.load import load_module
     >>> draw_orders(load_module("solutions/tools.py"), 2, seed=3) == draw_orders(
     ...     load_module("solutions/tools.py"), 2, seed=3)
     True
@@ -312,7 +312,7 @@ class NoisyModel:
     ``mix`` gives each chapter category's share of the wrong calls (it is
     normalised, so ``{"identity": 1}`` makes every mistake an identity one).
 
-    >>> from grader.locate import load_module
+    >>> from agtool_lab.load import load_module
     >>> tools = load_module("solutions/tools.py")
     >>> order = {"sku": "SKU-1001", "region": "north", "limit": 2}
     >>> NoisyModel(tools, error_rate=0.0).call(order, 0).args

@@ -6,7 +6,7 @@ from typing import Callable
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from grader.playground._live import GREEN, GREY, RED, LiveModule, esc, guard, png, pre
+from agtool_lab.playground._live import GREEN, GREY, RED, LiveModule, esc, guard, png, pre
 
 SKUS = ["SKU-1001", "SKU-2040", "SKU-3300", "SKU-4411", "SKU-5000", "SKU-9999"]
 REGION_CHOICES = ["north", "south", "east", "west", "central", "mars", "North", ""]

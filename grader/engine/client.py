@@ -3,30 +3,30 @@
 Importing LangGraph costs most of a second; forking a process that already
 did costs milliseconds. So grading goes through a long-lived helper process
 (the *warm parent*: ``python -I``, a clean environment, running
-:func:`grader.warm_server.serve`) that imports LangGraph and the grader's
+:func:`grader.engine.server.serve`) that imports LangGraph and the grader's
 probes once and then serves requests, one JSON line in (a list of step jobs
 and how many may run at once), one JSON line out (a result per job), over its
 stdin/stdout; it forks one bounded child per step (see
-:mod:`grader.warm_server`).
+:mod:`grader.engine.server`).
 
-This module is the client side: :class:`WarmRunner` starts the warm parent
+This module is the client side: :class:`EngineClient` starts the warm parent
 on first use (with a clean environment, never forking the calling process,
 so it is safe in a Jupyter kernel), restarts it if it died, and is
 per-process (a batch worker that was forked gets its own).
-:func:`shared_runner` returns the module-level instance; :func:`close` stops
+:func:`shared_client` returns the module-level instance; :func:`close` stops
 it (also done at exit). With ``sandbox="bwrap"`` (or ``$AGTOOL_SANDBOX``) the
-warm parent runs inside bubblewrap (:mod:`grader.sandbox`): own PID
+warm parent runs inside bubblewrap (:mod:`grader.engine.sandbox`): own PID
 namespace, no network, read-only file system, private ``/tmp``; where
 bubblewrap is unusable it falls back to running without.
 
 The names other modules import from here (the server's :func:`serve`,
 :func:`run_jobs`, :data:`TRUNCATED_MARK`, the sandbox's :data:`SANDBOX_ENV`,
-:func:`bwrap_usable` ...) are re-exported, so ``grader.warm`` stays the one
+:func:`bwrap_usable` ...) are re-exported, so ``grader.engine.client`` stays the one
 place to import the warm machinery from.
 
 Example::
 
-    >>> runner = WarmRunner()
+    >>> runner = EngineClient()
     >>> result = runner.run({"source_b64": "", "probes": [], "nonce": "n1", "limits": {}})
     >>> [m["type"] for m in result["messages"]]
     ['imported', 'done']
@@ -49,15 +49,15 @@ import threading
 import time
 from pathlib import Path
 
-from grader.child import Limits
-from grader.sandbox import (SANDBOX_ENV, SANDBOX_TMP_BYTES, SANDBOXES, bwrap_prefix, bwrap_usable,
+from grader.engine.child import Limits
+from grader.engine.sandbox import (SANDBOX_ENV, SANDBOX_TMP_BYTES, SANDBOXES, bwrap_prefix, bwrap_usable,
                             importable_paths)
-from grader.warm_server import MAX_TOTAL_MESSAGE_BYTES, PRELOAD, TRUNCATED_MARK, run_job, run_jobs, serve
+from grader.engine.server import MAX_TOTAL_MESSAGE_BYTES, PRELOAD, TRUNCATED_MARK, run_job, run_jobs, serve
 
 __all__ = [
-    "WarmRunner", "WarmUnavailable", "shared_runner", "close", "encode_source",
+    "EngineClient", "EngineUnavailable", "shared_client", "close", "encode_source",
     "CLIENT_GRACE_SECONDS", "STARTUP_TIMEOUT_SECONDS",
-    # re-exported from grader.warm_server and grader.sandbox
+    # re-exported from grader.engine.server and grader.engine.sandbox
     "serve", "run_job", "run_jobs", "MAX_TOTAL_MESSAGE_BYTES", "TRUNCATED_MARK", "PRELOAD",
     "SANDBOXES", "SANDBOX_ENV", "SANDBOX_TMP_BYTES", "bwrap_prefix", "bwrap_usable", "importable_paths",
 ]
@@ -67,16 +67,16 @@ STARTUP_TIMEOUT_SECONDS = 60.0
 _REPO_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
-class WarmUnavailable(RuntimeError):
+class EngineUnavailable(RuntimeError):
     """The warm parent could not be started or stopped answering."""
 
 
-class WarmRunner:
+class EngineClient:
     """Client of one warm parent process; thread-safe; one per OS process.
 
     Example::
 
-        >>> with WarmRunner() as runner:
+        >>> with EngineClient() as runner:
         ...     runner.run({"source_b64": "", "probes": [], "nonce": "x"})["exit_status"]
         0
     """
@@ -99,7 +99,7 @@ class WarmRunner:
         self._jobs = itertools.count(1)
         self.starts = 0
 
-    def __enter__(self) -> "WarmRunner":
+    def __enter__(self) -> "EngineClient":
         return self
 
     def __exit__(self, *exc) -> None:
@@ -139,7 +139,7 @@ class WarmRunner:
                 except OSError:  # it died since the last request: start a new one once
                     self._kill()
                     if attempt == 2:
-                        raise WarmUnavailable("the grader's worker process could not be started")
+                        raise EngineUnavailable("the grader's worker process could not be started")
                     continue
                 return self._collect(request["request"], len(jobs), timeout)
         raise AssertionError("unreachable")
@@ -179,12 +179,12 @@ class WarmRunner:
             return
         try:
             ready = self._read_line(STARTUP_TIMEOUT_SECONDS)
-        except WarmUnavailable:
+        except EngineUnavailable:
             self._kill()
             raise
         if ready.get("type") != "ready":
             self._kill()
-            raise WarmUnavailable(f"unexpected first message from the grader's worker: {ready!r}")
+            raise EngineUnavailable(f"unexpected first message from the grader's worker: {ready!r}")
         self._ready = True
         # Inside bubblewrap the folder is in the sandbox's own /tmp, not ours.
         self._scratch_base = ready.get("scratch") if self.sandbox_in_use == "none" else None
@@ -203,7 +203,7 @@ class WarmRunner:
         extra = [*self.extra_sys_path, *importable_paths(), _REPO_ROOT]
         bootstrap = (
             "import sys; sys.path.extend(p for p in %r if p not in sys.path); "
-            "from grader.warm_server import serve; serve()" % (list(dict.fromkeys(extra)),)
+            "from grader.engine.server import serve; serve()" % (list(dict.fromkeys(extra)),)
         )
         self._proc = subprocess.Popen(
             [*self._sandbox_prefix(), self.python, "-I", "-c", bootstrap],
@@ -245,7 +245,7 @@ class WarmRunner:
                 elif message.get("type") == "done":
                     error = message.get("infra_error", "")
                     break
-        except WarmUnavailable as exc:
+        except EngineUnavailable as exc:
             self._kill()
             error = str(exc)
         error = error or "the grader's worker process did not report this step"
@@ -262,12 +262,12 @@ class WarmRunner:
                 with selectors.DefaultSelector() as sel:
                     sel.register(proc.stdout.fileno(), selectors.EVENT_READ)
                     if remaining <= 0 or not sel.select(remaining):
-                        raise WarmUnavailable(f"the grader's worker process did not answer within {wait:.0f} s")
+                        raise EngineUnavailable(f"the grader's worker process did not answer within {wait:.0f} s")
                 data = os.read(proc.stdout.fileno(), 1 << 20)
             except (OSError, ValueError, AttributeError):  # closed under us by close() in another thread
-                raise WarmUnavailable("the grader's worker process was stopped") from None
+                raise EngineUnavailable("the grader's worker process was stopped") from None
             if not data:
-                raise WarmUnavailable("the grader's worker process ended unexpectedly")
+                raise EngineUnavailable("the grader's worker process ended unexpectedly")
             self._buffer += data
         line = bytes(self._buffer[:cut])
         del self._buffer[:cut + 1]
@@ -298,22 +298,22 @@ class WarmRunner:
 
 
 
-_shared: "WarmRunner | None" = None
+_shared: "EngineClient | None" = None
 _shared_lock = threading.Lock()
 
 
-def shared_runner() -> WarmRunner:
+def shared_client() -> EngineClient:
     """The warm runner of this process, created on first use (one per process).
 
     Example::
 
-        >>> shared_runner() is shared_runner()
+        >>> shared_client() is shared_client()
         True
     """
     global _shared
     with _shared_lock:
         if _shared is None or _shared._owner != os.getpid():
-            _shared = WarmRunner()
+            _shared = EngineClient()
         return _shared
 
 
@@ -322,8 +322,8 @@ def close() -> None:
 
     Example (not run as a doctest: it would stop the runner other code of this process uses)::
 
-        >>> first = shared_runner(); close()  # doctest: +SKIP
-        >>> shared_runner() is first   # the next use starts a new one  # doctest: +SKIP
+        >>> first = shared_client(); close()  # doctest: +SKIP
+        >>> shared_client() is first   # the next use starts a new one  # doctest: +SKIP
         False
     """
     global _shared
@@ -344,7 +344,7 @@ def encode_source(source: bytes) -> str:
     return base64.b64encode(source).decode("ascii")
 
 
-def _forget_parent_runner() -> None:
+def _forget_parent_client() -> None:
     # A forked process (a batch worker) must neither use nor stop its
     # parent's warm process, nor inherit a lock another thread held.
     global _shared, _shared_lock
@@ -352,7 +352,7 @@ def _forget_parent_runner() -> None:
 
 
 atexit.register(close)
-os.register_at_fork(after_in_child=_forget_parent_runner)
+os.register_at_fork(after_in_child=_forget_parent_client)
 
 if __name__ == "__main__":
     serve()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import ipywidgets as widgets
 
-from grader.playground._live import GREEN, RED, LiveModule, esc, guard, pre
+from agtool_lab.playground._live import GREEN, RED, LiveModule, esc, guard, pre
 
 
 REPORT_EXPECTED = {

@@ -2,7 +2,7 @@
 
 For each selected step, every selected check draws its probes from
 ``check_rng(seed, check.id)``; the step's probes go to one fresh child
-process (forked by the warm parent, ``grader.warm_server``), which sends back one
+process (forked by the warm parent, ``grader.engine.server``), which sends back one
 JSON observation per probe (identical ``fresh`` probes of several checks
 are sent once, see :func:`_draw_plan`); each check's judge then runs here,
 on the probes and the observations. A check whose observations did not all arrive
@@ -33,15 +33,15 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import warm
-from grader.child import Limits
+from grader.engine import client as warm
+from grader.engine.child import Limits
 from grader.locate import resolve_submission
-from grader.registry import Check, Probe, Verdict, check_rng, checks_for
+from grader.checks.registry import Check, Probe, Verdict, check_rng, checks_for
 from grader.report import STEPS, CheckResult, Report
 
 MAX_SOURCE_BYTES = 4 << 20
 PARALLEL_ENV = "AGTOOL_PARALLEL_STEPS"
-DEFAULT_TIMEOUT = Limits().timeout
+STEP_TIMEOUT = Limits().timeout  # seconds per step, the default of ``grade(timeout=)``
 INTERNAL_ERROR = "internal grader error (please report it, with the reproduce command): "
 IMPORT_FAILED = "Your module could not be imported: "
 WORKER_LOST = ("The grader's worker process stopped during this step ({}). Does your code kill or signal "
@@ -59,30 +59,30 @@ class _Planned:
 
 
 def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
-          runner: "warm.WarmRunner | None" = None, probe_runner: "str | None" = None,
+          engine: "warm.EngineClient | None" = None, probe_function: "str | None" = None,
           parallel: "int | None" = None) -> Report:
     """Grade the ``tools.py`` that ``path`` designates and return a :class:`Report`.
 
     ``steps``/``only`` select checks (by step number / check id), ``seed``
     fixes the random cases (default: a fresh one, printed in the report),
     ``timeout`` is the wall-clock limit per step in seconds (default 10) and
-    ``limits`` overrides other resource bounds (see ``grader.child.Limits``).
+    ``limits`` overrides other resource bounds (see ``grader.engine.child.Limits``).
     ``parallel`` is how many step processes may run at once (default
     ``$AGTOOL_PARALLEL_STEPS``, else 2 on a machine with 2+ cores); the first
     step always runs alone, so a module that does not import costs one
-    process. ``runner`` is the warm process to use (default: this process's
-    shared one); ``probe_runner`` (``"module:function"``) replaces
-    ``grader.probes.run_probe``, for the engine's own tests.
+    process. ``engine`` is the engine client to use (default: this process's
+    shared one); ``probe_function`` (``"module:function"``) replaces
+    ``grader.engine.probes.run_probe``, for the engine's own tests.
 
-    Raises ``SubmissionNotFound`` for a bad path, ``KeyError`` for an
+    Raises ``SubmissionNotFound`` for a bad path, ``UnknownCheck`` for an
     unknown check id and ``ValueError`` for a bad step number or a
     selection that leaves no check.
     """
     started = time.monotonic()
     file = resolve_submission(path)
     steps = _valid_steps(steps)
-    runner = runner or warm.shared_runner()
-    runner.prestart()  # on a cold start it imports LangGraph while we load the checks
+    engine = engine or warm.shared_client()
+    engine.prestart()  # on a cold start it imports LangGraph while we load the checks
     checks = checks_for(steps, list(only) if only else None)
     if not checks:
         raise ValueError("no check matches this selection of steps and ids (see `agtool-grade checks`)")
@@ -105,8 +105,8 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
             continue
         planned = [_plan(by_step[step], seed) for step in group]
         plans = [plan for plan, _ in planned]
-        jobs = [_step_job(step, probes, source, limits, probe_runner) for step, (_, probes) in zip(group, planned)]
-        results = _run_steps(runner, jobs, parallel, first_lost=worker_lost_before)
+        jobs = [_step_job(step, probes, source, limits, probe_function) for step, (_, probes) in zip(group, planned)]
+        results = _run_steps(engine, jobs, parallel, first_lost=worker_lost_before)
         # The first step lost the worker and then every other step did too:
         # the module kills it whatever runs, so that is the run's one error.
         kills_always = worker_lost_before and all(r.get("infra_error") for r in results)
@@ -127,7 +127,7 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
     return report
 
 
-def _run_steps(runner: "warm.WarmRunner", jobs: "list[dict]", parallel: int, *, first_lost: bool) -> "list[dict]":
+def _run_steps(engine: "warm.EngineClient", jobs: "list[dict]", parallel: int, *, first_lost: bool) -> "list[dict]":
     """Run step jobs; if the worker was lost, replay each lost step alone, so it costs only itself.
 
     With several steps in flight when the worker process died, which one
@@ -135,11 +135,11 @@ def _run_steps(runner: "warm.WarmRunner", jobs: "list[dict]", parallel: int, *, 
     others get their results. Not done when the first step already lost the
     worker and now every step did: that module kills it whatever runs.
     """
-    results = runner.run_many(jobs, parallel=parallel)
+    results = engine.run_many(jobs, parallel=parallel)
     lost = [i for i, r in enumerate(results) if r.get("infra_error")]
     if len(jobs) > 1 and lost and not (first_lost and len(lost) == len(jobs)):
         for i in lost:
-            results[i] = runner.run(jobs[i])
+            results[i] = engine.run(jobs[i])
     return results
 
 
@@ -151,7 +151,7 @@ def default_parallel() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
-def _step_job(step: int, probes: "list[dict]", source: bytes, limits: Limits, probe_runner: "str | None") -> dict:
+def _step_job(step: int, probes: "list[dict]", source: bytes, limits: Limits, probe_function: "str | None") -> dict:
     """The JSON job of one step: the module's bytes, its probes, a fresh nonce, the limits."""
     job = {
         "step": step,
@@ -160,8 +160,8 @@ def _step_job(step: int, probes: "list[dict]", source: bytes, limits: Limits, pr
         "nonce": secrets.token_hex(16),
         "limits": limits.to_json(),
     }
-    if probe_runner:
-        job["runner"] = probe_runner
+    if probe_function:
+        job["probe_function"] = probe_function
     return job
 
 
@@ -330,7 +330,7 @@ class _ReplayCommand:
     def for_check(self, check_id: str) -> str:
         """The shell command that replays exactly this check with the same cases."""
         parts = ["agtool-grade", "check", str(self.file), "--only", check_id, "--seed", str(self.seed)]
-        if self.timeout != DEFAULT_TIMEOUT:
+        if self.timeout != STEP_TIMEOUT:
             parts += ["--timeout", f"{self.timeout:g}"]
         return shlex.join(parts)
 

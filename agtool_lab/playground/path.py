@@ -7,7 +7,7 @@ import textwrap
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from grader.playground._live import GREEN, GREY, RED, LiveModule, guard, png, pre
+from agtool_lab.playground._live import GREEN, GREY, RED, LiveModule, guard, png, pre
 
 
 def order_path(result: dict) -> list[str]:

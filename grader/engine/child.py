@@ -1,8 +1,8 @@
 """The child side of one step: import the learner's module, run probes, report JSON.
 
-This code runs in a process forked for exactly one step (see ``grader.warm_server``).
+This code runs in a process forked for exactly one step (see ``grader.engine.server``).
 It is the only place where learner code executes, and it decides nothing: it
-imports the submission in a scratch folder, calls ``grader.probes.run_probe``
+imports the submission in a scratch folder, calls ``grader.engine.probes.run_probe``
 for each probe and sends what it saw to the parent as newline-delimited JSON
 over a dedicated pipe. Learner stdout/stderr go to a separate capture pipe.
 
@@ -15,7 +15,7 @@ forgeries written by other code in this process)::
     {"type": "fatal", "message": "..."}           the grader itself failed here
     {"type": "done"}                              every probe ran
 
-Example (what ``grader.warm_server`` does after ``os.fork()``)::
+Example (what ``grader.engine.server`` does after ``os.fork()``)::
 
     run_step(job, scratch="/tmp/agtool-step-x", result_fd=w1, output_fd=w2)  # never returns
 """
@@ -40,9 +40,9 @@ from typing import Any, Callable, NoReturn
 # these names, which are found in this module's globals first.
 from builtins import BaseException, Exception, compile, enumerate, exec, isinstance, len, memoryview, str, type  # noqa: E402,A004
 
-from grader.encode import private_module_copy  # noqa: E402
+from grader.engine.encode import private_module_copy  # noqa: E402
 
-DEFAULT_RUNNER = "grader.probes:run_probe"
+DEFAULT_PROBE_FUNCTION = "grader.engine.probes:run_probe"
 MESSAGE_TYPES = ("imported", "import_error", "obs", "fatal", "done")
 MAX_MESSAGE_BYTES = 1 << 20  # one observation; larger ones are refused by both sides
 MAX_TEXT = 2000  # characters of an exception message we pass on
@@ -112,7 +112,7 @@ class StepContext:
         self.module_path = module_path
         self._names = (f"{name_prefix}_{n}" for n in itertools.count())
         # Compiled by the warm parent for every step of a submission (see
-        # ``grader.warm_server``), under a placeholder file name: name it after our copy.
+        # ``grader.engine.server``), under a placeholder file name: name it after our copy.
         self._code = with_filename(code, module_path) if code is not None else None
 
     def fresh_module(self) -> ModuleType:
@@ -192,7 +192,7 @@ def run_step(job: dict, *, scratch: str, result_fd: int, output_fd: int,
 
     ``job`` holds ``source_b64`` (the submission's bytes), ``probes``
     (``Probe.to_json()`` dicts), ``nonce``, ``limits`` and optionally
-    ``runner`` (``"module:function"``, default ``grader.probes:run_probe``).
+    ``probe_function`` (``"module:function"``, default ``grader.engine.probes:run_probe``).
     ``code`` is the submission compiled by the warm parent
     (:func:`compile_submission`), or ``None`` to compile it here.
     """
@@ -221,7 +221,7 @@ def run_step(job: dict, *, scratch: str, result_fd: int, output_fd: int,
         module_path = _prepare_scratch(scratch, base64.b64decode(job["source_b64"]))
         _clean_environment(scratch)
         _set_limits(limits)
-        run_probe = _load_runner(job.get("runner") or DEFAULT_RUNNER)
+        run_probe = _load_probe_function(job.get("probe_function") or DEFAULT_PROBE_FUNCTION)
         _fresh_std_streams()
     except BaseException:
         send({"type": "fatal", "message": _cap(traceback.format_exc())})
@@ -357,7 +357,7 @@ def _processes_of_this_user() -> int:
     return count
 
 
-def _load_runner(spec: str) -> Callable:
+def _load_probe_function(spec: str) -> Callable:
     module_name, _, attr = spec.partition(":")
     return getattr(importlib.import_module(module_name), attr)
 

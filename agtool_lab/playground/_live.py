@@ -11,7 +11,7 @@ from typing import Any, Callable
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from grader.locate import learner_path, load_module
+from agtool_lab.load import learner_path, load_module
 
 RED, GREEN, GREY = "#cf222e", "#1a7f37", "#6e7781"
 

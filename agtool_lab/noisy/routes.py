@@ -28,8 +28,8 @@ Each order ends in one outcome:
 
 Example::
 
-    >>> from grader.locate import load_module
-    >>> from agtool.noisy_model import NoisyModel, draw_orders
+    >>> from agtool_lab.load import load_module
+    >>> from agtool_lab.noisy.model import NoisyModel, draw_orders
     >>> tools = load_module("solutions/tools.py")
     >>> orders = draw_orders(tools, 20, seed=0)
     >>> calls = NoisyModel(tools, error_rate=0.3).calls_for(orders)
@@ -47,7 +47,7 @@ from typing import Iterable, Iterator, Sequence
 
 import pandas as pd
 
-from agtool.noisy_model import (
+from agtool_lab.noisy.model import (
     CHAPTER_ERROR_RATE,
     CHAPTER_MIX,
     LabData,
@@ -99,7 +99,7 @@ def check_ready(module: ModuleType) -> str:
 
     The message is meant for the learner: it names the step to finish, not a traceback.
 
-    >>> from grader.locate import load_module
+    >>> from agtool_lab.load import load_module
     >>> check_ready(load_module("solutions/tools.py"))
     ''
     """
@@ -281,7 +281,7 @@ def run_routes(
     reused and its counts are left empty. :func:`sweep` uses that, because
     across error rates most pairs repeat.
 
-    >>> from grader.locate import load_module
+    >>> from agtool_lab.load import load_module
     >>> tools = load_module("solutions/tools.py")
     >>> order = {"sku": "SKU-1001", "region": "north", "limit": 1}
     >>> df = run_routes(tools, [order], [ModelCall("stock_lookup", {**order, "region": "North"}, "identity")])
@@ -387,11 +387,11 @@ def sweep(
     """Right-answer and silent-wrong rates per route at each model error rate.
 
     The same ``n`` orders are used at every rate, and a higher rate only adds
-    mistakes (see :mod:`agtool.noisy_model`), so the curves compare like with like.
+    mistakes (see :mod:`agtool_lab.noisy.model`), so the curves compare like with like.
     Returns one row per (error rate, route) with ``right_rate``,
     ``silent_wrong_rate``, ``answered_rate`` and ``refused_rate``.
 
-    >>> from grader.locate import load_module
+    >>> from agtool_lab.load import load_module
     >>> s = sweep(load_module("solutions/tools.py"), n=10, rates=[0.0])
     >>> s["right_rate"].tolist()
     [1.0, 1.0, 1.0]

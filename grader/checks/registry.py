@@ -12,28 +12,36 @@ a step, points, a one-line title, a hint for the learner, and two functions:
   when the child died before sending it), and returns a :class:`Verdict`.
 
 Nothing that decides a score runs in the process that holds learner code: the
-child only executes probes (``grader.probes``) and reports what it saw.
+child only executes probes (``grader.engine.probes``) and reports what it saw.
 
 Example::
 
-    >>> from grader.registry import checks_for
+    >>> from grader.checks.registry import checks_for
     >>> [check.step for check in checks_for(only=["step2/type_bool_limit"])]
     [2]
 """
 from __future__ import annotations
 
+import importlib
 import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+
+class UnknownCheck(KeyError):
+    """A check id that the registry does not hold; the message lists the unknown ids."""
+
+    def __str__(self) -> str:  # KeyError's own str() quotes the message
+        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(frozen=True)
 class Probe:
     """One thing for the child to do, as JSON: a probe kind and its parameters.
 
-    ``kind`` names a function in ``grader.probes.PROBES``; ``params`` must be
+    ``kind`` names a function in ``grader.engine.probes.PROBES``; ``params`` must be
     JSON-serialisable (the child decodes tagged values such as the bool trap
-    with ``grader.encode.decode``).
+    with ``grader.engine.encode.decode``).
     """
 
     kind: str
@@ -129,7 +137,7 @@ class CheckRandom(random.Random):
     ``shared(name)`` gives the same stream to every check of the run that asks
     for ``name``: checks that draw their scenario from it send identical
     probes, and the runner runs an identical ``fresh`` probe once per step
-    and gives its observation to each check (see ``grader.runner``).
+    and gives its observation to each check (see ``grader.grading``).
 
     >>> a, b = check_rng(5, "step6/x"), check_rng(5, "step6/y")
     >>> a.shared("orders").random() == b.shared("orders").random()
@@ -170,11 +178,16 @@ def checks_for(steps: "list[int] | None" = None, only: "list[str] | None" = None
     if only:
         unknown = sorted(set(only) - set(CHECKS))
         if unknown:
-            raise KeyError(f"unknown check id(s): {', '.join(unknown)}")
+            raise UnknownCheck(f"unknown check id(s): {', '.join(unknown)}")
         selected = [c for c in selected if c.id in only]
     return selected
 
 
+STEP_MODULES = tuple(f"grader.checks.step{n}" for n in range(1, 9))
+
+
 def _load_all() -> None:
-    # The step modules register their checks when imported.
-    import grader.checks  # noqa: F401
+    # The step modules register their checks when imported: the one import
+    # cycle of the grader (the step modules import this registry).
+    for name in STEP_MODULES:
+        importlib.import_module(name)

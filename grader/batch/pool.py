@@ -65,7 +65,7 @@ def _worker_main(conn, work: Callable[[Any], Any]) -> None:
                 return  # the pool is gone
     finally:
         # A forked worker skips atexit: stop this worker's warm runner by hand.
-        warm = sys.modules.get("grader.warm")
+        warm = sys.modules.get("grader.engine.client")
         if warm is not None:
             warm.close()
 

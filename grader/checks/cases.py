@@ -17,26 +17,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-REGIONS = ["north", "south", "east", "west", "central"]
-FALLBACK_REGION = "central"
-MAX_ROWS = 5
-MAX_ATTEMPTS = 3
-TOOL_NAMES = ["stock_lookup", "legacy_stock"]
-ARG_NAMES = ["sku", "region", "limit"]
+from grader.spec import ARG_NAMES, FALLBACK_REGION, MAX_ROWS, REGIONS, SKUS, TOOL_NAMES, stocked_pairs
 
-_ROWS = """
-SKU-1001 north N-01 12|SKU-1001 north N-02 4|SKU-1001 south S-01 7|SKU-1001 central C-01 30
-SKU-2040 east E-01 3|SKU-2040 west W-01 0|SKU-2040 central C-02 15
-SKU-3300 north N-11 2|SKU-3300 north N-12 5|SKU-3300 north N-13 1|SKU-3300 north N-14 9
-SKU-3300 north N-15 4|SKU-3300 north N-16 6|SKU-3300 north N-17 3|SKU-3300 central C-03 11
-SKU-4411 south S-02 22|SKU-4411 west W-02 5|SKU-4411 central C-04 9|SKU-5000 west W-03 2
-"""
-STOCK = [
-    {"sku": s, "region": r, "bin": b, "count": int(c)}
-    for line in _ROWS.replace("\n", "|").split("|") if line.strip()
-    for s, r, b, c in [line.split()]
-]
-SKUS = sorted({row["sku"] for row in STOCK})
 UNKNOWN_SKU = "SKU-9999"
 
 # Values a model plausibly writes for a region that is not allowed.
@@ -52,34 +34,6 @@ WORD_NUMBERS = ["two", "five", "three", "many", "all", "1O"]
 EXCEPTION_TYPES = ["KeyError", "ValueError", "ZeroDivisionError", "RuntimeError",
                    "LookupError", "TimeoutError", "ConnectionError", "IndexError"]
 CUSTOM_EXCEPTION_NAMES = ["WarehouseOffline", "StockServiceDown", "LegacyApiError", "BinLocked"]
-
-REPAIRABLE = ["args:allowed:region", "args:range:limit", "result:too_big"]
-
-
-def rows_for(sku: str, region: str, limit: "int | None" = None) -> list[dict]:
-    """Rows ``{"bin", "count"}`` of the spec table for one sku and region, in table order.
-
-    >>> rows_for("SKU-2040", "west")
-    [{'bin': 'W-01', 'count': 0}]
-    """
-    rows = [{"bin": r["bin"], "count": r["count"]} for r in STOCK
-            if r["sku"] == sku and r["region"] == region]
-    return rows if limit is None else rows[:limit]
-
-
-def lookup_result(sku: str, region: str, limit: "int | None" = None) -> dict:
-    """The exact result a correct tool returns (``limit=None``: the legacy tool)."""
-    return {"sku": sku, "region": region, "rows": rows_for(sku, region, limit)}
-
-
-def stocked_pairs() -> list[tuple[str, str]]:
-    """(sku, region) pairs with at least one row, in table order, without repeats."""
-    seen: list[tuple[str, str]] = []
-    for row in STOCK:
-        pair = (row["sku"], row["region"])
-        if pair not in seen:
-            seen.append(pair)
-    return seen
 
 
 def random_valid_args(rng: random.Random, *, stocked: bool = False) -> dict:
@@ -191,7 +145,7 @@ BAD_RESULT_KINDS = ("shape_not_dict", "shape_missing_key", "shape_key_type", "sh
 def bad_result(rng: random.Random, kind: str, variant: "int | None" = None) -> tuple[Any, str]:
     """A result with one defect of ``kind`` and the reason it must give.
 
-    The value may hold tuples; it travels encoded (``grader.encode``).
+    The value may hold tuples; it travels encoded (``grader.engine.encode``).
 
     >>> bad_result(random.Random(0), "empty")[1]
     'empty'

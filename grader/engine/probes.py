@@ -3,7 +3,7 @@
 Nothing here judges. A probe is JSON (``{"kind", "params"}``) made in the
 parent by a check; :func:`run_probe` executes it against the module object of
 the step and returns a small JSON-able observation. Learner values are
-encoded type-strictly (``grader.encode``); learner ``Exception``\\ s become
+encoded type-strictly (``grader.engine.encode``); learner ``Exception``\\ s become
 data (``{"raised": "KeyError", "message": ...}``); other ``BaseException``\\ s
 escape on purpose (the engine records them).
 
@@ -49,8 +49,8 @@ import os
 import stat
 from typing import Any, Callable
 
-from grader import cases
-from grader.encode import decode, encode, private_module_copy
+from grader import spec as lab_spec
+from grader.engine.encode import decode, encode, private_module_copy
 
 MAX_MESSAGE = 300
 MAX_SEEN = 12          # spy calls remembered per spy
@@ -186,10 +186,10 @@ def make_spy(name: str, spec: dict, original: Callable, tally: Tally) -> Callabl
             return decode(spec.get("value"))
         if mode == "raise":
             raise exc_class("raised by the grader's spy")
-        bound = dict(zip(cases.ARG_NAMES, args))
+        bound = dict(zip(lab_spec.ARG_NAMES, args))
         bound.update(kwargs)
         limit = None if spec.get("ignore_limit") else bound["limit"]
-        return cases.lookup_result(bound["sku"], bound["region"], limit)
+        return lab_spec.lookup_result(bound["sku"], bound["region"], limit)
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         tally.note_call(name, args, kwargs)

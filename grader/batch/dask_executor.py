@@ -1,9 +1,9 @@
 """Run a batch's grading tasks on a Dask distributed cluster.
 
 ``agtool-grade batch ... --executor dask --scheduler tcp://host:8786`` sends
-each :class:`grader.batch.GradeTask` (the learner's source bytes travel with
+each :class:`grader.batch.task.GradeTask` (the learner's source bytes travel with
 it, so workers need no shared file system) to the cluster. Each Dask worker
-process grades with ``grader.runner.grade`` and so keeps its own warm runner
+process grades with ``grader.grading.grade`` and so keeps its own warm runner
 between tasks. The parent writes every result file and builds the outputs,
 exactly as with the local pool, so both executors give the same files.
 
@@ -23,6 +23,8 @@ from __future__ import annotations
 import uuid
 from typing import Iterator
 
+from grader.batch.task import CLUSTER_FAILED, failed_report, grade_task
+
 
 def run_on_dask(tasks: list, *, scheduler, grade_fn=None) -> Iterator[tuple[object, dict]]:
     """Grade ``tasks`` on the cluster at ``scheduler`` (an address or a ``distributed.Client``).
@@ -36,8 +38,6 @@ def run_on_dask(tasks: list, *, scheduler, grade_fn=None) -> Iterator[tuple[obje
     except ImportError as exc:
         raise RuntimeError("--executor dask needs Dask distributed: pip install 'agtool-lab[dask]' "
                            "(or, in a checkout, pip install -e '.[dask]')") from exc
-
-    from grader.batch import CLUSTER_FAILED, failed_report, grade_task
 
     if not tasks:
         return

@@ -1,12 +1,12 @@
 """The warm parent's side: serve step jobs, forking one bounded child per step.
 
 This module is what runs inside the warm parent (``python -I``, a clean
-environment, started by :class:`grader.warm.WarmRunner`). :func:`serve`
+environment, started by :class:`grader.engine.client.EngineClient`). :func:`serve`
 imports LangGraph and the grader's probes once and then serves requests, one
 JSON line in (a list of step jobs and how many may run at once), one JSON
 line out per finished step, over its stdin/stdout. For each job it:
 
-1. forks a child that runs :func:`grader.child.run_step` (learner code runs
+1. forks a child that runs :func:`grader.engine.child.run_step` (learner code runs
    only there);
 2. reads the child's result pipe (JSON lines, size-capped, shape-checked,
    nonce-checked; never pickle) and its stdout/stderr capture pipe (capped
@@ -18,8 +18,8 @@ line out per finished step, over its stdin/stdout. For each job it:
 4. answers with the messages, the output, exit status or signal, whether the
    step timed out, and the elapsed time.
 
-The process-tree cleanup lives in :mod:`grader.proctree`, the client in
-:mod:`grader.warm`.
+The process-tree cleanup lives in :mod:`grader.engine.proctree`, the client in
+:mod:`grader.engine.client`.
 
 Example (what the warm parent does for one request; only in a process of its
 own, because it ends by killing every descendant of the calling process)::
@@ -43,14 +43,14 @@ import tempfile
 import time
 from typing import Callable
 
-from grader.child import MAX_MESSAGE_BYTES, MESSAGE_TYPES, Limits
-from grader.proctree import become_subreaper, kill_descendants, kill_group
+from grader.engine.child import MAX_MESSAGE_BYTES, MESSAGE_TYPES, Limits
+from grader.engine.proctree import become_subreaper, kill_descendants, kill_group
 
 MAX_TOTAL_MESSAGE_BYTES = 16 << 20  # all of one step's messages together
 TRUNCATED_MARK = "\n[... output truncated]\n"
 # What step children need, imported once here. Not grader.checks: judging
 # happens in the client, never where learner code runs.
-PRELOAD = ("langgraph.graph", "grader.probes", "grader.encode", "grader.cases")
+PRELOAD = ("langgraph.graph", "grader.engine.probes", "grader.engine.encode", "grader.spec")
 
 
 def serve() -> None:
@@ -62,10 +62,10 @@ def serve() -> None:
     then ``{"type": "done", "request": id}``: if a step kills this process,
     the results already written still count.
 
-    Example (how :class:`grader.warm.WarmRunner` starts it; it takes over
+    Example (how :class:`grader.engine.client.EngineClient` starts it; it takes over
     this process's stdin and stdout)::
 
-        $ python -I -c "from grader.warm_server import serve; serve()"
+        $ python -I -c "from grader.engine.server import serve; serve()"
         {"type": "ready", "pid": 4242, "preloaded": [...], "scratch": "/tmp/agtool-warm-..."}
     """
     become_subreaper()
@@ -198,7 +198,7 @@ class _StepChild:
     """One forked step process: its pipes, its deadline, and what it sent."""
 
     def __init__(self, job: dict, sel: selectors.BaseSelector):
-        from grader import child as child_module
+        from grader.engine import child as child_module
 
         self.job = job
         self.limits = Limits.from_value(job.get("limits"))
@@ -391,10 +391,10 @@ def _compiled(source_b64: str):
 
     The steps of one submission arrive with the same source, so each step's
     child is forked with the code ready instead of compiling it again
-    (``grader.child.compile_submission`` says what is left to the child).
+    (``grader.engine.child.compile_submission`` says what is left to the child).
     """
     if source_b64 not in _compiled_cache:
-        from grader import child as child_module
+        from grader.engine import child as child_module
 
         _compiled_cache.clear()  # one submission at a time: keep only the newest
         try:

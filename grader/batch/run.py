@@ -1,0 +1,194 @@
+"""Grade a whole class: find the submissions, grade them in parallel, keep every result.
+
+``agtool-grade batch SUBMISSIONS --out OUT`` is :func:`run_batch`; SUBMISSIONS
+is what :mod:`grader.batch.discover` accepts (learner folders, loose files,
+a glob, an LMS zip).
+
+Each learner's result is written as soon as it is known, atomically, to
+``OUT/results/<learner>.json`` together with the sha256 of the bytes that
+were graded (:mod:`grader.batch.records`). ``--resume`` skips learners whose
+file and seed are unchanged. The class-wide outputs (gradebook, feedback,
+Gradescope files, plots, summary) are rebuilt from those files at the end by
+:mod:`grader.batch.gradebook`, so a batch that was killed and resumed ends
+with the same bytes as one that ran straight through.
+
+The grading itself happens in long-lived batch workers (the local pool of
+:mod:`grader.batch.pool`, or a Dask cluster via :mod:`grader.batch.dask_executor`);
+each calls :func:`grader.batch.task.grade_task` on a private copy of exactly
+the hashed bytes.
+
+Example::
+
+    >>> result = run_batch("submissions/", "out/", jobs=2, seed=7)   # doctest: +SKIP
+    >>> result.graded, result.skipped                                # doctest: +SKIP
+    (31, 0)
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Iterable
+
+from tqdm.auto import tqdm
+
+from grader.batch import gradebook
+from grader.batch.dask_executor import run_on_dask
+from grader.batch.discover import Submission, discover
+from grader.batch.pool import run_pool
+from grader.batch.records import MANIFEST, RESULTS_DIR, load_record, load_records, result_record, write_json_atomically
+from grader.batch.task import (RETRY_ON_RESUME, SUBMISSION_TIMEOUT, WORKER_DIED, GradeFn, GradeTask, failed_report, grade_task,
+                               step_timeout)
+from grader.checks.registry import checks_for
+from grader.grading import MAX_SOURCE_BYTES
+from grader.report import STEPS
+
+GRACE = 5.0  # extra seconds before the pool kills a batch worker whose grade() has not returned
+
+
+@dataclass
+class BatchResult:
+    """What :func:`run_batch` did: where the outputs are and how many learners it graded."""
+
+    out: Path
+    seed: int
+    learners: list[str] = field(default_factory=list)
+    graded: int = 0
+    skipped: int = 0
+    outputs: dict = field(default_factory=dict)
+
+
+def run_batch(
+    submissions: "str | os.PathLike[str]",
+    out: "str | os.PathLike[str]",
+    *,
+    jobs: int | None = None,
+    seed: int | None = None,
+    resume: bool = False,
+    timeout: float | None = SUBMISSION_TIMEOUT,
+    steps: Iterable[int] | None = None,
+    only: Iterable[str] | None = None,
+    executor: str = "local",
+    scheduler=None,
+    sandbox: str | None = None,
+    grade_fn: GradeFn | None = None,
+    progress: bool = True,
+) -> BatchResult:
+    """Grade every submission and write the class outputs under ``out``.
+
+    ``seed`` is one seed for the whole class (random if ``None``; on
+    ``resume`` the previous batch's seed). ``scheduler`` is a Dask scheduler
+    address or ``distributed.Client`` when ``executor="dask"``. ``sandbox``
+    (``"bwrap"``/``"auto"``) runs learner code inside bubblewrap, read-only
+    file system included, so a submission cannot touch ``out`` or other
+    learners' files (default: ``$AGTOOL_SANDBOX``, else none).
+    ``grade_fn`` replaces ``grader.grading.grade`` (tests inject fakes).
+
+    >>> run_batch("class/", "out/", seed=3).outputs["csv"]   # doctest: +SKIP
+    PosixPath('out/grades.csv')
+    """
+    selection = {"steps": sorted(set(steps)) if steps else None, "only": sorted(set(only)) if only else None}
+    _check_selection(selection)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    seed = _choose_seed(out, seed, resume)
+    write_json_atomically(out / MANIFEST, {"seed": seed, "submissions": os.fspath(submissions), **selection})
+
+    # OUT may sit inside the submissions folder; it is not a learner.
+    found = [s for s in discover(submissions, workdir=out)
+             if not (s.path is None and Path(s.display).resolve() == out.resolve())]
+    result = BatchResult(out=out, seed=seed, learners=[s.learner for s in found])
+    tasks = []
+    for sub in found:
+        source, problem = _read_submission(sub)
+        if problem:
+            report = failed_report(seed, sub.display, problem, steps=selection["steps"], only=selection["only"])
+            write_json_atomically(out / RESULTS_DIR / f"{sub.learner}.json",
+                                  result_record(sub.learner, sub.display, "", seed, selection, report.to_dict()))
+            continue
+        digest = hashlib.sha256(source).hexdigest()
+        old = load_record(out, sub.learner) if resume else None
+        if _still_valid(old, digest, seed, selection):
+            result.skipped += 1
+            continue
+        tasks.append(GradeTask(sub.learner, sub.display, source, digest, seed,
+                               tuple(selection["steps"]) if selection["steps"] else None,
+                               tuple(selection["only"]) if selection["only"] else None,
+                               step_timeout(timeout, len(selection["steps"] or STEPS)), sandbox))
+
+    for task, report in _execute(tasks, executor=executor, scheduler=scheduler, jobs=jobs,
+                                 grade_fn=grade_fn, timeout=timeout, progress=progress):
+        write_json_atomically(out / RESULTS_DIR / f"{task.learner}.json",
+                              result_record(task.learner, task.display, task.sha256, seed, selection, report))
+        result.graded += 1
+
+    result.outputs = gradebook.write_outputs(load_records(out, result.learners), out)
+    return result
+
+
+def _check_selection(selection: dict) -> None:
+    """Refuse a bad step number or check id before grading anyone (not once per learner)."""
+    bad = [step for step in selection["steps"] or () if step not in STEPS]
+    if bad:
+        raise ValueError(f"no step {bad[0]}: steps are {STEPS[0]}..{STEPS[-1]}")
+    checks_for(selection["steps"], selection["only"])  # KeyError for an unknown check id
+
+
+def _still_valid(old: dict | None, digest: str, seed: int, selection: dict) -> bool:
+    """Whether a saved result can stand: same bytes, seed and selection, and not a grader failure."""
+    if not old or (old.get("sha256"), old.get("seed"), old.get("selection")) != (digest, seed, selection):
+        return False
+    return not old["report"].get("error", "").startswith(RETRY_ON_RESUME)
+
+
+def _read_submission(sub: Submission) -> tuple[bytes, str]:
+    """The submitted bytes, or why there are none (no module, unreadable, too big)."""
+    if sub.path is None:
+        return b"", sub.error
+    try:
+        if sub.path.stat().st_size > MAX_SOURCE_BYTES:
+            return b"", f"{sub.display} is larger than {MAX_SOURCE_BYTES} bytes; it was not graded."
+        return sub.path.read_bytes(), ""
+    except OSError as exc:
+        return b"", f"{sub.display} could not be read: {exc.strerror or exc}"
+
+
+def _choose_seed(out: Path, seed: int | None, resume: bool) -> int:
+    if seed is not None:
+        return int(seed)
+    if resume:
+        try:
+            return int(json.loads((out / MANIFEST).read_text())["seed"])
+        except (FileNotFoundError, KeyError, ValueError):
+            pass
+    return secrets.randbelow(1_000_000)
+
+
+def _lost_report(task: GradeTask, timed_out: bool, *, budget: float) -> dict:
+    """The row of a learner whose worker died or ran over its budget (and was killed)."""
+    message = f"grading stopped: over the time limit of {budget:g} s" if timed_out else WORKER_DIED
+    return failed_report(task.seed, task.display, message, steps=task.steps, only=task.only).to_dict()
+
+
+def _execute(tasks, *, executor, scheduler, jobs, grade_fn, timeout, progress):
+    bar = tqdm(total=len(tasks), desc="grading", unit="learner", disable=not progress or not tasks)
+    try:
+        if executor == "dask":
+            results = run_on_dask(tasks, scheduler=scheduler, grade_fn=grade_fn)
+        elif executor == "local":
+            limit = (timeout if timeout else SUBMISSION_TIMEOUT) + GRACE
+            results = run_pool(tasks, jobs=jobs or os.cpu_count() or 1, hard_limit=limit,
+                               work=partial(grade_task, grade_fn=grade_fn),
+                               on_lost=partial(_lost_report, budget=limit - GRACE))
+        else:
+            raise ValueError(f"unknown executor {executor!r}: use 'local' or 'dask'")
+        for task, report in results:
+            bar.set_postfix_str(task.learner, refresh=False)
+            bar.update(1)
+            yield task, report
+    finally:
+        bar.close()

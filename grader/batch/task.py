@@ -1,0 +1,121 @@
+"""One learner's grading task: picklable data in, ``Report.to_dict()`` out, in a batch worker.
+
+Learner code never runs in the worker: :func:`grade_task` calls
+``grader.grading.grade``, which runs it in the engine's step processes.
+The same function runs in the local pool and on a Dask worker.
+
+Example::
+
+    >>> step_timeout(60, 8)
+    7.5
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from grader.checks.registry import checks_for
+from grader.engine.client import close as close_shared_client
+from grader.engine.sandbox import SANDBOX_ENV
+from grader.grading import STEP_TIMEOUT, grade
+from grader.report import CheckResult, Report
+
+SUBMISSION_TIMEOUT = 60.0  # seconds per submission, shared between its steps; a correct module needs well under one
+MIN_STEP_TIMEOUT = 0.5  # below this a correct step can miss its limit on a busy machine
+
+# Errors of the grading machinery, not of the learner: --resume grades these
+# learners again instead of keeping the failed row.
+GRADER_FAILED = "the grader failed: "
+WORKER_DIED = "the grading process died"
+CLUSTER_FAILED = "grading failed on the Dask cluster: "
+RETRY_ON_RESUME = (GRADER_FAILED, WORKER_DIED, CLUSTER_FAILED)
+
+GradeFn = Callable[..., Report]
+
+
+@dataclass(frozen=True)
+class GradeTask:
+    """Everything a worker needs to grade one learner, as picklable data.
+
+    The source bytes travel with the task, so what is graded is exactly what
+    was hashed, and a remote Dask worker needs no shared file system.
+    """
+
+    learner: str
+    display: str
+    source: bytes
+    sha256: str
+    seed: int
+    steps: tuple[int, ...] | None = None
+    only: tuple[str, ...] | None = None
+    timeout: float | None = None  # per step, as grade() takes it
+    sandbox: str | None = None  # "none", "bwrap" or "auto"; None: $AGTOOL_SANDBOX of the worker
+
+
+def step_timeout(budget: float | None, n_steps: int) -> float | None:
+    """Share a submission's time budget between its steps, capped by the grader's own default.
+
+    So a module that hangs in every step still finishes inside its budget,
+    with the points of the steps that did not hang.
+
+    >>> step_timeout(60, 8), step_timeout(2, 8)
+    (7.5, 0.5)
+    """
+    if not budget:
+        return None
+    return max(MIN_STEP_TIMEOUT, min(STEP_TIMEOUT, budget / max(1, n_steps)))
+
+
+def failed_report(seed: int, path: str, message: str, *, steps=None, only=None) -> Report:
+    """A report where every selected check failed with ``message`` (used when grading could not run)."""
+    checks = [
+        CheckResult(id=c.id, step=c.step, passed=False, points=0, max_points=c.points,
+                    title=c.title, message=message, hint=c.hint)
+        for c in checks_for(list(steps) if steps else None, list(only) if only else None)
+    ]
+    return Report(seed=seed, path=path, checks=checks, error=message)
+
+
+def grade_task(task: GradeTask, grade_fn: GradeFn | None = None) -> dict:
+    """Grade one task in the calling process and return ``Report.to_dict()``.
+
+    Learner code never runs here: ``grade`` runs it in child processes. The
+    report's paths name the learner's original file, not the scratch copy.
+    """
+    grade_fn = grade_fn or grade
+    _use_sandbox(task.sandbox)
+    with tempfile.TemporaryDirectory(prefix="agtool-batch-") as tmp:
+        file = Path(tmp) / task.learner / "tools.py"
+        file.parent.mkdir()
+        file.write_bytes(task.source)
+        try:
+            report = grade_fn(file, steps=list(task.steps) if task.steps else None,
+                              only=list(task.only) if task.only else None,
+                              seed=task.seed, timeout=task.timeout)
+        except Exception as exc:  # a grader bug must cost one row, not the batch
+            report = failed_report(task.seed, str(file), f"{GRADER_FAILED}{type(exc).__name__}: {exc}",
+                                   steps=task.steps, only=task.only)
+        return _rebase(report.to_dict(), {str(file): task.display, str(file.parent): str(Path(task.display).parent)})
+
+
+def _use_sandbox(mode: str | None) -> None:
+    """Make this process's warm runner use ``mode`` (restarting it if it runs another one)."""
+    if mode and os.environ.get(SANDBOX_ENV, "none") != mode:
+        os.environ[SANDBOX_ENV] = mode
+        close_shared_client()  # the next grade() starts a warm parent in the new mode
+
+
+def _rebase(data, replacements: dict[str, str]):
+    """Replace scratch paths by the learner's paths in every string of ``data``."""
+    if isinstance(data, str):
+        for old, new in replacements.items():
+            data = data.replace(old, new)
+        return data
+    if isinstance(data, dict):
+        return {k: _rebase(v, replacements) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_rebase(v, replacements) for v in data]
+    return data

@@ -1,0 +1,142 @@
+"""The facts of LAB_SPEC, in one place: the stock table, names, constants, reasons, rules.
+
+The grader judges from the spec, never from the solution: the checks, the
+random cases, the probes of the engine, the playgrounds and the notebook
+generator all read these facts from here (``tests/test_spec_calls.py`` and
+friends hold them against ``solutions/tools.py``, so a drift shows there).
+Nothing here runs learner code or imports another grader module.
+
+Example::
+
+    >>> len(STOCK), STOCK[0]
+    (19, {'sku': 'SKU-1001', 'region': 'north', 'bin': 'N-01', 'count': 12})
+    >>> rows_for("SKU-2040", "west")
+    [{'bin': 'W-01', 'count': 0}]
+"""
+from __future__ import annotations
+
+REGIONS = ["north", "south", "east", "west", "central"]
+FALLBACK_REGION = "central"
+MAX_ROWS = 5
+MAX_ATTEMPTS = 3
+TOOL_NAMES = ["stock_lookup", "legacy_stock"]
+ARG_NAMES = ["sku", "region", "limit"]
+
+_ROWS = """
+SKU-1001 north N-01 12|SKU-1001 north N-02 4|SKU-1001 south S-01 7|SKU-1001 central C-01 30
+SKU-2040 east E-01 3|SKU-2040 west W-01 0|SKU-2040 central C-02 15
+SKU-3300 north N-11 2|SKU-3300 north N-12 5|SKU-3300 north N-13 1|SKU-3300 north N-14 9
+SKU-3300 north N-15 4|SKU-3300 north N-16 6|SKU-3300 north N-17 3|SKU-3300 central C-03 11
+SKU-4411 south S-02 22|SKU-4411 west W-02 5|SKU-4411 central C-04 9|SKU-5000 west W-03 2
+"""
+STOCK = [
+    {"sku": s, "region": r, "bin": b, "count": int(c)}
+    for line in _ROWS.replace("\n", "|").split("|") if line.strip()
+    for s, r, b, c in [line.split()]
+]
+SKUS = sorted({row["sku"] for row in STOCK})
+
+# Step 7: the reasons the repair loop may fix.
+REPAIRABLE = ["args:allowed:region", "args:range:limit", "result:too_big"]
+
+
+def rows_for(sku: str, region: str, limit: "int | None" = None) -> list[dict]:
+    """Rows ``{"bin", "count"}`` of the spec table for one sku and region, in table order.
+
+    >>> rows_for("SKU-2040", "west")
+    [{'bin': 'W-01', 'count': 0}]
+    """
+    rows = [{"bin": r["bin"], "count": r["count"]} for r in STOCK
+            if r["sku"] == sku and r["region"] == region]
+    return rows if limit is None else rows[:limit]
+
+
+def lookup_result(sku: str, region: str, limit: "int | None" = None) -> dict:
+    """The exact result a correct tool returns (``limit=None``: the legacy tool)."""
+    return {"sku": sku, "region": region, "rows": rows_for(sku, region, limit)}
+
+
+def stocked_pairs() -> list[tuple[str, str]]:
+    """(sku, region) pairs with at least one row, in table order, without repeats."""
+    seen: list[tuple[str, str]] = []
+    for row in STOCK:
+        pair = (row["sku"], row["region"])
+        if pair not in seen:
+            seen.append(pair)
+    return seen
+
+
+# ---------------------------------------------------------------------------
+# The LAB_SPEC rules, for the coverage table (docs/checks.md)
+# ---------------------------------------------------------------------------
+
+RULES: dict[str, str] = {
+    "1.names": "`REGIONS`, `MAX_ROWS` and `CALLS` have exactly the spec's values",
+    "1.stock": "`STOCK` holds exactly the 19 rows of the table, in order",
+    "1.lookup": "`stock_lookup` returns `{sku, region, rows}` with the matching rows in table order, at most `limit`",
+    "1.legacy": "`legacy_stock` returns the same shape but ignores `limit`",
+    "1.zero": "a count of 0 is valid stock, not an empty result",
+    "1.calls_own": "each tool adds 1 to `CALLS[<own name>]`",
+    "1.calls_first": "the count happens on the first line, before anything can fail",
+    "1.tools": "`TOOLS` has one entry per tool holding exactly `fn`, `args`, `returns`; `fn` is the function",
+    "1.args": "`args` contract: sku str required; region str required, allowed = REGIONS; limit int required, 1..MAX_ROWS",
+    "1.returns": "`returns` contract: keys sku/region/rows with types; rows max_len MAX_ROWS; item bin str, count int min 0",
+    "2.valid": "`validate_args` returns `\"\"` for a valid call",
+    "2.unknown_tool": "`unknown_tool` when the name is not a key of `TOOLS`",
+    "2.missing": "`missing:<arg>` when a required argument is absent",
+    "2.extra": "`extra:<arg>` for an argument the contract does not list",
+    "2.type": "`type:<arg>` for a wrong type",
+    "2.bool": "`bool` is never accepted where `int` is asked",
+    "2.allowed": "`allowed:<arg>` for a value not in `allowed`",
+    "2.range": "`range:<arg>` below `min` or above `max` (inclusive bounds)",
+    "2.contract_only": "`validate_args` reads only the contract table",
+    "2.no_body": "`validate_args` never runs a tool body",
+    "2.plain_str": "`validate_args` returns a `str`",
+    "3.shape": "`call_tool` always returns `{ok, value, error}`",
+    "3.args_prefix": "validation failure: `ok=False`, `value=None`, `error=\"args:\" + reason`",
+    "3.blocked": "a call refused by validation never runs the tool body",
+    "3.through_table": "the function comes from `TOOLS[name][\"fn\"]`, called as `fn(**args)`",
+    "3.raised": "a tool that raises gives `error=\"raised:\" + type(exc).__name__`",
+    "3.no_exception": "`call_tool` never lets an `Exception` out",
+    "3.success": "success: `ok=True`, `value=<result>`, `error=\"\"`",
+    "4.valid": "`validate_result` returns `\"\"` for a trustworthy result",
+    "4.shape": "`shape`: not a dict, key missing or of wrong type, or a bad row",
+    "4.empty": "`empty`: `rows` is an empty list",
+    "4.too_big": "`too_big`: more rows than `max_len`",
+    "4.range": "`range`: a row field below its `min`",
+    "4.contract_only": "`validate_result` reads only the contract's `returns`",
+    "4.call_tool": "`call_tool` validates every successful return: `error=\"result:\" + reason`",
+    "4.legacy_too_big": "`legacy_stock` for SKU-3300 in north gives `result:too_big` for any limit",
+    "5.key_order": "`cache_key` gives the same string whatever the argument order",
+    "5.key_distinct": "`cache_key` differs for different arguments or tool names",
+    "5.key_str": "`cache_key` returns a `str`",
+    "5.after_validation": "the cache is looked up after validation passes",
+    "5.success_only": "only successes (after result validation) are stored in `CACHE`, a module-level dict",
+    "5.second_call": "a second identical successful call runs the body 0 more times",
+    "5.failure_every_time": "a failing call runs the body every time",
+    "5.lives_long": "nothing clears the cache by itself",
+    "6.state": "`State` reducers: `errors`/`calls` append, `attempts` adds",
+    "6.nodes": "`build_naive()` compiles pick -> fetch -> reply | giveup",
+    "6.pick": "`pick` passes the order's values through unchanged; tool defaults to `stock_lookup`",
+    "6.fetch": "`fetch` makes one `call_tool`; a failure is appended to `errors`, nothing raised",
+    "6.reply": "`reply`'s answer contains the sku, region, bin and count of the first row",
+    "6.giveup": "`giveup`'s answer contains the last reason in `errors`",
+    "6.run_naive": "`run_naive` returns ok/answer/rows/errors/calls; one `calls` entry per call_tool with tool and args",
+    "7.constants": "`MAX_ATTEMPTS = 3`, `FALLBACK_REGION = \"central\"`",
+    "7.repairable": "repairable: args:allowed:region, args:range:limit, result:too_big",
+    "7.not_repairable": "not repairable: result:empty and any raised:...",
+    "7.fixes": "region -> FALLBACK_REGION, limit clamped into 1..MAX_ROWS, too_big -> stock_lookup",
+    "7.limit": "repair only while fewer than MAX_ATTEMPTS fetches were made, else give up",
+    "7.runtime": "`MAX_ATTEMPTS` is read when the graph runs",
+    "7.repair_node": "`repair` reads the last reason, applies the fix, appends a description to `fixes`",
+    "7.handle": "`handle` returns ok/answer/rows/errors/calls/fixes/attempts/tool_runs",
+    "7.tool_runs": "`tool_runs` is the sum of `CALLS` after the run minus before it",
+    "7.examples": "the spec's worked examples (mars -> repaired in 2 attempts; SKU-9999 -> gives up)",
+    "7.graph": "`build_graph()` has a `repair` node",
+    "8.files": "`write_report(folder)` writes `tool_report.json` and `tool_report.md` into `folder`",
+    "8.default_folder": "without a folder, the files go next to the module file",
+    "8.returns": "`write_report` returns the JSON dict",
+    "8.values": "every value is measured from the module at that moment",
+    "8.headings": "four `##` sections, all from one heading set (Korean or English)",
+    "8.attempt_limit": "the last section states `MAX_ATTEMPTS` as a number",
+}
