@@ -194,7 +194,7 @@ def batch_command(args: argparse.Namespace) -> int:
     if args.executor == "dask" and not args.scheduler:
         return _cannot_grade("--executor dask needs --scheduler ADDRESS", "batch")
     try:  # the batch's class outputs need pandas and matplotlib, which a core install lacks
-        from grader.batch.discover import UnsafeArchive
+        from grader.batch.discovery import UnsafeArchive
         from grader.batch.records import RESULTS_DIR
         from grader.batch.run import run_batch
     except ImportError as exc:

@@ -132,9 +132,9 @@ def _plain(text: str) -> str:
 
 
 def table_cell(text: str) -> str:
-    """Text safe inside one cell of a Markdown table: escaped, one line, no column break.
+    r"""Text safe inside one cell of a Markdown table: escaped, one line, no column break.
 
-    >>> table_cell("a | b\n<c>")
-    'a \\| b &lt;c&gt;'
+    >>> print(table_cell("a | b <c>"))
+    a \| b &lt;c&gt;
     """
     return _plain(str(text)).replace("|", "\\|").replace("\n", " ")

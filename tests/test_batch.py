@@ -18,7 +18,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grader import batch
+from grader.batch import run as batch
+from grader.batch import discovery
+from grader.batch.discovery import UnsafeArchive
+from grader.cli import main as cli_main
 from grader.batch import discover, run_batch, sanitize_learner_id
 from grader.report import CheckResult, Report
 
@@ -125,7 +128,7 @@ def test_zip_with_path_traversal_is_refused(tmp_path, name):
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("alice/tools.py", "x")
         zf.writestr(name, "x")
-    with pytest.raises(batch.UnsafeArchive):
+    with pytest.raises(UnsafeArchive):
         discover(archive, workdir=tmp_path / "out")
     assert not (tmp_path / "escape.py").exists()
     assert not list((tmp_path / "out" / "submissions").rglob("*.py"))
@@ -145,11 +148,11 @@ def test_zip_symlinks_are_not_created(tmp_path):
 
 
 def test_zip_size_cap_counts_real_bytes(tmp_path, monkeypatch):
-    monkeypatch.setattr(batch, "ZIP_MAX_MEMBER_BYTES", 1000)
+    monkeypatch.setattr(discovery, "ZIP_MAX_MEMBER_BYTES", 1000)
     archive = tmp_path / "bomb.zip"
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("alice/tools.py", "0" * 100_000)  # compresses to a few hundred bytes
-    with pytest.raises(batch.UnsafeArchive, match="exceeds"):
+    with pytest.raises(UnsafeArchive, match="exceeds"):
         discover(archive, workdir=tmp_path / "out")
 
 
@@ -301,7 +304,7 @@ def test_batch_killed_midway_resumes_to_identical_csv(tmp_path):
 
 
 def test_cli_rejects_unknown_submissions(tmp_path, capsys):
-    code = batch.main([str(tmp_path / "nope"), "--out", str(tmp_path / "out"), "--no-progress"])
+    code = cli_main(["batch", str(tmp_path / "nope"), "--out", str(tmp_path / "out"), "--no-progress"])
     assert code == 2
     assert "neither a folder" in capsys.readouterr().err
 
@@ -310,7 +313,7 @@ def test_cli_rejects_unknown_submissions(tmp_path, capsys):
                                            (["--only", "step2/no_such_check"], "unknown check id")])
 def test_cli_rejects_a_bad_selection_before_grading(tmp_path, capsys, args, message):
     root = make_class(tmp_path / "class", {"a": "x"})
-    code = batch.main([str(root), "--out", str(tmp_path / "out"), "--no-progress", *args])
+    code = cli_main(["batch", str(root), "--out", str(tmp_path / "out"), "--no-progress", *args])
     assert code == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
@@ -584,7 +587,7 @@ EXPECTED_SUMMARY = """\
 
 
 def test_gradebook_and_summary_render_exactly(tmp_path):
-    from grader import gradebook
+    from grader.batch import gradebook
 
     outputs = gradebook.write_outputs(HAND_CLASS, tmp_path)
     assert outputs["csv"].read_text() == EXPECTED_CSV

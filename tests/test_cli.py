@@ -118,7 +118,7 @@ def test_python_dash_m_grader_is_the_same_command(tmp_path):
     assert done.returncode == 2 and "cannot grade" in done.stderr
 
 
-@pytest.mark.skipif(not checks_for() or not (REPO / "grader" / "probes.py").exists(),
+@pytest.mark.skipif(not checks_for() or not (REPO / "grader" / "engine" / "probes.py").exists(),
                     reason="no real checks registered yet")
 def test_real_command_on_the_solution_exits_0(tmp_path):
     out = tmp_path / "report.json"

@@ -15,7 +15,7 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-from agtool import noisy_model, noisy_routes
+from agtool_lab.noisy import model as noisy_model, routes as noisy_routes
 from agtool_lab.noisy.model import CHAPTER_MIX, MISTAKES, LabData, ModelCall, NoisyModel, draw_orders, right_rows
 from agtool_lab.noisy.routes import ROUTE_LABELS, chapter_comparison, check_ready, run_routes, sweep, tally
 from agtool_lab.load import load_module

@@ -287,7 +287,7 @@ def test_warm_runner_restarts_after_its_process_dies(write_module, temp_checks, 
 # --------------------------------------------------------------- with the real checks
 
 real_checks = pytest.mark.skipif(
-    not checks_for() or not (REPO / "grader" / "probes.py").exists(), reason="no real checks registered yet")
+    not checks_for() or not (REPO / "grader" / "engine" / "probes.py").exists(), reason="no real checks registered yet")
 
 
 @real_checks
@@ -349,7 +349,7 @@ def test_a_forked_process_gets_its_own_shared_runner():
     os.close(write_end)
 
 
-@pytest.mark.skipif(not __import__("grader.engine.client").warm.bwrap_usable(), reason="bubblewrap not usable here")
+@pytest.mark.skipif(not __import__("grader.engine.sandbox").engine.sandbox.bwrap_usable(), reason="bubblewrap not usable here")
 def test_bwrap_sandbox_keeps_the_file_system_read_only(write_module, temp_checks, tmp_path):
     from grader.engine.client import EngineClient
 

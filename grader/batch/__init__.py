@@ -4,7 +4,7 @@ Nothing here runs learner code; each task goes to :func:`grader.grading.grade`,
 which runs it in the engine's step processes. The modules, in the order a
 batch uses them:
 
-* :mod:`~grader.batch.discover`: find the submissions (folders, glob, zip);
+* :mod:`~grader.batch.discovery`: find the submissions (folders, glob, zip);
 * :mod:`~grader.batch.task`: one learner's grading task, run in a batch worker;
 * :mod:`~grader.batch.pool` / :mod:`~grader.batch.dask_executor`: the executors;
 * :mod:`~grader.batch.records`: the saved result of each learner;
@@ -29,9 +29,9 @@ import importlib
 _LAZY = {
     "run_batch": "grader.batch.run",
     "BatchResult": "grader.batch.run",
-    "discover": "grader.batch.discover",
-    "sanitize_learner_id": "grader.batch.discover",
-    "UnsafeArchive": "grader.batch.discover",
+    "discover": "grader.batch.discovery",
+    "sanitize_learner_id": "grader.batch.discovery",
+    "UnsafeArchive": "grader.batch.discovery",
     "load_records": "grader.batch.records",
 }
 

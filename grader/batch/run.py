@@ -1,7 +1,7 @@
 """Grade a whole class: find the submissions, grade them in parallel, keep every result.
 
 ``agtool-grade batch SUBMISSIONS --out OUT`` is :func:`run_batch`; SUBMISSIONS
-is what :mod:`grader.batch.discover` accepts (learner folders, loose files,
+is what :mod:`grader.batch.discovery` accepts (learner folders, loose files,
 a glob, an LMS zip).
 
 Each learner's result is written as soon as it is known, atomically, to
@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 
 from grader.batch import gradebook
 from grader.batch.dask_executor import run_on_dask
-from grader.batch.discover import Submission, discover
+from grader.batch.discovery import Submission, discover
 from grader.batch.pool import run_pool
 from grader.batch.records import MANIFEST, RESULTS_DIR, load_record, load_records, result_record, write_json_atomically
 from grader.batch.task import (RETRY_ON_RESUME, SUBMISSION_TIMEOUT, WORKER_DIED, GradeFn, GradeTask, failed_report, grade_task,
