@@ -20,11 +20,11 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from grader.locate import resolve_submission
+from grader.locate import PACKAGE_MODULE, resolve_submission
 
 ENV_VAR = "AGTOOL_MODULE"
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MODULE = REPO_ROOT / "agtool" / "tools.py"
+DEFAULT_MODULE = REPO_ROOT / PACKAGE_MODULE
 
 _counter = itertools.count()
 
@@ -44,7 +44,7 @@ def learner_path(path: "str | os.PathLike[str] | None" = None) -> Path:
 def _nearby_module() -> "Path | None":
     here = Path.cwd()
     for folder in (here, here.parent):
-        candidate = folder / "agtool" / "tools.py"
+        candidate = folder / PACKAGE_MODULE
         if candidate.is_file():
             return candidate
     return None

@@ -23,14 +23,13 @@ from __future__ import annotations
 import dataclasses
 import html
 import os
-import secrets
 import traceback
 from typing import Callable
 
 import ipywidgets as widgets
 
 from agtool_lab.load import ENV_VAR, learner_path
-from grader.report import CheckResult, Report
+from grader.report import CheckResult, Report, new_seed
 
 __all__ = ["NOTEBOOKS", "CheckPanel", "check", "render_html", "render_text", "working_on"]
 
@@ -246,14 +245,6 @@ def grade_step(step: int, *, path=None, seed: "int | None" = None, grade: GradeF
         return _error_report(f"The grader itself failed: {detail}", path=str(file), seed=seed)
 
 
-def _fresh_seed(previous: int) -> int:
-    # Six digits at most, like the runner's own seeds: short enough to type in a replay.
-    seed = previous
-    while seed == previous:
-        seed = secrets.randbelow(1_000_000)
-    return seed
-
-
 # --------------------------------------------------------------------------
 # The widget
 # --------------------------------------------------------------------------
@@ -301,7 +292,7 @@ class CheckPanel(widgets.VBox):
 
     def rerun(self, seed: "int | None" = None) -> Report:
         """Grade again (with ``seed``, or a fresh one) and update the panel in place."""
-        seed = _fresh_seed(self.report.seed) if seed is None else seed
+        seed = new_seed(avoid=self.report.seed) if seed is None else seed
         self.button.disabled = True
         self.status.value = f"grading with seed {seed} ..."
         try:

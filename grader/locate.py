@@ -15,6 +15,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+MODULE_NAME = "tools.py"
+PACKAGE_MODULE = Path("agtool") / MODULE_NAME  # the learner's package layout, agtool/tools.py
+
 class SubmissionNotFound(ValueError):
     """The path given does not lead to a gradable ``tools.py``; the message says how to fix it."""
 
@@ -28,10 +31,10 @@ def resolve_submission(path: "str | os.PathLike[str]") -> Path:
             "tools.py or agtool/tools.py."
         )
     if p.is_dir():
-        for candidate in (p / "tools.py", p / "agtool" / "tools.py"):
-            if candidate.is_file():
-                _refuse_link_outside(candidate, p)
-                return candidate
+        candidate = module_in(p)
+        if candidate:
+            _refuse_link_outside(candidate, p)
+            return candidate
         raise SubmissionNotFound(
             f"{p} is a folder without tools.py or agtool/tools.py. Point at the folder that holds "
             "your module, or at the file itself."
@@ -40,6 +43,18 @@ def resolve_submission(path: "str | os.PathLike[str]") -> Path:
         raise SubmissionNotFound(f"{p} is not a regular file. Give the path of your tools.py.")
     _refuse_link_outside(p, p.parent)
     return p
+
+
+def module_in(folder: Path) -> "Path | None":
+    """The module a folder holds: its ``tools.py``, else its ``agtool/tools.py``, else ``None``.
+
+    >>> module_in(Path("solutions")).name, module_in(Path("labs"))
+    ('tools.py', None)
+    """
+    for candidate in (folder / MODULE_NAME, folder / PACKAGE_MODULE):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def _refuse_link_outside(file: Path, folder: Path) -> None:

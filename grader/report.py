@@ -13,9 +13,23 @@ Example::
 """
 from __future__ import annotations
 
+import secrets
 from dataclasses import asdict, dataclass, field
 
 STEPS = tuple(range(1, 9))
+SEED_RANGE = 1_000_000  # six digits at most: short enough to type in a replay command
+
+
+def new_seed(avoid: "int | None" = None) -> int:
+    """A new random seed for a run's cases, different from ``avoid`` (the last one shown).
+
+    >>> 0 <= new_seed() < SEED_RANGE, new_seed(avoid=5) != 5
+    (True, True)
+    """
+    seed = avoid
+    while seed == avoid:
+        seed = secrets.randbelow(SEED_RANGE)
+    return seed
 
 
 @dataclass

@@ -27,7 +27,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from grader.locate import SubmissionNotFound, resolve_submission
+from grader.locate import SubmissionNotFound, module_in, resolve_submission
 
 # Caps for zip extraction: an LMS download of a class is a few megabytes.
 ZIP_MAX_MEMBERS = 20_000
@@ -221,6 +221,6 @@ def _unwrap(folder: Path) -> Path:
         if len(dirs) != 1 or files:
             return folder
         only = dirs[0]
-        if (only / "tools.py").is_file() or (only / "agtool" / "tools.py").is_file():
+        if module_in(only):
             return folder
         folder = only

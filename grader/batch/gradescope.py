@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from pathlib import Path
 
 from grader.batch.task import GRADER_FAILED, failed_report
 from grader.grading import grade
-from grader.locate import SubmissionNotFound, resolve_submission
-from grader.report import Report
+from grader.locate import MODULE_NAME, SubmissionNotFound, resolve_submission
+from grader.report import Report, new_seed
 
 SUBMISSION_DIR = Path("/autograder/submission")
 RESULTS_FILE = Path("/autograder/results/results.json")
@@ -98,7 +97,7 @@ def find_module(submission: Path) -> Path:
         return resolve_submission(submission)
     except SubmissionNotFound:
         candidates = sorted(
-            (p for p in Path(submission).rglob("tools.py") if "__MACOSX" not in p.parts),
+            (p for p in Path(submission).rglob(MODULE_NAME) if "__MACOSX" not in p.parts),
             key=lambda p: (len(p.parts), str(p)),
         )
         if not candidates:
@@ -115,7 +114,7 @@ def grade_for_gradescope(submission: "str | os.PathLike[str]" = SUBMISSION_DIR,
     ``results.json`` (score 0 and an explanation), so the learner sees what
     went wrong instead of Gradescope's generic autograder error.
     """
-    seed = secrets.randbelow(1_000_000) if seed is None else seed
+    seed = new_seed() if seed is None else seed
     try:
         module = find_module(Path(submission))
     except SubmissionNotFound as exc:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -45,7 +44,7 @@ from grader.batch.task import (RETRY_ON_RESUME, SUBMISSION_TIMEOUT, WORKER_DIED,
                                step_timeout)
 from grader.checks.registry import checks_for
 from grader.grading import MAX_SOURCE_BYTES
-from grader.report import STEPS
+from grader.report import STEPS, new_seed
 
 GRACE = 5.0  # extra seconds before the pool kills a batch worker whose grade() has not returned
 
@@ -165,7 +164,7 @@ def _choose_seed(out: Path, seed: int | None, resume: bool) -> int:
             return int(json.loads((out / MANIFEST).read_text())["seed"])
         except (FileNotFoundError, KeyError, ValueError):
             pass
-    return secrets.randbelow(1_000_000)
+    return new_seed()
 
 
 def _lost_report(task: GradeTask, timed_out: bool, *, budget: float) -> dict:
