@@ -35,9 +35,64 @@ STOCK = [
     for s, r, b, c in [line.split()]
 ]
 SKUS = sorted({row["sku"] for row in STOCK})
+# Step 1 facts the grader relies on: a sku with no rows at all, the one pair with more
+# rows than MAX_ROWS, and a sku with no stock in the fallback region.
+UNKNOWN_SKU = "SKU-9999"
+BIG_PAIR = ("SKU-3300", "north")
+NO_FALLBACK_SKU = "SKU-5000"
+# CALLS right after import: tool name -> times its body ran.
+CALLS_START = {name: 0 for name in TOOL_NAMES}
+# Step 6: the tool of an order that names none.
+DEFAULT_TOOL = "stock_lookup"
 
-# Step 7: the reasons the repair loop may fix.
-REPAIRABLE = ["args:allowed:region", "args:range:limit", "result:too_big"]
+# Step 2: the reasons of validate_args; all but UNKNOWN_TOOL are written "<kind>:<arg>".
+UNKNOWN_TOOL = "unknown_tool"
+MISSING, EXTRA, TYPE, ALLOWED, RANGE = "missing", "extra", "type", "allowed", "range"
+ARG_REASON_KINDS = [MISSING, EXTRA, TYPE, ALLOWED, RANGE]
+# Step 4: the reasons of validate_result (RANGE is shared with step 2, without an argument).
+SHAPE, EMPTY, TOO_BIG = "shape", "empty", "too_big"
+RESULT_REASONS = [SHAPE, EMPTY, TOO_BIG, RANGE]
+# Steps 3-4: how call_tool prefixes an error by where it happened.
+ARGS_PREFIX, RAISED_PREFIX, RESULT_PREFIX = "args:", "raised:", "result:"
+
+
+def arg_reason(kind: str, arg: str) -> str:
+    """The ``validate_args`` reason of one defect of argument ``arg``.
+
+    >>> arg_reason(RANGE, "limit")
+    'range:limit'
+    """
+    return f"{kind}:{arg}"
+
+
+# Step 7: the reasons the repair loop may fix, and the one it must not (besides any raised:...).
+REPAIR_REGION = ARGS_PREFIX + arg_reason(ALLOWED, "region")
+REPAIR_LIMIT = ARGS_PREFIX + arg_reason(RANGE, "limit")
+REPAIR_TOOL = RESULT_PREFIX + TOO_BIG
+REPAIRABLE = [REPAIR_REGION, REPAIR_LIMIT, REPAIR_TOOL]
+NOT_REPAIRABLE = RESULT_PREFIX + EMPTY
+# Step 7: the spec's two worked examples (repaired in 2 attempts; gives up).
+REPAIR_EXAMPLE = {"sku": "SKU-1001", "region": "mars", "limit": 2}
+EMPTY_EXAMPLE = {"sku": UNKNOWN_SKU, "region": "north", "limit": 2}
+
+# Step 8: the two files, the JSON a correct module writes, and the two heading sets.
+REPORT_FILES = ("tool_report.json", "tool_report.md")
+REPORT_EXPECTED = {
+    "tools": sorted(TOOL_NAMES),
+    "blocked_before_call": 0,
+    "bad_result_reasons": sorted(RESULT_REASONS),
+    "memo_second_call_runs": 0,
+    "repaired": True,
+    "attempts": 2,
+    "gave_up": True,
+}
+REPORT_KEYS = tuple(REPORT_EXPECTED)
+HEADING_SETS = {
+    "Korean": ("## 도구 계약을 어디에 적었나", "## 부르기 전에 무엇을 막았나",
+               "## 돌려준 결과를 어떻게 믿지 않았나", "## 실패를 어떤 경로로 다뤘나"),
+    "English": ("## Where the tool contract is written", "## What was blocked before calling",
+                "## How returned results were not trusted", "## How failure was handled as a path"),
+}
 
 
 def rows_for(sku: str, region: str, limit: "int | None" = None) -> list[dict]:
@@ -52,12 +107,20 @@ def rows_for(sku: str, region: str, limit: "int | None" = None) -> list[dict]:
 
 
 def lookup_result(sku: str, region: str, limit: "int | None" = None) -> dict:
-    """The exact result a correct tool returns (``limit=None``: the legacy tool)."""
+    """The exact result a correct tool returns (``limit=None``: the legacy tool).
+
+    >>> lookup_result("SKU-1001", "north", 1)
+    {'sku': 'SKU-1001', 'region': 'north', 'rows': [{'bin': 'N-01', 'count': 12}]}
+    """
     return {"sku": sku, "region": region, "rows": rows_for(sku, region, limit)}
 
 
 def stocked_pairs() -> list[tuple[str, str]]:
-    """(sku, region) pairs with at least one row, in table order, without repeats."""
+    """(sku, region) pairs with at least one row, in table order, without repeats.
+
+    >>> stocked_pairs()[:3]
+    [('SKU-1001', 'north'), ('SKU-1001', 'south'), ('SKU-1001', 'central')]
+    """
     seen: list[tuple[str, str]] = []
     for row in STOCK:
         pair = (row["sku"], row["region"])

@@ -8,7 +8,7 @@ key, a wrong type, a learner value of any shape -- ends in a clear failed
 
 Example::
 
-    >>> p = call_probe([step("validate_args", "stock_lookup", {"limit": 1}, expect="missing:sku")])
+    >>> p = call_probe([call_op("validate_args", "stock_lookup", {"limit": 1}, expect="missing:sku")])
     >>> obs = {"records": [{"value": "missing:sku", "spy_runs": {}, "calls": None}]}
     >>> judge_expectations([p], [obs], "wrong reason").passed
     True
@@ -76,7 +76,7 @@ def call_text(fn: str, *args: Any) -> str:
     return f"{fn}({', '.join(repr(a) for a in args)})"
 
 
-def step(fn: str, *args: Any, expect: Any = ..., runs: "dict | None" = None, label: str = "") -> dict:
+def call_op(fn: str, *args: Any, expect: Any = ..., runs: "dict | None" = None, label: str = "") -> dict:
     """One ``call`` operation; ``expect`` (a plain value) and ``runs`` are for the judge only."""
     out: dict = {"op": "call", "fn": fn, "args": encode(list(args)), "label": label or call_text(fn, *args)}
     if expect is not ...:
@@ -94,12 +94,12 @@ def op(operation: str, **fields: Any) -> dict:
     return out
 
 
-def call_probe(steps: list, *, spies: "dict | None" = None, fresh: bool = False,
+def call_probe(ops: list, *, spies: "dict | None" = None, fresh: bool = False,
                clear_cache: bool = True, **extra: Any) -> Probe:
-    """A ``calls`` probe; its label is the first labelled step."""
-    params = {"steps": steps, "spies": spies or {}, "fresh": fresh, "clear_cache": clear_cache}
+    """A ``calls`` probe of ``ops`` (sent under the wire key ``steps``); its label is the first labelled operation."""
+    params = {"steps": ops, "spies": spies or {}, "fresh": fresh, "clear_cache": clear_cache}
     params.update(extra)
-    label = next((s["label"] for s in steps if s.get("label")), "")
+    label = next((s["label"] for s in ops if s.get("label")), "")
     return Probe("calls", params, label)
 
 
@@ -134,33 +134,33 @@ def outcome(record: dict) -> str:
     return "nothing was recorded"
 
 
-def value_of(rec: dict, st: dict, message: str) -> Any:
+def value_of(rec: dict, operation: dict, message: str) -> Any:
     """The returned (encoded) value of a call record, or :class:`Fail` when it raised."""
     if "value" not in rec:
-        raise Fail(message, call=st.get("label", ""), expected="a return value", got=outcome(rec))
+        raise Fail(message, call=operation.get("label", ""), expected="a return value", got=outcome(rec))
     return rec["value"]
 
 
-def check_expect(st: dict, rec: dict, message: str, start: "dict | None" = None) -> None:
-    """Compare one record with its step's ``expect`` (strict types), and its spy ``runs``.
+def check_expect(operation: dict, rec: dict, message: str, start: "dict | None" = None) -> None:
+    """Compare one record with its operation's ``expect`` (strict types), and its spy ``runs``.
 
     When ``runs`` says no tool body may have run yet, ``CALLS`` must also be
     where it was at the probe's ``start``: the spies see the functions the
     grader can swap, ``CALLS`` sees a body reached any other way (LAB_SPEC:
     CALLS stays the same after wrong arguments).
     """
-    if "expect" in st:
-        if "value" not in rec or not strict_equal(rec["value"], st["expect"]):
-            raise Fail(message, call=st.get("label", ""), expected=show(st["expect"]), got=outcome(rec))
-    if "runs" in st:
+    if "expect" in operation:
+        if "value" not in rec or not strict_equal(rec["value"], operation["expect"]):
+            raise Fail(message, call=operation.get("label", ""), expected=show(operation["expect"]), got=outcome(rec))
+    if "runs" in operation:
         runs = rec.get("spy_runs", {})
-        for tool, n in st["runs"].items():
+        for tool, n in operation["runs"].items():
             if runs.get(tool) != n:
                 raise Fail(f"The body of {tool} ran {runs.get(tool)} time(s) by the end of this call; "
-                           f"it should have run {n} time(s).", call=st.get("label", ""),
+                           f"it should have run {n} time(s).", call=operation.get("label", ""),
                            expected=f"{n} run(s) of {tool}", got=f"{runs.get(tool)} run(s)")
-        if start is not None and not any(st["runs"].values()):
-            check_calls_unchanged(start.get("calls"), rec.get("calls"), st.get("label", ""))
+        if start is not None and not any(operation["runs"].values()):
+            check_calls_unchanged(start.get("calls"), rec.get("calls"), operation.get("label", ""))
 
 
 def check_calls_unchanged(before: Any, after: Any, call: str,
@@ -183,13 +183,13 @@ def check_calls_unchanged(before: Any, after: Any, call: str,
 
 
 def judge_expectations(probes: list, observations: list, message: str) -> Verdict:
-    """Every step's ``expect``/``runs`` holds, else a failed verdict naming the first miss."""
+    """Every operation's ``expect``/``runs`` holds, else a failed verdict naming the first miss."""
     try:
         for probe, obs in zip(probes, observations):
             records = records_of(probe, obs)
             start = obs.get("start") if isinstance(obs.get("start"), dict) else None
-            for st, rec in zip(probe.params["steps"], records):
-                check_expect(st, rec, message, start)
+            for operation, rec in zip(probe.params["steps"], records):
+                check_expect(operation, rec, message, start)
     except Fail as exc:
         return Verdict.fail(exc.message, call=exc.call, expected=exc.expected, got=exc.got)
     return Verdict.ok()

@@ -2,8 +2,10 @@
 
 Everything here is plain data built from a ``random.Random`` the engine seeds
 per check, so the same seed gives the same cases and another seed other
-values. The table and constants are the spec's own (LAB_SPEC "Step 1"), not
-imported from any solution: the grader judges from the spec.
+values. The table, constants and reason names are the spec's own
+(``grader.spec``), not imported from any solution: the grader judges from the
+spec. What is drawn here beyond them (bad regions, unknown tools, word
+numbers, exception names) is the grader's own choice of test values.
 
 Example::
 
@@ -17,9 +19,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from grader.spec import ARG_NAMES, FALLBACK_REGION, MAX_ROWS, REGIONS, SKUS, TOOL_NAMES, stocked_pairs
-
-UNKNOWN_SKU = "SKU-9999"
+from grader.spec import (ALLOWED, ARG_NAMES, EMPTY, EXTRA, FALLBACK_REGION, MAX_ROWS, MISSING, RANGE, REGIONS,
+                         SHAPE, SKUS, TOO_BIG, TOOL_NAMES, TYPE, UNKNOWN_SKU, UNKNOWN_TOOL, arg_reason,
+                         stocked_pairs)
 
 # Values a model plausibly writes for a region that is not allowed.
 # Families: another case, a stray space, a typo, something else entirely.
@@ -78,17 +80,17 @@ def single_defect(rng: random.Random, kind: str, variant: "int | None" = None) -
     tool = rng.choice(TOOL_NAMES)
     args = random_valid_args(rng)
     if kind == "unknown_tool":
-        return rng.choice(UNKNOWN_TOOLS), args, "unknown_tool"
+        return rng.choice(UNKNOWN_TOOLS), args, UNKNOWN_TOOL
     if kind == "missing":
         name = _pick(rng, ARG_NAMES, variant)
         del args[name]
-        return tool, shuffled(rng, args), f"missing:{name}"
+        return tool, shuffled(rng, args), arg_reason(MISSING, name)
     if kind == "extra":
         name = rng.choice(sorted(EXTRA_ARGS))
         # Sometimes None: an unknown argument is extra whatever its value.
         args[name] = _pick(rng, [None, EXTRA_ARGS[name]], variant) if variant is not None else \
             (None if rng.random() < 0.3 else EXTRA_ARGS[name])
-        return tool, shuffled(rng, args), f"extra:{name}"
+        return tool, shuffled(rng, args), arg_reason(EXTRA, name)
     if kind in ("type_wrong", "type_wrong_sku", "type_wrong_limit", "type_none"):
         name, value = _pick(rng, {
             "type_wrong": [("sku", rng.randint(1000, 9999)), ("limit", rng.choice(WORD_NUMBERS)), ("limit", None),
@@ -98,25 +100,25 @@ def single_defect(rng: random.Random, kind: str, variant: "int | None" = None) -
             "type_none": [("limit", None), ("sku", None)],
         }[kind], variant)
         args[name] = value
-        return tool, args, f"type:{name}"
+        return tool, args, arg_reason(TYPE, name)
     if kind == "type_bool":
         args["limit"] = _pick(rng, [True, False], variant)
-        return tool, args, "type:limit"
+        return tool, args, arg_reason(TYPE, "limit")
     if kind == "type_numeric_string":
         args["limit"] = str(rng.randint(1, MAX_ROWS))
-        return tool, args, "type:limit"
+        return tool, args, arg_reason(TYPE, "limit")
     if kind == "type_float":
         args["limit"] = float(rng.randint(1, MAX_ROWS))
-        return tool, args, "type:limit"
+        return tool, args, arg_reason(TYPE, "limit")
     if kind == "allowed":
         args["region"] = rng.choice(_pick(rng, BAD_REGION_FAMILIES, variant))
-        return tool, args, "allowed:region"
+        return tool, args, arg_reason(ALLOWED, "region")
     if kind == "range_low":
         args["limit"] = _pick(rng, [0, rng.choice([-1, rng.randint(-50, -2)])], variant)
-        return tool, args, "range:limit"
+        return tool, args, arg_reason(RANGE, "limit")
     if kind == "range_high":
         args["limit"] = _pick(rng, [MAX_ROWS + 1, rng.randint(MAX_ROWS + 2, 99)], variant)
-        return tool, args, "range:limit"
+        return tool, args, arg_reason(RANGE, "limit")
     raise ValueError(f"unknown defect kind {kind!r}")
 
 
@@ -154,17 +156,17 @@ def bad_result(rng: random.Random, kind: str, variant: "int | None" = None) -> t
     if kind == "shape_not_dict":
         value = _pick(rng, [rng.choice([None, 42]), rng.choice([good["rows"], list(good.items())]),
                             rng.choice(["rows", (good["sku"], good["region"], good["rows"])])], variant)
-        return value, "shape"
+        return value, SHAPE
     if kind == "shape_missing_key":
         del good[rng.choice(["sku", "region", "rows"])]
-        return good, "shape"
+        return good, SHAPE
     if kind == "shape_key_type":
         key, value = _pick(rng, [
             rng.choice([("sku", 1001), ("sku", None)]), ("region", rng.choice([["north"], 7])),
             rng.choice([("rows", tuple(good["rows"])), ("rows", "N-01"), ("rows", None),
                         ("rows", {"bin": "N-01", "count": 1})])], variant)
         good[key] = value
-        return good, "shape"
+        return good, SHAPE
     if kind == "shape_bad_row":
         i = rng.randrange(len(good["rows"]))
         row = good["rows"][i]
@@ -177,16 +179,16 @@ def bad_result(rng: random.Random, kind: str, variant: "int | None" = None) -> t
             {"bin": rng.randint(1, 99), "count": row["count"]},
         ], variant)
         good["rows"][i] = broken
-        return good, "shape"
+        return good, SHAPE
     if kind == "empty":
         good["rows"] = []
-        return good, "empty"
+        return good, EMPTY
     if kind == "too_big":
         good["rows"] = random_rows(rng, rng.randint(MAX_ROWS + 1, 3 * MAX_ROWS))
-        return good, "too_big"
+        return good, TOO_BIG
     if kind == "range":
         good["rows"][rng.randrange(len(good["rows"]))]["count"] = rng.randint(-99, -1)
-        return good, "range"
+        return good, RANGE
     raise ValueError(f"unknown bad-result kind {kind!r}")
 
 

@@ -6,7 +6,7 @@ import random
 from grader.checks import cases
 from grader import spec
 from grader.checks._common import (Fail, add, call_probe, calls_delta, get_field,
-                                   expectations_judge, op, outcome, records_of, step)
+                                   expectations_judge, op, outcome, records_of, call_op)
 from grader.engine.encode import ExplodingArgument, encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict
 
@@ -15,10 +15,10 @@ from grader.checks.registry import Probe, Verdict
 
 def _names_probes(rng: random.Random) -> list[Probe]:
     # A fresh import: CALLS must be all zeros before any tool ran.
-    steps = [dict(op("attr", name=n), expect=encode(v), label=n) for n, v in [
+    ops = [dict(op("attr", name=n), expect=encode(v), label=n) for n, v in [
         ("REGIONS", spec.REGIONS), ("MAX_ROWS", spec.MAX_ROWS),
         ("CALLS", {"stock_lookup": 0, "legacy_stock": 0})]]
-    return [call_probe(steps, fresh=True)]
+    return [call_probe(ops, fresh=True)]
 
 
 add("step1/names", 2, "REGIONS, MAX_ROWS and CALLS have the spec's values",
@@ -32,9 +32,9 @@ add("step1/names", 2, "REGIONS, MAX_ROWS and CALLS have the spec's values",
 
 
 def _stock_probes(rng: random.Random) -> list[Probe]:
-    st = op("attr", name="STOCK")
-    st.update(label="STOCK", expect=encode(spec.STOCK))
-    return [call_probe([st], fresh=True)]
+    operation = op("attr", name="STOCK")
+    operation.update(label="STOCK", expect=encode(spec.STOCK))
+    return [call_probe([operation], fresh=True)]
 
 
 def _stock_judge(probes: list, observations: list) -> Verdict:
@@ -74,8 +74,8 @@ def _lookup_probes(rng: random.Random) -> list[Probe]:
         args = cases.random_valid_args(rng, stocked=rng.random() < 0.7)
         picks.append((args["sku"], args["region"], args["limit"]))
     rng.shuffle(picks)
-    steps = [step("stock_lookup", s, r, n, expect=spec.lookup_result(s, r, n)) for s, r, n in picks]
-    return [call_probe(steps)]
+    ops = [call_op("stock_lookup", s, r, n, expect=spec.lookup_result(s, r, n)) for s, r, n in picks]
+    return [call_probe(ops)]
 
 
 add("step1/lookup_rows", 3, "stock_lookup returns the matching rows in table order, at most limit",
@@ -90,8 +90,8 @@ def _legacy_probes(rng: random.Random) -> list[Probe]:
     for _ in range(2):
         args = cases.random_valid_args(rng, stocked=True)
         picks.append((args["sku"], args["region"], 1))
-    steps = [step("legacy_stock", s, r, n, expect=spec.lookup_result(s, r)) for s, r, n in picks]
-    return [call_probe(steps)]
+    ops = [call_op("legacy_stock", s, r, n, expect=spec.lookup_result(s, r)) for s, r, n in picks]
+    return [call_probe(ops)]
 
 
 add("step1/legacy_ignores_limit", 2, "legacy_stock returns every matching row, whatever the limit",
@@ -102,9 +102,9 @@ add("step1/legacy_ignores_limit", 2, "legacy_stock returns every matching row, w
 
 def _zero_probes(rng: random.Random) -> list[Probe]:
     limit = rng.randint(1, spec.MAX_ROWS)
-    steps = [step("stock_lookup", "SKU-2040", "west", limit, expect=spec.lookup_result("SKU-2040", "west", limit)),
-             step("legacy_stock", "SKU-2040", "west", limit, expect=spec.lookup_result("SKU-2040", "west"))]
-    return [call_probe(steps)]
+    ops = [call_op("stock_lookup", "SKU-2040", "west", limit, expect=spec.lookup_result("SKU-2040", "west", limit)),
+             call_op("legacy_stock", "SKU-2040", "west", limit, expect=spec.lookup_result("SKU-2040", "west"))]
+    return [call_probe(ops)]
 
 
 add("step1/zero_count_is_stock", 1, "A bin with count 0 is still a row",
@@ -119,24 +119,24 @@ add("step1/zero_count_is_stock", 1, "A bin with count 0 is still a row",
 def _own_counter_probes(rng: random.Random) -> list[Probe]:
     order = rng.choice([["stock_lookup", "legacy_stock", "stock_lookup"],
                         ["legacy_stock", "stock_lookup", "legacy_stock"]])
-    steps = []
+    ops = []
     for tool in order:
         args = cases.random_valid_args(rng)
-        steps.append(step(tool, args["sku"], args["region"], args["limit"]))
-    return [call_probe(steps)]
+        ops.append(call_op(tool, args["sku"], args["region"], args["limit"]))
+    return [call_probe(ops)]
 
 
-def _judge_counter_steps(probes: list, observations: list, what: str) -> Verdict:
+def _judge_counter_ops(probes: list, observations: list, what: str) -> Verdict:
     probe = probes[0]
     records = records_of(probe, observations[0])
     before = observations[0]["start"]["calls"]
-    for st, rec in zip(probe.params["steps"], records):
+    for operation, rec in zip(probe.params["steps"], records):
         after = rec.get("calls")
         delta = calls_delta(before, after)
-        want = {name: int(name == st["fn"]) for name in spec.TOOL_NAMES}
+        want = {name: int(name == operation["fn"]) for name in spec.TOOL_NAMES}
         if delta is None or any(delta.get(k) != v for k, v in want.items()):
-            raise Fail(f"CALLS did not go up by exactly one for {st['fn']} (and stay put for the other "
-                       f"tool) {what}.", call=st["label"], expected=f"CALLS change {want}",
+            raise Fail(f"CALLS did not go up by exactly one for {operation['fn']} (and stay put for the other "
+                       f"tool) {what}.", call=operation["label"], expected=f"CALLS change {want}",
                        got=f"CALLS went from {show(before)} to {show(after)}; the call {outcome(rec)}")
         before = after
     return Verdict.ok()
@@ -145,23 +145,23 @@ def _judge_counter_steps(probes: list, observations: list, what: str) -> Verdict
 add("step1/calls_count_own_tool", 2, "Each tool adds 1 to its own entry of CALLS",
     "Each tool body increments CALLS under its own name, by one, on every run.",
     ["1.calls_own"], _own_counter_probes,
-    lambda p, o: _judge_counter_steps(p, o, "during this call"))
+    lambda p, o: _judge_counter_ops(p, o, "during this call"))
 
 
 def _first_line_probes(rng: random.Random) -> list[Probe]:
-    steps = []
+    ops = []
     for tool in rng.sample(spec.TOOL_NAMES, 2):
         args = [rng.choice(["SKU-1001", "SKU-3300"]), rng.choice(["north", "central"]), rng.randint(1, 5)]
         args[rng.choice([0, 1])] = ExplodingArgument()
-        steps.append(step(tool, *args))
-    return [call_probe(steps)]
+        ops.append(call_op(tool, *args))
+    return [call_probe(ops)]
 
 
 add("step1/calls_first_line", 2, "CALLS is counted on the first line, even when the tool then fails",
     "Put the CALLS increment on the very first line of each tool, before it looks at its arguments: "
     "a run that fails half-way still ran.",
     ["1.calls_first"], _first_line_probes,
-    lambda p, o: _judge_counter_steps(p, o, "although the call then failed on an argument that breaks when "
+    lambda p, o: _judge_counter_ops(p, o, "although the call then failed on an argument that breaks when "
                                             "compared"))
 
 

@@ -6,7 +6,7 @@ import random
 from grader.checks import cases
 from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, check_calls_unchanged,
-                                   expectations_judge, op, outcome, records_of, step)
+                                   expectations_judge, op, outcome, records_of, call_op)
 from grader.checks.registry import Probe, Verdict
 
 
@@ -15,11 +15,11 @@ def _reason_probes(kind: "str | tuple", n: int):
     kinds = (kind,) if isinstance(kind, str) else kind
 
     def probes(rng: random.Random) -> list[Probe]:
-        steps = []
+        ops = []
         for i in range(n):
             tool, args, reason = cases.single_defect(rng, kinds[i % len(kinds)], variant=i if len(kinds) == 1 else None)
-            steps.append(step("validate_args", tool, args, expect=reason))
-        return [call_probe(steps)]
+            ops.append(call_op("validate_args", tool, args, expect=reason))
+        return [call_probe(ops)]
 
     return probes
 
@@ -30,12 +30,12 @@ def _reason_check(check_id: str, kind: str, n: int, points: int, title: str, hin
 
 
 def _valid_probes(rng: random.Random) -> list[Probe]:
-    steps = []
+    ops = []
     for limit in (1, spec.MAX_ROWS, rng.randint(1, spec.MAX_ROWS), rng.randint(1, spec.MAX_ROWS)):
         args = cases.random_valid_args(rng)
         args["limit"] = limit
-        steps.append(step("validate_args", rng.choice(spec.TOOL_NAMES), cases.shuffled(rng, args), expect=""))
-    return [call_probe(steps)]
+        ops.append(call_op("validate_args", rng.choice(spec.TOOL_NAMES), cases.shuffled(rng, args), expect=""))
+    return [call_probe(ops)]
 
 
 add("step2/valid_passes", 2, "A valid call gives the empty string",
@@ -79,25 +79,25 @@ _reason_check("step2/range_high", "range_high", 2, 1, "A limit above max gives r
 
 
 def _no_body_probes(rng: random.Random) -> list[Probe]:
-    steps = [step("validate_args", *cases.single_defect(rng, kind)[:2]) for kind in cases.DEFECT_KINDS]
+    ops = [call_op("validate_args", *cases.single_defect(rng, kind)[:2]) for kind in cases.DEFECT_KINDS]
     args = cases.random_valid_args(rng)
-    steps.append(step("validate_args", rng.choice(spec.TOOL_NAMES), args))
-    rng.shuffle(steps)
-    steps[-1]["runs"] = {"stock_lookup": 0, "legacy_stock": 0}
-    return [call_probe(steps, spies=TOOL_SPIES_ORIGINAL)]
+    ops.append(call_op("validate_args", rng.choice(spec.TOOL_NAMES), args))
+    rng.shuffle(ops)
+    ops[-1]["runs"] = {"stock_lookup": 0, "legacy_stock": 0}
+    return [call_probe(ops, spies=TOOL_SPIES_ORIGINAL)]
 
 
 def _no_body_judge(probes: list, observations: list) -> Verdict:
     probe, obs = probes[0], observations[0]
     records = records_of(probe, obs)
     start = obs["start"] if isinstance(obs.get("start"), dict) else {}
-    for st, rec in zip(probe.params["steps"], records):
+    for operation, rec in zip(probe.params["steps"], records):
         runs = rec.get("spy_runs", {})
         if any(runs.get(tool) != 0 for tool in spec.TOOL_NAMES):
             raise Fail("validate_args ran a tool body: it must only read the contract table.",
-                       call=st["label"], expected="0 runs of each tool", got=f"runs {runs}")
+                       call=operation["label"], expected="0 runs of each tool", got=f"runs {runs}")
         # A body reached around the spies still moves CALLS.
-        check_calls_unchanged(start.get("calls"), rec.get("calls"), st["label"],
+        check_calls_unchanged(start.get("calls"), rec.get("calls"), operation["label"],
                               "validate_args ran a tool body (CALLS changed): it must only read the contract table.")
     return Verdict.ok()
 
@@ -114,26 +114,26 @@ def _contract_probes(rng: random.Random) -> list[Probe]:
     new_max = rng.randint(1, spec.MAX_ROWS - 1)
     probes.append(call_probe([
         op("contract", path=[tool, "args", "limit", "max"], value=new_max),
-        step("validate_args", tool, {**args, "limit": new_max + 1}, expect="range:limit",
+        call_op("validate_args", tool, {**args, "limit": new_max + 1}, expect="range:limit",
              label=f"validate_args({tool!r}, ...) after TOOLS[{tool!r}]['args']['limit']['max'] = {new_max}"),
-        step("validate_args", tool, {**args, "limit": new_max}, expect=""),
+        call_op("validate_args", tool, {**args, "limit": new_max}, expect=""),
     ]))
     new_min = rng.randint(2, spec.MAX_ROWS)
     probes.append(call_probe([
         op("contract", path=[tool, "args", "limit", "min"], value=new_min),
-        step("validate_args", tool, {**args, "limit": new_min - 1}, expect="range:limit",
+        call_op("validate_args", tool, {**args, "limit": new_min - 1}, expect="range:limit",
              label=f"validate_args({tool!r}, ...) after TOOLS[{tool!r}]['args']['limit']['min'] = {new_min}"),
     ]))
     region = rng.choice(["mars", "arctic", "moon"])
     probes.append(call_probe([
         op("contract", path=[tool, "args", "region", "allowed"], value=spec.REGIONS + [region]),
-        step("validate_args", tool, {**args, "region": region}, expect="",
+        call_op("validate_args", tool, {**args, "region": region}, expect="",
              label=f"validate_args({tool!r}, ...) after adding {region!r} to the allowed regions"),
     ]))
     extra = rng.choice(["warehouse", "channel", "batch"])
     probes.append(call_probe([
         op("contract", path=[tool, "args", extra], value={"type": str, "required": True}),
-        step("validate_args", tool, args, expect=f"missing:{extra}",
+        call_op("validate_args", tool, args, expect=f"missing:{extra}",
              label=f"validate_args({tool!r}, {args!r}) after adding a required {extra!r} to the contract"),
     ]))
     return probes
@@ -148,15 +148,15 @@ add("step2/reads_contract", 2, "validate_args follows the contract table when it
 
 def _plain_str_probes(rng: random.Random) -> list[Probe]:
     tool, args, _ = cases.single_defect(rng, rng.choice(cases.DEFECT_KINDS))
-    return [call_probe([step("validate_args", rng.choice(spec.TOOL_NAMES), cases.random_valid_args(rng)),
-                        step("validate_args", tool, args)])]
+    return [call_probe([call_op("validate_args", rng.choice(spec.TOOL_NAMES), cases.random_valid_args(rng)),
+                        call_op("validate_args", tool, args)])]
 
 
 def _plain_str_judge(probes: list, observations: list) -> Verdict:
     probe = probes[0]
-    for st, rec in zip(probe.params["steps"], records_of(probe, observations[0])):
+    for operation, rec in zip(probe.params["steps"], records_of(probe, observations[0])):
         if type(rec.get("value")) is not str:
-            raise Fail("validate_args must return a plain str (\"\" or one reason).", call=st["label"],
+            raise Fail("validate_args must return a plain str (\"\" or one reason).", call=operation["label"],
                        expected="a str", got=outcome(rec))
     return Verdict.ok()
 

@@ -6,7 +6,7 @@ import random
 from grader.checks import cases
 from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe,
-                                   expectations_judge, step)
+                                   expectations_judge, call_op)
 from grader.engine.encode import encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict
 
@@ -28,13 +28,13 @@ def safe_pair(rng: random.Random, tool: str) -> dict:
 
 
 def _success_probes(rng: random.Random) -> list[Probe]:
-    steps = []
+    ops = []
     for tool in (rng.choice(spec.TOOL_NAMES), "stock_lookup", "legacy_stock"):
         args = cases.shuffled(rng, safe_pair(rng, tool))
         limit = args["limit"] if tool == "stock_lookup" else None
-        steps.append(step("call_tool", tool, args,
+        ops.append(call_op("call_tool", tool, args,
                           expect=success(spec.lookup_result(args["sku"], args["region"], limit))))
-    return [call_probe(steps, spies=TOOL_SPIES_TABLE)]
+    return [call_probe(ops, spies=TOOL_SPIES_TABLE)]
 
 
 add("step3/success_result", 2, "A successful call gives {'ok': True, 'value': <result>, 'error': ''}",
@@ -48,26 +48,26 @@ _PREFIX_KINDS = ("unknown_tool", "missing", "extra", "type_wrong", "type_bool", 
                  "range_high")
 
 
-def _defect_steps(rng: random.Random, *, runs: bool) -> list[dict]:
-    steps = []
+def _defect_ops(rng: random.Random, *, runs: bool) -> list[dict]:
+    ops = []
     for kind in _PREFIX_KINDS:
         tool, args, reason = cases.single_defect(rng, kind)
         # One probe kind, two checks: the reason (args_prefix) and the spy counts (blocked_before_call).
         judged = {"runs": {"stock_lookup": 0, "legacy_stock": 0}} if runs else {"expect": failure("args:" + reason)}
-        steps.append(step("call_tool", tool, args, **judged))
-    rng.shuffle(steps)
-    return steps
+        ops.append(call_op("call_tool", tool, args, **judged))
+    rng.shuffle(ops)
+    return ops
 
 
 add("step3/args_prefix", 2, "A refused call gives ok False, value None, error 'args:<reason>'",
     "Run validate_args first; when it gives a reason, return {'ok': False, 'value': None, "
     "'error': 'args:' + reason}.",
-    ["3.shape", "3.args_prefix"], lambda rng: [call_probe(_defect_steps(rng, runs=False))],
+    ["3.shape", "3.args_prefix"], lambda rng: [call_probe(_defect_ops(rng, runs=False))],
     expectations_judge("A call with bad arguments must give {'ok': False, 'value': None, 'error': 'args:<reason>'}."))
 
 add("step3/blocked_before_call", 2, "A refused call never runs the tool body",
     "Return the args failure before touching TOOLS[name]['fn']: a wrong call never reaches the tool.",
-    ["3.blocked"], lambda rng: [call_probe(_defect_steps(rng, runs=True), spies=TOOL_SPIES_ORIGINAL)],
+    ["3.blocked"], lambda rng: [call_probe(_defect_ops(rng, runs=True), spies=TOOL_SPIES_ORIGINAL)],
     expectations_judge("A tool body ran although the arguments were refused."))
 
 
@@ -82,9 +82,9 @@ def _through_table_probes(rng: random.Random) -> list[Probe]:
         args = cases.shuffled(rng, cases.random_valid_args(rng))
         value = _spy_value(rng, args)
         spies = {t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}
-        st = step("call_tool", tool, args, expect=success(value), runs={tool: 1})
-        st["label"] = f"{st['label']}  # with TOOLS[{tool!r}]['fn'] replaced by a spy"
-        probes.append(call_probe([st], spies=spies))
+        operation = call_op("call_tool", tool, args, expect=success(value), runs={tool: 1})
+        operation["label"] = f"{operation['label']}  # with TOOLS[{tool!r}]['fn'] replaced by a spy"
+        probes.append(call_probe([operation], spies=spies))
     return probes
 
 
@@ -95,14 +95,14 @@ def _through_table_judge(probes: list, observations: list) -> Verdict:
     if not verdict.passed:
         return verdict
     for probe, obs in zip(probes, observations):
-        st = probe.params["steps"][0]
-        tool, args = st["args"][0], st["args"][1]
+        operation = probe.params["steps"][0]
+        tool, args = operation["args"][0], operation["args"][1]
         seen = obs.get("spy_seen", {}).get(tool, [])
         want = {"positional": [], "kwargs": args}
         if len(seen) != 1 or not strict_equal(seen[0], want):
             got = seen[0] if seen else "no call"
             raise Fail("The tool function should be called as fn(**args): every argument by name.",
-                       call=st["label"], expected=f"fn(**{show(args)})", got=show(got))
+                       call=operation["label"], expected=f"fn(**{show(args)})", got=show(got))
     return Verdict.ok()
 
 
@@ -118,9 +118,9 @@ def _raised_probes(rng: random.Random) -> list[Probe]:
         tool = rng.choice(spec.TOOL_NAMES)
         name = exc["custom"] if isinstance(exc, dict) else exc
         args = cases.random_valid_args(rng)
-        st = step("call_tool", tool, args, expect=failure("raised:" + name))
-        st["label"] = f"{st['label']}  # the tool raises {name}"
-        probes.append(call_probe([st], spies={t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}))
+        operation = call_op("call_tool", tool, args, expect=failure("raised:" + name))
+        operation["label"] = f"{operation['label']}  # the tool raises {name}"
+        probes.append(call_probe([operation], spies={t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}))
     return probes
 
 
@@ -132,12 +132,12 @@ add("step3/raised_as_value", 2, "A tool that raises gives error 'raised:<Excepti
 
 
 def _unknown_probes(rng: random.Random) -> list[Probe]:
-    steps = []
+    ops = []
     for _ in range(2):
         tool, args, _reason = cases.single_defect(rng, "unknown_tool")
-        steps.append(step("call_tool", tool, args, expect=failure("args:unknown_tool"),
+        ops.append(call_op("call_tool", tool, args, expect=failure("args:unknown_tool"),
                           runs={"stock_lookup": 0, "legacy_stock": 0}))
-    return [call_probe(steps, spies=TOOL_SPIES_ORIGINAL)]
+    return [call_probe(ops, spies=TOOL_SPIES_ORIGINAL)]
 
 
 add("step3/unknown_tool", 1, "An unknown tool name gives error 'args:unknown_tool', no exception",

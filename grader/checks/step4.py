@@ -5,7 +5,7 @@ import random
 
 from grader.checks import cases
 from grader import spec
-from grader.checks._common import add, call_probe, expectations_judge, op, step
+from grader.checks._common import add, call_probe, expectations_judge, op, call_op
 from grader.checks.step3 import failure
 from grader.engine.encode import encode
 from grader.checks.registry import Probe
@@ -15,8 +15,8 @@ def _valid_probes(rng: random.Random) -> list[Probe]:
     results = [cases.random_valid_result(rng, 1), cases.random_valid_result(rng, spec.MAX_ROWS),
                cases.random_valid_result(rng)]
     results[0]["rows"][0]["count"] = 0  # an empty bin is still a valid row
-    steps = [step("validate_result", rng.choice(spec.TOOL_NAMES), r, expect="") for r in results]
-    return [call_probe(steps)]
+    ops = [call_op("validate_result", rng.choice(spec.TOOL_NAMES), r, expect="") for r in results]
+    return [call_probe(ops)]
 
 
 add("step4/valid_passes", 2, "A trustworthy result gives the empty string",
@@ -26,11 +26,11 @@ add("step4/valid_passes", 2, "A trustworthy result gives the empty string",
 
 def _bad_probes(kinds: tuple, n: int):
     def probes(rng: random.Random) -> list[Probe]:
-        steps = []
+        ops = []
         for i in range(n):
             value, reason = cases.bad_result(rng, kinds[i % len(kinds)], variant=i)
-            steps.append(step("validate_result", rng.choice(spec.TOOL_NAMES), value, expect=reason))
-        return [call_probe(steps)]
+            ops.append(call_op("validate_result", rng.choice(spec.TOOL_NAMES), value, expect=reason))
+        return [call_probe(ops)]
 
     return probes
 
@@ -70,22 +70,22 @@ def _contract_probes(rng: random.Random) -> list[Probe]:
     max_len = rng.randint(1, 3)
     probes.append(call_probe([
         op("contract", path=[tool, "returns", "rows", "max_len"], value=max_len),
-        step("validate_result", tool, cases.random_valid_result(rng, max_len + 1), expect="too_big",
+        call_op("validate_result", tool, cases.random_valid_result(rng, max_len + 1), expect="too_big",
              label=f"validate_result({tool!r}, <{max_len + 1} rows>) after setting returns['rows']['max_len'] = {max_len}"),
-        step("validate_result", tool, cases.random_valid_result(rng, max_len), expect=""),
+        call_op("validate_result", tool, cases.random_valid_result(rng, max_len), expect=""),
     ]))
     minimum = rng.randint(5, 50)
     low = cases.random_valid_result(rng, 1)
     low["rows"][0]["count"] = minimum - 1
     probes.append(call_probe([
         op("contract", path=[tool, "returns", "rows", "item", "count", "min"], value=minimum),
-        step("validate_result", tool, low, expect="range",
+        call_op("validate_result", tool, low, expect="range",
              label=f"validate_result({tool!r}, {low!r}) after setting the count 'min' to {minimum}"),
     ]))
     key = rng.choice(["warehouse", "currency", "as_of"])
     probes.append(call_probe([
         op("contract", path=[tool, "returns", "keys", key], value=str),
-        step("validate_result", tool, cases.random_valid_result(rng), expect="shape",
+        call_op("validate_result", tool, cases.random_valid_result(rng), expect="shape",
              label=f"validate_result({tool!r}, ...) after adding the key {key!r} to returns['keys']"),
     ]))
     return probes
@@ -103,9 +103,10 @@ def _prefix_probes(rng: random.Random) -> list[Probe]:
     for kind in ("shape_bad_row", "shape_not_dict", "empty", "too_big", "range"):
         value, reason = cases.bad_result(rng, kind)
         tool = rng.choice(spec.TOOL_NAMES)
-        st = step("call_tool", tool, cases.random_valid_args(rng), expect=failure("result:" + reason))
-        st["label"] += f"  # the tool returns {value!r}"
-        probes.append(call_probe([st], spies={t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}))
+        operation = call_op("call_tool", tool, cases.random_valid_args(rng), expect=failure("result:" + reason))
+        operation["label"] += f"  # the tool returns {value!r}"
+        spies = {t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}
+        probes.append(call_probe([operation], spies=spies))
     rng.shuffle(probes)
     return probes
 
@@ -119,9 +120,9 @@ add("step4/call_tool_result_prefix", 2, "call_tool refuses a bad result with err
 
 def _legacy_probes(rng: random.Random) -> list[Probe]:
     limits = rng.sample(range(1, spec.MAX_ROWS + 1), 2)
-    steps = [step("call_tool", "legacy_stock", cases.shuffled(rng, {"sku": "SKU-3300", "region": "north", "limit": n}),
+    ops = [call_op("call_tool", "legacy_stock", cases.shuffled(rng, {"sku": "SKU-3300", "region": "north", "limit": n}),
                   expect=failure("result:too_big")) for n in limits]
-    return [call_probe(steps)]
+    return [call_probe(ops)]
 
 
 add("step4/legacy_too_big", 1, "legacy_stock for SKU-3300 in north gives result:too_big",

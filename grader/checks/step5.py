@@ -6,7 +6,7 @@ import random
 from grader.checks import cases
 from grader import spec
 from grader.checks._common import (TOOL_SPIES_TABLE, Fail, add, call_probe, expectations_judge, op, outcome,
-                                   records_of, step, value_of)
+                                   records_of, call_op, value_of)
 from grader.checks.step3 import safe_pair, success
 from grader.engine.encode import encode, show
 from grader.checks.registry import Probe, Verdict
@@ -14,16 +14,17 @@ from grader.checks.registry import Probe, Verdict
 
 def _keys_of(probe: Probe, obs: dict) -> list[tuple[dict, dict]]:
     pairs = list(zip(probe.params["steps"], records_of(probe, obs)))
-    for st, rec in pairs:
-        key = value_of(rec, st, "cache_key raised instead of returning a key.")
+    for operation, rec in pairs:
+        key = value_of(rec, operation, "cache_key raised instead of returning a key.")
         if type(key) is not str:
-            raise Fail("cache_key must return a plain str.", call=st["label"], expected="a str", got=outcome(rec))
+            raise Fail("cache_key must return a plain str.", call=operation["label"], expected="a str",
+                       got=outcome(rec))
     return pairs
 
 
 def _str_probes(rng: random.Random) -> list[Probe]:
-    steps = [step("cache_key", rng.choice(spec.TOOL_NAMES), cases.random_valid_args(rng)) for _ in range(3)]
-    return [call_probe(steps)]
+    ops = [call_op("cache_key", rng.choice(spec.TOOL_NAMES), cases.random_valid_args(rng)) for _ in range(3)]
+    return [call_probe(ops)]
 
 
 def _str_judge(probes: list, observations: list) -> Verdict:
@@ -37,13 +38,13 @@ add("step5/key_is_str", 1, "cache_key returns a str",
 
 
 def _order_probes(rng: random.Random) -> list[Probe]:
-    steps = []
+    ops = []
     for _ in range(3):
         tool, args = rng.choice(spec.TOOL_NAMES), cases.random_valid_args(rng)
         if rng.random() < 0.4:
             args["note"] = rng.choice(["a", "b"])
-        steps += [step("cache_key", tool, args), step("cache_key", tool, cases.shuffled(rng, args))]
-    return [call_probe(steps)]
+        ops += [call_op("cache_key", tool, args), call_op("cache_key", tool, cases.shuffled(rng, args))]
+    return [call_probe(ops)]
 
 
 def _order_judge(probes: list, observations: list) -> Verdict:
@@ -70,18 +71,18 @@ def _distinct_probes(rng: random.Random) -> list[Probe]:
     limit = rng.choice([n for n in range(1, spec.MAX_ROWS + 1) if n != base["limit"]])
     variants += [(tool, {**base, "sku": sku}), (tool, {**base, "region": region}), (tool, {**base, "limit": limit}),
                  (tool, {**base, "sku": base["region"], "region": base["sku"]})]
-    return [call_probe([step("cache_key", t, a) for t, a in variants])]
+    return [call_probe([call_op("cache_key", t, a) for t, a in variants])]
 
 
 def _distinct_judge(probes: list, observations: list) -> Verdict:
     pairs = _keys_of(probes[0], observations[0])
     seen: dict[str, str] = {}
-    for st, rec in pairs:
+    for operation, rec in pairs:
         key = rec["value"]
         if key in seen:
             raise Fail("Different calls must get different keys (the tool name and every argument value count).",
-                       call=f"{seen[key]} vs {st['label']}", expected="two different keys", got=f"both {key!r}")
-        seen[key] = st["label"]
+                       call=f"{seen[key]} vs {operation['label']}", expected="two different keys", got=f"both {key!r}")
+        seen[key] = operation["label"]
     return Verdict.ok()
 
 
@@ -96,13 +97,13 @@ def _second_call_probes(rng: random.Random) -> list[Probe]:
     limit = args["limit"] if tool == "stock_lookup" else None
     result = success(spec.lookup_result(args["sku"], args["region"], limit))
     _, bad_args, _ = cases.single_defect(rng, rng.choice(["allowed", "range_high", "type_bool"]))
-    steps = [step("call_tool", tool, args, expect=result, runs={tool: 1}),
-             step("call_tool", tool, bad_args),
-             step("call_tool", "stock_lookup" if tool == "legacy_stock" else "legacy_stock",
+    ops = [call_op("call_tool", tool, args, expect=result, runs={tool: 1}),
+             call_op("call_tool", tool, bad_args),
+             call_op("call_tool", "stock_lookup" if tool == "legacy_stock" else "legacy_stock",
                   safe_pair(rng, "legacy_stock")),
-             step("call_tool", tool, args, expect=result, runs={tool: 1}),
-             step("call_tool", tool, cases.shuffled(rng, args), expect=result, runs={tool: 1})]
-    return [call_probe(steps, spies=TOOL_SPIES_TABLE)]
+             call_op("call_tool", tool, args, expect=result, runs={tool: 1}),
+             call_op("call_tool", tool, cases.shuffled(rng, args), expect=result, runs={tool: 1})]
+    return [call_probe(ops, spies=TOOL_SPIES_TABLE)]
 
 
 add("step5/second_call_cached", 2, "A repeated successful call runs the tool body 0 more times",
@@ -116,10 +117,10 @@ def _failure_probes(rng: random.Random) -> list[Probe]:
     tool = rng.choice(spec.TOOL_NAMES)
     args = cases.random_valid_args(rng)
     exc = rng.choice(cases.EXCEPTION_TYPES)
-    raising = [step("call_tool", tool, args, runs={tool: n}) for n in (1, 2, 3)]
+    raising = [call_op("call_tool", tool, args, runs={tool: n}) for n in (1, 2, 3)]
     raising[0]["label"] += f"  # the tool raises {exc}"
     empty, _ = cases.bad_result(rng, rng.choice(["empty", "too_big", "range"]))
-    returning = [step("call_tool", tool, args, runs={tool: n}) for n in (1, 2)]
+    returning = [call_op("call_tool", tool, args, runs={tool: n}) for n in (1, 2)]
     returning[0]["label"] += f"  # the tool returns {empty!r}"
     return [call_probe(raising, spies={tool: {"mode": "raise", "exc": exc}}),
             call_probe(returning, spies={tool: {"mode": "return", "value": encode(empty)}})]
@@ -131,11 +132,11 @@ def _failure_judge(probes: list, observations: list) -> Verdict:
     if not verdict.passed:
         return verdict
     for probe, obs in zip(probes, observations):
-        for st, rec in zip(probe.params["steps"], records_of(probe, obs)):
-            value = value_of(rec, st, "call_tool must not raise.")
+        for operation, rec in zip(probe.params["steps"], records_of(probe, obs)):
+            value = value_of(rec, operation, "call_tool must not raise.")
             if not isinstance(value, dict) or value.get("ok") is not False:
                 raise Fail("This call fails every time, so call_tool must report ok False every time.",
-                           call=st["label"], expected="ok False", got=outcome(rec))
+                           call=operation["label"], expected="ok False", got=outcome(rec))
     return Verdict.ok()
 
 
@@ -148,13 +149,13 @@ def _validation_first_probes(rng: random.Random) -> list[Probe]:
     tool = rng.choice(spec.TOOL_NAMES)
     args = safe_pair(rng, tool)
     args["limit"] = rng.randint(2, spec.MAX_ROWS)
-    steps = [step("call_tool", tool, args, runs={tool: 1}),
+    ops = [call_op("call_tool", tool, args, runs={tool: 1}),
              op("contract", path=[tool, "args", "limit", "max"], value=args["limit"] - 1),
-             step("call_tool", tool, args, expect={"ok": False, "value": None, "error": "args:range:limit"},
+             call_op("call_tool", tool, args, expect={"ok": False, "value": None, "error": "args:range:limit"},
                   runs={tool: 1},
                   label=f"call_tool({tool!r}, {args!r}) again, after TOOLS[{tool!r}]['args']['limit']['max'] "
                         f"= {args['limit'] - 1}")]
-    return [call_probe(steps, spies=TOOL_SPIES_TABLE)]
+    return [call_probe(ops, spies=TOOL_SPIES_TABLE)]
 
 
 add("step5/validation_before_cache", 2, "The cache is looked up only after the arguments pass validation",
@@ -171,10 +172,10 @@ def _holds_probes(rng: random.Random) -> list[Probe]:
     args = safe_pair(rng, tool)
     empty, _ = cases.bad_result(rng, "empty")
     _, bad_args, _ = cases.single_defect(rng, rng.choice(["allowed", "range_low", "missing"]))
-    steps = [step("call_tool", tool, args), step("call_tool", other, cases.random_valid_args(rng)),
-             step("call_tool", tool, bad_args), op("cache", label="list(CACHE)"), step("cache_key", tool, args)]
+    ops = [call_op("call_tool", tool, args), call_op("call_tool", other, cases.random_valid_args(rng)),
+             call_op("call_tool", tool, bad_args), op("cache", label="list(CACHE)"), call_op("cache_key", tool, args)]
     spies = {tool: TOOL_SPIES_TABLE[tool], other: {"mode": "return", "value": encode(empty)}}
-    return [call_probe(steps, spies=spies)]
+    return [call_probe(ops, spies=spies)]
 
 
 def _holds_judge(probes: list, observations: list) -> Verdict:
@@ -182,7 +183,7 @@ def _holds_judge(probes: list, observations: list) -> Verdict:
     records = records_of(probe, observations[0])
     cache_rec, key_rec = records[3], records[4]
     key = value_of(key_rec, probe.params["steps"][4], "cache_key raised.")
-    calls = "; ".join(st["label"] for st in probe.params["steps"][:3])
+    calls = "; ".join(operation["label"] for operation in probe.params["steps"][:3])
     if cache_rec.get("not_dict"):
         raise Fail("CACHE must be a module-level dict.", call="CACHE", expected="a dict",
                    got=show(cache_rec.get("value")))

@@ -6,7 +6,7 @@ import random
 from grader.checks import cases
 from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe, get_field,
-                                   mentions_number, outcome, records_of, step, value_of)
+                                   mentions_number, outcome, records_of, call_op, value_of)
 from grader.engine.encode import encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict, shared_rng
 
@@ -93,39 +93,42 @@ add("step6/naive_graph_nodes", 1, "build_naive() compiles a graph with the nodes
 # --------------------------------------------------------------------------- run_naive
 
 
-def result_of(rec: dict, st: dict, keys: tuple, fn: str) -> dict:
+def result_of(rec: dict, operation: dict, keys: tuple, fn: str) -> dict:
     """The (encoded) result dict of run_naive/handle, with its keys checked."""
-    value = value_of(rec, st, f"{fn} must not raise: a failure is a path of the graph, not an exception.")
+    value = value_of(rec, operation, f"{fn} must not raise: a failure is a path of the graph, not an exception.")
     for key in keys:
-        get_field(value, key, st["label"], f"The dict returned by {fn}")
+        get_field(value, key, operation["label"], f"The dict returned by {fn}")
     return value
 
 
-def expect_field(value: dict, key: str, want: object, st: dict, message: str) -> None:
+def expect_field(value: dict, key: str, want: object, operation: dict, message: str) -> None:
     if not strict_equal(value.get(key), encode(want)):
-        raise Fail(message, call=st["label"], expected=f"{key} == {want!r}", got=f"{key} == {show(value.get(key))}")
+        raise Fail(message, call=operation["label"], expected=f"{key} == {want!r}",
+                   got=f"{key} == {show(value.get(key))}")
 
 
-def check_answer_mentions(value: dict, parts: list, st: dict, message: str) -> None:
+def check_answer_mentions(value: dict, parts: list, operation: dict, message: str) -> None:
     answer = value.get("answer")
     if type(answer) is not str:
-        raise Fail("The answer must be a str.", call=st["label"], expected="a str", got=show(answer))
+        raise Fail("The answer must be a str.", call=operation["label"], expected="a str", got=show(answer))
     for part in parts:
         if str(part) not in answer:
-            raise Fail(message, call=st["label"], expected=f"an answer containing {str(part)!r}", got=repr(answer))
+            raise Fail(message, call=operation["label"], expected=f"an answer containing {str(part)!r}",
+                       got=repr(answer))
 
 
-def check_calls_entries(value: dict, tools: list, args: "list | None", st: dict) -> None:
+def check_calls_entries(value: dict, tools: list, args: "list | None", operation: dict) -> None:
     calls = value.get("calls")
     if not isinstance(calls, list) or len(calls) != len(tools):
-        raise Fail(f"calls must hold one entry per call_tool made ({len(tools)} here).", call=st["label"],
+        raise Fail(f"calls must hold one entry per call_tool made ({len(tools)} here).", call=operation["label"],
                    expected=f"{len(tools)} entries", got=show(calls))
     for i, (entry, tool) in enumerate(zip(calls, tools)):
         if not isinstance(entry, dict) or not strict_equal(entry.get("tool"), tool) or "args" not in entry:
             raise Fail("Each calls entry is a dict with at least 'tool' (the name called) and 'args'.",
-                       call=st["label"], expected=f"calls[{i}]['tool'] == {tool!r} and an 'args' key", got=show(entry))
+                       call=operation["label"], expected=f"calls[{i}]['tool'] == {tool!r} and an 'args' key",
+                       got=show(entry))
         if args is not None and not strict_equal(entry["args"], encode(args[i])):
-            raise Fail("calls[i]['args'] must be the arguments passed to call_tool.", call=st["label"],
+            raise Fail("calls[i]['args'] must be the arguments passed to call_tool.", call=operation["label"],
                        expected=show(encode(args[i])), got=show(entry["args"]))
 
 
@@ -192,9 +195,9 @@ def _found_run(rng: random.Random, tool: "str | None") -> Probe:
         row["count"] = rng.randint(10, 999)
     value = {"sku": args["sku"], "region": args["region"], "rows": rows}
     order = cases.order(args["sku"], args["region"], args["limit"], tool)
-    st = step("run_naive", order, runs=_runs_of(tool, 1))
-    st["label"] += f"  # the tool returns {value!r}"
-    return call_probe([st], spies={t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES},
+    operation = call_op("run_naive", order, runs=_runs_of(tool, 1))
+    operation["label"] += f"  # the tool returns {value!r}"
+    return call_probe([operation], spies={t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES},
                       fresh=True)
 
 
@@ -202,8 +205,8 @@ def _refused_run(rng: random.Random, kind: str, tool: "str | None", variant: "in
     _tool, args, _reason = cases.single_defect(rng, kind, variant)
     order = cases.order(args["sku"], args["region"], args["limit"], tool)
     # call_tool's own verdict on the same call is the reason run_naive must carry.
-    return call_probe([step("call_tool", _used(tool), _order_args(order)),
-                       step("run_naive", order, runs=_runs_of(tool, 0))], spies=TOOL_SPIES_ORIGINAL, fresh=True)
+    return call_probe([call_op("call_tool", _used(tool), _order_args(order)),
+                       call_op("run_naive", order, runs=_runs_of(tool, 0))], spies=TOOL_SPIES_ORIGINAL, fresh=True)
 
 
 def _empty_run(rng: random.Random, tool: "str | None") -> Probe:
@@ -212,17 +215,17 @@ def _empty_run(rng: random.Random, tool: "str | None") -> Probe:
     else:  # a known sku in a region where it has no row
         sku, region = rng.choice([(s, r) for s in spec.SKUS for r in spec.REGIONS if not spec.rows_for(s, r)])
     order = cases.order(sku, region, rng.randint(1, spec.MAX_ROWS), tool)
-    return call_probe([step("call_tool", _used(tool), _order_args(order)),
-                       step("run_naive", order, runs=_runs_of(tool, 1))], spies=TOOL_SPIES_TABLE, fresh=True)
+    return call_probe([call_op("call_tool", _used(tool), _order_args(order)),
+                       call_op("run_naive", order, runs=_runs_of(tool, 1))], spies=TOOL_SPIES_TABLE, fresh=True)
 
 
 def _raised_run(rng: random.Random, tool: "str | None") -> Probe:
     args = cases.random_valid_args(rng)
     order = cases.order(args["sku"], args["region"], args["limit"], tool)
     exc = rng.choice(cases.EXCEPTION_TYPES)
-    st = step("run_naive", order, runs=_runs_of(tool, 1))
-    st["label"] += f"  # the tool raises {exc}"
-    return call_probe([step("call_tool", _used(tool), _order_args(order)), st],
+    operation = call_op("run_naive", order, runs=_runs_of(tool, 1))
+    operation["label"] += f"  # the tool raises {exc}"
+    return call_probe([call_op("call_tool", _used(tool), _order_args(order)), operation],
                       spies={t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}, fresh=True)
 
 
@@ -232,7 +235,7 @@ def naive_probes(*names: str):
 
 
 def the_run(probe: Probe, obs: dict) -> tuple[dict, dict, dict]:
-    """The run_naive step (the probe's last), its record, and the tool runs made during that call alone."""
+    """The run_naive operation (the probe's last), its record, and the tool runs made during that call alone."""
     records = records_of(probe, obs)
     before = records[-2] if len(records) > 1 else obs.get("start")
     before_runs = before.get("spy_runs") if isinstance(before, dict) else None
@@ -248,23 +251,23 @@ def the_run(probe: Probe, obs: dict) -> tuple[dict, dict, dict]:
 
 def _ok_judge(probes: list, observations: list) -> Verdict:
     for probe, obs in zip(probes, observations):
-        st, rec, _runs = the_run(probe, obs)
-        value = result_of(rec, st, RESULT_KEYS, "run_naive")
-        order = st["args"][0]
+        operation, rec, _runs = the_run(probe, obs)
+        value = result_of(rec, operation, RESULT_KEYS, "run_naive")
+        order = operation["args"][0]
         rows = probe.params["spies"][_used(order.get("tool"))]["value"]["rows"]
         first = rows[0]
-        expect_field(value, "ok", True, st, "A successful call must end with ok True.")
+        expect_field(value, "ok", True, operation, "A successful call must end with ok True.")
         message = "The answer must name the sku, the region, and the bin and count of the first row."
-        check_answer_mentions(value, [order["sku"], order["region"], first["bin"], first["count"]], st, message)
+        check_answer_mentions(value, [order["sku"], order["region"], first["bin"], first["count"]], operation, message)
         # As a whole number: a count of 41 must not pass because the bin is Q-41 or the sku SKU-4411.
         if not mentions_number(value["answer"], first["count"]):
-            raise Fail(message, call=st["label"], expected=f"an answer containing the number {first['count']}",
+            raise Fail(message, call=operation["label"], expected=f"an answer containing the number {first['count']}",
                        got=repr(value["answer"]))
         if not strict_equal(value.get("rows"), rows):
-            raise Fail("rows must be the rows of the tool's result.", call=st["label"],
+            raise Fail("rows must be the rows of the tool's result.", call=operation["label"],
                        expected=show(rows), got=show(value.get("rows")))
-        expect_field(value, "errors", [], st, "A successful run has no errors.")
-        check_calls_entries(value, [_used(order.get("tool"))], [_order_args(order)], st)
+        expect_field(value, "errors", [], operation, "A successful run has no errors.")
+        check_calls_entries(value, [_used(order.get("tool"))], [_order_args(order)], operation)
     return Verdict.ok()
 
 
@@ -274,17 +277,17 @@ add("step6/naive_ok", 3, "run_naive on a good order: ok, answer from the first r
     ["6.reply", "6.run_naive", "6.fetch"], naive_probes("found"), _ok_judge)
 
 
-def reason_from_call_tool(rec: dict, st: dict) -> str:
-    value = value_of(rec, st, "call_tool raised on this call.")
+def reason_from_call_tool(rec: dict, operation: dict) -> str:
+    value = value_of(rec, operation, "call_tool raised on this call.")
     if not isinstance(value, dict) or value.get("ok") is not False or type(value.get("error")) is not str \
             or not value.get("error"):
-        raise Fail("call_tool should refuse this call (ok False and a reason in error).", call=st["label"],
+        raise Fail("call_tool should refuse this call (ok False and a reason in error).", call=operation["label"],
                    expected="{'ok': False, 'value': None, 'error': <reason>}", got=outcome(rec))
     return value["error"]
 
 
 def _failure_judge(probes: list, observations: list) -> Verdict:
-    """run_naive gives up with call_tool's reason, after as many tool runs as the step's ``runs`` say."""
+    """run_naive gives up with call_tool's reason, after as many tool runs as the operation's ``runs`` say."""
     for probe, obs in zip(probes, observations):
         st_run, rec_run, runs = the_run(probe, obs)
         st_call, rec_call = probe.params["steps"][0], records_of(probe, obs)[0]
@@ -318,24 +321,24 @@ add("step6/naive_empty", 2, "run_naive on an empty result gives up with result:e
 
 def _default_tool_judge(probes: list, observations: list) -> Verdict:
     for probe, obs in zip(probes, observations):
-        st, rec, runs = the_run(probe, obs)
-        value = result_of(rec, st, RESULT_KEYS, "run_naive")
-        order = st["args"][0]
+        operation, rec, runs = the_run(probe, obs)
+        value = result_of(rec, operation, RESULT_KEYS, "run_naive")
+        order = operation["args"][0]
         used, want = _used(order.get("tool")), _order_args(order)
-        check_calls_entries(value, [used], None, st)
+        check_calls_entries(value, [used], None, operation)
         if not strict_equal(value["calls"][0]["args"], encode(want)):
             raise Fail("calls[0]['args'] must be the arguments passed to call_tool, and pick must pass the "
-                       "order's sku, region and limit through unchanged.", call=st["label"],
+                       "order's sku, region and limit through unchanged.", call=operation["label"],
                        expected=f"calls[0]['args'] == {want!r}", got=show(value["calls"][0]["args"]))
-        if not any(st["runs"].values()):
+        if not any(operation["runs"].values()):
             continue  # refused before any body ran: the calls entry is what shows pick's choice
-        for tool, n in st["runs"].items():
+        for tool, n in operation["runs"].items():
             if runs.get(tool) != n:
                 raise Fail("pick chooses order['tool'], and stock_lookup when the order names none.",
-                           call=st["label"], expected=f"{tool} called {n} time(s)", got=f"runs {show(runs)}")
+                           call=operation["label"], expected=f"{tool} called {n} time(s)", got=f"runs {show(runs)}")
         seen = (obs.get("spy_seen") or {}).get(used) or [{}]
         if not strict_equal(seen[-1].get("kwargs"), want):
-            raise Fail("pick must pass the order's sku, region and limit through unchanged.", call=st["label"],
+            raise Fail("pick must pass the order's sku, region and limit through unchanged.", call=operation["label"],
                        expected=f"the tool called with {want!r}", got=show(seen[-1]))
     return Verdict.ok()
 
@@ -348,16 +351,16 @@ add("step6/naive_default_tool", 2, "pick uses the order's tool (default stock_lo
 
 def _no_retry_judge(probes: list, observations: list) -> Verdict:
     for probe, obs in zip(probes, observations):
-        st, rec, runs = the_run(probe, obs)
-        value = result_of(rec, st, RESULT_KEYS, "run_naive")
-        expect_field(value, "ok", False, st, "The naive graph makes one call and gives up on failure.")
+        operation, rec, runs = the_run(probe, obs)
+        value = result_of(rec, operation, RESULT_KEYS, "run_naive")
+        expect_field(value, "ok", False, operation, "The naive graph makes one call and gives up on failure.")
         for key in ("errors", "calls"):
             if not isinstance(value.get(key), list) or len(value[key]) != 1:
-                raise Fail(f"The naive graph makes exactly one call: {key} holds one entry.", call=st["label"],
+                raise Fail(f"The naive graph makes exactly one call: {key} holds one entry.", call=operation["label"],
                            expected=f"len({key}) == 1", got=f"{key} == {show(value.get(key))}")
-        for tool, n in st["runs"].items():
+        for tool, n in operation["runs"].items():
             if runs.get(tool) != n:
-                raise Fail("The naive graph must not retry.", call=st["label"], expected=f"{n} run(s) of {tool}",
+                raise Fail("The naive graph must not retry.", call=operation["label"], expected=f"{n} run(s) of {tool}",
                            got=f"runs {show(runs)}")
     return Verdict.ok()
 

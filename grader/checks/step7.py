@@ -16,7 +16,7 @@ from typing import Callable
 from grader.checks import cases
 from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, expectations_judge, op,
-                                   records_of, step)
+                                   records_of, call_op)
 from grader.checks.step6 import (check_answer_mentions, expect_field, judge_nodes, judge_reducers,
                                  reducer_probes, result_of)
 from grader.engine.encode import decode, encode, show, strict_equal
@@ -29,9 +29,9 @@ REGION, LIMIT, TOO_BIG, EMPTY = "args:allowed:region", "args:range:limit", "resu
 
 
 def _constants_probes(rng: random.Random) -> list[Probe]:
-    steps = [dict(op("attr", name=n), expect=encode(v), label=n)
+    ops = [dict(op("attr", name=n), expect=encode(v), label=n)
              for n, v in (("MAX_ATTEMPTS", spec.MAX_ATTEMPTS), ("FALLBACK_REGION", spec.FALLBACK_REGION))]
-    return [call_probe(steps, fresh=True)]
+    return [call_probe(ops, fresh=True)]
 
 
 add("step7/constants", 1, "MAX_ATTEMPTS is 3 and FALLBACK_REGION is 'central'",
@@ -45,7 +45,7 @@ def _can_repair_probes(rng: random.Random) -> list[Probe]:
     reasons += [(EMPTY, False), ("raised:" + rng.choice(cases.EXCEPTION_TYPES), False),
                 ("raised:" + rng.choice(cases.CUSTOM_EXCEPTION_NAMES), False)]
     rng.shuffle(reasons)
-    return [call_probe([step("can_repair", r, expect=want) for r, want in reasons])]
+    return [call_probe([call_op("can_repair", r, expect=want) for r, want in reasons])]
 
 
 add("step7/can_repair_table", 2, "can_repair: True for the three repairable reasons, False for empty and raised",
@@ -62,15 +62,15 @@ HANDLE_RUNS = ("spec_repair", "spec_empty", "too_big_then_cached", "two_repairs"
 _BIG_SKU, _BIG_REGION = "SKU-3300", "north"  # the only pair with more rows than MAX_ROWS
 
 
-def _handle_step(order: dict, note: str = "") -> dict:
-    st = step("handle", order)
+def _handle_op(order: dict, note: str = "") -> dict:
+    operation = call_op("handle", order)
     if note:
-        st["label"] += "  # " + note
-    return st
+        operation["label"] += "  # " + note
+    return operation
 
 
-def _run(steps: list, spies: "dict | None" = None) -> Probe:
-    return call_probe(steps, spies=spies if spies is not None else TOOL_SPIES_ORIGINAL, fresh=True)
+def _run(ops: list, spies: "dict | None" = None) -> Probe:
+    return call_probe(ops, spies=spies if spies is not None else TOOL_SPIES_ORIGINAL, fresh=True)
 
 
 def _bad_limits(rng: random.Random) -> tuple[int, int]:
@@ -104,16 +104,16 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     two = cases.repairable_region_order(srng)
     fallback = cases.order("SKU-5000", srng.choice(cases.BAD_REGIONS), srng.randint(1, spec.MAX_ROWS))
     return {
-        "spec_repair": _run([_handle_step(SPEC_REPAIR_ORDER)]),
-        "spec_empty": _run([_handle_step(SPEC_EMPTY_ORDER)]),
+        "spec_repair": _run([_handle_op(SPEC_REPAIR_ORDER)]),
+        "spec_empty": _run([_handle_op(SPEC_EMPTY_ORDER)]),
         "too_big_then_cached": _run([
-            _handle_step(cases.order(_BIG_SKU, _BIG_REGION, limit, "legacy_stock")),
-            _handle_step(cached, note="the run above left this stock_lookup call in CACHE")]),
-        "two_repairs": _run([_handle_step(dict(two, limit=two_limit))]),
+            _handle_op(cases.order(_BIG_SKU, _BIG_REGION, limit, "legacy_stock")),
+            _handle_op(cached, note="the run above left this stock_lookup call in CACHE")]),
+        "two_repairs": _run([_handle_op(dict(two, limit=two_limit))]),
         "attempt_limit": _run([op("set", name="MAX_ATTEMPTS", value=2),
-                               _handle_step(cases.order(_BIG_SKU, _BIG_REGION, other_limit, "legacy_stock"),
+                               _handle_op(cases.order(_BIG_SKU, _BIG_REGION, other_limit, "legacy_stock"),
                                             note="with MAX_ATTEMPTS = 2")]),
-        "fallback_empty": _run([_handle_step(fallback)]),
+        "fallback_empty": _run([_handle_op(fallback)]),
     }
 
 
@@ -124,7 +124,7 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
 class HandleRun:
     """One ``handle`` call of a probe as the judge sees it."""
 
-    st: dict          # the step sent (its label is the learner-facing call)
+    operation: dict   # the operation sent (its label is the learner-facing call)
     rec: dict         # what the child recorded for it
     before: dict      # the record (or the probe's start snapshot) just before it
     earlier: list = field(default_factory=list)  # the probe's earlier handle runs
@@ -134,24 +134,24 @@ class HandleRun:
     def value(self) -> dict:
         """handle's (encoded) result with its eight keys, or :class:`Fail`."""
         if self._value is None:
-            self._value = result_of(self.rec, self.st, HANDLE_KEYS, "handle")
+            self._value = result_of(self.rec, self.operation, HANDLE_KEYS, "handle")
         return self._value
 
     @property
     def order(self) -> dict:
-        return decode(self.st["args"][0])
+        return decode(self.operation["args"][0])
 
     def fail(self, message: str, expected: str, got: str) -> None:
-        raise Fail(message, call=self.st["label"], expected=expected, got=got)
+        raise Fail(message, call=self.operation["label"], expected=expected, got=got)
 
 
 def handle_runs_of(probe: Probe, obs: dict) -> list[HandleRun]:
-    """The probe's ``handle`` steps, in order, with their records."""
+    """The probe's ``handle`` ops, in order, with their records."""
     records = records_of(probe, obs)
     runs: list[HandleRun] = []
-    for i, (st, rec) in enumerate(zip(probe.params["steps"], records)):
-        if st.get("op") == "call" and st.get("fn") == "handle":
-            runs.append(HandleRun(st, rec, records[i - 1] if i else obs.get("start") or {}, list(runs)))
+    for i, (operation, rec) in enumerate(zip(probe.params["steps"], records)):
+        if operation.get("op") == "call" and operation.get("fn") == "handle":
+            runs.append(HandleRun(operation, rec, records[i - 1] if i else obs.get("start") or {}, list(runs)))
     return runs
 
 
@@ -198,17 +198,17 @@ def ends(why: str = "", **want: object) -> Aspect:
         return f"{why} {message}" if why else message
 
     def aspect(run: HandleRun) -> None:
-        value, st = run.value, run.st
+        value, operation = run.value, run.operation
         for key in ("ok", "attempts", "errors", "rows"):
             if key in want:
-                expect_field(value, key, want[key], st, say(_MESSAGES[key]))
+                expect_field(value, key, want[key], operation, say(_MESSAGES[key]))
         if "n_fixes" in want:
             fixes = value.get("fixes")
             if not isinstance(fixes, list) or len(fixes) != want["n_fixes"]:
                 run.fail(say("repair appends one description to fixes per repair made."),
                          f"{want['n_fixes']} fix(es)", f"fixes == {show(fixes)}")
         if "answer_has" in want:
-            check_answer_mentions(value, [want["answer_has"]], st, "The answer must name the last reason.")
+            check_answer_mentions(value, [want["answer_has"]], operation, "The answer must name the last reason.")
         if "tool_runs" in want and not (type(value["tool_runs"]) is int and value["tool_runs"] == want["tool_runs"]):
             run.fail(say("tool_runs counts the tool bodies that ran during this handle."),
                      f"tool_runs == {want['tool_runs']}", f"tool_runs == {show(value['tool_runs'])}")
@@ -271,14 +271,14 @@ def stops_after(reason: str) -> Aspect:
     """The run gives up right after the first ``reason`` (no fetch after it) and the answer names it."""
     def aspect(run: HandleRun) -> None:
         value = run.value
-        expect_field(value, "ok", False, run.st, f"{reason} is not repairable: the run must give up.")
+        expect_field(value, "ok", False, run.operation, f"{reason} is not repairable: the run must give up.")
         errors = value["errors"]
         if not isinstance(errors, list) or reason not in errors or errors.index(reason) != len(errors) - 1 \
                 or not strict_equal(value["attempts"], len(errors)):
             run.fail(f"{reason} is not repairable: asking again gives the same, so go to giveup right after it.",
                      f"errors ending with the first {reason!r}, and no fetch after it",
                      f"errors == {show(errors)}, attempts == {show(value['attempts'])}")
-        check_answer_mentions(value, [reason], run.st, "The answer must name the last reason.")
+        check_answer_mentions(value, [reason], run.operation, "The answer must name the last reason.")
     return aspect
 
 
@@ -292,7 +292,7 @@ def rows_of_last_call(run: HandleRun) -> None:
         run.fail("calls[-1] must hold the arguments of the successful call.", "{'tool': ..., 'args': {...}}",
                  show(last))
     want = spec.rows_for(args["sku"], args["region"], args["limit"])
-    expect_field(run.value, "rows", want, run.st, "rows must be the rows of the successful retry.")
+    expect_field(run.value, "rows", want, run.operation, "rows must be the rows of the successful retry.")
 
 
 def _spy_total(rec: dict) -> int:
@@ -356,17 +356,17 @@ _TYPES = {"ok": (bool,), "answer": (str,), "errors": (list,), "calls": (list,), 
 
 def shape(run: HandleRun) -> None:
     """The eight keys with the spec's types; rows a list on success; calls entries with tool and args."""
-    value, st = run.value, run.st
+    value, operation = run.value, run.operation
     for key, types in _TYPES.items():
         if type(value[key]) not in types:
-            raise Fail(f"handle()['{key}'] must be a {types[0].__name__}.", call=st["label"],
+            raise Fail(f"handle()['{key}'] must be a {types[0].__name__}.", call=operation["label"],
                        expected=types[0].__name__, got=show(value[key]))
     if value["ok"] and type(value["rows"]) is not list:
-        raise Fail("handle()['rows'] must be a list on success.", call=st["label"], expected="a list",
+        raise Fail("handle()['rows'] must be a list on success.", call=operation["label"], expected="a list",
                    got=show(value["rows"]))
     for entry in value["calls"]:
         if not isinstance(entry, dict) or "tool" not in entry or "args" not in entry:
-            raise Fail("Each calls entry is a dict with at least tool and args.", call=st["label"],
+            raise Fail("Each calls entry is a dict with at least tool and args.", call=operation["label"],
                        expected="{'tool': ..., 'args': ...}", got=show(entry))
 
 
@@ -411,7 +411,7 @@ def _raised_probes(rng: random.Random) -> list[Probe]:
     exc = rng.choice(cases.EXCEPTION_TYPES)
     args = cases.random_valid_args(rng, stocked=True)
     order = cases.order(args["sku"], args["region"], args["limit"])
-    return [_run([_handle_step(order, note=f"the tool raises {exc}")],
+    return [_run([_handle_op(order, note=f"the tool raises {exc}")],
                  {"stock_lookup": {"mode": "raise", "exc": exc}})]
 
 

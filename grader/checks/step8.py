@@ -25,7 +25,7 @@ import random
 from grader.checks import cases
 from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, mentions_number, op,
-                                   records_of, step, value_of)
+                                   records_of, call_op, value_of)
 from grader.checks.step7 import SPEC_EMPTY_ORDER, SPEC_REPAIR_ORDER
 from grader.engine.encode import encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict, shared_rng
@@ -46,21 +46,21 @@ EXTRA_TOOL = "grader_extra_tool"
 AS_IS, CHANGED = "step8/as_is", "step8/changed"
 
 
-def _report_step(folder: str = "scratch") -> dict:
+def _report_op(folder: str = "scratch") -> dict:
     label = "write_report()" if folder == "default" else "write_report(folder=<a new scratch folder>)"
     return op("report", folder=folder, label=label)
 
 
 def _report_record(probe: Probe, obs: dict) -> tuple[dict, dict]:
-    """The (step, record) of the probe's write_report call, which must have returned."""
-    for st, rec in zip(probe.params["steps"], records_of(probe, obs)):
-        if st.get("op") == "report":
-            value_of(rec, st, "write_report must run without raising.")
-            return st, rec
-    raise Fail("The grader's probe has no write_report step.")  # a grader bug; never for learners
+    """The (operation, record) of the probe's write_report call, which must have returned."""
+    for operation, rec in zip(probe.params["steps"], records_of(probe, obs)):
+        if operation.get("op") == "report":
+            value_of(rec, operation, "write_report must run without raising.")
+            return operation, rec
+    raise Fail("The grader's probe has no write_report operation.")  # a grader bug; never for learners
 
 
-def _files(st: dict, rec: dict, *, json_needed: bool = True, md_needed: bool = False,
+def _files(operation: dict, rec: dict, *, json_needed: bool = True, md_needed: bool = False,
            anywhere: bool = False) -> dict:
     """The report files the record read; ``anywhere``: those in the working folder if the default had none.
 
@@ -71,16 +71,16 @@ def _files(st: dict, rec: dict, *, json_needed: bool = True, md_needed: bool = F
     elsewhere = rec.get("cwd_files")
     if anywhere and not (files.get("json_exists") or files.get("md_exists")) and isinstance(elsewhere, dict):
         files = elsewhere
-    where = "next to the module file" if st.get("folder") == "default" else "in the folder passed as folder="
+    where = "next to the module file" if operation.get("folder") == "default" else "in the folder passed as folder="
     for name, key in (("tool_report.json", "json_exists"), ("tool_report.md", "md_exists")):
         if not files.get(key):
-            raise Fail(f"{name} was not written {where}.", call=st["label"], expected=f"a file {name}",
+            raise Fail(f"{name} was not written {where}.", call=operation["label"], expected=f"a file {name}",
                        got="no such file")
     if json_needed and "json" not in files:
-        raise Fail("tool_report.json is not valid JSON.", call=st["label"], expected="a JSON object",
+        raise Fail("tool_report.json is not valid JSON.", call=operation["label"], expected="a JSON object",
                    got=files.get("json_error", "unreadable"))
     if md_needed and type(files.get("md")) is not str:
-        raise Fail("tool_report.md could not be read as UTF-8 text.", call=st["label"],
+        raise Fail("tool_report.md could not be read as UTF-8 text.", call=operation["label"],
                    got=files.get("md_error", "unreadable"))
     return files
 
@@ -88,39 +88,39 @@ def _files(st: dict, rec: dict, *, json_needed: bool = True, md_needed: bool = F
 # --------------------------------------------------------------------------- the grader's own measurement
 
 
-def measurement_steps(rng: random.Random, *, blocked: bool = True) -> tuple[list, dict]:
+def measurement_ops(rng: random.Random, *, blocked: bool = True) -> tuple[list, dict]:
     """Operations that measure the module as the report must, and where each part sits.
 
     ``blocked=False`` leaves out the wrong-argument calls (and ``where["blocked"]``).
 
-    >>> steps, where = measurement_steps(random.Random(1), blocked=False)
-    >>> sorted(where), steps[where["repaired"]]["fn"]
+    >>> ops, where = measurement_ops(random.Random(1), blocked=False)
+    >>> sorted(where), ops[where["repaired"]]["fn"]
     (['bad', 'gave_up', 'memo', 'repaired', 'tools'], 'handle')
     """
-    steps: list = [op("keys", name="TOOLS")]
+    ops: list = [op("keys", name="TOOLS")]
     where: dict = {"tools": 0}
     if blocked:
         kinds = rng.sample(list(cases.DEFECT_KINDS), 5)
-        first = len(steps)
-        steps += [step("call_tool", *cases.single_defect(rng, kind)[:2]) for kind in kinds]
-        where["blocked"] = [first - 1, len(steps) - 1]
+        first = len(ops)
+        ops += [call_op("call_tool", *cases.single_defect(rng, kind)[:2]) for kind in kinds]
+        where["blocked"] = [first - 1, len(ops) - 1]
     shape = rng.choice([k for k in cases.BAD_RESULT_KINDS if k.startswith("shape")])
-    where["bad"] = list(range(len(steps), len(steps) + 4))
-    steps += [step("validate_result", "stock_lookup", cases.bad_result(rng, kind)[0])
+    where["bad"] = list(range(len(ops), len(ops) + 4))
+    ops += [call_op("validate_result", "stock_lookup", cases.bad_result(rng, kind)[0])
               for kind in (shape, "empty", "too_big", "range")]
     args = {"sku": "SKU-1001", "region": "central", "limit": rng.randint(1, spec.MAX_ROWS)}
-    steps += [op("clear_cache"), step("call_tool", "stock_lookup", args), step("call_tool", "stock_lookup", args)]
-    where["memo"] = [len(steps) - 2, len(steps) - 1]
-    steps += [step("handle", SPEC_REPAIR_ORDER), step("handle", SPEC_EMPTY_ORDER)]
-    where["repaired"], where["gave_up"] = len(steps) - 2, len(steps) - 1
-    return steps, where
+    ops += [op("clear_cache"), call_op("call_tool", "stock_lookup", args), call_op("call_tool", "stock_lookup", args)]
+    where["memo"] = [len(ops) - 2, len(ops) - 1]
+    ops += [call_op("handle", SPEC_REPAIR_ORDER), call_op("handle", SPEC_EMPTY_ORDER)]
+    where["repaired"], where["gave_up"] = len(ops) - 2, len(ops) - 1
+    return ops, where
 
 
 def _runs(rec: dict) -> int:
     return sum(n for n in rec.get("spy_runs", {}).values() if type(n) is int)
 
 
-def measured_values(steps: list, records: list, where: dict) -> dict:
+def measured_values(ops: list, records: list, where: dict) -> dict:
     """The report a correct ``write_report`` would write for this module, from the grader's records.
 
     Only the parts ``where`` locates are measured (``blocked_before_call`` may be absent).
@@ -135,17 +135,17 @@ def measured_values(steps: list, records: list, where: dict) -> dict:
         out["blocked_before_call"] = _runs(records[hi]) - _runs(records[lo])
     reasons = []
     for i in where["bad"]:
-        reasons.append(value_of(records[i], steps[i], "The grader's own measurement of bad results failed: "
+        reasons.append(value_of(records[i], ops[i], "The grader's own measurement of bad results failed: "
                                                        "validate_result raised."))
     out["bad_result_reasons"] = sorted(reasons, key=str)
     first, second = where["memo"]
     out["memo_second_call_runs"] = _runs(records[second]) - _runs(records[first])
-    repaired = value_of(records[where["repaired"]], steps[where["repaired"]],
+    repaired = value_of(records[where["repaired"]], ops[where["repaired"]],
                         "The grader's own run of handle on the wrong-region order failed.")
-    empty = value_of(records[where["gave_up"]], steps[where["gave_up"]],
+    empty = value_of(records[where["gave_up"]], ops[where["gave_up"]],
                      "The grader's own run of handle on the empty order failed.")
     if not isinstance(repaired, dict) or not isinstance(empty, dict):
-        raise Fail("handle must return a dict.", call=steps[where["repaired"]]["label"], got=show(repaired))
+        raise Fail("handle must return a dict.", call=ops[where["repaired"]]["label"], got=show(repaired))
     out["repaired"] = bool(repaired.get("ok") is True and repaired.get("fixes"))
     out["attempts"] = repaired.get("attempts")
     out["gave_up"] = empty.get("ok") is not True
@@ -155,19 +155,19 @@ def measured_values(steps: list, records: list, where: dict) -> dict:
 def _measured_report_probe(rng: random.Random, folder: str = "scratch", sets: "dict | None" = None,
                            changes: "list[tuple[list, str]] | None" = None, blocked: bool = True) -> Probe:
     """A fresh probe: ``sets`` and ``changes`` (operations, note), ``write_report``, then the measurement."""
-    steps = [op("set", name=k, value=v) for k, v in (sets or {}).items()]
+    ops = [op("set", name=k, value=v) for k, v in (sets or {}).items()]
     notes = [f"{k} = {v!r}" for k, v in (sets or {}).items()]
     for operations, note in changes or []:
-        steps += operations
+        ops += operations
         notes.append(note)
-    report = _report_step(folder)
+    report = _report_op(folder)
     if notes:
         report["label"] += "  # with " + ", ".join(notes)
-    steps.append(report)
-    measure, where = measurement_steps(rng, blocked=blocked)
-    offset = len(steps)
+    ops.append(report)
+    measure, where = measurement_ops(rng, blocked=blocked)
+    offset = len(ops)
     where = {k: ([i + offset for i in v] if isinstance(v, list) else v + offset) for k, v in where.items()}
-    return call_probe(steps + measure, spies=TOOL_SPIES_ORIGINAL, measure=where, fresh=True)
+    return call_probe(ops + measure, spies=TOOL_SPIES_ORIGINAL, measure=where, fresh=True)
 
 
 def as_is_probe(rng: random.Random) -> Probe:
@@ -215,11 +215,11 @@ add("step8/default_folder", 1, "write_report() without a folder writes next to t
 
 
 def _returns_judge(probes: list, observations: list) -> Verdict:
-    st, rec = _report_record(probes[0], observations[0])
-    files = _files(st, rec)
+    operation, rec = _report_record(probes[0], observations[0])
+    files = _files(operation, rec)
     value = rec["value"]
     if not isinstance(value, dict) or not strict_equal(value, files["json"]):
-        raise Fail("write_report must return the same dict it wrote to tool_report.json.", call=st["label"],
+        raise Fail("write_report must return the same dict it wrote to tool_report.json.", call=operation["label"],
                    expected=show(files["json"]), got=show(value))
     return Verdict.ok()
 
@@ -235,20 +235,20 @@ add("step8/returns_json_dict", 2, "write_report returns the dict it wrote as JSO
 def judge_values(probes: list, observations: list, keys: tuple = REPORT_KEYS, *, anywhere: bool = False) -> Verdict:
     """Each of ``keys`` in the written JSON equals the grader's measurement made right after the report."""
     for probe, obs in zip(probes, observations):
-        st, rec = _report_record(probe, obs)
-        files = _files(st, rec, anywhere=anywhere)
+        operation, rec = _report_record(probe, obs)
+        files = _files(operation, rec, anywhere=anywhere)
         report = files["json"]
-        steps, records = probe.params["steps"], records_of(probe, obs)
-        want = measured_values(steps, records, probe.params["measure"])
+        ops, records = probe.params["steps"], records_of(probe, obs)
+        want = measured_values(ops, records, probe.params["measure"])
         if not isinstance(report, dict) or any(k.startswith("$") for k in report):
-            raise Fail("tool_report.json must hold a JSON object.", call=st["label"], got=show(report))
+            raise Fail("tool_report.json must hold a JSON object.", call=operation["label"], got=show(report))
         for key in keys:
             if key not in report:
-                raise Fail(f"tool_report.json has no key {key!r}.", call=st["label"], expected=f"a key {key!r}",
+                raise Fail(f"tool_report.json has no key {key!r}.", call=operation["label"], expected=f"a key {key!r}",
                            got=show(sorted(report)))
             if not strict_equal(report[key], encode(want[key])):
                 raise Fail(f"{key!r} in tool_report.json is not what the module does now: the grader measured "
-                           "the same module right after the report.", call=st["label"],
+                           "the same module right after the report.", call=operation["label"],
                            expected=f"{key}: {want[key]!r}", got=f"{key}: {show(report[key])}")
     return Verdict.ok()
 
@@ -280,18 +280,18 @@ def failure_section(md: str) -> "str | None":
 
 
 def _md(probe: Probe, obs: dict, *, anywhere: bool = False) -> tuple[dict, str]:
-    st, rec = _report_record(probe, obs)
-    return st, _files(st, rec, json_needed=False, md_needed=True, anywhere=anywhere)["md"]
+    operation, rec = _report_record(probe, obs)
+    return operation, _files(operation, rec, json_needed=False, md_needed=True, anywhere=anywhere)["md"]
 
 
 def _headings_judge(probes: list, observations: list) -> Verdict:
-    st, md = _md(probes[0], observations[0])
+    operation, md = _md(probes[0], observations[0])
     found = headings_of(md)
     for name, wanted in HEADINGS.items():
         if sorted(found) == sorted(wanted):
             return Verdict.ok()
     raise Fail("tool_report.md needs exactly four ## sections, all four headings from one set (Korean or English, "
-               "as in the step 8 notes).", call=st["label"], expected="\n".join(HEADINGS["English"]),
+               "as in the step 8 notes).", call=operation["label"], expected="\n".join(HEADINGS["English"]),
                got="\n".join(found) or "no ## headings")
 
 
@@ -300,20 +300,20 @@ add("step8/md_headings", 2, "tool_report.md has the four ## sections of one head
     ["8.headings"], lambda rng: [as_is_probe(rng)], _headings_judge)
 
 
-def _limit_in_md(st: dict, md: str, limit: int) -> None:
+def _limit_in_md(operation: dict, md: str, limit: int) -> None:
     section = failure_section(md)
     if section is None:
         raise Fail("tool_report.md has no failure-path section (## How failure was handled as a path).",
-                   call=st["label"], expected="that heading", got="\n".join(headings_of(md)))
+                   call=operation["label"], expected="that heading", got="\n".join(headings_of(md)))
     if not mentions_number(section, limit):
         raise Fail("The failure-path section must state the attempt limit, the value of MAX_ATTEMPTS when the "
-                   "report is written.", call=st["label"], expected=f"the number {limit} in that section",
+                   "report is written.", call=operation["label"], expected=f"the number {limit} in that section",
                    got=section.strip()[:400])
 
 
 def _attempt_limit_judge(probes: list, observations: list) -> Verdict:
-    st, md = _md(probes[0], observations[0])
-    _limit_in_md(st, md, spec.MAX_ATTEMPTS)
+    operation, md = _md(probes[0], observations[0])
+    _limit_in_md(operation, md, spec.MAX_ATTEMPTS)
     return Verdict.ok()
 
 
@@ -324,8 +324,8 @@ add("step8/md_attempt_limit", 1, "The failure section states the attempt limit (
 
 def _follows_judge(probes: list, observations: list) -> Verdict:
     judge_values(probes, observations, CHANGED_REPORT_KEYS, anywhere=True)
-    st, md = _md(probes[0], observations[0], anywhere=True)
-    _limit_in_md(st, md, probes[0].params["steps"][0]["value"])
+    operation, md = _md(probes[0], observations[0], anywhere=True)
+    _limit_in_md(operation, md, probes[0].params["steps"][0]["value"])
     return Verdict.ok()
 
 
