@@ -17,14 +17,6 @@ Example::
 """
 from __future__ import annotations
 
-import importlib
+from grader.lazy import lazy_face
 
-_LAZY = {"check": "agtool_lab.widget", "working_on": "agtool_lab.widget"}
-
-__all__ = sorted(_LAZY)
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'agtool_lab' has no attribute {name!r}")
+__getattr__, __all__ = lazy_face(__name__, {"check": "agtool_lab.widget", "working_on": "agtool_lab.widget"})

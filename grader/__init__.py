@@ -21,19 +21,11 @@ Example::
 """
 from __future__ import annotations
 
-import importlib
+from grader.lazy import lazy_face
 
-_LAZY = {
+__getattr__, __all__ = lazy_face(__name__, {
     "grade": "grader.grading",
     "Report": "grader.report",
     "CheckResult": "grader.report",
     "CHECKS": "grader.checks.registry",
-}
-
-__all__ = sorted(_LAZY)
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'grader' has no attribute {name!r}")
+})

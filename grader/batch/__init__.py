@@ -24,21 +24,13 @@ Example::
 """
 from __future__ import annotations
 
-import importlib
+from grader.lazy import lazy_face
 
-_LAZY = {
+__getattr__, __all__ = lazy_face(__name__, {
     "run_batch": "grader.batch.run",
     "BatchResult": "grader.batch.run",
     "discover": "grader.batch.discovery",
     "sanitize_learner_id": "grader.batch.discovery",
     "UnsafeArchive": "grader.batch.discovery",
     "load_records": "grader.batch.records",
-}
-
-__all__ = sorted(_LAZY)
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'grader.batch' has no attribute {name!r}")
+})
