@@ -17,7 +17,7 @@ def _names_probes(rng: random.Random) -> list[Probe]:
     # A fresh import: CALLS must be all zeros before any tool ran.
     ops = [dict(op("attr", name=n), expect=encode(v), label=n) for n, v in [
         ("REGIONS", spec.REGIONS), ("MAX_ROWS", spec.MAX_ROWS),
-        ("CALLS", {"stock_lookup": 0, "legacy_stock": 0})]]
+        ("CALLS", spec.CALLS_START)]]
     return [call_probe(ops, fresh=True)]
 
 
@@ -66,10 +66,10 @@ add("step1/stock_table", 2, "STOCK holds exactly the 19 rows of the table, in or
 
 
 def _lookup_probes(rng: random.Random) -> list[Probe]:
-    picks = [("SKU-3300", "north", rng.randint(1, spec.MAX_ROWS)),
-             (cases.UNKNOWN_SKU, rng.choice(spec.REGIONS), rng.randint(1, spec.MAX_ROWS)),
+    picks = [(*spec.BIG_PAIR, rng.randint(1, spec.MAX_ROWS)),
+             (spec.UNKNOWN_SKU, rng.choice(spec.REGIONS), rng.randint(1, spec.MAX_ROWS)),
              ("SKU-1001", "north", rng.choice([1, 2, 3])),
-             ("SKU-5000", "central", rng.randint(1, spec.MAX_ROWS))]
+             (spec.NO_FALLBACK_SKU, spec.FALLBACK_REGION, rng.randint(1, spec.MAX_ROWS))]
     for _ in range(3):
         args = cases.random_valid_args(rng, stocked=rng.random() < 0.7)
         picks.append((args["sku"], args["region"], args["limit"]))
@@ -86,7 +86,7 @@ add("step1/lookup_rows", 3, "stock_lookup returns the matching rows in table ord
 
 
 def _legacy_probes(rng: random.Random) -> list[Probe]:
-    picks = [("SKU-3300", "north", rng.randint(1, spec.MAX_ROWS)), ("SKU-1001", "north", 1)]
+    picks = [(*spec.BIG_PAIR, rng.randint(1, spec.MAX_ROWS)), ("SKU-1001", "north", 1)]
     for _ in range(2):
         args = cases.random_valid_args(rng, stocked=True)
         picks.append((args["sku"], args["region"], 1))
@@ -103,7 +103,7 @@ add("step1/legacy_ignores_limit", 2, "legacy_stock returns every matching row, w
 def _zero_probes(rng: random.Random) -> list[Probe]:
     limit = rng.randint(1, spec.MAX_ROWS)
     ops = [call_op("stock_lookup", "SKU-2040", "west", limit, expect=spec.lookup_result("SKU-2040", "west", limit)),
-             call_op("legacy_stock", "SKU-2040", "west", limit, expect=spec.lookup_result("SKU-2040", "west"))]
+           call_op("legacy_stock", "SKU-2040", "west", limit, expect=spec.lookup_result("SKU-2040", "west"))]
     return [call_probe(ops)]
 
 
@@ -162,7 +162,7 @@ add("step1/calls_first_line", 2, "CALLS is counted on the first line, even when 
     "a run that fails half-way still ran.",
     ["1.calls_first"], _first_line_probes,
     lambda p, o: _judge_counter_ops(p, o, "although the call then failed on an argument that breaks when "
-                                            "compared"))
+                                          "compared"))
 
 
 # --------------------------------------------------------------------------- TOOLS

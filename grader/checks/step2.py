@@ -43,7 +43,7 @@ add("step2/valid_passes", 2, "A valid call gives the empty string",
     "(the bounds min and max are inclusive; the order of the arguments does not matter).",
     ["2.valid"], _valid_probes, expectations_judge("A valid call must give \"\"."))
 
-_reason_check("step2/unknown_tool", "unknown_tool", 2, 1, "A tool name that is not in TOOLS gives unknown_tool",
+_reason_check("step2/unknown_tool", spec.UNKNOWN_TOOL, 2, 1, "A tool name that is not in TOOLS gives unknown_tool",
               "Check the name against the keys of TOOLS before anything else about the call.",
               ["2.unknown_tool"], "A name that is not a key of TOOLS must give 'unknown_tool'.")
 _reason_check("step2/missing", "missing", 3, 2, "A required argument that is absent gives missing:<arg>",
@@ -115,26 +115,26 @@ def _contract_probes(rng: random.Random) -> list[Probe]:
     probes.append(call_probe([
         op("contract", path=[tool, "args", "limit", "max"], value=new_max),
         call_op("validate_args", tool, {**args, "limit": new_max + 1}, expect="range:limit",
-             label=f"validate_args({tool!r}, ...) after TOOLS[{tool!r}]['args']['limit']['max'] = {new_max}"),
+                label=f"validate_args({tool!r}, ...) after TOOLS[{tool!r}]['args']['limit']['max'] = {new_max}"),
         call_op("validate_args", tool, {**args, "limit": new_max}, expect=""),
     ]))
     new_min = rng.randint(2, spec.MAX_ROWS)
     probes.append(call_probe([
         op("contract", path=[tool, "args", "limit", "min"], value=new_min),
         call_op("validate_args", tool, {**args, "limit": new_min - 1}, expect="range:limit",
-             label=f"validate_args({tool!r}, ...) after TOOLS[{tool!r}]['args']['limit']['min'] = {new_min}"),
+                label=f"validate_args({tool!r}, ...) after TOOLS[{tool!r}]['args']['limit']['min'] = {new_min}"),
     ]))
     region = rng.choice(["mars", "arctic", "moon"])
     probes.append(call_probe([
         op("contract", path=[tool, "args", "region", "allowed"], value=spec.REGIONS + [region]),
         call_op("validate_args", tool, {**args, "region": region}, expect="",
-             label=f"validate_args({tool!r}, ...) after adding {region!r} to the allowed regions"),
+                label=f"validate_args({tool!r}, ...) after adding {region!r} to the allowed regions"),
     ]))
     extra = rng.choice(["warehouse", "channel", "batch"])
     probes.append(call_probe([
         op("contract", path=[tool, "args", extra], value={"type": str, "required": True}),
         call_op("validate_args", tool, args, expect=f"missing:{extra}",
-             label=f"validate_args({tool!r}, {args!r}) after adding a required {extra!r} to the contract"),
+                label=f"validate_args({tool!r}, {args!r}) after adding a required {extra!r} to the contract"),
     ]))
     return probes
 

@@ -33,7 +33,7 @@ def _success_probes(rng: random.Random) -> list[Probe]:
         args = cases.shuffled(rng, safe_pair(rng, tool))
         limit = args["limit"] if tool == "stock_lookup" else None
         ops.append(call_op("call_tool", tool, args,
-                          expect=success(spec.lookup_result(args["sku"], args["region"], limit))))
+                           expect=success(spec.lookup_result(args["sku"], args["region"], limit))))
     return [call_probe(ops, spies=TOOL_SPIES_TABLE)]
 
 
@@ -53,7 +53,8 @@ def _defect_ops(rng: random.Random, *, runs: bool) -> list[dict]:
     for kind in _PREFIX_KINDS:
         tool, args, reason = cases.single_defect(rng, kind)
         # One probe kind, two checks: the reason (args_prefix) and the spy counts (blocked_before_call).
-        judged = {"runs": {"stock_lookup": 0, "legacy_stock": 0}} if runs else {"expect": failure("args:" + reason)}
+        judged = ({"runs": {"stock_lookup": 0, "legacy_stock": 0}} if runs
+                  else {"expect": failure(spec.ARGS_PREFIX + reason)})
         ops.append(call_op("call_tool", tool, args, **judged))
     rng.shuffle(ops)
     return ops
@@ -118,7 +119,7 @@ def _raised_probes(rng: random.Random) -> list[Probe]:
         tool = rng.choice(spec.TOOL_NAMES)
         name = exc["custom"] if isinstance(exc, dict) else exc
         args = cases.random_valid_args(rng)
-        operation = call_op("call_tool", tool, args, expect=failure("raised:" + name))
+        operation = call_op("call_tool", tool, args, expect=failure(spec.RAISED_PREFIX + name))
         operation["label"] = f"{operation['label']}  # the tool raises {name}"
         probes.append(call_probe([operation], spies={t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}))
     return probes
@@ -135,8 +136,8 @@ def _unknown_probes(rng: random.Random) -> list[Probe]:
     ops = []
     for _ in range(2):
         tool, args, _reason = cases.single_defect(rng, "unknown_tool")
-        ops.append(call_op("call_tool", tool, args, expect=failure("args:unknown_tool"),
-                          runs={"stock_lookup": 0, "legacy_stock": 0}))
+        ops.append(call_op("call_tool", tool, args, expect=failure(spec.ARGS_PREFIX + spec.UNKNOWN_TOOL),
+                           runs={"stock_lookup": 0, "legacy_stock": 0}))
     return [call_probe(ops, spies=TOOL_SPIES_ORIGINAL)]
 
 

@@ -70,8 +70,9 @@ def _contract_probes(rng: random.Random) -> list[Probe]:
     max_len = rng.randint(1, 3)
     probes.append(call_probe([
         op("contract", path=[tool, "returns", "rows", "max_len"], value=max_len),
-        call_op("validate_result", tool, cases.random_valid_result(rng, max_len + 1), expect="too_big",
-             label=f"validate_result({tool!r}, <{max_len + 1} rows>) after setting returns['rows']['max_len'] = {max_len}"),
+        call_op("validate_result", tool, cases.random_valid_result(rng, max_len + 1), expect=spec.TOO_BIG,
+                label=f"validate_result({tool!r}, <{max_len + 1} rows>) after setting "
+                      f"returns['rows']['max_len'] = {max_len}"),
         call_op("validate_result", tool, cases.random_valid_result(rng, max_len), expect=""),
     ]))
     minimum = rng.randint(5, 50)
@@ -79,14 +80,14 @@ def _contract_probes(rng: random.Random) -> list[Probe]:
     low["rows"][0]["count"] = minimum - 1
     probes.append(call_probe([
         op("contract", path=[tool, "returns", "rows", "item", "count", "min"], value=minimum),
-        call_op("validate_result", tool, low, expect="range",
-             label=f"validate_result({tool!r}, {low!r}) after setting the count 'min' to {minimum}"),
+        call_op("validate_result", tool, low, expect=spec.RANGE,
+                label=f"validate_result({tool!r}, {low!r}) after setting the count 'min' to {minimum}"),
     ]))
     key = rng.choice(["warehouse", "currency", "as_of"])
     probes.append(call_probe([
         op("contract", path=[tool, "returns", "keys", key], value=str),
-        call_op("validate_result", tool, cases.random_valid_result(rng), expect="shape",
-             label=f"validate_result({tool!r}, ...) after adding the key {key!r} to returns['keys']"),
+        call_op("validate_result", tool, cases.random_valid_result(rng), expect=spec.SHAPE,
+                label=f"validate_result({tool!r}, ...) after adding the key {key!r} to returns['keys']"),
     ]))
     return probes
 
@@ -103,7 +104,8 @@ def _prefix_probes(rng: random.Random) -> list[Probe]:
     for kind in ("shape_bad_row", "shape_not_dict", "empty", "too_big", "range"):
         value, reason = cases.bad_result(rng, kind)
         tool = rng.choice(spec.TOOL_NAMES)
-        operation = call_op("call_tool", tool, cases.random_valid_args(rng), expect=failure("result:" + reason))
+        operation = call_op("call_tool", tool, cases.random_valid_args(rng),
+                            expect=failure(spec.RESULT_PREFIX + reason))
         operation["label"] += f"  # the tool returns {value!r}"
         spies = {t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}
         probes.append(call_probe([operation], spies=spies))
@@ -120,8 +122,9 @@ add("step4/call_tool_result_prefix", 2, "call_tool refuses a bad result with err
 
 def _legacy_probes(rng: random.Random) -> list[Probe]:
     limits = rng.sample(range(1, spec.MAX_ROWS + 1), 2)
-    ops = [call_op("call_tool", "legacy_stock", cases.shuffled(rng, {"sku": "SKU-3300", "region": "north", "limit": n}),
-                  expect=failure("result:too_big")) for n in limits]
+    sku, region = spec.BIG_PAIR
+    ops = [call_op("call_tool", "legacy_stock", cases.shuffled(rng, {"sku": sku, "region": region, "limit": n}),
+                   expect=failure(spec.RESULT_PREFIX + spec.TOO_BIG)) for n in limits]
     return [call_probe(ops)]
 
 

@@ -66,7 +66,7 @@ def _distinct_probes(rng: random.Random) -> list[Probe]:
     tool, base = rng.choice(spec.TOOL_NAMES), cases.random_valid_args(rng)
     other_tool = [t for t in spec.TOOL_NAMES if t != tool][0]
     variants = [(tool, base), (other_tool, base)]
-    sku = rng.choice([s for s in spec.SKUS + [cases.UNKNOWN_SKU] if s != base["sku"]])
+    sku = rng.choice([s for s in spec.SKUS + [spec.UNKNOWN_SKU] if s != base["sku"]])
     region = rng.choice([r for r in spec.REGIONS if r != base["region"]])
     limit = rng.choice([n for n in range(1, spec.MAX_ROWS + 1) if n != base["limit"]])
     variants += [(tool, {**base, "sku": sku}), (tool, {**base, "region": region}), (tool, {**base, "limit": limit}),
@@ -98,11 +98,11 @@ def _second_call_probes(rng: random.Random) -> list[Probe]:
     result = success(spec.lookup_result(args["sku"], args["region"], limit))
     _, bad_args, _ = cases.single_defect(rng, rng.choice(["allowed", "range_high", "type_bool"]))
     ops = [call_op("call_tool", tool, args, expect=result, runs={tool: 1}),
-             call_op("call_tool", tool, bad_args),
-             call_op("call_tool", "stock_lookup" if tool == "legacy_stock" else "legacy_stock",
-                  safe_pair(rng, "legacy_stock")),
-             call_op("call_tool", tool, args, expect=result, runs={tool: 1}),
-             call_op("call_tool", tool, cases.shuffled(rng, args), expect=result, runs={tool: 1})]
+           call_op("call_tool", tool, bad_args),
+           call_op("call_tool", "stock_lookup" if tool == "legacy_stock" else "legacy_stock",
+                   safe_pair(rng, "legacy_stock")),
+           call_op("call_tool", tool, args, expect=result, runs={tool: 1}),
+           call_op("call_tool", tool, cases.shuffled(rng, args), expect=result, runs={tool: 1})]
     return [call_probe(ops, spies=TOOL_SPIES_TABLE)]
 
 
@@ -149,12 +149,13 @@ def _validation_first_probes(rng: random.Random) -> list[Probe]:
     tool = rng.choice(spec.TOOL_NAMES)
     args = safe_pair(rng, tool)
     args["limit"] = rng.randint(2, spec.MAX_ROWS)
+    refused = {"ok": False, "value": None, "error": spec.ARGS_PREFIX + spec.arg_reason(spec.RANGE, "limit")}
     ops = [call_op("call_tool", tool, args, runs={tool: 1}),
-             op("contract", path=[tool, "args", "limit", "max"], value=args["limit"] - 1),
-             call_op("call_tool", tool, args, expect={"ok": False, "value": None, "error": "args:range:limit"},
-                  runs={tool: 1},
-                  label=f"call_tool({tool!r}, {args!r}) again, after TOOLS[{tool!r}]['args']['limit']['max'] "
-                        f"= {args['limit'] - 1}")]
+           op("contract", path=[tool, "args", "limit", "max"], value=args["limit"] - 1),
+           call_op("call_tool", tool, args, expect=refused,
+                   runs={tool: 1},
+                   label=f"call_tool({tool!r}, {args!r}) again, after TOOLS[{tool!r}]['args']['limit']['max'] "
+                         f"= {args['limit'] - 1}")]
     return [call_probe(ops, spies=TOOL_SPIES_TABLE)]
 
 
@@ -173,7 +174,7 @@ def _holds_probes(rng: random.Random) -> list[Probe]:
     empty, _ = cases.bad_result(rng, "empty")
     _, bad_args, _ = cases.single_defect(rng, rng.choice(["allowed", "range_low", "missing"]))
     ops = [call_op("call_tool", tool, args), call_op("call_tool", other, cases.random_valid_args(rng)),
-             call_op("call_tool", tool, bad_args), op("cache", label="list(CACHE)"), call_op("cache_key", tool, args)]
+           call_op("call_tool", tool, bad_args), op("cache", label="list(CACHE)"), call_op("cache_key", tool, args)]
     spies = {tool: TOOL_SPIES_TABLE[tool], other: {"mode": "return", "value": encode(empty)}}
     return [call_probe(ops, spies=spies)]
 

@@ -211,7 +211,7 @@ def _refused_run(rng: random.Random, kind: str, tool: "str | None", variant: "in
 
 def _empty_run(rng: random.Random, tool: "str | None") -> Probe:
     if rng.random() < 0.5:
-        sku, region = cases.UNKNOWN_SKU, rng.choice(spec.REGIONS)
+        sku, region = spec.UNKNOWN_SKU, rng.choice(spec.REGIONS)
     else:  # a known sku in a region where it has no row
         sku, region = rng.choice([(s, r) for s in spec.SKUS for r in spec.REGIONS if not spec.rows_for(s, r)])
     order = cases.order(sku, region, rng.randint(1, spec.MAX_ROWS), tool)

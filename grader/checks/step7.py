@@ -23,14 +23,14 @@ from grader.engine.encode import decode, encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict, shared_rng
 
 HANDLE_KEYS = ("ok", "answer", "rows", "errors", "calls", "fixes", "attempts", "tool_runs")
-SPEC_REPAIR_ORDER = {"sku": "SKU-1001", "region": "mars", "limit": 2}
-SPEC_EMPTY_ORDER = {"sku": "SKU-9999", "region": "north", "limit": 2}
-REGION, LIMIT, TOO_BIG, EMPTY = "args:allowed:region", "args:range:limit", "result:too_big", "result:empty"
+# Short names for the spec's step-7 reasons, which the judges below name often.
+REGION_REASON, LIMIT_REASON, TOO_BIG_REASON = spec.REPAIRABLE
+EMPTY_REASON = spec.NOT_REPAIRABLE
 
 
 def _constants_probes(rng: random.Random) -> list[Probe]:
     ops = [dict(op("attr", name=n), expect=encode(v), label=n)
-             for n, v in (("MAX_ATTEMPTS", spec.MAX_ATTEMPTS), ("FALLBACK_REGION", spec.FALLBACK_REGION))]
+           for n, v in (("MAX_ATTEMPTS", spec.MAX_ATTEMPTS), ("FALLBACK_REGION", spec.FALLBACK_REGION))]
     return [call_probe(ops, fresh=True)]
 
 
@@ -42,8 +42,8 @@ add("step7/constants", 1, "MAX_ATTEMPTS is 3 and FALLBACK_REGION is 'central'",
 
 def _can_repair_probes(rng: random.Random) -> list[Probe]:
     reasons = [(r, True) for r in spec.REPAIRABLE]
-    reasons += [(EMPTY, False), ("raised:" + rng.choice(cases.EXCEPTION_TYPES), False),
-                ("raised:" + rng.choice(cases.CUSTOM_EXCEPTION_NAMES), False)]
+    reasons += [(EMPTY_REASON, False), (spec.RAISED_PREFIX + rng.choice(cases.EXCEPTION_TYPES), False),
+                (spec.RAISED_PREFIX + rng.choice(cases.CUSTOM_EXCEPTION_NAMES), False)]
     rng.shuffle(reasons)
     return [call_probe([call_op("can_repair", r, expect=want) for r, want in reasons])]
 
@@ -59,7 +59,6 @@ add("step7/can_repair_table", 2, "can_repair: True for the three repairable reas
 
 HANDLE_SCENARIO = "step7/handle_runs"
 HANDLE_RUNS = ("spec_repair", "spec_empty", "too_big_then_cached", "two_repairs", "attempt_limit", "fallback_empty")
-_BIG_SKU, _BIG_REGION = "SKU-3300", "north"  # the only pair with more rows than MAX_ROWS
 
 
 def _handle_op(order: dict, note: str = "") -> dict:
@@ -99,20 +98,20 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     """
     srng = shared_rng(rng, HANDLE_SCENARIO)
     limit = srng.randint(2, spec.MAX_ROWS)  # above 1, so a switch that also touches the limit shows in rows
-    cached = cases.order(_BIG_SKU, _BIG_REGION, limit, srng.choice([None, "stock_lookup"]))
+    cached = cases.order(*spec.BIG_PAIR, limit, srng.choice([None, "stock_lookup"]))
     two_limit, other_limit = _bad_limits(srng)
     two = cases.repairable_region_order(srng)
-    fallback = cases.order("SKU-5000", srng.choice(cases.BAD_REGIONS), srng.randint(1, spec.MAX_ROWS))
+    fallback = cases.order(spec.NO_FALLBACK_SKU, srng.choice(cases.BAD_REGIONS), srng.randint(1, spec.MAX_ROWS))
     return {
-        "spec_repair": _run([_handle_op(SPEC_REPAIR_ORDER)]),
-        "spec_empty": _run([_handle_op(SPEC_EMPTY_ORDER)]),
+        "spec_repair": _run([_handle_op(spec.REPAIR_EXAMPLE)]),
+        "spec_empty": _run([_handle_op(spec.EMPTY_EXAMPLE)]),
         "too_big_then_cached": _run([
-            _handle_op(cases.order(_BIG_SKU, _BIG_REGION, limit, "legacy_stock")),
+            _handle_op(cases.order(*spec.BIG_PAIR, limit, "legacy_stock")),
             _handle_op(cached, note="the run above left this stock_lookup call in CACHE")]),
         "two_repairs": _run([_handle_op(dict(two, limit=two_limit))]),
         "attempt_limit": _run([op("set", name="MAX_ATTEMPTS", value=2),
-                               _handle_op(cases.order(_BIG_SKU, _BIG_REGION, other_limit, "legacy_stock"),
-                                            note="with MAX_ATTEMPTS = 2")]),
+                               _handle_op(cases.order(*spec.BIG_PAIR, other_limit, "legacy_stock"),
+                                          note="with MAX_ATTEMPTS = 2")]),
         "fallback_empty": _run([_handle_op(fallback)]),
     }
 
@@ -230,12 +229,12 @@ def _tool_fix(tool: object, args: dict) -> tuple:
 
 # reason -> (what the next call must look like, the learner-facing rule)
 _FIXES = {
-    REGION: (_region_fix, "After args:allowed:region, repair sets region to FALLBACK_REGION and changes "
-                          "nothing else; the next fetch uses it."),
-    LIMIT: (_limit_fix, "After args:range:limit, repair clamps limit into 1..MAX_ROWS (the nearest allowed "
-                        "value) and changes nothing else; the next fetch uses it."),
-    TOO_BIG: (_tool_fix, "After result:too_big, repair switches the tool to stock_lookup (which honours limit) "
-                         "and keeps the arguments; the next fetch uses it."),
+    REGION_REASON: (_region_fix, "After args:allowed:region, repair sets region to FALLBACK_REGION and changes "
+                                 "nothing else; the next fetch uses it."),
+    LIMIT_REASON: (_limit_fix, "After args:range:limit, repair clamps limit into 1..MAX_ROWS (the nearest allowed "
+                               "value) and changes nothing else; the next fetch uses it."),
+    TOO_BIG_REASON: (_tool_fix, "After result:too_big, repair switches the tool to stock_lookup (which honours "
+                                "limit) and keeps the arguments; the next fetch uses it."),
 }
 
 
@@ -377,33 +376,38 @@ add("step7/repair_region", 3, "A wrong region is repaired to FALLBACK_REGION: ok
     "After args:allowed:region, repair sets the region to FALLBACK_REGION, appends a description to fixes, "
     "and the graph goes back to fetch.",
     ["7.fixes", "7.repair_node", "7.examples", "7.tool_runs"],
-    *on_runs(spec_repair=[[ends(ok=True, n_fixes=1, attempts=2, tool_runs=1, errors=[REGION],
-                                rows=spec.rows_for("SKU-1001", spec.FALLBACK_REGION, 2)), fixed_after(REGION)]],
-             two_repairs=[[fixed_after(REGION)]], fallback_empty=[[fixed_after(REGION)]]))
+    *on_runs(spec_repair=[[ends(ok=True, n_fixes=1, attempts=2, tool_runs=1, errors=[REGION_REASON],
+                                rows=spec.rows_for(spec.REPAIR_EXAMPLE["sku"], spec.FALLBACK_REGION,
+                                                   spec.REPAIR_EXAMPLE["limit"])),
+                           fixed_after(REGION_REASON)]],
+             two_repairs=[[fixed_after(REGION_REASON)]], fallback_empty=[[fixed_after(REGION_REASON)]]))
 
 add("step7/repair_limit", 2, "A limit out of range is clamped into 1..MAX_ROWS and retried",
     "After args:range:limit, repair moves the limit to the nearest allowed value (1 or MAX_ROWS) and the graph "
     "fetches again.",
     ["7.fixes", "7.repair_node"],
-    *on_runs(two_repairs=[[fixed_after(LIMIT)]], attempt_limit=[[fixed_after(LIMIT)]]))
+    *on_runs(two_repairs=[[fixed_after(LIMIT_REASON)]], attempt_limit=[[fixed_after(LIMIT_REASON)]]))
 
 add("step7/repair_too_big", 2, "result:too_big switches the tool to stock_lookup",
     "legacy_stock ignores limit; after result:too_big repair changes the tool to stock_lookup, which honours it.",
     ["7.fixes", "7.repair_node"],
-    *on_runs(too_big_then_cached=[[fixed_after(TOO_BIG), ends(ok=True, n_fixes=1, attempts=2, errors=[TOO_BIG]),
+    *on_runs(too_big_then_cached=[[fixed_after(TOO_BIG_REASON),
+                                   ends(ok=True, n_fixes=1, attempts=2, errors=[TOO_BIG_REASON]),
                                    rows_of_last_call, tool_ran(2)], None]))
 
 add("step7/giveup_empty", 2, "An empty result is not repaired: give up after one attempt, naming result:empty",
     "result:empty is not repairable: asking again gives the same nothing, so go to giveup.",
     ["7.not_repairable", "7.examples", "6.giveup"],
-    *on_runs(spec_empty=[[ends(ok=False, n_fixes=0, attempts=1, errors=[EMPTY], answer_has=EMPTY), tool_ran(1)]],
-             fallback_empty=[[stops_after(EMPTY), tool_ran(1)]]))
+    *on_runs(spec_empty=[[ends(ok=False, n_fixes=0, attempts=1, errors=[EMPTY_REASON], answer_has=EMPTY_REASON),
+                          tool_ran(1)]],
+             fallback_empty=[[stops_after(EMPTY_REASON), tool_ran(1)]]))
 
 add("step7/giveup_after_fallback_empty", 2, "A repair that leads to an empty result gives up with the last reason",
     "SKU-5000 has no central stock: the region fix works, the retry is empty, and the answer names the "
     "last reason in errors.",
     ["7.repair_node", "7.not_repairable", "6.giveup"],
-    *on_runs(fallback_empty=[[ends(ok=False, n_fixes=1, attempts=2, errors=[REGION, EMPTY], answer_has=EMPTY),
+    *on_runs(fallback_empty=[[ends(ok=False, n_fixes=1, attempts=2, errors=[REGION_REASON, EMPTY_REASON],
+                                   answer_has=EMPTY_REASON),
                               tool_ran(1)]]))
 
 
@@ -416,7 +420,7 @@ def _raised_probes(rng: random.Random) -> list[Probe]:
 
 
 def _raised_judge(probes: list, observations: list) -> Verdict:
-    exc_reason = "raised:" + probes[0].params["spies"]["stock_lookup"]["exc"]
+    exc_reason = spec.RAISED_PREFIX + probes[0].params["spies"]["stock_lookup"]["exc"]
     return judge_runs([[[ends(ok=False, n_fixes=0, attempts=1, errors=[exc_reason], answer_has=exc_reason)]]])(
         probes, observations)
 

@@ -26,22 +26,14 @@ from grader.checks import cases
 from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, mentions_number, op,
                                    records_of, call_op, value_of)
-from grader.checks.step7 import SPEC_EMPTY_ORDER, SPEC_REPAIR_ORDER
 from grader.engine.encode import encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict, shared_rng
 
-HEADINGS = {
-    "Korean": ["## 도구 계약을 어디에 적었나", "## 부르기 전에 무엇을 막았나",
-               "## 돌려준 결과를 어떻게 믿지 않았나", "## 실패를 어떤 경로로 다뤘나"],
-    "English": ["## Where the tool contract is written", "## What was blocked before calling",
-                "## How returned results were not trusted", "## How failure was handled as a path"],
-}
-FAILURE_HEADINGS = {h[-1] for h in HEADINGS.values()}
-REPORT_KEYS = ("tools", "blocked_before_call", "bad_result_reasons", "memo_second_call_runs", "repaired",
-               "attempts", "gave_up")
+JSON_FILE, MD_FILE = spec.REPORT_FILES
+FAILURE_HEADINGS = {h[-1] for h in spec.HEADING_SETS.values()}
 # In the changed module a wrong region is no longer refused, so how many of the learner's own wrong
 # calls still are blocked depends on which calls they chose: that key is judged in the module as is.
-CHANGED_REPORT_KEYS = tuple(k for k in REPORT_KEYS if k != "blocked_before_call")
+CHANGED_REPORT_KEYS = tuple(k for k in spec.REPORT_KEYS if k != "blocked_before_call")
 EXTRA_TOOL = "grader_extra_tool"
 AS_IS, CHANGED = "step8/as_is", "step8/changed"
 
@@ -72,15 +64,15 @@ def _files(operation: dict, rec: dict, *, json_needed: bool = True, md_needed: b
     if anywhere and not (files.get("json_exists") or files.get("md_exists")) and isinstance(elsewhere, dict):
         files = elsewhere
     where = "next to the module file" if operation.get("folder") == "default" else "in the folder passed as folder="
-    for name, key in (("tool_report.json", "json_exists"), ("tool_report.md", "md_exists")):
+    for name, key in ((JSON_FILE, "json_exists"), (MD_FILE, "md_exists")):
         if not files.get(key):
             raise Fail(f"{name} was not written {where}.", call=operation["label"], expected=f"a file {name}",
                        got="no such file")
     if json_needed and "json" not in files:
-        raise Fail("tool_report.json is not valid JSON.", call=operation["label"], expected="a JSON object",
+        raise Fail(f"{JSON_FILE} is not valid JSON.", call=operation["label"], expected="a JSON object",
                    got=files.get("json_error", "unreadable"))
     if md_needed and type(files.get("md")) is not str:
-        raise Fail("tool_report.md could not be read as UTF-8 text.", call=operation["label"],
+        raise Fail(f"{MD_FILE} could not be read as UTF-8 text.", call=operation["label"],
                    got=files.get("md_error", "unreadable"))
     return files
 
@@ -107,11 +99,11 @@ def measurement_ops(rng: random.Random, *, blocked: bool = True) -> tuple[list, 
     shape = rng.choice([k for k in cases.BAD_RESULT_KINDS if k.startswith("shape")])
     where["bad"] = list(range(len(ops), len(ops) + 4))
     ops += [call_op("validate_result", "stock_lookup", cases.bad_result(rng, kind)[0])
-              for kind in (shape, "empty", "too_big", "range")]
+            for kind in (shape, spec.EMPTY, spec.TOO_BIG, spec.RANGE)]
     args = {"sku": "SKU-1001", "region": "central", "limit": rng.randint(1, spec.MAX_ROWS)}
     ops += [op("clear_cache"), call_op("call_tool", "stock_lookup", args), call_op("call_tool", "stock_lookup", args)]
     where["memo"] = [len(ops) - 2, len(ops) - 1]
-    ops += [call_op("handle", SPEC_REPAIR_ORDER), call_op("handle", SPEC_EMPTY_ORDER)]
+    ops += [call_op("handle", spec.REPAIR_EXAMPLE), call_op("handle", spec.EMPTY_EXAMPLE)]
     where["repaired"], where["gave_up"] = len(ops) - 2, len(ops) - 1
     return ops, where
 
@@ -136,7 +128,7 @@ def measured_values(ops: list, records: list, where: dict) -> dict:
     reasons = []
     for i in where["bad"]:
         reasons.append(value_of(records[i], ops[i], "The grader's own measurement of bad results failed: "
-                                                       "validate_result raised."))
+                                                     "validate_result raised."))
     out["bad_result_reasons"] = sorted(reasons, key=str)
     first, second = where["memo"]
     out["memo_second_call_runs"] = _runs(records[second]) - _runs(records[first])
@@ -204,8 +196,8 @@ def _files_judge(probes: list, observations: list) -> Verdict:
     return Verdict.ok()
 
 
-add("step8/writes_both_files", 2, "write_report(folder) writes tool_report.json and tool_report.md there",
-    "Write both files into the folder you are given (Path(folder) / 'tool_report.json'); the JSON must load "
+add("step8/writes_both_files", 2, f"write_report(folder) writes {JSON_FILE} and {MD_FILE} there",
+    f"Write both files into the folder you are given (Path(folder) / '{JSON_FILE}'); the JSON must load "
     "with json.load and the Markdown be UTF-8.",
     ["8.files"], lambda rng: [as_is_probe(rng)], _files_judge)
 
@@ -219,7 +211,7 @@ def _returns_judge(probes: list, observations: list) -> Verdict:
     files = _files(operation, rec)
     value = rec["value"]
     if not isinstance(value, dict) or not strict_equal(value, files["json"]):
-        raise Fail("write_report must return the same dict it wrote to tool_report.json.", call=operation["label"],
+        raise Fail(f"write_report must return the same dict it wrote to {JSON_FILE}.", call=operation["label"],
                    expected=show(files["json"]), got=show(value))
     return Verdict.ok()
 
@@ -232,7 +224,8 @@ add("step8/returns_json_dict", 2, "write_report returns the dict it wrote as JSO
 # --------------------------------------------------------------------------- values
 
 
-def judge_values(probes: list, observations: list, keys: tuple = REPORT_KEYS, *, anywhere: bool = False) -> Verdict:
+def judge_values(probes: list, observations: list, keys: tuple = spec.REPORT_KEYS, *,
+                 anywhere: bool = False) -> Verdict:
     """Each of ``keys`` in the written JSON equals the grader's measurement made right after the report."""
     for probe, obs in zip(probes, observations):
         operation, rec = _report_record(probe, obs)
@@ -241,19 +234,19 @@ def judge_values(probes: list, observations: list, keys: tuple = REPORT_KEYS, *,
         ops, records = probe.params["steps"], records_of(probe, obs)
         want = measured_values(ops, records, probe.params["measure"])
         if not isinstance(report, dict) or any(k.startswith("$") for k in report):
-            raise Fail("tool_report.json must hold a JSON object.", call=operation["label"], got=show(report))
+            raise Fail(f"{JSON_FILE} must hold a JSON object.", call=operation["label"], got=show(report))
         for key in keys:
             if key not in report:
-                raise Fail(f"tool_report.json has no key {key!r}.", call=operation["label"], expected=f"a key {key!r}",
+                raise Fail(f"{JSON_FILE} has no key {key!r}.", call=operation["label"], expected=f"a key {key!r}",
                            got=show(sorted(report)))
             if not strict_equal(report[key], encode(want[key])):
-                raise Fail(f"{key!r} in tool_report.json is not what the module does now: the grader measured "
+                raise Fail(f"{key!r} in {JSON_FILE} is not what the module does now: the grader measured "
                            "the same module right after the report.", call=operation["label"],
                            expected=f"{key}: {want[key]!r}", got=f"{key}: {show(report[key])}")
     return Verdict.ok()
 
 
-add("step8/json_values", 3, "Every value of tool_report.json matches the grader's measurement of the module",
+add("step8/json_values", 3, f"Every value of {JSON_FILE} matches the grader's measurement of the module",
     "Obtain each number by running the module in write_report (count tool runs with CALLS, call "
     "validate_result, call handle): tools sorted, blocked 0, four sorted reasons, memo 0, repaired, attempts, "
     "gave_up.",
@@ -287,15 +280,15 @@ def _md(probe: Probe, obs: dict, *, anywhere: bool = False) -> tuple[dict, str]:
 def _headings_judge(probes: list, observations: list) -> Verdict:
     operation, md = _md(probes[0], observations[0])
     found = headings_of(md)
-    for name, wanted in HEADINGS.items():
+    for name, wanted in spec.HEADING_SETS.items():
         if sorted(found) == sorted(wanted):
             return Verdict.ok()
-    raise Fail("tool_report.md needs exactly four ## sections, all four headings from one set (Korean or English, "
-               "as in the step 8 notes).", call=operation["label"], expected="\n".join(HEADINGS["English"]),
+    raise Fail(f"{MD_FILE} needs exactly four ## sections, all four headings from one set (Korean or English, "
+               "as in the step 8 notes).", call=operation["label"], expected="\n".join(spec.HEADING_SETS["English"]),
                got="\n".join(found) or "no ## headings")
 
 
-add("step8/md_headings", 2, "tool_report.md has the four ## sections of one heading set",
+add("step8/md_headings", 2, f"{MD_FILE} has the four ## sections of one heading set",
     "Copy the four headings exactly (one set: all Korean or all English) as lines starting with '## '.",
     ["8.headings"], lambda rng: [as_is_probe(rng)], _headings_judge)
 
@@ -303,7 +296,7 @@ add("step8/md_headings", 2, "tool_report.md has the four ## sections of one head
 def _limit_in_md(operation: dict, md: str, limit: int) -> None:
     section = failure_section(md)
     if section is None:
-        raise Fail("tool_report.md has no failure-path section (## How failure was handled as a path).",
+        raise Fail(f"{MD_FILE} has no failure-path section ({spec.HEADING_SETS['English'][-1]}).",
                    call=operation["label"], expected="that heading", got="\n".join(headings_of(md)))
     if not mentions_number(section, limit):
         raise Fail("The failure-path section must state the attempt limit, the value of MAX_ATTEMPTS when the "
