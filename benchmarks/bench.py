@@ -5,7 +5,7 @@
 (c) batch throughput on generated submissions with ``--jobs 2``,
 (d) the same submissions graded the way notebook graders do it: a grading
     notebook executed per submission with nbclient (on a sample), and (c)/(d),
-(e) peak memory per batch worker (PSS of the worker, its warm fork parent and
+(e) peak memory per batch worker (PSS of the worker, its fork server and
     its step children, sampled while the batch runs).
 
 Below the table it prints where one submission's CPU time goes (step
@@ -70,8 +70,8 @@ def measure_cold(repeat: int) -> float:
 
 
 def measure_warm(repeat: int) -> float:
-    """Median wall time of one step's check once the warm fork parent runs (what check(N) costs)."""
-    grade(SOLUTION, steps=[1], seed=0)  # start the warm parent, as the first Check cell does
+    """Median wall time of one step's check once the fork server is warm (what check(N) costs)."""
+    grade(SOLUTION, steps=[1], seed=0)  # start the fork server, as the first Check cell does
     times = []
     for i in range(repeat):
         for step in range(1, 9):
@@ -134,7 +134,7 @@ class WorkerMemory(threading.Thread):
 
     def run(self) -> None:
         while not self.stop.is_set():
-            # Workers are the batch process's children; each carries its warm parent and step children.
+            # Workers are the batch process's children; each carries its fork server and step children.
             for worker in _children(self.batch_pid):
                 self.peak = max(self.peak, sum(_pss_mb(p) for p in _tree(worker)))
             time.sleep(0.05)

@@ -4,7 +4,7 @@ Three parts add up to what one submission costs the machine in ``agtool-grade
 batch`` (one process per step, as the grader runs it):
 
 * ``step_process_ms``: one step's process with no probe at all -- fork from the
-  warm parent, isolation and limits, writing and importing the module, exit
+  fork server, isolation and limits, writing and importing the module, exit
   and reaping. Paid once per step (8 per submission).
 * ``probe_work_ms``: the probes of all eight steps, run in this process on a
   fresh import per step (no fork): the learner code the checks exercise,
@@ -33,9 +33,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import grading as runner
-from grader.engine import child, client as warm, probes
-from grader.engine.child import Limits
+from grader import grading
+from grader.engine import child, probes
+from grader.engine.client import EngineClient
+from grader.engine.protocol import StepJob, encode_source
 from grader.checks.registry import checks_for
 from grader.report import STEPS
 
@@ -44,14 +45,16 @@ SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
 
 def measure_step_process(source: bytes, n: int = 40) -> float:
     """Mean wall ms of ``n`` probe-less step processes run one after another."""
-    job = {"step": 1, "source_b64": warm.encode_source(source), "probes": [], "limits": Limits().to_json()}
-    with warm.EngineClient() as warm_client:
-        warm_client.run(dict(job, nonce=secrets.token_hex(16)))  # start-up is not part of it
+    def job() -> StepJob:
+        return StepJob(step=1, source_b64=encode_source(source), probes=(), nonce=secrets.token_hex(16))
+
+    with EngineClient() as engine:
+        engine.run(job())  # start-up is not part of it
         start = time.perf_counter()
         for _ in range(n):
-            result = warm_client.run(dict(job, nonce=secrets.token_hex(16)))
-            if result.get("infra_error"):
-                raise RuntimeError(result["infra_error"])
+            result = engine.run(job())
+            if result.infra_error:
+                raise RuntimeError(result.infra_error)
         return (time.perf_counter() - start) / n * 1000
 
 
@@ -66,7 +69,7 @@ def measure_probe_work(source: bytes, seed: int = 1, repeat: int = 5) -> "tuple[
         compiles[0] += 1
         return original(self, *args, **kwargs)
 
-    jobs = {step: runner._plan([c for c in checks_for([step])], seed)[1] for step in STEPS}
+    jobs = {step: grading._plan([c for c in checks_for([step])], seed)[1] for step in STEPS}
     times = []
     StateGraph.compile = counting_compile
     here = os.getcwd()
@@ -95,11 +98,11 @@ def measure_probe_work(source: bytes, seed: int = 1, repeat: int = 5) -> "tuple[
 
 def measure_parent(path: Path, n: int = 20) -> float:
     """This process's CPU ms per ``grade()`` of ``path`` with one seed (the batch's case)."""
-    with warm.EngineClient() as warm_client:
-        runner.grade(path, seed=1, engine=warm_client, parallel=1)
+    with EngineClient() as engine:
+        grading.grade(path, seed=1, engine=engine, parallel=1)
         start = time.process_time()
         for _ in range(n):
-            runner.grade(path, seed=1, engine=warm_client, parallel=1)
+            grading.grade(path, seed=1, engine=engine, parallel=1)
         return (time.process_time() - start) / n * 1000
 
 

@@ -1,8 +1,8 @@
-"""Grade a submission: draw cases in the parent, observe in a child per step, judge in the parent.
+"""Grade a submission: draw cases in the grading process, observe in a step child, judge here.
 
 For each selected step, every selected check draws its probes from
-``check_rng(seed, check.id)``; the step's probes go to one fresh child
-process (forked by the warm parent, ``grader.engine.server``), which sends back one
+``check_rng(seed, check.id)``; the step's probes go to one fresh step child
+(forked by the fork server, ``grader.engine.server``), which sends back one
 JSON observation per probe (identical ``fresh`` probes of several checks
 are sent once, see :func:`_draw_plan`); each check's judge then runs here,
 on the probes and the observations. A check whose observations did not all arrive
@@ -33,8 +33,8 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.engine import client as warm
-from grader.engine.child import Limits
+from grader.engine.client import EngineClient, shared_client
+from grader.engine.protocol import FATAL, IMPORT_ERROR, IMPORTED, OBS, Limits, StepJob, StepResult, encode_source
 from grader.locate import resolve_submission
 from grader.checks.registry import Check, Probe, Verdict, check_rng, checks_for
 from grader.report import STEPS, CheckResult, Report
@@ -59,14 +59,14 @@ class _Planned:
 
 
 def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
-          engine: "warm.EngineClient | None" = None, probe_function: "str | None" = None,
+          engine: "EngineClient | None" = None, probe_function: "str | None" = None,
           parallel: "int | None" = None) -> Report:
     """Grade the ``tools.py`` that ``path`` designates and return a :class:`Report`.
 
     ``steps``/``only`` select checks (by step number / check id), ``seed``
     fixes the random cases (default: a fresh one, printed in the report),
     ``timeout`` is the wall-clock limit per step in seconds (default 10) and
-    ``limits`` overrides other resource bounds (see ``grader.engine.child.Limits``).
+    ``limits`` overrides other resource bounds (see ``grader.engine.protocol.Limits``).
     ``parallel`` is how many step processes may run at once (default
     ``$AGTOOL_PARALLEL_STEPS``, else 2 on a machine with 2+ cores); the first
     step always runs alone, so a module that does not import costs one
@@ -81,7 +81,7 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
     started = time.monotonic()
     file = resolve_submission(path)
     steps = _valid_steps(steps)
-    engine = engine or warm.shared_client()
+    engine = engine or shared_client()
     engine.prestart()  # on a cold start it imports LangGraph while we load the checks
     checks = checks_for(steps, list(only) if only else None)
     if not checks:
@@ -109,15 +109,15 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
         results = _run_steps(engine, jobs, parallel, first_lost=worker_lost_before)
         # The first step lost the worker and then every other step did too:
         # the module kills it whatever runs, so that is the run's one error.
-        kills_always = worker_lost_before and all(r.get("infra_error") for r in results)
-        worker_lost_before = any(r.get("infra_error") for r in results)
+        kills_always = worker_lost_before and all(r.infra_error for r in results)
+        worker_lost_before = any(r.infra_error for r in results)
         for step, plan, result in zip(group, plans, results):
-            if result.get("output"):
-                report.output[str(step)] = result["output"]
+            if result.output:
+                report.output[str(step)] = result.output
             outcome = _StepOutcome(result, limits)
             failure = outcome.import_failure(file.name)
             if not failure and kills_always:
-                failure = WORKER_LOST.format(result["infra_error"])
+                failure = WORKER_LOST.format(result.infra_error)
             if failure:
                 stop_message = report.error = stop_message or failure
                 report.checks += [_failed(c, failure, replay) for c in by_step[step]]
@@ -127,7 +127,8 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
     return report
 
 
-def _run_steps(engine: "warm.EngineClient", jobs: "list[dict]", parallel: int, *, first_lost: bool) -> "list[dict]":
+def _run_steps(engine: EngineClient, jobs: "list[StepJob]", parallel: int, *,
+               first_lost: bool) -> "list[StepResult]":
     """Run step jobs; if the worker was lost, replay each lost step alone, so it costs only itself.
 
     With several steps in flight when the worker process died, which one
@@ -136,7 +137,7 @@ def _run_steps(engine: "warm.EngineClient", jobs: "list[dict]", parallel: int, *
     worker and now every step did: that module kills it whatever runs.
     """
     results = engine.run_many(jobs, parallel=parallel)
-    lost = [i for i, r in enumerate(results) if r.get("infra_error")]
+    lost = [i for i, r in enumerate(results) if r.infra_error]
     if len(jobs) > 1 and lost and not (first_lost and len(lost) == len(jobs)):
         for i in lost:
             results[i] = engine.run(jobs[i])
@@ -151,18 +152,11 @@ def default_parallel() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
-def _step_job(step: int, probes: "list[dict]", source: bytes, limits: Limits, probe_function: "str | None") -> dict:
-    """The JSON job of one step: the module's bytes, its probes, a fresh nonce, the limits."""
-    job = {
-        "step": step,
-        "source_b64": warm.encode_source(source),
-        "probes": probes,
-        "nonce": secrets.token_hex(16),
-        "limits": limits.to_json(),
-    }
-    if probe_function:
-        job["probe_function"] = probe_function
-    return job
+def _step_job(step: int, probes: "list[dict]", source: bytes, limits: Limits,
+              probe_function: "str | None") -> StepJob:
+    """The job of one step: the module's bytes, its probes, a fresh nonce, the limits."""
+    return StepJob(step=step, source_b64=encode_source(source), probes=tuple(probes),
+                   nonce=secrets.token_hex(16), limits=limits, probe_function=probe_function)
 
 
 def _valid_steps(steps) -> "list[int] | None":
@@ -203,7 +197,7 @@ def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Plan
 
     A ``fresh`` probe starts from a new import of the module, so what it
     observes does not depend on what ran before it: identical ones (same JSON
-    for the child, as checks that draw from ``rng.shared(...)`` make) run
+    for the step child, as checks that draw from ``rng.shared(...)`` make) run
     once and every check that asked for one gets its observation. Other
     probes see the state earlier probes left, so each runs where it stands.
     """
@@ -233,21 +227,21 @@ def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Plan
 
 
 class _StepOutcome:
-    """What one step's child reported, indexed for judging."""
+    """What one step child reported, indexed for judging."""
 
-    def __init__(self, result: dict, limits: Limits):
+    def __init__(self, result: StepResult, limits: Limits):
         self.result, self.limits = result, limits
-        messages = result.get("messages", [])
+        messages = result.messages
         self.types = {m["type"] for m in messages}
-        self.obs = {m["index"]: m["obs"] for m in messages if m["type"] == "obs"}
-        self.import_error = next((m for m in messages if m["type"] == "import_error"), None)
-        self.fatal = next((m["message"] for m in messages if m["type"] == "fatal"), "")
+        self.obs = {m["index"]: m["obs"] for m in messages if m["type"] == OBS}
+        self.import_error = next((m for m in messages if m["type"] == IMPORT_ERROR), None)
+        self.fatal = next((m["message"] for m in messages if m["type"] == FATAL), "")
         self.first_missing = min(
             (i for i in range(len(self.obs) + 1) if i not in self.obs), default=0)
 
     def import_failure(self, file_name: str) -> str:
         """The one message every check gets when the module cannot be imported, else ``""``."""
-        if self.result.get("infra_error") or self.fatal or "imported" in self.types:
+        if self.result.infra_error or self.fatal or IMPORTED in self.types:
             return ""
         error = self.import_error
         if error:
@@ -262,22 +256,22 @@ class _StepOutcome:
     def death(self) -> "tuple[str, str]":
         """How the step's process ended early (a sentence's predicate) and a likely cause."""
         r = self.result
-        if r.get("timed_out"):
+        if r.timed_out:
             return f"was killed after the {self.limits.timeout:g} s time limit", " (an endless loop or a blocking call?)"
-        # Before the signal: the warm parent SIGKILLs a child whose results it refused.
-        if r.get("channel_errors"):
-            return "sent results the grader refused (" + "; ".join(r["channel_errors"][:3]) + ")", ""
-        if r.get("signal") is not None:
-            return _signal_text(r["signal"], self.limits), ""
-        status = r.get("exit_status")
+        # Before the signal: the fork server SIGKILLs a step child whose results it refused.
+        if r.channel_errors:
+            return "sent results the grader refused (" + "; ".join(r.channel_errors[:3]) + ")", ""
+        if r.signal is not None:
+            return _signal_text(r.signal, self.limits), ""
+        status = r.exit_status
         if status is not None:
             return f"exited with status {status}", " (sys.exit/os._exit in your code?)"
         return "ended without reporting", ""
 
     def problem(self, index: int, label: str) -> str:
         """Why probe ``index`` has no usable observation, or ``""``."""
-        if self.result.get("infra_error"):
-            return WORKER_LOST.format(self.result["infra_error"])
+        if self.result.infra_error:
+            return WORKER_LOST.format(self.result.infra_error)
         if self.fatal:
             return INTERNAL_ERROR + self.fatal
         obs = self.obs.get(index)

@@ -1,14 +1,14 @@
-"""A tiny probe runner used only by the engine's own tests (tests/test_runner.py).
+"""A tiny probe function used only by the engine's own tests (tests/test_runner.py).
 
-The real probes live in ``grader.engine.probes``; these let the runner's tests drive a
-child with learner functions of their choosing, independently of the checks.
+The real probes live in ``grader.engine.probes``; these let the engine's tests drive a
+step child with learner functions of their choosing, independently of the checks.
 Probe ``{"kind": "call", "params": {"fn": "name", "args": [...]}}`` calls
 ``module.name(*args)`` and observes the returned value (JSON data only) or the
 exception type.
 """
 from __future__ import annotations
 
-# What tests pass as grade(..., probe_function=...): this module, importable in the warm process.
+# What tests pass as grade(..., probe_function=...): this module, importable in the fork server.
 ENGINE_PROBES = "engine_probes:run_probe"
 
 

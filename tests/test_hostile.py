@@ -31,7 +31,8 @@ from grader.locate import SubmissionNotFound
 from grader.checks.registry import checks_for
 from grader.report import Report
 from grader.grading import grade
-from grader.engine.client import EngineClient, bwrap_usable
+from grader.engine.client import EngineClient
+from grader.engine.sandbox import bwrap_usable
 from hostile.build import SOLUTION, honest, materialise
 from hostile.manifest import (BATCH_HOSTILE, CASES, CASES_BY_NAME, FAST_SECONDS, HONEST, MUTANT_PAYLOADS,
                               SANDBOX_CASES, STEP_TIMEOUT, STEPS, Case, Expect)

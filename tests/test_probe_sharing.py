@@ -2,7 +2,7 @@
 
 Steps 6-8 run the learner's LangGraph graphs, which is most of a submission's
 CPU (see ``benchmarks/cost_breakdown.py``). Their checks draw shared runs from
-``rng.shared(...)`` as ``fresh`` probes, and the runner sends identical fresh
+``rng.shared(...)`` as ``fresh`` probes, and grading sends identical fresh
 probes once. A change that breaks the sharing (a label that differs between
 two checks, a run drawn from the check's own stream) would silently double
 the cost; these tests say so instead.
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from langgraph.graph import StateGraph
 
-from grader import grading as runner
+from grader import grading
 from grader.engine import child, probes
 from grader.checks.registry import checks_for
 
@@ -28,7 +28,7 @@ COMPILE_BUDGET = {6: 8, 7: 10, 8: 8}
 
 
 def _job_probes(step: int, seed: int) -> "tuple[int, list[dict]]":
-    plan, job = runner._plan(checks_for([step]), seed)
+    plan, job = grading._plan(checks_for([step]), seed)
     return sum(len(item.probes) for item in plan), job
 
 
@@ -40,7 +40,7 @@ def test_checks_of_a_graph_step_share_their_runs(step, seed):
 
 
 def test_a_shared_run_is_sent_once_even_when_many_checks_judge_it():
-    plan, job = runner._plan(checks_for([8]), 5)
+    plan, job = grading._plan(checks_for([8]), 5)
     assert len(job) == 2 and {tuple(item.indices) for item in plan} == {(0,), (1,)}
 
 

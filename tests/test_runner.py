@@ -22,7 +22,7 @@ from grader.engine.child import compile_submission, with_filename
 from grader.locate import SubmissionNotFound
 from grader.checks.registry import CHECKS, Check, Probe, Verdict, checks_for
 from grader.grading import grade
-from grader.engine.client import TRUNCATED_MARK
+from grader.engine.server import TRUNCATED_MARK
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -335,13 +335,13 @@ def test_killing_the_worker_at_import_ends_the_run_after_two_losses(write_module
 
 
 def test_a_forked_process_gets_its_own_shared_runner():
-    from grader.engine import client as warm
+    from grader.engine.client import shared_client
 
-    parent = warm.shared_client()
+    parent = shared_client()
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child
-        os.write(write_end, b"1" if warm.shared_client() is not parent else b"0")
+        os.write(write_end, b"1" if shared_client() is not parent else b"0")
         os._exit(0)
     os.waitpid(pid, 0)
     assert os.read(read_end, 1) == b"1"

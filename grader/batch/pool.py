@@ -1,7 +1,7 @@
 """A local pool of long-lived worker processes that survives the tasks it runs.
 
-Each worker keeps its state between tasks (for the batch grader: its own warm
-grading process). A worker that dies, or that has not answered ``hard_limit``
+Each worker keeps its state between tasks (for the batch grader: its own fork
+server, with LangGraph imported). A worker that dies, or that has not answered ``hard_limit``
 seconds after it got its task, is killed with its whole process group and
 replaced; only that task's result is lost, and ``on_lost`` stands in for it.
 Unlike ``concurrent.futures.ProcessPoolExecutor``, a dead worker does not
@@ -25,25 +25,18 @@ from collections import deque
 from multiprocessing.connection import wait
 from typing import Any, Callable, Iterable, Iterator
 
+from grader.engine.proctree import die_with_parent
+
 # Parent-side ends of every worker's pipe. A forked worker inherits them and
 # must close them: otherwise it keeps its siblings' pipes open and no worker
 # ever sees end-of-file when the pool's process dies.
 _PARENT_ENDS: set = set()
 
 
-def _die_with_parent() -> None:
-    try:  # Linux: SIGKILL this worker when the pool's process goes away
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
-    except (OSError, AttributeError):
-        pass
-
-
 def _worker_main(conn, work: Callable[[Any], Any]) -> None:
     # Own process group, so a time-out kills this worker and whatever it forked.
     os.setsid()
-    _die_with_parent()
+    die_with_parent()  # a worker must not outlive the pool's process
     for end in list(_PARENT_ENDS):
         end.close()
     # Inherited streams may be a terminal, a test runner's pipe or a notebook
@@ -64,10 +57,10 @@ def _worker_main(conn, work: Callable[[Any], Any]) -> None:
             except (BrokenPipeError, OSError):
                 return  # the pool is gone
     finally:
-        # A forked worker skips atexit: stop this worker's warm runner by hand.
-        warm = sys.modules.get("grader.engine.client")
-        if warm is not None:
-            warm.close()
+        # A forked worker skips atexit: stop this worker's fork server by hand.
+        engine_client = sys.modules.get("grader.engine.client")
+        if engine_client is not None:
+            engine_client.close()
 
 
 class _Worker:

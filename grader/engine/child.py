@@ -1,19 +1,12 @@
-"""The child side of one step: import the learner's module, run probes, report JSON.
+"""The step child: import the learner's module, run the probes, report JSON.
 
-This code runs in a process forked for exactly one step (see ``grader.engine.server``).
-It is the only place where learner code executes, and it decides nothing: it
-imports the submission in a scratch folder, calls ``grader.engine.probes.run_probe``
-for each probe and sends what it saw to the parent as newline-delimited JSON
-over a dedicated pipe. Learner stdout/stderr go to a separate capture pipe.
-
-Messages (each carries the step's ``nonce`` so the parent can tell them from
-forgeries written by other code in this process)::
-
-    {"type": "imported"}                          the module imported
-    {"type": "import_error", "error_type", "message", "file", "line", "source"}
-    {"type": "obs", "index": i, "obs": {...}}     probe i finished
-    {"type": "fatal", "message": "..."}           the grader itself failed here
-    {"type": "done"}                              every probe ran
+This code runs in a process the fork server forks for exactly one step (see
+``grader.engine.server``). It is the only place where learner code executes,
+and it decides nothing: it imports the submission in a scratch folder, calls
+the probe function (default ``grader.engine.probes.run_probe``) for each
+probe and sends what it saw to the fork server as newline-delimited JSON over
+a dedicated pipe (the messages of :mod:`grader.engine.protocol`). Learner
+stdout/stderr go to a separate capture pipe.
 
 Example (what ``grader.engine.server`` does after ``os.fork()``)::
 
@@ -22,7 +15,6 @@ Example (what ``grader.engine.server`` does after ``os.fork()``)::
 from __future__ import annotations
 
 import base64
-import ctypes
 import importlib
 import importlib.util
 import itertools
@@ -31,7 +23,6 @@ import resource
 import signal
 import sys
 import traceback
-from dataclasses import asdict, dataclass, fields
 from types import CodeType, ModuleType
 from typing import Any, Callable, NoReturn
 
@@ -41,62 +32,13 @@ from typing import Any, Callable, NoReturn
 from builtins import BaseException, Exception, compile, enumerate, exec, isinstance, len, memoryview, str, type  # noqa: E402,A004
 
 from grader.engine.encode import private_module_copy  # noqa: E402
+from grader.engine.proctree import die_with_parent  # noqa: E402
+from grader.engine.protocol import (DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR, IMPORTED,  # noqa: E402
+                                    MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, MAX_PRECOMPILED_BYTES, OBS,
+                                    ImportErrorMessage, Limits, Message, StepJob)
 
-DEFAULT_PROBE_FUNCTION = "grader.engine.probes:run_probe"
-MESSAGE_TYPES = ("imported", "import_error", "obs", "fatal", "done")
-MAX_MESSAGE_BYTES = 1 << 20  # one observation; larger ones are refused by both sides
-MAX_TEXT = 2000  # characters of an exception message we pass on
 MODULE_DIR = "agtool"
 MODULE_FILE = "tools.py"
-MAX_PRECOMPILED_BYTES = 512 << 10  # larger sources are compiled in the step's child, under its limits
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource bounds of one step's process; the defaults suit the lab.
-
-    ``cpu_seconds`` of ``None`` means ``timeout + 1``. ``nproc`` is the number
-    of processes the step may add to those its user already runs (root is
-    exempt from this limit in Linux, the others still hold).
-
-    Example::
-
-        >>> Limits.from_value({"timeout": 5}).timeout
-        5.0
-    """
-
-    timeout: float = 10.0
-    memory_bytes: int = 1 << 30
-    cpu_seconds: "int | None" = None
-    file_size_bytes: int = 16 << 20
-    open_files: int = 256
-    nproc: int = 64
-    output_bytes: int = 64 << 10
-
-    @classmethod
-    def from_value(cls, value: "Limits | dict | None", *, timeout: "float | None" = None) -> "Limits":
-        """Build from a ``Limits``, a dict of field overrides or ``None``; ``timeout`` wins."""
-        if isinstance(value, Limits):
-            base = asdict(value)
-        else:
-            known = {f.name for f in fields(cls)}
-            unknown = sorted(set(value or {}) - known)
-            if unknown:
-                raise ValueError(f"unknown limit(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-            base = {**asdict(cls()), **(value or {})}
-        if timeout is not None:
-            base["timeout"] = timeout
-        base["timeout"] = float(base["timeout"])
-        if base["timeout"] <= 0:
-            raise ValueError("timeout must be a positive number of seconds")
-        return cls(**base)
-
-    @property
-    def cpu(self) -> int:
-        return int(self.cpu_seconds if self.cpu_seconds is not None else self.timeout + 1)
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 class StepContext:
@@ -111,7 +53,7 @@ class StepContext:
         self.scratch = scratch
         self.module_path = module_path
         self._names = (f"{name_prefix}_{n}" for n in itertools.count())
-        # Compiled by the warm parent for every step of a submission (see
+        # Compiled by the fork server for every step of a submission (see
         # ``grader.engine.server``), under a placeholder file name: name it after our copy.
         self._code = with_filename(code, module_path) if code is not None else None
 
@@ -124,12 +66,12 @@ class StepContext:
 
 
 def compile_submission(source: bytes) -> "CodeType | None":
-    """The module code of ``source``, or ``None`` when the step's child must compile it itself.
+    """The module code of ``source``, or ``None`` when the step child must compile it itself.
 
-    Used by the warm parent, which runs no learner code: compiling does not
+    Used by the fork server, which runs no learner code: compiling does not
     run it, Python bounds what constant folding may build, and sources that
     are large, do not compile or warn (the learner must see the warning in
-    their step's output) are left to the child.
+    their step's output) are left to the step child.
 
     >>> compile_submission(b"X = 1\\n").co_filename
     '<agtool-submission>'
@@ -186,20 +128,17 @@ def import_file(path: str, name: str, *, code: "CodeType | None" = None) -> Modu
 _json_encode = private_module_copy("json.encoder").JSONEncoder(ensure_ascii=True).encode
 
 
-def run_step(job: dict, *, scratch: str, result_fd: int, output_fd: int,
+def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
              code: "CodeType | None" = None) -> NoReturn:
-    """Run one step's probes in this (freshly forked) process, then ``os._exit``.
+    """Run one step job's probes in this (freshly forked) process, then ``os._exit``.
 
-    ``job`` holds ``source_b64`` (the submission's bytes), ``probes``
-    (``Probe.to_json()`` dicts), ``nonce``, ``limits`` and optionally
-    ``probe_function`` (``"module:function"``, default ``grader.engine.probes:run_probe``).
-    ``code`` is the submission compiled by the warm parent
+    ``code`` is the submission compiled by the fork server
     (:func:`compile_submission`), or ``None`` to compile it here.
     """
     # References taken before any learner code runs: a submission may patch
     # json, os or builtins, and must not be able to change how we report.
     dumps, write, exit_now = _json_encode, os.write, os._exit
-    nonce = str(job["nonce"])
+    nonce = job.nonce
 
     def send(message: dict) -> None:
         message["nonce"] = nonce
@@ -216,15 +155,14 @@ def run_step(job: dict, *, scratch: str, result_fd: int, output_fd: int,
             view = view[write(result_fd, view):]
 
     try:
-        limits = Limits.from_value(job.get("limits"))
         _isolate_process(output_fd, result_fd)
-        module_path = _prepare_scratch(scratch, base64.b64decode(job["source_b64"]))
+        module_path = _prepare_scratch(scratch, base64.b64decode(job.source_b64))
         _clean_environment(scratch)
-        _set_limits(limits)
-        run_probe = _load_probe_function(job.get("probe_function") or DEFAULT_PROBE_FUNCTION)
+        _set_limits(job.limits)
+        run_probe = _load_probe_function(job.probe_function or DEFAULT_PROBE_FUNCTION)
         _fresh_std_streams()
     except BaseException:
-        send({"type": "fatal", "message": _cap(traceback.format_exc())})
+        send({"type": FATAL, "message": _cap(traceback.format_exc())})
         exit_now(70)
 
     ctx = StepContext(scratch, module_path, f"agtool_learner_{nonce[:8]}", code)
@@ -234,21 +172,31 @@ def run_step(job: dict, *, scratch: str, result_fd: int, output_fd: int,
         _flush_std_streams()
         send(describe_import_error(exc, module_path))
         exit_now(0)
-    send({"type": "imported"})
+    send({"type": IMPORTED})
 
-    for index, probe in enumerate(job["probes"]):
+    for index, probe in enumerate(job.probes):
         try:
             obs = run_probe(module, probe, ctx)
         except BaseException as exc:  # run_probe catches Exception; the rest is ours to record
             obs = {"probe_error": type(exc).__name__, "message": _cap(_safe_str(exc))}
         _flush_std_streams()
-        send({"type": "obs", "index": index, "obs": obs})
-    send({"type": "done"})
+        send({"type": OBS, "index": index, "obs": obs})
+    send({"type": DONE})
     exit_now(0)  # never run learner atexit handlers or non-daemon threads
 
 
-def describe_import_error(exc: BaseException, module_path: str) -> dict:
-    """The ``import_error`` message for ``exc``: type, message and the learner line that failed."""
+def describe_import_error(exc: BaseException, module_path: str) -> ImportErrorMessage:
+    """The ``import_error`` message for ``exc``: type, message and the learner line that failed.
+
+    (Without its ``nonce``: the sender adds it.)
+
+    >>> try:
+    ...     exec(compile("1 / 0", "/s/agtool/tools.py", "exec"))
+    ... except ZeroDivisionError as exc:
+    ...     error = describe_import_error(exc, "/s/agtool/tools.py")
+    >>> error["error_type"], error["line"], error["file"]
+    ('ZeroDivisionError', 1, 'tools.py')
+    """
     line, source = None, ""
     if isinstance(exc, SyntaxError) and exc.filename == module_path:
         line, source = exc.lineno, (exc.text or "").rstrip("\n")
@@ -259,7 +207,7 @@ def describe_import_error(exc: BaseException, module_path: str) -> dict:
             if frame.filename == module_path:  # the deepest frame in the learner's file wins
                 line, source = frame.lineno, frame.line or ""
     return {
-        "type": "import_error",
+        "type": IMPORT_ERROR,
         "error_type": type(exc).__name__,
         "message": _cap(message),
         "file": MODULE_FILE,
@@ -268,23 +216,23 @@ def describe_import_error(exc: BaseException, module_path: str) -> dict:
     }
 
 
-def _probe_error_message(message: dict, kind: str, detail: Any, nonce: str) -> dict:
+def _probe_error_message(message: dict, kind: str, detail: Any, nonce: str) -> Message:
     detail = _safe_str(detail) if isinstance(detail, BaseException) else detail
-    if message.get("type") != "obs":
-        return {"type": "fatal", "message": f"{kind}: {_cap(str(detail))}", "nonce": nonce}
-    return {"type": "obs", "index": message["index"], "nonce": nonce,
+    if message.get("type") != OBS:
+        return {"type": FATAL, "message": f"{kind}: {_cap(str(detail))}", "nonce": nonce}
+    return {"type": OBS, "index": message["index"], "nonce": nonce,
             "obs": {"probe_error": kind, "message": _cap(str(detail))}}
 
 
 def _isolate_process(output_fd: int, result_fd: int) -> None:
-    """Own session, dies with the warm parent, fds 0/1/2 = nothing/capture/capture."""
-    os.setsid()  # own process group: the parent kills the whole group on timeout
-    _die_with_parent()
+    """Own session, dies with the fork server, fds 0/1/2 = nothing/capture/capture."""
+    os.setsid()  # own process group: the fork server kills the whole group on timeout
+    die_with_parent()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(output_fd, 1)
     os.dup2(output_fd, 2)
-    # Close everything else we inherited (the warm parent's channel included),
+    # Close everything else we inherited (the fork server's channel included),
     # so learner code can write only to the capture pipe and the result pipe.
     keep = sorted({0, 1, 2, result_fd})
     for low, high in zip(keep, keep[1:] + [resource.getrlimit(resource.RLIMIT_NOFILE)[0]]):
@@ -292,14 +240,6 @@ def _isolate_process(output_fd: int, result_fd: int) -> None:
     # A full disk should be an OSError the learner sees, not a silent SIGXFSZ kill.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-def _die_with_parent() -> None:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: the parent's timeout still holds
-        pass
 
 
 def _prepare_scratch(scratch: str, source: bytes) -> str:
@@ -363,7 +303,7 @@ def _load_probe_function(spec: str) -> Callable:
 
 
 def _fresh_std_streams() -> None:
-    # New line-buffered streams on the capture pipe; whatever the warm parent
+    # New line-buffered streams on the capture pipe; whatever the fork server
     # had buffered stays with it.
     sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
     sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace", closefd=False)
@@ -384,5 +324,5 @@ def _safe_str(exc: BaseException) -> str:
         return f"<{type(exc).__name__} whose str() failed>"
 
 
-def _cap(text: str, limit: int = MAX_TEXT) -> str:
+def _cap(text: str, limit: int = MAX_EXCEPTION_TEXT) -> str:
     return text if len(text) <= limit else text[:limit] + " [...]"

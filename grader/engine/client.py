@@ -1,41 +1,35 @@
-"""The client of the warm fork parent: start it, send it step jobs, read the results.
+"""The engine client: start the fork server, send it step jobs, read the results.
 
 Importing LangGraph costs most of a second; forking a process that already
-did costs milliseconds. So grading goes through a long-lived helper process
-(the *warm parent*: ``python -I``, a clean environment, running
-:func:`grader.engine.server.serve`) that imports LangGraph and the grader's
-probes once and then serves requests, one JSON line in (a list of step jobs
-and how many may run at once), one JSON line out (a result per job), over its
-stdin/stdout; it forks one bounded child per step (see
-:mod:`grader.engine.server`).
+did costs milliseconds. So grading goes through a long-lived helper process,
+the *fork server* (``python -I``, a clean environment, running
+:func:`grader.engine.server.serve`), which imports LangGraph and the
+grader's probes once (it stays *warm*) and then serves requests, one JSON
+line in (a list of step jobs and how many may run at once), one JSON line out
+(a result per job), over its stdin/stdout; it forks one bounded step child
+per step (see :mod:`grader.engine.server`; the wire format is
+:mod:`grader.engine.protocol`'s).
 
-This module is the client side: :class:`EngineClient` starts the warm parent
-on first use (with a clean environment, never forking the calling process,
-so it is safe in a Jupyter kernel), restarts it if it died, and is
-per-process (a batch worker that was forked gets its own).
+This module is the grading process's side: :class:`EngineClient` starts the
+fork server on first use (with a clean environment, never forking the
+calling process, so it is safe in a Jupyter kernel), restarts it if it died,
+and is per-process (a batch worker that was forked gets its own).
 :func:`shared_client` returns the module-level instance; :func:`close` stops
 it (also done at exit). With ``sandbox="bwrap"`` (or ``$AGTOOL_SANDBOX``) the
-warm parent runs inside bubblewrap (:mod:`grader.engine.sandbox`): own PID
+fork server runs inside bubblewrap (:mod:`grader.engine.sandbox`): own PID
 namespace, no network, read-only file system, private ``/tmp``; where
 bubblewrap is unusable it falls back to running without.
 
-The names other modules import from here (the server's :func:`serve`,
-:func:`run_jobs`, :data:`TRUNCATED_MARK`, the sandbox's :data:`SANDBOX_ENV`,
-:func:`bwrap_usable` ...) are re-exported, so ``grader.engine.client`` stays the one
-place to import the warm machinery from.
-
 Example::
 
-    >>> runner = EngineClient()
-    >>> result = runner.run({"source_b64": "", "probes": [], "nonce": "n1", "limits": {}})
-    >>> [m["type"] for m in result["messages"]]
+    >>> with EngineClient() as engine:  # stopped on leaving the block
+    ...     result = engine.run(StepJob(step=1, source_b64="", probes=(), nonce="n1"))
+    >>> [m["type"] for m in result.messages]
     ['imported', 'done']
-    >>> runner.close()
 """
 from __future__ import annotations
 
 import atexit
-import base64
 import itertools
 import json
 import os
@@ -49,35 +43,28 @@ import threading
 import time
 from pathlib import Path
 
-from grader.engine.child import Limits
-from grader.engine.sandbox import (SANDBOX_ENV, SANDBOX_TMP_BYTES, SANDBOXES, bwrap_prefix, bwrap_usable,
-                            importable_paths)
-from grader.engine.server import MAX_TOTAL_MESSAGE_BYTES, PRELOAD, TRUNCATED_MARK, run_job, run_jobs, serve
+from grader.engine.protocol import StepJob, StepResult
+from grader.engine.sandbox import SANDBOX_ENV, SANDBOXES, bwrap_prefix, bwrap_usable, importable_paths
 
-__all__ = [
-    "EngineClient", "EngineUnavailable", "shared_client", "close", "encode_source",
-    "CLIENT_GRACE_SECONDS", "STARTUP_TIMEOUT_SECONDS",
-    # re-exported from grader.engine.server and grader.engine.sandbox
-    "serve", "run_job", "run_jobs", "MAX_TOTAL_MESSAGE_BYTES", "TRUNCATED_MARK", "PRELOAD",
-    "SANDBOXES", "SANDBOX_ENV", "SANDBOX_TMP_BYTES", "bwrap_prefix", "bwrap_usable", "importable_paths",
-]
+__all__ = ["EngineClient", "EngineUnavailable", "shared_client", "close",
+           "CLIENT_GRACE_SECONDS", "STARTUP_TIMEOUT_SECONDS"]
 
-CLIENT_GRACE_SECONDS = 20.0  # how long past a job's timeout the client waits for the warm parent
+CLIENT_GRACE_SECONDS = 20.0  # how long past a job's timeout the engine client waits for the fork server
 STARTUP_TIMEOUT_SECONDS = 60.0
 _REPO_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
 class EngineUnavailable(RuntimeError):
-    """The warm parent could not be started or stopped answering."""
+    """The fork server could not be started or stopped answering."""
 
 
 class EngineClient:
-    """Client of one warm parent process; thread-safe; one per OS process.
+    """Client of one fork server process; thread-safe; one per OS process.
 
     Example::
 
-        >>> with EngineClient() as runner:
-        ...     runner.run({"source_b64": "", "probes": [], "nonce": "x"})["exit_status"]
+        >>> with EngineClient() as engine:
+        ...     engine.run(StepJob(step=1, source_b64="", probes=(), nonce="x")).exit_status
         0
     """
 
@@ -110,25 +97,26 @@ class EngineClient:
         return self._proc.pid if self._proc and self._proc.poll() is None else None
 
     def start(self) -> None:
-        """Start the warm parent now (otherwise the first :meth:`run` does)."""
+        """Start the fork server now (otherwise the first :meth:`run` does)."""
         with self._lock:
             self._ensure_started()
 
-    def run(self, job: dict, *, timeout: "float | None" = None) -> dict:
-        """Run one step job; return the warm parent's result dict (see :meth:`run_many`)."""
+    def run(self, job: StepJob, *, timeout: "float | None" = None) -> StepResult:
+        """Run one step job; return the fork server's result (see :meth:`run_many`)."""
         return self.run_many([job], timeout=timeout)[0]
 
-    def run_many(self, jobs: "list[dict]", *, parallel: int = 1, timeout: "float | None" = None) -> "list[dict]":
-        """Run step jobs, up to ``parallel`` children at once; one result dict per job, in order.
+    def run_many(self, jobs: "list[StepJob]", *, parallel: int = 1,
+                 timeout: "float | None" = None) -> "list[StepResult]":
+        """Run step jobs, up to ``parallel`` step children at once; one result per job, in order.
 
-        ``timeout`` bounds how long we wait for the warm parent itself
+        ``timeout`` bounds how long we wait for the fork server itself
         (default: long enough for every job to use its whole time limit, plus
-        a grace period). A warm parent that died or hangs is killed and
+        a grace period). A fork server that died or hangs is killed and
         replaced on the next call; every result then holds ``infra_error``.
         """
-        request = {"request": next(self._jobs), "jobs": list(jobs), "parallel": parallel}
+        request = {"request": next(self._jobs), "jobs": [job.to_json() for job in jobs], "parallel": parallel}
         if timeout is None:
-            limits = [Limits.from_value(j.get("limits")).timeout for j in jobs]
+            limits = [job.limits.timeout for job in jobs]
             rounds = -(-len(jobs) // max(parallel, 1))
             timeout = max(limits, default=0) * rounds + CLIENT_GRACE_SECONDS
         with self._lock:
@@ -145,10 +133,10 @@ class EngineClient:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
-        """Stop the warm parent and everything it runs.
+        """Stop the fork server and everything it runs.
 
         Between jobs, closing its stdin is enough. If a job is running (in
-        another thread), we do not wait for it: the warm parent is told to
+        another thread), we do not wait for it: the fork server is told to
         stop (SIGTERM: it kills its steps' processes first), and the running
         :meth:`run` returns an ``infra_error``.
         """
@@ -169,7 +157,7 @@ class EngineClient:
     # -- internals
 
     def prestart(self) -> None:
-        """Begin starting the warm parent without waiting for it (it imports while we work)."""
+        """Begin starting the fork server without waiting for it (it imports while we work)."""
         with self._lock:
             self._spawn()
 
@@ -230,9 +218,9 @@ class EngineClient:
         self._proc.stdin.write(json.dumps(request).encode() + b"\n")
         self._proc.stdin.flush()
 
-    def _collect(self, request_id: int, n_jobs: int, wait: float) -> "list[dict]":
+    def _collect(self, request_id: int, n_jobs: int, wait: float) -> "list[StepResult]":
         """The results of one request; the jobs it never reported get an ``infra_error``."""
-        results: "list[dict | None]" = [None] * n_jobs
+        results: "list[StepResult | None]" = [None] * n_jobs
         deadline = time.monotonic() + wait
         error = ""
         try:
@@ -241,7 +229,7 @@ class EngineClient:
                 if message.get("request") not in (request_id, None):
                     continue  # the answer to a request an interrupted caller gave up on
                 if message.get("type") == "result" and 0 <= message.get("index", -1) < n_jobs:
-                    results[message["index"]] = message["result"]
+                    results[message["index"]] = StepResult.from_json(message["result"])
                 elif message.get("type") == "done":
                     error = message.get("infra_error", "")
                     break
@@ -249,7 +237,7 @@ class EngineClient:
             self._kill()
             error = str(exc)
         error = error or "the grader's worker process did not report this step"
-        return [r if r is not None else {"type": "result", "infra_error": error} for r in results]
+        return [r if r is not None else StepResult(infra_error=error) for r in results]
 
     def _read_line(self, wait: float) -> dict:
         # Our own buffer over the raw fd: a buffered reader could hold a line
@@ -278,7 +266,7 @@ class EngineClient:
         if proc is None or self._owner != os.getpid():
             return
         if proc.poll() is None:
-            proc.terminate()  # the warm parent kills its steps' processes, then exits
+            proc.terminate()  # the fork server kills its steps' processes, then exits
             try:
                 proc.wait(timeout=1)
             except subprocess.TimeoutExpired:
@@ -292,7 +280,7 @@ class EngineClient:
                 stream.close()
             except OSError:
                 pass
-        if self._scratch_base:  # what a killed warm parent could not remove
+        if self._scratch_base:  # what a killed fork server could not remove
             shutil.rmtree(self._scratch_base, ignore_errors=True)
             self._scratch_base = None
 
@@ -303,7 +291,7 @@ _shared_lock = threading.Lock()
 
 
 def shared_client() -> EngineClient:
-    """The warm runner of this process, created on first use (one per process).
+    """The engine client of this process, created on first use (one per process).
 
     Example::
 
@@ -318,9 +306,9 @@ def shared_client() -> EngineClient:
 
 
 def close() -> None:
-    """Stop this process's shared warm parent, if any.
+    """Stop this process's shared engine client's fork server, if any.
 
-    Example (not run as a doctest: it would stop the runner other code of this process uses)::
+    Example (not run as a doctest: it would stop the fork server other code of this process uses)::
 
         >>> first = shared_client(); close()  # doctest: +SKIP
         >>> shared_client() is first   # the next use starts a new one  # doctest: +SKIP
@@ -328,31 +316,17 @@ def close() -> None:
     """
     global _shared
     with _shared_lock:
-        runner, _shared = _shared, None
-    if runner is not None:
-        runner.close()
-
-
-def encode_source(source: bytes) -> str:
-    """The submission's bytes as they travel in a job (JSON cannot carry arbitrary bytes).
-
-    Example::
-
-        >>> encode_source(b"x = 1\\n")
-        'eCA9IDEK'
-    """
-    return base64.b64encode(source).decode("ascii")
+        engine, _shared = _shared, None
+    if engine is not None:
+        engine.close()
 
 
 def _forget_parent_client() -> None:
     # A forked process (a batch worker) must neither use nor stop its
-    # parent's warm process, nor inherit a lock another thread held.
+    # parent's fork server, nor inherit a lock another thread held.
     global _shared, _shared_lock
     _shared, _shared_lock = None, threading.Lock()
 
 
 atexit.register(close)
 os.register_at_fork(after_in_child=_forget_parent_client)
-
-if __name__ == "__main__":
-    serve()

@@ -1,8 +1,8 @@
-"""Type-strict encoding of values for the trip between the child and the parent.
+"""Type-strict encoding of values for the trip between the step child and the grading process.
 
-Learner code runs in the child; the parent only ever sees JSON. The encoding
-keeps apart everything Python's ``==`` would blur, so a judge comparing an
-observation with an expected value cannot be fooled:
+Learner code runs in the step child; the grading process only ever sees
+JSON. The encoding keeps apart everything Python's ``==`` would blur, so a
+judge comparing an observation with an expected value cannot be fooled:
 
 * exact ``str``/``int``/``bool``/``None``/finite ``float`` travel as JSON natives
   (JSON keeps ``true`` and ``1`` apart);
@@ -16,7 +16,7 @@ observation with an expected value cannot be fooled:
 Depth, length and the total number of nodes are bounded, and a container that
 contains itself is cut, so encoding never hangs. :func:`decode` turns the
 tagged forms the *grader* writes (case values such as the exploding argument)
-back into Python objects in the child.
+back into Python objects in the step child.
 
 Example::
 
@@ -54,7 +54,7 @@ _SAFE_CLASSES = {
 def private_module_copy(name: str) -> ModuleType:
     """A new copy of the standard-library module ``name``, executed now and registered nowhere.
 
-    The grader's child runs learner code in its own process, and that code
+    The step child runs learner code in its own process, and that code
     may patch shared modules (``json.loads = ...``, ``sys.modules["json"] =
     ...``, ``builtins.isinstance = ...``). Objects built from this copy while
     the grader is imported (before any learner code) look up neither the
@@ -73,7 +73,7 @@ def private_module_copy(name: str) -> ModuleType:
 
 
 # The canonical order of set items: a private encoder, so that a submission
-# patching ``json.dumps`` cannot change how the child orders what it sends.
+# patching ``json.dumps`` cannot change how the step child orders what it sends.
 _canonical_json = private_module_copy("json.encoder").JSONEncoder(sort_keys=True).encode
 
 
@@ -129,7 +129,7 @@ def _encode(value: Any, depth: int, active: set, budget: _Budget) -> Any:
         return {"$type": "str", "$repr": value[:MAX_REPR] + "...", "$len": len(value)}
     if tp is type or isinstance(value, type):
         return {"$class": f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', '?')}"}
-    if tp is ExplodingArgument:  # a grader case value on its way to the child
+    if tp is ExplodingArgument:  # a grader case value on its way to the step child
         return {"$case": "exploding"}
     if tp in (list, tuple, dict, set, frozenset):
         if id(value) in active:
@@ -193,7 +193,7 @@ class ExplodingArgument:
 
 
 def decode(data: Any) -> Any:
-    """Turn the grader's JSON case values back into Python objects (child side).
+    """Turn the grader's JSON case values back into Python objects (step child side).
 
     >>> decode({"$tuple": [1, {"$class": "builtins.int"}]})
     (1, <class 'int'>)

@@ -1,7 +1,7 @@
-"""Child side: run one probe against the learner's module and report what happened.
+"""The step child's probes: run one probe against the learner's module and report what happened.
 
 Nothing here judges. A probe is JSON (``{"kind", "params"}``) made in the
-parent by a check; :func:`run_probe` executes it against the module object of
+grading process by a check; :func:`run_probe` executes it against the module object of
 the step and returns a small JSON-able observation. Learner values are
 encoded type-strictly (``grader.engine.encode``); learner ``Exception``\\ s become
 data (``{"raised": "KeyError", "message": ...}``); other ``BaseException``\\ s
@@ -51,15 +51,15 @@ from typing import Any, Callable
 
 from grader import spec as lab_spec
 from grader.engine.encode import decode, encode, private_module_copy
+from grader.engine.protocol import MAX_REPORT_TEXT
 
 MAX_MESSAGE = 300
 MAX_SEEN = 12          # spy calls remembered per spy
-MAX_TEXT = 20000       # characters of tool_report.md sent back
 REPORT_FILES = ("tool_report.json", "tool_report.md")
 _MISSING = object()
 
 # What the probes use to read the learner's report files, taken when the
-# grader is imported: the child imports this module before the submission,
+# grader is imported: the step child imports this module before the submission,
 # and a submission may patch ``json``, ``sys.modules["json"]``, ``open`` or
 # ``os`` to make the grader read what it wants. The decoder comes from a
 # private copy of ``json.decoder`` (no module attribute a submission can
@@ -353,7 +353,7 @@ class _Session:
         if step.get("folder") == "default":
             folder, cwd, scratch = _parent_folder(self.ctx.module_path), _getcwd(), self.ctx.scratch
             # The working folder is looked at only inside the step's scratch folder (where
-            # the child starts): the grader removes nothing anywhere else.
+            # the step child starts): the grader removes nothing anywhere else.
             watch_cwd = cwd != folder and (cwd == scratch or cwd.startswith(scratch + _SEP))
             for name in REPORT_FILES:
                 _remove_if_present(folder + _SEP + name)
@@ -421,7 +421,7 @@ def _read_report_files(folder: str) -> dict:
             out["json_error"] = f"{type(exc).__name__}: {_message(exc)}"
     if out["md_exists"]:
         try:
-            out["md"] = _read_text(md_path, MAX_TEXT)
+            out["md"] = _read_text(md_path, MAX_REPORT_TEXT)
         except (ValueError, OSError) as exc:
             out["md_error"] = f"{type(exc).__name__}: {_message(exc)}"
     return out

@@ -2,9 +2,10 @@
 
 A learner's step may fork, and a grandchild may call ``setsid()`` to leave
 the step's process group, so a group kill alone does not end everything. The
-warm parent makes itself a child subreaper (orphans of its steps become its
+fork server makes itself a child subreaper (orphans of its steps become its
 children) and, after every step, walks ``/proc`` down from itself and
-SIGKILLs whatever is left.
+SIGKILLs whatever is left. A step child (and a batch worker) asks the kernel
+to kill it when its parent goes away.
 
 Example (in a process of its own: both calls act on the calling process and
 everything it started, so they are not run as doctests)::
@@ -21,9 +22,24 @@ import signal
 import time
 
 
+def die_with_parent() -> None:
+    """Have the kernel SIGKILL this process when its parent ends (Linux; elsewhere nothing).
+
+    Example (not run as a doctest: it would tie the test session to the
+    thread that started it)::
+
+        >>> die_with_parent()  # doctest: +SKIP
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the parent's timeouts still hold
+        pass
+
+
 def kill_group(pid: int) -> None:
     try:
-        os.killpg(pid, signal.SIGKILL)  # the child is its group's leader (setsid)
+        os.killpg(pid, signal.SIGKILL)  # the step child is its group's leader (setsid)
     except (ProcessLookupError, PermissionError):
         pass
 

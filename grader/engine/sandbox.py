@@ -1,6 +1,6 @@
-"""Bubblewrap around the warm parent: own PID namespace, no network, read-only files.
+"""Bubblewrap around the fork server: own PID namespace, no network, read-only files.
 
-:class:`grader.engine.client.EngineClient` starts the warm parent behind
+:class:`grader.engine.client.EngineClient` starts the fork server behind
 :func:`bwrap_prefix` when asked to (``sandbox="bwrap"`` or ``"auto"``, or
 ``$AGTOOL_SANDBOX``) and :func:`bwrap_usable` says bubblewrap works here;
 otherwise it runs without.
@@ -26,7 +26,7 @@ SANDBOX_TMP_BYTES = 256 << 20
 def importable_paths() -> list[str]:
     """This process's absolute import paths (never ``''``, the working folder).
 
-    The warm parent gets them on its ``sys.path`` (it runs with ``-I``), and
+    The fork server gets them on its ``sys.path`` (it runs with ``-I``), and
     bubblewrap binds back those its private ``/tmp`` would hide.
 
     Example::
@@ -38,7 +38,7 @@ def importable_paths() -> list[str]:
 
 
 def bwrap_prefix() -> list[str]:
-    """The bubblewrap command line that runs the warm parent sandboxed.
+    """The bubblewrap command line that runs the fork server sandboxed.
 
     Its own PID namespace (step code cannot see or signal the grader's other
     processes), no network, the whole file system read-only, and a small

@@ -1,31 +1,35 @@
-"""The warm parent's side: serve step jobs, forking one bounded child per step.
+"""The fork server: serve step jobs, forking one bounded step child per step.
 
-This module is what runs inside the warm parent (``python -I``, a clean
+This module is what runs inside the fork server (``python -I``, a clean
 environment, started by :class:`grader.engine.client.EngineClient`). :func:`serve`
-imports LangGraph and the grader's probes once and then serves requests, one
-JSON line in (a list of step jobs and how many may run at once), one JSON
-line out per finished step, over its stdin/stdout. For each job it:
+imports LangGraph and the grader's probes once (the *warm* state every step
+child inherits) and then serves requests, one JSON line in (a list of step
+jobs and how many may run at once), one JSON line out per finished step, over
+its stdin/stdout (the wire format is :mod:`grader.engine.protocol`'s). For
+each job it:
 
-1. forks a child that runs :func:`grader.engine.child.run_step` (learner code runs
-   only there);
-2. reads the child's result pipe (JSON lines, size-capped, shape-checked,
-   nonce-checked; never pickle) and its stdout/stderr capture pipe (capped
-   *while* reading: excess bytes are drained and dropped);
-3. enforces the wall-clock timeout, then SIGKILLs the child's process group,
-   and at the end of the request **every other descendant** -- the warm
-   parent is a child subreaper, so a grandchild that called ``setsid()`` and
-   was orphaned becomes its child, and ``/proc`` lists it -- and reaps them;
-4. answers with the messages, the output, exit status or signal, whether the
-   step timed out, and the elapsed time.
+1. forks a step child that runs :func:`grader.engine.child.run_step`
+   (learner code runs only there);
+2. reads the step child's result pipe (JSON lines, size-capped,
+   shape-checked, nonce-checked; never pickle) and its stdout/stderr capture
+   pipe (capped *while* reading: excess bytes are drained and dropped);
+3. enforces the wall-clock timeout, then SIGKILLs the step child's process
+   group, and at the end of the request **every other descendant** -- the
+   fork server is a child subreaper, so a grandchild that called ``setsid()``
+   and was orphaned becomes its child, and ``/proc`` lists it -- and reaps
+   them;
+4. answers with a :class:`~grader.engine.protocol.StepResult`: the messages,
+   the output, exit status or signal, whether the step timed out, and the
+   elapsed time.
 
-The process-tree cleanup lives in :mod:`grader.engine.proctree`, the client in
-:mod:`grader.engine.client`.
+The process-tree cleanup lives in :mod:`grader.engine.proctree`, the engine
+client in :mod:`grader.engine.client`.
 
-Example (what the warm parent does for one request; only in a process of its
+Example (what the fork server does for one request; only in a process of its
 own, because it ends by killing every descendant of the calling process)::
 
-    >>> results = run_jobs([{"source_b64": "", "probes": [], "nonce": "n1"}])  # doctest: +SKIP
-    >>> [m["type"] for m in results[0]["messages"]], results[0]["exit_status"]  # doctest: +SKIP
+    >>> results = run_jobs([StepJob(step=1, source_b64="", probes=(), nonce="n1")])  # doctest: +SKIP
+    >>> [m["type"] for m in results[0].messages], results[0].exit_status  # doctest: +SKIP
     (['imported', 'done'], 0)
 """
 from __future__ import annotations
@@ -43,10 +47,10 @@ import tempfile
 import time
 from typing import Callable
 
-from grader.engine.child import MAX_MESSAGE_BYTES, MESSAGE_TYPES, Limits
 from grader.engine.proctree import become_subreaper, kill_descendants, kill_group
+from grader.engine.protocol import (DONE, FINAL_TYPES, IMPORTED, MAX_MESSAGE_BYTES, MAX_TOTAL_MESSAGE_BYTES,
+                                    MESSAGE_TYPES, OBS, Message, StepJob, StepResult)
 
-MAX_TOTAL_MESSAGE_BYTES = 16 << 20  # all of one step's messages together
 TRUNCATED_MARK = "\n[... output truncated]\n"
 # What step children need, imported once here. Not grader.checks: judging
 # happens in the client, never where learner code runs.
@@ -54,9 +58,9 @@ PRELOAD = ("langgraph.graph", "grader.engine.probes", "grader.engine.encode", "g
 
 
 def serve() -> None:
-    """Main loop of the warm parent: one request per stdin line, result lines on stdout.
+    """Main loop of the fork server: one request per stdin line, result lines on stdout.
 
-    A request is ``{"request": id, "jobs": [step job, ...], "parallel": n}``.
+    A request is ``{"request": id, "jobs": [StepJob.to_json(), ...], "parallel": n}``.
     Each job's result is written as soon as that step is over
     (``{"type": "result", "request": id, "index": i, "result": {...}}``),
     then ``{"type": "done", "request": id}``: if a step kills this process,
@@ -104,10 +108,12 @@ def _serve_requests(channel_in, channel_out: int) -> None:
             request = json.loads(line)
             request_id = request.get("request")
 
-            def report(index: int, result: dict) -> None:  # as soon as a step is over
-                _write_line(channel_out, {"type": "result", "request": request_id, "index": index, "result": result})
+            def report(index: int, result: StepResult) -> None:  # as soon as a step is over
+                _write_line(channel_out, {"type": "result", "request": request_id, "index": index,
+                                          "result": result.to_json()})
 
-            run_jobs(request["jobs"], parallel=int(request.get("parallel", 1)), leftovers=leftovers, on_result=report)
+            jobs = [StepJob.from_json(job) for job in request["jobs"]]
+            run_jobs(jobs, parallel=int(request.get("parallel", 1)), leftovers=leftovers, on_result=report)
             reply = {"type": "done", "request": request_id}
         except BrokenPipeError:  # the client is gone: nothing left to serve
             break
@@ -131,23 +137,23 @@ def _stop_on_sigterm(signum, frame) -> None:
 _scratch_base: "str | None" = None  # set by serve()
 
 
-def run_job(job: dict, *, leftovers: "list[str] | None" = None) -> dict:
+def run_job(job: StepJob, *, leftovers: "list[str] | None" = None) -> StepResult:
     """Run one step job: see :func:`run_jobs`.
 
-    Example (in the warm parent: it kills every descendant of the calling process)::
+    Example (in the fork server: it kills every descendant of the calling process)::
 
-        >>> run_job({"source_b64": "", "probes": [], "nonce": "n1"})["timed_out"]  # doctest: +SKIP
+        >>> run_job(StepJob(step=1, source_b64="", probes=(), nonce="n1")).timed_out  # doctest: +SKIP
         False
     """
     return run_jobs([job], leftovers=leftovers)[0]
 
 
-def run_jobs(jobs: "list[dict]", *, parallel: int = 1, leftovers: "list[str] | None" = None,
-             on_result: "Callable[[int, dict], None] | None" = None) -> "list[dict]":
-    """Fork a child per step job, at most ``parallel`` at a time; watch, clean up, describe each.
+def run_jobs(jobs: "list[StepJob]", *, parallel: int = 1, leftovers: "list[str] | None" = None,
+             on_result: "Callable[[int, StepResult], None] | None" = None) -> "list[StepResult]":
+    """Fork a step child per step job, at most ``parallel`` at a time; watch, clean up, describe each.
 
-    Each child has its own deadline (its job's timeout from its own start).
-    When a child ends, its process group is killed; when the last one ends,
+    Each step child has its own deadline (its job's timeout from its own start).
+    When a step child ends, its process group is killed; when the last one ends,
     every remaining descendant is (a grandchild that escaped its group
     cannot be told apart from a sibling step's, so it waits for the end).
     Scratch folders are removed before returning, or appended to
@@ -155,7 +161,7 @@ def run_jobs(jobs: "list[dict]", *, parallel: int = 1, leftovers: "list[str] | N
     result)`` is called as each step is over. Every process the jobs started
     is dead when this returns.
     """
-    results: "list[dict | None]" = [None] * len(jobs)
+    results: "list[StepResult | None]" = [None] * len(jobs)
     waiting = list(range(len(jobs)))
     running: "dict[int, _StepChild]" = {}
     scratches: list[str] = []
@@ -195,16 +201,16 @@ def run_jobs(jobs: "list[dict]", *, parallel: int = 1, leftovers: "list[str] | N
 
 
 class _StepChild:
-    """One forked step process: its pipes, its deadline, and what it sent."""
+    """One forked step child: its pipes, its deadline, and what it sent."""
 
-    def __init__(self, job: dict, sel: selectors.BaseSelector):
+    def __init__(self, job: StepJob, sel: selectors.BaseSelector):
         from grader.engine import child as child_module
 
         self.job = job
-        self.limits = Limits.from_value(job.get("limits"))
-        self.nonce, self.n_probes = str(job.get("nonce", "")), len(job.get("probes", ()))
+        self.limits = job.limits
+        self.nonce, self.n_probes = job.nonce, len(job.probes)
         self.output_cap = self.limits.output_bytes
-        self.messages: list[dict] = []
+        self.messages: list[Message] = []
         self.channel_errors: list[str] = []
         self.exit_status: "int | None" = None
         self.signal: "int | None" = None
@@ -215,13 +221,13 @@ class _StepChild:
         self._output = bytearray()
         self._pending = bytearray()
         self._total = 0
-        # The child's messages come in one order: imported, obs 0..n-1, done
-        # (or a lone import_error / fatal). Anything else is refused.
+        # The step child's messages come in one order: imported, obs 0..n-1,
+        # done (or a lone import_error / fatal). Anything else is refused.
         self._last_type = ""
         self._next_index = 0
         self._status: "int | None" = None  # raw wait status once reaped
 
-        code = _compiled(job.get("source_b64", ""))
+        code = _compiled(job.source_b64)
         self.scratch = tempfile.mkdtemp(prefix="agtool-step-", dir=_scratch_base)
         result_r, result_w = os.pipe()
         output_r, output_w = os.pipe()
@@ -230,7 +236,7 @@ class _StepChild:
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         pid = os.fork()
-        if pid == 0:  # the child: never returns
+        if pid == 0:  # the step child: never returns
             try:
                 os.close(result_r)
                 os.close(output_r)
@@ -250,7 +256,7 @@ class _StepChild:
             sel.register(self.pidfd, selectors.EVENT_READ, lambda: 0)  # wakes us; poll_ended() reaps
 
     def poll_ended(self) -> bool:
-        """Reap the child if it exited; mark it timed out past its deadline. True when it is over."""
+        """Reap the step child if it exited; mark it timed out past its deadline. True when it is over."""
         if self._status is None:
             pid, status, usage = os.wait4(self.pid, os.WNOHANG)
             if pid:
@@ -260,7 +266,7 @@ class _StepChild:
             self.timed_out = True
         return self._status is not None or self.timed_out
 
-    def finish(self, sel: selectors.BaseSelector, *, alone: bool) -> dict:
+    def finish(self, sel: selectors.BaseSelector, *, alone: bool) -> StepResult:
         """Kill what is left of the step, read what it sent, close its fds; return its result."""
         self._kill_group()
         if self._status is None:
@@ -272,7 +278,7 @@ class _StepChild:
             self.exit_status = os.waitstatus_to_exitcode(self._status)
         if alone:  # no sibling step runs: every descendant left is this step's
             self.killed = kill_descendants()
-        # What the child wrote before it ended is still in the pipes. Read what
+        # What the step child wrote before it ended is still in the pipes. Read what
         # is there now, a bounded amount: an escaped writer could go on forever.
         for reader in (self._read_result, self._read_output):
             for _ in range(64):
@@ -287,20 +293,18 @@ class _StepChild:
                 except (KeyError, ValueError):
                     pass
                 os.close(fd)
-        return {
-            "type": "result",
-            "job": self.job.get("job"),
-            "messages": self.messages,
-            "channel_errors": self.channel_errors,
-            "output": self.output_text(),
-            "output_truncated": self.output_dropped > 0,
-            "exit_status": self.exit_status,
-            "signal": self.signal,
-            "timed_out": self.timed_out,
-            "elapsed": round(time.monotonic() - self.started, 4),
-            "cpu": round(self.cpu_seconds, 4),
-            "killed_descendants": self.killed,
-        }
+        return StepResult(
+            messages=tuple(self.messages),
+            channel_errors=tuple(self.channel_errors),
+            output=self.output_text(),
+            output_truncated=self.output_dropped > 0,
+            exit_status=self.exit_status,
+            signal=self.signal,
+            timed_out=self.timed_out,
+            elapsed=round(time.monotonic() - self.started, 4),
+            cpu=round(self.cpu_seconds, 4),
+            killed_descendants=self.killed,
+        )
 
     def _kill_group(self) -> None:
         # Once reaped, the pid (and so the group id) may belong to someone else.
@@ -350,7 +354,7 @@ class _StepChild:
         if problem:
             return self._channel_error(problem)
         self._last_type = message["type"]
-        if message["type"] == "obs":
+        if message["type"] == OBS:
             self._next_index += 1
         self.messages.append(message)
 
@@ -360,17 +364,17 @@ class _StepChild:
         if message.get("nonce") != self.nonce:
             return "a result message with a wrong nonce was refused (forged?)"
         kind = message["type"]
-        if self._last_type in ("done", "import_error", "fatal"):
+        if self._last_type in FINAL_TYPES:
             return f"a {kind!r} message after the step had ended was refused"
-        if kind == "obs":
+        if kind == OBS:
             index = message.get("index")
             if type(index) is not int or not 0 <= index < self.n_probes or not isinstance(message.get("obs"), dict):
                 return "an observation of unknown shape was refused"
-            if index != self._next_index or self._last_type not in ("imported", "obs"):
+            if index != self._next_index or self._last_type not in (IMPORTED, OBS):
                 return f"an observation for probe {index} out of order was refused"
-        elif kind == "imported" and self._last_type:
+        elif kind == IMPORTED and self._last_type:
             return "a second 'imported' message was refused"
-        elif kind == "done" and (self._next_index != self.n_probes or self._last_type not in ("imported", "obs")):
+        elif kind == DONE and (self._next_index != self.n_probes or self._last_type not in (IMPORTED, OBS)):
             return "a 'done' message before every observation was refused"
         return ""
 
@@ -389,9 +393,9 @@ _compiled_cache: "dict[str, object]" = {}
 def _compiled(source_b64: str):
     """The submission's code object, compiled once for all the steps it is sent with.
 
-    The steps of one submission arrive with the same source, so each step's
+    The steps of one submission arrive with the same source, so each step
     child is forked with the code ready instead of compiling it again
-    (``grader.engine.child.compile_submission`` says what is left to the child).
+    (``grader.engine.child.compile_submission`` says what is left to the step child).
     """
     if source_b64 not in _compiled_cache:
         from grader.engine import child as child_module
@@ -400,7 +404,7 @@ def _compiled(source_b64: str):
         try:
             source = base64.b64decode(source_b64, validate=True)
         except ValueError:
-            source = b"\0"  # not base64: the child reports it
+            source = b"\0"  # not base64: the step child reports it
         _compiled_cache[source_b64] = child_module.compile_submission(source)
     return _compiled_cache[source_b64]
 
@@ -431,7 +435,7 @@ def _preload() -> list[str]:
         try:
             importlib.import_module(name)
             done.append(name)
-        except Exception:  # a module not written yet, or broken: the child will say so
+        except Exception:  # a module not written yet, or broken: the step child will say so
             pass
     try:
         _run_tiny_graph()

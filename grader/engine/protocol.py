@@ -1,0 +1,305 @@
+"""What crosses the process boundary: step jobs, step results, the step child's messages.
+
+Three processes talk in plain JSON, never pickle (learner code must not be
+able to make the grading process run anything it sends):
+
+* the engine client (:mod:`grader.engine.client`) sends the fork server
+  (:mod:`grader.engine.server`) one line per request,
+  ``{"request": id, "jobs": [StepJob.to_json(), ...], "parallel": n}``,
+  and reads back ``{"type": "result", "request": id, "index": i, "result":
+  StepResult.to_json()}`` per job, then ``{"type": "done", "request": id}``;
+* the step child (:mod:`grader.engine.child`) gets its :class:`StepJob` by
+  ``fork()`` and writes one message per line to its result pipe, each with
+  the step's ``nonce`` (so the fork server can refuse forgeries)::
+
+    {"type": "imported"}                          the module imported
+    {"type": "import_error", "error_type", "message", "file", "line", "source"}
+    {"type": "obs", "index": i, "obs": {...}}     probe i finished
+    {"type": "fatal", "message": "..."}           the grader itself failed here
+    {"type": "done"}                              every probe ran
+
+The step child imports this module before any learner code, so it holds
+nothing but the standard library.
+
+Example::
+
+    >>> job = StepJob(step=1, source_b64=encode_source(b"X = 1\\n"), probes=(), nonce="n1")
+    >>> StepJob.from_json(job.to_json()) == job
+    True
+"""
+from __future__ import annotations
+
+import base64
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, TypedDict, Union
+
+DEFAULT_PROBE_FUNCTION = "grader.engine.probes:run_probe"
+
+# Size caps of what the step child sends back.
+MAX_MESSAGE_BYTES = 1 << 20  # one message (an observation); larger ones are refused by both sides
+MAX_TOTAL_MESSAGE_BYTES = 16 << 20  # all of one step's messages together
+MAX_EXCEPTION_TEXT = 2000  # characters of an exception's message or traceback passed on
+MAX_REPORT_TEXT = 20000  # characters of the learner's tool_report.md sent back by the report probe
+# Larger sources are compiled in the step child, under its limits, not by the fork server.
+MAX_PRECOMPILED_BYTES = 512 << 10
+
+# The step child's message kinds, in the order they may come: imported, obs
+# 0..n-1, done; or a lone import_error or fatal.
+IMPORTED = "imported"
+IMPORT_ERROR = "import_error"
+OBS = "obs"
+FATAL = "fatal"
+DONE = "done"
+MESSAGE_TYPES = (IMPORTED, IMPORT_ERROR, OBS, FATAL, DONE)
+FINAL_TYPES = (DONE, IMPORT_ERROR, FATAL)  # nothing may follow these
+
+
+class ImportedMessage(TypedDict):
+    """The learner's module imported.
+
+    >>> ImportedMessage(type=IMPORTED, nonce="n1")
+    {'type': 'imported', 'nonce': 'n1'}
+    """
+
+    type: str
+    nonce: str
+
+
+class ImportErrorMessage(TypedDict):
+    """The learner's module did not import: the exception and the learner line that failed.
+
+    >>> ImportErrorMessage(type=IMPORT_ERROR, nonce="n1", error_type="NameError", message="x",
+    ...                    file="tools.py", line=3, source="x")["line"]
+    3
+    """
+
+    type: str
+    nonce: str
+    error_type: str
+    message: str
+    file: str
+    line: "int | None"
+    source: str
+
+
+class ObsMessage(TypedDict):
+    """Probe ``index`` of the job finished: what it observed (JSON data only).
+
+    >>> ObsMessage(type=OBS, nonce="n1", index=0, obs={"value": 1})["obs"]
+    {'value': 1}
+    """
+
+    type: str
+    nonce: str
+    index: int
+    obs: dict
+
+
+class FatalMessage(TypedDict):
+    """The grader's own code failed in the step child (a traceback, capped).
+
+    >>> FatalMessage(type=FATAL, nonce="n1", message="Traceback ...")["type"]
+    'fatal'
+    """
+
+    type: str
+    nonce: str
+    message: str
+
+
+class DoneMessage(TypedDict):
+    """Every probe of the job ran.
+
+    >>> DoneMessage(type=DONE, nonce="n1")["type"] in FINAL_TYPES
+    True
+    """
+
+    type: str
+    nonce: str
+
+
+Message = Union[ImportedMessage, ImportErrorMessage, ObsMessage, FatalMessage, DoneMessage]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource bounds of one step's process; the defaults suit the lab.
+
+    ``cpu_seconds`` of ``None`` means ``timeout + 1``. ``nproc`` is the number
+    of processes the step may add to those its user already runs (root is
+    exempt from this limit in Linux, the others still hold).
+
+    Example::
+
+        >>> Limits.from_value({"timeout": 5}).timeout
+        5.0
+    """
+
+    timeout: float = 10.0
+    memory_bytes: int = 1 << 30
+    cpu_seconds: "int | None" = None
+    file_size_bytes: int = 16 << 20
+    open_files: int = 256
+    nproc: int = 64
+    output_bytes: int = 64 << 10
+
+    @classmethod
+    def from_value(cls, value: "Limits | dict | None", *, timeout: "float | None" = None) -> "Limits":
+        """Build from a ``Limits``, a dict of field overrides or ``None``; ``timeout`` wins.
+
+        >>> Limits.from_value(Limits(timeout=3), timeout=4).timeout
+        4.0
+        >>> Limits.from_value({"swap": 1})
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown limit(s): swap; known: cpu_seconds, ...
+        """
+        if isinstance(value, Limits):
+            base = asdict(value)
+        else:
+            known = {f.name for f in fields(cls)}
+            unknown = sorted(set(value or {}) - known)
+            if unknown:
+                raise ValueError(f"unknown limit(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+            base = {**asdict(cls()), **(value or {})}
+        if timeout is not None:
+            base["timeout"] = timeout
+        base["timeout"] = float(base["timeout"])
+        if base["timeout"] <= 0:
+            raise ValueError("timeout must be a positive number of seconds")
+        return cls(**base)
+
+    @property
+    def cpu(self) -> int:
+        """The CPU-time limit in whole seconds.
+
+        >>> Limits(timeout=2.5).cpu, Limits(cpu_seconds=7).cpu
+        (3, 7)
+        """
+        return int(self.cpu_seconds if self.cpu_seconds is not None else self.timeout + 1)
+
+    def to_json(self) -> dict:
+        """Every field, as the step job carries them.
+
+        >>> Limits().to_json()["open_files"]
+        256
+        """
+        return asdict(self)
+
+
+def encode_source(source: bytes) -> str:
+    """The submission's bytes as they travel in a job (JSON cannot carry arbitrary bytes).
+
+    Example::
+
+        >>> encode_source(b"x = 1\\n")
+        'eCA9IDEK'
+    """
+    return base64.b64encode(source).decode("ascii")
+
+
+@dataclass(frozen=True)
+class StepJob:
+    """One step to run in a step child: the submission, its probes, a nonce, the limits.
+
+    ``probes`` are ``Probe.to_json()`` dicts; ``probe_function``
+    (``"module:function"``) replaces :data:`DEFAULT_PROBE_FUNCTION` when set
+    (the engine's own tests use it).
+
+    Example::
+
+        >>> job = StepJob(step=2, source_b64="", probes=({"kind": "calls", "params": {}},), nonce="n1")
+        >>> wire = job.to_json()
+        >>> wire["step"], wire["probes"], "probe_function" in wire
+        (2, [{'kind': 'calls', 'params': {}}], False)
+    """
+
+    step: "int | None"
+    source_b64: str
+    probes: "tuple[dict, ...]"
+    nonce: str
+    limits: Limits = field(default_factory=Limits)
+    probe_function: "str | None" = None
+
+    def to_json(self) -> dict:
+        """The job as it travels to the fork server (``probe_function`` only when set).
+
+        >>> StepJob(1, "", (), "n1", probe_function="m:f").to_json()["probe_function"]
+        'm:f'
+        """
+        wire = {"step": self.step, "source_b64": self.source_b64, "probes": list(self.probes),
+                "nonce": self.nonce, "limits": self.limits.to_json()}
+        if self.probe_function:
+            wire["probe_function"] = self.probe_function
+        return wire
+
+    @classmethod
+    def from_json(cls, wire: dict) -> "StepJob":
+        """The job a line of the engine client's request holds.
+
+        >>> StepJob.from_json({"step": 1, "source_b64": "", "probes": [], "nonce": "n1"}).limits.timeout
+        10.0
+        """
+        return cls(step=wire.get("step"), source_b64=str(wire.get("source_b64", "")),
+                   probes=tuple(wire.get("probes", ())), nonce=str(wire.get("nonce", "")),
+                   limits=Limits.from_value(wire.get("limits")), probe_function=wire.get("probe_function"))
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What the fork server saw of one step child, or why it could not say (``infra_error``).
+
+    ``messages`` are the step child's messages the fork server accepted, in
+    order; ``channel_errors`` say what it refused. ``output`` is the
+    learner's stdout and stderr, capped at ``Limits.output_bytes``
+    (``output_truncated``). The child ended with ``exit_status`` or was
+    killed by ``signal``; ``timed_out`` when it outlived its time limit.
+    ``elapsed`` is wall and ``cpu`` CPU seconds of the step's own process;
+    ``killed_descendants`` counts the processes it left behind. A result
+    with ``infra_error`` (made by the engine client: the fork server died or
+    did not answer) holds nothing else.
+
+    Example::
+
+        >>> result = StepResult(messages=({"type": "imported", "nonce": "n1"},), exit_status=0)
+        >>> StepResult.from_json(result.to_json()) == result
+        True
+        >>> StepResult(infra_error="the worker ended").to_json()["infra_error"]
+        'the worker ended'
+    """
+
+    messages: "tuple[Message, ...]" = ()
+    channel_errors: "tuple[str, ...]" = ()
+    output: str = ""
+    output_truncated: bool = False
+    exit_status: "int | None" = None
+    signal: "int | None" = None
+    timed_out: bool = False
+    elapsed: float = 0.0
+    cpu: float = 0.0
+    killed_descendants: int = 0
+    infra_error: str = ""
+
+    def to_json(self) -> dict:
+        """The result as the fork server writes it (``infra_error`` only when set).
+
+        >>> StepResult(timed_out=True).to_json()["timed_out"]
+        True
+        """
+        wire: "dict[str, Any]" = {"type": "result"}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name != "infra_error" or value:
+                wire[f.name] = list(value) if isinstance(value, tuple) else value
+        return wire
+
+    @classmethod
+    def from_json(cls, wire: dict) -> "StepResult":
+        """The result a line of the fork server holds; missing fields keep their defaults.
+
+        >>> StepResult.from_json({"type": "result", "signal": 9}).signal
+        9
+        """
+        known = {f.name for f in fields(cls)}
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in wire.items() if k in known}
+        return cls(**values)
