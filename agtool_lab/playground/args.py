@@ -7,10 +7,12 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from agtool_lab.playground._live import GREEN, GREY, RED, LiveModule, esc, guard, png, pre
+from grader import spec
 
-SKUS = ["SKU-1001", "SKU-2040", "SKU-3300", "SKU-4411", "SKU-5000", "SKU-9999"]
-REGION_CHOICES = ["north", "south", "east", "west", "central", "mars", "North", ""]
-TOOL_CHOICES = ["stock_lookup", "legacy_stock", "no_such_tool"]
+# The spec's values, then the traps: a sku with no rows, regions and a tool name the contract refuses.
+SKUS = spec.SKUS + [spec.UNKNOWN_SKU]
+REGION_CHOICES = spec.REGIONS + ["mars", "North", ""]
+TOOL_CHOICES = spec.TOOL_NAMES + ["no_such_tool"]
 # How the limit is written: the traps a model falls into, next to the honest int.
 LIMIT_KINDS = {
     "int": lambda n: n,
@@ -163,7 +165,7 @@ def _cache_figure(history: list[dict]) -> Figure:
 def cache_playground(path=None) -> widgets.VBox:
     """Step 5: call the same arguments again (in any key order) and watch hits, misses and CACHE."""
     live = LiveModule(path)
-    builder = ArgsBuilder(tools=TOOL_CHOICES[:2])
+    builder = ArgsBuilder(tools=spec.TOOL_NAMES)
     shuffle = widgets.Checkbox(value=False, description="write the keys in reverse order", indent=False)
     button = widgets.Button(description="call_tool", button_style="primary")
     fresh = widgets.Button(description="Fresh import (empty CACHE)")

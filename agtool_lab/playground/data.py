@@ -8,7 +8,8 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from agtool_lab.playground._live import GREEN, GREY, RED, LiveModule, esc, guard, png, pre, friendly_error
-from agtool_lab.playground.args import REGION_CHOICES, SKUS
+from agtool_lab.playground.args import SKUS
+from grader import spec
 
 
 # --------------------------------------------------------------------------
@@ -51,7 +52,7 @@ def contract_playground(path=None) -> widgets.VBox:
     """Step 1: see your STOCK per SKU, run both tools with one limit, read back your TOOLS."""
     live = LiveModule(path)
     sku = widgets.Dropdown(options=SKUS, value="SKU-3300", description="sku")
-    region = widgets.Dropdown(options=REGION_CHOICES[:5], value="north", description="region")
+    region = widgets.Dropdown(options=spec.REGIONS, value="north", description="region")
     limit = widgets.IntSlider(value=2, min=1, max=8, description="limit")
     chart, text, table = widgets.Image(format="png"), widgets.HTML(), widgets.HTML()
 

@@ -8,6 +8,7 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from agtool_lab.playground._live import GREEN, GREY, RED, LiveModule, guard, png, pre
+from grader import spec
 
 
 def order_path(result: dict) -> list[str]:
@@ -98,8 +99,8 @@ def _wrap(text: str, width: int = 20, lines: int = 3) -> str:
 
 ORDER_PRESETS = {
     "a good order": {"sku": "SKU-1001", "region": "north", "limit": 2},
-    "a region that does not exist": {"sku": "SKU-1001", "region": "mars", "limit": 2},
-    "a SKU nobody stocks": {"sku": "SKU-9999", "region": "north", "limit": 2},
+    "a region that does not exist": spec.REPAIR_EXAMPLE,
+    "a SKU nobody stocks": spec.EMPTY_EXAMPLE,
     "limit 99": {"sku": "SKU-4411", "region": "south", "limit": 99},
     "legacy tool, 7 bins": {"sku": "SKU-3300", "region": "north", "limit": 3, "tool": "legacy_stock"},
     "wrong region and no central stock": {"sku": "SKU-5000", "region": "mars", "limit": 2},
@@ -112,7 +113,7 @@ def path_playground(step: int = 7, path=None) -> widgets.VBox:
     live = LiveModule(path)
     preset = widgets.Dropdown(options=list(ORDER_PRESETS), description="order")
     editor = widgets.Text(layout=widgets.Layout(width="95%"), description="as dict")
-    attempts = widgets.IntSlider(value=3, min=1, max=5, description="MAX_ATTEMPTS",
+    attempts = widgets.IntSlider(value=spec.MAX_ATTEMPTS, min=1, max=5, description="MAX_ATTEMPTS",
                                  style={"description_width": "initial"})
     button = widgets.Button(description="run_naive" if step == 6 else "handle", button_style="primary")
     chart, shown = widgets.Image(format="png"), widgets.HTML()

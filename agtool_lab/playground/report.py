@@ -8,23 +8,9 @@ from pathlib import Path
 import ipywidgets as widgets
 
 from agtool_lab.playground._live import GREEN, RED, LiveModule, esc, guard, pre
+from grader.spec import HEADING_SETS, MAX_ATTEMPTS, REPORT_EXPECTED, REPORT_FILES
 
-
-REPORT_EXPECTED = {
-    "tools": ["legacy_stock", "stock_lookup"],
-    "blocked_before_call": 0,
-    "bad_result_reasons": ["empty", "range", "shape", "too_big"],
-    "memo_second_call_runs": 0,
-    "repaired": True,
-    "attempts": 2,
-    "gave_up": True,
-}
-REPORT_HEADINGS = (
-    ("## 도구 계약을 어디에 적었나", "## 부르기 전에 무엇을 막았나",
-     "## 돌려준 결과를 어떻게 믿지 않았나", "## 실패를 어떤 경로로 다뤘나"),
-    ("## Where the tool contract is written", "## What was blocked before calling",
-     "## How returned results were not trusted", "## How failure was handled as a path"),
-)
+JSON_FILE, MD_FILE = REPORT_FILES
 
 
 def _markdown_html(text: str) -> str:
@@ -49,7 +35,7 @@ def _report_table(report: dict) -> str:
 
 
 def _headings_note(markdown: str) -> str:
-    for headings in REPORT_HEADINGS:
+    for headings in HEADING_SETS.values():
         found = [h for h in headings if h in markdown]
         if found:
             missing = [h for h in headings if h not in markdown]
@@ -62,7 +48,7 @@ def _headings_note(markdown: str) -> str:
 def report_playground(path=None, folder=None) -> widgets.VBox:
     """Step 8: run ``write_report`` into a scratch folder and render both files it wrote."""
     live = LiveModule(path)
-    attempts = widgets.IntSlider(value=3, min=1, max=5, description="MAX_ATTEMPTS",
+    attempts = widgets.IntSlider(value=MAX_ATTEMPTS, min=1, max=5, description="MAX_ATTEMPTS",
                                  style={"description_width": "initial"})
     button = widgets.Button(description="write_report(scratch folder)", button_style="primary",
                             layout=widgets.Layout(width="auto"))
@@ -75,7 +61,7 @@ def report_playground(path=None, folder=None) -> widgets.VBox:
         tools = live.get(fresh=True)  # a clean CALLS and CACHE, as the grader does
         tools.MAX_ATTEMPTS = attempts.value
         returned = tools.write_report(str(scratch))
-        json_file, md_file = scratch / "tool_report.json", scratch / "tool_report.md"
+        json_file, md_file = scratch / JSON_FILE, scratch / MD_FILE
         if not json_file.exists() or not md_file.exists():
             return f'<span style="color:{RED}">write_report did not write both files into {esc(scratch)}</span>'
         data = json.loads(json_file.read_text(encoding="utf-8"))
@@ -84,8 +70,8 @@ def report_playground(path=None, folder=None) -> widgets.VBox:
                       if str(attempts.value) in markdown.split("##")[-1]
                       else f'<span style="color:{RED}">the last section does not state {attempts.value}</span>')
         same = "" if returned == data else f'<br><span style="color:{RED}">the returned dict differs from the JSON file</span>'
-        return (f"<b>tool_report.json</b> ({esc(json_file)}){_report_table(data)}{same}"
-                f"<b>tool_report.md</b>: {_headings_note(markdown)}; {limit_note}"
+        return (f"<b>{JSON_FILE}</b> ({esc(json_file)}){_report_table(data)}{same}"
+                f"<b>{MD_FILE}</b>: {_headings_note(markdown)}; {limit_note}"
                 f'<div style="border:1px solid #d0d7de;padding:4px 10px;margin-top:4px">{_markdown_html(markdown)}</div>')
 
     button.on_click(lambda _b: guard(shown, render))
