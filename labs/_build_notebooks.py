@@ -11,43 +11,70 @@ when the committed notebooks and this script drift apart.
 """
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from textwrap import dedent
 
 import nbformat
 
-LABS = Path(__file__).resolve().parent
+from grader import spec
 
-# The 19 rows of the stock table (LAB_SPEC step 1), in table order.
-STOCK_ROWS = [
-    ("SKU-1001", "north", "N-01", 12), ("SKU-1001", "north", "N-02", 4),
-    ("SKU-1001", "south", "S-01", 7), ("SKU-1001", "central", "C-01", 30),
-    ("SKU-2040", "east", "E-01", 3), ("SKU-2040", "west", "W-01", 0),
-    ("SKU-2040", "central", "C-02", 15), ("SKU-3300", "north", "N-11", 2),
-    ("SKU-3300", "north", "N-12", 5), ("SKU-3300", "north", "N-13", 1),
-    ("SKU-3300", "north", "N-14", 9), ("SKU-3300", "north", "N-15", 4),
-    ("SKU-3300", "north", "N-16", 6), ("SKU-3300", "north", "N-17", 3),
-    ("SKU-3300", "central", "C-03", 11), ("SKU-4411", "south", "S-02", 22),
-    ("SKU-4411", "west", "W-02", 5), ("SKU-4411", "central", "C-04", 9),
-    ("SKU-5000", "west", "W-03", 2),
-]
+LABS = Path(__file__).resolve().parent
 
 
 def stock_block() -> str:
-    """The STOCK assignment as ready-to-paste Python, one row per line."""
+    """The STOCK assignment of the spec's table as ready-to-paste Python, one row per line.
+
+    >>> stock_block().splitlines()[1]
+    '    {"sku": "SKU-1001", "region": "north", "bin": "N-01", "count": 12},'
+    """
     lines = ["STOCK = ["]
-    lines += [
-        f'    {{"sku": "{sku}", "region": "{region}", "bin": "{bin_}", "count": {count}}},'
-        for sku, region, bin_, count in STOCK_ROWS
-    ]
+    lines += [f"    {json.dumps(row)}," for row in spec.STOCK]
     lines.append("]")
     return "\n".join(lines)
 
 
 def stock_table() -> str:
-    rows = "\n".join(f"| {s} | {r} | {b} | {c} |" for s, r, b, c in STOCK_ROWS)
+    """The spec's stock table in Markdown.
+
+    >>> stock_table().splitlines()[2]
+    '| SKU-1001 | north | N-01 | 12 |'
+    """
+    rows = "\n".join(f"| {r['sku']} | {r['region']} | {r['bin']} | {r['count']} |" for r in spec.STOCK)
     return "| sku | region | bin | count |\n|---|---|---|---|\n" + rows
+
+
+# How write_report measures each key of the report (step 8); the values come from the spec.
+REPORT_HOW = {
+    "tools": "sorted names in `TOOLS`",
+    "blocked_before_call": "tool body runs during calls with wrong arguments",
+    "bad_result_reasons": "sorted reasons `validate_result` gives four bad results you make, one of each kind",
+    "memo_second_call_runs": "body runs during the second of two identical successful calls",
+    "repaired": "`handle` of an order with a wrong region ended ok after a fix",
+    "attempts": "that `handle`'s attempts",
+    "gave_up": "`not ok` of `handle` on an order with an empty result",
+}
+
+
+def report_table() -> str:
+    """The step-8 table: each report key, how to measure it, and a correct module's value.
+
+    >>> report_table().splitlines()[2]
+    '| `tools` | sorted names in `TOOLS` | `["legacy_stock", "stock_lookup"]` |'
+    """
+    rows = [f"| `{key}` | {REPORT_HOW[key]} | `{json.dumps(value)}` |" for key, value in spec.REPORT_EXPECTED.items()]
+    return "\n".join(["| key | how to measure it | correct module |", "|---|---|---|", *rows])
+
+
+def headings_table() -> str:
+    """The two heading sets of ``tool_report.md``, side by side.
+
+    >>> headings_table().splitlines()[2]
+    '| `## 도구 계약을 어디에 적었나` | `## Where the tool contract is written` |'
+    """
+    pairs = zip(spec.HEADING_SETS["Korean"], spec.HEADING_SETS["English"])
+    return "\n".join(["| original (Korean) | English |", "|---|---|", *(f"| `{ko}` | `{en}` |" for ko, en in pairs)])
 
 
 # --------------------------------------------------------------------------
@@ -123,10 +150,10 @@ NB01 = {
 
         | name | value |
         |---|---|
-        | `REGIONS` | `["north", "south", "east", "west", "central"]` (this order) |
-        | `FALLBACK_REGION` | `"central"` (used in step 7) |
-        | `MAX_ROWS` | `5` |
-        | `CALLS` | `{"stock_lookup": 0, "legacy_stock": 0}`: tool name -> how often its body ran |
+        | `REGIONS` | `@REGIONS@` (this order) |
+        | `FALLBACK_REGION` | `@FALLBACK_REGION@` (used in step 7) |
+        | `MAX_ROWS` | `@MAX_ROWS@` |
+        | `CALLS` | `@CALLS@`: tool name -> how often its body ran |
         | `STOCK` | the 19 rows below, in this order |
 
         ### The stock table
@@ -601,8 +628,8 @@ NB07 = {
 
         | name | value / job |
         |---|---|
-        | `MAX_ATTEMPTS` | `3`: fetches allowed per order; read while the graph runs |
-        | `FALLBACK_REGION` | `"central"` |
+        | `MAX_ATTEMPTS` | `@MAX_ATTEMPTS@`: fetches allowed per order; read while the graph runs |
+        | `FALLBACK_REGION` | `@FALLBACK_REGION@` |
         | `REPAIRS` | reason -> fix (your format: functions, tuples, ...) |
         | `can_repair(reason)` | `True` when `REPAIRS` has a fix for it |
         | `repair` node | reads the last reason in `errors`, applies the fix, appends a description to `fixes` |
@@ -687,24 +714,11 @@ NB08 = {
     "notes": """\
         ### `tool_report.json` (and the returned dict)
 
-        | key | how to measure it | correct module |
-        |---|---|---|
-        | `tools` | sorted names in `TOOLS` | `["legacy_stock", "stock_lookup"]` |
-        | `blocked_before_call` | tool body runs during calls with wrong arguments | `0` |
-        | `bad_result_reasons` | sorted reasons `validate_result` gives four bad results you make, one of each kind | `["empty", "range", "shape", "too_big"]` |
-        | `memo_second_call_runs` | body runs during the second of two identical successful calls | `0` |
-        | `repaired` | `handle` of an order with a wrong region ended ok after a fix | `true` |
-        | `attempts` | that `handle`'s attempts | `2` |
-        | `gave_up` | `not ok` of `handle` on an order with an empty result | `true` |
+        @REPORT_TABLE@
 
         ### `tool_report.md`: four `##` sections, all from one set
 
-        | original (Korean) | English |
-        |---|---|
-        | `## 도구 계약을 어디에 적었나` | `## Where the tool contract is written` |
-        | `## 부르기 전에 무엇을 막았나` | `## What was blocked before calling` |
-        | `## 돌려준 결과를 어떻게 믿지 않았나` | `## How returned results were not trusted` |
-        | `## 실패를 어떤 경로로 다뤘나` | `## How failure was handled as a path` |
+        @HEADINGS_TABLE@
 
         The last section states the attempt limit as a number: the value of `MAX_ATTEMPTS`
         when the report is written.
@@ -753,24 +767,36 @@ def _navigation(step: int) -> str:
     return f"{prev_link} · step {step} of 8 · {next_link}"
 
 
+def _facts() -> dict[str, str]:
+    """The text of each ``@NAME@`` placeholder of the notes: the spec's facts, written as Python/JSON literals."""
+    return {
+        "STOCK_TABLE": stock_table(), "STOCK_BLOCK": stock_block(), "REPORT_TABLE": report_table(),
+        "HEADINGS_TABLE": headings_table(), "REGIONS": json.dumps(spec.REGIONS),
+        "FALLBACK_REGION": json.dumps(spec.FALLBACK_REGION), "MAX_ROWS": str(spec.MAX_ROWS),
+        "MAX_ATTEMPTS": str(spec.MAX_ATTEMPTS), "CALLS": json.dumps(spec.CALLS_START),
+    }
+
+
 def _fill(text: str) -> str:
     # Inserted after dedent: the multi-line blocks would break its common indent.
-    return text.replace("@STOCK_TABLE@", stock_table()).replace("@STOCK_BLOCK@", stock_block())
+    for name, value in _facts().items():
+        text = text.replace(f"@{name}@", value)
+    return text
 
 
 def build(step: int) -> nbformat.NotebookNode:
     """The notebook of one step, without outputs and with stable cell ids."""
-    spec = NOTEBOOKS[step - 1]
+    page = NOTEBOOKS[step - 1]
     header = dedent(f"""\
-        # {spec['title']}
+        # {page['title']}
 
-        **Goal:** {spec['goal']}
+        **Goal:** {page['goal']}
 
-        *About {spec['minutes']} minutes.* {_navigation(step)}
+        *About {page['minutes']} minutes.* {_navigation(step)}
         """)
-    task = "## Your task\n\n" + dedent(spec["task"]) + (
+    task = "## Your task\n\n" + dedent(page["task"]) + (
         "\n<details>\n<summary><b>Hints</b> (click to open)</summary>\n\n"
-        + dedent(spec["hints"]) + "\n</details>\n"
+        + dedent(page["hints"]) + "\n</details>\n"
     )
     closing = (
         f"When every row is green, go on to **[{NOTEBOOKS[step]['file']}]({NOTEBOOKS[step]['file']})**."
@@ -781,13 +807,13 @@ def build(step: int) -> nbformat.NotebookNode:
     )
     cells = [
         ("markdown", header),
-        ("markdown", "## Why it matters\n\n" + dedent(spec["why"])),
-        ("markdown", "## Notes\n\n" + _fill(dedent(spec["notes"]))),
+        ("markdown", "## Why it matters\n\n" + dedent(page["why"])),
+        ("markdown", "## Notes\n\n" + _fill(dedent(page["notes"]))),
         ("markdown", task),
         ("markdown", setup_md(step)),
         ("code", SETUP_CODE),
-        ("markdown", playground_md(spec["playground"])),
-        ("code", spec["playground_code"]),
+        ("markdown", playground_md(page["playground"])),
+        ("code", page["playground_code"]),
         ("markdown", check_md(step)),
         ("code", check_code(step)),
         ("markdown", closing),
@@ -811,11 +837,11 @@ def render(step: int) -> str:
 
 
 def main(argv: list[str]) -> int:
-    for step, spec in enumerate(NOTEBOOKS, start=1):
+    for step, page in enumerate(NOTEBOOKS, start=1):
         nb = build(step)
         nbformat.validate(nb)
-        (LABS / spec["file"]).write_text(render(step), encoding="utf-8")
-        print(f"wrote labs/{spec['file']}")
+        (LABS / page["file"]).write_text(render(step), encoding="utf-8")
+        print(f"wrote labs/{page['file']}")
     return 0
 
 
