@@ -1,0 +1,178 @@
+"""The packages' layout holds: what may import what, read from the source with ``ast``.
+
+* the engine (``grader/engine/``) runs beside learner code and judges
+  nothing: it imports none of the judging, batch, CLI or kernel-side code;
+* the grader's modules import each other without a cycle (imports inside
+  functions count: a cycle that only bites at call time is still one);
+* the package faces are lazy: ``import grader`` starts no engine, and
+  ``import grader.report`` (what a gradebook reader needs) loads neither the
+  engine nor LangGraph.
+
+Each rule is checked by a function that also runs on a made-up example of
+the mistake it catches, so that a rule which could never fail is noticed.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+GRADER = REPO / "grader"
+ENGINE_MAY_NOT_IMPORT = ("grader.checks", "grader.grading", "grader.batch", "grader.cli", "agtool_lab")
+
+
+def module_name(path: Path) -> str:
+    """``grader/engine/client.py`` -> ``grader.engine.client``; a package's ``__init__`` is the package."""
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_names(source: str, module: str, is_package: bool = False) -> "set[str]":
+    """Every module name an import statement anywhere in ``source`` names (``from a import b``: ``a`` and ``a.b``).
+
+    ``b`` may be a submodule or a name defined in ``a``; both are listed,
+    and :func:`import_graph` keeps those that are modules. Relative imports
+    are resolved against ``module``. A literal ``importlib.import_module("x")``
+    counts as an import of ``x``.
+    """
+    package = module if is_package else module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "import_module" and node.args
+              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            names.add(node.args[0].value)
+    return names
+
+
+def forbidden_imports(source: str, module: str) -> "list[str]":
+    """The names among ``source``'s imports that the engine must not import."""
+    return sorted(name for name in imported_names(source, module)
+                  if any(name == bad or name.startswith(bad + ".") for bad in ENGINE_MAY_NOT_IMPORT))
+
+
+def import_graph(sources: "dict[str, tuple[str, bool]]") -> "dict[str, set[str]]":
+    """``{module: modules of the same set it imports}`` from ``{module: (source, is_package)}``."""
+    return {module: {name for name in imported_names(source, module, is_package) if name in sources} - {module}
+            for module, (source, is_package) in sources.items()}
+
+
+def find_cycle(graph: "dict[str, set[str]]") -> "list[str]":
+    """One import cycle of ``graph`` as ``[a, b, ..., a]``, or ``[]``."""
+    state: dict[str, str] = {}  # "open" while on the current path, "done" once fully explored
+    path: list[str] = []
+
+    def visit(node: str) -> "list[str]":
+        state[node] = "open"
+        path.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == "open":
+                return path[path.index(target):] + [target]
+            if target not in state and (cycle := visit(target)):
+                return cycle
+        state[node] = "done"
+        path.pop()
+        return []
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            return cycle
+    return []
+
+
+def grader_sources() -> "dict[str, tuple[str, bool]]":
+    return {module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py")
+            for path in sorted(GRADER.rglob("*.py"))}
+
+
+def modules_loaded_by(statement: str) -> "list[str]":
+    """The modules a fresh interpreter has loaded after running ``statement``."""
+    code = f"{statement}; import json, sys; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def engine_modules(loaded: "list[str]") -> "list[str]":
+    return [name for name in loaded if name == "grader.engine" or name.startswith("grader.engine.")]
+
+
+# -- (a) the engine imports nothing that judges or runs batches
+
+ENGINE_FILES = sorted((GRADER / "engine").glob("*.py"))
+
+
+def test_the_engine_has_files_to_check():
+    assert {"client.py", "server.py", "child.py", "protocol.py"} <= {path.name for path in ENGINE_FILES}
+
+
+@pytest.mark.parametrize("path", ENGINE_FILES, ids=lambda path: path.name)
+def test_the_engine_imports_no_judging_batch_cli_or_kernel_code(path):
+    assert forbidden_imports(path.read_text(encoding="utf-8"), module_name(path)) == []
+
+
+def test_the_fork_server_preloads_nothing_the_engine_may_not_import():
+    from grader.engine.server import PRELOAD
+
+    assert forbidden_imports("\n".join(f"import {name}" for name in PRELOAD), "grader.engine.server") == []
+
+
+@pytest.mark.parametrize("source", [
+    "def later():\n    from grader.checks.registry import Check\n",
+    "from grader import grading\n",
+    "from ..batch import pool\n",
+    "import agtool_lab.widget\n",
+    "import importlib\nimportlib.import_module('grader.cli')\n",
+])
+def test_a_forbidden_import_in_the_engine_is_seen(source):
+    assert forbidden_imports(source, "grader.engine.client")
+
+
+# -- (b) no import cycle among the grader's modules
+
+def test_the_grader_s_modules_import_each_other_without_a_cycle():
+    graph = import_graph(grader_sources())
+    assert "grader.engine.protocol" in graph["grader.grading"]  # the graph sees the imports
+    assert find_cycle(graph) == []
+
+
+def test_a_cycle_through_a_function_level_import_is_seen():
+    sources = {
+        "grader": ("", True),
+        "grader.report": ("def load():\n    from grader.grading import grade\n", False),
+        "grader.grading": ("from grader import report\n", False),
+    }
+    assert find_cycle(import_graph(sources)) == ["grader.grading", "grader.report", "grader.grading"]
+
+
+# -- (c) the package faces load nothing they do not need
+
+def test_importing_grader_starts_no_engine():
+    assert engine_modules(modules_loaded_by("import grader, sys")) == []
+
+
+def test_importing_the_report_loads_neither_the_engine_nor_langgraph():
+    loaded = modules_loaded_by("import grader.report")
+    assert engine_modules(loaded) == []
+    assert [name for name in loaded if name.split(".")[0] == "langgraph"] == []
+
+
+def test_a_module_that_loads_the_engine_is_seen():
+    loaded = modules_loaded_by("import grader.engine.client")
+    assert "grader.engine.protocol" in engine_modules(loaded)
