@@ -138,7 +138,7 @@ def test_system_exit_and_keyboard_interrupt_are_recorded_per_probe(write_module,
 
 def test_steps_of_a_submission_share_one_compile_and_still_name_the_learner_line(
         write_module, temp_checks, engine_runner):
-    # Compiled once in the warm parent, under a placeholder name: the traceback must still point at tools.py.
+    # Compiled once in the fork server, under a placeholder name: the traceback must still point at tools.py.
     path = write_module("def f():\n    return 1\n\ndef broken():\n    return {}['k']\n")
     ids = temp_checks(call_check(1, "f", "f", expect=1), call_check(2, "g", "f", expect=1),
                       call_check(3, "b", "broken", expect=1))
@@ -167,7 +167,7 @@ def test_output_is_captured_and_capped_while_reading(write_module, temp_checks, 
     assert output.startswith("fake: 100/100 PASSED") and output.endswith(TRUNCATED_MARK)
     assert len(output) <= 4096 + len(TRUNCATED_MARK)
     peak_kb = _status_kb(engine_runner.pid, "VmHWM")
-    assert peak_kb < 150_000, f"the warm process peaked at {peak_kb} kB"
+    assert peak_kb < 150_000, f"the fork server peaked at {peak_kb} kB"
 
 
 def _status_kb(pid: int, field: str) -> int:
