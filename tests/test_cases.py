@@ -50,7 +50,7 @@ def test_probes_are_plain_json():
 def test_the_spec_table_and_its_facts():
     assert len(spec.STOCK) == 19
     assert len(spec.rows_for("SKU-3300", "north")) == 7 > spec.MAX_ROWS
-    assert spec.rows_for("SKU-5000", "central") == [] and spec.rows_for(cases.UNKNOWN_SKU, "north") == []
+    assert spec.rows_for("SKU-5000", "central") == [] and spec.rows_for(spec.UNKNOWN_SKU, "north") == []
     assert spec.rows_for("SKU-2040", "west") == [{"bin": "W-01", "count": 0}]
 
 

@@ -24,6 +24,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 
 from agtool_lab.load import load_module
+from grader import spec
 
 # The `sol` fixture (tests/conftest.py) imports $AGTOOL_SPEC_MODULE, else the reference solution.
 SEEDS = range(5)
@@ -51,27 +52,10 @@ FOUND = {
 }
 NAIVE_KEYS = {"ok", "answer", "rows", "errors", "calls"}
 HANDLE_KEYS = NAIVE_KEYS | {"fixes", "attempts", "tool_runs"}
-EN_HEADINGS = [
-    "## Where the tool contract is written",
-    "## What was blocked before calling",
-    "## How returned results were not trusted",
-    "## How failure was handled as a path",
-]
-KO_HEADINGS = [
-    "## 도구 계약을 어디에 적었나",
-    "## 부르기 전에 무엇을 막았나",
-    "## 돌려준 결과를 어떻게 믿지 않았나",
-    "## 실패를 어떤 경로로 다뤘나",
-]
-CORRECT_REPORT = {
-    "tools": ["legacy_stock", "stock_lookup"],
-    "blocked_before_call": 0,
-    "bad_result_reasons": ["empty", "range", "shape", "too_big"],
-    "memo_second_call_runs": 0,
-    "repaired": True,
-    "attempts": 2,
-    "gave_up": True,
-}
+# The spec's step-8 facts (grader.spec), held here against the solution's write_report.
+EN_HEADINGS = list(spec.HEADING_SETS["English"])
+KO_HEADINGS = list(spec.HEADING_SETS["Korean"])
+CORRECT_REPORT = spec.REPORT_EXPECTED
 
 
 def wrong_region(rng: random.Random) -> str:
