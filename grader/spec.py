@@ -42,13 +42,10 @@ BIG_PAIR = ("SKU-3300", "north")
 NO_FALLBACK_SKU = "SKU-5000"
 # CALLS right after import: tool name -> times its body ran.
 CALLS_START = {name: 0 for name in TOOL_NAMES}
-# Step 6: the tool of an order that names none.
-DEFAULT_TOOL = "stock_lookup"
 
 # Step 2: the reasons of validate_args; all but UNKNOWN_TOOL are written "<kind>:<arg>".
 UNKNOWN_TOOL = "unknown_tool"
 MISSING, EXTRA, TYPE, ALLOWED, RANGE = "missing", "extra", "type", "allowed", "range"
-ARG_REASON_KINDS = [MISSING, EXTRA, TYPE, ALLOWED, RANGE]
 # Step 4: the reasons of validate_result (RANGE is shared with step 2, without an argument).
 SHAPE, EMPTY, TOO_BIG = "shape", "empty", "too_big"
 RESULT_REASONS = [SHAPE, EMPTY, TOO_BIG, RANGE]
