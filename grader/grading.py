@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import random
 import secrets
 import shlex
 import signal
@@ -37,7 +36,7 @@ from grader.engine.client import EngineClient, shared_client
 from grader.engine.protocol import FATAL, IMPORT_ERROR, IMPORTED, OBS, Limits, StepJob, StepResult, encode_source
 from grader.locate import resolve_submission
 from grader.checks.registry import Check, Probe, Verdict, check_rng, checks_for
-from grader.report import STEPS, CheckResult, Report
+from grader.report import STEPS, CheckResult, Report, new_seed
 
 MAX_SOURCE_BYTES = 4 << 20
 PARALLEL_ENV = "AGTOOL_PARALLEL_STEPS"
@@ -86,7 +85,7 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
     checks = checks_for(steps, list(only) if only else None)
     if not checks:
         raise ValueError("no check matches this selection of steps and ids (see `agtool-grade checks`)")
-    seed = random.randint(0, 999_999) if seed is None else int(seed)
+    seed = new_seed() if seed is None else int(seed)
     limits = Limits.from_value(limits, timeout=timeout)
     parallel = default_parallel() if parallel is None else max(int(parallel), 1)
     source = _read_source(file)

@@ -499,7 +499,7 @@ def test_unreadable_and_oversized_files_cost_their_own_row(tmp_path):
 
 @pytest.mark.parametrize("sandbox", ["none", "bwrap"])
 def test_sandbox_keeps_a_hostile_submission_away_from_the_outputs(tmp_path, sandbox):
-    from grader.engine.client import bwrap_usable
+    from grader.engine.sandbox import bwrap_usable
 
     if sandbox == "bwrap" and not bwrap_usable():
         pytest.skip("bubblewrap cannot create namespaces on this machine")

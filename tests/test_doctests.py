@@ -1,4 +1,4 @@
-"""The examples in the grader's docstrings are true: each module's doctests run here.
+"""The examples in the docstrings of the grader and the lab's kernel side are true: each module's doctests run here.
 
 Examples that need a class folder or a browser are marked ``# doctest: +SKIP`` where
 they stand; every other example must pass as written.
@@ -11,16 +11,19 @@ import pkgutil
 
 import pytest
 
+import agtool_lab
 import grader
 
 MODULES = sorted(
-    info.name for info in pkgutil.walk_packages(grader.__path__, prefix="grader.")
+    info.name for package in (grader, agtool_lab)
+    for info in pkgutil.walk_packages(package.__path__, prefix=package.__name__ + ".")
     if not info.name.endswith("__main__")  # running it is what it is for
-)
+) + ["agtool_lab", "grader"]
 
 
 def test_the_grader_has_modules_to_test():
-    assert {"grader.grading", "grader.checks.registry", "grader.engine.child", "grader.checks.step6"} <= set(MODULES)
+    assert {"grader.grading", "grader.checks.registry", "grader.engine.child", "grader.checks.step6",
+            "agtool_lab.widget", "agtool_lab.noisy.model"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)
