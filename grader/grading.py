@@ -112,7 +112,7 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
         worker_lost_before = any(r.infra_error for r in results)
         for step, plan, result in zip(group, plans, results):
             if result.output:
-                report.output[str(step)] = result.output
+                report.add_output(step, result.output)
             outcome = _StepOutcome(result, limits)
             failure = outcome.import_failure(file.name)
             if not failure and kills_always:

@@ -14,7 +14,7 @@ Example::
 from __future__ import annotations
 
 import secrets
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 STEPS = tuple(range(1, 9))
 SEED_RANGE = 1_000_000  # six digits at most: short enough to type in a replay command
@@ -30,6 +30,25 @@ def new_seed(avoid: "int | None" = None) -> int:
     while seed == avoid:
         seed = secrets.randbelow(SEED_RANGE)
     return seed
+
+
+def clean_text(text: object) -> str:
+    """Learner text made encodable: a lone surrogate becomes U+FFFD, everything else stays.
+
+    Exception messages, return values and output come from learner code and
+    can hold lone surrogates (``"\\ud800"``), which no UTF-8 file, pipe or
+    terminal accepts: one such string must not stop a whole class's outputs.
+    Cleaned once, where text enters a :class:`Report`, every writer is safe.
+
+    >>> clean_text("ok \\ud800 \\U0001f600") == "ok \\ufffd \\U0001f600"
+    True
+    """
+    text = str(text)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:  # utf-16 pairs valid surrogates back up; lone ones are replaced
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 @dataclass
@@ -48,6 +67,12 @@ class CheckResult:
     message: str = ""
     hint: str = ""
     reproduce: str = ""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, str):
+                setattr(self, f.name, clean_text(value))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -69,6 +94,17 @@ class Report:
     output: dict[str, str] = field(default_factory=dict)
     error: str = ""
     elapsed: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.output = {str(k): clean_text(v) for k, v in self.output.items()}
+
+    def __setattr__(self, name: str, value) -> None:
+        # ``error`` is set after construction (a module that does not import).
+        super().__setattr__(name, clean_text(value) if name in ("path", "error") else value)
+
+    def add_output(self, step: int, text: str) -> None:
+        """Keep a step's captured learner output (cleaned like every text of the report)."""
+        self.output[str(step)] = clean_text(text)
 
     @property
     def score(self) -> int:

@@ -146,6 +146,15 @@ CASES: list[Case] = [
          "solution", Expect(lost=(2,)), at="validate_args", outside_only=True),
     Case("base_exception_in_function", "a BaseException subclass from build_naive", "solution",
          Expect(lost=(6,)), at="build_naive"),
+    # --- text no UTF-8 writer accepts (issue 16: one learner stopped a whole batch) ---
+    Case("surrogate_in_exception", "a lone surrogate in an exception message, through the CLI's JSON",
+         "solution", Expect(lost=(2,)), at="validate_args", outside_only=True, via="cli"),
+    Case("surrogate_in_return", "a lone surrogate as a returned reason", "solution", Expect(lost=(2,)),
+         at="validate_args", outside_only=True),
+    Case("surrogate_in_output", "invalid UTF-8 and an unencodable str on stdout/stderr at import",
+         "solution", ALL_FULL, at="import", via="cli"),
+    Case("surrogate_in_import_error", "a lone surrogate in the import error every check shows",
+         "solution", ALL_ZERO, at="import", via="cli"),
     # --- never finishing -----------------------------------------------------
     Case("busy_loop_import", "while True: pass at import", "solution", ALL_ZERO, at="import", timeouts=1),
     Case("sleep_import", "time.sleep(10**6) at import", "solution", ALL_ZERO, at="import", timeouts=1,
@@ -241,7 +250,8 @@ HONEST: dict[str, tuple[tuple[str, str], ...]] = {
 }
 # Hostile cases mixed into that batch (a sample of every kind of damage).
 BATCH_HOSTILE = ("os_exit_in_function", "busy_loop_import", "fork_bomb", "memory_bomb_in_function",
-                 "kill_warm_parent", "fd_forgery", "setsid_escape_timeout")
+                 "kill_warm_parent", "fd_forgery", "setsid_escape_timeout",
+                 "surrogate_in_exception", "surrogate_in_return", "surrogate_in_import_error")
 
 # Cases graded a second time with the child inside bubblewrap (own PID
 # namespace, read-only file system, no network), where it is usable.
