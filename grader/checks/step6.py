@@ -7,7 +7,7 @@ from grader.checks import cases
 from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe, get_field,
                                    mentions_number, outcome, records_of, call_op, value_of)
-from grader.engine.encode import encode, show, strict_equal
+from grader.engine.encode import decode, encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict, shared_rng
 
 NAIVE_NODES = ("pick", "fetch", "reply", "giveup")
@@ -43,8 +43,6 @@ def judge_reducers(probes: list, observations: list) -> Verdict:
             f"final state {show(obs.get('final_not_dict')) if isinstance(obs, dict) else '?'}"
         raise Fail(f"A small graph over your State did not end with the fields {probe.params['fields']} "
                    "(are they declared in State?).", call=probe.label, expected="a final state dict", got=got)
-    from grader.engine.encode import decode  # the parent only decodes its own data here
-
     initial = decode(probe.params["initial"])
     first, second = (decode(u) for u in probe.params["updates"])
     for field in probe.params["fields"]:
