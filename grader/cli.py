@@ -33,7 +33,8 @@ from grader.engine.client import EngineClient
 from grader.engine.sandbox import SANDBOX_ENV, SANDBOXES
 from grader.grading import STEP_TIMEOUT, grade
 from grader.locate import SubmissionNotFound
-from grader.render import render_json, render_markdown, render_text, table_cell
+from grader.escape import md_cell, md_code_cell, terminal_text
+from grader.render import render_json, render_markdown, render_text
 from grader.report import STEPS
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNGRADABLE = 0, 1, 2
@@ -152,12 +153,12 @@ def checks_markdown(checks) -> str:
     lines = ["| check | step | points | title | LAB_SPEC rules |", "|---|---|---|---|---|"]
     rules: dict[str, list[str]] = {}
     for c in checks:
-        lines.append(f"| `{c.id}` | {c.step} | {c.points} | {table_cell(c.title)} | "
-                     f"{', '.join(table_cell(r) for r in c.rules) or '-'} |")
+        lines.append(f"| `{c.id}` | {c.step} | {c.points} | {md_cell(c.title)} | "
+                     f"{', '.join(md_cell(r) for r in c.rules) or '-'} |")
         for rule in c.rules:
             rules.setdefault(rule, []).append(c.id)
     lines += ["", "| LAB_SPEC rule | covered by |", "|---|---|"]
-    lines += [f"| {table_cell(rule)} | {', '.join(f'`{i}`' for i in ids)} |" for rule, ids in rules.items()]
+    lines += [f"| {md_cell(rule)} | {', '.join(f'`{i}`' for i in ids)} |" for rule, ids in rules.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -1,6 +1,10 @@
 """Renderers of a :class:`~grader.report.Report`: terminal text, Markdown, JSON.
 
-They add no judgement: every word they print comes from the report.
+They add no judgement: every word they print comes from the report. Every
+learner text is escaped for the target with :mod:`grader.escape`: control
+characters shown as visible escapes in the text report, code spans, fences
+and prose in the Markdown one (no link, image, HTML or math from learner
+text); JSON is the report itself.
 
 Example::
 
@@ -12,10 +16,9 @@ Example::
 """
 from __future__ import annotations
 
-import html
 import json
-import re
 
+from grader.escape import md_cell, md_code, md_code_cell, md_fence, md_text, terminal_text
 from grader.report import CheckResult, Report
 
 PASS_MARK, FAIL_MARK = "PASS", "FAIL"
@@ -31,7 +34,7 @@ def render_json(report: Report) -> str:
 
 def render_text(report: Report) -> str:
     """A terminal report: one line per check with a PASS/FAIL mark, details under failures."""
-    lines = [f"agtool-grade {report.path}  (seed {report.seed})"]
+    lines = [f"agtool-grade {terminal_text(report.path, multiline=False)}  (seed {report.seed})"]
     if report.error:
         lines += ["", _indent(report.error, "! ")]
     steps = report.steps
@@ -40,7 +43,8 @@ def render_text(report: Report) -> str:
                       f"{'' if total['passed'] else '  (some checks failed)'}"]
         for check in (c for c in report.checks if c.step == step):
             mark = PASS_MARK if check.passed else FAIL_MARK
-            lines.append(f"  {mark}  {check.id}  {check.title}  ({check.points}/{check.max_points})")
+            lines.append(f"  {mark}  {terminal_text(check.id, multiline=False)}  "
+                         f"{terminal_text(check.title, multiline=False)}  ({check.points}/{check.max_points})")
             if not check.passed:
                 lines += _text_details(check, report.error)
         output = report.output.get(str(step), "")
@@ -61,8 +65,11 @@ def _text_details(check: CheckResult, shared_error: str) -> list[str]:
 
 
 def _indent(text: str, first: str, rest: "str | None" = None) -> str:
+    # Escaped first, then split on "\n" only: str.splitlines() also breaks at
+    # \r, \x0c, \x1c.. and \u2028, lines a learner could forge that way.
     rest = first if rest is None else rest
-    return "\n".join((first if i == 0 else rest) + line for i, line in enumerate(text.splitlines() or [""]))
+    lines = terminal_text(text).rstrip("\n").split("\n") if text else [""]
+    return "\n".join((first if i == 0 else rest) + line for i, line in enumerate(lines))
 
 
 # -------------------------------------------------------------------------- Markdown
@@ -72,12 +79,12 @@ def render_markdown(report: Report) -> str:
     out = [
         "# Grading report",
         "",
-        f"- **Module:** `{report.path}`",
+        f"- **Module:** {md_code(report.path)}",
         f"- **Score:** {report.summary()}",
         f"- **Seed:** {report.seed} (run again with `--seed {report.seed}` to get the same cases)",
     ]
     if report.error:
-        out += ["", "**Your module could not be graded.**", "", _fence(report.error)]
+        out += ["", "**Your module could not be graded.**", "", md_fence(report.error)]
     for step, total in report.steps.items():
         status = "passed" if total["passed"] else "not yet"
         out += ["", f"## Step {step}: {total['score']}/{total['max_score']} ({status})", "",
@@ -85,13 +92,13 @@ def render_markdown(report: Report) -> str:
         step_checks = [c for c in report.checks if c.step == step]
         for check in step_checks:
             mark = PASS_MARK if check.passed else FAIL_MARK
-            out.append(f"| {mark} | `{check.id}` | {table_cell(check.title)} | {check.points}/{check.max_points} |")
+            out.append(f"| {mark} | {md_code_cell(check.id)} | {md_cell(check.title)} | {check.points}/{check.max_points} |")
         for check in (c for c in step_checks if not c.passed):
-            out += ["", f"### {FAIL_MARK} `{check.id}`: {_plain(check.title)}", ""] + _markdown_details(check, report.error)
+            out += ["", f"### {FAIL_MARK} {md_code(check.id)}: {md_text(check.title)}", ""] + _markdown_details(check, report.error)
         output = report.output.get(str(step), "")
         if output and not total["passed"]:
             out += ["", f"<details><summary>Output of your code during step {step}</summary>", "",
-                    _fence(output.rstrip("\n")), "", "</details>"]
+                    md_fence(output.rstrip("\n")), "", "</details>"]
     return "\n".join(out) + "\n"
 
 
@@ -102,39 +109,9 @@ def _markdown_details(check: CheckResult, shared_error: str) -> list[str]:
         if not value or (name == "message" and value == shared_error):
             continue
         if "\n" in value:
-            lines += [f"- **{name}:**", "", _fence(value, indent="  "), ""]
+            lines += [f"- **{name}:**", "", md_fence(value, indent="  "), ""]
         elif name in ("call", "reproduce", "expected", "got"):
-            lines.append(f"- **{name}:** {_code(value)}")
+            lines.append(f"- **{name}:** {md_code(value)}")
         else:
-            lines.append(f"- **{name}:** {_plain(value)}")
+            lines.append(f"- **{name}:** {md_text(value)}")
     return lines
-
-
-def _code(text: str) -> str:
-    """Inline code that survives backticks inside ``text``."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-def _fence(text: str, indent: str = "") -> str:
-    """A fenced block longer than any backtick run in ``text`` (learner output can hold fences)."""
-    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
-    fence = "`" * (longest + 1)
-    body = "\n".join(indent + line for line in text.splitlines())
-    return f"{indent}{fence}text\n{body}\n{indent}{fence}"
-
-
-def _plain(text: str) -> str:
-    """Text shown as is: a message may quote learner values, which must not become HTML."""
-    return html.escape(text, quote=False)
-
-
-def table_cell(text: str) -> str:
-    r"""Text safe inside one cell of a Markdown table: escaped, one line, no column break.
-
-    >>> print(table_cell("a | b <c>"))
-    a \| b &lt;c&gt;
-    """
-    return _plain(str(text)).replace("|", "\\|").replace("\n", " ")

@@ -1,13 +1,13 @@
 """Renderers against golden files. Refresh them with ``UPDATE_GOLDEN=1 pytest tests/test_render.py``."""
 from __future__ import annotations
 
-import html
 import json
 import os
 from pathlib import Path
 
 import pytest
 
+from grader.escape import md_text
 from grader.render import render_json, render_markdown, render_text
 from grader.report import CheckResult, Report
 
@@ -69,16 +69,12 @@ def test_json_round_trips_to_the_same_report():
 
 def test_every_failure_detail_appears_in_text_and_markdown():
     report = sample_report()
-    for rendered, shown in ((render_text(report), str), (render_markdown(report), _escaped)):
+    for rendered, shown in ((render_text(report), str), (render_markdown(report), md_text)):
         for check in report.failed:
             for value in (check.call, check.expected, check.got, check.reproduce):
                 assert value in rendered  # code spans show values verbatim
             assert shown(check.hint) in rendered
         assert "4242" in rendered
-
-
-def _escaped(text: str) -> str:
-    return html.escape(text, quote=False)
 
 
 def test_markdown_never_passes_learner_text_through_as_html():

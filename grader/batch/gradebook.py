@@ -23,7 +23,8 @@ import pandas as pd
 
 from grader.batch.gradescope import write_results
 from grader.batch.plots import write_plots
-from grader.render import render_markdown, table_cell
+from grader.escape import csv_cell, md_cell, md_code, md_code_cell, md_text
+from grader.render import render_markdown
 from grader.report import STEPS, Report
 
 WRONG_ANSWERS_SHOWN = 10
@@ -150,7 +151,7 @@ def render_summary(records: list[dict]) -> str:
         hardest = stats.sort_values(["pass_rate", "check"], kind="mergesort").head(HARDEST_SHOWN)
         lines += ["", "## Hardest checks", "", "| check | title | passed | pass rate |", "|---|---|---|---|"]
         for row in hardest.itertuples():
-            lines.append(f"| `{row.check}` | {table_cell(row.title)} | {row.passed}/{row.graded} | {row.pass_rate:.0%} |")
+            lines.append(f"| `{row.check}` | {md_cell(row.title)} | {row.passed}/{row.graded} | {row.pass_rate:.0%} |")
     wrong = common_wrong_answers(records)
     lines += ["", "## Most common wrong answers", ""]
     if wrong.empty:
