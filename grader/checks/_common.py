@@ -15,6 +15,7 @@ Example::
 """
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from typing import Any, Callable, Iterable
@@ -200,17 +201,52 @@ def expectations_judge(message: str) -> Callable:
     return lambda probes, observations: judge_expectations(probes, observations, message)
 
 
-def calls_delta(before: Any, after: Any) -> "dict | None":
-    """``CALLS`` after minus before, when both are dicts of plain ints; else ``None``."""
-    if not isinstance(before, dict) or not isinstance(after, dict):
-        return None
-    out = {}
-    for key in set(before) | set(after):
-        a, b = before.get(key, 0), after.get(key, 0)
-        if type(a) is not int or type(b) is not int:
+# The repr of a mapping the encoding keeps opaque (a dict subclass): ``Counter({...})``,
+# ``defaultdict(<class 'int'>, {...})``, ``OrderedDict([(k, v), ...])``.
+_MAPPING_REPR = re.compile(r"^[A-Za-z_][\w.]*\((?:.*?, )?(\{.*\}|\[.*\])\)$", re.S)
+
+
+def counts_of(value: Any) -> "dict | None":
+    """The counts an encoded ``CALLS`` holds (name -> int), whatever dict type holds them; else ``None``.
+
+    The spec asks for counts, not for a container type: a ``collections.Counter``
+    or a ``defaultdict(int)`` with the right numbers is as right as a dict. The
+    encoding keeps a dict subclass opaque (its repr), so its items are read back
+    from that repr here, in the parent, by a literal parse (no code runs).
+
+    >>> counts_of({"stock_lookup": 2, "legacy_stock": 0})
+    {'stock_lookup': 2, 'legacy_stock': 0}
+    >>> counts_of({"$type": "Counter", "$repr": "Counter({'stock_lookup': 5, 'legacy_stock': 0})"})
+    {'stock_lookup': 5, 'legacy_stock': 0}
+    >>> counts_of({"$type": "defaultdict", "$repr": "defaultdict(<class 'int'>, {'stock_lookup': 1})"})
+    {'stock_lookup': 1}
+    >>> counts_of({"stock_lookup": True}) is None, counts_of([1]) is None
+    (True, True)
+    """
+    if isinstance(value, dict) and "$type" in value:
+        match = _MAPPING_REPR.match(str(value.get("$repr", "")))
+        try:
+            parsed = ast.literal_eval(match.group(1)) if match else None
+            value = dict(parsed) if parsed is not None else None
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return None
-        out[key] = b - a
-    return out
+    if not isinstance(value, dict) or any(k.startswith("$") for k in value if isinstance(k, str)):
+        return None
+    if not all(type(k) is str and type(n) is int for k, n in value.items()):
+        return None
+    return value
+
+
+def calls_delta(before: Any, after: Any) -> "dict | None":
+    """``CALLS`` after minus before, when both hold int counts (:func:`counts_of`); else ``None``.
+
+    >>> calls_delta({"stock_lookup": 1}, {"$type": "Counter", "$repr": "Counter({'stock_lookup': 2})"})
+    {'stock_lookup': 1}
+    """
+    before, after = counts_of(before), counts_of(after)
+    if before is None or after is None:
+        return None
+    return {key: after.get(key, 0) - before.get(key, 0) for key in set(before) | set(after)}
 
 
 def mentions_number(text: str, number: int) -> bool:

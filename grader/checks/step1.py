@@ -5,8 +5,8 @@ import random
 
 from grader.checks import cases
 from grader import spec
-from grader.checks._common import (Fail, add, call_probe, calls_delta, get_field,
-                                   expectations_judge, op, outcome, records_of, call_op)
+from grader.checks._common import (Fail, add, call_probe, calls_delta, counts_of, get_field, expectations_judge,
+                                   judge_expectations, op, outcome, records_of, call_op)
 from grader.engine.encode import ExplodingArgument, encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict
 
@@ -16,16 +16,28 @@ from grader.checks.registry import Probe, Verdict
 def _names_probes(rng: random.Random) -> list[Probe]:
     # A fresh import: CALLS must be all zeros before any tool ran.
     ops = [dict(op("attr", name=n), expect=encode(v), label=n) for n, v in [
-        ("REGIONS", spec.REGIONS), ("MAX_ROWS", spec.MAX_ROWS),
-        ("CALLS", spec.CALLS_START)]]
+        ("REGIONS", spec.REGIONS), ("MAX_ROWS", spec.MAX_ROWS)]]
+    # CALLS is judged by its counts (below): a Counter holding the zeros is as right as a dict.
+    ops.append(dict(op("attr", name="CALLS"), label="CALLS"))
     return [call_probe(ops, fresh=True)]
+
+
+def _names_judge(probes: list, observations: list) -> Verdict:
+    verdict = judge_expectations(probes, observations, "This module-level name does not have the value the spec "
+                                                       "gives (right after import).")
+    if not verdict.passed:
+        return verdict
+    rec = records_of(probes[0], observations[0])[-1]
+    if counts_of(rec.get("value")) != spec.CALLS_START:
+        raise Fail("CALLS maps each tool name to 0 right after import (a dict of int counts).", call="CALLS",
+                   expected=show(encode(spec.CALLS_START)), got=outcome(rec))
+    return Verdict.ok()
 
 
 add("step1/names", 2, "REGIONS, MAX_ROWS and CALLS have the spec's values",
     "Copy the three names from the step 1 notes exactly: REGIONS is a list in the given order, "
     "MAX_ROWS an int, CALLS a dict with a zero for each tool name.",
-    ["1.names"], _names_probes,
-    expectations_judge("This module-level name does not have the value the spec gives (right after import)."))
+    ["1.names"], _names_probes, _names_judge)
 
 
 # --------------------------------------------------------------------------- STOCK
@@ -134,7 +146,11 @@ def _judge_counter_ops(probes: list, observations: list, what: str) -> Verdict:
         after = rec.get("calls")
         delta = calls_delta(before, after)
         want = {name: int(name == operation["fn"]) for name in spec.TOOL_NAMES}
-        if delta is None or any(delta.get(k) != v for k, v in want.items()):
+        if delta is None:
+            raise Fail("CALLS must hold an int count per tool name (tool name -> times its body ran).",
+                       call=operation["label"], expected="CALLS maps each tool name to an int",
+                       got=f"CALLS went from {show(before)} to {show(after)}")
+        if any(delta.get(k) != v for k, v in want.items()):
             raise Fail(f"CALLS did not go up by exactly one for {operation['fn']} (and stay put for the other "
                        f"tool) {what}.", call=operation["label"], expected=f"CALLS change {want}",
                        got=f"CALLS went from {show(before)} to {show(after)}; the call {outcome(rec)}")

@@ -15,8 +15,8 @@ from typing import Callable
 
 from grader.checks import cases
 from grader import spec
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, expectations_judge, op,
-                                   records_of, call_op)
+from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, counts_of, expectations_judge,
+                                   op, records_of, call_op)
 from grader.checks.step6 import (check_answer_mentions, expect_field, judge_nodes, judge_reducers,
                                  reducer_probes, result_of)
 from grader.engine.encode import decode, encode, show, strict_equal
@@ -304,7 +304,11 @@ def _calls_total(calls: object) -> "int | None":
     A bool counter is summed like the spec's ``sum`` does (False + 1 == 1): whether
     CALLS starts from ints is step 1's business, not tool_runs'.
     """
-    if not isinstance(calls, dict) or any(type(n) not in (int, bool) for n in calls.values()):
+    counts = counts_of(calls)  # any dict type holding the counts (a Counter too)
+    if counts is not None:
+        return sum(counts.values())
+    if not isinstance(calls, dict) or any(str(k).startswith("$") for k in calls) \
+            or any(type(n) not in (int, bool) for n in calls.values()):
         return None
     return sum(calls.values())
 
@@ -320,9 +324,10 @@ def tool_runs_measured(run: HandleRun) -> None:
     measured = after - before if before is not None and after is not None else None
     value = run.value["tool_runs"]
     if type(value) is not int or value != spied or measured != spied:
+        moved = "CALLS could not be read as counts" if measured is None else f"CALLS changed by {measured}"
         run.fail("tool_runs must be the sum of CALLS after the run minus before it (the tool bodies that "
                  "really ran; a cached repeat runs none).", f"tool_runs == {spied}",
-                 f"tool_runs == {show(value)}, CALLS changed by {measured}")
+                 f"tool_runs == {show(value)}, {moved}, {spied} tool bodies ran")
 
 
 def cached_repeat(run: HandleRun) -> None:

@@ -290,6 +290,17 @@ MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
         (_ARGS_REFUSED, '        if name in _DRY_RUN:\n            try:\n                _DRY_RUN[name](**args)\n'
                         '            except Exception:\n                pass\n' + _ARGS_REFUSED),
         affects=(5, 6, 7, 8))),
+    # Double-penalty shapes: CALLS held by a Counter is right; a counting fault on top of
+    # it costs step 1 only (step 7's tool_runs reads the same counts whatever dict holds them).
+    "counter_counts_wrong_tool": ("step1/calls_count_own_tool", d(
+        ('CALLS = {"stock_lookup": 0, "legacy_stock": 0}',
+         'CALLS = __import__("collections").Counter({"stock_lookup": 0, "legacy_stock": 0})'),
+        ('    CALLS["legacy_stock"] += 1', '    CALLS["stock_lookup"] += 1'))),
+    "counter_counted_late": ("step1/calls_first_line", d(
+        ('CALLS = {"stock_lookup": 0, "legacy_stock": 0}',
+         'CALLS = __import__("collections").Counter({"stock_lookup": 0, "legacy_stock": 0})'),
+        ('    CALLS["stock_lookup"] += 1\n    ' + _LOOKUP_RETURN,
+         '    result = ' + _LOOKUP_RETURN[len("return "):] + '\n    CALLS.update(["stock_lookup"])\n    return result'))),
     "report_ignores_folder": ("step8/writes_both_files", d(
         ('folder = Path(folder) if folder is not None else Path(__file__).resolve().parent',
          'folder = Path(__file__).resolve().parent'))),
