@@ -5,10 +5,10 @@ import random
 
 from grader.checks import cases
 from grader import spec
-from grader.checks._common import add, call_probe, expectations_judge, op, call_op
+from grader.checks._common import add, call_probe, expectations_judge, judge_expectations, op, call_op
 from grader.checks.step3 import failure
 from grader.engine.encode import encode
-from grader.checks.registry import Probe
+from grader.checks.registry import Probe, Verdict
 
 
 def _valid_probes(rng: random.Random) -> list[Probe]:
@@ -99,25 +99,68 @@ add("step4/reads_contract", 2, "validate_result follows the returns contract whe
     expectations_judge("The grader changed TOOLS[name]['returns'] and validate_result did not follow it."))
 
 
-def _prefix_probes(rng: random.Random) -> list[Probe]:
-    probes = []
-    for kind in ("shape_bad_row", "shape_not_dict", "empty", "too_big", "range"):
-        value, reason = cases.bad_result(rng, kind)
-        tool = rng.choice(spec.TOOL_NAMES)
-        operation = call_op("call_tool", tool, cases.random_valid_args(rng),
-                            expect=failure(spec.RESULT_PREFIX + reason))
+# The kinds a tool can return from its data (STOCK), and the variants of shape_bad_row
+# that are rows a STOCK entry can hold (a field of the wrong type, not a missing one).
+_DATA_KINDS = {"shape_bad_row": (2, 3, 4, 5), "empty": (None,), "too_big": (None,), "range": (None,)}
+
+
+def _prefix_probe(rng: random.Random, kind: str) -> Probe:
+    """One call_tool whose tool returns a bad result by every route a call_tool could take.
+
+    The grader's spy in ``TOOLS[name]['fn']`` returns it, and (for the kinds a table
+    can hold) ``STOCK`` is set so that the module's own tool function returns the
+    very same result: a call_tool that goes around the table (step 3's fault) still
+    meets the bad result, so this step-4 check judges only the result validation.
+    """
+    variant = rng.choice(_DATA_KINDS.get(kind, (None,)))
+    value, reason = cases.bad_result(rng, kind, variant)
+    data = kind in _DATA_KINDS
+    # stock_lookup cuts at limit: too many rows can only come from legacy_stock's data.
+    tool = "legacy_stock" if kind == "too_big" else rng.choice(spec.TOOL_NAMES)
+    if not data:
+        args = cases.random_valid_args(rng)
+    elif kind == "too_big":
+        args = {"sku": value["sku"], "region": value["region"], "limit": rng.randint(1, spec.MAX_ROWS)}
+    else:  # a limit that keeps every row, so stock_lookup returns them all too
+        args = {"sku": value["sku"], "region": value["region"],
+                "limit": rng.randint(max(1, len(value["rows"])), spec.MAX_ROWS)}
+    operation = call_op("call_tool", tool, args, expect=failure(spec.RESULT_PREFIX + reason))
+    ops = [operation]
+    if data:
+        stock = [{"sku": value["sku"], "region": value["region"], **row} for row in value["rows"]]
+        ops.insert(0, op("set", name="STOCK", value=stock))
+        operation["label"] += f"  # with STOCK = {stock!r}: the tool returns {value!r}"
+    else:
         operation["label"] += f"  # the tool returns {value!r}"
-        spies = {t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}
-        probes.append(call_probe([operation], spies=spies))
+    spies = {t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}
+    return call_probe(ops, spies=spies, expect_table_only=not data)
+
+
+def _prefix_probes(rng: random.Random) -> list[Probe]:
+    probes = [_prefix_probe(rng, kind) for kind in ("shape_bad_row", "shape_not_dict", "empty", "too_big", "range")]
     rng.shuffle(probes)
     return probes
+
+
+def _prefix_judge(probes: list, observations: list) -> Verdict:
+    judged = []
+    for probe, obs in zip(probes, observations):
+        tool = probe.params["steps"][-1]["args"][0]
+        reached = isinstance(obs, dict) and (obs.get("spy_seen") or {}).get(tool)
+        # Only the grader's table spy can return a non-dict: a call_tool that goes around
+        # TOOLS never meets it, and that is step 3's check (calls_through_table), not this one.
+        if probe.params.get("expect_table_only") and isinstance(obs, dict) and "records" in obs and not reached:
+            continue
+        judged.append((probe, obs))
+    return judge_expectations([p for p, _ in judged], [o for _, o in judged],
+                              "call_tool must refuse a bad result as {'ok': False, 'value': None, "
+                              "'error': 'result:<reason>'}.")
 
 
 add("step4/call_tool_result_prefix", 2, "call_tool refuses a bad result with error 'result:<reason>'",
     "After a tool returns, run validate_result on the value; a reason gives {'ok': False, 'value': None, "
     "'error': 'result:' + reason}.",
-    ["4.call_tool"], _prefix_probes,
-    expectations_judge("call_tool must refuse a bad result as {'ok': False, 'value': None, 'error': 'result:<reason>'}."))
+    ["4.call_tool"], _prefix_probes, _prefix_judge)
 
 
 def _legacy_probes(rng: random.Random) -> list[Probe]:
