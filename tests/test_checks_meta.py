@@ -53,9 +53,18 @@ def test_there_are_enough_checks_and_each_is_well_formed():
     assert {c.step for c in CHECKS.values()} == set(range(1, 9))
 
 
+# Rules of LAB_SPEC that no check can observe yet, each with what it waits for. docs/checks.md
+# shows them as "not covered"; a rule leaves this list as soon as a check covers it.
+WAITING_FOR_PROBES = {
+    "3.base_exception": "a spy that raises KeyboardInterrupt, and a record (not a probe error) when it passes through",
+    "6.no_mutation": "the call operation's arguments read back after the call",
+}
+
+
 def test_every_lab_spec_rule_is_covered_by_a_check():
     covered = {rule for check in CHECKS.values() for rule in check.rules}
-    assert sorted(set(RULES) - covered) == []
+    assert sorted(set(RULES) - covered) == sorted(WAITING_FOR_PROBES)
+    assert set(WAITING_FOR_PROBES) <= set(RULES)
 
 
 def test_docs_checks_table_is_up_to_date():

@@ -354,6 +354,42 @@ def tool_ran(times: int) -> Aspect:
     return aspect
 
 
+def _order_region_shows_fallback(order: dict) -> bool:
+    region = order.get("region")
+    return isinstance(region, str) and spec.FALLBACK_REGION in region
+
+
+def answer_names_used_region(run: HandleRun) -> None:
+    """After a region repair, the answer names the region the tool acted on (FALLBACK_REGION), not the order's.
+
+    Judged only where the order's own region does not already contain the fallback's
+    name (``'central\\n'`` would hide an answer built from the order).
+    """
+    if _order_region_shows_fallback(run.order):
+        return
+    value = run.value
+    if value["ok"] is not True:
+        return  # ending ok is the repair checks' business; the answer is judged on the way that worked
+    answer = value["answer"]
+    if type(answer) is not str or spec.FALLBACK_REGION not in answer:
+        run.fail("The answer names what the tool acted on: after a region repair that is the repaired region "
+                 f"({spec.FALLBACK_REGION!r}), never the order's ({run.order.get('region')!r}). Build it from the "
+                 "arguments of the call that produced the rows, not from the order.",
+                 f"an answer containing {spec.FALLBACK_REGION!r}", repr(answer))
+
+
+def first_call_keeps_its_args(run: HandleRun) -> None:
+    """calls[0]['args'] are the arguments the first call really used: the order's, before any repair."""
+    calls = run.value["calls"]
+    want = encode({k: run.order[k] for k in spec.ARG_NAMES})
+    first = calls[0] if isinstance(calls, list) and calls else None
+    if not isinstance(first, dict) or not strict_equal(first.get("args"), want):
+        got = show(first.get("args")) if isinstance(first, dict) else show(calls)
+        run.fail("calls[0]['args'] must stay the arguments the first call used (the order's): a repair that "
+                 "changes the args dict in place rewrites the history. Copy before you change "
+                 "(dict(args), {**args, ...}), in fetch and in repair.", f"calls[0]['args'] == {show(want)}", got)
+
+
 _TYPES = {"ok": (bool,), "answer": (str,), "errors": (list,), "calls": (list,), "fixes": (list,),
           "attempts": (int,), "tool_runs": (int,)}
 
@@ -377,7 +413,7 @@ def shape(run: HandleRun) -> None:
 # --------------------------------------------------------------------------- handle checks
 
 
-add("step7/repair_region", 3, "A wrong region is repaired to FALLBACK_REGION: ok after one fix, 2 attempts",
+add("step7/repair_region", 2, "A wrong region is repaired to FALLBACK_REGION: ok after one fix, 2 attempts",
     "After args:allowed:region, repair sets the region to FALLBACK_REGION, appends a description to fixes, "
     "and the graph goes back to fetch.",
     ["7.fixes", "7.repair_node", "7.examples", "7.tool_runs"],
@@ -443,7 +479,7 @@ add("step7/max_attempts_runtime", 2, "The attempt limit is MAX_ATTEMPTS, read wh
              attempt_limit=[[ends("With MAX_ATTEMPTS set to 2 while the module runs, the graph gives up after "
                                   "the second fetch.", ok=False, n_fixes=1, attempts=2)]]))
 
-add("step7/handle_shape", 2, "handle returns ok, answer, rows, errors, calls, fixes, attempts, tool_runs",
+add("step7/handle_shape", 1, "handle returns ok, answer, rows, errors, calls, fixes, attempts, tool_runs",
     "Return a dict with these eight keys: ok a bool, answer a str, errors/calls/fixes lists, attempts and "
     "tool_runs ints.",
     ["7.handle"],
@@ -456,6 +492,19 @@ add("step7/tool_runs_measured", 2, "tool_runs is the CALLS difference of the run
     *on_runs(spec_repair=[[tool_runs_measured]],
              too_big_then_cached=[[tool_runs_measured], [tool_runs_measured, cached_repeat]],
              two_repairs=[[tool_runs_measured]], fallback_empty=[[tool_runs_measured]]))
+
+add("step7/answer_names_used_args", 1, "After a repair, the answer names the repaired region, not the order's",
+    "reply builds the sentence from the arguments of the call that produced the rows (state['args'] after "
+    "repair), so a person can see at a glance what the tool acted on.",
+    ["6.reply_used_args"],
+    *on_runs(spec_repair=[[answer_names_used_region]], two_repairs=[[answer_names_used_region]]))
+
+add("step7/calls_keep_history", 1, "A repair never rewrites an earlier calls entry",
+    "calls[i]['args'] records the arguments as they were passed to that call; repair returns new args "
+    "({**args, 'region': FALLBACK_REGION}) instead of changing the dict the earlier call used.",
+    ["6.calls_history", "7.no_mutation"],
+    *on_runs(spec_repair=[[first_call_keeps_its_args]], two_repairs=[[first_call_keeps_its_args]],
+             fallback_empty=[[first_call_keeps_its_args]]))
 
 add("step7/graph_has_repair", 1, "build_graph() compiles a graph with a repair node besides the naive ones",
     "Add a node named repair and an edge from repair back to fetch.",

@@ -196,6 +196,15 @@ DEFECTS: dict[str, Defect] = {
     "step7/handle_shape": d(('    result["tool_runs"] = sum(CALLS.values()) - before\n', '    result["runs"] = sum(CALLS.values()) - before\n')),
     "step7/tool_runs_measured": d(('    result["tool_runs"] = sum(CALLS.values()) - before\n', '    result["tool_runs"] = len(result["calls"])\n'),
                                   why="fetches counted instead of tool runs"),
+    "step7/answer_names_used_args": d(('    args = state["args"]\n    return {\n        "answer"',
+                                       '    args = state["order"]\n    return {\n        "answer"'),
+                                      why="the answer built from the order: after a repair it names 'mars'"),
+    "step7/calls_keep_history": d(('    tool, args = state["tool"], dict(state["args"])', '    tool, args = state["tool"], state["args"]'),
+                                  ('    return tool, {**args, "region": FALLBACK_REGION}, f"region',
+                                   '    args["region"] = FALLBACK_REGION\n    return tool, args, f"region'),
+                                  ('REPAIRS[reason](state["tool"], dict(state["args"]))',
+                                   'REPAIRS[reason](state["tool"], state["args"])'),
+                                  why="repair changes the args dict in place: calls[0] shows the repaired region"),
     "step7/graph_has_repair": d(('    graph.add_node("repair", repair)\n    graph.add_conditional_edges("fetch", _after_fetch, '
                                  '["reply", "repair", "giveup"])\n    graph.add_edge("repair", "fetch")',
                                  '    graph.add_node("fix", repair)\n    graph.add_conditional_edges("fetch", _after_fetch, '
