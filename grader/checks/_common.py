@@ -190,7 +190,8 @@ def judge_expectations(probes: list, observations: list, message: str) -> Verdic
             records = records_of(probe, obs)
             start = obs.get("start") if isinstance(obs.get("start"), dict) else None
             for operation, rec in zip(probe.params["steps"], records):
-                check_expect(operation, rec, message, start)
+                # An operation may carry its own sentence (judge-only ``expect_why``): the cause it points at.
+                check_expect(operation, rec, operation.get("expect_why") or message, start)
     except Fail as exc:
         return Verdict.fail(exc.message, call=exc.call, expected=exc.expected, got=exc.got)
     return Verdict.ok()

@@ -107,41 +107,62 @@ add("step2/never_runs_body", 2, "validate_args never runs a tool body",
     ["2.no_body"], _no_body_probes, _no_body_judge)
 
 
+def _changed(operation: dict, change: str, why: str = "") -> dict:
+    """``operation`` with the grader's change of the contract on its call line (``# with ...``).
+
+    ``why`` (judge-only: it starts with ``expect``) replaces the check's message when this call misses.
+    """
+    operation["label"] += f"  # with {change}"
+    if why:
+        operation["expect_why"] = why
+    return operation
+
+
 def _contract_probes(rng: random.Random) -> list[Probe]:
     tool = rng.choice(spec.TOOL_NAMES)
     args = cases.random_valid_args(rng)
     probes = []
     new_max = rng.randint(1, spec.MAX_ROWS - 1)
+    change = f"TOOLS[{tool!r}]['args']['limit']['max'] = {new_max}"
     probes.append(call_probe([
         op("contract", path=[tool, "args", "limit", "max"], value=new_max),
-        call_op("validate_args", tool, {**args, "limit": new_max + 1}, expect="range:limit",
-                label=f"validate_args({tool!r}, ...) after TOOLS[{tool!r}]['args']['limit']['max'] = {new_max}"),
-        call_op("validate_args", tool, {**args, "limit": new_max}, expect=""),
+        _changed(call_op("validate_args", tool, {**args, "limit": new_max + 1}, expect="range:limit"), change,
+                 f"The grader lowered 'max' to {new_max}: read the bound from the contract when called, "
+                 "do not copy MAX_ROWS into validate_args."),
+        _changed(call_op("validate_args", tool, {**args, "limit": new_max}, expect=""), change,
+                 f"limit == max is inside the range (bounds are inclusive): with 'max' = {new_max}, limit "
+                 f"{new_max} is valid. Refuse only a value above max (> not >=)."),
     ]))
     new_min = rng.randint(2, spec.MAX_ROWS)
     probes.append(call_probe([
         op("contract", path=[tool, "args", "limit", "min"], value=new_min),
-        call_op("validate_args", tool, {**args, "limit": new_min - 1}, expect="range:limit",
-                label=f"validate_args({tool!r}, ...) after TOOLS[{tool!r}]['args']['limit']['min'] = {new_min}"),
+        _changed(call_op("validate_args", tool, {**args, "limit": new_min - 1}, expect="range:limit"),
+                 f"TOOLS[{tool!r}]['args']['limit']['min'] = {new_min}",
+                 f"The grader raised 'min' to {new_min}: read the bound from the contract when called, "
+                 "do not write 1 into validate_args."),
     ]))
     region = rng.choice(["mars", "arctic", "moon"])
     probes.append(call_probe([
         op("contract", path=[tool, "args", "region", "allowed"], value=spec.REGIONS + [region]),
-        call_op("validate_args", tool, {**args, "region": region}, expect="",
-                label=f"validate_args({tool!r}, ...) after adding {region!r} to the allowed regions"),
+        _changed(call_op("validate_args", tool, {**args, "region": region}, expect=""),
+                 f"{region!r} added to TOOLS[{tool!r}]['args']['region']['allowed']",
+                 "The grader added a region to 'allowed': compare with the rule's 'allowed' when called, "
+                 "not with REGIONS."),
     ]))
     extra = rng.choice(["warehouse", "channel", "batch"])
     probes.append(call_probe([
         op("contract", path=[tool, "args", extra], value={"type": str, "required": True}),
-        call_op("validate_args", tool, args, expect=f"missing:{extra}",
-                label=f"validate_args({tool!r}, {args!r}) after adding a required {extra!r} to the contract"),
+        _changed(call_op("validate_args", tool, args, expect=f"missing:{extra}"),
+                 f"TOOLS[{tool!r}]['args'][{extra!r}] = {{'type': str, 'required': True}}",
+                 "The grader added a required argument to the contract: loop over the contract's names, "
+                 "not over sku, region and limit written by hand."),
     ]))
     return probes
 
 
 add("step2/reads_contract", 2, "validate_args follows the contract table when it changes",
-    "Read every rule (names, required, type, allowed, min, max) from TOOLS[name]['args'] when called; "
-    "do not copy numbers or region names into validate_args.",
+    "Read every rule (names, required, type, allowed, min, max) from TOOLS[name]['args'] when called, with "
+    "inclusive bounds (min <= value <= max); the call line shows what the grader changed.",
     ["2.contract_only"], _contract_probes,
     expectations_judge("The grader changed the contract in TOOLS and validate_args did not follow it."))
 

@@ -68,12 +68,15 @@ def _contract_probes(rng: random.Random) -> list[Probe]:
     tool = rng.choice(spec.TOOL_NAMES)
     probes = []
     max_len = rng.randint(1, 3)
+    change = f"TOOLS[{tool!r}]['returns']['rows']['max_len'] = {max_len}"
     probes.append(call_probe([
         op("contract", path=[tool, "returns", "rows", "max_len"], value=max_len),
         call_op("validate_result", tool, cases.random_valid_result(rng, max_len + 1), expect=spec.TOO_BIG,
-                label=f"validate_result({tool!r}, <{max_len + 1} rows>) after setting "
-                      f"returns['rows']['max_len'] = {max_len}"),
-        call_op("validate_result", tool, cases.random_valid_result(rng, max_len), expect=""),
+                label=f"validate_result({tool!r}, <{max_len + 1} rows>)  # with {change}"),
+        dict(call_op("validate_result", tool, cases.random_valid_result(rng, max_len), expect="",
+                     label=f"validate_result({tool!r}, <{max_len} rows>)  # with {change}"),
+             expect_why=f"len(rows) == max_len is fine: with max_len = {max_len}, {max_len} rows are not too big "
+                        "(refuse only len(rows) > max_len)."),
     ]))
     minimum = rng.randint(5, 50)
     low = cases.random_valid_result(rng, 1)
@@ -81,13 +84,14 @@ def _contract_probes(rng: random.Random) -> list[Probe]:
     probes.append(call_probe([
         op("contract", path=[tool, "returns", "rows", "item", "count", "min"], value=minimum),
         call_op("validate_result", tool, low, expect=spec.RANGE,
-                label=f"validate_result({tool!r}, {low!r}) after setting the count 'min' to {minimum}"),
+                label=f"validate_result({tool!r}, {low!r})  # with "
+                      f"TOOLS[{tool!r}]['returns']['rows']['item']['count']['min'] = {minimum}"),
     ]))
     key = rng.choice(["warehouse", "currency", "as_of"])
     probes.append(call_probe([
         op("contract", path=[tool, "returns", "keys", key], value=str),
         call_op("validate_result", tool, cases.random_valid_result(rng), expect=spec.SHAPE,
-                label=f"validate_result({tool!r}, ...) after adding the key {key!r} to returns['keys']"),
+                label=f"validate_result({tool!r}, ...)  # with TOOLS[{tool!r}]['returns']['keys'][{key!r}] = str"),
     ]))
     return probes
 
