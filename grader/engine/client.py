@@ -143,7 +143,16 @@ class EngineClient:
         idle = self._lock.acquire(timeout=0.2)
         try:
             proc = self._proc
-            if idle and proc is not None and self._owner == os.getpid():
+            if not idle:
+                # The running call owns the pipes: it may be between registering
+                # the fork server's stdout with its selector and waiting on it.
+                # Closing that fd here would drop the end-of-file event it is
+                # about to wait for (epoll forgets a closed fd), leaving it
+                # blocked for the whole request timeout. So only end the
+                # process; the running call then reads EOF and cleans up itself.
+                self._stop_process(proc)
+                return
+            if proc is not None and self._owner == os.getpid():
                 try:
                     proc.stdin.close()
                     proc.wait(timeout=2)  # it ends at once when idle: this is for its cleanup
@@ -261,8 +270,8 @@ class EngineClient:
         del self._buffer[:cut + 1]
         return json.loads(line)
 
-    def _kill(self) -> None:
-        proc, self._proc = self._proc, None
+    def _stop_process(self, proc: "subprocess.Popen | None") -> None:
+        """End the fork server (SIGTERM, then SIGKILL of its group) and wait for it; close nothing."""
         if proc is None or self._owner != os.getpid():
             return
         if proc.poll() is None:
@@ -275,6 +284,12 @@ class EngineClient:
                 except (ProcessLookupError, PermissionError):
                     proc.kill()
         proc.wait()
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None or self._owner != os.getpid():
+            return
+        self._stop_process(proc)
         for stream in (proc.stdin, proc.stdout):
             try:
                 stream.close()
