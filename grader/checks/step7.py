@@ -266,6 +266,35 @@ def fixed_after(reason: str) -> Aspect:
     return aspect
 
 
+# reason -> the check that owns its repair, for "fix ... first" when a later aspect fails because of it.
+_REPAIR_CHECKS = {REGION_REASON: "step7/repair_region", LIMIT_REASON: "step7/repair_limit",
+                  TOO_BIG_REASON: "step7/repair_too_big"}
+
+
+def unless_a_repair_failed(aspect: Aspect) -> Aspect:
+    """``aspect``, but when it fails and a repair on the way was wrong, point at that repair's check.
+
+    A run whose limit clamp is wrong also ends wrongly for the attempt limit; the
+    learner must fix the clamp, so the message says which check to fix first.
+    """
+    def wrapped(run: HandleRun) -> None:
+        try:
+            aspect(run)
+        except Fail as failure:
+            errors = run.value.get("errors")
+            for reason in dict.fromkeys(errors) if isinstance(errors, list) else ():
+                if reason not in _FIXES:
+                    continue
+                try:
+                    fixed_after(reason)(run)
+                except Fail as cause:
+                    raise Fail(f"This follows from the repair after {reason}: fix `{_REPAIR_CHECKS[reason]}` "
+                               f"first. ({cause.message})", call=failure.call, expected=cause.expected,
+                               got=cause.got) from None
+            raise
+    return wrapped
+
+
 def stops_after(reason: str) -> Aspect:
     """The run gives up right after the first ``reason`` (no fetch after it) and the answer names it."""
     def aspect(run: HandleRun) -> None:
@@ -436,7 +465,7 @@ add("step7/repair_too_big", 2, "result:too_big switches the tool to stock_lookup
                                    ends(ok=True, n_fixes=1, attempts=2, errors=[TOO_BIG_REASON]),
                                    rows_of_last_call, tool_ran(2)], None]))
 
-add("step7/giveup_empty", 2, "An empty result is not repaired: give up after one attempt, naming result:empty",
+add("step7/giveup_empty", 2, "An empty result is not repaired: give up right after it, naming result:empty",
     "result:empty is not repairable: asking again gives the same nothing, so go to giveup.",
     ["7.not_repairable", "7.examples", "6.giveup"],
     *on_runs(spec_empty=[[ends(ok=False, n_fixes=0, attempts=1, errors=[EMPTY_REASON], answer_has=EMPTY_REASON),
@@ -474,10 +503,11 @@ add("step7/max_attempts_runtime", 2, "The attempt limit is MAX_ATTEMPTS, read wh
     "Decide 'repair or give up' in the routing function with the module's MAX_ATTEMPTS looked up at that "
     "moment (fewer than MAX_ATTEMPTS fetches made -> repair).",
     ["7.limit", "7.runtime"],
-    *on_runs(two_repairs=[[ends("Two repairs fit in MAX_ATTEMPTS = 3 fetches: the third fetch succeeds.",
-                                ok=True, n_fixes=2, attempts=3)]],
-             attempt_limit=[[ends("With MAX_ATTEMPTS set to 2 while the module runs, the graph gives up after "
-                                  "the second fetch.", ok=False, n_fixes=1, attempts=2)]]))
+    *on_runs(two_repairs=[[unless_a_repair_failed(ends("Two repairs fit in MAX_ATTEMPTS = 3 fetches: the third "
+                                                       "fetch succeeds.", ok=True, n_fixes=2, attempts=3))]],
+             attempt_limit=[[unless_a_repair_failed(ends("With MAX_ATTEMPTS set to 2 while the module runs, the "
+                                                         "graph gives up after the second fetch.",
+                                                         ok=False, n_fixes=1, attempts=2))]]))
 
 add("step7/handle_shape", 1, "handle returns ok, answer, rows, errors, calls, fixes, attempts, tool_runs",
     "Return a dict with these eight keys: ok a bool, answer a str, errors/calls/fixes lists, attempts and "

@@ -47,7 +47,9 @@ def _report_record(probe: Probe, obs: dict) -> tuple[dict, dict]:
     """The (operation, record) of the probe's write_report call, which must have returned."""
     for operation, rec in zip(probe.params["steps"], records_of(probe, obs)):
         if operation.get("op") == "report":
-            value_of(rec, operation, "write_report must run without raising.")
+            value_of(rec, operation, "write_report raised, so the grader could read no report: fix that "
+                                     "exception first (its type and message are shown as 'got'); the files, "
+                                     "their folder and their values are judged once it runs.")
             return operation, rec
     raise Fail("The grader's probe has no write_report operation.")  # a grader bug; never for learners
 
@@ -202,7 +204,8 @@ add("step8/writes_both_files", 2, f"write_report(folder) writes {JSON_FILE} and 
     ["8.files"], lambda rng: [as_is_probe(rng)], _files_judge)
 
 add("step8/default_folder", 1, "write_report() without a folder writes next to the module file",
-    "Default folder: the folder that holds tools.py (think of __file__), not the current working folder.",
+    "If write_report() raised, fix that first (the message shows the exception). Default folder: the folder "
+    "that holds tools.py (think of __file__), not the current working folder.",
     ["8.default_folder"], lambda rng: [changed_probe(rng)], _files_judge)
 
 
