@@ -314,6 +314,9 @@ def _result(check: Check, *, passed: bool, **fields) -> CheckResult:
                        hint=check.hint, **fields)
 
 
+REPLAY_PATH_WORD = 2  # index of the module's path among the words of a replay command
+
+
 @dataclass(frozen=True)
 class _ReplayCommand:
     file: Path
@@ -321,11 +324,18 @@ class _ReplayCommand:
     timeout: float
 
     def for_check(self, check_id: str) -> str:
-        """The shell command that replays exactly this check with the same cases."""
+        """The shell command that replays exactly this check with the same cases.
+
+        Quoted for ``self.file`` as it is: a caller that shows another path
+        (batch: the learner's, not the scratch copy) rebuilds the line with
+        :func:`grader.escape.shell_join`, never by editing this text.
+        """
+        from grader.escape import shell_join  # stdlib-only helper; kept local to this class
+
         parts = ["agtool-grade", "check", str(self.file), "--only", check_id, "--seed", str(self.seed)]
         if self.timeout != STEP_TIMEOUT:
             parts += ["--timeout", f"{self.timeout:g}"]
-        return shlex.join(parts)
+        return shell_join(parts, paths=[REPLAY_PATH_WORD])
 
 
 def _probe_error_text(obs: dict, label: str) -> str:

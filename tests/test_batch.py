@@ -542,12 +542,12 @@ HAND_CLASS = [_record("dan", True, False, got="'range:limit'"), _record("ann", T
               _record("eve", False, False, error="SyntaxError at tools.py line 3\n  detail")]
 
 EXPECTED_CSV = """\
-learner,score,max_score,step1,step2,step3,step4,step5,step6,step7,step8,step1/names,step2/type_bool_limit,seed,error
-ann,5,5,2,3,,,,,,,2,3,5,
-bob,2,5,2,0,,,,,,,2,0,5,
-cat,0,5,0,0,,,,,,,0,0,5,
-dan,2,5,2,0,,,,,,,2,0,5,
-eve,0,5,0,0,,,,,,,0,0,5,SyntaxError at tools.py line 3
+learner,score,max_score,step1,step2,step3,step4,step5,step6,step7,step8,step1/names,step2/type_bool_limit,seed,error,source
+ann,5,5,2,3,,,,,,,2,3,5,,ann/tools.py
+bob,2,5,2,0,,,,,,,2,0,5,,bob/tools.py
+cat,0,5,0,0,,,,,,,0,0,5,,cat/tools.py
+dan,2,5,2,0,,,,,,,2,0,5,,dan/tools.py
+eve,0,5,0,0,,,,,,,0,0,5,SyntaxError at tools.py line 3,eve/tools.py
 """
 
 EXPECTED_SUMMARY = """\
@@ -582,7 +582,7 @@ EXPECTED_SUMMARY = """\
 
 ## Could not be graded
 
-- eve: SyntaxError at tools.py line 3
+- eve: `SyntaxError at tools.py line 3`
 """
 
 

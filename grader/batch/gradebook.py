@@ -45,7 +45,7 @@ def check_columns(records: list[dict]) -> list[str]:
 
 
 def gradebook_frame(records: list[dict]) -> pd.DataFrame:
-    """One row per learner: totals, points per step, points per check, seed and error.
+    """One row per learner: totals, points per step, points per check, seed, error and source (the file graded).
 
     A step or check that was not graded for a learner is left empty (NA),
     so a partial ``--steps`` run is not mistaken for zero points.
@@ -63,12 +63,27 @@ def gradebook_frame(records: list[dict]) -> pd.DataFrame:
         row["seed"] = record["seed"]
         # First line only: a gradebook cell stays one line in a spreadsheet (grades.json has it all).
         row["error"] = (report.get("error") or "").split("\n", 1)[0]
+        # Which file the row is: two learners whose ids were made unique by a suffix stay told apart.
+        row["source"] = record.get("source", "")
         rows.append(row)
     frame = pd.DataFrame(rows, columns=["learner", "score", "max_score",
-                                        *[f"step{s}" for s in STEPS], *columns, "seed", "error"])
+                                        *[f"step{s}" for s in STEPS], *columns, "seed", "error", "source"])
     for name in [f"step{s}" for s in STEPS] + columns:
         frame[name] = frame[name].astype("Int64")
     return frame
+
+
+def csv_frame(book: pd.DataFrame) -> pd.DataFrame:
+    """``book`` as written to ``grades.csv``: no text cell (or column name) a spreadsheet would evaluate.
+
+    >>> csv_frame(pd.DataFrame({"learner": ["-1-1", "ana"], "score": [-1, 2]}))["learner"].tolist()
+    ["'-1-1", 'ana']
+    """
+    frame = book.copy()
+    for name in frame.columns:
+        if not pd.api.types.is_numeric_dtype(frame[name]):  # text columns (object or str dtype)
+            frame[name] = frame[name].map(csv_cell)
+    return frame.rename(columns=csv_cell)
 
 
 def check_stats(records: list[dict]) -> pd.DataFrame:
@@ -151,24 +166,32 @@ def render_summary(records: list[dict]) -> str:
         hardest = stats.sort_values(["pass_rate", "check"], kind="mergesort").head(HARDEST_SHOWN)
         lines += ["", "## Hardest checks", "", "| check | title | passed | pass rate |", "|---|---|---|---|"]
         for row in hardest.itertuples():
-            lines.append(f"| `{row.check}` | {md_cell(row.title)} | {row.passed}/{row.graded} | {row.pass_rate:.0%} |")
+            lines.append(f"| {md_code_cell(row.check)} | {md_cell(row.title)} | {row.passed}/{row.graded} | {row.pass_rate:.0%} |")
     wrong = common_wrong_answers(records)
     lines += ["", "## Most common wrong answers", ""]
     if wrong.empty:
         lines.append("No wrong answers among the graded submissions.")
     for row in wrong.itertuples():
         who = "learner" if row.count == 1 else "learners"
-        lines.append(f"- {row.count} {who} returned `{_inline(row.got)}` where `{_inline(row.expected)}` "
-                     f"was expected (`{row.check}`): {row.learners}")
+        lines.append(f"- {row.count} {who} returned {md_code(_short(row.got))} where {md_code(_short(row.expected))} "
+                     f"was expected ({md_code(row.check)}): {md_text(row.learners)}")
     errors = [(r["learner"], r["report"]["error"]) for r in records if r["report"].get("error")]
     if errors:
         lines += ["", "## Could not be graded", ""]
-        lines += [f"- {learner}: {_inline(error.splitlines()[0] if error else '')}" for learner, error in errors]
+        # An import error's first line is learner text: a code span, never raw HTML or a link.
+        lines += [f"- {md_text(learner)}: {md_code(_short(error.split(chr(10), 1)[0] if error else ''))}"
+                  for learner, error in errors]
     return "\n".join(lines) + "\n"
 
 
-def _inline(text: str) -> str:
-    return str(text).replace("`", "'").replace("\n", " ")[:120]
+def _short(text: str, limit: int = 120) -> str:
+    """One line of at most ``limit`` characters, for a summary line (grades.json has it all).
+
+    >>> _short("a\\nb"), len(_short("x" * 500))
+    ('a b', 121)
+    """
+    text = str(text).replace("\n", " ")
+    return text if len(text) <= limit else text[:limit] + "\u2026"
 
 
 def render_feedback(record: dict) -> str:
@@ -187,7 +210,7 @@ def write_outputs(records: list[dict], out: "str | Path") -> dict[str, Path]:
     records = _sorted(records)
     book = gradebook_frame(records)
     csv_path = out / "grades.csv"
-    book.to_csv(csv_path, index=False, lineterminator="\n")
+    csv_frame(book).to_csv(csv_path, index=False, lineterminator="\n")
 
     json_path = out / "grades.json"
     json_path.write_text(json.dumps({

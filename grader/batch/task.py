@@ -12,6 +12,7 @@ Example::
 from __future__ import annotations
 
 import os
+import shlex
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,8 @@ from typing import Callable
 from grader.checks.registry import checks_for
 from grader.engine.client import close as close_shared_client
 from grader.engine.sandbox import SANDBOX_ENV
-from grader.grading import STEP_TIMEOUT, grade
+from grader.escape import shell_join
+from grader.grading import REPLAY_PATH_WORD, STEP_TIMEOUT, grade
 from grader.report import CheckResult, Report
 
 SUBMISSION_TIMEOUT = 60.0  # seconds per submission, shared between its steps; a correct module needs well under one
@@ -98,7 +100,11 @@ def grade_task(task: GradeTask, grade_fn: GradeFn | None = None) -> dict:
         except Exception as exc:  # a grader bug must cost one row, not the batch
             report = failed_report(task.seed, str(file), f"{GRADER_FAILED}{type(exc).__name__}: {exc}",
                                    steps=task.steps, only=task.only)
-        return _rebase(report.to_dict(), {str(file): task.display, str(file.parent): str(Path(task.display).parent)})
+        replacements = {str(file): task.display, str(file.parent): str(Path(task.display).parent)}
+        # grade() may name the file by its resolved path (a /tmp that is a symbolic link).
+        replacements.setdefault(str(file.resolve()), task.display)
+        replacements.setdefault(str(file.parent.resolve()), str(Path(task.display).parent))
+        return _rebase(report.to_dict(), replacements)
 
 
 def _use_sandbox(mode: str | None) -> None:
@@ -109,13 +115,36 @@ def _use_sandbox(mode: str | None) -> None:
 
 
 def _rebase(data, replacements: dict[str, str]):
-    """Replace scratch paths by the learner's paths in every string of ``data``."""
+    """Replace scratch paths by the learner's paths in every string of ``data``.
+
+    A ``reproduce`` command is rebuilt for the learner's path instead: its
+    words are split and quoted again, since an upload named
+    ``x_$(id>PWNED.txt)_tools.py`` pasted into the quoted line unquoted is a
+    command that runs.
+
+    >>> _rebase({"reproduce": "agtool-grade check /tmp/s/tools.py --seed 1", "message": "in /tmp/s/tools.py"},
+    ...         {"/tmp/s/tools.py": "a b/$(id)_tools.py"})["reproduce"]
+    "agtool-grade check 'a b/$(id)_tools.py' --seed 1"
+    """
     if isinstance(data, str):
         for old, new in replacements.items():
             data = data.replace(old, new)
         return data
     if isinstance(data, dict):
-        return {k: _rebase(v, replacements) for k, v in data.items()}
+        return {k: _rebase_command(v, replacements) if k == "reproduce" and isinstance(v, str)
+                else _rebase(v, replacements) for k, v in data.items()}
     if isinstance(data, list):
         return [_rebase(v, replacements) for v in data]
     return data
+
+
+def _rebase_command(command: str, replacements: dict[str, str]) -> str:
+    """``command`` with each word that is a scratch path replaced whole, then quoted for the shell again."""
+    if not command:
+        return command
+    try:
+        words = shlex.split(command)
+    except ValueError:  # not a command line the grader wrote (a fake grade_fn's text): left as it is
+        return _rebase(command, replacements)
+    words = [replacements.get(word, word) for word in words]
+    return shell_join(words, paths=[REPLAY_PATH_WORD] if len(words) > REPLAY_PATH_WORD else [])
