@@ -12,8 +12,17 @@ trap 'rm -rf "$stage"' EXIT
 
 cp "$here/setup.sh" "$here/run_autograder" "$stage/"
 mkdir "$stage/agtool-lab"
-# Only committed files: no virtualenv, no outputs, no learner work.
+# Only committed files: no virtualenv, no outputs, no learner work; and,
+# through .gitattributes (export-ignore), no solutions/ and no tests/ (the
+# autograder runs learner code beside what this zip holds).
 git -C "$repo" archive --format=tar HEAD | tar -x -C "$stage/agtool-lab"
+# Refuse to build a zip a learner could read the reference solution from.
+leaked="$(cd "$stage/agtool-lab" && { ls -d solutions tests 2>/dev/null; grep -rl --include='*.py' -e '^def write_report' . 2>/dev/null | grep -v '^./agtool/' || true; })"
+if [ -n "$leaked" ]; then
+  echo "build_zip.sh: refusing to ship these (a solution would be readable by learner code):" >&2
+  echo "$leaked" >&2
+  exit 1
+fi
 rm -f "$out"
 (cd "$stage" && python3 -m zipfile -c "$out" setup.sh run_autograder agtool-lab)
 echo "wrote $out"

@@ -41,17 +41,16 @@ import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
 
 from grader.engine.protocol import StepJob, StepResult
-from grader.engine.sandbox import SANDBOX_ENV, SANDBOXES, bwrap_prefix, bwrap_usable, importable_paths
+from grader.engine.sandbox import (PACKAGE_ROOT, SANDBOX_ENV, SANDBOXES, bwrap_prefix, bwrap_usable,
+                                   server_import_paths)
 
 __all__ = ["EngineClient", "EngineUnavailable", "shared_client", "close",
            "CLIENT_GRACE_SECONDS", "STARTUP_TIMEOUT_SECONDS"]
 
 CLIENT_GRACE_SECONDS = 20.0  # how long past a job's timeout the engine client waits for the fork server
 STARTUP_TIMEOUT_SECONDS = 60.0
-_REPO_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
 class EngineUnavailable(RuntimeError):
@@ -195,12 +194,19 @@ class EngineClient:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
                "HOME": tempfile.gettempdir()}
         # -I keeps PYTHON* variables and the working folder out; what the
-        # caller can import (a user site, the checkout) is appended *after*
+        # caller can import (a user site, a virtualenv) is appended *after*
         # the interpreter's own paths, so it can add modules but shadow none.
-        extra = [*self.extra_sys_path, *importable_paths(), _REPO_ROOT]
+        # The checkout holding the grader is on the path only while the fork
+        # server imports ``grader`` (its submodules are found through the
+        # package's own ``__path__``): no step can import ``solutions.tools``,
+        # the starter or a test's module from it (issue 16.3).
+        extra = server_import_paths(self.extra_sys_path)
         bootstrap = (
-            "import sys; sys.path.extend(p for p in %r if p not in sys.path); "
-            "from grader.engine.server import serve; serve()" % (list(dict.fromkeys(extra)),)
+            "import sys; sys.path.extend(p for p in %r if p not in sys.path); root = %r; "
+            "added = root not in sys.path; added and sys.path.append(root); "
+            "import grader.engine.server as server; "
+            "added and (sys.path.remove(root), sys.path_importer_cache.pop(root, None)); "
+            "server.serve()" % (extra, PACKAGE_ROOT)
         )
         self._proc = subprocess.Popen(
             [*self._sandbox_prefix(), self.python, "-I", "-c", bootstrap],
@@ -216,7 +222,7 @@ class EngineClient:
             return []
         if bwrap_usable():
             self.sandbox_in_use = "bwrap"
-            return bwrap_prefix()
+            return bwrap_prefix(keep=self.extra_sys_path)
         if self.sandbox == "bwrap" and not self._warned:
             self._warned = True
             print("agtool-grade: bubblewrap (bwrap) is not usable here (not installed, or user namespaces "

@@ -37,7 +37,49 @@ def importable_paths() -> list[str]:
     return [p for p in sys.path if p and os.path.isabs(p) and os.path.exists(p)]
 
 
-def bwrap_prefix() -> list[str]:
+# The folder that holds the ``grader`` package: site-packages for an install,
+# the project checkout for an editable install or a run from the source tree.
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def is_checkout(root: str = PACKAGE_ROOT) -> bool:
+    """Whether ``root`` is a project checkout (it then holds ``solutions/``, tests...), not site-packages.
+
+    >>> is_checkout("/usr/lib/python3/dist-packages"), is_checkout("/srv/agtool-lab")
+    (False, True)
+    """
+    return os.path.basename(os.path.normpath(root)) not in ("site-packages", "dist-packages")
+
+
+def server_import_paths(extra: "list[str] | tuple[str, ...]" = ()) -> list[str]:
+    """The import paths the fork server (and so every step child) may have besides the interpreter's.
+
+    ``extra`` (given explicitly, e.g. the engine's own test probes), then this
+    process's paths *except* those inside a checkout (its root, ``tests/``...):
+    from there a step could import ``solutions.tools`` or a test's module. A
+    virtualenv inside the checkout stays. The ``grader`` package itself is
+    imported by the fork server before it drops the checkout from its path
+    (see :mod:`grader.engine.client`), so no step can import anything else there.
+
+    >>> PACKAGE_ROOT in server_import_paths() if is_checkout() else True
+    False
+    """
+    hidden = PACKAGE_ROOT if is_checkout() else None
+
+    def allowed(path: str) -> bool:
+        real = os.path.realpath(path)
+        if hidden is None or not (real == hidden or real.startswith(hidden + os.sep)):
+            return True
+        return any(real == p or real.startswith(p + os.sep) for p in _environment_dirs())
+
+    return list(dict.fromkeys([*extra, *(p for p in importable_paths() if allowed(p))]))
+
+
+def _environment_dirs() -> "list[str]":
+    return [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(sys.executable))]
+
+
+def bwrap_prefix(keep: "list[str] | tuple[str, ...]" = ()) -> list[str]:
     """The bubblewrap command line that runs the fork server sandboxed.
 
     Its own PID namespace (step code cannot see or signal the grader's other
@@ -45,16 +87,36 @@ def bwrap_prefix() -> list[str]:
     private ``/tmp`` (the steps' scratch folders). The interpreter, its
     environment and the import paths are bound back read-only where the
     private ``/tmp`` would hide them (a checkout or a virtualenv under /tmp).
+
+    A checkout the grader runs from is hidden under an empty ``tmpfs``, with
+    only its ``grader/`` package (and a virtualenv, or the paths in ``keep``,
+    that live inside it) bound back: ``solutions/tools.py``, the tests' correct
+    modules and the notebooks are neither importable nor readable by a step.
     """
     rebind = []
     # The folder holding the grader package too: an editable install imports it from there.
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package_root = PACKAGE_ROOT
     for path in _under_tmp([sys.prefix, sys.base_prefix, os.path.dirname(sys.executable), package_root,
-                            *importable_paths()]):
+                            *importable_paths(), *keep]):
         rebind += ["--ro-bind", path, path]
     return ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
             "--unshare-uts", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp", *rebind, "--chdir", "/tmp"]
+            "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp", *rebind, *_hide_checkout(keep),
+            "--chdir", "/tmp"]
+
+
+def _hide_checkout(keep: "list[str] | tuple[str, ...]") -> list[str]:
+    """bwrap arguments that put an empty tmpfs over the checkout and bind back what the server needs."""
+    if not is_checkout():
+        return []
+    root = os.path.realpath(PACKAGE_ROOT)
+    needed = [os.path.join(root, "grader"), *_environment_dirs(), *keep]
+    inside = sorted({real for real in (os.path.realpath(p) for p in needed if p)
+                     if real.startswith(root + os.sep) and os.path.exists(real)})
+    args = ["--tmpfs", root]
+    for path in inside:
+        args += ["--ro-bind", path, path]
+    return args
 
 
 def _under_tmp(paths: "list[str]") -> "list[str]":
