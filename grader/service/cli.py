@@ -1,0 +1,75 @@
+"""``agtool-grade serve``: the options of the grading service, added to a parser by :func:`add_serve_parser`.
+
+Example::
+
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> _ = add_serve_parser(parser.add_subparsers())
+    >>> args = parser.parse_args(["serve", "--jobs", "3"])
+    >>> args.jobs, args.instructor_group, args.db
+    (3, 'agtool-instructors', None)
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from grader.service.app import MAX_BYTES, RATE_LIMIT, RATE_WINDOW
+
+DEFAULT_DATA = os.environ.get("AGTOOL_SERVICE_DATA", "agtool-service-data")
+
+
+def add_serve_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``serve`` subcommand to ``subparsers`` (``args.func`` runs it) and return its parser."""
+    p = subparsers.add_parser(
+        "serve", help="run the classroom grading service (a JupyterHub service; extra `service`)",
+        description="Grade submissions from learners' notebooks as they arrive, keep every attempt, "
+                    "and show instructors the class. Run it as a JupyterHub service: it reads "
+                    "$JUPYTERHUB_SERVICE_URL, $JUPYTERHUB_SERVICE_PREFIX and the hub's API token.")
+    p.add_argument("--db", default=None, metavar="URL",
+                   help="SQLAlchemy database URL, e.g. postgresql+psycopg://user:pw@host/agtool "
+                        "(default: an SQLite file in --data-dir)")
+    p.add_argument("--data-dir", default=DEFAULT_DATA, metavar="DIR",
+                   help="the service's data folder (default: $AGTOOL_SERVICE_DATA or ./agtool-service-data)")
+    p.add_argument("--instructor-group", default="agtool-instructors", metavar="GROUP",
+                   help="hub group whose members are instructors, besides hub admins (default: %(default)s)")
+    p.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1), metavar="N",
+                   help="grading worker processes (default: CPUs - 1)")
+    p.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="local worker processes, or a Dask cluster (--scheduler)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786")
+    p.add_argument("--sandbox", choices=("none", "bwrap", "auto"), default=None,
+                   help="how learner code is confined (default: $AGTOOL_SANDBOX of the workers)")
+    p.add_argument("--max-bytes", type=int, default=MAX_BYTES, metavar="N",
+                   help="largest module accepted, in bytes (default: %(default)s; larger gets 413)")
+    p.add_argument("--rate-limit", type=int, default=RATE_LIMIT, metavar="N",
+                   help="submissions per learner per --rate-window (default: %(default)s; more gets 429)")
+    p.add_argument("--rate-window", type=float, default=RATE_WINDOW, metavar="S",
+                   help="seconds of the rate limit's window (default: %(default)s)")
+    p.add_argument("--url", default=None, help="where to listen (default: $JUPYTERHUB_SERVICE_URL)")
+    p.add_argument("--prefix", default=None, help="route prefix (default: $JUPYTERHUB_SERVICE_PREFIX or /)")
+    p.set_defaults(func=run_serve)
+    return p
+
+
+def run_serve(args) -> int:
+    """Check the options, then run the service (imports the server only now: JupyterHub is the extra)."""
+    if args.executor == "dask" and not args.scheduler:
+        raise SystemExit("agtool-grade serve: --executor dask needs --scheduler ADDRESS")
+    if args.jobs < 1:
+        raise SystemExit("agtool-grade serve: --jobs must be at least 1")
+    try:
+        from grader.service.server import serve
+    except ImportError as exc:
+        raise SystemExit(f"agtool-grade serve needs the service extra: pip install 'agtool-lab[service]' ({exc})")
+    return serve(args)
+
+
+def main(argv: "list[str] | None" = None) -> int:
+    """``python -m grader.service [options]``: the same as ``agtool-grade serve [options]``."""
+    parser = argparse.ArgumentParser(prog="python -m grader.service")
+    sub = parser.add_subparsers()
+    add_serve_parser(sub)
+    args = parser.parse_args(["serve", *(argv if argv is not None else sys.argv[1:])])
+    return args.func(args)

@@ -1,0 +1,213 @@
+"""The grading service's storage: every attempt, kept, in a database reached through SQLAlchemy 2.
+
+One table, ``attempts``. An attempt is stored (status ``queued``) before it
+is queued, so a crash between the two loses nothing: on start the queue
+grades every stored attempt whose status is still ``queued`` or
+``grading``. A result is written by a conditional update that only moves an
+attempt out of those two states, so a report is stored once per attempt
+even if two gradings of it race.
+
+The schema is created and upgraded by Alembic (``grader/service/migrations``),
+never by ``create_all``, so a PostgreSQL database that a cluster keeps
+follows the code's migrations.
+
+Example::
+
+    >>> store = Store("sqlite://")
+    >>> a = store.add_attempt("ana", b"x = 1\\n", seed=7)
+    >>> store.get(a).status, store.get(a).sha256[:8]
+    ('queued', '9e26bf36')
+    >>> store.claim(a), store.finish(a, "graded", {"score": 1, "max_score": 2}), store.finish(a, "graded", {})
+    (True, True, False)
+    >>> store.get(a).score
+    1
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from pathlib import Path
+
+from sqlalchemy import (BigInteger, DateTime, Index, Integer, LargeBinary, String, Text, create_engine,
+                        event, func, select, update)
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy.pool import StaticPool
+
+QUEUED, GRADING, GRADED, ERROR = "queued", "grading", "graded", "error"
+STATUSES = (QUEUED, GRADING, GRADED, ERROR)
+UNFINISHED = (QUEUED, GRADING)  # what a (re)start grades
+DB_FILE = "agtool-service.sqlite"
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Attempt(Base):
+    """One submission of one learner: the bytes, how they were graded, and the full report."""
+
+    __tablename__ = "attempts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    learner: Mapped[str] = mapped_column(String(255), nullable=False)
+    submitted_at: Mapped[dt.datetime] = mapped_column(DateTime, nullable=False)  # UTC, naive (SQLite has no zones)
+    source: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
+    sha256: Mapped[str] = mapped_column(String(64), nullable=False)
+    seed: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    status: Mapped[str] = mapped_column(String(16), nullable=False, default=QUEUED)
+    score: Mapped[int | None] = mapped_column(Integer)
+    max_score: Mapped[int | None] = mapped_column(Integer)
+    report: Mapped[str | None] = mapped_column(Text)  # Report.to_dict() as JSON
+    graded_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+
+    __table_args__ = (Index("ix_attempts_learner_id", "learner", "id"), Index("ix_attempts_status", "status"))
+
+    def summary(self) -> dict:
+        """The fields of ``GET api/submissions`` (no source, no report)."""
+        return {"id": self.id, "learner": self.learner, "submitted_at": iso(self.submitted_at),
+                "status": self.status, "score": self.score, "max_score": self.max_score, "sha256": self.sha256}
+
+    def detail(self) -> dict:
+        """``GET api/submissions/ID``: the summary, the seed, and the report once graded."""
+        return {**self.summary(), "seed": self.seed, "graded_at": iso(self.graded_at),
+                "report": json.loads(self.report) if self.report else None}
+
+
+def iso(moment: "dt.datetime | None") -> "str | None":
+    """A stored UTC time as ISO 8601 with its zone.
+
+    >>> iso(dt.datetime(2025, 1, 2, 3, 4, 5))
+    '2025-01-02T03:04:05Z'
+    """
+    return None if moment is None else moment.replace(microsecond=0).isoformat() + "Z"
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+def default_url(data_dir: "str | Path") -> str:
+    """The embedded default: an SQLite file in the service's data folder.
+
+    >>> default_url("/srv/agtool")
+    'sqlite:////srv/agtool/agtool-service.sqlite'
+    """
+    return f"sqlite:///{Path(data_dir).resolve() / DB_FILE}"
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``; SQLite gets WAL and a busy timeout so the web thread and the queue can both write.
+
+    >>> make_engine("sqlite://").dialect.name
+    'sqlite'
+    """
+    if url.startswith("sqlite"):
+        in_memory = url in ("sqlite://", "sqlite:///:memory:")
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
+                               **({"poolclass": StaticPool} if in_memory else {}))
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(conn, _record):  # per connection: SQLite forgets them
+            cur = conn.cursor()
+            if not in_memory:
+                cur.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest Alembic revision (run at every start; a no-op when current)."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as connection:
+        # env.py uses this connection, so the URL (and its password) never goes through ini interpolation.
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+
+
+class Store:
+    """The attempts table behind short transactions; safe to share between threads.
+
+    ``url`` is a SQLAlchemy URL; the schema is migrated on construction.
+    """
+
+    def __init__(self, url: str):
+        self.url = url
+        self.engine = make_engine(url)
+        migrate(self.engine)
+        self._session = sessionmaker(self.engine, expire_on_commit=False)
+
+    def session(self) -> Session:
+        return self._session()
+
+    def add_attempt(self, learner: str, source: bytes, *, seed: int) -> int:
+        """Store a new attempt as ``queued`` and return its id (committed before anyone queues it)."""
+        attempt = Attempt(learner=learner, submitted_at=utcnow(), source=source,
+                          sha256=hashlib.sha256(source).hexdigest(), seed=seed, status=QUEUED)
+        with self.session() as s, s.begin():
+            s.add(attempt)
+        return attempt.id
+
+    def get(self, attempt_id: int) -> "Attempt | None":
+        with self.session() as s:
+            return s.get(Attempt, attempt_id)
+
+    def attempts_of(self, learner: str, limit: int = 1000) -> list[Attempt]:
+        """A learner's attempts, newest first."""
+        with self.session() as s:
+            return list(s.scalars(select(Attempt).where(Attempt.learner == learner)
+                                  .order_by(Attempt.id.desc()).limit(limit)))
+
+    def count_since(self, learner: str, since: dt.datetime) -> int:
+        """How many attempts ``learner`` submitted at or after ``since`` (the rate limit)."""
+        with self.session() as s:
+            return s.scalar(select(func.count()).select_from(Attempt)
+                            .where(Attempt.learner == learner, Attempt.submitted_at >= since)) or 0
+
+    def unfinished(self) -> list[int]:
+        """Ids of every attempt not yet graded (queued, or cut off while grading), oldest first."""
+        with self.session() as s:
+            return list(s.scalars(select(Attempt.id).where(Attempt.status.in_(UNFINISHED)).order_by(Attempt.id)))
+
+    def claim(self, attempt_id: int) -> bool:
+        """Mark an unfinished attempt ``grading``; False when it was already finished."""
+        with self.session() as s, s.begin():
+            done = s.execute(update(Attempt).where(Attempt.id == attempt_id, Attempt.status.in_(UNFINISHED))
+                             .values(status=GRADING))
+            return done.rowcount == 1
+
+    def finish(self, attempt_id: int, status: str, report: dict) -> bool:
+        """Store the result of one grading, once: False (and nothing written) if the attempt was already finished."""
+        if status not in (GRADED, ERROR):
+            raise ValueError(f"an attempt finishes as {GRADED!r} or {ERROR!r}, not {status!r}")
+        with self.session() as s, s.begin():
+            done = s.execute(update(Attempt).where(Attempt.id == attempt_id, Attempt.status.in_(UNFINISHED))
+                             .values(status=status, score=report.get("score"), max_score=report.get("max_score"),
+                                     report=json.dumps(report, sort_keys=True, ensure_ascii=False),
+                                     graded_at=utcnow()))
+            return done.rowcount == 1
+
+    def finished(self) -> list[Attempt]:
+        """Every graded attempt (with its report), oldest first: what the class outputs are built from."""
+        with self.session() as s:
+            return list(s.scalars(select(Attempt).where(Attempt.status.in_((GRADED, ERROR)))
+                                  .order_by(Attempt.id)))
+
+    def all_summaries(self) -> list[dict]:
+        """Every attempt's summary, oldest first (the class page counts attempts still queued too)."""
+        with self.session() as s:
+            rows = s.execute(select(Attempt.id, Attempt.learner, Attempt.submitted_at, Attempt.status,
+                                    Attempt.score, Attempt.max_score, Attempt.sha256).order_by(Attempt.id))
+            return [{"id": r.id, "learner": r.learner, "submitted_at": iso(r.submitted_at), "status": r.status,
+                     "score": r.score, "max_score": r.max_score, "sha256": r.sha256} for r in rows]
+
+    def close(self) -> None:
+        self.engine.dispose()

@@ -1,0 +1,1 @@
+"""Alembic migrations of the grading service's database (run by ``grader.service.db.migrate``)."""

@@ -1,0 +1,126 @@
+"""The service's HTML pages, rendered on the server; every text that came from a learner or a report is escaped.
+
+A learner's page lists their attempts, newest first, each with its score and
+the feedback of every failed check. The instructor's class page reloads
+itself every ``refresh`` seconds (a plain ``<meta http-equiv=refresh>``: it
+needs no script) and shows per-learner progress by step, per-check pass
+rates and the most common wrong answers.
+
+Example::
+
+    >>> "&lt;script&gt;" in page("t", "<p>" + esc("<script>") + "</p>")
+    True
+"""
+from __future__ import annotations
+
+import html
+import json
+
+from grader.report import STEPS
+
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:72em}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}
+.ok{color:#1a7f37}.bad{color:#cf222e}.pending{color:#9a6700}pre{background:#f6f8fa;padding:.5em;white-space:pre-wrap}
+"""
+
+
+def esc(value: object) -> str:
+    """HTML-escape anything (quotes too: values also go into attributes).
+
+    >>> esc('<a href="x">')
+    '&lt;a href=&quot;x&quot;&gt;'
+    """
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def page(title: str, body: str, *, refresh: "int | None" = None) -> str:
+    """A whole HTML document around ``body`` (which must already be escaped)."""
+    meta = f'<meta http-equiv="refresh" content="{int(refresh)}">' if refresh else ""
+    return (f"<!doctype html><html><head><meta charset=utf-8>{meta}<title>{esc(title)}</title>"
+            f"<style>{STYLE}</style></head><body>{body}</body></html>")
+
+
+def _score(summary: dict) -> str:
+    if summary["status"] in ("queued", "grading"):
+        return f'<span class=pending>{esc(summary["status"])}</span>'
+    if summary["score"] is None:
+        return f'<span class=bad>{esc(summary["status"])}</span>'
+    cls = "ok" if summary["score"] == summary["max_score"] else "bad"
+    return f'<span class={cls}>{esc(summary["score"])} / {esc(summary["max_score"])}</span>'
+
+
+def feedback_html(report: "dict | None") -> str:
+    """The failed checks of one report, each with its message, what was expected and what came back."""
+    if not report:
+        return "<p>Not graded yet.</p>"
+    parts, items = [], []
+    if report.get("error"):
+        parts.append(f"<p class=bad>Could not be graded fully:</p><pre>{esc(report['error'])}</pre>")
+    failed = [c for c in report.get("checks", []) if not c.get("passed")]
+    if not failed:
+        parts.append("<p class=ok>Every check passed.</p>")
+    for c in failed:
+        item = [f"<li><b>step {esc(c.get('step'))}</b> <code>{esc(c.get('id'))}</code>: {esc(c.get('title'))}"
+                f" ({esc(c.get('points'))}/{esc(c.get('max_points'))})"]
+        for label in ("message", "expected", "got", "hint"):
+            if c.get(label):
+                item.append(f"<br>{esc(label)}: <pre>{esc(c[label])}</pre>")
+        items.append("".join(item) + "</li>")
+    return "".join(parts) + (f"<ul>{''.join(items)}</ul>" if items else "")
+
+
+def learner_page(learner: str, attempts: list[dict], *, prefix: str, is_instructor: bool) -> str:
+    """A learner's history: every attempt, newest first, with its feedback."""
+    rows = []
+    for a in attempts:
+        rows.append(f"<h3>attempt {esc(a['id'])} &middot; {esc(a['submitted_at'])} &middot; {_score(a)}</h3>"
+                    f"<p><small>sha256 {esc(a['sha256'])} &middot; seed {esc(a.get('seed'))}</small></p>"
+                    f"{feedback_html(a.get('report'))}")
+    link = f'<p><a href="{esc(prefix)}class">the class page</a></p>' if is_instructor else ""
+    body = (f"<h1>Your attempts, {esc(learner)}</h1>{link}"
+            "<p>Submit from a notebook with <code>from agtool_lab.submit import submit; submit()</code>.</p>"
+            + ("".join(rows) or "<p>No attempts yet.</p>"))
+    refresh = 5 if any(a["status"] in ("queued", "grading") for a in attempts) else None
+    return page(f"agtool: {learner}", body, refresh=refresh)
+
+
+def class_page(rows: list[dict], outputs: dict, *, prefix: str, refresh: int) -> str:
+    """The instructor's class page: progress by step, pass rates, common wrong answers, downloads."""
+    head = "".join(f"<th>step {s}</th>" for s in STEPS)
+    learners = []
+    for r in rows:
+        steps = "".join(f"<td>{esc(r['steps'].get(str(s), ''))}</td>" for s in STEPS)
+        learners.append(
+            f"<tr><td><a href=\"{esc(prefix)}learners/{esc(r['learner'])}\">{esc(r['learner'])}</a></td>"
+            f"<td>{esc(r['attempts'])}</td><td>{esc(r['pending'])}</td><td>{esc(r['best_score'])}</td>"
+            f"<td>{esc(r['last_score'])}</td><td>{esc(r['max_score'])}</td>{steps}"
+            f"<td>{esc(r['last_submitted_at'])}</td></tr>")
+    checks = "".join(
+        f"<tr><td><code>{esc(c['check'])}</code></td><td>{esc(c['step'])}</td><td>{esc(c['title'])}</td>"
+        f"<td>{esc(c['passed'])}/{esc(c['graded'])}</td><td>{esc(round(100 * (c['pass_rate'] or 0)))}%</td></tr>"
+        for c in sorted(outputs["checks"], key=lambda c: (c["pass_rate"], c["check"])))
+    wrong = "".join(
+        f"<tr><td><code>{esc(w['check'])}</code></td><td><pre>{esc(w['got'])}</pre></td>"
+        f"<td><pre>{esc(w['expected'])}</pre></td><td>{esc(w['count'])}</td><td>{esc(w['learners'])}</td></tr>"
+        for w in outputs["wrong_answers"])
+    body = (
+        "<h1>Class</h1>"
+        f'<p>Downloads: <a href="{esc(prefix)}grades.csv">grades.csv</a> &middot; '
+        f'<a href="{esc(prefix)}api/class">api/class (JSON)</a>. This page reloads every {int(refresh)} s.</p>'
+        f"<h2>Learners ({len(rows)})</h2><table><tr><th>learner</th><th>attempts</th><th>pending</th>"
+        f"<th>best</th><th>last</th><th>max</th>{head}<th>last attempt</th></tr>{''.join(learners)}</table>"
+        "<h2>Checks, hardest first</h2><table><tr><th>check</th><th>step</th><th>title</th><th>passed</th>"
+        f"<th>pass rate</th></tr>{checks}</table>"
+        "<h2>Most common wrong answers</h2><table><tr><th>check</th><th>got</th><th>expected</th><th>learners</th>"
+        f"<th>who</th></tr>{wrong}</table>")
+    return page("agtool: class", body, refresh=refresh)
+
+
+def json_text(data) -> str:
+    """JSON for the API: UTF-8, no NaN (a pandas gap becomes null before it gets here).
+
+    >>> json_text({"a": 1})
+    '{"a": 1}'
+    """
+    return json.dumps(data, ensure_ascii=False, allow_nan=False)

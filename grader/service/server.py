@@ -1,0 +1,80 @@
+"""Run the grading service: open the database, start the queue, listen where the hub says.
+
+``serve(options)`` binds to ``$JUPYTERHUB_SERVICE_URL`` (the hub sets it for
+a managed service; ``--url`` otherwise), routes under
+``$JUPYTERHUB_SERVICE_PREFIX``, and stops the queue on SIGTERM / SIGINT.
+Attempts that were being graded when it stopped stay stored as unfinished
+and are graded at the next start.
+
+Example::
+
+    >>> bind_address("http://127.0.0.1:10101/")
+    ('127.0.0.1', 10101)
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from pathlib import Path
+from urllib.parse import urlparse
+
+from grader.service.app import Settings, make_app
+from grader.service.db import Store, default_url
+from grader.service.queue import GradingQueue
+
+log = logging.getLogger("agtool.service")
+DEFAULT_URL = "http://127.0.0.1:10101"
+
+
+def bind_address(url: str) -> tuple[str, int]:
+    """Host and port to listen on, from a service URL."""
+    parsed = urlparse(url)
+    return parsed.hostname or "127.0.0.1", parsed.port or (443 if parsed.scheme == "https" else 80)
+
+
+def normalize_prefix(prefix: str) -> str:
+    """A route prefix with one slash at each end.
+
+    >>> normalize_prefix("services/agtool-grader"), normalize_prefix("/")
+    ('/services/agtool-grader/', '/')
+    """
+    return "/" + prefix.strip("/") + "/" if prefix.strip("/") else "/"
+
+
+def serve(args) -> int:
+    """Run until stopped (the ``serve`` subcommand's body); returns an exit status."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    data = Path(args.data_dir)
+    data.mkdir(parents=True, exist_ok=True)
+    store = Store(args.db or default_url(data))
+    log.info("database: %s", store.engine.url.render_as_string(hide_password=True))
+    prefix = normalize_prefix(args.prefix or os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/"))
+    settings = Settings(prefix=prefix, instructor_group=args.instructor_group, max_bytes=args.max_bytes,
+                        rate_limit=args.rate_limit, rate_window=args.rate_window)
+    queue = GradingQueue(store, jobs=args.jobs, sandbox=args.sandbox, executor=args.executor,
+                         scheduler=args.scheduler)
+    queue.start()
+    host, port = bind_address(args.url or os.environ.get("JUPYTERHUB_SERVICE_URL") or DEFAULT_URL)
+
+    async def main() -> None:
+        app = make_app(store, queue, settings)
+        # Bodies over the cap are refused by the handler with a clear 413; tornado only has to read them.
+        server = app.listen(port, address=host, max_body_size=settings.max_bytes + 1024 * 1024,
+                            xheaders=True)
+        log.info("agtool grading service on http://%s:%d%s (instructors: admins and group %r)",
+                 host, port, prefix, settings.instructor_group)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        server.stop()
+
+    try:
+        asyncio.run(main())
+    finally:
+        queue.stop()
+        store.close()
+    return 0
