@@ -21,7 +21,6 @@ Example (in a notebook cell)::
 from __future__ import annotations
 
 import dataclasses
-import html
 import os
 import traceback
 from typing import Callable
@@ -29,6 +28,7 @@ from typing import Callable
 import ipywidgets as widgets
 
 from agtool_lab.load import ENV_VAR, learner_path
+from grader.escape import html_text, terminal_text
 from grader.report import CheckResult, Report, new_seed
 
 __all__ = ["NOTEBOOKS", "CheckPanel", "check", "render_html", "render_text", "working_on"]
@@ -103,19 +103,21 @@ def render_text(report: Report, step: int) -> str:
       [passed] Data names
     Step 1 passes. Next: 02_validate_args.ipynb
     """
+    # Jupyter draws ANSI colours in text/plain and a terminal runs every escape:
+    # learner text shows its control characters as visible escapes.
     lines = [f"Step {step}: {summary_line(report)} (seed {report.seed})"]
     if report.error:
-        lines.append(f"  [ERROR] {report.error}")
+        lines.append(f"  [ERROR] {terminal_text(report.error)}")
     elif not report.checks:
         lines.append(f"  [ERROR] {_no_checks(step)}")
     for c in report.checks:
-        lines.append(f"  [{'passed' if c.passed else 'FAILED'}] {c.title}")
+        lines.append(f"  [{'passed' if c.passed else 'FAILED'}] {terminal_text(c.title, multiline=False)}")
         if not c.passed:
-            lines.extend(f"      {label + ':':<10}{value}" for label, value in _failure_details(c))
+            lines.extend(f"      {label + ':':<10}{terminal_text(value)}" for label, value in _failure_details(c))
     printed = report.output.get(str(step), "")
     if printed:
         lines.append("  Your module printed:")
-        lines.extend("    " + line for line in printed.splitlines())
+        lines.extend("    " + line for line in terminal_text(printed).rstrip("\n").split("\n"))
     follow = next_step_line(step, report)
     if follow:
         lines.append(follow)
@@ -129,7 +131,8 @@ def _no_checks(step: int) -> str:
 
 
 def _esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    # Controls shown as escapes first: bidi overrides reorder HTML text too (a FAIL read as PASS).
+    return html_text(terminal_text(value))
 
 
 def _error_box(message: str) -> str:
