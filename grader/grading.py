@@ -34,7 +34,7 @@ from pathlib import Path
 
 from grader.engine.client import EngineClient, shared_client
 from grader.engine.protocol import FATAL, IMPORT_ERROR, IMPORTED, OBS, Limits, StepJob, StepResult, encode_source
-from grader.locate import resolve_submission
+from grader.locate import read_submission, resolve_submission
 from grader.checks.registry import Check, Probe, Verdict, check_rng, checks_for
 from grader.report import STEPS, CheckResult, Report, new_seed
 
@@ -59,7 +59,7 @@ class _Planned:
 
 def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
           engine: "EngineClient | None" = None, probe_function: "str | None" = None,
-          parallel: "int | None" = None) -> Report:
+          parallel: "int | None" = None, within=None) -> Report:
     """Grade the ``tools.py`` that ``path`` designates and return a :class:`Report`.
 
     ``steps``/``only`` select checks (by step number / check id), ``seed``
@@ -72,13 +72,16 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
     process. ``engine`` is the engine client to use (default: this process's
     shared one); ``probe_function`` (``"module:function"``) replaces
     ``grader.engine.probes.run_probe``, for the engine's own tests.
+    ``within`` is the class folder when grading one learner of many (a batch,
+    the hub's home folders): links out of the learner's own folder and hard
+    links are then refused (``grader.locate.check_within``).
 
     Raises ``SubmissionNotFound`` for a bad path, ``UnknownCheck`` for an
     unknown check id and ``ValueError`` for a bad step number or a
     selection that leaves no check.
     """
     started = time.monotonic()
-    file = resolve_submission(path)
+    file = resolve_submission(path, within=within)
     steps = _valid_steps(steps)
     engine = engine or shared_client()
     engine.prestart()  # on a cold start it imports LangGraph while we load the checks
@@ -88,7 +91,7 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
     seed = new_seed() if seed is None else int(seed)
     limits = Limits.from_value(limits, timeout=timeout)
     parallel = default_parallel() if parallel is None else max(int(parallel), 1)
-    source = _read_source(file)
+    source = _read_source(file, within)
     report = Report(seed=seed, path=str(file))
     replay = _ReplayCommand(file, seed, limits.timeout)
 
@@ -171,9 +174,10 @@ def _valid_steps(steps) -> "list[int] | None":
     return chosen
 
 
-def _read_source(file: Path) -> bytes:
-    with open(file, "rb") as fh:
-        source = fh.read(MAX_SOURCE_BYTES + 1)
+def _read_source(file: Path, within=None) -> bytes:
+    # Never blocks on a FIFO swapped in for the file, never follows a link
+    # swapped in after resolve_submission looked (issue 16.2, 16.4).
+    source = read_submission(file, limit=MAX_SOURCE_BYTES, within=within)
     if len(source) > MAX_SOURCE_BYTES:
         # Graded like a module that fails to import: the learner sees why.
         return b"raise ImportError('tools.py is larger than 4 MiB; the grader does not read it')\n"

@@ -13,17 +13,38 @@ Example::
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 MODULE_NAME = "tools.py"
 PACKAGE_MODULE = Path("agtool") / MODULE_NAME  # the learner's package layout, agtool/tools.py
+MAX_SUBMISSION_BYTES = 4 << 20  # what read_submission reads at most (one more byte tells "larger")
+
 
 class SubmissionNotFound(ValueError):
     """The path given does not lead to a gradable ``tools.py``; the message says how to fix it."""
 
 
-def resolve_submission(path: "str | os.PathLike[str]") -> Path:
-    """Return the ``tools.py`` that ``path`` designates, or raise :class:`SubmissionNotFound`."""
+def resolve_submission(path: "str | os.PathLike[str]", *, within: "str | os.PathLike[str] | None" = None) -> Path:
+    """Return the ``tools.py`` that ``path`` designates, or raise :class:`SubmissionNotFound`.
+
+    ``within`` is the folder an instructor named for a whole class (a batch,
+    the hub's home folders): then ``path`` lies in it, its first component
+    below ``within`` is the learner's own folder, and no component may lead
+    out of that folder (a learner's ``~/agtool`` linked to a classmate's, a
+    learner folder linked to another's) nor be a hard link (see
+    :func:`check_within`).
+
+    >>> resolve_submission("solutions/tools.py").name
+    'tools.py'
+    """
+    file = _resolve(path)
+    if within is not None:
+        check_within(Path(path).expanduser(), file, Path(within).expanduser())
+    return file
+
+
+def _resolve(path: "str | os.PathLike[str]") -> Path:
     p = Path(path).expanduser()
     if not p.exists():
         raise SubmissionNotFound(
@@ -70,3 +91,110 @@ def _refuse_link_outside(file: Path, folder: Path) -> None:
             f"{file} is a symbolic link to {real}, outside {folder}. The grader does not follow links "
             "out of a submission: copy the file into the folder instead of linking to it."
         )
+
+
+def learner_folder(path: Path, within: Path) -> Path:
+    """The learner's own folder: the first component of ``path`` below ``within`` (``within`` itself if none).
+
+    >>> learner_folder(Path("class/alice/agtool/tools.py"), Path("class"))
+    PosixPath('class/alice')
+    """
+    rel = Path(os.path.relpath(os.path.abspath(path), os.path.abspath(within)))
+    if rel.parts and rel.parts[0] == os.pardir:
+        raise SubmissionNotFound(f"{path} is not inside {within}, the folder being graded.")
+    return within / rel.parts[0] if rel.parts and rel.parts[0] != os.curdir else within
+
+
+def check_within(path: Path, file: Path, within: Path) -> None:
+    """Refuse ``file`` (what ``path`` resolved to) unless it is the learner's own, inside their folder.
+
+    Every component is checked by its real path, relative to the folder the
+    instructor named: the learner's folder must not be a link to another
+    folder of the class (or to the class folder itself), and the module's
+    real path must stay inside the learner folder's real path, whatever
+    links lie between (``~/agtool -> /home/bob/agtool`` is refused). A
+    ``tools.py`` with more than one hard link is refused too: it may be a
+    classmate's file under a second name.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / "bob" / "agtool").mkdir(parents=True); _ = (root / "bob/agtool/tools.py").write_text("X = 1")
+    >>> (root / "alice").mkdir(); (root / "alice" / "agtool").symlink_to(root / "bob" / "agtool")
+    >>> try:
+    ...     check_within(root / "alice", root / "alice/agtool/tools.py", root)
+    ... except SubmissionNotFound as exc:
+    ...     print("refused:", "leads out of" in str(exc))
+    refused: True
+    >>> check_within(root / "bob", root / "bob/agtool/tools.py", root)  # its own file: fine
+    """
+    folder = learner_folder(path, within)
+    real_within, real_folder = within.resolve(), folder.resolve()
+    if folder.is_symlink() and (real_folder == real_within or real_within in real_folder.parents
+                                or real_folder in real_within.parents):
+        raise SubmissionNotFound(
+            f"{folder} is a symbolic link to {real_folder}, another folder of the class: a learner is "
+            "graded for the files in their own folder, not for a link to someone else's.")
+    real = file.resolve()
+    if real_folder not in real.parents:
+        raise SubmissionNotFound(
+            f"{file} leads out of {folder} (its real path is {real}): the grader does not follow links "
+            "out of a learner's folder. Copy the file into the folder instead of linking to it.")
+    try:
+        links = os.stat(real).st_nlink
+    except OSError as exc:
+        raise SubmissionNotFound(f"{file} cannot be read: {exc.strerror}.") from None
+    if links > 1:
+        raise SubmissionNotFound(
+            f"{file} has {links} hard links: it may be another learner's file under a second name. "
+            "Save your own copy (not a link) and submit that.")
+
+
+def read_submission(file: "str | os.PathLike[str]", *, limit: int = MAX_SUBMISSION_BYTES,
+                    within: "str | os.PathLike[str] | None" = None) -> bytes:
+    """The bytes of ``file`` (at most ``limit + 1``), read without following a link or waiting on a pipe.
+
+    The path is resolved first (links inside a submission are fine), then the
+    *real* path is opened with ``O_NOFOLLOW | O_NONBLOCK``: a file swapped for
+    a link or a FIFO after it was found is refused instead of followed or
+    waited on (a FIFO with no writer would block the read forever), and
+    ``fstat`` must say it is a regular file. ``within`` (a folder) refuses a
+    file whose opened path, as the kernel names it, is not inside it. Raises
+    :class:`SubmissionNotFound`; the caller decides what ``limit + 1`` bytes
+    mean ("too large").
+
+    >>> read_submission("solutions/tools.py", limit=10)[3:]
+    b'Referenc'
+    """
+    real = os.path.realpath(file)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(real, flags)
+    except OSError as exc:
+        raise SubmissionNotFound(f"{file} cannot be read ({exc.strerror}); was it replaced while being graded?") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SubmissionNotFound(f"{file} is not a regular file (a pipe, device or folder); it is not graded.")
+        if within is not None:
+            opened = _opened_path(fd) or real
+            folder = os.path.realpath(within)
+            if not opened.startswith(folder.rstrip(os.sep) + os.sep):
+                raise SubmissionNotFound(f"{file} was moved out of {within} while being graded.")
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _opened_path(fd: int) -> "str | None":
+    # The kernel's name for what was opened (Linux): no race with a later rename of the path.
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
