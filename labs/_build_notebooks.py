@@ -434,7 +434,8 @@ NB04 = {
     "hints": """\
         - Check the shape first (including every row), then emptiness, then size, then
           bounds: a `range` check on a row that is not a dict would crash.
-        - Reuse the type helper from step 2 so the bool trap is handled the same way.
+        - Compare types the way step 2 does (a `bool` is not an `int`), so the bool trap is
+          handled the same way here; one small helper used by both functions is one way.
         - `legacy_stock` is the reason `too_big` exists: through `call_tool` it must not
           look like success.
         """,
@@ -547,9 +548,9 @@ NB06 = {
 
         | node | does | returns (a partial update) |
         |---|---|---|
-        | `pick` | order -> tool name and args, values unchanged | e.g. `{"tool": ..., "args": ...}` |
+        | `pick` | order -> tool name and args, values unchanged; it never writes into the order | e.g. `{"tool": ..., "args": ...}` |
         | `fetch` | exactly one `call_tool`; never raises | the call, one attempt, the rows or the error |
-        | `reply` | answer from the **first row**: contains sku, region, bin and count | `{"answer": ...}` |
+        | `reply` | answer from the **first row**: contains sku, region, bin and count, with the region of the call that produced the rows (after step 7's repair, the repaired one, never the order's) | `{"answer": ...}` |
         | `giveup` | answer containing the **last reason** in `errors` | `{"answer": ...}` |
 
         ### Functions
@@ -585,7 +586,9 @@ NB06 = {
         3. `build_naive()` and `run_naive(order)`.
         """,
     "hints": """\
-        - Nodes return a new dict and never change the `state` they receive.
+        - Nodes return a new dict and never change the `state` they receive, nor the order in
+          it: the order passed to `run_naive` is the same after the run (read it with
+          `order.get("tool", "stock_lookup")`, not `order.setdefault(...)`).
         - In `fetch`, store a copy of the arguments in `calls` (`dict(args)`), so a later
           change cannot rewrite history.
         - The routing function after `fetch` looks at whether the call succeeded and returns
@@ -680,6 +683,12 @@ NB07 = {
     "hints": """\
         - Read `MAX_ATTEMPTS` inside the routing function (the module global), not as a
           default argument: the grader changes it between runs and expects the limit to follow.
+        - If you raise `MAX_ATTEMPTS` a lot, LangGraph's own `recursion_limit` (25 node steps
+          by default; each extra attempt costs two, `repair` and `fetch`) stops the run first
+          with `GraphRecursionError`: pass `{"recursion_limit": ...}` as the `config` of
+          `invoke` to go above about a dozen attempts.
+        - `repair` returns **new** arguments (`{**args, "region": FALLBACK_REGION}`): changing
+          the dict in place would rewrite `calls[0]`, the record of what the first call used.
         - `attempts` counts fetches, so after the first failed fetch it is `1`.
         - A repair may make a call that still fails (`SKU-5000` has no `central` stock):
           the loop then gives up with the new reason.
@@ -716,7 +725,7 @@ NB08 = {
 
         @REPORT_TABLE@
 
-        ### `tool_report.md`: four `##` sections, all from one set
+        ### `tool_report.md`: exactly four `##` sections, all from one set
 
         @HEADINGS_TABLE@
 
@@ -728,7 +737,8 @@ NB08 = {
     "task": """\
         In `agtool/tools.py`, write `write_report(folder=None) -> dict` that measures the seven
         values by running your own functions, writes both files into `folder`, and returns
-        the dict. Then write the real files next to your module from a cell:
+        the dict. Then write the real files next to your module: add a code cell of your own
+        (this notebook has none for it) and run
 
         ```python
         from agtool_lab.load import load_module
