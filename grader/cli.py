@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import math
 import sys
 from pathlib import Path
 
@@ -56,8 +57,16 @@ def main(argv: "list[str] | None" = None) -> int:
         return 130
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line naming the problem (exit 2)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_UNGRADABLE, f"{self.prog}: error: {terminal_text(message, multiline=False)} "
+                                   f"(see: {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agtool-grade", description="Grade agtool-lab's tools.py, step by step.")
+    parser = _Parser(prog="agtool-grade", description="Grade agtool-lab's tools.py, step by step.")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     for add in (add_check_parser, add_checks_parser, add_batch_parser, add_gradescope_parser):
         add(subparsers)
@@ -70,8 +79,92 @@ def _default(function, parameter: str):
 
 
 def _cannot_grade(message: str, command: str = "cannot grade") -> int:
-    print(f"agtool-grade: {command}: {message}", file=sys.stderr)
+    # The message can quote a learner's path or file name: no live escape sequence reaches the terminal.
+    print(f"agtool-grade: {command}: {terminal_text(message, multiline=False)}", file=sys.stderr)
     return EXIT_UNGRADABLE
+
+
+# ----------------------------------------------------------------- instructor input
+
+def seconds(text: str) -> float:
+    """An argparse type: a time limit, a finite number of seconds above 0.
+
+    ``inf`` raised deep inside the pool, ``nan`` made the batch spin, ``-10``
+    gave everyone 0 points: each is refused here, before anyone is graded.
+
+    >>> seconds("2.5")
+    2.5
+    >>> seconds("nan")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: 'nan' is not a time limit: give a finite number of seconds above 0, e.g. 60
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time limit: give a finite number of seconds above 0, "
+                                         "e.g. 60")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a count of processes, a whole number of at least 1.
+
+    >>> positive_int("3")
+    3
+    >>> positive_int("0")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: '0' is not a number of processes: give a whole number of at least 1, e.g. 2
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes: give a whole number of at "
+                                         "least 1, e.g. 2")
+    return value
+
+
+def step_list(text: str) -> list[int]:
+    """An argparse type: comma-separated step numbers (checked against the steps by the batch).
+
+    >>> step_list("1,2, 3")
+    [1, 2, 3]
+    """
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of steps: give numbers separated by commas, "
+                                         f"e.g. 1,2,3 (steps are {STEPS[0]}..{STEPS[-1]})") from None
+
+
+def out_folder(text: str) -> Path:
+    """An argparse type: a folder for the batch outputs, new or existing, but not a file.
+
+    >>> out_folder("/etc/hostname")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: '/etc/hostname' is a file, not a folder: name a new or existing folder for the outputs
+    """
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a file, not a folder: name a new or existing folder "
+                                         "for the outputs")
+    return path
+
+
+def out_file(text: str) -> Path:
+    """An argparse type: a file to write a report to, not a folder.
+
+    >>> out_file("/")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: '/' is a folder: name a file to write the report to, e.g. report.md
+    """
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder: name a file to write the report to, e.g. report.md")
+    return path
 
 
 # ------------------------------------------------------------------------------- check
@@ -86,10 +179,10 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--only", action="append", metavar="ID", help="grade only this check id; repeatable")
     p.add_argument("--seed", type=int, help="seed of the random cases (default: a new one, printed)")
     p.add_argument("--format", choices=sorted(RENDERERS), default="text", help="output format (default: text)")
-    p.add_argument("--out", type=Path, metavar="FILE", help="write the report to FILE instead of stdout")
-    p.add_argument("--timeout", type=float, metavar="S", default=STEP_TIMEOUT,
+    p.add_argument("--out", type=out_file, metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--timeout", type=seconds, metavar="S", default=STEP_TIMEOUT,
                    help=f"wall-clock seconds per step (default {STEP_TIMEOUT:g})")
-    p.add_argument("--parallel", type=int, metavar="N", default=_default(grade, "parallel"),
+    p.add_argument("--parallel", type=positive_int, metavar="N", default=_default(grade, "parallel"),
                    help="step processes at once after the first step (default: 2 on 2+ cores)")
     p.add_argument("--sandbox", choices=SANDBOXES, default=None,
                    help=f"run learner code inside bubblewrap (bwrap: warn if unusable; auto: silently fall back); "
@@ -170,14 +263,14 @@ def add_batch_parser(subparsers) -> argparse.ArgumentParser:
                               description="Grade a whole class: find the submissions, grade them in parallel, "
                                           "keep every result.")
     p.add_argument("submissions", help="folder of learner folders, a quoted glob, or a zip")
-    p.add_argument("--out", required=True, type=Path, help="output folder")
-    p.add_argument("--jobs", type=int, default=None, help="parallel batch workers (default: number of cores)")
+    p.add_argument("--out", required=True, type=out_folder, help="output folder")
+    p.add_argument("--jobs", type=positive_int, default=None, help="parallel batch workers (default: number of cores)")
     p.add_argument("--seed", type=int, default=None, help="one seed for the class (default: random)")
     p.add_argument("--resume", action="store_true", help="skip learners whose file is unchanged")
-    p.add_argument("--timeout", type=float, default=SUBMISSION_TIMEOUT,
+    p.add_argument("--timeout", type=seconds, default=SUBMISSION_TIMEOUT,
                    help="wall-clock seconds per submission, shared between its steps "
                         f"(default {SUBMISSION_TIMEOUT:g})")
-    p.add_argument("--steps", type=lambda s: [int(x) for x in s.split(",")], default=None,
+    p.add_argument("--steps", type=step_list, default=None,
                    help="only these steps, e.g. 1,2,3")
     p.add_argument("--only", action="append", default=None, help="only this check id (repeatable)")
     p.add_argument("--executor", choices=["local", "dask"], default="local")
@@ -215,12 +308,15 @@ def batch_command(args: argparse.Namespace) -> int:
               "run the same command with --resume to continue.", file=sys.stderr)
         return 130
     if not result.learners:
-        print(f"agtool-grade batch: no learner found in {args.submissions} (a folder needs one folder "
-              "per learner)", file=sys.stderr)
+        print(f"agtool-grade batch: no learner found in {terminal_text(args.submissions, multiline=False)} "
+              "(a folder needs one folder per learner)", file=sys.stderr)
     print(f"seed {result.seed}: {len(result.learners)} learners, {result.graded} graded, "
           f"{result.skipped} unchanged (skipped)")
+    for member, reason in getattr(result, "archive_skipped", ()):  # zip members that could not be extracted
+        print(f"  skipped from the zip: {terminal_text(member, multiline=False)}: "
+              f"{terminal_text(reason, multiline=False)}", file=sys.stderr)
     for name, path in result.outputs.items():
-        print(f"  {name:<22} {path}")
+        print(f"  {name:<22} {terminal_text(path, multiline=False)}")
     return EXIT_PASSED
 
 
@@ -233,7 +329,7 @@ def add_gradescope_parser(subparsers) -> argparse.ArgumentParser:
                    help=f"the learner's upload (default {SUBMISSION_DIR})")
     p.add_argument("--results", type=Path, default=RESULTS_FILE, help=f"where to write (default {RESULTS_FILE})")
     p.add_argument("--seed", type=int, default=None, help="seed (default: random, recorded in results.json)")
-    p.add_argument("--timeout", type=float, default=_default(grade_for_gradescope, "timeout"),
+    p.add_argument("--timeout", type=seconds, default=_default(grade_for_gradescope, "timeout"),
                    help="seconds per step (default: the grader's)")
     p.set_defaults(func=gradescope_command)
     return p
