@@ -1,0 +1,90 @@
+"""Seed policy: the grade that counts is drawn from a seed no learner sees (issue 16.7).
+
+A learner who knows the seed of the grade that counts can enumerate its
+cases and hard-code the answers. So a class has a secret key (kept by the
+instructor, never written into feedback), and:
+
+* the **grading seed** of a learner is ``HMAC-SHA256(key, "grade:" + learner id)``
+  folded to 63 bits: fixed for a learner and a key (a regrade or ``--resume``
+  gives the same grade), different for every learner, unknowable without the key;
+* the **feedback seed** is ``HMAC(key, "feedback:" + learner id + ":" + round)``:
+  what feedback files print and replay (``agtool-grade check FILE --seed S``
+  reproduces exactly what the learner was shown), never the grading seed.
+  A new ``round`` (a new batch run) gives new feedback cases.
+
+``agtool-grade check --seed S`` keeps working for any seed: replays are
+unaffected. Without a key (a laptop, a notebook's Check cell) there is
+nothing to protect and the seeds are random.
+
+Example::
+
+    >>> key = b"class-2026-secret"
+    >>> grading_seed(key, "alice") == grading_seed(key, "alice")
+    True
+    >>> grading_seed(key, "alice") != grading_seed(key, "bob")
+    True
+    >>> feedback_seed(key, "alice", 1) != grading_seed(key, "alice")
+    True
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import unicodedata
+
+SEED_KEY_ENV = "AGTOOL_SEED_KEY"
+_SEED_BITS = 63  # a positive int that every JSON reader and spreadsheet keeps exact as text
+
+
+def new_key() -> str:
+    """A fresh class key (hex): store it with the instructor's files, outside anything learners see.
+
+    >>> len(new_key())
+    64
+    """
+    return secrets.token_hex(32)
+
+
+def class_key(value: "str | bytes | None" = None) -> "bytes | None":
+    """The class key from ``value``, else ``$AGTOOL_SEED_KEY``, else ``None`` (no policy: random seeds).
+
+    >>> class_key("abc")
+    b'abc'
+    >>> class_key("") is None
+    True
+    """
+    if value is None:
+        value = os.environ.get(SEED_KEY_ENV, "")
+    if isinstance(value, str):
+        value = value.strip().encode("utf-8")
+    return value or None
+
+
+def grading_seed(key: bytes, learner_id: str) -> int:
+    """The seed of ``learner_id``'s grade that counts: derived from the secret key, never shown.
+
+    >>> grading_seed(b"k", "alice")
+    1604875965072329152
+    """
+    return _derive(key, "grade:" + _norm(learner_id))
+
+
+def feedback_seed(key: bytes, learner_id: str, round_: "int | str" = 0) -> int:
+    """The seed feedback shows and replays for ``learner_id`` (a different one per ``round_``).
+
+    >>> feedback_seed(b"k", "alice", 1) != feedback_seed(b"k", "alice", 2)
+    True
+    """
+    return _derive(key, f"feedback:{_norm(learner_id)}:{round_}")
+
+
+def _norm(learner_id: str) -> str:
+    # The same learner id typed or read back in another Unicode form derives the same seed.
+    return unicodedata.normalize("NFC", str(learner_id))
+
+
+def _derive(key: bytes, message: str) -> int:
+    digest = hmac.new(key, message.encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") >> (64 - _SEED_BITS)
