@@ -683,10 +683,11 @@ NB07 = {
     "hints": """\
         - Read `MAX_ATTEMPTS` inside the routing function (the module global), not as a
           default argument: the grader changes it between runs and expects the limit to follow.
-        - If you raise `MAX_ATTEMPTS` a lot, LangGraph's own `recursion_limit` (25 node steps
-          by default; each extra attempt costs two, `repair` and `fetch`) stops the run first
-          with `GraphRecursionError`: pass `{"recursion_limit": ...}` as the `config` of
-          `invoke` to go above about a dozen attempts.
+        - LangGraph has a bound of its own: `recursion_limit`, the node steps one `invoke`
+          may take (set in its `config`; the default depends on the LangGraph version). Each
+          extra attempt costs two steps (`repair`, `fetch`), so if you raise `MAX_ATTEMPTS`
+          past what `recursion_limit` allows, the run stops with `GraphRecursionError`
+          instead of an honest give-up: raise both together.
         - `repair` returns **new** arguments (`{**args, "region": FALLBACK_REGION}`): changing
           the dict in place would rewrite `calls[0]`, the record of what the first call used.
         - `attempts` counts fetches, so after the first failed fetch it is `1`.
