@@ -347,16 +347,23 @@ def _spied_runs(run: HandleRun) -> int:
 
 
 def tool_runs_measured(run: HandleRun) -> None:
-    """tool_runs equals the tool bodies that ran during this call (spies) and CALLS moved by as much."""
+    """tool_runs equals how far CALLS moved during this call (the spec's definition).
+
+    The grader's spies are the truth only where CALLS cannot be read as counts: a
+    tool that counts itself wrongly (step 1's fault) moves CALLS by as much as
+    ``handle`` must report, so tool_runs is judged against CALLS, not against
+    the bodies that ran.
+    """
     spied = _spied_runs(run)
     before, after = _calls_total(run.before.get("calls")), _calls_total(run.rec.get("calls"))
     measured = after - before if before is not None and after is not None else None
+    want = spied if measured is None else measured
     value = run.value["tool_runs"]
-    if type(value) is not int or value != spied or measured != spied:
-        moved = "CALLS could not be read as counts" if measured is None else f"CALLS changed by {measured}"
+    if type(value) is not int or value != want:
+        moved = "CALLS could not be read as counts" if measured is None else f"CALLS moved by {measured}"
         run.fail("tool_runs must be the sum of CALLS after the run minus before it (the tool bodies that "
-                 "really ran; a cached repeat runs none).", f"tool_runs == {spied}",
-                 f"tool_runs == {show(value)}, {moved}, {spied} tool bodies ran")
+                 "really ran; a cached repeat runs none).", f"tool_runs == {want} ({moved})",
+                 f"tool_runs == {show(value)}")
 
 
 def cached_repeat(run: HandleRun) -> None:

@@ -312,6 +312,15 @@ MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
          'CALLS = __import__("collections").Counter({"stock_lookup": 0, "legacy_stock": 0})'),
         ('    CALLS["stock_lookup"] += 1\n    ' + _LOOKUP_RETURN,
          '    result = ' + _LOOKUP_RETURN[len("return "):] + '\n    CALLS.update(["stock_lookup"])\n    return result'))),
+    # A tool that counts itself twice is step 1's fault: handle reports the CALLS difference it
+    # sees, so step 7's tool_runs (judged against CALLS) keeps its marks.
+    "legacy_counted_twice": ("step1/calls_count_own_tool", d(
+        ('    CALLS["legacy_stock"] += 1', '    CALLS["legacy_stock"] += 2'))),
+    # A key without the tool name mixes up the two tools in CACHE: step 5 only (the later steps
+    # never repeat one set of arguments with the other tool while the first is cached).
+    "cache_key_without_name": ("step5/key_distinguishes", d(
+        ('    return name + ":" + json.dumps(args, sort_keys=True, ensure_ascii=False)',
+         '    return json.dumps(args, sort_keys=True, ensure_ascii=False)'))),
     "report_ignores_folder": ("step8/writes_both_files", d(
         ('folder = Path(folder) if folder is not None else Path(__file__).resolve().parent',
          'folder = Path(__file__).resolve().parent'))),
