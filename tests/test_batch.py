@@ -93,6 +93,17 @@ def test_loose_module_files_are_learners_too(tmp_path):
         ("ana_1234_5678", "ana_1234_5678_tools.py"), ("bob", "tools.py"), ("cy", "cy.py")]
 
 
+def test_loose_uploads_that_are_not_py_files_get_a_row_saying_why(tmp_path):
+    (tmp_path / "dee_77_tools.ipynb").write_text("{}")
+    (tmp_path / "eli_tools.py.txt").write_text("x = 1")
+    (tmp_path / "notes.txt").write_text("a class note, not an upload")
+    found = {s.learner: s for s in discover(tmp_path)}
+    assert sorted(found) == ["dee_77", "eli"]
+    assert all(s.path is None for s in found.values())
+    assert "is a notebook, not a .py file" in found["dee_77"].error
+    assert "eli_tools.py.txt was not graded" in found["eli"].error and "Upload tools.py" in found["eli"].error
+
+
 def test_glob_learner_id_is_first_differing_part(tmp_path):
     for user in ("ana", "ben"):
         make_class(tmp_path / "home", {user: "x"}, nested={user})
@@ -104,10 +115,27 @@ def test_glob_learner_id_is_first_differing_part(tmp_path):
 
 def test_learner_ids_are_sanitised_and_unique(tmp_path):
     make_class(tmp_path, {"a b": "x", "a_b": "y", "d:n": "z", "é": "w", ".hidden": "v"})
-    ids = [s.learner for s in discover(tmp_path)]
-    assert sorted(ids) == sorted(["a_b", "a_b-2", "d_n", "_"])
-    assert all(i == sanitize_learner_id(i) for i in ids)
+    found = {s.learner: s.path.parent.name for s in discover(tmp_path)}
+    suffixed = [i for i in found if i.startswith("a_b-")]
+    assert sorted(found) == sorted(["a_b", *suffixed, "d_n", "é"]) and len(suffixed) == 1
+    assert found["a_b"] == "a_b" and found[suffixed[0]] == "a b"  # the folder named a_b keeps its id
+    assert all(i == sanitize_learner_id(i) for i in found)
     assert sanitize_learner_id("../../etc/passwd") == "_.._etc_passwd"
+
+
+def test_learner_ids_keep_unicode_and_are_stable_whatever_the_order(tmp_path):
+    names = ["김민준", "김 민준", "김_민준", "Jose\u0301", "José", "ANA", "ana"]
+    first = tmp_path / "one"
+    make_class(first, {n: n for n in names})
+    second = tmp_path / "two"
+    make_class(second, {n: n for n in reversed(names)})
+    ids = {s.learner: s.path.read_text() for s in discover(first)}
+    assert ids == {s.learner: s.path.read_text() for s in discover(second)}  # the same learner, the same id
+    assert len(ids) == len(names)  # nobody merged, nobody lost
+    assert ids["김_민준"] == "김_민준" and "___" not in "".join(ids)
+    assert len({i.casefold() for i in ids}) == len(ids)  # unique on a case-insensitive file system too
+    # A folder named exactly an id keeps it; the NFD spelling of José gets a suffix from its own name.
+    assert ids["José"] == "José" and sum(i.startswith("José-") for i in ids) == 1
 
 
 def test_zip_is_extracted_and_unwrapped(tmp_path):

@@ -11,18 +11,25 @@ SUBMISSIONS is one of
 * a zip of learner folders (an LMS download), extracted safely into
   ``OUT/submissions/``.
 
+Learner ids keep Unicode letters (NFC), are unique and stable: when two
+entries would get the same id, each one that is not a folder named exactly
+that id gets a suffix derived from its own name (never from its position),
+so a learner's feedback file does not change hands between runs.
+
 Example::
 
-    >>> sanitize_learner_id("bob smith")
-    'bob_smith'
+    >>> sanitize_learner_id("bob smith"), sanitize_learner_id("김민준")
+    ('bob_smith', '김민준')
 """
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import re
 import shutil
 import stat
+import unicodedata
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -35,6 +42,10 @@ ZIP_MAX_MEMBER_BYTES = 5 * 1024 * 1024
 ZIP_MAX_TOTAL_BYTES = 500 * 1024 * 1024
 
 _SKIPPED_NAMES = {"__MACOSX", "__pycache__", ".ipynb_checkpoints"}
+# Loose files a file manager or an LMS leaves beside the uploads: not learners.
+_NOT_UPLOADS = {"thumbs.db", "desktop.ini"}
+ID_MAX_BYTES = 150  # UTF-8 bytes: with a suffix and ".json" well under the usual 255-byte file-name limit
+NAME_MAX_BYTES = 255  # longest file name most file systems accept
 
 
 class UnsafeArchive(ValueError):
@@ -57,34 +68,68 @@ class Submission:
 
 
 def sanitize_learner_id(raw: str) -> str:
-    """A learner id that is safe as a file name on every system.
+    """A learner id that is safe as a file name on every system: letters and digits of any script, ``._-``.
 
-    >>> sanitize_learner_id("Ana María/../x y")
-    'Ana_Mar_a_.._x_y'
+    NFC first, so the same name typed on macOS (NFD) and elsewhere is one id.
+
+    >>> sanitize_learner_id("Ana María/../x y"), sanitize_learner_id("Jose\u0301")
+    ('Ana_María_.._x_y', 'José')
     """
-    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", raw).lstrip(".") or "learner"
-    return cleaned[:100]
+    text = unicodedata.normalize("NFC", str(raw))
+    # \w is Unicode letters, digits and "_"; everything else (separators, controls, shell and
+    # Markdown punctuation) becomes "_".
+    cleaned = re.sub(r"[^\w.-]", "_", text).lstrip(".") or "learner"
+    encoded = cleaned.encode("utf-8")[:ID_MAX_BYTES]
+    return encoded.decode("utf-8", "ignore")
 
 
-def _unique_ids(raw_ids: list[str]) -> list[str]:
-    # Sanitising can merge two ids ("a b" and "a_b"): suffix the later ones, in order.
-    used: set[str] = set()
-    result = []
-    for raw in raw_ids:
-        base = candidate = sanitize_learner_id(raw)
-        n = 1
-        while candidate in used:
-            n += 1
-            candidate = f"{base}-{n}"
-        used.add(candidate)
-        result.append(candidate)
+def _suffix(key: str) -> str:
+    return hashlib.sha256(unicodedata.normalize("NFC", key).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+
+
+def unique_ids(raw_ids: list[str], keys: "list[str] | None" = None) -> list[str]:
+    """Sanitised ids, unique and independent of order: colliding entries get a suffix from their ``keys``.
+
+    ``keys`` name the entries (a folder's or a file's name, a matched path);
+    the entry whose key is exactly its id (a folder named ``ana``) keeps the
+    plain id. Ids that differ only in case collide too (macOS, Windows).
+
+    >>> unique_ids(["a b", "a_b"], ["a b", "a_b"])
+    ['a_b-c8687a08', 'a_b']
+    >>> unique_ids(["a_b", "a b"], ["a_b", "a b"])
+    ['a_b', 'a_b-c8687a08']
+    """
+    keys = list(raw_ids) if keys is None else list(keys)
+    base = [sanitize_learner_id(raw) for raw in raw_ids]
+    groups: dict[str, list[int]] = {}
+    for index, name in enumerate(base):
+        groups.setdefault(name.casefold(), []).append(index)
+    result = list(base)
+    for members in groups.values():
+        if len(members) == 1:
+            continue
+        plain = [i for i in members if keys[i] == base[i]]  # exactly, not once normalised: one winner at most
+        for i in members:
+            if not (len(plain) == 1 and i == plain[0]):
+                result[i] = f"{base[i]}-{_suffix(keys[i])}"
+    # Two keys with the same suffix is a hash collision of 32 bits: numbered, deterministically by key.
+    seen: dict[str, int] = {}
+    for i in sorted(range(len(result)), key=lambda i: keys[i]):
+        folded = result[i].casefold()
+        if folded in seen:
+            seen[folded] += 1
+            result[i] = f"{result[i]}-{seen[folded]}"
+        else:
+            seen[folded] = 1
     return result
 
 
-def discover(submissions: "str | os.PathLike[str]", *, workdir: "Path | None" = None) -> list[Submission]:
+def discover(submissions: "str | os.PathLike[str]", *, workdir: "Path | None" = None,
+             skipped: "list[tuple[str, str]] | None" = None) -> list[Submission]:
     """Find every learner's submission; sorted by learner id.
 
-    ``workdir`` is where a zip is extracted (required for zips).
+    ``workdir`` is where a zip is extracted (required for zips); zip members
+    that cannot be extracted are appended to ``skipped`` as (name, why).
 
     >>> [s.learner for s in discover("tests/fixtures/class")]   # doctest: +SKIP
     ['alice', 'bob']
@@ -96,7 +141,7 @@ def discover(submissions: "str | os.PathLike[str]", *, workdir: "Path | None" = 
     if path.is_file() and zipfile.is_zipfile(path):
         if workdir is None:
             raise ValueError("a zip of submissions needs a workdir to extract into")
-        return _from_folder(_unwrap(extract_zip_safely(path, workdir)))
+        return _from_folder(_unwrap(extract_zip_safely(path, workdir, skipped=skipped)))
     if glob.has_magic(text):
         return _from_glob(text)
     raise SubmissionNotFound(
@@ -115,17 +160,56 @@ def _visible_dirs(folder: Path) -> list[Path]:
 def _from_folder(folder: Path) -> list[Submission]:
     # One folder per learner; loose .py files count too, one learner each, as
     # an LMS that renames uploads writes them (Canvas: "ana_1234_5678_tools.py").
+    # A loose file meant as the module but not a .py file (a notebook,
+    # "tools.py.txt") gets a row saying why it was not graded instead of vanishing.
     dirs = _visible_dirs(folder)
-    files = sorted(p for p in folder.glob("*.py") if p.is_file() and not p.name.startswith("."))
-    names = [d.name for d in dirs] + [re.sub(r"[_-]?tools$", "", f.stem) or f.stem for f in files]
-    return _submissions(_unique_ids(names), [*dirs, *files])
+    loose = sorted(p for p in folder.iterdir()
+                   if p.is_file() and not p.name.startswith(".") and p.name.lower() not in _NOT_UPLOADS)
+    files = [p for p in loose if p.suffix == ".py"]
+    others = [p for p in loose if p.suffix != ".py" and _looks_like_upload(p)]
+    names = [d.name for d in dirs] + [_upload_id(f) for f in [*files, *others]]
+    keys = [d.name for d in dirs] + [f.name for f in [*files, *others]]
+    ids = unique_ids(names, keys)
+    found = _submissions(ids[:len(dirs) + len(files)], [*dirs, *files])
+    found += [Submission(learner, None, str(f), error=not_a_module(f))
+              for learner, f in zip(ids[len(dirs) + len(files):], others)]
+    return sorted(found, key=lambda s: s.learner)
+
+
+def _looks_like_upload(file: Path) -> bool:
+    """A loose file meant as the module (a notebook, ``tools.py.txt``, ``ana_tools.PY``), not a class note.
+
+    >>> [_looks_like_upload(Path(n)) for n in ("a_tools.ipynb", "tools.py.txt", "b.PY", "notes.txt")]
+    [True, True, True, False]
+    """
+    name = file.name.lower()
+    return file.suffix.lower() == ".ipynb" or ".py" in name or "tools" in name
+
+
+def _upload_id(file: Path) -> str:
+    """The learner id an LMS-renamed upload carries: ``ana_1234_tools.py.txt`` -> ``ana_1234``."""
+    stem = file.name.rsplit(".", 1)[0] if "." in file.name[1:] else file.name
+    if stem.endswith(".py"):
+        stem = stem[:-3]
+    return re.sub(r"[_-]?tools$", "", stem) or stem
+
+
+def not_a_module(file: Path) -> str:
+    """Why a loose upload that is not a ``.py`` file was not graded, and what to do.
+
+    >>> print(not_a_module(Path("ana_tools.ipynb")))
+    ana_tools.ipynb was not graded: it is a notebook, not a .py file. Upload tools.py itself (in JupyterLab: File > Save and Export Notebook As > Executable Script, or the tools.py the notebooks edit).
+    """
+    kind = "a notebook" if file.suffix == ".ipynb" else f"a {file.suffix or 'extension-less'} file"
+    return (f"{file.name} was not graded: it is {kind}, not a .py file. Upload tools.py itself (in JupyterLab: "
+            "File > Save and Export Notebook As > Executable Script, or the tools.py the notebooks edit).")
 
 
 def _from_glob(pattern: str) -> list[Submission]:
     matches = sorted(Path(m) for m in glob.glob(os.path.expanduser(pattern)))
     if not matches:
         raise SubmissionNotFound(f"no file matches {pattern!r}")
-    return _submissions(_unique_ids(_ids_from_paths(matches, pattern)), matches)
+    return _submissions(unique_ids(_ids_from_paths(matches, pattern), [str(m) for m in matches]), matches)
 
 
 def _submissions(learners: list[str], entries: list[Path]) -> list[Submission]:
@@ -163,14 +247,21 @@ def _ids_from_paths(paths: list[Path], pattern: str) -> list[str]:
     return ["-".join(p[first_diff:len(p) - suffix]) or p[-1] for p in parts]
 
 
-def extract_zip_safely(archive: Path, workdir: Path) -> Path:
+def extract_zip_safely(archive: Path, workdir: Path, *, skipped: "list[tuple[str, str]] | None" = None) -> Path:
     """Extract ``archive`` into ``workdir/submissions`` (emptied first) and return that folder.
 
     Refuses the whole archive (:class:`UnsafeArchive`) when a member is an
     absolute path or climbs out with ``..``, or when the size caps are
     exceeded; symlinks and special files are skipped. Sizes are counted on
     the bytes actually decompressed, not on what the headers claim.
+
+    A member that cannot be extracted on its own -- a name part over 255
+    bytes, a file where a folder of the same name is (or the other way
+    round), a second member of the same name, a bad CRC, encryption, an
+    unknown compression -- is left out and appended to ``skipped`` as
+    (name, why): one learner's broken upload does not refuse the class.
     """
+    skipped = [] if skipped is None else skipped
     dest = Path(workdir) / "submissions"
     if dest.exists():
         shutil.rmtree(dest)
@@ -182,14 +273,58 @@ def extract_zip_safely(archive: Path, workdir: Path) -> Path:
         for info in members:
             _check_member_name(info.filename)
         total = 0
+        seen: dict[str, str] = {}  # folded path -> "file" or "dir", of the members extracted so far
         for info in members:
             kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip tool recorded no type
             if info.is_dir() or kind not in (0, stat.S_IFREG):
                 continue  # folders are made on demand; symlinks and devices are never created
-            target = dest.joinpath(*PurePosixPath(info.filename.replace("\\", "/")).parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            total += _copy_capped(zf, info, target, ZIP_MAX_TOTAL_BYTES - total)
+            parts = PurePosixPath(info.filename.replace("\\", "/")).parts
+            problem = _member_problem(parts, seen)
+            if problem:
+                skipped.append((info.filename, problem))
+                continue
+            target = dest.joinpath(*parts)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                total += _copy_capped(zf, info, target, ZIP_MAX_TOTAL_BYTES - total)
+            except UnsafeArchive:
+                raise
+            except (OSError, zipfile.BadZipFile, RuntimeError, NotImplementedError, EOFError) as exc:
+                # RuntimeError: an encrypted member; NotImplementedError: an unknown compression method.
+                if target.is_file():  # half written before the error: no learner is graded on part of a file
+                    target.unlink()
+                skipped.append((info.filename, _member_error(exc)))
     return dest
+
+
+def _member_problem(parts: tuple[str, ...], seen: dict[str, str]) -> str:
+    """Why a member with these path parts cannot be extracted beside the ones before it ("" if it can)."""
+    for part in parts:
+        if len(part.encode("utf-8", "surrogateescape")) > NAME_MAX_BYTES:
+            return f"a name part is longer than {NAME_MAX_BYTES} bytes (no file system accepts it)"
+    # Case- and normalisation-insensitive: extracted on macOS or Windows these would be one file.
+    folded = [unicodedata.normalize("NFC", part).casefold() for part in parts]
+    for depth in range(1, len(folded)):
+        if seen.get("/".join(folded[:depth])) == "file":
+            return f"{'/'.join(parts[:depth])} is a file in this zip, so it cannot also be a folder"
+    key = "/".join(folded)
+    if key in seen:
+        return ("a folder of the same name is in this zip" if seen[key] == "dir"
+                else "a second member of the same name (the first one was kept)")
+    seen[key] = "file"
+    for depth in range(1, len(folded)):
+        seen.setdefault("/".join(folded[:depth]), "dir")
+    return ""
+
+
+def _member_error(exc: BaseException) -> str:
+    if isinstance(exc, zipfile.BadZipFile):
+        return f"corrupt in the zip ({exc})"
+    if isinstance(exc, RuntimeError):
+        return f"cannot be read ({exc}); upload it without a password"
+    if isinstance(exc, NotImplementedError):
+        return f"compressed with a method the grader cannot read ({exc})"
+    return f"could not be written ({getattr(exc, 'strerror', None) or exc})"
 
 
 def _check_member_name(name: str) -> None:

@@ -139,8 +139,18 @@ def common_wrong_answers(records: list[dict], top: int = WRONG_ANSWERS_SHOWN) ->
     return pd.DataFrame(rows[:top], columns=["check", "got", "expected", "count", "learners"])
 
 
-def render_summary(records: list[dict]) -> str:
-    """``summary.md``: score statistics, per-step means, hardest checks, common wrong answers, errors."""
+def render_summary(records: list[dict], archive_skipped: "list[tuple[str, str]]" = ()) -> str:
+    """``summary.md``: score statistics, per-step means, hardest checks, common wrong answers, errors.
+
+    ``archive_skipped`` lists the zip members that could not be extracted
+    (name, why), so a learner whose file was in one is not lost silently.
+
+    >>> print(render_summary([], [("ana/`x`.py", "bad CRC")]).split("## ")[-1])
+    Skipped from the zip
+    <BLANKLINE>
+    - ``ana/`x`.py``: bad CRC
+    <BLANKLINE>
+    """
     records = _sorted(records)
     book = gradebook_frame(records)
     seeds = sorted({r["seed"] for r in records})
@@ -181,6 +191,9 @@ def render_summary(records: list[dict]) -> str:
         # An import error's first line is learner text: a code span, never raw HTML or a link.
         lines += [f"- {md_text(learner)}: {md_code(_short(error.split(chr(10), 1)[0] if error else ''))}"
                   for learner, error in errors]
+    if archive_skipped:
+        lines += ["", "## Skipped from the zip", ""]
+        lines += [f"- {md_code(member)}: {md_text(reason)}" for member, reason in archive_skipped]
     return "\n".join(lines) + "\n"
 
 
@@ -199,7 +212,8 @@ def render_feedback(record: dict) -> str:
     return render_markdown(Report.from_dict(record["report"]))
 
 
-def write_outputs(records: list[dict], out: "str | Path") -> dict[str, Path]:
+def write_outputs(records: list[dict], out: "str | Path", *,
+                  archive_skipped: "list[tuple[str, str]]" = ()) -> dict[str, Path]:
     """Write every class output under ``out`` and return their paths by name.
 
     The per-learner folders (``feedback/``, ``gradescope/``) and ``plots/``
@@ -228,7 +242,7 @@ def write_outputs(records: list[dict], out: "str | Path") -> dict[str, Path]:
         write_results(Report.from_dict(r["report"]), out / "gradescope" / r["learner"] / "results.json")
 
     summary_path = out / "summary.md"
-    summary_path.write_text(render_summary(records), encoding="utf-8")
+    summary_path.write_text(render_summary(records, archive_skipped), encoding="utf-8")
     plots = write_plots(book, check_stats(records), step_frame(records), out / "plots")
     return {"csv": csv_path, "json": json_path, "summary": summary_path, "feedback": out / "feedback",
             "gradescope": out / "gradescope", **{f"plot:{p.stem}": p for p in plots}}

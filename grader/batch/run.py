@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from functools import partial
@@ -40,8 +41,8 @@ from grader.batch.dask_executor import run_on_dask
 from grader.batch.discovery import Submission, discover
 from grader.batch.pool import run_pool
 from grader.batch.records import MANIFEST, RESULTS_DIR, load_record, load_records, result_record, write_json_atomically
-from grader.batch.task import (RETRY_ON_RESUME, SUBMISSION_TIMEOUT, WORKER_DIED, GradeFn, GradeTask, failed_report, grade_task,
-                               step_timeout)
+from grader.batch.task import (GRADER_FAILED, RETRY_ON_RESUME, SUBMISSION_TIMEOUT, WORKER_DIED, GradeFn, GradeTask,
+                               failed_report, grade_task, step_timeout)
 from grader.checks.registry import checks_for
 from grader.grading import MAX_SOURCE_BYTES
 from grader.report import STEPS, new_seed
@@ -59,6 +60,7 @@ class BatchResult:
     graded: int = 0
     skipped: int = 0
     outputs: dict = field(default_factory=dict)
+    archive_skipped: list = field(default_factory=list)  # (zip member, why) that could not be extracted
 
 
 def run_batch(
@@ -92,22 +94,26 @@ def run_batch(
     """
     selection = {"steps": sorted(set(steps)) if steps else None, "only": sorted(set(only)) if only else None}
     _check_selection(selection)
+    _check_limits(timeout, jobs)
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder: name a new or existing folder for the outputs")
     out.mkdir(parents=True, exist_ok=True)
     seed = _choose_seed(out, seed, resume)
     write_json_atomically(out / MANIFEST, {"seed": seed, "submissions": os.fspath(submissions), **selection})
 
     # OUT may sit inside the submissions folder; it is not a learner.
-    found = [s for s in discover(submissions, workdir=out)
+    archive_skipped: list[tuple[str, str]] = []
+    found = [s for s in discover(submissions, workdir=out, skipped=archive_skipped)
              if not (s.path is None and Path(s.display).resolve() == out.resolve())]
-    result = BatchResult(out=out, seed=seed, learners=[s.learner for s in found])
+    result = BatchResult(out=out, seed=seed, learners=[s.learner for s in found], archive_skipped=archive_skipped)
+    kept: dict[str, dict] = {}  # records that could not be saved: still rows of this run's outputs
     tasks = []
     for sub in found:
         source, problem = _read_submission(sub)
         if problem:
             report = failed_report(seed, sub.display, problem, steps=selection["steps"], only=selection["only"])
-            write_json_atomically(out / RESULTS_DIR / f"{sub.learner}.json",
-                                  result_record(sub.learner, sub.display, "", seed, selection, report.to_dict()))
+            _store(out, result_record(sub.learner, sub.display, "", seed, selection, report.to_dict()), kept)
             continue
         digest = hashlib.sha256(source).hexdigest()
         old = load_record(out, sub.learner) if resume else None
@@ -121,12 +127,48 @@ def run_batch(
 
     for task, report in _execute(tasks, executor=executor, scheduler=scheduler, jobs=jobs,
                                  grade_fn=grade_fn, timeout=timeout, progress=progress):
-        write_json_atomically(out / RESULTS_DIR / f"{task.learner}.json",
-                              result_record(task.learner, task.display, task.sha256, seed, selection, report))
+        _store(out, result_record(task.learner, task.display, task.sha256, seed, selection, report), kept)
         result.graded += 1
 
-    result.outputs = gradebook.write_outputs(load_records(out, result.learners), out)
+    saved = {r["learner"]: r for r in load_records(out, result.learners)}
+    records = [saved.get(learner) or kept[learner] for learner in result.learners if learner in saved or learner in kept]
+    result.outputs = gradebook.write_outputs(records, out, archive_skipped=archive_skipped)
     return result
+
+
+def _store(out: Path, record: dict, kept: dict[str, dict]) -> None:
+    """Save one learner's record; a failure to save it becomes that learner's row, not the batch's end.
+
+    The record that could not be written (a report the JSON encoder refuses,
+    a file name the file system refuses, a full disk) is replaced by a
+    failed row saying why, which ``--resume`` grades again; when even that
+    cannot be written, the row is kept in ``kept`` for this run's outputs.
+    """
+    path = out / RESULTS_DIR / f"{record['learner']}.json"
+    try:
+        write_json_atomically(path, record)
+        return
+    except (OSError, TypeError, ValueError) as exc:
+        selection = record.get("selection") or {}
+        message = f"{GRADER_FAILED}its result could not be saved ({type(exc).__name__}: {exc})"
+        report = failed_report(record["seed"], record["source"], message,
+                               steps=selection.get("steps"), only=selection.get("only"))
+        record = {**record, "report": report.to_dict()}
+    try:
+        write_json_atomically(path, record)
+    except OSError:
+        kept[record["learner"]] = record
+
+
+def _check_limits(timeout, jobs) -> None:
+    """Refuse limits that cannot work before grading anyone (``inf`` raised late, ``nan`` spun, ``-10`` gave 0s)."""
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not math.isfinite(timeout) or timeout <= 0):
+        raise ValueError(f"timeout={timeout!r} is not a time limit: give a finite number of seconds above 0 "
+                         f"(or None for {SUBMISSION_TIMEOUT:g})")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"jobs={jobs!r} is not a number of worker processes: give a whole number of at least 1 "
+                         "(or None for one per core)")
 
 
 def _check_selection(selection: dict) -> None:
