@@ -18,6 +18,7 @@ import pytest
 
 from defects.catalog import DEFECTS, MORE_DEFECTS, SOLUTION, materialise, materialise_more, materialise_text
 from grader.checks import RULES, rules_table_markdown
+from grader.checks.sentences import NOTEBOOK_SENTENCES, normalised
 from grader.checks.registry import CHECKS, checks_for
 from grader.grading import grade
 
@@ -65,6 +66,30 @@ def test_every_lab_spec_rule_is_covered_by_a_check():
     covered = {rule for check in CHECKS.values() for rule in check.rules}
     assert sorted(set(RULES) - covered) == sorted(WAITING_FOR_PROBES)
     assert set(WAITING_FOR_PROBES) <= set(RULES)
+
+
+def _notebook_texts() -> dict:
+    import sys
+    sys.path.insert(0, str(ROOT / "labs"))
+    try:
+        import _build_notebooks as generator
+    finally:
+        sys.path.remove(str(ROOT / "labs"))
+    texts = {page["file"]: normalised("\n".join(cell.source for cell in generator.build(step).cells))
+             for step, page in enumerate(generator.NOTEBOOKS, start=1)}
+    return texts, generator._fill
+
+
+def test_every_quoted_notebook_sentence_is_in_its_notebook_and_states_a_rule():
+    texts, fill = _notebook_texts()
+    for notebook, sentence, rule in NOTEBOOK_SENTENCES:
+        assert rule in RULES, (notebook, sentence, rule)
+        assert normalised(fill(sentence)) in texts[notebook], f"{notebook} no longer says: {sentence}"
+
+
+def test_the_sentence_test_can_fail():
+    texts, fill = _notebook_texts()
+    assert normalised(fill("Catch `BaseException` so that nothing escapes.")) not in texts["03_call_boundary.ipynb"]
 
 
 def test_docs_checks_table_is_up_to_date():

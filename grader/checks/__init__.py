@@ -15,10 +15,27 @@ Example::
 """
 from __future__ import annotations
 
+import json
+import re
+
+from grader import spec
 from grader.checks.registry import CHECKS, checks_for
+from grader.checks.sentences import NOTEBOOK_SENTENCES, normalised
 from grader.spec import RULES
 
 __all__ = ["RULES", "rules_table_markdown"]
+
+
+def _with_facts(sentence: str) -> str:
+    """A notebook sentence with its ``@NAME@`` placeholders filled from ``grader.spec``, as the notebook shows it.
+
+    >>> _with_facts("`MAX_ATTEMPTS` | `@MAX_ATTEMPTS@`")
+    '`MAX_ATTEMPTS` | `3`'
+    """
+    def fill(match: "re.Match") -> str:
+        value = getattr(spec, match.group(1))
+        return str(value) if isinstance(value, int) else json.dumps(value)
+    return re.sub(r"@([A-Z_]+)@", fill, sentence)
 
 
 def rules_table_markdown() -> str:
@@ -56,6 +73,12 @@ def rules_table_markdown() -> str:
     for rule, text in RULES.items():
         checks = ", ".join(f"`{cid}`" for cid in covering[rule]) or "**not covered**"
         lines.append(f"| {rule} | {text} | {checks} |")
+    lines += ["", "## Notebook sentences and the checks that enforce them", "",
+              "Each sentence of a notebook that says what the learner's code must do, with the rule it states",
+              "(`grader/checks/sentences.py`; the meta test fails when a sentence leaves its notebook).", ""]
+    for notebook, sentence, rule in NOTEBOOK_SENTENCES:
+        checks = ", ".join(f"`{cid}`" for cid in covering.get(rule, [])) or "**not checked yet**"
+        lines.append(f"- {notebook}: \u201c{_with_facts(normalised(sentence))}\u201d \u2014 {rule}: {checks}")
     total = sum(c.points for c in CHECKS.values())
     lines += ["", f"## Checks ({len(CHECKS)} checks, {total} points)", "",
               "| id | step | points | title | rules |", "|---|---|---|---|---|"]
