@@ -34,7 +34,7 @@ from builtins import BaseException, Exception, compile, enumerate, exec, isinsta
 from grader.engine.encode import private_module_copy  # noqa: E402
 from grader.engine.proctree import die_with_parent  # noqa: E402
 from grader.engine.protocol import (DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR, IMPORTED,  # noqa: E402
-                                    MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, MAX_PRECOMPILED_BYTES, OBS,
+                                    MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, MAX_PRECOMPILED_BYTES, OBS, RUN,
                                     ImportErrorMessage, Limits, Message, StepJob)
 
 MODULE_DIR = "agtool"
@@ -49,8 +49,12 @@ class StepContext:
     compiling the file again (a few ms a time, and probes import often).
     """
 
-    def __init__(self, scratch: str, module_path: str, name_prefix: str, code: "CodeType | None" = None):
+    def __init__(self, scratch: str, module_path: str, name_prefix: str, code: "CodeType | None" = None,
+                 trace_run: "Callable[[str], None] | None" = None):
         self.scratch = scratch
+        # Writes one ``run`` message to the fork server per tool-body run (see
+        # grader.engine.protocol); made before any learner code ran.
+        self.trace_run = trace_run
         self.module_path = module_path
         self._names = (f"{name_prefix}_{n}" for n in itertools.count())
         # Compiled by the fork server for every step of a submission (see
@@ -154,18 +158,30 @@ def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
         while view:
             view = view[write(result_fd, view):]
 
+    run_line = dumps({"type": RUN, "tool": "", "nonce": nonce})  # the template: only the tool varies
+
+    def trace_run(tool: str) -> None:
+        # One line per run, straight to the fork server: once written, the
+        # module cannot take it back (issue 16.6). Not through send(): no
+        # attribute or global the module can patch is looked up here.
+        line = (run_line.replace('"tool": ""', '"tool": ' + dumps(tool[:100]), 1)).encode("ascii") + b"\n"
+        view = memoryview(line)
+        while view:
+            view = view[write(result_fd, view):]
+
     try:
         _isolate_process(output_fd, result_fd)
         module_path = _prepare_scratch(scratch, base64.b64decode(job.source_b64))
         _clean_environment(scratch)
         _set_limits(job.limits)
         run_probe = _load_probe_function(job.probe_function or DEFAULT_PROBE_FUNCTION)
+        _forget_grader_modules()
         _fresh_std_streams()
     except BaseException:
         send({"type": FATAL, "message": _cap(traceback.format_exc())})
         exit_now(70)
 
-    ctx = StepContext(scratch, module_path, f"agtool_learner_{nonce[:8]}", code)
+    ctx = StepContext(scratch, module_path, f"agtool_learner_{nonce[:8]}", code, trace_run=trace_run)
     try:
         module = ctx.fresh_module()
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included: all are import failures
@@ -295,6 +311,19 @@ def _processes_of_this_user() -> int:
             except OSError:
                 pass
     return count
+
+
+def _forget_grader_modules() -> None:
+    """Drop the grader's modules from ``sys.modules`` before learner code runs (issue 16.5).
+
+    The probe function and everything it calls were bound when they were
+    imported; what a submission finds under ``sys.modules["grader.engine.probes"]``
+    (or imports again) is then a fresh copy that nothing of the grader uses,
+    so replacing its functions changes nothing. (Code that walks ``gc`` or
+    frames can still reach the objects in use: SECURITY.md says so.)
+    """
+    for name in [n for n in sys.modules if n == "grader" or n.startswith("grader.")]:
+        del sys.modules[name]
 
 
 def _load_probe_function(spec: str) -> Callable:

@@ -143,10 +143,13 @@ class Tally:
     {'stock_lookup': 1}
     """
 
-    def __init__(self, names: "list[str]") -> None:
+    def __init__(self, names: "list[str]", trace: "Callable[[str], None] | None" = None) -> None:
         self.runs = {name: 0 for name in names}
         self.seen: dict[str, list] = {name: [] for name in names}
         self._depth: dict[int, int] = {}  # thread id -> spied runs in progress
+        # Each counted run is also written to the fork server at once (the
+        # step child's trace_run): winding ``runs`` back is then caught there.
+        self._trace = trace
 
     def note_call(self, name: str, args: tuple, kwargs: dict) -> None:
         seen = self.seen[name]
@@ -159,11 +162,23 @@ class Tally:
         depth = self._depth.get(thread, 0)
         if depth == 0:
             self.runs[name] += 1
+            if self._trace is not None:
+                self._trace(name)
         self._depth[thread] = depth + 1
         try:
             return body()
         finally:
             self._depth[thread] = depth
+
+
+def _trampoline(*args: Any, _agtool_run: Any = None, **kwargs: Any) -> Any:
+    return _agtool_run(args, kwargs)
+
+
+# The code an instrumented learner function runs instead of its own (see
+# _Session.instrument): no free variables, so it fits any top-level function.
+_TRAMPOLINE = _trampoline.__code__
+_FunctionType = type(_trampoline)
 
 
 def make_spy(name: str, spec: dict, original: Callable, tally: Tally) -> Callable:
@@ -225,7 +240,8 @@ class _Session:
         self.module = module
         self.ctx = ctx
         self.undo: list[Callable[[], None]] = []
-        self.tally = Tally(list((params.get("spies") or {}).keys()))
+        self.tally = Tally(list((params.get("spies") or {}).keys()), getattr(ctx, "trace_run", None))
+        self._instrumented: set[int] = set()
 
     # -- setup --------------------------------------------------------------
     def tools(self) -> dict:
@@ -249,6 +265,30 @@ class _Session:
         if callable(own):
             setattr(module, name, make_module_spy(name, own, self.tally))
             self.undo.append(lambda: setattr(module, name, own))
+        # And the function objects themselves, for references saved at import
+        # (``_REAL = TOOLS[name]["fn"]``): neither swap above reaches those.
+        for fn in (original, own):
+            self.instrument(name, fn)
+
+    def instrument(self, name: str, fn: Any) -> None:
+        """Make calls of the function object ``fn`` itself count as runs of ``name`` (undone in restore)."""
+        if type(fn) is not _FunctionType or id(fn) in self._instrumented or fn.__closure__:
+            return  # a nested function's code cannot be swapped (its closure must match): TOOLS spies still count
+        self._instrumented.add(id(fn))
+        code, defaults, kwdefaults = fn.__code__, fn.__defaults__, fn.__kwdefaults__
+        body = _FunctionType(code, fn.__globals__, fn.__name__, defaults, None)
+        body.__kwdefaults__ = kwdefaults
+        tally = self.tally
+
+        def run(args: tuple, kwargs: dict) -> Any:
+            return tally.run(name, lambda: body(*args, **kwargs))
+
+        fn.__code__, fn.__defaults__, fn.__kwdefaults__ = _TRAMPOLINE, None, {"_agtool_run": run}
+
+        def undo() -> None:
+            fn.__code__, fn.__defaults__, fn.__kwdefaults__ = code, defaults, kwdefaults
+
+        self.undo.append(undo)
 
     def clear_cache(self) -> None:
         cache = getattr(self.module, "CACHE", None)

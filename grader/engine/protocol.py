@@ -14,9 +14,17 @@ able to make the grading process run anything it sends):
 
     {"type": "imported"}                          the module imported
     {"type": "import_error", "error_type", "message", "file", "line", "source"}
+    {"type": "run", "tool": name}                 a spied tool's body began (one per run, see below)
     {"type": "obs", "index": i, "obs": {...}}     probe i finished
     {"type": "fatal", "message": "..."}           the grader itself failed here
     {"type": "done"}                              every probe ran
+
+``run`` messages are the body-run trace (issue 16.6): written the moment a
+spied tool's body starts, they are in the fork server's hands before the
+module can do anything about it, and it counts them itself. An observation
+whose spy counts say fewer runs than the trace since the previous one was
+tampered with; the fork server replaces it with a ``probe_error``
+(:data:`TRACE_MISMATCH`).
 
 The step child imports this module before any learner code, so it holds
 nothing but the standard library.
@@ -48,9 +56,11 @@ MAX_PRECOMPILED_BYTES = 512 << 10
 IMPORTED = "imported"
 IMPORT_ERROR = "import_error"
 OBS = "obs"
+RUN = "run"
 FATAL = "fatal"
 DONE = "done"
-MESSAGE_TYPES = (IMPORTED, IMPORT_ERROR, OBS, FATAL, DONE)
+MESSAGE_TYPES = (IMPORTED, IMPORT_ERROR, OBS, RUN, FATAL, DONE)
+TRACE_MISMATCH = "TraceMismatch"  # the probe_error of an observation whose run counts were wound back
 FINAL_TYPES = (DONE, IMPORT_ERROR, FATAL)  # nothing may follow these
 
 
@@ -118,7 +128,39 @@ class DoneMessage(TypedDict):
     nonce: str
 
 
-Message = Union[ImportedMessage, ImportErrorMessage, ObsMessage, FatalMessage, DoneMessage]
+class RunMessage(TypedDict):
+    """A spied tool's body began running (the fork server counts these; see the module docstring).
+
+    >>> RunMessage(type=RUN, nonce="n1", tool="stock_lookup")["tool"]
+    'stock_lookup'
+    """
+
+    type: str
+    nonce: str
+    tool: str
+
+
+def claimed_runs(obs: dict) -> "dict[str, int]":
+    """The tool runs an observation's own snapshots account for: last snapshot minus the first.
+
+    >>> claimed_runs({"start": {"spy_runs": {"a": 0}}, "records": [{"spy_runs": {"a": 2}}]})
+    {'a': 2}
+    >>> claimed_runs({"value": 1})
+    {}
+    """
+    start = obs.get("start") if isinstance(obs.get("start"), dict) else {}
+    records = obs.get("records") if isinstance(obs.get("records"), list) else []
+    first = start.get("spy_runs") if isinstance(start.get("spy_runs"), dict) else {}
+    last = records[-1].get("spy_runs") if records and isinstance(records[-1], dict) else first
+    last = last if isinstance(last, dict) else {}
+    out = {}
+    for name in set(first) | set(last):
+        a, b = first.get(name, 0), last.get(name, 0)
+        out[name] = (b if type(b) is int else 0) - (a if type(a) is int else 0)
+    return out
+
+
+Message = Union[ImportedMessage, ImportErrorMessage, ObsMessage, RunMessage, FatalMessage, DoneMessage]
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,8 @@ from typing import Callable
 
 from grader.engine.proctree import become_subreaper, kill_descendants, kill_group
 from grader.engine.protocol import (DONE, FINAL_TYPES, IMPORTED, MAX_MESSAGE_BYTES, MAX_TOTAL_MESSAGE_BYTES,
-                                    MESSAGE_TYPES, OBS, Message, StepJob, StepResult)
+                                    MESSAGE_TYPES, OBS, RUN, TRACE_MISMATCH, Message, StepJob, StepResult,
+                                    claimed_runs)
 
 TRUNCATED_MARK = "\n[... output truncated]\n"
 # What step children need, imported once here. Not grader.checks: judging
@@ -225,6 +226,9 @@ class _StepChild:
         # done (or a lone import_error / fatal). Anything else is refused.
         self._last_type = ""
         self._next_index = 0
+        # The body-run trace since the last observation, counted here: the
+        # step child's own counts can be wound back by the module, these cannot.
+        self._runs: "dict[str, int]" = {}
         self._status: "int | None" = None  # raw wait status once reaped
 
         code = _compiled(job.source_b64)
@@ -353,10 +357,27 @@ class _StepChild:
         problem = self._shape_problem(message)
         if problem:
             return self._channel_error(problem)
+        if message["type"] == RUN:  # counted, not kept: the observation carries the counts
+            tool = str(message.get("tool", ""))[:100]
+            if len(self._runs) < 64 or tool in self._runs:
+                self._runs[tool] = self._runs.get(tool, 0) + 1
+            return None
         self._last_type = message["type"]
         if message["type"] == OBS:
             self._next_index += 1
+            self._check_trace(message)
         self.messages.append(message)
+
+    def _check_trace(self, message: dict) -> None:
+        """Replace an observation that accounts for fewer tool runs than the trace showed."""
+        runs, self._runs = self._runs, {}
+        claimed = claimed_runs(message["obs"])
+        hidden = {tool: n for tool, n in runs.items() if n > claimed.get(tool, 0)}
+        if hidden:
+            said = ", ".join(f"{tool} {n} time(s), the step's own counts say {claimed.get(tool, 0)}"
+                             for tool, n in sorted(hidden.items()))
+            message["obs"] = {"probe_error": TRACE_MISMATCH,
+                              "message": f"the tool body ran {said}: the module wound back the grader's counts"}
 
     def _shape_problem(self, message: object) -> str:
         if not isinstance(message, dict) or message.get("type") not in MESSAGE_TYPES:
@@ -366,6 +387,8 @@ class _StepChild:
         kind = message["type"]
         if self._last_type in FINAL_TYPES:
             return f"a {kind!r} message after the step had ended was refused"
+        if kind == RUN:
+            return "" if self._last_type in (IMPORTED, OBS) else "a 'run' message before the import was refused"
         if kind == OBS:
             index = message.get("index")
             if type(index) is not int or not 0 <= index < self.n_probes or not isinstance(message.get("obs"), dict):

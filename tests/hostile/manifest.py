@@ -107,6 +107,15 @@ _KEEP_REAL_VALIDATE_RESULT = (
     ("    reason = validate_result(name, value)\n", "    reason = _real_validate_result(name, value)\n"),
 )
 
+# call_tool runs the tool in TOOLS before it validates (the mistake step 3 is about).
+_RUN_BEFORE_VALIDATING = (("    reason = validate_args(name, args)\n    if reason:\n",
+                           "    try:\n        TOOLS[name][\"fn\"](**args)\n    except Exception:\n        pass\n"
+                           "    reason = validate_args(name, args)\n    if reason:\n"),)
+# The tool functions as they are at import, saved where no spy of the grader reaches.
+_SAVE_TOOL_FUNCTIONS = (("def call_tool(name: str, args: dict) -> dict:\n",
+                         "_SAVED_FNS = {n: e[\"fn\"] for n, e in TOOLS.items()}\n\n\n"
+                         "def call_tool(name: str, args: dict) -> dict:\n"),)
+
 CASES: list[Case] = [
     # --- controls: what the bases score on their own -------------------------
     Case("solution_control", "the reference solution, unchanged", "solution", ALL_FULL),
@@ -234,6 +243,27 @@ CASES: list[Case] = [
     # --- secrets -------------------------------------------------------------
     Case("env_secret", "looks for the grader's secrets in its environment and /proc", "solution",
          ALL_FULL, at="import", via="cli", checks=("no_secret",)),
+    # --- borrowed grades (issue 16.3, 16.5, 16.6) ------------------------------
+    Case("solution_imported", "no work: imports solutions.tools from the grader's path and takes its names",
+         "stub", ALL_ZERO, at="import"),
+    Case("solution_by_grader_path", "no work: finds the checkout through a grader module's __file__ and "
+         "executes solutions/tools.py by path (only the sandbox hides it)", "stub", ALL_ZERO, at="import"),
+    Case("solution_via_proc_cwd", "no work: looks for solutions/tools.py through /proc (cwd, exe, cmdline "
+         "of itself and its parents; only the sandbox hides it)", "stub", ALL_ZERO, at="import"),
+    Case("report_probe_patched", "write_report writes no file; the grader's report reader is replaced "
+         "through sys.modules / a fresh import", "solution", Expect(lost=(8,)), at="import",
+         replace=(("    (folder / \"tool_report.json\").write_text(\n"
+                   "        json.dumps(report, ensure_ascii=False, indent=2) + \"\\n\", encoding=\"utf-8\"\n    )\n"
+                   "    (folder / \"tool_report.md\").write_text(_markdown(report), encoding=\"utf-8\")\n",
+                   "    _FORGED.clear()\n    _FORGED.update(report)\n"),)),
+    Case("probes_module_patched", "runs the tool before validating; replaces the grader's Tally.run and "
+         "make_spy through sys.modules / a fresh import", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)),
+         at="import", replace=_RUN_BEFORE_VALIDATING),
+    Case("saved_refs_rewind", "call_tool runs the tool through function objects saved at import, before "
+         "validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)),
+         at="call_tool", replace=_SAVE_TOOL_FUNCTIONS),
+    Case("frame_tally_rewind", "runs the tool before validating, then winds back the grader's Tally found "
+         "on the stack, and CALLS", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool"),
 ]
 
 CASES_BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
@@ -258,7 +288,13 @@ BATCH_HOSTILE = ("os_exit_in_function", "busy_loop_import", "fork_bomb", "memory
 SANDBOX_CASES = ("solution_control", "fd_forgery", "close_every_fd", "os_exit_in_function",
                  "busy_loop_import", "sigterm_ignored", "self_stop", "memory_bomb_import", "recursion_bomb",
                  "fork_bomb", "setsid_escape_timeout", "stray_thread", "huge_output", "disk_fill",
-                 "kill_warm_parent", "json_shadow", "result_pipe_flood")
+                 "kill_warm_parent", "json_shadow", "result_pipe_flood",
+                 "solution_imported", "solution_by_grader_path", "solution_via_proc_cwd", "report_probe_patched",
+                 "saved_refs_rewind", "frame_tally_rewind")
+# Cases whose expected outcome holds only inside bubblewrap: without a
+# sandbox, learner code can read every file its user can (SECURITY.md, "Not
+# defended"), the reference solution of a checkout included. Graded only there.
+SANDBOX_ONLY = ("solution_by_grader_path", "solution_via_proc_cwd")
 
 # Payloads that work wherever they are spliced: the fuzz test puts them into
 # random functions of the solution (combinations the corpus never listed).
