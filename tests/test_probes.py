@@ -1,6 +1,7 @@
 """The child side: type-strict encoding, probes that restore what they change, judges that never raise."""
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -387,3 +388,46 @@ def test_judges_fail_cleanly_on_odd_observations(check_id):
 def test_in_process_harness_agrees_with_the_spec_on_the_solution():
     verdicts = grade_in_process(SOLUTION, steps=[1, 2, 3], seed=random.Random(0).randint(0, 999))
     assert all(v.passed for v in verdicts.values()), {k: v.message for k, v in verdicts.items() if not v.passed}
+
+
+# --------------------------------------------------------------------------- body-run trace (issue 16.6)
+
+
+def _saved_reference_module():
+    import types
+
+    module = types.ModuleType("saved_refs")
+    exec("CALLS = {'t': 0}\n"
+         "def t(x):\n    CALLS['t'] += 1\n    return x\n"
+         "TOOLS = {'t': {'fn': t}}\n"
+         "_SAVED = TOOLS['t']['fn']\n"
+         "def sneaky(x):\n    before = dict(CALLS)\n    _SAVED(x)\n    CALLS.update(before)\n    return 'blocked'\n",
+         module.__dict__)
+    return module
+
+
+def test_a_tool_run_through_a_reference_saved_at_import_is_counted_and_traced():
+    module, traced = _saved_reference_module(), []
+    ctx = type("Ctx", (), {"trace_run": staticmethod(traced.append)})()
+    original_code = module.t.__code__
+    obs = run_probe(module, {"kind": "calls", "params": {
+        "spies": {"t": {"mode": "original"}},
+        "steps": [{"op": "call", "fn": "sneaky", "args": [1]}]}}, ctx)
+    assert obs["records"][0]["spy_runs"] == {"t": 1}  # neither the TOOLS spy nor the module name saw it
+    assert traced == ["t"]  # and the run went to the trace the moment it began
+    assert module.t.__code__ is original_code and module.t(2) == 2  # the function is restored after the probe
+
+
+def test_the_fork_server_refuses_an_observation_that_hides_a_traced_run():
+    from grader.engine.protocol import TRACE_MISMATCH
+    from grader.engine.server import _StepChild
+
+    child = _StepChild.__new__(_StepChild)  # only the message bookkeeping, no process
+    child.nonce, child.n_probes, child.messages, child.channel_errors = "n", 2, [], []
+    child._last_type, child._next_index, child._runs = "imported", 0, {}
+    obs = {"start": {"spy_runs": {"t": 0}}, "records": [{"spy_runs": {"t": 0}}]}
+    for line in ({"type": "run", "tool": "t", "nonce": "n"}, {"type": "obs", "index": 0, "obs": dict(obs), "nonce": "n"},
+                 {"type": "obs", "index": 1, "obs": dict(obs), "nonce": "n"}):
+        child._accept(json.dumps(line).encode())
+    assert child.messages[0]["obs"]["probe_error"] == TRACE_MISMATCH  # the run was wound back
+    assert child.messages[1]["obs"] == obs  # the next probe ran nothing: untouched
