@@ -366,6 +366,17 @@ def test_two_learners_and_an_instructor_through_the_hub(classroom):
     assert lines[0].startswith("learner,score,max_score,step1")
     assert [line.split(",")[:2] for line in lines[1:]] == [["alice", "133"], ["bob", str(graded_bob["score"])]]
 
+    # The notebook's submit() goes through the same API with the learner's token, and shows the grade.
+    from agtool_lab.submit import Submitted, submit
+
+    shown = submit(REPO / "solutions" / "tools.py",
+                   env={"AGTOOL_SERVICE_URL": room.base, "JUPYTERHUB_API_TOKEN": room.tokens["bob"]})
+    assert isinstance(shown, Submitted), shown
+    assert shown.report.score == 133 and "133/133 points" in shown._repr_html_()
+    status, klass = room.api("GET", "api/class", "teacher")
+    rows = {r["learner"]: r for r in klass["learners"]}
+    assert (rows["bob"]["attempts"], rows["bob"]["best_score"], rows["bob"]["last_score"]) == (2, 133, 133)
+
 
 @pytest.mark.e2e
 def test_bad_requests_get_clear_errors(classroom):
@@ -405,3 +416,14 @@ def test_a_killed_service_grades_every_accepted_attempt_once_after_a_restart(cla
         assert (got["status"], got["score"]) == (GRADED, 133)
     status, klass = room.api("GET", "api/class", "teacher")
     assert {r["learner"]: r["attempts"] for r in klass["learners"]} == {"alice": 3, "bob": 3}
+
+
+def test_submit_outside_a_hub_says_what_to_do_instead():
+    from agtool_lab.submit import Message, submit
+
+    assert "Check cells" in repr(submit(env={}))
+    no_service = submit(env={"JUPYTERHUB_API_TOKEN": "t"})
+    assert isinstance(no_service, Message) and "AGTOOL_SERVICE_URL" in no_service.text
+    unreachable = submit(REPO / "solutions" / "tools.py",
+                         env={"JUPYTERHUB_API_TOKEN": "t", "AGTOOL_SERVICE_URL": "http://127.0.0.1:9/x/"})
+    assert "could not reach" in unreachable.text
