@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[lab,batch,test,dask]'
+	$(BIN)/pip install --quiet -e '.[lab,batch,test,dask,service,postgres]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -43,7 +43,7 @@ CHP := $(VENV)/node/node_modules/.bin/configurable-http-proxy
 e2e-deps: $(E2E_STAMP) $(CHP)
 
 $(E2E_STAMP): pyproject.toml $(STAMP)
-	$(BIN)/pip install --quiet -e '.[lab,batch,test,dask,e2e]'
+	$(BIN)/pip install --quiet -e '.[lab,batch,test,dask,e2e,service,postgres]'
 	touch $(E2E_STAMP)
 
 # configurable-http-proxy 5 needs Node >= 20; Debian's own nodejs is 18, for which 4.x is the line.
