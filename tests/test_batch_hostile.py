@@ -1,0 +1,433 @@
+"""Issue 16.9-15 at the level of a class: hostile text, names and archives through every output.
+
+One set of hostile strings (backticks, ``$(id>PWNED.txt)``, an ``onerror``
+image, a ``javascript:`` link, an image beacon, terminal escapes, formula
+cells, a space, a newline, Korean) goes through every output -- the text,
+JSON and Markdown reports, the Check cell's HTML, the dashboard's Markdown,
+summary.md, grades.csv, Gradescope's results.json and the reproduce line --
+and each output is read the way its reader reads it (a Markdown renderer, an
+HTML parser, the csv module, shlex and bash). Then generated class folders
+and zips with hostile names, uploads and members, and bad instructor input.
+Most batches here use a fake grader (fast, and the text it reports is the
+attack); one grades a hostile upload name for real.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import shlex
+import subprocess
+import warnings
+import zipfile
+from pathlib import Path
+
+import mistune
+import pytest
+from bs4 import BeautifulSoup
+
+from agtool_lab.widget import render_html as widget_html
+from agtool_lab.widget import render_text as widget_text
+from grader import cli
+from grader.batch import discover, run_batch
+from grader.batch import run as batch_run
+from grader.batch.gradebook import render_feedback, write_outputs
+from grader.batch.gradescope import results_json
+from grader.batch.task import GRADER_FAILED, _rebase
+from grader.escape import CSV_FORMULA_STARTS, md_code, md_text, shell_join
+from grader.grading import _ReplayCommand
+from grader.render import render_json, render_markdown, render_text
+from grader.report import CheckResult, Report
+
+REPO = Path(__file__).resolve().parent.parent
+
+HOSTILE = {
+    "backticks": "a`b``c```d",
+    "command": "$(id>PWNED.txt)",
+    "backquote_command": "`id>PWNED.txt`",
+    "html": "<img src=x onerror=alert(1)>",
+    "link": "[x](javascript:alert(1))",
+    "beacon": "![b](http://beacon)",
+    "bare_url": "http://beacon.example/x",
+    "terminal": "\x1b[2J\x1b[32mPASS",
+    "bidi": "FAIL\u202eSSAP",
+    "formula": "=1+1",
+    "minus": "-1-1",
+    "at": "@SUM(A1)",
+    "space": "my work",
+    "newline": "line one\nline two",
+    "korean": "김민준의 과제",
+    "math": "$x^2$ and $$y$$",
+}
+EVERYTHING = " | ".join(HOSTILE.values())
+ONE_LINE = {name: text for name, text in HOSTILE.items() if "\n" not in text}
+
+
+def hostile_report(path: str = f"class/{HOSTILE['command']} {HOSTILE['backticks']}/tools.py") -> Report:
+    replay = _ReplayCommand(Path(path), 7, 10.0)
+    report = Report(seed=7, path=path, checks=[
+        CheckResult(id="step2/valid_passes", step=2, passed=False, points=0, max_points=2, title="Valid calls pass",
+                    call=f"validate_args({EVERYTHING!r})", expected="''", got=EVERYTHING, message=EVERYTHING,
+                    hint="Return '' for a valid call.", reproduce=replay.for_check("step2/valid_passes")),
+        CheckResult(id="step1/names", step=1, passed=True, points=2, max_points=2, title="Data names"),
+    ])
+    report.add_output(2, EVERYTHING)
+    return report
+
+
+def rendered_markdown(text: str) -> BeautifulSoup:
+    """Markdown as a notebook front end reads it: raw HTML allowed, bare URLs linked, math and tables on."""
+    to_html = mistune.create_markdown(escape=False, plugins=["strikethrough", "table", "url", "math"])
+    return BeautifulSoup(to_html(text), "html.parser")
+
+
+def assert_nothing_live_in_html(soup: BeautifulSoup, where: str) -> None:
+    for tag in soup.find_all(True):
+        assert tag.name not in ("img", "a", "script", "iframe", "title", "svg"), f"{where}: a live <{tag.name}>"
+        assert not [a for a in tag.attrs if a.lower().startswith("on")], f"{where}: an event handler on <{tag.name}>"
+    assert not soup.find_all(class_="math"), f"{where}: learner text became math"
+    shown = soup.get_text()
+    for name, text in ONE_LINE.items():
+        if name not in ("terminal", "bidi"):  # shown as visible escapes, below
+            assert text in shown, f"{where}: {name} is not shown as written"
+    assert "\\x1b[2J\\x1b[32mPASS" in shown and "\\u202e" in shown, f"{where}: control characters not shown"
+
+
+def assert_no_raw_controls(text: str, where: str) -> None:
+    for char in ("\x1b", "\u202e", "\r"):
+        assert char not in text, f"{where}: a raw {char!r} reaches the reader"
+
+
+# ---------------------------------------------------------------- every output
+
+
+def test_text_report_shows_controls_as_escapes_and_keeps_the_rest():
+    text = render_text(hostile_report())
+    assert_no_raw_controls(text, "render_text")
+    assert "\\x1b[2J\\x1b[32mPASS" in text and HOSTILE["korean"] in text
+    # The fake PASS line is no line of its own: every check line starts with the real mark.
+    marks = [line.split()[0] for line in text.split("\n") if line.lstrip().startswith(("PASS", "FAIL"))]
+    assert marks == ["PASS", "FAIL"]
+
+
+def test_json_report_is_the_report_itself():
+    report = hostile_report()
+    assert json.loads(render_json(report))["checks"][0]["got"] == EVERYTHING
+
+
+@pytest.mark.parametrize("render", [render_markdown, render_feedback], ids=["markdown", "feedback"])
+def test_markdown_feedback_shows_hostile_text_and_runs_nothing(render):
+    report = hostile_report()
+    markdown = render(report) if render is render_markdown else render({"report": report.to_dict()})
+    assert_no_raw_controls(markdown, "markdown")
+    soup = rendered_markdown(markdown)
+    assert_nothing_live_in_html(soup, "feedback")
+    assert report.path in soup.get_text()  # the module path with its backticks, verbatim
+
+
+def test_the_dashboard_shows_feedback_through_the_escaping_renderer():
+    nb = json.loads((REPO / "labs" / "instructor_dashboard.ipynb").read_text(encoding="utf-8"))
+    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    assert "Markdown(gradebook.render_feedback(record))" in code
+    assert ".md\").read_text()))" not in code  # no old feedback file is displayed as live Markdown
+
+
+def test_widget_html_and_text_show_hostile_text_and_run_nothing():
+    report = hostile_report()
+    soup = BeautifulSoup(widget_html(report, 2), "html.parser")
+    assert_nothing_live_in_html(soup, "widget")
+    assert_no_raw_controls(widget_text(report, 2), "widget text/plain")
+
+
+def hostile_records() -> list[dict]:
+    ids = ["-1-1", "-A1", "@SUM(A1)", "+1", "김민준", "ok"]
+    records = []
+    for learner in ids:
+        report = hostile_report(f"class/{learner}/tools.py")
+        report.error = f"=HYPERLINK(\"http://evil\") {HOSTILE['html']} <title>pwned</title>"
+        records.append({"learner": learner, "source": f"class/{learner}/tools.py", "sha256": "0" * 64, "seed": 7,
+                        "selection": {"steps": None, "only": None}, "report": report.to_dict()})
+    return records
+
+
+def test_class_outputs_show_hostile_text_and_run_nothing(tmp_path):
+    outputs = write_outputs(hostile_records(), tmp_path)
+    summary = outputs["summary"].read_text(encoding="utf-8")
+    assert_no_raw_controls(summary, "summary.md")
+    soup = rendered_markdown(summary)
+    for tag in soup.find_all(True):
+        assert tag.name not in ("img", "a", "script", "title"), f"summary.md: a live <{tag.name}>"
+    assert "<title>pwned</title>" in soup.get_text()  # the import error's first line, shown
+    with open(outputs["csv"], newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0][-1] == "source"
+    for row in rows:
+        for cell in row:
+            assert not cell.startswith(CSV_FORMULA_STARTS), f"grades.csv: a formula cell {cell!r}"
+    learners = [row[0] for row in rows[1:]]
+    assert learners == sorted(["'-1-1", "'-A1", "'@SUM(A1)", "'+1", "김민준", "ok"], key=lambda s: s.lstrip("'"))
+    for learner in ("-1-1", "김민준"):
+        results = json.loads((tmp_path / "gradescope" / learner / "results.json").read_text(encoding="utf-8"))
+        assert EVERYTHING in results["tests"][0]["output"]
+        # Shown by Gradescope as text: no format that would make learner text live.
+        assert results.get("output_format", "simple_format") in ("text", "simple_format")
+
+
+def test_gradescope_results_keep_the_text_as_data():
+    results = results_json(hostile_report())
+    again = json.loads(json.dumps(results, ensure_ascii=False))
+    assert again["tests"][0]["output"].count(EVERYTHING) >= 2  # message and got
+
+
+# ---------------------------------------------------------------- the reproduce line
+
+HOSTILE_PATHS = [
+    f"class/x_{HOSTILE['command']}_tools.py",
+    f"class/x_{HOSTILE['backquote_command']}_tools.py",
+    "class/moodle student/tools.py",
+    "class/it's; rm -rf ~/tools.py",
+    "-1-1_tools.py",
+    f"class/{HOSTILE['korean']}/tools.py",
+    "class/a\"b\\c$HOME/tools.py",
+]
+
+
+@pytest.mark.parametrize("display", HOSTILE_PATHS)
+def test_a_batch_reproduce_line_gives_back_the_learner_path_and_runs_nothing(display, tmp_path):
+    scratch = Path("/tmp/agtool-batch-abc/learner/tools.py")
+    report = _ReplayCommand(scratch, 7, 2.5).for_check("step2/x")
+    rebased = _rebase({"checks": [{"reproduce": report}]}, {str(scratch): display})["checks"][0]["reproduce"]
+    words = shlex.split(rebased)
+    expected = display if not display.startswith("-") else "./" + display
+    assert words[:3] == ["agtool-grade", "check", expected] and words[3:5] == ["--only", "step2/x"]
+    # Pasted into bash: printf shows the words, and nothing in them runs.
+    done = subprocess.run(["bash", "-c", f"printf '%s\\n' {rebased.removeprefix('agtool-grade ')}"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=10)
+    assert done.returncode == 0 and done.stdout.splitlines()[1] == expected
+    assert not (tmp_path / "PWNED.txt").exists() and not list(tmp_path.iterdir())
+
+
+def test_the_markdown_of_a_reproduce_line_is_one_code_span():
+    line = shell_join(["agtool-grade", "check", HOSTILE_PATHS[1]], paths=[2])
+    span = md_code(line)
+    soup = rendered_markdown(f"- **reproduce:** {span}")
+    assert [c.get_text() for c in soup.find_all("code")] == [line]
+
+
+# ---------------------------------------------------------------- class folders
+
+
+def hostile_fake_grade(path, *, steps=None, only=None, seed=None, timeout=None):
+    """Fails one check with the hostile text as the learner's message, and a real replay command."""
+    replay = _ReplayCommand(Path(path), seed, timeout or 10.0)
+    return Report(seed=seed, path=str(path), checks=[
+        CheckResult(id="step1/names", step=1, passed=False, points=0, max_points=2, title="Data names",
+                    got=EVERYTHING, expected="'x'", message=EVERYTHING, reproduce=replay.for_check("step1/names")),
+    ])
+
+
+def hostile_class(root: Path) -> Path:
+    """Learner folders and loose uploads whose names are the attack (issue 16.9-14)."""
+    names = ["moodle student", "back`tick", "-1-1", "=1+1", "@SUM(A1)", "김민준", "김 민준", "김_민준",
+             "<img src=x onerror=alert(1)>", "ana", "ANA"]
+    for name in names:
+        (root / name).mkdir(parents=True)
+        (root / name / "tools.py").write_text(f"# {name}\n", encoding="utf-8")
+    loose = ["x_$(id>PWNED.txt)_tools.py", "y_`id>PWNED.txt`_tools.py", "ana_tools.py", "-A1_tools.py"]
+    for name in loose:
+        (root / name).write_text(f"# {name}\n", encoding="utf-8")
+    (root / "zoe_tools.ipynb").write_text("{}", encoding="utf-8")
+    (root / "yan_tools.py.txt").write_text("x = 1\n", encoding="utf-8")
+    return root
+
+
+def test_a_hostile_class_folder_keeps_every_learner_apart_and_runs_nothing(tmp_path):
+    root = hostile_class(tmp_path / "class")
+    out = tmp_path / "out"
+    result = run_batch(root, out, seed=7, jobs=2, grade_fn=hostile_fake_grade, progress=False)
+    records = {r["learner"]: r for r in (json.loads(p.read_text(encoding="utf-8"))
+                                         for p in (out / "results").glob("*.json"))}
+    assert len(records) == len(result.learners) == 17  # 11 folders, 4 loose .py, 2 loose uploads that are not
+    sources = {r["source"] for r in records.values()}
+    assert len(sources) == 17  # nobody's feedback is someone else's
+    for record in records.values():
+        # Each learner's file is the one graded: the fake grader wrote its name in it.
+        check = record["report"]["checks"][0]
+        if record["sha256"]:
+            words = shlex.split(check["reproduce"])
+            assert words[2].removeprefix("./") == record["source"].removeprefix("./")
+            done = subprocess.run(["bash", "-c", f"printf '%s\\n' {check['reproduce'].removeprefix('agtool-grade ')}"],
+                                  cwd=tmp_path, capture_output=True, text=True, timeout=10)
+            assert done.stdout.splitlines()[1] == words[2]
+    assert not (tmp_path / "PWNED.txt").exists() and not (REPO / "PWNED.txt").exists()
+    not_graded = {r["learner"]: r["report"]["error"] for r in records.values() if not r["sha256"]}
+    assert set(not_graded) == {"zoe", "yan"} and all("not a .py file" in e for e in not_graded.values())
+    with open(out / "grades.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert all(not cell.startswith(CSV_FORMULA_STARTS) for row in rows for cell in row.values())
+    assert {row["source"] for row in rows} == sources
+    assert "김민준" in {row["learner"] for row in rows}
+    summary = rendered_markdown((out / "summary.md").read_text(encoding="utf-8"))
+    assert not summary.find_all(["img", "a", "script"])
+    for learner in records:
+        feedback = rendered_markdown((out / "feedback" / f"{learner}.md").read_text(encoding="utf-8"))
+        assert not feedback.find_all(["img", "a", "script"]), learner
+
+
+def test_learner_ids_of_a_hostile_class_are_the_same_on_every_run(tmp_path):
+    def entries(root: Path) -> list[tuple[str, str]]:
+        # (learner id, the folder or loose file of the class it names)
+        return [(s.learner, Path(s.display).relative_to(root).parts[0]) for s in discover(hostile_class(root))]
+
+    first, second = entries(tmp_path / "one"), entries(tmp_path / "two")
+    assert first == second
+    ids = [learner for learner, _ in first]
+    assert len({i.casefold() for i in ids}) == len(ids)
+
+
+def test_a_hostile_upload_name_graded_for_real_gives_a_safe_replay(tmp_path):
+    root = tmp_path / "class"
+    root.mkdir()
+    upload = root / "x_$(id>PWNED.txt)_tools.py"
+    upload.write_text((REPO / "agtool" / "tools.py").read_text(encoding="utf-8"), encoding="utf-8")
+    run_batch(root, tmp_path / "out", seed=3, jobs=1, steps=[1], progress=False)
+    record = json.loads(next((tmp_path / "out" / "results").glob("*.json")).read_text(encoding="utf-8"))
+    replays = {c["reproduce"] for c in record["report"]["checks"] if not c["passed"]}
+    assert replays, "the starter fails step 1: its failures carry replay lines"
+    for line in replays:
+        assert shlex.split(line)[2] == str(upload)
+        subprocess.run(["bash", "-c", f"printf '%s\\n' {line.removeprefix('agtool-grade ')}"], cwd=tmp_path,
+                       capture_output=True, timeout=10, check=True)
+    assert not (tmp_path / "PWNED.txt").exists() and not (REPO / "PWNED.txt").exists()
+
+
+# ---------------------------------------------------------------- zips
+
+
+def hostile_zip(path: Path) -> Path:
+    """A class zip with one broken member of each kind beside good ones (issue 16.15)."""
+    with warnings.catch_warnings(), zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        warnings.simplefilter("ignore")  # zipfile warns of the duplicate names this zip holds on purpose
+        zf.writestr("hw/ana/tools.py", "# ana\n")
+        zf.writestr("hw/ben/" + "b" * 300 + ".py", "# long\n")
+        zf.writestr("hw/ben/tools.py", "# ben\n")
+        zf.writestr("hw/cy/tools.py", "# cy\n")
+        zf.writestr("hw/cy/tools.py/inner.py", "# a folder named like the file\n")
+        zf.writestr("hw/dee/tools.py/inner.py", "# the folder first\n")
+        zf.writestr("hw/dee/tools.py", "# then the file\n")
+        zf.writestr("hw/eli/tools.py", "# eli first\n")
+        zf.writestr("hw/eli/tools.py", "# eli again\n")
+        zf.writestr("hw/fay/TOOLS.PY", "# fay\n")
+        zf.writestr("hw/fay/tools.py", "# fay, a case-insensitive duplicate\n")
+        zf.writestr("hw/gus/tools.py", "# gus CRC-MARK\n")
+        zf.writestr("hw/" + "\u00e9" * 200 + "/tools.py", "# a folder name of 400 bytes\n")
+    data = bytearray(path.read_bytes())
+    at = data.find(b"CRC-MARK")
+    data[at] ^= 0xFF  # the stored bytes no longer match the CRC in the headers
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_broken_zip_members_are_skipped_and_listed_not_fatal(tmp_path):
+    skipped: list = []
+    found = {s.learner: s for s in discover(hostile_zip(tmp_path / "class.zip"), workdir=tmp_path, skipped=skipped)}
+    reasons = dict(skipped)
+    assert "longer than 255 bytes" in reasons["hw/ben/" + "b" * 300 + ".py"]
+    assert "cannot also be a folder" in reasons["hw/cy/tools.py/inner.py"]
+    assert "folder of the same name" in reasons["hw/dee/tools.py"]
+    assert "same name" in reasons["hw/eli/tools.py"] and "same name" in reasons["hw/fay/tools.py"]
+    assert "corrupt" in reasons["hw/gus/tools.py"] and "CRC" in reasons["hw/gus/tools.py"]
+    assert "longer than 255 bytes" in reasons["hw/" + "\u00e9" * 200 + "/tools.py"]
+    assert found["ana"].path.read_text() == "# ana\n" and found["ben"].path.read_text() == "# ben\n"
+    assert found["eli"].path.read_text() == "# eli first\n"  # the first of two members of one name
+    assert found["gus"].path is None  # no half-checked file is graded; the learner keeps a row
+
+
+def test_a_batch_of_a_broken_zip_lists_the_skipped_members(tmp_path, capsys):
+    archive = hostile_zip(tmp_path / "class.zip")
+    code = cli.main(["batch", str(archive), "--out", str(tmp_path / "out"), "--seed", "2", "--jobs", "1",
+                     "--no-progress", "--steps", "1", "--timeout", "30"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "skipped from the zip: hw/gus/tools.py: corrupt" in captured.err
+    summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+    assert "## Skipped from the zip" in summary and "`hw/cy/tools.py/inner.py`" in summary
+
+
+# ---------------------------------------------------------------- instructor input
+
+
+@pytest.mark.parametrize("argv", [
+    ["batch", "class", "--out", "OUT", "--timeout", "inf"],
+    ["batch", "class", "--out", "OUT", "--timeout", "nan"],
+    ["batch", "class", "--out", "OUT", "--timeout", "-10"],
+    ["batch", "class", "--out", "OUT", "--timeout", "0"],
+    ["batch", "class", "--out", "OUT", "--jobs", "0"],
+    ["batch", "class", "--out", "OUT", "--jobs", "-1"],
+    ["batch", "class", "--out", "FILE"],
+    ["check", "tools.py", "--timeout", "inf"],
+    ["check", "tools.py", "--parallel", "0"],
+    ["check", "tools.py", "--out", "OUT"],
+    ["gradescope", "--timeout", "nan"],
+])
+def test_bad_instructor_input_is_one_clear_line_and_exit_2(argv, tmp_path, capsys):
+    (tmp_path / "FILE").write_text("an existing file")
+    (tmp_path / "OUT").mkdir()
+    argv = [str(tmp_path / a) if a in ("FILE", "OUT") else a for a in argv]
+    with pytest.raises(SystemExit) as stop:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "give a" in err or "name a" in err  # says what to give instead
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"timeout": float("inf")}, "timeout=inf"), ({"timeout": float("nan")}, "timeout=nan"),
+    ({"timeout": -10}, "timeout=-10"), ({"timeout": 0}, "timeout=0"),
+    ({"jobs": 0}, "jobs=0"), ({"jobs": -1}, "jobs=-1"),
+])
+def test_run_batch_refuses_bad_limits_before_grading_anyone(kwargs, words, tmp_path):
+    root = hostile_class(tmp_path / "class")
+    with pytest.raises(ValueError, match=words.replace("+", r"\+")):
+        run_batch(root, tmp_path / "out", grade_fn=hostile_fake_grade, progress=False, **kwargs)
+    assert not (tmp_path / "out" / "results").exists()
+
+
+def test_run_batch_refuses_an_out_that_is_a_file(tmp_path):
+    (tmp_path / "out").write_text("grades from last year")
+    with pytest.raises(ValueError, match="is a file, not a folder"):
+        run_batch(hostile_class(tmp_path / "class"), tmp_path / "out", grade_fn=hostile_fake_grade, progress=False)
+    assert (tmp_path / "out").read_text() == "grades from last year"
+
+
+# ---------------------------------------------------------------- storing a result
+
+
+def test_a_failure_to_store_one_result_becomes_that_learners_row(tmp_path, monkeypatch):
+    root = tmp_path / "class"
+    for name in ("ana", "bob", "cy"):
+        (root / name).mkdir(parents=True)
+        (root / name / "tools.py").write_text(f"# {name}\n")
+    real_write = batch_run.write_json_atomically
+    attempts: dict[str, int] = {}
+
+    def flaky_write(path, data):
+        name = Path(path).stem
+        attempts[name] = attempts.get(name, 0) + 1
+        if name == "bob":
+            raise OSError(28, "No space left on device")  # both tries: kept in memory for this run's outputs
+        if name == "cy" and attempts[name] == 1:
+            raise TypeError("Object of type bytes is not JSON serializable")  # the first try only
+        return real_write(path, data)
+
+    monkeypatch.setattr(batch_run, "write_json_atomically", flaky_write)
+    result = run_batch(root, tmp_path / "out", seed=1, jobs=1, grade_fn=hostile_fake_grade, progress=False)
+    assert result.learners == ["ana", "bob", "cy"]
+    with open(result.outputs["csv"], newline="", encoding="utf-8") as fh:
+        rows = {row["learner"]: row for row in csv.DictReader(fh)}
+    assert set(rows) == {"ana", "bob", "cy"}
+    assert rows["bob"]["error"].startswith(GRADER_FAILED) and "No space left" in rows["bob"]["error"]
+    assert rows["cy"]["error"].startswith(GRADER_FAILED) and "not JSON serializable" in rows["cy"]["error"]
+    assert rows["ana"]["error"] == ""
+    saved = json.loads((tmp_path / "out" / "results" / "cy.json").read_text())
+    assert saved["report"]["error"].startswith(GRADER_FAILED)  # --resume grades cy again
