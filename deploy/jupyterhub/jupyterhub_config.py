@@ -71,6 +71,42 @@ def copy_lab_into_home(spawner):
 
 c.Spawner.pre_spawn_hook = copy_lab_into_home
 
+# ---------------------------------------------------------------- the grading service
+# `agtool-grade serve` as a hub-managed service (the hub starts it, restarts it if it
+# exits, and routes /services/agtool-grader/ to it). It runs as the grading account,
+# never as root: grading runs learner code (in its worker processes, not its own).
+# Learners submit from a notebook with `from agtool_lab.submit import submit; submit()`.
+SERVICE = "agtool-grader"
+SERVICE_PORT = int(os.environ.get("AGTOOL_SERVICE_PORT", "10101"))
+SERVICE_DATA = "/srv/agtool/service"  # the SQLite file with every attempt: the grading account's alone
+c.JupyterHub.services = [
+    {
+        "name": SERVICE,
+        "url": f"http://127.0.0.1:{SERVICE_PORT}",
+        "command": [str(AGTOOL / "venv" / "bin" / "python"), "-m", "grader.service",
+                    "--data-dir", SERVICE_DATA, "--instructor-group", "agtool-instructors"],
+        "user": "agtool-grader",
+        "cwd": SERVICE_DATA,
+        "oauth_no_confirm": True,  # a learner is not asked to "authorize" the class's own service
+        "environment": {"AGTOOL_SANDBOX": os.environ.get("AGTOOL_SANDBOX", "bwrap")},
+    },
+]
+# Instructors are hub admins (instructors.txt) and members of this group (teaching
+# assistants: add them in the admin panel). Learners may reach the service; the
+# service may look up users and groups (who is an instructor).
+c.JupyterHub.load_groups = {"agtool-instructors": {"users": []}}
+c.JupyterHub.load_roles = [
+    {"name": "user", "scopes": ["self", f"access:services!service={SERVICE}"]},
+    {"name": SERVICE, "scopes": ["list:users", "read:users:name", "read:groups"], "services": [SERVICE]},
+]
+# The token of each learner's server ($JUPYTERHUB_API_TOKEN, what submit() sends)
+# may reach the service too: the default server scopes plus access to it.
+c.Spawner.server_token_scopes = [
+    "users:activity!user", "access:servers!server", f"access:services!service={SERVICE}",
+]
+# submit() talks to the service directly on this machine, not through the proxy.
+c.Spawner.environment["AGTOOL_SERVICE_URL"] = f"http://127.0.0.1:{SERVICE_PORT}/services/{SERVICE}/"
+
 # ---------------------------------------------------------------- the hub itself
 c.JupyterHub.bind_url = os.environ.get("AGTOOL_HUB_URL", "http://:8000")
 c.JupyterHub.cookie_secret_file = "/srv/jupyterhub/jupyterhub_cookie_secret"

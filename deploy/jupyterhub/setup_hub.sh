@@ -27,7 +27,14 @@ command -v configurable-http-proxy >/dev/null || npm install -g configurable-htt
 mkdir -p "$PREFIX" /srv/jupyterhub /etc/jupyterhub
 [[ -x "$PREFIX/venv/bin/python" ]] || python3 -m venv "$PREFIX/venv"
 "$PREFIX/venv/bin/pip" install --quiet --upgrade pip
-"$PREFIX/venv/bin/pip" install --quiet "jupyterhub>=5.0" "$SRC[lab,batch]"
+"$PREFIX/venv/bin/pip" install --quiet "jupyterhub>=5.0" "$SRC[lab,batch,service]"
+# The reference solution is in the checkout, not in the install (setuptools ships
+# grader/ and agtool_lab/ only); nobody but root may read it there, and nothing
+# that runs (hub, service, grader) needs it.
+chmod -R go-rwx "$SRC/solutions"
+if [[ -d "$PREFIX/venv" ]] && find "$PREFIX/venv" -path '*solutions/tools.py' | grep -q .; then
+    echo "solutions/tools.py found in $PREFIX/venv: learners could read it" >&2; exit 1
+fi
 
 # 3. What a learner gets on first login: the notebooks and the starter module.
 rm -rf "$PREFIX/template.new"
@@ -58,6 +65,8 @@ fi
 touch "$PREFIX/roster.txt" "$PREFIX/instructors.txt"
 # Where the grading account writes gradebooks; the staff group may read them.
 install -d -o "$GRADER_USER" -g "$STAFF_GROUP" -m 2750 /srv/agtool/grades
+# The grading service's data (a database with every learner's attempts): its account only.
+install -d -o "$GRADER_USER" -g "$GRADER_USER" -m 0700 /srv/agtool/service
 
 # 5. The hub as a service.
 install -m 0644 "$SRC/deploy/jupyterhub/jupyterhub_config.py" /etc/jupyterhub/jupyterhub_config.py
