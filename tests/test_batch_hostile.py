@@ -431,3 +431,56 @@ def test_a_failure_to_store_one_result_becomes_that_learners_row(tmp_path, monke
     assert rows["ana"]["error"] == ""
     saved = json.loads((tmp_path / "out" / "results" / "cy.json").read_text())
     assert saved["report"]["error"].startswith(GRADER_FAILED)  # --resume grades cy again
+
+
+# ---------------------------------------------------------------- the corpus's text cases, graded for real
+
+TEXT_CASES = ("markdown_in_exception", "markdown_in_return", "markdown_in_output", "html_in_import_error",
+              "terminal_escapes_in_exception", "terminal_escapes_in_output", "terminal_escapes_in_import_error",
+              "bidi_in_return", "shell_in_exception", "formula_in_import_error", "formula_in_return",
+              "formula_at_sign_in_exception")
+LIVE_TAGS = ("img", "a", "script", "iframe", "title", "svg")
+
+
+@pytest.fixture(scope="module")
+def graded_text_cases(tmp_path_factory):
+    from grader.grading import grade
+    from hostile.build import materialise
+    from hostile.manifest import CASES_BY_NAME
+
+    root = tmp_path_factory.mktemp("text_cases")
+    reports = {}
+    for name in TEXT_CASES:
+        case = CASES_BY_NAME[name]
+        path = materialise(case, root / "class", marker=f"text-{name}", outside=root / "outside")
+        step = 1 if case.at == "import" else 2  # the step the case's text reaches first
+        reports[name] = grade(path, steps=[step], seed=11, timeout=10)
+    return reports
+
+
+@pytest.mark.parametrize("name", TEXT_CASES)
+def test_each_text_case_of_the_corpus_is_shown_and_never_live(name, graded_text_cases, tmp_path):
+    report = graded_text_cases[name]
+    step = next(iter(report.steps))
+    assert not report.passed or "HOSTILE" in "".join(report.output.values()), f"{name}: its text is not in the report"
+    texts = {"text": render_text(report), "markdown": render_markdown(report),
+             "widget html": widget_html(report, step), "widget text": widget_text(report, step)}
+    record = {"learner": "-1-1", "source": str(report.path), "sha256": "0" * 64, "seed": 11,
+              "selection": {"steps": [step], "only": None}, "report": report.to_dict()}
+    outputs = write_outputs([record], tmp_path)
+    texts["summary"] = outputs["summary"].read_text(encoding="utf-8")
+    texts["feedback"] = (tmp_path / "feedback" / "-1-1.md").read_text(encoding="utf-8")
+    for where, text in texts.items():
+        assert_no_raw_controls(text, f"{name} {where}")
+        assert "\u202e" not in text and "\x9b" not in text
+        soup = rendered_markdown(text) if where in ("markdown", "summary", "feedback") else \
+            BeautifulSoup(text, "html.parser") if where == "widget html" else None
+        if soup is not None:
+            assert not soup.find_all(LIVE_TAGS), f"{name} {where}: {soup.find_all(LIVE_TAGS)}"
+            assert not soup.find_all(class_="math"), f"{name} {where}: learner text became math"
+    with open(outputs["csv"], newline="", encoding="utf-8") as fh:
+        for row in csv.reader(fh):
+            assert not any(cell.startswith(CSV_FORMULA_STARTS) for cell in row), f"{name} grades.csv: {row}"
+    for check in report.failed:
+        if check.reproduce:
+            assert shlex.split(check.reproduce)[2] == str(report.path)

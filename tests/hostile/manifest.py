@@ -164,6 +164,33 @@ CASES: list[Case] = [
          "solution", ALL_FULL, at="import", via="cli"),
     Case("surrogate_in_import_error", "a lone surrogate in the import error every check shows",
          "solution", ALL_ZERO, at="import", via="cli"),
+    # --- learner text that must not be live in an output (issue 16.10-12) -------
+    # Graded like any case here; tests/test_batch_hostile.py renders each one's
+    # report to every output (text, Markdown, HTML, summary, CSV) and checks it.
+    Case("markdown_in_exception", "an exception message with a javascript: link, an image beacon, an onerror "
+         "image and backticks", "solution", Expect(lost=(2,)), at="validate_args", outside_only=True, via="cli"),
+    Case("markdown_in_return", "a returned reason that is a javascript: link and an image beacon", "solution",
+         Expect(lost=(2,)), at="validate_args", outside_only=True),
+    Case("markdown_in_output", "output at import that closes the report's fence and <details>, then live HTML",
+         "solution", ALL_FULL, at="import", checks=("output_has:HOSTILE-MD",)),
+    Case("html_in_import_error", "an import error that is HTML (sets the page title, runs a handler)", "solution",
+         ALL_ZERO, at="import", via="cli", checks=("error_has:<title>pwned</title>",)),
+    Case("terminal_escapes_in_exception", "an exception message that clears the screen and draws a green PASS",
+         "solution", Expect(lost=(2,)), at="validate_args", outside_only=True, via="cli"),
+    Case("terminal_escapes_in_output", "output with cursor moves, line erases, a bidi override and a C1 CSI",
+         "solution", ALL_FULL, at="import", checks=("output_has:HOSTILE-ESC",)),
+    Case("terminal_escapes_in_import_error", "an import error that erases its own line and prints a fake total",
+         "solution", ALL_ZERO, at="import", checks=("error_has:\x1b[2K",)),
+    Case("bidi_in_return", "a returned reason with a right-to-left override (FAIL read as PASS)", "solution",
+         Expect(lost=(2,)), at="validate_args", outside_only=True),
+    Case("shell_in_exception", "an exception message with $(...), backquotes and ; touch", "solution",
+         Expect(lost=(2,)), at="validate_args", outside_only=True, via="cli"),
+    Case("formula_in_import_error", "an import error that is a spreadsheet formula (=HYPERLINK)", "solution",
+         ALL_ZERO, at="import", checks=("error_has:=HYPERLINK",)),
+    Case("formula_in_return", "a returned reason -1-1 (a formula in grades.csv and the summary)", "solution",
+         Expect(lost=(2,)), at="validate_args", outside_only=True),
+    Case("formula_at_sign_in_exception", "an exception message that is an @ formula", "solution",
+         Expect(lost=(2,)), at="validate_args", outside_only=True),
     # --- never finishing -----------------------------------------------------
     Case("busy_loop_import", "while True: pass at import", "solution", ALL_ZERO, at="import", timeouts=1),
     Case("sleep_import", "time.sleep(10**6) at import", "solution", ALL_ZERO, at="import", timeouts=1,

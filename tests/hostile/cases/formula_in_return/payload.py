@@ -1,0 +1,2 @@
+# validate_args returns reasons a spreadsheet evaluates (they reach the summary and the CSV as got).
+return "-1-1"
