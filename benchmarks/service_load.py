@@ -1,0 +1,126 @@
+"""Load and faults of the grading service behind a real JupyterHub: figures, not a timed test.
+
+    .venv/bin/python benchmarks/service_load.py [--bursts 60 300] [--jobs 2]
+
+For each burst size N: N submissions of the reference solution at once
+(from two learners' tokens, the rate limit raised), then the time from each
+POST to its attempt being graded (p50, p95, all done), and the p95 of
+``GET api/submissions`` while the burst is graded. Then a fault: a burst,
+``kill -9`` of the service in the middle, a restart, and a check that every
+accepted attempt ends graded (each report is stored once: the conditional
+update of ``grader.service.db.Store.finish``).
+
+Uses the hub harness of ``tests/test_service.py`` (configurable-http-proxy
+from ``make e2e-deps``).
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from test_service import SOLUTION, Classroom, _chp  # noqa: E402  (the tests' hub harness)
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def burst(room: Classroom, n: int) -> tuple[list[tuple[str, int, float]], list[float]]:
+    """Submit n at once; return (user, id, submit time) of each accepted one and the GET latencies meanwhile."""
+    users = ["alice", "bob"]
+
+    def post(i):
+        t = time.monotonic()
+        status, data = room.api("POST", "api/submissions", users[i % 2], SOLUTION)
+        assert status == 202, (status, data)
+        return users[i % 2], data["id"], t
+
+    gets: list[float] = []
+    stop = threading.Event()
+
+    def poll_gets():
+        while not stop.is_set():
+            t = time.monotonic()
+            assert room.api("GET", "api/submissions", "alice")[0] == 200
+            gets.append(time.monotonic() - t)
+            time.sleep(0.1)
+
+    poller = threading.Thread(target=poll_gets)
+    poller.start()
+    with ThreadPoolExecutor(max_workers=min(n, 60)) as pool:
+        accepted = list(pool.map(post, range(n)))
+    return accepted, gets, stop, poller
+
+
+def wait_all(room: Classroom, accepted, timeout: float) -> dict[int, float]:
+    """Poll the lists until every accepted attempt is graded; return id -> time first seen graded."""
+    pending = {a_id for _, a_id, _ in accepted}
+    done: dict[int, float] = {}
+    deadline = time.monotonic() + timeout
+    while pending and time.monotonic() < deadline:
+        for user in ("alice", "bob"):
+            status, rows = room.api("GET", "api/submissions", user)
+            if status != 200:
+                continue
+            now = time.monotonic()
+            for row in rows:
+                if row["id"] in pending and row["status"] in ("graded", "error"):
+                    assert row["status"] == "graded" and row["score"] == 133, row
+                    pending.discard(row["id"])
+                    done[row["id"]] = now
+        time.sleep(0.1)
+    assert not pending, f"{len(pending)} attempts not graded in {timeout}s"
+    return done
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bursts", type=int, nargs="+", default=[60, 300])
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="agtool-load-") as tmp:
+        room = Classroom(Path(tmp) / "hub", _chp(), f"sqlite:///{tmp}/service.sqlite")
+        try:
+            room.start_hub()
+            room.start_service("--rate-limit", "100000", "--jobs", str(args.jobs))
+            for n in args.bursts:
+                t0 = time.monotonic()
+                accepted, gets, stop, poller = burst(room, n)
+                done = wait_all(room, accepted, timeout=60 + n * 3)
+                stop.set()
+                poller.join()
+                lat = [done[a_id] - t for _, a_id, t in accepted]
+                print(f"burst {n}: accepted {len(accepted)}, graded {len(done)}; submit->graded "
+                      f"p50 {statistics.median(lat):.1f} s, p95 {pct(lat, .95):.1f} s, all within "
+                      f"{max(done.values()) - t0:.1f} s; GET api/submissions p95 {1000 * pct(gets, .95):.0f} ms "
+                      f"({len(gets)} GETs)", flush=True)
+            # The fault: kill -9 in the middle of a burst, restart, every accepted attempt graded.
+            accepted, gets, stop, poller = burst(room, 60)
+            stop.set()
+            poller.join()
+            time.sleep(3)
+            room.kill_service()
+            t = time.monotonic()
+            room.start_service("--rate-limit", "100000", "--jobs", str(args.jobs))
+            done = wait_all(room, accepted, timeout=300)
+            total = sum(len(room.api("GET", "api/submissions", u)[1]) for u in ("alice", "bob"))
+            print(f"kill -9 after 3 s of a burst of 60, restart: {len(done)}/{len(accepted)} accepted attempts "
+                  f"graded {time.monotonic() - t:.1f} s after the restart; attempts stored {total} "
+                  f"(= {sum(args.bursts) + 60} submitted)", flush=True)
+        finally:
+            room.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
