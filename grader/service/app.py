@@ -31,7 +31,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
-from dataclasses import dataclass
 
 from tornado import web
 
@@ -39,26 +38,9 @@ from grader.report import new_seed
 from grader.service import classview, pages
 from grader.service.db import Store, iso, utcnow
 from grader.service.queue import GradingQueue
+from grader.service.settings import CONTENT_TYPES, Settings
 
 log = logging.getLogger("agtool.service")
-
-MAX_BYTES = 256 * 1024  # a tools.py is a few kB; this cap keeps one request from filling the database
-RATE_LIMIT, RATE_WINDOW = 10, 60.0  # submissions per learner per window (seconds)
-CONTENT_TYPES = ("text/x-python", "application/octet-stream")  # not text/plain: a form could post that cross-site
-CLASS_REFRESH = 10  # seconds between reloads of the class page
-
-
-@dataclass
-class Settings:
-    """What the service was started with (``agtool-grade serve``'s options)."""
-
-    prefix: str = "/"
-    instructor_group: str = "agtool-instructors"
-    max_bytes: int = MAX_BYTES
-    rate_limit: int = RATE_LIMIT
-    rate_window: float = RATE_WINDOW
-    class_refresh: int = CLASS_REFRESH
-
 
 def is_instructor(user: dict, group: str) -> bool:
     """Hub admins and members of ``group`` are instructors.

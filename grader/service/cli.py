@@ -15,7 +15,7 @@ import argparse
 import os
 import sys
 
-from grader.service.app import MAX_BYTES, RATE_LIMIT, RATE_WINDOW
+from grader.service.settings import MAX_BYTES, RATE_LIMIT, RATE_WINDOW
 
 DEFAULT_DATA = os.environ.get("AGTOOL_SERVICE_DATA", "agtool-service-data")
 

@@ -20,7 +20,8 @@ import signal
 from pathlib import Path
 from urllib.parse import urlparse
 
-from grader.service.app import Settings, make_app
+from grader.service.app import make_app
+from grader.service.settings import Settings
 from grader.service.db import Store, default_url
 from grader.service.queue import GradingQueue
 
