@@ -9,6 +9,7 @@ of the API function it feeds, read from that function's signature)::
     agtool-grade checks [--markdown]          list the registered checks
     agtool-grade batch SUBMISSIONS --out OUT  grade a class (the ``batch`` extra)
     agtool-grade gradescope                   Gradescope's autograder entry
+    agtool-grade serve                        the classroom grading service (the ``service`` extra)
 
 Exit status: 0 = every check passed (or the command did its work),
 1 = graded with failures, 2 = could not grade (bad path, unknown check id,
@@ -37,6 +38,7 @@ from grader.locate import SubmissionNotFound
 from grader.escape import md_cell, md_code_cell, terminal_text
 from grader.render import render_json, render_markdown, render_text
 from grader.report import STEPS
+from grader.service.cli import add_serve_parser
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNGRADABLE = 0, 1, 2
 RENDERERS = {"text": render_text, "json": render_json, "markdown": render_markdown}
@@ -68,7 +70,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="agtool-grade", description="Grade agtool-lab's tools.py, step by step.")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for add in (add_check_parser, add_checks_parser, add_batch_parser, add_gradescope_parser):
+    for add in (add_check_parser, add_checks_parser, add_batch_parser, add_gradescope_parser, add_serve_parser):
         add(subparsers)
     return parser
 
