@@ -33,7 +33,7 @@ from grader.batch import run as batch_run
 from grader.batch.gradebook import render_feedback, write_outputs
 from grader.batch.gradescope import results_json
 from grader.batch.task import GRADER_FAILED, _rebase
-from grader.escape import CSV_FORMULA_STARTS, md_code, md_text, shell_join
+from grader.escape import CSV_FORMULA_STARTS, md_code, md_text, shell_join, terminal_text
 from grader.grading import _ReplayCommand
 from grader.render import render_json, render_markdown, render_text
 from grader.report import CheckResult, Report
@@ -172,10 +172,13 @@ def test_class_outputs_show_hostile_text_and_run_nothing(tmp_path):
         assert results.get("output_format", "simple_format") in ("text", "simple_format")
 
 
-def test_gradescope_results_keep_the_text_as_data():
+def test_gradescope_results_keep_the_text_as_plain_text_with_visible_controls():
     results = results_json(hostile_report())
     again = json.loads(json.dumps(results, ensure_ascii=False))
-    assert again["tests"][0]["output"].count(EVERYTHING) >= 2  # message and got
+    output = again["tests"][0]["output"]
+    assert output.count(terminal_text(EVERYTHING)) >= 2  # message and got, nothing dropped
+    assert "\x1b" not in output and "\u202e" not in output  # no live escape sequence or bidi override
+    assert again["output_format"] == again["test_output_format"] == "text"  # never Markdown/HTML/ANSI
 
 
 # ---------------------------------------------------------------- the reproduce line

@@ -20,6 +20,7 @@ import json
 import os
 from pathlib import Path
 
+from grader.escape import terminal_text
 from grader.batch.task import GRADER_FAILED, failed_report
 from grader.grading import grade
 from grader.locate import MODULE_NAME, SubmissionNotFound, resolve_submission
@@ -28,17 +29,27 @@ from grader.report import Report, new_seed
 SUBMISSION_DIR = Path("/autograder/submission")
 RESULTS_FILE = Path("/autograder/results/results.json")
 VISIBILITY = "visible"  # learners see every check: the feedback is the point of the lab
+# Plain text: Gradescope shows it as is, never as Markdown, HTML or ANSI colours,
+# and learner text has its control characters shown as visible escapes.
+OUTPUT_FORMAT = "text"
 
 
 def check_output_text(check) -> str:
-    """The text shown under one Gradescope test: why it failed and how to replay it."""
+    r"""The text shown under one Gradescope test: why it failed and how to replay it.
+
+    >>> from grader.report import CheckResult
+    >>> print(check_output_text(CheckResult(id="a", step=1, passed=False, points=0, max_points=1,
+    ...                                     title="t", got="\x1b[32mPASS")))
+    Failed.
+    Got: \x1b[32mPASS
+    """
     if check.passed:
         return "Passed."
-    lines = [check.message or "Failed."]
+    lines = [terminal_text(check.message or "Failed.")]
     for label, value in (("Call", check.call), ("Expected", check.expected), ("Got", check.got),
                          ("Hint", check.hint), ("Replay", check.reproduce)):
         if value:
-            lines.append(f"{label}: {value}")
+            lines.append(f"{label}: {terminal_text(value)}")
     return "\n".join(lines)
 
 
@@ -46,12 +57,14 @@ def results_json(report: Report, *, visibility: str = VISIBILITY) -> dict:
     """Gradescope's ``results.json`` content for one graded submission."""
     output = [f"{report.summary()} (seed {report.seed})."]
     if report.error:
-        output.append(f"The module could not be graded: {report.error}")
+        output.append(f"The module could not be graded: {terminal_text(report.error)}")
     step_lines = [f"Step {step}: {t['score']}/{t['max_score']}" for step, t in report.steps.items()]
     output.extend(step_lines)
     return {
         "score": float(report.score),
         "output": "\n".join(output),
+        "output_format": OUTPUT_FORMAT,
+        "test_output_format": OUTPUT_FORMAT,
         "visibility": visibility,
         "stdout_visibility": "hidden",
         "extra_data": {"seed": report.seed, "max_score": report.max_score},
