@@ -25,7 +25,6 @@ import functools
 import json
 import os
 import secrets
-import shlex
 import signal
 import time
 import traceback
