@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -41,6 +42,7 @@ from grader.report import STEPS
 from grader.service.cli import add_serve_parser
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNGRADABLE = 0, 1, 2
+DEFAULT_SANDBOX = "auto"  # of the commands; the Python API's default stays $AGTOOL_SANDBOX or none
 RENDERERS = {"text": render_text, "json": render_json, "markdown": render_markdown}
 BATCH_EXTRA = "agtool-grade batch needs the batch extra: pip install 'agtool-lab[batch]'"
 
@@ -187,26 +189,42 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--parallel", type=positive_int, metavar="N", default=_default(grade, "parallel"),
                    help="step processes at once after the first step (default: 2 on 2+ cores)")
     p.add_argument("--sandbox", choices=SANDBOXES, default=None,
-                   help=f"run learner code inside bubblewrap (bwrap: warn if unusable; auto: silently fall back); "
-                        f"default ${SANDBOX_ENV} or none")
+                   help=f"run learner code inside bubblewrap (bwrap: warn if unusable; auto: where bubblewrap "
+                        f"works, else without); default ${SANDBOX_ENV} or {DEFAULT_SANDBOX}")
     p.set_defaults(func=check_command)
     return p
 
 
+def sandbox_choice(given: "str | None") -> str:
+    """The sandbox a command runs learner code in: the option, else ``$AGTOOL_SANDBOX``, else ``auto``.
+
+    ``auto`` is the default of the commands (not of the Python API): where
+    bubblewrap works a submission cannot read the solution or write another
+    learner's files (SECURITY.md); where it does not, grading goes on without.
+
+    >>> sandbox_choice("none"), sandbox_choice(None) in SANDBOXES
+    ('none', True)
+    """
+    return given or os.environ.get(SANDBOX_ENV) or DEFAULT_SANDBOX
+
+
+def engine_for(sandbox: str) -> EngineClient:
+    """The engine client one command grades with: its own fork server, closed when the command ends."""
+    return EngineClient(sandbox=sandbox)
+
+
 def check_command(args: argparse.Namespace) -> int:
-    engine = EngineClient(sandbox=args.sandbox) if args.sandbox else None
-    try:
-        report = grade(args.path, steps=args.step, only=args.only, seed=args.seed, timeout=args.timeout,
-                       engine=engine, parallel=args.parallel)
-    except SubmissionNotFound as exc:
-        return _cannot_grade(str(exc))
-    except UnknownCheck as exc:
-        return _cannot_grade(f"{exc}. See the ids with: agtool-grade checks")
-    except ValueError as exc:
-        return _cannot_grade(f"{exc}.")
-    finally:
-        if engine:
-            engine.close()
+    with engine_for(sandbox_choice(args.sandbox)) as engine:
+        try:
+            report = grade(args.path, steps=args.step, only=args.only, seed=args.seed, timeout=args.timeout,
+                           parallel=args.parallel, engine=engine)
+        except SubmissionNotFound as exc:
+            return _cannot_grade(str(exc))
+        except UnknownCheck as exc:
+            return _cannot_grade(f"{exc}. See the ids with: agtool-grade checks")
+        except ValueError as exc:
+            return _cannot_grade(f"{exc}.")
+        print(f"agtool-grade: learner code ran {_sandbox_words(engine)}", file=sys.stderr)
     rendered = RENDERERS[args.format](report)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -215,6 +233,13 @@ def check_command(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(rendered)
     return EXIT_PASSED if report.passed else EXIT_FAILED
+
+
+def _sandbox_words(engine: EngineClient) -> str:
+    if engine.sandbox_in_use == "none":
+        why = "" if engine.sandbox == "none" else " (bubblewrap is not usable on this machine)"
+        return f"without a sandbox{why}"
+    return "inside bubblewrap (own PID namespace, no network, read-only files)"
 
 
 # ------------------------------------------------------------------------------ checks
@@ -278,8 +303,8 @@ def add_batch_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--executor", choices=["local", "dask"], default="local")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786")
     p.add_argument("--sandbox", choices=SANDBOXES, default=None,
-                   help="run learner code inside bubblewrap (read-only file system, no network); "
-                        f"default ${SANDBOX_ENV} or none")
+                   help="run learner code inside bubblewrap (read-only file system, no network), so no "
+                        f"submission can touch another's files; default ${SANDBOX_ENV} or {DEFAULT_SANDBOX}")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=batch_command)
     return p
@@ -298,7 +323,8 @@ def batch_command(args: argparse.Namespace) -> int:
     try:
         result = run_batch(args.submissions, args.out, jobs=args.jobs, seed=args.seed, resume=args.resume,
                            timeout=args.timeout, steps=args.steps, only=args.only, executor=args.executor,
-                           scheduler=args.scheduler, sandbox=args.sandbox, progress=not args.no_progress)
+                           scheduler=args.scheduler, sandbox=sandbox_choice(args.sandbox),
+                           progress=not args.no_progress)
     except UnknownCheck as exc:
         return _cannot_grade(f"{exc}. See the ids with: agtool-grade checks", "batch")
     except (SubmissionNotFound, UnsafeArchive, ValueError) as exc:

@@ -126,6 +126,8 @@ def check_within(path: Path, file: Path, within: Path) -> None:
     ...     print("refused:", "leads out of" in str(exc))
     refused: True
     >>> check_within(root / "bob", root / "bob/agtool/tools.py", root)  # its own file: fine
+    >>> _ = (root / "cy_tools.py").write_text("X = 2")
+    >>> check_within(root / "cy_tools.py", root / "cy_tools.py", root)  # a loose upload: fine
     """
     folder = learner_folder(path, within)
     real_within, real_folder = within.resolve(), folder.resolve()
@@ -135,7 +137,10 @@ def check_within(path: Path, file: Path, within: Path) -> None:
             f"{folder} is a symbolic link to {real_folder}, another folder of the class: a learner is "
             "graded for the files in their own folder, not for a link to someone else's.")
     real = file.resolve()
-    if real_folder not in real.parents:
+    # A loose upload (``ana_tools.py`` in the class folder) is its own learner "folder":
+    # it must be that very file, not a link to one.
+    loose = folder == file and not folder.is_symlink()
+    if not loose and real_folder not in real.parents:
         raise SubmissionNotFound(
             f"{file} leads out of {folder} (its real path is {real}): the grader does not follow links "
             "out of a learner's folder. Copy the file into the folder instead of linking to it.")

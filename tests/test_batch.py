@@ -454,7 +454,9 @@ def test_hub_config_gives_each_learner_the_lab_once(tmp_path):
     ns = load_hub_config(prefix)
     c = ns["c"]
     assert c.Authenticator.allowed_users == {"ana", "ben"} and c.Authenticator.admin_users == {"teacher"}
-    assert c.Spawner.environment == {"AGTOOL_MODULE": "~/agtool/tools.py"}
+    # Each learner's server grades their own file and knows where the grading service is.
+    assert c.Spawner.environment == {"AGTOOL_MODULE": "~/agtool/tools.py",
+                                     "AGTOOL_SERVICE_URL": "http://127.0.0.1:10101/services/agtool-grader/"}
     assert c.Spawner.cmd == [str(prefix / "venv" / "bin" / "jupyterhub-singleuser")]
 
     home = tmp_path / "home" / "ana"

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shlex
 import subprocess
+import time
 import warnings
 import zipfile
 from pathlib import Path
@@ -167,7 +169,7 @@ def test_class_outputs_show_hostile_text_and_run_nothing(tmp_path):
     assert learners == sorted(["'-1-1", "'-A1", "'@SUM(A1)", "'+1", "김민준", "ok"], key=lambda s: s.lstrip("'"))
     for learner in ("-1-1", "김민준"):
         results = json.loads((tmp_path / "gradescope" / learner / "results.json").read_text(encoding="utf-8"))
-        assert EVERYTHING in results["tests"][0]["output"]
+        assert terminal_text(EVERYTHING) in results["tests"][0]["output"]  # plain text, controls visible
         # Shown by Gradescope as text: no format that would make learner text live.
         assert results.get("output_format", "simple_format") in ("text", "simple_format")
 
@@ -487,3 +489,34 @@ def test_each_text_case_of_the_corpus_is_shown_and_never_live(name, graded_text_
     for check in report.failed:
         if check.reproduce:
             assert shlex.split(check.reproduce)[2] == str(report.path)
+
+
+# ---------------------------------------------------------------- borrowed grades (issue 16.2, 16.4)
+
+def _borrowing_class(root: Path) -> Path:
+    """bob did the work; four classmates point at it by links, one swaps in a FIFO."""
+    (root / "bob" / "agtool").mkdir(parents=True)
+    (root / "bob" / "agtool" / "tools.py").write_text("X = 'bob'\n")
+    (root / "alice").symlink_to(root / "bob")                                   # the whole folder
+    (root / "carl").mkdir()
+    (root / "carl" / "agtool").symlink_to(root / "bob" / "agtool")              # the package folder
+    (root / "dora").mkdir()
+    (root / "dora" / "tools.py").symlink_to(root / "bob" / "agtool" / "tools.py")  # the file
+    (root / "emil").mkdir()
+    os.link(root / "bob" / "agtool" / "tools.py", root / "emil" / "tools.py")     # a hard link
+    (root / "fay").mkdir()
+    os.mkfifo(root / "fay" / "tools.py")                                          # never written to
+    return root
+
+
+def test_no_learner_borrows_a_classmates_file_and_a_fifo_does_not_hang_the_batch(tmp_path):
+    found = {s.learner: s for s in discover(_borrowing_class(tmp_path / "class"))}
+    # bob's own file is refused only for its second name (emil's hard link): neither may be graded as
+    # someone else's work, and the instructor sees why in each row.
+    borrowed = ("alice", "carl", "dora", "emil")
+    for learner in borrowed:
+        source, problem = batch_run._read_submission(found[learner])
+        assert source == b"" and problem, learner
+    started = time.monotonic()
+    source, problem = batch_run._read_submission(found["fay"])
+    assert time.monotonic() - started < 5 and source == b"" and problem  # refused, not waited on

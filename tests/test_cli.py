@@ -5,6 +5,7 @@ Most tests run ``grader.cli.main`` in-process with the engine's test checks
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import subprocess
@@ -26,7 +27,9 @@ MODULE = "def one():\n    return 1\ndef two():\n    return 2\n"
 @pytest.fixture
 def engine_cli(monkeypatch, engine_runner, temp_checks):
     """``cli.main`` grading with the engine's test probes; returns the ids of three test checks."""
-    monkeypatch.setattr(cli, "grade", functools.partial(grade, engine=engine_runner, probe_function=ENGINE_PROBES))
+    # The session's engine (it can import the test probes), lent to the command without being closed.
+    monkeypatch.setattr(cli, "engine_for", lambda sandbox: contextlib.nullcontext(engine_runner))
+    monkeypatch.setattr(cli, "grade", functools.partial(grade, probe_function=ENGINE_PROBES))
     return temp_checks(call_check(1, "one", "one", expect=1), call_check(2, "two", "two", expect=2),
                        call_check(2, "wrong", "two", expect=3))
 

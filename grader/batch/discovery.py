@@ -58,13 +58,17 @@ class Submission:
 
     ``path`` is the ``tools.py`` to grade, or ``None`` when the learner's
     folder holds none (``error`` then says why; the learner still gets a row).
-    ``display`` is the path shown in reports and feedback.
+    ``display`` is the path shown in reports and feedback. ``within`` is
+    the folder the instructor named (the class folder, or a glob's fixed
+    part): no component of the learner's path may lead out of their own
+    folder below it, so a folder linked to a classmate's is refused.
     """
 
     learner: str
     path: Path | None
     display: str
     error: str = ""
+    within: "Path | None" = None
 
 
 def sanitize_learner_id(raw: str) -> str:
@@ -170,7 +174,7 @@ def _from_folder(folder: Path) -> list[Submission]:
     names = [d.name for d in dirs] + [_upload_id(f) for f in [*files, *others]]
     keys = [d.name for d in dirs] + [f.name for f in [*files, *others]]
     ids = unique_ids(names, keys)
-    found = _submissions(ids[:len(dirs) + len(files)], [*dirs, *files])
+    found = _submissions(ids[:len(dirs) + len(files)], [*dirs, *files], folder)
     found += [Submission(learner, None, str(f), error=not_a_module(f))
               for learner, f in zip(ids[len(dirs) + len(files):], others)]
     return sorted(found, key=lambda s: s.learner)
@@ -209,16 +213,28 @@ def _from_glob(pattern: str) -> list[Submission]:
     matches = sorted(Path(m) for m in glob.glob(os.path.expanduser(pattern)))
     if not matches:
         raise SubmissionNotFound(f"no file matches {pattern!r}")
-    return _submissions(unique_ids(_ids_from_paths(matches, pattern), [str(m) for m in matches]), matches)
+    return _submissions(unique_ids(_ids_from_paths(matches, pattern), [str(m) for m in matches]), matches,
+                        glob_base(pattern))
 
 
-def _submissions(learners: list[str], entries: list[Path]) -> list[Submission]:
+def glob_base(pattern: str) -> Path:
+    """The fixed part of a glob: the folder above its first wildcard (what the instructor named).
+
+    >>> glob_base("/home/*/agtool/tools.py"), glob_base("class/a*/tools.py")
+    (PosixPath('/home'), PosixPath('class'))
+    """
+    parts = Path(os.path.expanduser(pattern)).parts
+    index = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts) - 1)
+    return Path(*parts[:index]) if index else Path(os.curdir)
+
+
+def _submissions(learners: list[str], entries: list[Path], within: Path) -> list[Submission]:
     """A submission per learner, sorted by id; an entry without a module still gets a row, with why."""
     found = []
     for learner, entry in zip(learners, entries):
         try:
-            file = resolve_submission(entry)
-            found.append(Submission(learner, file, str(file)))
+            file = resolve_submission(entry, within=within)
+            found.append(Submission(learner, file, str(file), within=within))
         except SubmissionNotFound as exc:
             found.append(Submission(learner, None, str(entry), error=str(exc)))
     return sorted(found, key=lambda s: s.learner)

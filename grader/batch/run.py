@@ -45,6 +45,7 @@ from grader.batch.task import (GRADER_FAILED, RETRY_ON_RESUME, SUBMISSION_TIMEOU
                                failed_report, grade_task, step_timeout)
 from grader.checks.registry import checks_for
 from grader.grading import MAX_SOURCE_BYTES
+from grader.locate import SubmissionNotFound, read_submission
 from grader.report import STEPS, new_seed
 
 GRACE = 5.0  # extra seconds before the pool kills a batch worker whose grade() has not returned
@@ -190,12 +191,13 @@ def _read_submission(sub: Submission) -> tuple[bytes, str]:
     """The submitted bytes, or why there are none (no module, unreadable, too big)."""
     if sub.path is None:
         return b"", sub.error
-    try:
-        if sub.path.stat().st_size > MAX_SOURCE_BYTES:
-            return b"", f"{sub.display} is larger than {MAX_SOURCE_BYTES} bytes; it was not graded."
-        return sub.path.read_bytes(), ""
-    except OSError as exc:
-        return b"", f"{sub.display} could not be read: {exc.strerror or exc}"
+    try:  # no link followed, no FIFO waited on, never out of the class folder (issue 16.2 and 16.4)
+        source = read_submission(sub.path, limit=MAX_SOURCE_BYTES, within=sub.within)
+    except SubmissionNotFound as exc:
+        return b"", str(exc)
+    if len(source) > MAX_SOURCE_BYTES:
+        return b"", f"{sub.display} is larger than {MAX_SOURCE_BYTES} bytes; it was not graded."
+    return source, ""
 
 
 def _choose_seed(out: Path, seed: int | None, resume: bool) -> int:
