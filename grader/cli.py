@@ -39,6 +39,7 @@ from grader.locate import SubmissionNotFound
 from grader.escape import md_cell, md_code_cell, terminal_text
 from grader.render import render_json, render_markdown, render_text
 from grader.report import STEPS
+from grader.seeds import SEED_KEY_ENV
 from grader.service.cli import add_serve_parser
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNGRADABLE = 0, 1, 2
@@ -305,6 +306,10 @@ def add_batch_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--sandbox", choices=SANDBOXES, default=None,
                    help="run learner code inside bubblewrap (read-only file system, no network), so no "
                         f"submission can touch another's files; default ${SANDBOX_ENV} or {DEFAULT_SANDBOX}")
+    p.add_argument("--seed-key-file", type=Path, default=None, metavar="FILE",
+                   help="a secret class key (one line; make one with: python -c 'import grader.seeds as s; "
+                        "print(s.new_key())'): the grade that counts uses per-learner seeds nobody sees, "
+                        f"feedback other cases (default ${SEED_KEY_ENV}; ignored with --seed)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=batch_command)
     return p
@@ -324,7 +329,7 @@ def batch_command(args: argparse.Namespace) -> int:
         result = run_batch(args.submissions, args.out, jobs=args.jobs, seed=args.seed, resume=args.resume,
                            timeout=args.timeout, steps=args.steps, only=args.only, executor=args.executor,
                            scheduler=args.scheduler, sandbox=sandbox_choice(args.sandbox),
-                           progress=not args.no_progress)
+                           progress=not args.no_progress, seed_key=_read_key(args.seed_key_file))
     except UnknownCheck as exc:
         return _cannot_grade(f"{exc}. See the ids with: agtool-grade checks", "batch")
     except (SubmissionNotFound, UnsafeArchive, ValueError) as exc:
@@ -338,7 +343,7 @@ def batch_command(args: argparse.Namespace) -> int:
     if not result.learners:
         print(f"agtool-grade batch: no learner found in {terminal_text(args.submissions, multiline=False)} "
               "(a folder needs one folder per learner)", file=sys.stderr)
-    print(f"seed {result.seed}: {len(result.learners)} learners, {result.graded} graded, "
+    print(f"{result.seeds}: {len(result.learners)} learners, {result.graded} graded, "
           f"{result.skipped} unchanged (skipped)")
     for member, reason in getattr(result, "archive_skipped", ()):  # zip members that could not be extracted
         print(f"  skipped from the zip: {terminal_text(member, multiline=False)}: "
@@ -346,6 +351,19 @@ def batch_command(args: argparse.Namespace) -> int:
     for name, path in result.outputs.items():
         print(f"  {name:<22} {terminal_text(path, multiline=False)}")
     return EXIT_PASSED
+
+
+def _read_key(file: "Path | None") -> "str | None":
+    """The class key in ``file`` (``None``: none given, ``$AGTOOL_SEED_KEY`` applies); refused if empty or unreadable."""
+    if file is None:
+        return None
+    try:
+        key = file.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"--seed-key-file {file} cannot be read ({exc}); give a text file holding the key") from None
+    if not key:
+        raise ValueError(f"--seed-key-file {file} is empty; write a key into it (grader.seeds.new_key())")
+    return key
 
 
 # -------------------------------------------------------------------------- gradescope

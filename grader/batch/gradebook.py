@@ -207,9 +207,26 @@ def _short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit] + "\u2026"
 
 
+KEYED_NOTE = ("**The grade that counts: {score}/{max_score}.** It was graded on cases drawn from a seed "
+              "that is not shown, so no answer can be fitted to them. The checks below ran on other cases "
+              "of the same kinds; each failed one has a command that replays exactly what you see here.\n\n")
+
+
 def render_feedback(record: dict) -> str:
-    """Markdown feedback for one learner: the grader's own renderer, so it matches ``agtool-grade check``."""
-    return render_markdown(Report.from_dict(record["report"]))
+    """Markdown feedback for one learner: the grader's own renderer, so it matches ``agtool-grade check``.
+
+    With a seed key the learner sees the feedback run (its own seed, replayable)
+    under the score of the grade that counts, never that grade's cases.
+
+    >>> report = {"seed": 1, "path": "t.py", "checks": [], "score": 0, "max_score": 0}
+    >>> render_feedback({"report": report, "feedback_report": {**report, "seed": 2}}).startswith("**The grade")
+    True
+    """
+    shown = Report.from_dict(record.get("feedback_report") or record["report"])
+    if "feedback_report" not in record:
+        return render_markdown(shown)
+    counting = Report.from_dict(record["report"])
+    return KEYED_NOTE.format(score=counting.score, max_score=counting.max_score) + render_markdown(shown)
 
 
 def write_outputs(records: list[dict], out: "str | Path", *,
@@ -239,7 +256,9 @@ def write_outputs(records: list[dict], out: "str | Path", *,
         (out / sub).mkdir(parents=True)
     for r in records:
         (out / "feedback" / f"{r['learner']}.md").write_text(render_feedback(r), encoding="utf-8")
-        write_results(Report.from_dict(r["report"]), out / "gradescope" / r["learner"] / "results.json")
+        shown = Report.from_dict(r.get("feedback_report") or r["report"])
+        write_results(shown, out / "gradescope" / r["learner"] / "results.json",
+                      score=Report.from_dict(r["report"]).score)
 
     summary_path = out / "summary.md"
     summary_path.write_text(render_summary(records, archive_skipped), encoding="utf-8")

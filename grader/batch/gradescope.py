@@ -53,7 +53,7 @@ def check_output_text(check) -> str:
     return "\n".join(lines)
 
 
-def results_json(report: Report, *, visibility: str = VISIBILITY) -> dict:
+def results_json(report: Report, *, visibility: str = VISIBILITY, score: "float | None" = None) -> dict:
     """Gradescope's ``results.json`` content for one graded submission."""
     output = [f"{report.summary()} (seed {report.seed})."]
     if report.error:
@@ -61,7 +61,7 @@ def results_json(report: Report, *, visibility: str = VISIBILITY) -> dict:
     step_lines = [f"Step {step}: {t['score']}/{t['max_score']}" for step, t in report.steps.items()]
     output.extend(step_lines)
     return {
-        "score": float(report.score),
+        "score": float(report.score if score is None else score),
         "output": "\n".join(output),
         "output_format": OUTPUT_FORMAT,
         "test_output_format": OUTPUT_FORMAT,
@@ -92,11 +92,11 @@ def _numbered(checks):
         yield counts[c.step], c
 
 
-def write_results(report: Report, path: "str | os.PathLike[str]") -> Path:
-    """Write ``results_json(report)`` to ``path`` (parents created)."""
+def write_results(report: Report, path: "str | os.PathLike[str]", *, score: "float | None" = None) -> Path:
+    """Write ``results_json(report)`` to ``path`` (parents created); ``score`` is the grade that counts, if not the report's."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results_json(report), ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(results_json(report, score=score), ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
 

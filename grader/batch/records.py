@@ -29,9 +29,19 @@ def write_json_atomically(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def result_record(learner: str, display: str, sha256: str, seed: int, selection: dict, report: dict) -> dict:
-    return {"learner": learner, "source": display, "sha256": sha256, "seed": seed,
-            "selection": selection, "report": report}
+def result_record(learner: str, display: str, sha256: str, seed: int, selection: dict, report: dict,
+                  feedback: "tuple[int, dict] | None" = None) -> dict:
+    """One learner's saved result; ``feedback`` is ``(seed, report)`` of the run they are shown, if separate.
+
+    ``report`` is the grade that counts. With a seed key (``grader.seeds``) its
+    seed is secret and stays in this instructor-only file; the learner's
+    feedback comes from ``feedback_report``, graded on other cases.
+    """
+    record = {"learner": learner, "source": display, "sha256": sha256, "seed": seed,
+              "selection": selection, "report": report}
+    if feedback is not None:
+        record["feedback_seed"], record["feedback_report"] = feedback
+    return record
 
 
 def load_record(out: Path, learner: str) -> dict | None:

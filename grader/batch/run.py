@@ -25,6 +25,7 @@ Example::
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -47,8 +48,44 @@ from grader.checks.registry import checks_for
 from grader.grading import MAX_SOURCE_BYTES
 from grader.locate import SubmissionNotFound, read_submission
 from grader.report import STEPS, new_seed
+from grader.seeds import class_key, feedback_seed, grading_seed
 
 GRACE = 5.0  # extra seconds before the pool kills a batch worker whose grade() has not returned
+
+
+@dataclass(frozen=True)
+class SeedPlan:
+    """The seeds a batch grades with: one class seed, or per-learner seeds from a secret key.
+
+    Without a key every learner's grade uses ``seed`` (printed in the
+    feedback, so it replays). With a key (``grader.seeds``) the grade that
+    counts uses a seed derived from the key and the learner id, never shown,
+    and each learner also gets a feedback run on a seed of ``round``: a new
+    batch run is a new round (new feedback cases), ``--resume`` keeps it.
+
+    >>> SeedPlan(seed=7).grading("ana"), SeedPlan(seed=7).feedback("ana")
+    (7, None)
+    >>> keyed = SeedPlan(key=b"k", round=1)
+    >>> keyed.grading("ana") != keyed.feedback("ana"), keyed.manifest()["seed"]
+    (True, None)
+    """
+
+    seed: "int | None" = None
+    key: "bytes | None" = None
+    round: int = 0
+
+    def grading(self, learner: str) -> int:
+        return grading_seed(self.key, learner) if self.key else self.seed
+
+    def feedback(self, learner: str) -> "int | None":
+        return feedback_seed(self.key, learner, self.round) if self.key else None
+
+    def manifest(self) -> dict:
+        # Never the key; with one, not even a seed: they are derived per learner.
+        return {"seed": None, "seed_policy": "keyed", "feedback_round": self.round} if self.key else {"seed": self.seed}
+
+    def describe(self) -> str:
+        return f"per-learner seeds (keyed), feedback round {self.round}" if self.key else f"seed {self.seed}"
 
 
 @dataclass
@@ -56,12 +93,13 @@ class BatchResult:
     """What :func:`run_batch` did: where the outputs are and how many learners it graded."""
 
     out: Path
-    seed: int
+    seed: "int | None"
     learners: list[str] = field(default_factory=list)
     graded: int = 0
     skipped: int = 0
     outputs: dict = field(default_factory=dict)
     archive_skipped: list = field(default_factory=list)  # (zip member, why) that could not be extracted
+    seeds: str = ""  # how the seeds were chosen, for the command's summary line
 
 
 def run_batch(
@@ -79,6 +117,7 @@ def run_batch(
     sandbox: str | None = None,
     grade_fn: GradeFn | None = None,
     progress: bool = True,
+    seed_key: "str | bytes | None" = None,
 ) -> BatchResult:
     """Grade every submission and write the class outputs under ``out``.
 
@@ -89,6 +128,9 @@ def run_batch(
     file system included, so a submission cannot touch ``out`` or other
     learners' files (default: ``$AGTOOL_SANDBOX``, else none).
     ``grade_fn`` replaces ``grader.grading.grade`` (tests inject fakes).
+    ``seed_key`` (default ``$AGTOOL_SEED_KEY``; ignored when ``seed`` is
+    given) keeps the grade that counts out of the learners' reach: see
+    :class:`SeedPlan` and SECURITY.md.
 
     >>> run_batch("class/", "out/", seed=3).outputs["csv"]   # doctest: +SKIP
     PosixPath('out/grades.csv')
@@ -100,17 +142,19 @@ def run_batch(
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a folder: name a new or existing folder for the outputs")
     out.mkdir(parents=True, exist_ok=True)
-    seed = _choose_seed(out, seed, resume)
-    write_json_atomically(out / MANIFEST, {"seed": seed, "submissions": os.fspath(submissions), **selection})
+    plan = _choose_plan(out, seed, class_key(seed_key) if seed is None else None, resume)
+    write_json_atomically(out / MANIFEST, {**plan.manifest(), "submissions": os.fspath(submissions), **selection})
 
     # OUT may sit inside the submissions folder; it is not a learner.
     archive_skipped: list[tuple[str, str]] = []
     found = [s for s in discover(submissions, workdir=out, skipped=archive_skipped)
              if not (s.path is None and Path(s.display).resolve() == out.resolve())]
-    result = BatchResult(out=out, seed=seed, learners=[s.learner for s in found], archive_skipped=archive_skipped)
+    result = BatchResult(out=out, seed=plan.seed, learners=[s.learner for s in found], archive_skipped=archive_skipped,
+                         seeds=plan.describe())
     kept: dict[str, dict] = {}  # records that could not be saved: still rows of this run's outputs
     tasks = []
     for sub in found:
+        seed = plan.grading(sub.learner)
         source, problem = _read_submission(sub)
         if problem:
             report = failed_report(seed, sub.display, problem, steps=selection["steps"], only=selection["only"])
@@ -118,17 +162,27 @@ def run_batch(
             continue
         digest = hashlib.sha256(source).hexdigest()
         old = load_record(out, sub.learner) if resume else None
-        if _still_valid(old, digest, seed, selection):
+        if _still_valid(old, digest, seed, selection, plan.feedback(sub.learner)):
             result.skipped += 1
             continue
-        tasks.append(GradeTask(sub.learner, sub.display, source, digest, seed,
-                               tuple(selection["steps"]) if selection["steps"] else None,
-                               tuple(selection["only"]) if selection["only"] else None,
-                               step_timeout(timeout, len(selection["steps"] or STEPS)), sandbox))
+        task = GradeTask(sub.learner, sub.display, source, digest, seed,
+                         tuple(selection["steps"]) if selection["steps"] else None,
+                         tuple(selection["only"]) if selection["only"] else None,
+                         step_timeout(timeout, len(selection["steps"] or STEPS)), sandbox)
+        tasks.append(task)
+        if plan.key:
+            tasks.append(dataclasses.replace(task, seed=plan.feedback(sub.learner), purpose="feedback"))
 
+    runs: dict[str, dict[str, dict]] = {}  # learner -> purpose -> report, until a learner's runs are all in
     for task, report in _execute(tasks, executor=executor, scheduler=scheduler, jobs=jobs,
                                  grade_fn=grade_fn, timeout=timeout, progress=progress):
-        _store(out, result_record(task.learner, task.display, task.sha256, seed, selection, report), kept)
+        got = runs.setdefault(task.learner, {})
+        got[task.purpose] = report
+        if plan.key and len(got) < 2:
+            continue
+        feedback = (plan.feedback(task.learner), got["feedback"]) if plan.key else None
+        _store(out, result_record(task.learner, task.display, task.sha256, plan.grading(task.learner), selection,
+                                  got["grade"], feedback), kept)
         result.graded += 1
 
     saved = {r["learner"]: r for r in load_records(out, result.learners)}
@@ -180,9 +234,11 @@ def _check_selection(selection: dict) -> None:
     checks_for(selection["steps"], selection["only"])  # KeyError for an unknown check id
 
 
-def _still_valid(old: dict | None, digest: str, seed: int, selection: dict) -> bool:
-    """Whether a saved result can stand: same bytes, seed and selection, and not a grader failure."""
+def _still_valid(old: dict | None, digest: str, seed: int, selection: dict, feedback: "int | None") -> bool:
+    """Whether a saved result can stand: same bytes, seeds and selection, and not a grader failure."""
     if not old or (old.get("sha256"), old.get("seed"), old.get("selection")) != (digest, seed, selection):
+        return False
+    if old.get("feedback_seed") != feedback:
         return False
     return not old["report"].get("error", "").startswith(RETRY_ON_RESUME)
 
@@ -200,13 +256,24 @@ def _read_submission(sub: Submission) -> tuple[bytes, str]:
     return source, ""
 
 
+def _choose_plan(out: Path, seed: "int | None", key: "bytes | None", resume: bool) -> SeedPlan:
+    """The batch's seeds: a given seed; else with a key, per-learner seeds; else a class seed (kept on resume)."""
+    if key is None:
+        return SeedPlan(seed=_choose_seed(out, seed, resume))
+    try:
+        previous = int(json.loads((out / MANIFEST).read_text()).get("feedback_round") or 0)
+    except (FileNotFoundError, ValueError, AttributeError):
+        previous = 0
+    return SeedPlan(key=key, round=previous if resume and previous else previous + 1)
+
+
 def _choose_seed(out: Path, seed: int | None, resume: bool) -> int:
     if seed is not None:
         return int(seed)
     if resume:
         try:
             return int(json.loads((out / MANIFEST).read_text())["seed"])
-        except (FileNotFoundError, KeyError, ValueError):
+        except (FileNotFoundError, KeyError, TypeError, ValueError):  # none saved, or keyed seeds
             pass
     return new_seed()
 

@@ -55,6 +55,9 @@ class GradeTask:
     only: tuple[str, ...] | None = None
     timeout: float | None = None  # per step, as grade() takes it
     sandbox: str | None = None  # "none", "bwrap" or "auto"; None: $AGTOOL_SANDBOX of the worker
+    # "grade": the grade that counts; "feedback": the run a learner is shown when the
+    # class has a seed key (grader.seeds), on other cases than the grade's.
+    purpose: str = "grade"
 
 
 def step_timeout(budget: float | None, n_steps: int) -> float | None:
