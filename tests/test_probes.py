@@ -115,6 +115,73 @@ def test_learner_exceptions_are_data_and_base_exceptions_escape(solution):
         run_probe(module, _calls([{"op": "call", "fn": "handle", "args": [{}]}]), ctx)
 
 
+_LOOKUP = {"op": "call", "fn": "call_tool", "args": ["stock_lookup", {"sku": "SKU-1001", "region": "north", "limit": 2}]}
+
+
+@pytest.mark.parametrize("exc", ["KeyboardInterrupt", "SystemExit"])
+def test_a_spy_interrupt_that_passes_through_call_tool_is_a_record(solution, exc):
+    module, ctx = solution
+    obs = run_probe(module, _calls([_LOOKUP], spies={"stock_lookup": {"mode": "raise", "exc": exc}}), ctx)
+    assert obs["records"][0]["passed_through"] == exc and obs["records"][0]["spy_runs"]["stock_lookup"] == 1
+    real = module.call_tool
+
+    def catches_all(name, args):  # the BaseException mistake: the interrupt comes back as a value
+        try:
+            return module.TOOLS[name]["fn"](**args)
+        except BaseException as caught:  # noqa: BLE001
+            return {"ok": False, "value": None, "error": "raised:" + type(caught).__name__}
+
+    module.call_tool = catches_all
+    obs = run_probe(module, _calls([_LOOKUP], spies={"stock_lookup": {"mode": "raise", "exc": exc}}), ctx)
+    assert obs["records"][0]["value"]["error"] == "raised:" + exc
+    module.call_tool = real
+
+
+def test_an_interrupt_the_spy_did_not_raise_still_escapes(solution):
+    module, ctx = solution
+
+    def replaces_it(name, args):  # catches the spy's interrupt and raises one of its own
+        try:
+            return module.TOOLS[name]["fn"](**args)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt("not the grader's") from None
+
+    module.call_tool = replaces_it
+    with pytest.raises(KeyboardInterrupt):
+        run_probe(module, _calls([_LOOKUP], spies={"stock_lookup": {"mode": "raise", "exc": "KeyboardInterrupt"}}), ctx)
+    assert module.TOOLS["stock_lookup"]["fn"] is module.stock_lookup  # restored all the same
+
+
+def test_args_after_records_what_the_call_left_in_its_arguments(solution):
+    module, ctx = solution
+    order = {"sku": "SKU-1001", "region": "north", "limit": 2}
+    step = {"op": "call", "fn": "pick", "args": [{"order": order}], "args_after": True}
+    assert run_probe(module, _calls([step]), ctx)["records"][0]["args_after"] == [{"order": order}]
+    module.pick = lambda state: state["order"].setdefault("tool", "stock_lookup")
+    record = run_probe(module, _calls([step]), ctx)["records"][0]
+    assert record["args_after"] == [{"order": {**order, "tool": "stock_lookup"}}]
+    assert "args_after" not in run_probe(module, _calls([dict(step, args_after=False)]), ctx)["records"][0]
+
+
+def test_every_route_spies_act_in_the_module_function_too(solution):
+    module, ctx = solution
+    lookup = module.stock_lookup
+    module.call_tool = lambda name, args: vars(module)[name](**args)  # around TOOLS
+    value = {"sku": "SKU-1001", "region": "north", "rows": [{"bin": "Z-1", "count": 7}]}
+    plain = {"stock_lookup": {"mode": "return", "value": value}}
+    everywhere = {"stock_lookup": {"mode": "return", "value": value, "every_route": True}}
+    assert run_probe(module, _calls([_LOOKUP], spies=plain), ctx)["records"][0]["value"]["rows"] != value["rows"]
+    obs = run_probe(module, _calls([_LOOKUP], spies=everywhere), ctx)
+    assert obs["records"][0]["value"] == value and obs["records"][0]["spy_runs"]["stock_lookup"] == 1
+    assert obs["spy_seen"]["stock_lookup"] == [{"positional": [], "kwargs": _LOOKUP["args"][1]}]
+    raising = {"stock_lookup": {"mode": "raise", "exc": "LookupError", "every_route": True}}
+    assert run_probe(module, _calls([_LOOKUP], spies=raising), ctx)["records"][0]["raised"] == "LookupError"
+    saved = lookup  # a reference saved at import: the function object itself acts too
+    module.call_tool = lambda name, args: saved(**args)
+    assert run_probe(module, _calls([_LOOKUP], spies=everywhere), ctx)["records"][0]["value"] == value
+    assert module.stock_lookup is lookup and lookup(**_LOOKUP["args"][1])["rows"][0]["bin"] == "N-01"
+
+
 def test_spies_contract_changes_and_sets_are_undone(solution):
     module, ctx = solution
     original = module.TOOLS["stock_lookup"]["fn"]

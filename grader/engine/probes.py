@@ -22,7 +22,14 @@ Probe kinds (``PROBES``):
     ``cache`` (read ``CACHE`` keys), ``attr`` (read a module name), ``keys``
     (the keys of a module dict), ``report`` (run ``write_report`` and read the
     two files back). After every operation the spy run counts and ``CALLS``
-    are recorded. The counts are kept where learner code does not look
+    are recorded. A ``call`` with ``args_after`` also records its arguments
+    as they are after the call (``args_after``: did the call write into them?).
+    A spy may raise ``KeyboardInterrupt`` or ``SystemExit``; when that very
+    exception comes back out of an operation, the record says
+    ``{"passed_through": "KeyboardInterrupt"}`` (any other interrupt escapes as
+    before). A spy spec with ``every_route`` also acts in the module's own
+    function of that name and in the function objects themselves, so the
+    result or raise reaches a ``call_tool`` whichever route it calls by. The counts are kept where learner code does not look
     (:class:`Tally`), and the report files are read with references taken
     before any learner code ran.
 ``tools_table``
@@ -112,11 +119,20 @@ def run_probe(module: Any, probe: dict, ctx: Any) -> dict:
 # ---------------------------------------------------------------------------
 
 
+# The BaseExceptions a spy may raise: call_tool must let them through (LAB_SPEC step 3).
+INTERRUPTS = ("KeyboardInterrupt", "SystemExit")
+
+
 def _exception_class(spec: Any) -> type:
+    """The class a ``raise`` spy raises: a builtin ``Exception``, a custom one, or an interrupt.
+
+    >>> _exception_class("KeyboardInterrupt"), _exception_class({"custom": "Boom"}).__mro__[1]
+    (<class 'KeyboardInterrupt'>, <class 'Exception'>)
+    """
     if isinstance(spec, dict) and "custom" in spec:
         return type(str(spec["custom"]), (Exception,), {})
     cls = getattr(builtins, str(spec), None)
-    if isinstance(cls, type) and issubclass(cls, Exception):
+    if isinstance(cls, type) and (issubclass(cls, Exception) or str(spec) in INTERRUPTS):
         return cls
     raise SetupError(f"unknown exception type {spec!r}")
 
@@ -147,6 +163,9 @@ class Tally:
         self.runs = {name: 0 for name in names}
         self.seen: dict[str, list] = {name: [] for name in names}
         self._depth: dict[int, int] = {}  # thread id -> spied runs in progress
+        # The interrupts the spies raised (by identity): only these become data
+        # when they come back out of an operation; any other escapes as before.
+        self._interrupts: list[BaseException] = []
         # Each counted run is also written to the fork server at once (the
         # step child's trace_run): winding ``runs`` back is then caught there.
         self._trace = trace
@@ -155,6 +174,15 @@ class Tally:
         seen = self.seen[name]
         if len(seen) < MAX_SEEN:
             seen.append({"positional": encode(list(args)), "kwargs": encode(kwargs)})
+
+    def interrupt(self, exc: BaseException) -> BaseException:
+        """Remember ``exc`` (a spy's KeyboardInterrupt/SystemExit) as the grader's own; return it."""
+        self._interrupts.append(exc)
+        return exc
+
+    def is_own_interrupt(self, exc: BaseException) -> bool:
+        """``exc`` is an interrupt a spy of this probe raised (the very object, not one like it)."""
+        return any(exc is own for own in self._interrupts)
 
     def run(self, name: str, body: Callable[[], Any]) -> Any:
         """Count one run of ``name`` unless another spied run is in progress, then run ``body``."""
@@ -181,14 +209,8 @@ _TRAMPOLINE = _trampoline.__code__
 _FunctionType = type(_trampoline)
 
 
-def make_spy(name: str, spec: dict, original: Callable, tally: Tally) -> Callable:
-    """The function put in ``TOOLS[name]["fn"]``: counts a run in ``tally``, then acts as ``spec`` says.
-
-    Modes: ``original`` (call the learner's function), ``return`` (a fresh copy
-    of ``value``), ``raise`` (an exception of type ``exc``), ``table`` (a
-    faithful tool over the spec's table, honouring ``limit`` unless
-    ``ignore_limit``). A plain function with no attributes of its own.
-    """
+def make_act(spec: dict, original: Callable, tally: Tally) -> Callable[[tuple, dict], Any]:
+    """What a spy does with its arguments, as ``spec`` says (see :func:`make_spy`)."""
     mode = spec.get("mode", "original")
     if mode not in ("original", "return", "raise", "table"):
         raise SetupError(f"unknown spy mode {mode!r}")
@@ -200,11 +222,26 @@ def make_spy(name: str, spec: dict, original: Callable, tally: Tally) -> Callabl
         if mode == "return":
             return decode(spec.get("value"))
         if mode == "raise":
-            raise exc_class("raised by the grader's spy")
+            exc = exc_class("raised by the grader's spy")
+            raise exc if isinstance(exc, Exception) else tally.interrupt(exc)
         bound = dict(zip(lab_spec.ARG_NAMES, args))
         bound.update(kwargs)
         limit = None if spec.get("ignore_limit") else bound["limit"]
         return lab_spec.lookup_result(bound["sku"], bound["region"], limit)
+
+    return act
+
+
+def make_spy(name: str, spec: dict, original: Callable, tally: Tally) -> Callable:
+    """The function put in ``TOOLS[name]["fn"]``: counts a run in ``tally``, then acts as ``spec`` says.
+
+    Modes: ``original`` (call the learner's function), ``return`` (a fresh copy
+    of ``value``), ``raise`` (an exception of type ``exc``: an ``Exception``,
+    or ``KeyboardInterrupt``/``SystemExit``), ``table`` (a faithful tool over
+    the spec's table, honouring ``limit`` unless ``ignore_limit``). A plain
+    function with no attributes of its own.
+    """
+    act = make_act(spec, original, tally)
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         tally.note_call(name, args, kwargs)
@@ -214,14 +251,20 @@ def make_spy(name: str, spec: dict, original: Callable, tally: Tally) -> Callabl
     return spy
 
 
-def make_module_spy(name: str, original: Callable, tally: Tally) -> Callable:
+def make_module_spy(name: str, original: Callable, tally: Tally,
+                    act: "Callable[[tuple, dict], Any] | None" = None) -> Callable:
     """The function put in the module's own name ``name``: counts a run, then calls the learner's function.
 
     It catches a ``call_tool`` that goes around ``TOOLS`` (``globals()[name](**args)``);
-    it always runs the real body, whatever the ``TOOLS`` spy's mode.
+    it runs the real body, whatever the ``TOOLS`` spy's mode, unless ``act`` is
+    given (the spy spec's ``every_route``): then it notes the call and acts as
+    the ``TOOLS`` spy does.
     """
 
     def module_spy(*args: Any, **kwargs: Any) -> Any:
+        if act is not None:
+            tally.note_call(name, args, kwargs)
+            return tally.run(name, lambda: act(args, kwargs))
         return tally.run(name, lambda: original(*args, **kwargs))
 
     module_spy.__name__ = module_spy.__qualname__ = name
@@ -260,18 +303,27 @@ class _Session:
         original = entry["fn"]
         entry["fn"] = make_spy(name, spec, original, self.tally)
         self.undo.append(lambda: entry.__setitem__("fn", original))
+        # ``every_route``: the other routes below act as the spy does (a result or a
+        # raise reaches call_tool however it calls the tool); else they run the body.
+        act = None
+        if spec.get("every_route") and spec.get("mode", "original") != "original":
+            act = make_act(spec, original, self.tally)
         # The module's own function too, for code that calls it around TOOLS.
         module, own = self.module, getattr(self.module, name, None)
         if callable(own):
-            setattr(module, name, make_module_spy(name, own, self.tally))
+            setattr(module, name, make_module_spy(name, own, self.tally, act))
             self.undo.append(lambda: setattr(module, name, own))
         # And the function objects themselves, for references saved at import
         # (``_REAL = TOOLS[name]["fn"]``): neither swap above reaches those.
         for fn in (original, own):
-            self.instrument(name, fn)
+            self.instrument(name, fn, act)
 
-    def instrument(self, name: str, fn: Any) -> None:
-        """Make calls of the function object ``fn`` itself count as runs of ``name`` (undone in restore)."""
+    def instrument(self, name: str, fn: Any, act: "Callable[[tuple, dict], Any] | None" = None) -> None:
+        """Make calls of the function object ``fn`` itself count as runs of ``name`` (undone in restore).
+
+        With ``act`` (``every_route``) such a call is noted and acts as the spy does
+        instead of running the body.
+        """
         if type(fn) is not _FunctionType or id(fn) in self._instrumented or fn.__closure__:
             return  # a nested function's code cannot be swapped (its closure must match): TOOLS spies still count
         self._instrumented.add(id(fn))
@@ -281,6 +333,9 @@ class _Session:
         tally = self.tally
 
         def run(args: tuple, kwargs: dict) -> Any:
+            if act is not None:
+                tally.note_call(name, args, kwargs)
+                return tally.run(name, lambda: act(args, kwargs))
             return tally.run(name, lambda: body(*args, **kwargs))
 
         fn.__code__, fn.__defaults__, fn.__kwdefaults__ = _TRAMPOLINE, None, {"_agtool_run": run}
@@ -317,6 +372,12 @@ class _Session:
             raise
         except Exception as exc:  # noqa: BLE001 - learner code
             record = _raised(exc)
+        except BaseException as exc:
+            # A spy's own interrupt that came back out is an observation (call_tool let
+            # it through, as it must); any other interrupt or exit escapes as before.
+            if not self.tally.is_own_interrupt(exc):
+                raise
+            record = {"passed_through": type(exc).__name__}
         record.update(self.snapshot())
         return record
 
@@ -326,7 +387,15 @@ class _Session:
             return {"missing": step["fn"]}
         args = decode(step.get("args", []))
         kwargs = decode(step.get("kwargs", {}))
-        return {"value": encode(fn(*args, **kwargs))}
+        if not step.get("args_after"):
+            return {"value": encode(fn(*args, **kwargs))}
+        # The arguments as the call left them: did it write into what it was given?
+        try:
+            out = {"value": encode(fn(*args, **kwargs))}
+        except Exception as exc:  # noqa: BLE001 - learner code
+            out = _raised(exc)
+        out["args_after"] = encode(args)
+        return out
 
     def op_attr(self, step: dict) -> dict:
         value = getattr(self.module, step["name"], _MISSING)
