@@ -10,7 +10,7 @@ sends the file the Check cells use (``$AGTOOL_MODULE``, see
 recipe sets it for every learner's server, for example
 ``http://127.0.0.1:10101/services/agtool-grader/``) with the server's own hub
 token (``$JUPYTERHUB_API_TOKEN``), waits for the grade and shows it with
-``agtool_lab.widget.render_html``. The attempt is kept by the service: the
+``agtool_lab.view.render_html`` (the Check cell's table). The attempt is kept by the service: the
 learner's history is at the service's page, the instructor sees the class.
 
 Outside a hub, or on a hub without the service, ``submit()`` says so and what
@@ -33,6 +33,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from agtool_lab.load import learner_path
+from agtool_lab.view import render_html
 from grader.locate import SubmissionNotFound
 from grader.report import Report
 
@@ -69,6 +71,19 @@ def service_config(env: "dict | None" = None) -> tuple[str, str]:
             "your module in this notebook; ask your instructor whether the class uses the grading service "
             "(deploy/jupyterhub/README.md, 'Classroom grading service').")
     return url.rstrip("/") + "/", token
+
+
+def configured(env: "dict | None" = None) -> bool:
+    """Whether this server can submit to a grading service (the Check panel then offers Submit).
+
+    >>> configured(env={}), configured(env={"AGTOOL_SERVICE_URL": "http://h/s/", "JUPYTERHUB_API_TOKEN": "t"})
+    (False, True)
+    """
+    try:
+        service_config(env)
+    except NotConfigured:
+        return False
+    return True
 
 
 def _request(method: str, url: str, token: str, body: "bytes | None" = None) -> dict:
@@ -112,8 +127,6 @@ def attempt_html(attempt: dict) -> str:
     >>> "waiting" in attempt_html({"id": 3, "status": "queued", "report": None})
     True
     """
-    from agtool_lab.widget import render_html
-
     head = f"<p><b>Attempt {html.escape(str(attempt['id']))} submitted to the class grading service</b>"
     if not attempt.get("report"):
         return head + f": {html.escape(str(attempt['status']))}, still waiting for its grade. " \
@@ -165,8 +178,6 @@ def submit(path=None, *, wait: bool = True, timeout: float = WAIT, wait_only: "i
     >>> submit(env={})                                                   # doctest: +ELLIPSIS
     No grading service here: this notebook is not running on a JupyterHub ...
     """
-    from agtool_lab.load import learner_path
-
     try:
         if wait_only is None:
             file = Path(learner_path(path))

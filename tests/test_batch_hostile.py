@@ -27,8 +27,8 @@ import mistune
 import pytest
 from bs4 import BeautifulSoup
 
-from agtool_lab.widget import render_html as widget_html
-from agtool_lab.widget import render_text as widget_text
+from agtool_lab.view import render_html as widget_html
+from agtool_lab.view import render_text as widget_text
 from grader import cli
 from grader.batch import discover, run_batch
 from grader.batch import run as batch_run

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from agtool_lab import widget as notebook
-from agtool_lab.widget import CheckPanel, check, grade_step, render_html, render_text
+from agtool_lab.view import NOTEBOOKS, render_html, render_text
+from agtool_lab.widget import CheckPanel, check, grade_step
 from grader.report import CheckResult, Report
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "notebook"
@@ -93,7 +94,7 @@ def test_passing_step_names_the_next_notebook():
 
 
 def test_every_notebook_named_by_the_widget_exists():
-    for step, name in notebook.NOTEBOOKS.items():
+    for step, name in NOTEBOOKS.items():
         assert (REPO / "labs" / name).is_file(), f"step {step}: labs/{name} is missing"
 
 
@@ -254,3 +255,20 @@ def test_playground_module_is_reimported_when_the_file_changes(tmp_path):
     assert first.VALUE == 1 and live.get() is first  # unchanged file: same module, counters kept
     module.write_text("VALUE = 22\n")
     assert live.get().VALUE == 22
+
+
+def test_submit_is_offered_beside_check_only_where_a_grading_service_is_configured(monkeypatch):
+    from agtool_lab import submit as service
+
+    report = Report(seed=5, path="t.py", checks=[CheckResult("step1/names", 1, True, 2, 2, "Data names")])
+    monkeypatch.delenv(service.SERVICE_URL_ENV, raising=False)
+    assert CheckPanel(1, report, path="t.py").submit_button is None  # a laptop: Check alone
+
+    monkeypatch.setenv(service.SERVICE_URL_ENV, "http://127.0.0.1:9/services/agtool-grader/")
+    monkeypatch.setenv(service.TOKEN_ENV, "token")
+    panel = CheckPanel(1, report, path="t.py")
+    assert panel.submit_button is not None and panel.submit_button in panel.children[1].children
+    sent = []
+    monkeypatch.setattr(service, "submit", lambda path: sent.append(path) or service.Message("Attempt 4 <graded>"))
+    panel.send()
+    assert sent == ["t.py"] and "Attempt 4 &lt;graded&gt;" in panel.submitted.value

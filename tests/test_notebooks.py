@@ -62,7 +62,7 @@ def test_committed_notebook_equals_generator_output(builder, step):
 
 
 def test_widget_and_generator_agree_on_notebook_names(builder):
-    from agtool_lab.widget import NOTEBOOKS
+    from agtool_lab.view import NOTEBOOKS
 
     assert [spec["file"] for spec in builder.NOTEBOOKS] == [NOTEBOOKS[s] for s in STEPS]
 
