@@ -27,6 +27,20 @@ TOOL_SPIES_ORIGINAL = {"stock_lookup": {"mode": "original"}, "legacy_stock": {"m
 TOOL_SPIES_TABLE = {"stock_lookup": {"mode": "table"}, "legacy_stock": {"mode": "table", "ignore_limit": True}}
 
 
+def every_route(spies: dict) -> dict:
+    """``spies`` acting on every route a ``call_tool`` could call a tool by, not only ``TOOLS[name]['fn']``.
+
+    The module's own tool functions (and the function objects themselves) then
+    return or raise what the spy does: a check of a later step feeds its values
+    to a ``call_tool`` that goes around the table too, so that fault costs step 3
+    (``calls_through_table``) and nothing else.
+
+    >>> every_route({"stock_lookup": {"mode": "raise", "exc": "KeyError"}})
+    {'stock_lookup': {'mode': 'raise', 'exc': 'KeyError', 'every_route': True}}
+    """
+    return {name: {**spec, "every_route": True} for name, spec in spies.items()}
+
+
 class Fail(Exception):
     """Raised inside a judge to fail the check with these fields."""
 
@@ -127,6 +141,8 @@ def outcome(record: dict) -> str:
     """What a call did, in words: ``returned ...`` / ``raised ...`` / ``name missing``."""
     if "missing" in record:
         return f"the module has no name {record['missing']!r}"
+    if "passed_through" in record:
+        return f"let {record['passed_through']} through"
     if "raised" in record:
         msg = record.get("message") or ""
         return f"raised {record['raised']}" + (f": {msg}" if msg else "")

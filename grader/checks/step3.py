@@ -6,7 +6,7 @@ import random
 from grader.checks import cases
 from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe,
-                                   expectations_judge, call_op)
+                                   check_expect, every_route, expectations_judge, call_op, outcome, records_of)
 from grader.engine.encode import encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict
 
@@ -125,7 +125,7 @@ def _raised_probes(rng: random.Random) -> list[Probe]:
     return probes
 
 
-add("step3/raised_as_value", 2, "A tool that raises gives error 'raised:<ExceptionType>'",
+add("step3/raised_as_value", 1, "A tool that raises gives error 'raised:<ExceptionType>'",
     "Wrap the tool call in try/except Exception and return {'ok': False, 'value': None, "
     "'error': 'raised:' + type(exc).__name__}; never let the exception out.",
     ["3.raised", "3.no_exception"], _raised_probes,
@@ -145,3 +145,33 @@ add("step3/unknown_tool", 1, "An unknown tool name gives error 'args:unknown_too
     "Validate before you look the name up in TOOLS: an unknown name is a value, not a KeyError.",
     ["3.args_prefix", "3.no_exception"], _unknown_probes,
     expectations_judge("An unknown tool must give {'ok': False, 'value': None, 'error': 'args:unknown_tool'}."))
+
+
+def _interrupt_probes(rng: random.Random) -> list[Probe]:
+    probes = []
+    for exc in ("KeyboardInterrupt", "SystemExit"):
+        tool = rng.choice(spec.TOOL_NAMES)
+        operation = call_op("call_tool", tool, cases.random_valid_args(rng), runs={tool: 1})
+        operation["label"] += f"  # the tool raises {exc}"
+        # On every route (the module's own functions too): this check judges the except clause only.
+        probes.append(call_probe([operation], spies=every_route({t: {"mode": "raise", "exc": exc}
+                                                                 for t in spec.TOOL_NAMES})))
+    return probes
+
+
+def _interrupt_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        operation, rec = probe.params["steps"][0], records_of(probe, obs)[0]
+        exc = probe.params["spies"][operation["args"][0]]["exc"]
+        if rec.get("passed_through") != exc:
+            raise Fail(f"{exc} must pass through call_tool: catch Exception, not BaseException (or a bare except), "
+                       "so that a learner can still stop a run.", call=operation["label"],
+                       expected=f"the {exc} raised out of call_tool", got=outcome(rec))
+        check_expect(operation, rec, "The tool body must run once for valid arguments.")
+    return Verdict.ok()
+
+
+add("step3/interrupt_passes_through", 1, "KeyboardInterrupt and SystemExit raised in a tool pass through call_tool",
+    "Write except Exception (never except BaseException or a bare except:): an interrupt or exit must still "
+    "stop the run.",
+    ["3.base_exception"], _interrupt_probes, _interrupt_judge)
