@@ -5,8 +5,8 @@ import random
 
 from grader.checks import cases
 from grader import spec
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe, get_field,
-                                   mentions_number, outcome, records_of, call_op, value_of)
+from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe, every_route,
+                                   get_field, mentions_number, outcome, records_of, call_op, value_of)
 from grader.engine.encode import decode, encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict, shared_rng
 
@@ -55,7 +55,7 @@ def judge_reducers(probes: list, observations: list) -> Verdict:
     return Verdict.ok()
 
 
-add("step6/state_reducers", 3, "State: errors and calls append, attempts adds",
+add("step6/state_reducers", 2, "State: errors and calls append, attempts adds",
     "Declare State as a TypedDict whose errors and calls are Annotated[list, operator.add] and attempts "
     "Annotated[int, operator.add]; without a reducer, each node's update replaces the value.",
     ["6.state"], lambda rng: reducer_probes(rng, ("errors", "calls", "attempts")), judge_reducers)
@@ -150,6 +150,11 @@ def _used(tool: "str | None") -> str:
     return tool or "stock_lookup"
 
 
+def _naive_op(order: dict, tool: "str | None", n: int) -> dict:
+    """The run_naive call of a shared run; the order is read back after it (``step6/order_unchanged``)."""
+    return dict(call_op("run_naive", order, runs=_runs_of(tool, n)), args_after=True)
+
+
 def _runs_of(tool: "str | None", n: int) -> dict:
     """Expected tool-body runs of one run_naive call: ``n`` of the tool it uses, none of the other."""
     return {name: (n if name == _used(tool) else 0) for name in spec.TOOL_NAMES}
@@ -193,10 +198,11 @@ def _found_run(rng: random.Random, tool: "str | None") -> Probe:
         row["count"] = rng.randint(10, 999)
     value = {"sku": args["sku"], "region": args["region"], "rows": rows}
     order = cases.order(args["sku"], args["region"], args["limit"], tool)
-    operation = call_op("run_naive", order, runs=_runs_of(tool, 1))
+    operation = _naive_op(order, tool, 1)
     operation["label"] += f"  # the tool returns {value!r}"
-    return call_probe([operation], spies={t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES},
-                      fresh=True)
+    # On every route: a call_tool that goes around TOOLS (step 3's fault) meets the same result.
+    return call_probe([operation], spies=every_route({t: {"mode": "return", "value": encode(value)}
+                                                      for t in spec.TOOL_NAMES}), fresh=True)
 
 
 def _refused_run(rng: random.Random, kind: str, tool: "str | None", variant: "int | None" = None) -> Probe:
@@ -204,7 +210,7 @@ def _refused_run(rng: random.Random, kind: str, tool: "str | None", variant: "in
     order = cases.order(args["sku"], args["region"], args["limit"], tool)
     # call_tool's own verdict on the same call is the reason run_naive must carry.
     return call_probe([call_op("call_tool", _used(tool), _order_args(order)),
-                       call_op("run_naive", order, runs=_runs_of(tool, 0))], spies=TOOL_SPIES_ORIGINAL, fresh=True)
+                       _naive_op(order, tool, 0)], spies=TOOL_SPIES_ORIGINAL, fresh=True)
 
 
 def _empty_run(rng: random.Random, tool: "str | None") -> Probe:
@@ -214,17 +220,17 @@ def _empty_run(rng: random.Random, tool: "str | None") -> Probe:
         sku, region = rng.choice([(s, r) for s in spec.SKUS for r in spec.REGIONS if not spec.rows_for(s, r)])
     order = cases.order(sku, region, rng.randint(1, spec.MAX_ROWS), tool)
     return call_probe([call_op("call_tool", _used(tool), _order_args(order)),
-                       call_op("run_naive", order, runs=_runs_of(tool, 1))], spies=TOOL_SPIES_TABLE, fresh=True)
+                       _naive_op(order, tool, 1)], spies=TOOL_SPIES_TABLE, fresh=True)
 
 
 def _raised_run(rng: random.Random, tool: "str | None") -> Probe:
     args = cases.random_valid_args(rng)
     order = cases.order(args["sku"], args["region"], args["limit"], tool)
     exc = rng.choice(cases.EXCEPTION_TYPES)
-    operation = call_op("run_naive", order, runs=_runs_of(tool, 1))
+    operation = _naive_op(order, tool, 1)
     operation["label"] += f"  # the tool raises {exc}"
     return call_probe([call_op("call_tool", _used(tool), _order_args(order)), operation],
-                      spies={t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}, fresh=True)
+                      spies=every_route({t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}), fresh=True)
 
 
 def naive_probes(*names: str):
@@ -366,3 +372,23 @@ def _no_retry_judge(probes: list, observations: list) -> Verdict:
 add("step6/naive_no_retry", 1, "The naive graph calls once and never retries",
     "build_naive has no repair: after a failed fetch it goes straight to giveup.",
     ["6.nodes", "6.fetch"], naive_probes("refused_limit", "refused_region", "empty", "raised"), _no_retry_judge)
+
+
+def _order_unchanged_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        operation, rec, _runs = the_run(probe, obs)
+        if "args_after" not in rec:
+            raise Fail("The grader could not read the order back after run_naive.", call=operation["label"],
+                       expected="the order read back", got=outcome(rec))
+        order, after = operation["args"][0], rec["args_after"][0]
+        if not strict_equal(after, order):
+            raise Fail("run_naive changed the order it was given: nodes never write into the order (pick reads "
+                       "order.get('tool', ...) and builds a new args dict).", call=operation["label"],
+                       expected=f"the order still {show(order)}", got=f"the order became {show(after)}")
+    return Verdict.ok()
+
+
+add("step6/order_unchanged", 1, "run_naive leaves the caller's order as it was",
+    "pick and the other nodes read the order and return new values (order.get('tool', 'stock_lookup'), a new "
+    "args dict); none writes into the order (no setdefault, no order[...] = ...).",
+    ["6.no_mutation"], naive_probes(*NAIVE_RUNS), _order_unchanged_judge)

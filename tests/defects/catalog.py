@@ -173,6 +173,9 @@ DEFECTS: dict[str, Defect] = {
                             'return "reply" if state["ok"] or state["errors"][-1] == "result:empty" else "giveup"'),
                            why="an empty result goes to reply"),
     "step6/naive_default_tool": d(('order.get("tool", "stock_lookup")', '"stock_lookup"'), affects=(7,)),
+    "step6/order_unchanged": d(('    return {"tool": order.get("tool", "stock_lookup"), "args": args}',
+                                '    return {"tool": order.setdefault("tool", "stock_lookup"), "args": args}'),
+                               why="pick writes the default tool into the caller's order"),
     "step6/naive_no_retry": d(('    graph.add_conditional_edges("fetch", _after_naive_fetch, ["reply", "giveup"])',
                                '    graph.add_node("repair", repair)\n'
                                '    graph.add_conditional_edges("fetch", _after_fetch, ["reply", "repair", "giveup"])\n'
