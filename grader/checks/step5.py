@@ -5,8 +5,8 @@ import random
 
 from grader.checks import cases
 from grader import spec
-from grader.checks._common import (TOOL_SPIES_TABLE, Fail, add, call_probe, expectations_judge, op, outcome,
-                                   records_of, call_op, value_of)
+from grader.checks._common import (TOOL_SPIES_TABLE, Fail, add, call_probe, every_route, expectations_judge, op,
+                                   outcome, records_of, call_op, value_of)
 from grader.checks.step3 import safe_pair, success
 from grader.engine.encode import encode, show
 from grader.checks.registry import Probe, Verdict
@@ -122,8 +122,9 @@ def _failure_probes(rng: random.Random) -> list[Probe]:
     empty, _ = cases.bad_result(rng, rng.choice(["empty", "too_big", "range"]))
     returning = [call_op("call_tool", tool, args, runs={tool: n}) for n in (1, 2)]
     returning[0]["label"] += f"  # the tool returns {empty!r}"
-    return [call_probe(raising, spies={tool: {"mode": "raise", "exc": exc}}),
-            call_probe(returning, spies={tool: {"mode": "return", "value": encode(empty)}})]
+    # On every route: a call_tool that goes around TOOLS (step 3's fault) meets the same failures.
+    return [call_probe(raising, spies=every_route({tool: {"mode": "raise", "exc": exc}})),
+            call_probe(returning, spies=every_route({tool: {"mode": "return", "value": encode(empty)}}))]
 
 
 def _failure_judge(probes: list, observations: list) -> Verdict:
@@ -175,7 +176,7 @@ def _holds_probes(rng: random.Random) -> list[Probe]:
     _, bad_args, _ = cases.single_defect(rng, rng.choice(["allowed", "range_low", "missing"]))
     ops = [call_op("call_tool", tool, args), call_op("call_tool", other, cases.random_valid_args(rng)),
            call_op("call_tool", tool, bad_args), op("cache", label="list(CACHE)"), call_op("cache_key", tool, args)]
-    spies = {tool: TOOL_SPIES_TABLE[tool], other: {"mode": "return", "value": encode(empty)}}
+    spies = every_route({tool: TOOL_SPIES_TABLE[tool], other: {"mode": "return", "value": encode(empty)}})
     return [call_probe(ops, spies=spies)]
 
 

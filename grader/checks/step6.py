@@ -220,7 +220,7 @@ def _empty_run(rng: random.Random, tool: "str | None") -> Probe:
         sku, region = rng.choice([(s, r) for s in spec.SKUS for r in spec.REGIONS if not spec.rows_for(s, r)])
     order = cases.order(sku, region, rng.randint(1, spec.MAX_ROWS), tool)
     return call_probe([call_op("call_tool", _used(tool), _order_args(order)),
-                       _naive_op(order, tool, 1)], spies=TOOL_SPIES_TABLE, fresh=True)
+                       _naive_op(order, tool, 1)], spies=every_route(TOOL_SPIES_TABLE), fresh=True)
 
 
 def _raised_run(rng: random.Random, tool: "str | None") -> Probe:

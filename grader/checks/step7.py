@@ -15,8 +15,8 @@ from typing import Callable
 
 from grader.checks import cases
 from grader import spec
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, counts_of, expectations_judge,
-                                   op, records_of, call_op)
+from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, counts_of, every_route,
+                                   expectations_judge, op, records_of, call_op)
 from grader.checks.step6 import (check_answer_mentions, expect_field, judge_nodes, judge_reducers,
                                  reducer_probes, result_of)
 from grader.engine.encode import decode, encode, show, strict_equal
@@ -493,7 +493,7 @@ def _raised_probes(rng: random.Random) -> list[Probe]:
     args = cases.random_valid_args(rng, stocked=True)
     order = cases.order(args["sku"], args["region"], args["limit"])
     return [_run([_handle_op(order, note=f"the tool raises {exc}")],
-                 {"stock_lookup": {"mode": "raise", "exc": exc}})]
+                 every_route({"stock_lookup": {"mode": "raise", "exc": exc}}))]
 
 
 def _raised_judge(probes: list, observations: list) -> Verdict:

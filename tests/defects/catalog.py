@@ -109,9 +109,9 @@ DEFECTS: dict[str, Defect] = {
     "step3/blocked_before_call": d((_ARGS_REFUSED, '        try:\n            TOOLS[name]["fn"](**args)\n'
                                                    '        except Exception:\n            pass\n' + _ARGS_REFUSED),
                                    affects=(5, 6, 7, 8), why="the body runs before the refusal"),
-    # Step 4 meets its bad results by the module's own functions too (STOCK), so it keeps its marks;
-    # steps 5-7 still see this fault through their table spies.
-    "step3/calls_through_table": d((_CALL, '        value = globals()[name](**args)'), affects=(5, 6, 7),
+    # Step 4 meets its bad results by the module's own functions too (STOCK), and steps 5-7 feed
+    # theirs through spies on every route (every_route), so this fault costs step 3 only.
+    "step3/calls_through_table": d((_CALL, '        value = globals()[name](**args)'), affects=(3,),
                                    why="calls the module function, not TOOLS[name]['fn']"),
     "step3/raised_as_value": d(('_failure("raised:" + type(exc).__name__)', '_failure("raised:" + repr(exc))'),
                                affects=(7,)),
@@ -327,6 +327,12 @@ MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
     "cache_key_without_name": ("step5/key_distinguishes", d(
         ('    return name + ":" + json.dumps(args, sort_keys=True, ensure_ascii=False)',
          '    return json.dumps(args, sort_keys=True, ensure_ascii=False)'))),
+    # A call_tool through references saved at import (not TOOLS[name]['fn']): step 3 only, as above.
+    "calls_saved_reference": ("step3/calls_through_table", d(
+        ('def call_tool(name: str, args: dict) -> dict:\n',
+         '_SAVED = {"stock_lookup": stock_lookup, "legacy_stock": legacy_stock}\n\n\n'
+         'def call_tool(name: str, args: dict) -> dict:\n'),
+        (_CALL, '        value = _SAVED[name](**args)'))),
     "report_ignores_folder": ("step8/writes_both_files", d(
         ('folder = Path(folder) if folder is not None else Path(__file__).resolve().parent',
          'folder = Path(__file__).resolve().parent'))),
