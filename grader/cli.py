@@ -310,6 +310,9 @@ def add_batch_parser(subparsers) -> argparse.ArgumentParser:
                    help="a secret class key (one line; make one with: python -c 'import grader.seeds as s; "
                         "print(s.new_key())'): the grade that counts uses per-learner seeds nobody sees, "
                         f"feedback other cases (default ${SEED_KEY_ENV}; ignored with --seed)")
+    p.add_argument("--course", type=Path, default=None, metavar="FILE",
+                   help="a course file (TOML: due dates, late credit, weights; README \"Course policy\"): "
+                        "grades.csv gains the credited score, which attempt counted and why")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=batch_command)
     return p
@@ -329,7 +332,8 @@ def batch_command(args: argparse.Namespace) -> int:
         result = run_batch(args.submissions, args.out, jobs=args.jobs, seed=args.seed, resume=args.resume,
                            timeout=args.timeout, steps=args.steps, only=args.only, executor=args.executor,
                            scheduler=args.scheduler, sandbox=sandbox_choice(args.sandbox),
-                           progress=not args.no_progress, seed_key=_read_key(args.seed_key_file))
+                           progress=not args.no_progress, seed_key=_read_key(args.seed_key_file),
+                           course=args.course)
     except UnknownCheck as exc:
         return _cannot_grade(f"{exc}. See the ids with: agtool-grade checks", "batch")
     except (SubmissionNotFound, UnsafeArchive, ValueError) as exc:

@@ -23,7 +23,7 @@ import pandas as pd
 
 from grader.batch.gradescope import write_results
 from grader.batch.plots import write_plots
-from grader.escape import csv_cell, md_cell, md_code, md_code_cell, md_text
+from grader.escape import csv_cell, md_cell, md_code, md_code_cell, md_text, terminal_text
 from grader.render import render_markdown
 from grader.report import STEPS, Report
 
@@ -66,11 +66,39 @@ def gradebook_frame(records: list[dict]) -> pd.DataFrame:
         # Which file the row is: two learners whose ids were made unique by a suffix stay told apart.
         row["source"] = record.get("source", "")
         rows.append(row)
+    credit_columns = []
+    if any("credit" in r for r in records):  # a course policy: which attempt counted, its scores, and why
+        credit_columns = list(CREDIT_COLUMNS)
+        for row, record in zip(rows, _sorted(records)):
+            got = record.get("credit") or {}
+            row.update({column: got.get(key) for column, key in CREDIT_COLUMNS.items()})
     frame = pd.DataFrame(rows, columns=["learner", "score", "max_score",
-                                        *[f"step{s}" for s in STEPS], *columns, "seed", "error", "source"])
+                                        *[f"step{s}" for s in STEPS], *columns, "seed", "error", "source",
+                                        *credit_columns])
     for name in [f"step{s}" for s in STEPS] + columns:
         frame[name] = frame[name].astype("Int64")
     return frame
+
+
+# grades.csv column -> key of a record's ``credit`` (grader.course.policy.Credit), after the raw columns.
+CREDIT_COLUMNS = {"weighted_score": "score", "weighted_max": "max_score", "credit_factor": "factor",
+                  "credited_score": "credited", "submitted_at": "submitted_at", "period": "period",
+                  "counted": "attempt", "why": "why"}
+
+
+def credit_line(record: dict) -> str:
+    """One Markdown line saying what counted under the course policy (``""`` without a policy).
+
+    >>> print(credit_line({"credit": {"credited": 8.0, "max_score": 10.0, "attempt": 3, "why": "late *80%*"}}))
+    **Credited: 8/10** (attempt 3): late \\*80%\\*
+    <BLANKLINE>
+    <BLANKLINE>
+    """
+    got = record.get("credit")
+    if not got:
+        return ""
+    return (f"**Credited: {got['credited']:g}/{got['max_score']:g}** (attempt {md_text(got['attempt'])}): "
+            f"{md_text(got['why'])}\n\n")
 
 
 def csv_frame(book: pd.DataFrame) -> pd.DataFrame:
@@ -191,6 +219,13 @@ def render_summary(records: list[dict], archive_skipped: "list[tuple[str, str]]"
         # An import error's first line is learner text: a code span, never raw HTML or a link.
         lines += [f"- {md_text(learner)}: {md_code(_short(error.split(chr(10), 1)[0] if error else ''))}"
                   for learner, error in errors]
+    credited = [r for r in records if r.get("credit")]
+    if credited:
+        periods = Counter(r["credit"]["period"] for r in credited)
+        lines += ["", "## Course policy", "",
+                  f"- mean credited score: {sum(r['credit']['credited'] for r in credited) / len(credited):.2f}"
+                  f" / {max(r['credit']['max_score'] for r in credited):g}",
+                  *[f"- {md_text(period)}: {count}" for period, count in sorted(periods.items())]]
     if archive_skipped:
         lines += ["", "## Skipped from the zip", ""]
         lines += [f"- {md_code(member)}: {md_text(reason)}" for member, reason in archive_skipped]
@@ -224,9 +259,20 @@ def render_feedback(record: dict) -> str:
     """
     shown = Report.from_dict(record.get("feedback_report") or record["report"])
     if "feedback_report" not in record:
-        return render_markdown(shown)
+        return credit_line(record) + render_markdown(shown)
     counting = Report.from_dict(record["report"])
-    return KEYED_NOTE.format(score=counting.score, max_score=counting.max_score) + render_markdown(shown)
+    return (credit_line(record) + KEYED_NOTE.format(score=counting.score, max_score=counting.max_score)
+            + render_markdown(shown))
+
+
+def _credit_gradescope(path: Path, got: dict) -> None:
+    """Gradescope's score is the credited one; its output and extra data say which attempt counted and why."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["score"] = float(got["credited"])
+    data["output"] = (f"Credited: {got['credited']:g}/{got['max_score']:g} ({terminal_text(got['why'])}).\n"
+                      + data["output"])
+    data.setdefault("extra_data", {})["credit"] = got
+    path.write_text(json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def write_outputs(records: list[dict], out: "str | Path", *,
@@ -248,7 +294,8 @@ def write_outputs(records: list[dict], out: "str | Path", *,
         "seeds": sorted({r["seed"] for r in records}),
         "learners": [{"learner": r["learner"], "source": r["source"], "sha256": r["sha256"],
                       "score": r["report"]["score"], "max_score": r["report"]["max_score"],
-                      "error": r["report"].get("error", ""), "report": r["report"]} for r in records],
+                      "error": r["report"].get("error", ""), "report": r["report"],
+                      **({"credit": r["credit"]} if "credit" in r else {})} for r in records],
     }, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")  # no indent: the C encoder (1,000 reports)
 
     for sub in ("feedback", "gradescope", "plots"):
@@ -257,8 +304,10 @@ def write_outputs(records: list[dict], out: "str | Path", *,
     for r in records:
         (out / "feedback" / f"{r['learner']}.md").write_text(render_feedback(r), encoding="utf-8")
         shown = Report.from_dict(r.get("feedback_report") or r["report"])
-        write_results(shown, out / "gradescope" / r["learner"] / "results.json",
-                      score=Report.from_dict(r["report"]).score)
+        results = write_results(shown, out / "gradescope" / r["learner"] / "results.json",
+                                score=Report.from_dict(r["report"]).score)
+        if "credit" in r:
+            _credit_gradescope(results, r["credit"])
 
     summary_path = out / "summary.md"
     summary_path.write_text(render_summary(records, archive_skipped), encoding="utf-8")

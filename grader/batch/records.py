@@ -30,17 +30,21 @@ def write_json_atomically(path: Path, data: dict) -> None:
 
 
 def result_record(learner: str, display: str, sha256: str, seed: int, selection: dict, report: dict,
-                  feedback: "tuple[int, dict] | None" = None) -> dict:
+                  feedback: "tuple[int, dict] | None" = None, submitted_at: "str | None" = None) -> dict:
     """One learner's saved result; ``feedback`` is ``(seed, report)`` of the run they are shown, if separate.
 
     ``report`` is the grade that counts. With a seed key (``grader.seeds``) its
     seed is secret and stays in this instructor-only file; the learner's
     feedback comes from ``feedback_report``, graded on other cases.
+    ``submitted_at`` (ISO 8601, UTC) is the attempt's time under a course
+    policy: the run that first graded these bytes (kept by ``--resume``).
     """
     record = {"learner": learner, "source": display, "sha256": sha256, "seed": seed,
               "selection": selection, "report": report}
     if feedback is not None:
         record["feedback_seed"], record["feedback_report"] = feedback
+    if submitted_at is not None:
+        record["submitted_at"] = submitted_at
     return record
 
 

@@ -26,6 +26,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import json
 import math
@@ -118,6 +119,8 @@ def run_batch(
     grade_fn: GradeFn | None = None,
     progress: bool = True,
     seed_key: "str | bytes | None" = None,
+    course=None,
+    submitted_at: "dt.datetime | None" = None,
 ) -> BatchResult:
     """Grade every submission and write the class outputs under ``out``.
 
@@ -131,6 +134,11 @@ def run_batch(
     ``seed_key`` (default ``$AGTOOL_SEED_KEY``; ignored when ``seed`` is
     given) keeps the grade that counts out of the learners' reach: see
     :class:`SeedPlan` and SECURITY.md.
+    ``course`` (a course file's path, or a ``grader.course.policy.Policy``)
+    adds weights and late credit to every output; each learner's one attempt
+    is timed ``submitted_at`` (default: now, the time this run collects the
+    files; a file's mtime is the learner's to set, so it is not trusted), and
+    ``--resume`` keeps the time of the run that first graded unchanged bytes.
 
     >>> run_batch("class/", "out/", seed=3).outputs["csv"]   # doctest: +SKIP
     PosixPath('out/grades.csv')
@@ -138,6 +146,9 @@ def run_batch(
     selection = {"steps": sorted(set(steps)) if steps else None, "only": sorted(set(only)) if only else None}
     _check_selection(selection)
     _check_limits(timeout, jobs)
+    policy = _course(course)  # a bad course file is refused before anyone is graded
+    now = (submitted_at or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc)
+    stamp = now.replace(microsecond=0, tzinfo=None).isoformat() + "Z"
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a folder: name a new or existing folder for the outputs")
@@ -158,7 +169,8 @@ def run_batch(
         source, problem = _read_submission(sub)
         if problem:
             report = failed_report(seed, sub.display, problem, steps=selection["steps"], only=selection["only"])
-            _store(out, result_record(sub.learner, sub.display, "", seed, selection, report.to_dict()), kept)
+            _store(out, result_record(sub.learner, sub.display, "", seed, selection, report.to_dict(),
+                                      submitted_at=stamp), kept)
             continue
         digest = hashlib.sha256(source).hexdigest()
         old = load_record(out, sub.learner) if resume else None
@@ -182,13 +194,26 @@ def run_batch(
             continue
         feedback = (plan.feedback(task.learner), got["feedback"]) if plan.key else None
         _store(out, result_record(task.learner, task.display, task.sha256, plan.grading(task.learner), selection,
-                                  got["grade"], feedback), kept)
+                                  got["grade"], feedback, submitted_at=stamp), kept)
         result.graded += 1
 
     saved = {r["learner"]: r for r in load_records(out, result.learners)}
     records = [saved.get(learner) or kept[learner] for learner in result.learners if learner in saved or learner in kept]
+    if policy is not None:
+        from grader.course.policy import with_credit
+
+        records = [with_credit(r, policy, now) for r in records]
     result.outputs = gradebook.write_outputs(records, out, archive_skipped=archive_skipped)
     return result
+
+
+def _course(course):
+    """The batch's course policy: ``None``, a ``Policy``, or a course file's path (read and validated now)."""
+    if course is None:
+        return None
+    from grader.course.policy import Policy, load_policy
+
+    return course if isinstance(course, Policy) else load_policy(course)
 
 
 def _store(out: Path, record: dict, kept: dict[str, dict]) -> None:

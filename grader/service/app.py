@@ -14,6 +14,7 @@ Routes (relative to the prefix)::
     GET  api/submissions        the caller's attempts, newest first (instructors: ?learner=NAME)
     GET  api/submissions/ID     one attempt with its report once graded; 404 for another learner's
     GET  api/class              instructors: one row per learner, pass rates, common wrong answers
+    GET  api/course             the caller's due dates and attempts left (null without --course)
     GET  grades.csv             instructors: the gradebook in ``agtool-grade batch``'s columns
     GET  ""                     page: the caller's attempts with their feedback
     GET  class                  page (instructors): the class, reloading itself
@@ -35,7 +36,7 @@ import os
 from tornado import web
 
 from grader.report import new_seed
-from grader.service import classview, pages
+from grader.service import classview, course, pages
 from grader.service.db import Store, iso, utcnow
 from grader.service.queue import GradingQueue
 from grader.service.settings import CONTENT_TYPES, Settings
@@ -95,6 +96,8 @@ class ApiHandler(_Base):
         exc = kwargs.get("exc_info", (None, None))[1]
         message = getattr(exc, "log_message", None) or self._reason
         self.set_header("Content-Type", "application/json; charset=utf-8")
+        if getattr(self, "retry_after", None):  # send_error cleared the headers set before the raise
+            self.set_header("Retry-After", str(self.retry_after))
         self.finish(pages.json_text({"error": message}))
 
     def require_instructor(self) -> None:
@@ -118,9 +121,13 @@ class SubmissionsHandler(ApiHandler):
             raise web.HTTPError(400, "the body is empty: send the bytes of your tools.py")
         since = utcnow() - dt.timedelta(seconds=self.conf.rate_window)
         if self.store.count_since(self.learner, since) >= self.conf.rate_limit:
-            self.set_header("Retry-After", str(int(self.conf.rate_window)))
+            self.retry_after = int(self.conf.rate_window)
             raise web.HTTPError(429, f"at most {self.conf.rate_limit} submissions per {self.conf.rate_window:g} s; "
                                      "try again in a minute")
+        refused = course.refuse(self.store, self.learner, self.conf.course)
+        if refused:  # the course file's attempt limit: say when the next attempt is allowed
+            self.retry_after = refused[1]
+            raise web.HTTPError(429, refused[0])
         attempt_id = self.store.add_attempt(self.learner, body, seed=new_seed())  # stored, then queued
         self.queue.put(attempt_id)
         url = f"{self.conf.prefix}api/submissions/{attempt_id}"
@@ -143,24 +150,38 @@ class SubmissionHandler(ApiHandler):
         self.send_json(200, attempt.detail())
 
 
-def class_data(store: Store) -> tuple[list[dict], list[dict], dict]:
-    """(rows per learner, the best records, pass rates and wrong answers) from what is stored now."""
-    records = classview.best_records(store.finished())
+def class_data(store: Store, policy=None) -> tuple[list[dict], list[dict], dict]:
+    """(rows per learner, the counting records, pass rates and wrong answers) from what is stored now.
+
+    Without a course policy the best attempt counts; with one, the attempt
+    ``grader.course.policy.credit`` picks, with its credited score and why.
+    """
+    records = _records(store.finished(), policy)
     rows = classview.class_rows(store.all_summaries(), {r["learner"]: r for r in records})
     return rows, records, classview.class_outputs(records)
+
+
+def _records(attempts, policy) -> list[dict]:
+    return course.credited_records(attempts, policy) if policy is not None else classview.best_records(attempts)
+
+
+class CourseHandler(ApiHandler):
+    def get(self) -> None:
+        """The caller's due dates and attempts left (``null`` without a course file)."""
+        self.send_json(200, course.status(self.store, self.learner, self.conf.course))
 
 
 class ClassHandler(ApiHandler):
     def get(self) -> None:
         self.require_instructor()
-        rows, _records, outputs = class_data(self.store)
+        rows, _records, outputs = class_data(self.store, self.conf.course)
         self.send_json(200, {"updated_at": iso(utcnow()), "learners": rows, **outputs})
 
 
 class GradesCsvHandler(ApiHandler):
     def get(self) -> None:
         self.require_instructor()
-        _rows, records, _outputs = class_data(self.store)
+        _rows, records, _outputs = class_data(self.store, self.conf.course)
         self.set_header("Content-Type", "text/csv; charset=utf-8")
         self.set_header("Content-Disposition", 'attachment; filename="grades.csv"')
         self.finish(classview.gradebook_csv(records))
@@ -176,7 +197,8 @@ class PageHandler(_Base):
 
     def attempts_html(self, learner: str) -> str:
         attempts = [a.detail() for a in self.store.attempts_of(learner, limit=200)]
-        return pages.learner_page(learner, attempts, prefix=self.conf.prefix, is_instructor=self.instructor)
+        return pages.learner_page(learner, attempts, prefix=self.conf.prefix, is_instructor=self.instructor,
+                                  course=course.status(self.store, learner, self.conf.course))
 
 
 class HomePage(PageHandler):
@@ -200,7 +222,7 @@ class LearnerFeedback(PageHandler):
             raise web.HTTPError(404, "no such page")
         from grader.batch.gradebook import render_feedback
 
-        records = classview.best_records(a for a in self.store.finished() if a.learner == learner)
+        records = _records([a for a in self.store.finished() if a.learner == learner], self.conf.course)
         if not records:
             raise web.HTTPError(404, f"{learner} has no graded attempt")
         self.set_header("Content-Type", "text/markdown; charset=utf-8")
@@ -213,7 +235,7 @@ class ClassPage(PageHandler):
     def get(self) -> None:
         if not self.instructor:
             raise web.HTTPError(403, "the class page is for instructors")
-        rows, _records, outputs = class_data(self.store)
+        rows, _records, outputs = class_data(self.store, self.conf.course)
         self.finish(pages.class_page(rows, outputs, prefix=self.conf.prefix, refresh=self.conf.class_refresh))
 
 
@@ -232,6 +254,7 @@ def make_app(store: Store, queue: GradingQueue, settings: Settings, hub_auth=Non
         (rf"{p}api/submissions/?", SubmissionsHandler, args),
         (rf"{p}api/submissions/(\d+)", SubmissionHandler, args),
         (rf"{p}api/class", ClassHandler, args),
+        (rf"{p}api/course", CourseHandler, args),
         (rf"{p}grades\.csv", GradesCsvHandler, args),
         (rf"{p}oauth_callback", HubOAuthCallbackHandler),
         (rf"{p}class", ClassPage, args),

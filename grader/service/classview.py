@@ -55,6 +55,8 @@ def class_rows(summaries: list[dict], records_by_learner: dict) -> list[dict]:
             steps = record["report"]["steps"]
             row["steps"] = {str(step): steps[str(step)]["score"] for step in STEPS if str(step) in steps}
             row["best_attempt"] = record["attempt"]
+            if "credit" in record:  # a course policy: the counting attempt, its credited score and why
+                row["credited_score"], row["why"] = record["credit"]["credited"], record["credit"]["why"]
     return [rows[k] for k in sorted(rows)]
 
 

@@ -47,6 +47,9 @@ def add_serve_parser(subparsers) -> argparse.ArgumentParser:
                    help="submissions per learner per --rate-window (default: %(default)s; more gets 429)")
     p.add_argument("--rate-window", type=float, default=RATE_WINDOW, metavar="S",
                    help="seconds of the rate limit's window (default: %(default)s)")
+    p.add_argument("--course", default=None, metavar="FILE",
+                   help="a course file (TOML: due dates, late credit, attempt limit, weights; README "
+                        "\"Course policy\"): over the limit a submission gets 429 saying when the next is allowed")
     p.add_argument("--url", default=None, help="where to listen (default: $JUPYTERHUB_SERVICE_URL)")
     p.add_argument("--prefix", default=None, help="route prefix (default: $JUPYTERHUB_SERVICE_PREFIX or /)")
     p.set_defaults(func=run_serve)
@@ -59,6 +62,13 @@ def run_serve(args) -> int:
         raise SystemExit("agtool-grade serve: --executor dask needs --scheduler ADDRESS")
     if args.jobs < 1:
         raise SystemExit("agtool-grade serve: --jobs must be at least 1")
+    if getattr(args, "course", None):  # refused before the service starts, with the field and the fix
+        from grader.course.policy import CourseError, load_policy
+
+        try:
+            args.course_policy = load_policy(args.course)
+        except CourseError as exc:
+            raise SystemExit(f"agtool-grade serve: {exc}")
     try:
         from grader.service.server import serve
     except ImportError as exc:

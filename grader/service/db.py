@@ -172,6 +172,13 @@ class Store:
             return s.scalar(select(func.count()).select_from(Attempt)
                             .where(Attempt.learner == learner, Attempt.submitted_at >= since)) or 0
 
+    def times_since(self, learner: str, since: dt.datetime) -> list[dt.datetime]:
+        """When ``learner`` submitted each attempt at or after ``since``, oldest first (a course's attempt limit)."""
+        with self.session() as s:
+            return list(s.scalars(select(Attempt.submitted_at)
+                                  .where(Attempt.learner == learner, Attempt.submitted_at >= since)
+                                  .order_by(Attempt.submitted_at)))
+
     def unfinished(self) -> list[int]:
         """Ids of every attempt not yet graded (queued, or cut off while grading), oldest first."""
         with self.session() as s:

@@ -70,15 +70,40 @@ def feedback_html(report: "dict | None") -> str:
     return "".join(parts) + (f"<ul>{''.join(items)}</ul>" if items else "")
 
 
-def learner_page(learner: str, attempts: list[dict], *, prefix: str, is_instructor: bool) -> str:
-    """A learner's history: every attempt, newest first, with its feedback."""
+def course_html(course: "dict | None") -> str:
+    """The course policy as a learner sees it: due date, late date and credit, which attempt counts, attempts left.
+
+    >>> print(course_html({"due": "2026-03-01T12:00:00Z", "late_due": None, "counts": "best",
+    ...                    "attempts_left": 2, "limit": 5, "window_minutes": 60, "next_allowed": None}))
+    <p class=course>Due 2026-03-01T12:00:00Z (UTC). Your best attempt counts. Attempts left: 2 of 5 per 60 minutes.</p>
+    """
+    if not course:
+        return ""
+    parts = [f"Due {esc(course['due'])} (UTC)."]
+    if course.get("late_due"):
+        parts.append(f"Late until {esc(course['late_due'])}, for {esc(round(100 * course['late_credit']))}% "
+                     "of the points; no credit after that.")
+    parts.append("Your best attempt counts." if course["counts"] == "best"
+                 else "Your last attempt on time counts (a late one only if it raises your grade).")
+    if course.get("limit"):
+        minutes = format(course["window_minutes"], "g")
+        parts.append(f"Attempts left: {esc(course['attempts_left'])} of {esc(course['limit'])} per "
+                     f"{esc(minutes)} minutes.")
+        if course.get("next_allowed"):
+            parts.append(f"Next attempt allowed at {esc(course['next_allowed'])}.")
+    return f"<p class=course>{' '.join(parts)}</p>"
+
+
+def learner_page(learner: str, attempts: list[dict], *, prefix: str, is_instructor: bool,
+                 course: "dict | None" = None) -> str:
+    """A learner's history: every attempt, newest first, with its feedback; ``course``: the due date and attempts left."""
     rows = []
     for a in attempts:
         rows.append(f"<h3>attempt {esc(a['id'])} &middot; {esc(a['submitted_at'])} &middot; {_score(a)}</h3>"
                     f"<p><small>sha256 {esc(a['sha256'])} &middot; seed {esc(a.get('seed'))}</small></p>"
                     f"{feedback_html(a.get('report'))}")
     link = f'<p><a href="{esc(prefix)}class">the class page</a></p>' if is_instructor else ""
-    body = (f"<h1>Your attempts, {esc(learner)}</h1>{link}"
+    body = (f"<h1>Your attempts, {esc(learner)}</h1>{link}{course_html(course)}"
             "<p>Submit from a notebook with <code>from agtool_lab.submit import submit; submit()</code>.</p>"
             + ("".join(rows) or "<p>No attempts yet.</p>"))
     refresh = 5 if any(a["status"] in ("queued", "grading") for a in attempts) else None

@@ -53,7 +53,8 @@ def serve(args) -> int:
     log.info("database: %s", store.engine.url.render_as_string(hide_password=True))
     prefix = normalize_prefix(args.prefix or os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/"))
     settings = Settings(prefix=prefix, instructor_group=args.instructor_group, max_bytes=args.max_bytes,
-                        rate_limit=args.rate_limit, rate_window=args.rate_window)
+                        rate_limit=args.rate_limit, rate_window=args.rate_window,
+                        course=getattr(args, "course_policy", None))
     queue = GradingQueue(store, jobs=args.jobs, sandbox=args.sandbox, executor=args.executor,
                          scheduler=args.scheduler)
     queue.start()

@@ -25,3 +25,4 @@ class Settings:
     rate_limit: int = RATE_LIMIT
     rate_window: float = RATE_WINDOW
     class_refresh: int = CLASS_REFRESH
+    course: object = None  # a grader.course.policy.Policy (--course FILE), or None: no deadline, no attempt limit

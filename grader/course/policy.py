@@ -1,0 +1,457 @@
+r"""The course file: due date, late credit, which attempt counts, attempt limits, point weights.
+
+A course file is TOML (read with :mod:`tomllib`)::
+
+    [assignment]
+    name = "agtool lab"                      # optional, shown to learners
+    due = 2026-03-01T23:59:00+01:00          # required; a time zone is required too
+    late_due = 2026-03-08T23:59:00+01:00     # optional: after `due`, before this, `late_credit` applies
+    late_credit = 0.8                        # required with late_due: the share of the points kept
+    counts = "best"                          # "best" (default) or "last"
+
+    [attempts]                               # optional: at most `limit` attempts per `window_minutes`
+    limit = 5
+    window_minutes = 60
+
+    [weights]                                # optional: points of a step or a check are multiplied
+    step3 = 2.0
+    "step6/naive_failure_path" = 0.5        # a check's own weight wins over its step's
+
+After ``late_due`` (or after ``due`` when there is no late date) an attempt
+earns no credit. :func:`credit` picks the attempt that counts and says why;
+a late attempt never lowers a learner's credited score: it only counts when
+it raises it.
+
+Example::
+
+    >>> import datetime as dt
+    >>> policy = parse_policy('''
+    ... [assignment]
+    ... due = 2026-03-01T12:00:00Z
+    ... late_due = 2026-03-08T12:00:00Z
+    ... late_credit = 0.8
+    ... ''')
+    >>> report = {"score": 10, "max_score": 10, "checks": []}
+    >>> late = Attempt(2, dt.datetime(2026, 3, 2, tzinfo=dt.timezone.utc), report)
+    >>> credit([late], policy).credited
+    8.0
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, from PyPI (the batch and service extras name it)
+    import tomli as tomllib
+
+BEST, LAST = "best", "last"
+ON_TIME, LATE, AFTER_LATE = "on time", "late", "after the late date"
+UTC = dt.timezone.utc
+
+_FIELDS = {
+    "assignment": {"name", "due", "late_due", "late_credit", "counts"},
+    "attempts": {"limit", "window_minutes"},
+    "weights": None,  # keys are step or check ids, checked separately
+}
+_STEP_KEY = re.compile(r"step([0-9]+)\Z")
+
+
+class CourseError(ValueError):
+    """A course file that cannot be used; the message names the field and says how to fix it."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A validated course file. Times are aware (UTC); ``window`` is seconds (``None``: no limit)."""
+
+    due: dt.datetime
+    late_due: "dt.datetime | None" = None
+    late_credit: float = 0.0
+    counts: str = BEST
+    limit: "int | None" = None
+    window: "float | None" = None
+    weights: dict = field(default_factory=dict)
+    name: str = ""
+
+    def factor(self, when: dt.datetime) -> "tuple[float, str]":
+        """The share of the points an attempt at ``when`` keeps, and its period.
+
+        >>> p = Policy(due=dt.datetime(2026, 3, 1, tzinfo=UTC), late_due=dt.datetime(2026, 3, 8, tzinfo=UTC),
+        ...            late_credit=0.8)
+        >>> p.factor(dt.datetime(2026, 3, 1, tzinfo=UTC)), p.factor(dt.datetime(2026, 3, 9, tzinfo=UTC))
+        ((1.0, 'on time'), (0.0, 'after the late date'))
+        """
+        when = aware(when)
+        if when <= self.due:
+            return 1.0, ON_TIME
+        if self.late_due is not None and when <= self.late_due:
+            return self.late_credit, LATE
+        return 0.0, AFTER_LATE
+
+    def weight(self, check_id: str, step: int) -> float:
+        """The weight of one check: its own, else its step's, else 1.
+
+        >>> Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC), weights={"step3": 2.0}).weight("step3/x", 3)
+        2.0
+        """
+        if check_id in self.weights:
+            return self.weights[check_id]
+        return self.weights.get(f"step{step}", 1.0)
+
+    def describe(self) -> dict:
+        """What a learner is shown: the due dates, the late credit, which attempt counts, the limit.
+
+        >>> Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC)).describe()["due"]
+        '2026-01-01T00:00:00Z'
+        """
+        return {"name": self.name, "due": iso_utc(self.due), "late_due": iso_utc(self.late_due),
+                "late_credit": self.late_credit if self.late_due else None, "counts": self.counts,
+                "limit": self.limit, "window_minutes": self.window / 60 if self.window else None}
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One graded attempt as :func:`credit` sees it: an id, when it was submitted, its report (``None``: not graded)."""
+
+    key: object
+    submitted_at: dt.datetime
+    report: "dict | None"
+
+
+@dataclass(frozen=True)
+class Credit:
+    """The attempt that counts for one learner: its raw, weighted and credited score, and why it counts."""
+
+    attempt: object
+    submitted_at: str
+    period: str
+    raw_score: float
+    raw_max: float
+    score: float       # weighted
+    max_score: float   # weighted
+    factor: float
+    credited: float
+    why: str
+
+    def to_dict(self) -> dict:
+        """As JSON (``grades.json``, the service's API).
+
+        >>> Credit(1, "t", ON_TIME, 1, 2, 1, 2, 1.0, 1.0, "only").to_dict()["credited"]
+        1.0
+        """
+        return dict(self.__dict__)
+
+
+def iso_utc(moment: "dt.datetime | None") -> "str | None":
+    """``moment`` in UTC as ISO 8601 with a ``Z`` (naive times are taken as UTC, as the service stores them).
+
+    >>> iso_utc(dt.datetime(2026, 3, 1, 13, 0, tzinfo=dt.timezone(dt.timedelta(hours=1))))
+    '2026-03-01T12:00:00Z'
+    """
+    if moment is None:
+        return None
+    return aware(moment).astimezone(UTC).replace(microsecond=0, tzinfo=None).isoformat() + "Z"
+
+
+def aware(moment: dt.datetime) -> dt.datetime:
+    """An aware time; a naive one is UTC (the service's database keeps naive UTC).
+
+    >>> aware(dt.datetime(2026, 1, 1)).tzinfo
+    datetime.timezone.utc
+    """
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+# ---------------------------------------------------------------------------- loading
+
+
+def load_policy(path: "str | Path") -> Policy:
+    """Read and validate a course file; :class:`CourseError` names the field and the fix.
+
+    >>> load_policy("no-such-course.toml")
+    Traceback (most recent call last):
+    ...
+    grader.course.policy.CourseError: course file no-such-course.toml cannot be read (FileNotFoundError); give the path of a TOML course file (README, "Course policy")
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CourseError(f"course file {path} cannot be read ({type(exc).__name__}); "
+                          'give the path of a TOML course file (README, "Course policy")') from None
+    return parse_policy(text, source=str(path))
+
+
+def parse_policy(text: str, *, source: str = "course file", check_ids: "set[str] | None" = None) -> Policy:
+    """Validate the TOML ``text`` of a course file (``check_ids``: the known ids; default the registry's).
+
+    >>> parse_policy('[assignment]\\ndue = 2026-03-01\\n')
+    Traceback (most recent call last):
+    ...
+    grader.course.policy.CourseError: course file: [assignment] due = 2026-03-01 is a date without a time and a time zone; write a full time with its zone, e.g. due = 2026-03-01T23:59:00+01:00 (or ...Z for UTC)
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CourseError(f"{source} is not valid TOML ({exc}); fix the syntax there "
+                          '(strings in "quotes", times like 2026-03-01T23:59:00+01:00)') from None
+
+    def fail(where: str, problem: str, fix: str) -> "None":
+        raise CourseError(f"{source}: {where} {problem}; {fix}")
+
+    for table, value in data.items():
+        if table not in _FIELDS:
+            fail(f"[{table}]", "is not a table of a course file", f"use only {', '.join(f'[{t}]' for t in _FIELDS)}")
+        if not isinstance(value, dict):
+            fail(table, "is a value, not a table", f"write it as a table: [{table}] on its own line, its fields below")
+        known = _FIELDS[table]
+        for key in value if known is not None else ():
+            if key not in known:
+                fail(f"[{table}] {key}", "is not a field of this table", f"the fields are {', '.join(sorted(known))}")
+    assignment = data.get("assignment")
+    if assignment is None or "due" not in assignment:
+        fail("[assignment] due", "is missing", "add the due date, e.g. [assignment] due = 2026-03-01T23:59:00+01:00")
+
+    def moment(key: str) -> "dt.datetime | None":
+        value = assignment.get(key)
+        if value is None:
+            return None
+        shown = value.isoformat() if isinstance(value, (dt.date, dt.time)) else repr(value)
+        example = f"{key} = 2026-03-01T23:59:00+01:00 (or ...Z for UTC)"
+        if isinstance(value, dt.datetime):
+            if value.tzinfo is None:
+                fail(f"[assignment] {key} = {shown}", "has no time zone", f"add one, e.g. {example}")
+            return value.astimezone(UTC)
+        if isinstance(value, dt.date):
+            fail(f"[assignment] {key} = {shown}", "is a date without a time and a time zone",
+                 f"write a full time with its zone, e.g. {example}")
+        fail(f"[assignment] {key} = {shown}", "is not a time", f"write a TOML time without quotes, e.g. {example}")
+
+    due, late_due = moment("due"), moment("late_due")
+    if late_due is not None and late_due <= due:
+        fail("[assignment] late_due", f"({iso_utc(late_due)}) is not after due ({iso_utc(due)})",
+             "give a late date after the due date, or remove late_due")
+    late_credit = assignment.get("late_credit")
+    if late_credit is not None:
+        if late_due is None:
+            fail("[assignment] late_credit", "is given without late_due",
+                 "add late_due (until when late credit applies) or remove late_credit")
+        if not _number(late_credit) or not 0 <= late_credit <= 1:
+            fail(f"[assignment] late_credit = {late_credit!r}", "is not a share between 0 and 1",
+                 "write e.g. late_credit = 0.8 for 80% of the points")
+    elif late_due is not None:
+        fail("[assignment] late_credit", "is missing (late_due is given)",
+             "add the share of the points a late attempt keeps, e.g. late_credit = 0.8")
+    counts = assignment.get("counts", BEST)
+    if counts not in (BEST, LAST):
+        fail(f"[assignment] counts = {counts!r}", "is not a choice", f'write counts = "{BEST}" or counts = "{LAST}"')
+    name = assignment.get("name", "")
+    if not isinstance(name, str):
+        fail("[assignment] name", "is not a string", 'write it in quotes, e.g. name = "agtool lab"')
+
+    attempts = data.get("attempts", {})
+    limit, window = attempts.get("limit"), attempts.get("window_minutes")
+    if (limit is None) != (window is None):
+        missing = "window_minutes" if window is None else "limit"
+        fail(f"[attempts] {missing}", "is missing", "give both limit (attempts) and window_minutes (per how long), "
+             "e.g. limit = 5 and window_minutes = 60, or neither")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        fail(f"[attempts] limit = {limit!r}", "is not a whole number of at least 1", "write e.g. limit = 5")
+    if window is not None and (not _number(window) or not math.isfinite(window) or window <= 0):
+        fail(f"[attempts] window_minutes = {window!r}", "is not a number of minutes above 0",
+             "write e.g. window_minutes = 60")
+
+    weights = {}
+    ids = check_ids if check_ids is not None else _registry_ids()
+    for key, value in data.get("weights", {}).items():
+        step = _STEP_KEY.match(key)
+        if not (step and 1 <= int(step.group(1)) <= 8) and key not in ids:
+            fail(f"[weights] {key!r}", "is neither a step nor a check id",
+                 "use step1 ... step8 or a check id such as step3/blocked_before_call (agtool-grade checks lists them)")
+        if not _number(value) or not math.isfinite(value) or value < 0:
+            fail(f"[weights] {key} = {value!r}", "is not a weight of 0 or more", f"write e.g. {key} = 2.0")
+        weights[key] = float(value)
+    return Policy(due=due, late_due=late_due, late_credit=float(late_credit or 0.0), counts=counts,
+                  limit=limit, window=float(window) * 60 if window is not None else None, weights=weights, name=name)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _registry_ids() -> "set[str]":
+    from grader.checks.registry import checks_for  # late: a course file without weights needs no checks
+
+    return {check.id for check in checks_for()}
+
+
+# ---------------------------------------------------------------------------- credit
+
+
+def weighted(report: dict, policy: Policy) -> "tuple[float, float]":
+    """The report's score and maximum under the policy's weights (the raw points when there are none).
+
+    >>> p = Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC), weights={"step1": 2.0})
+    >>> weighted({"score": 3, "max_score": 4, "checks": [
+    ...     {"id": "step1/a", "step": 1, "points": 1, "max_points": 2},
+    ...     {"id": "step2/b", "step": 2, "points": 2, "max_points": 2}]}, p)
+    (4.0, 6.0)
+    """
+    if not policy.weights:
+        return float(report.get("score") or 0), float(report.get("max_score") or 0)
+    score = total = 0.0
+    for check in report.get("checks", []):
+        w = policy.weight(check["id"], check["step"])
+        score += check["points"] * w
+        total += check["max_points"] * w
+    return round(score, 4), round(total, 4)
+
+
+def credit(attempts, policy: Policy) -> "Credit | None":
+    """The attempt that counts among ``attempts`` (:class:`Attempt`), with its scores and why; ``None`` if none is graded.
+
+    ``best``: the highest credited score (the earliest of equal ones).
+    ``last``: the last attempt on time; a late attempt replaces it only when
+    its credited score is higher, so a late attempt never lowers the grade.
+
+    >>> due = dt.datetime(2026, 3, 1, tzinfo=UTC)
+    >>> p = Policy(due=due, late_due=due + dt.timedelta(days=7), late_credit=0.5, counts="last")
+    >>> r = lambda s: {"score": s, "max_score": 10, "checks": []}
+    >>> day = dt.timedelta(days=1)
+    >>> c = credit([Attempt(1, due - day, r(3)), Attempt(2, due + day, r(8)), Attempt(3, due + 2 * day, r(10))], p)
+    >>> c.attempt, c.credited, c.period
+    (3, 5.0, 'late')
+    >>> credit([Attempt(1, due - day, r(6)), Attempt(2, due + day, r(10))], p).attempt
+    1
+    """
+    graded = sorted((a for a in attempts if a.report is not None), key=lambda a: (aware(a.submitted_at), str(a.key)))
+    if not graded:
+        return None
+    best: "tuple[Attempt, float, str, float, float, float] | None" = None
+    for a in graded:
+        factor, period = policy.factor(a.submitted_at)
+        score, total = weighted(a.report, policy)
+        credited = round(score * factor, 4)
+        if best is None:
+            best = (a, factor, period, score, total, credited)
+            continue
+        replaces = credited > best[5] if (policy.counts == BEST or period != ON_TIME) else True
+        if replaces:
+            best = (a, factor, period, score, total, credited)
+    a, factor, period, score, total, credited = best
+    return Credit(attempt=a.key, submitted_at=iso_utc(a.submitted_at), period=period,
+                  raw_score=float(a.report.get("score") or 0), raw_max=float(a.report.get("max_score") or 0),
+                  score=score, max_score=total, factor=factor, credited=credited,
+                  why=_why(a, graded, period, factor, policy))
+
+
+def _why(chosen: Attempt, graded: list, period: str, factor: float, policy: Policy) -> str:
+    """One sentence: which rule picked this attempt and what its time was worth."""
+    n = len(graded)
+    if n == 1:
+        rule = "the only graded attempt"
+    elif policy.counts == BEST:
+        rule = f"the highest credited score of {n} attempts"
+    elif period == ON_TIME:
+        rule = f"the last attempt on time, of {n}"
+    else:
+        rule = f"a late attempt that raised the credited score, of {n} (a late attempt never lowers it)"
+    if period == ON_TIME:
+        when = f"on time (due {iso_utc(policy.due)})"
+    elif period == LATE:
+        when = f"late ({factor:.0%} credit until {iso_utc(policy.late_due)})"
+    else:
+        when = f"{period} (no credit after {iso_utc(policy.late_due or policy.due)})"
+    return f"{rule}; {when}"
+
+
+# ---------------------------------------------------------------------------- attempt limits
+
+
+def next_allowed(times, policy: Policy, now: dt.datetime) -> "dt.datetime | None":
+    """When the next attempt is allowed, given the times of earlier ones; ``None``: it is allowed now.
+
+    >>> p = Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC), limit=2, window=3600.0)
+    >>> t = dt.datetime(2026, 1, 1, 10, 0, tzinfo=UTC)
+    >>> next_allowed([t, t + dt.timedelta(minutes=10)], p, t + dt.timedelta(minutes=20))
+    datetime.datetime(2026, 1, 1, 11, 0, tzinfo=datetime.timezone.utc)
+    >>> next_allowed([t], p, t) is None
+    True
+    """
+    if not policy.limit:
+        return None
+    now = aware(now)
+    window = dt.timedelta(seconds=policy.window)
+    recent = sorted(aware(t) for t in times if aware(t) > now - window)
+    if len(recent) < policy.limit:
+        return None
+    # The attempt that frees a place is the limit-th newest: when it leaves the window, one more fits.
+    return recent[-policy.limit] + window
+
+
+def attempts_left(times, policy: Policy, now: dt.datetime) -> "int | None":
+    """How many attempts are left in the current window (``None``: no limit).
+
+    >>> p = Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC), limit=3, window=60.0)
+    >>> attempts_left([dt.datetime(2026, 1, 1, tzinfo=UTC)], p, dt.datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC))
+    2
+    """
+    if not policy.limit:
+        return None
+    now = aware(now)
+    start = now - dt.timedelta(seconds=policy.window)
+    return max(0, policy.limit - sum(1 for t in times if aware(t) > start))
+
+
+def refusal(times, policy: Policy, now: dt.datetime) -> "str | None":
+    """The message refusing one more attempt now (``None``: allowed); it says when the next one is.
+
+    >>> p = Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC), limit=1, window=600.0)
+    >>> t = dt.datetime(2026, 1, 1, 10, 0, tzinfo=UTC)
+    >>> refusal([t], p, t + dt.timedelta(minutes=4))
+    'at most 1 attempt per 10 minutes; your next attempt is allowed at 2026-01-01T10:10:00Z (in 6 min 0 s)'
+    """
+    when = next_allowed(times, policy, now)
+    if when is None:
+        return None
+    wait = max(0, math.ceil((when - aware(now)).total_seconds()))
+    noun = "attempt" if policy.limit == 1 else "attempts"
+    return (f"at most {policy.limit} {noun} per {policy.window / 60:g} minutes; your next attempt is allowed at "
+            f"{iso_utc(when)} (in {wait // 60} min {wait % 60} s)")
+
+
+# ---------------------------------------------------------------------------- batch records
+
+
+def parse_time(text: "str | None") -> "dt.datetime | None":
+    """An ISO 8601 time as stored in a record (``...Z``) as an aware UTC time.
+
+    >>> parse_time("2026-03-01T12:00:00Z")
+    datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.timezone.utc)
+    """
+    if not text:
+        return None
+    return aware(dt.datetime.fromisoformat(text.replace("Z", "+00:00"))).astimezone(UTC)
+
+
+def with_credit(record: dict, policy: Policy, default_time: dt.datetime) -> dict:
+    """A batch record with its ``credit`` under ``policy``: a batch has one attempt per learner.
+
+    Its time is the record's ``submitted_at`` (the run that first graded those
+    bytes), else ``default_time`` (this run).
+
+    >>> p = parse_policy('[assignment]\\ndue = 2026-03-01T12:00:00Z\\n')
+    >>> r = {"learner": "ana", "report": {"score": 4, "max_score": 8, "checks": []},
+    ...      "submitted_at": "2026-03-02T00:00:00Z"}
+    >>> with_credit(r, p, dt.datetime.now(UTC))["credit"]["credited"]
+    0.0
+    """
+    when = parse_time(record.get("submitted_at")) or aware(default_time)
+    got = credit([Attempt("batch", when, record["report"])], policy)
+    return {**record, "credit": got.to_dict()}

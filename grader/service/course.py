@@ -1,0 +1,89 @@
+"""The course policy in the service: the attempt limit at submission, the credited gradebook, a learner's status.
+
+Pure functions of the store and a ``grader.course.policy.Policy``, so they
+are tested without a hub (``tests/test_course.py``).
+
+Example::
+
+    >>> import datetime as dt
+    >>> from grader.course.policy import parse_policy
+    >>> from grader.service.db import Store
+    >>> store = Store("sqlite://")
+    >>> policy = parse_policy('[assignment]\\ndue = 2030-01-01T00:00:00Z\\n[attempts]\\nlimit = 1\\nwindow_minutes = 60\\n')
+    >>> refuse(store, "ana", policy) is None
+    True
+    >>> _ = store.add_attempt("ana", b"x = 1\\n", seed=1)
+    >>> refuse(store, "ana", policy)[0].startswith("at most 1 attempt per 60 minutes")
+    True
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+
+from grader.course.policy import Attempt, Policy, attempts_left, aware, credit, iso_utc, next_allowed, refusal
+from grader.service.db import Store, utcnow
+
+
+def _now(now: "dt.datetime | None") -> dt.datetime:
+    return aware(now or utcnow())
+
+
+def _recent(store: Store, learner: str, policy: Policy, now: dt.datetime) -> list[dt.datetime]:
+    since = (now - dt.timedelta(seconds=policy.window)).replace(tzinfo=None)  # the database keeps naive UTC
+    return store.times_since(learner, since)
+
+
+def refuse(store: Store, learner: str, policy: "Policy | None",
+           now: "dt.datetime | None" = None) -> "tuple[str, int] | None":
+    """``(message, seconds to wait)`` when ``learner`` may not submit now under the course's attempt limit, else None.
+
+    The message says when the next attempt is allowed (``429`` with ``Retry-After``).
+    """
+    if policy is None or not policy.limit:
+        return None
+    now = _now(now)
+    times = _recent(store, learner, policy, now)
+    message = refusal(times, policy, now)
+    if message is None:
+        return None
+    wait = math.ceil((next_allowed(times, policy, now) - now).total_seconds())
+    return message, max(1, wait)
+
+
+def status(store: Store, learner: str, policy: "Policy | None", now: "dt.datetime | None" = None) -> "dict | None":
+    """What a learner is shown: the due dates, which attempt counts, attempts left and when the next is allowed.
+
+    >>> status(Store("sqlite://"), "ana", None) is None
+    True
+    """
+    if policy is None:
+        return None
+    now = _now(now)
+    shown = policy.describe()
+    if policy.limit:
+        times = _recent(store, learner, policy, now)
+        shown["attempts_left"] = attempts_left(times, policy, now)
+        shown["next_allowed"] = iso_utc(next_allowed(times, policy, now))
+    else:
+        shown["attempts_left"] = shown["next_allowed"] = None
+    shown["period_now"] = policy.factor(now)[1]
+    return shown
+
+
+def credited_records(attempts, policy: Policy) -> list[dict]:
+    """One ``batch`` record per learner: the attempt the course policy counts, with its ``credit``, by learner."""
+    by_learner: dict[str, list] = {}
+    for a in attempts:
+        if a.report is not None and a.score is not None:
+            by_learner.setdefault(a.learner, []).append(a)
+    records = []
+    for learner in sorted(by_learner):
+        mine = {a.id: a for a in by_learner[learner]}
+        got = credit([Attempt(a.id, a.submitted_at, json.loads(a.report)) for a in mine.values()], policy)
+        a = mine[got.attempt]
+        records.append({"learner": learner, "source": f"{learner}/attempt-{a.id}/tools.py", "sha256": a.sha256,
+                        "seed": a.seed, "selection": {"steps": None, "only": None}, "report": json.loads(a.report),
+                        "attempt": a.id, "credit": got.to_dict()})
+    return records

@@ -1,0 +1,289 @@
+"""The course policy (grader/course): due dates, late credit, which attempt counts, attempt limits, weights.
+
+Scores are checked against numbers worked out by hand from the course file
+in each test; the attempt limit is checked through the service's store (no
+hub); batch runs use ``test_batch.fake_grade`` so they test the policy, not
+the checks.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from grader.course.policy import (AFTER_LATE, LATE, ON_TIME, Attempt, CourseError, credit, load_policy,
+                                  parse_policy)
+
+TESTS_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS_DIR))
+from test_batch import ALL_PASS, fake_grade, make_class  # noqa: E402  (the batch tests' fake grader)
+
+UTC = dt.timezone.utc
+DUE = dt.datetime(2026, 3, 1, 23, 59, tzinfo=dt.timezone(dt.timedelta(hours=1)))  # 22:59 UTC
+LATE_DUE = DUE + dt.timedelta(days=7)
+HOUR = dt.timedelta(hours=1)
+
+COURSE = """
+[assignment]
+name = "agtool lab"
+due = 2026-03-01T23:59:00+01:00
+late_due = 2026-03-08T23:59:00+01:00
+late_credit = 0.8
+counts = "{counts}"
+"""
+
+
+def policy(counts="best", extra=""):
+    return parse_policy(COURSE.format(counts=counts) + extra, check_ids={"step1/names", "step2/type_limit"})
+
+
+def report(score, max_score=10):
+    return {"score": score, "max_score": max_score, "checks": []}
+
+
+# ---------------------------------------------------------------- credit around the due and late dates
+
+
+@pytest.mark.parametrize("when, factor, period", [
+    (DUE - HOUR, 1.0, ON_TIME),
+    (DUE, 1.0, ON_TIME),                       # at the due minute itself: on time
+    (DUE + dt.timedelta(seconds=1), 0.8, LATE),
+    (LATE_DUE, 0.8, LATE),
+    (LATE_DUE + dt.timedelta(seconds=1), 0.0, AFTER_LATE),
+])
+def test_one_attempt_gets_the_credit_of_its_period(when, factor, period):
+    got = credit([Attempt(1, when, report(10))], policy())
+    assert (got.factor, got.period, got.credited, got.raw_score) == (factor, period, 10 * factor, 10.0)
+
+
+def test_a_late_attempt_counts_only_when_it_raises_the_credited_score():
+    for counts in ("best", "last"):
+        p = policy(counts)
+        # 5 on time, then 10 late (8 credited): the late one raises the grade, so it counts.
+        raised = credit([Attempt(1, DUE - HOUR, report(5)), Attempt(2, DUE + HOUR, report(10))], p)
+        assert (raised.attempt, raised.credited, raised.period) == (2, 8.0, LATE), counts
+        # 9 on time, then 10 late (8 credited): counting it would lower the grade, so the on-time one stays.
+        kept = credit([Attempt(1, DUE - HOUR, report(9)), Attempt(2, DUE + HOUR, report(10))], p)
+        assert (kept.attempt, kept.credited, kept.period) == (1, 9.0, ON_TIME), counts
+        # After the late date nothing is earned: the late attempt's 8 stands.
+        after = credit([Attempt(1, DUE - HOUR, report(5)), Attempt(2, DUE + HOUR, report(10)),
+                        Attempt(3, LATE_DUE + HOUR, report(10))], p)
+        assert (after.attempt, after.credited) == (2, 8.0), counts
+        assert "late" in after.why and "80%" in after.why
+
+
+def test_best_and_last_differ_on_time_and_the_why_says_which_rule():
+    attempts = [Attempt(1, DUE - 3 * HOUR, report(9)), Attempt(2, DUE - HOUR, report(6))]
+    best, last = credit(attempts, policy("best")), credit(attempts, policy("last"))
+    assert (best.attempt, best.credited) == (1, 9.0) and "highest credited score of 2" in best.why
+    assert (last.attempt, last.credited) == (2, 6.0) and "last attempt on time" in last.why
+    # Order of the list does not matter: attempts are taken in time order.
+    assert credit(list(reversed(attempts)), policy("last")).attempt == 2
+
+
+def test_ungraded_attempts_are_not_counted_and_none_graded_gives_none():
+    assert credit([Attempt(1, DUE, None)], policy()) is None
+    assert credit([Attempt(1, DUE, None), Attempt(2, DUE + HOUR, report(10))], policy()).attempt == 2
+
+
+def test_weights_per_step_and_per_check_change_the_weighted_and_credited_score():
+    p = policy(extra='[weights]\nstep1 = 2.0\n"step2/type_limit" = 0\n')
+    checks = [{"id": "step1/names", "step": 1, "points": 2, "max_points": 2},
+              {"id": "step1/table", "step": 1, "points": 0, "max_points": 1},
+              {"id": "step2/type_limit", "step": 2, "points": 3, "max_points": 3},
+              {"id": "step2/other", "step": 2, "points": 1, "max_points": 1}]
+    got = credit([Attempt(1, DUE + HOUR, {"score": 6, "max_score": 7, "checks": checks})], p)
+    # step1: (2 + 0) x 2 of (2 + 1) x 2; step2/type_limit weighs 0; step2/other keeps 1.
+    assert (got.raw_score, got.raw_max, got.score, got.max_score) == (6.0, 7.0, 5.0, 7.0)
+    assert got.credited == 4.0  # 5 x 0.8
+
+
+# ---------------------------------------------------------------- a malformed course file
+
+
+@pytest.mark.parametrize("text, field, fix", [
+    ("[assignment]\nname = 'x'\n", "[assignment] due is missing", "add the due date"),
+    ("[assignment]\ndue = 2026-03-01\n", "due = 2026-03-01", "full time with its zone"),
+    ("[assignment]\ndue = 2026-03-01T23:59:00\n", "has no time zone", "2026-03-01T23:59:00+01:00"),
+    ("[assignment]\ndue = '2026-03-01T23:59:00Z'\n", "is not a time", "without quotes"),
+    ("[assignment]\ndue = 2026-03-01T23:59:00Z\nlate_due = 2026-02-01T00:00:00Z\nlate_credit = 0.5\n",
+     "late_due", "after the due date"),
+    ("[assignment]\ndue = 2026-03-01T23:59:00Z\nlate_due = 2026-03-08T00:00:00Z\n",
+     "late_credit is missing", "late_credit = 0.8"),
+    ("[assignment]\ndue = 2026-03-01T23:59:00Z\nlate_due = 2026-03-08T00:00:00Z\nlate_credit = 80\n",
+     "late_credit = 80", "80% of the points"),
+    ("[assignment]\ndue = 2026-03-01T23:59:00Z\nlate_credit = 0.8\n", "late_credit is given without late_due",
+     "add late_due"),
+    ("[assignment]\ndue = 2026-03-01T23:59:00Z\ncounts = 'first'\n", "counts = 'first'", 'counts = "best"'),
+    ("[assignment]\ndue = 2026-03-01T23:59:00Z\ndue_date = 1\n", "[assignment] due_date",
+     "the fields are counts, due, late_credit, late_due, name"),
+    ("[assignment]\ndue = 2026-03-01T23:59:00Z\n[attempts]\nlimit = 5\n", "[attempts] window_minutes is missing",
+     "window_minutes = 60"),
+    ("[assignment]\ndue = 2026-03-01T23:59:00Z\n[attempts]\nlimit = 0\nwindow_minutes = 60\n",
+     "limit = 0", "limit = 5"),
+    ("[assignment]\ndue = 2026-03-01T23:59:00Z\n[weights]\nstep9 = 2\n", "'step9'", "step1 ... step8"),
+    ("[assignment]\ndue = 2026-03-01T23:59:00Z\n[weights]\nstep3 = -1\n", "step3 = -1", "step3 = 2.0"),
+    ("[assignment]\ndue = 2026-03-01T23:59:00Z\n[deadline]\nx = 1\n", "[deadline]", "use only [assignment]"),
+    ("[assignment\ndue = 1\n", "is not valid TOML", "fix the syntax"),
+])
+def test_a_malformed_course_file_names_the_field_and_the_fix(text, field, fix):
+    with pytest.raises(CourseError) as caught:
+        parse_policy(text, source="course.toml", check_ids=set())
+    message = str(caught.value)
+    assert message.startswith("course.toml") and field in message and fix in message, message
+
+
+def test_weights_accept_the_registry_s_check_ids_by_default():
+    p = parse_policy('[assignment]\ndue = 2026-03-01T23:59:00Z\n[weights]\n"step3/blocked_before_call" = 2\n')
+    assert p.weight("step3/blocked_before_call", 3) == 2.0 and p.weight("step3/other", 3) == 1.0
+
+
+def test_the_batch_command_refuses_a_bad_course_file_before_grading(tmp_path, capsys):
+    from grader.cli import main
+
+    course = tmp_path / "course.toml"
+    course.write_text("[assignment]\ndue = 2026-03-01\n")
+    make_class(tmp_path / "class", {"ana": ALL_PASS})
+    code = main(["batch", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--course", str(course),
+                 "--no-progress"])
+    assert code == 2
+    assert "[assignment] due = 2026-03-01" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "results").exists()
+
+
+# ---------------------------------------------------------------- batch: late credit and the gradebook
+
+
+def test_a_batch_under_a_course_writes_raw_and_credited_scores_and_why(tmp_path):
+    from grader.batch import run_batch
+
+    course = tmp_path / "course.toml"
+    course.write_text(COURSE.format(counts="best") + "[weights]\nstep1 = 2\n")
+    root = make_class(tmp_path / "class", {"ana": ALL_PASS, "bob": "pass:step1/names"})
+    out = tmp_path / "out"
+    run_batch(root, out, jobs=1, seed=3, grade_fn=fake_grade, progress=False, course=course,
+              submitted_at=DUE + HOUR)
+    book = pd.read_csv(out / "grades.csv", dtype=str).set_index("learner")
+    # fake_grade: step1/names 2, step1/table 1, step2/type_limit 3; step1 weighs 2, late keeps 80%.
+    assert book.loc["ana", ["score", "weighted_score", "weighted_max", "credited_score", "period"]].tolist() == \
+        ["6", "9.0", "9.0", "7.2", "late"]
+    assert book.loc["bob", "credited_score"] == "3.2"
+    assert book.loc["ana", "submitted_at"] == "2026-03-01T23:59:00Z" and "80% credit" in book.loc["ana", "why"]
+    graded = {r["learner"]: r for r in json.loads((out / "grades.json").read_text())["learners"]}
+    assert graded["ana"]["credit"]["credited"] == 7.2 and graded["ana"]["score"] == 6
+    assert (out / "feedback" / "ana.md").read_text().startswith("**Credited: 7.2/9** (attempt batch)")
+    gradescope = json.loads((out / "gradescope" / "ana" / "results.json").read_text())
+    assert gradescope["score"] == 7.2 and gradescope["output"].startswith("Credited: 7.2/9")
+    assert "## Course policy" in (out / "summary.md").read_text()
+
+    # --resume keeps the time of the run that graded unchanged bytes: a later run does not make them later.
+    run_batch(root, out, jobs=1, seed=3, resume=True, grade_fn=fake_grade, progress=False, course=course,
+              submitted_at=LATE_DUE + HOUR)
+    again = pd.read_csv(out / "grades.csv", dtype=str).set_index("learner")
+    assert again.loc["ana", "credited_score"] == "7.2"
+
+
+def test_a_batch_without_a_course_has_no_credit_columns(tmp_path):
+    from grader.batch import run_batch
+
+    root = make_class(tmp_path / "class", {"ana": ALL_PASS})
+    run_batch(root, tmp_path / "out", jobs=1, seed=3, grade_fn=fake_grade, progress=False)
+    assert "credited_score" not in pd.read_csv(tmp_path / "out" / "grades.csv").columns
+
+
+# ---------------------------------------------------------------- the service: attempt limit and credited gradebook
+
+
+def _store_with_times(times, learner="ana"):
+    """A store whose attempts were submitted at ``times`` (the store stamps now; the test moves them)."""
+    from sqlalchemy import update
+
+    from grader.service.db import Attempt as Row, Store
+
+    store = Store("sqlite://")
+    ids = [store.add_attempt(learner, b"x = 1\n", seed=1) for _ in times]
+    with store.session() as s, s.begin():
+        for attempt_id, when in zip(ids, times):
+            s.execute(update(Row).where(Row.id == attempt_id)
+                      .values(submitted_at=when.astimezone(UTC).replace(tzinfo=None)))
+    return store, ids
+
+
+def test_the_service_refuses_the_extra_attempt_and_says_when_the_next_one_is_allowed():
+    from grader.service.course import refuse, status
+
+    p = policy(extra="[attempts]\nlimit = 2\nwindow_minutes = 60\n")
+    t0 = dt.datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+    store, _ = _store_with_times([t0, t0 + dt.timedelta(minutes=20)])
+    message, wait = refuse(store, "ana", p, now=t0 + dt.timedelta(minutes=30))
+    assert "at most 2 attempts per 60 minutes" in message
+    assert "allowed at 2026-03-01T11:00:00Z (in 30 min 0 s)" in message and wait == 1800
+    assert refuse(store, "bob", p, now=t0 + dt.timedelta(minutes=30)) is None  # per learner
+    assert refuse(store, "ana", p, now=t0 + dt.timedelta(minutes=60, seconds=1)) is None  # the first left the window
+    shown = status(store, "ana", p, now=t0 + dt.timedelta(minutes=30))
+    assert (shown["attempts_left"], shown["next_allowed"], shown["due"]) == (0, "2026-03-01T11:00:00Z",
+                                                                           "2026-03-01T22:59:00Z")
+    assert status(store, "ana", p, now=t0 + dt.timedelta(minutes=70))["attempts_left"] == 1
+
+
+def test_the_submission_handler_answers_429_with_the_course_message(monkeypatch):
+    """Through the tornado handler (the hub's login replaced by a fixed user): 202, 202, then 429."""
+    pytest.importorskip("jupyterhub")
+    from tornado.testing import AsyncHTTPTestCase
+
+    from grader.service import app as service_app
+    from grader.service.db import Store
+    from grader.service.settings import Settings
+
+    class NoQueue:
+        def put(self, attempt_id):
+            pass
+
+    monkeypatch.setattr(service_app._Base, "get_current_user", lambda self: {"name": "ana", "admin": False})
+    store = Store("sqlite://")
+    settings = Settings(course=policy(extra="[attempts]\nlimit = 2\nwindow_minutes = 60\n"))
+
+    class Case(AsyncHTTPTestCase):
+        def get_app(self):
+            return service_app.make_app(store, NoQueue(), settings, hub_auth=object())
+
+        def runTest(self):
+            answers = [self.fetch("/api/submissions", method="POST", body=b"x = 1\n",
+                                  headers={"Authorization": "token t", "Content-Type": "text/x-python"})
+                       for _ in range(3)]
+            assert [a.code for a in answers] == [202, 202, 429]
+            error = json.loads(answers[2].body)["error"]
+            assert error.startswith("at most 2 attempts per 60 minutes; your next attempt is allowed at ")
+            assert 3500 <= int(answers[2].headers["Retry-After"]) <= 3600
+            page = self.fetch("/").body.decode()
+            assert "Due 2026-03-01T22:59:00Z (UTC)" in page and "Attempts left: 0 of 2" in page
+            assert json.loads(self.fetch("/api/course").body)["attempts_left"] == 0
+
+    result = Case().run()
+    assert result is None or (not result.errors and not result.failures), (result.errors, result.failures)
+
+
+def test_the_service_gradebook_counts_the_attempt_the_policy_picks():
+    from grader.batch.gradebook import gradebook_frame
+    from grader.service.course import credited_records
+
+    store, ids = _store_with_times([DUE - HOUR, DUE + HOUR, LATE_DUE + HOUR])
+    for attempt_id, score in zip(ids, (5, 10, 10)):
+        store.claim(attempt_id)
+        store.finish(attempt_id, "graded", {**report(score), "steps": {}, "seed": 1, "path": "t.py"})
+    [record] = credited_records(store.finished(), policy())
+    assert (record["attempt"], record["credit"]["credited"], record["credit"]["period"]) == (ids[1], 8.0, LATE)
+    row = gradebook_frame([record]).iloc[0]
+    assert (row["score"], row["credited_score"], row["counted"]) == (10, 8.0, ids[1])
+
+
+def test_load_policy_reads_a_file_and_names_an_unreadable_one(tmp_path):
+    path = tmp_path / "course.toml"
+    path.write_text(COURSE.format(counts="last"))
+    assert load_policy(path).counts == "last"
+    with pytest.raises(CourseError, match="cannot be read"):
+        load_policy(tmp_path / "missing.toml")
