@@ -287,3 +287,70 @@ def test_load_policy_reads_a_file_and_names_an_unreadable_one(tmp_path):
     assert load_policy(path).counts == "last"
     with pytest.raises(CourseError, match="cannot be read"):
         load_policy(tmp_path / "missing.toml")
+
+
+# ---------------------------------------------------------------- LMS import files
+
+ROSTER = ("learner,lms_id,name,sis_user_id,sis_login_id,section,email\n"
+          "ana,101,\"Lima, Ana\",S-1,ana01,A,ana@example.org\n"
+          "김민준,102,김민준,S-2,kim02,B,kim@example.org\n"
+          "ghost,103,Nobody Here,S-3,gh03,A,gh@example.org\n"
+          "=evil,104,=HYPERLINK(\"http://x\"),S-4,ev04,A,@ev\n")
+
+
+def test_canvas_and_moodle_files_have_the_documented_columns_and_list_the_unmatched(tmp_path, capsys):
+    import csv
+
+    from grader.cli import main
+
+    (tmp_path / "roster.csv").write_text(ROSTER, encoding="utf-8")
+    make_class(tmp_path / "class", {"ana": ALL_PASS, "김민준": "pass:step1/names", "stranger": ALL_PASS,
+                                    "=evil": "pass:step1/table"})
+    course = tmp_path / "course.toml"
+    course.write_text(COURSE.format(counts="best"))
+    out = tmp_path / "out"
+    code = main(["batch", str(tmp_path / "class"), "--out", str(out), "--roster", str(tmp_path / "roster.csv"),
+                 "--course", str(course), "--no-progress", "--jobs", "1", "--seed", "1"])
+    assert code in (0, 1)
+    err = capsys.readouterr().err
+    assert "roster: stranger: graded, but not in the roster" in err
+    assert "roster: ghost: in the roster, but no graded submission" in err
+
+    canvas = list(csv.reader((out / "lms" / "canvas.csv").open(encoding="utf-8")))
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "agtool lab"]
+    assert canvas[1][0] == "Points Possible" and canvas[1][1:5] == ["", "", "", ""]
+    by_id = {row[1]: row for row in canvas[2:]}
+    assert set(by_id) == {"101", "102", "104"}  # the learner folder "=evil" is "_evil", matched through the roster
+    assert by_id["102"][0] == "김민준"  # Unicode names kept
+    assert by_id["104"][0] == "'=HYPERLINK(\"http://x\")"  # a formula from the roster is escaped too
+    moodle = list(csv.reader((out / "lms" / "moodle.csv").open(encoding="utf-8")))
+    assert moodle[0] == ["ID number", "Email address", "agtool lab", "Feedback"]
+    assert {row[0]: row[1] for row in moodle[1:]}["104"] == "'@ev"
+    unmatched = list(csv.reader((out / "lms" / "unmatched.csv").open(encoding="utf-8")))
+    assert unmatched == [["learner", "problem"], ["stranger", "graded, but not in the roster"],
+                         ["ghost", "in the roster, but no graded submission"]]
+
+
+def test_the_lms_score_is_the_credited_one_and_the_feedback_says_why():
+    from grader.course.lms import canvas_csv, grade_rows, moodle_csv, read_roster_text
+
+    records = [{"learner": "ana", "report": {"score": 10, "max_score": 10},
+                "credit": {"credited": 8.0, "max_score": 10.0, "attempt": 4, "why": "late (80% credit ...)"}}]
+    roster = read_roster_text("learner,lms_id\nana,101\n")
+    canvas, unmatched = canvas_csv(grade_rows(records), roster, assignment="Lab 3", assignment_id="5512")
+    assert canvas.splitlines() == ["Student,ID,SIS User ID,SIS Login ID,Section,Lab 3 (5512)",
+                                   "Points Possible,,,,,10", "ana,101,,,,8"] and unmatched == []
+    assert moodle_csv(grade_rows(records), roster, assignment="Lab 3")[0].splitlines()[1] == \
+        "101,,8,attempt 4: late (80% credit ...)"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("name,id\nana,1\n", "no learner column"),
+    ("learner,lms_id\nana,\n", "line 2: lms_id is empty"),
+    ("learner,lms_id\nana,1\nana,2\n", "line 3: learner 'ana' is listed twice"),
+])
+def test_a_bad_roster_is_refused_with_the_line_and_the_fix(text, message):
+    from grader.course.lms import RosterError, read_roster_text
+
+    with pytest.raises(RosterError, match=message):
+        read_roster_text(text)

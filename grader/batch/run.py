@@ -101,6 +101,7 @@ class BatchResult:
     outputs: dict = field(default_factory=dict)
     archive_skipped: list = field(default_factory=list)  # (zip member, why) that could not be extracted
     seeds: str = ""  # how the seeds were chosen, for the command's summary line
+    unmatched: list = field(default_factory=list)  # (learner, why) the --roster did not match
 
 
 def run_batch(
@@ -121,6 +122,7 @@ def run_batch(
     seed_key: "str | bytes | None" = None,
     course=None,
     submitted_at: "dt.datetime | None" = None,
+    roster: "str | os.PathLike[str] | None" = None,
 ) -> BatchResult:
     """Grade every submission and write the class outputs under ``out``.
 
@@ -139,6 +141,8 @@ def run_batch(
     is timed ``submitted_at`` (default: now, the time this run collects the
     files; a file's mtime is the learner's to set, so it is not trusted), and
     ``--resume`` keeps the time of the run that first graded unchanged bytes.
+    ``roster`` (a CSV: learner,lms_id,...) adds ``OUT/lms/canvas.csv``,
+    ``moodle.csv`` and ``unmatched.csv`` (:mod:`grader.course.lms`).
 
     >>> run_batch("class/", "out/", seed=3).outputs["csv"]   # doctest: +SKIP
     PosixPath('out/grades.csv')
@@ -146,7 +150,8 @@ def run_batch(
     selection = {"steps": sorted(set(steps)) if steps else None, "only": sorted(set(only)) if only else None}
     _check_selection(selection)
     _check_limits(timeout, jobs)
-    policy = _course(course)  # a bad course file is refused before anyone is graded
+    policy = _course(course)  # a bad course file (or roster) is refused before anyone is graded
+    lms_roster = _roster(roster)
     now = (submitted_at or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc)
     stamp = now.replace(microsecond=0, tzinfo=None).isoformat() + "Z"
     out = Path(out)
@@ -204,7 +209,22 @@ def run_batch(
 
         records = [with_credit(r, policy, now) for r in records]
     result.outputs = gradebook.write_outputs(records, out, archive_skipped=archive_skipped)
+    if lms_roster is not None:
+        from grader.course.lms import write_lms
+
+        paths, result.unmatched = write_lms(records, lms_roster, out / "lms",
+                                            assignment=(policy.name if policy and policy.name else "agtool lab"))
+        result.outputs.update(paths)
     return result
+
+
+def _roster(roster):
+    """The ``--roster`` entries, read and checked now (``None``: no LMS files)."""
+    if roster is None:
+        return None
+    from grader.course.lms import read_roster
+
+    return read_roster(roster)
 
 
 def _course(course):

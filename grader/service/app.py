@@ -16,6 +16,7 @@ Routes (relative to the prefix)::
     GET  api/class              instructors: one row per learner, pass rates, common wrong answers
     GET  api/course             the caller's due dates and attempts left (null without --course)
     GET  grades.csv             instructors: the gradebook in ``agtool-grade batch``'s columns
+    GET  lms/canvas.csv, lms/moodle.csv, lms/unmatched.csv   instructors, with --roster: LMS import files
     GET  ""                     page: the caller's attempts with their feedback
     GET  class                  page (instructors): the class, reloading itself
     GET  learners/NAME          page (instructors): one learner's attempts
@@ -187,6 +188,26 @@ class GradesCsvHandler(ApiHandler):
         self.finish(classview.gradebook_csv(records))
 
 
+class LmsCsvHandler(ApiHandler):
+    """Instructors: Canvas's or Moodle's import CSV of the counting attempts, or the learners the roster missed."""
+
+    def get(self, kind: str) -> None:
+        self.require_instructor()
+        if self.conf.roster is None:
+            raise web.HTTPError(404, "no roster: start the service with --roster FILE (a CSV learner,lms_id)")
+        from grader.course import lms
+
+        _rows, records, _outputs = class_data(self.store, self.conf.course)
+        rows = lms.grade_rows(records)
+        name = (self.conf.course.name if self.conf.course is not None and self.conf.course.name else "agtool lab")
+        canvas, unmatched = lms.canvas_csv(rows, self.conf.roster, assignment=name)
+        text = {"canvas": canvas, "moodle": lms.moodle_csv(rows, self.conf.roster, assignment=name)[0],
+                "unmatched": lms.unmatched_csv(unmatched)}[kind]
+        self.set_header("Content-Type", "text/csv; charset=utf-8")
+        self.set_header("Content-Disposition", f'attachment; filename="{kind}.csv"')
+        self.finish(text)
+
+
 class PageHandler(_Base):
     """Pages: an unknown visitor is sent to the hub's login (OAuth), then back."""
 
@@ -256,6 +277,7 @@ def make_app(store: Store, queue: GradingQueue, settings: Settings, hub_auth=Non
         (rf"{p}api/class", ClassHandler, args),
         (rf"{p}api/course", CourseHandler, args),
         (rf"{p}grades\.csv", GradesCsvHandler, args),
+        (rf"{p}lms/(canvas|moodle|unmatched)\.csv", LmsCsvHandler, args),
         (rf"{p}oauth_callback", HubOAuthCallbackHandler),
         (rf"{p}class", ClassPage, args),
         (rf"{p}learners/{learner_name}/feedback\.md", LearnerFeedback, args),

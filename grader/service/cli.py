@@ -50,6 +50,9 @@ def add_serve_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--course", default=None, metavar="FILE",
                    help="a course file (TOML: due dates, late credit, attempt limit, weights; README "
                         "\"Course policy\"): over the limit a submission gets 429 saying when the next is allowed")
+    p.add_argument("--roster", default=None, metavar="FILE",
+                   help="a CSV learner,lms_id[,name,...]: instructors download lms/canvas.csv, lms/moodle.csv "
+                        "and lms/unmatched.csv (README \"Course policy\")")
     p.add_argument("--url", default=None, help="where to listen (default: $JUPYTERHUB_SERVICE_URL)")
     p.add_argument("--prefix", default=None, help="route prefix (default: $JUPYTERHUB_SERVICE_PREFIX or /)")
     p.set_defaults(func=run_serve)
@@ -68,6 +71,13 @@ def run_serve(args) -> int:
         try:
             args.course_policy = load_policy(args.course)
         except CourseError as exc:
+            raise SystemExit(f"agtool-grade serve: {exc}")
+    if getattr(args, "roster", None):
+        from grader.course.lms import RosterError, read_roster
+
+        try:
+            args.roster_entries = read_roster(args.roster)
+        except RosterError as exc:
             raise SystemExit(f"agtool-grade serve: {exc}")
     try:
         from grader.service.server import serve

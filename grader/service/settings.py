@@ -25,4 +25,5 @@ class Settings:
     rate_limit: int = RATE_LIMIT
     rate_window: float = RATE_WINDOW
     class_refresh: int = CLASS_REFRESH
+    roster: object = None  # grader.course.lms roster entries by learner (--roster FILE): the LMS downloads
     course: object = None  # a grader.course.policy.Policy (--course FILE), or None: no deadline, no attempt limit

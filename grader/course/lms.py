@@ -1,0 +1,212 @@
+"""Grades an LMS can import: Canvas's gradebook CSV and Moodle's grade import CSV, through a roster.
+
+The **roster** is a CSV the instructor keeps, with a header row: ``learner``
+(the hub name or the learner folder's name, as the batch shows it) and
+``lms_id`` are required; ``name``, ``sis_user_id``, ``sis_login_id``,
+``section`` and ``email`` are optional. Learners the roster does not match,
+and roster rows nobody submitted for, are listed, never guessed.
+
+* **Canvas** (Grades > Import): columns ``Student``, ``ID``, ``SIS User ID``,
+  ``SIS Login ID``, ``Section``, then one column per assignment named
+  ``<assignment>`` (a new assignment) or ``<assignment> (<canvas id>)``; a
+  second row ``Points Possible`` gives the maximum. Canvas matches rows on
+  ``ID`` (the Canvas user id, the roster's ``lms_id``) or ``SIS User ID``.
+* **Moodle** (Grades > Import > CSV file): a header row, one row per
+  learner, an identifier column and one column per grade item. Here
+  ``ID number`` is the roster's ``lms_id`` (map it to "useridnumber" in the
+  import form), ``Email address`` the roster's ``email`` (or map that to
+  "useremail"), then the grade item and ``Feedback`` (which attempt counted
+  and why; map it to the item's feedback or ignore it).
+
+The score is the credited one under a course policy, else the raw one.
+Every cell goes through :func:`grader.escape.csv_cell`.
+
+Example::
+
+    >>> roster = read_roster_text("learner,lms_id,name\\nana,101,Ana Lima\\n")
+    >>> rows = [{"learner": "ana", "score": 7.5, "max_score": 10, "why": ""},
+    ...         {"learner": "bob", "score": 3, "max_score": 10, "why": ""}]
+    >>> text, unmatched = canvas_csv(rows, roster, assignment="agtool lab")
+    >>> print(text, end="")
+    Student,ID,SIS User ID,SIS Login ID,Section,agtool lab
+    Points Possible,,,,,10
+    Ana Lima,101,,,,7.5
+    >>> unmatched
+    [('bob', 'graded, but not in the roster')]
+"""
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.escape import csv_cell
+
+CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+MOODLE_HEADER = ["ID number", "Email address"]
+ROSTER_REQUIRED = ("learner", "lms_id")
+ROSTER_OPTIONAL = ("name", "sis_user_id", "sis_login_id", "section", "email")
+NOT_IN_ROSTER = "graded, but not in the roster"
+NO_SUBMISSION = "in the roster, but no graded submission"
+
+
+class RosterError(ValueError):
+    """A roster that cannot be used; the message names the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class RosterEntry:
+    learner: str
+    lms_id: str
+    name: str = ""
+    sis_user_id: str = ""
+    sis_login_id: str = ""
+    section: str = ""
+    email: str = ""
+
+
+def read_roster(path: "str | Path") -> "dict[str, RosterEntry]":
+    """The roster file at ``path`` by learner; :class:`RosterError` names a bad column, row or duplicate."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's "CSV UTF-8" starts with a BOM
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RosterError(f"roster {path} cannot be read ({type(exc).__name__}); give a UTF-8 CSV file "
+                          "with the columns learner,lms_id") from None
+    return read_roster_text(text, source=str(path))
+
+
+def read_roster_text(text: str, *, source: str = "roster") -> "dict[str, RosterEntry]":
+    """Parse a roster's CSV text (see the module's docstring).
+
+    >>> read_roster_text("learner,id\\nana,1\\n")
+    Traceback (most recent call last):
+    ...
+    grader.course.lms.RosterError: roster: the header has no lms_id column; the first row must name the columns learner,lms_id (optional: name, sis_user_id, sis_login_id, section, email)
+    """
+    reader = csv.DictReader(io.StringIO(text))
+    header = [h.strip() for h in reader.fieldnames or []]
+    reader.fieldnames = header
+    for column in ROSTER_REQUIRED:
+        if column not in header:
+            raise RosterError(f"{source}: the header has no {column} column; the first row must name the columns "
+                              f"learner,lms_id (optional: {', '.join(ROSTER_OPTIONAL)})")
+    roster: dict[str, RosterEntry] = {}
+    for line, row in enumerate(reader, start=2):
+        learner, lms_id = (row.get("learner") or "").strip(), (row.get("lms_id") or "").strip()
+        if not learner and not lms_id:
+            continue  # a blank line a spreadsheet left
+        if not learner or not lms_id:
+            missing = "learner" if not learner else "lms_id"
+            raise RosterError(f"{source} line {line}: {missing} is empty; give both the learner and the LMS id")
+        if learner in roster:
+            raise RosterError(f"{source} line {line}: learner {learner!r} is listed twice; keep one row per learner")
+        roster[learner] = RosterEntry(learner, lms_id,
+                                      **{k: (row.get(k) or "").strip() for k in ROSTER_OPTIONAL})
+    return roster
+
+
+def match(rows: list[dict], roster: "dict[str, RosterEntry]") -> "tuple[list[tuple[RosterEntry, dict]], list]":
+    """Pair grade rows with roster entries by learner; ``(pairs, unmatched)`` with why each is unmatched.
+
+    A batch learner id is the folder name made safe (``ana maría`` ->
+    ``ana_maría``), so a roster name is also tried in that form.
+    """
+    from grader.batch.discovery import sanitize_learner_id  # the ids the batch gave the folders
+
+    by_id = dict(roster)
+    for learner, entry in roster.items():
+        by_id.setdefault(sanitize_learner_id(learner), entry)
+    pairs, unmatched, used = [], [], set()
+    for row in sorted(rows, key=lambda r: r["learner"]):
+        entry = by_id.get(row["learner"])
+        if entry is None or entry.learner in used:
+            unmatched.append((row["learner"], NOT_IN_ROSTER))
+            continue
+        used.add(entry.learner)
+        pairs.append((entry, row))
+    unmatched += [(learner, NO_SUBMISSION) for learner in sorted(roster) if learner not in used]
+    return pairs, unmatched
+
+
+def _write(table: "list[list]") -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for row in table:
+        writer.writerow([csv_cell(cell) for cell in row])
+    return out.getvalue()
+
+
+def _number(value) -> object:
+    return "" if value is None else (int(value) if float(value).is_integer() else round(float(value), 4))
+
+
+def canvas_csv(rows: list[dict], roster, *, assignment: str, assignment_id: str = "") -> "tuple[str, list]":
+    """Canvas's gradebook import CSV and the unmatched learners; ``rows`` have ``learner``, ``score``, ``max_score``."""
+    pairs, unmatched = match(rows, roster)
+    column = f"{assignment} ({assignment_id})" if assignment_id else assignment
+    possible = max((r["max_score"] for _, r in pairs), default="")
+    table = [CANVAS_HEADER + [column], ["Points Possible", "", "", "", "", _number(possible)]]
+    for entry, row in pairs:
+        table.append([entry.name or entry.learner, entry.lms_id, entry.sis_user_id, entry.sis_login_id,
+                      entry.section, _number(row["score"])])
+    return _write(table), unmatched
+
+
+def moodle_csv(rows: list[dict], roster, *, assignment: str) -> "tuple[str, list]":
+    """Moodle's grade import CSV and the unmatched learners.
+
+    >>> text, _ = moodle_csv([{"learner": "ana", "score": 8, "max_score": 10, "why": "=late"}],
+    ...                      read_roster_text("learner,lms_id,email\\nana,S1,ana@example.org\\n"), assignment="lab")
+    >>> print(text, end="")
+    ID number,Email address,lab,Feedback
+    S1,ana@example.org,8,'=late
+    """
+    pairs, unmatched = match(rows, roster)
+    table = [MOODLE_HEADER + [assignment, "Feedback"]]
+    for entry, row in pairs:
+        table.append([entry.lms_id, entry.email, _number(row["score"]), row.get("why", "")])
+    return _write(table), unmatched
+
+
+def unmatched_csv(unmatched: list) -> str:
+    """The learners the roster did not match, and why, as CSV.
+
+    >>> print(unmatched_csv([("bob", NOT_IN_ROSTER)]), end="")
+    learner,problem
+    bob,"graded, but not in the roster"
+    """
+    return _write([["learner", "problem"], *unmatched])
+
+
+def grade_rows(records: list[dict]) -> list[dict]:
+    """One row per learner from batch records: the credited score under a policy, else the raw one, and why.
+
+    >>> grade_rows([{"learner": "ana", "report": {"score": 5, "max_score": 10},
+    ...              "credit": {"credited": 4.0, "max_score": 10.0, "why": "late", "attempt": 2}}])[0]["score"]
+    4.0
+    """
+    rows = []
+    for r in records:
+        got = r.get("credit")
+        if got:
+            rows.append({"learner": r["learner"], "score": got["credited"], "max_score": got["max_score"],
+                         "why": f"attempt {got['attempt']}: {got['why']}"})
+        else:
+            rows.append({"learner": r["learner"], "score": r["report"]["score"],
+                         "max_score": r["report"]["max_score"], "why": "raw score (no course policy)"})
+    return rows
+
+
+def write_lms(records: list[dict], roster, out: "str | Path", *, assignment: str) -> "tuple[dict[str, Path], list]":
+    """Write ``canvas.csv``, ``moodle.csv`` and ``unmatched.csv`` under ``out``; their paths and the unmatched learners."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = grade_rows(records)
+    canvas, unmatched = canvas_csv(rows, roster, assignment=assignment)
+    moodle, _ = moodle_csv(rows, roster, assignment=assignment)
+    paths = {"lms:canvas": out / "canvas.csv", "lms:moodle": out / "moodle.csv", "lms:unmatched": out / "unmatched.csv"}
+    for name, text in (("lms:canvas", canvas), ("lms:moodle", moodle), ("lms:unmatched", unmatched_csv(unmatched))):
+        paths[name].write_text(text, encoding="utf-8")
+    return paths, unmatched
