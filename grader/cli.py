@@ -316,6 +316,12 @@ def add_batch_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--roster", type=Path, default=None, metavar="FILE",
                    help="a CSV learner,lms_id[,name,sis_user_id,sis_login_id,section,email]: writes "
                         "OUT/lms/canvas.csv and moodle.csv, and lists the learners it did not match")
+    p.add_argument("--similarity", action="store_true",
+                   help="write OUT/similarity.html and similarity.csv: pairs sharing unusually much code "
+                        "beyond the starter and the spec's data")
+    p.add_argument("--reference", type=Path, default=None, metavar="FILE",
+                   help="flag submissions that closely match this file (e.g. solutions/tools.py; implies "
+                        "--similarity; read by the grader only, never by learner code)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=batch_command)
     return p
@@ -336,7 +342,8 @@ def batch_command(args: argparse.Namespace) -> int:
                            timeout=args.timeout, steps=args.steps, only=args.only, executor=args.executor,
                            scheduler=args.scheduler, sandbox=sandbox_choice(args.sandbox),
                            progress=not args.no_progress, seed_key=_read_key(args.seed_key_file),
-                           course=args.course, roster=args.roster)
+                           course=args.course, roster=args.roster, similarity=args.similarity,
+                           reference=args.reference)
     except UnknownCheck as exc:
         return _cannot_grade(f"{exc}. See the ids with: agtool-grade checks", "batch")
     except (SubmissionNotFound, UnsafeArchive, ValueError) as exc:
@@ -357,6 +364,9 @@ def batch_command(args: argparse.Namespace) -> int:
               f"{terminal_text(reason, multiline=False)}", file=sys.stderr)
     for name, path in result.outputs.items():
         print(f"  {name:<22} {terminal_text(path, multiline=False)}")
+    flagged = [p for p in getattr(result, "similar", ()) if p.flagged]
+    if flagged:
+        print(f"  similarity: {len(flagged)} flagged pair(s), see similarity.html", file=sys.stderr)
     for learner, why in getattr(result, "unmatched", ()):  # --roster: never guessed, always listed
         print(f"  roster: {terminal_text(learner, multiline=False)}: {why}", file=sys.stderr)
     return EXIT_PASSED

@@ -354,3 +354,75 @@ def test_a_bad_roster_is_refused_with_the_line_and_the_fix(text, message):
 
     with pytest.raises(RosterError, match=message):
         read_roster_text(text)
+
+
+# ---------------------------------------------------------------- similarity
+
+REPO = TESTS_DIR.parent
+SOLUTION = (REPO / "solutions" / "tools.py").read_text(encoding="utf-8")
+
+
+def _disguised(source: str) -> str:
+    """A copy with every local name renamed, functions reordered and comments added (what a copier does)."""
+    import io as _io
+    import keyword
+    import tokenize
+
+    names = {}
+    out = []
+    for tok in tokenize.generate_tokens(_io.StringIO(source).readline):
+        if tok.type == tokenize.NAME and not keyword.iskeyword(tok.string) and tok.string.islower() \
+                and len(tok.string) > 3 and tok.string not in dir(__builtins__):
+            tok = tok._replace(string=names.setdefault(tok.string, f"v{len(names)}_x"))
+        out.append(tok)
+    renamed = tokenize.untokenize(out)
+    blocks = renamed.split("\n\n\n")
+    head, body = blocks[:2], blocks[2:]
+    return "\n\n\n".join(head + list(reversed(body))).replace("\n    return", "\n    # my own work\n    return")
+
+
+def test_similarity_flags_a_disguised_copy_and_the_reference_but_not_independent_modules(tmp_path):
+    from grader.batch import run_batch
+
+    styles = {p.stem: p.read_text(encoding="utf-8") for p in sorted((TESTS_DIR / "alt_styles").glob("*.py"))}
+    independent = ["command_routing", "decorated_tools", "hashed_keys", "rules_objects"]
+    sources = {"orig": SOLUTION, "copier": _disguised(SOLUTION),
+               **{name: styles[name] for name in independent},
+               "starter": (REPO / "agtool" / "tools.py").read_text(encoding="utf-8")}
+    assert sources["copier"] != SOLUTION and "v0_x" in sources["copier"]
+    make_class(tmp_path / "class", sources)
+    out = tmp_path / "out"
+    result = run_batch(tmp_path / "class", out, jobs=1, seed=1, grade_fn=fake_grade, progress=False,
+                       similarity=True, reference=REPO / "solutions" / "tools.py")
+    pairs = {(p.a, p.b): p for p in result.similar}
+    copy = pairs[("copier", "orig")]
+    assert copy.flagged and min(copy.similarity_a, copy.similarity_b) > 0.8
+    independent_pairs = [p for p in result.similar if p.a in independent and p.b in independent]
+    assert len(independent_pairs) == 6 and not any(p.flagged for p in independent_pairs)
+    # The disguised pair ranks above every pair of independent modules.
+    rank = [(p.a, p.b) for p in result.similar]
+    assert all(rank.index(("copier", "orig")) < rank.index((p.a, p.b)) for p in independent_pairs)
+    # The starter is boilerplate: it is like nobody.
+    assert not any(p.flagged for p in result.similar if "starter" in (p.a, p.b))
+    flagged_refs = {p.a for p in result.similar if p.kind == "reference" and p.flagged}
+    assert flagged_refs == {"orig", "copier"}
+
+    table = pd.read_csv(out / "similarity.csv", dtype=str)
+    assert list(table.columns) == ["rank", "a", "b", "similarity_a", "similarity_b", "shared_tokens", "flagged",
+                                   "kind"]
+    assert table.iloc[0]["flagged"] == "yes"
+    page = (out / "similarity.html").read_text(encoding="utf-8")
+    assert "<mark>" in page and "reference:tools.py" in page
+
+
+def test_similarity_html_escapes_learner_code():
+    from bs4 import BeautifulSoup
+
+    from grader.course.similarity import compare, similarity_html
+
+    evil = "def f(a, b):\n    s = '</pre><script>alert(1)</script>'\n    return a + b * 2 - a + b * 3 - a\n"
+    sources = {"<img src=x onerror=alert(1)>": evil, "b": evil}
+    pairs = compare(sources, boilerplate=[], k=5)
+    soup = BeautifulSoup(similarity_html(pairs, sources), "html.parser")
+    assert soup.find("script") is None and soup.find("img") is None
+    assert "<script>alert(1)</script>" in soup.get_text()

@@ -102,6 +102,7 @@ class BatchResult:
     archive_skipped: list = field(default_factory=list)  # (zip member, why) that could not be extracted
     seeds: str = ""  # how the seeds were chosen, for the command's summary line
     unmatched: list = field(default_factory=list)  # (learner, why) the --roster did not match
+    similar: list = field(default_factory=list)  # grader.course.similarity.Pair, ranked (--similarity)
 
 
 def run_batch(
@@ -123,6 +124,8 @@ def run_batch(
     course=None,
     submitted_at: "dt.datetime | None" = None,
     roster: "str | os.PathLike[str] | None" = None,
+    similarity: bool = False,
+    reference: "str | os.PathLike[str] | None" = None,
 ) -> BatchResult:
     """Grade every submission and write the class outputs under ``out``.
 
@@ -143,6 +146,9 @@ def run_batch(
     ``--resume`` keeps the time of the run that first graded unchanged bytes.
     ``roster`` (a CSV: learner,lms_id,...) adds ``OUT/lms/canvas.csv``,
     ``moodle.csv`` and ``unmatched.csv`` (:mod:`grader.course.lms`).
+    ``similarity`` writes ``OUT/similarity.html`` and ``similarity.csv``
+    (:mod:`grader.course.similarity`); ``reference`` (e.g. the solution,
+    read here by the instructor's process only) flags submissions close to it.
 
     >>> run_batch("class/", "out/", seed=3).outputs["csv"]   # doctest: +SKIP
     PosixPath('out/grades.csv')
@@ -152,6 +158,8 @@ def run_batch(
     _check_limits(timeout, jobs)
     policy = _course(course)  # a bad course file (or roster) is refused before anyone is graded
     lms_roster = _roster(roster)
+    references = _references(reference)
+    texts: dict[str, str] = {}  # learner -> source text, for --similarity (never executed here)
     now = (submitted_at or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc)
     stamp = now.replace(microsecond=0, tzinfo=None).isoformat() + "Z"
     out = Path(out)
@@ -177,6 +185,8 @@ def run_batch(
             _store(out, result_record(sub.learner, sub.display, "", seed, selection, report.to_dict(),
                                       submitted_at=stamp), kept)
             continue
+        if similarity or references:
+            texts[sub.learner] = source.decode("utf-8", "replace")
         digest = hashlib.sha256(source).hexdigest()
         old = load_record(out, sub.learner) if resume else None
         if _still_valid(old, digest, seed, selection, plan.feedback(sub.learner)):
@@ -215,7 +225,24 @@ def run_batch(
         paths, result.unmatched = write_lms(records, lms_roster, out / "lms",
                                             assignment=(policy.name if policy and policy.name else "agtool lab"))
         result.outputs.update(paths)
+    if similarity or references:
+        from grader.course.similarity import write_similarity
+
+        paths, result.similar = write_similarity(texts, out, references=references)
+        result.outputs.update(paths)
     return result
+
+
+def _references(reference) -> "dict[str, str]":
+    """The ``--reference`` file's text, named ``reference:<file name>`` so no learner id can equal it."""
+    if reference is None:
+        return {}
+    path = Path(reference)
+    try:
+        return {f"reference:{path.name}": path.read_text(encoding="utf-8")}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"--reference {path} cannot be read ({type(exc).__name__}); give the path of a "
+                         "tools.py (e.g. solutions/tools.py)") from None
 
 
 def _roster(roster):
