@@ -40,6 +40,10 @@ from grader.report import STEPS, CheckResult, Report, new_seed
 MAX_SOURCE_BYTES = 4 << 20
 PARALLEL_ENV = "AGTOOL_PARALLEL_STEPS"
 STEP_TIMEOUT = Limits().timeout  # seconds per step, the default of ``grade(timeout=)``
+# The import's own bound (seconds), the same for check, the notebook and batch:
+# it never shrinks with ``timeout``, so an honest slow import gets one verdict everywhere.
+IMPORT_TIMEOUT = Limits().import_timeout
+IMPORT_TIMEOUT_ENV = "AGTOOL_IMPORT_TIMEOUT"
 INTERNAL_ERROR = "internal grader error (please report it, with the reproduce command): "
 IMPORT_FAILED = "Your module could not be imported: "
 WORKER_LOST = ("The grader's worker process stopped during this step ({}). Does your code kill or signal "
@@ -63,8 +67,11 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
 
     ``steps``/``only`` select checks (by step number / check id), ``seed``
     fixes the random cases (default: a fresh one, printed in the report),
-    ``timeout`` is the wall-clock limit per step in seconds (default 10) and
-    ``limits`` overrides other resource bounds (see ``grader.engine.protocol.Limits``).
+    ``timeout`` is the wall-clock limit of a step's probes in seconds, after
+    the module's import (default 10); the import has its own bound
+    (``$AGTOOL_IMPORT_TIMEOUT``, default 30 s, imported once per step) and
+    ``limits`` overrides these and other resource bounds (see
+    ``grader.engine.protocol.Limits``).
     ``parallel`` is how many step processes may run at once (default
     ``$AGTOOL_PARALLEL_STEPS``, else 2 on a machine with 2+ cores); the first
     step always runs alone, so a module that does not import costs one
@@ -88,7 +95,7 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
     if not checks:
         raise ValueError("no check matches this selection of steps and ids (see `agtool-grade checks`)")
     seed = new_seed() if seed is None else int(seed)
-    limits = Limits.from_value(limits, timeout=timeout)
+    limits = _with_import_timeout(Limits.from_value(limits, timeout=timeout), limits)
     parallel = default_parallel() if parallel is None else max(int(parallel), 1)
     source = _read_source(file, within)
     report = Report(seed=seed, path=str(file))
@@ -143,6 +150,27 @@ def _run_steps(engine: EngineClient, jobs: "list[StepJob]", parallel: int, *,
         for i in lost:
             results[i] = engine.run(jobs[i])
     return results
+
+
+def import_timeout_default() -> float:
+    """The import's bound unless ``limits`` say: ``$AGTOOL_IMPORT_TIMEOUT`` seconds, else 30.
+
+    >>> import_timeout_default() == float(os.environ.get(IMPORT_TIMEOUT_ENV) or IMPORT_TIMEOUT)
+    True
+    """
+    value = os.environ.get(IMPORT_TIMEOUT_ENV, "").strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        return IMPORT_TIMEOUT
+    return seconds if 0 < seconds < float("inf") else IMPORT_TIMEOUT
+
+
+def _with_import_timeout(limits: Limits, given) -> Limits:
+    """``limits`` with the environment's import bound, unless the caller set one."""
+    if isinstance(given, Limits) or (isinstance(given, dict) and "import_timeout" in given):
+        return limits
+    return Limits.from_value({**limits.to_json(), "import_timeout": import_timeout_default()})
 
 
 def default_parallel() -> int:
@@ -206,6 +234,7 @@ def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Plan
     plan: list[_Planned] = []
     job_probes: list[dict] = []
     fresh_index: dict[str, int] = {}
+    fresh_at: list[bool] = []  # per job probe: does it start from the module as just imported?
     for check in step_checks:
         try:
             probes = list(check.probes(check_rng(seed, check.id)))
@@ -224,8 +253,17 @@ def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Plan
             if shareable:
                 fresh_index[key] = len(job_probes)
             job_probes.append(w)
+            fresh_at.append(shareable)
         plan.append(_Planned(check, probes, indices))
-    return plan, job_probes
+    # Fresh probes first: the step child runs each in a fork of itself taken
+    # right after its one import, which it can do only while no other probe has
+    # changed it (grader.engine.child). The others keep their order among
+    # themselves, and no fresh probe changes what they see.
+    order = [i for i, fresh in enumerate(fresh_at) if fresh] + [i for i, fresh in enumerate(fresh_at) if not fresh]
+    where = {old: new for new, old in enumerate(order)}
+    for item in plan:
+        item.indices = [where[i] for i in item.indices]
+    return plan, [job_probes[i] for i in order]
 
 
 class _StepOutcome:
@@ -259,7 +297,7 @@ class _StepOutcome:
         """How the step's process ended early (a sentence's predicate) and a likely cause."""
         r = self.result
         if r.timed_out:
-            return f"was killed after the {self.limits.timeout:g} s time limit", " (an endless loop or a blocking call?)"
+            return timeout_text(r, self.limits)
         # Before the signal: the fork server SIGKILLs a step child whose results it refused.
         if r.channel_errors:
             return "sent results the grader refused (" + "; ".join(r.channel_errors[:3]) + ")", ""
@@ -279,6 +317,8 @@ class _StepOutcome:
         obs = self.obs.get(index)
         if obs is None:
             what, cause = self.death()
+            if index == self.first_missing and self.result.timed_out and self.result.timeout_phase == "probe":
+                return f"`{label}` {what.replace('was killed after the call ran', 'was stopped after it ran')}{cause}."
             if index == self.first_missing:
                 return f"The step's process {what} during `{label}`{cause}."
             return f"Not run: the step's process {what} earlier in this step."
@@ -350,6 +390,29 @@ def _probe_error_text(obs: dict, label: str) -> str:
     if kind in ("ObservationTooLarge", "UnserializableObservation"):
         return f"`{label}` returned something the grader could not take back ({kind}: {detail})."
     return f"`{label}` raised {kind}" + (f": {detail}" if detail else "") + "."
+
+
+def timeout_text(result: StepResult, limits: Limits) -> "tuple[str, str]":
+    """What was slow in a step that outlived its limit (a sentence's predicate) and a likely cause.
+
+    >>> timeout_text(StepResult(timed_out=True, timeout_phase="import", phase_seconds=30.01), Limits())[0]
+    'was killed while importing your module: the import ran 30.0 s, over its time limit of 30 s'
+    >>> timeout_text(StepResult(timed_out=True, timeout_phase="probe", phase_seconds=10.0), Limits())[0]
+    'was killed after the call ran 10.0 s, over the time limit of 10 s'
+    """
+    if result.timeout_phase == "import":
+        return (f"was killed while importing your module: the import ran {result.phase_seconds:.1f} s, "
+                f"over its time limit of {limits.import_timeout:g} s",
+                " (an endless loop or a blocking call at import?)")
+    spent = result.phase_seconds
+    if limits.per_probe < limits.timeout and spent >= limits.per_probe - 0.05:
+        limit = f"the time limit of {limits.per_probe:g} s per call"
+    elif limits.per_probe < limits.timeout or spent < limits.timeout - 0.05:
+        limit = f"the step's time limit of {limits.timeout:g} s for all its calls"
+    else:
+        limit = f"the time limit of {limits.timeout:g} s"
+    return (f"was killed after the call ran {spent:.1f} s, over {limit}",
+            " (an endless loop or a blocking call?)")
 
 
 def _signal_text(number: int, limits: Limits) -> str:

@@ -76,13 +76,45 @@ def fresh_check(step: int, name: str, *, expect: int, shareable: bool = True) ->
 def test_identical_fresh_probes_of_a_step_run_once_and_each_check_gets_the_observation(
         write_module, temp_checks, engine_runner):
     # Every import appends to a log in the step's scratch folder; IMPORTS is its length.
+    # A step imports once: a fresh probe gets that import's module (in a fork),
+    # only a probe that re-imports after other probes ran (c) imports again.
     path = write_module("with open('imports.log', 'a') as f:\n    f.write('x')\n"
                         "IMPORTS = len(open('imports.log').read())\n")
-    ids = temp_checks(fresh_check(2, "a", expect=2), fresh_check(2, "b", expect=2),
-                      fresh_check(2, "c", expect=3, shareable=False), fresh_check(3, "d", expect=2))
+    ids = temp_checks(fresh_check(2, "a", expect=1), fresh_check(2, "b", expect=1),
+                      fresh_check(2, "c", expect=2, shareable=False), fresh_check(3, "d", expect=1))
     report = run(path, ids, engine_runner, seed=1)
     assert {k: (c.passed, c.got) for k, c in by_id(report).items()} == {
         "a": (True, ""), "b": (True, ""), "c": (True, ""), "d": (True, "")}
+
+
+def fresh_call_check(step: int, name: str, *, expect: int, fresh: bool, n: int) -> Check:
+    """A check whose one probe calls ``bump()``, in a fork of the just-imported step child when ``fresh``."""
+    params = {"fn": "bump", "args": [], "n": n, **({"fresh": True} if fresh else {})}
+
+    def judge(probes, observations):
+        got = observations[0].get("value")
+        return Verdict.ok() if got == expect else Verdict.fail("unexpected", expected=expect, got=got)
+
+    return Check(id=f"step{step}/zz_engine_{name}", step=step, points=1, title=f"engine test {name}",
+                 hint="engine hint", probes=lambda rng: [Probe("call", dict(params), label="bump()")], judge=judge)
+
+
+def test_each_fresh_probe_starts_from_the_import_and_changes_nothing_another_probe_sees(
+        write_module, temp_checks, engine_runner):
+    # bump() changes module state and the process (an environment variable);
+    # each fresh probe sees neither what another fresh probe did nor what the
+    # shared probes did, and the shared probes (run after the fresh ones) see
+    # nothing of the fresh ones.
+    path = write_module("import os\nCOUNT = []\ndef bump():\n    COUNT.append(1)\n"
+                        "    os.environ['BUMPS'] = os.environ.get('BUMPS', '') + 'x'\n"
+                        "    return len(COUNT) * 10 + len(os.environ['BUMPS'])\n")
+    ids = temp_checks(fresh_call_check(2, "shared1", expect=11, fresh=False, n=1),
+                      fresh_call_check(2, "fresh1", expect=11, fresh=True, n=2),
+                      fresh_call_check(2, "shared2", expect=22, fresh=False, n=3),
+                      fresh_call_check(2, "fresh2", expect=11, fresh=True, n=4))
+    report = run(path, ids, engine_runner, seed=1)
+    assert {k: (c.passed, c.got) for k, c in by_id(report).items()} == {
+        "shared1": (True, ""), "fresh1": (True, ""), "shared2": (True, ""), "fresh2": (True, "")}
 
 
 def test_syntax_error_fails_every_check_fast_naming_the_line(write_module, temp_checks, engine_runner):
@@ -108,10 +140,31 @@ def test_import_that_hangs_costs_one_timeout_not_one_per_step(write_module, temp
     path = write_module("while True:\n    pass\n")
     ids = temp_checks(*(call_check(step, f"h{step}", "f") for step in (1, 2, 3, 4)))
     began = time.monotonic()
-    report = run(path, ids, engine_runner, timeout=1)
+    report = run(path, ids, engine_runner, timeout=5, limits={"import_timeout": 1})
     assert time.monotonic() - began < 3.5  # one 1 s timeout (four would take 4 s and more)
     assert len(report.checks) == 4 and not any(c.passed for c in report.checks)
     assert "time limit" in report.error and "importing" in report.error
+    assert "the import ran 1.0 s, over its time limit of 1 s" in report.error
+
+
+def test_a_slow_import_has_its_own_bound_and_is_paid_once_per_step(write_module, temp_checks, engine_runner):
+    # The import takes longer than the step's whole time limit for its calls;
+    # three fresh probes and a shared one in a step, none pays for it again.
+    path = write_module("import time\ntime.sleep(1.5)\nCOUNT = []\ndef bump():\n"
+                        "    COUNT.append(1)\n    return len(COUNT)\n")
+    ids = temp_checks(*(fresh_call_check(2, f"f{n}", expect=1, fresh=True, n=n) for n in range(3)),
+                      fresh_call_check(2, "shared", expect=1, fresh=False, n=9))
+    began = time.monotonic()
+    report = run(path, ids, engine_runner, seed=1, timeout=1)
+    assert report.score == report.max_score == 4, [c.message for c in report.checks]
+    assert time.monotonic() - began < 1.5 * 2 + 3  # one import per step (two steps would be 3 s)
+
+
+def test_a_call_past_its_limit_is_named_with_how_long_it_ran(write_module, temp_checks, engine_runner):
+    path = write_module("import time\ndef slow():\n    time.sleep(60)\n")
+    ids = temp_checks(call_check(1, "slow", "slow"))
+    report = run(path, ids, engine_runner, timeout=5, limits={"probe_timeout": 1})
+    assert "`slow()` was stopped after it ran 1.0 s, over the time limit of 1 s per call" in report.checks[0].message
 
 
 def test_exit_inside_a_function_costs_only_that_step(write_module, temp_checks, engine_runner):
@@ -194,7 +247,7 @@ def test_timeout_kills_the_group_and_an_escaped_grandchild(write_module, temp_ch
     began = time.monotonic()
     report = run(path, ids, engine_runner, timeout=1)
     assert time.monotonic() - began < 5
-    assert "killed after the 1 s time limit during `spawn()`" in report.checks[0].message
+    assert "`spawn()` was stopped after it ran 1.0 s, over the time limit of 1 s" in report.checks[0].message
     pids = [int(line.split()[1]) for line in report.output["1"].splitlines() if line.split()[0] in ("child", "grandchild")]
     assert len(pids) == 2
     for pid in pids:

@@ -37,6 +37,13 @@ from grader.engine.protocol import (DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_
                                     MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, MAX_PRECOMPILED_BYTES, OBS, RUN,
                                     ImportErrorMessage, Limits, Message, StepJob)
 
+# What running a fresh probe in a fork uses, bound before any learner code
+# runs: a module that replaces ``os.fork`` or ``os.waitpid`` must not decide
+# whether its probes are isolated.
+_fork, _pipe, _waitpid, _read, _close, _kill, _getpid = (os.fork, os.pipe, os.waitpid, os.read, os.close,
+                                                         os.kill, os.getpid)
+_set_blocking, _write_byte = os.set_blocking, os.write
+
 MODULE_DIR = "agtool"
 MODULE_FILE = "tools.py"
 
@@ -46,7 +53,16 @@ class StepContext:
 
     The source is compiled once per step; each fresh import executes that code
     object in a new module, which is what an import does minus reading and
-    compiling the file again (a few ms a time, and probes import often).
+    compiling the file again. A ``fresh`` probe of :func:`run_step` runs in a
+    process forked from the step child right after its one import, and its
+    first :meth:`fresh_module` is that just-imported module (``pristine``), so
+    an honest slow import is paid once per step, not once per probe.
+
+    >>> import types
+    >>> ctx = StepContext("/tmp", "/tmp/x.py", "doc")
+    >>> ctx.pristine = types.ModuleType("m")
+    >>> ctx.fresh_module().__name__, ctx.pristine is None
+    ('m', True)
     """
 
     def __init__(self, scratch: str, module_path: str, name_prefix: str, code: "CodeType | None" = None,
@@ -60,9 +76,15 @@ class StepContext:
         # Compiled by the fork server for every step of a submission (see
         # ``grader.engine.server``), under a placeholder file name: name it after our copy.
         self._code = with_filename(code, module_path) if code is not None else None
+        # The module as it was right after the step's import, in a process of
+        # its own (a forked fresh probe): handed out once, instead of importing again.
+        self.pristine: "ModuleType | None" = None
 
     def fresh_module(self) -> ModuleType:
-        """Import the scratch copy again as a new module object (new name in ``sys.modules``)."""
+        """The just-imported module in a forked fresh probe, else the scratch copy imported again."""
+        if self.pristine is not None:
+            module, self.pristine = self.pristine, None
+            return module
         if self._code is None:
             with open(self.module_path, "rb") as fh:
                 self._code = compile(fh.read(), self.module_path, "exec", dont_inherit=True)
@@ -133,11 +155,13 @@ _json_encode = private_module_copy("json.encoder").JSONEncoder(ensure_ascii=True
 
 
 def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
-             code: "CodeType | None" = None) -> NoReturn:
+             code: "CodeType | None" = None, go_fd: "int | None" = None) -> NoReturn:
     """Run one step job's probes in this (freshly forked) process, then ``os._exit``.
 
     ``code`` is the submission compiled by the fork server
-    (:func:`compile_submission`), or ``None`` to compile it here.
+    (:func:`compile_submission`), or ``None`` to compile it here. With
+    ``go_fd``, the probes wait after the import until the fork server writes
+    a byte there: imports of several steps overlap, their probes take turns.
     """
     # References taken before any learner code runs: a submission may patch
     # json, os or builtins, and must not be able to change how we report.
@@ -170,7 +194,7 @@ def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
             view = view[write(result_fd, view):]
 
     try:
-        _isolate_process(output_fd, result_fd)
+        _isolate_process(output_fd, result_fd, *(() if go_fd is None else (go_fd,)))
         module_path = _prepare_scratch(scratch, base64.b64decode(job.source_b64))
         _clean_environment(scratch)
         _set_limits(job.limits)
@@ -188,17 +212,106 @@ def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
         _flush_std_streams()
         send(describe_import_error(exc, module_path))
         exit_now(0)
+    _flush_std_streams()
     send({"type": IMPORTED})
+    if go_fd is not None:  # a free slot for the step's work (the fork server's deadline starts then)
+        try:
+            while True:
+                try:
+                    _read(go_fd, 1)
+                    break
+                except InterruptedError:
+                    continue
+            _close(go_fd)
+        except OSError:
+            pass
 
-    for index, probe in enumerate(job.probes):
+    def observe(index: int, probe: dict) -> None:
         try:
             obs = run_probe(module, probe, ctx)
         except BaseException as exc:  # run_probe catches Exception; the rest is ours to record
             obs = {"probe_error": type(exc).__name__, "message": _cap(_safe_str(exc))}
         _flush_std_streams()
         send({"type": OBS, "index": index, "obs": obs})
+
+    # This process stays as the import left it until a probe that is not
+    # ``fresh`` runs here; until then each fresh probe runs in a fork of it
+    # (grading sends fresh probes first). After that, a fresh probe imports again.
+    pristine = True
+    for index, probe in enumerate(job.probes):
+        if pristine and is_fresh(probe):
+            _observe_forked(observe, index, probe, ctx, module, exit_now)
+        else:
+            pristine = pristine and is_fresh(probe)
+            observe(index, probe)
     send({"type": DONE})
     exit_now(0)  # never run learner atexit handlers or non-daemon threads
+
+
+def is_fresh(probe: dict) -> bool:
+    """Whether ``probe`` asks to start from the module as just imported (``params["fresh"] is True``).
+
+    >>> is_fresh({"kind": "calls", "params": {"fresh": True}}), is_fresh({"kind": "calls"})
+    (True, False)
+    """
+    params = probe.get("params") if isinstance(probe, dict) else None
+    return isinstance(params, dict) and params.get("fresh") is True
+
+
+def _observe_forked(observe: Callable[[int, dict], None], index: int, probe: dict, ctx: StepContext,
+                    module: ModuleType, exit_now: Callable[[int], NoReturn]) -> None:
+    """Run one fresh probe in a fork of this just-imported process and wait for it.
+
+    The fork sees ``CALLS``/``CACHE`` and everything else exactly as the
+    import left them, and whatever it changes dies with it. It writes its
+    own ``run`` and ``obs`` messages on the result pipe; this process waits,
+    so the fork server reads them in probe order. A fork that ends without
+    saying its observation was sent (``os._exit``, a signal, a limit) ends
+    this process the same way, so the step is graded as if the probe had run
+    here: the fork server sees the death during that probe.
+    """
+    ack_r, ack_w = _pipe()
+    pid = _fork()
+    if pid == 0:
+        try:
+            _close(ack_r)
+            # New stream objects: a learner thread of the parent may have held
+            # the old ones' locks at the fork, and no thread came along to release them.
+            _fresh_std_streams()
+            ctx.pristine = module
+            observe(index, probe)
+            _write_byte(ack_w, b"k")
+        finally:
+            exit_now(0)
+    _close(ack_w)
+    # Wait for the fork's end, then look for its byte: a process it started
+    # may hold the pipe open for ever, its end says all we need.
+    _, status = _wait_child(pid)
+    _set_blocking(ack_r, False)
+    try:
+        ack = _read(ack_r, 1)
+    except OSError:
+        ack = b""
+    _close(ack_r)
+    if ack == b"k":
+        return
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            signal.signal(number, signal.SIG_DFL)
+        except (OSError, ValueError):  # SIGKILL and SIGSTOP cannot be handled anyway
+            pass
+        _kill(_getpid(), number)
+        exit_now(128 + number)  # the learner blocked that signal here: still end
+    exit_now(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)
+
+
+def _wait_child(pid: int) -> "tuple[int, int]":
+    while True:
+        try:
+            return _waitpid(pid, 0)
+        except InterruptedError:
+            continue
 
 
 def describe_import_error(exc: BaseException, module_path: str) -> ImportErrorMessage:
@@ -240,8 +353,8 @@ def _probe_error_message(message: dict, kind: str, detail: Any, nonce: str) -> M
             "obs": {"probe_error": kind, "message": _cap(str(detail))}}
 
 
-def _isolate_process(output_fd: int, result_fd: int) -> None:
-    """Own session, dies with the fork server, fds 0/1/2 = nothing/capture/capture."""
+def _isolate_process(output_fd: int, result_fd: int, *other_fds: int) -> None:
+    """Own session, dies with the fork server, fds 0/1/2 = nothing/capture/capture (``other_fds`` kept)."""
     os.setsid()  # own process group: the fork server kills the whole group on timeout
     die_with_parent()
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -250,7 +363,7 @@ def _isolate_process(output_fd: int, result_fd: int) -> None:
     os.dup2(output_fd, 2)
     # Close everything else we inherited (the fork server's channel included),
     # so learner code can write only to the capture pipe and the result pipe.
-    keep = sorted({0, 1, 2, result_fd})
+    keep = sorted({0, 1, 2, result_fd, *other_fds})
     for low, high in zip(keep, keep[1:] + [resource.getrlimit(resource.RLIMIT_NOFILE)[0]]):
         os.closerange(low + 1, high)
     # A full disk should be an OSError the learner sees, not a silent SIGXFSZ kill.

@@ -115,7 +115,7 @@ class EngineClient:
         """
         request = {"request": next(self._jobs), "jobs": [job.to_json() for job in jobs], "parallel": parallel}
         if timeout is None:
-            limits = [job.limits.timeout for job in jobs]
+            limits = [job.limits.wall_bound for job in jobs]  # the import's bound, then the probes'
             rounds = -(-len(jobs) // max(parallel, 1))
             timeout = max(limits, default=0) * rounds + CLIENT_GRACE_SECONDS
         with self._lock:

@@ -167,17 +167,25 @@ Message = Union[ImportedMessage, ImportErrorMessage, ObsMessage, RunMessage, Fat
 class Limits:
     """Resource bounds of one step's process; the defaults suit the lab.
 
-    ``cpu_seconds`` of ``None`` means ``timeout + 1``. ``nproc`` is the number
-    of processes the step may add to those its user already runs (root is
-    exempt from this limit in Linux, the others still hold).
+    Time is bounded in two parts, so that an honest slow import never costs
+    points: ``import_timeout`` bounds the step's one import of the module
+    (wall seconds, generous: learners import pandas or read a data file),
+    ``timeout`` bounds the probes after it (the learner's work: wall seconds
+    for all of the step's probes together), and ``probe_timeout`` each probe
+    on its own (``None``: ``timeout``). ``cpu_seconds`` of ``None`` means
+    ``import_timeout + timeout + 1``. ``nproc`` is the number of processes
+    the step may add to those its user already runs (root is exempt from
+    this limit in Linux, the others still hold).
 
     Example::
 
-        >>> Limits.from_value({"timeout": 5}).timeout
-        5.0
+        >>> Limits.from_value({"timeout": 5}).timeout, Limits().import_timeout
+        (5.0, 30.0)
     """
 
     timeout: float = 10.0
+    import_timeout: float = 30.0
+    probe_timeout: "float | None" = None
     memory_bytes: int = 1 << 30
     cpu_seconds: "int | None" = None
     file_size_bytes: int = 16 << 20
@@ -206,19 +214,40 @@ class Limits:
             base = {**asdict(cls()), **(value or {})}
         if timeout is not None:
             base["timeout"] = timeout
-        base["timeout"] = float(base["timeout"])
-        if base["timeout"] <= 0:
-            raise ValueError("timeout must be a positive number of seconds")
+        for name in ("timeout", "import_timeout", "probe_timeout"):
+            if name == "probe_timeout" and base[name] is None:
+                continue
+            base[name] = float(base[name])
+            if not base[name] > 0:
+                raise ValueError(f"{name} must be a positive number of seconds")
         return cls(**base)
+
+    @property
+    def per_probe(self) -> float:
+        """Wall seconds one probe may take (at most the step's ``timeout``).
+
+        >>> Limits(timeout=4).per_probe, Limits(timeout=4, probe_timeout=1).per_probe
+        (4, 1)
+        """
+        return min(self.probe_timeout, self.timeout) if self.probe_timeout is not None else self.timeout
+
+    @property
+    def wall_bound(self) -> float:
+        """The longest a step may run: its import, then its probes.
+
+        >>> Limits(timeout=4, import_timeout=6).wall_bound
+        10
+        """
+        return self.import_timeout + self.timeout
 
     @property
     def cpu(self) -> int:
         """The CPU-time limit in whole seconds.
 
-        >>> Limits(timeout=2.5).cpu, Limits(cpu_seconds=7).cpu
-        (3, 7)
+        >>> Limits(timeout=2.5, import_timeout=3).cpu, Limits(cpu_seconds=7).cpu
+        (6, 7)
         """
-        return int(self.cpu_seconds if self.cpu_seconds is not None else self.timeout + 1)
+        return int(self.cpu_seconds if self.cpu_seconds is not None else self.wall_bound + 1)
 
     def to_json(self) -> dict:
         """Every field, as the step job carries them.
@@ -296,6 +325,9 @@ class StepResult:
     learner's stdout and stderr, capped at ``Limits.output_bytes``
     (``output_truncated``). The child ended with ``exit_status`` or was
     killed by ``signal``; ``timed_out`` when it outlived its time limit.
+    ``timeout_phase`` says what was running when it was killed (``"import"``
+    or ``"probe"``), ``phase_seconds`` how long that had run;
+    ``import_seconds`` is how long the import took (0 when it did not end);
     ``elapsed`` is wall and ``cpu`` CPU seconds of the step's own process;
     ``killed_descendants`` counts the processes it left behind. A result
     with ``infra_error`` (made by the engine client: the fork server died or
@@ -317,6 +349,9 @@ class StepResult:
     exit_status: "int | None" = None
     signal: "int | None" = None
     timed_out: bool = False
+    timeout_phase: str = ""
+    phase_seconds: float = 0.0
+    import_seconds: float = 0.0
     elapsed: float = 0.0
     cpu: float = 0.0
     killed_descendants: int = 0

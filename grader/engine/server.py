@@ -151,9 +151,11 @@ def run_job(job: StepJob, *, leftovers: "list[str] | None" = None) -> StepResult
 
 def run_jobs(jobs: "list[StepJob]", *, parallel: int = 1, leftovers: "list[str] | None" = None,
              on_result: "Callable[[int, StepResult], None] | None" = None) -> "list[StepResult]":
-    """Fork a step child per step job, at most ``parallel`` at a time; watch, clean up, describe each.
+    """Fork a step child per step job, at most ``parallel`` past their import at a time; watch, clean up, describe each.
 
-    Each step child has its own deadline (its job's timeout from its own start).
+    Each step child has its own deadline: its job's ``import_timeout`` from
+    its start until it says it imported, then each probe's own bound within
+    the job's ``timeout`` for all its probes (see ``Limits``).
     When a step child ends, its process group is killed; when the last one ends,
     every remaining descendant is (a grandchild that escaped its group
     cannot be told apart from a sibling step's, so it waits for the end).
@@ -169,11 +171,23 @@ def run_jobs(jobs: "list[StepJob]", *, parallel: int = 1, leftovers: "list[str] 
     sel = selectors.DefaultSelector()
     try:
         while waiting or running:
-            while waiting and len(running) < max(parallel, 1):
+            # Every step imports at once; ``parallel`` bounds the steps past
+            # their import (the learner's work, which competes for the cores):
+            # an honest import that sleeps or reads a file would otherwise make
+            # the steps wait for each other's imports in turn. A step that has
+            # imported waits in its child for a byte on its go pipe.
+            while waiting:
                 index = waiting.pop(0)
                 running[index] = _StepChild(jobs[index], sel)
                 scratches.append(running[index].scratch)
-            wait = max(min(c.deadline for c in running.values()) - time.monotonic(), 0)
+            working = sum(c.released for c in running.values())
+            for child in running.values():
+                if working >= max(parallel, 1):
+                    break
+                if child.imported_at is not None and not child.released:
+                    child.release()
+                    working += 1
+            wait = min(max(min(c.deadline for c in running.values()) - time.monotonic(), 0), 1.0)
             if not all(c.pidfd is not None for c in running.values()):
                 wait = min(wait, 0.01)  # no pidfd (old kernels): poll for the children's end
             for key, _ in sel.select(wait):
@@ -203,6 +217,13 @@ def run_jobs(jobs: "list[StepJob]", *, parallel: int = 1, leftovers: "list[str] 
 
 class _StepChild:
     """One forked step child: its pipes, its deadline, and what it sent."""
+
+    # Its phases (set in __init__ and as messages arrive; here for objects
+    # the tests build without a process).
+    imported_at: "float | None" = None
+    released = False
+    probe_started = 0.0
+    work_deadline = deadline = float("inf")
 
     def __init__(self, job: StepJob, sel: selectors.BaseSelector):
         from grader.engine import child as child_module
@@ -235,8 +256,18 @@ class _StepChild:
         self.scratch = tempfile.mkdtemp(prefix="agtool-step-", dir=_scratch_base)
         result_r, result_w = os.pipe()
         output_r, output_w = os.pipe()
+        go_r, go_w = os.pipe()
+        self.released = False
         self.started = time.monotonic()
-        self.deadline = self.started + self.limits.timeout
+        # The deadline follows the step's phases (see Limits): the import has
+        # its own bound; once it is over, each probe has its own, within the
+        # step's budget for all of them. It moves as the step's messages arrive.
+        self.deadline = self.started + self.limits.import_timeout
+        self.imported_at: "float | None" = None
+        self.work_deadline = float("inf")
+        self.probe_started = self.started
+        self.timeout_phase = ""
+        self.phase_seconds = 0.0
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         pid = os.fork()
@@ -244,12 +275,15 @@ class _StepChild:
             try:
                 os.close(result_r)
                 os.close(output_r)
+                os.close(go_w)
                 child_module.run_step(job, scratch=self.scratch, result_fd=result_w, output_fd=output_w,
-                                      code=code)
+                                      code=code, go_fd=go_r)
             finally:
                 os._exit(70)
         os.close(result_w)
         os.close(output_w)
+        os.close(go_r)
+        self._go_fd: "int | None" = go_w
         self.pid, self._result_fd, self._output_fd = pid, result_r, output_r
         for fd in (result_r, output_r):
             os.set_blocking(fd, False)
@@ -259,6 +293,28 @@ class _StepChild:
         if self.pidfd is not None:
             sel.register(self.pidfd, selectors.EVENT_READ, lambda: 0)  # wakes us; poll_ended() reaps
 
+    def release(self) -> None:
+        """Let the imported step run its probes (one byte on its go pipe); their time limits start now."""
+        self.released = True
+        self.probe_started = time.monotonic()
+        self.work_deadline = self.probe_started + self.limits.timeout
+        self._probe_deadline()
+        try:
+            os.write(self._go_fd, b"g")
+        except OSError:  # the step child is gone: poll_ended() will say how
+            pass
+        self._close_go()
+
+    def _probe_deadline(self) -> None:
+        limits = getattr(self, "limits", None)  # none on bookkeeping-only objects of the tests
+        if limits is not None:
+            self.deadline = min(self.work_deadline, self.probe_started + limits.per_probe)
+
+    def _close_go(self) -> None:
+        if self._go_fd is not None:
+            os.close(self._go_fd)
+            self._go_fd = None
+
     def poll_ended(self) -> bool:
         """Reap the step child if it exited; mark it timed out past its deadline. True when it is over."""
         if self._status is None:
@@ -266,13 +322,17 @@ class _StepChild:
             if pid:
                 self._status = status
                 self.cpu_seconds = usage.ru_utime + usage.ru_stime
-        if self._status is None and time.monotonic() >= self.deadline:
+        now = time.monotonic()
+        if self._status is None and now >= self.deadline and not self.timed_out:
             self.timed_out = True
+            self.timeout_phase = "import" if self.imported_at is None else "probe"
+            self.phase_seconds = round(now - (self.started if self.imported_at is None else self.probe_started), 3)
         return self._status is not None or self.timed_out
 
     def finish(self, sel: selectors.BaseSelector, *, alone: bool) -> StepResult:
         """Kill what is left of the step, read what it sent, close its fds; return its result."""
         self._kill_group()
+        self._close_go()
         if self._status is None:
             _, self._status, usage = os.wait4(self.pid, 0)
             self.cpu_seconds = usage.ru_utime + usage.ru_stime
@@ -305,6 +365,9 @@ class _StepChild:
             exit_status=self.exit_status,
             signal=self.signal,
             timed_out=self.timed_out,
+            timeout_phase=self.timeout_phase,
+            phase_seconds=self.phase_seconds,
+            import_seconds=round(self.imported_at - self.started, 4) if self.imported_at is not None else 0.0,
             elapsed=round(time.monotonic() - self.started, 4),
             cpu=round(self.cpu_seconds, 4),
             killed_descendants=self.killed,
@@ -363,9 +426,14 @@ class _StepChild:
                 self._runs[tool] = self._runs.get(tool, 0) + 1
             return None
         self._last_type = message["type"]
+        if message["type"] == IMPORTED:
+            self.imported_at = time.monotonic()
+            self.deadline = float("inf")  # waiting for a slot: release() starts the clock of its work
         if message["type"] == OBS:
             self._next_index += 1
             self._check_trace(message)
+            self.probe_started = time.monotonic()  # the next probe begins
+            self._probe_deadline()
         self.messages.append(message)
 
     def _check_trace(self, message: dict) -> None:
