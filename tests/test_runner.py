@@ -547,3 +547,35 @@ def test_a_step_that_kills_the_worker_in_parallel_costs_only_itself(write_module
     checks = by_id(report)
     assert [name for name, c in checks.items() if not c.passed] == ["s3"]
     assert "worker process stopped" in checks["s3"].message and report.error == ""
+
+
+def test_an_idle_fork_server_stops_and_the_next_check_starts_a_new_one(write_module, temp_checks):
+    from grader.engine.client import EngineClient
+
+    path = write_module("def ok():\n    return 1\n")
+    ids = temp_checks(call_check(1, "ok", "ok", expect=1))
+    with EngineClient(extra_sys_path=[str(REPO / "tests")], idle_timeout=1.0) as engine:
+        assert run(path, ids, engine).passed
+        first = engine.pid
+        assert first is not None and engine.starts == 1
+        time.sleep(0.5)
+        assert run(path, ids, engine).passed and engine.pid == first  # used again: the clock restarts
+        deadline = time.monotonic() + 10
+        while engine.pid is not None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert engine.pid is None and engine.idle_stops == 1
+        with pytest.raises(ProcessLookupError):
+            os.kill(first, 0)  # gone, not only forgotten
+        assert run(path, ids, engine).passed  # a Check after the stop starts a new one
+        assert engine.starts == 2 and engine.pid not in (None, first)
+
+
+def test_an_idle_timeout_of_zero_never_stops_the_fork_server(write_module, temp_checks):
+    from grader.engine.client import EngineClient
+
+    path = write_module("def ok():\n    return 1\n")
+    ids = temp_checks(call_check(1, "ok", "ok", expect=1))
+    with EngineClient(extra_sys_path=[str(REPO / "tests")], idle_timeout=0) as engine:
+        assert run(path, ids, engine).passed
+        time.sleep(1.0)
+        assert engine.pid is not None and engine._idle_timer is None and engine.idle_stops == 0

@@ -46,11 +46,16 @@ from grader.engine.protocol import StepJob, StepResult
 from grader.engine.sandbox import (PACKAGE_ROOT, SANDBOX_ENV, SANDBOXES, bwrap_prefix, bwrap_usable,
                                    server_import_paths)
 
-__all__ = ["EngineClient", "EngineUnavailable", "shared_client", "close",
-           "CLIENT_GRACE_SECONDS", "STARTUP_TIMEOUT_SECONDS"]
+__all__ = ["EngineClient", "EngineUnavailable", "shared_client", "close", "idle_timeout_default",
+           "CLIENT_GRACE_SECONDS", "STARTUP_TIMEOUT_SECONDS", "IDLE_TIMEOUT_SECONDS"]
 
 CLIENT_GRACE_SECONDS = 20.0  # how long past a job's timeout the engine client waits for the fork server
 STARTUP_TIMEOUT_SECONDS = 60.0
+# An idle fork server holds ~140 MB (LangGraph imported): a notebook kernel's
+# one is stopped after this many idle seconds and started again by the next
+# Check (a cold Check takes about a second). ``$AGTOOL_ENGINE_IDLE_SECONDS``; 0 = never.
+IDLE_TIMEOUT_SECONDS = 600.0
+IDLE_TIMEOUT_ENV = "AGTOOL_ENGINE_IDLE_SECONDS"
 
 
 class EngineUnavailable(RuntimeError):
@@ -68,7 +73,7 @@ class EngineClient:
     """
 
     def __init__(self, *, python: "str | None" = None, extra_sys_path: "tuple[str, ...] | list[str]" = (),
-                 sandbox: "str | None" = None):
+                 sandbox: "str | None" = None, idle_timeout: "float | None" = None):
         self.sandbox = sandbox or os.environ.get(SANDBOX_ENV, "none")
         if self.sandbox not in SANDBOXES:
             raise ValueError(f"sandbox must be one of {', '.join(SANDBOXES)}, not {self.sandbox!r}")
@@ -84,6 +89,11 @@ class EngineClient:
         self._lock = threading.Lock()
         self._jobs = itertools.count(1)
         self.starts = 0
+        # Seconds without a request after which the fork server is stopped (0: never).
+        self.idle_timeout = idle_timeout_default() if idle_timeout is None else max(float(idle_timeout), 0.0)
+        self.idle_stops = 0
+        self._last_used = time.monotonic()
+        self._idle_timer: "threading.Timer | None" = None
 
     def __enter__(self) -> "EngineClient":
         return self
@@ -99,6 +109,7 @@ class EngineClient:
         """Start the fork server now (otherwise the first :meth:`run` does)."""
         with self._lock:
             self._ensure_started()
+            self._arm_idle()
 
     def run(self, job: StepJob, *, timeout: "float | None" = None) -> StepResult:
         """Run one step job; return the fork server's result (see :meth:`run_many`)."""
@@ -119,16 +130,19 @@ class EngineClient:
             rounds = -(-len(jobs) // max(parallel, 1))
             timeout = max(limits, default=0) * rounds + CLIENT_GRACE_SECONDS
         with self._lock:
-            for attempt in (1, 2):
-                self._ensure_started()
-                try:
-                    self._send(request)
-                except OSError:  # it died since the last request: start a new one once
-                    self._kill()
-                    if attempt == 2:
-                        raise EngineUnavailable("the grader's worker process could not be started")
-                    continue
-                return self._collect(request["request"], len(jobs), timeout)
+            try:
+                for attempt in (1, 2):
+                    self._ensure_started()
+                    try:
+                        self._send(request)
+                    except OSError:  # it died since the last request: start a new one once
+                        self._kill()
+                        if attempt == 2:
+                            raise EngineUnavailable("the grader's worker process could not be started")
+                        continue
+                    return self._collect(request["request"], len(jobs), timeout)
+            finally:
+                self._arm_idle()
         raise AssertionError("unreachable")
 
     def close(self) -> None:
@@ -139,6 +153,9 @@ class EngineClient:
         stop (SIGTERM: it kills its steps' processes first), and the running
         :meth:`run` returns an ``infra_error``.
         """
+        timer, self._idle_timer = self._idle_timer, None
+        if timer is not None:
+            timer.cancel()
         idle = self._lock.acquire(timeout=0.2)
         try:
             proc = self._proc
@@ -168,6 +185,47 @@ class EngineClient:
         """Begin starting the fork server without waiting for it (it imports while we work)."""
         with self._lock:
             self._spawn()
+            self._arm_idle()
+
+    def _arm_idle(self) -> None:
+        """(Under the lock.) Count idle time from now; stop the fork server when it lasts ``idle_timeout``.
+
+        The stop takes the same lock as a request, so it never races one: a
+        Check after the stop starts a new fork server.
+        """
+        self._last_used = time.monotonic()
+        if not self.idle_timeout or self._idle_timer is not None or self._owner != os.getpid():
+            return
+        self._idle_timer = threading.Timer(self.idle_timeout, self._stop_if_idle)
+        self._idle_timer.daemon = True  # never keeps a kernel or a script alive
+        self._idle_timer.start()
+
+    def _stop_if_idle(self) -> None:
+        if not self._lock.acquire(blocking=False):  # a request runs: look again later
+            self._idle_timer = None
+            with self._lock:
+                self._arm_idle()
+            return
+        try:
+            self._idle_timer = None
+            if self._owner != os.getpid() or self._proc is None:
+                return
+            left = self._last_used + self.idle_timeout - time.monotonic()
+            if left > 0.01:  # used since this timer was armed
+                self._idle_timer = threading.Timer(left, self._stop_if_idle)
+                self._idle_timer.daemon = True
+                self._idle_timer.start()
+                return
+            proc = self._proc
+            try:
+                proc.stdin.close()  # an idle fork server ends at once, cleaning up after itself
+                proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+            self._kill()
+            self.idle_stops += 1
+        finally:
+            self._lock.release()
 
     def _ensure_started(self) -> None:
         self._spawn()
@@ -305,6 +363,19 @@ class EngineClient:
             shutil.rmtree(self._scratch_base, ignore_errors=True)
             self._scratch_base = None
 
+
+
+def idle_timeout_default() -> float:
+    """Idle seconds before a fork server stops: ``$AGTOOL_ENGINE_IDLE_SECONDS``, else 600 (0: never).
+
+    >>> idle_timeout_default() == float(os.environ.get(IDLE_TIMEOUT_ENV) or IDLE_TIMEOUT_SECONDS)
+    True
+    """
+    try:
+        value = float(os.environ.get(IDLE_TIMEOUT_ENV, "").strip() or IDLE_TIMEOUT_SECONDS)
+    except ValueError:
+        return IDLE_TIMEOUT_SECONDS
+    return value if 0 <= value < float("inf") else IDLE_TIMEOUT_SECONDS
 
 
 _shared: "EngineClient | None" = None
