@@ -16,7 +16,7 @@ from typing import Callable
 from grader.checks import cases
 from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, counts_of, every_route,
-                                   expectations_judge, op, records_of, call_op)
+                                   expectations_judge, op, outcome, records_of, call_op)
 from grader.checks.step6 import (check_answer_mentions, expect_field, judge_nodes, judge_reducers,
                                  reducer_probes, result_of)
 from grader.engine.encode import decode, encode, show, strict_equal
@@ -62,7 +62,8 @@ HANDLE_RUNS = ("spec_repair", "spec_empty", "too_big_then_cached", "two_repairs"
 
 
 def _handle_op(order: dict, note: str = "") -> dict:
-    operation = call_op("handle", order)
+    """A handle call; the order is read back after it (``step7/order_unchanged``)."""
+    operation = dict(call_op("handle", order), args_after=True)
     if note:
         operation["label"] += "  # " + note
     return operation
@@ -414,6 +415,18 @@ def answer_names_used_region(run: HandleRun) -> None:
                  f"an answer containing {spec.FALLBACK_REGION!r}", repr(answer))
 
 
+def order_unchanged(run: HandleRun) -> None:
+    """The caller's order, read back after handle, equals the order sent (no node writes into it)."""
+    if "args_after" not in run.rec:
+        run.fail("The grader could not read the order back after handle.", "the order read back",
+                 outcome(run.rec))
+    order, after = run.operation["args"][0], run.rec["args_after"][0]
+    if not strict_equal(after, order):
+        run.fail("handle changed the order it was given: nodes never write into the order (repair returns new "
+                 "tool and args in its update; pick reads order.get('tool', ...) and builds a new args dict).",
+                 f"the order still {show(order)}", f"the order became {show(after)}")
+
+
 def first_call_keeps_its_args(run: HandleRun) -> None:
     """calls[0]['args'] are the arguments the first call really used: the order's, before any repair."""
     calls = run.value["calls"]
@@ -479,7 +492,7 @@ add("step7/giveup_empty", 2, "An empty result is not repaired: give up right aft
                           tool_ran(1)]],
              fallback_empty=[[stops_after(EMPTY_REASON), tool_ran(1)]]))
 
-add("step7/giveup_after_fallback_empty", 2, "A repair that leads to an empty result gives up with the last reason",
+add("step7/giveup_after_fallback_empty", 1, "A repair that leads to an empty result gives up with the last reason",
     "SKU-5000 has no central stock: the region fix works, the retry is empty, and the answer names the "
     "last reason in errors.",
     ["7.repair_node", "7.not_repairable", "6.giveup"],
@@ -542,6 +555,14 @@ add("step7/calls_keep_history", 1, "A repair never rewrites an earlier calls ent
     ["6.calls_history", "7.no_mutation"],
     *on_runs(spec_repair=[[first_call_keeps_its_args]], two_repairs=[[first_call_keeps_its_args]],
              fallback_empty=[[first_call_keeps_its_args]]))
+
+add("step7/order_unchanged", 1, "handle leaves the caller's order as it was, repairs included",
+    "repair and the other nodes return new values in their updates ({**args, 'region': FALLBACK_REGION}, a new "
+    "tool name); none writes into state['order'] or the order the caller passed.",
+    ["6.no_mutation"],
+    *on_runs(spec_repair=[[order_unchanged]], spec_empty=[[order_unchanged]],
+             too_big_then_cached=[[order_unchanged], [order_unchanged]], two_repairs=[[order_unchanged]],
+             attempt_limit=[[order_unchanged]], fallback_empty=[[order_unchanged]]))
 
 add("step7/graph_has_repair", 1, "build_graph() compiles a graph with a repair node besides the naive ones",
     "Add a node named repair and an edge from repair back to fetch.",

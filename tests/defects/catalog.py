@@ -175,7 +175,7 @@ DEFECTS: dict[str, Defect] = {
     "step6/naive_default_tool": d(('order.get("tool", "stock_lookup")', '"stock_lookup"'), affects=(7,)),
     "step6/order_unchanged": d(('    return {"tool": order.get("tool", "stock_lookup"), "args": args}',
                                 '    return {"tool": order.setdefault("tool", "stock_lookup"), "args": args}'),
-                               why="pick writes the default tool into the caller's order"),
+                               affects=(7,), why="pick writes the default tool into the caller's order"),
     "step6/naive_no_retry": d(('    graph.add_conditional_edges("fetch", _after_naive_fetch, ["reply", "giveup"])',
                                '    graph.add_node("repair", repair)\n'
                                '    graph.add_conditional_edges("fetch", _after_fetch, ["reply", "repair", "giveup"])\n'
@@ -211,6 +211,10 @@ DEFECTS: dict[str, Defect] = {
                                   ('REPAIRS[reason](state["tool"], dict(state["args"]))',
                                    'REPAIRS[reason](state["tool"], state["args"])'),
                                   why="repair changes the args dict in place: calls[0] shows the repaired region"),
+    "step7/order_unchanged": d(('    return {"tool": tool, "args": args, "fixes": [f"{reason}: {description}"]}',
+                                '    state["order"].update(args)\n'
+                                '    return {"tool": tool, "args": args, "fixes": [f"{reason}: {description}"]}'),
+                               why="repair writes the repaired arguments back into the caller's order"),
     "step7/graph_has_repair": d(('    graph.add_node("repair", repair)\n    graph.add_conditional_edges("fetch", _after_fetch, '
                                  '["reply", "repair", "giveup"])\n    graph.add_edge("repair", "fetch")',
                                  '    graph.add_node("fix", repair)\n    graph.add_conditional_edges("fetch", _after_fetch, '
