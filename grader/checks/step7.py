@@ -416,14 +416,28 @@ def answer_names_used_region(run: HandleRun) -> None:
 
 
 def order_unchanged(run: HandleRun) -> None:
-    """The caller's order, read back after handle, equals the order sent (no node writes into it)."""
+    """No repair writes its fix into the caller's order: the values the caller gave are still there.
+
+    Step 7's own part of the rule is the repair: a value of the order that
+    changed to what a repaired call used was written back by the repair loop.
+    Other writes (``pick``'s ``order.setdefault("tool", ...)``, a key added or
+    reshaped before any repair) happen in step 6's graph too and cost step 6
+    (``step6/order_unchanged``), so one mistake costs one step.
+    """
     if "args_after" not in run.rec:
         run.fail("The grader could not read the order back after handle.", "the order read back",
                  outcome(run.rec))
     order, after = run.operation["args"][0], run.rec["args_after"][0]
-    if not strict_equal(after, order):
-        run.fail("handle changed the order it was given: nodes never write into the order (repair returns new "
-                 "tool and args in its update; pick reads order.get('tool', ...) and builds a new args dict).",
+    calls = run.value.get("calls") if isinstance(run.value, dict) else None
+    repaired = [c["args"] for c in (calls or [])[1:] if isinstance(c, dict) and isinstance(c.get("args"), dict)]
+    if not isinstance(order, dict) or not isinstance(after, dict):
+        return  # not an order the grader can compare field by field: step 6 judges the shapes
+    written = [key for key, value in order.items()
+               if key in after and not strict_equal(after[key], value)
+               and any(key in args and strict_equal(after[key], args[key]) for args in repaired)]
+    if written:
+        run.fail(f"handle's repair wrote its fix into the order it was given ({', '.join(map(repr, written))}): "
+                 "repair returns the new tool and args in its update and never changes state['order'].",
                  f"the order still {show(order)}", f"the order became {show(after)}")
 
 

@@ -175,7 +175,7 @@ DEFECTS: dict[str, Defect] = {
     "step6/naive_default_tool": d(('order.get("tool", "stock_lookup")', '"stock_lookup"'), affects=(7,)),
     "step6/order_unchanged": d(('    return {"tool": order.get("tool", "stock_lookup"), "args": args}',
                                 '    return {"tool": order.setdefault("tool", "stock_lookup"), "args": args}'),
-                               affects=(7,), why="pick writes the default tool into the caller's order"),
+                               why="pick writes the default tool into the caller's order"),
     "step6/naive_no_retry": d(('    graph.add_conditional_edges("fetch", _after_naive_fetch, ["reply", "giveup"])',
                                '    graph.add_node("repair", repair)\n'
                                '    graph.add_conditional_edges("fetch", _after_fetch, ["reply", "repair", "giveup"])\n'
