@@ -45,6 +45,25 @@ SECRET_VAR = "AGTOOL_HOSTILE_SECRET"
 CLI_EXIT_NOT_GRADABLE = 2
 
 
+@pytest.fixture(scope="module", autouse=True)
+def import_bound_of_the_corpus():
+    """The import's own bound (30 s by default) shortened to the corpus's step timeout.
+
+    A case that hangs at import then costs one STEP_TIMEOUT, as its wall
+    bound counts; ``grade()``, the CLI and batch workers read it from the
+    environment (``grader.grading.IMPORT_TIMEOUT_ENV``).
+    """
+    from grader.grading import IMPORT_TIMEOUT_ENV
+
+    before = os.environ.get(IMPORT_TIMEOUT_ENV)
+    os.environ[IMPORT_TIMEOUT_ENV] = f"{STEP_TIMEOUT:g}"
+    yield
+    if before is None:
+        os.environ.pop(IMPORT_TIMEOUT_ENV, None)
+    else:
+        os.environ[IMPORT_TIMEOUT_ENV] = before
+
+
 @pytest.fixture(scope="session")
 def secret() -> str:
     return "hostile-secret-" + secrets.token_hex(8)

@@ -470,6 +470,13 @@ class _StepChild:
         return ""
 
     def _channel_error(self, text: str) -> None:
+        if self.imported_at is None:
+            # Refused bytes before "imported": the module wrote on the result
+            # pipe, maybe over our own "imported" line. Its import is then
+            # over; from here its probes' bounds apply (it is released below,
+            # else it would wait for a go byte that never comes).
+            self.imported_at = time.monotonic()
+            self.deadline = float("inf")
         if len(self.channel_errors) < 20:
             self.channel_errors.append(text)
 
