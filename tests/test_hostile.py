@@ -45,9 +45,11 @@ SECRET_VAR = "AGTOOL_HOSTILE_SECRET"
 CLI_EXIT_NOT_GRADABLE = 2
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="session", autouse=True)
 def import_bound_of_the_corpus():
     """The import's own bound (30 s by default) shortened to the corpus's step timeout.
+
+    Session-scoped: the cases are graded by session fixtures, which come first.
 
     A case that hangs at import then costs one STEP_TIMEOUT, as its wall
     bound counts; ``grade()``, the CLI and batch workers read it from the

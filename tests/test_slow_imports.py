@@ -35,6 +35,12 @@ SLOW = {
 FAST_ENOUGH = ("sleep1", "sleep4", "heavy")  # sleep10 runs in the slow tests
 
 
+@pytest.fixture(autouse=True)
+def default_import_bound(monkeypatch):
+    """The default bound of the import (another test module may have shortened it for its session)."""
+    monkeypatch.delenv("AGTOOL_IMPORT_TIMEOUT", raising=False)
+
+
 def slow_module(folder: Path, name: str) -> Path:
     """The solution with ``SLOW[name]`` right after its ``from __future__`` line."""
     assert SOLUTION.count(FUTURE) == 1
