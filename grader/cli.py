@@ -186,7 +186,8 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=sorted(RENDERERS), default="text", help="output format (default: text)")
     p.add_argument("--out", type=out_file, metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--timeout", type=seconds, metavar="S", default=STEP_TIMEOUT,
-                   help=f"wall-clock seconds per step (default {STEP_TIMEOUT:g})")
+                   help=f"seconds of calls per step, the import not counted: it has its own bound, "
+                        f"$AGTOOL_IMPORT_TIMEOUT (default {STEP_TIMEOUT:g})")
     p.add_argument("--parallel", type=positive_int, metavar="N", default=_default(grade, "parallel"),
                    help="step processes at once after the first step (default: 2 on 2+ cores)")
     p.add_argument("--sandbox", choices=SANDBOXES, default=None,
@@ -296,7 +297,7 @@ def add_batch_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None, help="one seed for the class (default: random)")
     p.add_argument("--resume", action="store_true", help="skip learners whose file is unchanged")
     p.add_argument("--timeout", type=seconds, default=SUBMISSION_TIMEOUT,
-                   help="wall-clock seconds per submission, shared between its steps "
+                   help="seconds of calls per submission, shared between its steps; imports not counted "
                         f"(default {SUBMISSION_TIMEOUT:g})")
     p.add_argument("--steps", type=step_list, default=None,
                    help="only these steps, e.g. 1,2,3")
