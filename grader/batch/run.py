@@ -161,7 +161,9 @@ def run_batch(
     references = _references(reference)
     texts: dict[str, str] = {}  # learner -> source text, for --similarity (never executed here)
     now = (submitted_at or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc)
-    stamp = now.replace(microsecond=0, tzinfo=None).isoformat() + "Z"
+    # The attempt's time matters only under a course policy (due dates); without one a record
+    # holds nothing that changes between two runs on the same bytes (local and Dask agree).
+    stamp = now.replace(microsecond=0, tzinfo=None).isoformat() + "Z" if policy is not None else None
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a folder: name a new or existing folder for the outputs")
