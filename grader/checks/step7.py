@@ -396,12 +396,26 @@ def _order_region_shows_fallback(order: dict) -> bool:
     return isinstance(region, str) and spec.FALLBACK_REGION in region
 
 
+def _require_a_repair(run: HandleRun) -> None:
+    """These runs must repair (a second call): a check about what repairs leave behind needs one to judge.
+
+    Without it a module that repairs nothing (or answers from memory) would pass
+    such checks vacuously.
+    """
+    calls = run.value["calls"]
+    if not (isinstance(calls, list) and len(calls) >= 2):
+        run.fail("handle made no second call here, so no repair happened and there is nothing to judge: "
+                 "fix `step7/repair_region` first (this check looks at what a repair leaves behind).",
+                 "at least two calls (the first, then the repaired one)", show(calls))
+
+
 def answer_names_used_region(run: HandleRun) -> None:
     """After a region repair, the answer names the region the tool acted on (FALLBACK_REGION), not the order's.
 
     Judged only where the order's own region does not already contain the fallback's
     name (``'central\\n'`` would hide an answer built from the order).
     """
+    _require_a_repair(run)
     if _order_region_shows_fallback(run.order):
         return
     value = run.value
@@ -443,6 +457,7 @@ def order_unchanged(run: HandleRun) -> None:
 
 def first_call_keeps_its_args(run: HandleRun) -> None:
     """calls[0]['args'] are the arguments the first call really used: the order's, before any repair."""
+    _require_a_repair(run)
     calls = run.value["calls"]
     want = encode({k: run.order[k] for k in spec.ARG_NAMES})
     first = calls[0] if isinstance(calls, list) and calls else None
