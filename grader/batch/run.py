@@ -46,6 +46,9 @@ from grader.batch.records import MANIFEST, RESULTS_DIR, load_record, load_record
 from grader.batch.task import (GRADER_FAILED, RETRY_ON_RESUME, SUBMISSION_TIMEOUT, WORKER_DIED, GradeFn, GradeTask,
                                failed_report, grade_task, step_timeout)
 from grader.checks.registry import checks_for
+from grader.course.lms import read_roster, write_lms
+from grader.course.policy import Policy, load_policy, with_credit
+from grader.course.similarity import write_similarity
 from grader.grading import MAX_SOURCE_BYTES
 from grader.locate import SubmissionNotFound, read_submission
 from grader.report import STEPS, new_seed
@@ -217,19 +220,13 @@ def run_batch(
     saved = {r["learner"]: r for r in load_records(out, result.learners)}
     records = [saved.get(learner) or kept[learner] for learner in result.learners if learner in saved or learner in kept]
     if policy is not None:
-        from grader.course.policy import with_credit
-
         records = [with_credit(r, policy, now) for r in records]
     result.outputs = gradebook.write_outputs(records, out, archive_skipped=archive_skipped)
     if lms_roster is not None:
-        from grader.course.lms import write_lms
-
         paths, result.unmatched = write_lms(records, lms_roster, out / "lms",
                                             assignment=(policy.name if policy and policy.name else "agtool lab"))
         result.outputs.update(paths)
     if similarity or references:
-        from grader.course.similarity import write_similarity
-
         paths, result.similar = write_similarity(texts, out, references=references)
         result.outputs.update(paths)
     return result
@@ -251,8 +248,6 @@ def _roster(roster):
     """The ``--roster`` entries, read and checked now (``None``: no LMS files)."""
     if roster is None:
         return None
-    from grader.course.lms import read_roster
-
     return read_roster(roster)
 
 
@@ -260,8 +255,6 @@ def _course(course):
     """The batch's course policy: ``None``, a ``Policy``, or a course file's path (read and validated now)."""
     if course is None:
         return None
-    from grader.course.policy import Policy, load_policy
-
     return course if isinstance(course, Policy) else load_policy(course)
 
 

@@ -41,6 +41,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.batch.discovery import sanitize_learner_id  # the ids the batch gives learner folders
 from grader.escape import csv_cell
 
 CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -113,8 +114,6 @@ def match(rows: list[dict], roster: "dict[str, RosterEntry]") -> "tuple[list[tup
     A batch learner id is the folder name made safe (``ana maría`` ->
     ``ana_maría``), so a roster name is also tried in that form.
     """
-    from grader.batch.discovery import sanitize_learner_id  # the ids the batch gave the folders
-
     by_id = dict(roster)
     for learner, entry in roster.items():
         by_id.setdefault(sanitize_learner_id(learner), entry)
