@@ -25,7 +25,7 @@ Example::
 """
 from __future__ import annotations
 
-import html
+import http.client
 import json
 import os
 import time
@@ -34,7 +34,8 @@ import urllib.request
 from pathlib import Path
 
 from agtool_lab.load import learner_path
-from agtool_lab.view import render_html
+from agtool_lab.view import course_html, course_line, notice_html, render_html
+from grader.escape import html_text
 from grader.locate import SubmissionNotFound
 from grader.report import Report
 
@@ -42,6 +43,7 @@ SERVICE_URL_ENV = "AGTOOL_SERVICE_URL"
 TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
 WAIT = 180.0  # seconds to wait for the grade; a class-wide burst on two cores takes well under a minute
 POLL = 0.5
+COURSE_WAIT = 5.0  # seconds for api/course: the Check panel asks it while the learner waits for Check
 
 
 class NotConfigured(RuntimeError):
@@ -86,28 +88,46 @@ def configured(env: "dict | None" = None) -> bool:
     return True
 
 
-def _request(method: str, url: str, token: str, body: "bytes | None" = None) -> dict:
+def _one_line(text: object) -> str:
+    # A message from the network (a proxy's error page, an OS error) is shown on one line, never as a block.
+    return " ".join(str(text).split())
+
+
+def _request(method: str, url: str, token: str, body: "bytes | None" = None, *, timeout: float = 30) -> object:
     headers = {"Authorization": f"token {token}", "Accept": "application/json"}
     if body is not None:
         headers["Content-Type"] = "text/x-python"
     req = urllib.request.Request(url, data=body, method=method, headers=headers)
     try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return json.loads(resp.read())
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            data = resp.read()
     except urllib.error.HTTPError as exc:
         try:
             message = json.loads(exc.read()).get("error") or exc.reason
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, OSError, http.client.HTTPException):
             message = exc.reason
-        raise SubmitFailed(f"the grading service answered {exc.code}: {message}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        raise SubmitFailed(f"could not reach the grading service at {url}: {exc}") from None
+        raise SubmitFailed(_one_line(f"the grading service answered {exc.code}: {message}")) from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise SubmitFailed(_one_line(f"could not reach the grading service at {url}: {reason}")) from None
+    try:
+        return json.loads(data)
+    except ValueError:
+        # A 200 page that is not JSON: $AGTOOL_SERVICE_URL names something else (a hub's login page, a proxy).
+        raise SubmitFailed(f"{url} did not answer like the grading service (not JSON): is "
+                           f"${SERVICE_URL_ENV} the service's URL with its prefix?") from None
+
+
+def _attempt(answer: object, url: str) -> dict:
+    if not isinstance(answer, dict) or "id" not in answer or "status" not in answer:
+        raise SubmitFailed(f"{url} did not answer like the grading service (no attempt id and status)")
+    return answer
 
 
 def send(source: bytes, *, env: "dict | None" = None) -> dict:
     """POST ``source`` to the service; return its answer (``{"id", "status", "url"}``)."""
     url, token = service_config(env)
-    return _request("POST", url + "api/submissions", token, source)
+    return _attempt(_request("POST", url + "api/submissions", token, source), url)
 
 
 def wait_for(attempt_id: int, *, env: "dict | None" = None, timeout: float = WAIT) -> dict:
@@ -115,10 +135,69 @@ def wait_for(attempt_id: int, *, env: "dict | None" = None, timeout: float = WAI
     url, token = service_config(env)
     deadline = time.monotonic() + timeout
     while True:
-        attempt = _request("GET", f"{url}api/submissions/{attempt_id}", token)
+        attempt = _attempt(_request("GET", f"{url}api/submissions/{attempt_id}", token), url)
         if attempt["status"] in ("graded", "error") or time.monotonic() > deadline:
             return attempt
         time.sleep(POLL)
+
+
+def fetch_course(*, env: "dict | None" = None, timeout: float = COURSE_WAIT) -> "dict | None":
+    """The service's ``GET api/course`` for this learner: due dates and attempts left, ``None`` without a course file.
+
+    Raises :class:`NotConfigured` (no service here) or :class:`SubmitFailed`
+    (unreachable, refused, or an answer that is neither an object nor null);
+    :func:`course_status` is the version that never raises.
+    """
+    url, token = service_config(env)
+    answer = _request("GET", url + "api/course", token, timeout=timeout)
+    if answer is not None and not isinstance(answer, dict):
+        raise SubmitFailed(f"{url}api/course did not answer like the grading service (not an object)")
+    return answer
+
+
+class CourseStatus:
+    """The learner's course status as shown beside Check/Submit: the service's answer, or why there is none.
+
+    ``status`` is ``api/course``'s object (``None``: the course has no policy),
+    ``problem`` a one-line reason it could not be fetched (``""``: none).
+
+    >>> CourseStatus({"due": "2030-01-01T00:00:00Z", "limit": 2, "attempts_left": 1}).text  # doctest: +ELLIPSIS
+    'Due 2030-01-01 00:00 UTC (in ...) · Attempts left: 1 of 2'
+    >>> CourseStatus(None, problem="could not reach the grading service at http://h/: refused").text
+    'Course status unavailable: could not reach the grading service at http://h/: refused'
+    """
+
+    def __init__(self, status: "dict | None", problem: str = ""):
+        self.status, self.problem = status, problem
+
+    @property
+    def text(self) -> str:
+        if self.problem:
+            return "Course status unavailable: " + self.problem
+        return course_line(self.status)
+
+    def _repr_html_(self) -> str:
+        if self.problem:
+            return notice_html(self.text)
+        return course_html(self.status)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def course_status(*, env: "dict | None" = None, timeout: float = COURSE_WAIT) -> CourseStatus:
+    """The learner's due date and attempts left from the service; never raises.
+
+    In a notebook cell on the hub, ``course_status()`` shows the line the
+    Check panel shows beside Submit. Outside a hub it says why there is none.
+
+    >>> course_status(env={}).problem.startswith("No grading service here")
+    True
+    """
+    try:
+        return CourseStatus(fetch_course(env=env, timeout=timeout))
+    except (NotConfigured, SubmitFailed) as exc:
+        return CourseStatus(None, problem=str(exc))
 
 
 def attempt_html(attempt: dict) -> str:
@@ -127,31 +206,42 @@ def attempt_html(attempt: dict) -> str:
     >>> "waiting" in attempt_html({"id": 3, "status": "queued", "report": None})
     True
     """
-    head = f"<p><b>Attempt {html.escape(str(attempt['id']))} submitted to the class grading service</b>"
+    attempt_id = html_text(attempt.get("id"))
+    head = f"<p><b>Attempt {attempt_id} submitted to the class grading service</b>"
     if not attempt.get("report"):
-        return head + f": {html.escape(str(attempt['status']))}, still waiting for its grade. " \
-                      "Run <code>submit(wait_only=ID)</code> again later, or look at the service's page.</p>"
-    report = Report.from_dict(attempt["report"])
+        return head + f": {html_text(attempt.get('status'))}, still waiting for its grade. " \
+                      f"Run <code>submit(wait_only={attempt_id})</code> again later, or look at the service's page.</p>"
+    try:
+        report = Report.from_dict(attempt["report"])
+    except Exception:  # a report this version cannot read: say so, not a traceback
+        return head + f": {html_text(attempt.get('score'))}/{html_text(attempt.get('max_score'))} points " \
+                      "(the service's page shows the details).</p>"
     first_failed = next((c.step for c in report.checks if not c.passed), max((c.step for c in report.checks), default=1))
-    return head + f": {report.score}/{report.max_score} points.</p>" + render_html(report, first_failed)
+    return head + f": {html_text(report.score)}/{html_text(report.max_score)} points.</p>" \
+        + render_html(report, first_failed)
 
 
 class Submitted:
-    """What :func:`submit` returns: the attempt as JSON, shown as HTML in a notebook."""
+    """What :func:`submit` returns: the attempt as JSON, shown as HTML in a notebook, with the course line after it."""
 
-    def __init__(self, attempt: dict):
+    def __init__(self, attempt: dict, course: "CourseStatus | None" = None):
         self.attempt = attempt
+        self.course = course
 
     @property
     def report(self) -> "Report | None":
         return Report.from_dict(self.attempt["report"]) if self.attempt.get("report") else None
 
     def _repr_html_(self) -> str:
-        return attempt_html(self.attempt)
+        shown = attempt_html(self.attempt)
+        course = self.course._repr_html_() if self.course is not None else ""
+        return shown + (f"<p>{course}</p>" if course else "")
 
     def __repr__(self) -> str:
         a = self.attempt
-        return f"<attempt {a['id']}: {a['status']}, {a.get('score')}/{a.get('max_score')}>"
+        line = f"<attempt {a.get('id')}: {a.get('status')}, {a.get('score')}/{a.get('max_score')}>"
+        course = self.course.text if self.course is not None else ""
+        return line + (f"\n{course}" if course else "")
 
 
 class Message:
@@ -161,19 +251,22 @@ class Message:
         self.text = text
 
     def _repr_html_(self) -> str:
-        return f'<p style="color:#9a6700"><b>{html.escape(self.text)}</b></p>'
+        return f'<p style="color:#9a6700"><b>{html_text(self.text)}</b></p>'
 
     def __repr__(self) -> str:
         return self.text
 
 
 def submit(path=None, *, wait: bool = True, timeout: float = WAIT, wait_only: "int | None" = None,
-           env: "dict | None" = None):
+           show_course: bool = True, env: "dict | None" = None):
     """Send the learner's module, wait for the grade, and return something that shows it.
 
     Never raises into the notebook: a missing service, a refused submission
-    (too large, too many in a minute) or a network problem comes back as a
-    :class:`Message` that says what happened and what to do.
+    (too large, too many in a minute, the course's attempt limit) or a
+    network problem comes back as a :class:`Message` that says what happened
+    and what to do. After the grade, the due date and the attempts left
+    (``api/course``) follow it, unless ``show_course=False`` (the Check
+    panel shows them beside its buttons itself).
 
     >>> submit(env={})                                                   # doctest: +ELLIPSIS
     No grading service here: this notebook is not running on a JupyterHub ...
@@ -187,7 +280,8 @@ def submit(path=None, *, wait: bool = True, timeout: float = WAIT, wait_only: "i
             attempt_id = wait_only
         if not wait and wait_only is None:
             return Message(f"Attempt {attempt_id} submitted; submit(wait_only={attempt_id}) shows its grade.")
-        return Submitted(wait_for(attempt_id, env=env, timeout=timeout))
+        attempt = wait_for(attempt_id, env=env, timeout=timeout)
+        return Submitted(attempt, course_status(env=env) if show_course else None)
     except (NotConfigured, SubmitFailed) as exc:
         return Message(str(exc))
     except (SubmissionNotFound, OSError) as exc:

@@ -14,6 +14,8 @@ Example::
 """
 from __future__ import annotations
 
+import datetime as dt
+
 from grader.escape import html_text, terminal_text
 from grader.report import CheckResult, Report
 
@@ -193,3 +195,145 @@ def render_html(report: Report, step: int) -> str:
         parts.append(f"<p>{_esc(FIRST_RED_ROW)}</p>")
     parts.append("</div>")
     return "\n".join(parts)
+
+
+# --------------------------------------------------------------------------
+# The course line: due date and attempts left, from the service's api/course
+# --------------------------------------------------------------------------
+
+COURSE_SEP = " \u00b7 "  # middle dot between the parts of the course line
+
+
+def _moment(value: object) -> "dt.datetime | None":
+    # The service sends ISO 8601 with a Z; Python 3.10's fromisoformat does not read the Z.
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    text = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=dt.timezone.utc) if moment.tzinfo is None else moment
+
+
+def _span(seconds: float) -> str:
+    seconds = int(abs(seconds))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} day{'s' if days != 1 else ''}" + (f" {hours} h" if hours else "")
+    if hours:
+        return f"{hours} h" + (f" {minutes} min" if minutes else "")
+    if minutes:
+        return f"{minutes} min"
+    return f"{secs} s"
+
+
+def when_text(value: object, now: "dt.datetime | None" = None) -> str:
+    """A time from the service as a learner reads it: UTC to the minute, and how far away.
+
+    A value that is not an ISO time is shown as it came.
+
+    >>> now = dt.datetime(2026, 3, 1, 10, 0, tzinfo=dt.timezone.utc)
+    >>> when_text("2026-03-03T12:30:00Z", now), when_text("2026-03-01T09:55:00Z", now)
+    ('2026-03-03 12:30 UTC (in 2 days 2 h)', '2026-03-01 09:55 UTC (5 min ago)')
+    >>> when_text("next Tuesday", now)
+    'next Tuesday'
+    """
+    moment = _moment(value)
+    if moment is None:
+        return str(value)
+    now = now or dt.datetime.now(dt.timezone.utc)
+    delta = (moment - now).total_seconds()
+    shown = moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"{shown} ({'in ' + _span(delta) if delta >= 0 else _span(delta) + ' ago'})"
+
+
+def _count(value: object) -> "int | None":
+    # bool is an int in Python: a True here is a malformed answer, not 1.
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _percent(value: object) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{round(100 * value)}%"
+    return str(value)
+
+
+def course_line(course: object, now: "dt.datetime | None" = None) -> str:
+    """The learner's course status in one line: due date, late credit, attempts left, which attempt counts.
+
+    ``course`` is the service's ``GET api/course`` answer; fields it lacks are
+    left out and fields it adds are ignored, so an older or newer service
+    still gives a line. ``""`` when there is no course policy (``None``).
+
+    >>> now = dt.datetime(2026, 3, 1, 10, 0, tzinfo=dt.timezone.utc)
+    >>> print(course_line({"due": "2026-03-01T12:00:00Z", "counts": "best", "limit": 3,
+    ...                    "window_minutes": 60, "attempts_left": 2, "next_allowed": None}, now))
+    Due 2026-03-01 12:00 UTC (in 2 h) · Attempts left: 2 of 3 per 60 minutes · Your best attempt counts
+    >>> course_line(None)
+    ''
+    """
+    if not isinstance(course, dict):
+        return ""
+    parts = []
+    name = course.get("name")
+    due = course.get("due")
+    if due:
+        head = f"Due {when_text(due, now)}"
+        if course.get("late_due"):
+            credit = course.get("late_credit")
+            head += f", late until {when_text(course['late_due'], now)}"
+            head += f" for {_percent(credit)} of the points" if credit is not None else ""
+        parts.append(f"{name}: {head}" if name else head)
+    elif name:
+        parts.append(str(name))
+    period = course.get("period_now")
+    if period == "late":
+        parts.append(f"Now late: {_percent(course.get('late_credit'))} credit"
+                     if course.get("late_credit") is not None else "Now late")
+    elif period == "after the late date":
+        parts.append("Past the deadline: no credit, still graded for feedback")
+    limit = course.get("limit")
+    if limit:
+        left = _count(course.get("attempts_left"))
+        used = _count(course.get("attempts_used"))
+        if left is None and used is not None and _count(limit) is not None:
+            left = max(0, limit - used)
+        window = course.get("window_minutes")
+        per = f" per {window:g} minutes" if isinstance(window, (int, float)) and not isinstance(window, bool) else ""
+        if left is not None:
+            parts.append(f"Attempts left: {left} of {limit}{per}")
+        else:
+            parts.append(f"At most {limit} attempts{per}")
+        if course.get("next_allowed") and (left is None or left == 0):
+            parts.append(f"next attempt allowed {when_text(course['next_allowed'], now)}")
+    counts = course.get("counts")
+    if counts == "best":
+        parts.append("Your best attempt counts")
+    elif counts == "last":
+        parts.append("Your last attempt on time counts")
+    # One line whatever the service sent: a newline or a bidi control in a course name stays visible text.
+    return terminal_text(COURSE_SEP.join(parts), multiline=False)
+
+
+def course_html(course: object, now: "dt.datetime | None" = None) -> str:
+    """The course line as HTML (``""`` without a policy); every value from the service is escaped.
+
+    >>> course_html({"name": "<b>lab</b>", "due": "2026-03-01T12:00:00Z"},
+    ...             dt.datetime(2026, 3, 1, 10, 0, tzinfo=dt.timezone.utc))
+    '<span class="agtool-course" style="color:#6e7781">&lt;b&gt;lab&lt;/b&gt;: Due 2026-03-01 12:00 UTC (in 2 h)</span>'
+    """
+    line = course_line(course, now)
+    return f'<span class="agtool-course" style="color:{_GREY}">{_esc(line)}</span>' if line else ""
+
+
+def notice_html(text: str) -> str:
+    """A one-line note for the learner (the service cannot be reached, a refused submission), escaped.
+
+    >>> notice_html("could not reach <http://h/>")
+    '<span class="agtool-notice" style="color:#9a6700">could not reach &lt;http://h/&gt;</span>'
+    """
+    return f'<span class="agtool-notice" style="color:#9a6700">{_esc(text)}</span>'

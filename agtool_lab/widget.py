@@ -82,7 +82,10 @@ class CheckPanel(widgets.VBox):
     ``rows`` and ``summary`` expose the data model so it can be tested without
     a browser; ``rerun()`` is what the button calls. Where the class has a
     grading service (:func:`agtool_lab.submit.configured`) a Submit button
-    beside it calls ``send()``.
+    beside it calls ``send()``, and a line beside them shows the course's due
+    date and the learner's attempts left (``refresh_course()``, asked when
+    the panel is made and after each submit). Without a service the panel is
+    Check alone and asks nothing of the network.
 
     >>> from grader.report import CheckResult
     >>> r = Report(seed=5, path="t.py", checks=[CheckResult("step1/names", 1, True, 2, 2, "Data names")])
@@ -105,8 +108,9 @@ class CheckPanel(widgets.VBox):
         self.status = widgets.Label()
         self.button.on_click(lambda _button: self.rerun())
         buttons = [self.button]
-        # Beside Check, where the class has a grading service: the attempt that is kept and counts.
-        self.submit_button = self.submitted = None
+        # Beside Check, where the class has a grading service: the attempt that is kept and counts,
+        # and the course line (due date, attempts left) that says whether to press it now.
+        self.submit_button = self.submitted = self.course_label = self.course_info = None
         if service.configured():
             self.submit_button = widgets.Button(
                 description="Submit", icon="upload", button_style="primary",
@@ -114,10 +118,14 @@ class CheckPanel(widgets.VBox):
                 layout=widgets.Layout(width="auto"))
             self.submit_button.on_click(lambda _button: self.send())
             self.submitted = widgets.HTML()
+            self.course_label = widgets.HTML(layout=widgets.Layout(margin="0 0 0 12px"))
             buttons.append(self.submit_button)
-        children = [self.body, widgets.HBox([*buttons, self.status])]
+        row = [*buttons, self.status] + ([self.course_label] if self.course_label is not None else [])
+        children = [self.body, widgets.HBox(row)]
         super().__init__(children + ([self.submitted] if self.submitted is not None else []))
         self._show(report)
+        if self.course_label is not None:
+            self.refresh_course()
 
     @property
     def rows(self) -> list[dict]:
@@ -144,16 +152,25 @@ class CheckPanel(widgets.VBox):
         return report
 
     def send(self):
-        """Submit the file to the grading service and show the attempt's grade under the panel."""
+        """Submit the file to the grading service, show the attempt's grade under the panel, refresh the course line."""
         self.submit_button.disabled = True
         self.status.value = "submitted, waiting for the grade ..."
         try:
-            shown = service.submit(self.path)
+            shown = service.submit(self.path, show_course=False)
+        except Exception as exc:  # submit() says what went wrong itself; this is a last guard against a traceback
+            shown = service.Message(f"Submit failed: {type(exc).__name__}: {exc}")
         finally:
             self.submit_button.disabled = False
         self.submitted.value = shown._repr_html_()
         self.status.value = f"seed {self.report.seed}"
+        self.refresh_course()
         return shown
+
+    def refresh_course(self) -> "service.CourseStatus":
+        """Ask the service for the due date and attempts left and show them beside the buttons (never raises)."""
+        self.course_info = service.course_status()
+        self.course_label.value = self.course_info._repr_html_()
+        return self.course_info
 
     def _show(self, report: Report) -> None:
         self.report = report

@@ -269,6 +269,6 @@ def test_submit_is_offered_beside_check_only_where_a_grading_service_is_configur
     panel = CheckPanel(1, report, path="t.py")
     assert panel.submit_button is not None and panel.submit_button in panel.children[1].children
     sent = []
-    monkeypatch.setattr(service, "submit", lambda path: sent.append(path) or service.Message("Attempt 4 <graded>"))
+    monkeypatch.setattr(service, "submit", lambda path, **kw: sent.append(path) or service.Message("Attempt 4 <graded>"))
     panel.send()
     assert sent == ["t.py"] and "Attempt 4 &lt;graded&gt;" in panel.submitted.value
