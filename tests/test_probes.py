@@ -11,6 +11,7 @@ from pathlib import Path
 from defects.harness import Context, grade_in_process
 from grader.engine.encode import ExplodingArgument, decode, encode, show, strict_equal
 from grader.engine.probes import run_probe
+from grader.engine.reports import resolve_report_files
 from grader.checks.registry import CHECKS, Verdict, check_rng, checks_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -223,7 +224,8 @@ def test_missing_tools_entry_is_a_setup_error(solution):
 def test_report_probe_reads_both_files_from_a_scratch_folder(solution):
     module, ctx = solution
     obs = run_probe(module, _calls([{"op": "report", "folder": "scratch"}]), ctx)
-    files = obs["records"][0]["files"]
+    assert "files" not in obs["records"][0]  # the step child only says where: the fork server reads
+    files = resolve_report_files(obs, ctx.scratch)["records"][0]["files"]
     assert files["json_exists"] and files["md_exists"]
     assert files["json"] == obs["records"][0]["value"]
     assert "## How failure was handled as a path" in files["md"]
@@ -234,11 +236,12 @@ def test_a_check_observes_the_same_alone_or_after_the_others(solution):
     module, ctx = solution
     for check_id in ("step5/second_call_cached", "step7/tool_runs_measured", "step8/json_values"):
         probes = CHECKS[check_id].probes(check_rng(11, check_id))
-        fresh = [run_probe(ctx.fresh_module(), p.to_json(), ctx) for p in probes]
+        fresh = [resolve_report_files(run_probe(ctx.fresh_module(), p.to_json(), ctx), ctx.scratch)
+                 for p in probes]
         for other in checks_for([CHECKS[check_id].step]):
             for p in other.probes(check_rng(11, other.id)):
                 run_probe(module, p.to_json(), ctx)
-        after = [run_probe(module, p.to_json(), ctx) for p in probes]
+        after = [resolve_report_files(run_probe(module, p.to_json(), ctx), ctx.scratch) for p in probes]
         assert _without_calls(after) == _without_calls(fresh), check_id
 
 
@@ -367,7 +370,8 @@ def test_refused_call_checks_also_watch_calls(check_id):
     assert not verdict.passed and "CALLS" in verdict.message + verdict.got
 
 
-def test_report_files_are_read_with_references_taken_before_learner_code(solution, monkeypatch):
+def test_report_files_are_read_where_patches_of_learner_code_do_not_reach(solution, monkeypatch):
+    """Issue 16.5: the step child names the folder; the fork server, another process, reads it."""
     import builtins
     import io
     import json
@@ -390,11 +394,48 @@ def test_report_files_are_read_with_references_taken_before_learner_code(solutio
     monkeypatch.setitem(sys.modules, "json", types.SimpleNamespace(loads=json.loads, load=json.load))
     monkeypatch.setattr(builtins, "open", forging_open)
     monkeypatch.setattr(os.path, "isfile", lambda path: False)
-    record = run_probe(module, _calls([{"op": "report", "folder": "scratch"}]), ctx)["records"][0]
-    monkeypatch.undo()
+    obs = run_probe(module, _calls([{"op": "report", "folder": "scratch"}]), ctx)
+    monkeypatch.undo()  # the fork server's process: none of the step child's patches are there
+    record = resolve_report_files(obs, ctx.scratch)["records"][0]
     files = record["files"]
     assert files["json_exists"] and files["md_exists"]
     assert files["json"] == record["value"] and "forged" not in files["json"]
+
+
+def test_report_places_outside_scratch_or_through_links_are_refused(tmp_path):
+    scratch = tmp_path / "scratch"
+    (scratch / "real").mkdir(parents=True)
+    (scratch / "real" / "tool_report.json").write_text('{"a": 1}')
+    (scratch / "real" / "tool_report.md").symlink_to("/etc/hostname")
+    (scratch / "linked").symlink_to(scratch / "real")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "tool_report.json").write_text('{"a": 1}')
+    obs = {"records": [{"files_at": str(scratch / "real")}, {"files_at": str(scratch / "linked")},
+                       {"files_at": str(outside)}, {"cwd_files_at": str(scratch / "real" / "..")}]}
+    real, linked, away, dotted = resolve_report_files(obs, str(scratch))["records"]
+    assert real["files"]["json"] == {"a": 1} and "symbolic link" in real["files"]["md_error"]
+    assert "json" not in real["files"] or real["files"]["md_exists"]
+    for refused in (linked["files"], away["files"]):
+        assert refused["refused"] and not refused["json_exists"]
+    assert dotted["cwd_files"]["json_exists"] is False and "refused" not in dotted["cwd_files"]
+
+
+def test_a_step_child_cannot_make_the_server_read_more_than_a_few_places(tmp_path):
+    from grader.engine.reports import MAX_PLACES
+
+    obs = {"records": [{"files_at": str(tmp_path)} for _ in range(MAX_PLACES + 3)]}
+    files = [r["files"] for r in resolve_report_files(obs, str(tmp_path))["records"]]
+    assert sum("refused" in f for f in files) == 3
+
+
+def test_files_a_step_child_claims_to_have_read_are_dropped(tmp_path):
+    forged = {"json_exists": True, "md_exists": True, "json": {"attempts": 2}, "md": "# Report"}
+    obs = {"records": [{"files": dict(forged)}, {"files": dict(forged), "cwd_files": dict(forged),
+                                                   "files_at": str(tmp_path)}]}
+    first, second = resolve_report_files(obs, str(tmp_path))["records"]
+    assert "files" not in first and second["files"] == {"json_exists": False, "md_exists": False}
+    assert "cwd_files" not in second
 
 
 def test_a_report_folder_someone_else_made_is_never_used(tmp_path, monkeypatch):

@@ -30,8 +30,9 @@ Probe kinds (``PROBES``):
     before). A spy spec with ``every_route`` also acts in the module's own
     function of that name and in the function objects themselves, so the
     result or raise reaches a ``call_tool`` whichever route it calls by. The counts are kept where learner code does not look
-    (:class:`Tally`), and the report files are read with references taken
-    before any learner code ran.
+    (:class:`Tally`). A ``report`` only says where the files are
+    (``files_at``): the fork server reads them once the step is over
+    (:mod:`grader.engine.reports`), out of learner code's reach.
 ``tools_table``
     The structure of ``TOOLS`` (with type objects encoded as ``$class``).
 ``state_reducers``
@@ -53,28 +54,21 @@ import _thread
 import builtins
 import itertools
 import os
-import stat
 from typing import Any, Callable
 
 from grader import spec as lab_spec
-from grader.engine.encode import decode, encode, private_module_copy
-from grader.engine.protocol import MAX_REPORT_TEXT
+from grader.engine.encode import decode, encode
+from grader.engine.reports import REPORT_FILES
 
 MAX_MESSAGE = 300
 MAX_SEEN = 12          # spy calls remembered per spy
-REPORT_FILES = ("tool_report.json", "tool_report.md")
 _MISSING = object()
 
-# What the probes use to read the learner's report files, taken when the
-# grader is imported: the step child imports this module before the submission,
-# and a submission may patch ``json``, ``sys.modules["json"]``, ``open`` or
-# ``os`` to make the grader read what it wants. The decoder comes from a
-# private copy of ``json.decoder`` (no module attribute a submission can
-# reach leads to it); the rest are C functions whose behaviour does not go
-# through patchable module attributes.
-_json_decode = private_module_copy("json.decoder").JSONDecoder().decode
-_open, _stat, _lstat, _unlink, _mkdir = builtins.open, os.stat, os.lstat, os.unlink, os.mkdir
-_getcwd, _getpid, _is_regular, _SEP = os.getcwd, os.getpid, stat.S_ISREG, os.sep
+# What the report probe uses to move and make folders, taken when the grader
+# is imported (before any learner code runs): C functions whose behaviour
+# does not go through module attributes a submission can patch.
+_lstat, _unlink, _mkdir, _rename = os.lstat, os.unlink, os.mkdir, os.rename
+_getcwd, _getpid, _SEP = os.getcwd, os.getpid, os.sep
 _thread_id = _thread.get_ident
 _folder_numbers = itertools.count(1)  # report folders are never reused within a process
 
@@ -469,15 +463,17 @@ class _Session:
                 if watch_cwd:
                     _remove_if_present(cwd + _SEP + name)
             value = fn()
-            out = {"value": encode(value), "files": _read_report_files(folder)}
+            # The files move to a folder of their own at once: what a later probe
+            # of the step writes to the same place cannot replace them.
+            out = {"value": encode(value), "files_at": _keep(folder, scratch)}
             if watch_cwd:
                 # Files written to the working folder instead: the check of the default
                 # folder fails, the checks of what the files say can still read them.
-                out["cwd_files"] = _read_report_files(cwd)
+                out["cwd_files_at"] = _keep(cwd, scratch)
             return out
         folder = _new_folder(self.ctx.scratch)
         value = fn(folder=folder)
-        return {"value": encode(value), "files": _read_report_files(folder)}
+        return {"value": encode(value), "files_at": folder}
 
 
 def _parent_folder(path: str) -> str:
@@ -505,35 +501,19 @@ def _new_folder(scratch: str) -> str:
         return folder
 
 
-def _is_file(path: str) -> bool:
-    try:
-        return _is_regular(_stat(path).st_mode)
-    except OSError:
-        return False
+def _keep(folder: str, scratch: str) -> str:
+    """Move the report files ``folder`` holds into a new folder under ``scratch``; return that folder.
 
-
-def _read_text(path: str, limit: int = -1) -> str:
-    with _open(path, encoding="utf-8") as fh:
-        return fh.read(limit)
-
-
-def _read_report_files(folder: str) -> dict:
-    """Both report files, read with the references taken at import (see the top of the module)."""
-    out: dict = {}
-    json_path, md_path = (folder + _SEP + name for name in REPORT_FILES)
-    out["json_exists"] = _is_file(json_path)
-    out["md_exists"] = _is_file(md_path)
-    if out["json_exists"]:
+    A file that cannot move (gone, or on another file system) is simply not
+    there for the fork server, which reads the new folder.
+    """
+    kept = _new_folder(scratch)
+    for name in REPORT_FILES:
         try:
-            out["json"] = encode(_json_decode(_read_text(json_path)))
-        except Exception as exc:  # noqa: BLE001 - not UTF-8, not JSON, unreadable: all "not valid JSON"
-            out["json_error"] = f"{type(exc).__name__}: {_message(exc)}"
-    if out["md_exists"]:
-        try:
-            out["md"] = _read_text(md_path, MAX_REPORT_TEXT)
-        except (ValueError, OSError) as exc:
-            out["md_error"] = f"{type(exc).__name__}: {_message(exc)}"
-    return out
+            _rename(folder + _SEP + name, kept + _SEP + name)
+        except OSError:
+            pass
+    return kept
 
 
 def probe_calls(module: Any, params: dict, ctx: Any) -> dict:

@@ -51,6 +51,7 @@ from grader.engine.proctree import become_subreaper, kill_descendants, kill_grou
 from grader.engine.protocol import (DONE, FINAL_TYPES, IMPORTED, MAX_MESSAGE_BYTES, MAX_TOTAL_MESSAGE_BYTES,
                                     MESSAGE_TYPES, OBS, RUN, TRACE_MISMATCH, Message, StepJob, StepResult,
                                     claimed_runs)
+from grader.engine.reports import resolve_report_files
 
 TRUNCATED_MARK = "\n[... output truncated]\n"
 # What step children need, imported once here. Not grader.checks: judging
@@ -350,6 +351,11 @@ class _StepChild:
                     break
         if self._pending:
             self._accept(bytes(self._pending))
+        # The report probe said where write_report wrote; the files are read
+        # here, now that the step's processes are gone (see grader.engine.reports).
+        for message in self.messages:
+            if message.get("type") == OBS:
+                resolve_report_files(message.get("obs"), self.scratch)
         for fd in (self._result_fd, self._output_fd, self.pidfd):
             if fd is not None:
                 try:

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from grader.engine.probes import run_probe
+from grader.engine.reports import resolve_report_files
 from grader.checks.registry import Verdict, check_rng, checks_for
 
 _names = itertools.count()
@@ -56,7 +57,9 @@ def grade_in_process(path, *, steps=None, only=None, seed=0) -> dict[str, Verdic
             module = ctx.fresh_module()
             for check in [c for c in selected if c.step == step_no]:
                 probes = check.probes(check_rng(seed, check.id))
-                observations = [run_probe(module, p.to_json(), ctx) for p in probes]
+                # The fork server reads report files after a step; here, after each probe.
+                observations = [resolve_report_files(run_probe(module, p.to_json(), ctx), ctx.scratch)
+                                for p in probes]
                 bad = [o for o in observations if not isinstance(o, dict) or "probe_error" in o]
                 if bad:
                     verdicts[check.id] = Verdict.fail(f"probe error: {bad[0]}")

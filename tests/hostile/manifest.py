@@ -116,6 +116,13 @@ _SAVE_TOOL_FUNCTIONS = (("def call_tool(name: str, args: dict) -> dict:\n",
                          "_SAVED_FNS = {n: e[\"fn\"] for n, e in TOOLS.items()}\n\n\n"
                          "def call_tool(name: str, args: dict) -> dict:\n"),)
 
+# write_report's two writes in the solution, and an edit that makes it write neither
+# (it keeps what it measured in the payload's _FORGED instead).
+_REPORT_JSON_WRITE = ("    (folder / \"tool_report.json\").write_text(\n"
+                      "        json.dumps(report, ensure_ascii=False, indent=2) + \"\\n\", encoding=\"utf-8\"\n    )\n")
+_REPORT_MD_WRITE = "    (folder / \"tool_report.md\").write_text(_markdown(report), encoding=\"utf-8\")\n"
+_REPORT_WRITES_NOTHING = (_REPORT_JSON_WRITE + _REPORT_MD_WRITE, "    _FORGED.clear()\n    _FORGED.update(report)\n")
+
 CASES: list[Case] = [
     # --- controls: what the bases score on their own -------------------------
     Case("solution_control", "the reference solution, unchanged", "solution", ALL_FULL),
@@ -283,6 +290,20 @@ CASES: list[Case] = [
                    "        json.dumps(report, ensure_ascii=False, indent=2) + \"\\n\", encoding=\"utf-8\"\n    )\n"
                    "    (folder / \"tool_report.md\").write_text(_markdown(report), encoding=\"utf-8\")\n",
                    "    _FORGED.clear()\n    _FORGED.update(report)\n"),)),
+    Case("report_op_replaced_via_gc", "write_report writes no file; the grader's report operation, found "
+         "through gc, is replaced by one that claims full files", "solution", Expect(lost=(8,)), at="import",
+         replace=(_REPORT_WRITES_NOTHING,)),
+    Case("report_forged_by_profiler", "write_report writes no file; a profile hook adds forged files to the "
+         "record the report operation returns", "solution", Expect(lost=(8,), any=(1, 2, 3, 4, 5, 6, 7)),
+         at="import", replace=(_REPORT_WRITES_NOTHING,)),
+    Case("report_json_is_fifo", "tool_report.json is a FIFO nobody writes (a blocking read would hang)",
+         "solution", Expect(lost=(8,)), at="import",
+         replace=((_REPORT_JSON_WRITE, "    _fifo_json(folder)\n"),)),
+    Case("report_files_link_outside", "tool_report.json links to a right report outside the folder, "
+         "tool_report.md to the grader's environment", "solution", Expect(lost=(8,)), at="import",
+         via="cli", checks=("grader_still_works",),
+         replace=((_REPORT_JSON_WRITE + _REPORT_MD_WRITE,
+                   "    _linked_report(folder, json.dumps(report, ensure_ascii=False, indent=2) + \"\\n\")\n"),)),
     Case("probes_module_patched", "runs the tool before validating; replaces the grader's Tally.run and "
          "make_spy through sys.modules / a fresh import", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)),
          at="import", replace=_RUN_BEFORE_VALIDATING),
