@@ -42,6 +42,7 @@ import tempfile
 import threading
 import time
 
+from grader.engine.cgroups import SERVER_GROUP_ENV, ServerGroup
 from grader.engine.protocol import StepJob, StepResult
 from grader.engine.sandbox import (PACKAGE_ROOT, SANDBOX_ENV, SANDBOXES, bwrap_prefix, bwrap_usable,
                                    server_import_paths)
@@ -82,6 +83,8 @@ class EngineClient:
         self.python = python or sys.executable
         self.extra_sys_path = [str(p) for p in extra_sys_path]
         self._proc: "subprocess.Popen | None" = None
+        # The cgroup the fork server's steps live under (made here, outside any sandbox; None without cgroups).
+        self._cgroup: "ServerGroup | None" = None
         self._ready = False
         self._buffer = bytearray()
         self._scratch_base: "str | None" = None
@@ -259,6 +262,9 @@ class EngineClient:
         # package's own ``__path__``): no step can import ``solutions.tools``,
         # the starter or a test's module from it (issue 16.3).
         extra = server_import_paths(self.extra_sys_path)
+        self._cgroup = ServerGroup.create()
+        if self._cgroup is not None:
+            env[SERVER_GROUP_ENV] = self._cgroup.to_env()
         bootstrap = (
             "import sys; sys.path.extend(p for p in %r if p not in sys.path); root = %r; "
             "added = root not in sys.path; added and sys.path.append(root); "
@@ -280,7 +286,8 @@ class EngineClient:
             return []
         if bwrap_usable():
             self.sandbox_in_use = "bwrap"
-            return bwrap_prefix(keep=self.extra_sys_path)
+            return bwrap_prefix(keep=self.extra_sys_path,
+                                writable=self._cgroup.folders() if self._cgroup is not None else ())
         if self.sandbox == "bwrap" and not self._warned:
             self._warned = True
             print("agtool-grade: bubblewrap (bwrap) is not usable here (not installed, or user namespaces "
@@ -354,6 +361,9 @@ class EngineClient:
         if proc is None or self._owner != os.getpid():
             return
         self._stop_process(proc)
+        group, self._cgroup = self._cgroup, None
+        if group is not None:  # after the fork server: whatever its steps left is killed, the groups go
+            group.remove()
         for stream in (proc.stdin, proc.stdout):
             try:
                 stream.close()

@@ -177,6 +177,12 @@ class Limits:
     the step may add to those its user already runs (root is exempt from
     this limit in Linux, the others still hold).
 
+    Where cgroups are usable (:mod:`grader.engine.cgroups`), ``memory_bytes``
+    also bounds the step's whole process tree together, ``pids`` its tasks
+    (processes and threads) at once and ``cpus`` the CPUs it may use;
+    ``disk_bytes`` is what the step may write, all files together
+    (:mod:`grader.engine.confine`).
+
     Example::
 
         >>> Limits.from_value({"timeout": 5}).timeout, Limits().import_timeout
@@ -192,6 +198,9 @@ class Limits:
     open_files: int = 256
     nproc: int = 64
     output_bytes: int = 64 << 10
+    pids: int = 256
+    cpus: float = 1.0
+    disk_bytes: int = 64 << 20
 
     @classmethod
     def from_value(cls, value: "Limits | dict | None", *, timeout: "float | None" = None) -> "Limits":
@@ -329,7 +338,9 @@ class StepResult:
     or ``"probe"``), ``phase_seconds`` how long that had run;
     ``import_seconds`` is how long the import took (0 when it did not end);
     ``elapsed`` is wall and ``cpu`` CPU seconds of the step's own process;
-    ``killed_descendants`` counts the processes it left behind. A result
+    ``killed_descendants`` counts the processes it left behind. ``limits``
+    names the limits that held for the step as a whole (cgroup, priority,
+    disk), ``limits_hit`` those it ran into (``memory``, ``pids``, ``disk``). A result
     with ``infra_error`` (made by the engine client: the fork server died or
     did not answer) holds nothing else.
 
@@ -355,6 +366,8 @@ class StepResult:
     elapsed: float = 0.0
     cpu: float = 0.0
     killed_descendants: int = 0
+    limits: str = ""
+    limits_hit: "tuple[str, ...]" = ()
     infra_error: str = ""
 
     def to_json(self) -> dict:

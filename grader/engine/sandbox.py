@@ -79,7 +79,8 @@ def _environment_dirs() -> "list[str]":
     return [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(sys.executable))]
 
 
-def bwrap_prefix(keep: "list[str] | tuple[str, ...]" = ()) -> list[str]:
+def bwrap_prefix(keep: "list[str] | tuple[str, ...]" = (),
+                 writable: "list[str] | tuple[str, ...]" = ()) -> list[str]:
     """The bubblewrap command line that runs the fork server sandboxed.
 
     Its own PID namespace (step code cannot see or signal the grader's other
@@ -92,6 +93,10 @@ def bwrap_prefix(keep: "list[str] | tuple[str, ...]" = ()) -> list[str]:
     only its ``grader/`` package (and a virtualenv, or the paths in ``keep``,
     that live inside it) bound back: ``solutions/tools.py``, the tests' correct
     modules and the notebooks are neither importable nor readable by a step.
+
+    ``writable`` folders (the fork server's cgroup, :mod:`grader.engine.cgroups`)
+    are bound back writable; each step child makes them read-only again for
+    itself before learner code runs (:mod:`grader.engine.confine`).
     """
     rebind = []
     # The folder holding the grader package too: an editable install imports it from there.
@@ -102,7 +107,7 @@ def bwrap_prefix(keep: "list[str] | tuple[str, ...]" = ()) -> list[str]:
     return ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
             "--unshare-uts", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp", *rebind, *_hide_checkout(keep),
-            "--chdir", "/tmp"]
+            *[arg for path in writable for arg in ("--bind", path, path)], "--chdir", "/tmp"]
 
 
 def _hide_checkout(keep: "list[str] | tuple[str, ...]") -> list[str]:

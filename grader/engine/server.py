@@ -47,6 +47,7 @@ import tempfile
 import time
 from typing import Callable
 
+from grader.engine import cgroups, confine
 from grader.engine.proctree import become_subreaper, kill_descendants, kill_group
 from grader.engine.protocol import (DONE, FINAL_TYPES, IMPORTED, MAX_MESSAGE_BYTES, MAX_TOTAL_MESSAGE_BYTES,
                                     MESSAGE_TYPES, OBS, RUN, TRACE_MISMATCH, Message, StepJob, StepResult,
@@ -75,6 +76,7 @@ def serve() -> None:
         {"type": "ready", "pid": 4242, "preloaded": [...], "scratch": "/tmp/agtool-warm-..."}
     """
     become_subreaper()
+    _confine_server()
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     # Keep the protocol on private fds; fds 0 and 1 become /dev/null so that a
     # stray print (ours or a library's) can never corrupt a result line.
@@ -255,6 +257,7 @@ class _StepChild:
 
         code = _compiled(job.source_b64)
         self.scratch = tempfile.mkdtemp(prefix="agtool-step-", dir=_scratch_base)
+        self.confinement = _step_confinement(self.scratch, self.limits)  # cgroup, scratch budget
         result_r, result_w = os.pipe()
         output_r, output_w = os.pipe()
         go_r, go_w = os.pipe()
@@ -277,6 +280,7 @@ class _StepChild:
                 os.close(result_r)
                 os.close(output_r)
                 os.close(go_w)
+                self.confinement.enter()  # before any learner code: group, priority, read-only, no caps
                 child_module.run_step(job, scratch=self.scratch, result_fd=result_w, output_fd=output_w,
                                       code=code, go_fd=go_r)
             finally:
@@ -377,9 +381,14 @@ class _StepChild:
             elapsed=round(time.monotonic() - self.started, 4),
             cpu=round(self.cpu_seconds, 4),
             killed_descendants=self.killed,
+            limits=self.confinement.words,
+            limits_hit=self.confinement.close(),  # after the report files were read from scratch
         )
 
     def _kill_group(self) -> None:
+        confinement = getattr(self, "confinement", None)  # none on bookkeeping-only objects of the tests
+        if confinement is not None:
+            confinement.kill()  # the step's cgroup: every process, setsid() escapees included
         # Once reaped, the pid (and so the group id) may belong to someone else.
         if self._status is None:
             kill_group(self.pid)
@@ -511,6 +520,26 @@ def _compiled(source_b64: str):
             source = b"\0"  # not base64: the step child reports it
         _compiled_cache[source_b64] = child_module.compile_submission(source)
     return _compiled_cache[source_b64]
+
+
+_server_group: "cgroups.ServerGroup | None" = None  # set by _confine_server()
+_step_names = iter(range(1, 1 << 62))
+
+
+def _confine_server() -> None:
+    """(In serve().) A private mount namespace for the steps' scratch mounts; the cgroup the client made."""
+    global _server_group
+    confine.set_server_private(confine.private_mounts())
+    _server_group = cgroups.ServerGroup.from_env(os.environ.get(cgroups.SERVER_GROUP_ENV))
+
+
+def _step_confinement(scratch: str, limits) -> "confine.StepConfinement":
+    """The step's cgroup (if the server has one) and scratch budget, with the words for what holds."""
+    group = _server_group.step(f"s{next(_step_names)}", limits) if _server_group is not None else None
+    made = confine.StepConfinement.open(scratch, disk_bytes=limits.disk_bytes, group=group)
+    words = [cgroups.describe(group.version, group.limits)] if group is not None else []
+    made.words = "; ".join([w for w in words if w] + [f"cpu nice {confine.LOWEST_PRIORITY}", made.describe()])
+    return made
 
 
 def _pidfd_open(pid: int) -> "int | None":

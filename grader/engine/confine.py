@@ -1,0 +1,283 @@
+"""What a step child does to itself before learner code runs, and the step's disk budget.
+
+The step child (see :mod:`grader.engine.server`) calls :meth:`StepConfinement.enter`
+right after the fork, before it imports the submission:
+
+1. it joins its step's control group (:mod:`grader.engine.cgroups`), if any;
+2. it takes the lowest CPU priority (nice 19) with ``RLIMIT_NICE`` 0, so it
+   cannot raise it again;
+3. where it may (root), it gets a mount namespace of its own in which every
+   mount is read-only except its scratch folder: files outside scratch are
+   refused (``EROFS``), and so are writes to ``/sys/fs/cgroup`` (its limits)
+   and ``/proc/sys``;
+4. it drops every capability (bounding set included) and sets
+   ``PR_SET_NO_NEW_PRIVS``: root learner code can then neither remount,
+   change its limits, renice itself below 19, nor regain privileges by exec.
+
+The **disk budget** (``Limits.disk_bytes``): where the fork server may mount
+(root; it runs in a mount namespace of its own, see :func:`private_mounts`),
+each step's scratch folder is a tmpfs of exactly that size, so a write past
+it fails with ``ENOSPC``; elsewhere the scratch folder is measured after the
+step. Either way a step that reached its budget is reported (``"disk"``) and
+loses its points, and the scratch folder goes when the step is over.
+``$AGTOOL_STEP_MOUNTS=0`` turns the mounts off (the measure remains).
+
+Example (true everywhere: without root nothing is mounted and the folder is measured)::
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> c = StepConfinement.open(folder, disk_bytes=1 << 20)
+    >>> _ = open(os.path.join(folder, "f"), "wb").write(b"x" * 4096)
+    >>> c.close()
+    ()
+    >>> import shutil; shutil.rmtree(folder)
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import stat
+import tempfile
+
+MOUNTS_ENV = "AGTOOL_STEP_MOUNTS"
+LOWEST_PRIORITY = 19
+
+_CLONE_NEWNS = 0x00020000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
+_MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME = 1024, 2048, 1 << 21
+_MNT_DETACH = 2
+_PR_SET_NO_NEW_PRIVS, _PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 24, 47, 4
+_FLAG_WORDS = {"ro": _MS_RDONLY, "nosuid": _MS_NOSUID, "nodev": _MS_NODEV, "noexec": _MS_NOEXEC,
+               "noatime": _MS_NOATIME, "nodiratime": _MS_NODIRATIME, "relatime": _MS_RELATIME}
+
+try:
+    _libc = ctypes.CDLL(None, use_errno=True)
+except OSError:  # not Linux: nothing below applies
+    _libc = None
+
+
+def mounts_enabled() -> bool:
+    """Whether per-step mounts may be used (``$AGTOOL_STEP_MOUNTS`` is not ``0``) and we may mount (root).
+
+    >>> mounts_enabled() == (os.geteuid() == 0 and os.environ.get(MOUNTS_ENV, "") != "0" and _libc is not None)
+    True
+    """
+    return (_libc is not None and os.geteuid() == 0
+            and os.environ.get(MOUNTS_ENV, "").strip().lower() not in ("0", "no", "off", "false"))
+
+
+def _call(name: str, *args) -> bool:
+    if _libc is None:
+        return False
+    return getattr(_libc, name)(*args) == 0
+
+
+def _bytes(path: str) -> bytes:
+    return os.fsencode(path)
+
+
+def private_mounts() -> bool:
+    """Give the calling process (the fork server) a mount namespace of its own; True if it has one.
+
+    The steps' scratch mounts then live and die with it, invisible elsewhere.
+    Not run as a doctest: it changes the calling process.
+    """
+    if not mounts_enabled():
+        return False
+    return _call("unshare", _CLONE_NEWNS) and _call("mount", b"none", b"/", None, _MS_REC | _MS_PRIVATE, None)
+
+
+_server_private = False
+
+
+def set_server_private(value: bool) -> None:
+    """Record (in the fork server) whether :func:`private_mounts` succeeded: scratch tmpfs mounts need it."""
+    global _server_private
+    _server_private = value
+
+
+class StepConfinement:
+    """One step's confinement: its control group, its scratch budget, what the step child does to itself.
+
+    Made by the fork server before the fork (:meth:`open`), entered by the
+    step child (:meth:`enter`), closed by the fork server when the step is
+    over (:meth:`close`: which limits were hit).
+    """
+
+    words = ""  # what holds for the step, as ``agtool-grade check`` names it (set by the fork server)
+
+    def __init__(self, scratch: str, disk_bytes: int, group=None, mounted: bool = False):
+        self.scratch, self.disk_bytes, self.group, self.mounted = scratch, int(disk_bytes), group, mounted
+        self.read_only = mounted  # the step child makes the rest read-only only where scratch is its own tmpfs
+
+    @classmethod
+    def open(cls, scratch: str, *, disk_bytes: int, group=None) -> "StepConfinement":
+        """Mount a tmpfs of ``disk_bytes`` on ``scratch`` where the fork server may; never raises."""
+        mounted = False
+        if _server_private and mounts_enabled():
+            options = f"size={int(disk_bytes)},mode=0700,nr_inodes=20000".encode()
+            mounted = _call("mount", b"tmpfs", _bytes(scratch), b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
+        return cls(scratch, disk_bytes, group, mounted)
+
+    def describe(self) -> str:
+        """The disk words of ``agtool-grade check``'s limits line.
+
+        >>> StepConfinement("/s", 64 << 20, mounted=True).describe()
+        'disk 64 MiB/step (scratch tmpfs, the rest read-only)'
+        >>> StepConfinement("/s", 64 << 20).describe()
+        'disk 64 MiB/step (scratch measured after the step)'
+        """
+        from grader.engine.cgroups import size_words
+
+        how = "scratch tmpfs, the rest read-only" if self.mounted else "scratch measured after the step"
+        return f"disk {size_words(self.disk_bytes)}/step ({how})"
+
+    # -- in the step child
+
+    def enter(self) -> None:
+        """In the step child, before any learner code: join the group, lowest priority, read-only, no privileges."""
+        if self.group is not None:
+            self.group.join()
+        lowest_priority()
+        tempfile.tempdir = self.scratch  # the fork server's cached /tmp would be read-only
+        if self.read_only:
+            _read_only_except(self.scratch)
+        drop_privileges()
+
+    # -- in the fork server
+
+    def kill(self) -> int:
+        """SIGKILL every process of the step's group (nothing without a group)."""
+        return self.group.kill() if self.group is not None else 0
+
+    def close(self) -> "tuple[str, ...]":
+        """Kill what is left, unmount the scratch tmpfs; the limits the step hit (``memory``, ``pids``, ``disk``)."""
+        hits = list(self.group.close()) if self.group is not None else []
+        try:
+            if self.mounted:
+                st = os.statvfs(self.scratch)
+                used = (st.f_blocks - st.f_bfree) * st.f_frsize
+                full = st.f_bavail * st.f_frsize < (256 << 10) or st.f_ffree < 16
+                _call("umount2", _bytes(self.scratch), _MNT_DETACH)
+                self.mounted = False
+            else:
+                used, full = folder_bytes(self.scratch, self.disk_bytes), False
+            if full or used > self.disk_bytes:
+                hits.append("disk")
+        except OSError:
+            pass
+        return tuple(hits)
+
+
+def folder_bytes(folder: str, stop_at: int, max_entries: int = 50_000) -> int:
+    """Bytes the files under ``folder`` take (blocks, so sparse files count as written), stopping past ``stop_at``.
+
+    Links are not followed. More than ``max_entries`` entries counts as over.
+
+    >>> import tempfile; d = tempfile.mkdtemp(); folder_bytes(d, 10)
+    0
+    """
+    total, seen, todo = 0, 0, [folder]
+    while todo and total <= stop_at:
+        try:
+            entries = list(os.scandir(todo.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > max_entries:
+                return stop_at + 1
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            total += max(st.st_blocks * 512, 0) if hasattr(st, "st_blocks") else st.st_size
+            if stat.S_ISDIR(st.st_mode):
+                todo.append(entry.path)
+    return total
+
+
+def lowest_priority() -> None:
+    """Nice 19 for the calling process, and an ``RLIMIT_NICE`` of 0: it may not lower its nice value again.
+
+    Not run as a doctest (it would slow the test session down for good).
+    """
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, LOWEST_PRIORITY)
+    except OSError:
+        pass
+    if hasattr(resource, "RLIMIT_NICE"):
+        try:
+            resource.setrlimit(resource.RLIMIT_NICE, (0, 0))
+        except (OSError, ValueError):
+            pass
+
+
+def _mount_points() -> "list[tuple[str, int]]":
+    """(mount point, flags to keep) of every mount of this namespace, parents first."""
+    found = []
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                parts = line.split(" - ", 1)[0].split()
+                if len(parts) >= 6:
+                    point = parts[4]
+                    for code in ("\\040", "\\011", "\\012", "\\134"):
+                        point = point.replace(code, chr(int(code[1:], 8)))
+                    flags = 0
+                    for word in parts[5].split(","):
+                        flags |= _FLAG_WORDS.get(word, 0)
+                    found.append((point, flags))
+    except OSError:
+        pass
+    return found
+
+
+def _read_only_except(keep: str) -> None:
+    """A private mount namespace where every mount but ``keep`` (and what is below it) is read-only."""
+    if not (_call("unshare", _CLONE_NEWNS) and _call("mount", b"none", b"/", None, _MS_REC | _MS_PRIVATE, None)):
+        raise OSError(ctypes.get_errno(), "the step could not get a mount namespace of its own")
+    keep = os.path.realpath(keep)
+    for point, flags in _mount_points():
+        if point == keep or point.startswith(keep.rstrip("/") + "/"):
+            continue
+        if flags & _MS_RDONLY:
+            continue
+        # Kernels refuse a remount that would drop a lock on nosuid/nodev/noexec: keep them.
+        _call("mount", b"none", _bytes(point), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | flags, None)
+    if not os.statvfs("/").f_flag & os.ST_RDONLY:
+        raise OSError("the step's file system could not be made read-only")
+
+
+def drop_privileges() -> None:
+    """Drop every capability (bounding and ambient sets included) and set ``PR_SET_NO_NEW_PRIVS``.
+
+    A root step child stays uid 0 (it can read what the interpreter needs)
+    but cannot remount, write files it does not own the mode bits of on a
+    read-only mount, raise ``RLIMIT_NICE``, or regain capabilities by exec.
+    Not run as a doctest: it is for good.
+    """
+    if _libc is None:
+        return
+    _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as fh:
+            last = int(fh.read())
+    except (OSError, ValueError):
+        last = 63
+    for cap in range(last + 1):
+        _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+
+    class _Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class _Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    header, data = _Header(0x20080522, 0), (_Data * 2)()  # _LINUX_CAPABILITY_VERSION_3: all zero
+    if _libc.capset(ctypes.byref(header), data) != 0 and os.geteuid() == 0:
+        raise OSError(ctypes.get_errno(), "the step could not drop its capabilities")
