@@ -1,4 +1,4 @@
-"""A local pool of long-lived worker processes that survives the tasks it runs.
+"""A local pool of long-lived worker processes that survives the tasks it runs, and takes tasks while it runs.
 
 Each worker keeps its state between tasks (for the batch grader: its own fork
 server, with LangGraph imported). A worker that dies, or that has not answered ``hard_limit``
@@ -7,9 +7,21 @@ replaced; only that task's result is lost, and ``on_lost`` stands in for it.
 Unlike ``concurrent.futures.ProcessPoolExecutor``, a dead worker does not
 break the pool, and a stuck one can be killed.
 
+:class:`WorkerPool` is the pool itself: :meth:`~WorkerPool.submit` queues a
+task at any time (before or while it runs), or a ``feed`` callable hands
+one out the moment a worker is free (the grading service claims the next
+stored attempt only then); :meth:`~WorkerPool.poll` waits for results.
+:func:`run_pool` runs a fixed list of tasks on one (``agtool-grade batch``).
+
 Example::
 
-    >>> from functools import partial
+    >>> with WorkerPool(abs, jobs=2, hard_limit=10, on_lost=lambda task, timed_out: None) as pool:
+    ...     pool.submit(-1)
+    ...     first = pool.poll()
+    ...     pool.submit(-2)                       # a task given while the pool runs
+    ...     second = pool.poll()
+    >>> first, second
+    ([(-1, 1)], [(-2, 2)])
     >>> results = dict(run_pool([1, 2, 3], jobs=2, hard_limit=10, work=abs,
     ...                         on_lost=lambda task, timed_out: None))
     >>> results == {1: 1, 2: 2, 3: 3}
@@ -20,6 +32,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import threading
 import time
 from collections import deque
 from multiprocessing.connection import wait
@@ -27,9 +40,10 @@ from typing import Any, Callable, Iterable, Iterator
 
 from grader.engine.proctree import die_with_parent
 
-# Parent-side ends of every worker's pipe. A forked worker inherits them and
-# must close them: otherwise it keeps its siblings' pipes open and no worker
-# ever sees end-of-file when the pool's process dies.
+# Parent-side ends of every worker's pipe (and of each pool's wake-up pipe). A
+# forked worker inherits them and must close them: otherwise it keeps its
+# siblings' pipes open and no worker ever sees end-of-file when the pool's
+# process dies.
 _PARENT_ENDS: set = set()
 
 
@@ -83,58 +97,197 @@ class _Worker:
         self.conn.close()
 
 
-def _give_next(worker: _Worker, pending: deque, hard_limit: float) -> None:
-    """Send an idle worker the next pending task, starting its deadline."""
-    if worker.task is None and pending:
-        worker.task, worker.deadline = pending.popleft(), time.monotonic() + hard_limit
+class _WakePipe:
+    """A pipe :meth:`WorkerPool.wake` writes a byte to, so a waiting :meth:`~WorkerPool.poll` returns at once."""
+
+    def __init__(self):
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        os.set_blocking(self.write_fd, False)
+        self.closed = False
+
+    def fileno(self) -> int:
+        return self.read_fd
+
+    def wake(self) -> None:
         try:
-            worker.conn.send(worker.task)
+            os.write(self.write_fd, b"w")
+        except (BlockingIOError, OSError):
+            pass  # full (already woken) or closed
+
+    def drain(self) -> None:
+        try:
+            while os.read(self.read_fd, 4096):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            for fd in (self.read_fd, self.write_fd):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+
+def start_context():
+    """The multiprocessing context workers start with: fork where there is one (spawn re-imports ``__main__``)."""
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    return multiprocessing.get_context(method)
+
+
+class WorkerPool:
+    """``jobs`` long-lived worker processes running ``work(task)``; tasks can be given at any time.
+
+    A worker that dies, or has not answered ``hard_limit`` seconds after it got
+    its task, is killed with its process group and replaced; that task's
+    result is ``on_lost(task, timed_out)``. ``feed()``, if given, is called
+    for a task whenever a worker is free and nothing submitted is waiting
+    (``None``: nothing to do now), so a caller can decide what runs next at
+    the last moment. Every method but :meth:`wake` must be called from the
+    thread that started the pool: its workers are started there, and a
+    worker's parent-death signal follows that thread.
+    """
+
+    def __init__(self, work: Callable[[Any], Any], *, jobs: int, hard_limit: float,
+                 on_lost: Callable[[Any, bool], Any], feed: "Callable[[], Any] | None" = None):
+        self.work, self.jobs, self.hard_limit = work, max(1, int(jobs)), hard_limit
+        self.on_lost, self.feed = on_lost, feed
+        self._pending: deque = deque()
+        self._workers: list[_Worker] = []
+        self._ctx = None
+        self._wake: "_WakePipe | None" = None
+        self._lock = threading.Lock()  # only wake() comes from other threads
+
+    # --------------------------------------------------------------- life
+    def start(self) -> "WorkerPool":
+        """Start the worker processes (done by the first :meth:`poll` if not called)."""
+        if self._ctx is None:
+            self._ctx = start_context()
+            with self._lock:
+                self._wake = _WakePipe()
+                _PARENT_ENDS.add(self._wake)
+            self._workers = [_Worker(self._ctx, self.work) for _ in range(self.jobs)]
+        return self
+
+    def close(self) -> None:
+        """Kill every worker (a task still running is dropped, not reported)."""
+        for w in self._workers:
+            w.kill()
+        self._workers = []
+        with self._lock:
+            if self._wake is not None:
+                _PARENT_ENDS.discard(self._wake)
+                self._wake.close()
+                self._wake = None
+        self._ctx = None
+
+    def __enter__(self) -> "WorkerPool":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --------------------------------------------------------------- tasks
+    def submit(self, task: Any) -> None:
+        """Queue ``task``; it goes to the first free worker, in the order given."""
+        self._pending.append(task)
+
+    def wake(self) -> None:
+        """Make a :meth:`poll` that is waiting return now (safe from any thread: new work has arrived)."""
+        with self._lock:
+            if self._wake is not None:
+                self._wake.wake()
+
+    def pending(self) -> int:
+        """Tasks submitted and not yet given to a worker."""
+        return len(self._pending)
+
+    def busy(self) -> int:
+        """Workers running a task now."""
+        return sum(1 for w in self._workers if w.task is not None)
+
+    def _next(self) -> Any:
+        if self._pending:
+            return self._pending.popleft()
+        return self.feed() if self.feed is not None else None
+
+    def _give_next(self, worker: _Worker) -> None:
+        """Send an idle worker the next task, starting its deadline."""
+        if worker.task is not None:
+            return
+        task = self._next()
+        if task is None:
+            return
+        worker.task, worker.deadline = task, time.monotonic() + self.hard_limit
+        try:
+            worker.conn.send(task)
         except (BrokenPipeError, OSError):
             pass  # the worker died while idle: recv() reports EOF
+
+    def poll(self, timeout: "float | None" = None) -> "list[tuple[Any, Any]]":
+        """Give free workers tasks, then wait for results: ``[(task, result), ...]`` (may be empty).
+
+        Waits until a worker answers, one runs past its deadline, :meth:`wake`
+        is called, or ``timeout`` seconds pass (``None``: no limit while a
+        task runs; with nothing running it returns at once). A worker that
+        answers gets its next task before this returns, so it works while the
+        caller stores the result.
+        """
+        self.start()
+        for w in self._workers:
+            self._give_next(w)
+        busy = [w for w in self._workers if w.task is not None]
+        if not busy and timeout is None:
+            return []
+        wait_for = timeout
+        if busy:
+            to_deadline = max(0.0, min(w.deadline for w in busy) - time.monotonic())
+            wait_for = to_deadline if timeout is None else min(timeout, to_deadline)
+        ready = set(wait([w.conn for w in busy] + [self._wake], timeout=wait_for))
+        if self._wake in ready:
+            self._wake.drain()
+        now = time.monotonic()
+        out = []
+        for i, w in enumerate(self._workers):
+            task = w.task
+            if task is None:
+                continue
+            if w.conn in ready:
+                try:
+                    result = w.conn.recv()
+                except (EOFError, OSError):
+                    timed_out = False
+                else:
+                    w.task = None
+                    # Its next task first: the worker grades while the caller stores this result.
+                    self._give_next(w)
+                    out.append((task, result))
+                    continue
+            elif now >= w.deadline:
+                timed_out = True
+            else:
+                continue
+            w.kill()
+            self._workers[i] = _Worker(self._ctx, self.work)
+            out.append((task, self.on_lost(task, timed_out)))
+        return out
 
 
 def run_pool(tasks: Iterable[Any], *, jobs: int, hard_limit: float, work: Callable[[Any], Any],
              on_lost: Callable[[Any, bool], Any]) -> Iterator[tuple[Any, Any]]:
-    """Run ``work(task)`` on ``jobs`` workers; yield ``(task, result)`` as each finishes.
+    """Run ``work(task)`` on ``jobs`` workers (no more than there are tasks); yield ``(task, result)`` as each finishes.
 
     A worker that dies, or has not answered ``hard_limit`` seconds after it got
     its task, is killed with its process group and replaced; that task yields
     ``on_lost(task, timed_out)`` instead.
     """
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    ctx = multiprocessing.get_context(method)
-    pending = deque(tasks)
-    workers = [_Worker(ctx, work) for _ in range(max(1, min(jobs, len(pending))))]
-    try:
-        while pending or any(w.task is not None for w in workers):
-            for w in workers:
-                _give_next(w, pending, hard_limit)
-            busy = [w for w in workers if w.task is not None]
-            wait_for = max(0.0, min(w.deadline for w in busy) - time.monotonic())
-            ready = set(wait([w.conn for w in busy], timeout=wait_for))
-            now = time.monotonic()
-            for i, w in enumerate(workers):
-                task = w.task
-                if task is None:
-                    continue
-                if w.conn in ready:
-                    try:
-                        result = w.conn.recv()
-                    except (EOFError, OSError):
-                        timed_out = False
-                    else:
-                        w.task = None
-                        # Its next task first: the worker grades while the caller stores this result.
-                        _give_next(w, pending, hard_limit)
-                        yield task, result
-                        continue
-                elif now >= w.deadline:
-                    timed_out = True
-                else:
-                    continue
-                w.kill()
-                workers[i] = _Worker(ctx, work)
-                yield task, on_lost(task, timed_out)
-    finally:
-        for w in workers:
-            w.kill()
+    pending = list(tasks)
+    pool = WorkerPool(work, jobs=max(1, min(jobs, len(pending))), hard_limit=hard_limit, on_lost=on_lost)
+    for task in pending:
+        pool.submit(task)
+    with pool:
+        while pool.pending() or pool.busy():
+            yield from pool.poll()

@@ -2,8 +2,8 @@
 
 :meth:`GradingQueue.put` takes the id of an attempt that is already stored
 (``grader.service.db.Store.add_attempt`` commits first). One dispatcher
-thread hands attempts to long-lived worker processes (``grader.batch.pool``'s
-workers: each keeps its own warm fork server between attempts) that run
+thread hands attempts to long-lived worker processes (``grader.batch.pool.WorkerPool``,
+the batch's pool: each worker keeps its own warm fork server between attempts) that run
 :func:`grader.batch.task.grade_task`, which runs the learner's module in the
 engine's step processes. A worker that dies or runs over its time limit is
 killed with its process group and replaced, and that attempt finishes as
@@ -28,16 +28,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import multiprocessing
 import queue as stdlib_queue
 import threading
 import time
-from collections import deque
 from functools import partial
-from multiprocessing.connection import wait
 from typing import Callable
 
-from grader.batch.pool import _Worker  # the batch pool's worker: same kill and replace rules
+from grader.batch.pool import WorkerPool  # the batch's pool: same kill and replace rules
 from grader.batch.run import GRACE
 from grader.batch.task import (CLUSTER_FAILED, RETRY_ON_RESUME, SUBMISSION_TIMEOUT, WORKER_DIED, GradeTask,
                                failed_report, grade_task, step_timeout)
@@ -45,7 +42,8 @@ from grader.report import STEPS
 from grader.service.db import ERROR, GRADED, Store
 
 log = logging.getLogger("agtool.service")
-POLL = 0.05  # seconds the dispatcher waits for a worker before looking for new attempts
+POLL = 0.05  # seconds between looks at the pending count (wait_idle)
+IDLE_WAIT = 1.0  # seconds the dispatcher waits when no worker answers; put() wakes it at once
 
 
 def status_of(report: dict) -> str:
@@ -59,6 +57,16 @@ def status_of(report: dict) -> str:
     """
     error = report.get("error") or ""
     return ERROR if error.startswith(RETRY_ON_RESUME) or error.startswith("grading stopped:") else GRADED
+
+
+def grade_attempt(item: "tuple[int, GradeTask]", grade_fn=None) -> dict:
+    """Run in a worker: grade the task of ``(attempt id, task)`` (the pool hands the whole item back with it).
+
+    >>> grade_attempt((1, task_for(__import__("types").SimpleNamespace(id=1, learner="a", source=b"x",
+    ...               sha256="", seed=1))), grade_fn=lambda path, **kw: 1/0)["error"][:18]
+    'the grader failed:'
+    """
+    return grade_task(item[1], grade_fn)
 
 
 def task_for(attempt) -> GradeTask:
@@ -100,6 +108,13 @@ class GradingQueue:
         self._stop = threading.Event()
         self._thread: "threading.Thread | None" = None
         self.finished_count = 0
+        self._pool: "WorkerPool | None" = None
+
+    def _wake(self) -> None:
+        with self._lock:
+            pool = self._pool
+        if pool is not None:
+            pool.wake()  # the dispatcher hands the attempt to a free worker now, not after a poll
 
     # ------------------------------------------------------------------ public
     def start(self) -> "GradingQueue":
@@ -121,6 +136,7 @@ class GradingQueue:
                 return
             self._known.add(attempt_id)
         self._incoming.put(attempt_id)
+        self._wake()
 
     def pending(self) -> int:
         """Attempts queued or being graded by this process."""
@@ -139,6 +155,7 @@ class GradingQueue:
     def stop(self) -> None:
         """Stop grading; attempts not finished stay stored as unfinished and are graded at the next start."""
         self._stop.set()
+        self._wake()
         if self._thread is not None:
             self._thread.join(timeout=30)
 
@@ -156,8 +173,12 @@ class GradingQueue:
                 attempt_id = self._incoming.get_nowait()
             except stdlib_queue.Empty:
                 return None
-            attempt = self.store.get(attempt_id)
-            if attempt is None or not self.store.claim(attempt_id):
+            try:
+                attempt = self.store.take(attempt_id)  # claimed and read in one transaction
+            except Exception:  # the database is down: it stays stored unfinished; the next start grades it
+                log.exception("could not claim attempt %s", attempt_id)
+                attempt = None
+            if attempt is None:
                 self._forget(attempt_id)  # gone, or finished by an earlier run
                 continue
             task = task_for(attempt)
@@ -185,69 +206,36 @@ class GradingQueue:
 
     # ------------------------------------------------------------------ local worker processes
     def _run_local(self) -> None:
-        # fork, as the batch pool does: spawn would re-import the caller's __main__ in every
-        # worker. This process has other threads (tornado, SQLAlchemy's pool), but a worker only
-        # runs grade_task: it never touches the database or the web server whose locks it may
-        # inherit, and Python resets the import and logging locks in a forked child. Workers are
-        # started by this thread, so their parent-death signal fires when the service dies.
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        ctx = multiprocessing.get_context(method)
-        work = partial(grade_task, grade_fn=self.grade_fn)
-        workers = [_Worker(ctx, work) for _ in range(self.jobs)]
+        # The batch's WorkerPool, fed by this queue: a free worker gets the next stored attempt,
+        # claimed only then, so ``grading`` means a worker has it. Workers are forked, as for the
+        # batch: spawn would re-import the caller's __main__ in every worker. This process has
+        # other threads (tornado, SQLAlchemy's pool), but a worker only runs grade_task: it never
+        # touches the database or the web server whose locks it may inherit, and Python resets
+        # the import and logging locks in a forked child. The pool starts its workers in this
+        # thread, so their parent-death signal fires when the service dies.
+        pool = WorkerPool(partial(grade_attempt, grade_fn=self.grade_fn), jobs=self.jobs,
+                          hard_limit=self.hard_limit, on_lost=self._lost, feed=self._next_task)
+        with self._lock:
+            self._pool = pool
         try:
-            while not self._stop.is_set():
-                try:
-                    self._step_local(ctx, work, workers)
-                except Exception:  # one bad turn (a database hiccup) must not stop grading for good
-                    log.exception("grading queue: error in the dispatcher; going on")
-                    time.sleep(1)
+            with pool:
+                while not self._stop.is_set():
+                    try:
+                        for (attempt_id, _task), report in pool.poll(timeout=IDLE_WAIT):
+                            self._finish(attempt_id, report)
+                    except Exception:  # one bad turn (a database hiccup) must not stop grading for good
+                        log.exception("grading queue: error in the dispatcher; going on")
+                        time.sleep(1)
         finally:
-            for w in workers:
-                w.kill()
+            with self._lock:
+                self._pool = None
 
-    def _step_local(self, ctx, work, workers: list) -> None:
-        """One turn: give idle workers attempts, wait a moment, store what came back, replace the dead."""
-        for w in workers:
-            if w.task is None:
-                self._send(w)
-        busy = [w for w in workers if w.task is not None]
-        if not busy:
-            time.sleep(POLL)
-            return
-        ready = set(wait([w.conn for w in busy], timeout=POLL))
-        now = time.monotonic()
-        for i, w in enumerate(workers):
-            if w.task is None:
-                continue
-            attempt_id, task = w.task
-            if w.conn in ready:
-                try:
-                    report = w.conn.recv()
-                except (EOFError, OSError):
-                    report = None
-                else:
-                    w.task = None
-                    self._send(w)  # grading goes on while this report is stored
-                    self._finish(attempt_id, report)
-                    continue
-                message = WORKER_DIED
-            elif now >= w.deadline:
-                message = f"grading stopped: over the time limit of {SUBMISSION_TIMEOUT:g} s"
-            else:
-                continue
-            w.kill()
-            workers[i] = _Worker(ctx, work)
-            self._finish(attempt_id, failed_report(task.seed, task.display, message).to_dict())
-
-    def _send(self, worker: _Worker) -> None:
-        item = self._next_task()
-        if item is None:
-            return
-        worker.task, worker.deadline = item, time.monotonic() + self.hard_limit
-        try:
-            worker.conn.send(item[1])
-        except (BrokenPipeError, OSError):
-            pass  # it died while idle: the next wait() sees end-of-file and replaces it
+    def _lost(self, item: "tuple[int, GradeTask]", timed_out: bool) -> dict:
+        """The report of an attempt whose worker died or ran over the time limit (an ``error``)."""
+        _attempt_id, task = item
+        message = (f"grading stopped: over the time limit of {SUBMISSION_TIMEOUT:g} s" if timed_out
+                   else WORKER_DIED)
+        return failed_report(task.seed, task.display, message).to_dict()
 
     # ------------------------------------------------------------------ Dask
     def _run_dask(self) -> None:
