@@ -17,7 +17,10 @@ import csv
 import json
 import os
 import shlex
+import socket
+import stat
 import subprocess
+import threading
 import time
 import warnings
 import zipfile
@@ -520,3 +523,65 @@ def test_no_learner_borrows_a_classmates_file_and_a_fifo_does_not_hang_the_batch
     started = time.monotonic()
     source, problem = batch_run._read_submission(found["fay"])
     assert time.monotonic() - started < 5 and source == b"" and problem  # refused, not waited on
+
+
+def _odd_files_class(root: Path) -> Path:
+    """Variations of issue 16.2: what a learner's tools.py may be instead of a regular file."""
+    (root / "bob" / "agtool").mkdir(parents=True)
+    (root / "bob" / "agtool" / "tools.py").write_text("X = 'bob'\n")
+    (root / "gus").mkdir()
+    os.mknod(root / "gus" / "tools.py", 0o666 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero: endless bytes
+    (root / "hal").mkdir()
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(root / "hal" / "tools.py"))                                 # a socket
+    (root / "ivy").mkdir()
+    with open(root / "ivy" / "tools.py", "wb") as fh:                            # sparse, 64 MiB
+        fh.truncate(64 << 20)
+    (root / "jon").mkdir()
+    (root / "jon" / "tools.py").symlink_to("/dev/zero")                          # a link to a device
+    return root
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a character device (mknod) needs root")
+def test_devices_sockets_and_huge_files_are_refused_quickly_with_a_reason(tmp_path):
+    found = {s.learner: s for s in discover(_odd_files_class(tmp_path / "class"))}
+    for learner in ("gus", "hal", "ivy", "jon"):
+        started = time.monotonic()
+        source, problem = batch_run._read_submission(found[learner]) if learner in found else (b"", "not found")
+        assert time.monotonic() - started < 2 and source == b"" and problem, learner
+    assert batch_run._read_submission(found["bob"]) == (b"X = 'bob'\n", "")
+
+
+def test_a_file_swapped_with_a_fifo_while_the_batch_runs_never_hangs_it(tmp_path):
+    """Issue 16.2 as it was found: a learner process flips tools.py between a file and a FIFO all along."""
+    root = tmp_path / "class"
+    for name in ("ana", "kim"):
+        (root / name).mkdir(parents=True)
+        (root / name / "tools.py").write_text((REPO / "agtool" / "tools.py").read_text(encoding="utf-8"))
+    target, stop = root / "kim" / "tools.py", threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            for make in (lambda: os.mkfifo(target), lambda: target.write_text("X = 1\n")):
+                try:
+                    target.unlink()
+                except FileNotFoundError:
+                    pass
+                try:
+                    make()
+                except OSError:
+                    pass
+
+    swapper = threading.Thread(target=swap, daemon=True)
+    swapper.start()
+    try:
+        started = time.monotonic()
+        result = run_batch(root, tmp_path / "out", seed=3, jobs=1, steps=[1], progress=False)
+        elapsed = time.monotonic() - started
+    finally:
+        stop.set()
+        swapper.join(5)
+    assert elapsed < 60 and sorted(result.learners) == ["ana", "kim"]
+    rows = {r["learner"]: r for r in (json.loads(p.read_text(encoding="utf-8"))
+                                      for p in (tmp_path / "out" / "results").glob("*.json"))}
+    assert rows["ana"]["sha256"] and set(rows) == {"ana", "kim"}  # kim: graded bytes, or a row saying why not
