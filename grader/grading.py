@@ -31,6 +31,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.engine.cgroups import size_words
 from grader.engine.client import EngineClient, shared_client
 from grader.engine.protocol import FATAL, IMPORT_ERROR, IMPORTED, OBS, Limits, StepJob, StepResult, encode_source
 from grader.locate import read_submission, resolve_submission
@@ -123,12 +124,16 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
             if result.output:
                 report.add_output(step, result.output)
             outcome = _StepOutcome(result, limits)
+            report.limits = report.limits or limits_words(result, engine)
             failure = outcome.import_failure(file.name)
             if not failure and kills_always:
                 failure = WORKER_LOST.format(result.infra_error)
             if failure:
                 stop_message = report.error = stop_message or failure
                 report.checks += [_failed(c, failure, replay) for c in by_step[step]]
+            elif result.limits_hit:  # the step as a whole went over a budget: it loses every point
+                over = limit_text(result.limits_hit, limits)
+                report.checks += [_failed(c, over, replay) for c in by_step[step]]
             else:
                 report.checks += [_judge(item, outcome, replay) for item in plan]
     report.elapsed = round(time.monotonic() - started, 3)
@@ -301,6 +306,9 @@ class _StepOutcome:
         # Before the signal: the fork server SIGKILLs a step child whose results it refused.
         if r.channel_errors:
             return "sent results the grader refused (" + "; ".join(r.channel_errors[:3]) + ")", ""
+        if r.signal is not None and "memory" in r.limits_hit:
+            return ("was killed by the kernel: the step's processes together used more than "
+                    f"{size_words(self.limits.memory_bytes)} of memory"), ""
         if r.signal is not None:
             return _signal_text(r.signal, self.limits), ""
         status = r.exit_status
@@ -413,6 +421,40 @@ def timeout_text(result: StepResult, limits: Limits) -> "tuple[str, str]":
         limit = f"the time limit of {limits.timeout:g} s"
     return (f"was killed after the call ran {spent:.1f} s, over {limit}",
             " (an endless loop or a blocking call?)")
+
+
+def limits_words(result: StepResult, engine) -> str:
+    """The ``limits:`` line of a report: what held for the step as a whole, and the sandbox.
+
+    >>> class E: sandbox_in_use = "bwrap"
+    >>> limits_words(StepResult(limits="cpu nice 19"), E())
+    'cpu nice 19; sandbox bwrap'
+    >>> limits_words(StepResult(infra_error="gone"), E())
+    ''
+    """
+    if not result.limits:
+        return ""
+    return f"{result.limits}; sandbox {getattr(engine, 'sandbox_in_use', 'none')}"
+
+
+def limit_text(hits: "tuple[str, ...]", limits: Limits) -> str:
+    """The message every check of a step gets when the step went over a budget of the step as a whole.
+
+    >>> limit_text(("disk",), Limits()).split(": ")
+    ['The step went over its disk budget', 'its code wrote more than 64 MiB of files in all (files outside \
+its working folder are refused). The step loses its points.']
+    """
+    said = {
+        "memory": f"its processes together used more than {size_words(limits.memory_bytes)} of memory "
+                  "(the kernel ended one of them)",
+        "pids": f"its code tried to run more than {limits.pids} processes and threads at once (a fork bomb?)",
+        "disk": f"its code wrote more than {size_words(limits.disk_bytes)} of files in all "
+                "(files outside its working folder are refused)",
+    }
+    words = [said[h] for h in hits if h in said] or [", ".join(hits)]
+    budget = "budget" if len(words) == 1 else "budgets"
+    names = " and ".join(h for h in hits if h in said) or "resource"
+    return f"The step went over its {names} {budget}: {'; '.join(words)}. The step loses its points."
 
 
 def _signal_text(number: int, limits: Limits) -> str:

@@ -51,6 +51,8 @@ def render_text(report: Report) -> str:
         if output and not total["passed"]:
             lines += [f"  output of your code during step {step}:", _indent(output.rstrip("\n"), "    | ")]
     lines += ["", f"Total: {report.summary()}  (seed {report.seed})"]
+    if report.limits:
+        lines.append(f"limits: {terminal_text(report.limits, multiline=False)}")
     return "\n".join(lines) + "\n"
 
 

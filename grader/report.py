@@ -94,13 +94,15 @@ class Report:
     output: dict[str, str] = field(default_factory=dict)
     error: str = ""
     elapsed: float = 0.0
+    # The limits that held for each step as a whole (cgroup, priority, disk, sandbox), as the engine said.
+    limits: str = ""
 
     def __post_init__(self) -> None:
         self.output = {str(k): clean_text(v) for k, v in self.output.items()}
 
     def __setattr__(self, name: str, value) -> None:
         # ``error`` is set after construction (a module that does not import).
-        super().__setattr__(name, clean_text(value) if name in ("path", "error") else value)
+        super().__setattr__(name, clean_text(value) if name in ("path", "error", "limits") else value)
 
     def add_output(self, step: int, text: str) -> None:
         """Keep a step's captured learner output (cleaned like every text of the report)."""
@@ -148,6 +150,7 @@ class Report:
             "checks": [c.to_dict() for c in self.checks],
             "output": dict(self.output),
             "error": self.error,
+            "limits": self.limits,
         }
 
     @classmethod
@@ -158,4 +161,5 @@ class Report:
             checks=[CheckResult(**c) for c in data["checks"]],
             output=dict(data.get("output", {})),
             error=data.get("error", ""),
+            limits=data.get("limits", ""),
         )
