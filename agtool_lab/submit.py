@@ -216,9 +216,11 @@ def attempt_html(attempt: dict) -> str:
     except Exception:  # a report this version cannot read: say so, not a traceback
         return head + f": {html_text(attempt.get('score'))}/{html_text(attempt.get('max_score'))} points " \
                       "(the service's page shows the details).</p>"
-    first_failed = next((c.step for c in report.checks if not c.passed), max((c.step for c in report.checks), default=1))
+    steps = sorted({c.step for c in report.checks})
+    first_failed = next((c.step for c in report.checks if not c.passed), steps[-1] if steps else 1)
+    heading = f"Steps {steps[0]}-{steps[-1]}" if len(steps) > 1 else None  # the whole module, not one step
     return head + f": {html_text(report.score)}/{html_text(report.max_score)} points.</p>" \
-        + render_html(report, first_failed)
+        + render_html(report, first_failed, heading=heading)
 
 
 class Submitted:

@@ -154,11 +154,12 @@ def _check_row(c: CheckResult, *, open_details: bool = True) -> str:
     return f"<tr>{mark}{word}{title}{details}</tr>"
 
 
-def render_html(report: Report, step: int) -> str:
+def render_html(report: Report, step: int, *, heading: "str | None" = None) -> str:
     """The Check cell as a plain HTML table (the fallback where widgets do not run).
 
     Marks are words and symbols as well as colours, so the table reads the
-    same where styles are stripped.
+    same where styles are stripped. ``heading`` replaces ``Step N`` before
+    the summary (a submitted attempt's report covers every step).
 
     >>> r = Report(seed=5, path="t.py", checks=[CheckResult("step1/names", 1, True, 2, 2, "Data names")])
     >>> "1/1 checks passed" in render_html(r, 1)
@@ -167,7 +168,7 @@ def render_html(report: Report, step: int) -> str:
     parts = [
         # Widget HTML inherits a 28px line height from ipywidgets: too airy for a table.
         '<div class="agtool-check" style="line-height:1.45">',
-        f"<p><b>Step {step}: {_esc(summary_line(report))}</b> "
+        f"<p><b>{_esc(heading or f'Step {step}')}: {_esc(summary_line(report))}</b> "
         f"<small>(seed {_esc(report.seed)}, {_esc(report.path)})</small></p>",
     ]
     if report.error:

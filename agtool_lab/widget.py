@@ -103,9 +103,9 @@ class CheckPanel(widgets.VBox):
             description="Try new random values",
             icon="refresh",
             tooltip="Grade this step again with a new seed (new sku, region and limit values)",
-            layout=widgets.Layout(width="auto"),
+            layout=widgets.Layout(width="auto", flex="0 0 auto"),
         )
-        self.status = widgets.Label()
+        self.status = widgets.Label(layout=widgets.Layout(flex="0 0 auto"))
         self.button.on_click(lambda _button: self.rerun())
         buttons = [self.button]
         # Beside Check, where the class has a grading service: the attempt that is kept and counts,
@@ -115,13 +115,14 @@ class CheckPanel(widgets.VBox):
             self.submit_button = widgets.Button(
                 description="Submit", icon="upload", button_style="primary",
                 tooltip="Send this file to the class grading service: the attempt is kept and graded there",
-                layout=widgets.Layout(width="auto"))
+                layout=widgets.Layout(width="auto", flex="0 0 auto"))
             self.submit_button.on_click(lambda _button: self.send())
             self.submitted = widgets.HTML()
-            self.course_label = widgets.HTML(layout=widgets.Layout(margin="0 0 0 12px"))
+            # The line takes the room the buttons leave; the buttons never shrink to make room for it.
+            self.course_label = widgets.HTML(layout=widgets.Layout(margin="0 0 0 12px", flex="1 1 auto"))
             buttons.append(self.submit_button)
         row = [*buttons, self.status] + ([self.course_label] if self.course_label is not None else [])
-        children = [self.body, widgets.HBox(row)]
+        children = [self.body, widgets.HBox(row, layout=widgets.Layout(align_items="center"))]
         super().__init__(children + ([self.submitted] if self.submitted is not None else []))
         self._show(report)
         if self.course_label is not None:

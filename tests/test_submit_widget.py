@@ -320,3 +320,12 @@ def test_a_submit_that_raises_anyway_never_reaches_the_notebook_as_a_traceback(o
     shown = panel.send()
     assert isinstance(shown, service.Message) and "Submit failed: KeyError" in panel.submitted.value
     assert not panel.submit_button.disabled
+
+
+def test_a_submitted_report_of_every_step_is_headed_by_its_steps_not_one_step():
+    report = Report(seed=3, path="tools.py", checks=[
+        CheckResult("step1/names", 1, True, 2, 2, "Data names"),
+        CheckResult("step8/writes", 8, False, 0, 3, "Writes both files", message="no tool_report.md")])
+    html = service.attempt_html({"id": 9, "status": "graded", "report": report.to_dict()})
+    assert "Attempt 9 submitted to the class grading service</b>: 2/5 points." in html
+    assert "<b>Steps 1-8: 1/2 checks passed, 2/5 points</b>" in html and "<b>Step 8:" not in html

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import csv
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from e2e_hub import running_hub
+from e2e_hub import give_home, log_in, running_hub, submit_login
 from e2e_notebook_ui import (
     open_notebook, output_errors, run_all_cells, screenshot_check_panel, wait_for_check_panel,
 )
@@ -34,27 +33,6 @@ STEP = 3
 BATCH_TIMEOUT = 180
 
 
-def give_home(home, *, tools_source):
-    """A learner's home as a classroom hands it out: ``agtool/`` plus a step notebook."""
-    shutil.copytree(REPO_ROOT / "agtool", home / "agtool", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copyfile(tools_source, home / "agtool" / "tools.py")
-    shutil.copyfile(REPO_ROOT / "labs" / NOTEBOOK, home / NOTEBOOK)
-
-
-def submit_login(page, hub, user, password):
-    page.goto(hub.login_url)
-    page.fill("#username_input", user)
-    page.fill("#password_input", password)
-    page.click("#login_submit")
-
-
-def log_in(page, hub, user):
-    submit_login(page, hub, user, PASSWORD)
-    # The hub spawns the learner's server, then redirects into JupyterLab.
-    page.wait_for_url(re.compile(rf"/user/{user}/lab"), timeout=120_000)
-    page.wait_for_selector("#jp-main-dock-panel", timeout=90_000)
-
-
 def read_gradebook(path):
     with open(path, newline="", encoding="utf-8") as f:
         return {row["learner"]: row for row in csv.DictReader(f)}
@@ -63,8 +41,8 @@ def read_gradebook(path):
 def test_learner_checks_in_the_hub_and_the_instructor_batch_grades_the_homes(
         browser, page, tmp_path, artifacts_dir, configurable_http_proxy):
     home_root = tmp_path / "home"
-    give_home(home_root / "alice", tools_source=REPO_ROOT / "solutions" / "tools.py")
-    give_home(home_root / "bob", tools_source=REPO_ROOT / "agtool" / "tools.py")
+    give_home(home_root / "alice", tools_source=REPO_ROOT / "solutions" / "tools.py", notebooks=(NOTEBOOK,))
+    give_home(home_root / "bob", tools_source=REPO_ROOT / "agtool" / "tools.py", notebooks=(NOTEBOOK,))
 
     with running_hub(work=tmp_path / "hub", home_root=home_root, users=["alice", "bob"],
                      password=PASSWORD, proxy=configurable_http_proxy) as hub:
@@ -72,7 +50,7 @@ def test_learner_checks_in_the_hub_and_the_instructor_batch_grades_the_homes(
         page.wait_for_selector("#login-main .login_error, .login_error", timeout=30_000)
         assert "/hub/login" in page.url, "a wrong password got past the hub"
 
-        log_in(page, hub, "alice")
+        log_in(page, hub, "alice", PASSWORD)
         # Her lab's file browser shows her home: the package and the notebook handed out.
         for name in ("agtool", NOTEBOOK):
             page.locator(".jp-DirListing-item", has_text=name).first.wait_for(timeout=60_000)
