@@ -427,3 +427,245 @@ def test_submit_outside_a_hub_says_what_to_do_instead():
     unreachable = submit(REPO / "solutions" / "tools.py",
                          env={"JUPYTERHUB_API_TOKEN": "t", "AGTOOL_SERVICE_URL": "http://127.0.0.1:9/x/"})
     assert "could not reach" in unreachable.text
+
+
+# ---------------------------------------------------------------------------- the routes over HTTP (no hub)
+#
+# Tornado's own HTTP client against the service's application, with the hub's login replaced by a
+# header naming the user (X-Test-User), on SQLite and PostgreSQL. Every route the instructor's page
+# links to: who may read it, what it answers, and that hostile learner text comes out escaped.
+
+EVIL = '=HYPERLINK("http://x")<script>alert(1)</script>'  # a learner name a page, a CSV and a header must survive
+EVIL_GOT = "</pre><img src=x onerror=alert(1)>`x`](javascript:alert(1))"
+REFERENCE_MARK = "REFERENCE_ONLY_MARKER = 1\n"
+USERS = {"alice": {"name": "alice", "admin": False, "groups": []},
+         EVIL: {"name": EVIL, "admin": False, "groups": []},
+         "teacher": {"name": "teacher", "admin": False, "groups": ["agtool-instructors"]}}
+
+
+def _report(seed: int, *, fail_steps=(3,), got: str = EVIL_GOT) -> dict:
+    """A whole report over the registry: the checks of ``fail_steps`` failed with ``got`` as the answer."""
+    from grader.checks.registry import checks_for
+    from grader.report import CheckResult, Report
+
+    checks = [CheckResult(id=c.id, step=c.step, passed=c.step not in fail_steps,
+                          points=0 if c.step in fail_steps else c.points, max_points=c.points, title=c.title,
+                          **({"call": "f()", "expected": "'type:limit'", "got": got, "message": got, "hint": c.hint}
+                             if c.step in fail_steps else {}))
+              for c in checks_for(None, None)]
+    return Report(seed=seed, path="x/tools.py", checks=checks).to_dict()
+
+
+def _graded(store, learner: str, source: bytes, report: dict) -> int:
+    attempt_id = store.add_attempt(learner, source, seed=report["seed"])
+    store.claim(attempt_id)
+    store.finish(attempt_id, GRADED, report)
+    return attempt_id
+
+
+def _disguised_solution() -> bytes:
+    sys.path.insert(0, str(REPO / "tests"))
+    from test_course import _disguised
+
+    return _disguised(SOLUTION.decode()).encode()
+
+
+def _run_http_case(store, settings, body) -> None:
+    """Run ``body(fetch)`` against the app in a thread of its own (tornado's test case runs its own loop)."""
+    pytest.importorskip("jupyterhub")
+    import threading
+
+    from tornado.testing import AsyncHTTPTestCase
+
+    from grader.service import app as service_app
+
+    class NoQueue:
+        def put(self, attempt_id):
+            pass
+
+    class Case(AsyncHTTPTestCase):
+        def get_app(self):
+            return service_app.make_app(store, NoQueue(), settings, hub_auth=object())
+
+        def runTest(self):
+            def fetch(path, user=None, **kw):
+                headers = {"X-Test-User": urllib.parse.quote(user)} if user else {}
+                return self.fetch(settings.prefix + path, headers=headers, follow_redirects=False, **kw)
+            body(fetch)
+
+    outcome: list = []
+    original = service_app._Base.get_current_user
+
+    def current_user(handler):
+        name = handler.request.headers.get("X-Test-User")
+        return USERS.get(urllib.parse.unquote(name)) if name else None
+
+    service_app._Base.get_current_user = current_user
+    try:
+        runner = threading.Thread(target=lambda: outcome.append(Case().run()))
+        runner.start()
+        runner.join(timeout=300)
+    finally:
+        service_app._Base.get_current_user = original
+    assert outcome, "the tornado test case did not finish within 300 s"
+    result = outcome[0]
+    assert not result.errors and not result.failures, "\n".join(t for _, t in result.errors + result.failures)
+    assert result.testsRun == 1
+
+
+import urllib.parse  # noqa: E402  (used by the HTTP cases above)
+
+
+@pytest.fixture
+def graded_class(db_url):
+    """alice (a copy of the solution, step 3 failing), EVIL (a disguised copy), and one queued attempt."""
+    store = Store(db_url)
+    ids = {"alice": _graded(store, "alice", SOLUTION, _report(11)),
+           EVIL: _graded(store, EVIL, _disguised_solution(), _report(12, fail_steps=(3, 5)))}
+    store.add_attempt("alice", STARTER, seed=13)  # still queued: counted as pending
+    yield store, ids
+    store.close()
+
+
+INSTRUCTOR_ROUTES = ["class", "api/class", "grades.csv", "gradescope.zip", "similarity.html", "similarity.csv",
+                     "plots/score_histogram.png", "plots/check_pass_rate.svg", "plots/step_scores.png",
+                     "lms/canvas.csv", "lms/moodle.csv", "lms/unmatched.csv"]
+
+
+def test_learners_get_403_on_every_instructor_route_and_404_on_another_s_files(graded_class):
+    from grader.course.lms import read_roster_text
+    from grader.service.settings import Settings
+
+    store, ids = graded_class
+    settings = Settings(prefix="/services/agtool-grader/", roster=read_roster_text("learner,lms_id\nalice,1\n"))
+    other = urllib.parse.quote(EVIL, safe="")
+
+    def body(fetch):
+        for route in INSTRUCTOR_ROUTES:
+            got = fetch(route, "alice")
+            assert got.code == 403, (route, got.code)
+            assert b"alice" not in got.body or route == "class"
+            assert fetch(route, "teacher").code == 200, route
+            if route != "class":  # the API answers 401 to nobody; a page sends them to log in
+                assert fetch(route).code == 401, route
+        for route in (f"learners/{other}", f"learners/{other}/feedback.md", f"learners/{other}/results.json",
+                      f"api/submissions/{ids[EVIL]}"):
+            assert fetch(route, "alice").code == 404, route
+            assert fetch(route, "teacher").code == 200, route
+        assert fetch(f"api/submissions?learner={other}", "alice").code == 403
+        # A learner's own files are theirs.
+        for route in ("learners/alice/feedback.md", "learners/alice/results.json", "learners/alice"):
+            assert fetch(route, "alice").code == 200, route
+        assert fetch("plots/nothing.png", "teacher").code == 404
+
+    _run_http_case(store, settings, body)
+
+
+def test_the_class_page_downloads_and_plots_escape_hostile_learner_text(graded_class):
+    import csv
+    import io
+    import zipfile
+
+    from bs4 import BeautifulSoup
+
+    from grader.course.lms import read_roster_text
+    from grader.service.settings import Settings
+
+    store, ids = graded_class
+    roster = read_roster_text(f'learner,lms_id,name\nalice,101,Alice\nghost,102,"{EVIL}"\n')
+    settings = Settings(prefix="/p/", roster=roster,
+                        references={"reference:tools.py": SOLUTION.decode() + REFERENCE_MARK})
+
+    def body(fetch):
+        page = fetch("class", "teacher")
+        assert page.code == 200 and "img-src 'self'" in page.headers["Content-Security-Policy"]
+        text = page.body.decode()
+        soup = BeautifulSoup(text, "html.parser")
+        assert soup.find("script") is None and not soup.find_all("img", onerror=True)
+        assert EVIL in soup.get_text()  # shown, as text
+        for name in ("score_histogram", "check_pass_rate", "step_scores"):
+            assert soup.find("img", src=f"/p/plots/{name}.png") is not None
+        links = {a["href"] for a in soup.find_all("a")}
+        assert {"/p/grades.csv", "/p/gradescope.zip", "/p/similarity.html", "/p/similarity.csv",
+                "/p/lms/canvas.csv", "/p/lms/moodle.csv", "/p/lms/unmatched.csv",
+                f"/p/learners/{urllib.parse.quote(EVIL, safe='')}/feedback.md"} <= links
+        # The roster's problems are on the page: EVIL is graded but not in the roster, ghost has nothing.
+        assert "graded, but not in the roster" in text and "in the roster, but no graded submission" in text
+        assert "pending" in text and "Most common wrong answers" in text
+
+        for route, magic in (("plots/score_histogram.png", b"\x89PNG"), ("plots/check_pass_rate.png", b"\x89PNG"),
+                             ("plots/step_scores.svg", b"<?xml")):
+            got = fetch(route, "teacher")
+            assert got.code == 200 and got.body.startswith(magic), route
+            assert got.headers["Content-Type"] in ("image/png", "image/svg+xml")
+        assert fetch("plots/step_scores.svg", "teacher").body == fetch("plots/step_scores.svg", "teacher").body
+
+        book = fetch("grades.csv", "teacher")
+        assert book.headers["Content-Disposition"].startswith('attachment; filename="grades.csv"')
+        rows = list(csv.reader(io.StringIO(book.body.decode())))
+        assert [r[0] for r in rows[1:]] == ["'" + EVIL, "alice"]  # batch's order and escaping
+
+        archive = zipfile.ZipFile(io.BytesIO(fetch("gradescope.zip", "teacher").body))
+        names = sorted(archive.namelist())
+        assert len(names) == 2 and all(n.startswith("gradescope/") and n.endswith("/results.json") for n in names)
+        assert all(".." not in n and "<" not in n and '"' not in n for n in names)
+        results = json.loads(archive.read("gradescope/alice/results.json"))
+        assert results["score"] == _report(11)["score"] and len(results["tests"]) == len(_report(11)["checks"])
+        assert json.loads(fetch("learners/alice/results.json", "teacher").body) == results
+
+        feedback = fetch(f"learners/{urllib.parse.quote(EVIL, safe='')}/feedback.md", "teacher")
+        disposition = feedback.headers["Content-Disposition"]
+        assert "\r" not in disposition and "\n" not in disposition and "<" not in disposition.split(";")[1]
+        assert 'filename="_HYPERLINK' in disposition and "filename*=UTF-8''%3DHYPERLINK" in disposition
+        markdown = feedback.body.decode()
+        import mistune  # read the feedback the way a Markdown renderer does: no image, no link from learner text
+
+        rendered = BeautifulSoup(mistune.html(markdown), "html.parser")
+        assert rendered.find("img") is None and rendered.find("script") is None
+        assert not [a for a in rendered.find_all("a") if "javascript" in a.get("href", "")]
+        assert EVIL_GOT in rendered.get_text()
+
+        similar = fetch("similarity.html", "teacher")
+        assert similar.code == 200 and "attachment" in similar.headers["Content-Disposition"]
+        report_page = BeautifulSoup(similar.body.decode(), "html.parser")
+        assert report_page.find("script") is None
+        assert "REFERENCE_ONLY_MARKER" not in similar.body.decode()  # compared, never shown
+        table = list(csv.reader(io.StringIO(fetch("similarity.csv", "teacher").body.decode())))
+        assert table[0][:3] == ["rank", "a", "b"]
+        pair = next(r for r in table[1:] if r[7] == "pair")
+        assert {pair[1], pair[2]} == {"'" + EVIL, "alice"} and pair[6] == "yes"  # a disguised copy, flagged
+        assert {r[1] for r in table[1:] if r[7] == "reference" and r[6] == "yes"} == {"'" + EVIL, "alice"}
+
+        canvas = list(csv.reader(io.StringIO(fetch("lms/canvas.csv", "teacher").body.decode())))
+        assert canvas[0][:2] == ["Student", "ID"] and canvas[2][:2] == ["Alice", "101"]
+        unmatched = list(csv.reader(io.StringIO(fetch("lms/unmatched.csv", "teacher").body.decode())))
+        assert ["'" + EVIL, "graded, but not in the roster"] in unmatched
+
+    _run_http_case(store, settings, body)
+
+
+def test_api_course_keeps_its_fields_and_adds_what_a_learner_needs(db_url):
+    from grader.course.policy import parse_policy
+    from grader.service.settings import Settings
+
+    store = Store(db_url)
+    _graded(store, "alice", SOLUTION, _report(21))
+    policy = parse_policy("[assignment]\ndue = 2099-03-01T23:59:00Z\nlate_due = 2099-03-08T23:59:00Z\n"
+                          "late_credit = 0.5\n[attempts]\nlimit = 3\nwindow_minutes = 60\n")
+
+    def body(fetch):
+        got = json.loads(fetch("api/course", "alice").body)
+        old = {"name", "due", "late_due", "late_credit", "counts", "limit", "window_minutes", "attempts_left",
+               "next_allowed", "period_now"}
+        assert old <= set(got)
+        assert (got["due"], got["late_credit"], got["limit"], got["attempts_left"]) == ("2099-03-01T23:59:00Z", 0.5, 3, 2)
+        assert (got["attempts_used"], got["attempts_total"], got["credit_now"], got["next_allowed"]) == (1, 1, 1.0, None)
+        assert got["counted"]["credited"] == _report(21)["score"] and got["now"].endswith("Z")
+        page = fetch("", "alice").body.decode()
+        assert "Due 2099-03-01T23:59:00Z" in page and "Attempts left: 2 of 3" in page and "Counting now" in page
+        assert json.loads(fetch("api/course", EVIL).body)["counted"] is None
+
+    _run_http_case(store, Settings(course=policy), body)
+    _run_http_case(store, Settings(), lambda fetch: json.loads(fetch("api/course", "alice").body) is None
+                   or pytest.fail("api/course without a course file is null"))
+    store.close()

@@ -118,15 +118,26 @@ def _marked(code: str, spans: list) -> str:
     return "".join(parts)
 
 
+HIDDEN_REFERENCE = "(the reference solution is compared, never shown here)"
+
+
 def similarity_html(pairs: "list[Pair]", sources: "dict[str, str]", references: "dict[str, str] | None" = None,
-                    *, shown: int = 20) -> str:
+                    *, shown: int = 20, show_references: bool = True) -> str:
     """``similarity.html``: the pairs ranked, and for the first ``shown`` the two files side by side, shared code marked.
+
+    ``show_references=False`` (the grading service, whose page travels over
+    the network) puts a placeholder where a reference file's text would be.
 
     >>> "&lt;script&gt;" in similarity_html([Pair("<script>", "b", 1, 1, 9, True, "pair", [(0, 1)], [])],
     ...                                     {"<script>": "x", "b": "y"})
     True
+    >>> page = similarity_html([Pair("a", "reference:r", 1, 1, 9, True, "reference", [], [(0, 3)])],
+    ...                        {"a": "x"}, {"reference:r": "SECRET"}, show_references=False)
+    >>> "SECRET" in page, HIDDEN_REFERENCE in page
+    (False, True)
     """
     texts = {**sources, **(references or {})}
+    hidden = set() if show_references else set(references or {})
     rows = "".join(
         f"<tr class={'flag' if p.flagged else 'ok'}><td>{i}</td><td>{html_text(p.a)}</td><td>{html_text(p.b)}"
         f"{' (reference)' if p.kind == 'reference' else ''}</td><td>{p.similarity_a:.0%}</td>"
@@ -135,7 +146,7 @@ def similarity_html(pairs: "list[Pair]", sources: "dict[str, str]", references: 
     details = "".join(
         f"<h2>{i}. {html_text(p.a)} &harr; {html_text(p.b)} ({p.similarity_a:.0%} / {p.similarity_b:.0%})</h2>"
         f"<div class=side><pre>{_marked(texts.get(p.a, ''), p.slices_a)}</pre>"
-        f"<pre>{_marked(texts.get(p.b, ''), p.slices_b)}</pre></div>"
+        f"<pre>{html_text(HIDDEN_REFERENCE) if p.b in hidden else _marked(texts.get(p.b, ''), p.slices_b)}</pre></div>"
         for i, p in enumerate(pairs[:shown], start=1))
     style = ("body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:.2em .5em}.flag{background:#ffebe9}"

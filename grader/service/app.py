@@ -16,11 +16,20 @@ Routes (relative to the prefix)::
     GET  api/class              instructors: one row per learner, pass rates, common wrong answers
     GET  api/course             the caller's due dates and attempts left (null without --course)
     GET  grades.csv             instructors: the gradebook in ``agtool-grade batch``'s columns
+    GET  gradescope.zip         instructors: gradescope/<learner>/results.json of every learner
+    GET  plots/NAME.png|svg     instructors: batch's plots (score_histogram, check_pass_rate, step_scores)
+    GET  similarity.html, similarity.csv   instructors: shared code between the counting attempts
     GET  lms/canvas.csv, lms/moodle.csv, lms/unmatched.csv   instructors, with --roster: LMS import files
     GET  ""                     page: the caller's attempts with their feedback
     GET  class                  page (instructors): the class, reloading itself
-    GET  learners/NAME          page (instructors): one learner's attempts
-    GET  learners/NAME/feedback.md   (instructors) that learner's best attempt's feedback, Markdown
+    GET  learners/NAME          page (instructors; a learner: their own): one learner's attempts
+    GET  learners/NAME/feedback.md      (instructors; a learner: their own) the counting attempt's feedback
+    GET  learners/NAME/results.json     (instructors; a learner: their own) its Gradescope results.json
+
+Every download has a ``Content-Disposition: attachment`` with a safe file
+name (:func:`grader.service.exports.attachment`). The class's outputs are
+computed off the event loop and kept while the class is unchanged
+(:class:`grader.service.exports.ClassCache`).
 
 Example::
 
@@ -35,9 +44,10 @@ import logging
 import os
 
 from tornado import web
+from tornado.ioloop import IOLoop
 
 from grader.report import new_seed
-from grader.service import classview, course, pages
+from grader.service import classview, course, exports, pages
 from grader.service.db import Store, iso, utcnow
 from grader.service.queue import GradingQueue
 from grader.service.settings import CONTENT_TYPES, Settings
@@ -63,8 +73,30 @@ def _auth_mixins():
 
 
 class _Base(_auth_mixins(), web.RequestHandler):
-    def initialize(self, store: Store, queue: GradingQueue, settings: Settings, hub_auth) -> None:
+    def initialize(self, store: Store, queue: GradingQueue, settings: Settings, hub_auth,
+                   cache: "exports.ClassCache | None" = None) -> None:
         self.store, self.queue, self.conf, self.hub_auth = store, queue, settings, hub_auth
+        self.cache = cache if cache is not None else exports.ClassCache()
+
+    async def in_thread(self, fn, *args):
+        """Run ``fn(*args)`` off the event loop (class outputs parse every report; plots and similarity take a while)."""
+        return await IOLoop.current().run_in_executor(None, fn, *args)
+
+    def class_now(self, version=None) -> tuple[list[dict], list[dict], dict]:
+        """:func:`class_data` for the class as stored now, computed once per version of the class."""
+        version = self.store.version() if version is None else version
+        return self.cache.get(version, "class", lambda: class_data(self.store, self.conf.course))
+
+    def derived(self, key: str, fn):
+        """``fn(counting records)`` for the class as stored now, computed once per version of the class."""
+        version = self.store.version()
+        records = self.class_now(version)[1]
+        return self.cache.get(version, key, lambda: fn(records))
+
+    def download(self, filename: str, ctype: str, body) -> None:
+        self.set_header("Content-Type", ctype)
+        self.set_header("Content-Disposition", exports.attachment(filename))
+        self.finish(body)
 
     @property
     def learner(self) -> str:
@@ -76,7 +108,8 @@ class _Base(_auth_mixins(), web.RequestHandler):
 
     def set_default_headers(self) -> None:
         # Pages show learner text: even escaped, forbid scripts and framing outright.
-        self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+        self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; "
+                        "frame-ancestors 'none'")
         self.set_header("X-Content-Type-Options", "nosniff")
         self.set_header("Cache-Control", "no-store")
 
@@ -139,7 +172,7 @@ class SubmissionsHandler(ApiHandler):
         learner = self.get_argument("learner", None)
         if learner is not None and learner != self.learner:
             self.require_instructor()
-        self.send_json(200, [a.summary() for a in self.store.attempts_of(learner or self.learner)])
+        self.send_json(200, self.store.summaries_of(learner or self.learner))
 
 
 class SubmissionHandler(ApiHandler):
@@ -173,39 +206,89 @@ class CourseHandler(ApiHandler):
 
 
 class ClassHandler(ApiHandler):
-    def get(self) -> None:
+    async def get(self) -> None:
         self.require_instructor()
-        rows, _records, outputs = class_data(self.store, self.conf.course)
+        rows, _records, outputs = await self.in_thread(self.class_now)
         self.send_json(200, {"updated_at": iso(utcnow()), "learners": rows, **outputs})
 
 
 class GradesCsvHandler(ApiHandler):
-    def get(self) -> None:
+    async def get(self) -> None:
         self.require_instructor()
-        _rows, records, _outputs = class_data(self.store, self.conf.course)
-        self.set_header("Content-Type", "text/csv; charset=utf-8")
-        self.set_header("Content-Disposition", 'attachment; filename="grades.csv"')
-        self.finish(classview.gradebook_csv(records))
+        text = await self.in_thread(self.derived, "grades.csv", classview.gradebook_csv)
+        self.download("grades.csv", "text/csv; charset=utf-8", text)
+
+
+class GradescopeZipHandler(ApiHandler):
+    """Instructors: every learner's Gradescope ``results.json`` (of the counting attempt) in one zip."""
+
+    async def get(self) -> None:
+        self.require_instructor()
+        body = await self.in_thread(self.derived, "gradescope.zip", exports.gradescope_zip)
+        self.download("gradescope.zip", "application/zip", body)
+
+
+class PlotHandler(ApiHandler):
+    """Instructors: one of ``batch``'s class plots, PNG or SVG, drawn from the counting attempts."""
+
+    async def get(self, name: str, fmt: str) -> None:
+        self.require_instructor()
+        body = await self.in_thread(self.derived, f"plot:{name}.{fmt}",
+                                    lambda records: exports.plot_bytes(records, name, fmt))
+        self.set_header("Content-Type", exports.PLOT_TYPES[fmt])
+        self.set_header("Content-Disposition", exports.attachment(f"{name}.{fmt}").replace("attachment", "inline", 1))
+        self.finish(body)
+
+
+class SimilarityHandler(ApiHandler):
+    """Instructors: ``similarity.html`` / ``similarity.csv`` of each learner's counting attempt.
+
+    The reference solution (``--reference``) is given to the comparison only:
+    its text is never in the page, and learners never reach this route.
+    """
+
+    async def get(self, kind: str) -> None:
+        self.require_instructor()
+        out = await self.in_thread(self.similarity)
+        if kind == "html":
+            self.download("similarity.html", "text/html; charset=utf-8", out["html"])
+        else:
+            self.download("similarity.csv", "text/csv; charset=utf-8", out["csv"])
+
+    def similarity(self) -> dict:
+        return self.derived("similarity", lambda records: similarity_of(self.store, records, self.conf.references))
+
+
+def similarity_of(store: Store, records: list[dict], references: "dict[str, str] | None") -> dict:
+    """:func:`grader.service.exports.similarity_outputs` of each learner's counting attempt's stored source."""
+    sources = store.sources([r["attempt"] for r in records])
+    texts = {r["learner"]: sources[r["attempt"]].decode("utf-8", "replace")
+             for r in records if r["attempt"] in sources}
+    return exports.similarity_outputs(texts, references or None)
+
+
+def lms_files(records: list[dict], settings: Settings) -> "dict[str, str] | None":
+    """``canvas``, ``moodle`` and ``unmatched`` CSV texts and the ``unmatched`` list (None without a roster)."""
+    if settings.roster is None:
+        return None
+    from grader.course import lms
+
+    rows = lms.grade_rows(records)
+    name = settings.course.name if settings.course is not None and settings.course.name else "agtool lab"
+    canvas, unmatched = lms.canvas_csv(rows, settings.roster, assignment=name)
+    return {"canvas": canvas, "moodle": lms.moodle_csv(rows, settings.roster, assignment=name)[0],
+            "unmatched": lms.unmatched_csv(unmatched), "list": unmatched}
 
 
 class LmsCsvHandler(ApiHandler):
     """Instructors: Canvas's or Moodle's import CSV of the counting attempts, or the learners the roster missed."""
 
-    def get(self, kind: str) -> None:
+    async def get(self, kind: str) -> None:
         self.require_instructor()
         if self.conf.roster is None:
             raise web.HTTPError(404, "no roster: start the service with --roster FILE (a CSV learner,lms_id)")
-        from grader.course import lms
-
-        _rows, records, _outputs = class_data(self.store, self.conf.course)
-        rows = lms.grade_rows(records)
-        name = (self.conf.course.name if self.conf.course is not None and self.conf.course.name else "agtool lab")
-        canvas, unmatched = lms.canvas_csv(rows, self.conf.roster, assignment=name)
-        text = {"canvas": canvas, "moodle": lms.moodle_csv(rows, self.conf.roster, assignment=name)[0],
-                "unmatched": lms.unmatched_csv(unmatched)}[kind]
-        self.set_header("Content-Type", "text/csv; charset=utf-8")
-        self.set_header("Content-Disposition", f'attachment; filename="{kind}.csv"')
-        self.finish(text)
+        files = await self.in_thread(self.derived, "lms", lambda records: lms_files(records, self.conf))
+        self.download(f"{kind}.csv", "text/csv; charset=utf-8", files[kind])
 
 
 class PageHandler(_Base):
@@ -237,27 +320,33 @@ class LearnerPage(PageHandler):
 
 
 class LearnerFeedback(PageHandler):
+    """``learners/NAME/feedback.md`` and ``learners/NAME/results.json``: the counting attempt, as ``batch`` writes them."""
+
     @web.authenticated
-    def get(self, learner: str) -> None:
+    def get(self, learner: str, kind: str) -> None:
         if learner != self.learner and not self.instructor:
             raise web.HTTPError(404, "no such page")
-        from grader.batch.gradebook import render_feedback
-
-        records = _records([a for a in self.store.finished() if a.learner == learner], self.conf.course)
+        records = _records(self.store.finished_of(learner), self.conf.course)
         if not records:
             raise web.HTTPError(404, f"{learner} has no graded attempt")
-        self.set_header("Content-Type", "text/markdown; charset=utf-8")
-        self.set_header("Content-Disposition", f'attachment; filename="{learner}-feedback.md"')
-        self.finish(render_feedback(records[0]))
+        if kind == "feedback.md":
+            self.download(f"{learner}-feedback.md", "text/markdown; charset=utf-8",
+                          exports.feedback_markdown(records[0]))
+        else:
+            self.download(f"{learner}-results.json", "application/json; charset=utf-8",
+                          exports.gradescope_text(records[0]))
 
 
 class ClassPage(PageHandler):
     @web.authenticated
-    def get(self) -> None:
+    async def get(self) -> None:
         if not self.instructor:
             raise web.HTTPError(403, "the class page is for instructors")
-        rows, _records, outputs = class_data(self.store, self.conf.course)
-        self.finish(pages.class_page(rows, outputs, prefix=self.conf.prefix, refresh=self.conf.class_refresh))
+        rows, _records, outputs = await self.in_thread(self.class_now)
+        lms = await self.in_thread(self.derived, "lms", lambda records: lms_files(records, self.conf))
+        self.finish(pages.class_page(rows, outputs, prefix=self.conf.prefix, refresh=self.conf.class_refresh,
+                                     unmatched=None if lms is None else lms["list"],
+                                     reference=bool(self.conf.references)))
 
 
 def make_app(store: Store, queue: GradingQueue, settings: Settings, hub_auth=None) -> web.Application:
@@ -269,7 +358,8 @@ def make_app(store: Store, queue: GradingQueue, settings: Settings, hub_auth=Non
         # _CLIENT_ID, _SERVICE_PREFIX and _OAUTH_ACCESS_SCOPES (the hub sets them for a managed service).
         hub_auth = HubOAuth.instance()
     p = settings.prefix
-    args = {"store": store, "queue": queue, "settings": settings, "hub_auth": hub_auth}
+    args = {"store": store, "queue": queue, "settings": settings, "hub_auth": hub_auth,
+            "cache": exports.ClassCache()}
     learner_name = r"([^/]+)"
     routes = [
         (rf"{p}api/submissions/?", SubmissionsHandler, args),
@@ -278,9 +368,12 @@ def make_app(store: Store, queue: GradingQueue, settings: Settings, hub_auth=Non
         (rf"{p}api/course", CourseHandler, args),
         (rf"{p}grades\.csv", GradesCsvHandler, args),
         (rf"{p}lms/(canvas|moodle|unmatched)\.csv", LmsCsvHandler, args),
+        (rf"{p}gradescope\.zip", GradescopeZipHandler, args),
+        (rf"{p}plots/({'|'.join(exports.PLOTS)})\.(png|svg)", PlotHandler, args),
+        (rf"{p}similarity\.(html|csv)", SimilarityHandler, args),
         (rf"{p}oauth_callback", HubOAuthCallbackHandler),
         (rf"{p}class", ClassPage, args),
-        (rf"{p}learners/{learner_name}/feedback\.md", LearnerFeedback, args),
+        (rf"{p}learners/{learner_name}/(feedback\.md|results\.json)", LearnerFeedback, args),
         (rf"{p}learners/{learner_name}", LearnerPage, args),
         (rf"{p}?", HomePage, args),
     ]

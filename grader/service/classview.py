@@ -73,7 +73,14 @@ def class_outputs(records: list[dict]) -> dict:
 
 
 def gradebook_csv(records: list[dict]) -> str:
-    """``grades.csv``: ``batch``'s gradebook of the best attempts (only the header when nobody was graded)."""
-    from grader.batch.gradebook import gradebook_frame
+    """``grades.csv``: ``batch``'s gradebook of the counting attempts, cells escaped as ``batch`` writes them.
 
-    return gradebook_frame(records).to_csv(index=False, lineterminator="\n")
+    A learner name (or an error line) a spreadsheet would evaluate gets a ``'`` in front.
+
+    >>> report = {"score": 1, "max_score": 2, "steps": {}, "checks": [], "error": ""}
+    >>> gradebook_csv([{"learner": "=HYPERLINK(1)", "seed": 1, "report": report}]).splitlines()[1][:17]
+    "'=HYPERLINK(1),1,"
+    """
+    from grader.batch.gradebook import csv_frame, gradebook_frame
+
+    return csv_frame(gradebook_frame(records)).to_csv(index=False, lineterminator="\n")

@@ -14,9 +14,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from grader.service.settings import MAX_BYTES, RATE_LIMIT, RATE_WINDOW
 
+REFERENCE = Path(__file__).resolve().parents[2] / "solutions" / "tools.py"  # a checkout's, or none installed
 DEFAULT_DATA = os.environ.get("AGTOOL_SERVICE_DATA", "agtool-service-data")
 
 
@@ -53,6 +55,10 @@ def add_serve_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--roster", default=None, metavar="FILE",
                    help="a CSV learner,lms_id[,name,...]: instructors download lms/canvas.csv, lms/moodle.csv "
                         "and lms/unmatched.csv (README \"Course policy\")")
+    p.add_argument("--reference", default="auto", metavar="FILE",
+                   help="the reference solution similarity compares each learner with (read by the service "
+                        "only, never served); default: solutions/tools.py of this install or checkout if there "
+                        "is one; 'none': compare learners only")
     p.add_argument("--url", default=None, help="where to listen (default: $JUPYTERHUB_SERVICE_URL)")
     p.add_argument("--prefix", default=None, help="route prefix (default: $JUPYTERHUB_SERVICE_PREFIX or /)")
     p.set_defaults(func=run_serve)
@@ -79,11 +85,32 @@ def run_serve(args) -> int:
             args.roster_entries = read_roster(args.roster)
         except RosterError as exc:
             raise SystemExit(f"agtool-grade serve: {exc}")
+    args.references = reference_texts(getattr(args, "reference", "auto"))
     try:
         from grader.service.server import serve
     except ImportError as exc:
         raise SystemExit(f"agtool-grade serve needs the service extra: pip install 'agtool-lab[service]' ({exc})")
     return serve(args)
+
+
+def reference_texts(reference: "str | None") -> "dict[str, str]":
+    """``--reference``: ``{"reference:<file name>": text}`` to compare with, read now (``{}``: none).
+
+    ``auto`` is the install's (or checkout's) ``solutions/tools.py`` when there is one.
+
+    >>> reference_texts("none"), list(reference_texts("auto")) in ([], ["reference:tools.py"])
+    ({}, True)
+    """
+    if not reference or reference == "none":
+        return {}
+    path = REFERENCE if reference == "auto" else Path(reference)
+    if reference == "auto" and not path.is_file():
+        return {}
+    try:
+        return {f"reference:{path.name}": path.read_text(encoding="utf-8")}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SystemExit(f"agtool-grade serve: --reference {path} cannot be read ({type(exc).__name__}); give "
+                         "the path of a tools.py (e.g. solutions/tools.py), or --reference none")
 
 
 def main(argv: "list[str] | None" = None) -> int:

@@ -53,10 +53,26 @@ def refuse(store: Store, learner: str, policy: "Policy | None",
 
 
 def status(store: Store, learner: str, policy: "Policy | None", now: "dt.datetime | None" = None) -> "dict | None":
-    """What a learner is shown: the due dates, which attempt counts, attempts left and when the next is allowed.
+    """``GET api/course``: the due dates, which attempt counts, attempts used and left, when the next is allowed.
+
+    ``None`` without a course file. The keys (README, "API"): ``name``,
+    ``due``, ``late_due``, ``late_credit``, ``counts``, ``limit``,
+    ``window_minutes`` (the course file); ``attempts_left``, ``next_allowed``,
+    ``period_now`` (as before); and ``attempts_used`` (in the current
+    window; ``None`` without a limit), ``attempts_total``, ``credit_now``
+    (the share of the points an attempt submitted now keeps), ``now`` (the
+    service's clock) and ``counted`` (the attempt counting now:
+    ``attempt``, ``credited``, ``max_score``, ``period``, ``why``; ``None``
+    before one is graded).
 
     >>> status(Store("sqlite://"), "ana", None) is None
     True
+    >>> from grader.course.policy import parse_policy
+    >>> p = parse_policy('[assignment]\\ndue = 2030-01-01T00:00:00Z\\n[attempts]\\nlimit = 3\\nwindow_minutes = 60\\n')
+    >>> store = Store("sqlite://"); _ = store.add_attempt("ana", b"x = 1\\n", seed=1)
+    >>> got = status(store, "ana", p)
+    >>> got["attempts_used"], got["attempts_left"], got["attempts_total"], got["credit_now"], got["counted"]
+    (1, 2, 1, 1.0, None)
     """
     if policy is None:
         return None
@@ -66,9 +82,16 @@ def status(store: Store, learner: str, policy: "Policy | None", now: "dt.datetim
         times = _recent(store, learner, policy, now)
         shown["attempts_left"] = attempts_left(times, policy, now)
         shown["next_allowed"] = iso_utc(next_allowed(times, policy, now))
+        shown["attempts_used"] = policy.limit - shown["attempts_left"]
     else:
-        shown["attempts_left"] = shown["next_allowed"] = None
-    shown["period_now"] = policy.factor(now)[1]
+        shown["attempts_left"] = shown["next_allowed"] = shown["attempts_used"] = None
+    shown["credit_now"], shown["period_now"] = policy.factor(now)
+    shown["attempts_total"] = store.count_since(learner, dt.datetime(1970, 1, 1))
+    shown["now"] = iso_utc(now)
+    records = credited_records(store.finished_of(learner), policy)
+    got = records[0]["credit"] if records else None
+    shown["counted"] = ({key: got[key] for key in ("attempt", "credited", "max_score", "period", "why")}
+                        if got else None)
     return shown
 
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import html
 import json
+from urllib.parse import quote
 
 from grader.report import STEPS
 
 STYLE = """
+figure{display:inline-block;margin:.5em}figure img{max-width:40em}
 body{font-family:system-ui,sans-serif;margin:2em;max-width:72em}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}
 .ok{color:#1a7f37}.bad{color:#cf222e}.pending{color:#9a6700}pre{background:#f6f8fa;padding:.5em;white-space:pre-wrap}
@@ -91,6 +93,13 @@ def course_html(course: "dict | None") -> str:
                      f"{esc(minutes)} minutes.")
         if course.get("next_allowed"):
             parts.append(f"Next attempt allowed at {esc(course['next_allowed'])}.")
+    if course.get("credit_now") is not None and course.get("period_now") not in (None, "on time"):
+        parts.append(f"An attempt now is {esc(course['period_now'])}: it keeps "
+                     f"{esc(round(100 * course['credit_now']))}% of its points.")
+    counted = course.get("counted")
+    if counted:
+        parts.append(f"Counting now: attempt {esc(counted['attempt'])}, {esc(format(counted['credited'], 'g'))} of "
+                     f"{esc(format(counted['max_score'], 'g'))} ({esc(counted['why'])}).")
     return f"<p class=course>{' '.join(parts)}</p>"
 
 
@@ -110,17 +119,40 @@ def learner_page(learner: str, attempts: list[dict], *, prefix: str, is_instruct
     return page(f"agtool: {learner}", body, refresh=refresh)
 
 
-def class_page(rows: list[dict], outputs: dict, *, prefix: str, refresh: int) -> str:
-    """The instructor's class page: progress by step, pass rates, common wrong answers, downloads."""
+PLOT_TITLES = {"score_histogram": "Scores", "check_pass_rate": "Pass rate per check",
+               "step_scores": "Score per step"}
+
+
+def class_page(rows: list[dict], outputs: dict, *, prefix: str, refresh: int,
+               unmatched: "list | None" = None, reference: bool = False) -> str:
+    """The instructor's class page: downloads, plots, progress by step, pass rates, common wrong answers.
+
+    ``unmatched`` (with ``--roster``): ``(learner, problem)`` the roster did
+    not match; ``reference``: similarity also compares with the reference solution.
+
+    >>> html = class_page([{"learner": "<b>x</b>", "attempts": 1, "pending": 0, "best_score": 1, "last_score": 1,
+    ...                     "max_score": 2, "steps": {}, "last_submitted_at": None}], {"checks": [], "wrong_answers": []},
+    ...                   prefix="/s/", refresh=10, unmatched=[("=bob", "graded, but not in the roster")])
+    >>> "<b>x</b>" in html, "&lt;b&gt;x&lt;/b&gt;" in html, "=bob" in html, "/s/plots/step_scores.png" in html
+    (False, True, True, True)
+    """
+    p = esc(prefix)
+    credited = any("credited_score" in r for r in rows)
     head = "".join(f"<th>step {s}</th>" for s in STEPS)
     learners = []
     for r in rows:
+        name = esc(r["learner"])
+        link = esc(quote(r["learner"], safe=""))
         steps = "".join(f"<td>{esc(r['steps'].get(str(s), ''))}</td>" for s in STEPS)
+        extra = (f"<td>{esc(r.get('credited_score', ''))}</td><td>{esc(r.get('why', ''))}</td>" if credited else "")
+        files = (f'<a href="{p}learners/{link}/feedback.md">feedback.md</a> '
+                 f'<a href="{p}learners/{link}/results.json">results.json</a>' if r.get("best_attempt") else "")
         learners.append(
-            f"<tr><td><a href=\"{esc(prefix)}learners/{esc(r['learner'])}\">{esc(r['learner'])}</a></td>"
+            f"<tr><td><a href=\"{p}learners/{link}\">{name}</a></td>"
             f"<td>{esc(r['attempts'])}</td><td>{esc(r['pending'])}</td><td>{esc(r['best_score'])}</td>"
-            f"<td>{esc(r['last_score'])}</td><td>{esc(r['max_score'])}</td>{steps}"
-            f"<td>{esc(r['last_submitted_at'])}</td></tr>")
+            f"<td>{esc(r['last_score'])}</td><td>{esc(r['max_score'])}</td>{steps}{extra}"
+            f"<td>{esc(r['last_submitted_at'])}</td><td>{files}</td></tr>")
+    credit_head = "<th>credited</th><th>why</th>" if credited else ""
     checks = "".join(
         f"<tr><td><code>{esc(c['check'])}</code></td><td>{esc(c['step'])}</td><td>{esc(c['title'])}</td>"
         f"<td>{esc(c['passed'])}/{esc(c['graded'])}</td><td>{esc(round(100 * (c['pass_rate'] or 0)))}%</td></tr>"
@@ -129,12 +161,33 @@ def class_page(rows: list[dict], outputs: dict, *, prefix: str, refresh: int) ->
         f"<tr><td><code>{esc(w['check'])}</code></td><td><pre>{esc(w['got'])}</pre></td>"
         f"<td><pre>{esc(w['expected'])}</pre></td><td>{esc(w['count'])}</td><td>{esc(w['learners'])}</td></tr>"
         for w in outputs["wrong_answers"])
+    downloads = [f'<a href="{p}grades.csv">grades.csv</a>', f'<a href="{p}gradescope.zip">gradescope.zip</a>',
+                 f'<a href="{p}similarity.html">similarity.html</a>', f'<a href="{p}similarity.csv">similarity.csv</a>',
+                 f'<a href="{p}api/class">api/class (JSON)</a>']
+    roster = ""
+    if unmatched is not None:
+        downloads[2:2] = [f'<a href="{p}lms/canvas.csv">lms/canvas.csv</a>',
+                          f'<a href="{p}lms/moodle.csv">lms/moodle.csv</a>',
+                          f'<a href="{p}lms/unmatched.csv">lms/unmatched.csv</a>']
+        items = "".join(f"<tr><td>{esc(who)}</td><td>{esc(problem)}</td></tr>" for who, problem in unmatched)
+        roster = (f"<h2>Not matched by the roster ({len(unmatched)})</h2>"
+                  + (f"<table><tr><th>learner</th><th>problem</th></tr>{items}</table>" if unmatched
+                     else "<p>Every graded learner is in the roster, and every roster row has a graded attempt.</p>"))
+    plots = "".join(
+        f'<figure><img src="{p}plots/{name}.png" alt="{esc(title)}">'
+        f'<figcaption>{esc(title)} (<a href="{p}plots/{name}.svg">SVG</a>, '
+        f'<a href="{p}plots/{name}.png">PNG</a>)</figcaption></figure>'
+        for name, title in PLOT_TITLES.items()) if rows else ""
+    similarity = ("Similarity compares each learner's counting attempt with the others"
+                  + (" and with the reference solution (never shown)." if reference else "."))
     body = (
         "<h1>Class</h1>"
-        f'<p>Downloads: <a href="{esc(prefix)}grades.csv">grades.csv</a> &middot; '
-        f'<a href="{esc(prefix)}api/class">api/class (JSON)</a>. This page reloads every {int(refresh)} s.</p>'
+        f"<p>Downloads: {' &middot; '.join(downloads)}. This page reloads every {int(refresh)} s.</p>"
+        f"<p><small>{esc(similarity)}</small></p>"
         f"<h2>Learners ({len(rows)})</h2><table><tr><th>learner</th><th>attempts</th><th>pending</th>"
-        f"<th>best</th><th>last</th><th>max</th>{head}<th>last attempt</th></tr>{''.join(learners)}</table>"
+        f"<th>best</th><th>last</th><th>max</th>{head}{credit_head}<th>last attempt</th><th>files</th></tr>"
+        f"{''.join(learners)}</table>{roster}"
+        f"<h2>Plots</h2>{plots or '<p>No graded attempt yet.</p>'}"
         "<h2>Checks, hardest first</h2><table><tr><th>check</th><th>step</th><th>title</th><th>passed</th>"
         f"<th>pass rate</th></tr>{checks}</table>"
         "<h2>Most common wrong answers</h2><table><tr><th>check</th><th>got</th><th>expected</th><th>learners</th>"

@@ -54,7 +54,8 @@ def serve(args) -> int:
     prefix = normalize_prefix(args.prefix or os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/"))
     settings = Settings(prefix=prefix, instructor_group=args.instructor_group, max_bytes=args.max_bytes,
                         rate_limit=args.rate_limit, rate_window=args.rate_window,
-                        course=getattr(args, "course_policy", None), roster=getattr(args, "roster_entries", None))
+                        course=getattr(args, "course_policy", None), roster=getattr(args, "roster_entries", None),
+                        references=getattr(args, "references", None) or {})
     queue = GradingQueue(store, jobs=args.jobs, sandbox=args.sandbox, executor=args.executor,
                          scheduler=args.scheduler)
     queue.start()

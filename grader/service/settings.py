@@ -26,4 +26,5 @@ class Settings:
     rate_window: float = RATE_WINDOW
     class_refresh: int = CLASS_REFRESH
     roster: object = None  # grader.course.lms roster entries by learner (--roster FILE): the LMS downloads
+    references: dict = None  # {"reference:tools.py": text} (--reference): compared by similarity, never served
     course: object = None  # a grader.course.policy.Policy (--course FILE), or None: no deadline, no attempt limit
