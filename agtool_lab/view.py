@@ -263,12 +263,21 @@ def _percent(value: object) -> str:
     return str(value)
 
 
+def _points(value: object) -> str:
+    # A credited score is a float (80% of 7 points); shown to two decimals at most, 133.0 as 133.
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{round(value, 2):g}"
+    return str(value)
+
+
 def course_line(course: object, now: "dt.datetime | None" = None) -> str:
     """The learner's course status in one line: due date, late credit, attempts left, which attempt counts.
 
     ``course`` is the service's ``GET api/course`` answer; fields it lacks are
     left out and fields it adds are ignored, so an older or newer service
     still gives a line. ``""`` when there is no course policy (``None``).
+    Times are counted from ``now``, else the service's ``now``, else this
+    machine's clock.
 
     >>> now = dt.datetime(2026, 3, 1, 10, 0, tzinfo=dt.timezone.utc)
     >>> print(course_line({"due": "2026-03-01T12:00:00Z", "counts": "best", "limit": 3,
@@ -279,6 +288,8 @@ def course_line(course: object, now: "dt.datetime | None" = None) -> str:
     """
     if not isinstance(course, dict):
         return ""
+    # The service's clock, where it sends one, says how far the due date is: the kernel's may be off.
+    now = now or _moment(course.get("now"))
     parts = []
     name = course.get("name")
     due = course.get("due")
@@ -293,8 +304,8 @@ def course_line(course: object, now: "dt.datetime | None" = None) -> str:
         parts.append(str(name))
     period = course.get("period_now")
     if period == "late":
-        parts.append(f"Now late: {_percent(course.get('late_credit'))} credit"
-                     if course.get("late_credit") is not None else "Now late")
+        credit = course.get("credit_now", course.get("late_credit"))
+        parts.append(f"Now late: {_percent(credit)} credit" if credit is not None else "Now late")
     elif period == "after the late date":
         parts.append("Past the deadline: no credit, still graded for feedback")
     limit = course.get("limit")
@@ -316,6 +327,11 @@ def course_line(course: object, now: "dt.datetime | None" = None) -> str:
         parts.append("Your best attempt counts")
     elif counts == "last":
         parts.append("Your last attempt on time counts")
+    counted = course.get("counted")
+    if isinstance(counted, dict) and counted.get("attempt") is not None:
+        score = f": {_points(counted.get('credited'))}/{_points(counted.get('max_score'))}" \
+            if counted.get("credited") is not None and counted.get("max_score") is not None else ""
+        parts.append(f"counting now: attempt {counted['attempt']}{score}")
     # One line whatever the service sent: a newline or a bidi control in a course name stays visible text.
     return terminal_text(COURSE_SEP.join(parts), multiline=False)
 

@@ -173,6 +173,16 @@ def test_the_course_line_after_the_due_date_and_out_of_attempts_says_when_to_com
     assert "Past the deadline: no credit" in gone and "late until" not in gone
 
 
+def test_the_course_line_uses_the_service_s_clock_credit_now_and_the_counting_attempt_when_sent():
+    newer = {**COURSE, "now": "2026-03-01T11:30:00Z", "period_now": "late", "credit_now": 0.5,
+             "attempts_used": 1, "attempts_left": 2, "counted": {"attempt": 4, "credited": 106.4, "max_score": 133,
+                                                                 "period": "late", "why": "the best"}}
+    line = course_line(newer)  # no clock given: the service's
+    assert "Due 2026-03-01 12:00 UTC (in 30 min)" in line and "Now late: 50% credit" in line
+    assert line.endswith("Your best attempt counts \u00b7 counting now: attempt 4: 106.4/133"), line
+    assert "counting now" not in course_line({**COURSE, "counted": None}, NOW)
+
+
 @pytest.mark.parametrize("sent, expected", [
     (None, ""),                                            # no course file: no line at all
     ([1, 2], ""), ("due tomorrow", ""),                    # not an object: nothing to show
