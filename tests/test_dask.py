@@ -68,3 +68,37 @@ def test_dask_resume_skips_on_the_cluster_too(cluster, tmp_path):
     again = run_batch(root, out, executor="dask", scheduler=cluster.scheduler_address, resume=True, timeout=80,
                       progress=False)
     assert (first.graded, again.graded, again.skipped, again.seed) == (4, 0, 4, 1)
+
+
+# ---------------------------------------------------------------- the grading service on the cluster
+
+
+def test_the_service_queue_grades_stored_attempts_on_the_cluster(cluster, tmp_path):
+    """``agtool-grade serve --executor dask --scheduler ADDRESS``: the same queue, its tasks run by Dask workers."""
+    from grader.service.cli import add_serve_parser
+    from grader.service.db import ERROR, GRADED, Store
+    from grader.service.queue import GradingQueue
+
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    add_serve_parser(parser.add_subparsers())
+    args = parser.parse_args(["serve", "--executor", "dask", "--scheduler", cluster.scheduler_address])
+    store = Store(f"sqlite:///{tmp_path / 'service.sqlite'}")
+    solution = SOLUTION.read_bytes()
+    ids = [store.add_attempt("ana", solution, seed=5), store.add_attempt("ben", b"def broken(:\n", seed=6)]
+    # Built as server.serve builds it from the options.
+    queue = GradingQueue(store, jobs=args.jobs, sandbox=args.sandbox, executor=args.executor,
+                         scheduler=args.scheduler)
+    with queue:
+        late = store.add_attempt("ana", solution, seed=7)  # given while the queue runs
+        queue.put(late)
+        assert queue.wait_idle(240), "the Dask queue did not finish"
+    ana, ben, again = (store.get(i) for i in (*ids, late))
+    assert (ana.status, ana.score, ana.max_score) == (GRADED, 133, 133)
+    assert json.loads(ana.report)["seed"] == 5
+    assert ben.status == GRADED and ben.score == 0 and "SyntaxError" in json.loads(ben.report)["error"]
+    assert (again.status, again.score) == (GRADED, 133)
+    assert store.unfinished() == [] and queue.finished_count == 3
+    assert ERROR not in {a.status for a in (ana, ben, again)}
+    store.close()
