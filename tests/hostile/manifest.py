@@ -86,6 +86,11 @@ class Case:
     checks: tuple[str, ...] = ()
     via: str = "api"
     payload: str = ""  # take payload.py from cases/<payload>/ instead of cases/<name>/
+    # What the grader needs for the case's expectation to hold: "cgroups" (a
+    # group per step, grader.engine.cgroups) or "confined_fs" (the step's own
+    # read-only mount namespace, or a sandbox). Elsewhere the case is not
+    # graded and its test says why (the fallback has tests of its own).
+    needs: str = ""
 
     @property
     def folder_name(self) -> str:
@@ -236,6 +241,20 @@ CASES: list[Case] = [
          include=("spawn",), checks=("fill_bounded",)),
     Case("kill_warm_parent", "SIGKILL to the grader's warm worker from write_report", "solution",
          Expect(any=(8,)), at="write_report", checks=("grader_still_works",)),
+    # --- limits of a step as a whole (issue 15.3) ----------------------------
+    Case("memory_tree_in_function", "build_graph: four setsid() children touch 600 MiB each and hold it",
+         "solution", Expect(lost=(7,)), at="build_graph", outside_only=True, include=("spawn",),
+         checks=("memory_bounded", "grader_still_works"), needs="cgroups"),
+    Case("pids_bomb_setsid", "write_report: up to 600 forks, each setsid() and a marked sleeper",
+         "solution", Expect(lost=(8,)), at="write_report", include=("spawn",), checks=("pids_bounded",),
+         needs="cgroups"),
+    Case("disk_spread_in_function", "cache_key: six 15 MiB files in /tmp, /var/tmp, /dev/shm, $HOME, cwd and above",
+         "solution", Expect(lost=(5,)), at="cache_key", outside_only=True, include=("spawn",),
+         checks=("no_disk_leftovers",), needs="confined_fs"),
+    Case("priority_raise_import", "at import: nice -5, setpriority -10, loosen its cgroup's limits, leave it",
+         "solution", ALL_FULL, at="import", checks=("output_has:HOSTILE-PRIO-HELD", "output_lacks:HOSTILE-RAISED")),
+    Case("cpu_storm_import", "at import: eight setsid() children spin for 60 s, then a 3 s sleep",
+         "solution", Expect(others="any"), at="import", include=("spawn",), needs="cgroups"),
     # --- values that only look right -----------------------------------------
     Case("eq_always_true_str", "validate_args returns a str subclass equal to everything", "solution",
          Expect(lost=(2,)), at="import", replace=_KEEP_REAL_VALIDATE_ARGS),
@@ -338,7 +357,8 @@ SANDBOX_CASES = ("solution_control", "fd_forgery", "close_every_fd", "os_exit_in
                  "fork_bomb", "setsid_escape_timeout", "stray_thread", "huge_output", "disk_fill",
                  "kill_warm_parent", "json_shadow", "result_pipe_flood",
                  "solution_imported", "solution_by_grader_path", "solution_via_proc_cwd", "report_probe_patched",
-                 "saved_refs_rewind", "frame_tally_rewind")
+                 "saved_refs_rewind", "frame_tally_rewind",
+                 "memory_tree_in_function", "pids_bomb_setsid", "disk_spread_in_function", "priority_raise_import")
 # Cases whose expected outcome holds only inside bubblewrap: without a
 # sandbox, learner code can read every file its user can (SECURITY.md, "Not
 # defended"), the reference solution of a checkout included. Graded only there.

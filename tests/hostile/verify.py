@@ -27,6 +27,7 @@ OUTPUT_CAP = 64 << 10  # the grader's default per-step capture
 # Proofs that a case leaves in files outside its submission: a sandbox with a
 # read-only file system keeps the case from writing them.
 FILE_EVIDENCE = ("fill_bounded", "ticker_quiet", "nothing_shadowed", "no_secret")
+READ_ONLY_MARK = "the rest read-only"  # in a report's limits line (grader.engine.confine)
 
 
 @dataclass
@@ -47,6 +48,7 @@ class Run:
     rss_growth_kib: int = 0
     sandbox: str = ""  # "bwrap" when the child ran inside bubblewrap
     seed: int = 0
+    skipped: str = ""  # why the case was not graded here (what it needs is missing)
 
 
 def graded_steps() -> list[int]:
@@ -72,17 +74,42 @@ def step_outcome_problems(case: Case, report: Report) -> list[str]:
     return problems
 
 
+def unmet_need(case: Case, sandbox: str = "") -> str:
+    """Why ``case`` cannot be graded for its expectation here (``Case.needs``), or ``""``."""
+    if case.needs == "cgroups":
+        from grader.engine.cgroups import ServerGroup
+
+        group = ServerGroup.create()
+        if group is None:
+            return "cgroups are not usable here (no writable v1 controllers or delegated v2 tree, or AGTOOL_CGROUPS=0)"
+        group.remove()
+    elif case.needs == "confined_fs":
+        from grader.engine.confine import mounts_enabled
+
+        if not sandbox and not mounts_enabled():
+            return ("the step's files cannot be confined here: not root (no mount namespace of its own) "
+                    "and no sandbox, or AGTOOL_STEP_MOUNTS=0")
+    return ""
+
+
 def extra_check_problems(run: Run, runner: EngineClient, secret: str) -> list[str]:
     """Run the case's ``checks`` (see the manifest); return what did not hold."""
     problems = []
     report = run.report
     for check in run.case.checks:
         name, _, arg = check.partition(":")
-        if run.sandbox and name in FILE_EVIDENCE:
-            continue  # the sandbox's file system is read-only: the case cannot leave this evidence
+        if (run.sandbox or READ_ONLY_MARK in (report.limits if report else "")) and name in FILE_EVIDENCE:
+            continue  # the step's file system is read-only (a sandbox, or the step's own mount namespace):
+            # the case cannot leave this evidence
         if name == "output_has":
             if not any(arg in text for text in report.output.values()):
                 problems.append(f"{arg!r} is not in the captured output (stdout/stderr are not captured?)")
+        elif name == "output_lacks":
+            said = [line for text in report.output.values() for line in text.splitlines() if arg in line]
+            if said:
+                problems.append(f"the case says it got through: {said[:3]}")
+        elif name in STEP_LIMIT_EVIDENCE:
+            problems += STEP_LIMIT_EVIDENCE[name](run)
         elif name == "error_has":
             if arg not in report.error:
                 problems.append(f"report.error does not mention {arg!r}: {report.error!r}")
@@ -114,6 +141,64 @@ def extra_check_problems(run: Run, runner: EngineClient, secret: str) -> list[st
         else:
             raise AssertionError(f"unknown check {check!r} in the manifest")
     return problems
+
+
+def _said_numbers(report: Report, word: str) -> "list[int]":
+    """The numbers a case printed after ``word`` (``HOSTILE-PIDS-MADE 250``), in every step's output."""
+    found = []
+    for text in report.output.values():
+        for line in text.splitlines():
+            if line.startswith(word + " ") and line.split()[1].isdigit():
+                found.append(int(line.split()[1]))
+    return found
+
+
+STEP_MEMORY_MIB, STEP_PIDS = 1024, 256  # the grader's default budgets of a step
+
+
+def memory_problems(run: Run) -> "list[str]":
+    """The case's children held more memory at once than a step's 1 GiB, or step 7 does not say why it lost."""
+    held = _said_numbers(run.report, "HOSTILE-MEM-HELD-MIB")
+    if not held:
+        return ["the memory case said nothing (it never ran?)"]
+    if max(held) > STEP_MEMORY_MIB:
+        return [f"one step's children held {max(held)} MiB at once, the step's budget is {STEP_MEMORY_MIB} MiB"]
+    if "memory" not in " ".join(c.message for c in run.report.checks if c.step == 7):
+        return ["step 7 does not say it went over its memory budget"]
+    return []
+
+
+def pids_problems(run: Run) -> "list[str]":
+    """More processes than the step's pids budget, or no word of the limit in step 8."""
+    made = _said_numbers(run.report, "HOSTILE-PIDS-MADE")
+    if not made:
+        return ["the fork bomb said nothing (it never ran?)"]
+    if max(made) >= STEP_PIDS:
+        return [f"one step forked {max(made)} processes, its budget is {STEP_PIDS} tasks"]
+    if "processes" not in " ".join(c.message for c in run.report.checks if c.step == 8):
+        return ["step 8 does not say it went over its process budget"]
+    return []
+
+
+def disk_problems(run: Run) -> "list[str]":
+    """Files the case wrote that are still on disk after grading, or no word of the budget in step 5."""
+    left = []
+    for place in (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), run.path, Path.home()):
+        for depth in range(4):  # the case writes at most three folders below these (scratch/agtool)
+            try:
+                left += [str(p) for p in place.glob("*/" * depth + f"hostile-disk-{run.marker}-*")]
+            except OSError:
+                continue
+    problems = [f"files the case wrote are still there: {left[:4]}"] if left else []
+    if not _said_numbers(run.report, "HOSTILE-DISK-WROTE"):
+        problems.append("the disk case said nothing (it never ran?)")
+    if "disk budget" not in " ".join(c.message for c in run.report.checks if c.step == 5):
+        problems.append("step 5 does not say it went over its disk budget")
+    return problems
+
+
+STEP_LIMIT_EVIDENCE = {"memory_bounded": memory_problems, "pids_bounded": pids_problems,
+                       "no_disk_leftovers": disk_problems}
 
 
 def _fill_problems(record: Path) -> list[str]:
