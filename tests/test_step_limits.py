@@ -1,0 +1,111 @@
+"""Limits of a step as a whole (issue 15.3): cgroups, priority, the disk budget, and the fallback.
+
+The hostile corpus (``tests/hostile``: memory_tree_in_function, pids_bomb_setsid,
+disk_spread_in_function, priority_raise_import, and the CPU storm batch in
+``tests/test_hostile.py``) shows the limits holding against learner code. Here:
+the pieces on their own, the words ``agtool-grade check`` prints, and the
+fallback (``AGTOOL_CGROUPS=0``, ``AGTOOL_STEP_MOUNTS=0``), which runs everywhere.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.engine import cgroups, confine
+from grader.engine.client import EngineClient
+from grader.engine.protocol import Limits
+from grader.grading import grade
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTION = REPO / "solutions" / "tools.py"
+
+
+@pytest.fixture
+def fallback(monkeypatch):
+    """No cgroups and no per-step mounts: what a host without them (or a non-root user) gets."""
+    monkeypatch.setenv(cgroups.CGROUPS_ENV, "0")
+    monkeypatch.setenv(confine.MOUNTS_ENV, "0")
+    with EngineClient() as engine:
+        yield engine
+
+
+def test_the_fallback_grades_honest_code_and_says_which_limits_hold(fallback):
+    report = grade(SOLUTION, steps=[1], seed=3, engine=fallback)
+    assert report.passed, report.summary()
+    assert "cgroup" not in report.limits
+    assert "cpu nice 19" in report.limits and "scratch measured after the step" in report.limits
+
+
+def test_the_fallback_still_bounds_each_process_and_measures_the_scratch_folder(fallback, tmp_path):
+    # cache_key (step 5) writes five 15 MiB files into its working folder: 75 MiB, over the 64 MiB budget.
+    source = SOLUTION.read_text(encoding="utf-8")
+    anchor = "def cache_key(name: str, args: dict) -> str:\n"
+    payload = ("    import os as _o\n    if not _o.environ.get('FILLED'):\n        _o.environ['FILLED'] = '1'\n"
+               "        for _i in range(5):\n            with open(f'fill{_i}.bin', 'wb') as _f:\n"
+               "                _f.write(b'1' * (15 << 20))\n")
+    assert source.count(anchor) == 1
+    (tmp_path / "tools.py").write_text(source.replace(anchor, anchor + payload), encoding="utf-8")
+    report = grade(tmp_path / "tools.py", steps=[1, 5], seed=3, engine=fallback)
+    step5 = [c for c in report.checks if c.step == 5]
+    assert step5 and all(not c.passed for c in step5)
+    assert "disk budget" in step5[0].message and "64 MiB" in step5[0].message
+    assert all(c.passed for c in report.checks if c.step == 1), "only the step that wrote loses"
+    assert list(tmp_path.iterdir()) == [tmp_path / "tools.py"]
+
+
+def test_the_fallback_keeps_the_priority_low(fallback, tmp_path):
+    code = ("import os\ntry:\n    os.nice(-5)\nexcept OSError:\n    pass\n"
+            "print('NICE', os.getpriority(os.PRIO_PROCESS, 0))\n")
+    (tmp_path / "tools.py").write_text(SOLUTION.read_text(encoding="utf-8") + "\n" + code, encoding="utf-8")
+    report = grade(tmp_path / "tools.py", steps=[1], seed=3, engine=fallback)
+    assert "NICE 19" in report.output["1"]
+
+
+def test_cgroup_step_group_holds_a_forked_tree_and_kills_it():
+    server = cgroups.ServerGroup.create()
+    if server is None:
+        pytest.skip("cgroups are not usable here (no writable v1 controllers or delegated v2 tree)")
+    try:
+        group = server.step("s-test", Limits(memory_bytes=256 << 20, pids=16))
+        assert group is not None and {"memory", "pids"} <= set(group.limits)
+        pid = os.fork()
+        if pid == 0:  # joins, then leaves a setsid() grandchild behind
+            try:
+                group.join()
+                if os.fork() == 0:
+                    os.setsid()
+                    time.sleep(30)
+                time.sleep(30)
+            finally:
+                os._exit(0)
+        deadline = time.monotonic() + 5
+        while len(cgroups._pids(group.dirs["pids"])) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(cgroups._pids(group.dirs["pids"])) == 2
+        assert group.kill() >= 2
+        os.waitpid(pid, 0)
+        assert group.close() == ()
+        assert not any(os.path.exists(d) for d in group.dirs.values())
+    finally:
+        server.remove()
+    assert not any(os.path.exists(d) for d in server.dirs.values())
+
+
+def test_the_limits_line_is_in_the_text_and_json_output_of_check():
+    command = [sys.executable, "-m", "grader", "check", str(SOLUTION), "--step", "1", "--seed", "3"]
+    text = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120).stdout
+    line = [l for l in text.splitlines() if l.startswith("limits: ")]
+    assert line and "cpu nice 19" in line[0] and "sandbox" in line[0] and "disk 64 MiB/step" in line[0]
+    probe = cgroups.ServerGroup.create()
+    if probe is not None:
+        probe.remove()
+        assert "cgroup v" in line[0] and "memory 1 GiB/step" in line[0] and "pids 256/step" in line[0]
+    data = json.loads(subprocess.run(command + ["--format", "json"], cwd=REPO, capture_output=True, text=True,
+                                     timeout=120).stdout)
+    assert data["limits"] == line[0][len("limits: "):]
