@@ -281,6 +281,56 @@ def test_honest_learners_get_the_same_grades_in_a_batch_mixed_with_hostile_ones(
     assert elapsed < 120, f"the mixed batch took {elapsed:.0f} s"
 
 
+# --------------------------------------------------------------------------- CPU storm beside honest learners
+
+STORM = "cpu_storm_import"
+
+
+def storm_batch(root: Path, marker: str) -> "tuple[dict[str, int], float, list]":
+    """A batch (``--jobs 2``) of six copies of the solution between three CPU-storm submissions.
+
+    Returns each honest learner's score, the batch's wall time and the storm's surviving processes.
+    """
+    from grader.batch import run_batch
+
+    names = []
+    for i in range(3):
+        names.append(f"{i}a_storm")
+        materialise(CASES_BY_NAME[STORM], root / "class", marker=marker, outside=root / "outside" / str(i))
+        (root / "class" / STORM).rename(root / "class" / names[-1])
+        for j in range(2):
+            names.append(f"{i}b_honest_{j}")
+            honest("honest_solution", root / "class").rename(root / "class" / names[-1])
+    started = time.monotonic()
+    result = run_batch(root / "class", root / "out", jobs=2, seed=SEED, timeout=STEP_TIMEOUT * len(STEPS),
+                       progress=False)
+    elapsed = time.monotonic() - started
+    time.sleep(0.3)
+    leftovers = marked_processes(marker)
+    kill_marked(marker)
+    scores = {name: json.loads((result.out / "results" / f"{name}.json").read_text())["report"]["score"]
+              for name in names if "honest" in name}
+    return scores, elapsed, leftovers
+
+
+@pytest.mark.slow
+def test_honest_learners_keep_every_point_beside_a_cpu_storm(tmp_path, session_marker):
+    """Issue 15.3: busy setsid() children of one submission take no CPU from the learners graded beside it.
+
+    Without a cgroup per step the storm's 64 spinning processes (8 per step)
+    share the cores with the honest steps one process each, and the honest
+    learners lose points to time limits (``AGTOOL_CGROUPS=0`` shows it).
+    """
+    reason = unmet_need(CASES_BY_NAME[STORM])
+    if reason:
+        pytest.skip(reason)
+    scores, elapsed, leftovers = storm_batch(tmp_path, f"{session_marker}-storm")
+    full = sum(c.points for c in checks_for())
+    assert scores == {name: full for name in scores}, f"honest learners lost points beside the storm: {scores}"
+    assert not leftovers, f"the storm's processes outlived the batch: {leftovers[:5]}"
+    assert elapsed < 120, f"the batch took {elapsed:.0f} s"
+
+
 # --------------------------------------------------------------------------- symbolic links
 
 def test_links_out_of_a_submission_are_refused_and_links_inside_it_are_followed(tmp_path, corpus_runner):
