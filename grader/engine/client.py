@@ -44,6 +44,7 @@ import time
 
 from grader.engine.cgroups import SERVER_GROUP_ENV, ServerGroup
 from grader.engine.confine import MOUNTS_ENV
+from grader.engine.hugepages import HUGEPAGES_ENV
 from grader.engine.protocol import StepJob, StepResult
 from grader.engine.sandbox import (PACKAGE_ROOT, SANDBOX_ENV, SANDBOXES, bwrap_prefix, bwrap_usable,
                                    server_import_paths)
@@ -263,6 +264,8 @@ class EngineClient:
         # package's own ``__path__``): no step can import ``solutions.tools``,
         # the starter or a test's module from it (issue 16.3).
         extra = server_import_paths(self.extra_sys_path)
+        if os.environ.get(HUGEPAGES_ENV):  # the benchmark compares with and without
+            env[HUGEPAGES_ENV] = os.environ[HUGEPAGES_ENV]
         if os.environ.get(MOUNTS_ENV):  # the fork server decides on the steps' mounts itself
             env[MOUNTS_ENV] = os.environ[MOUNTS_ENV]
         self._cgroup = ServerGroup.create()

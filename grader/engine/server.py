@@ -48,6 +48,7 @@ import time
 from typing import Callable
 
 from grader.engine import cgroups, confine
+from grader.engine.hugepages import collapse_heap
 from grader.engine.proctree import become_subreaper, kill_descendants, kill_group
 from grader.engine.protocol import (DONE, FINAL_TYPES, IMPORTED, MAX_MESSAGE_BYTES, MAX_TOTAL_MESSAGE_BYTES,
                                     MESSAGE_TYPES, OBS, RUN, TRACE_MISMATCH, Message, StepJob, StepResult,
@@ -91,12 +92,15 @@ def serve() -> None:
     # so copy, page by page) every object LangGraph left in this process.
     gc.collect()
     gc.freeze()
+    # Every step and fresh probe is a fork of this process: fewer, larger
+    # pages make each fork and exit cheaper (see grader.engine.hugepages).
+    hugepages = collapse_heap()
     global _scratch_base
     # Every step's scratch folder lives under this one, so whoever outlives
     # this process (the client, if it is killed) can remove them all at once.
     _scratch_base = tempfile.mkdtemp(prefix="agtool-warm-")
     _write_line(channel_out, {"type": "ready", "pid": os.getpid(), "preloaded": preloaded,
-                              "scratch": _scratch_base})
+                              "scratch": _scratch_base, "hugepages": hugepages})
     try:
         _serve_requests(channel_in, channel_out)
     finally:
