@@ -38,6 +38,7 @@ from grader.batch import run as batch_run
 from grader.batch.gradebook import render_feedback, write_outputs
 from grader.batch.gradescope import results_json
 from grader.batch.task import GRADER_FAILED, _rebase
+from grader.engine.sandbox import bwrap_usable
 from grader.escape import CSV_FORMULA_STARTS, md_code, md_text, shell_join, terminal_text
 from grader.grading import _ReplayCommand
 from grader.render import render_json, render_markdown, render_text
@@ -585,3 +586,77 @@ def test_a_file_swapped_with_a_fifo_while_the_batch_runs_never_hangs_it(tmp_path
     rows = {r["learner"]: r for r in (json.loads(p.read_text(encoding="utf-8"))
                                       for p in (tmp_path / "out" / "results").glob("*.json"))}
     assert rows["ana"]["sha256"] and set(rows) == {"ana", "kim"}  # kim: graded bytes, or a row saying why not
+
+
+# ---------------------------------------------------------------- classmates' results (issue 16.8)
+
+_REWRITER = '''
+import os as _ro
+
+_OUT, _CLASS = {out!r}, {klass!r}
+
+
+def _attempt(what):
+    try:
+        what()
+        return "done"
+    except OSError as exc:
+        return type(exc).__name__
+
+
+def _rewrite_records():
+    folder = _ro.path.join(_OUT, "results")
+    for name in _ro.listdir(folder):
+        with open(_ro.path.join(folder, name), "w") as fh:
+            fh.write("{{}}")
+
+
+def _append_grade():
+    with open(_ro.path.join(_OUT, "grades.csv"), "a") as fh:
+        fh.write("bob,133,forged\\n")
+
+
+def _break_classmate():
+    with open(_ro.path.join(_CLASS, "bob", "tools.py"), "w") as fh:
+        fh.write("X = 'broken by zzz'\\n")
+
+
+_TRIED = [_attempt(f) for f in (_rewrite_records, _append_grade, _break_classmate)]
+print("REWRITER", _TRIED)
+'''
+
+
+@pytest.mark.parametrize("sandbox", ["default", "none"])
+def test_a_submission_cannot_rewrite_a_classmates_result_or_file_under_the_default_sandbox(sandbox, tmp_path):
+    """zzz is graded last and knows the real paths: the batch's results, grades.csv and bob's tools.py.
+
+    Under the default (``--sandbox auto``, bubblewrap where it works) the file
+    system is read-only to learner code and the grader's /tmp is not even
+    visible. Without a sandbox it works unless the step's files are read-only
+    (SECURITY.md); that case shows the checks above can fail.
+    """
+    if sandbox == "default" and not bwrap_usable():
+        pytest.skip("bubblewrap is not usable here: the default falls back to no sandbox (SECURITY.md)")
+    klass, out = tmp_path / "class", tmp_path / "out"
+    solution = (REPO / "solutions" / "tools.py").read_text(encoding="utf-8")
+    for name in ("bob", "zzz"):
+        (klass / name).mkdir(parents=True)
+    (klass / "bob" / "tools.py").write_text(solution, encoding="utf-8")
+    (klass / "zzz" / "tools.py").write_text(solution + _REWRITER.format(out=str(out), klass=str(klass)),
+                                            encoding="utf-8")
+    argv = ["batch", str(klass), "--out", str(out), "--jobs", "1", "--seed", "5", "--steps", "1"]
+    code = cli.main(argv + (["--sandbox", "none"] if sandbox == "none" else []))
+    assert code in (0, 1)
+    bob_after = (klass / "bob" / "tools.py").read_text(encoding="utf-8")
+    record = json.loads((out / "results" / "bob.json").read_text(encoding="utf-8") or "{}")
+    # Without a sandbox, the step's own confinement (root: a mount namespace with every
+    # mount read-only but scratch, see grader.engine.confine) may still hold; where
+    # neither holds the attack reaches bob, as SECURITY.md says.
+    limits = record.get("report", {}).get("limits", "") if isinstance(record.get("report"), dict) else ""
+    if sandbox == "none" and "read-only" not in limits:
+        assert bob_after != solution or not record
+        return
+    assert bob_after == solution
+    assert record["report"]["score"] == record["report"]["max_score"] > 0
+    with open(out / "grades.csv", newline="", encoding="utf-8") as fh:
+        assert "forged" not in fh.read()
