@@ -366,6 +366,16 @@ def test_two_learners_and_an_instructor_through_the_hub(classroom):
     assert lines[0].startswith("learner,score,max_score,step1")
     assert [line.split(",")[:2] for line in lines[1:]] == [["alice", "133"], ["bob", str(graded_bob["score"])]]
 
+    # The class page's downloads and plots through the hub's proxy: the instructor's, never a learner's.
+    for route in ("gradescope.zip", "plots/check_pass_rate.png", "plots/step_scores.svg", "similarity.csv"):
+        status, headers, body = _http("GET", room.base + route, token=room.tokens["teacher"])
+        assert status == 200 and body, route
+        assert _http("GET", room.base + route, token=room.tokens["bob"])[0] == 403, route
+    status, headers, body = _http("GET", room.base + "learners/bob/results.json", token=room.tokens["bob"])
+    assert status == 200 and json.loads(body)["score"] == graded_bob["score"]
+    assert "filename=\"bob-results.json\"" in headers["Content-Disposition"]
+    assert _http("GET", room.base + "learners/bob/feedback.md", token=room.tokens["alice"])[0] == 404
+
     # The notebook's submit() goes through the same API with the learner's token, and shows the grade.
     from agtool_lab.submit import Submitted, submit
 
