@@ -246,6 +246,8 @@ def hostile_class(root: Path) -> Path:
         (root / name).write_text(f"# {name}\n", encoding="utf-8")
     (root / "zoe_tools.ipynb").write_text("{}", encoding="utf-8")
     (root / "yan_tools.py.txt").write_text("x = 1\n", encoding="utf-8")
+    (root / "lee_tools.pyc").write_bytes(b"\xa7\r\r\n" + bytes(12))
+    (root / "max_tools").write_text("x = 1\n", encoding="utf-8")
     return root
 
 
@@ -255,9 +257,9 @@ def test_a_hostile_class_folder_keeps_every_learner_apart_and_runs_nothing(tmp_p
     result = run_batch(root, out, seed=7, jobs=2, grade_fn=hostile_fake_grade, progress=False)
     records = {r["learner"]: r for r in (json.loads(p.read_text(encoding="utf-8"))
                                          for p in (out / "results").glob("*.json"))}
-    assert len(records) == len(result.learners) == 17  # 11 folders, 4 loose .py, 2 loose uploads that are not
+    assert len(records) == len(result.learners) == 19  # 11 folders, 4 loose .py, 4 loose uploads that are not
     sources = {r["source"] for r in records.values()}
-    assert len(sources) == 17  # nobody's feedback is someone else's
+    assert len(sources) == 19  # nobody's feedback is someone else's
     for record in records.values():
         # Each learner's file is the one graded: the fake grader wrote its name in it.
         check = record["report"]["checks"][0]
@@ -269,7 +271,8 @@ def test_a_hostile_class_folder_keeps_every_learner_apart_and_runs_nothing(tmp_p
             assert done.stdout.splitlines()[1] == words[2]
     assert not (tmp_path / "PWNED.txt").exists() and not (REPO / "PWNED.txt").exists()
     not_graded = {r["learner"]: r["report"]["error"] for r in records.values() if not r["sha256"]}
-    assert set(not_graded) == {"zoe", "yan"} and all("not a .py file" in e for e in not_graded.values())
+    assert set(not_graded) == {"zoe", "yan", "lee", "max"}, not_graded
+    assert all("not a .py file" in e for e in not_graded.values())
     with open(out / "grades.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert all(not cell.startswith(CSV_FORMULA_STARTS) for row in rows for cell in row.values())
