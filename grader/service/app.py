@@ -189,6 +189,12 @@ def class_data(store: Store, policy=None) -> tuple[list[dict], list[dict], dict]
 
     Without a course policy the best attempt counts; with one, the attempt
     ``grader.course.policy.credit`` picks, with its credited score and why.
+
+    >>> store = Store("sqlite://")
+    >>> a = store.add_attempt("ana", b"x = 1\\n", seed=1)
+    >>> rows, records, outputs = class_data(store)
+    >>> rows[0]["pending"], records, outputs
+    (1, [], {'checks': [], 'wrong_answers': []})
     """
     records = _records(store.finished(), policy)
     rows = classview.class_rows(store.all_summaries(), {r["learner"]: r for r in records})
@@ -260,7 +266,15 @@ class SimilarityHandler(ApiHandler):
 
 
 def similarity_of(store: Store, records: list[dict], references: "dict[str, str] | None") -> dict:
-    """:func:`grader.service.exports.similarity_outputs` of each learner's counting attempt's stored source."""
+    """:func:`grader.service.exports.similarity_outputs` of each learner's counting attempt's stored source.
+
+    >>> store = Store("sqlite://")
+    >>> code = b"def f(a, b):\\n    return a + b * 2 - a + b * 3 - a * b + a - b * 4 + a * a - b * b\\n"
+    >>> ids = [store.add_attempt(who, code, seed=1) for who in ("ana", "bob")]
+    >>> out = similarity_of(store, [{"learner": "ana", "attempt": ids[0]}, {"learner": "bob", "attempt": ids[1]}], None)
+    >>> [(p.a, p.b, p.kind) for p in out["pairs"]]
+    [('ana', 'bob', 'pair')]
+    """
     sources = store.sources([r["attempt"] for r in records])
     texts = {r["learner"]: sources[r["attempt"]].decode("utf-8", "replace")
              for r in records if r["attempt"] in sources}
@@ -268,7 +282,16 @@ def similarity_of(store: Store, records: list[dict], references: "dict[str, str]
 
 
 def lms_files(records: list[dict], settings: Settings) -> "dict[str, str] | None":
-    """``canvas``, ``moodle`` and ``unmatched`` CSV texts and the ``unmatched`` list (None without a roster)."""
+    """``canvas``, ``moodle`` and ``unmatched`` CSV texts and the ``unmatched`` list (None without a roster).
+
+    >>> from grader.course.lms import read_roster_text
+    >>> records = [{"learner": "ana", "report": {"score": 5, "max_score": 10}}]
+    >>> files = lms_files(records, Settings(roster=read_roster_text("learner,lms_id\\nana,7\\nbob,8\\n")))
+    >>> files["canvas"].splitlines()[2], files["list"]
+    ('ana,7,,,,5', [('bob', 'in the roster, but no graded submission')])
+    >>> lms_files(records, Settings()) is None
+    True
+    """
     if settings.roster is None:
         return None
     from grader.course import lms
