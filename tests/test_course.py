@@ -435,3 +435,41 @@ def test_similarity_html_escapes_learner_code():
     soup = BeautifulSoup(similarity_html(pairs, sources), "html.parser")
     assert soup.find("script") is None and soup.find("img") is None
     assert "<script>alert(1)</script>" in soup.get_text()
+
+
+# ---------------------------------------------------------------- golden LMS files (batch and the service)
+
+GOLDEN_LMS = TESTS_DIR / "golden" / "lms"
+
+
+def _lms_records():
+    """Three learners (Unicode, a comma, a formula) with credited scores, as batch and the service both record them."""
+    rows = [("ana", 10, 10, 8.0, "late (80% credit until 2026-03-08T22:59:00Z)"),
+            ("김민준", 7, 10, 7.0, "the highest credited score of 2; on time"),
+            ("_evil", 3, 10, 3.0, "=cmd|' /C calc'!A0")]
+    return [{"learner": who, "report": {"score": raw, "max_score": top},
+             "credit": {"credited": credited, "max_score": float(top), "attempt": i + 1, "why": why}}
+            for i, (who, raw, top, credited, why) in enumerate(rows)]
+
+
+def test_canvas_and_moodle_files_match_their_golden_files_and_the_service_serves_the_same_bytes(tmp_path):
+    import os
+
+    from grader.course.lms import read_roster_text, write_lms
+    from grader.service.app import lms_files
+    from grader.service.settings import Settings
+
+    roster = read_roster_text(ROSTER)
+    paths, _ = write_lms(_lms_records(), roster, tmp_path / "lms", assignment="Lab 3 · tools")
+    served = lms_files(_lms_records(), Settings(roster=roster, course=policy()))
+    for name in ("canvas", "moodle", "unmatched"):
+        got = paths[f"lms:{name}"].read_text(encoding="utf-8")
+        golden = GOLDEN_LMS / f"{name}.csv"
+        if os.environ.get("UPDATE_GOLDEN"):
+            golden.parent.mkdir(parents=True, exist_ok=True)
+            golden.write_text(got, encoding="utf-8")
+        assert got == golden.read_text(encoding="utf-8"), name
+        if name != "unmatched":  # the service names the assignment after the course file ("agtool lab")
+            assert served[name] == got.replace("Lab 3 · tools", "agtool lab"), name
+        else:
+            assert served[name] == got
