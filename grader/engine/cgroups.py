@@ -137,6 +137,8 @@ class ServerGroup:
 
     version: int
     dirs: "dict[str, str]" = field(default_factory=dict)
+    # Step groups of ended steps, empty and within their limits, kept to be used again (no mkdir, no rmdir).
+    free: "list[StepGroup]" = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def create(cls) -> "ServerGroup | None":
@@ -237,7 +239,14 @@ class ServerGroup:
         return args
 
     def step(self, name: str, limits) -> "StepGroup | None":
-        """A new step group ``name`` with ``limits`` (a ``Limits``), or ``None`` if none could be made."""
+        """A step group with ``limits`` (a ``Limits``): one an ended step left, else a new one named ``name``.
+
+        ``None`` if none could be made.
+        """
+        while self.free:
+            group = self.free.pop()
+            if group.reuse(limits):
+                return group
         return StepGroup.create(self, name, limits)
 
     def remove(self) -> None:
@@ -328,6 +337,11 @@ class StepGroup:
     version: int
     dirs: "dict[str, str]"
     limits: "dict[str, object]" = field(default_factory=dict)
+    server: "ServerGroup | None" = field(default=None, repr=False, compare=False)
+    applied: tuple = field(default=(), repr=False, compare=False)
+    baseline: "dict[str, int]" = field(default_factory=dict, repr=False, compare=False)
+
+    POOL = 16  # step groups a fork server keeps for reuse
 
     @classmethod
     def create(cls, server: ServerGroup, name: str, limits) -> "StepGroup | None":
@@ -346,11 +360,33 @@ class StepGroup:
             dirs[controller] = folder
         if not dirs:
             return None
-        group = cls(server.version, dirs)
+        group = cls(server.version, dirs, server=server)
         group._apply(limits)
+        group.baseline = group._counts()
         return group
 
+    def reuse(self, limits) -> bool:
+        """Make this ended step's group ready for a new step with ``limits``; False if it cannot be."""
+        if any(_pids(folder) for folder in dict.fromkeys(self.dirs.values())):
+            return False
+        if self.applied != _key(limits):
+            self.limits = {}
+            self._apply(limits)
+        self.baseline = self._counts()
+        return True
+
+    def _counts(self) -> "dict[str, int]":
+        counts = {}
+        memory, pids = self.dirs.get("memory"), self.dirs.get("pids")
+        if memory:
+            events = _read(os.path.join(memory, "memory.oom_control" if self.version == 1 else "memory.events"))
+            counts["memory"] = _event_count(events, "oom_kill")
+        if pids:
+            counts["pids"] = _event_count(_read(os.path.join(pids, "pids.events")), "max")
+        return counts
+
     def _apply(self, limits) -> None:
+        self.applied = _key(limits)
         memory, pids = int(limits.memory_bytes), int(limits.pids)
         quota = max(int(float(limits.cpus) * CPU_PERIOD_US), 1000)
         if self.version == 1:
@@ -383,27 +419,32 @@ class StepGroup:
 
     def hits(self) -> "tuple[str, ...]":
         """The limits the step ran into: ``"memory"`` (a process was OOM-killed), ``"pids"`` (a fork was refused)."""
-        found = []
-        memory = self.dirs.get("memory")
-        if memory:
-            events = _read(os.path.join(memory, "memory.oom_control" if self.version == 1 else "memory.events"))
-            if _event_count(events, "oom_kill") > 0:
-                found.append("memory")
-        pids = self.dirs.get("pids")
-        if pids and _event_count(_read(os.path.join(pids, "pids.events")), "max") > 0:
-            found.append("pids")
-        return tuple(found)
+        now = self._counts()
+        return tuple(name for name in ("memory", "pids") if now.get(name, 0) > self.baseline.get(name, 0))
 
     def close(self) -> "tuple[str, ...]":
-        """Kill what is left, say which limits were hit, remove the group (never raises)."""
+        """Kill what is left, say which limits were hit; keep the group for the next step or remove it.
+
+        Never raises. A group is kept (at most ``POOL`` per fork server) when
+        it is empty and its step hit no limit.
+        """
         try:
             self.kill()
             hit = self.hits()
-            for folder in dict.fromkeys(self.dirs.values()):
-                _rmdir(folder)
+            server = self.server
+            if (not hit and server is not None and len(server.free) < self.POOL
+                    and not any(_pids(folder) for folder in dict.fromkeys(self.dirs.values()))):
+                server.free.append(self)
+            else:
+                for folder in dict.fromkeys(self.dirs.values()):
+                    _rmdir(folder)
             return hit
         except Exception:  # noqa: BLE001 - clean-up must not end the fork server
             return ()
+
+
+def _key(limits) -> tuple:
+    return (int(limits.memory_bytes), int(limits.pids), float(limits.cpus))
 
 
 def describe(version: int, limits: "dict[str, object]") -> str:

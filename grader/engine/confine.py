@@ -261,23 +261,30 @@ def drop_privileges() -> None:
     """
     if _libc is None:
         return
-    _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-    try:
-        with open("/proc/sys/kernel/cap_last_cap") as fh:
-            last = int(fh.read())
-    except (OSError, ValueError):
-        last = 63
-    for cap in range(last + 1):
-        _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
-
-    class _Header(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-    class _Data(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                    ("inheritable", ctypes.c_uint32)]
-
-    header, data = _Header(0x20080522, 0), (_Data * 2)()  # _LINUX_CAPABILITY_VERSION_3: all zero
+    prctl = _libc.prctl
+    prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    for cap in range(_CAP_LAST + 1):
+        prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+    header, data = _CapHeader(0x20080522, 0), (_CapData * 2)()  # _LINUX_CAPABILITY_VERSION_3: all zero
     if _libc.capset(ctypes.byref(header), data) != 0 and os.geteuid() == 0:
         raise OSError(ctypes.get_errno(), "the step could not drop its capabilities")
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _cap_last() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as fh:
+            return int(fh.read())
+    except (OSError, ValueError):
+        return 63
+
+
+_CAP_LAST = _cap_last()  # read when the fork server imports this module, before any learner code
