@@ -10,12 +10,21 @@ POST to its attempt being graded (p50, p95, all done), and the p95 of
 accepted attempt ends graded (each report is stored once: the conditional
 update of ``grader.service.db.Store.finish``).
 
+Each burst also says where the CPU went, per graded attempt, by process:
+the service's own process (HTTP, database, dispatcher), its grading workers
+(drawing and judging), the engine below them (fork servers and step
+children: the learner's code), the hub, the proxy, and this script (the
+load itself). CPU seconds, not wall time: on a shared machine they are what
+the service asked for, whatever else was running. The load average before
+each burst is printed too.
+
 Uses the hub harness of ``tests/test_service.py`` (configurable-http-proxy
 from ``make e2e-deps``).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -28,6 +37,43 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from test_service import SOLUTION, Classroom, _chp  # noqa: E402  (the tests' hub harness)
+
+
+def _cpu(proc) -> float:
+    """CPU seconds of one process and of its children it has reaped."""
+    t = proc.cpu_times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def cpu_by_part(room: Classroom) -> dict[str, float]:
+    """CPU seconds so far of the service (its own process, workers, engine), the hub, the proxy, this script."""
+    import psutil
+
+    parts = {"service process": 0.0, "grading workers": 0.0, "engine (learner code)": 0.0, "hub": 0.0,
+             "proxy": 0.0}
+    try:
+        service = psutil.Process(room.service.pid)
+        parts["service process"] = sum(service.cpu_times()[:2])
+        for child in service.children():
+            parts["grading workers"] += sum(child.cpu_times()[:2])
+            # The workers' own children (fork servers), with the step children they reaped.
+            for engine in child.children(recursive=True):
+                if engine.ppid() == child.pid:
+                    parts["engine (learner code)"] += _cpu(engine)
+        hub = psutil.Process(room.hub.pid)
+        parts["hub"] = sum(hub.cpu_times()[:2])
+        parts["proxy"] = sum(_cpu(p) for p in hub.children(recursive=True))
+    except psutil.Error:
+        pass
+    mine = os.times()
+    parts["load script"] = mine.user + mine.system
+    return parts
+
+
+def cpu_line(before: dict, after: dict, graded: int) -> str:
+    per = {k: 1000 * (after[k] - before.get(k, 0.0)) / max(1, graded) for k in after}
+    total = sum(per.values())
+    return "CPU per graded attempt: " + ", ".join(f"{k} {v:.0f} ms" for k, v in per.items()) + f"; all {total:.0f} ms"
 
 
 def pct(values: list[float], q: float) -> float:
@@ -94,6 +140,8 @@ def main() -> int:
             room.start_hub()
             room.start_service("--rate-limit", "100000", "--jobs", str(args.jobs))
             for n in args.bursts:
+                print(f"load average before the burst of {n}: {os.getloadavg()[0]:.2f} (2 cores)", flush=True)
+                cpu0 = cpu_by_part(room)
                 t0 = time.monotonic()
                 accepted, gets, stop, poller = burst(room, n)
                 done = wait_all(room, accepted, timeout=60 + n * 3)
@@ -104,6 +152,7 @@ def main() -> int:
                       f"p50 {statistics.median(lat):.1f} s, p95 {pct(lat, .95):.1f} s, all within "
                       f"{max(done.values()) - t0:.1f} s; GET api/submissions p95 {1000 * pct(gets, .95):.0f} ms "
                       f"({len(gets)} GETs)", flush=True)
+                print("  " + cpu_line(cpu0, cpu_by_part(room), len(done)), flush=True)
             # The fault: kill -9 in the middle of a burst, restart, every accepted attempt graded.
             accepted, gets, stop, poller = burst(room, 60)
             stop.set()
