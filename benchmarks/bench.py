@@ -1,8 +1,11 @@
 """Side-by-side benchmark of the grader (issue 7): prints five figures in one run.
 
 (a) one full check of the solution from a cold process (``agtool-grade check``),
+    and (a') one in a process whose fork server stopped after being idle,
 (b) a warm check of one step, as the notebook's Check cell sees it,
-(c) batch throughput on generated submissions with ``--jobs 2``,
+(c) batch throughput on generated submissions with ``--jobs 2`` (the median of
+    ``--batch-repeat`` runs), beside the work-only ceiling of the cost breakdown
+    measured in the same run, and their ratio,
 (d) the same submissions graded the way notebook graders do it: a grading
     notebook executed per submission with nbclient (on a sample), and (c)/(d),
 (e) peak memory per batch worker (PSS of the worker, its fork server and
@@ -17,7 +20,7 @@ It writes the table to ``benchmarks/results/bench.md`` and a bar chart to
 
     python benchmarks/bench.py --submissions 1000 --jobs 2
 
-CI runs it small (``--submissions 40 --nb-sample 3 --repeat 3``) as a smoke test
+CI runs it small (``--submissions 40 --nb-sample 2 --repeat 3 --batch-repeat 1``) as a smoke test
 that prints the numbers; no test asserts a wall time.
 """
 from __future__ import annotations
@@ -47,9 +50,12 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from cost_breakdown import measure_breakdown, render_breakdown  # noqa: E402
 
 TARGETS = {
-    "cold": ("(a) cold full check", "s", "<= 1.5 s", lambda v: v <= 1.5),
+    "cold": ("(a) cold full check", "s", "<= 1.0 s", lambda v: v <= 1.0),
+    "cold_after_idle": ("(a') full check after the warm parent's idle stop", "s", "<= 1.5 s", lambda v: v <= 1.5),
     "warm": ("(b) warm step check (notebook)", "s", "<= 0.3 s", lambda v: v <= 0.3),
-    "batch": ("(c) batch, --jobs 2", "submissions/s", ">= 30/s", lambda v: v >= 30),
+    "batch": ("(c) batch, --jobs 2 (median of the batch runs)", "submissions/s", ">= 12/s", lambda v: v >= 12),
+    "work_only": ("(c0) work-only ceiling (cost breakdown, same run)", "submissions/s", "", None),
+    "of_ceiling": ("(c)/(c0)", "", ">= 0.75", lambda v: v >= 0.75),
     "notebook": ("(d) notebook per submission (nbclient)", "submissions/s", "", None),
     "ratio": ("(c)/(d)", "x", ">= 50x", lambda v: v >= 50),
     "memory": ("(e) peak memory per worker (PSS)", "MB", "<= 200 MB", lambda v: v <= 200),
@@ -66,6 +72,28 @@ def measure_cold(repeat: int) -> float:
             check=True, stdout=subprocess.DEVNULL, cwd=REPO,
         )
         times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure_cold_after_idle(repeat: int) -> float:
+    """Median wall time of a full check in a process whose fork server stopped after being idle.
+
+    What a learner's Check costs after ten idle minutes: the kernel still has
+    the grader imported, its fork server is gone and starts again.
+    """
+    from grader.engine.client import EngineClient
+
+    times = []
+    with EngineClient(idle_timeout=0.5) as engine:
+        grade(SOLUTION, seed=0, engine=engine)
+        for i in range(repeat):
+            deadline = time.monotonic() + 30
+            while engine.pid is not None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            start = time.perf_counter()
+            report = grade(SOLUTION, seed=i, engine=engine)
+            times.append(time.perf_counter() - start)
+            assert report.passed, report.summary()
     return statistics.median(times)
 
 
@@ -195,7 +223,7 @@ def render_table(figures: dict, args: argparse.Namespace) -> str:
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"{platform.system()} {platform.release()}",
         f"Run: {args.submissions} submissions, --jobs {args.jobs}, notebook sample {args.nb_sample}, "
-        f"repeat {args.repeat}",
+        f"repeat {args.repeat}, batch runs {args.batch_repeat}",
         "",
         "| figure | measured | target | met |",
         "|---|---|---|---|",
@@ -234,16 +262,22 @@ def main(argv: "list[str] | None" = None) -> int:
     parser.add_argument("--nb-sample", type=int, default=10, help="submissions graded the notebook way")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--batch-repeat", type=int, default=3, help="batch runs; the table shows their median")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     args = parser.parse_args(argv)
 
-    figures = {"cold": measure_cold(args.repeat), "warm": measure_warm(args.repeat)}
+    figures = {"cold": measure_cold(args.repeat), "cold_after_idle": measure_cold_after_idle(args.repeat),
+               "warm": measure_warm(args.repeat)}
     with tempfile.TemporaryDirectory() as tmp:
         paths = make_class(Path(tmp) / "class", args.submissions)
-        figures["batch"], figures["memory"] = measure_batch(Path(tmp) / "class", args.jobs, args.submissions)
+        runs = [measure_batch(Path(tmp) / "class", args.jobs, args.submissions) for _ in range(args.batch_repeat)]
+        figures["batch"] = statistics.median(rate for rate, _ in runs)
+        figures["memory"] = max(peak for _, peak in runs)
         figures["notebook"] = measure_notebook(paths[: args.nb_sample])
     figures["ratio"] = figures["batch"] / figures["notebook"]
     breakdown = measure_breakdown(repeat=args.repeat)
+    figures["work_only"] = breakdown["work_only_per_s"]
+    figures["of_ceiling"] = figures["batch"] / figures["work_only"]
 
     table = render_table(figures, args) + "\nWhere a batch submission's time goes:\n\n" + render_breakdown(breakdown)
     args.out.mkdir(parents=True, exist_ok=True)

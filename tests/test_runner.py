@@ -87,9 +87,9 @@ def test_identical_fresh_probes_of_a_step_run_once_and_each_check_gets_the_obser
         "a": (True, ""), "b": (True, ""), "c": (True, ""), "d": (True, "")}
 
 
-def fresh_call_check(step: int, name: str, *, expect: int, fresh: bool, n: int) -> Check:
-    """A check whose one probe calls ``bump()``, in a fork of the just-imported step child when ``fresh``."""
-    params = {"fn": "bump", "args": [], "n": n, **({"fresh": True} if fresh else {})}
+def fresh_call_check(step: int, name: str, *, expect: int, fresh: bool, n: int, fn: str = "bump") -> Check:
+    """A check whose one probe calls ``fn()`` (``bump``), in a fork of the just-imported step child when ``fresh``."""
+    params = {"fn": fn, "args": [], "n": n, **({"fresh": True} if fresh else {})}
 
     def judge(probes, observations):
         got = observations[0].get("value")
@@ -115,6 +115,25 @@ def test_each_fresh_probe_starts_from_the_import_and_changes_nothing_another_pro
     report = run(path, ids, engine_runner, seed=1)
     assert {k: (c.passed, c.got) for k, c in by_id(report).items()} == {
         "shared1": (True, ""), "fresh1": (True, ""), "shared2": (True, ""), "fresh2": (True, "")}
+
+
+def test_a_fresh_probe_that_ends_the_job_sees_the_import_as_it_was(write_module, temp_checks, engine_runner):
+    # The job's last probe, when fresh, runs in the step child itself (no fork):
+    # it still sees only the import, and a module that ends the process there
+    # costs that probe, as it would in a fork.
+    path = write_module("import os\nCOUNT = []\ndef bump():\n    COUNT.append(1)\n"
+                        "    os.environ['BUMPS'] = os.environ.get('BUMPS', '') + 'x'\n"
+                        "    return len(COUNT) * 10 + len(os.environ['BUMPS'])\n"
+                        "def leave():\n    os._exit(3)\n")
+    ids = temp_checks(fresh_call_check(2, "fresh1", expect=11, fresh=True, n=1),
+                      fresh_call_check(2, "fresh2", expect=11, fresh=True, n=2))
+    report = run(path, ids, engine_runner, seed=1)
+    assert {k: c.passed for k, c in by_id(report).items()} == {"fresh1": True, "fresh2": True}
+    ids = temp_checks(fresh_call_check(3, "fine", expect=11, fresh=True, n=1),
+                      fresh_call_check(3, "gone", expect=0, fresh=True, n=2, fn="leave"))
+    report = run(path, ids, engine_runner, seed=1)
+    assert by_id(report)["fine"].passed and not by_id(report)["gone"].passed
+    assert "exit" in (by_id(report)["gone"].message + by_id(report)["gone"].got).lower()
 
 
 def test_syntax_error_fails_every_check_fast_naming_the_line(write_module, temp_checks, engine_runner):
