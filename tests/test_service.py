@@ -679,3 +679,44 @@ def test_api_course_keeps_its_fields_and_adds_what_a_learner_needs(db_url):
     _run_http_case(store, Settings(), lambda fetch: json.loads(fetch("api/course", "alice").body) is None
                    or pytest.fail("api/course without a course file is null"))
     store.close()
+
+
+# ---------------------------------------------------------------------------- the pool the queue and batch share
+
+
+def _pool_work(task):
+    if task == "die":
+        os._exit(3)
+    if task == "hang":
+        time.sleep(60)
+    return task * 2
+
+
+def test_the_worker_pool_takes_tasks_while_running_and_replaces_dead_and_stuck_workers():
+    import threading
+
+    from grader.batch.pool import WorkerPool
+
+    fed = ["f1", "f2"]
+    lost = []
+    pool = WorkerPool(_pool_work, jobs=2, hard_limit=2.0, feed=lambda: fed.pop(0) if fed else None,
+                      on_lost=lambda task, timed_out: lost.append((task, timed_out)) or "lost")
+    with pool:
+        results = []
+        while len(results) < 2:
+            results += pool.poll(timeout=10)
+        assert sorted(results) == [("f1", "f1f1"), ("f2", "f2f2")]  # fed the moment a worker was free
+        pool.submit("die")
+        pool.submit("hang")
+        pool.submit(21)  # queued behind them: the replaced workers run it
+        got = {}
+        deadline = time.monotonic() + 30
+        while len(got) < 3 and time.monotonic() < deadline:
+            got.update(pool.poll(timeout=10))
+        assert got == {"die": "lost", "hang": "lost", 21: 42}
+        assert sorted(lost) == [("die", False), ("hang", True)]
+        # Nothing running: poll waits until woken (a new attempt arrived), not a fixed interval.
+        threading.Timer(0.3, pool.wake).start()
+        start = time.monotonic()
+        assert pool.poll(timeout=30) == [] and time.monotonic() - start < 10
+        assert pool.busy() == 0 and pool.pending() == 0
