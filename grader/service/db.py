@@ -175,9 +175,9 @@ class Store:
             return s.get(Attempt, attempt_id)
 
     def attempts_of(self, learner: str, limit: int = 1000) -> list[Attempt]:
-        """A learner's attempts, newest first."""
+        """A learner's attempts with their reports, newest first (not their source bytes: ``get`` has those)."""
         with self.session() as s:
-            return list(s.scalars(select(Attempt).where(Attempt.learner == learner)
+            return list(s.scalars(select(Attempt).options(defer(Attempt.source)).where(Attempt.learner == learner)
                                   .order_by(Attempt.id.desc()).limit(limit)))
 
     def summaries_of(self, learner: str, limit: int = 1000) -> list[dict]:
