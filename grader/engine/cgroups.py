@@ -46,13 +46,25 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-CGROUPS_ENV = "AGTOOL_CGROUPS"          # "0": never use cgroups
+CGROUPS_ENV = "AGTOOL_CGROUPS"          # "0": never use cgroups; "memory,pids": only those controllers
 SERVER_GROUP_ENV = "AGTOOL_SERVER_CGROUP"  # how the engine client tells the fork server its group
 CONTROLLERS = ("memory", "pids", "cpu")
 CPU_PERIOD_US = 100_000
 PREFIX = "agtool-"
 
 _serial = iter(range(1, 1 << 30))
+
+
+def wanted() -> "tuple[str, ...]":
+    """The controllers to use: all of ``CONTROLLERS``, or those ``$AGTOOL_CGROUPS`` lists.
+
+    >>> os.environ[CGROUPS_ENV] = "pids,memory"; wanted()
+    ('memory', 'pids')
+    >>> del os.environ[CGROUPS_ENV]; wanted() == CONTROLLERS
+    True
+    """
+    listed = {c.strip() for c in os.environ.get(CGROUPS_ENV, "").split(",")} & set(CONTROLLERS)
+    return tuple(c for c in CONTROLLERS if c in listed) if listed else CONTROLLERS
 
 
 def enabled() -> bool:
@@ -156,7 +168,7 @@ class ServerGroup:
         v1 = {}
         for mount, kind, options in _mounts():
             if kind == "cgroup":
-                for controller in CONTROLLERS:
+                for controller in wanted():
                     if controller in options and controller not in v1 and controller in own:
                         v1[controller] = os.path.join(mount, own[controller].lstrip("/"))
         made: dict[str, str] = {}
@@ -174,13 +186,13 @@ class ServerGroup:
             if kind == "cgroup2" and "" in own:
                 base = os.path.join(mount, own[""].lstrip("/"))
                 available = set(_read(os.path.join(base, "cgroup.controllers")).split())
-                wanted = [c for c in CONTROLLERS if c in available]
+                wanted_here = [c for c in wanted() if c in available]
                 enabled_here = set(_read(os.path.join(base, "cgroup.subtree_control")).split())
-                for controller in wanted:
+                for controller in wanted_here:
                     if controller not in enabled_here:  # fails where our own group holds processes
                         _write(os.path.join(base, "cgroup.subtree_control"), f"+{controller}")
                 enabled_here = set(_read(os.path.join(base, "cgroup.subtree_control")).split())
-                usable = [c for c in wanted if c in enabled_here]
+                usable = [c for c in wanted_here if c in enabled_here]
                 if not usable:
                     continue
                 _sweep(base)
@@ -237,6 +249,21 @@ class ServerGroup:
         for folder in self.folders():
             args += ["--bind", folder, folder]
         return args
+
+    def join_shared(self) -> bool:
+        """(The fork server, at its start.) Join the group's v1 ``cpu`` folder itself; True if it did.
+
+        With v1 the CPU is shared per fork server, not per step: its steps
+        inherit the group when forked, so no step pays a migration for it
+        (a v1 migration waits for the kernel's RCU), and the steps' processes
+        together are one scheduling entity, however many a step starts. With
+        v2 (no process may sit beside subgroups) each step has its own.
+        """
+        folder = self.dirs.get("cpu") if self.version == 1 else None
+        self.shared_cpu = bool(folder) and _write(os.path.join(folder, "cgroup.procs"), "0")
+        return self.shared_cpu
+
+    shared_cpu = False
 
     def step(self, name: str, limits) -> "StepGroup | None":
         """A step group with ``limits`` (a ``Limits``): one an ended step left, else a new one named ``name``.
@@ -347,6 +374,8 @@ class StepGroup:
     def create(cls, server: ServerGroup, name: str, limits) -> "StepGroup | None":
         dirs: dict[str, str] = {}
         for controller, parent in server.dirs.items():
+            if controller == "cpu" and server.shared_cpu:  # the fork server's group holds its steps' CPU
+                continue
             folder = os.path.join(parent, name)
             if folder in dirs.values():  # v2: one folder for every controller
                 dirs[controller] = folder
@@ -362,6 +391,8 @@ class StepGroup:
             return None
         group = cls(server.version, dirs, server=server)
         group._apply(limits)
+        if server.shared_cpu:
+            group.limits["cpu"] = "shared"
         group.baseline = group._counts()
         return group
 
@@ -372,6 +403,8 @@ class StepGroup:
         if self.applied != _key(limits):
             self.limits = {}
             self._apply(limits)
+            if self.server is not None and self.server.shared_cpu:
+                self.limits["cpu"] = "shared"
         self.baseline = self._counts()
         return True
 
@@ -461,7 +494,9 @@ def describe(version: int, limits: "dict[str, object]") -> str:
     if "pids" in limits:
         parts.append(f"pids {limits['pids']}/step")
     if "cpu" in limits:
-        parts.append(f"cpu {float(limits['cpu']):g} CPU/step")
+        cpu = limits["cpu"]
+        parts.append("cpu one fair share per grader, however many processes" if cpu == "shared"
+                     else f"cpu {float(cpu):g} CPU/step")
     return f"cgroup v{version} " + ", ".join(parts) if parts else ""
 
 

@@ -179,7 +179,8 @@ class Limits:
 
     Where cgroups are usable (:mod:`grader.engine.cgroups`), ``memory_bytes``
     also bounds the step's whole process tree together, ``pids`` its tasks
-    (processes and threads) at once and ``cpus`` the CPUs it may use;
+    (processes and threads) at once and, with cgroup v2, ``cpus`` the CPUs
+    it may use;
     ``disk_bytes`` is what the step may write, all files together
     (:mod:`grader.engine.confine`).
 

@@ -535,6 +535,8 @@ def _confine_server() -> None:
     global _server_group
     confine.set_server_private(confine.private_mounts())
     _server_group = cgroups.ServerGroup.from_env(os.environ.get(cgroups.SERVER_GROUP_ENV))
+    if _server_group is not None:
+        _server_group.join_shared()  # v1: the steps' CPU is shared per fork server (no migration per step)
 
 
 def _step_confinement(scratch: str, limits) -> "confine.StepConfinement":
