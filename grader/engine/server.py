@@ -543,7 +543,12 @@ def _step_confinement(scratch: str, limits) -> "confine.StepConfinement":
     """The step's cgroup (if the server has one) and scratch budget, with the words for what holds."""
     group = _server_group.step(f"s{next(_step_names)}", limits) if _server_group is not None else None
     made = confine.StepConfinement.open(scratch, disk_bytes=limits.disk_bytes, group=group)
-    words = [cgroups.describe(group.version, group.limits)] if group is not None else []
+    if group is not None:
+        words = [cgroups.describe(group.version, group.limits)]
+    elif _server_group is not None and _server_group.shared_cpu:  # $AGTOOL_CGROUPS=cpu
+        words = [cgroups.describe(1, {"cpu": "shared"})]
+    else:
+        words = []
     made.words = "; ".join([w for w in words if w] + [f"cpu nice {confine.LOWEST_PRIORITY}", made.describe()])
     return made
 
