@@ -542,8 +542,11 @@ def test_sandbox_keeps_a_hostile_submission_away_from_the_outputs(tmp_path, sand
     run_batch(root, out, jobs=1, seed=8, timeout=80, sandbox=sandbox, progress=False)
     rows = read_csv(out / "grades.csv").set_index("learner")
     assert rows.loc["ok", "score"] == rows.loc["ok", "max_score"]
-    if sandbox == "none":
+    record = json.loads((out / "results" / "mallory.json").read_text(encoding="utf-8"))
+    if sandbox == "none" and "read-only" not in record["report"].get("limits", ""):
         assert forged.exists()  # the risk the sandbox exists for: same user, same files
+    elif sandbox == "none":  # root without a sandbox: the step's mounts are read-only but scratch
+        assert not forged.exists() and "Read-only file system" in rows.loc["mallory", "error"]
     else:
         assert not forged.exists()
         assert rows.loc["mallory", "score"] == 0 and "could not be imported" in rows.loc["mallory", "error"]
