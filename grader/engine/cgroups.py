@@ -276,21 +276,45 @@ class ServerGroup:
                 return group
         return StepGroup.create(self, name, limits)
 
+    def release(self) -> None:
+        """(The fork server, on its way out.) Remove its step groups, leave its cpu group, remove the group.
+
+        Its engine client may end without removing them (a batch worker
+        leaves by ``os._exit``). Inside bubblewrap the group's folders are
+        mount points and stay (the client, or the next client's sweep,
+        removes them). Never raises.
+        """
+        try:
+            for folder in self.folders():
+                try:
+                    steps = [e.path for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+                except OSError:
+                    steps = []
+                for step in steps:
+                    _kill_all(step)
+                    _rmdir(step, attempts=1)
+            if self.shared_cpu:
+                _write(os.path.join(os.path.dirname(self.dirs["cpu"]), "cgroup.procs"), "0")
+            for folder in self.folders():
+                _rmdir(folder, attempts=1)
+        except Exception:  # noqa: BLE001 - on the way out: nothing must stop the exit
+            pass
+
     def remove(self) -> None:
         """Kill whatever is still in the group and its step groups, then remove them (never raises)."""
         for folder in self.folders():
             _remove_tree(folder)
 
 
-def _rmdir(folder: str) -> bool:
-    for attempt in range(20):
+def _rmdir(folder: str, attempts: int = 20) -> bool:
+    for attempt in range(attempts):
         try:
             os.rmdir(folder)
             return True
         except FileNotFoundError:
             return True
         except OSError:
-            if attempt < 19:
+            if attempt < attempts - 1:
                 time.sleep(0.005)
     return False
 

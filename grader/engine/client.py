@@ -283,6 +283,8 @@ class EngineClient:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
             env=env, cwd=tempfile.gettempdir(), start_new_session=True, close_fds=True,
         )
+        if self._cgroup is not None and self.sandbox_in_use == "bwrap":
+            _cgroup_janitor(self._proc.pid, self._cgroup.folders())
         self._ready = False
         self._buffer = bytearray()
         self.starts += 1
@@ -379,6 +381,22 @@ class EngineClient:
             shutil.rmtree(self._scratch_base, ignore_errors=True)
             self._scratch_base = None
 
+
+
+# Waits for the fork server to end, then removes its (empty) cgroups. Inside
+# bubblewrap the fork server cannot remove them itself (they are mount points
+# there), and a client that leaves by os._exit (a batch worker) never does.
+_JANITOR = ('while kill -0 "$1" 2>/dev/null; do sleep 0.5; done; shift; '
+            'for d in "$@"; do for s in "$d"/*/; do [ -d "$s" ] && rmdir "$s"; done; rmdir "$d"; done 2>/dev/null')
+
+
+def _cgroup_janitor(pid: int, folders: "list[str]") -> None:
+    try:
+        subprocess.Popen(["/bin/sh", "-c", _JANITOR, "agtool-cgroup-janitor", str(pid), *folders],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, close_fds=True)
+    except OSError:  # no shell: the client's close() or the next client's sweep removes them
+        pass
 
 
 def idle_timeout_default() -> float:

@@ -106,6 +106,7 @@ def serve() -> None:
     finally:
         kill_descendants()
         shutil.rmtree(_scratch_base, ignore_errors=True)
+        _release_server_group()
 
 
 def _serve_requests(channel_in, channel_out: int) -> None:
@@ -139,6 +140,7 @@ def _stop_on_sigterm(signum, frame) -> None:
     kill_descendants()  # a step still running dies with us, escaped grandchildren included
     if _scratch_base:
         shutil.rmtree(_scratch_base, ignore_errors=True)
+    _release_server_group()
     os._exit(0)
 
 
@@ -537,6 +539,12 @@ def _confine_server() -> None:
     _server_group = cgroups.ServerGroup.from_env(os.environ.get(cgroups.SERVER_GROUP_ENV))
     if _server_group is not None:
         _server_group.join_shared()  # v1: the steps' CPU is shared per fork server (no migration per step)
+
+
+def _release_server_group() -> None:
+    """(On the way out.) Remove the cgroups this fork server used: its client may be gone (os._exit)."""
+    if _server_group is not None:
+        _server_group.release()
 
 
 def _step_confinement(scratch: str, limits) -> "confine.StepConfinement":
