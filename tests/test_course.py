@@ -424,6 +424,70 @@ def test_similarity_flags_a_disguised_copy_and_the_reference_but_not_independent
     assert "<mark>" in page and "reference:tools.py" in page
 
 
+def _renamed(source: str) -> str:
+    """Every local name renamed, nothing else (the first disguise of a copier)."""
+    import io as _io
+    import keyword
+    import tokenize
+
+    names: dict = {}
+    out = []
+    for tok in tokenize.generate_tokens(_io.StringIO(source).readline):
+        if tok.type == tokenize.NAME and not keyword.iskeyword(tok.string) and tok.string.islower() \
+                and len(tok.string) > 3 and tok.string not in dir(__builtins__):
+            tok = tok._replace(string=names.setdefault(tok.string, f"q{len(names)}_z"))
+        out.append(tok)
+    return tokenize.untokenize(out)
+
+
+def _reordered(source: str) -> str:
+    """The top-level blocks after the imports in reverse order."""
+    blocks = source.split("\n\n\n")
+    return "\n\n\n".join(blocks[:2] + list(reversed(blocks[2:])))
+
+
+def _commented(source: str) -> str:
+    """A comment before every return and every def (the copier's "my own words")."""
+    return (source.replace("\n    return", "\n    # here I give the answer back\n    return")
+            .replace("\ndef ", "\n# my helper below\ndef "))
+
+
+def test_on_a_generated_class_each_disguised_copy_ranks_above_every_honest_pair(tmp_path):
+    """Issue 18's generated class: solution, starter, planted defects, independent styles, disguised copies."""
+    from grader.batch import run_batch
+    from defects.catalog import materialise_text
+
+    styles = {p.stem: p.read_text(encoding="utf-8") for p in sorted((TESTS_DIR / "alt_styles").glob("*.py"))}
+    independent = ["command_routing", "decorated_tools", "hashed_keys", "rules_objects"]
+    disguises = {"renamed": ("hashed_keys", _renamed), "reordered": ("rules_objects", _reordered),
+                 "commented": ("decorated_tools", _commented),
+                 "all_three": ("command_routing", lambda t: _commented(_reordered(_renamed(t))))}
+    sources = {"solution": SOLUTION, "starter": (REPO / "agtool" / "tools.py").read_text(encoding="utf-8"),
+               **{f"defect{i}": materialise_text(check) for i, check in
+                  enumerate(("step2/type_bool_limit", "step5/second_call_cached", "step7/repair_region"))},
+               **{name: styles[name] for name in independent},
+               **{f"copy_{kind}": make(styles[base]) for kind, (base, make) in disguises.items()}}
+    for kind, (base, _) in disguises.items():
+        assert sources[f"copy_{kind}"] != styles[base], kind
+    make_class(tmp_path / "class", sources)
+    result = run_batch(tmp_path / "class", tmp_path / "out", jobs=1, seed=1, grade_fn=fake_grade, progress=False,
+                       similarity=True, reference=REPO / "solutions" / "tools.py")
+    rank = {frozenset((p.a, p.b)): i for i, p in enumerate(result.similar)}
+    by_pair = {frozenset((p.a, p.b)): p for p in result.similar}
+    honest = [frozenset((a, b)) for i, a in enumerate(independent + ["solution"])
+              for b in (independent + ["solution"])[i + 1:]]
+    assert all(h in rank for h in honest)  # every pair is ranked, not only the suspicious ones
+    for kind, (base, _) in disguises.items():
+        pair = frozenset((f"copy_{kind}", base))
+        assert by_pair[pair].flagged, kind
+        assert all(rank[pair] < rank[h] for h in honest), (kind, [sorted(h) for h in honest if rank[h] < rank[pair]])
+    assert not any(by_pair[h].flagged for h in honest)
+    assert not any(p.flagged for p in result.similar if "starter" in (p.a, p.b) and p.kind != "reference")
+    # The planted defects are the reference with one edit: flagged as matching it, as such.
+    flagged_refs = {p.a for p in result.similar if p.kind == "reference" and p.flagged}
+    assert {"solution", "defect0", "defect1", "defect2"} <= flagged_refs
+
+
 def test_similarity_html_escapes_learner_code():
     from bs4 import BeautifulSoup
 
