@@ -309,8 +309,8 @@ CASES: list[Case] = [
                    "        json.dumps(report, ensure_ascii=False, indent=2) + \"\\n\", encoding=\"utf-8\"\n    )\n"
                    "    (folder / \"tool_report.md\").write_text(_markdown(report), encoding=\"utf-8\")\n",
                    "    _FORGED.clear()\n    _FORGED.update(report)\n"),)),
-    Case("report_op_replaced_via_gc", "write_report writes no file; the grader's report operation, found "
-         "through gc, is replaced by one that claims full files", "solution", Expect(lost=(8,)), at="import",
+    Case("report_op_replaced_via_frames", "write_report writes no file; the grader's report operation, found "
+         "through the importing frames, is replaced by one that claims full files", "solution", Expect(lost=(8,)), at="import",
          replace=(_REPORT_WRITES_NOTHING,)),
     Case("report_forged_by_profiler", "write_report writes no file; a profile hook adds forged files to the "
          "record the report operation returns", "solution", Expect(lost=(8,), any=(1, 2, 3, 4, 5, 6, 7)),
