@@ -371,23 +371,31 @@ REPO = TESTS_DIR.parent
 SOLUTION = (REPO / "solutions" / "tools.py").read_text(encoding="utf-8")
 
 
-def _disguised(source: str) -> str:
-    """A copy with every local name renamed, functions reordered and comments added (what a copier does)."""
+def _renamed(source: str, template: str = "q{}_z") -> str:
+    """Every local name renamed (to ``template`` with a number), nothing else: a copier's first disguise."""
     import io as _io
     import keyword
     import tokenize
 
-    names = {}
+    names: dict = {}
     out = []
     for tok in tokenize.generate_tokens(_io.StringIO(source).readline):
         if tok.type == tokenize.NAME and not keyword.iskeyword(tok.string) and tok.string.islower() \
                 and len(tok.string) > 3 and tok.string not in dir(__builtins__):
-            tok = tok._replace(string=names.setdefault(tok.string, f"v{len(names)}_x"))
+            tok = tok._replace(string=names.setdefault(tok.string, template.format(len(names))))
         out.append(tok)
-    renamed = tokenize.untokenize(out)
-    blocks = renamed.split("\n\n\n")
-    head, body = blocks[:2], blocks[2:]
-    return "\n\n\n".join(head + list(reversed(body))).replace("\n    return", "\n    # my own work\n    return")
+    return tokenize.untokenize(out)
+
+
+def _reordered(source: str) -> str:
+    """The top-level blocks after the imports in reverse order."""
+    blocks = source.split("\n\n\n")
+    return "\n\n\n".join(blocks[:2] + list(reversed(blocks[2:])))
+
+
+def _disguised(source: str) -> str:
+    """A copy with every local name renamed, functions reordered and comments added (what a copier does)."""
+    return _reordered(_renamed(source, "v{}_x")).replace("\n    return", "\n    # my own work\n    return")
 
 
 def test_similarity_flags_a_disguised_copy_and_the_reference_but_not_independent_modules(tmp_path):
@@ -422,28 +430,6 @@ def test_similarity_flags_a_disguised_copy_and_the_reference_but_not_independent
     assert table.iloc[0]["flagged"] == "yes"
     page = (out / "similarity.html").read_text(encoding="utf-8")
     assert "<mark>" in page and "reference:tools.py" in page
-
-
-def _renamed(source: str) -> str:
-    """Every local name renamed, nothing else (the first disguise of a copier)."""
-    import io as _io
-    import keyword
-    import tokenize
-
-    names: dict = {}
-    out = []
-    for tok in tokenize.generate_tokens(_io.StringIO(source).readline):
-        if tok.type == tokenize.NAME and not keyword.iskeyword(tok.string) and tok.string.islower() \
-                and len(tok.string) > 3 and tok.string not in dir(__builtins__):
-            tok = tok._replace(string=names.setdefault(tok.string, f"q{len(names)}_z"))
-        out.append(tok)
-    return tokenize.untokenize(out)
-
-
-def _reordered(source: str) -> str:
-    """The top-level blocks after the imports in reverse order."""
-    blocks = source.split("\n\n\n")
-    return "\n\n\n".join(blocks[:2] + list(reversed(blocks[2:])))
 
 
 def _commented(source: str) -> str:
