@@ -3,8 +3,8 @@
 For each selected step, every selected check draws its probes from
 ``check_rng(seed, check.id)``; the step's probes go to one fresh step child
 (forked by the fork server, ``grader.engine.server``), which sends back one
-JSON observation per probe (identical ``fresh`` probes of several checks
-are sent once, see :func:`_draw_plan`); each check's judge then runs here,
+JSON observation per probe (identical ``fresh`` or ``reset`` probes of
+several checks are sent once, see :func:`_draw_plan`); each check's judge then runs here,
 on the probes and the observations. A check whose observations did not all arrive
 (the process exited, timed out, was killed) or hold a ``probe_error`` fails
 with a message naming the call and the reason, without judging.
@@ -230,11 +230,14 @@ def _plan(step_checks: list[Check], seed: int) -> "tuple[list[_Planned], list[di
 def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Planned], list[dict]]":
     """Draw every check's probes; return the plan and the step job's probe list.
 
-    A ``fresh`` probe starts from a new import of the module, so what it
-    observes does not depend on what ran before it: identical ones (same JSON
-    for the step child, as checks that draw from ``rng.shared(...)`` make) run
-    once and every check that asked for one gets its observation. Other
-    probes see the state earlier probes left, so each runs where it stands.
+    A ``fresh`` probe starts from the module as just imported, and a
+    ``reset`` one from the step's module with what the probes may change put
+    back (``CACHE`` cleared, spies and set names undone; its checks judge
+    counts as differences), so what either observes does not depend on what
+    ran before it: identical ones (same JSON for the step child, as checks
+    that draw from ``rng.shared(...)`` make) run once and every check that
+    asked for one gets its observation. Other probes see the state earlier
+    probes left, so each runs where it stands.
     """
     plan: list[_Planned] = []
     job_probes: list[dict] = []
@@ -250,7 +253,8 @@ def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Plan
             continue
         indices = []
         for probe, w, key in zip(probes, wire, keys):
-            shareable = probe.params.get("fresh") is True
+            fresh = probe.params.get("fresh") is True
+            shareable = fresh or probe.params.get("reset") is True
             if shareable and key in fresh_index:
                 indices.append(fresh_index[key])
                 continue
@@ -258,7 +262,7 @@ def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Plan
             if shareable:
                 fresh_index[key] = len(job_probes)
             job_probes.append(w)
-            fresh_at.append(shareable)
+            fresh_at.append(fresh)
         plan.append(_Planned(check, probes, indices))
     # Fresh probes first: the step child runs each in a fork of itself taken
     # right after its one import, which it can do only while no other probe has

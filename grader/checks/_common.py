@@ -109,10 +109,24 @@ def op(operation: str, **fields: Any) -> dict:
     return out
 
 
-def call_probe(ops: list, *, spies: "dict | None" = None, fresh: bool = False,
+def call_probe(ops: list, *, spies: "dict | None" = None, fresh: bool = False, reset: bool = False,
                clear_cache: bool = True, **extra: Any) -> Probe:
-    """A ``calls`` probe of ``ops`` (sent under the wire key ``steps``); its label is the first labelled operation."""
+    """A ``calls`` probe of ``ops`` (sent under the wire key ``steps``); its label is the first labelled operation.
+
+    ``fresh``: it starts from the module as just imported (a fork of the step
+    child). ``reset``: it runs on the step's shared module, which the spec lets
+    the grader reset between cases (``CACHE`` cleared; the probe's spies and
+    ``set`` names undone), and its checks judge counts as differences; an
+    identical one asked by several checks then runs once (see
+    :func:`grader.grading.plan_step`), like a fresh one, at a fraction of a
+    fork's cost.
+
+    >>> call_probe([], reset=True).params["reset"], call_probe([]).params["fresh"]
+    (True, False)
+    """
     params = {"steps": ops, "spies": spies or {}, "fresh": fresh, "clear_cache": clear_cache}
+    if reset:
+        params["reset"] = True
     params.update(extra)
     label = next((s["label"] for s in ops if s.get("label")), "")
     return Probe("calls", params, label)

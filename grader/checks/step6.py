@@ -138,8 +138,9 @@ def _order_args(order: dict) -> dict:
 #
 # Every run_naive check below judges its own aspect of the same six runs. They are
 # drawn from one stream shared by the whole grading (``shared_rng(rng, NAIVE_SCENARIO)``)
-# and sent as ``fresh`` probes, so the checks ask for identical probes and the runner
-# builds and invokes the naive graph once per run, whichever checks look at it.
+# and sent as ``reset`` probes (the step's module, CACHE cleared, spies undone after), so
+# the checks ask for identical probes and the runner builds and invokes the naive graph
+# once per run, whichever checks look at it.
 
 NAIVE_SCENARIO = "step6/naive_runs"
 TOOL_CHOICES = (None, "stock_lookup", "legacy_stock")  # None: the order names no tool
@@ -202,7 +203,7 @@ def _found_run(rng: random.Random, tool: "str | None") -> Probe:
     operation["label"] += f"  # the tool returns {value!r}"
     # On every route: a call_tool that goes around TOOLS (step 3's fault) meets the same result.
     return call_probe([operation], spies=every_route({t: {"mode": "return", "value": encode(value)}
-                                                      for t in spec.TOOL_NAMES}), fresh=True)
+                                                      for t in spec.TOOL_NAMES}), reset=True)
 
 
 def _refused_run(rng: random.Random, kind: str, tool: "str | None", variant: "int | None" = None) -> Probe:
@@ -210,7 +211,7 @@ def _refused_run(rng: random.Random, kind: str, tool: "str | None", variant: "in
     order = cases.order(args["sku"], args["region"], args["limit"], tool)
     # call_tool's own verdict on the same call is the reason run_naive must carry.
     return call_probe([call_op("call_tool", _used(tool), _order_args(order)),
-                       _naive_op(order, tool, 0)], spies=TOOL_SPIES_ORIGINAL, fresh=True)
+                       _naive_op(order, tool, 0)], spies=TOOL_SPIES_ORIGINAL, reset=True)
 
 
 def _empty_run(rng: random.Random, tool: "str | None") -> Probe:
@@ -220,7 +221,7 @@ def _empty_run(rng: random.Random, tool: "str | None") -> Probe:
         sku, region = rng.choice([(s, r) for s in spec.SKUS for r in spec.REGIONS if not spec.rows_for(s, r)])
     order = cases.order(sku, region, rng.randint(1, spec.MAX_ROWS), tool)
     return call_probe([call_op("call_tool", _used(tool), _order_args(order)),
-                       _naive_op(order, tool, 1)], spies=every_route(TOOL_SPIES_TABLE), fresh=True)
+                       _naive_op(order, tool, 1)], spies=every_route(TOOL_SPIES_TABLE), reset=True)
 
 
 def _raised_run(rng: random.Random, tool: "str | None") -> Probe:
@@ -230,7 +231,7 @@ def _raised_run(rng: random.Random, tool: "str | None") -> Probe:
     operation = _naive_op(order, tool, 1)
     operation["label"] += f"  # the tool raises {exc}"
     return call_probe([call_op("call_tool", _used(tool), _order_args(order)), operation],
-                      spies=every_route({t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}), fresh=True)
+                      spies=every_route({t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}), reset=True)
 
 
 def naive_probes(*names: str):

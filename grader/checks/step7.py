@@ -1,7 +1,8 @@
 """Step 7 checks: read the reason, fix, try again (``can_repair``, ``repair``, ``handle``).
 
 The ``handle`` checks judge a handful of shared runs (:func:`handle_runs`): each run is
-a ``fresh`` probe drawn from one stream shared by the whole grading, so every check that
+a ``reset`` probe (the step's module with ``CACHE`` cleared, the run's spies and set names
+undone after it) drawn from one stream shared by the whole grading, so every check that
 looks at a run asks for the identical probe and the runner builds and invokes the graph
 once for all of them. Each check judges only its own aspect of a run (see the aspect
 functions below): the repair checks look at the call made right after the failure they
@@ -70,7 +71,7 @@ def _handle_op(order: dict, note: str = "") -> dict:
 
 
 def _run(ops: list, spies: "dict | None" = None) -> Probe:
-    return call_probe(ops, spies=spies if spies is not None else TOOL_SPIES_ORIGINAL, fresh=True)
+    return call_probe(ops, spies=spies if spies is not None else TOOL_SPIES_ORIGINAL, reset=True)
 
 
 def _bad_limits(rng: random.Random) -> tuple[int, int]:
