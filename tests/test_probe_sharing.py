@@ -2,10 +2,12 @@
 
 Steps 6-8 run the learner's LangGraph graphs, which is most of a submission's
 CPU (see ``benchmarks/cost_breakdown.py``). Their checks draw shared runs from
-``rng.shared(...)`` as ``fresh`` probes, and grading sends identical fresh
-probes once. A change that breaks the sharing (a label that differs between
-two checks, a run drawn from the check's own stream) would silently double
-the cost; these tests say so instead.
+``rng.shared(...)`` as ``fresh`` or ``reset`` probes, and grading sends
+identical ones once. A change that breaks the sharing (a label that differs
+between two checks, a run drawn from the check's own stream) would silently
+double the cost, and so would a run turned back from ``reset`` into ``fresh``
+(a fork of the step child each, about 12 ms of page copies on a VM); these
+tests say so instead.
 """
 from __future__ import annotations
 
@@ -19,12 +21,15 @@ from langgraph.graph import StateGraph
 
 from grader import grading
 from grader.engine import child, probes
+from grader.checks import step7
 from grader.checks.registry import checks_for
 
 SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
 # Probes sent to the child per step after sharing, and graph compiles one grading of the solution makes.
 PROBE_BUDGET = {6: 8, 7: 11, 8: 2}
 COMPILE_BUDGET = {6: 8, 7: 10, 8: 8}
+# Forks of the step child per step (fresh probes but the job's last, see grader.engine.child).
+FORK_BUDGET = {1: 2, 2: 0, 3: 0, 4: 0, 5: 0, 6: 0, 7: 1, 8: 1}
 
 
 def _job_probes(step: int, seed: int) -> "tuple[int, list[dict]]":
@@ -37,6 +42,25 @@ def _job_probes(step: int, seed: int) -> "tuple[int, list[dict]]":
 def test_checks_of_a_graph_step_share_their_runs(step, seed):
     asked, job = _job_probes(step, seed)
     assert len(job) <= PROBE_BUDGET[step] < asked, f"step {step}: {asked} probes asked, {len(job)} sent"
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_grading_forks_the_step_child_only_for_the_probes_that_need_the_module_as_imported(seed):
+    forks = {}
+    for step in FORK_BUDGET:
+        _, job = _job_probes(step, seed)
+        fresh = [i for i, probe in enumerate(job) if child.is_fresh(probe)]
+        assert fresh == list(range(len(fresh))), f"step {step}: fresh probes are not sent first"
+        forks[step] = len([i for i in fresh if i < len(job) - 1])
+    assert forks == FORK_BUDGET
+
+
+def test_identical_reset_probes_of_several_checks_are_sent_once_and_after_the_fresh_ones():
+    plan, job = grading._plan(checks_for([7]), 3)
+    reset = [i for i, probe in enumerate(job) if probe["params"].get("reset")]
+    asked = [i for item in plan for i, probe in zip(item.indices, item.probes) if probe.params.get("reset")]
+    assert len(reset) >= len(step7.HANDLE_RUNS) and sorted(set(asked)) == reset and len(asked) > len(reset)
+    assert not any(child.is_fresh(job[i]) for i in reset) and min(reset) > 0  # step 7's constants go first
 
 
 def test_a_shared_run_is_sent_once_even_when_many_checks_judge_it():
