@@ -47,7 +47,7 @@ from grader.engine.proctree import die_with_parent
 _PARENT_ENDS: set = set()
 
 
-def _worker_main(conn, work: Callable[[Any], Any]) -> None:
+def _worker_main(conn, work: Callable[[Any], Any], prepare: "Callable[[], Any] | None" = None) -> None:
     # Own process group, so a time-out kills this worker and whatever it forked.
     os.setsid()
     die_with_parent()  # a worker must not outlive the pool's process
@@ -60,6 +60,11 @@ def _worker_main(conn, work: Callable[[Any], Any]) -> None:
         os.dup2(devnull, fd)
     sys.stdout = sys.stderr = open(os.devnull, "w")
     try:
+        if prepare is not None:
+            try:
+                prepare()  # e.g. start the fork server now, not when the first task is already waiting
+            except Exception:  # noqa: BLE001 - the first task will meet the same problem and report it
+                pass
         while True:
             try:
                 task = conn.recv()
@@ -78,10 +83,10 @@ def _worker_main(conn, work: Callable[[Any], Any]) -> None:
 
 
 class _Worker:
-    def __init__(self, ctx, work: Callable[[Any], Any]):
+    def __init__(self, ctx, work: Callable[[Any], Any], prepare: "Callable[[], Any] | None" = None):
         self.conn, child = ctx.Pipe()
         _PARENT_ENDS.add(self.conn)
-        self.proc = ctx.Process(target=_worker_main, args=(child, work), name="agtool-batch-worker")
+        self.proc = ctx.Process(target=_worker_main, args=(child, work, prepare), name="agtool-batch-worker")
         self.proc.start()
         child.close()
         self.task: Any = None
@@ -146,15 +151,18 @@ class WorkerPool:
     result is ``on_lost(task, timed_out)``. ``feed()``, if given, is called
     for a task whenever a worker is free and nothing submitted is waiting
     (``None``: nothing to do now), so a caller can decide what runs next at
-    the last moment. Every method but :meth:`wake` must be called from the
+    the last moment. ``prepare()``, if given, runs in each worker once it has
+    started, before its first task (a service starts its fork servers so).
+    Every method but :meth:`wake` must be called from the
     thread that started the pool: its workers are started there, and a
     worker's parent-death signal follows that thread.
     """
 
     def __init__(self, work: Callable[[Any], Any], *, jobs: int, hard_limit: float,
-                 on_lost: Callable[[Any, bool], Any], feed: "Callable[[], Any] | None" = None):
+                 on_lost: Callable[[Any, bool], Any], feed: "Callable[[], Any] | None" = None,
+                 prepare: "Callable[[], Any] | None" = None):
         self.work, self.jobs, self.hard_limit = work, max(1, int(jobs)), hard_limit
-        self.on_lost, self.feed = on_lost, feed
+        self.on_lost, self.feed, self.prepare = on_lost, feed, prepare
         self._pending: deque = deque()
         self._workers: list[_Worker] = []
         self._ctx = None
@@ -169,7 +177,7 @@ class WorkerPool:
             with self._lock:
                 self._wake = _WakePipe()
                 _PARENT_ENDS.add(self._wake)
-            self._workers = [_Worker(self._ctx, self.work) for _ in range(self.jobs)]
+            self._workers = [_Worker(self._ctx, self.work, self.prepare) for _ in range(self.jobs)]
         return self
 
     def close(self) -> None:
@@ -271,7 +279,7 @@ class WorkerPool:
             else:
                 continue
             w.kill()
-            self._workers[i] = _Worker(self._ctx, self.work)
+            self._workers[i] = _Worker(self._ctx, self.work, self.prepare)
             out.append((task, self.on_lost(task, timed_out)))
         return out
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from grader.checks.registry import checks_for
-from grader.engine.client import close as close_shared_client
+from grader.engine.client import close as close_shared_client, shared_client
 from grader.engine.sandbox import SANDBOX_ENV
 from grader.escape import shell_join
 from grader.grading import REPLAY_PATH_WORD, STEP_TIMEOUT, grade
@@ -108,6 +108,21 @@ def grade_task(task: GradeTask, grade_fn: GradeFn | None = None) -> dict:
         replacements.setdefault(str(file.resolve()), task.display)
         replacements.setdefault(str(file.parent.resolve()), str(Path(task.display).parent))
         return _rebase(report.to_dict(), replacements)
+
+
+def warm_engine(sandbox: str | None = None) -> None:
+    """Start this process's fork server now (in ``sandbox`` mode) without waiting for it.
+
+    A :class:`grader.batch.pool.WorkerPool` worker's ``prepare``: a service's
+    workers sit idle until the first submission, which then need not wait
+    for a fork server to import LangGraph.
+
+    Example (in a worker process; it starts a fork server)::
+
+        >>> warm_engine("none")  # doctest: +SKIP
+    """
+    _use_sandbox(sandbox)
+    shared_client().prestart()
 
 
 def _use_sandbox(mode: str | None) -> None:

@@ -37,7 +37,7 @@ from typing import Callable
 from grader.batch.pool import WorkerPool  # the batch's pool: same kill and replace rules
 from grader.batch.run import GRACE
 from grader.batch.task import (CLUSTER_FAILED, RETRY_ON_RESUME, SUBMISSION_TIMEOUT, WORKER_DIED, GradeTask,
-                               failed_report, grade_task, step_timeout)
+                               failed_report, grade_task, step_timeout, warm_engine)
 from grader.report import STEPS
 from grader.service.db import ERROR, GRADED, Store
 
@@ -213,8 +213,12 @@ class GradingQueue:
         # touches the database or the web server whose locks it may inherit, and Python resets
         # the import and logging locks in a forked child. The pool starts its workers in this
         # thread, so their parent-death signal fires when the service dies.
+        # Real grading: each worker starts its fork server at once, so the first attempt
+        # of a class does not wait for LangGraph's import (about 1 s) on top of its own work.
+        prepare = partial(warm_engine, self.sandbox) if self.grade_fn is None else None
         pool = WorkerPool(partial(grade_attempt, grade_fn=self.grade_fn), jobs=self.jobs,
-                          hard_limit=self.hard_limit, on_lost=self._lost, feed=self._next_task)
+                          hard_limit=self.hard_limit, on_lost=self._lost, feed=self._next_task,
+                          prepare=prepare)
         with self._lock:
             self._pool = pool
         try:
