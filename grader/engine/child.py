@@ -443,8 +443,43 @@ def _forget_grader_modules() -> None:
     so replacing its functions changes nothing. (Code that walks ``gc`` or
     frames can still reach the objects in use: SECURITY.md says so.)
     """
-    for name in [n for n in sys.modules if n == "grader" or n.startswith("grader.")]:
-        del sys.modules[name]
+    for name in GraderModules.names():
+        sys.modules.pop(name, None)
+
+
+class GraderModules:
+    """The names in ``sys.modules`` that are the grader's, listed in the fork server before it forks.
+
+    Walking ``sys.modules`` touches every one of its 1,500-odd names, and in
+    a forked step child each page those names sit on is then copied (about
+    560 page faults, 2 ms a step, measured). The fork server lists them once
+    (:meth:`prepare`); the step child uses that list as long as nothing was
+    imported or dropped since (same length, same newest name), else walks.
+
+    >>> GraderModules.prepare(); "grader.engine.child" in GraderModules.names()
+    True
+    """
+
+    _listed: "tuple[str, ...]" = ()
+    _seen: "tuple[int, str]" = (-1, "")
+
+    @classmethod
+    def prepare(cls) -> None:
+        """(In the fork server, before a fork.) List the grader's modules unless the list is current."""
+        if cls._state() != cls._seen:
+            cls._listed = tuple(n for n in sys.modules if n == "grader" or n.startswith("grader."))
+            cls._seen = cls._state()
+
+    @classmethod
+    def names(cls) -> "tuple[str, ...]":
+        if cls._state() == cls._seen:
+            return cls._listed
+        return tuple(n for n in sys.modules if n == "grader" or n.startswith("grader."))
+
+    @staticmethod
+    def _state() -> "tuple[int, str]":
+        modules = sys.modules
+        return len(modules), next(reversed(modules), "")
 
 
 def _load_probe_function(spec: str) -> Callable:

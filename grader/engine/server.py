@@ -280,6 +280,7 @@ class _StepChild:
         self.phase_seconds = 0.0
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
+        child_module.GraderModules.prepare()  # the step child need not walk sys.modules itself
         pid = os.fork()
         if pid == 0:  # the step child: never returns
             try:
