@@ -58,7 +58,11 @@ from grader.engine.reports import resolve_report_files
 TRUNCATED_MARK = "\n[... output truncated]\n"
 # What step children need, imported once here. Not grader.checks: judging
 # happens in the client, never where learner code runs.
-PRELOAD = ("langgraph.graph", "grader.engine.probes", "grader.engine.encode", "grader.spec")
+PRELOAD = ("langgraph.graph", "grader.engine.probes", "grader.engine.encode", "grader.spec",
+           # Imported by LangGraph's first run of a graph with conditional edges, which the
+           # tiny warm-up graph below does not have: each step child would import them itself.
+           "langchain_core.tracers.context", "langchain_core.tracers.run_collector",
+           "langchain_core.tracers.stdout")
 
 
 def serve() -> None:
@@ -92,8 +96,8 @@ def serve() -> None:
     # so copy, page by page) every object LangGraph left in this process.
     gc.collect()
     gc.freeze()
-    # Every step and fresh probe is a fork of this process: fewer, larger
-    # pages make each fork and exit cheaper (see grader.engine.hugepages).
+    # Only with $AGTOOL_HUGEPAGES=1: the huge pages do not outlast the first
+    # grading, and the collapse delays a cold start (see grader.engine.hugepages).
     hugepages = collapse_heap()
     global _scratch_base
     # Every step's scratch folder lives under this one, so whoever outlives
@@ -583,7 +587,9 @@ def _read_some(fd: int) -> "bytes | None":
 def _preload() -> list[str]:
     import importlib
 
-    done = []
+    from grader.engine.sharedpages import memoize_builtin_signatures
+
+    done = ["builtin signatures memoized"] if memoize_builtin_signatures() else []
     for name in PRELOAD:
         try:
             importlib.import_module(name)
