@@ -6,7 +6,8 @@
 * every planted defect fails its own check and leaves every step outside its
   declared ``affects`` at full marks;
 * the starter scores 0 without crashing the grader;
-* correct modules written in other styles (``tests/alt_styles/``) get full marks;
+* correct modules written in other styles (``tests/alt_styles/``) get full marks, and so do
+  correct modules that keep state between runs (``STATEFUL_BUT_CORRECT``);
 * the rules table in ``docs/checks.md`` is generated from the registry and up to date.
 """
 from __future__ import annotations
@@ -157,6 +158,41 @@ def test_starter_scores_zero_without_crashing():
 @pytest.mark.parametrize("path", ALT_STYLES, ids=[p.stem for p in ALT_STYLES])
 @pytest.mark.parametrize("seed", [3, 2024])
 def test_correct_modules_in_other_styles_get_full_marks(path, seed):
+    report = grade(path, seed=seed)
+    assert report.score == report.max_score, _failed_summary(report)
+
+
+# Correct modules that keep state between runs, as the spec allows: graphs a step's runs
+# share and logs that change no result. Graph runs are ``reset`` probes on one module per
+# step (CACHE cleared, spies undone), so what one run leaves is there for the next.
+_HANDLE_TOOL_RUNS = '    result["tool_runs"] = sum(CALLS.values()) - before\n'
+STATEFUL_BUT_CORRECT = {
+    "graphs_compiled_once": [
+        ("    final = build_graph().invoke(_initial_state(order))", "    final = _compiled(build_graph).invoke(_initial_state(order))"),
+        ("    final = build_naive().invoke(_initial_state(order))", "    final = _compiled(build_naive).invoke(_initial_state(order))"),
+        ("def can_repair(reason: str) -> bool:",
+         "_COMPILED = {}\n\n\ndef _compiled(builder):\n    if builder.__name__ not in _COMPILED:\n"
+         "        _COMPILED[builder.__name__] = builder()\n    return _COMPILED[builder.__name__]\n\n\n"
+         "def can_repair(reason: str) -> bool:")],
+    "runs_logged": [
+        (_HANDLE_TOOL_RUNS, _HANDLE_TOOL_RUNS + "    HISTORY.append(dict(result))\n"),
+        ("def can_repair(reason: str) -> bool:", "HISTORY = []\n\n\ndef can_repair(reason: str) -> bool:")],
+    "can_repair_memoized": [
+        ("def can_repair(reason: str) -> bool:", "@functools.lru_cache(maxsize=None)\ndef can_repair(reason: str) -> bool:"),
+        ("import json\n", "import functools\nimport json\n")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATEFUL_BUT_CORRECT))
+@pytest.mark.parametrize("seed", [5, 77])
+def test_correct_modules_that_keep_state_between_runs_get_full_marks(name, seed, tmp_path):
+    text = SOLUTION.read_text(encoding="utf-8")
+    for anchor, replacement in STATEFUL_BUT_CORRECT[name]:
+        assert text.count(anchor) == 1, anchor
+        text = text.replace(anchor, replacement)
+    (tmp_path / "agtool").mkdir()
+    path = tmp_path / "agtool" / "tools.py"
+    path.write_text(text, encoding="utf-8")
     report = grade(path, seed=seed)
     assert report.score == report.max_score, _failed_summary(report)
 

@@ -97,3 +97,43 @@ def _compiles_in_process(step: int, seed: int) -> int:
 @pytest.mark.parametrize("step", sorted(COMPILE_BUDGET))
 def test_one_grading_of_the_solution_stays_within_its_graph_compiles(step):
     assert _compiles_in_process(step, seed=4) <= COMPILE_BUDGET[step]
+
+
+def _walk() -> "tuple[str, ...]":
+    import sys
+    return tuple(n for n in sys.modules if n == "grader" or n.startswith("grader."))
+
+
+def test_the_grader_modules_a_step_child_drops_are_all_of_them_even_after_a_new_import():
+    import sys
+    child.GraderModules.prepare()
+    assert child.GraderModules.names() == _walk()
+    sys.modules["grader.zz_imported_after_the_list"] = sys.modules["grader"]
+    try:
+        assert "grader.zz_imported_after_the_list" in child.GraderModules.names()  # walked again
+    finally:
+        del sys.modules["grader.zz_imported_after_the_list"]
+    assert child.GraderModules.names() == _walk()
+
+
+def test_signatures_of_builtins_are_the_same_with_the_fork_servers_memo():
+    import inspect
+    import operator
+
+    from grader.engine.sharedpages import memoize_builtin_signatures
+
+    functions = [operator.add, operator.iadd, len, sorted, dict.get, {}.get, "".join, divmod, max]
+    before = [str(inspect.signature(f)) if _has_signature(f) else None for f in functions]
+    assert memoize_builtin_signatures() and memoize_builtin_signatures()  # idempotent
+    assert [str(inspect.signature(f)) if _has_signature(f) else None for f in functions] == before
+    assert str(inspect.signature({}.get)) == "(key, default=None, /)"  # bound: self dropped
+    assert str(inspect.signature(dict.get)) == "(self, key, default=None, /)"
+
+
+def _has_signature(fn) -> bool:
+    import inspect
+    try:
+        inspect.signature(fn)
+        return True
+    except ValueError:
+        return False

@@ -252,6 +252,9 @@ def materialise(check_id: str, folder: Path) -> Path:
 
 
 # Plausible mistakes beyond one-per-check: each must fail the check named first.
+_HANDLE_TOOL_RUNS = '    result["tool_runs"] = sum(CALLS.values()) - before\n'
+_CAN_REPAIR = 'def can_repair(reason: str) -> bool:'
+
 MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
     "region_lowercased": ("step2/allowed_region", d(
         ('if "allowed" in rule and value not in rule["allowed"]:',
@@ -348,6 +351,27 @@ MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
         ('"bad_result_reasons": bad_result_reasons,', '"bad_result_reasons": ["empty", "range", "shape", "too_big"],'))),
     "repaired_written_by_hand": ("step8/follows_module", d(
         ('"repaired": bool(repaired["ok"] and repaired["fixes"]),', '"repaired": True,'))),
+    # State kept between runs in a module-level list: right on a module's first run, wrong on
+    # the next. Each graph run used to start in a fork of the just-imported step child, which
+    # hid all but the last of these (133/133); as reset probes (the step's module, as the spec
+    # says) the runs see what the earlier ones left.
+    "fixes_kept_between_runs": ("step7/giveup_empty", d(
+        (_HANDLE_TOOL_RUNS, _HANDLE_TOOL_RUNS + '    _ALL_FIXES.extend(result["fixes"] or [])\n'
+                                               '    result["fixes"] = list(_ALL_FIXES)\n'),
+        (_CAN_REPAIR, '_ALL_FIXES = []\n\n\n' + _CAN_REPAIR))),
+    "errors_kept_between_runs": ("step7/giveup_empty", d(
+        (_HANDLE_TOOL_RUNS, _HANDLE_TOOL_RUNS + '    _ALL_ERRORS.extend(result["errors"] or [])\n'
+                                               '    result["errors"] = list(_ALL_ERRORS)\n'),
+        (_CAN_REPAIR, '_ALL_ERRORS = []\n\n\n' + _CAN_REPAIR))),
+    "attempts_kept_between_runs": ("step7/giveup_empty", d(
+        (_HANDLE_TOOL_RUNS, _HANDLE_TOOL_RUNS + '    _ATTEMPTS[0] += result["attempts"] or 0\n'
+                                               '    result["attempts"] = _ATTEMPTS[0]\n'),
+        (_CAN_REPAIR, '_ATTEMPTS = [0]\n\n\n' + _CAN_REPAIR), affects=(8,))),
+    "naive_calls_kept_between_runs": ("step6/naive_empty", d(
+        ('    return {key: final.get(key) for key in ("ok", "answer", "rows", "errors", "calls")}\n',
+         '    _NAIVE_CALLS.extend(final.get("calls") or [])\n'
+         '    return {**{key: final.get(key) for key in ("ok", "answer", "rows", "errors")}, "calls": list(_NAIVE_CALLS)}\n'),
+        ('def run_naive(order: dict) -> dict:', '_NAIVE_CALLS = []\n\n\ndef run_naive(order: dict) -> dict:'))),
 }
 
 
