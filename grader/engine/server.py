@@ -91,11 +91,16 @@ def serve() -> None:
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     os.close(devnull)
+    # No collection while LangGraph is imported (it makes objects by the
+    # hundred thousand, and the young generations were walked again and again):
+    # one collection after it. 0.63 s instead of 0.67 s to ready, measured.
+    gc.disable()
     preloaded = _preload()
     # Children would otherwise have their first garbage collection walk (and
     # so copy, page by page) every object LangGraph left in this process.
     gc.collect()
     gc.freeze()
+    gc.enable()
     # Only with $AGTOOL_HUGEPAGES=1: the huge pages do not outlast the first
     # grading, and the collapse delays a cold start (see grader.engine.hugepages).
     hugepages = collapse_heap()
