@@ -185,12 +185,12 @@ def measure_batch(folder: Path, jobs: int, n: int, *, sample_memory: bool = Fals
          "--jobs", str(jobs), "--seed", "1"],
         cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
-    sampler = WorkerMemory(proc.pid)
-    if sample_memory:
+    sampler = WorkerMemory(proc.pid) if sample_memory else None
+    if sampler is not None:
         sampler.start()
     code = proc.wait()
     elapsed = time.perf_counter() - start
-    if sample_memory:
+    if sampler is not None:
         sampler.stop.set()
         sampler.join()
     if code not in (0, 1):
@@ -198,7 +198,7 @@ def measure_batch(folder: Path, jobs: int, n: int, *, sample_memory: bool = Fals
     rows = (out / "grades.csv").read_text(encoding="utf-8").count("\n") - 1
     if rows != n:
         raise RuntimeError(f"the gradebook has {rows} rows for {n} submissions")
-    return n / elapsed, sampler.peak
+    return n / elapsed, sampler.peak if sampler is not None else 0.0
 
 
 GRADING_NOTEBOOK_CELLS = [

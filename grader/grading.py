@@ -241,7 +241,7 @@ def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Plan
     """
     plan: list[_Planned] = []
     job_probes: list[dict] = []
-    fresh_index: dict[str, int] = {}
+    shared_index: dict[str, int] = {}
     fresh_at: list[bool] = []  # per job probe: does it start from the module as just imported?
     for check in step_checks:
         try:
@@ -255,12 +255,12 @@ def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Plan
         for probe, w, key in zip(probes, wire, keys):
             fresh = probe.params.get("fresh") is True
             shareable = fresh or probe.params.get("reset") is True
-            if shareable and key in fresh_index:
-                indices.append(fresh_index[key])
+            if shareable and key in shared_index:
+                indices.append(shared_index[key])
                 continue
             indices.append(len(job_probes))
             if shareable:
-                fresh_index[key] = len(job_probes)
+                shared_index[key] = len(job_probes)
             job_probes.append(w)
             fresh_at.append(fresh)
         plan.append(_Planned(check, probes, indices))

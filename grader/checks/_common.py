@@ -118,7 +118,7 @@ def call_probe(ops: list, *, spies: "dict | None" = None, fresh: bool = False, r
     the grader reset between cases (``CACHE`` cleared; the probe's spies and
     ``set`` names undone), and its checks judge counts as differences; an
     identical one asked by several checks then runs once (see
-    :func:`grader.grading.plan_step`), like a fresh one, at a fraction of a
+    :func:`grader.grading._draw_plan`), like a fresh one, at a fraction of a
     fork's cost.
 
     >>> call_probe([], reset=True).params["reset"], call_probe([]).params["fresh"]

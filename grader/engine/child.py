@@ -466,14 +466,16 @@ class GraderModules:
     @classmethod
     def prepare(cls) -> None:
         """(In the fork server, before a fork.) List the grader's modules unless the list is current."""
-        if cls._state() != cls._seen:
-            cls._listed = tuple(n for n in sys.modules if n == "grader" or n.startswith("grader."))
-            cls._seen = cls._state()
+        state = cls._state()
+        if state != cls._seen:
+            cls._listed, cls._seen = cls._walk(), state
 
     @classmethod
     def names(cls) -> "tuple[str, ...]":
-        if cls._state() == cls._seen:
-            return cls._listed
+        return cls._listed if cls._state() == cls._seen else cls._walk()
+
+    @staticmethod
+    def _walk() -> "tuple[str, ...]":
         return tuple(n for n in sys.modules if n == "grader" or n.startswith("grader."))
 
     @staticmethod

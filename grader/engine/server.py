@@ -54,6 +54,7 @@ from grader.engine.protocol import (DONE, FINAL_TYPES, IMPORTED, MAX_MESSAGE_BYT
                                     MESSAGE_TYPES, OBS, RUN, TRACE_MISMATCH, Message, StepJob, StepResult,
                                     claimed_runs)
 from grader.engine.reports import resolve_report_files
+from grader.engine.sharedpages import memoize_builtin_signatures
 
 TRUNCATED_MARK = "\n[... output truncated]\n"
 # What step children need, imported once here. Not grader.checks: judging
@@ -591,8 +592,6 @@ def _read_some(fd: int) -> "bytes | None":
 
 def _preload() -> list[str]:
     import importlib
-
-    from grader.engine.sharedpages import memoize_builtin_signatures
 
     done = ["builtin signatures memoized"] if memoize_builtin_signatures() else []
     for name in PRELOAD:
