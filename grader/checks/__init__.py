@@ -19,7 +19,7 @@ import json
 import re
 
 from grader import spec
-from grader.checks.registry import CHECKS, checks_for
+from grader.checks.registry import checks_for
 from grader.checks.sentences import NOTEBOOK_SENTENCES, normalised
 from grader.spec import RULES
 
@@ -44,9 +44,8 @@ def rules_table_markdown() -> str:
     >>> rules_table_markdown().splitlines()[0]
     '# Checks and the LAB_SPEC rules they cover'
     """
-    checks_for()  # loads every step module
     covering: dict[str, list[str]] = {rule: [] for rule in RULES}
-    for check in CHECKS.values():
+    for check in checks_for():  # loads every step module; by step, whatever was imported first
         for rule in check.rules:
             covering.setdefault(rule, []).append(check.id)
     lines = [
@@ -79,10 +78,11 @@ def rules_table_markdown() -> str:
     for notebook, sentence, rule in NOTEBOOK_SENTENCES:
         checks = ", ".join(f"`{cid}`" for cid in covering.get(rule, [])) or "**not checked yet**"
         lines.append(f"- {notebook}: \u201c{_with_facts(normalised(sentence))}\u201d \u2014 {rule}: {checks}")
-    total = sum(c.points for c in CHECKS.values())
-    lines += ["", f"## Checks ({len(CHECKS)} checks, {total} points)", "",
+    ordered = checks_for()
+    total = sum(c.points for c in ordered)
+    lines += ["", f"## Checks ({len(ordered)} checks, {total} points)", "",
               "| id | step | points | title | rules |", "|---|---|---|---|---|"]
-    for check in CHECKS.values():
+    for check in ordered:
         lines.append(f"| `{check.id}` | {check.step} | {check.points} | {check.title} | "
                      f"{', '.join(check.rules)} |")
     return "\n".join(lines) + "\n"

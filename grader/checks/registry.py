@@ -170,9 +170,14 @@ def check_rng(seed: int, check_id: str) -> CheckRandom:
 
 
 def checks_for(steps: "list[int] | None" = None, only: "list[str] | None" = None) -> list[Check]:
-    """Registered checks in registry order, filtered by step numbers and/or ids."""
+    """Registered checks by step, in registry order within a step, filtered by step numbers and/or ids.
+
+    By step first: a module that imports a step module before the registry
+    loads them all (``from grader.checks import step7``) registers that
+    step's checks first, and the order must not depend on it.
+    """
     _load_all()
-    selected = list(CHECKS.values())
+    selected = sorted(CHECKS.values(), key=lambda check: check.step)  # stable: registry order within a step
     if steps:
         selected = [c for c in selected if c.step in steps]
     if only:
