@@ -9,9 +9,12 @@ on the probes and the observations. A check whose observations did not all arriv
 (the process exited, timed out, was killed) or hold a ``probe_error`` fails
 with a message naming the call and the reason, without judging.
 
-The first step runs alone: if the module does not import, every check
-fails with that one message and no other process starts. The other steps
-then run, up to ``parallel`` at a time.
+The first step runs alone until the module imported: if it does not
+import, every check fails with that one message and no other process
+starts. The other steps then run in up to ``parallel`` step children,
+several steps each in turn (a new import per step), or each step in a
+child of its own when the import was slow (see
+:func:`grader.engine.server.run_jobs`).
 
 Example::
 
@@ -104,57 +107,53 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
 
     by_step = {step: [c for c in checks if c.step == step] for step in sorted({c.step for c in checks})}
     order = list(by_step)
-    stop_message = ""  # once set, the remaining checks fail with it, unrun
-    worker_lost_before = False
-    for group in (order[:1], order[1:]):
-        if not group:
-            continue
-        if stop_message:
-            report.checks += [_failed(c, stop_message, replay) for step in group for c in by_step[step]]
-            continue
-        planned = [_plan(by_step[step], seed) for step in group]
-        plans = [plan for plan, _ in planned]
-        jobs = [_step_job(step, probes, source, limits, probe_function) for step, (_, probes) in zip(group, planned)]
-        results = _run_steps(engine, jobs, parallel, first_lost=worker_lost_before)
-        # The first step lost the worker and then every other step did too:
-        # the module kills it whatever runs, so that is the run's one error.
-        kills_always = worker_lost_before and all(r.infra_error for r in results)
-        worker_lost_before = any(r.infra_error for r in results)
-        for step, plan, result in zip(group, plans, results):
-            if result.output:
-                report.add_output(step, result.output)
-            outcome = _StepOutcome(result, limits)
-            report.limits = report.limits or limits_words(result, engine)
-            failure = outcome.import_failure(file.name)
-            if not failure and kills_always:
-                failure = WORKER_LOST.format(result.infra_error)
-            if failure:
-                stop_message = report.error = stop_message or failure
-                report.checks += [_failed(c, failure, replay) for c in by_step[step]]
-            elif result.limits_hit:  # the step as a whole went over a budget: it loses every point
-                over = limit_text(result.limits_hit, limits)
-                report.checks += [_failed(c, over, replay) for c in by_step[step]]
-            else:
-                report.checks += [_judge(item, outcome, replay) for item in plan]
+    planned = [_plan(by_step[step], seed) for step in order]
+    jobs = [_step_job(step, probes, source, limits, probe_function) for step, (_, probes) in zip(order, planned)]
+    results, kills_always = _run_steps(engine, jobs, parallel)
+    for step, (plan, _), result in zip(order, planned, results):
+        if result.output:
+            report.add_output(step, result.output)
+        outcome = _StepOutcome(result, limits)
+        report.limits = report.limits or limits_words(result, engine)
+        failure = outcome.import_failure(file.name)
+        if not failure and kills_always:
+            failure = WORKER_LOST.format(result.infra_error)
+        if failure:
+            report.error = report.error or failure
+            report.checks += [_failed(c, failure, replay) for c in by_step[step]]
+        elif result.limits_hit:  # the step as a whole went over a budget: it loses every point
+            over = limit_text(result.limits_hit, limits)
+            report.checks += [_failed(c, over, replay) for c in by_step[step]]
+        else:
+            report.checks += [_judge(item, outcome, replay) for item in plan]
     report.elapsed = round(time.monotonic() - started, 3)
     return report
 
 
-def _run_steps(engine: EngineClient, jobs: "list[StepJob]", parallel: int, *,
-               first_lost: bool) -> "list[StepResult]":
-    """Run step jobs; if the worker was lost, replay each lost step alone, so it costs only itself.
+def _run_steps(engine: EngineClient, jobs: "list[StepJob]", parallel: int) -> "tuple[list[StepResult], bool]":
+    """Run the step jobs; replay each step that lost the worker alone, so it costs only itself.
 
-    With several steps in flight when the worker process died, which one
-    killed it is unknown; alone, the culprit loses its own step again and the
-    others get their results. Not done when the first step already lost the
-    worker and now every step did: that module kills it whatever runs.
+    The fork server runs the first step alone until it imported (a module
+    that does not import fails every step with that one result), then the
+    others in at most ``parallel`` step children, several steps each in turn
+    (see :func:`grader.engine.server.run_jobs`). With several steps in
+    flight when the worker process died, which one killed it is unknown;
+    alone, the culprit loses its own step again and the others get their
+    results. When every step lost it, the first is replayed alone first: if
+    it loses the worker again, the module kills it whatever runs, and that
+    is the run's one error (the second value is then True).
     """
-    results = engine.run_many(jobs, parallel=parallel)
+    results = engine.run_many(jobs, parallel=parallel, chain=True)
     lost = [i for i, r in enumerate(results) if r.infra_error]
-    if len(jobs) > 1 and lost and not (first_lost and len(lost) == len(jobs)):
+    if len(jobs) > 1 and lost and len(lost) == len(jobs):
+        results[0] = engine.run(jobs[0])
+        if results[0].infra_error:
+            return results, True
+        lost = lost[1:]
+    if len(jobs) > 1:
         for i in lost:
             results[i] = engine.run(jobs[i])
-    return results
+    return results, False
 
 
 def import_timeout_default() -> float:

@@ -474,6 +474,29 @@ class StepGroup:
         """SIGKILL every process of the step, ``setsid()`` escapees included; return how many."""
         return sum(_kill_all(folder) for folder in dict.fromkeys(self.dirs.values()))
 
+    def kill_others(self, keep: int) -> int:
+        """SIGKILL every process of the group but ``keep`` (a chained step's process between steps)."""
+        killed = 0
+        for folder in dict.fromkeys(self.dirs.values()):
+            for _ in range(20):
+                alive = [p for p in _pids(folder) if p != keep and _alive(p)]
+                if not alive:
+                    break
+                for pid in alive:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                        killed += 1
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                time.sleep(0.001)
+        return killed
+
+    def next_step(self) -> "tuple[str, ...]":
+        """The limits hit since the step began (see :meth:`hits`); count the next step's from now."""
+        hit = self.hits()
+        self.baseline = self._counts()
+        return hit
+
     def hits(self) -> "tuple[str, ...]":
         """The limits the step ran into: ``"memory"`` (a process was OOM-killed), ``"pids"`` (a fork was refused)."""
         now = self._counts()

@@ -79,6 +79,7 @@ class StepContext:
         # The module as it was right after the step's import, in a process of
         # its own (a forked fresh probe): handed out once, instead of importing again.
         self.pristine: "ModuleType | None" = None
+        self.imported: "list[str]" = []  # the names this step's imports took in sys.modules
 
     def fresh_module(self) -> ModuleType:
         """The just-imported module in a forked fresh probe, else the scratch copy imported again."""
@@ -88,7 +89,16 @@ class StepContext:
         if self._code is None:
             with open(self.module_path, "rb") as fh:
                 self._code = compile(fh.read(), self.module_path, "exec", dont_inherit=True)
-        return import_file(self.module_path, next(self._names), code=self._code)
+        name = next(self._names)
+        self.imported.append(name)
+        return import_file(self.module_path, name, code=self._code)
+
+    def forget(self) -> None:
+        """Drop the modules this step imported from ``sys.modules`` (the next step imports its own)."""
+        for name in self.imported:
+            sys.modules.pop(name, None)
+        self.imported.clear()
+        self.pristine = None
 
 
 def compile_submission(source: bytes) -> "CodeType | None":
@@ -162,69 +172,137 @@ def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
     (:func:`compile_submission`), or ``None`` to compile it here. With
     ``go_fd``, the probes wait after the import until the fork server writes
     a byte there: imports of several steps overlap, their probes take turns.
+    (:func:`run_steps` with one job.)
+    """
+    run_steps((job,), scratch=scratch, result_fd=result_fd, output_fd=output_fd, code=code, go_fd=go_fd)
+
+
+def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, output_fd: int,
+              code: "CodeType | None" = None, go_fd: "int | None" = None) -> NoReturn:
+    """Run step jobs of one submission one after another in this process, then ``os._exit``.
+
+    Every step imports the module again, as a new module (``CALLS`` and
+    ``CACHE`` start clean), in a scratch folder the fork server emptied.
+    Between two steps this process waits for a byte on ``go_fd`` (the fork
+    server has read the step's files and killed what the step left running),
+    and before it says ``done`` it compares itself with how it was before
+    any learner code ran (:class:`ProcessState`): a thread or a process left
+    running, a signal handler, a limit, a standard module or a builtin
+    changed. A changed process says ``"more": false`` and ends; the fork
+    server starts a new one for the steps after, so what one step leaves
+    behind never reaches another (and costs no point).
     """
     # References taken before any learner code runs: a submission may patch
     # json, os or builtins, and must not be able to change how we report.
     dumps, write, exit_now = _json_encode, os.write, os._exit
-    nonce = job.nonce
+    chained = len(jobs) > 1
+    nonce = [jobs[0].nonce]  # the current step's (each step has its own)
+    run_line = [""]
 
     def send(message: dict) -> None:
-        message["nonce"] = nonce
+        message["nonce"] = nonce[0]
         try:
             data = dumps(message).encode("ascii") + b"\n"
         except Exception as exc:  # not JSON (or nested too deep to encode)
-            data = dumps(_probe_error_message(message, "UnserializableObservation", exc, nonce)).encode() + b"\n"
+            data = dumps(_probe_error_message(message, "UnserializableObservation", exc, nonce[0])).encode() + b"\n"
         if len(data) > MAX_MESSAGE_BYTES:
             data = dumps(_probe_error_message(
-                message, "ObservationTooLarge", f"{len(data)} bytes, the limit is {MAX_MESSAGE_BYTES}", nonce
+                message, "ObservationTooLarge", f"{len(data)} bytes, the limit is {MAX_MESSAGE_BYTES}", nonce[0]
             )).encode() + b"\n"
         view = memoryview(data)
         while view:
             view = view[write(result_fd, view):]
 
-    run_line = dumps({"type": RUN, "tool": "", "nonce": nonce})  # the template: only the tool varies
-
     def trace_run(tool: str) -> None:
         # One line per run, straight to the fork server: once written, the
         # module cannot take it back (issue 16.6). Not through send(): no
         # attribute or global the module can patch is looked up here.
-        line = (run_line.replace('"tool": ""', '"tool": ' + dumps(tool[:100]), 1)).encode("ascii") + b"\n"
+        line = (run_line[0].replace('"tool": ""', '"tool": ' + dumps(tool[:100]), 1)).encode("ascii") + b"\n"
         view = memoryview(line)
         while view:
             view = view[write(result_fd, view):]
 
     try:
         _isolate_process(output_fd, result_fd, *(() if go_fd is None else (go_fd,)))
-        module_path = _prepare_scratch(scratch, base64.b64decode(job.source_b64))
+        source = base64.b64decode(jobs[0].source_b64)
+        module_path = _prepare_scratch(scratch, source)
         _clean_environment(scratch)
-        _set_limits(job.limits)
-        run_probe = _load_probe_function(job.probe_function or DEFAULT_PROBE_FUNCTION)
+        _set_limits(jobs[0].limits, steps=len(jobs))
+        run_probe = _load_probe_function(jobs[0].probe_function or DEFAULT_PROBE_FUNCTION)
         _forget_grader_modules()
         _fresh_std_streams()
+        before = ProcessState(run_probe) if chained else None
+        go_pipe = _fd_identity(go_fd) if chained else None
     except BaseException:
         send({"type": FATAL, "message": _cap(traceback.format_exc())})
         exit_now(70)
 
-    ctx = StepContext(scratch, module_path, f"agtool_learner_{nonce[:8]}", code, trace_run=trace_run)
-    try:
-        module = ctx.fresh_module()
-    except BaseException as exc:  # SystemExit and KeyboardInterrupt included: all are import failures
-        _flush_std_streams()
-        send(describe_import_error(exc, module_path))
-        exit_now(0)
-    _flush_std_streams()
-    send({"type": IMPORTED})
-    if go_fd is not None:  # a free slot for the step's work (the fork server's deadline starts then)
+    last = len(jobs) - 1
+    for position, job in enumerate(jobs):
+        nonce[0] = job.nonce
+        run_line[0] = dumps({"type": RUN, "tool": "", "nonce": job.nonce})  # only the tool varies
+        if position:
+            if not _wait_byte(go_fd):  # the fork server let this step begin
+                exit_now(0)
+            try:
+                module_path = _prepare_scratch(scratch, source)
+                _clean_environment(scratch)
+                _step_cpu_budget(job.limits)
+                before.restore()
+                _fresh_std_streams()
+            except BaseException:
+                send({"type": FATAL, "message": _cap(traceback.format_exc())})
+                exit_now(70)
+        ctx = StepContext(scratch, module_path, f"agtool_learner_{job.nonce[:8]}", code, trace_run=trace_run)
         try:
-            while True:
-                try:
-                    _read(go_fd, 1)
-                    break
-                except InterruptedError:
-                    continue
-            _close(go_fd)
+            module = ctx.fresh_module()
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt included: all are import failures
+            _flush_std_streams()
+            send(describe_import_error(exc, module_path))
+            exit_now(0)
+        _flush_std_streams()
+        send({"type": IMPORTED})
+        if go_fd is not None:  # a free slot for the step's work (the fork server's deadline starts then)
+            _wait_byte(go_fd)
+        _run_probes(job, module, ctx, run_probe, send, exit_now)
+        if not chained:
+            send({"type": DONE})
+            break
+        module = None
+        ctx.forget()
+        # The go pipe must still be ours: a step that closed or replaced it cannot be told to go on.
+        more = position < last and before.unchanged() and _fd_identity(go_fd) == go_pipe
+        send({"type": DONE, "more": more})
+        if not more:
+            break
+    exit_now(0)  # never run learner atexit handlers or non-daemon threads
+
+
+def _fd_identity(fd: "int | None") -> "tuple[int, int] | None":
+    """(device, inode) of what ``fd`` is open on, or ``None``."""
+    try:
+        info = os.fstat(fd)
+    except (OSError, TypeError):
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _wait_byte(fd: "int | None") -> bool:
+    """Wait for one byte on ``fd``; False at its end (the fork server wants no more)."""
+    if fd is None:
+        return False
+    while True:
+        try:
+            return _read(fd, 1) != b""
+        except InterruptedError:
+            continue
         except OSError:
-            pass
+            return False
+
+
+def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: Callable,
+                send: Callable[[dict], None], exit_now: Callable[[int], NoReturn]) -> None:
+    """Run the job's probes on ``module`` in order, one ``obs`` message each."""
 
     def observe(index: int, probe: dict) -> None:
         try:
@@ -252,8 +330,98 @@ def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
         else:
             pristine = pristine and is_fresh(probe)
             observe(index, probe)
-    send({"type": DONE})
-    exit_now(0)  # never run learner atexit handlers or non-daemon threads
+
+
+class ProcessState:
+    """What a step could leave behind in its process, taken before any learner code ran.
+
+    :meth:`unchanged` says whether the next step may run in this process:
+    no other thread, no child process, and the same signal handlers, limits,
+    umask, interpreter hooks, builtins and standard modules (each value's
+    identity, so a patched ``json.dumps`` counts). What a step may change
+    and the next step gets back is put back by :meth:`restore` (warning
+    filters, ``tempfile``'s folder). Cheap: the process it runs in already
+    copied these pages once.
+
+    >>> state = ProcessState()
+    >>> state.unchanged()
+    True
+    >>> import json; saved = json.dumps; json.dumps = repr
+    >>> state.unchanged()
+    False
+    >>> json.dumps = saved; state.unchanged()
+    True
+    """
+
+    # Modules whose functions the grader's reporting, the probes or LangGraph use.
+    MODULES = ("builtins", "os", "os.path", "posixpath", "json", "json.encoder", "json.decoder", "time",
+               "signal", "threading", "inspect", "typing", "functools", "operator", "itertools",
+               "collections", "copy", "re", "importlib", "importlib.util", "types", "dataclasses", "enum",
+               "contextlib", "warnings", "io", "abc", "resource", "tempfile", "shutil", "pathlib",
+               "traceback", "weakref", "random", "math", "string", "base64", "select", "selectors",
+               "subprocess", "socket", "gc", "langgraph.graph", "langgraph.graph.state",
+               "langgraph.pregel", "langchain_core.runnables.config", "typing_extensions", "pydantic")
+
+    def __init__(self, *functions: Callable):
+        import tempfile
+        import warnings
+
+        self._functions = functions  # the probe function: its module's globals count too
+        self._filters = list(warnings.filters)
+        self._tempdir = tempfile.tempdir
+        self._taken = self._take()
+
+    def _take(self) -> tuple:
+        modules = [sys.modules.get(name) for name in self.MODULES]
+        spaces = [vars(m) for m in modules if m is not None] + [f.__globals__ for f in self._functions]
+        umask = os.umask(0o077)
+        os.umask(umask)
+        # Identities only of objects something holds (a temporary's id can come back on another).
+        hooks = (sys.gettrace(), sys.getprofile(), sys.excepthook, sys.displayhook, sys.unraisablehook,
+                 sys.breakpointhook, sys.modules, sys.path_importer_cache, *sys.meta_path, *sys.path_hooks)
+        return (
+            tuple(map(id, modules)), sys.getrecursionlimit(), sys.getswitchinterval(),
+            # ``builtins._`` is the interactive prompt's last value: not a change.
+            tuple(tuple(id(v) for k, v in space.items() if k != "_") for space in spaces),
+            tuple(map(id, hooks)), umask,
+            tuple(map(id, (signal.getsignal(s) for s in _SIGNALS))),
+            tuple(resource.getrlimit(kind) for kind in _RLIMITS),
+        )
+
+    def unchanged(self) -> bool:
+        """True when nothing runs beside this process's one thread and nothing listed changed."""
+        try:
+            if len(os.listdir("/proc/self/task")) != 1 or _has_children():
+                return False
+            return self._take() == self._taken
+        except BaseException:  # noqa: BLE001 - a module that broke what we look at: a new process
+            return False
+
+    def restore(self) -> None:
+        """Put back what a step may change and the next step must not see (before its import)."""
+        import tempfile
+        import warnings
+
+        warnings.filters[:] = self._filters
+        tempfile.tempdir = self._tempdir
+
+
+_SIGNALS = tuple(sorted(signal.valid_signals()))
+# Not RLIMIT_CPU: its soft limit moves with each step (_step_cpu_budget).
+_RLIMITS = tuple(getattr(resource, name) for name in (
+    "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE", "RLIMIT_NPROC", "RLIMIT_NICE",
+    "RLIMIT_STACK", "RLIMIT_DATA", "RLIMIT_MEMLOCK") if hasattr(resource, name))
+
+
+def _has_children() -> bool:
+    """Whether this process has a child that is still running (ended ones are reaped)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
 
 
 def is_fresh(probe: dict) -> bool:
@@ -403,20 +571,34 @@ def _clean_environment(scratch: str) -> None:
     sys.dont_write_bytecode = True
 
 
-def _set_limits(limits: Limits) -> None:
-    def lower(kind: int, value: int) -> None:
+def _set_limits(limits: Limits, *, steps: int = 1) -> None:
+    def lower(kind: int, value: int, most: "int | None" = None) -> None:
         soft, hard = resource.getrlimit(kind)
+        most = value if most is None else most
         if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
-        resource.setrlimit(kind, (value, value))
+            value, most = min(value, hard), min(most, hard)
+        resource.setrlimit(kind, (value, most))
 
     lower(resource.RLIMIT_AS, limits.memory_bytes)
-    lower(resource.RLIMIT_CPU, limits.cpu)
+    # CPU seconds are a step's: the first step's now, the next ones' from where
+    # the step before left off (_step_cpu_budget), all of them under the hard limit.
+    lower(resource.RLIMIT_CPU, limits.cpu, limits.cpu * steps)
     lower(resource.RLIMIT_FSIZE, limits.file_size_bytes)
     lower(resource.RLIMIT_NOFILE, limits.open_files)
     lower(resource.RLIMIT_CORE, 0)
     if hasattr(resource, "RLIMIT_NPROC"):
         lower(resource.RLIMIT_NPROC, _processes_of_this_user() + limits.nproc)
+
+
+def _step_cpu_budget(limits: Limits) -> None:
+    """(Before a step after the first.) The soft CPU limit: the CPU used so far plus one step's."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    used = int(usage.ru_utime + usage.ru_stime) + 1
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = used + limits.cpu
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
 def _processes_of_this_user() -> int:

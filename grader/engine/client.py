@@ -120,16 +120,21 @@ class EngineClient:
         """Run one step job; return the fork server's result (see :meth:`run_many`)."""
         return self.run_many([job], timeout=timeout)[0]
 
-    def run_many(self, jobs: "list[StepJob]", *, parallel: int = 1,
+    def run_many(self, jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False,
                  timeout: "float | None" = None) -> "list[StepResult]":
         """Run step jobs, up to ``parallel`` step children at once; one result per job, in order.
+
+        With ``chain``, a step child may run several jobs of one submission
+        one after another (a new import each; see
+        :func:`grader.engine.server.run_jobs`).
 
         ``timeout`` bounds how long we wait for the fork server itself
         (default: long enough for every job to use its whole time limit, plus
         a grace period). A fork server that died or hangs is killed and
         replaced on the next call; every result then holds ``infra_error``.
         """
-        request = {"request": next(self._jobs), "jobs": [job.to_json() for job in jobs], "parallel": parallel}
+        request = {"request": next(self._jobs), "jobs": [job.to_json() for job in jobs], "parallel": parallel,
+                   "chain": bool(chain)}
         if timeout is None:
             limits = [job.limits.wall_bound for job in jobs]  # the import's bound, then the probes'
             rounds = -(-len(jobs) // max(parallel, 1))

@@ -37,6 +37,7 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import shutil
 import stat
 import tempfile
 
@@ -152,6 +153,32 @@ class StepConfinement:
         """SIGKILL every process of the step's group (nothing without a group)."""
         return self.group.kill() if self.group is not None else 0
 
+    def next_step(self, keep: int) -> "tuple[int, tuple[str, ...]]":
+        """(Between two steps of one process.) Kill the group but ``keep``; how many, the limits the step hit.
+
+        Then the scratch folder is emptied for the next step (the step's
+        files were read before), so each step has the whole disk budget.
+        """
+        killed, hits = 0, []
+        if self.group is not None:
+            killed = self.group.kill_others(keep)
+            hits += self.group.next_step()
+        if self._disk_over():
+            hits.append("disk")
+        empty_folder(self.scratch)
+        return killed, tuple(hits)
+
+    def _disk_over(self) -> bool:
+        try:
+            if self.mounted:
+                st = os.statvfs(self.scratch)
+                used = (st.f_blocks - st.f_bfree) * st.f_frsize
+                full = st.f_bavail * st.f_frsize < (256 << 10) or st.f_ffree < 16
+                return full or used > self.disk_bytes
+            return folder_bytes(self.scratch, self.disk_bytes) > self.disk_bytes
+        except OSError:
+            return False
+
     def close(self) -> "tuple[str, ...]":
         """Kill what is left, unmount the scratch tmpfs; the limits the step hit (``memory``, ``pids``, ``disk``)."""
         hits = list(self.group.close()) if self.group is not None else []
@@ -169,6 +196,26 @@ class StepConfinement:
         except OSError:
             pass
         return tuple(hits)
+
+
+def empty_folder(folder: str) -> None:
+    """Remove everything inside ``folder`` (links are removed, never followed), keep the folder.
+
+    >>> import tempfile; d = tempfile.mkdtemp(); os.mkdir(os.path.join(d, "x")); empty_folder(d); os.listdir(d)
+    []
+    """
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
 
 
 def folder_bytes(folder: str, stop_at: int, max_entries: int = 50_000) -> int:

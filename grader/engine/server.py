@@ -57,6 +57,9 @@ from grader.engine.reports import resolve_report_files
 from grader.engine.sharedpages import memoize_builtin_signatures
 
 TRUNCATED_MARK = "\n[... output truncated]\n"
+# A step whose import took longer (seconds) runs the steps after it in step
+# children of their own, which import at once, not one after another in its own.
+CHAIN_IMPORT_SECONDS = 0.25
 # What step children need, imported once here. Not grader.checks: judging
 # happens in the client, never where learner code runs.
 PRELOAD = ("langgraph.graph", "grader.engine.probes", "grader.engine.encode", "grader.spec",
@@ -69,7 +72,8 @@ PRELOAD = ("langgraph.graph", "grader.engine.probes", "grader.engine.encode", "g
 def serve() -> None:
     """Main loop of the fork server: one request per stdin line, result lines on stdout.
 
-    A request is ``{"request": id, "jobs": [StepJob.to_json(), ...], "parallel": n}``.
+    A request is ``{"request": id, "jobs": [StepJob.to_json(), ...], "parallel": n, "chain": bool}``
+    (``chain``: one step child may run several of the jobs, see :func:`run_jobs`).
     Each job's result is written as soon as that step is over
     (``{"type": "result", "request": id, "index": i, "result": {...}}``),
     then ``{"type": "done", "request": id}``: if a step kills this process,
@@ -132,7 +136,8 @@ def _serve_requests(channel_in, channel_out: int) -> None:
                                           "result": result.to_json()})
 
             jobs = [StepJob.from_json(job) for job in request["jobs"]]
-            run_jobs(jobs, parallel=int(request.get("parallel", 1)), leftovers=leftovers, on_result=report)
+            run_jobs(jobs, parallel=int(request.get("parallel", 1)), chain=request.get("chain") is True,
+                     leftovers=leftovers, on_result=report)
             reply = {"type": "done", "request": request_id}
         except BrokenPipeError:  # the client is gone: nothing left to serve
             break
@@ -168,12 +173,22 @@ def run_job(job: StepJob, *, leftovers: "list[str] | None" = None) -> StepResult
     return run_jobs([job], leftovers=leftovers)[0]
 
 
-def run_jobs(jobs: "list[StepJob]", *, parallel: int = 1, leftovers: "list[str] | None" = None,
+def run_jobs(jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False,
+             leftovers: "list[str] | None" = None,
              on_result: "Callable[[int, StepResult], None] | None" = None) -> "list[StepResult]":
-    """Fork a step child per step job, at most ``parallel`` past their import at a time; watch, clean up, describe each.
+    """Run step jobs in step children, at most ``parallel`` past their import at a time; watch, clean up, describe each.
 
-    Each step child has its own deadline: its job's ``import_timeout`` from
-    its start until it says it imported, then each probe's own bound within
+    Without ``chain``, each job has a step child of its own, and every one
+    imports at once. With ``chain``, jobs of one submission (same source,
+    limits and probe function) are split into at most ``parallel`` runs of
+    consecutive jobs, and one step child runs a run's jobs one after another
+    (:func:`grader.engine.child.run_steps`: a new import per step): a
+    process per step costs more than most steps' work. A step child that
+    dies, overruns or says it changed ends its step only; the jobs after it
+    go to a new step child.
+
+    Each step has its own deadline: its job's ``import_timeout`` from its
+    start until it says it imported, then each probe's own bound within
     the job's ``timeout`` for all its probes (see ``Limits``).
     When a step child ends, its process group is killed; when the last one ends,
     every remaining descendant is (a grandchild that escaped its group
@@ -184,42 +199,80 @@ def run_jobs(jobs: "list[StepJob]", *, parallel: int = 1, leftovers: "list[str] 
     is dead when this returns.
     """
     results: "list[StepResult | None]" = [None] * len(jobs)
-    waiting = list(range(len(jobs)))
-    running: "dict[int, _StepChild]" = {}
+    waiting = _chains(jobs, parallel) if chain else [[i] for i in range(len(jobs))]
+    # With ``chain``, the first run starts alone: its first import decides
+    # for the others (see the docstring).
+    held, waiting = waiting[1:] if chain else [], waiting[:1] if chain else waiting
+    head: "_StepChild | None" = None
+    running: "list[_StepChild]" = []
     scratches: list[str] = []
     sel = selectors.DefaultSelector()
+
+    def done(index: int, result: StepResult) -> None:
+        results[index] = result
+        if on_result is not None:
+            on_result(index, result)
+
     try:
         while waiting or running:
-            # Every step imports at once; ``parallel`` bounds the steps past
+            # Every step child imports at once; ``parallel`` bounds the steps past
             # their import (the learner's work, which competes for the cores):
             # an honest import that sleeps or reads a file would otherwise make
             # the steps wait for each other's imports in turn. A step that has
             # imported waits in its child for a byte on its go pipe.
             while waiting:
-                index = waiting.pop(0)
-                running[index] = _StepChild(jobs[index], sel)
-                scratches.append(running[index].scratch)
-            working = sum(c.released for c in running.values())
-            for child in running.values():
+                indices = waiting.pop(0)
+                running.append(_StepChild([jobs[i] for i in indices], sel, indices=indices))
+                scratches.append(running[-1].scratch)
+                head = running[-1] if head is None and chain else head
+            working = sum(c.released for c in running)
+            for child in running:
                 if working >= max(parallel, 1):
                     break
                 if child.imported_at is not None and not child.released:
                     child.release()
                     working += 1
-            wait = min(max(min(c.deadline for c in running.values()) - time.monotonic(), 0), 1.0)
-            if not all(c.pidfd is not None for c in running.values()):
+            wake = min(min(c.deadline, c.judge_import_at()) for c in running)
+            wait = min(max(wake - time.monotonic(), 0), 1.0)
+            if not all(c.pidfd is not None for c in running):
                 wait = min(wait, 0.01)  # no pidfd (old kernels): poll for the children's end
             for key, _ in sel.select(wait):
                 if key.data() < 0:  # EOF (or refused): stop watching this fd
                     sel.unregister(key.fileobj)
-            for index, child in list(running.items()):
+            for child in list(running):
+                if child.slow_import(time.monotonic()):  # the steps after it must not wait for its imports in turn
+                    waiting += [[i] for i in child.split_off()]
+                    if child is head:
+                        waiting += [[i] for run in held for i in run]
+                        held = []
+                elif child.channel_errors and child.position < len(child.jobs) - 1:
+                    # Its channel is not to be trusted to say when the step is over: the
+                    # step child ends after this step, a new one runs the steps after it.
+                    waiting.append(child.split_off())
+                if child is head and held and child.imported_at is not None:
+                    waiting += held  # a quick import: the other runs start now
+                    held = []
+                if child.step_over:  # a chained step said done: its result now, the next one starts
+                    done(*child.end_step())
                 if child.poll_ended():
-                    results[index] = child.finish(sel, alone=len(running) == 1 and not waiting)
-                    del running[index]
-                    if on_result is not None:
-                        on_result(index, results[index])
+                    running.remove(child)
+                    rest = child.rest()
+                    result = child.finish(sel, alone=not running and not waiting and not held and not rest)
+                    if result is not None:
+                        done(child.index, result)
+                    if child is head and held and result is not None and IMPORTED not in _types(result):
+                        # The module did not import (or its import was killed): every
+                        # step gets that result, and no other process starts.
+                        for i in rest + [i for run in held for i in run]:
+                            done(i, result)
+                        rest, held = [], []
+                    if rest:
+                        waiting.append(rest)
+                    if child is head and held:  # it ended after importing: the others go on
+                        waiting += held
+                        held = []
     finally:
-        for child in running.values():  # only after an exception in this process
+        for child in running:  # only after an exception in this process
             try:
                 child.finish(sel, alone=True)
             except Exception:  # keep cleaning up: the descendants are killed below
@@ -234,60 +287,69 @@ def run_jobs(jobs: "list[StepJob]", *, parallel: int = 1, leftovers: "list[str] 
     return results
 
 
+def _chains(jobs: "list[StepJob]", parallel: int) -> "list[list[int]]":
+    """Job indices in at most ``parallel`` runs of consecutive jobs that one step child may run in turn.
+
+    Only jobs with the same source, limits and probe function share a step
+    child (one submission's steps), split as evenly as their probe counts allow.
+
+    >>> job = lambda n, src="": StepJob(step=n, source_b64=src, probes=({},) * n, nonce=str(n))
+    >>> _chains([job(1), job(2), job(3), job(4)], 2)
+    [[0, 1, 2], [3]]
+    >>> _chains([job(1), job(2, "x")], 2)
+    [[0], [1]]
+    """
+    groups: "dict[tuple, list[int]]" = {}
+    for i, job in enumerate(jobs):
+        groups.setdefault((job.source_b64, job.limits, job.probe_function), []).append(i)
+    chains: "list[list[int]]" = []
+    for indices in groups.values():
+        lanes = max(min(parallel, len(indices)), 1)
+        weights = [len(jobs[i].probes) + 1 for i in indices]
+        share, run, total = sum(weights) / lanes, [], 0.0
+        for i, weight in zip(indices, weights):
+            if run and total + weight / 2 > share * (len(chains) % lanes + 1) and len(chains) % lanes < lanes - 1:
+                chains.append(run)
+                run = []
+            run.append(i)
+            total += weight
+        chains.append(run)
+    return chains
+
+
 class _StepChild:
-    """One forked step child: its pipes, its deadline, and what it sent."""
+    """One forked step child running one step job, or several in turn: its pipes, its deadline, what it sent."""
 
     # Its phases (set in __init__ and as messages arrive; here for objects
     # the tests build without a process).
     imported_at: "float | None" = None
     released = False
+    step_over = False
+    in_flight = True
+    _import_judged = True
     probe_started = 0.0
     work_deadline = deadline = float("inf")
 
-    def __init__(self, job: StepJob, sel: selectors.BaseSelector):
+    def __init__(self, jobs: "list[StepJob]", sel: selectors.BaseSelector, *, indices: "list[int]"):
         from grader.engine import child as child_module
 
-        self.job = job
-        self.limits = job.limits
-        self.nonce, self.n_probes = job.nonce, len(job.probes)
+        self.jobs, self.indices, self.position = list(jobs), list(indices), 0
+        self.limits = self.jobs[0].limits
         self.output_cap = self.limits.output_bytes
-        self.messages: list[Message] = []
-        self.channel_errors: list[str] = []
         self.exit_status: "int | None" = None
         self.signal: "int | None" = None
-        self.timed_out = False
         self.cpu_seconds = 0.0  # of the step's own process (not of what it forked)
-        self.killed = 0
-        self.output_dropped = 0
-        self._output = bytearray()
-        self._pending = bytearray()
-        self._total = 0
-        # The step child's messages come in one order: imported, obs 0..n-1,
-        # done (or a lone import_error / fatal). Anything else is refused.
-        self._last_type = ""
-        self._next_index = 0
-        # The body-run trace since the last observation, counted here: the
-        # step child's own counts can be wound back by the module, these cannot.
-        self._runs: "dict[str, int]" = {}
+        self._cpu_used = 0.0  # by the steps already over (a chain's)
         self._status: "int | None" = None  # raw wait status once reaped
+        self._more = True  # the step child has not said it ends after its current step
+        self._begin_step()
 
-        code = _compiled(job.source_b64)
+        code = _compiled(self.jobs[0].source_b64)
         self.scratch = tempfile.mkdtemp(prefix="agtool-step-", dir=_scratch_base)
         self.confinement = _step_confinement(self.scratch, self.limits)  # cgroup, scratch budget
         result_r, result_w = os.pipe()
         output_r, output_w = os.pipe()
         go_r, go_w = os.pipe()
-        self.released = False
-        self.started = time.monotonic()
-        # The deadline follows the step's phases (see Limits): the import has
-        # its own bound; once it is over, each probe has its own, within the
-        # step's budget for all of them. It moves as the step's messages arrive.
-        self.deadline = self.started + self.limits.import_timeout
-        self.imported_at: "float | None" = None
-        self.work_deadline = float("inf")
-        self.probe_started = self.started
-        self.timeout_phase = ""
-        self.phase_seconds = 0.0
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         child_module.GraderModules.prepare()  # the step child need not walk sys.modules itself
@@ -298,8 +360,8 @@ class _StepChild:
                 os.close(output_r)
                 os.close(go_w)
                 self.confinement.enter()  # before any learner code: group, priority, read-only, no caps
-                child_module.run_step(job, scratch=self.scratch, result_fd=result_w, output_fd=output_w,
-                                      code=code, go_fd=go_r)
+                child_module.run_steps(tuple(self.jobs), scratch=self.scratch, result_fd=result_w,
+                                       output_fd=output_w, code=code, go_fd=go_r)
             finally:
                 os._exit(70)
         os.close(result_w)
@@ -315,6 +377,95 @@ class _StepChild:
         if self.pidfd is not None:
             sel.register(self.pidfd, selectors.EVENT_READ, lambda: 0)  # wakes us; poll_ended() reaps
 
+    def _begin_step(self) -> None:
+        """Start the bookkeeping of the job at ``position``."""
+        job = self.jobs[self.position]
+        self.job, self.index = job, self.indices[self.position]
+        self.nonce, self.n_probes = job.nonce, len(job.probes)
+        self.messages: list[Message] = []
+        self.channel_errors: list[str] = []
+        self.timed_out = False
+        self.killed = 0
+        self.output_dropped = 0
+        self._output = bytearray()
+        self._pending = bytearray()
+        self._total = 0
+        # The step child's messages come in one order: imported, obs 0..n-1,
+        # done (or a lone import_error / fatal). Anything else is refused.
+        self._last_type = ""
+        self._next_index = 0
+        # The body-run trace since the last observation, counted here: the
+        # step child's own counts can be wound back by the module, these cannot.
+        self._runs: "dict[str, int]" = {}
+        self.released = self.step_over = self._import_judged = False
+        self.in_flight = True
+        self.started = time.monotonic()
+        # The deadline follows the step's phases (see Limits): the import has
+        # its own bound; once it is over, each probe has its own, within the
+        # step's budget for all of them. It moves as the step's messages arrive.
+        self.deadline = self.started + self.limits.import_timeout
+        self.imported_at: "float | None" = None
+        self.work_deadline = float("inf")
+        self.probe_started = self.started
+        self.timeout_phase = ""
+        self.phase_seconds = 0.0
+
+    def end_step(self) -> "tuple[int, StepResult]":
+        """(A chained step said ``done``.) Its result; let the step child begin its next step, if any.
+
+        The step child waits meanwhile: what the step left running in its
+        group is killed, its report files are read, the limits it hit are
+        taken and its scratch folder is emptied before the next step begins.
+        """
+        self.step_over = False
+        self._drain(self._read_output)
+        for message in self.messages:
+            if message.get("type") == OBS:
+                resolve_report_files(message.get("obs"), self.scratch)
+        self.killed, hits = self.confinement.next_step(self.pid)
+        cpu = _process_cpu(self.pid)
+        result = self._result(exit_status=0, signal=None, cpu=max(cpu - self._cpu_used, 0.0), limits_hit=hits)
+        self._cpu_used = max(cpu, self._cpu_used)
+        index = self.index
+        self.position += 1
+        if self._more and self.position < len(self.jobs):
+            self._begin_step()
+            try:
+                os.write(self._go_fd, b"n")
+            except OSError:  # the step child is gone: poll_ended() will say how
+                pass
+        else:
+            # No step in flight: the step child ends by itself (a few seconds'
+            # grace, then it is killed); the jobs it did not begin go to a new one.
+            self.in_flight = False
+            self.deadline = time.monotonic() + 5.0
+            self._close_go()
+        return index, result
+
+    def slow_import(self, now: float) -> bool:
+        """True once, as soon as the step's import has taken more than ``CHAIN_IMPORT_SECONDS``."""
+        if self._import_judged:
+            return False
+        took = (self.imported_at if self.imported_at is not None else now) - self.started
+        self._import_judged = self.imported_at is not None or took > CHAIN_IMPORT_SECONDS
+        return took > CHAIN_IMPORT_SECONDS
+
+    def judge_import_at(self) -> float:
+        """When :meth:`slow_import` has to be asked (infinity once it answered)."""
+        return float("inf") if self._import_judged else self.started + CHAIN_IMPORT_SECONDS
+
+    def split_off(self) -> "list[int]":
+        """Take the jobs after the current one away from this step child; their indices."""
+        rest = self.indices[self.position + 1:]
+        del self.jobs[self.position + 1:], self.indices[self.position + 1:]
+        if self.released:  # it has its go byte: the end of the pipe tells it to end after this step
+            self._close_go()
+        return rest
+
+    def rest(self) -> "list[int]":
+        """(The step child ended.) The indices of the jobs it did not begin, for a new step child."""
+        return self.indices[self.position + (1 if self.in_flight else 0):]
+
     def release(self) -> None:
         """Let the imported step run its probes (one byte on its go pipe); their time limits start now."""
         self.released = True
@@ -325,7 +476,8 @@ class _StepChild:
             os.write(self._go_fd, b"g")
         except OSError:  # the step child is gone: poll_ended() will say how
             pass
-        self._close_go()
+        if self.position == len(getattr(self, "jobs", ())) - 1:  # nothing more to say to it
+            self._close_go()
 
     def _probe_deadline(self) -> None:
         limits = getattr(self, "limits", None)  # none on bookkeeping-only objects of the tests
@@ -346,13 +498,17 @@ class _StepChild:
                 self.cpu_seconds = usage.ru_utime + usage.ru_stime
         now = time.monotonic()
         if self._status is None and now >= self.deadline and not self.timed_out:
-            self.timed_out = True
+            self.timed_out = self.in_flight  # else it outstayed its grace after its last step: just end it
             self.timeout_phase = "import" if self.imported_at is None else "probe"
             self.phase_seconds = round(now - (self.started if self.imported_at is None else self.probe_started), 3)
-        return self._status is not None or self.timed_out
+        return self._status is not None or self.timed_out or (not self.in_flight and now >= self.deadline)
 
-    def finish(self, sel: selectors.BaseSelector, *, alone: bool) -> StepResult:
-        """Kill what is left of the step, read what it sent, close its fds; return its result."""
+    def finish(self, sel: selectors.BaseSelector, *, alone: bool) -> "StepResult | None":
+        """Kill what is left of the step child, read what it sent, close its fds; the result of its step in flight.
+
+        ``None`` when no step was in flight (a chained step child that ended
+        after its last step, or after saying it would).
+        """
         self._kill_group()
         self._close_go()
         if self._status is None:
@@ -363,20 +519,19 @@ class _StepChild:
         else:
             self.exit_status = os.waitstatus_to_exitcode(self._status)
         if alone:  # no sibling step runs: every descendant left is this step's
-            self.killed = kill_descendants()
-        # What the step child wrote before it ended is still in the pipes. Read what
-        # is there now, a bounded amount: an escaped writer could go on forever.
-        for reader in (self._read_result, self._read_output):
-            for _ in range(64):
-                if reader() <= 0:
-                    break
-        if self._pending:
-            self._accept(bytes(self._pending))
-        # The report probe said where write_report wrote; the files are read
-        # here, now that the step's processes are gone (see grader.engine.reports).
-        for message in self.messages:
-            if message.get("type") == OBS:
-                resolve_report_files(message.get("obs"), self.scratch)
+            self.killed += kill_descendants()
+        if self.in_flight:
+            # What the step child wrote before it ended is still in the pipes. Read what
+            # is there now, a bounded amount: an escaped writer could go on forever.
+            self._drain(self._read_result)
+            self._drain(self._read_output)
+            if self._pending:
+                self._accept(bytes(self._pending))
+            # The report probe said where write_report wrote; the files are read
+            # here, now that the step's processes are gone (see grader.engine.reports).
+            for message in self.messages:
+                if message.get("type") == OBS:
+                    resolve_report_files(message.get("obs"), self.scratch)
         for fd in (self._result_fd, self._output_fd, self.pidfd):
             if fd is not None:
                 try:
@@ -384,22 +539,36 @@ class _StepChild:
                 except (KeyError, ValueError):
                     pass
                 os.close(fd)
+        hits = self.confinement.close()  # after the report files were read from scratch
+        if not self.in_flight:
+            return None
+        return self._result(exit_status=self.exit_status, signal=self.signal,
+                            cpu=max(self.cpu_seconds - self._cpu_used, 0.0), limits_hit=hits)
+
+    @staticmethod
+    def _drain(reader: "Callable[[], int]") -> None:
+        for _ in range(64):  # bounded: an escaped writer could go on forever
+            if reader() <= 0:
+                break
+
+    def _result(self, *, exit_status: "int | None", signal: "int | None", cpu: float,
+                limits_hit: "tuple[str, ...]") -> StepResult:
         return StepResult(
             messages=tuple(self.messages),
             channel_errors=tuple(self.channel_errors),
             output=self.output_text(),
             output_truncated=self.output_dropped > 0,
-            exit_status=self.exit_status,
-            signal=self.signal,
+            exit_status=exit_status,
+            signal=signal,
             timed_out=self.timed_out,
             timeout_phase=self.timeout_phase,
             phase_seconds=self.phase_seconds,
             import_seconds=round(self.imported_at - self.started, 4) if self.imported_at is not None else 0.0,
             elapsed=round(time.monotonic() - self.started, 4),
-            cpu=round(self.cpu_seconds, 4),
+            cpu=round(cpu, 4),
             killed_descendants=self.killed,
             limits=self.confinement.words,
-            limits_hit=self.confinement.close(),  # after the report files were read from scratch
+            limits_hit=limits_hit,
         )
 
     def _kill_group(self) -> None:
@@ -461,6 +630,9 @@ class _StepChild:
         if message["type"] == IMPORTED:
             self.imported_at = time.monotonic()
             self.deadline = float("inf")  # waiting for a slot: release() starts the clock of its work
+        if message["type"] == DONE and len(getattr(self, "jobs", ())) > 1:
+            self._more = message.get("more") is True
+            self.step_over = True  # run_jobs ends the step and begins the next (end_step)
         if message["type"] == OBS:
             self._next_index += 1
             self._check_trace(message)
@@ -499,6 +671,8 @@ class _StepChild:
             return "a second 'imported' message was refused"
         elif kind == DONE and (self._next_index != self.n_probes or self._last_type not in (IMPORTED, OBS)):
             return "a 'done' message before every observation was refused"
+        elif kind == DONE and type(message.get("more", False)) is not bool:
+            return "a 'done' message of unknown shape was refused"
         return ""
 
     def _channel_error(self, text: str) -> None:
@@ -515,6 +689,10 @@ class _StepChild:
     def output_text(self) -> str:
         text = bytes(self._output).decode("utf-8", errors="replace")
         return text + TRUNCATED_MARK if self.output_dropped else text
+
+
+def _types(result: StepResult) -> "set[str]":
+    return {m.get("type") for m in result.messages}
 
 
 _compiled_cache: "dict[str, object]" = {}
@@ -570,6 +748,19 @@ def _step_confinement(scratch: str, limits) -> "confine.StepConfinement":
         words = []
     made.words = "; ".join([w for w in words if w] + [f"cpu nice {confine.LOWEST_PRIORITY}", made.describe()])
     return made
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds ``pid`` itself used so far (0.0 if unknown)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime: its own, as wait4 says
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _pidfd_open(pid: int) -> "int | None":
