@@ -73,15 +73,23 @@ def fresh_check(step: int, name: str, *, expect: int, shareable: bool = True) ->
                  hint="engine hint", probes=lambda rng: [Probe("fresh", dict(params), label="import")], judge=judge)
 
 
+@pytest.mark.parametrize("import_line, imports", [
+    # A quick import: each fresh probe has an import of its own (cheaper than a fork).
+    ("", {"a": 2, "b": 2, "c": 3, "d": 1}),  # (d, its step's last probe, takes the step's import)
+    # A slower one (over child.REIMPORT_SECONDS): the step imports once, a fresh
+    # probe gets that import's module in a fork; only c, which re-imports after
+    # other probes ran, imports again.
+    ("import time; time.sleep(0.05)\n", {"a": 1, "b": 1, "c": 2, "d": 1}),
+], ids=["quick import", "slower import"])
 def test_identical_fresh_probes_of_a_step_run_once_and_each_check_gets_the_observation(
-        write_module, temp_checks, engine_runner):
+        write_module, temp_checks, engine_runner, import_line, imports):
     # Every import appends to a log in the step's scratch folder; IMPORTS is its length.
-    # A step imports once: a fresh probe gets that import's module (in a fork),
-    # only a probe that re-imports after other probes ran (c) imports again.
-    path = write_module("with open('imports.log', 'a') as f:\n    f.write('x')\n"
+    # b is the same probe as a: it runs once and both get its observation.
+    path = write_module(import_line + "with open('imports.log', 'a') as f:\n    f.write('x')\n"
                         "IMPORTS = len(open('imports.log').read())\n")
-    ids = temp_checks(fresh_check(2, "a", expect=1), fresh_check(2, "b", expect=1),
-                      fresh_check(2, "c", expect=2, shareable=False), fresh_check(3, "d", expect=1))
+    ids = temp_checks(fresh_check(2, "a", expect=imports["a"]), fresh_check(2, "b", expect=imports["b"]),
+                      fresh_check(2, "c", expect=imports["c"], shareable=False),
+                      fresh_check(3, "d", expect=imports["d"]))
     report = run(path, ids, engine_runner, seed=1)
     assert {k: (c.passed, c.got) for k, c in by_id(report).items()} == {
         "a": (True, ""), "b": (True, ""), "c": (True, ""), "d": (True, "")}

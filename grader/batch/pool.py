@@ -39,6 +39,7 @@ from multiprocessing.connection import wait
 from typing import Any, Callable, Iterable, Iterator
 
 from grader.engine.proctree import die_with_parent
+from grader.grading import PARALLEL_ENV
 
 # Parent-side ends of every worker's pipe (and of each pool's wake-up pipe). A
 # forked worker inherits them and must close them: otherwise it keeps its
@@ -47,9 +48,14 @@ from grader.engine.proctree import die_with_parent
 _PARENT_ENDS: set = set()
 
 
-def _worker_main(conn, work: Callable[[Any], Any], prepare: "Callable[[], Any] | None" = None) -> None:
+def _worker_main(conn, work: Callable[[Any], Any], prepare: "Callable[[], Any] | None" = None,
+                 lanes: int = 0) -> None:
     # Own process group, so a time-out kills this worker and whatever it forked.
     os.setsid()
+    if lanes and not os.environ.get(PARALLEL_ENV):
+        # The workers already keep the cores busy: a submission's steps in more
+        # step children at once would only add processes (see grader.grading).
+        os.environ[PARALLEL_ENV] = str(lanes)
     die_with_parent()  # a worker must not outlive the pool's process
     for end in list(_PARENT_ENDS):
         end.close()
@@ -83,10 +89,11 @@ def _worker_main(conn, work: Callable[[Any], Any], prepare: "Callable[[], Any] |
 
 
 class _Worker:
-    def __init__(self, ctx, work: Callable[[Any], Any], prepare: "Callable[[], Any] | None" = None):
+    def __init__(self, ctx, work: Callable[[Any], Any], prepare: "Callable[[], Any] | None" = None,
+                 lanes: int = 0):
         self.conn, child = ctx.Pipe()
         _PARENT_ENDS.add(self.conn)
-        self.proc = ctx.Process(target=_worker_main, args=(child, work, prepare), name="agtool-batch-worker")
+        self.proc = ctx.Process(target=_worker_main, args=(child, work, prepare, lanes), name="agtool-batch-worker")
         self.proc.start()
         child.close()
         self.task: Any = None
@@ -162,6 +169,8 @@ class WorkerPool:
                  on_lost: Callable[[Any, bool], Any], feed: "Callable[[], Any] | None" = None,
                  prepare: "Callable[[], Any] | None" = None):
         self.work, self.jobs, self.hard_limit = work, max(1, int(jobs)), hard_limit
+        # Step children a worker's grading runs at once: the cores the workers leave.
+        self.lanes = max(1, (os.cpu_count() or 1) // self.jobs)
         self.on_lost, self.feed, self.prepare = on_lost, feed, prepare
         self._pending: deque = deque()
         self._workers: list[_Worker] = []
@@ -177,7 +186,7 @@ class WorkerPool:
             with self._lock:
                 self._wake = _WakePipe()
                 _PARENT_ENDS.add(self._wake)
-            self._workers = [_Worker(self._ctx, self.work, self.prepare) for _ in range(self.jobs)]
+            self._workers = [_Worker(self._ctx, self.work, self.prepare, self.lanes) for _ in range(self.jobs)]
         return self
 
     def close(self) -> None:

@@ -493,8 +493,9 @@ class StepGroup:
 
     def next_step(self) -> "tuple[str, ...]":
         """The limits hit since the step began (see :meth:`hits`); count the next step's from now."""
-        hit = self.hits()
-        self.baseline = self._counts()
+        now = self._counts()
+        hit = tuple(name for name in ("memory", "pids") if now.get(name, 0) > self.baseline.get(name, 0))
+        self.baseline = now
         return hit
 
     def hits(self) -> "tuple[str, ...]":

@@ -33,7 +33,7 @@ from builtins import BaseException, Exception, compile, enumerate, exec, isinsta
 
 from grader.engine.encode import private_module_copy  # noqa: E402
 from grader.engine.proctree import die_with_parent  # noqa: E402
-from grader.engine.protocol import (DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR, IMPORTED,  # noqa: E402
+from grader.engine.protocol import (CHANGED, DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR, IMPORTED,  # noqa: E402
                                     MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, MAX_PRECOMPILED_BYTES, OBS, RUN,
                                     ImportErrorMessage, Limits, Message, StepJob)
 
@@ -43,6 +43,11 @@ from grader.engine.protocol import (DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_
 _fork, _pipe, _waitpid, _read, _close, _kill, _getpid = (os.fork, os.pipe, os.waitpid, os.read, os.close,
                                                          os.kill, os.getpid)
 _set_blocking, _write_byte = os.set_blocking, os.write
+
+# A step whose import took at most this long (seconds) runs its fresh probes on
+# new imports of their own instead of in forks (see _run_probes).
+REIMPORT_SECONDS = 0.02
+_clock = __import__("time").perf_counter
 
 MODULE_DIR = "agtool"
 MODULE_FILE = "tools.py"
@@ -80,6 +85,7 @@ class StepContext:
         # its own (a forked fresh probe): handed out once, instead of importing again.
         self.pristine: "ModuleType | None" = None
         self.imported: "list[str]" = []  # the names this step's imports took in sys.modules
+        self.import_seconds = 0.0  # how long the step's own import took
 
     def fresh_module(self) -> ModuleType:
         """The just-imported module in a forked fresh probe, else the scratch copy imported again."""
@@ -231,7 +237,7 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
         run_probe = _load_probe_function(jobs[0].probe_function or DEFAULT_PROBE_FUNCTION)
         _forget_grader_modules()
         _fresh_std_streams()
-        before = ProcessState(run_probe) if chained else None
+        before = ProcessState(run_probe)  # (the state of this process before any learner code)
         go_pipe = _fd_identity(go_fd) if chained else None
     except BaseException:
         send({"type": FATAL, "message": _cap(traceback.format_exc())})
@@ -255,7 +261,9 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
                 exit_now(70)
         ctx = StepContext(scratch, module_path, f"agtool_learner_{job.nonce[:8]}", code, trace_run=trace_run)
         try:
+            import_started = _clock()
             module = ctx.fresh_module()
+            ctx.import_seconds = _clock() - import_started
         except BaseException as exc:  # SystemExit and KeyboardInterrupt included: all are import failures
             _flush_std_streams()
             send(describe_import_error(exc, module_path))
@@ -264,7 +272,7 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
         send({"type": IMPORTED})
         if go_fd is not None:  # a free slot for the step's work (the fork server's deadline starts then)
             _wait_byte(go_fd)
-        _run_probes(job, module, ctx, run_probe, send, exit_now)
+        _run_probes(job, module, ctx, run_probe, send, exit_now, before)
         if not chained:
             send({"type": DONE})
             break
@@ -276,6 +284,13 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
         if not more:
             break
     exit_now(0)  # never run learner atexit handlers or non-daemon threads
+
+
+def _back_to(folder: str) -> None:
+    try:
+        os.chdir(folder)
+    except OSError:
+        pass
 
 
 def _fd_identity(fd: "int | None") -> "tuple[int, int] | None":
@@ -301,12 +316,13 @@ def _wait_byte(fd: "int | None") -> bool:
 
 
 def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: Callable,
-                send: Callable[[dict], None], exit_now: Callable[[int], NoReturn]) -> None:
-    """Run the job's probes on ``module`` in order, one ``obs`` message each."""
+                send: Callable[[dict], None], exit_now: Callable[[int], NoReturn],
+                before: "ProcessState") -> None:
+    """Run the job's probes on ``module`` in order (from ``job.first_probe``), one ``obs`` message each."""
 
-    def observe(index: int, probe: dict) -> None:
+    def observe(index: int, probe: dict, on: "ModuleType | None" = None) -> None:
         try:
-            obs = run_probe(module, probe, ctx)
+            obs = run_probe(module if on is None else on, probe, ctx)
         except BaseException as exc:  # run_probe catches Exception; the rest is ours to record
             obs = {"probe_error": type(exc).__name__, "message": _cap(_safe_str(exc))}
         _flush_std_streams()
@@ -318,10 +334,40 @@ def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: C
     # A fresh probe that is the job's last needs no fork: no probe comes after
     # it to see what it changed, so it takes this process's module as the
     # import left it (a fork and an exit less, e.g. for step 8's reports).
+    # A quick import is cheaper than a fork (a fork of a process that ran
+    # LangGraph costs about 17 ms of page copies here): then each fresh probe
+    # has a new import of its own in this process. What it may change and
+    # the others must not see is put back after it (working folder,
+    # environment, import path, warning filters); if it changed this process
+    # otherwise (a thread, a signal handler, a patched module: ProcessState),
+    # the step child says so and ends, and a new one runs the step's probes
+    # after it, so nothing one probe does reaches another.
     pristine = True
+    reimport = ctx.import_seconds <= REIMPORT_SECONDS
     last = len(job.probes) - 1
     for index, probe in enumerate(job.probes):
-        if pristine and is_fresh(probe) and index < last:
+        if index < job.first_probe:
+            continue
+        if reimport and is_fresh(probe) and index < last:
+            # A new import of its own (the step's module stays as imported); a
+            # probe function that asks ctx.fresh_module() gets that one too.
+            try:
+                ctx.pristine = None
+                ctx.pristine = own = ctx.fresh_module()
+            except BaseException as exc:  # noqa: BLE001 - the module imported once: this is the probe's failure
+                _flush_std_streams()
+                send({"type": OBS, "index": index,
+                      "obs": {"probe_error": type(exc).__name__, "message": _cap(_safe_str(exc))}})
+                own = None
+            if own is not None:
+                observe(index, probe, own)
+            ctx.pristine = None
+            _back_to(ctx.scratch)
+            before.restore()
+            if not before.unchanged():
+                send({"type": CHANGED, "next": index + 1})
+                exit_now(0)
+        elif pristine and is_fresh(probe) and index < last:
             _observe_forked(observe, index, probe, ctx, module, exit_now)
         elif pristine and is_fresh(probe):
             pristine = False
@@ -339,17 +385,17 @@ class ProcessState:
     no other thread, no child process, and the same signal handlers, limits,
     umask, interpreter hooks, builtins and standard modules (each value's
     identity, so a patched ``json.dumps`` counts). What a step may change
-    and the next step gets back is put back by :meth:`restore` (warning
-    filters, ``tempfile``'s folder). Cheap: the process it runs in already
+    and the next step gets back is put back by :meth:`restore` (environment,
+    import path, warning filters, ``tempfile``'s folder). Cheap: the process it runs in already
     copied these pages once.
 
     >>> state = ProcessState()
-    >>> state.unchanged()
+    >>> state.same_interpreter()
     True
     >>> import json; saved = json.dumps; json.dumps = repr
-    >>> state.unchanged()
+    >>> state.same_interpreter()
     False
-    >>> json.dumps = saved; state.unchanged()
+    >>> json.dumps = saved; state.same_interpreter()
     True
     """
 
@@ -369,6 +415,7 @@ class ProcessState:
         self._functions = functions  # the probe function: its module's globals count too
         self._filters = list(warnings.filters)
         self._tempdir = tempfile.tempdir
+        self._environ, self._path = dict(os.environ), list(sys.path)
         self._taken = self._take()
 
     def _take(self) -> tuple:
@@ -393,17 +440,28 @@ class ProcessState:
         try:
             if len(os.listdir("/proc/self/task")) != 1 or _has_children():
                 return False
-            return self._take() == self._taken
+            return self.same_interpreter()
         except BaseException:  # noqa: BLE001 - a module that broke what we look at: a new process
             return False
 
+    def same_interpreter(self) -> bool:
+        """True when the signal handlers, limits, umask, hooks, builtins and modules listed are as taken."""
+        try:
+            return self._take() == self._taken
+        except BaseException:  # noqa: BLE001 - a module that broke what we look at
+            return False
+
     def restore(self) -> None:
-        """Put back what a step may change and the next step must not see (before its import)."""
+        """Put back what a probe may change and the next must not see: environment, import path, filters."""
         import tempfile
         import warnings
 
         warnings.filters[:] = self._filters
         tempfile.tempdir = self._tempdir
+        if dict(os.environ) != self._environ:
+            os.environ.clear()
+            os.environ.update(self._environ)
+        sys.path[:] = self._path
 
 
 _SIGNALS = tuple(sorted(signal.valid_signals()))

@@ -18,6 +18,9 @@ able to make the grading process run anything it sends):
     {"type": "obs", "index": i, "obs": {...}}     probe i finished
     {"type": "fatal", "message": "..."}           the grader itself failed here
     {"type": "done"}                              every probe ran
+    {"type": "done", "more": bool}                (a step child running several steps) and whether it goes on
+    {"type": "changed", "next": i}                a fresh probe changed this process: it ends, and a
+                                                  new step child runs probes i.. of the step
 
 ``run`` messages are the body-run trace (issue 16.6): written the moment a
 spied tool's body starts, they are in the fork server's hands before the
@@ -59,9 +62,10 @@ OBS = "obs"
 RUN = "run"
 FATAL = "fatal"
 DONE = "done"
-MESSAGE_TYPES = (IMPORTED, IMPORT_ERROR, OBS, RUN, FATAL, DONE)
+CHANGED = "changed"
+MESSAGE_TYPES = (IMPORTED, IMPORT_ERROR, OBS, RUN, FATAL, DONE, CHANGED)
 TRACE_MISMATCH = "TraceMismatch"  # the probe_error of an observation whose run counts were wound back
-FINAL_TYPES = (DONE, IMPORT_ERROR, FATAL)  # nothing may follow these
+FINAL_TYPES = (DONE, IMPORT_ERROR, FATAL, CHANGED)  # nothing may follow these
 
 
 class ImportedMessage(TypedDict):
@@ -128,6 +132,18 @@ class DoneMessage(TypedDict):
     nonce: str
 
 
+class ChangedMessage(TypedDict):
+    """A fresh probe run in the step child changed the process; probes ``next``.. go to a new step child.
+
+    >>> ChangedMessage(type=CHANGED, nonce="n1", next=1)["type"] in FINAL_TYPES
+    True
+    """
+
+    type: str
+    nonce: str
+    next: int
+
+
 class RunMessage(TypedDict):
     """A spied tool's body began running (the fork server counts these; see the module docstring).
 
@@ -160,7 +176,7 @@ def claimed_runs(obs: dict) -> "dict[str, int]":
     return out
 
 
-Message = Union[ImportedMessage, ImportErrorMessage, ObsMessage, RunMessage, FatalMessage, DoneMessage]
+Message = Union[ImportedMessage, ImportErrorMessage, ObsMessage, RunMessage, FatalMessage, DoneMessage, ChangedMessage]
 
 
 @dataclass(frozen=True)
@@ -301,6 +317,9 @@ class StepJob:
     nonce: str
     limits: Limits = field(default_factory=Limits)
     probe_function: "str | None" = None
+    # Where the step child begins in ``probes`` (the fork server's own, never on the wire:
+    # a step resumed in a new step child, see ChangedMessage).
+    first_probe: int = 0
 
     def to_json(self) -> dict:
         """The job as it travels to the fork server (``probe_function`` only when set).

@@ -58,13 +58,14 @@ def resolve_report_files(obs: Any, scratch: str) -> Any:
     records = obs.get("records") if isinstance(obs, dict) else None
     if not isinstance(records, list):
         return obs
-    budget, root = MAX_PLACES, os.path.realpath(scratch)
+    budget, root = MAX_PLACES, None
     for record in records:
         if not isinstance(record, dict):
             continue
         for place, key in PLACES.items():
             record.pop(key, None)  # a step child's own reading is never trusted
             if place in record:
+                root = root or os.path.realpath(scratch)  # only for records that name a place
                 where = record.pop(place)
                 budget -= 1
                 record[key] = (read_report_folder(where, root) if budget >= 0

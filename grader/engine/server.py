@@ -35,6 +35,7 @@ own, because it ends by killing every descendant of the calling process)::
 from __future__ import annotations
 
 import base64
+import dataclasses
 import errno
 import gc
 import json
@@ -50,7 +51,7 @@ from typing import Callable
 from grader.engine import cgroups, confine
 from grader.engine.hugepages import collapse_heap
 from grader.engine.proctree import become_subreaper, kill_descendants, kill_group
-from grader.engine.protocol import (DONE, FINAL_TYPES, IMPORTED, MAX_MESSAGE_BYTES, MAX_TOTAL_MESSAGE_BYTES,
+from grader.engine.protocol import (CHANGED, DONE, FINAL_TYPES, IMPORTED, MAX_MESSAGE_BYTES, MAX_TOTAL_MESSAGE_BYTES,
                                     MESSAGE_TYPES, OBS, RUN, TRACE_MISMATCH, Message, StepJob, StepResult,
                                     claimed_runs)
 from grader.engine.reports import resolve_report_files
@@ -258,6 +259,13 @@ def run_jobs(jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False,
                     running.remove(child)
                     rest = child.rest()
                     result = child.finish(sel, alone=not running and not waiting and not held and not rest)
+                    if result is not None and child.resume_at:
+                        # A fresh probe changed the step child: a new one runs the rest of the step.
+                        job = dataclasses.replace(child.job, first_probe=child.resume_at)
+                        running.append(_StepChild([job] + [jobs[i] for i in rest], sel,
+                                                  indices=[child.index] + rest, carry=result))
+                        scratches.append(running[-1].scratch)
+                        continue
                     if result is not None:
                         done(child.index, result)
                     if child is head and held and result is not None and IMPORTED not in _types(result):
@@ -330,7 +338,9 @@ class _StepChild:
     probe_started = 0.0
     work_deadline = deadline = float("inf")
 
-    def __init__(self, jobs: "list[StepJob]", sel: selectors.BaseSelector, *, indices: "list[int]"):
+    def __init__(self, jobs: "list[StepJob]", sel: selectors.BaseSelector, *, indices: "list[int]",
+                 carry: "StepResult | None" = None):
+        """``carry``: what an earlier step child sent of the first job (it resumes at ``first_probe``)."""
         from grader.engine import child as child_module
 
         self.jobs, self.indices, self.position = list(jobs), list(indices), 0
@@ -343,6 +353,8 @@ class _StepChild:
         self._status: "int | None" = None  # raw wait status once reaped
         self._more = True  # the step child has not said it ends after its current step
         self._begin_step()
+        if carry is not None:
+            self._carry(carry)
 
         code = _compiled(self.jobs[0].source_b64)
         self.scratch = tempfile.mkdtemp(prefix="agtool-step-", dir=_scratch_base)
@@ -374,8 +386,9 @@ class _StepChild:
         sel.register(result_r, selectors.EVENT_READ, self._read_result)
         sel.register(output_r, selectors.EVENT_READ, self._read_output)
         self.pidfd = _pidfd_open(pid)
+        self._exit_seen = self.pidfd is None  # with a pidfd, wait4 only once it said the child exited
         if self.pidfd is not None:
-            sel.register(self.pidfd, selectors.EVENT_READ, lambda: 0)  # wakes us; poll_ended() reaps
+            sel.register(self.pidfd, selectors.EVENT_READ, self._ended)  # wakes us; poll_ended() reaps
 
     def _begin_step(self) -> None:
         """Start the bookkeeping of the job at ``position``."""
@@ -397,7 +410,9 @@ class _StepChild:
         # The body-run trace since the last observation, counted here: the
         # step child's own counts can be wound back by the module, these cannot.
         self._runs: "dict[str, int]" = {}
-        self.released = self.step_over = self._import_judged = False
+        self.released = self.step_over = self._import_judged = self._resumed = False
+        self.resume_at = 0  # a fresh probe changed the step child: probes from here go to a new one
+        self._carried_hits: "tuple[str, ...]" = ()
         self.in_flight = True
         self.started = time.monotonic()
         # The deadline follows the step's phases (see Limits): the import has
@@ -409,6 +424,19 @@ class _StepChild:
         self.probe_started = self.started
         self.timeout_phase = ""
         self.phase_seconds = 0.0
+
+    def _carry(self, earlier: StepResult) -> None:
+        """Go on from where an earlier step child left the first job: its messages, output and clock."""
+        self.messages = list(earlier.messages)
+        self.channel_errors = list(earlier.channel_errors)
+        self._output = bytearray(earlier.output.encode("utf-8", errors="replace")[:self.output_cap])
+        self.output_dropped = int(earlier.output_truncated)
+        self.killed = earlier.killed_descendants
+        self._carried_hits = tuple(earlier.limits_hit)
+        self._cpu_used = -earlier.cpu  # this step's CPU so far counts in its result
+        self._next_index = self.job.first_probe
+        self.started = time.monotonic() - earlier.elapsed
+        self._resumed = True
 
     def end_step(self) -> "tuple[int, StepResult]":
         """(A chained step said ``done``.) Its result; let the step child begin its next step, if any.
@@ -489,9 +517,16 @@ class _StepChild:
             os.close(self._go_fd)
             self._go_fd = None
 
+    _exit_seen = True  # (no pidfd: ask the kernel every time)
+
+    def _ended(self) -> int:
+        """(The pidfd is readable: the step child exited.) Stop watching it; poll_ended() reaps."""
+        self._exit_seen = True
+        return -1
+
     def poll_ended(self) -> bool:
         """Reap the step child if it exited; mark it timed out past its deadline. True when it is over."""
-        if self._status is None:
+        if self._status is None and self._exit_seen:
             pid, status, usage = os.wait4(self.pid, os.WNOHANG)
             if pid:
                 self._status = status
@@ -568,7 +603,7 @@ class _StepChild:
             cpu=round(cpu, 4),
             killed_descendants=self.killed,
             limits=self.confinement.words,
-            limits_hit=limits_hit,
+            limits_hit=tuple(dict.fromkeys(self._carried_hits + tuple(limits_hit))),
         )
 
     def _kill_group(self) -> None:
@@ -627,9 +662,14 @@ class _StepChild:
                 self._runs[tool] = self._runs.get(tool, 0) + 1
             return None
         self._last_type = message["type"]
+        if message["type"] == CHANGED:
+            self.resume_at = message["next"]
+            return None
         if message["type"] == IMPORTED:
             self.imported_at = time.monotonic()
             self.deadline = float("inf")  # waiting for a slot: release() starts the clock of its work
+            if self._resumed:  # the step said so once already
+                return None
         if message["type"] == DONE and len(getattr(self, "jobs", ())) > 1:
             self._more = message.get("more") is True
             self.step_over = True  # run_jobs ends the step and begins the next (end_step)
@@ -669,6 +709,9 @@ class _StepChild:
                 return f"an observation for probe {index} out of order was refused"
         elif kind == IMPORTED and self._last_type:
             return "a second 'imported' message was refused"
+        elif kind == CHANGED and (self._last_type != OBS or message.get("next") != self._next_index
+                                  or self._next_index >= self.n_probes):
+            return "a 'changed' message out of place was refused"
         elif kind == DONE and (self._next_index != self.n_probes or self._last_type not in (IMPORTED, OBS)):
             return "a 'done' message before every observation was refused"
         elif kind == DONE and type(message.get("more", False)) is not bool:
