@@ -161,3 +161,30 @@ def test_each_step_of_a_step_child_has_its_own_cpu_seconds(engine_runner):
     results = engine_runner.run_many(jobs, parallel=1, chain=True)
     assert [r.signal for r in results] == [None] * 3 and all(_seen(r) for r in results)  # 2.1 s in all, 0.7 a step
     assert len({_seen(r)[0] for r in results}) == 1
+
+
+@pytest.mark.parametrize("what", ["a thread still running", "a patched standard module", "a signal handler"])
+def test_a_fresh_probe_that_changes_the_step_child_hands_the_rest_of_its_step_to_a_new_one(engine_runner, what):
+    # Fresh probes of a quick import run on imports of their own in the step
+    # child; one that changes the process must not reach the probes after it.
+    source = BASE + LEFT_BEHIND[what] + "def leave_here():\n    leave()\n    return [os.getpid(), 0]\n"
+    call = lambda fn, fresh: {"kind": "call", "params": {"fn": fn, "args": [], **({"fresh": True} if fresh else {})}}
+    job = StepJob(step=1, source_b64=encode_source(source.encode()), nonce="cd" * 16, probe_function=ENGINE_PROBES,
+                  probes=(call("seen", True), call("leave_here", True), call("seen", True), call("seen", False)))
+    result = engine_runner.run(job)
+    values = [m["obs"].get("value") for m in result.messages if m["type"] == OBS]
+    assert len(values) == 4 and result.exit_status == 0, result
+    pids = [v[0] for v in values]
+    assert pids[0] == pids[1] != pids[2] == pids[3]  # after the change, a new step child
+    assert [values[i][1] for i in (0, 2, 3)] == [1, 1, 1]  # each fresh probe, and the step's module, as imported
+
+
+def test_a_quick_fresh_probe_runs_without_a_fork_and_sees_the_environment_as_it_was(engine_runner):
+    source = BASE + "def env():\n    os.environ['LEFT'] = 'x'\n    return [os.getpid(), len(os.environ.get('SEEN', ''))]\n"
+    source += "def look():\n    return [os.getpid(), len(os.environ.get('LEFT', ''))]\n"
+    call = lambda fn: {"kind": "call", "params": {"fn": fn, "args": [], "fresh": True}}
+    job = StepJob(step=1, source_b64=encode_source(source.encode()), nonce="ef" * 16, probe_function=ENGINE_PROBES,
+                  probes=(call("env"), call("look"), call("seen")))
+    values = [m["obs"]["value"] for m in engine_runner.run(job).messages if m["type"] == OBS]
+    assert len({v[0] for v in values}) == 1  # one process: no fork, no new step child
+    assert values[1][1] == 0 and values[2][1] == 1  # the environment was put back; a new module
