@@ -1,27 +1,28 @@
 """Where a batch submission's CPU time goes, and the throughput ceiling that follows.
 
 Three parts add up to what one submission costs the machine in ``agtool-grade
-batch`` (one process per step, as the grader runs it):
+batch`` (its steps in one step child, one after another, as a batch worker
+runs them):
 
-* ``step_process_ms``: one step's process with no probe at all -- fork from the
-  fork server, isolation and limits, writing and importing the module, exit
-  and reaping. Paid once per step (8 per submission).
+* ``isolation_ms``: a submission's eight steps with no probe at all -- the
+  fork from the fork server, isolation and limits, eight imports of the module
+  with the fork server's work between two steps, exit and reaping.
 * ``probe_work_ms``: the probes of all eight steps, run in this process on a
   fresh import per step (no fork): the learner code the checks exercise,
   mostly LangGraph builds and runs. ``graph_runs`` counts the compiles.
 * ``parent_ms``: the grading process's own CPU per submission (drawing and
   sending probes, judging, the report).
 
-``ceiling_per_s`` is ``cores * 1000 / (8 * step_process_ms + probe_work_ms +
+``ceiling_per_s`` is ``cores * 1000 / (isolation_ms + probe_work_ms +
 parent_ms)``: the submissions per second no scheduling can beat on this
-machine with this check suite and one process per step; ``work_only_per_s``
-the same without the step processes (probe work and the grading process only).
+machine with this check suite; ``work_only_per_s`` the same without the
+isolation (probe work and the grading process only).
 
 Example::
 
     >>> figures = measure_breakdown(repeat=3)   # doctest: +SKIP
     >>> sorted(figures)                          # doctest: +SKIP
-    ['ceiling_per_s', 'graph_runs', 'parent_ms', 'probe_work_ms', 'step_process_ms', 'work_only_per_s']
+    ['ceiling_per_s', 'graph_runs', 'isolation_ms', 'parent_ms', 'probe_work_ms', 'work_only_per_s']
 """
 from __future__ import annotations
 
@@ -43,18 +44,19 @@ from grader.report import STEPS
 SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
 
 
-def measure_step_process(source: bytes, n: int = 40) -> float:
-    """Mean wall ms of ``n`` probe-less step processes run one after another."""
-    def job() -> StepJob:
-        return StepJob(step=1, source_b64=encode_source(source), probes=(), nonce=secrets.token_hex(16))
+def measure_isolation(source: bytes, n: int = 10) -> float:
+    """Mean wall ms of ``n`` submissions' eight probe-less steps, one step child each (as a batch worker runs them)."""
+    def jobs() -> "list[StepJob]":
+        return [StepJob(step=step, source_b64=encode_source(source), probes=(), nonce=secrets.token_hex(16))
+                for step in STEPS]
 
     with EngineClient() as engine:
-        engine.run(job())  # start-up is not part of it
+        engine.run_many(jobs(), chain=True)  # start-up is not part of it
         start = time.perf_counter()
         for _ in range(n):
-            result = engine.run(job())
-            if result.infra_error:
-                raise RuntimeError(result.infra_error)
+            results = engine.run_many(jobs(), chain=True)
+            if any(r.infra_error for r in results):
+                raise RuntimeError(results[0].infra_error)
         return (time.perf_counter() - start) / n * 1000
 
 
@@ -109,13 +111,13 @@ def measure_parent(path: Path, n: int = 20) -> float:
 def measure_breakdown(repeat: int = 5) -> dict:
     """The three parts (ms per submission, of the reference solution) and the ceiling they imply."""
     source = SOLUTION.read_bytes()
-    figures = {"step_process_ms": measure_step_process(source, n=8 * repeat)}
+    figures = {"isolation_ms": measure_isolation(source, n=2 * repeat)}
     figures["probe_work_ms"], figures["graph_runs"] = measure_probe_work(source, repeat=repeat)
     figures["parent_ms"] = measure_parent(SOLUTION, n=4 * repeat)
-    total = len(STEPS) * figures["step_process_ms"] + figures["probe_work_ms"] + figures["parent_ms"]
+    total = figures["isolation_ms"] + figures["probe_work_ms"] + figures["parent_ms"]
     cores = os.cpu_count() or 1
     figures["ceiling_per_s"] = cores * 1000 / total
-    # What would be left if the step processes cost nothing at all.
+    # What would be left if the isolation cost nothing at all.
     figures["work_only_per_s"] = cores * 1000 / (figures["probe_work_ms"] + figures["parent_ms"])
     return figures
 
@@ -126,12 +128,12 @@ def render_breakdown(figures: dict) -> str:
     return "\n".join([
         "| cost per submission (solution) | ms |",
         "|---|---|",
-        f"| {steps} step processes, no probe (fork, isolate, import, exit): {steps} x "
-        f"{figures['step_process_ms']:.1f} | {steps * figures['step_process_ms']:.0f} |",
+        f"| isolation: {steps} steps with no probe in a step child (fork, isolate, {steps} imports, exit) "
+        f"| {figures['isolation_ms']:.0f} |",
         f"| probe work in-process ({figures['graph_runs']} LangGraph compiles) | {figures['probe_work_ms']:.0f} |",
         f"| grading process (draw, judge, report) | {figures['parent_ms']:.0f} |",
         f"| ceiling on {os.cpu_count()} cores | {figures['ceiling_per_s']:.1f} submissions/s |",
-        f"| ceiling if step processes cost nothing | {figures['work_only_per_s']:.1f} submissions/s |",
+        f"| ceiling if the isolation cost nothing | {figures['work_only_per_s']:.1f} submissions/s |",
     ]) + "\n"
 
 

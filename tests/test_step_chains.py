@@ -188,3 +188,15 @@ def test_a_quick_fresh_probe_runs_without_a_fork_and_sees_the_environment_as_it_
     values = [m["obs"]["value"] for m in engine_runner.run(job).messages if m["type"] == OBS]
     assert len({v[0] for v in values}) == 1  # one process: no fork, no new step child
     assert values[1][1] == 0 and values[2][1] == 1  # the environment was put back; a new module
+
+
+def test_fresh_probes_of_an_import_that_changes_the_process_run_in_forks(engine_runner):
+    # An import that patches a standard module changes the process each time:
+    # a new import per fresh probe would not start where the import left off.
+    source = BASE + "json.dumps = lambda *a, **k: 'patched'\n"
+    call = lambda fn, fresh: {"kind": "call", "params": {"fn": fn, "args": [], **({"fresh": True} if fresh else {})}}
+    job = StepJob(step=1, source_b64=encode_source(source.encode()), nonce="aa" * 16, probe_function=ENGINE_PROBES,
+                  probes=(call("seen", True), call("seen", True), call("seen", False)))
+    values = [m["obs"]["value"] for m in engine_runner.run(job).messages if m["type"] == OBS]
+    assert [v[1] for v in values] == [1, 1, 1]
+    assert values[0][0] != values[1][0] != values[2][0]  # forks of the step child, then the step child itself

@@ -1,8 +1,10 @@
 """The step child: import the learner's module, run the probes, report JSON.
 
-This code runs in a process the fork server forks for exactly one step (see
-``grader.engine.server``). It is the only place where learner code executes,
-and it decides nothing: it imports the submission in a scratch folder, calls
+This code runs in a process the fork server forks for one step, or for
+several steps of one submission in turn (see ``grader.engine.server``;
+:func:`run_steps` imports the module again for each). It is the only place
+where learner code executes, and it decides nothing: it imports the
+submission in a scratch folder, calls
 the probe function (default ``grader.engine.probes.run_probe``) for each
 probe and sends what it saw to the fork server as newline-delimited JSON over
 a dedicated pipe (the messages of :mod:`grader.engine.protocol`). Learner
@@ -86,6 +88,7 @@ class StepContext:
         self.pristine: "ModuleType | None" = None
         self.imported: "list[str]" = []  # the names this step's imports took in sys.modules
         self.import_seconds = 0.0  # how long the step's own import took
+        self.import_clean = False  # whether it left the process as it was (ProcessState)
 
     def fresh_module(self) -> ModuleType:
         """The just-imported module in a forked fresh probe, else the scratch copy imported again."""
@@ -264,6 +267,8 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
             import_started = _clock()
             module = ctx.fresh_module()
             ctx.import_seconds = _clock() - import_started
+            # Fresh probes may import anew only where an import leaves the process as it was.
+            ctx.import_clean = before.unchanged()
         except BaseException as exc:  # SystemExit and KeyboardInterrupt included: all are import failures
             _flush_std_streams()
             send(describe_import_error(exc, module_path))
@@ -343,7 +348,7 @@ def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: C
     # the step child says so and ends, and a new one runs the step's probes
     # after it, so nothing one probe does reaches another.
     pristine = True
-    reimport = ctx.import_seconds <= REIMPORT_SECONDS
+    reimport = ctx.import_seconds <= REIMPORT_SECONDS and ctx.import_clean
     last = len(job.probes) - 1
     for index, probe in enumerate(job.probes):
         if index < job.first_probe:

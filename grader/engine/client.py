@@ -6,8 +6,9 @@ the *fork server* (``python -I``, a clean environment, running
 :func:`grader.engine.server.serve`), which imports LangGraph and the
 grader's probes once (it stays *warm*) and then serves requests, one JSON
 line in (a list of step jobs and how many may run at once), one JSON line out
-(a result per job), over its stdin/stdout; it forks one bounded step child
-per step (see :mod:`grader.engine.server`; the wire format is
+(a result per job), over its stdin/stdout; it forks bounded step children,
+each running one step or several of a submission in turn (see
+:mod:`grader.engine.server`; the wire format is
 :mod:`grader.engine.protocol`'s).
 
 This module is the grading process's side: :class:`EngineClient` starts the

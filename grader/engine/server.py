@@ -1,4 +1,4 @@
-"""The fork server: serve step jobs, forking one bounded step child per step.
+"""The fork server: serve step jobs in bounded step children, several steps of a submission each.
 
 This module is what runs inside the fork server (``python -I``, a clean
 environment, started by :class:`grader.engine.client.EngineClient`). :func:`serve`
@@ -8,8 +8,9 @@ jobs and how many may run at once), one JSON line out per finished step, over
 its stdin/stdout (the wire format is :mod:`grader.engine.protocol`'s). For
 each job it:
 
-1. forks a step child that runs :func:`grader.engine.child.run_step`
-   (learner code runs only there);
+1. forks a step child that runs :func:`grader.engine.child.run_steps`
+   (learner code runs only there) for one job, or for several jobs of one
+   submission in turn (``chain``, see :func:`run_jobs`);
 2. reads the step child's result pipe (JSON lines, size-capped,
    shape-checked, nonce-checked; never pickle) and its stdout/stderr capture
    pipe (capped *while* reading: excess bytes are drained and dropped);
@@ -396,6 +397,7 @@ class _StepChild:
         self.job, self.index = job, self.indices[self.position]
         self.nonce, self.n_probes = job.nonce, len(job.probes)
         self.messages: list[Message] = []
+        self._resolved = 0  # messages whose report files were read
         self.channel_errors: list[str] = []
         self.timed_out = False
         self.killed = 0
@@ -435,6 +437,7 @@ class _StepChild:
         self._carried_hits = tuple(earlier.limits_hit)
         self._cpu_used = -earlier.cpu  # this step's CPU so far counts in its result
         self._next_index = self.job.first_probe
+        self._resolved = len(self.messages)  # their report files were read in the earlier scratch folder
         self.started = time.monotonic() - earlier.elapsed
         self._resumed = True
 
@@ -447,9 +450,7 @@ class _StepChild:
         """
         self.step_over = False
         self._drain(self._read_output)
-        for message in self.messages:
-            if message.get("type") == OBS:
-                resolve_report_files(message.get("obs"), self.scratch)
+        self._resolve_reports()
         self.killed, hits = self.confinement.next_step(self.pid)
         cpu = _process_cpu(self.pid)
         result = self._result(exit_status=0, signal=None, cpu=max(cpu - self._cpu_used, 0.0), limits_hit=hits)
@@ -564,9 +565,7 @@ class _StepChild:
                 self._accept(bytes(self._pending))
             # The report probe said where write_report wrote; the files are read
             # here, now that the step's processes are gone (see grader.engine.reports).
-            for message in self.messages:
-                if message.get("type") == OBS:
-                    resolve_report_files(message.get("obs"), self.scratch)
+            self._resolve_reports()
         for fd in (self._result_fd, self._output_fd, self.pidfd):
             if fd is not None:
                 try:
@@ -579,6 +578,13 @@ class _StepChild:
             return None
         return self._result(exit_status=self.exit_status, signal=self.signal,
                             cpu=max(self.cpu_seconds - self._cpu_used, 0.0), limits_hit=hits)
+
+    def _resolve_reports(self) -> None:
+        """Read the report files the step's observations name from its scratch folder (each once)."""
+        for message in self.messages[self._resolved:]:
+            if message.get("type") == OBS:
+                resolve_report_files(message.get("obs"), self.scratch)
+        self._resolved = len(self.messages)
 
     @staticmethod
     def _drain(reader: "Callable[[], int]") -> None:
