@@ -228,13 +228,14 @@ class EngineClient:
                 self._idle_timer.start()
                 return
             proc = self._proc
+            # Counted first: whoever sees the fork server gone (pid is None) sees the count too.
+            self.idle_stops += 1
             try:
                 proc.stdin.close()  # an idle fork server ends at once, cleaning up after itself
                 proc.wait(timeout=2)
             except (OSError, subprocess.TimeoutExpired):
                 pass
             self._kill()
-            self.idle_stops += 1
         finally:
             self._lock.release()
 
