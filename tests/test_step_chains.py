@@ -200,3 +200,15 @@ def test_fresh_probes_of_an_import_that_changes_the_process_run_in_forks(engine_
     values = [m["obs"]["value"] for m in engine_runner.run(job).messages if m["type"] == OBS]
     assert [v[1] for v in values] == [1, 1, 1]
     assert values[0][0] != values[1][0] != values[2][0]  # forks of the step child, then the step child itself
+
+
+def test_the_fork_server_warm_up_runs_a_graph_before_any_step_child_is_forked():
+    # Each step child would otherwise pay LangGraph's lazy imports of a first run.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    code = f"import sys; sys.path.append({str(root)!r}); import grader.engine.server as s; print(s._preload())"
+    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert "'graph warm-up'" in out.stdout, out.stdout + out.stderr

@@ -856,8 +856,10 @@ def _run_tiny_graph() -> None:
 
     from langgraph.graph import END, START, StateGraph
 
-    class _State(TypedDict):
-        seen: Annotated[list, operator.add]
+    # The functional form: this module's ``from __future__ import annotations``
+    # would leave a class body's annotations as strings that LangGraph cannot
+    # resolve here (the warm-up then failed, silently, and did nothing).
+    _State = TypedDict("_State", {"seen": Annotated[list, operator.add]})
 
     graph = StateGraph(_State)
     graph.add_node("only", lambda state: {"seen": [1]})
