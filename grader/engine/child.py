@@ -34,6 +34,7 @@ from typing import Any, Callable, NoReturn
 from builtins import BaseException, Exception, compile, enumerate, exec, isinstance, len, memoryview, str, type  # noqa: E402,A004
 
 from grader.engine.encode import private_module_copy  # noqa: E402
+from grader.engine.procstate import ProcessState  # noqa: E402
 from grader.engine.proctree import die_with_parent  # noqa: E402
 from grader.engine.protocol import (CHANGED, DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR, IMPORTED,  # noqa: E402
                                     MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, MAX_PRECOMPILED_BYTES, OBS, RUN,
@@ -381,110 +382,6 @@ def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: C
         else:
             pristine = pristine and is_fresh(probe)
             observe(index, probe)
-
-
-class ProcessState:
-    """What a step could leave behind in its process, taken before any learner code ran.
-
-    :meth:`unchanged` says whether the next step may run in this process:
-    no other thread, no child process, and the same signal handlers, limits,
-    umask, interpreter hooks, builtins and standard modules (each value's
-    identity, so a patched ``json.dumps`` counts). What a step may change
-    and the next step gets back is put back by :meth:`restore` (environment,
-    import path, warning filters, ``tempfile``'s folder). Cheap: the process it runs in already
-    copied these pages once.
-
-    >>> state = ProcessState()
-    >>> state.same_interpreter()
-    True
-    >>> import json; saved = json.dumps; json.dumps = repr
-    >>> state.same_interpreter()
-    False
-    >>> json.dumps = saved; state.same_interpreter()
-    True
-    """
-
-    # Modules whose functions the grader's reporting, the probes or LangGraph use.
-    MODULES = ("builtins", "os", "os.path", "posixpath", "json", "json.encoder", "json.decoder", "time",
-               "signal", "threading", "inspect", "typing", "functools", "operator", "itertools",
-               "collections", "copy", "re", "importlib", "importlib.util", "types", "dataclasses", "enum",
-               "contextlib", "warnings", "io", "abc", "resource", "tempfile", "shutil", "pathlib",
-               "traceback", "weakref", "random", "math", "string", "base64", "select", "selectors",
-               "subprocess", "socket", "gc", "langgraph.graph", "langgraph.graph.state",
-               "langgraph.pregel", "langchain_core.runnables.config", "typing_extensions", "pydantic")
-
-    def __init__(self, *functions: Callable):
-        import tempfile
-        import warnings
-
-        self._functions = functions  # the probe function: its module's globals count too
-        self._filters = list(warnings.filters)
-        self._tempdir = tempfile.tempdir
-        self._environ, self._path = dict(os.environ), list(sys.path)
-        self._taken = self._take()
-
-    def _take(self) -> tuple:
-        modules = [sys.modules.get(name) for name in self.MODULES]
-        spaces = [vars(m) for m in modules if m is not None] + [f.__globals__ for f in self._functions]
-        umask = os.umask(0o077)
-        os.umask(umask)
-        # Identities only of objects something holds (a temporary's id can come back on another).
-        hooks = (sys.gettrace(), sys.getprofile(), sys.excepthook, sys.displayhook, sys.unraisablehook,
-                 sys.breakpointhook, sys.modules, sys.path_importer_cache, *sys.meta_path, *sys.path_hooks)
-        return (
-            tuple(map(id, modules)), sys.getrecursionlimit(), sys.getswitchinterval(),
-            # ``builtins._`` is the interactive prompt's last value: not a change.
-            tuple(tuple(id(v) for k, v in space.items() if k != "_") for space in spaces),
-            tuple(map(id, hooks)), umask,
-            tuple(map(id, (signal.getsignal(s) for s in _SIGNALS))),
-            tuple(resource.getrlimit(kind) for kind in _RLIMITS),
-        )
-
-    def unchanged(self) -> bool:
-        """True when nothing runs beside this process's one thread and nothing listed changed."""
-        try:
-            if len(os.listdir("/proc/self/task")) != 1 or _has_children():
-                return False
-            return self.same_interpreter()
-        except BaseException:  # noqa: BLE001 - a module that broke what we look at: a new process
-            return False
-
-    def same_interpreter(self) -> bool:
-        """True when the signal handlers, limits, umask, hooks, builtins and modules listed are as taken."""
-        try:
-            return self._take() == self._taken
-        except BaseException:  # noqa: BLE001 - a module that broke what we look at
-            return False
-
-    def restore(self) -> None:
-        """Put back what a probe may change and the next must not see: environment, import path, filters."""
-        import tempfile
-        import warnings
-
-        warnings.filters[:] = self._filters
-        tempfile.tempdir = self._tempdir
-        if dict(os.environ) != self._environ:
-            os.environ.clear()
-            os.environ.update(self._environ)
-        sys.path[:] = self._path
-
-
-_SIGNALS = tuple(sorted(signal.valid_signals()))
-# Not RLIMIT_CPU: its soft limit moves with each step (_step_cpu_budget).
-_RLIMITS = tuple(getattr(resource, name) for name in (
-    "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE", "RLIMIT_NPROC", "RLIMIT_NICE",
-    "RLIMIT_STACK", "RLIMIT_DATA", "RLIMIT_MEMLOCK") if hasattr(resource, name))
-
-
-def _has_children() -> bool:
-    """Whether this process has a child that is still running (ended ones are reaped)."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return False
-        if pid == 0:
-            return True
 
 
 def is_fresh(probe: dict) -> bool:
