@@ -323,13 +323,16 @@ def _pids(folder: str) -> "list[int]":
     return [int(p) for p in _read(os.path.join(folder, "cgroup.procs")).split() if p.isdigit()]
 
 
-def _kill_all(folder: str, rounds: int = 100) -> int:
-    """SIGKILL every process in ``folder``'s group until it is empty (or only zombies are left)."""
+def _kill_all(folder: str, rounds: int = 100, *, keep: "int | None" = None) -> int:
+    """SIGKILL every process in ``folder``'s group until it is empty (or only zombies are left).
+
+    With ``keep``, every process but that one (and never ``cgroup.kill``, which would take it too).
+    """
     killed = 0
-    if _write(os.path.join(folder, "cgroup.kill"), "1"):  # v2, Linux 5.14+: at once, forks included
+    if keep is None and _write(os.path.join(folder, "cgroup.kill"), "1"):  # v2, Linux 5.14+: at once, forks included
         rounds = min(rounds, 20)
     for _ in range(rounds):
-        alive = [p for p in _pids(folder) if _alive(p)]
+        alive = [p for p in _pids(folder) if p != keep and _alive(p)]
         if not alive:
             break
         for pid in alive:
@@ -476,31 +479,19 @@ class StepGroup:
 
     def kill_others(self, keep: int) -> int:
         """SIGKILL every process of the group but ``keep`` (a chained step's process between steps)."""
-        killed = 0
-        for folder in dict.fromkeys(self.dirs.values()):
-            for _ in range(20):
-                alive = [p for p in _pids(folder) if p != keep and _alive(p)]
-                if not alive:
-                    break
-                for pid in alive:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                        killed += 1
-                    except (ProcessLookupError, PermissionError):
-                        pass
-                time.sleep(0.001)
-        return killed
+        return sum(_kill_all(folder, 20, keep=keep) for folder in dict.fromkeys(self.dirs.values()))
 
     def next_step(self) -> "tuple[str, ...]":
         """The limits hit since the step began (see :meth:`hits`); count the next step's from now."""
         now = self._counts()
-        hit = tuple(name for name in ("memory", "pids") if now.get(name, 0) > self.baseline.get(name, 0))
-        self.baseline = now
+        hit, self.baseline = self._hits_in(now), now
         return hit
 
     def hits(self) -> "tuple[str, ...]":
         """The limits the step ran into: ``"memory"`` (a process was OOM-killed), ``"pids"`` (a fork was refused)."""
-        now = self._counts()
+        return self._hits_in(self._counts())
+
+    def _hits_in(self, now: "dict[str, int]") -> "tuple[str, ...]":
         return tuple(name for name in ("memory", "pids") if now.get(name, 0) > self.baseline.get(name, 0))
 
     def close(self) -> "tuple[str, ...]":

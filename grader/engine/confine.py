@@ -169,6 +169,7 @@ class StepConfinement:
         return killed, tuple(hits)
 
     def _disk_over(self) -> bool:
+        """Whether the step reached its disk budget: its tmpfs is full, or its files take more than the budget."""
         try:
             if self.mounted:
                 st = os.statvfs(self.scratch)
@@ -182,19 +183,11 @@ class StepConfinement:
     def close(self) -> "tuple[str, ...]":
         """Kill what is left, unmount the scratch tmpfs; the limits the step hit (``memory``, ``pids``, ``disk``)."""
         hits = list(self.group.close()) if self.group is not None else []
-        try:
-            if self.mounted:
-                st = os.statvfs(self.scratch)
-                used = (st.f_blocks - st.f_bfree) * st.f_frsize
-                full = st.f_bavail * st.f_frsize < (256 << 10) or st.f_ffree < 16
-                _call("umount2", _bytes(self.scratch), _MNT_DETACH)
-                self.mounted = False
-            else:
-                used, full = folder_bytes(self.scratch, self.disk_bytes), False
-            if full or used > self.disk_bytes:
-                hits.append("disk")
-        except OSError:
-            pass
+        if self._disk_over():
+            hits.append("disk")
+        if self.mounted:
+            _call("umount2", _bytes(self.scratch), _MNT_DETACH)
+            self.mounted = False
         return tuple(hits)
 
 
