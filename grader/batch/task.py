@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,22 +93,48 @@ def grade_task(task: GradeTask, grade_fn: GradeFn | None = None) -> dict:
     """
     grade_fn = grade_fn or grade
     _use_sandbox(task.sandbox)
-    with tempfile.TemporaryDirectory(prefix="agtool-batch-") as tmp:
-        file = Path(tmp) / task.learner / "tools.py"
-        file.parent.mkdir()
-        file.write_bytes(task.source)
-        try:
-            report = grade_fn(file, steps=list(task.steps) if task.steps else None,
-                              only=list(task.only) if task.only else None,
-                              seed=task.seed, timeout=task.timeout)
-        except Exception as exc:  # a grader bug must cost one row, not the batch
-            report = failed_report(task.seed, str(file), f"{GRADER_FAILED}{type(exc).__name__}: {exc}",
-                                   steps=task.steps, only=task.only)
-        replacements = {str(file): task.display, str(file.parent): str(Path(task.display).parent)}
-        # grade() may name the file by its resolved path (a /tmp that is a symbolic link).
-        replacements.setdefault(str(file.resolve()), task.display)
-        replacements.setdefault(str(file.parent.resolve()), str(Path(task.display).parent))
-        return _rebase(report.to_dict(), replacements)
+    file = _scratch_copy(task.learner, task.source)
+    try:
+        report = grade_fn(file, steps=list(task.steps) if task.steps else None,
+                          only=list(task.only) if task.only else None,
+                          seed=task.seed, timeout=task.timeout)
+    except Exception as exc:  # a grader bug must cost one row, not the batch
+        report = failed_report(task.seed, str(file), f"{GRADER_FAILED}{type(exc).__name__}: {exc}",
+                               steps=task.steps, only=task.only)
+    finally:
+        _remove_scratch_copy(file)
+    display = Path(task.display)
+    return _rebase(report.to_dict(), {str(file): task.display, str(file.parent): str(display.parent)})
+
+
+def _scratch_copy(learner: str, source: bytes) -> Path:
+    """``source`` written to ``<new scratch folder>/<learner>/tools.py``, a path with no symbolic link in it.
+
+    The scratch folder is made in the resolved temporary folder, so ``grade()``,
+    which may name the file by its resolved path, names it by this very path
+    (one path to replace in the report, and no ``resolve()`` per learner).
+
+    >>> file = _scratch_copy("ana", b"x = 1\\n")
+    >>> file.name, file.parent.name, file.read_bytes(), file == file.resolve()
+    ('tools.py', 'ana', b'x = 1\\n', True)
+    >>> _remove_scratch_copy(file); file.parent.parent.exists()
+    False
+    """
+    folder = Path(tempfile.mkdtemp(prefix="agtool-batch-", dir=os.path.realpath(tempfile.gettempdir()))) / learner
+    folder.mkdir()
+    file = folder / "tools.py"
+    file.write_bytes(source)
+    return file
+
+
+def _remove_scratch_copy(file: Path) -> None:
+    """Remove the scratch folder of :func:`_scratch_copy`: three calls, or a full walk if grading left more in it."""
+    try:
+        file.unlink()
+        file.parent.rmdir()
+        file.parent.parent.rmdir()
+    except OSError:
+        shutil.rmtree(file.parent.parent, ignore_errors=True)
 
 
 def warm_engine(sandbox: str | None = None) -> None:
@@ -133,7 +160,7 @@ def _use_sandbox(mode: str | None) -> None:
 
 
 def _rebase(data, replacements: dict[str, str]):
-    """Replace scratch paths by the learner's paths in every string of ``data``.
+    """Replace scratch paths by the learner's paths in every string of ``data`` (changed in place, and returned).
 
     A ``reproduce`` command is rebuilt for the learner's path instead: its
     words are split and quoted again, since an upload named
@@ -144,16 +171,43 @@ def _rebase(data, replacements: dict[str, str]):
     ...         {"/tmp/s/tools.py": "a b/$(id)_tools.py"})["reproduce"]
     "agtool-grade check 'a b/$(id)_tools.py' --seed 1"
     """
+    # A report has ~1,000 strings and few hold a scratch path: each is searched
+    # for the shortest paths only (every other one contains one of them) and
+    # left alone, not copied, when none is in it.
+    markers = tuple(old for old in replacements if not any(other != old and other in old for other in replacements))
+    return _rebase_in(data, replacements, markers)
+
+
+def _rebase_in(data, replacements: dict[str, str], markers: tuple[str, ...]):
+    """:func:`_rebase` below ``data``, which holds a scratch path only where a string holds one of ``markers``."""
     if isinstance(data, str):
-        for old, new in replacements.items():
-            data = data.replace(old, new)
-        return data
+        return _replace_paths(data, replacements) if _holds(data, markers) else data
     if isinstance(data, dict):
-        return {k: _rebase_command(v, replacements) if k == "reproduce" and isinstance(v, str)
-                else _rebase(v, replacements) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_rebase(v, replacements) for v in data]
+        entries = data.items()
+    elif isinstance(data, list):
+        entries = enumerate(data)
+    else:
+        return data
+    for key, value in entries:
+        if value.__class__ is not str:
+            _rebase_in(value, replacements, markers)
+            continue
+        for marker in markers:  # a loop, not any(): this runs for every string of the report
+            if marker in value:
+                data[key] = (_rebase_command(value, replacements) if key == "reproduce"
+                             else _replace_paths(value, replacements))
+                break
     return data
+
+
+def _holds(text: str, markers: tuple[str, ...]) -> bool:
+    return any(marker in text for marker in markers)
+
+
+def _replace_paths(text: str, replacements: dict[str, str]) -> str:
+    for old, new in replacements.items():
+        text = text.replace(old, new)
+    return text
 
 
 def _rebase_command(command: str, replacements: dict[str, str]) -> str:
@@ -162,7 +216,7 @@ def _rebase_command(command: str, replacements: dict[str, str]) -> str:
         return command
     try:
         words = shlex.split(command)
-    except ValueError:  # not a command line the grader wrote (a fake grade_fn's text): left as it is
-        return _rebase(command, replacements)
+    except ValueError:  # not a command line the grader wrote (a fake grade_fn's text): paths replaced in place
+        return _replace_paths(command, replacements)
     words = [replacements.get(word, word) for word in words]
     return shell_join(words, paths=[REPLAY_PATH_WORD] if len(words) > REPLAY_PATH_WORD else [])
