@@ -36,8 +36,8 @@ from builtins import BaseException, Exception, compile, enumerate, exec, isinsta
 from grader.engine.encode import private_module_copy  # noqa: E402
 from grader.engine.procstate import ProcessState  # noqa: E402
 from grader.engine.proctree import die_with_parent  # noqa: E402
-from grader.engine.protocol import (CHANGED, DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR, IMPORTED,  # noqa: E402
-                                    MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, MAX_PRECOMPILED_BYTES, OBS, RUN,
+from grader.engine.protocol import (BELL_BYTES, CHANGED, DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR,  # noqa: E402
+                                    IMPORTED, MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, MAX_PRECOMPILED_BYTES, OBS, RUN,
                                     ImportErrorMessage, Limits, Message, StepJob)
 
 # What running a fresh probe in a fork uses, bound before any learner code
@@ -175,7 +175,7 @@ _json_encode = private_module_copy("json.encoder").JSONEncoder(ensure_ascii=True
 
 
 def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
-             code: "CodeType | None" = None, go_fd: "int | None" = None) -> NoReturn:
+             code: "CodeType | None" = None, go_fd: "int | None" = None, bell_fd: "int | None" = None) -> NoReturn:
     """Run one step job's probes in this (freshly forked) process, then ``os._exit``.
 
     ``code`` is the submission compiled by the fork server
@@ -184,11 +184,13 @@ def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
     a byte there: imports of several steps overlap, their probes take turns.
     (:func:`run_steps` with one job.)
     """
-    run_steps((job,), scratch=scratch, result_fd=result_fd, output_fd=output_fd, code=code, go_fd=go_fd)
+    run_steps((job,), scratch=scratch, result_fd=result_fd, output_fd=output_fd, code=code, go_fd=go_fd,
+              bell_fd=bell_fd)
 
 
 def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, output_fd: int,
-              code: "CodeType | None" = None, go_fd: "int | None" = None) -> NoReturn:
+              code: "CodeType | None" = None, go_fd: "int | None" = None,
+              bell_fd: "int | None" = None) -> NoReturn:
     """Run step jobs of one submission one after another in this process, then ``os._exit``.
 
     Every step imports the module again, as a new module (``CALLS`` and
@@ -201,6 +203,14 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
     changed. A changed process says ``"more": false`` and ends; the fork
     server starts a new one for the steps after, so what one step leaves
     behind never reaches another (and costs no point).
+
+    Every message is written on ``result_fd`` the moment it is known (once
+    written, the module cannot take it back), but the fork server reads that
+    pipe when it is woken, not at every line: ``bell_fd`` (if given) gets a
+    byte after a message it must act on at once (``imported``, ``done``) and
+    after every :data:`BELL_BYTES` written, so one wake-up reads many lines
+    (a wake-up per line cost the fork server and this process a context
+    switch each, some 150 a submission).
     """
     # References taken before any learner code runs: a submission may patch
     # json, os or builtins, and must not be able to change how we report.
@@ -208,6 +218,15 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
     chained = len(jobs) > 1
     nonce = [jobs[0].nonce]  # the current step's (each step has its own)
     run_line = [""]
+    unrung = [0]  # bytes written since the last bell
+
+    def ring() -> None:
+        unrung[0] = 0
+        if bell_fd is not None:
+            try:
+                write(bell_fd, b"b")
+            except OSError:  # full (the fork server drains it when woken) or closed by the module
+                pass
 
     def send(message: dict) -> None:
         message["nonce"] = nonce[0]
@@ -220,8 +239,14 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
                 message, "ObservationTooLarge", f"{len(data)} bytes, the limit is {MAX_MESSAGE_BYTES}", nonce[0]
             )).encode() + b"\n"
         view = memoryview(data)
-        while view:
-            view = view[write(result_fd, view):]
+        while view:  # a long message in pieces, a bell after each: the pipe never waits for a tick
+            written = write(result_fd, view[:BELL_BYTES])
+            view = view[written:]
+            unrung[0] += written
+            if unrung[0] >= BELL_BYTES:
+                ring()
+        if message.get("type") in (IMPORTED, DONE):
+            ring()
 
     def trace_run(tool: str) -> None:
         # One line per run, straight to the fork server: once written, the
@@ -231,9 +256,12 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
         view = memoryview(line)
         while view:
             view = view[write(result_fd, view):]
+        unrung[0] += len(line)
+        if unrung[0] >= BELL_BYTES:
+            ring()
 
     try:
-        _isolate_process(output_fd, result_fd, *(() if go_fd is None else (go_fd,)))
+        _isolate_process(output_fd, result_fd, *(fd for fd in (go_fd, bell_fd) if fd is not None))
         source = base64.b64decode(jobs[0].source_b64)
         module_path = _prepare_scratch(scratch, source)
         _clean_environment(scratch)

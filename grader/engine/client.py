@@ -46,7 +46,7 @@ import time
 from grader.engine.cgroups import SERVER_GROUP_ENV, ServerGroup
 from grader.engine.confine import MOUNTS_ENV
 from grader.engine.hugepages import HUGEPAGES_ENV
-from grader.engine.protocol import StepJob, StepResult
+from grader.engine.protocol import StepJob, StepResult, request_to_json
 from grader.engine.sandbox import (PACKAGE_ROOT, SANDBOX_ENV, SANDBOXES, bwrap_prefix, bwrap_usable,
                                    server_import_paths)
 
@@ -134,8 +134,7 @@ class EngineClient:
         a grace period). A fork server that died or hangs is killed and
         replaced on the next call; every result then holds ``infra_error``.
         """
-        request = {"request": next(self._jobs), "jobs": [job.to_json() for job in jobs], "parallel": parallel,
-                   "chain": bool(chain)}
+        request = request_to_json(next(self._jobs), jobs, parallel=parallel, chain=chain)
         if timeout is None:
             limits = [job.limits.wall_bound for job in jobs]  # the import's bound, then the probes'
             rounds = -(-len(jobs) // max(parallel, 1))

@@ -21,6 +21,7 @@ import os
 import resource
 import signal
 import sys
+from operator import is_
 from typing import Callable
 
 
@@ -63,10 +64,30 @@ class ProcessState:
         self._tempdir = tempfile.tempdir
         self._environ, self._path = dict(os.environ), list(sys.path)
         self._taken = self._take()
+        # The namespaces' keys and values themselves, held here: compared by
+        # identity in C (``operator.is_``), never by ``==`` (a value's ``__eq__``
+        # is the module's to write). An id() per value cost 0.3 ms a look.
+        self._spaces = [(space, *_entries(space)) for space in self._namespaces()]
+
+    def _namespaces(self) -> "list[dict]":
+        modules = [sys.modules.get(name) for name in self.MODULES]
+        return [vars(m) for m in modules if m is not None] + [f.__globals__ for f in self._functions]
+
+    def _same_namespaces(self) -> bool:
+        spaces = self._namespaces()
+        if len(spaces) != len(self._spaces):
+            return False
+        for space, (held, keys, values) in zip(spaces, self._spaces):
+            if "_" in space:
+                space = dict(zip(*_entries(space)))
+            elif space is not held:
+                return False
+            if len(space) != len(keys) or not all(map(is_, space, keys)) or not all(map(is_, space.values(), values)):
+                return False
+        return True
 
     def _take(self) -> tuple:
         modules = [sys.modules.get(name) for name in self.MODULES]
-        spaces = [vars(m) for m in modules if m is not None] + [f.__globals__ for f in self._functions]
         umask = os.umask(0o077)
         os.umask(umask)
         # Identities only of objects something holds (a temporary's id can come back on another).
@@ -74,8 +95,6 @@ class ProcessState:
                  sys.breakpointhook, sys.modules, sys.path_importer_cache, *sys.meta_path, *sys.path_hooks)
         return (
             tuple(map(id, modules)), sys.getrecursionlimit(), sys.getswitchinterval(),
-            # ``builtins._`` is the interactive prompt's last value: not a change.
-            tuple(tuple(id(v) for k, v in space.items() if k != "_") for space in spaces),
             tuple(map(id, hooks)), umask,
             tuple(map(id, (signal.getsignal(s) for s in _SIGNALS))),
             tuple(resource.getrlimit(kind) for kind in _RLIMITS),
@@ -93,7 +112,7 @@ class ProcessState:
     def same_interpreter(self) -> bool:
         """True when the signal handlers, limits, umask, hooks, builtins and modules listed are as taken."""
         try:
-            return self._take() == self._taken
+            return self._take() == self._taken and self._same_namespaces()
         except BaseException:  # noqa: BLE001 - a module that broke what we look at
             return False
 
@@ -115,6 +134,17 @@ _SIGNALS = tuple(sorted(signal.valid_signals()))
 _RLIMITS = tuple(getattr(resource, name) for name in (
     "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE", "RLIMIT_NPROC", "RLIMIT_NICE",
     "RLIMIT_STACK", "RLIMIT_DATA", "RLIMIT_MEMLOCK") if hasattr(resource, name))
+
+
+def _entries(space: dict) -> "tuple[list, list]":
+    """The keys and values of a namespace, but ``_`` (the interactive prompt's last value: not a change).
+
+    >>> _entries({"_": 1, "a": None})
+    (['a'], [None])
+    """
+    if "_" in space:
+        space = {k: v for k, v in space.items() if k != "_"}
+    return list(space), list(space.values())
 
 
 def _has_children() -> bool:

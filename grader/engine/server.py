@@ -41,6 +41,7 @@ import errno
 import gc
 import json
 import os
+import re
 import selectors
 import shutil
 import signal
@@ -54,7 +55,7 @@ from grader.engine.hugepages import collapse_heap
 from grader.engine.proctree import become_subreaper, kill_descendants, kill_group
 from grader.engine.protocol import (CHANGED, DONE, FINAL_TYPES, IMPORTED, MAX_MESSAGE_BYTES, MAX_TOTAL_MESSAGE_BYTES,
                                     MESSAGE_TYPES, OBS, RUN, TRACE_MISMATCH, Message, StepJob, StepResult,
-                                    claimed_runs)
+                                    claimed_runs, jobs_from_request)
 from grader.engine.reports import resolve_report_files
 from grader.engine.sharedpages import memoize_builtin_signatures
 
@@ -62,6 +63,9 @@ TRUNCATED_MARK = "\n[... output truncated]\n"
 # A step whose import took longer (seconds) runs the steps after it in step
 # children of their own, which import at once, not one after another in its own.
 CHAIN_IMPORT_SECONDS = 0.25
+# The longest the fork server goes without reading a running step child's
+# result pipe (seconds); the step child's bell wakes it sooner (see _StepChild).
+RESULT_TICK = 0.05
 # What step children need, imported once here. Not grader.checks: judging
 # happens in the client, never where learner code runs.
 PRELOAD = ("langgraph.graph", "grader.engine.probes", "grader.engine.encode", "grader.spec",
@@ -74,7 +78,8 @@ PRELOAD = ("langgraph.graph", "grader.engine.probes", "grader.engine.encode", "g
 def serve() -> None:
     """Main loop of the fork server: one request per stdin line, result lines on stdout.
 
-    A request is ``{"request": id, "jobs": [StepJob.to_json(), ...], "parallel": n, "chain": bool}``
+    A request is ``{"request": id, "sources": [base64, ...], "jobs": [StepJob.to_json(), ...], "parallel": n,
+    "chain": bool}`` (:func:`~grader.engine.protocol.request_to_json`: each job names its source by index)
     (``chain``: one step child may run several of the jobs, see :func:`run_jobs`).
     Each job's result is written as soon as that step is over
     (``{"type": "result", "request": id, "index": i, "result": {...}}``),
@@ -138,7 +143,7 @@ def _serve_requests(channel_in, channel_out: int) -> None:
                 _write_line(channel_out, {"type": "result", "request": request_id, "index": index,
                                           "result": result.to_json()})
 
-            jobs = [StepJob.from_json(job) for job in request["jobs"]]
+            jobs = jobs_from_request(request)
             run_jobs(jobs, parallel=int(request.get("parallel", 1)), chain=request.get("chain") is True,
                      leftovers=leftovers, on_result=report)
             reply = {"type": "done", "request": request_id}
@@ -236,12 +241,15 @@ def run_jobs(jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False,
                     child.release()
                     working += 1
             wake = min(min(c.deadline, c.judge_import_at()) for c in running)
-            wait = min(max(wake - time.monotonic(), 0), 1.0)
+            # At least every RESULT_TICK: a step child whose bell is closed or full still gets read.
+            wait = min(max(wake - time.monotonic(), 0), RESULT_TICK)
             if not all(c.pidfd is not None for c in running):
                 wait = min(wait, 0.01)  # no pidfd (old kernels): poll for the children's end
             for key, _ in sel.select(wait):
                 if key.data() < 0:  # EOF (or refused): stop watching this fd
                     sel.unregister(key.fileobj)
+            for child in running:  # whatever woke us: deadlines and ends are judged on every line sent
+                child.read_results()
             for child in list(running):
                 if child.slow_import(time.monotonic()):  # the steps after it must not wait for its imports in turn
                     waiting += [[i] for i in child.split_off()]
@@ -364,6 +372,7 @@ class _StepChild:
         result_r, result_w = os.pipe()
         output_r, output_w = os.pipe()
         go_r, go_w = os.pipe()
+        bell_r, bell_w = os.pipe()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         child_module.GraderModules.prepare()  # the step child need not walk sys.modules itself
@@ -373,19 +382,25 @@ class _StepChild:
                 os.close(result_r)
                 os.close(output_r)
                 os.close(go_w)
+                os.close(bell_r)
+                os.set_blocking(bell_w, False)  # a full bell is rung enough: never wait on it
                 self.confinement.enter()  # before any learner code: group, priority, read-only, no caps
                 child_module.run_steps(tuple(self.jobs), scratch=self.scratch, result_fd=result_w,
-                                       output_fd=output_w, code=code, go_fd=go_r)
+                                       output_fd=output_w, code=code, go_fd=go_r, bell_fd=bell_w)
             finally:
                 os._exit(70)
         os.close(result_w)
         os.close(output_w)
         os.close(go_r)
+        os.close(bell_w)
         self._go_fd: "int | None" = go_w
-        self.pid, self._result_fd, self._output_fd = pid, result_r, output_r
-        for fd in (result_r, output_r):
+        self.pid, self._result_fd, self._output_fd, self._bell_fd = pid, result_r, output_r, bell_r
+        for fd in (result_r, output_r, bell_r):
             os.set_blocking(fd, False)
-        sel.register(result_r, selectors.EVENT_READ, self._read_result)
+        # The result pipe is read when the bell rings (and at every wake-up of
+        # run_jobs), not at every line: see grader.engine.child.run_steps. The
+        # learner's output is read as it comes, so that printing never waits.
+        sel.register(bell_r, selectors.EVENT_READ, self._rung)
         sel.register(output_r, selectors.EVENT_READ, self._read_output)
         self.pidfd = _pidfd_open(pid)
         self._exit_seen = self.pidfd is None  # with a pidfd, wait4 only once it said the child exited
@@ -567,7 +582,7 @@ class _StepChild:
             # The report probe said where write_report wrote; the files are read
             # here, now that the step's processes are gone (see grader.engine.reports).
             self._resolve_reports()
-        for fd in (self._result_fd, self._output_fd, self.pidfd):
+        for fd in (self._result_fd, self._output_fd, self._bell_fd, self.pidfd):
             if fd is not None:
                 try:
                     sel.unregister(fd)
@@ -632,14 +647,30 @@ class _StepChild:
         self.output_dropped += max(len(data) - room, 0)
         return len(data)
 
+    def _rung(self) -> int:
+        """(The bell rang.) Read the result pipe; -1 once the bell's writers are all gone."""
+        rung = _read_some(self._bell_fd, 4096)
+        self.read_results()
+        return -1 if rung == b"" else 1
+
+    def read_results(self) -> None:
+        """Read what the step child wrote on its result pipe so far (a bounded amount)."""
+        if not self._results_over:
+            self._drain(self._read_result)
+
+    _results_over = False  # the result pipe ended or was refused: read no more
+
     def _read_result(self) -> int:
         data = _read_some(self._result_fd)
         if not data:
+            if data is not None:
+                self._results_over = True
             return 0 if data is None else -1
         self._total += len(data)
         if self._total > MAX_TOTAL_MESSAGE_BYTES:
             self._channel_error(f"the step sent more than {MAX_TOTAL_MESSAGE_BYTES} bytes of results")
             self._kill_group()
+            self._results_over = True
             return -1
         self._pending += data
         while (cut := self._pending.find(b"\n")) >= 0:
@@ -650,16 +681,19 @@ class _StepChild:
             self._channel_error(f"a result message longer than {MAX_MESSAGE_BYTES} bytes was refused")
             self._pending.clear()
             self._kill_group()
+            self._results_over = True
             return -1
         return len(data)
 
     def _accept(self, line: bytes) -> None:
         if len(line) > MAX_MESSAGE_BYTES:
             return self._channel_error(f"a result message longer than {MAX_MESSAGE_BYTES} bytes was refused")
-        try:
-            message = json.loads(line)
-        except ValueError:
-            return self._channel_error("a result line that is not JSON was refused")
+        message = self._plain_run(line)
+        if message is None:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                return self._channel_error("a result line that is not JSON was refused")
         problem = self._shape_problem(message)
         if problem:
             return self._channel_error(problem)
@@ -686,6 +720,25 @@ class _StepChild:
             self.probe_started = time.monotonic()  # the next probe begins
             self._probe_deadline()
         self.messages.append(message)
+
+    def _plain_run(self, line: bytes) -> "dict | None":
+        """A ``run`` line exactly as the step child writes it for a plain tool name, read without JSON; else None.
+
+        A third of a step's lines are these (one per tool-body run).
+
+        >>> child = _StepChild.__new__(_StepChild); child.nonce = "n1"
+        >>> child._plain_run(b'{"type": "run", "tool": "stock_lookup", "nonce": "n1"}')
+        {'type': 'run', 'nonce': 'n1', 'tool': 'stock_lookup'}
+        >>> child._plain_run(b'{"type": "run", "tool": "a\\"b", "nonce": "n1"}') is None
+        True
+        """
+        tail = f'", "nonce": "{self.nonce}"}}'.encode()
+        if not (line.startswith(_RUN_HEAD) and line.endswith(tail)):
+            return None
+        tool = line[len(_RUN_HEAD):-len(tail)]
+        if not _PLAIN_TOOL.fullmatch(tool):
+            return None
+        return {"type": RUN, "nonce": self.nonce, "tool": tool.decode("ascii")}
 
     def _check_trace(self, message: dict) -> None:
         """Replace an observation that accounts for fewer tool runs than the trace showed."""
@@ -744,6 +797,10 @@ class _StepChild:
 def _types(result: StepResult) -> "set[str]":
     return {m.get("type") for m in result.messages}
 
+
+# How the step child writes a ``run`` line (grader.engine.child.run_steps), up to the tool's name.
+_RUN_HEAD = b'{"type": "run", "tool": "'
+_PLAIN_TOOL = re.compile(rb"[A-Za-z0-9_.-]{1,100}")
 
 _compiled_cache: "dict[str, object]" = {}
 
@@ -820,9 +877,9 @@ def _pidfd_open(pid: int) -> "int | None":
         return None
 
 
-def _read_some(fd: int) -> "bytes | None":
+def _read_some(fd: int, size: int = 65536) -> "bytes | None":
     try:
-        return os.read(fd, 65536)
+        return os.read(fd, size)
     except BlockingIOError:
         return None
     except OSError as exc:
