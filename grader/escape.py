@@ -20,10 +20,11 @@ Example::
 """
 from __future__ import annotations
 
+import functools
 import html
 import re
 import shlex
-from typing import Iterable
+from typing import Callable, Iterable
 
 __all__ = ["shell_quote", "shell_join", "md_text", "md_code", "md_fence", "md_cell", "md_code_cell",
            "html_text", "terminal_text", "csv_cell", "CSV_FORMULA_STARTS"]
@@ -127,6 +128,33 @@ def md_text(text: object) -> str:
     >>> print(md_text("[x](javascript:alert(1)) ![b](http://beacon) <b>&"))
     \[x\](javascript:alert(1)) !\[b\](http\://beacon) &lt;b&gt;&amp;
     """
+    return _md_text(str(text))
+
+
+_KEPT, _KEPT_LENGTH = 1024, 200  # escaped texts kept, and the longest kept
+
+
+def _kept(escape: Callable[[str], str]) -> Callable[[str], str]:
+    """``escape`` with the results for short texts kept (at most ``_KEPT`` of them, ``_KEPT_LENGTH`` long).
+
+    A class's feedback escapes the same check ids and titles for every
+    learner (80 a report, up to four regular expressions each). Long text
+    (learner values, messages) is escaped anew, so what is kept stays small.
+
+    >>> shout = _kept(str.upper)
+    >>> shout("ab"), shout("ab"), shout("x" * 500) == "X" * 500
+    ('AB', 'AB', True)
+    """
+    kept = functools.lru_cache(maxsize=_KEPT)(escape)
+
+    def escaped(text: str) -> str:
+        return kept(text) if len(text) <= _KEPT_LENGTH else escape(text)
+
+    return functools.wraps(escape)(escaped)
+
+
+@_kept
+def _md_text(text: str) -> str:
     text = terminal_text(text, multiline=True).replace("\n", " ")
     text = html.escape(text, quote=False)
     text = _MD_PUNCTUATION.sub(r"\\\1", text)
@@ -139,6 +167,11 @@ def md_code(text: object) -> str:
     >>> print(md_code("``x``"), md_code("<img src=x>"))
     ``` ``x`` ``` `<img src=x>`
     """
+    return _md_code(str(text))
+
+
+@_kept
+def _md_code(text: str) -> str:
     text = terminal_text(text, multiline=False)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)

@@ -257,10 +257,28 @@ def render_feedback(record: dict) -> str:
     >>> render_feedback({"report": report, "feedback_report": {**report, "seed": 2}}).startswith("**The grade")
     True
     """
-    shown = Report.from_dict(record.get("feedback_report") or record["report"])
+    return _feedback_text(record, *learner_reports(record))
+
+
+def learner_reports(record: dict) -> "tuple[Report, Report]":
+    """``(shown, counting)``: the report a learner is shown and the grade that counts, each parsed once.
+
+    They are the same report unless the class has a seed key (a feedback run).
+
+    >>> report = {"seed": 1, "path": "t.py", "checks": []}
+    >>> shown, counting = learner_reports({"report": report})
+    >>> shown is counting, learner_reports({"report": report, "feedback_report": {**report, "seed": 2}})[0].seed
+    (True, 2)
+    """
+    counting = Report.from_dict(record["report"])
+    shown = Report.from_dict(record["feedback_report"]) if record.get("feedback_report") else counting
+    return shown, counting
+
+
+def _feedback_text(record: dict, shown: Report, counting: Report) -> str:
+    """:func:`render_feedback` from the record's reports, already parsed by :func:`learner_reports`."""
     if "feedback_report" not in record:
         return credit_line(record) + render_markdown(shown)
-    counting = Report.from_dict(record["report"])
     return (credit_line(record) + KEYED_NOTE.format(score=counting.score, max_score=counting.max_score)
             + render_markdown(shown))
 
@@ -273,6 +291,20 @@ def _credit_gradescope(path: Path, got: dict) -> None:
                       + data["output"])
     data.setdefault("extra_data", {})["credit"] = got
     path.write_text(json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def write_learner_outputs(record: dict, out: Path) -> None:
+    """Write one learner's ``feedback/<learner>.md`` and ``gradescope/<learner>/results.json`` under ``out``.
+
+    >>> report = {"seed": 1, "path": "t.py", "checks": []}
+    >>> write_learner_outputs({"learner": "ana", "report": report}, Path("out"))   # doctest: +SKIP
+    """
+    shown, counting = learner_reports(record)
+    (out / "feedback" / f"{record['learner']}.md").write_text(_feedback_text(record, shown, counting),
+                                                              encoding="utf-8")
+    results = write_results(shown, out / "gradescope" / record["learner"] / "results.json", score=counting.score)
+    if "credit" in record:
+        _credit_gradescope(results, record["credit"])
 
 
 def write_outputs(records: list[dict], out: "str | Path", *,
@@ -302,12 +334,7 @@ def write_outputs(records: list[dict], out: "str | Path", *,
         shutil.rmtree(out / sub, ignore_errors=True)
         (out / sub).mkdir(parents=True)
     for r in records:
-        (out / "feedback" / f"{r['learner']}.md").write_text(render_feedback(r), encoding="utf-8")
-        shown = Report.from_dict(r.get("feedback_report") or r["report"])
-        results = write_results(shown, out / "gradescope" / r["learner"] / "results.json",
-                                score=Report.from_dict(r["report"]).score)
-        if "credit" in r:
-            _credit_gradescope(results, r["credit"])
+        write_learner_outputs(r, out)
 
     summary_path = out / "summary.md"
     summary_path.write_text(render_summary(records, archive_skipped), encoding="utf-8")
