@@ -89,7 +89,6 @@ class StepContext:
         self.pristine: "ModuleType | None" = None
         self.imported: "list[str]" = []  # the names this step's imports took in sys.modules
         self.import_seconds = 0.0  # how long the step's own import took
-        self.import_clean = False  # whether it left the process as it was (ProcessState)
 
     def fresh_module(self) -> ModuleType:
         """The just-imported module in a forked fresh probe, else the scratch copy imported again."""
@@ -296,8 +295,6 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
             import_started = _clock()
             module = ctx.fresh_module()
             ctx.import_seconds = _clock() - import_started
-            # Fresh probes may import anew only where an import leaves the process as it was.
-            ctx.import_clean = before.unchanged()
         except BaseException as exc:  # SystemExit and KeyboardInterrupt included: all are import failures
             _flush_std_streams()
             send(describe_import_error(exc, module_path))
@@ -377,8 +374,11 @@ def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: C
     # the step child says so and ends, and a new one runs the step's probes
     # after it, so nothing one probe does reaches another.
     pristine = True
-    reimport = ctx.import_seconds <= REIMPORT_SECONDS and ctx.import_clean
     last = len(job.probes) - 1
+    # Fresh probes may import anew only where the import left the process as it
+    # was (asked only of steps that have such probes: each look costs).
+    reimport = (ctx.import_seconds <= REIMPORT_SECONDS
+                and any(is_fresh(probe) for probe in job.probes[job.first_probe:last]) and before.unchanged())
     for index, probe in enumerate(job.probes):
         if index < job.first_probe:
             continue
