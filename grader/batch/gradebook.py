@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from grader.batch.gradescope import write_results
-from grader.batch.plots import write_plots
+from grader.batch.plots import start_plots
 from grader.escape import csv_cell, md_cell, md_code, md_code_cell, md_text, terminal_text
 from grader.render import render_markdown
 from grader.report import STEPS, Report
@@ -318,6 +318,11 @@ def write_outputs(records: list[dict], out: "str | Path", *,
     out.mkdir(parents=True, exist_ok=True)
     records = _sorted(records)
     book = gradebook_frame(records)
+    for sub in ("feedback", "gradescope", "plots"):
+        shutil.rmtree(out / sub, ignore_errors=True)
+        (out / sub).mkdir(parents=True)
+    # Drawn by a second process while this one writes the rest: the plots are half the work.
+    wait_for_plots = start_plots(book, check_stats(records), step_frame(records), out / "plots")
     csv_path = out / "grades.csv"
     csv_frame(book).to_csv(csv_path, index=False, lineterminator="\n")
 
@@ -330,14 +335,11 @@ def write_outputs(records: list[dict], out: "str | Path", *,
                       **({"credit": r["credit"]} if "credit" in r else {})} for r in records],
     }, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")  # no indent: the C encoder (1,000 reports)
 
-    for sub in ("feedback", "gradescope", "plots"):
-        shutil.rmtree(out / sub, ignore_errors=True)
-        (out / sub).mkdir(parents=True)
     for r in records:
         write_learner_outputs(r, out)
 
     summary_path = out / "summary.md"
     summary_path.write_text(render_summary(records, archive_skipped), encoding="utf-8")
-    plots = write_plots(book, check_stats(records), step_frame(records), out / "plots")
+    plots = wait_for_plots()
     return {"csv": csv_path, "json": json_path, "summary": summary_path, "feedback": out / "feedback",
             "gradescope": out / "gradescope", **{f"plot:{p.stem}": p for p in plots}}

@@ -12,7 +12,11 @@ Example::
 """
 from __future__ import annotations
 
+import multiprocessing
+import sys
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -20,6 +24,7 @@ from matplotlib.figure import Figure
 
 # No date or version in the PNG: the same class gives the same bytes.
 _PNG_METADATA = {"Software": None}
+PLOT_FILES = ("score_histogram.png", "check_pass_rate.png", "step_scores.png")  # in write_plots' order
 
 
 def score_histogram(book: pd.DataFrame) -> Figure:
@@ -71,8 +76,55 @@ def write_plots(book: pd.DataFrame, stats: pd.DataFrame, steps: pd.DataFrame, fo
     """Write the three class plots into ``folder`` and return their paths."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    return [
-        save_png(score_histogram(book), folder / "score_histogram.png"),
-        save_png(check_pass_rate(stats), folder / "check_pass_rate.png"),
-        save_png(step_scores(steps), folder / "step_scores.png"),
-    ]
+    figures = [score_histogram(book), check_pass_rate(stats), step_scores(steps)]
+    return [save_png(figure, folder / name) for figure, name in zip(figures, PLOT_FILES)]
+
+
+PLOT_WAIT = 120.0  # seconds a forked drawing may take before it is given up and the plots drawn here
+
+
+def start_plots(book: pd.DataFrame, stats: pd.DataFrame, steps: pd.DataFrame,
+                folder: Path) -> Callable[[], list[Path]]:
+    """Start :func:`write_plots` in a forked process; the function returned waits for it and gives the paths.
+
+    Drawing is half the CPU of a class's outputs and needs none of the
+    others, so a second core draws while the caller writes the rest (a
+    batch's workers have stopped by then). The forked process has the
+    caller's data and modules, so its PNGs are the same bytes. Where no
+    process can be forked, or the forked one fails or has not finished
+    after ``PLOT_WAIT`` seconds, the plots are drawn in the caller when it
+    waits: the same files, or the same error, only later.
+
+    >>> wait = start_plots(book, stats, steps, Path("out/plots"))   # doctest: +SKIP
+    >>> [p.name for p in wait()]                                     # doctest: +SKIP
+    ['score_histogram.png', 'check_pass_rate.png', 'step_scores.png']
+    """
+    draw = partial(write_plots, book, stats, steps, folder)
+    try:
+        process = multiprocessing.get_context("fork").Process(target=_quietly, args=(draw,), name="agtool-plots",
+                                                              daemon=True)
+        process.start()
+    except (ValueError, OSError):  # no fork on this platform, or no process to be had now
+        return draw
+
+    def wait() -> list[Path]:
+        process.join(PLOT_WAIT)
+        if process.exitcode is None:
+            process.kill()
+            process.join()
+        return _plot_paths(folder) if process.exitcode == 0 else draw()
+
+    return wait
+
+
+def _plot_paths(folder: Path) -> list[Path]:
+    """The paths :func:`write_plots` wrote into ``folder``, in its order."""
+    return [Path(folder) / name for name in PLOT_FILES]
+
+
+def _quietly(draw: Callable[[], object]) -> None:
+    """``draw()`` in the forked process: a failure only sets the exit code (the caller draws again and raises it)."""
+    try:
+        draw()
+    except BaseException:  # noqa: BLE001 - reported by the caller's own drawing, not twice
+        sys.exit(1)
