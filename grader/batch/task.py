@@ -190,7 +190,8 @@ def _rebase_in(data, replacements: dict[str, str], markers: tuple[str, ...]):
         return data
     for key, value in entries:
         if value.__class__ is not str:
-            _rebase_in(value, replacements, markers)
+            if isinstance(value, (dict, list)):  # not a call for each number of every check
+                _rebase_in(value, replacements, markers)
             continue
         for marker in markers:  # a loop, not any(): this runs for every string of the report
             if marker in value:
