@@ -141,6 +141,8 @@ def with_filename(code: CodeType, filename: str) -> CodeType:
     >>> with_filename(compile("def f(): pass", "a", "exec"), "b").co_consts[0].co_filename
     'b'
     """
+    if code.co_filename == filename:  # named so already (every step of a step child imports the same path)
+        return code
     consts = tuple(with_filename(c, filename) if isinstance(c, CodeType) else c for c in code.co_consts)
     return code.replace(co_filename=filename, co_consts=consts)
 
@@ -263,6 +265,7 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
         _isolate_process(output_fd, result_fd, *(fd for fd in (go_fd, bell_fd) if fd is not None))
         source = base64.b64decode(jobs[0].source_b64)
         module_path = _prepare_scratch(scratch, source)
+        code = with_filename(code, module_path) if code is not None else None  # once, not once per step
         _clean_environment(scratch)
         _set_limits(jobs[0].limits, steps=len(jobs))
         run_probe = _load_probe_function(jobs[0].probe_function or DEFAULT_PROBE_FUNCTION)

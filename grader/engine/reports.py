@@ -46,6 +46,19 @@ MAX_JSON_BYTES = MAX_MESSAGE_BYTES  # the bound the step child's own observation
 _NOT_INSIDE = "the report folder is not inside the step scratch folder"
 
 
+def names_report_files(obs: Any) -> bool:
+    """Whether :func:`resolve_report_files` has anything to do in ``obs`` (a record naming or claiming files).
+
+    >>> names_report_files({"records": [{"files_at": "/tmp/x"}]}), names_report_files({"records": [{"value": 1}]})
+    (True, False)
+    """
+    records = obs.get("records") if isinstance(obs, dict) else None
+    if not isinstance(records, list):
+        return False
+    keys = (*PLACES, *PLACES.values())
+    return any(isinstance(record, dict) and any(key in record for key in keys) for record in records)
+
+
 def resolve_report_files(obs: Any, scratch: str) -> Any:
     """Replace each record's ``files_at`` / ``cwd_files_at`` in ``obs`` (in place) by the files read there.
 
