@@ -250,6 +250,28 @@ def test_batch_outputs_and_isolation(fake_class, tmp_path, monkeypatch):
     assert grades["seeds"] == [11] and [g["learner"] for g in grades["learners"]] == list(book["learner"])
 
 
+def scratch_logging_grade(path, **kwargs):
+    """``fake_grade``, and one line per call in ``$AGTOOL_TEST_SCRATCH_LOG`` with the path it got (in the workers)."""
+    with open(os.environ["AGTOOL_TEST_SCRATCH_LOG"], "a") as log:
+        log.write(f"{path}\n")
+    return fake_grade(path, **kwargs)
+
+
+def test_scratch_copies_are_gone_after_the_batch_also_of_killed_workers(fake_class, tmp_path, monkeypatch):
+    monkeypatch.setattr(batch, "GRACE", 1.0)
+    log = tmp_path / "scratch.log"
+    monkeypatch.setenv("AGTOOL_TEST_SCRATCH_LOG", str(log))
+    run_batch(fake_class, tmp_path / "out", jobs=2, seed=11, timeout=1.0, grade_fn=scratch_logging_grade,
+              progress=False)
+    copies = [Path(line) for line in log.read_text().splitlines()]
+    assert sorted(p.parent.name for p in copies) == ["buggy", "dies", "full", "half", "hangs", "none"]
+    # <pool folder>/worker-<pid>/<learner>/tools.py: one folder for the pool's workers, which the
+    # pool removes when it closes, also what the killed workers ("hangs", "dies") left in it.
+    pool_folders = {p.parents[2] for p in copies}
+    assert len(pool_folders) == 1 and next(iter(pool_folders)).name.startswith("agtool-batch-workers-")
+    assert not any(p.parents[2].exists() for p in copies)
+
+
 def test_resume_skips_unchanged_learners_and_keeps_the_seed(tmp_path):
     root = make_class(tmp_path / "class", {f"l{i}": ALL_PASS if i % 2 else "none" for i in range(5)})
     out = tmp_path / "out"
