@@ -606,3 +606,23 @@ def test_an_idle_timeout_of_zero_never_stops_the_fork_server(write_module, temp_
         assert run(path, ids, engine).passed
         time.sleep(1.0)
         assert engine.pid is not None and engine._idle_timer is None and engine.idle_stops == 0
+
+
+def test_a_detached_fork_server_ends_by_itself_and_leaves_no_group(write_module, temp_checks):
+    from grader.engine.client import EngineClient
+
+    path = write_module("def ok():\n    return 1\n")
+    ids = temp_checks(call_check(1, "ok", "ok", expect=1))
+    engine = EngineClient(extra_sys_path=[str(REPO / "tests")])
+    assert run(path, ids, engine).passed
+    pid, group = engine.pid, engine._cgroup
+    folders = group.folders() if group is not None else []
+    engine.detach()  # returns at once: what a one-shot `check` does on its way out
+    assert engine.pid is None
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and (_alive(pid) or any(os.path.isdir(f) for f in folders)):
+        time.sleep(0.1)
+    assert not _alive(pid)
+    assert not [f for f in folders if os.path.isdir(f)], "the janitor removes the fork server's cgroups"
+    assert run(path, ids, engine).passed and engine.pid not in (None, pid)  # usable again: a new one
+    engine.close()

@@ -189,6 +189,34 @@ class EngineClient:
             if idle:
                 self._lock.release()
 
+    def detach(self) -> None:
+        """Let an idle fork server end by itself, without waiting for it: for a command about to exit.
+
+        Its stdin is closed; it then kills what is left of its steps, removes
+        its scratch folders and exits (a process of LangGraph's size takes tens
+        of milliseconds to tear down, which a one-shot ``check`` need not wait
+        for). Its cgroups are removed by a janitor once it has ended. A client
+        with a request in flight is closed as :meth:`close` does.
+        """
+        if not self._lock.acquire(timeout=0.2):
+            return self.close()
+        try:
+            timer, self._idle_timer = self._idle_timer, None
+            if timer is not None:
+                timer.cancel()
+            proc, group = self._proc, self._cgroup
+            if proc is None or self._owner != os.getpid() or proc.poll() is not None:
+                return self._kill()
+            self._proc, self._cgroup, self._scratch_base = None, None, None
+            if group is not None and self.sandbox_in_use != "bwrap":  # under bwrap one runs since its start
+                _cgroup_janitor(proc.pid, group.folders())
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+        finally:
+            self._lock.release()
+
     # -- internals
 
     def prestart(self) -> None:
