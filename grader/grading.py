@@ -108,7 +108,8 @@ def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
     by_step = {step: [c for c in checks if c.step == step] for step in sorted({c.step for c in checks})}
     order = list(by_step)
     planned = [_plan(by_step[step], seed) for step in order]
-    jobs = [_step_job(step, probes, source, limits, probe_function) for step, (_, probes) in zip(order, planned)]
+    source_b64 = encode_source(source)  # once: every step carries the same bytes
+    jobs = [_step_job(step, probes, source_b64, limits, probe_function) for step, (_, probes) in zip(order, planned)]
     results, kills_always = _run_steps(engine, jobs, parallel)
     for step, (plan, _), result in zip(order, planned, results):
         if result.output:
@@ -185,10 +186,10 @@ def default_parallel() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
-def _step_job(step: int, probes: "list[dict]", source: bytes, limits: Limits,
+def _step_job(step: int, probes: "tuple[dict, ...]", source_b64: str, limits: Limits,
               probe_function: "str | None") -> StepJob:
-    """The job of one step: the module's bytes, its probes, a fresh nonce, the limits."""
-    return StepJob(step=step, source_b64=encode_source(source), probes=tuple(probes),
+    """The job of one step: the module's bytes (base64), its probes, a fresh nonce, the limits."""
+    return StepJob(step=step, source_b64=source_b64, probes=tuple(probes),
                    nonce=secrets.token_hex(16), limits=limits, probe_function=probe_function)
 
 
@@ -215,7 +216,7 @@ def _read_source(file: Path, within=None) -> bytes:
     return source
 
 
-def _plan(step_checks: list[Check], seed: int) -> "tuple[list[_Planned], list[dict]]":
+def _plan(step_checks: list[Check], seed: int) -> "tuple[list[_Planned], tuple[dict, ...]]":
     """The plan of one step (see :func:`_draw_plan`), drawn once per seed and selection.
 
     Probes depend on the seed and the checks only, never on the submission:
@@ -226,7 +227,7 @@ def _plan(step_checks: list[Check], seed: int) -> "tuple[list[_Planned], list[di
 
 
 @functools.lru_cache(maxsize=32)
-def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Planned], list[dict]]":
+def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Planned], tuple[dict, ...]]":
     """Draw every check's probes; return the plan and the step job's probe list.
 
     A ``fresh`` probe starts from the module as just imported, and a
@@ -271,7 +272,9 @@ def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Plan
     where = {old: new for new, old in enumerate(order)}
     for item in plan:
         item.indices = [where[i] for i in item.indices]
-    return plan, [job_probes[i] for i in order]
+    # A tuple: every step job of this plan holds this very object, so the
+    # engine client encodes it once per plan (grader.engine.protocol.encode_request).
+    return plan, tuple(job_probes[i] for i in order)
 
 
 class _StepOutcome:

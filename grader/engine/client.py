@@ -46,7 +46,7 @@ import time
 from grader.engine.cgroups import SERVER_GROUP_ENV, ServerGroup
 from grader.engine.confine import MOUNTS_ENV
 from grader.engine.hugepages import HUGEPAGES_ENV
-from grader.engine.protocol import StepJob, StepResult, request_to_json
+from grader.engine.protocol import StepJob, StepResult, encode_request
 from grader.engine.sandbox import (PACKAGE_ROOT, SANDBOX_ENV, SANDBOXES, bwrap_prefix, bwrap_usable,
                                    server_import_paths)
 
@@ -134,7 +134,8 @@ class EngineClient:
         a grace period). A fork server that died or hangs is killed and
         replaced on the next call; every result then holds ``infra_error``.
         """
-        request = request_to_json(next(self._jobs), jobs, parallel=parallel, chain=chain)
+        request_id = next(self._jobs)
+        line = encode_request(request_id, jobs, parallel=parallel, chain=chain)
         if timeout is None:
             limits = [job.limits.wall_bound for job in jobs]  # the import's bound, then the probes'
             rounds = -(-len(jobs) // max(parallel, 1))
@@ -144,13 +145,13 @@ class EngineClient:
                 for attempt in (1, 2):
                     self._ensure_started()
                     try:
-                        self._send(request)
+                        self._send(line)
                     except OSError:  # it died since the last request: start a new one once
                         self._kill()
                         if attempt == 2:
                             raise EngineUnavailable("the grader's worker process could not be started")
                         continue
-                    return self._collect(request["request"], len(jobs), timeout)
+                    return self._collect(request_id, len(jobs), timeout)
             finally:
                 self._arm_idle()
         raise AssertionError("unreachable")
@@ -336,8 +337,8 @@ class EngineClient:
                   "are not allowed); grading without it.", file=sys.stderr)
         return []
 
-    def _send(self, request: dict) -> None:
-        self._proc.stdin.write(json.dumps(request).encode() + b"\n")
+    def _send(self, line: bytes) -> None:
+        self._proc.stdin.write(line)
         self._proc.stdin.flush()
 
     def _collect(self, request_id: int, n_jobs: int, wait: float) -> "list[StepResult]":

@@ -41,6 +41,7 @@ Example::
 from __future__ import annotations
 
 import base64
+import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, TypedDict, Union
 
@@ -370,6 +371,44 @@ def request_to_json(request_id: int, jobs: "list[StepJob]", *, parallel: int = 1
         wires.append(wire)
     return {"request": request_id, "sources": list(sources), "jobs": wires, "parallel": parallel,
             "chain": bool(chain)}
+
+
+def encode_request(request_id: int, jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False) -> bytes:
+    """:func:`request_to_json` as one line of JSON, each job's probes encoded once per probe tuple.
+
+    A batch grades every learner with the same probes (one seed, one plan
+    per step, the very same tuple each time: ``grader.grading._draw_plan``),
+    which were 70 KB of a request's JSON; they are encoded the first time
+    and copied in after that.
+
+    >>> probes = ({"kind": "calls", "params": {}},)
+    >>> line = encode_request(1, [StepJob(1, "QQ==", probes, "n1"), StepJob(2, "QQ==", probes, "n2")])
+    >>> [job.probes for job in jobs_from_request(json.loads(line))] == [probes, probes]
+    True
+    """
+    wire = request_to_json(request_id, jobs, parallel=parallel, chain=chain)
+    pieces = []
+    for n, (job, job_wire) in enumerate(zip(jobs, wire["jobs"])):
+        job_wire["probes"] = f"\0probes-{n}\0"  # json.dumps writes \u0000, which nothing else here holds
+        pieces.append(_probes_json(job.probes))
+    line = json.dumps(wire)
+    for n, piece in enumerate(pieces):
+        line = line.replace(f'"\\u0000probes-{n}\\u0000"', piece, 1)
+    return line.encode("ascii") + b"\n"
+
+
+_PROBES_JSON: "dict[int, tuple[tuple, str]]" = {}  # id(probes) -> (probes, their JSON); holding them keeps the id
+
+
+def _probes_json(probes: "tuple[dict, ...]") -> str:
+    known = _PROBES_JSON.get(id(probes))
+    if known is not None and known[0] is probes:
+        return known[1]
+    if len(_PROBES_JSON) >= 256:  # plans of other seeds or selections: start over
+        _PROBES_JSON.clear()
+    text = json.dumps(list(probes))
+    _PROBES_JSON[id(probes)] = (probes, text)
+    return text
 
 
 def jobs_from_request(request: dict) -> "list[StepJob]":
