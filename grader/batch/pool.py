@@ -316,17 +316,25 @@ class WorkerPool:
 
 
 def run_pool(tasks: Iterable[Any], *, jobs: int, hard_limit: float, work: Callable[[Any], Any],
-             on_lost: Callable[[Any, bool], Any]) -> Iterator[tuple[Any, Any]]:
+             on_lost: Callable[[Any, bool], Any], pool: "WorkerPool | None" = None) -> Iterator[tuple[Any, Any]]:
     """Run ``work(task)`` on ``jobs`` workers (no more than there are tasks); yield ``(task, result)`` as each finishes.
 
     A worker that dies, or has not answered ``hard_limit`` seconds after it got
     its task, is killed with its process group and replaced; that task yields
-    ``on_lost(task, timed_out)`` instead.
+    ``on_lost(task, timed_out)`` instead. ``pool``: a pool the caller started
+    earlier (and closes), used instead of a new one.
     """
     pending = list(tasks)
-    pool = WorkerPool(work, jobs=max(1, min(jobs, len(pending))), hard_limit=hard_limit, on_lost=on_lost)
-    for task in pending:
+    if pool is None:
+        pool = WorkerPool(work, jobs=max(1, min(jobs, len(pending))), hard_limit=hard_limit, on_lost=on_lost)
+        with pool:
+            yield from _drain(pool, pending)
+    else:
+        yield from _drain(pool, pending)
+
+
+def _drain(pool: WorkerPool, tasks: "list[Any]") -> Iterator[tuple[Any, Any]]:
+    for task in tasks:
         pool.submit(task)
-    with pool:
-        while pool.pending() or pool.busy():
-            yield from pool.poll()
+    while pool.pending() or pool.busy():
+        yield from pool.poll()

@@ -41,10 +41,10 @@ from tqdm.auto import tqdm
 from grader.batch import gradebook
 from grader.batch.dask_executor import run_on_dask
 from grader.batch.discovery import Submission, discover
-from grader.batch.pool import run_pool
+from grader.batch.pool import WorkerPool, run_pool
 from grader.batch.records import MANIFEST, RESULTS_DIR, load_record, load_records, result_record, write_json_atomically
 from grader.batch.task import (GRADER_FAILED, RETRY_ON_RESUME, SUBMISSION_TIMEOUT, WORKER_DIED, GradeFn, GradeTask,
-                               failed_report, grade_task, step_timeout)
+                               failed_report, grade_task, step_timeout, warm_engine)
 from grader.checks.registry import checks_for
 from grader.course.lms import read_roster, write_lms
 from grader.course.policy import Policy, load_policy, with_credit
@@ -171,51 +171,58 @@ def run_batch(
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file, not a folder: name a new or existing folder for the outputs")
     out.mkdir(parents=True, exist_ok=True)
-    plan = _choose_plan(out, seed, class_key(seed_key) if seed is None else None, resume)
-    write_json_atomically(out / MANIFEST, {**plan.manifest(), "submissions": os.fspath(submissions), **selection})
+    # The workers start now, their fork servers importing LangGraph while this
+    # process finds, reads and hashes the submissions (0.6-0.8 s for 1,000 learners).
+    pool = _early_pool(executor, jobs, timeout, grade_fn, sandbox)
+    try:
+        plan = _choose_plan(out, seed, class_key(seed_key) if seed is None else None, resume)
+        write_json_atomically(out / MANIFEST, {**plan.manifest(), "submissions": os.fspath(submissions), **selection})
 
-    # OUT may sit inside the submissions folder; it is not a learner.
-    archive_skipped: list[tuple[str, str]] = []
-    found = [s for s in discover(submissions, workdir=out, skipped=archive_skipped)
-             if not (s.path is None and Path(s.display).resolve() == out.resolve())]
-    result = BatchResult(out=out, seed=plan.seed, learners=[s.learner for s in found], archive_skipped=archive_skipped,
-                         seeds=plan.describe())
-    kept: dict[str, dict] = {}  # records that could not be saved: still rows of this run's outputs
-    tasks = []
-    for sub in found:
-        seed = plan.grading(sub.learner)
-        source, problem = _read_submission(sub)
-        if problem:
-            report = failed_report(seed, sub.display, problem, steps=selection["steps"], only=selection["only"])
-            _store(out, result_record(sub.learner, sub.display, "", seed, selection, report.to_dict(),
-                                      submitted_at=stamp), kept)
-            continue
-        if similarity or references:
-            texts[sub.learner] = source.decode("utf-8", "replace")
-        digest = hashlib.sha256(source).hexdigest()
-        old = load_record(out, sub.learner) if resume else None
-        if _still_valid(old, digest, seed, selection, plan.feedback(sub.learner)):
-            result.skipped += 1
-            continue
-        task = GradeTask(sub.learner, sub.display, source, digest, seed,
-                         tuple(selection["steps"]) if selection["steps"] else None,
-                         tuple(selection["only"]) if selection["only"] else None,
-                         step_timeout(timeout, len(selection["steps"] or STEPS)), sandbox)
-        tasks.append(task)
-        if plan.key:
-            tasks.append(dataclasses.replace(task, seed=plan.feedback(sub.learner), purpose="feedback"))
+        # OUT may sit inside the submissions folder; it is not a learner.
+        archive_skipped: list[tuple[str, str]] = []
+        found = [s for s in discover(submissions, workdir=out, skipped=archive_skipped)
+                 if not (s.path is None and Path(s.display).resolve() == out.resolve())]
+        result = BatchResult(out=out, seed=plan.seed, learners=[s.learner for s in found], archive_skipped=archive_skipped,
+                             seeds=plan.describe())
+        kept: dict[str, dict] = {}  # records that could not be saved: still rows of this run's outputs
+        tasks = []
+        for sub in found:
+            seed = plan.grading(sub.learner)
+            source, problem = _read_submission(sub)
+            if problem:
+                report = failed_report(seed, sub.display, problem, steps=selection["steps"], only=selection["only"])
+                _store(out, result_record(sub.learner, sub.display, "", seed, selection, report.to_dict(),
+                                          submitted_at=stamp), kept)
+                continue
+            if similarity or references:
+                texts[sub.learner] = source.decode("utf-8", "replace")
+            digest = hashlib.sha256(source).hexdigest()
+            old = load_record(out, sub.learner) if resume else None
+            if _still_valid(old, digest, seed, selection, plan.feedback(sub.learner)):
+                result.skipped += 1
+                continue
+            task = GradeTask(sub.learner, sub.display, source, digest, seed,
+                             tuple(selection["steps"]) if selection["steps"] else None,
+                             tuple(selection["only"]) if selection["only"] else None,
+                             step_timeout(timeout, len(selection["steps"] or STEPS)), sandbox)
+            tasks.append(task)
+            if plan.key:
+                tasks.append(dataclasses.replace(task, seed=plan.feedback(sub.learner), purpose="feedback"))
 
-    runs: dict[str, dict[str, dict]] = {}  # learner -> purpose -> report, until a learner's runs are all in
-    for task, report in _execute(tasks, executor=executor, scheduler=scheduler, jobs=jobs,
-                                 grade_fn=grade_fn, timeout=timeout, progress=progress):
-        got = runs.setdefault(task.learner, {})
-        got[task.purpose] = report
-        if plan.key and len(got) < 2:
-            continue
-        feedback = (plan.feedback(task.learner), got["feedback"]) if plan.key else None
-        _store(out, result_record(task.learner, task.display, task.sha256, plan.grading(task.learner), selection,
-                                  got["grade"], feedback, submitted_at=stamp), kept)
-        result.graded += 1
+        runs: dict[str, dict[str, dict]] = {}  # learner -> purpose -> report, until a learner's runs are all in
+        for task, report in _execute(tasks, executor=executor, scheduler=scheduler, jobs=jobs,
+                                     grade_fn=grade_fn, timeout=timeout, progress=progress, pool=pool):
+            got = runs.setdefault(task.learner, {})
+            got[task.purpose] = report
+            if plan.key and len(got) < 2:
+                continue
+            feedback = (plan.feedback(task.learner), got["feedback"]) if plan.key else None
+            _store(out, result_record(task.learner, task.display, task.sha256, plan.grading(task.learner), selection,
+                                      got["grade"], feedback, submitted_at=stamp), kept)
+            result.graded += 1
+    finally:
+        if pool is not None:
+            pool.close()
 
     saved = {r["learner"]: r for r in load_records(out, result.learners)}
     records = [saved.get(learner) or kept[learner] for learner in result.learners if learner in saved or learner in kept]
@@ -351,16 +358,36 @@ def _lost_report(task: GradeTask, timed_out: bool, *, budget: float) -> dict:
     return failed_report(task.seed, task.display, message, steps=task.steps, only=task.only).to_dict()
 
 
-def _execute(tasks, *, executor, scheduler, jobs, grade_fn, timeout, progress):
+def _hard_limit(timeout) -> float:
+    """Seconds a batch worker may take for one task before the pool kills it: the budget and a grace."""
+    return (timeout if timeout else SUBMISSION_TIMEOUT) + GRACE
+
+
+def _early_pool(executor, jobs, timeout, grade_fn, sandbox) -> "WorkerPool | None":
+    """The local executor's pool, started before there are tasks (``None`` for Dask).
+
+    With the real grader each worker starts its fork server at once
+    (:func:`grader.batch.task.warm_engine`), so LangGraph is imported while
+    the submissions are found and read, not after.
+    """
+    if executor != "local":
+        return None
+    limit = _hard_limit(timeout)
+    prepare = partial(warm_engine, sandbox) if grade_fn is None else None
+    return WorkerPool(partial(grade_task, grade_fn=grade_fn), jobs=jobs or os.cpu_count() or 1, hard_limit=limit,
+                      on_lost=partial(_lost_report, budget=limit - GRACE), prepare=prepare).start()
+
+
+def _execute(tasks, *, executor, scheduler, jobs, grade_fn, timeout, progress, pool=None):
     bar = tqdm(total=len(tasks), desc="grading", unit="learner", disable=not progress or not tasks)
     try:
         if executor == "dask":
             results = run_on_dask(tasks, scheduler=scheduler, grade_fn=grade_fn)
         elif executor == "local":
-            limit = (timeout if timeout else SUBMISSION_TIMEOUT) + GRACE
+            limit = _hard_limit(timeout)
             results = run_pool(tasks, jobs=jobs or os.cpu_count() or 1, hard_limit=limit,
                                work=partial(grade_task, grade_fn=grade_fn),
-                               on_lost=partial(_lost_report, budget=limit - GRACE))
+                               on_lost=partial(_lost_report, budget=limit - GRACE), pool=pool)
         else:
             raise ValueError(f"unknown executor {executor!r}: use 'local' or 'dask'")
         for task, report in results:
