@@ -37,7 +37,7 @@ from grader.engine.encode import private_module_copy  # noqa: E402
 from grader.engine.procstate import ProcessState  # noqa: E402
 from grader.engine.proctree import die_with_parent  # noqa: E402
 from grader.engine.protocol import (BELL_BYTES, CHANGED, DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR,  # noqa: E402
-                                    IMPORTED, MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, MAX_PRECOMPILED_BYTES, OBS, RUN,
+                                    IMPORTED, MAX_EXCEPTION_TEXT, PRERELEASED, MAX_MESSAGE_BYTES, MAX_PRECOMPILED_BYTES, OBS, RUN,
                                     ImportErrorMessage, Limits, Message, StepJob)
 
 # What running a fresh probe in a fork uses, bound before any learner code
@@ -229,7 +229,7 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
             except OSError:  # full (the fork server drains it when woken) or closed by the module
                 pass
 
-    def send(message: dict) -> None:
+    def send(message: dict, *, urgent: bool = True) -> None:
         message["nonce"] = nonce[0]
         try:
             data = dumps(message).encode("ascii") + b"\n"
@@ -246,7 +246,7 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
             unrung[0] += written
             if unrung[0] >= BELL_BYTES:
                 ring()
-        if message.get("type") in (IMPORTED, DONE):
+        if urgent and message.get("type") in (IMPORTED, DONE):
             ring()
 
     def trace_run(tool: str) -> None:
@@ -278,11 +278,13 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
         exit_now(70)
 
     last = len(jobs) - 1
+    go = b""
     for position, job in enumerate(jobs):
         nonce[0] = job.nonce
         run_line[0] = dumps({"type": RUN, "tool": "", "nonce": job.nonce})  # only the tool varies
         if position:
-            if not _wait_byte(go_fd):  # the fork server let this step begin
+            go = _read_go(go_fd)  # the fork server let this step begin ("p": and its probes, once imported)
+            if not go:
                 exit_now(0)
             try:
                 module_path = _prepare_scratch(scratch, source)
@@ -303,8 +305,9 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
             send(describe_import_error(exc, module_path))
             exit_now(0)
         _flush_std_streams()
-        send({"type": IMPORTED})
-        if go_fd is not None:  # a free slot for the step's work (the fork server's deadline starts then)
+        released = position > 0 and go == PRERELEASED
+        send({"type": IMPORTED}, urgent=not released)  # released already: the fork server reads it when it wakes
+        if go_fd is not None and not released:  # a free slot for the step's work (the fork server's deadline starts then)
             _wait_byte(go_fd)
         _run_probes(job, module, ctx, run_probe, send, exit_now, before)
         if not chained:
@@ -338,15 +341,20 @@ def _fd_identity(fd: "int | None") -> "tuple[int, int] | None":
 
 def _wait_byte(fd: "int | None") -> bool:
     """Wait for one byte on ``fd``; False at its end (the fork server wants no more)."""
+    return _read_go(fd) != b""
+
+
+def _read_go(fd: "int | None") -> bytes:
+    """The next byte on the go pipe ``fd`` (waiting for it), or ``b""`` at its end."""
     if fd is None:
-        return False
+        return b""
     while True:
         try:
-            return _read(fd, 1) != b""
+            return _read(fd, 1)
         except InterruptedError:
             continue
         except OSError:
-            return False
+            return b""
 
 
 def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: Callable,

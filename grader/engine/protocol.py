@@ -54,6 +54,10 @@ MAX_TOTAL_MESSAGE_BYTES = 16 << 20  # all of one step's messages together
 # of messages (and after each one the fork server must act on at once), so
 # that the result pipe never fills between two wake-ups (grader.engine.child.run_steps).
 BELL_BYTES = 16 << 10
+# What the fork server writes on a chained step child's go pipe to begin its
+# next step when it may also run that step's probes as soon as it imported
+# (a free slot): no second byte to wait for after ``imported``.
+PRERELEASED = b"p"
 MAX_EXCEPTION_TEXT = 2000  # characters of an exception's message or traceback passed on
 MAX_REPORT_TEXT = 20000  # characters of the learner's tool_report.md sent back by the report probe
 # Larger sources are compiled in the step child, under its limits, not by the fork server.

@@ -54,7 +54,7 @@ from grader.engine import cgroups, confine
 from grader.engine.hugepages import collapse_heap
 from grader.engine.proctree import become_subreaper, kill_descendants, kill_group
 from grader.engine.protocol import (CHANGED, DONE, FINAL_TYPES, IMPORTED, MAX_MESSAGE_BYTES, MAX_TOTAL_MESSAGE_BYTES,
-                                    MESSAGE_TYPES, OBS, RUN, TRACE_MISMATCH, Message, StepJob, StepResult,
+                                    MESSAGE_TYPES, OBS, PRERELEASED, RUN, TRACE_MISMATCH, Message, StepJob, StepResult,
                                     claimed_runs, jobs_from_request)
 from grader.engine.reports import names_report_files, resolve_report_files
 from grader.engine.sharedpages import memoize_builtin_signatures
@@ -263,7 +263,12 @@ def run_jobs(jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False,
                     waiting += held  # a quick import: the other runs start now
                     held = []
                 if child.step_over:  # a chained step said done: its result now, the next one starts
-                    done(*child.end_step())
+                    others = [c for c in running if c is not child]
+                    # Its next step may run its probes once imported, without asking again, when
+                    # no other step child waits for a slot and one is free (one wake-up less a step).
+                    free = (sum(c.released for c in others) < max(parallel, 1)
+                            and not any(c.imported_at is not None and not c.released for c in others))
+                    done(*child.end_step(prerelease=free))
                 if child.poll_ended():
                     running.remove(child)
                     rest = child.rest()
@@ -341,6 +346,7 @@ class _StepChild:
     # the tests build without a process).
     imported_at: "float | None" = None
     released = False
+    _prereleased = False
     step_over = False
     in_flight = True
     _import_judged = True
@@ -427,7 +433,7 @@ class _StepChild:
         # The body-run trace since the last observation, counted here: the
         # step child's own counts can be wound back by the module, these cannot.
         self._runs: "dict[str, int]" = {}
-        self.released = self.step_over = self._import_judged = self._resumed = False
+        self.released = self.step_over = self._import_judged = self._resumed = self._prereleased = False
         self.resume_at = 0  # a fresh probe changed the step child: probes from here go to a new one
         self._carried_hits: "tuple[str, ...]" = ()
         self.in_flight = True
@@ -456,8 +462,12 @@ class _StepChild:
         self.started = time.monotonic() - earlier.elapsed
         self._resumed = True
 
-    def end_step(self) -> "tuple[int, StepResult]":
+    def end_step(self, *, prerelease: bool = False) -> "tuple[int, StepResult]":
         """(A chained step said ``done``.) Its result; let the step child begin its next step, if any.
+
+        With ``prerelease`` the next step runs its probes as soon as it has
+        imported (:data:`~grader.engine.protocol.PRERELEASED`); its work's
+        clock starts when its ``imported`` message is read.
 
         The step child waits meanwhile: what the step left running in its
         group is killed, its report files are read, the limits it hit are
@@ -475,9 +485,13 @@ class _StepChild:
         if self._more and self.position < len(self.jobs):
             self._begin_step()
             try:
-                os.write(self._go_fd, b"n")
+                os.write(self._go_fd, PRERELEASED if prerelease else b"n")
             except OSError:  # the step child is gone: poll_ended() will say how
                 pass
+            if prerelease:
+                self.released = self._prereleased = True
+                if self.position == len(self.jobs) - 1:  # nothing more to say to it
+                    self._close_go()
         else:
             # No step in flight: the step child ends by itself (a few seconds'
             # grace, then it is killed); the jobs it did not begin go to a new one.
@@ -512,16 +526,19 @@ class _StepChild:
 
     def release(self) -> None:
         """Let the imported step run its probes (one byte on its go pipe); their time limits start now."""
-        self.released = True
-        self.probe_started = time.monotonic()
-        self.work_deadline = self.probe_started + self.limits.timeout
-        self._probe_deadline()
+        self._start_work()
         try:
             os.write(self._go_fd, b"g")
         except OSError:  # the step child is gone: poll_ended() will say how
             pass
         if self.position == len(getattr(self, "jobs", ())) - 1:  # nothing more to say to it
             self._close_go()
+
+    def _start_work(self) -> None:
+        self.released = True
+        self.probe_started = time.monotonic()
+        self.work_deadline = self.probe_started + self.limits.timeout
+        self._probe_deadline()
 
     def _probe_deadline(self) -> None:
         limits = getattr(self, "limits", None)  # none on bookkeeping-only objects of the tests
@@ -711,6 +728,8 @@ class _StepChild:
         if message["type"] == IMPORTED:
             self.imported_at = time.monotonic()
             self.deadline = float("inf")  # waiting for a slot: release() starts the clock of its work
+            if self._prereleased:  # it had its slot already: its probes run now
+                self._start_work()
             if self._resumed:  # the step said so once already
                 return None
         if message["type"] == DONE and len(getattr(self, "jobs", ())) > 1:
