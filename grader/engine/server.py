@@ -41,7 +41,6 @@ import errno
 import gc
 import json
 import os
-import re
 import selectors
 import shutil
 import signal
@@ -52,6 +51,7 @@ from typing import Callable
 
 from grader.engine import cgroups, confine
 from grader.engine.hugepages import collapse_heap
+from grader.engine.lines import Received, forget_line, plain_run, result_line, write_bytes, write_line
 from grader.engine.proctree import become_subreaper, kill_descendants, kill_group
 from grader.engine.protocol import (CHANGED, DONE, FINAL_TYPES, IMPORTED, MAX_MESSAGE_BYTES, MAX_TOTAL_MESSAGE_BYTES,
                                     MESSAGE_TYPES, OBS, PRERELEASED, RUN, TRACE_MISMATCH, Message, StepJob, StepResult,
@@ -121,7 +121,7 @@ def serve() -> None:
     # Every step's scratch folder lives under this one, so whoever outlives
     # this process (the client, if it is killed) can remove them all at once.
     _scratch_base = tempfile.mkdtemp(prefix="agtool-warm-")
-    _write_line(channel_out, {"type": "ready", "pid": os.getpid(), "preloaded": preloaded,
+    write_line(channel_out, {"type": "ready", "pid": os.getpid(), "preloaded": preloaded,
                               "scratch": _scratch_base, "hugepages": hugepages})
     try:
         _serve_requests(channel_in, channel_out)
@@ -140,7 +140,7 @@ def _serve_requests(channel_in, channel_out: int) -> None:
             request_id = request.get("request")
 
             def report(index: int, result: StepResult) -> None:  # as soon as a step is over
-                _write_bytes(channel_out, _result_line(request_id, index, result))
+                write_bytes(channel_out, result_line(request_id, index, result))
 
             jobs = jobs_from_request(request)
             run_jobs(jobs, parallel=int(request.get("parallel", 1)), chain=request.get("chain") is True,
@@ -151,7 +151,7 @@ def _serve_requests(channel_in, channel_out: int) -> None:
         except Exception as exc:  # a malformed request: say so, keep serving
             reply = {"type": "done", "request": request_id, "infra_error": f"{type(exc).__name__}: {exc}"}
         try:
-            _write_line(channel_out, reply)
+            write_line(channel_out, reply)
         except BrokenPipeError:
             break
         for folder in leftovers:  # after answering: the client need not wait for the disk
@@ -616,7 +616,7 @@ class _StepChild:
         for message in self.messages[self._resolved:]:
             if message.get("type") == OBS and names_report_files(message.get("obs")):
                 resolve_report_files(message.get("obs"), self.scratch)
-                _forget_line(message)
+                forget_line(message)
         self._resolved = len(self.messages)
 
     @staticmethod
@@ -705,14 +705,14 @@ class _StepChild:
     def _accept(self, line: bytes) -> None:
         if len(line) > MAX_MESSAGE_BYTES:
             return self._channel_error(f"a result message longer than {MAX_MESSAGE_BYTES} bytes was refused")
-        message = self._plain_run(line)
+        message = plain_run(line, self.nonce)
         if message is None:
             try:
                 message = json.loads(line)
             except ValueError:
                 return self._channel_error("a result line that is not JSON was refused")
             if type(message) is dict:
-                message = _Received(message, line)
+                message = Received(message, line)
         problem = self._shape_problem(message)
         if problem:
             return self._channel_error(problem)
@@ -742,25 +742,6 @@ class _StepChild:
             self._probe_deadline()
         self.messages.append(message)
 
-    def _plain_run(self, line: bytes) -> "dict | None":
-        """A ``run`` line exactly as the step child writes it for a plain tool name, read without JSON; else None.
-
-        A third of a step's lines are these (one per tool-body run).
-
-        >>> child = _StepChild.__new__(_StepChild); child.nonce = "n1"
-        >>> child._plain_run(b'{"type": "run", "tool": "stock_lookup", "nonce": "n1"}')
-        {'type': 'run', 'nonce': 'n1', 'tool': 'stock_lookup'}
-        >>> child._plain_run(b'{"type": "run", "tool": "a\\"b", "nonce": "n1"}') is None
-        True
-        """
-        tail = f'", "nonce": "{self.nonce}"}}'.encode()
-        if not (line.startswith(_RUN_HEAD) and line.endswith(tail)):
-            return None
-        tool = line[len(_RUN_HEAD):-len(tail)]
-        if not _PLAIN_TOOL.fullmatch(tool):
-            return None
-        return {"type": RUN, "nonce": self.nonce, "tool": tool.decode("ascii")}
-
     def _check_trace(self, message: dict) -> None:
         """Replace an observation that accounts for fewer tool runs than the trace showed."""
         runs, self._runs = self._runs, {}
@@ -769,7 +750,7 @@ class _StepChild:
         if hidden:
             said = ", ".join(f"{tool} {n} time(s), the step's own counts say {claimed.get(tool, 0)}"
                              for tool, n in sorted(hidden.items()))
-            _forget_line(message)
+            forget_line(message)
             message["obs"] = {"probe_error": TRACE_MISMATCH,
                               "message": f"the tool body ran {said}: the module wound back the grader's counts"}
 
@@ -819,10 +800,6 @@ class _StepChild:
 def _types(result: StepResult) -> "set[str]":
     return {m.get("type") for m in result.messages}
 
-
-# How the step child writes a ``run`` line (grader.engine.child.run_steps), up to the tool's name.
-_RUN_HEAD = b'{"type": "run", "tool": "'
-_PLAIN_TOOL = re.compile(rb"[A-Za-z0-9_.-]{1,100}")
 
 _compiled_cache: "dict[str, object]" = {}
 
@@ -945,53 +922,6 @@ def _run_tiny_graph() -> None:
     graph.add_edge(START, "only")
     graph.add_edge("only", END)
     graph.compile().invoke({"seen": []})
-
-
-def _write_line(fd: int, message: dict) -> None:
-    _write_bytes(fd, json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n")
-
-
-def _write_bytes(fd: int, line: bytes) -> None:
-    data = memoryview(line)
-    while data:
-        data = data[os.write(fd, data):]
-
-
-class _Received(dict):
-    """A message as parsed, with the line it came on while that line still says exactly it.
-
-    A step's result carries its messages to the engine client: their lines
-    are copied into the result line instead of being encoded again (that
-    encoding was an eighth of the fork server's time). A line is kept only
-    when it is ASCII, as the step child writes them, so the result line
-    stays one encoding; whoever changes the message calls :func:`_forget_line`.
-    """
-
-    __slots__ = ("line",)
-
-    def __init__(self, message: dict, line: bytes):
-        super().__init__(message)
-        self.line = line if line.isascii() else None
-
-
-def _forget_line(message: dict) -> None:
-    if isinstance(message, _Received):
-        message.line = None
-
-
-def _result_line(request_id, index: int, result: StepResult) -> bytes:
-    """``{"type": "result", "request": ..., "index": ..., "result": result.to_json()}`` as one line of bytes.
-
-    >>> line = _result_line(3, 0, StepResult(messages=(_Received({"type": "done"}, b'{"type":"done"}'),)))
-    >>> json.loads(line)["result"]["messages"]
-    [{'type': 'done'}]
-    """
-    wire = result.to_json()
-    messages = wire.pop("messages", [])
-    head = json.dumps({"type": "result", "request": request_id, "index": index, "result": wire}, ensure_ascii=True)
-    # ``result`` is the outer object's last key: its messages go in before the two closing braces.
-    lines = [getattr(m, "line", None) or json.dumps(m, ensure_ascii=True).encode("ascii") for m in messages]
-    return head[:-2].encode("ascii") + b', "messages": [' + b", ".join(lines) + b"]}}\n"
 
 
 if __name__ == "__main__":
