@@ -4,8 +4,8 @@
     and (a') one in a process whose fork server stopped after being idle,
 (b) a warm check of one step, as the notebook's Check cell sees it,
 (c) batch throughput on generated submissions with ``--jobs 2`` (the median of
-    ``--batch-repeat`` runs), beside the work-only ceiling of the cost breakdown
-    measured in the same run, and their ratio,
+    ``--batch-repeat`` runs), each run beside the work-only ceiling of the cost
+    breakdown measured just before it, and the median of their ratios,
 (d) the same submissions graded the way notebook graders do it: a grading
     notebook executed per submission with nbclient (on a sample), and (c)/(d),
 (e) peak memory per batch worker (PSS of the worker, its fork server and
@@ -56,8 +56,8 @@ TARGETS = {
     "cold_after_idle": ("(a') full check after the warm parent's idle stop", "s", "<= 1.5 s", lambda v: v <= 1.5),
     "warm": ("(b) warm step check (notebook)", "s", "<= 0.3 s", lambda v: v <= 0.3),
     "batch": ("(c) batch, --jobs 2 (median of the batch runs)", "submissions/s", ">= 12/s", lambda v: v >= 12),
-    "work_only": ("(c0) work-only ceiling (cost breakdown, same run)", "submissions/s", "", None),
-    "of_ceiling": ("(c)/(c0)", "", ">= 0.75", lambda v: v >= 0.75),
+    "work_only": ("(c0) work-only ceiling (cost breakdown before each batch run, median)", "submissions/s", "", None),
+    "of_ceiling": ("(c)/(c0) (median of the runs' ratios)", "", ">= 0.75", lambda v: v >= 0.75),
     "notebook": ("(d) notebook per submission (nbclient)", "submissions/s", "", None),
     "ratio": ("(c)/(d)", "x", ">= 50x", lambda v: v >= 50),
     "memory": ("(e) peak memory per worker (PSS)", "MB", "<= 200 MB", lambda v: v <= 200),
@@ -242,6 +242,11 @@ def render_table(figures: dict, args: argparse.Namespace) -> str:
         value = figures[key]
         met = "" if ok is None else ("yes" if ok(value) else "NO")
         lines.append(f"| {title} | {value:.3g} {unit} | {target} | {met} |")
+    lines += ["", "Each batch run beside the work-only ceiling measured just before it "
+              "(submissions/s; (c)/(c0) above is the median of these ratios):", "",
+              "| batch run | (c) | (c0) | (c)/(c0) |", "|---|---|---|---|"]
+    lines += [f"| {n} | {rate:.3g} | {ceiling:.3g} | {rate / ceiling:.3g} |"
+              for n, (rate, ceiling) in enumerate(figures["pairs"], 1)]
     return "\n".join(lines) + "\n"
 
 
@@ -278,21 +283,28 @@ def main(argv: "list[str] | None" = None) -> int:
 
     figures = {"cold": measure_cold(args.repeat), "cold_after_idle": measure_cold_after_idle(args.repeat),
                "warm": measure_warm(args.repeat)}
-    # The ceiling next to the batch runs, before any notebook kernel has started, in a
-    # process as lean as the batch's workers (see cost_breakdown.measure_in_new_process).
-    breakdown = measure_in_new_process(repeat=args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
         paths = make_class(Path(tmp) / "class", args.submissions)
-        runs = [measure_batch(Path(tmp) / "class", args.jobs, args.submissions)[0] for _ in range(args.batch_repeat)]
-        figures["batch"] = statistics.median(runs)
+        # Each batch run right after a ceiling of its own, in a process as lean as the
+        # batch's workers (cost_breakdown.measure_in_new_process), before any notebook
+        # kernel has started: this machine's speed drifts by a fifth within minutes, so
+        # (c)/(c0) is the median of the pairs' ratios, not a ratio of medians taken apart.
+        pairs = []
+        for _ in range(args.batch_repeat):
+            breakdown = measure_in_new_process(repeat=args.repeat)
+            rate = measure_batch(Path(tmp) / "class", args.jobs, args.submissions)[0]
+            pairs.append((rate, breakdown))
+        figures["batch"] = statistics.median(rate for rate, _ in pairs)
+        figures["work_only"] = statistics.median(b["work_only_per_s"] for _, b in pairs)
+        figures["of_ceiling"] = statistics.median(rate / b["work_only_per_s"] for rate, b in pairs)
+        figures["pairs"] = [(rate, b["work_only_per_s"]) for rate, b in pairs]
+        breakdown = sorted(pairs, key=lambda pair: pair[1]["work_only_per_s"])[len(pairs) // 2][1]
         # Memory in a run of its own (100 submissions), with the sampler on.
         sample = min(args.submissions, 100)
         make_class(Path(tmp) / "memory" / "class", sample)
         figures["memory"] = measure_batch(Path(tmp) / "memory" / "class", args.jobs, sample, sample_memory=True)[1]
         figures["notebook"] = measure_notebook(paths[: args.nb_sample])
     figures["ratio"] = figures["batch"] / figures["notebook"]
-    figures["work_only"] = breakdown["work_only_per_s"]
-    figures["of_ceiling"] = figures["batch"] / figures["work_only"]
 
     table = render_table(figures, args) + "\nWhere a batch submission's time goes:\n\n" + render_breakdown(breakdown)
     args.out.mkdir(parents=True, exist_ok=True)
