@@ -83,9 +83,9 @@ class ProcessState:
             held, keys, values, version = entry
             if space is held and version is not None and dict_version(space) == version:
                 continue  # not written to since: the same keys and values
+            if "_" not in space and space is not held:
+                return False  # another dict in the module's place
             now = dict(zip(*_entries(space))) if "_" in space else space
-            if now is not held and now is space:
-                return False
             if len(now) != len(keys) or not all(map(is_, now, keys)) or not all(map(is_, now.values(), values)):
                 return False
             if space is held:  # written back as it was (e.g. restore()): its new version stands for that
