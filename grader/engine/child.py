@@ -37,8 +37,8 @@ from grader.engine.encode import private_module_copy  # noqa: E402
 from grader.engine.procstate import ProcessState  # noqa: E402
 from grader.engine.proctree import die_with_parent  # noqa: E402
 from grader.engine.protocol import (BELL_BYTES, CHANGED, DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR,  # noqa: E402
-                                    IMPORTED, MAX_EXCEPTION_TEXT, PRERELEASED, MAX_MESSAGE_BYTES, MAX_PRECOMPILED_BYTES, OBS, RUN,
-                                    ImportErrorMessage, Limits, Message, StepJob)
+                                    IMPORTED, MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, MAX_PRECOMPILED_BYTES, OBS,
+                                    PRERELEASED, RUN, ImportErrorMessage, Limits, Message, StepJob)
 
 # What running a fresh probe in a fork uses, bound before any learner code
 # runs: a module that replaces ``os.fork`` or ``os.waitpid`` must not decide
@@ -305,7 +305,7 @@ def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, outp
             send(describe_import_error(exc, module_path))
             exit_now(0)
         _flush_std_streams()
-        released = position > 0 and go == PRERELEASED
+        released = go == PRERELEASED  # (b"" for the first step: it never is)
         send({"type": IMPORTED}, urgent=not released)  # released already: the fork server reads it when it wakes
         if go_fd is not None and not released:  # a free slot for the step's work (the fork server's deadline starts then)
             _wait_byte(go_fd)

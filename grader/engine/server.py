@@ -665,10 +665,8 @@ class _StepChild:
         return len(data)
 
     def _rung(self) -> int:
-        """(The bell rang.) Read the result pipe; -1 once the bell's writers are all gone."""
-        rung = _read_some(self._bell_fd, 4096)
-        self.read_results()
-        return -1 if rung == b"" else 1
+        """(The bell rang.) Empty the bell; run_jobs reads the result pipe after every wake-up. -1 at its end."""
+        return -1 if _read_some(self._bell_fd, 4096) == b"" else 1
 
     def read_results(self) -> None:
         """Read what the step child wrote on its result pipe so far (a bounded amount)."""
