@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field, fields
+from enum import Enum
 
 STEPS = tuple(range(1, 9))
 SEED_RANGE = 1_000_000  # six digits at most: short enough to type in a replay command
@@ -51,6 +52,49 @@ def clean_text(text: object) -> str:
         return text
     except UnicodeEncodeError:  # utf-16 pairs valid surrogates back up; lone ones are replaced
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+class FailureKind(str, Enum):
+    """Who or what stopped a grading: the one word every reader of a :class:`Failure` branches on."""
+
+    LEARNER = "learner"  # the learner's code: it does not import, is too large, is not UTF-8 text...
+    GRADER = "grader"    # the grading machinery: an exception of the grader, a worker that died, a full disk
+    TIME = "time"        # the submission's whole time budget ran out before its steps did
+    REFUSED = "refused"  # the input was refused before grading: no tools.py, a link out of the class folder...
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a submission could not be graded as a whole, typed: ``kind`` says who failed, ``message`` what.
+
+    One rule for batch, ``--resume``, the service and every export: a failure
+    of the grading machinery (:attr:`retry`) is graded again and never stored
+    or counted as a grade.
+
+    >>> Failure(FailureKind.GRADER, "worker died").retry, Failure("learner", "SyntaxError").retry
+    (True, False)
+    >>> Failure.from_dict(Failure("time", "over 60 s").to_dict())
+    Failure(kind=<FailureKind.TIME: 'time'>, message='over 60 s')
+    """
+
+    kind: FailureKind
+    message: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", FailureKind(self.kind))
+        object.__setattr__(self, "message", clean_text(self.message))
+
+    @property
+    def retry(self) -> bool:
+        """Whether the machinery failed, not the submission: grade it again, never count it."""
+        return self.kind in (FailureKind.GRADER, FailureKind.TIME)
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind.value, "message": self.message}
+
+    @classmethod
+    def from_dict(cls, data: "dict | None") -> "Failure | None":
+        return cls(data["kind"], data.get("message", "")) if data else None
 
 
 @dataclass
