@@ -23,11 +23,37 @@ lab: $(STAMP)
 test: $(STAMP) e2e-deps
 	$(BIN)/python -m pytest
 
+# A quicker subset while working: no browser or hub tests, no notebook
+# runs, no hostile corpus, nothing marked slow. `make test` runs everything before a commit.
+FAST_SKIPS := --ignore=tests/e2e --ignore=tests/test_notebooks.py --ignore=tests/test_notebook_09.py \
+	--ignore=tests/test_hostile.py --ignore=tests/test_batch_hostile.py -m "not e2e and not slow"
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest $(FAST_SKIPS)
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
 
+# Every single AST change of solutions/tools.py graded on two seeds (tests/mutation): the counts,
+# the mutation score and the time, lists in build/mutation/. It measures; it does not gate.
+.PHONY: mutation
+mutation: $(STAMP)
+	$(BIN)/python -m tests.mutation --jobs 2 --out build/mutation
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info site
+
+# The documentation site (docs/, mkdocs.yml) with warnings as errors; the docs
+# extra is stamped like the others. CI runs it before `make test`.
+DOCS_STAMP := $(VENV)/.docs-installed
+
+.PHONY: docs
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+$(DOCS_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
 
 # What the end-to-end tests (tests/e2e) need beyond the test extra: the e2e
 # extra (Playwright's Python driver, JupyterHub) and JupyterHub's proxy,

@@ -21,23 +21,28 @@ from pathlib import Path
 from types import ModuleType
 
 from grader.locate import PACKAGE_MODULE, resolve_submission
+from grader.settings import Settings, current, env_name
 
-ENV_VAR = "AGTOOL_MODULE"
+ENV_VAR = env_name("module")
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODULE = REPO_ROOT / PACKAGE_MODULE
 
 _counter = itertools.count()
 
 
-def learner_path(path: "str | os.PathLike[str] | None" = None) -> Path:
+def learner_path(path: "str | os.PathLike[str] | None" = None, *, settings: "Settings | None" = None) -> Path:
     """The module the labs work on.
 
-    ``path`` if given, else ``$AGTOOL_MODULE``, else the ``agtool/tools.py``
-    found from the working folder (a notebook's folder: the learner's copy of
-    the lab, e.g. ``~/labs`` beside ``~/agtool`` on a hub), else this
-    checkout's ``agtool/tools.py``.
+    ``path`` if given, else ``$AGTOOL_MODULE`` (``settings.module``; the
+    settings default to this kernel's environment, read now), else the
+    ``agtool/tools.py`` found from the working folder (a notebook's folder:
+    the learner's copy of the lab, e.g. ``~/labs`` beside ``~/agtool`` on a
+    hub), else this checkout's ``agtool/tools.py``.
+
+    >>> learner_path(settings=Settings(module="solutions/tools.py")).parent.name
+    'solutions'
     """
-    chosen = path or os.environ.get(ENV_VAR) or _nearby_module() or DEFAULT_MODULE
+    chosen = path or (settings or current()).module or _nearby_module() or DEFAULT_MODULE
     return resolve_submission(chosen)
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import time
 import urllib.error
 import urllib.request
@@ -38,9 +37,10 @@ from agtool_lab.view import course_html, course_line, notice_html, render_html
 from grader.escape import html_text
 from grader.locate import SubmissionNotFound
 from grader.report import Report
+from grader.settings import Settings, env_name
 
-SERVICE_URL_ENV = "AGTOOL_SERVICE_URL"
-TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
+SERVICE_URL_ENV = env_name("service_url")
+TOKEN_ENV = env_name("hub_api_token")
 WAIT = 180.0  # seconds to wait for the grade; a class-wide burst on two cores takes well under a minute
 POLL = 0.5
 COURSE_WAIT = 5.0  # seconds for api/course: the Check panel asks it while the learner waits for Check
@@ -60,8 +60,8 @@ def service_config(env: "dict | None" = None) -> tuple[str, str]:
     >>> service_config(env={"AGTOOL_SERVICE_URL": "http://h/services/agtool-grader", "JUPYTERHUB_API_TOKEN": "t"})
     ('http://h/services/agtool-grader/', 't')
     """
-    env = os.environ if env is None else env
-    url, token = env.get(SERVICE_URL_ENV, "").strip(), env.get(TOKEN_ENV, "").strip()
+    settings = Settings.from_environ(env)  # env None: this kernel's environment, read now
+    url, token = settings.service_url, settings.hub_api_token
     if not token:
         raise NotConfigured(
             "No grading service here: this notebook is not running on a JupyterHub ($JUPYTERHUB_API_TOKEN "

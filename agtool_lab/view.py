@@ -1,6 +1,6 @@
 """The Check cell's rendering: a Report as HTML and as text, for the widget and the service's grades.
 
-Pure functions that decide nothing: :func:`render_html` and :func:`render_text`
+Pure functions that decide nothing: :func:`render_html` and :func:`check_panel_text`
 turn a :class:`~grader.report.Report` into a string (learner text escaped for
 HTML and for the terminal), so the Check panel (:mod:`agtool_lab.widget`) and
 a submitted attempt's grade (:mod:`agtool_lab.submit`) look the same.
@@ -77,11 +77,13 @@ def failure_details(c: CheckResult) -> list[tuple[str, str]]:
     return [(label, value) for label, value in pairs if value]
 
 
-def render_text(report: Report, step: int) -> str:
-    """The plain-text view of a step's report (``text/plain`` of the Check cell).
+def check_panel_text(report: Report, step: int) -> str:
+    """The Check panel of one step as plain text (``text/plain`` of the Check cell, and outside a notebook).
+
+    Not :func:`grader.render.render_text`, the whole report for a terminal.
 
     >>> r = Report(seed=5, path="t.py", checks=[CheckResult("step1/names", 1, True, 2, 2, "Data names")])
-    >>> print(render_text(r, 1))
+    >>> print(check_panel_text(r, 1))
     Step 1: 1/1 checks passed, 2/2 points (seed 5)
       [passed] Data names
     Step 1 passes. Next: 02_validate_args.ipynb
@@ -290,6 +292,13 @@ def course_line(course: object, now: "dt.datetime | None" = None) -> str:
         return ""
     # The service's clock, where it sends one, says how far the due date is: the kernel's may be off.
     now = now or _moment(course.get("now"))
+    parts = [*_deadline_parts(course, now), *_attempt_parts(course, now), *_counting_parts(course)]
+    # One line whatever the service sent: a newline or a bidi control in a course name stays visible text.
+    return terminal_text(COURSE_SEP.join(parts), multiline=False)
+
+
+def _deadline_parts(course: dict, now: "dt.datetime | None") -> list[str]:
+    # The course's name and due dates, then the period the learner is in now.
     parts = []
     name = course.get("name")
     due = course.get("due")
@@ -308,20 +317,33 @@ def course_line(course: object, now: "dt.datetime | None" = None) -> str:
         parts.append(f"Now late: {_percent(credit)} credit" if credit is not None else "Now late")
     elif period == "after the late date":
         parts.append("Past the deadline: no credit, still graded for feedback")
+    return parts
+
+
+def _attempt_parts(course: dict, now: "dt.datetime | None") -> list[str]:
+    # The attempt limit: how many are left, and when the next one is allowed when none is.
     limit = course.get("limit")
-    if limit:
-        left = _count(course.get("attempts_left"))
-        used = _count(course.get("attempts_used"))
-        if left is None and used is not None and _count(limit) is not None:
-            left = max(0, limit - used)
-        window = course.get("window_minutes")
-        per = f" per {window:g} minutes" if isinstance(window, (int, float)) and not isinstance(window, bool) else ""
-        if left is not None:
-            parts.append(f"Attempts left: {left} of {limit}{per}")
-        else:
-            parts.append(f"At most {limit} attempts{per}")
-        if course.get("next_allowed") and (left is None or left == 0):
-            parts.append(f"next attempt allowed {when_text(course['next_allowed'], now)}")
+    if not limit:
+        return []
+    parts = []
+    left = _count(course.get("attempts_left"))
+    used = _count(course.get("attempts_used"))
+    if left is None and used is not None and _count(limit) is not None:
+        left = max(0, limit - used)
+    window = course.get("window_minutes")
+    per = f" per {window:g} minutes" if isinstance(window, (int, float)) and not isinstance(window, bool) else ""
+    if left is not None:
+        parts.append(f"Attempts left: {left} of {limit}{per}")
+    else:
+        parts.append(f"At most {limit} attempts{per}")
+    if course.get("next_allowed") and (left is None or left == 0):
+        parts.append(f"next attempt allowed {when_text(course['next_allowed'], now)}")
+    return parts
+
+
+def _counting_parts(course: dict) -> list[str]:
+    # Which attempt counts, by rule and (when the service says) which one it is now.
+    parts = []
     counts = course.get("counts")
     if counts == "best":
         parts.append("Your best attempt counts")
@@ -332,8 +354,7 @@ def course_line(course: object, now: "dt.datetime | None" = None) -> str:
         score = f": {_points(counted.get('credited'))}/{_points(counted.get('max_score'))}" \
             if counted.get("credited") is not None and counted.get("max_score") is not None else ""
         parts.append(f"counting now: attempt {counted['attempt']}{score}")
-    # One line whatever the service sent: a newline or a bidi control in a course name stays visible text.
-    return terminal_text(COURSE_SEP.join(parts), multiline=False)
+    return parts
 
 
 def course_html(course: object, now: "dt.datetime | None" = None) -> str:

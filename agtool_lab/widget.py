@@ -10,7 +10,7 @@ seed, a summary line and a "Try new random values" button.
 The panel is an ipywidgets box whose display bundle also carries a plain HTML
 table and a text rendering, so a notebook opened where widgets do not run
 (nbconvert, a GitHub preview) still reads well. The rendering is pure:
-:func:`render_html` and :func:`render_text` turn a Report into a string and
+:func:`render_html` and :func:`check_panel_text` turn a Report into a string and
 decide nothing.
 
 Example (in a notebook cell)::
@@ -21,7 +21,6 @@ Example (in a notebook cell)::
 from __future__ import annotations
 
 import dataclasses
-import os
 import traceback
 from typing import Callable
 
@@ -29,8 +28,9 @@ import ipywidgets as widgets
 
 from agtool_lab import submit as service
 from agtool_lab.load import ENV_VAR, learner_path
-from agtool_lab.view import failure_details, render_html, render_text, summary_line
+from agtool_lab.view import check_panel_text, failure_details, render_html, summary_line
 from grader.report import Report, new_seed
+from grader.settings import Settings, current
 
 __all__ = ["CheckPanel", "check", "grade_step", "working_on"]
 
@@ -47,7 +47,7 @@ def _error_report(message: str, *, path: str = "", seed: "int | None" = None) ->
 
 
 def _default_grade(path, *, steps, seed) -> Report:
-    # Imported late: the runner pulls in the child-process machinery, and a
+    # Imported late: grading pulls in the engine client's child-process machinery, and a
     # failure to import it must become a red box, not a traceback.
     from grader.grading import grade
 
@@ -181,7 +181,7 @@ class CheckPanel(widgets.VBox):
     def _repr_mimebundle_(self, **kwargs):
         # The widget view where a widget manager runs; HTML and text elsewhere.
         data = super()._repr_mimebundle_(**kwargs) or {}
-        data["text/plain"] = render_text(self.report, self.step)
+        data["text/plain"] = check_panel_text(self.report, self.step)
         data["text/html"] = render_html(self.report, self.step)
         return data
 
@@ -191,17 +191,20 @@ class CheckPanel(widgets.VBox):
 # --------------------------------------------------------------------------
 
 
-def working_on(path=None) -> str:
+def working_on(path=None, *, settings: "Settings | None" = None) -> str:
     """Say which file the Check cells and playgrounds of this notebook use; never raises.
+
+    ``settings`` defaults to this kernel's environment, read now.
 
     >>> working_on("/no/such/file.py").startswith("No module found")
     True
     """
+    settings = settings or current()
     try:
-        file = learner_path(path)
+        file = learner_path(path, settings=settings)
     except Exception as exc:
         return f"No module found: {exc}"
-    origin = f" (set by ${ENV_VAR})" if not path and os.environ.get(ENV_VAR) else ""
+    origin = f" (set by ${ENV_VAR})" if not path and settings.module else ""
     return f"This notebook works on {file}{origin}."
 
 
@@ -222,7 +225,7 @@ class CheckedReport(Report):
             return
         from IPython.display import display
 
-        display(self.panel if self.panel is not None else render_text(self, 0))
+        display(self.panel if self.panel is not None else check_panel_text(self, 0))
 
 
 def check(step: int, *, path=None, seed: "int | None" = None) -> Report:
@@ -241,7 +244,7 @@ def check(step: int, *, path=None, seed: "int | None" = None) -> Report:
     result.panel = CheckPanel(step, report, path=path)
     shell = _ipython_shell()
     if shell is None:  # a plain Python session: text is all there is
-        print(render_text(report, step))
+        print(check_panel_text(report, step))
         return result
     from IPython.display import display
 

@@ -26,7 +26,6 @@ import argparse
 import contextlib
 import inspect
 import math
-import os
 import sys
 from pathlib import Path
 from typing import Iterator
@@ -41,8 +40,9 @@ from grader.locate import SubmissionNotFound
 from grader.escape import md_cell, md_code_cell, terminal_text
 from grader.render import render_json, render_markdown, render_text
 from grader.report import STEPS
+from grader import settings
 from grader.seeds import SEED_KEY_ENV
-from grader.service.cli import add_serve_parser
+from grader.service.command import add_serve_parser
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNGRADABLE = 0, 1, 2
 DEFAULT_SANDBOX = "auto"  # of the commands; the Python API's default stays $AGTOOL_SANDBOX or none
@@ -51,9 +51,14 @@ BATCH_EXTRA = "agtool-grade batch needs the batch extra: pip install 'agtool-lab
 
 
 def main(argv: "list[str] | None" = None) -> int:
-    """Parse ``argv`` (default: ``sys.argv[1:]``), run the subcommand, return its exit status."""
-    parser = build_parser()
+    """Parse ``argv`` (default: ``sys.argv[1:]``), run the subcommand, return its exit status.
+
+    The environment's settings are read once, here, and travel with the arguments (``args.settings``).
+    """
+    environment = settings.Settings.from_environ()
+    parser = build_parser(environment)
     args = parser.parse_args(argv)
+    args.settings = environment
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_UNGRADABLE
@@ -72,11 +77,17 @@ class _Parser(argparse.ArgumentParser):
                                    f"(see: {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(environment: "settings.Settings | None" = None) -> argparse.ArgumentParser:
+    """The ``agtool-grade`` parser; ``environment`` gives the defaults that come from the environment.
+
+    >>> build_parser().prog
+    'agtool-grade'
+    """
     parser = _Parser(prog="agtool-grade", description="Grade agtool-lab's tools.py, step by step.")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for add in (add_check_parser, add_checks_parser, add_batch_parser, add_gradescope_parser, add_serve_parser):
+    for add in (add_check_parser, add_checks_parser, add_batch_parser, add_gradescope_parser):
         add(subparsers)
+    add_serve_parser(subparsers, environment)
     return parser
 
 
@@ -199,7 +210,7 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def sandbox_choice(given: "str | None") -> str:
+def sandbox_choice(given: "str | None", environment: "settings.Settings | None" = None) -> str:
     """The sandbox a command runs learner code in: the option, else ``$AGTOOL_SANDBOX``, else ``auto``.
 
     ``auto`` is the default of the commands (not of the Python API): where
@@ -209,7 +220,7 @@ def sandbox_choice(given: "str | None") -> str:
     >>> sandbox_choice("none"), sandbox_choice(None) in SANDBOXES
     ('none', True)
     """
-    return given or os.environ.get(SANDBOX_ENV) or DEFAULT_SANDBOX
+    return given or (environment or settings.current()).sandbox or DEFAULT_SANDBOX
 
 
 @contextlib.contextmanager
@@ -230,7 +241,7 @@ def engine_for(sandbox: str) -> "Iterator[EngineClient]":
 
 
 def check_command(args: argparse.Namespace) -> int:
-    with engine_for(sandbox_choice(args.sandbox)) as engine:
+    with engine_for(sandbox_choice(args.sandbox, getattr(args, "settings", None))) as engine:
         try:
             report = grade(args.path, steps=args.step, only=args.only, seed=args.seed, timeout=args.timeout,
                            parallel=args.parallel, engine=engine)
@@ -264,7 +275,7 @@ def add_checks_parser(subparsers) -> argparse.ArgumentParser:
     """``agtool-grade checks``: list the registry."""
     p = subparsers.add_parser("checks", help="list every check: id, step, points, title")
     p.add_argument("--markdown", action="store_true",
-                   help="print the README table of which check covers which LAB_SPEC rule")
+                   help="print the table of docs/checks.md: which check covers which LAB_SPEC rule")
     p.set_defaults(func=checks_command)
     return p
 
@@ -285,7 +296,7 @@ def checks_text(checks) -> str:
 
 
 def checks_markdown(checks) -> str:
-    """The README tables: every check with its rules, then every rule with the checks covering it."""
+    """The tables of docs/checks.md: every check with its rules, then every rule with the checks covering it."""
     lines = ["| check | step | points | title | LAB_SPEC rules |", "|---|---|---|---|---|"]
     rules: dict[str, list[str]] = {}
     for c in checks:
@@ -326,7 +337,7 @@ def add_batch_parser(subparsers) -> argparse.ArgumentParser:
                         "print(s.new_key())'): the grade that counts uses per-learner seeds nobody sees, "
                         f"feedback other cases (default ${SEED_KEY_ENV}; ignored with --seed)")
     p.add_argument("--course", type=Path, default=None, metavar="FILE",
-                   help="a course file (TOML: due dates, late credit, weights; README \"Course policy\"): "
+                   help="a course file (TOML: due dates, late credit, weights; docs/classroom.md, \"Course policy\"): "
                         "grades.csv gains the credited score, which attempt counted and why")
     p.add_argument("--roster", type=Path, default=None, metavar="FILE",
                    help="a CSV learner,lms_id[,name,sis_user_id,sis_login_id,section,email]: writes "
@@ -355,7 +366,7 @@ def batch_command(args: argparse.Namespace) -> int:
     try:
         result = run_batch(args.submissions, args.out, jobs=args.jobs, seed=args.seed, resume=args.resume,
                            timeout=args.timeout, steps=args.steps, only=args.only, executor=args.executor,
-                           scheduler=args.scheduler, sandbox=sandbox_choice(args.sandbox),
+                           scheduler=args.scheduler, sandbox=sandbox_choice(args.sandbox, getattr(args, "settings", None)),
                            progress=not args.no_progress, seed_key=_read_key(args.seed_key_file),
                            course=args.course, roster=args.roster, similarity=args.similarity,
                            reference=args.reference)

@@ -2,7 +2,7 @@
 
 For each selected step, every selected check draws its probes from
 ``check_rng(seed, check.id)``; the step's probes go to one fresh step child
-(forked by the fork server, ``grader.engine.server``), which sends back one
+(forked by the fork server, ``grader.engine.forkserver``), which sends back one
 JSON observation per probe (identical ``fresh`` or ``reset`` probes of
 several checks are sent once, see :func:`_draw_plan`); each check's judge then runs here,
 on the probes and the observations. A check whose observations did not all arrive
@@ -14,7 +14,7 @@ import, every check fails with that one message and no other process
 starts. The other steps then run in up to ``parallel`` step children,
 several steps each in turn (a new import per step), or each step in a
 child of its own when the import was slow (see
-:func:`grader.engine.server.run_jobs`).
+:func:`grader.engine.forkserver.run_jobs`).
 
 Example::
 
@@ -28,30 +28,27 @@ import functools
 import json
 import os
 import secrets
-import signal
 import time
 import traceback
 from dataclasses import dataclass
-from pathlib import Path
 
+from grader import messages
 from grader.engine.cgroups import size_words
 from grader.engine.client import EngineClient, shared_client
 from grader.engine.protocol import FATAL, IMPORT_ERROR, IMPORTED, OBS, Limits, StepJob, StepResult, encode_source
-from grader.locate import read_submission, resolve_submission
+from grader.locate import MAX_SUBMISSION_BYTES, Submission
 from grader.checks.registry import Check, Probe, Verdict, check_rng, checks_for
-from grader.report import STEPS, CheckResult, Report, new_seed
+from grader.messages import INTERNAL_ERROR, REPLAY_PATH_WORD, WORKER_LOST  # noqa: F401 (importable from here too)
+from grader.report import STEPS, CheckResult, Failure, FailureKind, Report, new_seed
+from grader.settings import Settings, current, env_name
 
-MAX_SOURCE_BYTES = 4 << 20
-PARALLEL_ENV = "AGTOOL_PARALLEL_STEPS"
+MAX_SOURCE_BYTES = MAX_SUBMISSION_BYTES  # a larger module is refused, not graded
+PARALLEL_ENV = env_name("parallel_steps")
 STEP_TIMEOUT = Limits().timeout  # seconds per step, the default of ``grade(timeout=)``
 # The import's own bound (seconds), the same for check, the notebook and batch:
 # it never shrinks with ``timeout``, so an honest slow import gets one verdict everywhere.
 IMPORT_TIMEOUT = Limits().import_timeout
-IMPORT_TIMEOUT_ENV = "AGTOOL_IMPORT_TIMEOUT"
-INTERNAL_ERROR = "internal grader error (please report it, with the reproduce command): "
-IMPORT_FAILED = "Your module could not be imported: "
-WORKER_LOST = ("The grader's worker process stopped during this step ({}). Does your code kill or signal "
-               "other processes? It must not; if it does not, please report this.")
+IMPORT_TIMEOUT_ENV = env_name("import_timeout")
 
 
 @dataclass
@@ -64,71 +61,101 @@ class _Planned:
     error: str = ""  # drawing the probes failed (a grader bug)
 
 
-def grade(path, *, steps=None, only=None, seed=None, timeout=None, limits=None,
+def grade(submission, *, steps=None, only=None, seed=None, timeout=None, limits=None,
           engine: "EngineClient | None" = None, probe_function: "str | None" = None,
-          parallel: "int | None" = None, within=None) -> Report:
-    """Grade the ``tools.py`` that ``path`` designates and return a :class:`Report`.
+          parallel: "int | None" = None, within=None, settings: "Settings | None" = None) -> Report:
+    """Grade a ``tools.py`` and return a :class:`Report`.
 
+    ``submission`` is a :class:`grader.locate.Submission` (the module's bytes
+    and the name the learner knows it by, which the report and its replay
+    commands show) or a path, resolved and read as ``agtool-grade check``
+    does: a file, or a folder holding ``tools.py`` or ``agtool/tools.py``.
     ``steps``/``only`` select checks (by step number / check id), ``seed``
     fixes the random cases (default: a fresh one, printed in the report),
     ``timeout`` is the wall-clock limit of a step's probes in seconds, after
     the module's import (default 10); the import has its own bound
-    (``$AGTOOL_IMPORT_TIMEOUT``, default 30 s, imported once per step) and
+    (``settings.import_timeout``, default 30 s, imported once per step) and
     ``limits`` overrides these and other resource bounds (see
     ``grader.engine.protocol.Limits``).
     ``parallel`` is how many step processes may run at once (default
-    ``$AGTOOL_PARALLEL_STEPS``, else 2 on a machine with 2+ cores); the first
-    step always runs alone, so a module that does not import costs one
-    process. ``engine`` is the engine client to use (default: this process's
-    shared one); ``probe_function`` (``"module:function"``) replaces
+    ``settings.parallel_steps``, else up to 2, one per core; the first step
+    runs alone). ``engine`` is the engine client to use (default: this process's
+    shared one, in ``settings.sandbox``'s mode); ``probe_function`` (``"module:function"``) replaces
     ``grader.engine.probes.run_probe``, for the engine's own tests.
-    ``within`` is the class folder when grading one learner of many (a batch,
-    the hub's home folders): links out of the learner's own folder and hard
-    links are then refused (``grader.locate.check_within``).
+    ``within`` is the class folder of a path (``grader.locate.check_within``
+    refuses links out of the learner's folder). ``settings`` defaults to
+    this process's (:func:`grader.settings.current`).
 
     Raises ``SubmissionNotFound`` for a bad path, ``UnknownCheck`` for an
     unknown check id and ``ValueError`` for a bad step number or a
-    selection that leaves no check.
+    selection that leaves no check. A module over 4 MiB is refused: every
+    check fails and the report's failure is of kind ``refused``.
     """
     started = time.monotonic()
-    file = resolve_submission(path, within=within)
+    submission = Submission.of(submission, within=within)
     steps = _valid_steps(steps)
-    engine = engine or shared_client()
+    settings = settings or current()
+    engine = engine or shared_client(settings.sandbox or None)
     engine.prestart()  # on a cold start it imports LangGraph while we load the checks
     checks = checks_for(steps, list(only) if only else None)
     if not checks:
         raise ValueError("no check matches this selection of steps and ids (see `agtool-grade checks`)")
     seed = new_seed() if seed is None else int(seed)
-    limits = _with_import_timeout(Limits.from_value(limits, timeout=timeout), limits)
-    parallel = default_parallel() if parallel is None else max(int(parallel), 1)
-    source = _read_source(file, within)
-    report = Report(seed=seed, path=str(file))
-    replay = _ReplayCommand(file, seed, limits.timeout)
-
+    limits = _with_import_timeout(Limits.from_value(limits, timeout=timeout), limits, settings)
+    report = Report(seed=seed, path=submission.name)
+    replay = _ReplayCommand(submission.name, seed, limits.timeout)
     by_step = {step: [c for c in checks if c.step == step] for step in sorted({c.step for c in checks})}
-    order = list(by_step)
-    planned = [_plan(by_step[step], seed) for step in order]
-    source_b64 = encode_source(source)  # once: every step carries the same bytes
-    jobs = [_step_job(step, probes, source_b64, limits, probe_function) for step, (_, probes) in zip(order, planned)]
+    if len(submission.source) > MAX_SOURCE_BYTES:
+        return _refused(report, messages.TOO_LARGE.format(size=size_words(MAX_SOURCE_BYTES)), checks, replay)
+    parallel = default_parallel(settings) if parallel is None else max(int(parallel), 1)
+    planned = [_plan(step_checks, seed) for step_checks in by_step.values()]
+    source_b64 = encode_source(submission.source)  # once: every step carries the same bytes
+    jobs = [_step_job(step, probes, source_b64, limits, probe_function)
+            for step, (_, probes) in zip(by_step, planned)]
     results, kills_always = _run_steps(engine, jobs, parallel)
-    for step, (plan, _), result in zip(order, planned, results):
-        if result.output:
-            report.add_output(step, result.output)
-        outcome = _StepOutcome(result, limits)
+    for (step, step_checks), (plan, _), result in zip(by_step.items(), planned, results):
         report.limits = report.limits or limits_words(result, engine)
-        failure = outcome.import_failure(file.name)
-        if not failure and kills_always:
-            failure = WORKER_LOST.format(result.infra_error)
-        if failure:
-            report.error = report.error or failure
-            report.checks += [_failed(c, failure, replay) for c in by_step[step]]
-        elif result.limits_hit:  # the step as a whole went over a budget: it loses every point
-            over = limit_text(result.limits_hit, limits)
-            report.checks += [_failed(c, over, replay) for c in by_step[step]]
-        else:
-            report.checks += [_judge(item, outcome, replay) for item in plan]
+        _add_step(report, step, step_checks, plan, _StepOutcome(result, limits), kills_always, replay,
+                  submission.file_name)
     report.elapsed = round(time.monotonic() - started, 3)
     return report
+
+
+def _refused(report: Report, message: str, checks: "list[Check]", replay: "_ReplayCommand") -> Report:
+    """``report`` with every check failed for ``message``, a refused input: no step process ran."""
+    report.failure = Failure(FailureKind.REFUSED, message)
+    report.checks += [_failed(c, message, replay) for c in checks]
+    return report
+
+
+def _add_step(report: Report, step: int, step_checks: "list[Check]", plan: "list[_Planned]",
+              outcome: "_StepOutcome", kills_always: bool, replay: "_ReplayCommand", file_name: str) -> None:
+    """Add one step's output and check results to ``report``.
+
+    A module that does not import, or that kills the worker whatever runs,
+    fails every check of the step with that one message, which is also the
+    report's failure (the learner's); a step over a budget of the step as a
+    whole loses every point; otherwise each check is judged, and a judge (or
+    a probe drawing) that raises is the grader's failure: no grade.
+    """
+    result = outcome.result
+    if result.output:
+        report.add_output(step, result.output)
+    failure = outcome.import_failure(file_name)
+    if not failure and kills_always:
+        failure = WORKER_LOST.format(result.infra_error)
+    if failure:
+        if report.failure is None:
+            report.failure = Failure(FailureKind.LEARNER, failure)
+        report.checks += [_failed(c, failure, replay) for c in step_checks]
+    elif result.limits_hit:  # the step as a whole went over a budget: it loses every point
+        over = limit_text(result.limits_hit, outcome.limits)
+        report.checks += [_failed(c, over, replay) for c in step_checks]
+    else:
+        bugs: "list[str]" = []
+        report.checks += [_judge(item, outcome, replay, bugs) for item in plan]
+        if bugs and report.failure is None:  # the grader's own code failed: this is no grade
+            report.failure = Failure(FailureKind.GRADER, bugs[0])
 
 
 def _run_steps(engine: EngineClient, jobs: "list[StepJob]", parallel: int) -> "tuple[list[StepResult], bool]":
@@ -137,7 +164,7 @@ def _run_steps(engine: EngineClient, jobs: "list[StepJob]", parallel: int) -> "t
     The fork server runs the first step alone until it imported (a module
     that does not import fails every step with that one result), then the
     others in at most ``parallel`` step children, several steps each in turn
-    (see :func:`grader.engine.server.run_jobs`). With several steps in
+    (see :func:`grader.engine.forkserver.run_jobs`). With several steps in
     flight when the worker process died, which one killed it is unknown;
     alone, the culprit loses its own step again and the others get their
     results. When every step lost it, the first is replayed alone first: if
@@ -157,33 +184,30 @@ def _run_steps(engine: EngineClient, jobs: "list[StepJob]", parallel: int) -> "t
     return results, False
 
 
-def import_timeout_default() -> float:
-    """The import's bound unless ``limits`` say: ``$AGTOOL_IMPORT_TIMEOUT`` seconds, else 30.
+def import_timeout_default(settings: "Settings | None" = None) -> float:
+    """The import's bound unless ``limits`` say: ``settings.import_timeout`` (``$AGTOOL_IMPORT_TIMEOUT``), else 30.
 
-    >>> import_timeout_default() == float(os.environ.get(IMPORT_TIMEOUT_ENV) or IMPORT_TIMEOUT)
-    True
+    >>> import_timeout_default(Settings(import_timeout=5.0)), import_timeout_default(Settings())
+    (5.0, 30.0)
     """
-    value = os.environ.get(IMPORT_TIMEOUT_ENV, "").strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        return IMPORT_TIMEOUT
-    return seconds if 0 < seconds < float("inf") else IMPORT_TIMEOUT
+    return (settings or current()).import_timeout
 
 
-def _with_import_timeout(limits: Limits, given) -> Limits:
-    """``limits`` with the environment's import bound, unless the caller set one."""
+def _with_import_timeout(limits: Limits, given, settings: "Settings | None" = None) -> Limits:
+    """``limits`` with the settings' import bound, unless the caller set one."""
     if isinstance(given, Limits) or (isinstance(given, dict) and "import_timeout" in given):
         return limits
-    return Limits.from_value({**limits.to_json(), "import_timeout": import_timeout_default()})
+    return Limits.from_value({**limits.to_json(), "import_timeout": import_timeout_default(settings)})
 
 
-def default_parallel() -> int:
-    """How many step processes run at once unless told: ``$AGTOOL_PARALLEL_STEPS``, else up to 2 cores."""
-    value = os.environ.get(PARALLEL_ENV, "")
-    if value.strip().isdigit() and int(value) > 0:
-        return int(value)
-    return max(1, min(2, os.cpu_count() or 1))
+def default_parallel(settings: "Settings | None" = None) -> int:
+    """How many step processes run at once unless told: ``settings.parallel_steps``, else up to 2 cores.
+
+    >>> default_parallel(Settings(parallel_steps=3)), 1 <= default_parallel(Settings()) <= 2
+    (3, True)
+    """
+    chosen = (settings or current()).parallel_steps
+    return chosen if chosen else max(1, min(2, os.cpu_count() or 1))
 
 
 def _step_job(step: int, probes: "tuple[dict, ...]", source_b64: str, limits: Limits,
@@ -204,16 +228,6 @@ def _valid_steps(steps) -> "list[int] | None":
             raise ValueError(f"there is no step {step!r}; steps are numbered {STEPS[0]} to {STEPS[-1]}")
         chosen.append(int(step))
     return chosen
-
-
-def _read_source(file: Path, within=None) -> bytes:
-    # Never blocks on a FIFO swapped in for the file, never follows a link
-    # swapped in after resolve_submission looked (issue 16.2, 16.4).
-    source = read_submission(file, limit=MAX_SOURCE_BYTES, within=within)
-    if len(source) > MAX_SOURCE_BYTES:
-        # Graded like a module that fails to import: the learner sees why.
-        return b"raise ImportError('tools.py is larger than 4 MiB; the grader does not read it')\n"
-    return source
 
 
 def _plan(step_checks: list[Check], seed: int) -> "tuple[list[_Planned], tuple[dict, ...]]":
@@ -294,33 +308,24 @@ class _StepOutcome:
         """The one message every check gets when the module cannot be imported, else ``""``."""
         if self.result.infra_error or self.fatal or IMPORTED in self.types:
             return ""
-        error = self.import_error
-        if error:
-            where = f" at {file_name} line {error['line']}" if error.get("line") else ""
-            text = f"{IMPORT_FAILED}{error['error_type']}{where}: {error['message']}"
-            if error.get("source"):
-                text += f"\n    {error['line']} | {error['source']}"
-            return text
-        what, cause = self.death()
-        return f"{IMPORT_FAILED}while importing it, the process {what}{cause}."
+        if self.import_error:
+            return messages.import_error(self.import_error, file_name)
+        return messages.import_death(*self.death())
 
     def death(self) -> "tuple[str, str]":
         """How the step's process ended early (a sentence's predicate) and a likely cause."""
-        r = self.result
+        r, limits = self.result, self.limits
         if r.timed_out:
-            return timeout_text(r, self.limits)
+            return messages.timeout_text(r.timeout_phase, r.phase_seconds, import_timeout=limits.import_timeout,
+                                         timeout=limits.timeout, per_probe=limits.per_probe)
         # Before the signal: the fork server SIGKILLs a step child whose results it refused.
         if r.channel_errors:
-            return "sent results the grader refused (" + "; ".join(r.channel_errors[:3]) + ")", ""
+            return messages.refused_results(r.channel_errors), ""
         if r.signal is not None and "memory" in r.limits_hit:
-            return ("was killed by the kernel: the step's processes together used more than "
-                    f"{size_words(self.limits.memory_bytes)} of memory"), ""
+            return messages.memory_killed(size_words(limits.memory_bytes)), ""
         if r.signal is not None:
-            return _signal_text(r.signal, self.limits), ""
-        status = r.exit_status
-        if status is not None:
-            return f"exited with status {status}", " (sys.exit/os._exit in your code?)"
-        return "ended without reporting", ""
+            return messages.signal_text(r.signal, limits.cpu), ""
+        return messages.exit_text(r.exit_status)
 
     def problem(self, index: int, label: str) -> str:
         """Why probe ``index`` has no usable observation, or ``""``."""
@@ -331,18 +336,18 @@ class _StepOutcome:
         obs = self.obs.get(index)
         if obs is None:
             what, cause = self.death()
-            if index == self.first_missing and self.result.timed_out and self.result.timeout_phase == "probe":
-                return f"`{label}` {what.replace('was killed after the call ran', 'was stopped after it ran')}{cause}."
-            if index == self.first_missing:
-                return f"The step's process {what} during `{label}`{cause}."
-            return f"Not run: the step's process {what} earlier in this step."
+            stopped = self.result.timed_out and self.result.timeout_phase == "probe"
+            return messages.missing_observation(label, what, cause, first=index == self.first_missing,
+                                                stopped_in_call=stopped)
         if "probe_error" in obs:
-            return _probe_error_text(obs, label)
+            return messages.probe_error(obs, label)
         return ""
 
 
-def _judge(item: _Planned, outcome: _StepOutcome, replay: "_ReplayCommand") -> CheckResult:
+def _judge(item: _Planned, outcome: _StepOutcome, replay: "_ReplayCommand", bugs: "list[str]") -> CheckResult:
+    """The check's result from its observations; an exception of the grader's own code is added to ``bugs``."""
     if item.error:
+        bugs.append(item.error)
         return _failed(item.check, item.error, replay)
     indices = item.indices
     for index, probe in zip(indices, item.probes):
@@ -354,7 +359,8 @@ def _judge(item: _Planned, outcome: _StepOutcome, replay: "_ReplayCommand") -> C
         if not isinstance(verdict, Verdict):
             raise TypeError(f"judge returned {type(verdict).__name__}, not Verdict")
     except Exception:
-        return _failed(item.check, INTERNAL_ERROR + traceback.format_exc(), replay)
+        bugs.append(INTERNAL_ERROR + traceback.format_exc())
+        return _failed(item.check, bugs[-1], replay)
     if verdict.passed:
         return _result(item.check, passed=True)
     return _result(item.check, passed=False, call=verdict.call, expected=verdict.expected,
@@ -371,62 +377,16 @@ def _result(check: Check, *, passed: bool, **fields) -> CheckResult:
                        hint=check.hint, **fields)
 
 
-REPLAY_PATH_WORD = 2  # index of the module's path among the words of a replay command
-
-
 @dataclass(frozen=True)
 class _ReplayCommand:
-    file: Path
+    name: str  # the module as the learner knows it (the submission's name)
     seed: int
     timeout: float
 
     def for_check(self, check_id: str) -> str:
-        """The shell command that replays exactly this check with the same cases.
-
-        Quoted for ``self.file`` as it is: a caller that shows another path
-        (batch: the learner's, not the scratch copy) rebuilds the line with
-        :func:`grader.escape.shell_join`, never by editing this text.
-        """
-        from grader.escape import shell_join  # stdlib-only helper; kept local to this class
-
-        parts = ["agtool-grade", "check", str(self.file), "--only", check_id, "--seed", str(self.seed)]
-        if self.timeout != STEP_TIMEOUT:
-            parts += ["--timeout", f"{self.timeout:g}"]
-        return shell_join(parts, paths=[REPLAY_PATH_WORD])
-
-
-def _probe_error_text(obs: dict, label: str) -> str:
-    kind, detail = obs.get("probe_error", "?"), str(obs.get("message", ""))
-    if kind == "SystemExit":
-        return f"`{label}` raised SystemExit({detail}): a call of sys.exit() or exit() in your code?"
-    if kind == "KeyboardInterrupt":
-        return f"`{label}` raised KeyboardInterrupt; the lab's functions must not raise it."
-    if kind in ("ObservationTooLarge", "UnserializableObservation"):
-        return f"`{label}` returned something the grader could not take back ({kind}: {detail})."
-    return f"`{label}` raised {kind}" + (f": {detail}" if detail else "") + "."
-
-
-def timeout_text(result: StepResult, limits: Limits) -> "tuple[str, str]":
-    """What was slow in a step that outlived its limit (a sentence's predicate) and a likely cause.
-
-    >>> timeout_text(StepResult(timed_out=True, timeout_phase="import", phase_seconds=30.01), Limits())[0]
-    'was killed while importing your module: the import ran 30.0 s, over its time limit of 30 s'
-    >>> timeout_text(StepResult(timed_out=True, timeout_phase="probe", phase_seconds=10.0), Limits())[0]
-    'was killed after the call ran 10.0 s, over the time limit of 10 s'
-    """
-    if result.timeout_phase == "import":
-        return (f"was killed while importing your module: the import ran {result.phase_seconds:.1f} s, "
-                f"over its time limit of {limits.import_timeout:g} s",
-                " (an endless loop or a blocking call at import?)")
-    spent = result.phase_seconds
-    if limits.per_probe < limits.timeout and spent >= limits.per_probe - 0.05:
-        limit = f"the time limit of {limits.per_probe:g} s per call"
-    elif limits.per_probe < limits.timeout or spent < limits.timeout - 0.05:
-        limit = f"the step's time limit of {limits.timeout:g} s for all its calls"
-    else:
-        limit = f"the time limit of {limits.timeout:g} s"
-    return (f"was killed after the call ran {spent:.1f} s, over {limit}",
-            " (an endless loop or a blocking call?)")
+        """The shell line that replays exactly this check on the same cases (:func:`grader.messages.replay_command`)."""
+        return messages.replay_command(str(self.name), check_id, self.seed, self.timeout,
+                                       default_timeout=STEP_TIMEOUT)
 
 
 def limits_words(result: StepResult, engine) -> str:
@@ -446,33 +406,8 @@ def limits_words(result: StepResult, engine) -> str:
 def limit_text(hits: "tuple[str, ...]", limits: Limits) -> str:
     """The message every check of a step gets when the step went over a budget of the step as a whole.
 
-    >>> limit_text(("disk",), Limits()).split(": ")
-    ['The step went over its disk budget', 'its code wrote more than 64 MiB of files in all (files outside \
-its working folder are refused). The step loses its points.']
+    >>> limit_text(("disk",), Limits()).split(": ")[0]
+    'The step went over its disk budget'
     """
-    said = {
-        "memory": f"its processes together used more than {size_words(limits.memory_bytes)} of memory "
-                  "(the kernel ended one of them)",
-        "pids": f"its code tried to run more than {limits.pids} processes and threads at once (a fork bomb?)",
-        "disk": f"its code wrote more than {size_words(limits.disk_bytes)} of files in all "
-                "(files outside its working folder are refused)",
-    }
-    words = [said[h] for h in hits if h in said] or [", ".join(hits)]
-    budget = "budget" if len(words) == 1 else "budgets"
-    names = " and ".join(h for h in hits if h in said) or "resource"
-    return f"The step went over its {names} {budget}: {'; '.join(words)}. The step loses its points."
-
-
-def _signal_text(number: int, limits: Limits) -> str:
-    if number == signal.SIGXCPU:
-        return f"was stopped after using {limits.cpu} s of CPU time"
-    if number == signal.SIGSEGV:
-        return "crashed (segmentation fault: very deep recursion or memory exhausted?)"
-    if number == signal.SIGKILL:
-        return "was killed (SIGKILL: out of memory, or killed from outside?)"
-    try:
-        name = signal.Signals(number).name
-    except ValueError:
-        name = f"signal {number}"
-    return f"was killed by {name}"
-
+    return messages.limit_text(hits, memory=size_words(limits.memory_bytes), pids=limits.pids,
+                               disk=size_words(limits.disk_bytes))

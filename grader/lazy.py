@@ -1,5 +1,7 @@
 """A package face that loads a module only when one of its names is asked for (PEP 562).
 
+A package's *face* is its ``__init__``: the names it offers and where each lives.
+
 ``import grader`` must not start the engine, and ``grader.batch`` must be
 importable on a core install without pandas: their ``__init__`` names what
 they offer and where it lives, and nothing is imported until it is used.

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
 
 MODULE_NAME = "tools.py"
 PACKAGE_MODULE = Path("agtool") / MODULE_NAME  # the learner's package layout, agtool/tools.py
@@ -23,6 +24,53 @@ MAX_SUBMISSION_BYTES = 4 << 20  # what read_submission reads at most (one more b
 
 class SubmissionNotFound(ValueError):
     """The path given does not lead to a gradable ``tools.py``; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A learner's module as it is graded: its bytes, and the name the learner knows it by.
+
+    What ``grade()`` takes: the bytes go to the step processes as they are
+    (no file is written for them), and the name is what the report and every
+    replay command show (``ana/tools.py``, ``agtool/tools.py``).
+
+    >>> Submission(b"X = 1", "ana/agtool/tools.py").file_name
+    'tools.py'
+    >>> sub = Submission.read("solutions"); sub.name, sub.source[3:11]
+    ('solutions/tools.py', b'Referenc')
+    """
+
+    source: bytes = field(repr=False)
+    name: str = MODULE_NAME
+
+    @classmethod
+    def read(cls, path: "str | os.PathLike[str]", *, within: "str | os.PathLike[str] | None" = None,
+             limit: int = MAX_SUBMISSION_BYTES) -> "Submission":
+        """The module ``path`` designates (:func:`resolve_submission`), read safely (:func:`read_submission`).
+
+        At most ``limit + 1`` bytes are read: more than ``limit`` means "too large".
+        Raises :class:`SubmissionNotFound`.
+        """
+        file = resolve_submission(path, within=within)
+        return cls(read_submission(file, limit=limit, within=within), str(file))
+
+    @classmethod
+    def of(cls, value: "Submission | str | os.PathLike[str]", *,
+           within: "str | os.PathLike[str] | None" = None) -> "Submission":
+        """``value`` itself if it is a submission, else the module its path designates (:meth:`read`).
+
+        >>> Submission.of(Submission(b"", "x/tools.py")).name
+        'x/tools.py'
+        """
+        return value if isinstance(value, cls) else cls.read(value, within=within)
+
+    @property
+    def file_name(self) -> str:
+        """The file's own name, without its folders (what an import error names)."""
+        return PurePath(self.name).name
+
+    def __str__(self) -> str:
+        return self.name
 
 
 def resolve_submission(path: "str | os.PathLike[str]", *, within: "str | os.PathLike[str] | None" = None) -> Path:

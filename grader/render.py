@@ -26,7 +26,7 @@ DETAIL_FIELDS = ("call", "expected", "got", "message", "hint", "reproduce")
 
 
 def render_json(report: Report) -> str:
-    """The stable JSON document (see the README) of ``report``."""
+    """The stable JSON document (docs/learner.md, "The grade report as JSON") of ``report``."""
     return json.dumps(report.to_dict(), indent=2, ensure_ascii=False, sort_keys=True)
 
 

@@ -87,7 +87,10 @@ class Failure:
     @property
     def retry(self) -> bool:
         """Whether the machinery failed, not the submission: grade it again, never count it."""
-        return self.kind in (FailureKind.GRADER, FailureKind.TIME)
+        # Only the machinery's own failures. A submission that used up its whole time
+        # budget is the learner's (each step and the import have bounds of their own, so an
+        # honest module ends well inside it): it counts, as tests/test_batch.py's resume test says.
+        return self.kind is FailureKind.GRADER
 
     def to_dict(self) -> dict:
         return {"kind": self.kind.value, "message": self.message}
@@ -95,6 +98,54 @@ class Failure:
     @classmethod
     def from_dict(cls, data: "dict | None") -> "Failure | None":
         return cls(data["kind"], data.get("message", "")) if data else None
+
+    @classmethod
+    def from_text(cls, message: str) -> "Failure | None":
+        """The failure an untyped error text stands for (reports stored before failures had a kind).
+
+        Read from the prefixes the grader used to write; any other text is the learner's.
+
+        >>> Failure.from_text("the grading process died").kind.value, Failure.from_text("SyntaxError").kind.value
+        ('grader', 'learner')
+        >>> Failure.from_text("grading stopped: over the time limit of 60 s").kind.value, Failure.from_text("")
+        ('time', None)
+        """
+        if not message:
+            return None
+        for kind, marks in _OLD_MARKS:
+            if message.startswith(marks[0]) or any(mark in message for mark in marks[1]):
+                return cls(kind, message)
+        return cls(FailureKind.LEARNER, message)
+
+
+# How untyped error texts of older reports say who failed: (kind, (prefixes, fragments)).
+_OLD_MARKS = (
+    (FailureKind.GRADER, (("the grader failed: ", "the grading process died", "grading failed on the Dask cluster: ",
+                           "internal grader error"), ())),
+    (FailureKind.TIME, (("grading stopped: over the time limit",), ())),
+    (FailureKind.REFUSED, (("no tools.py found",), ("; it was not graded", "does not exist. Give the path",
+                                                    "is a symbolic link to", "hard links:", "leads out of",
+                                                    "was moved out of", "is not a regular file",
+                                                    "is a folder without tools.py", "the grader does not read it"))),
+)
+
+
+def failure_of(report: dict) -> "Failure | None":
+    """The typed failure of a stored ``Report.to_dict()``, also of one written before the ``failure`` key.
+
+    The one reading batch, ``--resume``, the service and the class outputs
+    share: ``failure_of(report).retry`` means grade again, never count.
+
+    >>> failure_of({"failure": {"kind": "grader", "message": "worker died"}}).retry
+    True
+    >>> failure_of({"error": "the grader failed: OSError: disk full"}).kind.value
+    'grader'
+    >>> failure_of({"error": "", "failure": None}) is None
+    True
+    """
+    if "failure" in report:
+        return Failure.from_dict(report["failure"])
+    return Failure.from_text(report.get("error") or "")
 
 
 @dataclass
@@ -145,9 +196,16 @@ class Report:
     """All check results of one grading run.
 
     ``output`` maps a step number (as a string) to the learner's captured,
-    capped stdout+stderr during that step. ``error`` is set when the
-    submission could not be graded at all (e.g. it does not import); the
-    checks are then all failed with that message.
+    capped stdout+stderr during that step. ``failure`` is set when the
+    submission could not be graded as a whole (it does not import, the
+    grader failed...): its kind says who failed; the checks are then all
+    failed with its message. ``error`` is that message (``""`` without a
+    failure), kept for readers of the older shape: setting it alone types
+    the failure from its text (:meth:`Failure.from_text`).
+
+    >>> r = Report(seed=1, path="tools.py", failure=Failure("grader", "the grading process died"))
+    >>> r.error, Report(seed=1, path="t.py", error="SyntaxError").failure.kind.value
+    ('the grading process died', 'learner')
     """
 
     seed: int
@@ -158,13 +216,26 @@ class Report:
     elapsed: float = 0.0
     # The limits that held for each step as a whole (cgroup, priority, disk, sandbox), as the engine said.
     limits: str = ""
+    failure: "Failure | None" = None
 
     def __post_init__(self) -> None:
         self.output = {str(k): clean_text(v) for k, v in self.output.items()}
+        # Built with one of ``error`` or ``failure`` (or both, alike): the other follows it.
+        self.__dict__["_ready"] = True
+        self.failure = self.failure if self.failure is not None else Failure.from_text(self.error)
 
     def __setattr__(self, name: str, value) -> None:
-        # ``error`` is set after construction (a module that does not import).
-        super().__setattr__(name, clean_text(value) if name in ("path", "error", "limits") else value)
+        # Text is cleaned as it enters; ``failure`` and ``error`` (its message) are kept together,
+        # whichever is set after construction.
+        if name in ("path", "error", "limits"):
+            value = clean_text(value)
+        super().__setattr__(name, value)
+        if not self.__dict__.get("_ready"):
+            return
+        if name == "failure":  # the message always goes with the failure
+            super().__setattr__("error", value.message if value is not None else "")
+        elif name == "error" and (self.failure is None or self.failure.message != value):
+            super().__setattr__("failure", Failure.from_text(value))
 
     def add_output(self, step: int, text: str) -> None:
         """Keep a step's captured learner output (cleaned like every text of the report)."""
@@ -202,7 +273,7 @@ class Report:
         return f"{n_pass}/{len(self.checks)} checks passed, {self.score}/{self.max_score} points"
 
     def to_dict(self) -> dict:
-        """The stable JSON shape documented in the README."""
+        """The stable JSON shape documented in docs/learner.md, "The grade report as JSON"."""
         return {
             "seed": self.seed,
             "path": self.path,
@@ -212,16 +283,22 @@ class Report:
             "checks": [c.to_dict() for c in self.checks],
             "output": dict(self.output),
             "error": self.error,
+            "failure": self.failure.to_dict() if self.failure is not None else None,
             "limits": self.limits,
         }
 
     @classmethod
     def from_dict(cls, data: dict) -> "Report":
+        """The report ``to_dict`` gave (also of an older shape, without ``failure``: typed from ``error``).
+
+        >>> Report.from_dict(Report(seed=1, path="t.py", error="the grading process died").to_dict()).failure.retry
+        True
+        """
         return cls(
             seed=data["seed"],
             path=data["path"],
             checks=[CheckResult(**c) for c in data["checks"]],
             output=dict(data.get("output", {})),
-            error=data.get("error", ""),
+            failure=failure_of(data),
             limits=data.get("limits", ""),
         )

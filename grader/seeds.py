@@ -30,11 +30,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import secrets
 import unicodedata
 
-SEED_KEY_ENV = "AGTOOL_SEED_KEY"
+SEED_KEY_ENV = "AGTOOL_SEED_KEY"  # the setting ``seed_key`` of grader.settings (read there, not here)
 _SEED_BITS = 63  # a positive int that every JSON reader and spreadsheet keeps exact as text
 
 
@@ -47,16 +46,20 @@ def new_key() -> str:
     return secrets.token_hex(32)
 
 
-def class_key(value: "str | bytes | None" = None) -> "bytes | None":
-    """The class key from ``value``, else ``$AGTOOL_SEED_KEY``, else ``None`` (no policy: random seeds).
+def class_key(value: "str | bytes | None" = None, settings=None) -> "bytes | None":
+    """The class key from ``value``, else ``settings.seed_key`` (``$AGTOOL_SEED_KEY``), else ``None`` (random seeds).
 
-    >>> class_key("abc")
-    b'abc'
+    ``settings`` is a :class:`grader.settings.Settings`, which the caller
+    reads (this module sits below it and imports nothing of the grader).
+
+    >>> from types import SimpleNamespace as Settings
+    >>> class_key("abc"), class_key(settings=Settings(seed_key="k1")), class_key() is None
+    (b'abc', b'k1', True)
     >>> class_key("") is None
     True
     """
     if value is None:
-        value = os.environ.get(SEED_KEY_ENV, "")
+        value = settings.seed_key if settings is not None else ""
     if isinstance(value, str):
         value = value.strip().encode("utf-8")
     return value or None

@@ -122,9 +122,6 @@ class Settings:
     server_cgroup: str = _setting(
         "AGTOOL_SERVER_CGROUP", "",
         "Internal: how the engine client names the fork server's cgroup to it.", audience="internal")
-    worker_scratch: str = _setting(
-        "AGTOOL_WORKER_SCRATCH", "",
-        "Internal: the folder a batch pool makes for its workers' files.", audience="internal")
 
     @classmethod
     def from_environ(cls, environ: "Mapping[str, str] | None" = None) -> "Settings":

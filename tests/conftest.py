@@ -1,6 +1,11 @@
-"""Shared fixtures: a warm grader process for the engine tests, and temporary checks."""
+"""Shared fixtures: a warm engine client for the engine tests, temporary checks, the module under test.
+
+Helpers that are not fixtures live in ``tests/helpers.py``.
+"""
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -10,16 +15,43 @@ import pytest
 from agtool_lab.load import load_module
 from grader.checks.registry import CHECKS, Check, register
 from grader.engine.client import EngineClient
+from helpers import MISSING_REASONS
 
 TESTS_DIR = Path(__file__).resolve().parent
 
+# What the e2e extra adds to the test extra. `make lab` installs without it; `make test` with it.
+E2E_EXTRA_MODULES = ("playwright", "jupyterhub")
+
+
+@functools.cache
+def missing_e2e_modules() -> tuple[str, ...]:
+    """The modules of the e2e extra that are not installed here (``()`` after ``make test``)."""
+    return tuple(name for name in E2E_EXTRA_MODULES if importlib.util.find_spec(name) is None)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    # Every skip for want of the e2e extra or of a program the e2e tests need (helpers.skip_missing)
+    # is summed up on one line of the summary per reason, instead of one line per test.
+    report = yield
+    if not (report.skipped and isinstance(report.longrepr, tuple)):
+        return report
+    reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+    missing = missing_e2e_modules()
+    if missing and any(name in reason for name in missing):
+        reason = f"the e2e extra is not installed (no {', '.join(missing)}): pip install -e '.[e2e]' (make test does it)"
+    elif reason not in MISSING_REASONS:
+        return report
+    report.longrepr = (str(Path(__file__)), None, reason)  # no line number: one summary line per reason
+    return report
+
 
 @pytest.fixture(scope="session")
-def engine_runner():
-    """A warm process that can also import ``tests/engine_probes.py`` (for ``probe_function=``)."""
-    with EngineClient(extra_sys_path=[str(TESTS_DIR)]) as runner:
-        runner.start()  # so that no test's time bound includes the start-up imports
-        yield runner
+def engine_client():
+    """A warm engine client whose fork server can also import ``tests/engine_probes.py`` (for ``probe_function=``)."""
+    with EngineClient(extra_sys_path=[str(TESTS_DIR)]) as client:
+        client.start()  # so that no test's time bound includes the start-up imports
+        yield client
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""A tiny probe function used only by the engine's own tests (tests/test_runner.py).
+"""A tiny probe function used only by the engine's own tests (tests/test_engine_client.py).
 
 The real probes live in ``grader.engine.probes``; these let the engine's tests drive a
 step child with learner functions of their choosing, independently of the checks.

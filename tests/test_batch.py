@@ -24,46 +24,10 @@ from grader.batch.discovery import UnsafeArchive
 from grader.cli import main as cli_main
 from grader.batch import discover, run_batch, sanitize_learner_id
 from grader.report import CheckResult, Report
+from helpers import ALL_PASS, FAKE_CHECKS, fake_grade, make_class
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO = TESTS_DIR.parent
-
-# (check id, step, points): the fake grader's registry.
-FAKE_CHECKS = [("step1/names", 1, 2), ("step1/table", 1, 1), ("step2/type_limit", 2, 3)]
-
-
-def fake_grade(path, *, steps=None, only=None, seed=None, timeout=None):
-    """Pass check X when the source contains ``pass:X``; ``HANG``/``DIE``/``SLOW`` misbehave."""
-    source = Path(path).read_text()
-    if "HANG" in source:
-        time.sleep(3600)
-    if "DIE" in source:
-        os._exit(3)
-    if "SLOW" in source:
-        time.sleep(0.4)
-    if "RAISE" in source:
-        raise RuntimeError("grader bug")
-    checks = []
-    for cid, step, points in FAKE_CHECKS:
-        ok = f"pass:{cid}" in source
-        checks.append(CheckResult(
-            id=cid, step=step, passed=ok, points=points if ok else 0, max_points=points,
-            title=f"title of {cid}", call="" if ok else f"validate_args(...)  # {path}",
-            expected="" if ok else "'type:limit'", got="" if ok else "''",
-            message="" if ok else "wrong reason", reproduce="" if ok else f"agtool-grade {path} --only {cid}"))
-    return Report(seed=seed, path=str(path), checks=checks)
-
-
-ALL_PASS = " ".join(f"pass:{cid}" for cid, _, _ in FAKE_CHECKS)
-
-
-def make_class(root: Path, sources: dict[str, str], *, nested: set[str] = frozenset()) -> Path:
-    for learner, source in sources.items():
-        folder = root / learner / ("agtool" if learner in nested else "")
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "tools.py").write_text(source)
-    return root
-
 
 def read_csv(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype={"learner": str, "error": str}).fillna({"error": ""})
@@ -251,25 +215,23 @@ def test_batch_outputs_and_isolation(fake_class, tmp_path, monkeypatch):
 
 
 def scratch_logging_grade(path, **kwargs):
-    """``fake_grade``, and one line per call in ``$AGTOOL_TEST_SCRATCH_LOG`` with the path it got (in the workers)."""
+    """``fake_grade``, and one line per call in ``$AGTOOL_TEST_SCRATCH_LOG`` with the name it got (in the workers)."""
     with open(os.environ["AGTOOL_TEST_SCRATCH_LOG"], "a") as log:
         log.write(f"{path}\n")
     return fake_grade(path, **kwargs)
 
 
-def test_scratch_copies_are_gone_after_the_batch_also_of_killed_workers(fake_class, tmp_path, monkeypatch):
+def test_workers_grade_the_bytes_under_the_learners_names_with_no_scratch_copy(fake_class, tmp_path, monkeypatch):
     monkeypatch.setattr(batch, "GRACE", 1.0)
     log = tmp_path / "scratch.log"
     monkeypatch.setenv("AGTOOL_TEST_SCRATCH_LOG", str(log))
     run_batch(fake_class, tmp_path / "out", jobs=2, seed=11, timeout=1.0, grade_fn=scratch_logging_grade,
               progress=False)
-    copies = [Path(line) for line in log.read_text().splitlines()]
-    assert sorted(p.parent.name for p in copies) == ["buggy", "dies", "full", "half", "hangs", "none"]
-    # <pool folder>/worker-<pid>/<learner>/tools.py: one folder for the pool's workers, which the
-    # pool removes when it closes, also what the killed workers ("hangs", "dies") left in it.
-    pool_folders = {p.parents[2] for p in copies}
-    assert len(pool_folders) == 1 and next(iter(pool_folders)).name.startswith("agtool-batch-workers-")
-    assert not any(p.parents[2].exists() for p in copies)
+    names = [Path(line) for line in log.read_text().splitlines()]
+    # A worker grades the learner's bytes (grader.locate.Submission) under the learner's own path: no
+    # copy is written, so none is left behind, also by the killed workers ("hangs", "dies").
+    assert sorted(p.relative_to(fake_class).parts[0] for p in names) == ["buggy", "dies", "full", "half", "hangs", "none"]
+    assert not any("agtool-batch" in str(p) for p in names)
 
 
 def test_resume_skips_unchanged_learners_and_keeps_the_seed(tmp_path):
@@ -315,17 +277,16 @@ def test_outputs_drop_learners_who_left(tmp_path):
 # ---------------------------------------------------------------- killed midway
 
 _FAKE_BATCH = """
-import sys
-sys.path.insert(0, {tests!r})
-import test_batch
+from helpers import fake_grade
 from grader.batch import run_batch
-run_batch({root!r}, {out!r}, jobs=1, seed=5, resume=True, grade_fn=test_batch.fake_grade, progress=False)
+run_batch({root!r}, {out!r}, jobs=1, seed=5, resume=True, grade_fn=fake_grade, progress=False)
 """
 
 
 def _batch_process(root: Path, out: Path) -> subprocess.Popen:
-    code = _FAKE_BATCH.format(tests=str(TESTS_DIR), root=str(root), out=str(out))
-    return subprocess.Popen([sys.executable, "-c", code], cwd=REPO, start_new_session=True)
+    code = _FAKE_BATCH.format(root=str(root), out=str(out))
+    env = {**os.environ, "PYTHONPATH": str(TESTS_DIR)}  # the fake grader in tests/helpers.py
+    return subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, start_new_session=True)
 
 
 def test_batch_killed_midway_resumes_to_identical_csv(tmp_path):
@@ -423,7 +384,7 @@ def test_real_class_gradebook(tmp_path):
     wrong = (out / "summary.md").read_text().split("## Most common wrong answers")[1].strip().splitlines()
     assert wrong[0].startswith("- 2 learners returned `")  # shared by two defects, so listed first
     records = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
-    from grader.batch.gradebook import common_wrong_answers
+    from grader.outputs.gradebook import common_wrong_answers
     groups = common_wrong_answers(records, top=1000)
     bool_limit = groups[groups["check"] == "step2/type_bool_limit"]
     defect_row = bool_limit[bool_limit["learners"] == "defect-step2-type_bool_limit"]
@@ -642,7 +603,7 @@ EXPECTED_SUMMARY = """\
 
 
 def test_gradebook_and_summary_render_exactly(tmp_path):
-    from grader.batch import gradebook
+    from grader.outputs import class_folder as gradebook
 
     outputs = gradebook.write_outputs(HAND_CLASS, tmp_path)
     assert outputs["csv"].read_text() == EXPECTED_CSV
@@ -698,3 +659,75 @@ def test_real_batch_command_killed_midway_resumes_to_identical_outputs(tmp_path)
     subprocess.run([*command, "--out", str(reference)], cwd=REPO, check=True, capture_output=True)
     for name in ("grades.csv", "grades.json", "summary.md"):
         assert (out / name).read_bytes() == (reference / name).read_bytes(), name
+
+
+# ---------------------------------------------------------------- learner records and grading failures
+
+RECORD_SCHEMA = json.loads((TESTS_DIR / "schemas" / "learner_record.schema.json").read_text())
+
+
+def test_saved_records_fit_the_learner_record_schema_and_round_trip(fake_class, tmp_path, monkeypatch):
+    import jsonschema
+
+    from grader.batch.records import load_records
+    from grader.outputs.record import LearnerRecord
+
+    monkeypatch.setattr(batch, "GRACE", 1.0)
+    out = tmp_path / "out"
+    run_batch(fake_class, out, jobs=2, seed=3, timeout=1.0, grade_fn=fake_grade, progress=False)
+    records = load_records(out)
+    assert [r.learner for r in records] == ["buggy", "dies", "full", "half", "hangs", "none"]
+    for record in records:
+        saved = json.loads((out / "results" / f"{record.learner}.json").read_text())
+        jsonschema.validate(saved, RECORD_SCHEMA)
+        assert LearnerRecord.from_dict(saved).to_dict() == saved == record.to_dict()
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**records[0].to_dict(), "sha256": "not a hash"}, RECORD_SCHEMA)
+
+
+def _failed(kind: str, message: str) -> dict:
+    from grader.report import Failure
+
+    report = Report(seed=1, path="t.py", checks=[CheckResult(id="step1/names", step=1, passed=False, points=0,
+                                                             max_points=2, title="t", message=message)],
+                    failure=Failure(kind, message))
+    return report.to_dict()
+
+
+def test_a_grading_failure_is_a_row_but_never_a_grade_in_any_output(tmp_path):
+    from grader.outputs.class_folder import write_outputs
+    from grader.outputs.lms import grade_rows
+
+    ok = Report(seed=1, path="t.py", checks=[CheckResult(id="step1/names", step=1, passed=True, points=2,
+                                                         max_points=2, title="t")]).to_dict()
+    records = [{"learner": "ana", "seed": 1, "report": ok},
+               {"learner": "bob", "seed": 1, "report": _failed("grader", "the grading process died")},
+               {"learner": "cy", "seed": 1, "report": _failed("time", "grading stopped: over the time limit of 1 s")},
+               {"learner": "dee", "seed": 1, "report": _failed("learner", "SyntaxError at tools.py line 1")}]
+    outputs = write_outputs(records, tmp_path)
+    book = read_csv(outputs["csv"]).set_index("learner")
+    assert book.loc["ana", "score"] == 2 and book.loc["dee", "score"] == 0  # the learner's own failure: a zero
+    assert pd.isna(book.loc["bob", "score"]) and pd.isna(book.loc["cy", "score"])  # no grade, not a zero
+    assert "died" in book.loc["bob", "error"]
+    grades = {g["learner"]: g for g in json.loads(outputs["json"].read_text())["learners"]}
+    assert grades["bob"]["score"] is None and grades["cy"]["score"] is None and grades["dee"]["score"] == 0
+    summary = outputs["summary"].read_text()
+    assert "- mean score: 1.00 / 2" in summary and "- full marks: 1" in summary
+    assert [row["learner"] for row in grade_rows(records)] == ["ana", "dee"]
+
+
+def test_resume_grades_again_every_stored_failure_of_the_grading_machinery(tmp_path):
+    root = make_class(tmp_path / "class", {name: ALL_PASS for name in ("ana", "bob", "cy", "dee")})
+    out = tmp_path / "out"
+    run_batch(root, out, jobs=1, seed=2, grade_fn=fake_grade, progress=False)
+    failures = {"bob": _failed("grader", "the grader failed: OSError: disk full"),
+                "cy": _failed("time", "grading stopped: over the time limit of 1 s"),
+                "dee": _failed("learner", "SyntaxError at tools.py line 1")}
+    for learner, report in failures.items():  # as stored by an earlier run
+        path = out / "results" / f"{learner}.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), "report": report}))
+    again = run_batch(root, out, jobs=1, resume=True, grade_fn=fake_grade, progress=False)
+    # bob again; ana, cy (its code used the whole time budget) and dee (the learner's own) stand
+    assert (again.graded, again.skipped) == (1, 3)
+    book = read_csv(out / "grades.csv").set_index("learner")
+    assert list(book["score"]) == [6, 6, 0, 0]

@@ -31,13 +31,14 @@ import pytest
 from bs4 import BeautifulSoup
 
 from agtool_lab.view import render_html as widget_html
-from agtool_lab.view import render_text as widget_text
+from agtool_lab.view import check_panel_text as widget_text
 from grader import cli
 from grader.batch import discover, run_batch
 from grader.batch import run as batch_run
-from grader.batch.gradebook import render_feedback, write_outputs
-from grader.batch.gradescope import results_json
-from grader.batch.task import GRADER_FAILED, _rebase
+from grader.outputs.class_folder import write_outputs
+from grader.outputs.feedback import render_feedback
+from grader.outputs.gradescope_results import results_json
+from grader.messages import GRADER_FAILED
 from grader.engine.sandbox import bwrap_usable
 from grader.escape import CSV_FORMULA_STARTS, md_code, md_text, shell_join, terminal_text
 from grader.grading import _ReplayCommand
@@ -202,9 +203,8 @@ HOSTILE_PATHS = [
 
 @pytest.mark.parametrize("display", HOSTILE_PATHS)
 def test_a_batch_reproduce_line_gives_back_the_learner_path_and_runs_nothing(display, tmp_path):
-    scratch = Path("/tmp/agtool-batch-abc/learner/tools.py")
-    report = _ReplayCommand(scratch, 7, 2.5).for_check("step2/x")
-    rebased = _rebase({"checks": [{"reproduce": report}]}, {str(scratch): display})["checks"][0]["reproduce"]
+    # A batch grades the learner's bytes under the learner's path: the line is made for it, never rewritten.
+    rebased = _ReplayCommand(display, 7, 2.5).for_check("step2/x")
     words = shlex.split(rebased)
     expected = display if not display.startswith("-") else "./" + display
     assert words[:3] == ["agtool-grade", "check", expected] and words[3:5] == ["--only", "step2/x"]
@@ -227,7 +227,7 @@ def test_the_markdown_of_a_reproduce_line_is_one_code_span():
 
 def hostile_fake_grade(path, *, steps=None, only=None, seed=None, timeout=None):
     """Fails one check with the hostile text as the learner's message, and a real replay command."""
-    replay = _ReplayCommand(Path(path), seed, timeout or 10.0)
+    replay = _ReplayCommand(str(path), seed, timeout or 10.0)  # path: the Submission a batch worker passes
     return Report(seed=seed, path=str(path), checks=[
         CheckResult(id="step1/names", step=1, passed=False, points=0, max_points=2, title="Data names",
                     got=EVERYTHING, expected="'x'", message=EVERYTHING, reproduce=replay.for_check("step1/names")),

@@ -68,12 +68,9 @@ def test_every_lab_spec_rule_is_covered_by_a_check():
 
 
 def _notebook_texts() -> dict:
-    import sys
-    sys.path.insert(0, str(ROOT / "labs"))
-    try:
-        import _build_notebooks as generator
-    finally:
-        sys.path.remove(str(ROOT / "labs"))
+    from helpers import notebook_builder
+
+    generator = notebook_builder()
     texts = {page["file"]: normalised("\n".join(cell.source for cell in generator.build(step).cells))
              for step, page in enumerate(generator.NOTEBOOKS, start=1)}
     return texts, generator._fill

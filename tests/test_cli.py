@@ -1,7 +1,7 @@
 """``agtool-grade``: exit codes, formats, selection and --out.
 
 Most tests run ``grader.cli.main`` in-process with the engine's test checks
-(see tests/test_runner.py); a few run the real command in a subprocess.
+(``helpers.call_check``); a few run the real command in a subprocess.
 """
 from __future__ import annotations
 
@@ -18,17 +18,17 @@ from engine_probes import ENGINE_PROBES
 from grader import cli
 from grader.checks.registry import checks_for
 from grader.grading import grade
-from test_runner import call_check
+from helpers import call_check
 
 REPO = Path(__file__).resolve().parent.parent
 MODULE = "def one():\n    return 1\ndef two():\n    return 2\n"
 
 
 @pytest.fixture
-def engine_cli(monkeypatch, engine_runner, temp_checks):
+def engine_cli(monkeypatch, engine_client, temp_checks):
     """``cli.main`` grading with the engine's test probes; returns the ids of three test checks."""
     # The session's engine (it can import the test probes), lent to the command without being closed.
-    monkeypatch.setattr(cli, "engine_for", lambda sandbox: contextlib.nullcontext(engine_runner))
+    monkeypatch.setattr(cli, "engine_for", lambda sandbox: contextlib.nullcontext(engine_client))
     monkeypatch.setattr(cli, "grade", functools.partial(grade, probe_function=ENGINE_PROBES))
     return temp_checks(call_check(1, "one", "one", expect=1), call_check(2, "two", "two", expect=2),
                        call_check(2, "wrong", "two", expect=3))

@@ -2,14 +2,13 @@
 
 Scores are checked against numbers worked out by hand from the course file
 in each test; the attempt limit is checked through the service's store (no
-hub); batch runs use ``test_batch.fake_grade`` so they test the policy, not
+hub); batch runs use ``helpers.fake_grade`` so they test the policy, not
 the checks.
 """
 from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
 import threading
 from pathlib import Path
 
@@ -18,10 +17,10 @@ import pytest
 
 from grader.course.policy import (AFTER_LATE, LATE, ON_TIME, Attempt, CourseError, credit, load_policy,
                                   parse_policy)
+from helpers import ALL_PASS, fake_grade, make_class  # the batch tests' fake grader
+from helpers import disguised as _disguised, renamed as _renamed, reordered as _reordered
 
 TESTS_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(TESTS_DIR))
-from test_batch import ALL_PASS, fake_grade, make_class  # noqa: E402  (the batch tests' fake grader)
 
 UTC = dt.timezone.utc
 DUE = dt.datetime(2026, 3, 1, 23, 59, tzinfo=dt.timezone(dt.timedelta(hours=1)))  # 22:59 UTC
@@ -215,7 +214,7 @@ def _store_with_times(times, learner="ana"):
 
 
 def test_the_service_refuses_the_extra_attempt_and_says_when_the_next_one_is_allowed():
-    from grader.service.course import refuse, status
+    from grader.service.attempt_policy import refuse, status
 
     p = policy(extra="[attempts]\nlimit = 2\nwindow_minutes = 60\n")
     t0 = dt.datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
@@ -238,7 +237,7 @@ def test_the_submission_handler_answers_429_with_the_course_message(monkeypatch)
 
     from grader.service import app as service_app
     from grader.service.db import Store
-    from grader.service.settings import Settings
+    from grader.service.options import ServiceOptions as Settings
 
     class NoQueue:
         def put(self, attempt_id):
@@ -277,8 +276,8 @@ def test_the_submission_handler_answers_429_with_the_course_message(monkeypatch)
 
 
 def test_the_service_gradebook_counts_the_attempt_the_policy_picks():
-    from grader.batch.gradebook import gradebook_frame
-    from grader.service.course import credited_records
+    from grader.outputs.gradebook import gradebook_frame
+    from grader.service.attempt_policy import credited_records
 
     store, ids = _store_with_times([DUE - HOUR, DUE + HOUR, LATE_DUE + HOUR])
     for attempt_id, score in zip(ids, (5, 10, 10)):
@@ -341,7 +340,7 @@ def test_canvas_and_moodle_files_have_the_documented_columns_and_list_the_unmatc
 
 
 def test_the_lms_score_is_the_credited_one_and_the_feedback_says_why():
-    from grader.course.lms import canvas_csv, grade_rows, moodle_csv, read_roster_text
+    from grader.outputs.lms import canvas_csv, grade_rows, moodle_csv, read_roster_text
 
     records = [{"learner": "ana", "report": {"score": 10, "max_score": 10},
                 "credit": {"credited": 8.0, "max_score": 10.0, "attempt": 4, "why": "late (80% credit ...)"}}]
@@ -359,7 +358,7 @@ def test_the_lms_score_is_the_credited_one_and_the_feedback_says_why():
     ("learner,lms_id\nana,1\nana,2\n", "line 3: learner 'ana' is listed twice"),
 ])
 def test_a_bad_roster_is_refused_with_the_line_and_the_fix(text, message):
-    from grader.course.lms import RosterError, read_roster_text
+    from grader.outputs.lms import RosterError, read_roster_text
 
     with pytest.raises(RosterError, match=message):
         read_roster_text(text)
@@ -369,33 +368,6 @@ def test_a_bad_roster_is_refused_with_the_line_and_the_fix(text, message):
 
 REPO = TESTS_DIR.parent
 SOLUTION = (REPO / "solutions" / "tools.py").read_text(encoding="utf-8")
-
-
-def _renamed(source: str, template: str = "q{}_z") -> str:
-    """Every local name renamed (to ``template`` with a number), nothing else: a copier's first disguise."""
-    import io as _io
-    import keyword
-    import tokenize
-
-    names: dict = {}
-    out = []
-    for tok in tokenize.generate_tokens(_io.StringIO(source).readline):
-        if tok.type == tokenize.NAME and not keyword.iskeyword(tok.string) and tok.string.islower() \
-                and len(tok.string) > 3 and tok.string not in dir(__builtins__):
-            tok = tok._replace(string=names.setdefault(tok.string, template.format(len(names))))
-        out.append(tok)
-    return tokenize.untokenize(out)
-
-
-def _reordered(source: str) -> str:
-    """The top-level blocks after the imports in reverse order."""
-    blocks = source.split("\n\n\n")
-    return "\n\n\n".join(blocks[:2] + list(reversed(blocks[2:])))
-
-
-def _disguised(source: str) -> str:
-    """A copy with every local name renamed, functions reordered and comments added (what a copier does)."""
-    return _reordered(_renamed(source, "v{}_x")).replace("\n    return", "\n    # my own work\n    return")
 
 
 def test_similarity_flags_a_disguised_copy_and_the_reference_but_not_independent_modules(tmp_path):
@@ -477,7 +449,7 @@ def test_on_a_generated_class_each_disguised_copy_ranks_above_every_honest_pair(
 def test_similarity_html_escapes_learner_code():
     from bs4 import BeautifulSoup
 
-    from grader.course.similarity import compare, similarity_html
+    from grader.outputs.similarity import compare, similarity_html
 
     evil = "def f(a, b):\n    s = '</pre><script>alert(1)</script>'\n    return a + b * 2 - a + b * 3 - a\n"
     sources = {"<img src=x onerror=alert(1)>": evil, "b": evil}
@@ -505,9 +477,9 @@ def _lms_records():
 def test_canvas_and_moodle_files_match_their_golden_files_and_the_service_serves_the_same_bytes(tmp_path):
     import os
 
-    from grader.course.lms import read_roster_text, write_lms
+    from grader.outputs.lms import read_roster_text, write_lms
     from grader.service.app import lms_files
-    from grader.service.settings import Settings
+    from grader.service.options import ServiceOptions as Settings
 
     roster = read_roster_text(ROSTER)
     paths, _ = write_lms(_lms_records(), roster, tmp_path / "lms", assignment="Lab 3 · tools")

@@ -75,7 +75,7 @@ def test_dask_resume_skips_on_the_cluster_too(cluster, tmp_path):
 
 def test_the_service_queue_grades_stored_attempts_on_the_cluster(cluster, tmp_path):
     """``agtool-grade serve --executor dask --scheduler ADDRESS``: the same queue, its tasks run by Dask workers."""
-    from grader.service.cli import add_serve_parser
+    from grader.service.command import add_serve_parser
     from grader.service.db import ERROR, GRADED, Store
     from grader.service.queue import GradingQueue
 

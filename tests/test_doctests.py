@@ -36,10 +36,14 @@ def test_examples_that_would_kill_or_stop_this_process_s_children_are_not_run():
     # kill_descendants() in a doctest killed the test session's browser and servers once.
     import grader.engine.proctree
     import grader.engine.client
-    import grader.engine.server
+    import grader.engine.forkserver
+    import grader.engine.scheduling
+    import grader.engine.step_process
 
-    dangerous = ("kill_descendants()", "become_subreaper()", "run_jobs(", "run_job(", "close()")
-    for module in (grader.engine.proctree, grader.engine.server, grader.engine.client):
+    dangerous = ("kill_descendants()", "become_subreaper()", "run_jobs(", "run_job(", "close()", ".run()",
+                 "StepProcess(")
+    for module in (grader.engine.proctree, grader.engine.forkserver, grader.engine.scheduling,
+                   grader.engine.step_process, grader.engine.client):
         for test in doctest.DocTestFinder().find(module):
             for example in test.examples:
                 if any(call in example.source for call in dangerous) and "runner.close()" not in example.source:

@@ -11,7 +11,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader.batch.gradescope import grade_for_gradescope, results_json
+from grader.batch.gradescope import grade_for_gradescope
+from grader.outputs.gradescope_results import results_json
 from grader.report import CheckResult, Report
 
 REPO = Path(__file__).resolve().parent.parent

@@ -53,17 +53,19 @@ def import_bound_of_the_corpus():
 
     A case that hangs at import then costs one STEP_TIMEOUT, as its wall
     bound counts; ``grade()``, the CLI and batch workers read it from the
-    environment (``grader.grading.IMPORT_TIMEOUT_ENV``).
+    environment (the ``import_timeout`` setting of ``grader.settings``).
     """
-    from grader.grading import IMPORT_TIMEOUT_ENV
+    from grader.settings import env_name
 
-    before = os.environ.get(IMPORT_TIMEOUT_ENV)
-    os.environ[IMPORT_TIMEOUT_ENV] = f"{STEP_TIMEOUT:g}"
+    variable = env_name("import_timeout")
+
+    before = os.environ.get(variable)
+    os.environ[variable] = f"{STEP_TIMEOUT:g}"
     yield
     if before is None:
-        os.environ.pop(IMPORT_TIMEOUT_ENV, None)
+        os.environ.pop(variable, None)
     else:
-        os.environ[IMPORT_TIMEOUT_ENV] = before
+        os.environ[variable] = before
 
 
 @pytest.fixture(scope="session")
@@ -77,30 +79,30 @@ def session_marker() -> str:
 
 
 @pytest.fixture(scope="session")
-def corpus_runner():
+def corpus_engine():
     """A warm process of our own: cases kill it on purpose, other tests keep theirs."""
-    with EngineClient() as runner:
-        yield runner
+    with EngineClient() as engine:
+        yield engine
 
 
 @pytest.fixture(scope="session")
-def corpus(tmp_path_factory, corpus_runner, session_marker, secret) -> dict[str, Run]:
+def corpus(tmp_path_factory, corpus_engine, session_marker, secret) -> dict[str, Run]:
     """Grade every case once, in manifest order; clean up whatever a case left alive."""
-    return grade_corpus(UNSANDBOXED, tmp_path_factory.mktemp("hostile"), corpus_runner, session_marker, secret)
+    return grade_corpus(UNSANDBOXED, tmp_path_factory.mktemp("hostile"), corpus_engine, session_marker, secret)
 
 
 @pytest.fixture(scope="session")
 def sandboxed_corpus(tmp_path_factory, session_marker, secret):
-    """The cases of ``SANDBOX_CASES`` graded with the child inside bubblewrap: (runs, runner)."""
+    """The cases of ``SANDBOX_CASES`` graded with the child inside bubblewrap: (runs, engine)."""
     if not bwrap_usable():
         pytest.skip("bubblewrap is not usable here (not installed, or no user namespaces)")
-    with EngineClient(sandbox="bwrap") as runner:
+    with EngineClient(sandbox="bwrap") as engine:
         cases = [CASES_BY_NAME[name] for name in SANDBOX_CASES]
-        yield grade_corpus(cases, tmp_path_factory.mktemp("hostile-bwrap"), runner,
-                           f"{session_marker}-bwrap", secret, sandbox="bwrap"), runner
+        yield grade_corpus(cases, tmp_path_factory.mktemp("hostile-bwrap"), engine,
+                           f"{session_marker}-bwrap", secret, sandbox="bwrap"), engine
 
 
-def grade_corpus(cases, root: Path, runner: EngineClient, marker_prefix: str, secret: str,
+def grade_corpus(cases, root: Path, engine: EngineClient, marker_prefix: str, secret: str,
                  sandbox: str = "") -> dict[str, Run]:
     runs = {}
     for case in cases:
@@ -111,21 +113,21 @@ def grade_corpus(cases, root: Path, runner: EngineClient, marker_prefix: str, se
         if run.skipped:  # what it needs is missing here: not graded, its test says why
             runs[case.name] = run
             continue
-        _grade_case(run, runner, secret)
+        _grade_case(run, engine, secret)
         run.leftovers = marked_processes(marker)
         kill_marked(marker)  # ours (they carry our marker): never let them disturb the next case
         runs[case.name] = run
     return runs
 
 
-def _grade_case(run: Run, runner: EngineClient, secret: str) -> None:
+def _grade_case(run: Run, engine: EngineClient, secret: str) -> None:
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.monotonic()
     if run.case.via == "cli":
         _grade_with_cli(run, secret)
     else:
         try:
-            run.report = grade(run.path, seed=SEED, timeout=STEP_TIMEOUT, engine=runner)
+            run.report = grade(run.path, seed=SEED, timeout=STEP_TIMEOUT, engine=engine)
         except SubmissionNotFound as exc:
             run.refused = str(exc)
         except Exception:
@@ -172,18 +174,18 @@ UNSANDBOXED = [c for c in CASES if c.name not in SANDBOX_ONLY]
 
 
 @pytest.mark.parametrize("name", _with_known_gaps([c.name for c in UNSANDBOXED]))
-def test_hostile_case_is_graded_as_expected(name, corpus, corpus_runner, secret):
-    assert_graded_as_expected(corpus[name], corpus_runner, secret)
+def test_hostile_case_is_graded_as_expected(name, corpus, corpus_engine, secret):
+    assert_graded_as_expected(corpus[name], corpus_engine, secret)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", _with_known_gaps(SANDBOX_CASES))
 def test_hostile_case_is_graded_as_expected_inside_bubblewrap(name, sandboxed_corpus, secret):
-    runs, runner = sandboxed_corpus
-    assert_graded_as_expected(runs[name], runner, secret)
+    runs, engine = sandboxed_corpus
+    assert_graded_as_expected(runs[name], engine, secret)
 
 
-def assert_graded_as_expected(run: Run, runner: EngineClient, secret: str) -> None:
+def assert_graded_as_expected(run: Run, engine: EngineClient, secret: str) -> None:
     case, name = run.case, run.case.name
     if run.skipped:
         pytest.skip(f"{name}: {run.skipped}")
@@ -193,7 +195,7 @@ def assert_graded_as_expected(run: Run, runner: EngineClient, secret: str) -> No
         if not run.refused:
             problems.append(f"expected a refusal (exit 2), got exit {run.exit_code}")
         with pytest.raises(SubmissionNotFound):
-            grade(run.path, seed=SEED, engine=runner)
+            grade(run.path, seed=SEED, engine=engine)
     elif run.report is None:
         problems.append(f"not graded: {run.refused or run.cli_output[-500:]}")
     else:
@@ -206,7 +208,7 @@ def assert_graded_as_expected(run: Run, runner: EngineClient, secret: str) -> No
     if run.leftovers:
         problems.append(f"{len(run.leftovers)} process(es) it started outlived grading: {run.leftovers[:5]}")
     if not problems and (run.report is not None or case.expect.refused):
-        problems += extra_check_problems(run, runner, secret)
+        problems += extra_check_problems(run, engine, secret)
     where = " [bwrap]" if run.sandbox else ""
     assert not problems, f"{name}{where} ({case.threat}):\n  " + "\n  ".join(problems)
 
@@ -244,7 +246,7 @@ def _grades(report: dict) -> tuple:
 
 @pytest.mark.slow
 def test_honest_learners_get_the_same_grades_in_a_batch_mixed_with_hostile_ones(
-        tmp_path, corpus_runner, session_marker):
+        tmp_path, corpus_engine, session_marker):
     marker = f"{session_marker}-batch"
     batch_root = tmp_path / "class"
     for name in BATCH_HOSTILE:
@@ -252,7 +254,7 @@ def test_honest_learners_get_the_same_grades_in_a_batch_mixed_with_hostile_ones(
     alone = {}
     for name in HONEST:
         path = honest(name, batch_root)
-        alone[name] = _grades(grade(path, seed=SEED, timeout=STEP_TIMEOUT, engine=corpus_runner).to_dict())
+        alone[name] = _grades(grade(path, seed=SEED, timeout=STEP_TIMEOUT, engine=corpus_engine).to_dict())
 
     from grader.batch import run_batch
 
@@ -333,7 +335,7 @@ def test_honest_learners_keep_every_point_beside_a_cpu_storm(tmp_path, session_m
 
 # --------------------------------------------------------------------------- symbolic links
 
-def test_links_out_of_a_submission_are_refused_and_links_inside_it_are_followed(tmp_path, corpus_runner):
+def test_links_out_of_a_submission_are_refused_and_links_inside_it_are_followed(tmp_path, corpus_engine):
     """The policy of SECURITY.md: graded for what the folder holds, never for what it points at."""
     elsewhere = tmp_path / "someone_else" / "agtool"
     elsewhere.mkdir(parents=True)
@@ -347,13 +349,13 @@ def test_links_out_of_a_submission_are_refused_and_links_inside_it_are_followed(
     linked_file.symlink_to(elsewhere / "tools.py")
     for path in (linked_folder, linked_file):
         with pytest.raises(SubmissionNotFound, match="symbolic link"):
-            grade(path, steps=[1], seed=SEED, engine=corpus_runner)
+            grade(path, steps=[1], seed=SEED, engine=corpus_engine)
 
     inside = tmp_path / "learner_c"  # tools.py -> my_tools.py in the same folder: fine
     inside.mkdir()
     (inside / "my_tools.py").write_bytes(SOLUTION.read_bytes())
     (inside / "tools.py").symlink_to("my_tools.py")
-    assert grade(inside, steps=[1], seed=SEED, timeout=STEP_TIMEOUT, engine=corpus_runner).passed
+    assert grade(inside, steps=[1], seed=SEED, timeout=STEP_TIMEOUT, engine=corpus_engine).passed
 
 
 # --------------------------------------------------------------------------- unseen combinations
@@ -364,7 +366,7 @@ FUZZ_STEP_TIMEOUT = 2.0
 
 
 @pytest.mark.slow
-def test_payloads_in_places_the_corpus_never_listed_cost_only_bounded_time(tmp_path, corpus_runner, session_marker):
+def test_payloads_in_places_the_corpus_never_listed_cost_only_bounded_time(tmp_path, corpus_engine, session_marker):
     """A payload of the corpus spliced into a random function, graded on a random step.
 
     Nothing is known of the expected points, so only what must hold for every
@@ -385,7 +387,7 @@ def test_payloads_in_places_the_corpus_never_listed_cost_only_bounded_time(tmp_p
         what = f"{case.threat} (outside_only={outside_only}), step {step}, HOSTILE_FUZZ_SEED={FUZZ_SEED}"
         started = time.monotonic()
         try:
-            report = grade(path, steps=[step], seed=SEED + i, timeout=FUZZ_STEP_TIMEOUT, engine=corpus_runner)
+            report = grade(path, steps=[step], seed=SEED + i, timeout=FUZZ_STEP_TIMEOUT, engine=corpus_engine)
         except Exception:
             problems.append(f"{what}: the grader crashed: {traceback.format_exc()[-800:]}")
             continue

@@ -6,7 +6,10 @@
   functions count: a cycle that only bites at call time is still one);
 * the package faces are lazy: ``import grader`` starts no engine, and
   ``import grader.report`` (what a gradebook reader needs) loads neither the
-  engine nor LangGraph.
+  engine nor LangGraph;
+* every row of the table of allowed imports (``grader/layers.py``) holds for
+  every module of ``grader/`` and ``agtool_lab/``, the table itself points
+  no arrow back up, and no package imports another that imports it back.
 
 Each rule is checked by a function that also runs on a made-up example of
 the mistake it catches, so that a rule which could never fail is noticed.
@@ -20,6 +23,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from grader import layers
 
 REPO = Path(__file__).resolve().parent.parent
 GRADER = REPO / "grader"
@@ -101,6 +106,12 @@ def grader_sources() -> "dict[str, tuple[str, bool]]":
             for path in sorted(GRADER.rglob("*.py"))}
 
 
+def project_sources() -> "dict[str, tuple[str, bool]]":
+    """The grader's modules and the kernel side's (``agtool_lab``), as :func:`grader_sources` gives them."""
+    return {module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py")
+            for root in (GRADER, REPO / "agtool_lab") for path in sorted(root.rglob("*.py"))}
+
+
 def modules_loaded_by(statement: str) -> "list[str]":
     """The modules a fresh interpreter has loaded after running ``statement``."""
     code = f"{statement}; import json, sys; print(json.dumps(sorted(sys.modules)))"
@@ -119,7 +130,7 @@ ENGINE_FILES = sorted((GRADER / "engine").glob("*.py"))
 
 
 def test_the_engine_has_files_to_check():
-    assert {"client.py", "server.py", "child.py", "protocol.py"} <= {path.name for path in ENGINE_FILES}
+    assert {"client.py", "forkserver.py", "child.py", "protocol.py"} <= {path.name for path in ENGINE_FILES}
 
 
 @pytest.mark.parametrize("path", ENGINE_FILES, ids=lambda path: path.name)
@@ -128,9 +139,9 @@ def test_the_engine_imports_no_judging_batch_cli_or_kernel_code(path):
 
 
 def test_the_fork_server_preloads_nothing_the_engine_may_not_import():
-    from grader.engine.server import PRELOAD
+    from grader.engine.forkserver import PRELOAD
 
-    assert forbidden_imports("\n".join(f"import {name}" for name in PRELOAD), "grader.engine.server") == []
+    assert forbidden_imports("\n".join(f"import {name}" for name in PRELOAD), "grader.engine.forkserver") == []
 
 
 @pytest.mark.parametrize("source", [
@@ -176,3 +187,78 @@ def test_importing_the_report_loads_neither_the_engine_nor_langgraph():
 def test_a_module_that_loads_the_engine_is_seen():
     loaded = modules_loaded_by("import grader.engine.client")
     assert "grader.engine.protocol" in engine_modules(loaded)
+
+
+# -- (d) every row of the table of allowed imports (grader/layers.py) holds
+
+def table_violations(sources: "dict[str, tuple[str, bool]]") -> "list[str]":
+    """``importer -> imported`` for every import of a project module that the importer's row does not allow."""
+    return sorted(f"{module} -> {target}" for module, targets in import_graph(sources).items()
+                  for target in targets if not layers.may_import(module, target))
+
+
+def package_of(module: str) -> str:
+    """The unit a package loop is counted in: ``grader.batch.run`` -> ``grader.batch``; ``grader.cli`` stays."""
+    parts = module.split(".")
+    return "agtool_lab" if parts[0] == "agtool_lab" else ".".join(parts[:2])
+
+
+def package_graph(sources: "dict[str, tuple[str, bool]]") -> "dict[str, set[str]]":
+    """``{package: other packages it imports}`` (imports inside functions count)."""
+    graph: dict[str, set[str]] = {}
+    for module, targets in import_graph(sources).items():
+        graph.setdefault(package_of(module), set()).update(package_of(target) for target in targets)
+    return {package: targets - {package} for package, targets in graph.items()}
+
+
+def test_every_module_has_a_row_in_the_table():
+    assert [module for module in project_sources() if layers.owner(module) is None] == []
+
+
+@pytest.mark.parametrize("layer", layers.LAYERS, ids=lambda layer: layer.packages[-1])
+def test_every_row_of_the_import_table_holds(layer):
+    sources = project_sources()
+    mine = [module for module in sources if layers.owner(module) is layer]
+    assert mine, f"no module belongs to the row of {layer.packages}: rename the row to the tree"
+    assert [line for line in table_violations(sources) if line.split(" -> ")[0] in mine] == []
+
+
+def test_the_table_points_no_arrow_back_up():
+    for index, layer in enumerate(layers.LAYERS):
+        for name in layer.may_import:
+            if name != layers.EVERY_GRADER_MODULE:
+                above = layers.owner(name)
+                assert above is not None and layers.LAYERS.index(above) < index, (layer.packages, name)
+
+
+@pytest.mark.parametrize("module, source", [
+    ("grader.batch.run", "def later():\n    from grader.cli import main\n"),
+    ("grader.course.policy", "from grader.batch import discovery\n"),
+    ("grader.render", "from grader import grading\n"),
+    ("grader.report", "import grader.engine.client\n"),
+    ("grader.checks.step1", "from grader.batch import pool\n"),
+    ("grader.service.app", "import grader.cli\n"),
+    ("agtool_lab.widget", "from grader.batch import run\n"),
+    ("grader.spec", "from grader import escape\n"),
+])
+def test_an_import_the_table_forbids_is_seen(module, source):
+    names = ("grader", "grader.batch", "grader.batch.discovery", "grader.batch.pool", "grader.batch.run",
+             "grader.cli", "grader.grading", "grader.engine", "grader.engine.client", "grader.escape")
+    sources = {name: ("", name in ("grader", "grader.batch", "grader.engine")) for name in names}
+    sources[module] = (source, False)
+    assert [line for line in table_violations(sources) if line.startswith(module + " ")]
+
+
+def test_no_package_imports_another_that_imports_it_back():
+    graph = package_graph(project_sources())
+    assert "grader.grading" in graph["grader.batch"]  # the graph sees the imports
+    assert find_cycle(graph) == []
+
+
+def test_a_package_loop_through_a_function_level_import_is_seen():
+    sources = {
+        "grader.batch": ("", True),
+        "grader.batch.run": ("def later():\n    from grader.cli import main\n", False),
+        "grader.cli": ("from grader.batch import run\n", False),
+    }
+    assert find_cycle(package_graph(sources)) == ["grader.batch", "grader.cli", "grader.batch"]

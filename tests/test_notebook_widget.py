@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agtool_lab import widget as notebook
-from agtool_lab.view import NOTEBOOKS, render_html, render_text
+from agtool_lab.view import NOTEBOOKS, check_panel_text, render_html
 from agtool_lab.widget import CheckPanel, check, grade_step
 from grader.report import CheckResult, Report
 
@@ -69,7 +69,7 @@ CASES = {
 @pytest.mark.parametrize("kind", ["html", "txt"])
 def test_rendering_matches_golden_file(name, kind):
     step, report = CASES[name]
-    rendered = (render_html if kind == "html" else render_text)(report, step) + "\n"
+    rendered = (render_html if kind == "html" else check_panel_text)(report, step) + "\n"
     golden = GOLDEN / f"{name}.{kind}"
     if os.environ.get("UPDATE_GOLDEN"):
         golden.parent.mkdir(parents=True, exist_ok=True)
@@ -88,9 +88,9 @@ def test_html_escapes_learner_text_and_marks_rows_in_words():
 
 
 def test_passing_step_names_the_next_notebook():
-    assert "Next: 05_cache.ipynb" in render_text(_passing(4), 4)
+    assert "Next: 05_cache.ipynb" in check_panel_text(_passing(4), 4)
     assert "Next: 05_cache.ipynb" in render_html(_passing(4), 4)
-    assert "all eight steps are done" in render_text(_passing(8), 8)
+    assert "all eight steps are done" in check_panel_text(_passing(8), 8)
 
 
 def test_every_notebook_named_by_the_widget_exists():

@@ -10,14 +10,14 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
+
+from helpers import load_file, notebook_builder
 
 REPO = Path(__file__).resolve().parent.parent
 LABS = REPO / "labs"
@@ -26,22 +26,14 @@ STARTER = REPO / "agtool" / "tools.py"
 STEPS = range(1, 9)
 
 
-def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # LangGraph resolves State's annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def builder():
-    return _load(LABS / "_build_notebooks.py", "_build_notebooks_under_test")
+    return notebook_builder()
 
 
 @pytest.fixture(scope="module")
 def solution():
-    return _load(SOLUTION, "agtool_solution_for_notebook_tests")
+    return load_file(SOLUTION, "agtool_solution_for_notebook_tests")
 
 
 def _notebook_path(builder, step: int) -> Path:

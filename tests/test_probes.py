@@ -11,7 +11,7 @@ from pathlib import Path
 from defects.harness import Context, grade_in_process
 from grader.engine.encode import ExplodingArgument, decode, encode, show, strict_equal
 from grader.engine.probes import run_probe
-from grader.engine.reports import resolve_report_files
+from grader.engine.report_files import resolve_report_files
 from grader.checks.registry import CHECKS, Verdict, check_rng, checks_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,8 +103,8 @@ def solution(tmp_path):
     return ctx.fresh_module(), ctx
 
 
-def _calls(steps, **params):
-    return {"kind": "calls", "params": {"steps": steps, **params}}
+def _calls(operations, **params):
+    return {"kind": "calls", "params": {"operations": operations, **params}}
 
 
 def test_learner_exceptions_are_data_and_base_exceptions_escape(solution):
@@ -354,7 +354,7 @@ def test_refused_call_checks_also_watch_calls(check_id):
     """A body no spy saw (a function saved at import) still moves CALLS, and that fails the check."""
     check = CHECKS[check_id]
     probes = check.probes(check_rng(3, check_id))
-    steps = probes[0].params["steps"]
+    steps = probes[0].params["operations"]
     zero = {"stock_lookup": 0, "legacy_stock": 0}
 
     def observation(moved_from: int) -> dict:
@@ -422,7 +422,7 @@ def test_report_places_outside_scratch_or_through_links_are_refused(tmp_path):
 
 
 def test_a_step_child_cannot_make_the_server_read_more_than_a_few_places(tmp_path):
-    from grader.engine.reports import MAX_PLACES
+    from grader.engine.report_files import MAX_PLACES
 
     obs = {"records": [{"files_at": str(tmp_path)} for _ in range(MAX_PLACES + 3)]}
     files = [r["files"] for r in resolve_report_files(obs, str(tmp_path))["records"]]
@@ -477,7 +477,7 @@ GARBAGE = [
 def _garbage_records(probes):
     odd = {"value": {"$type": "AlwaysEqual", "$repr": "<x>"}, "spy_runs": {"stock_lookup": "1"}, "calls": None,
            "files": {"json_exists": True, "md_exists": True, "json": [1], "md": 7}}
-    return [{"start": {"calls": "x", "spy_runs": {}}, "records": [dict(odd) for _ in p.params.get("steps", [])]}
+    return [{"start": {"calls": "x", "spy_runs": {}}, "records": [dict(odd) for _ in p.params.get("operations", [])]}
             for p in probes]
 
 
@@ -520,7 +520,7 @@ def test_a_tool_run_through_a_reference_saved_at_import_is_counted_and_traced():
     original_code = module.t.__code__
     obs = run_probe(module, {"kind": "calls", "params": {
         "spies": {"t": {"mode": "original"}},
-        "steps": [{"op": "call", "fn": "sneaky", "args": [1]}]}}, ctx)
+        "operations": [{"op": "call", "fn": "sneaky", "args": [1]}]}}, ctx)
     assert obs["records"][0]["spy_runs"] == {"t": 1}  # neither the TOOLS spy nor the module name saw it
     assert traced == ["t"]  # and the run went to the trace the moment it began
     assert module.t.__code__ is original_code and module.t(2) == 2  # the function is restored after the probe
@@ -528,14 +528,14 @@ def test_a_tool_run_through_a_reference_saved_at_import_is_counted_and_traced():
 
 def test_the_fork_server_refuses_an_observation_that_hides_a_traced_run():
     from grader.engine.protocol import TRACE_MISMATCH
-    from grader.engine.server import _StepChild
+    from grader.engine.step_lines import StepLines
 
-    child = _StepChild.__new__(_StepChild)  # only the message bookkeeping, no process
+    child = StepLines()  # only the message bookkeeping, no process
     child.nonce, child.n_probes, child.messages, child.channel_errors = "n", 2, [], []
     child._last_type, child._next_index, child._runs = "imported", 0, {}
     obs = {"start": {"spy_runs": {"t": 0}}, "records": [{"spy_runs": {"t": 0}}]}
     for line in ({"type": "run", "tool": "t", "nonce": "n"}, {"type": "obs", "index": 0, "obs": dict(obs), "nonce": "n"},
                  {"type": "obs", "index": 1, "obs": dict(obs), "nonce": "n"}):
-        child._accept(json.dumps(line).encode())
+        child.accept(json.dumps(line).encode())
     assert child.messages[0]["obs"]["probe_error"] == TRACE_MISMATCH  # the run was wound back
     assert child.messages[1]["obs"] == obs  # the next probe ran nothing: untouched

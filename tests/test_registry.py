@@ -19,8 +19,8 @@ def _keys(value):
 
 
 def test_child_view_drops_expectations_at_any_depth():
-    probe = Probe("calls", {"steps": [{"op": "call", "expect": "", "runs": {"a": 1}}], "expect_handle": {"ok": True}})
-    assert probe.to_json() == {"kind": "calls", "params": {"steps": [{"op": "call"}]}}
+    probe = Probe("calls", {"operations": [{"op": "call", "expect": "", "runs": {"a": 1}}], "expect_handle": {"ok": True}})
+    assert probe.to_json() == {"kind": "calls", "params": {"operations": [{"op": "call"}]}}
     assert probe.params["expect_handle"] == {"ok": True}  # the judge still sees it
 
 

@@ -34,7 +34,7 @@ def counting_grade(path, **kwargs):
     from grader.grading import grade
 
     with open(os.environ[GRADE_LOG_ENV], "a") as log:
-        log.write(Path(path).parent.name + "\n")  # grade_task grades <tmp>/<learner>/tools.py
+        log.write(Path(str(path)).parts[0] + "\n")  # grade_task grades a Submission named <learner>/attempt-<id>/tools.py
     return grade(path, **kwargs)
 
 
@@ -162,7 +162,7 @@ def test_a_worker_that_dies_costs_its_attempt_an_error_status_not_the_queue(tmp_
 
 
 def _die_for_ana(path, **kwargs):
-    if Path(path).parent.name == "ana":
+    if Path(str(path)).parts[0] == "ana":  # a Submission named <learner>/attempt-<id>/tools.py
         os._exit(9)  # the worker process dies, as a grader crash or an OOM kill would
     from grader.grading import grade
 
@@ -219,8 +219,7 @@ class Classroom:
     """A hub with alice, bob (learners) and teacher (in agtool-instructors), and the service behind it."""
 
     def __init__(self, work: Path, proxy: str, db: str):
-        sys.path.insert(0, str(REPO / "tests" / "e2e"))
-        from e2e_processes import free_ports
+        from e2e.processes import free_ports
 
         self.work, self.db = work, db
         self.port, hub_port, proxy_api, self.service_port = free_ports(4)
@@ -237,7 +236,7 @@ class Classroom:
         self.tokens: dict[str, str] = {}
 
     def start_hub(self) -> None:
-        from e2e_processes import child_env, start_logged, venv_bin, wait_for_http
+        from e2e.processes import child_env, start_logged, venv_bin, wait_for_http
 
         self.hub = start_logged([venv_bin("jupyterhub"), "-f", str(self.work / "jupyterhub_config.py")],
                                 log=self.work / "hub.log", cwd=self.work,
@@ -251,7 +250,7 @@ class Classroom:
             self.tokens[user] = json.loads(body)["token"]
 
     def start_service(self, *extra: str) -> None:
-        from e2e_processes import child_env, start_logged, wait_for_http
+        from e2e.processes import child_env, start_logged, wait_for_http
 
         env = child_env(
             JUPYTERHUB_API_TOKEN=self.service_token, JUPYTERHUB_API_URL=self.hub_api,
@@ -274,7 +273,7 @@ class Classroom:
         self.service.wait(timeout=30)
 
     def stop(self) -> None:
-        from e2e_processes import stop_tree
+        from e2e.processes import stop_tree
 
         for proc in (self.service, self.hub):
             if proc is not None:
@@ -474,10 +473,9 @@ def _graded(store, learner: str, source: bytes, report: dict) -> int:
 
 
 def _disguised_solution() -> bytes:
-    sys.path.insert(0, str(REPO / "tests"))
-    from test_course import _disguised
+    from helpers import disguised
 
-    return _disguised(SOLUTION.decode()).encode()
+    return disguised(SOLUTION.decode()).encode()
 
 
 def _run_http_case(store, settings, body) -> None:
@@ -543,8 +541,8 @@ INSTRUCTOR_ROUTES = ["class", "api/class", "grades.csv", "gradescope.zip", "simi
 
 
 def test_learners_get_403_on_every_instructor_route_and_404_on_another_s_files(graded_class):
-    from grader.course.lms import read_roster_text
-    from grader.service.settings import Settings
+    from grader.outputs.lms import read_roster_text
+    from grader.service.options import ServiceOptions as Settings
 
     store, ids = graded_class
     settings = Settings(prefix="/services/agtool-grader/", roster=read_roster_text("learner,lms_id\nalice,1\n"))
@@ -578,8 +576,8 @@ def test_the_class_page_downloads_and_plots_escape_hostile_learner_text(graded_c
 
     from bs4 import BeautifulSoup
 
-    from grader.course.lms import read_roster_text
-    from grader.service.settings import Settings
+    from grader.outputs.lms import read_roster_text
+    from grader.service.options import ServiceOptions as Settings
 
     store, ids = graded_class
     roster = read_roster_text(f'learner,lms_id,name\nalice,101,Alice\nghost,102,"{EVIL}"\n')
@@ -656,7 +654,7 @@ def test_the_class_page_downloads_and_plots_escape_hostile_learner_text(graded_c
 
 def test_api_course_keeps_its_fields_and_adds_what_a_learner_needs(db_url):
     from grader.course.policy import parse_policy
-    from grader.service.settings import Settings
+    from grader.service.options import ServiceOptions as Settings
 
     store = Store(db_url)
     _graded(store, "alice", SOLUTION, _report(21))
@@ -720,3 +718,27 @@ def test_the_worker_pool_takes_tasks_while_running_and_replaces_dead_and_stuck_w
         start = time.monotonic()
         assert pool.poll(timeout=30) == [] and time.monotonic() - start < 10
         assert pool.busy() == 0 and pool.pending() == 0
+
+
+def test_the_class_outputs_of_the_service_never_count_a_grading_failure():
+    import jsonschema
+
+    from grader.outputs.gradebook import gradebook_frame
+    from grader.service.app import class_data
+
+    schema = json.loads((Path(__file__).parent / "schemas" / "learner_record.schema.json").read_text())
+    store = Store("sqlite://")
+    report = {"seed": 1, "path": "tools.py", "score": 2, "max_score": 2, "steps": {"1": {"score": 2, "max_score": 2,
+              "passed": True}}, "checks": [], "output": {}, "error": "", "failure": None, "limits": ""}
+    died = {**report, "score": 0, "error": "the grading process died",
+            "failure": {"kind": "grader", "message": "the grading process died"}}
+    for learner, status, got in (("ana", GRADED, report), ("bob", ERROR, died)):
+        attempt = store.add_attempt(learner, b"x = 1\n", seed=1)
+        store.take(attempt)
+        store.finish(attempt, status, got)
+    rows, records, _ = class_data(store)
+    assert [r.learner for r in records] == ["ana"]  # bob's failure is graded again, never a grade
+    assert {r["learner"]: r["best_score"] for r in rows} == {"ana": 2, "bob": None}
+    assert gradebook_frame(records)["learner"].tolist() == ["ana"]
+    for record in records:
+        jsonschema.validate(record.to_dict(), schema)

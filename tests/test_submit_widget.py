@@ -7,7 +7,7 @@ refresh after a submit, learner-visible server text escaped, and every way
 the service can fail (absent, unreachable, slow, an old service without
 ``api/course``, a page that is not JSON) ending as one line, never a
 traceback. The course status itself comes from the service's own
-``grader.service.course.status`` where the test can build it, so the widget
+``grader.service.attempt_policy.status`` where the test can build it, so the widget
 reads the fields the service really sends.
 """
 from __future__ import annotations
@@ -142,7 +142,7 @@ def test_the_course_line_reads_what_the_service_sends():
     # The service's own status(), so a field renamed there breaks this test, not a learner's notebook.
     pytest.importorskip("sqlalchemy")
     from grader.course.policy import parse_policy
-    from grader.service.course import status
+    from grader.service.attempt_policy import status
     from grader.service.db import Store
 
     now = dt.datetime.now(dt.timezone.utc).replace(second=0, microsecond=0)

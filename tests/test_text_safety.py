@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from grader.batch.gradebook import write_outputs
-from grader.batch.gradescope import write_results
+from grader.outputs.class_folder import write_outputs
+from grader.outputs.gradescope_results import write_results
 from grader.report import CheckResult, Report, clean_text
 from grader.render import render_json, render_markdown, render_text
 

@@ -2,7 +2,7 @@
 # Gradescope runs this once, as root, when it builds the autograder image
 # (Ubuntu). The autograder zip is unpacked in /autograder/source; it holds
 # this file, run_autograder and a copy of the agtool-lab project in
-# /autograder/source/agtool-lab (see README.md, "Gradescope").
+# /autograder/source/agtool-lab (see docs/instructor.md, "Gradescope").
 set -euo pipefail
 
 SOURCE=/autograder/source

@@ -10,7 +10,7 @@
 # and JupyterLab opens on ~/labs. The Check cells grade ~/agtool/tools.py because
 # AGTOOL_MODULE points there. The instructor grades every home folder with
 #   sudo -H -u agtool-grader /opt/agtool/venv/bin/agtool-grade batch '/home/*/agtool/tools.py' --out /srv/agtool/grades/week3
-# (README.md, "JupyterHub").
+# (docs/classroom.md, "A classroom JupyterHub").
 import grp
 import os
 import pwd

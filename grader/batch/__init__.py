@@ -1,4 +1,4 @@
-"""Class outputs: grade a whole class and write what instructors and LMSs read.
+"""Grade a whole class: find the submissions, grade them in batch workers, keep every learner's record.
 
 Nothing here runs learner code; each task goes to :func:`grader.grading.grade`,
 which runs it in the engine's step processes. The modules, in the order a
@@ -8,9 +8,9 @@ batch uses them:
 * :mod:`~grader.batch.task`: one learner's grading task, run in a batch worker;
 * :mod:`~grader.batch.pool` / :mod:`~grader.batch.dask_executor`: the executors;
 * :mod:`~grader.batch.records`: the saved result of each learner;
-* :mod:`~grader.batch.run`: :func:`run_batch`, which ties them together;
-* :mod:`~grader.batch.gradebook`, :mod:`~grader.batch.plots`,
-  :mod:`~grader.batch.gradescope`: the class outputs, from the records.
+* :mod:`~grader.batch.run`: :func:`run_batch`, which ties them together and
+  writes the class outputs (:mod:`grader.outputs`) from the records;
+* :mod:`~grader.batch.gradescope`: Gradescope's autograder entry point.
 
 ``from grader.batch import run_batch`` loads :mod:`grader.batch.run` only
 when asked (PEP 562), so ``grader.batch.gradescope`` can be used on a core
@@ -30,7 +30,7 @@ __getattr__, __all__ = lazy_face(__name__, {
     "run_batch": "grader.batch.run",
     "BatchResult": "grader.batch.run",
     "discover": "grader.batch.discovery",
-    "sanitize_learner_id": "grader.batch.discovery",
+    "sanitize_learner_id": "grader.outputs.learner_ids",
     "UnsafeArchive": "grader.batch.discovery",
     "load_records": "grader.batch.records",
 })

@@ -23,7 +23,9 @@ from __future__ import annotations
 import uuid
 from typing import Iterator
 
-from grader.batch.task import CLUSTER_FAILED, failed_report, grade_task
+from grader.batch.task import failed_report, grade_task
+from grader.messages import cluster_failed
+from grader.report import FailureKind
 
 
 def run_on_dask(tasks: list, *, scheduler, grade_fn=None) -> Iterator[tuple[object, dict]]:
@@ -54,9 +56,8 @@ def run_on_dask(tasks: list, *, scheduler, grade_fn=None) -> Iterator[tuple[obje
             try:
                 report = future.result()
             except Exception as exc:  # the cluster's failure, not the learner's
-                report = failed_report(task.seed, task.display,
-                                       f"{CLUSTER_FAILED}{type(exc).__name__}: {exc}",
-                                       steps=task.steps, only=task.only).to_dict()
+                report = failed_report(task.seed, task.display, cluster_failed(exc), steps=task.steps,
+                                       only=task.only, kind=FailureKind.GRADER).to_dict()
             future.release()
             yield task, report
     finally:

@@ -1,103 +1,27 @@
-"""Gradescope: the ``results.json`` writer and the autograder entry point.
+"""Gradescope's autograder entry point: grade the upload, write ``results.json``.
 
 Gradescope runs ``/autograder/run_autograder`` with the learner's upload in
-``/autograder/submission`` and reads ``/autograder/results/results.json``:
-a top-level ``score`` and a list of ``tests``, each with ``name``,
-``score``, ``max_score``, ``status`` (``passed``/``failed``), ``output``
-and ``visibility``. One check of our registry is one Gradescope test.
+``/autograder/submission`` and reads ``/autograder/results/results.json``
+(written by :mod:`grader.outputs.gradescope_results`).
 
 Example::
 
-    >>> from grader.report import CheckResult, Report
-    >>> r = Report(seed=1, path="tools.py", checks=[CheckResult(
-    ...     id="step1/names", step=1, passed=True, points=2, max_points=2, title="Data names")])
-    >>> results_json(r)["tests"][0]["status"]
-    'passed'
+    >>> grade_for_gradescope("upload/", "results.json", seed=1).seed   # doctest: +SKIP
+    1
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-from grader.escape import terminal_text
 from grader.batch.task import GRADER_FAILED, failed_report
 from grader.grading import grade
 from grader.locate import MODULE_NAME, SubmissionNotFound, resolve_submission
+from grader.outputs.gradescope_results import write_results
 from grader.report import Report, new_seed
 
 SUBMISSION_DIR = Path("/autograder/submission")
 RESULTS_FILE = Path("/autograder/results/results.json")
-VISIBILITY = "visible"  # learners see every check: the feedback is the point of the lab
-# Plain text: Gradescope shows it as is, never as Markdown, HTML or ANSI colours,
-# and learner text has its control characters shown as visible escapes.
-OUTPUT_FORMAT = "text"
-
-
-def check_output_text(check) -> str:
-    r"""The text shown under one Gradescope test: why it failed and how to replay it.
-
-    >>> from grader.report import CheckResult
-    >>> print(check_output_text(CheckResult(id="a", step=1, passed=False, points=0, max_points=1,
-    ...                                     title="t", got="\x1b[32mPASS")))
-    Failed.
-    Got: \x1b[32mPASS
-    """
-    if check.passed:
-        return "Passed."
-    lines = [terminal_text(check.message or "Failed.")]
-    for label, value in (("Call", check.call), ("Expected", check.expected), ("Got", check.got),
-                         ("Hint", check.hint), ("Replay", check.reproduce)):
-        if value:
-            lines.append(f"{label}: {terminal_text(value)}")
-    return "\n".join(lines)
-
-
-def results_json(report: Report, *, visibility: str = VISIBILITY, score: "float | None" = None) -> dict:
-    """Gradescope's ``results.json`` content for one graded submission."""
-    output = [f"{report.summary()} (seed {report.seed})."]
-    if report.error:
-        output.append(f"The module could not be graded: {terminal_text(report.error)}")
-    step_lines = [f"Step {step}: {t['score']}/{t['max_score']}" for step, t in report.steps.items()]
-    output.extend(step_lines)
-    return {
-        "score": float(report.score if score is None else score),
-        "output": "\n".join(output),
-        "output_format": OUTPUT_FORMAT,
-        "test_output_format": OUTPUT_FORMAT,
-        "visibility": visibility,
-        "stdout_visibility": "hidden",
-        "extra_data": {"seed": report.seed, "max_score": report.max_score},
-        "tests": [
-            {
-                "name": f"{c.id}: {c.title}",
-                "number": f"{c.step}.{i}",
-                "score": float(c.points),
-                "max_score": float(c.max_points),
-                "status": "passed" if c.passed else "failed",
-                "output": check_output_text(c),
-                "tags": [f"step{c.step}"],
-                "visibility": visibility,
-            }
-            for i, c in _numbered(report.checks)
-        ],
-    }
-
-
-def _numbered(checks):
-    # Gradescope sorts by "number"; number checks within their step from 1.
-    counts: dict[int, int] = {}
-    for c in checks:
-        counts[c.step] = counts.get(c.step, 0) + 1
-        yield counts[c.step], c
-
-
-def write_results(report: Report, path: "str | os.PathLike[str]", *, score: "float | None" = None) -> Path:
-    """Write ``results_json(report)`` to ``path`` (parents created); ``score`` is the grade that counts, if not the report's."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results_json(report, score=score), ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
 
 
 def find_module(submission: Path) -> Path:

@@ -31,9 +31,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import shutil
 import sys
-import tempfile
 import threading
 import time
 from collections import deque
@@ -41,7 +39,6 @@ from multiprocessing.connection import wait
 from typing import Any, Callable, Iterable, Iterator
 
 from grader.engine.proctree import die_with_parent
-from grader.grading import PARALLEL_ENV
 
 # Parent-side ends of every worker's pipe (and of each pool's wake-up pipe). A
 # forked worker inherits them and must close them: otherwise it keeps its
@@ -49,23 +46,28 @@ from grader.grading import PARALLEL_ENV
 # process dies.
 _PARENT_ENDS: set = set()
 
-# A folder a pool makes for its workers' files (a batch worker's scratch copies
-# of what it grades, grader.batch.task), named to them in this variable. The
-# pool removes it when it closes, whatever became of the workers: they are
-# killed, not asked to tidy up.
-SCRATCH_ENV = "AGTOOL_WORKER_SCRATCH"
+# In a worker process: the cores its pool leaves each worker (0: not a pool worker).
+_lanes = 0
+
+
+def worker_lanes() -> int:
+    """In a pool's worker: how many step children its gradings should run at once; 0 elsewhere.
+
+    The workers already keep the cores busy: a submission's steps in more
+    step children at once would only add processes (see :mod:`grader.grading`).
+
+    >>> worker_lanes()
+    0
+    """
+    return _lanes
 
 
 def _worker_main(conn, work: Callable[[Any], Any], prepare: "Callable[[], Any] | None" = None,
-                 lanes: int = 0, scratch: "str | None" = None) -> None:
+                 lanes: int = 0) -> None:
+    global _lanes
     # Own process group, so a time-out kills this worker and whatever it forked.
     os.setsid()
-    if scratch:
-        os.environ[SCRATCH_ENV] = scratch
-    if lanes and not os.environ.get(PARALLEL_ENV):
-        # The workers already keep the cores busy: a submission's steps in more
-        # step children at once would only add processes (see grader.grading).
-        os.environ[PARALLEL_ENV] = str(lanes)
+    _lanes = lanes
     die_with_parent()  # a worker must not outlive the pool's process
     for end in list(_PARENT_ENDS):
         end.close()
@@ -100,10 +102,10 @@ def _worker_main(conn, work: Callable[[Any], Any], prepare: "Callable[[], Any] |
 
 class _Worker:
     def __init__(self, ctx, work: Callable[[Any], Any], prepare: "Callable[[], Any] | None" = None,
-                 lanes: int = 0, scratch: "str | None" = None):
+                 lanes: int = 0):
         self.conn, child = ctx.Pipe()
         _PARENT_ENDS.add(self.conn)
-        self.proc = ctx.Process(target=_worker_main, args=(child, work, prepare, lanes, scratch),
+        self.proc = ctx.Process(target=_worker_main, args=(child, work, prepare, lanes),
                                 name="agtool-batch-worker")
         self.proc.start()
         child.close()
@@ -171,8 +173,6 @@ class WorkerPool:
     (``None``: nothing to do now), so a caller can decide what runs next at
     the last moment. ``prepare()``, if given, runs in each worker once it has
     started, before its first task (a service starts its fork servers so).
-    Workers find a folder of the pool's for their files in ``$AGTOOL_WORKER_SCRATCH``
-    (:data:`SCRATCH_ENV`); :meth:`close` removes it.
     Every method but :meth:`wake` must be called from the
     thread that started the pool: its workers are started there, and a
     worker's parent-death signal follows that thread.
@@ -189,7 +189,6 @@ class WorkerPool:
         self._workers: list[_Worker] = []
         self._ctx = None
         self._wake: "_WakePipe | None" = None
-        self._scratch: "str | None" = None  # the workers' SCRATCH_ENV folder while the pool runs
         self._lock = threading.Lock()  # only wake() comes from other threads
 
     # --------------------------------------------------------------- life
@@ -200,22 +199,17 @@ class WorkerPool:
             with self._lock:
                 self._wake = _WakePipe()
                 _PARENT_ENDS.add(self._wake)
-            self._scratch = tempfile.mkdtemp(prefix="agtool-batch-workers-",
-                                             dir=os.path.realpath(tempfile.gettempdir()))
             self._workers = [self._new_worker() for _ in range(self.jobs)]
         return self
 
     def _new_worker(self) -> _Worker:
-        return _Worker(self._ctx, self.work, self.prepare, self.lanes, self._scratch)
+        return _Worker(self._ctx, self.work, self.prepare, self.lanes)
 
     def close(self) -> None:
         """Kill every worker (a task still running is dropped, not reported)."""
         for w in self._workers:
             w.kill()
         self._workers = []
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
-            self._scratch = None
         with self._lock:
             if self._wake is not None:
                 _PARENT_ENDS.discard(self._wake)

@@ -1,12 +1,13 @@
 """A batch's saved results: one JSON record per learner under ``OUT/results/``, written atomically.
 
-Each record holds the sha256 of the bytes that were graded, the seed and the
-selection, so ``--resume`` can tell which results still stand, and the class
-outputs can be rebuilt from these files alone.
+Each record (a :class:`grader.outputs.record.LearnerRecord`) holds the sha256
+of the bytes that were graded, the seed and the selection, so ``--resume``
+can tell which results still stand, and the class outputs can be rebuilt
+from these files alone.
 
 Example::
 
-    >>> result_record("ana", "ana/tools.py", "ab12", 7, {"steps": None, "only": None}, {})["learner"]
+    >>> result_record("ana", "ana/tools.py", "ab12", 7, {"steps": None, "only": None}, {}).learner
     'ana'
 """
 from __future__ import annotations
@@ -15,6 +16,8 @@ import json
 import os
 from pathlib import Path
 from typing import Iterable
+
+from grader.outputs.record import LearnerRecord
 
 RESULTS_DIR = "results"
 MANIFEST = "batch.json"
@@ -30,7 +33,7 @@ def write_json_atomically(path: Path, data: dict) -> None:
 
 
 def result_record(learner: str, display: str, sha256: str, seed: int, selection: dict, report: dict,
-                  feedback: "tuple[int, dict] | None" = None, submitted_at: "str | None" = None) -> dict:
+                  feedback: "tuple[int, dict] | None" = None, submitted_at: "str | None" = None) -> LearnerRecord:
     """One learner's saved result; ``feedback`` is ``(seed, report)`` of the run they are shown, if separate.
 
     ``report`` is the grade that counts. With a seed key (``grader.seeds``) its
@@ -39,26 +42,25 @@ def result_record(learner: str, display: str, sha256: str, seed: int, selection:
     ``submitted_at`` (ISO 8601, UTC) is the attempt's time under a course
     policy: the run that first graded these bytes (kept by ``--resume``).
     """
-    record = {"learner": learner, "source": display, "sha256": sha256, "seed": seed,
-              "selection": selection, "report": report}
-    if feedback is not None:
-        record["feedback_seed"], record["feedback_report"] = feedback
-    if submitted_at is not None:
-        record["submitted_at"] = submitted_at
-    return record
+    feedback_seed, feedback_report = feedback if feedback is not None else (None, None)
+    return LearnerRecord(learner=learner, source=display, sha256=sha256, seed=seed, selection=selection,
+                         report=report, feedback_seed=feedback_seed, feedback_report=feedback_report,
+                         submitted_at=submitted_at)
 
 
-def load_record(out: Path, learner: str) -> dict | None:
+def load_record(out: Path, learner: str) -> "LearnerRecord | None":
+    """The saved record of ``learner`` under ``out/results``, or ``None`` (none, or not readable as one)."""
     try:
-        return json.loads((Path(out) / RESULTS_DIR / f"{learner}.json").read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+        data = json.loads((Path(out) / RESULTS_DIR / f"{learner}.json").read_text(encoding="utf-8"))
+        return LearnerRecord.from_dict(data)
+    except (FileNotFoundError, json.JSONDecodeError, TypeError, AttributeError):
         return None
 
 
-def load_records(out: "str | os.PathLike[str]", learners: Iterable[str] | None = None) -> list[dict]:
+def load_records(out: "str | os.PathLike[str]", learners: Iterable[str] | None = None) -> "list[LearnerRecord]":
     """The result records under ``out/results``, sorted by learner (all, or only ``learners``).
 
-    >>> [r["learner"] for r in load_records("out/")]   # doctest: +SKIP
+    >>> [r.learner for r in load_records("out/")]   # doctest: +SKIP
     ['alice', 'bob']
     """
     out = Path(out)

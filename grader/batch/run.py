@@ -9,13 +9,36 @@ Each learner's result is written as soon as it is known, atomically, to
 were graded (:mod:`grader.batch.records`). ``--resume`` skips learners whose
 file and seed are unchanged. The class-wide outputs (gradebook, feedback,
 Gradescope files, plots, summary) are rebuilt from those files at the end by
-:mod:`grader.batch.gradebook`, so a batch that was killed and resumed ends
+:mod:`grader.outputs.class_folder`, so a batch that was killed and resumed ends
 with the same bytes as one that ran straight through.
 
 The grading itself happens in long-lived batch workers (the local pool of
 :mod:`grader.batch.pool`, or a Dask cluster via :mod:`grader.batch.dask_executor`);
 each calls :func:`grader.batch.task.grade_task` on a private copy of exactly
 the hashed bytes.
+
+Options of :func:`run_batch`:
+
+``seed`` is one seed for the whole class (random if ``None``; on
+``resume`` the previous batch's seed). ``scheduler`` is a Dask scheduler
+address or ``distributed.Client`` when ``executor="dask"``. ``sandbox``
+(``"bwrap"``/``"auto"``) runs learner code inside bubblewrap, read-only
+file system included, so a submission cannot touch ``out`` or other
+learners' files (default: ``$AGTOOL_SANDBOX``, else none).
+``grade_fn`` replaces ``grader.grading.grade`` (tests inject fakes).
+``seed_key`` (default ``$AGTOOL_SEED_KEY``; ignored when ``seed`` is
+given) keeps the grade that counts out of the learners' reach: see
+:class:`SeedPlan` and SECURITY.md.
+``course`` (a course file's path, or a ``grader.course.policy.Policy``)
+adds weights and late credit to every output; each learner's one attempt
+is timed ``submitted_at`` (default: now, the time this run collects the
+files; a file's mtime is the learner's to set, so it is not trusted), and
+``--resume`` keeps the time of the run that first graded unchanged bytes.
+``roster`` (a CSV: learner,lms_id,...) adds ``OUT/lms/canvas.csv``,
+``moodle.csv`` and ``unmatched.csv`` (:mod:`grader.outputs.lms`).
+``similarity`` writes ``OUT/similarity.html`` and ``similarity.csv``
+(:mod:`grader.outputs.similarity`); ``reference`` (e.g. the solution,
+read here by the instructor's process only) flags submissions close to it.
 
 Example::
 
@@ -38,21 +61,22 @@ from typing import Iterable
 
 from tqdm.auto import tqdm
 
-from grader.batch import gradebook
 from grader.batch.dask_executor import run_on_dask
 from grader.batch.discovery import Submission, discover
 from grader.batch.pool import WorkerPool, run_pool
 from grader.batch.records import MANIFEST, RESULTS_DIR, load_record, load_records, result_record, write_json_atomically
-from grader.batch.task import (GRADER_FAILED, RETRY_ON_RESUME, SUBMISSION_TIMEOUT, WORKER_DIED, GradeFn, GradeTask,
-                               failed_report, grade_task, step_timeout, warm_engine)
+from grader.batch.task import (GRADER_FAILED, SUBMISSION_TIMEOUT, WORKER_DIED, GradeFn, GradeTask, failed_report,
+                               grade_task, step_timeout, warm_engine)
 from grader.checks.registry import checks_for
-from grader.course.lms import read_roster, write_lms
-from grader.course.policy import Policy, load_policy, with_credit
-from grader.course.similarity import write_similarity
+from grader.course.policy import Policy, batch_credit, load_policy
 from grader.grading import MAX_SOURCE_BYTES
 from grader.locate import SubmissionNotFound, read_submission
+from grader.outputs.class_folder import write_extras, write_outputs
+from grader.outputs.lms import read_roster
+from grader.outputs.record import LearnerRecord
 from grader.report import STEPS, new_seed
 from grader.seeds import class_key, feedback_seed, grading_seed
+from grader.settings import current as current_settings
 
 GRACE = 5.0  # extra seconds before the pool kills a batch worker whose grade() has not returned
 
@@ -105,53 +129,17 @@ class BatchResult:
     archive_skipped: list = field(default_factory=list)  # (zip member, why) that could not be extracted
     seeds: str = ""  # how the seeds were chosen, for the command's summary line
     unmatched: list = field(default_factory=list)  # (learner, why) the --roster did not match
-    similar: list = field(default_factory=list)  # grader.course.similarity.Pair, ranked (--similarity)
+    similar: list = field(default_factory=list)  # grader.outputs.similarity.Pair, ranked (--similarity)
 
 
-def run_batch(
-    submissions: "str | os.PathLike[str]",
-    out: "str | os.PathLike[str]",
-    *,
-    jobs: int | None = None,
-    seed: int | None = None,
-    resume: bool = False,
-    timeout: float | None = SUBMISSION_TIMEOUT,
-    steps: Iterable[int] | None = None,
-    only: Iterable[str] | None = None,
-    executor: str = "local",
-    scheduler=None,
-    sandbox: str | None = None,
-    grade_fn: GradeFn | None = None,
-    progress: bool = True,
-    seed_key: "str | bytes | None" = None,
-    course=None,
-    submitted_at: "dt.datetime | None" = None,
-    roster: "str | os.PathLike[str] | None" = None,
-    similarity: bool = False,
-    reference: "str | os.PathLike[str] | None" = None,
-) -> BatchResult:
-    """Grade every submission and write the class outputs under ``out``.
-
-    ``seed`` is one seed for the whole class (random if ``None``; on
-    ``resume`` the previous batch's seed). ``scheduler`` is a Dask scheduler
-    address or ``distributed.Client`` when ``executor="dask"``. ``sandbox``
-    (``"bwrap"``/``"auto"``) runs learner code inside bubblewrap, read-only
-    file system included, so a submission cannot touch ``out`` or other
-    learners' files (default: ``$AGTOOL_SANDBOX``, else none).
-    ``grade_fn`` replaces ``grader.grading.grade`` (tests inject fakes).
-    ``seed_key`` (default ``$AGTOOL_SEED_KEY``; ignored when ``seed`` is
-    given) keeps the grade that counts out of the learners' reach: see
-    :class:`SeedPlan` and SECURITY.md.
-    ``course`` (a course file's path, or a ``grader.course.policy.Policy``)
-    adds weights and late credit to every output; each learner's one attempt
-    is timed ``submitted_at`` (default: now, the time this run collects the
-    files; a file's mtime is the learner's to set, so it is not trusted), and
-    ``--resume`` keeps the time of the run that first graded unchanged bytes.
-    ``roster`` (a CSV: learner,lms_id,...) adds ``OUT/lms/canvas.csv``,
-    ``moodle.csv`` and ``unmatched.csv`` (:mod:`grader.course.lms`).
-    ``similarity`` writes ``OUT/similarity.html`` and ``similarity.csv``
-    (:mod:`grader.course.similarity`); ``reference`` (e.g. the solution,
-    read here by the instructor's process only) flags submissions close to it.
+def run_batch(submissions: "str | os.PathLike[str]", out: "str | os.PathLike[str]", *,
+              jobs: int | None = None, seed: int | None = None, resume: bool = False,
+              timeout: float | None = SUBMISSION_TIMEOUT, steps: Iterable[int] | None = None,
+              only: Iterable[str] | None = None, executor: str = "local", scheduler=None, sandbox: str | None = None,
+              grade_fn: GradeFn | None = None, progress: bool = True, seed_key: "str | bytes | None" = None,
+              course=None, submitted_at: "dt.datetime | None" = None, roster: "str | os.PathLike[str] | None" = None,
+              similarity: bool = False, reference: "str | os.PathLike[str] | None" = None) -> BatchResult:
+    """Grade every submission and write the class outputs under ``out`` (options: the module's docstring).
 
     >>> run_batch("class/", "out/", seed=3).outputs["csv"]   # doctest: +SKIP
     PosixPath('out/grades.csv')
@@ -162,81 +150,120 @@ def run_batch(
     policy = _course(course)  # a bad course file (or roster) is refused before anyone is graded
     lms_roster = _roster(roster)
     references = _references(reference)
-    texts: dict[str, str] = {}  # learner -> source text, for --similarity (never executed here)
     now = (submitted_at or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc)
-    # The attempt's time matters only under a course policy (due dates); without one a record
-    # holds nothing that changes between two runs on the same bytes (local and Dask agree).
-    stamp = now.replace(microsecond=0, tzinfo=None).isoformat() + "Z" if policy is not None else None
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a folder: name a new or existing folder for the outputs")
-    out.mkdir(parents=True, exist_ok=True)
+    out = _out_folder(out)
     # The workers start now, their fork servers importing LangGraph while this
     # process finds, reads and hashes the submissions (0.6-0.8 s for 1,000 learners).
     pool = _early_pool(executor, jobs, timeout, grade_fn, sandbox)
     try:
-        plan = _choose_plan(out, seed, class_key(seed_key) if seed is None else None, resume)
+        plan = _choose_plan(out, seed, class_key(seed_key, current_settings()) if seed is None else None, resume)
         write_json_atomically(out / MANIFEST, {**plan.manifest(), "submissions": os.fspath(submissions), **selection})
+        batch = _Batch(out, selection, plan, stamp=_stamp(now, policy), keep_sources=similarity or bool(references))
+        tasks = batch.plan_tasks(_find(submissions, out, batch.result), resume=resume, timeout=timeout,
+                                 sandbox=sandbox)
+        for task, report in _execute(tasks, executor=executor, scheduler=scheduler, jobs=jobs,
+                                     grade_fn=grade_fn, timeout=timeout, progress=progress, pool=pool):
+            batch.collect(task, report)
+    finally:
+        if pool is not None:
+            pool.close()
+    result = batch.result
+    records = batch.records(policy, now)
+    result.outputs = write_outputs(records, out, archive_skipped=result.archive_skipped)
+    paths, result.unmatched, result.similar = write_extras(
+        records, out, roster=lms_roster, assignment=(policy.name if policy and policy.name else "agtool lab"),
+        sources=batch.texts if batch.keep_sources else None, references=references)
+    result.outputs.update(paths)
+    return result
 
-        # OUT may sit inside the submissions folder; it is not a learner.
-        archive_skipped: list[tuple[str, str]] = []
-        found = [s for s in discover(submissions, workdir=out, skipped=archive_skipped)
-                 if not (s.path is None and Path(s.display).resolve() == out.resolve())]
-        result = BatchResult(out=out, seed=plan.seed, learners=[s.learner for s in found], archive_skipped=archive_skipped,
-                             seeds=plan.describe())
-        kept: dict[str, dict] = {}  # records that could not be saved: still rows of this run's outputs
-        tasks = []
+
+class _Batch:
+    """One run's state: the result so far, records that could not be saved, and each learner's runs until all are in."""
+
+    def __init__(self, out: Path, selection: dict, plan: "SeedPlan", *, stamp: "str | None", keep_sources: bool):
+        self.out, self.selection, self.plan, self.stamp = out, selection, plan, stamp
+        self.keep_sources = keep_sources
+        self.result = BatchResult(out=out, seed=plan.seed, seeds=plan.describe())
+        self.kept: dict[str, LearnerRecord] = {}  # records that could not be saved: still rows of this run's outputs
+        self.texts: dict[str, str] = {}  # learner -> source text, for --similarity (never executed here)
+        self.runs: dict[str, dict[str, dict]] = {}  # learner -> purpose -> report, until a learner's runs are all in
+
+    def plan_tasks(self, found: "list[Submission]", *, resume: bool, timeout, sandbox) -> "list[GradeTask]":
+        """The grading tasks of ``found``; a submission that cannot be read is stored as its failed row now."""
+        self.result.learners = [s.learner for s in found]
+        selection, tasks = self.selection, []
         for sub in found:
-            seed = plan.grading(sub.learner)
+            seed = self.plan.grading(sub.learner)
             source, problem = _read_submission(sub)
             if problem:
                 report = failed_report(seed, sub.display, problem, steps=selection["steps"], only=selection["only"])
-                _store(out, result_record(sub.learner, sub.display, "", seed, selection, report.to_dict(),
-                                          submitted_at=stamp), kept)
+                self.store(result_record(sub.learner, sub.display, "", seed, selection, report.to_dict(),
+                                         submitted_at=self.stamp))
                 continue
-            if similarity or references:
-                texts[sub.learner] = source.decode("utf-8", "replace")
+            if self.keep_sources:
+                self.texts[sub.learner] = source.decode("utf-8", "replace")
             digest = hashlib.sha256(source).hexdigest()
-            old = load_record(out, sub.learner) if resume else None
-            if _still_valid(old, digest, seed, selection, plan.feedback(sub.learner)):
-                result.skipped += 1
+            old = load_record(self.out, sub.learner) if resume else None
+            if _still_valid(old, digest, seed, selection, self.plan.feedback(sub.learner)):
+                self.result.skipped += 1
                 continue
             task = GradeTask(sub.learner, sub.display, source, digest, seed,
                              tuple(selection["steps"]) if selection["steps"] else None,
                              tuple(selection["only"]) if selection["only"] else None,
                              step_timeout(timeout, len(selection["steps"] or STEPS)), sandbox)
             tasks.append(task)
-            if plan.key:
-                tasks.append(dataclasses.replace(task, seed=plan.feedback(sub.learner), purpose="feedback"))
+            if self.plan.key:
+                tasks.append(dataclasses.replace(task, seed=self.plan.feedback(sub.learner), purpose="feedback"))
+        return tasks
 
-        runs: dict[str, dict[str, dict]] = {}  # learner -> purpose -> report, until a learner's runs are all in
-        for task, report in _execute(tasks, executor=executor, scheduler=scheduler, jobs=jobs,
-                                     grade_fn=grade_fn, timeout=timeout, progress=progress, pool=pool):
-            got = runs.setdefault(task.learner, {})
-            got[task.purpose] = report
-            if plan.key and len(got) < 2:
-                continue
-            feedback = (plan.feedback(task.learner), got["feedback"]) if plan.key else None
-            _store(out, result_record(task.learner, task.display, task.sha256, plan.grading(task.learner), selection,
-                                      got["grade"], feedback, submitted_at=stamp), kept)
-            result.graded += 1
-    finally:
-        if pool is not None:
-            pool.close()
+    def collect(self, task: GradeTask, report: dict) -> None:
+        """Keep one finished run; store the learner's record once all their runs are in."""
+        got = self.runs.setdefault(task.learner, {})
+        got[task.purpose] = report
+        if self.plan.key and len(got) < 2:
+            return
+        feedback = (self.plan.feedback(task.learner), got["feedback"]) if self.plan.key else None
+        self.store(result_record(task.learner, task.display, task.sha256, self.plan.grading(task.learner),
+                                 self.selection, got["grade"], feedback, submitted_at=self.stamp))
+        self.result.graded += 1
 
-    saved = {r["learner"]: r for r in load_records(out, result.learners)}
-    records = [saved.get(learner) or kept[learner] for learner in result.learners if learner in saved or learner in kept]
-    if policy is not None:
-        records = [with_credit(r, policy, now) for r in records]
-    result.outputs = gradebook.write_outputs(records, out, archive_skipped=archive_skipped)
-    if lms_roster is not None:
-        paths, result.unmatched = write_lms(records, lms_roster, out / "lms",
-                                            assignment=(policy.name if policy and policy.name else "agtool lab"))
-        result.outputs.update(paths)
-    if similarity or references:
-        paths, result.similar = write_similarity(texts, out, references=references)
-        result.outputs.update(paths)
-    return result
+    def store(self, record: LearnerRecord) -> None:
+        _store(self.out, record, self.kept)
+
+    def records(self, policy: "Policy | None", now: dt.datetime) -> "list[LearnerRecord]":
+        """This run's learners' records, as saved (or kept), with their credit under the course policy."""
+        learners = self.result.learners
+        saved = {r.learner: r for r in load_records(self.out, learners)}
+        records = [saved.get(learner) or self.kept[learner] for learner in learners
+                   if learner in saved or learner in self.kept]
+        if policy is None:
+            return records
+        # A failure of the grading machinery is no attempt: it gets no credit (it is graded again).
+        return [dataclasses.replace(r, credit=batch_credit(r.report, r.submitted_at, policy, now)) if r.graded else r
+                for r in records]
+
+
+def _stamp(now: dt.datetime, policy) -> "str | None":
+    """The attempt's time, in the records, under a course policy only (due dates).
+
+    Without one a record holds nothing that changes between two runs on the
+    same bytes (local and Dask agree).
+    """
+    return now.replace(microsecond=0, tzinfo=None).isoformat() + "Z" if policy is not None else None
+
+
+def _out_folder(out) -> Path:
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder: name a new or existing folder for the outputs")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _find(submissions, out: Path, result: BatchResult) -> "list[Submission]":
+    """The submissions, minus OUT itself (it may sit inside the submissions folder; it is not a learner)."""
+    found = discover(submissions, workdir=out, skipped=result.archive_skipped)
+    return [s for s in found if not (s.path is None and Path(s.display).resolve() == out.resolve())]
 
 
 def _references(reference) -> "dict[str, str]":
@@ -265,7 +292,7 @@ def _course(course):
     return course if isinstance(course, Policy) else load_policy(course)
 
 
-def _store(out: Path, record: dict, kept: dict[str, dict]) -> None:
+def _store(out: Path, record: LearnerRecord, kept: "dict[str, LearnerRecord]") -> None:
     """Save one learner's record; a failure to save it becomes that learner's row, not the batch's end.
 
     The record that could not be written (a report the JSON encoder refuses,
@@ -273,20 +300,20 @@ def _store(out: Path, record: dict, kept: dict[str, dict]) -> None:
     failed row saying why, which ``--resume`` grades again; when even that
     cannot be written, the row is kept in ``kept`` for this run's outputs.
     """
-    path = out / RESULTS_DIR / f"{record['learner']}.json"
+    path = out / RESULTS_DIR / f"{record.learner}.json"
     try:
-        write_json_atomically(path, record)
+        write_json_atomically(path, record.to_dict())
         return
     except (OSError, TypeError, ValueError) as exc:
-        selection = record.get("selection") or {}
+        selection = record.selection or {}
         message = f"{GRADER_FAILED}its result could not be saved ({type(exc).__name__}: {exc})"
-        report = failed_report(record["seed"], record["source"], message,
+        report = failed_report(record.seed, record.source, message,
                                steps=selection.get("steps"), only=selection.get("only"))
-        record = {**record, "report": report.to_dict()}
+        record = dataclasses.replace(record, report=report.to_dict())
     try:
-        write_json_atomically(path, record)
+        write_json_atomically(path, record.to_dict())
     except OSError:
-        kept[record["learner"]] = record
+        kept[record.learner] = record
 
 
 def _check_limits(timeout, jobs) -> None:
@@ -308,13 +335,16 @@ def _check_selection(selection: dict) -> None:
     checks_for(selection["steps"], selection["only"])  # KeyError for an unknown check id
 
 
-def _still_valid(old: dict | None, digest: str, seed: int, selection: dict, feedback: "int | None") -> bool:
-    """Whether a saved result can stand: same bytes, seeds and selection, and not a grader failure."""
-    if not old or (old.get("sha256"), old.get("seed"), old.get("selection")) != (digest, seed, selection):
+def _still_valid(old: "LearnerRecord | None", digest: str, seed: int, selection: dict,
+                 feedback: "int | None") -> bool:
+    """Whether a saved result can stand: same bytes, seeds and selection, and a grade.
+
+    A failure of the grading machinery (``failure_of(report).retry``: the
+    grader, a worker that died) is no grade: graded again.
+    """
+    if not old or (old.sha256, old.seed, old.selection) != (digest, seed, selection):
         return False
-    if old.get("feedback_seed") != feedback:
-        return False
-    return not old["report"].get("error", "").startswith(RETRY_ON_RESUME)
+    return old.feedback_seed == feedback and old.graded
 
 
 def _read_submission(sub: Submission) -> tuple[bytes, str]:

@@ -111,7 +111,7 @@ def op(operation: str, **fields: Any) -> dict:
 
 def call_probe(ops: list, *, spies: "dict | None" = None, fresh: bool = False, reset: bool = False,
                clear_cache: bool = True, **extra: Any) -> Probe:
-    """A ``calls`` probe of ``ops`` (sent under the wire key ``steps``); its label is the first labelled operation.
+    """A ``calls`` probe of ``ops`` (sent under the wire key ``operations``); its label is the first labelled operation.
 
     ``fresh``: it starts from the module as just imported (a fork of the step
     child). ``reset``: it runs on the step's shared module, which the spec lets
@@ -124,7 +124,7 @@ def call_probe(ops: list, *, spies: "dict | None" = None, fresh: bool = False, r
     >>> call_probe([], reset=True).params["reset"], call_probe([]).params["fresh"]
     (True, False)
     """
-    params = {"steps": ops, "spies": spies or {}, "fresh": fresh, "clear_cache": clear_cache}
+    params = {"operations": ops, "spies": spies or {}, "fresh": fresh, "clear_cache": clear_cache}
     if reset:
         params["reset"] = True
     params.update(extra)
@@ -146,7 +146,7 @@ def records_of(probe: Probe, obs: Any) -> list:
     if "raised" in obs:
         raise Fail(f"Your code raised {obs['raised']}: {obs.get('message', '')}", call=probe.label)
     records = obs.get("records")
-    if not isinstance(records, list) or len(records) != len(probe.params.get("steps", [])):
+    if not isinstance(records, list) or len(records) != len(probe.params.get("operations", [])):
         raise Fail("The probe did not run to the end.", call=probe.label)
     return records
 
@@ -219,7 +219,7 @@ def judge_expectations(probes: list, observations: list, message: str) -> Verdic
         for probe, obs in zip(probes, observations):
             records = records_of(probe, obs)
             start = obs.get("start") if isinstance(obs.get("start"), dict) else None
-            for operation, rec in zip(probe.params["steps"], records):
+            for operation, rec in zip(probe.params["operations"], records):
                 # An operation may carry its own sentence (judge-only ``expect_why``): the cause it points at.
                 check_expect(operation, rec, operation.get("expect_why") or message, start)
     except Fail as exc:

@@ -115,7 +115,7 @@ class Check:
     hint: str
     probes: ProbeFactory
     judge: Judge
-    rules: tuple[str, ...] = ()  # LAB_SPEC rules this check covers (for the README table)
+    rules: tuple[str, ...] = ()  # LAB_SPEC rules this check covers (for the table of docs/checks.md)
 
 
 CHECKS: dict[str, Check] = {}
@@ -136,7 +136,7 @@ class CheckRandom(random.Random):
 
     ``shared(name)`` gives the same stream to every check of the run that asks
     for ``name``: checks that draw their scenario from it send identical
-    probes, and the runner runs an identical ``fresh`` probe once per step
+    probes, and the engine runs an identical ``fresh`` probe once per step
     and gives its observation to each check (see ``grader.grading``).
 
     >>> a, b = check_rng(5, "step6/x"), check_rng(5, "step6/y")

@@ -52,7 +52,7 @@ def _stock_probes(rng: random.Random) -> list[Probe]:
 def _stock_judge(probes: list, observations: list) -> Verdict:
     rec = records_of(probes[0], observations[0])[0]
     got = rec.get("value")
-    want = probes[0].params["steps"][0]["expect"]
+    want = probes[0].params["operations"][0]["expect"]
     if strict_equal(got, want):
         return Verdict.ok()
     if not isinstance(got, list):
@@ -142,7 +142,7 @@ def _judge_counter_ops(probes: list, observations: list, what: str) -> Verdict:
     probe = probes[0]
     records = records_of(probe, observations[0])
     before = observations[0]["start"]["calls"]
-    for operation, rec in zip(probe.params["steps"], records):
+    for operation, rec in zip(probe.params["operations"], records):
         after = rec.get("calls")
         delta = calls_delta(before, after)
         want = {name: int(name == operation["fn"]) for name in spec.TOOL_NAMES}

@@ -91,7 +91,7 @@ def _no_body_judge(probes: list, observations: list) -> Verdict:
     probe, obs = probes[0], observations[0]
     records = records_of(probe, obs)
     start = obs["start"] if isinstance(obs.get("start"), dict) else {}
-    for operation, rec in zip(probe.params["steps"], records):
+    for operation, rec in zip(probe.params["operations"], records):
         runs = rec.get("spy_runs", {})
         if any(runs.get(tool) != 0 for tool in spec.TOOL_NAMES):
             raise Fail("validate_args ran a tool body: it must only read the contract table.",
@@ -175,7 +175,7 @@ def _plain_str_probes(rng: random.Random) -> list[Probe]:
 
 def _plain_str_judge(probes: list, observations: list) -> Verdict:
     probe = probes[0]
-    for operation, rec in zip(probe.params["steps"], records_of(probe, observations[0])):
+    for operation, rec in zip(probe.params["operations"], records_of(probe, observations[0])):
         if type(rec.get("value")) is not str:
             raise Fail("validate_args must return a plain str (\"\" or one reason).", call=operation["label"],
                        expected="a str", got=outcome(rec))

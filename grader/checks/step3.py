@@ -96,7 +96,7 @@ def _through_table_judge(probes: list, observations: list) -> Verdict:
     if not verdict.passed:
         return verdict
     for probe, obs in zip(probes, observations):
-        operation = probe.params["steps"][0]
+        operation = probe.params["operations"][0]
         tool, args = operation["args"][0], operation["args"][1]
         seen = obs.get("spy_seen", {}).get(tool, [])
         want = {"positional": [], "kwargs": args}
@@ -161,7 +161,7 @@ def _interrupt_probes(rng: random.Random) -> list[Probe]:
 
 def _interrupt_judge(probes: list, observations: list) -> Verdict:
     for probe, obs in zip(probes, observations):
-        operation, rec = probe.params["steps"][0], records_of(probe, obs)[0]
+        operation, rec = probe.params["operations"][0], records_of(probe, obs)[0]
         exc = probe.params["spies"][operation["args"][0]]["exc"]
         if rec.get("passed_through") != exc:
             raise Fail(f"{exc} must pass through call_tool: catch Exception, not BaseException (or a bare except), "

@@ -149,7 +149,7 @@ def _prefix_probes(rng: random.Random) -> list[Probe]:
 def _prefix_judge(probes: list, observations: list) -> Verdict:
     judged = []
     for probe, obs in zip(probes, observations):
-        tool = probe.params["steps"][-1]["args"][0]
+        tool = probe.params["operations"][-1]["args"][0]
         reached = isinstance(obs, dict) and (obs.get("spy_seen") or {}).get(tool)
         # Only the grader's table spy can return a non-dict: a call_tool that goes around
         # TOOLS never meets it, and that is step 3's check (calls_through_table), not this one.

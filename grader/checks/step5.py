@@ -13,7 +13,7 @@ from grader.checks.registry import Probe, Verdict
 
 
 def _keys_of(probe: Probe, obs: dict) -> list[tuple[dict, dict]]:
-    pairs = list(zip(probe.params["steps"], records_of(probe, obs)))
+    pairs = list(zip(probe.params["operations"], records_of(probe, obs)))
     for operation, rec in pairs:
         key = value_of(rec, operation, "cache_key raised instead of returning a key.")
         if type(key) is not str:
@@ -133,7 +133,7 @@ def _failure_judge(probes: list, observations: list) -> Verdict:
     if not verdict.passed:
         return verdict
     for probe, obs in zip(probes, observations):
-        for operation, rec in zip(probe.params["steps"], records_of(probe, obs)):
+        for operation, rec in zip(probe.params["operations"], records_of(probe, obs)):
             value = value_of(rec, operation, "call_tool must not raise.")
             if not isinstance(value, dict) or value.get("ok") is not False:
                 raise Fail("This call fails every time, so call_tool must report ok False every time.",
@@ -184,8 +184,8 @@ def _holds_judge(probes: list, observations: list) -> Verdict:
     probe = probes[0]
     records = records_of(probe, observations[0])
     cache_rec, key_rec = records[3], records[4]
-    key = value_of(key_rec, probe.params["steps"][4], "cache_key raised.")
-    calls = "; ".join(operation["label"] for operation in probe.params["steps"][:3])
+    key = value_of(key_rec, probe.params["operations"][4], "cache_key raised.")
+    calls = "; ".join(operation["label"] for operation in probe.params["operations"][:3])
     if cache_rec.get("not_dict"):
         raise Fail("CACHE must be a module-level dict.", call="CACHE", expected="a dict",
                    got=show(cache_rec.get("value")))

@@ -139,7 +139,7 @@ def _order_args(order: dict) -> dict:
 # Every run_naive check below judges its own aspect of the same six runs. They are
 # drawn from one stream shared by the whole grading (``shared_rng(rng, NAIVE_SCENARIO)``)
 # and sent as ``reset`` probes (the step's module, CACHE cleared, spies undone after), so
-# the checks ask for identical probes and the runner builds and invokes the naive graph
+# the checks ask for identical probes and the engine builds and invokes the naive graph
 # once per run, whichever checks look at it.
 
 NAIVE_SCENARIO = "step6/naive_runs"
@@ -248,7 +248,7 @@ def the_run(probe: Probe, obs: dict) -> tuple[dict, dict, dict]:
     after_runs = records[-1].get("spy_runs") or {}
     runs = {tool: n - before_runs.get(tool, 0) for tool, n in after_runs.items()
             if type(n) is int and type(before_runs.get(tool, 0)) is int}
-    return probe.params["steps"][-1], records[-1], runs
+    return probe.params["operations"][-1], records[-1], runs
 
 
 # --------------------------------------------------------------------------- run_naive checks
@@ -294,19 +294,19 @@ def reason_from_call_tool(rec: dict, operation: dict) -> str:
 def _failure_judge(probes: list, observations: list) -> Verdict:
     """run_naive gives up with call_tool's reason, after as many tool runs as the operation's ``runs`` say."""
     for probe, obs in zip(probes, observations):
-        st_run, rec_run, runs = the_run(probe, obs)
-        st_call, rec_call = probe.params["steps"][0], records_of(probe, obs)[0]
-        reason = reason_from_call_tool(rec_call, st_call)
-        value = result_of(rec_run, st_run, RESULT_KEYS, "run_naive")
-        expect_field(value, "ok", False, st_run, "A refused call must end with ok False.")
-        expect_field(value, "errors", [reason], st_run, "fetch must append call_tool's error to errors.")
-        check_answer_mentions(value, [reason], st_run, "giveup's answer must contain the last reason in errors.")
-        check_calls_entries(value, [_used(st_run["args"][0].get("tool"))], None, st_run)
-        body_runs, made = sum(st_run["runs"].values()), sum(runs.values())
+        run_operation, rec_run, runs = the_run(probe, obs)
+        call_operation, rec_call = probe.params["operations"][0], records_of(probe, obs)[0]
+        reason = reason_from_call_tool(rec_call, call_operation)
+        value = result_of(rec_run, run_operation, RESULT_KEYS, "run_naive")
+        expect_field(value, "ok", False, run_operation, "A refused call must end with ok False.")
+        expect_field(value, "errors", [reason], run_operation, "fetch must append call_tool's error to errors.")
+        check_answer_mentions(value, [reason], run_operation, "giveup's answer must contain the last reason in errors.")
+        check_calls_entries(value, [_used(run_operation["args"][0].get("tool"))], None, run_operation)
+        body_runs, made = sum(run_operation["runs"].values()), sum(runs.values())
         if made != body_runs:
             what = "No tool body may run for refused arguments." if body_runs == 0 else \
                 "run_naive makes exactly one call: the tool body runs once."
-            raise Fail(what, call=st_run["label"], expected=f"{body_runs} tool run(s)", got=f"{made} run(s)")
+            raise Fail(what, call=run_operation["label"], expected=f"{body_runs} tool run(s)", got=f"{made} run(s)")
     return Verdict.ok()
 
 

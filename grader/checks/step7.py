@@ -3,7 +3,7 @@
 The ``handle`` checks judge a handful of shared runs (:func:`handle_runs`): each run is
 a ``reset`` probe (the step's module with ``CACHE`` cleared, the run's spies and set names
 undone after it) drawn from one stream shared by the whole grading, so every check that
-looks at a run asks for the identical probe and the runner builds and invokes the graph
+looks at a run asks for the identical probe and the engine builds and invokes the graph
 once for all of them. Each check judges only its own aspect of a run (see the aspect
 functions below): the repair checks look at the call made right after the failure they
 own, the give-up checks at where the run stopped, and so on.
@@ -150,7 +150,7 @@ def handle_runs_of(probe: Probe, obs: dict) -> list[HandleRun]:
     """The probe's ``handle`` ops, in order, with their records."""
     records = records_of(probe, obs)
     runs: list[HandleRun] = []
-    for i, (operation, rec) in enumerate(zip(probe.params["steps"], records)):
+    for i, (operation, rec) in enumerate(zip(probe.params["operations"], records)):
         if operation.get("op") == "call" and operation.get("fn") == "handle":
             runs.append(HandleRun(operation, rec, records[i - 1] if i else obs.get("start") or {}, list(runs)))
     return runs

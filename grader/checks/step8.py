@@ -6,7 +6,7 @@ report (spies count the tool runs).
 
 A grading runs two reports, each shared by the checks that judge it (a
 ``fresh`` probe drawn from a shared random stream: identical for every check,
-so the runner runs it once):
+so the engine runs it once):
 
 * ``step8/as_is`` -- the module untouched, ``write_report(folder=...)``: the
   files, the returned dict, every value, the headings and the attempt limit.
@@ -45,7 +45,7 @@ def _report_op(folder: str = "scratch") -> dict:
 
 def _report_record(probe: Probe, obs: dict) -> tuple[dict, dict]:
     """The (operation, record) of the probe's write_report call, which must have returned."""
-    for operation, rec in zip(probe.params["steps"], records_of(probe, obs)):
+    for operation, rec in zip(probe.params["operations"], records_of(probe, obs)):
         if operation.get("op") == "report":
             value_of(rec, operation, "write_report raised, so the grader could read no report: fix that "
                                      "exception first (its type and message are shown as 'got'); the files, "
@@ -173,7 +173,7 @@ def changed_probe(rng: random.Random) -> Probe:
     """The changed module's report into its default folder, then the grader's measurement (shared by 2 checks).
 
     >>> p = changed_probe(random.Random(4))
-    >>> p.params["steps"][0]["name"], 4 <= p.params["steps"][0]["value"] <= 9, p.params["fresh"]
+    >>> p.params["operations"][0]["name"], 4 <= p.params["operations"][0]["value"] <= 9, p.params["fresh"]
     ('MAX_ATTEMPTS', True, True)
     """
     shared = shared_rng(rng, CHANGED)
@@ -234,7 +234,7 @@ def judge_values(probes: list, observations: list, keys: tuple = spec.REPORT_KEY
         operation, rec = _report_record(probe, obs)
         files = _files(operation, rec, anywhere=anywhere)
         report = files["json"]
-        ops, records = probe.params["steps"], records_of(probe, obs)
+        ops, records = probe.params["operations"], records_of(probe, obs)
         want = measured_values(ops, records, probe.params["measure"])
         if not isinstance(report, dict) or any(k.startswith("$") for k in report):
             raise Fail(f"{JSON_FILE} must hold a JSON object.", call=operation["label"], got=show(report))
@@ -321,7 +321,7 @@ add("step8/md_attempt_limit", 1, "The failure section states the attempt limit (
 def _follows_judge(probes: list, observations: list) -> Verdict:
     judge_values(probes, observations, CHANGED_REPORT_KEYS, anywhere=True)
     operation, md = _md(probes[0], observations[0], anywhere=True)
-    _limit_in_md(operation, md, probes[0].params["steps"][0]["value"])
+    _limit_in_md(operation, md, probes[0].params["operations"][0]["value"])
     return Verdict.ok()
 
 

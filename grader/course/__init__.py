@@ -1,12 +1,12 @@
-"""Course policy: the course file (due dates, late credit, attempt limits, weights), LMS exports, similarity.
+"""Course policy: the course file (due dates, late credit, attempt limits, weights) and what it credits.
 
 * :mod:`grader.course.policy`: load and validate the course file, and
   :func:`~grader.course.policy.credit`: which attempt counts, its raw and
-  credited score, and why;
-* :mod:`grader.course.lms`: Canvas and Moodle grade import CSVs from a roster;
-* :mod:`grader.course.similarity`: pairs of submissions sharing unusually much code.
+  credited score, and why.
 
-Nothing here runs learner code: it reads reports, times and source text.
+The lowest floor of the class's side: the class outputs (:mod:`grader.outputs`,
+LMS files and similarity included) carry its credit; it imports none of them.
+Nothing here runs learner code: it reads reports and times.
 
 Example::
 

@@ -177,14 +177,14 @@ def load_policy(path: "str | Path") -> Policy:
     >>> load_policy("no-such-course.toml")
     Traceback (most recent call last):
     ...
-    grader.course.policy.CourseError: course file no-such-course.toml cannot be read (FileNotFoundError); give the path of a TOML course file (README, "Course policy")
+    grader.course.policy.CourseError: course file no-such-course.toml cannot be read (FileNotFoundError); give the path of a TOML course file (docs/classroom.md, "Course policy")
     """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CourseError(f"course file {path} cannot be read ({type(exc).__name__}); "
-                          'give the path of a TOML course file (README, "Course policy")') from None
+                          'give the path of a TOML course file (docs/classroom.md, "Course policy")') from None
     return parse_policy(text, source=str(path))
 
 
@@ -205,6 +205,16 @@ def parse_policy(text: str, *, source: str = "course file", check_ids: "set[str]
     def fail(where: str, problem: str, fix: str) -> "None":
         raise CourseError(f"{source}: {where} {problem}; {fix}")
 
+    _check_tables(data, fail)
+    assignment = _assignment(data, fail)
+    limit, window = _attempts(data, fail)
+    weights = _weights(data, fail, check_ids)
+    return Policy(**assignment, limit=limit, window=float(window) * 60 if window is not None else None,
+                  weights=weights)
+
+
+def _check_tables(data: dict, fail) -> None:
+    """Only the known tables, each a table, each with only its known fields."""
     for table, value in data.items():
         if table not in _FIELDS:
             fail(f"[{table}]", "is not a table of a course file", f"use only {', '.join(f'[{t}]' for t in _FIELDS)}")
@@ -214,26 +224,31 @@ def parse_policy(text: str, *, source: str = "course file", check_ids: "set[str]
         for key in value if known is not None else ():
             if key not in known:
                 fail(f"[{table}] {key}", "is not a field of this table", f"the fields are {', '.join(sorted(known))}")
+
+
+def _moment(assignment: dict, key: str, fail) -> "dt.datetime | None":
+    """``[assignment] key``: a TOML time with its zone, as UTC (``None`` when absent)."""
+    value = assignment.get(key)
+    if value is None:
+        return None
+    shown = value.isoformat() if isinstance(value, (dt.date, dt.time)) else repr(value)
+    example = f"{key} = 2026-03-01T23:59:00+01:00 (or ...Z for UTC)"
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            fail(f"[assignment] {key} = {shown}", "has no time zone", f"add one, e.g. {example}")
+        return value.astimezone(UTC)
+    if isinstance(value, dt.date):
+        fail(f"[assignment] {key} = {shown}", "is a date without a time and a time zone",
+             f"write a full time with its zone, e.g. {example}")
+    fail(f"[assignment] {key} = {shown}", "is not a time", f"write a TOML time without quotes, e.g. {example}")
+
+
+def _assignment(data: dict, fail) -> dict:
+    """``[assignment]``: due, late_due, late_credit, counts and name, checked together."""
     assignment = data.get("assignment")
     if assignment is None or "due" not in assignment:
         fail("[assignment] due", "is missing", "add the due date, e.g. [assignment] due = 2026-03-01T23:59:00+01:00")
-
-    def moment(key: str) -> "dt.datetime | None":
-        value = assignment.get(key)
-        if value is None:
-            return None
-        shown = value.isoformat() if isinstance(value, (dt.date, dt.time)) else repr(value)
-        example = f"{key} = 2026-03-01T23:59:00+01:00 (or ...Z for UTC)"
-        if isinstance(value, dt.datetime):
-            if value.tzinfo is None:
-                fail(f"[assignment] {key} = {shown}", "has no time zone", f"add one, e.g. {example}")
-            return value.astimezone(UTC)
-        if isinstance(value, dt.date):
-            fail(f"[assignment] {key} = {shown}", "is a date without a time and a time zone",
-                 f"write a full time with its zone, e.g. {example}")
-        fail(f"[assignment] {key} = {shown}", "is not a time", f"write a TOML time without quotes, e.g. {example}")
-
-    due, late_due = moment("due"), moment("late_due")
+    due, late_due = _moment(assignment, "due", fail), _moment(assignment, "late_due", fail)
     if late_due is not None and late_due <= due:
         fail("[assignment] late_due", f"({iso_utc(late_due)}) is not after due ({iso_utc(due)})",
              "give a late date after the due date, or remove late_due")
@@ -254,7 +269,12 @@ def parse_policy(text: str, *, source: str = "course file", check_ids: "set[str]
     name = assignment.get("name", "")
     if not isinstance(name, str):
         fail("[assignment] name", "is not a string", 'write it in quotes, e.g. name = "agtool lab"')
+    return {"due": due, "late_due": late_due, "late_credit": float(late_credit or 0.0), "counts": counts,
+            "name": name}
 
+
+def _attempts(data: dict, fail) -> "tuple[int | None, float | None]":
+    """``[attempts]``: the limit and its window in minutes, both or neither."""
     attempts = data.get("attempts", {})
     limit, window = attempts.get("limit"), attempts.get("window_minutes")
     if (limit is None) != (window is None):
@@ -266,10 +286,15 @@ def parse_policy(text: str, *, source: str = "course file", check_ids: "set[str]
     if window is not None and (not _number(window) or not math.isfinite(window) or window <= 0):
         fail(f"[attempts] window_minutes = {window!r}", "is not a number of minutes above 0",
              "write e.g. window_minutes = 60")
+    return limit, window
 
+
+def _weights(data: dict, fail, check_ids: "set[str] | None") -> "dict[str, float]":
+    """``[weights]``: a weight of 0 or more per step or check id (the registry's ids, read only when needed)."""
     weights = {}
-    ids = check_ids if check_ids is not None else _registry_ids()
-    for key, value in data.get("weights", {}).items():
+    table = data.get("weights", {})
+    ids = check_ids if check_ids is not None or not table else _registry_ids()
+    for key, value in table.items():
         step = _STEP_KEY.match(key)
         if not (step and 1 <= int(step.group(1)) <= 8) and key not in ids:
             fail(f"[weights] {key!r}", "is neither a step nor a check id",
@@ -277,8 +302,7 @@ def parse_policy(text: str, *, source: str = "course file", check_ids: "set[str]
         if not _number(value) or not math.isfinite(value) or value < 0:
             fail(f"[weights] {key} = {value!r}", "is not a weight of 0 or more", f"write e.g. {key} = 2.0")
         weights[key] = float(value)
-    return Policy(due=due, late_due=late_due, late_credit=float(late_credit or 0.0), counts=counts,
-                  limit=limit, window=float(window) * 60 if window is not None else None, weights=weights, name=name)
+    return weights
 
 
 def _number(value) -> bool:
@@ -440,11 +464,23 @@ def parse_time(text: "str | None") -> "dt.datetime | None":
     return aware(dt.datetime.fromisoformat(text.replace("Z", "+00:00"))).astimezone(UTC)
 
 
-def with_credit(record: dict, policy: Policy, default_time: dt.datetime) -> dict:
-    """A batch record with its ``credit`` under ``policy``: a batch has one attempt per learner.
+def batch_credit(report: dict, submitted_at: "str | None", policy: Policy, default_time: dt.datetime) -> dict:
+    """The credit (``Credit.to_dict()``) of a batch's one attempt: a batch has one attempt per learner.
 
-    Its time is the record's ``submitted_at`` (the run that first graded those
-    bytes), else ``default_time`` (this run).
+    Its time is ``submitted_at`` (the run that first graded those bytes),
+    else ``default_time`` (this run).
+
+    >>> p = parse_policy('[assignment]\\ndue = 2026-03-01T12:00:00Z\\n')
+    >>> batch_credit({"score": 4, "max_score": 8, "checks": []}, "2026-03-02T00:00:00Z", p,
+    ...              dt.datetime.now(UTC))["credited"]
+    0.0
+    """
+    when = parse_time(submitted_at) or aware(default_time)
+    return credit([Attempt("batch", when, report)], policy).to_dict()
+
+
+def with_credit(record: dict, policy: Policy, default_time: dt.datetime) -> dict:
+    """A batch record (as JSON data) with its ``credit`` under ``policy`` (:func:`batch_credit`).
 
     >>> p = parse_policy('[assignment]\\ndue = 2026-03-01T12:00:00Z\\n')
     >>> r = {"learner": "ana", "report": {"score": 4, "max_score": 8, "checks": []},
@@ -452,6 +488,4 @@ def with_credit(record: dict, policy: Policy, default_time: dt.datetime) -> dict
     >>> with_credit(r, p, dt.datetime.now(UTC))["credit"]["credited"]
     0.0
     """
-    when = parse_time(record.get("submitted_at")) or aware(default_time)
-    got = credit([Attempt("batch", when, record["report"])], policy)
-    return {**record, "credit": got.to_dict()}
+    return {**record, "credit": batch_credit(record["report"], record.get("submitted_at"), policy, default_time)}

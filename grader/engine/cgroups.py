@@ -46,8 +46,10 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-CGROUPS_ENV = "AGTOOL_CGROUPS"          # "0": never use cgroups; "memory,pids": only those controllers
-SERVER_GROUP_ENV = "AGTOOL_SERVER_CGROUP"  # how the engine client tells the fork server its group
+from grader.settings import Settings, current, env_name
+
+CGROUPS_ENV = env_name("cgroups")  # "0": never use cgroups; "memory,pids": only those controllers
+SERVER_GROUP_ENV = env_name("server_cgroup")  # how the engine client tells the fork server its group
 CONTROLLERS = ("memory", "pids", "cpu")
 CPU_PERIOD_US = 100_000
 PREFIX = "agtool-"
@@ -55,27 +57,25 @@ PREFIX = "agtool-"
 _serial = iter(range(1, 1 << 30))
 
 
-def wanted() -> "tuple[str, ...]":
+def wanted(settings: "Settings | None" = None) -> "tuple[str, ...]":
     """The controllers to use: all of ``CONTROLLERS``, or those ``$AGTOOL_CGROUPS`` lists.
 
-    >>> os.environ[CGROUPS_ENV] = "pids,memory"; wanted()
+    >>> wanted(Settings(cgroups="pids,memory"))
     ('memory', 'pids')
-    >>> del os.environ[CGROUPS_ENV]; wanted() == CONTROLLERS
+    >>> wanted(Settings()) == CONTROLLERS
     True
     """
-    listed = {c.strip() for c in os.environ.get(CGROUPS_ENV, "").split(",")} & set(CONTROLLERS)
-    return tuple(c for c in CONTROLLERS if c in listed) if listed else CONTROLLERS
+    listed = (settings or current()).cgroup_controllers
+    return listed if listed else CONTROLLERS
 
 
-def enabled() -> bool:
+def enabled(settings: "Settings | None" = None) -> bool:
     """Whether cgroups may be used at all (``$AGTOOL_CGROUPS`` is not ``0``/``no``/``off``).
 
-    >>> os.environ[CGROUPS_ENV] = "0"; enabled()
-    False
-    >>> del os.environ[CGROUPS_ENV]; enabled()
-    True
+    >>> enabled(Settings(cgroups="0")), enabled(Settings())
+    (False, True)
     """
-    return os.environ.get(CGROUPS_ENV, "").strip().lower() not in ("0", "no", "off", "false")
+    return (settings or current()).cgroups_enabled
 
 
 def _unescape(path: str) -> str:
@@ -153,7 +153,7 @@ class ServerGroup:
     free: "list[StepGroup]" = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
-    def create(cls) -> "ServerGroup | None":
+    def create(cls, settings: "Settings | None" = None) -> "ServerGroup | None":
         """Make a new server group below this process's own groups; ``None`` where that is not possible.
 
         Prefers v1 controllers (where they are mounted: a v2 tree beside
@@ -161,14 +161,15 @@ class ServerGroup:
         be delegated to us (writable, controllers enabled or enableable).
         Also removes empty groups left by engine clients that are gone.
         """
-        if not enabled():
+        settings = settings or current()
+        if not enabled(settings):
             return None
         name = f"{PREFIX}{os.getpid()}-{next(_serial)}"
         own = _own_paths()
         v1 = {}
         for mount, kind, options in _mounts():
             if kind == "cgroup":
-                for controller in wanted():
+                for controller in wanted(settings):
                     if controller in options and controller not in v1 and controller in own:
                         v1[controller] = os.path.join(mount, own[controller].lstrip("/"))
         made: dict[str, str] = {}
@@ -186,7 +187,7 @@ class ServerGroup:
             if kind == "cgroup2" and "" in own:
                 base = os.path.join(mount, own[""].lstrip("/"))
                 available = set(_read(os.path.join(base, "cgroup.controllers")).split())
-                wanted_here = [c for c in wanted() if c in available]
+                wanted_here = [c for c in wanted(settings) if c in available]
                 enabled_here = set(_read(os.path.join(base, "cgroup.subtree_control")).split())
                 for controller in wanted_here:
                     if controller not in enabled_here:  # fails where our own group holds processes
@@ -218,7 +219,7 @@ class ServerGroup:
         return json.dumps({"version": self.version, "dirs": self.dirs})
 
     @classmethod
-    def from_env(cls, text: "str | None") -> "ServerGroup | None":
+    def from_env(cls, text: "str | None", settings: "Settings | None" = None) -> "ServerGroup | None":
         """The group ``text`` (``$AGTOOL_SERVER_CGROUP``) names, or ``None`` for none or nonsense.
 
         >>> ServerGroup.from_env(None), ServerGroup.from_env("not json")
@@ -227,7 +228,7 @@ class ServerGroup:
         try:
             data = json.loads(text or "")
             dirs = {str(k): str(v) for k, v in data["dirs"].items() if k in CONTROLLERS}
-            return cls(int(data["version"]), dirs) if dirs and enabled() else None
+            return cls(int(data["version"]), dirs) if dirs and enabled(settings) else None
         except (ValueError, TypeError, KeyError, AttributeError):
             return None
 
@@ -474,7 +475,7 @@ class StepGroup:
             _write(os.path.join(folder, "cgroup.procs"), "0")
 
     def kill(self) -> int:
-        """SIGKILL every process of the step, ``setsid()`` escapees included; return how many."""
+        """SIGKILL every process of the step, those that left its process group by ``setsid()`` included; return how many."""
         return sum(_kill_all(folder) for folder in dict.fromkeys(self.dirs.values()))
 
     def kill_others(self, keep: int) -> int:

@@ -1,7 +1,7 @@
 """The step child: import the learner's module, run the probes, report JSON.
 
 This code runs in a process the fork server forks for one step, or for
-several steps of one submission in turn (see ``grader.engine.server``;
+several steps of one submission in turn (see ``grader.engine.forkserver``;
 :func:`run_steps` imports the module again for each). It is the only place
 where learner code executes, and it decides nothing: it imports the
 submission in a scratch folder, calls
@@ -10,7 +10,7 @@ probe and sends what it saw to the fork server as newline-delimited JSON over
 a dedicated pipe (the messages of :mod:`grader.engine.protocol`). Learner
 stdout/stderr go to a separate capture pipe.
 
-Example (what ``grader.engine.server`` does after ``os.fork()``)::
+Example (what ``grader.engine.step_process.fork_step_child`` does after ``os.fork()``)::
 
     run_step(job, scratch="/tmp/agtool-step-x", result_fd=w1, output_fd=w2)  # never returns
 """
@@ -36,9 +36,9 @@ from builtins import BaseException, Exception, compile, enumerate, exec, isinsta
 from grader.engine.encode import private_module_copy  # noqa: E402
 from grader.engine.procstate import ProcessState  # noqa: E402
 from grader.engine.proctree import die_with_parent  # noqa: E402
-from grader.engine.protocol import (BELL_BYTES, CHANGED, DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR,  # noqa: E402
+from grader.engine.protocol import (CHANGED, DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR,  # noqa: E402
                                     IMPORTED, MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, MAX_PRECOMPILED_BYTES, OBS,
-                                    PRERELEASED, RUN, ImportErrorMessage, Limits, Message, StepJob)
+                                    RUN, START_AT_IMPORT, WAKE_BYTES, ImportErrorMessage, Limits, Message, StepJob)
 
 # What running a fresh probe in a fork uses, bound before any learner code
 # runs: a module that replaces ``os.fork`` or ``os.waitpid`` must not decide
@@ -82,7 +82,7 @@ class StepContext:
         self.module_path = module_path
         self._names = (f"{name_prefix}_{n}" for n in itertools.count())
         # Compiled by the fork server for every step of a submission (see
-        # ``grader.engine.server``), under a placeholder file name: name it after our copy.
+        # ``grader.engine.forkserver``), under a placeholder file name: name it after our copy.
         self._code = with_filename(code, module_path) if code is not None else None
         # The module as it was right after the step's import, in a process of
         # its own (a forked fresh probe): handed out once, instead of importing again.
@@ -176,151 +176,192 @@ _json_encode = private_module_copy("json.encoder").JSONEncoder(ensure_ascii=True
 
 
 def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
-             code: "CodeType | None" = None, go_fd: "int | None" = None, bell_fd: "int | None" = None) -> NoReturn:
+             code: "CodeType | None" = None, start_fd: "int | None" = None, wake_fd: "int | None" = None) -> NoReturn:
     """Run one step job's probes in this (freshly forked) process, then ``os._exit``.
 
     ``code`` is the submission compiled by the fork server
     (:func:`compile_submission`), or ``None`` to compile it here. With
-    ``go_fd``, the probes wait after the import until the fork server writes
+    ``start_fd``, the probes wait after the import until the fork server writes
     a byte there: imports of several steps overlap, their probes take turns.
     (:func:`run_steps` with one job.)
     """
-    run_steps((job,), scratch=scratch, result_fd=result_fd, output_fd=output_fd, code=code, go_fd=go_fd,
-              bell_fd=bell_fd)
+    run_steps((job,), scratch=scratch, result_fd=result_fd, output_fd=output_fd, code=code, start_fd=start_fd,
+              wake_fd=wake_fd)
 
 
 def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, output_fd: int,
-              code: "CodeType | None" = None, go_fd: "int | None" = None,
-              bell_fd: "int | None" = None) -> NoReturn:
+              code: "CodeType | None" = None, start_fd: "int | None" = None,
+              wake_fd: "int | None" = None) -> NoReturn:
     """Run step jobs of one submission one after another in this process, then ``os._exit``.
 
     Every step imports the module again, as a new module (``CALLS`` and
     ``CACHE`` start clean), in a scratch folder the fork server emptied.
-    Between two steps this process waits for a byte on ``go_fd`` (the fork
-    server has read the step's files and killed what the step left running),
-    and before it says ``done`` it compares itself with how it was before
-    any learner code ran (:class:`ProcessState`): a thread or a process left
-    running, a signal handler, a limit, a standard module or a builtin
-    changed. A changed process says ``"more": false`` and ends; the fork
-    server starts a new one for the steps after, so what one step leaves
-    behind never reaches another (and costs no point).
+    Between two steps this process waits for a byte on its start pipe
+    ``start_fd`` (the fork server has read the step's files and killed what
+    the step left running), and before it says ``done`` it compares itself
+    with how it was before any learner code ran (:class:`ProcessState`): a
+    thread or a process left running, a signal handler, a limit, a standard
+    module or a builtin changed. A changed process says ``"more": false`` and
+    ends; the fork server starts a new one for the steps after, so what one
+    step leaves behind never reaches another (and costs no point).
 
     Every message is written on ``result_fd`` the moment it is known (once
     written, the module cannot take it back), but the fork server reads that
-    pipe when it is woken, not at every line: ``bell_fd`` (if given) gets a
-    byte after a message it must act on at once (``imported``, ``done``) and
-    after every :data:`BELL_BYTES` written, so one wake-up reads many lines
-    (a wake-up per line cost the fork server and this process a context
-    switch each, some 150 a submission).
+    pipe when it is woken, not at every line: the wake-up pipe ``wake_fd``
+    (if given) gets a byte after a message it must act on at once
+    (``imported``, ``done``) and after every :data:`WAKE_BYTES` written, so
+    one wake-up reads many lines (a wake-up per line cost the fork server and
+    this process a context switch each, some 150 a submission).
     """
     # References taken before any learner code runs: a submission may patch
     # json, os or builtins, and must not be able to change how we report.
-    dumps, write, exit_now = _json_encode, os.write, os._exit
-    chained = len(jobs) > 1
-    nonce = [jobs[0].nonce]  # the current step's (each step has its own)
-    run_line = [""]
-    unrung = [0]  # bytes written since the last bell
-
-    def ring() -> None:
-        unrung[0] = 0
-        if bell_fd is not None:
-            try:
-                write(bell_fd, b"b")
-            except OSError:  # full (the fork server drains it when woken) or closed by the module
-                pass
-
-    def send(message: dict, *, urgent: bool = True) -> None:
-        message["nonce"] = nonce[0]
-        try:
-            data = dumps(message).encode("ascii") + b"\n"
-        except Exception as exc:  # not JSON (or nested too deep to encode)
-            data = dumps(_probe_error_message(message, "UnserializableObservation", exc, nonce[0])).encode() + b"\n"
-        if len(data) > MAX_MESSAGE_BYTES:
-            data = dumps(_probe_error_message(
-                message, "ObservationTooLarge", f"{len(data)} bytes, the limit is {MAX_MESSAGE_BYTES}", nonce[0]
-            )).encode() + b"\n"
-        view = memoryview(data)
-        while view:  # a long message in pieces, a bell after each: the pipe never waits for a tick
-            written = write(result_fd, view[:BELL_BYTES])
-            view = view[written:]
-            unrung[0] += written
-            if unrung[0] >= BELL_BYTES:
-                ring()
-        if urgent and message.get("type") in (IMPORTED, DONE):
-            ring()
-
-    def trace_run(tool: str) -> None:
-        # One line per run, straight to the fork server: once written, the
-        # module cannot take it back (issue 16.6). Not through send(): no
-        # attribute or global the module can patch is looked up here.
-        line = (run_line[0].replace('"tool": ""', '"tool": ' + dumps(tool[:100]), 1)).encode("ascii") + b"\n"
-        view = memoryview(line)
-        while view:
-            view = view[write(result_fd, view):]
-        unrung[0] += len(line)
-        if unrung[0] >= BELL_BYTES:
-            ring()
-
+    exit_now = os._exit
+    channel = _ResultChannel(result_fd, wake_fd, _json_encode, os.write)
+    channel.begin(jobs[0].nonce)
     try:
-        _isolate_process(output_fd, result_fd, *(fd for fd in (go_fd, bell_fd) if fd is not None))
-        source = base64.b64decode(jobs[0].source_b64)
-        module_path = _prepare_scratch(scratch, source)
-        code = with_filename(code, module_path) if code is not None else None  # once, not once per step
-        _clean_environment(scratch)
+        steps = _SubmissionSteps(jobs, scratch, channel, exit_now, start_fd)
+        steps.prepare_process(result_fd, output_fd, wake_fd, code)
+    except BaseException:
+        channel.send({"type": FATAL, "message": _cap(traceback.format_exc())})
+        exit_now(70)
+    start = b""
+    for position, job in enumerate(jobs):
+        channel.begin(job.nonce)
+        if position:
+            start = _read_start(start_fd)  # the fork server let this step begin ("p": and its probes, once imported)
+            if not start:
+                exit_now(0)
+            steps.prepare_next_step(job)
+        if not steps.run_one(position, job, started=start == START_AT_IMPORT):
+            break
+    exit_now(0)  # never run learner atexit handlers or non-daemon threads
+
+
+class _ResultChannel:
+    """The step child's writing end of the result pipe and of the wake-up pipe, bound before any learner code.
+
+    ``send`` and ``trace_run`` are closures over references taken here: no
+    attribute or global the module can patch is looked up when they write.
+    """
+
+    def __init__(self, result_fd: int, wake_fd: "int | None", dumps: Callable[[Any], str],
+                 write: Callable[[int, Any], int]):
+        nonce = [""]  # the current step's (each step has its own)
+        run_line = [""]
+        unwoken = [0]  # bytes written since the last wake-up
+
+        def wake() -> None:
+            unwoken[0] = 0
+            if wake_fd is not None:
+                try:
+                    write(wake_fd, b"w")
+                except OSError:  # full (the fork server drains it when woken) or closed by the module
+                    pass
+
+        def send(message: dict, *, urgent: bool = True) -> None:
+            message["nonce"] = nonce[0]
+            try:
+                data = dumps(message).encode("ascii") + b"\n"
+            except Exception as exc:  # not JSON (or nested too deep to encode)
+                data = dumps(_probe_error_message(message, "UnserializableObservation", exc, nonce[0])).encode() + b"\n"
+            if len(data) > MAX_MESSAGE_BYTES:
+                data = dumps(_probe_error_message(
+                    message, "ObservationTooLarge", f"{len(data)} bytes, the limit is {MAX_MESSAGE_BYTES}", nonce[0]
+                )).encode() + b"\n"
+            view = memoryview(data)
+            while view:  # a long message in pieces, a wake-up after each: the pipe never waits for a tick
+                written = write(result_fd, view[:WAKE_BYTES])
+                view = view[written:]
+                unwoken[0] += written
+                if unwoken[0] >= WAKE_BYTES:
+                    wake()
+            if urgent and message.get("type") in (IMPORTED, DONE):
+                wake()
+
+        def trace_run(tool: str) -> None:
+            # One line per run, straight to the fork server: once written, the
+            # module cannot take it back (issue 16.6). Not through send(): no
+            # attribute or global the module can patch is looked up here.
+            line = (run_line[0].replace('"tool": ""', '"tool": ' + dumps(tool[:100]), 1)).encode("ascii") + b"\n"
+            view = memoryview(line)
+            while view:
+                view = view[write(result_fd, view):]
+            unwoken[0] += len(line)
+            if unwoken[0] >= WAKE_BYTES:
+                wake()
+
+        def begin(step_nonce: str) -> None:
+            nonce[0] = step_nonce
+            run_line[0] = dumps({"type": RUN, "tool": "", "nonce": step_nonce})  # only the tool varies
+
+        self.send, self.trace_run, self.begin = send, trace_run, begin
+
+
+class _SubmissionSteps:
+    """The steps of one submission in this step child: the process made ready once, then each step in turn."""
+
+    def __init__(self, jobs: "tuple[StepJob, ...]", scratch: str, channel: _ResultChannel,
+                 exit_now: Callable[[int], NoReturn], start_fd: "int | None"):
+        self.jobs, self.scratch, self.channel, self.exit_now, self.start_fd = jobs, scratch, channel, exit_now, start_fd
+        self.chained, self.last = len(jobs) > 1, len(jobs) - 1
+
+    def prepare_process(self, result_fd: int, output_fd: int, wake_fd: "int | None", code: "CodeType | None") -> None:
+        """(Before any learner code.) Isolate this process, write the submission, set its limits, note its state."""
+        jobs, start_fd = self.jobs, self.start_fd
+        _isolate_process(output_fd, result_fd, *(fd for fd in (start_fd, wake_fd) if fd is not None))
+        self.source = base64.b64decode(jobs[0].source_b64)
+        self.module_path = _prepare_scratch(self.scratch, self.source)
+        self.code = with_filename(code, self.module_path) if code is not None else None  # once, not once per step
+        _clean_environment(self.scratch)
         _set_limits(jobs[0].limits, steps=len(jobs))
-        run_probe = _load_probe_function(jobs[0].probe_function or DEFAULT_PROBE_FUNCTION)
+        self.run_probe = _load_probe_function(jobs[0].probe_function or DEFAULT_PROBE_FUNCTION)
         _forget_grader_modules()
         _fresh_std_streams()
-        before = ProcessState(run_probe)  # (the state of this process before any learner code)
-        go_pipe = _fd_identity(go_fd) if chained else None
-    except BaseException:
-        send({"type": FATAL, "message": _cap(traceback.format_exc())})
-        exit_now(70)
+        self.before = ProcessState(self.run_probe)  # (the state of this process before any learner code)
+        self.start_pipe = _fd_identity(start_fd) if self.chained else None
 
-    last = len(jobs) - 1
-    go = b""
-    for position, job in enumerate(jobs):
-        nonce[0] = job.nonce
-        run_line[0] = dumps({"type": RUN, "tool": "", "nonce": job.nonce})  # only the tool varies
-        if position:
-            go = _read_go(go_fd)  # the fork server let this step begin ("p": and its probes, once imported)
-            if not go:
-                exit_now(0)
-            try:
-                module_path = _prepare_scratch(scratch, source)
-                _clean_environment(scratch)
-                _step_cpu_budget(job.limits)
-                before.restore()
-                _fresh_std_streams()
-            except BaseException:
-                send({"type": FATAL, "message": _cap(traceback.format_exc())})
-                exit_now(70)
-        ctx = StepContext(scratch, module_path, f"agtool_learner_{job.nonce[:8]}", code, trace_run=trace_run)
+    def prepare_next_step(self, job: StepJob) -> None:
+        """(Between two steps.) A clean scratch folder and environment, this step's CPU, the process as before."""
+        try:
+            self.module_path = _prepare_scratch(self.scratch, self.source)
+            _clean_environment(self.scratch)
+            _step_cpu_budget(job.limits)
+            self.before.restore()
+            _fresh_std_streams()
+        except BaseException:
+            self.channel.send({"type": FATAL, "message": _cap(traceback.format_exc())})
+            self.exit_now(70)
+
+    def run_one(self, position: int, job: StepJob, *, started: bool) -> bool:
+        """Import the module anew and run the job's probes; whether this process goes on with the next step.
+
+        ``started``: the fork server let the probes run as soon as the import is over.
+        """
+        send, exit_now = self.channel.send, self.exit_now
+        ctx = StepContext(self.scratch, self.module_path, f"agtool_learner_{job.nonce[:8]}", self.code,
+                          trace_run=self.channel.trace_run)
         try:
             import_started = _clock()
             module = ctx.fresh_module()
             ctx.import_seconds = _clock() - import_started
         except BaseException as exc:  # SystemExit and KeyboardInterrupt included: all are import failures
             _flush_std_streams()
-            send(describe_import_error(exc, module_path))
+            send(describe_import_error(exc, self.module_path))
             exit_now(0)
         _flush_std_streams()
-        released = go == PRERELEASED  # (b"" for the first step: it never is)
-        send({"type": IMPORTED}, urgent=not released)  # released already: the fork server reads it when it wakes
-        if go_fd is not None and not released:  # a free slot for the step's work (the fork server's deadline starts then)
-            _wait_byte(go_fd)
-        _run_probes(job, module, ctx, run_probe, send, exit_now, before)
-        if not chained:
+        send({"type": IMPORTED}, urgent=not started)  # started already: the fork server reads it when it wakes
+        if self.start_fd is not None and not started:  # a free slot for the step's work (its deadline starts then)
+            _wait_byte(self.start_fd)
+        _run_probes(job, module, ctx, self.run_probe, send, exit_now, self.before)
+        if not self.chained:
             send({"type": DONE})
-            break
+            return False
         module = None
         ctx.forget()
-        # The go pipe must still be ours: a step that closed or replaced it cannot be told to go on.
-        more = position < last and before.unchanged() and _fd_identity(go_fd) == go_pipe
+        # The start pipe must still be ours: a step that closed or replaced it cannot be told to go on.
+        more = position < self.last and self.before.unchanged() and _fd_identity(self.start_fd) == self.start_pipe
         send({"type": DONE, "more": more})
-        if not more:
-            break
-    exit_now(0)  # never run learner atexit handlers or non-daemon threads
+        return more
 
 
 def _back_to(folder: str) -> None:
@@ -341,11 +382,11 @@ def _fd_identity(fd: "int | None") -> "tuple[int, int] | None":
 
 def _wait_byte(fd: "int | None") -> bool:
     """Wait for one byte on ``fd``; False at its end (the fork server wants no more)."""
-    return _read_go(fd) != b""
+    return _read_start(fd) != b""
 
 
-def _read_go(fd: "int | None") -> bytes:
-    """The next byte on the go pipe ``fd`` (waiting for it), or ``b""`` at its end."""
+def _read_start(fd: "int | None") -> bytes:
+    """The next byte on the start pipe ``fd`` (waiting for it), or ``b""`` at its end."""
     if fd is None:
         return b""
     while True:
@@ -394,24 +435,7 @@ def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: C
         if index < job.first_probe:
             continue
         if reimport and is_fresh(probe) and index < last:
-            # A new import of its own (the step's module stays as imported); a
-            # probe function that asks ctx.fresh_module() gets that one too.
-            try:
-                ctx.pristine = None
-                ctx.pristine = own = ctx.fresh_module()
-            except BaseException as exc:  # noqa: BLE001 - the module imported once: this is the probe's failure
-                _flush_std_streams()
-                send({"type": OBS, "index": index,
-                      "obs": {"probe_error": type(exc).__name__, "message": _cap(_safe_str(exc))}})
-                own = None
-            if own is not None:
-                observe(index, probe, own)
-            ctx.pristine = None
-            _back_to(ctx.scratch)
-            before.restore()
-            if not before.unchanged():
-                send({"type": CHANGED, "next": index + 1})
-                exit_now(0)
+            _observe_reimported(observe, index, probe, ctx, send, exit_now, before)
         elif pristine and is_fresh(probe) and index < last:
             _observe_forked(observe, index, probe, ctx, module, exit_now)
         elif pristine and is_fresh(probe):
@@ -421,6 +445,29 @@ def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: C
         else:
             pristine = pristine and is_fresh(probe)
             observe(index, probe)
+
+
+def _observe_reimported(observe: Callable[..., None], index: int, probe: dict, ctx: StepContext,
+                        send: Callable[[dict], None], exit_now: Callable[[int], NoReturn], before: "ProcessState") -> None:
+    """Run one fresh probe on a new import of its own in this process; end the process if the probe changed it."""
+    # The step's module stays as imported; a probe function that asks
+    # ctx.fresh_module() gets the new one too.
+    try:
+        ctx.pristine = None
+        ctx.pristine = own = ctx.fresh_module()
+    except BaseException as exc:  # noqa: BLE001 - the module imported once: this is the probe's failure
+        _flush_std_streams()
+        send({"type": OBS, "index": index,
+              "obs": {"probe_error": type(exc).__name__, "message": _cap(_safe_str(exc))}})
+        own = None
+    if own is not None:
+        observe(index, probe, own)
+    ctx.pristine = None
+    _back_to(ctx.scratch)
+    before.restore()
+    if not before.unchanged():
+        send({"type": CHANGED, "next": index + 1})
+        exit_now(0)
 
 
 def is_fresh(probe: dict) -> bool:

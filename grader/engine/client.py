@@ -3,12 +3,12 @@
 Importing LangGraph costs most of a second; forking a process that already
 did costs milliseconds. So grading goes through a long-lived helper process,
 the *fork server* (``python -I``, a clean environment, running
-:func:`grader.engine.server.serve`), which imports LangGraph and the
+:func:`grader.engine.forkserver.serve`), which imports LangGraph and the
 grader's probes once (it stays *warm*) and then serves requests, one JSON
 line in (a list of step jobs and how many may run at once), one JSON line out
 (a result per job), over its stdin/stdout; it forks bounded step children,
 each running one step or several of a submission in turn (see
-:mod:`grader.engine.server`; the wire format is
+:mod:`grader.engine.forkserver`; the wire format is
 :mod:`grader.engine.protocol`'s).
 
 This module is the grading process's side: :class:`EngineClient` starts the
@@ -43,12 +43,10 @@ import tempfile
 import threading
 import time
 
-from grader.engine.cgroups import SERVER_GROUP_ENV, ServerGroup
-from grader.engine.confine import MOUNTS_ENV
-from grader.engine.hugepages import HUGEPAGES_ENV
+from grader.engine.cgroups import ServerGroup
 from grader.engine.protocol import StepJob, StepResult, encode_request
-from grader.engine.sandbox import (PACKAGE_ROOT, SANDBOX_ENV, SANDBOXES, bwrap_prefix, bwrap_usable,
-                                   server_import_paths)
+from grader.engine.sandbox import PACKAGE_ROOT, SANDBOXES, bwrap_prefix, bwrap_usable, server_import_paths
+from grader.settings import Settings, current, env_name
 
 __all__ = ["EngineClient", "EngineUnavailable", "shared_client", "close", "idle_timeout_default",
            "CLIENT_GRACE_SECONDS", "STARTUP_TIMEOUT_SECONDS", "IDLE_TIMEOUT_SECONDS"]
@@ -59,7 +57,11 @@ STARTUP_TIMEOUT_SECONDS = 60.0
 # one is stopped after this many idle seconds and started again by the next
 # Check (a cold Check takes about a second). ``$AGTOOL_ENGINE_IDLE_SECONDS``; 0 = never.
 IDLE_TIMEOUT_SECONDS = 600.0
-IDLE_TIMEOUT_ENV = "AGTOOL_ENGINE_IDLE_SECONDS"
+IDLE_TIMEOUT_ENV = env_name("engine_idle_seconds")
+# The settings the fork server reads itself, passed in its environment. Only
+# these: its step children are its forks, and no secret (the class's seed
+# key, a hub token) may be in a process learner code runs in.
+FORK_SERVER_SETTINGS = ("hugepages", "step_mounts")
 
 
 class EngineUnavailable(RuntimeError):
@@ -77,8 +79,11 @@ class EngineClient:
     """
 
     def __init__(self, *, python: "str | None" = None, extra_sys_path: "tuple[str, ...] | list[str]" = (),
-                 sandbox: "str | None" = None, idle_timeout: "float | None" = None):
-        self.sandbox = sandbox or os.environ.get(SANDBOX_ENV, "none")
+                 sandbox: "str | None" = None, idle_timeout: "float | None" = None,
+                 settings: "Settings | None" = None):
+        """``settings``: the sandbox, idle time and fork server settings (default: read at each start)."""
+        self.settings = settings
+        self.sandbox = sandbox or (settings or current()).sandbox or "none"
         if self.sandbox not in SANDBOXES:
             raise ValueError(f"sandbox must be one of {', '.join(SANDBOXES)}, not {self.sandbox!r}")
         self.sandbox_in_use = "none"
@@ -96,7 +101,7 @@ class EngineClient:
         self._jobs = itertools.count(1)
         self.starts = 0
         # Seconds without a request after which the fork server is stopped (0: never).
-        self.idle_timeout = idle_timeout_default() if idle_timeout is None else max(float(idle_timeout), 0.0)
+        self.idle_timeout = idle_timeout_default(settings) if idle_timeout is None else max(float(idle_timeout), 0.0)
         self.idle_stops = 0
         self._last_used = time.monotonic()
         self._idle_timer: "threading.Timer | None" = None
@@ -127,7 +132,7 @@ class EngineClient:
 
         With ``chain``, a step child may run several jobs of one submission
         one after another (a new import each; see
-        :func:`grader.engine.server.run_jobs`).
+        :func:`grader.engine.forkserver.run_jobs`).
 
         ``timeout`` bounds how long we wait for the fork server itself
         (default: long enough for every job to use its whole time limit, plus
@@ -177,14 +182,11 @@ class EngineClient:
                 # about to wait for (epoll forgets a closed fd), leaving it
                 # blocked for the whole request timeout. So only end the
                 # process; the running call then reads EOF and cleans up itself.
-                self._stop_process(proc)
+                if proc is not None and self._owner == os.getpid():
+                    _stop_process(proc)
                 return
             if proc is not None and self._owner == os.getpid():
-                try:
-                    proc.stdin.close()
-                    proc.wait(timeout=2)  # it ends at once when idle: this is for its cleanup
-                except (OSError, subprocess.TimeoutExpired):
-                    pass
+                _end_idle(proc)
             self._kill()
         finally:
             if idle:
@@ -235,7 +237,10 @@ class EngineClient:
         self._last_used = time.monotonic()
         if not self.idle_timeout or self._idle_timer is not None or self._owner != os.getpid():
             return
-        self._idle_timer = threading.Timer(self.idle_timeout, self._stop_if_idle)
+        self._start_idle_timer(self.idle_timeout)
+
+    def _start_idle_timer(self, seconds: float) -> None:
+        self._idle_timer = threading.Timer(seconds, self._stop_if_idle)
         self._idle_timer.daemon = True  # never keeps a kernel or a script alive
         self._idle_timer.start()
 
@@ -251,18 +256,12 @@ class EngineClient:
                 return
             left = self._last_used + self.idle_timeout - time.monotonic()
             if left > 0.01:  # used since this timer was armed
-                self._idle_timer = threading.Timer(left, self._stop_if_idle)
-                self._idle_timer.daemon = True
-                self._idle_timer.start()
+                self._start_idle_timer(left)
                 return
             proc = self._proc
             # Counted first: whoever sees the fork server gone (pid is None) sees the count too.
             self.idle_stops += 1
-            try:
-                proc.stdin.close()  # an idle fork server ends at once, cleaning up after itself
-                proc.wait(timeout=2)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
+            _end_idle(proc)
             self._kill()
         finally:
             self._lock.release()
@@ -289,30 +288,10 @@ class EngineClient:
         if self._proc is not None and self._proc.poll() is None:
             return
         self._kill()
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-               "HOME": tempfile.gettempdir()}
-        # -I keeps PYTHON* variables and the working folder out; what the
-        # caller can import (a user site, a virtualenv) is appended *after*
-        # the interpreter's own paths, so it can add modules but shadow none.
-        # The checkout holding the grader is on the path only while the fork
-        # server imports ``grader`` (its submodules are found through the
-        # package's own ``__path__``): no step can import ``solutions.tools``,
-        # the starter or a test's module from it (issue 16.3).
-        extra = server_import_paths(self.extra_sys_path)
-        if os.environ.get(HUGEPAGES_ENV):  # the benchmark compares with and without
-            env[HUGEPAGES_ENV] = os.environ[HUGEPAGES_ENV]
-        if os.environ.get(MOUNTS_ENV):  # the fork server decides on the steps' mounts itself
-            env[MOUNTS_ENV] = os.environ[MOUNTS_ENV]
-        self._cgroup = ServerGroup.create()
-        if self._cgroup is not None:
-            env[SERVER_GROUP_ENV] = self._cgroup.to_env()
-        bootstrap = (
-            "import sys; sys.path.extend(p for p in %r if p not in sys.path); root = %r; "
-            "added = root not in sys.path; added and sys.path.append(root); "
-            "import grader.engine.server as server; "
-            "added and (sys.path.remove(root), sys.path_importer_cache.pop(root, None)); "
-            "server.serve()" % (extra, PACKAGE_ROOT)
-        )
+        settings = self.settings or current()
+        self._cgroup = ServerGroup.create(settings)
+        env = fork_server_env(settings, self._cgroup)
+        bootstrap = _bootstrap(server_import_paths(self.extra_sys_path))
         self._proc = subprocess.Popen(
             [*self._sandbox_prefix(), self.python, "-I", "-c", bootstrap],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
@@ -363,47 +342,13 @@ class EngineClient:
         return [r if r is not None else StepResult(infra_error=error) for r in results]
 
     def _read_line(self, wait: float) -> dict:
-        # Our own buffer over the raw fd: a buffered reader could hold a line
-        # that select() then never reports.
-        deadline = time.monotonic() + wait
-        proc = self._proc
-        while (cut := self._buffer.find(b"\n")) < 0:
-            remaining = deadline - time.monotonic()
-            try:
-                with selectors.DefaultSelector() as sel:
-                    sel.register(proc.stdout.fileno(), selectors.EVENT_READ)
-                    if remaining <= 0 or not sel.select(remaining):
-                        raise EngineUnavailable(f"the grader's worker process did not answer within {wait:.0f} s")
-                data = os.read(proc.stdout.fileno(), 1 << 20)
-            except (OSError, ValueError, AttributeError):  # closed under us by close() in another thread
-                raise EngineUnavailable("the grader's worker process was stopped") from None
-            if not data:
-                raise EngineUnavailable("the grader's worker process ended unexpectedly")
-            self._buffer += data
-        line = bytes(self._buffer[:cut])
-        del self._buffer[:cut + 1]
-        return json.loads(line)
-
-    def _stop_process(self, proc: "subprocess.Popen | None") -> None:
-        """End the fork server (SIGTERM, then SIGKILL of its group) and wait for it; close nothing."""
-        if proc is None or self._owner != os.getpid():
-            return
-        if proc.poll() is None:
-            proc.terminate()  # the fork server kills its steps' processes, then exits
-            try:
-                proc.wait(timeout=1)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    proc.kill()
-        proc.wait()
+        return read_line(self._proc, self._buffer, wait)
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
         if proc is None or self._owner != os.getpid():
             return
-        self._stop_process(proc)
+        _stop_process(proc)
         group, self._cgroup = self._cgroup, None
         if group is not None:  # after the fork server: whatever its steps left is killed, the groups go
             group.remove()
@@ -416,6 +361,90 @@ class EngineClient:
             shutil.rmtree(self._scratch_base, ignore_errors=True)
             self._scratch_base = None
 
+
+
+def fork_server_env(settings: Settings, group: "ServerGroup | None" = None) -> "dict[str, str]":
+    """The fork server's whole environment: a clean one, its own settings and the cgroup made for it.
+
+    >>> env = fork_server_env(Settings(hugepages=True, seed_key="secret"))
+    >>> env["AGTOOL_HUGEPAGES"], "AGTOOL_SEED_KEY" in env, env["LANG"]
+    ('1', False, 'C.UTF-8')
+    """
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+           "HOME": tempfile.gettempdir()}
+    passed = Settings(**{name: getattr(settings, name) for name in FORK_SERVER_SETTINGS},
+                      server_cgroup=group.to_env() if group is not None else "")
+    env.update(passed.to_environ())
+    return env
+
+
+def _bootstrap(extra: "list[str]") -> str:
+    """The fork server's ``python -I -c`` program.
+
+    -I keeps PYTHON* variables and the working folder out; what the caller
+    can import (a user site, a virtualenv: ``extra``) is appended *after*
+    the interpreter's own paths, so it can add modules but shadow none. The
+    checkout holding the grader is on the path only while the fork server
+    imports ``grader`` (its submodules are found through the package's own
+    ``__path__``): no step can import ``solutions.tools``, the starter or a
+    test's module from it (issue 16.3).
+    """
+    return (
+        "import sys; sys.path.extend(p for p in %r if p not in sys.path); root = %r; "
+        "added = root not in sys.path; added and sys.path.append(root); "
+        "import grader.engine.forkserver as forkserver; "
+        "added and (sys.path.remove(root), sys.path_importer_cache.pop(root, None)); "
+        "forkserver.serve()" % (extra, PACKAGE_ROOT)
+    )
+
+
+def read_line(proc: "subprocess.Popen", buffer: bytearray, wait: float) -> dict:
+    """The fork server's next line (from ``buffer``, else read from its stdout), within ``wait`` seconds.
+
+    Our own buffer over the raw fd: a buffered reader could hold a line that
+    select() then never reports. Raises :class:`EngineUnavailable` when no
+    line comes in time, or the fork server ended or was stopped.
+    """
+    deadline = time.monotonic() + wait
+    while (cut := buffer.find(b"\n")) < 0:
+        remaining = deadline - time.monotonic()
+        try:
+            with selectors.DefaultSelector() as sel:
+                sel.register(proc.stdout.fileno(), selectors.EVENT_READ)
+                if remaining <= 0 or not sel.select(remaining):
+                    raise EngineUnavailable(f"the grader's worker process did not answer within {wait:.0f} s")
+            data = os.read(proc.stdout.fileno(), 1 << 20)
+        except (OSError, ValueError, AttributeError):  # closed under us by close() in another thread
+            raise EngineUnavailable("the grader's worker process was stopped") from None
+        if not data:
+            raise EngineUnavailable("the grader's worker process ended unexpectedly")
+        buffer += data
+    line = bytes(buffer[:cut])
+    del buffer[:cut + 1]
+    return json.loads(line)
+
+
+def _stop_process(proc: "subprocess.Popen") -> None:
+    """End the fork server (SIGTERM, then SIGKILL of its group) and wait for it; close nothing."""
+    if proc.poll() is None:
+        proc.terminate()  # the fork server kills its steps' processes, then exits
+        try:
+            proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+    proc.wait()
+
+
+def _end_idle(proc: "subprocess.Popen") -> None:
+    """Close an idle fork server's stdin: it ends at once, cleaning up after itself (waited for, briefly)."""
+    try:
+        proc.stdin.close()
+        proc.wait(timeout=2)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
 
 
 # Waits for the fork server to end, then removes its (empty) cgroups. Inside
@@ -434,25 +463,24 @@ def _cgroup_janitor(pid: int, folders: "list[str]") -> None:
         pass
 
 
-def idle_timeout_default() -> float:
+def idle_timeout_default(settings: "Settings | None" = None) -> float:
     """Idle seconds before a fork server stops: ``$AGTOOL_ENGINE_IDLE_SECONDS``, else 600 (0: never).
 
-    >>> idle_timeout_default() == float(os.environ.get(IDLE_TIMEOUT_ENV) or IDLE_TIMEOUT_SECONDS)
-    True
+    >>> idle_timeout_default(Settings(engine_idle_seconds=0.0)), idle_timeout_default(Settings())
+    (0.0, 600.0)
     """
-    try:
-        value = float(os.environ.get(IDLE_TIMEOUT_ENV, "").strip() or IDLE_TIMEOUT_SECONDS)
-    except ValueError:
-        return IDLE_TIMEOUT_SECONDS
-    return value if 0 <= value < float("inf") else IDLE_TIMEOUT_SECONDS
+    return (settings or current()).engine_idle_seconds
 
 
 _shared: "EngineClient | None" = None
 _shared_lock = threading.Lock()
 
 
-def shared_client() -> EngineClient:
+def shared_client(sandbox: "str | None" = None) -> EngineClient:
     """The engine client of this process, created on first use (one per process).
+
+    ``sandbox`` (``none``, ``bwrap``, ``auto``; None: the default) is the mode it
+    must run in: a shared client in another mode is stopped and replaced.
 
     Example::
 
@@ -461,9 +489,15 @@ def shared_client() -> EngineClient:
     """
     global _shared
     with _shared_lock:
+        old = None
+        if _shared is not None and _shared._owner == os.getpid() and sandbox and _shared.sandbox != sandbox:
+            old, _shared = _shared, None
         if _shared is None or _shared._owner != os.getpid():
-            _shared = EngineClient()
-        return _shared
+            _shared = EngineClient(sandbox=sandbox)
+        engine = _shared
+    if old is not None:
+        old.close()
+    return engine
 
 
 def close() -> None:

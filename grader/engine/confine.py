@@ -1,6 +1,6 @@
 """What a step child does to itself before learner code runs, and the step's disk budget.
 
-The step child (see :mod:`grader.engine.server`) calls :meth:`StepConfinement.enter`
+The step child (see :mod:`grader.engine.step_process`) calls :meth:`StepConfinement.enter`
 right after the fork, before it imports the submission:
 
 1. it joins its step's control group (:mod:`grader.engine.cgroups`), if any;
@@ -41,7 +41,9 @@ import shutil
 import stat
 import tempfile
 
-MOUNTS_ENV = "AGTOOL_STEP_MOUNTS"
+from grader.settings import Settings, current, env_name
+
+MOUNTS_ENV = env_name("step_mounts")
 LOWEST_PRIORITY = 19
 
 _CLONE_NEWNS = 0x00020000
@@ -59,14 +61,15 @@ except OSError:  # not Linux: nothing below applies
     _libc = None
 
 
-def mounts_enabled() -> bool:
+def mounts_enabled(settings: "Settings | None" = None) -> bool:
     """Whether per-step mounts may be used (``$AGTOOL_STEP_MOUNTS`` is not ``0``) and we may mount (root).
 
-    >>> mounts_enabled() == (os.geteuid() == 0 and os.environ.get(MOUNTS_ENV, "") != "0" and _libc is not None)
+    >>> mounts_enabled(Settings(step_mounts=False))
+    False
+    >>> mounts_enabled(Settings()) == (os.geteuid() == 0 and _libc is not None)
     True
     """
-    return (_libc is not None and os.geteuid() == 0
-            and os.environ.get(MOUNTS_ENV, "").strip().lower() not in ("0", "no", "off", "false"))
+    return _libc is not None and os.geteuid() == 0 and (settings or current()).step_mounts
 
 
 def _call(name: str, *args) -> bool:
@@ -79,13 +82,13 @@ def _bytes(path: str) -> bytes:
     return os.fsencode(path)
 
 
-def private_mounts() -> bool:
+def private_mounts(settings: "Settings | None" = None) -> bool:
     """Give the calling process (the fork server) a mount namespace of its own; True if it has one.
 
     The steps' scratch mounts then live and die with it, invisible elsewhere.
     Not run as a doctest: it changes the calling process.
     """
-    if not mounts_enabled():
+    if not mounts_enabled(settings):
         return False
     return _call("unshare", _CLONE_NEWNS) and _call("mount", b"none", b"/", None, _MS_REC | _MS_PRIVATE, None)
 
@@ -117,7 +120,7 @@ class StepConfinement:
     def open(cls, scratch: str, *, disk_bytes: int, group=None) -> "StepConfinement":
         """Mount a tmpfs of ``disk_bytes`` on ``scratch`` where the fork server may; never raises."""
         mounted = False
-        if _server_private and mounts_enabled():
+        if _server_private:  # only where mounts_enabled() was true when the fork server started
             options = f"size={int(disk_bytes)},mode=0700,nr_inodes=20000".encode()
             mounted = _call("mount", b"tmpfs", _bytes(scratch), b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
         return cls(scratch, disk_bytes, group, mounted)

@@ -24,10 +24,9 @@ the 36 collapsed were still huge (``AnonHugePages`` in ``smaps_rollup``), and
 
 Example::
 
+    >>> collapse_heap(enabled=False)
+    {'collapsed_bytes': 0, 'regions': 0, 'why_not': '$AGTOOL_HUGEPAGES is not 1'}
     >>> done = collapse_heap()
-    >>> os.environ.get(HUGEPAGES_ENV) == "1" or done == {"collapsed_bytes": 0, "regions": 0,
-    ...                                                  "why_not": "$AGTOOL_HUGEPAGES is not 1"}
-    True
     >>> sorted(done)
     ['collapsed_bytes', 'regions', 'why_not']
     >>> done["collapsed_bytes"] >= 0
@@ -39,15 +38,20 @@ import ctypes
 import ctypes.util
 import os
 
-HUGEPAGES_ENV = "AGTOOL_HUGEPAGES"
+from grader.settings import current, env_name
+
+HUGEPAGES_ENV = env_name("hugepages")
 HUGE = 2 << 20
 MADV_HUGEPAGE, MADV_COLLAPSE = 14, 25  # linux/mman-common.h
 
 
-def collapse_heap(maps: str = "/proc/self/maps") -> dict:
-    """Advise, and collapse into huge pages, the 2 MiB-aligned parts of this process's heap regions."""
+def collapse_heap(maps: str = "/proc/self/maps", *, enabled: "bool | None" = None) -> dict:
+    """Advise, and collapse into huge pages, the 2 MiB-aligned parts of this process's heap regions.
+
+    ``enabled``: the ``hugepages`` setting (default: this process's, :func:`grader.settings.current`).
+    """
     done = {"collapsed_bytes": 0, "regions": 0, "why_not": ""}
-    if os.environ.get(HUGEPAGES_ENV, "0") != "1":
+    if not (current().hugepages if enabled is None else enabled):
         done["why_not"] = f"${HUGEPAGES_ENV} is not 1"
         return done
     madvise = _madvise()

@@ -15,7 +15,7 @@ depends on (``CACHE`` cleared, spies and perturbed names restored in
 Probe kinds (``PROBES``):
 
 ``calls``
-    A sequence of operations (``steps``) with optional spies in
+    A sequence of operations (``operations``) with optional spies in
     ``TOOLS[name]["fn"]`` (and, counting only, in the module's own function of
     that name): ``call`` a module function, ``set`` a module name,
     ``contract`` (change or delete a value inside ``TOOLS``), ``add_tool``,
@@ -32,7 +32,7 @@ Probe kinds (``PROBES``):
     result or raise reaches a ``call_tool`` whichever route it calls by. The counts are kept where learner code does not look
     (:class:`Tally`). A ``report`` only says where the files are
     (``files_at``): the fork server reads them once the step is over
-    (:mod:`grader.engine.reports`), out of learner code's reach.
+    (:mod:`grader.engine.report_files`), out of learner code's reach.
 ``tools_table``
     The structure of ``TOOLS`` (with type objects encoded as ``$class``).
 ``state_reducers``
@@ -45,7 +45,7 @@ Example (in-process, as the tests do)::
 
     >>> import types
     >>> m = types.SimpleNamespace(MAX_ROWS=5)
-    >>> run_probe(m, {"kind": "calls", "params": {"steps": [{"op": "attr", "name": "MAX_ROWS"}]}}, None)["records"][0]["value"]
+    >>> run_probe(m, {"kind": "calls", "params": {"operations": [{"op": "attr", "name": "MAX_ROWS"}]}}, None)["records"][0]["value"]
     5
 """
 from __future__ import annotations
@@ -58,7 +58,7 @@ from typing import Any, Callable
 
 from grader import spec as lab_spec
 from grader.engine.encode import decode, encode
-from grader.engine.reports import REPORT_FILES
+from grader.engine.report_files import REPORT_FILES
 
 MAX_MESSAGE = 300
 MAX_SEEN = 12          # spy calls remembered per spy
@@ -355,13 +355,13 @@ class _Session:
         return out
 
     # -- operations ---------------------------------------------------------
-    def run(self, step: dict) -> dict:
-        op = step.get("op", "call")
+    def run(self, operation: dict) -> dict:
+        op = operation.get("op", "call")
         handler = getattr(self, f"op_{op}", None)
         if handler is None:
             raise SetupError(f"unknown operation {op!r}")
         try:
-            record = handler(step)
+            record = handler(operation)
         except SetupError:
             raise
         except Exception as exc:  # noqa: BLE001 - learner code
@@ -375,13 +375,13 @@ class _Session:
         record.update(self.snapshot())
         return record
 
-    def op_call(self, step: dict) -> dict:
-        fn = getattr(self.module, step["fn"], _MISSING)
+    def op_call(self, operation: dict) -> dict:
+        fn = getattr(self.module, operation["fn"], _MISSING)
         if fn is _MISSING:
-            return {"missing": step["fn"]}
-        args = decode(step.get("args", []))
-        kwargs = decode(step.get("kwargs", {}))
-        if not step.get("args_after"):
+            return {"missing": operation["fn"]}
+        args = decode(operation.get("args", []))
+        kwargs = decode(operation.get("kwargs", {}))
+        if not operation.get("args_after"):
             return {"value": encode(fn(*args, **kwargs))}
         # The arguments as the call left them: did it write into what it was given?
         try:
@@ -391,32 +391,32 @@ class _Session:
         out["args_after"] = encode(args)
         return out
 
-    def op_attr(self, step: dict) -> dict:
-        value = getattr(self.module, step["name"], _MISSING)
-        return {"missing": step["name"]} if value is _MISSING else {"value": encode(value)}
+    def op_attr(self, operation: dict) -> dict:
+        value = getattr(self.module, operation["name"], _MISSING)
+        return {"missing": operation["name"]} if value is _MISSING else {"value": encode(value)}
 
-    def op_keys(self, step: dict) -> dict:
-        value = getattr(self.module, step["name"], _MISSING)
+    def op_keys(self, operation: dict) -> dict:
+        value = getattr(self.module, operation["name"], _MISSING)
         if not isinstance(value, dict):
             return {"value": encode(None if value is _MISSING else value), "not_dict": True}
         return {"value": encode(list(value.keys()))}
 
-    def op_cache(self, step: dict) -> dict:
+    def op_cache(self, operation: dict) -> dict:
         cache = getattr(self.module, "CACHE", _MISSING)
         if not isinstance(cache, dict):
             return {"not_dict": True, "value": encode(None if cache is _MISSING else cache)}
         return {"value": encode(list(cache.keys()))}
 
-    def op_set(self, step: dict) -> dict:
-        name, module = step["name"], self.module
+    def op_set(self, operation: dict) -> dict:
+        name, module = operation["name"], self.module
         old = getattr(module, name, _MISSING)
-        setattr(module, name, decode(step["value"]))
+        setattr(module, name, decode(operation["value"]))
         self.undo.append(lambda: delattr(module, name) if old is _MISSING else setattr(module, name, old))
         return {}
 
-    def op_contract(self, step: dict) -> dict:
+    def op_contract(self, operation: dict) -> dict:
         """Change (or with ``delete`` remove) ``TOOLS[path[0]][path[1]]...``."""
-        path = step["path"]
+        path = operation["path"]
         target: Any = self.tools()
         for key in path[:-1]:
             if not isinstance(target, dict) or key not in target:
@@ -426,34 +426,34 @@ class _Session:
             raise SetupError(f"TOOLS/{'/'.join(map(str, path[:-1]))} is not a dict")
         last, parent = path[-1], target
         old = parent.get(last, _MISSING)
-        if step.get("delete"):
+        if operation.get("delete"):
             parent.pop(last, None)
         else:
-            parent[last] = decode(step["value"])
+            parent[last] = decode(operation["value"])
         self.undo.append(lambda: parent.pop(last, None) if old is _MISSING else parent.__setitem__(last, old))
         return {}
 
-    def op_add_tool(self, step: dict) -> dict:
+    def op_add_tool(self, operation: dict) -> dict:
         """Add a copy of an existing entry under a new name (to see ``tools`` follow)."""
         tools = self.tools()
-        source = tools.get(step["like"])
+        source = tools.get(operation["like"])
         if not isinstance(source, dict):
-            raise SetupError(f"TOOLS[{step['like']!r}] is not a dict the grader can copy")
-        name = step["name"]
+            raise SetupError(f"TOOLS[{operation['like']!r}] is not a dict the grader can copy")
+        name = operation["name"]
         tools[name] = dict(source)
         self.undo.append(lambda: tools.pop(name, None))
         return {}
 
-    def op_clear_cache(self, step: dict) -> dict:
+    def op_clear_cache(self, operation: dict) -> dict:
         self.clear_cache()
         return {}
 
-    def op_report(self, step: dict) -> dict:
+    def op_report(self, operation: dict) -> dict:
         """Run ``write_report`` into a new scratch folder (or its default) and read both files."""
         fn = getattr(self.module, "write_report", _MISSING)
         if fn is _MISSING:
             return {"missing": "write_report"}
-        if step.get("folder") == "default":
+        if operation.get("folder") == "default":
             folder, cwd, scratch = _parent_folder(self.ctx.module_path), _getcwd(), self.ctx.scratch
             # The working folder is looked at only inside the step's scratch folder (where
             # the step child starts): the grader removes nothing anywhere else.
@@ -517,7 +517,7 @@ def _keep(folder: str, scratch: str) -> str:
 
 
 def probe_calls(module: Any, params: dict, ctx: Any) -> dict:
-    """Run ``params["steps"]`` with ``params["spies"]`` installed; see the module docstring."""
+    """Run ``params["operations"]`` with ``params["spies"]`` installed; see the module docstring."""
     if params.get("fresh"):
         module = ctx.fresh_module()
     session = _Session(module, params, ctx)
@@ -527,7 +527,7 @@ def probe_calls(module: Any, params: dict, ctx: Any) -> dict:
         for name, spec in (params.get("spies") or {}).items():
             session.install_spy(name, spec)
         start = session.snapshot()
-        records = [session.run(step) for step in params.get("steps", [])]
+        records = [session.run(operation) for operation in params.get("operations", [])]
         return {"start": start, "records": records, "spy_seen": session.tally.seen}
     finally:
         session.restore()

@@ -4,7 +4,7 @@ Three processes talk in plain JSON, never pickle (learner code must not be
 able to make the grading process run anything it sends):
 
 * the engine client (:mod:`grader.engine.client`) sends the fork server
-  (:mod:`grader.engine.server`) one line per request,
+  (:mod:`grader.engine.forkserver`) one line per request,
   ``{"request": id, "jobs": [StepJob.to_json(), ...], "parallel": n}``,
   and reads back ``{"type": "result", "request": id, "index": i, "result":
   StepResult.to_json()}`` per job, then ``{"type": "done", "request": id}``;
@@ -50,14 +50,15 @@ DEFAULT_PROBE_FUNCTION = "grader.engine.probes:run_probe"
 # Size caps of what the step child sends back.
 MAX_MESSAGE_BYTES = 1 << 20  # one message (an observation); larger ones are refused by both sides
 MAX_TOTAL_MESSAGE_BYTES = 16 << 20  # all of one step's messages together
-# A step child rings its fork server's bell at least once per this many bytes
-# of messages (and after each one the fork server must act on at once), so
-# that the result pipe never fills between two wake-ups (grader.engine.child.run_steps).
-BELL_BYTES = 16 << 10
-# What the fork server writes on a chained step child's go pipe to begin its
+# A step child wakes its fork server (a byte on the wake-up pipe) at least once
+# per this many bytes of messages (and after each one the fork server must act
+# on at once), so that the result pipe never fills between two wake-ups
+# (grader.engine.child.run_steps).
+WAKE_BYTES = 16 << 10
+# What the fork server writes on a chained step child's start pipe to begin its
 # next step when it may also run that step's probes as soon as it imported
 # (a free slot): no second byte to wait for after ``imported``.
-PRERELEASED = b"p"
+START_AT_IMPORT = b"p"
 MAX_EXCEPTION_TEXT = 2000  # characters of an exception's message or traceback passed on
 MAX_REPORT_TEXT = 20000  # characters of the learner's tool_report.md sent back by the report probe
 # Larger sources are compiled in the step child, under its limits, not by the fork server.

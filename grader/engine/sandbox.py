@@ -18,8 +18,10 @@ import os
 import subprocess
 import sys
 
+from grader.settings import env_name
+
 SANDBOXES = ("none", "bwrap", "auto")  # "bwrap" warns when unusable, "auto" falls back silently
-SANDBOX_ENV = "AGTOOL_SANDBOX"
+SANDBOX_ENV = env_name("sandbox")
 SANDBOX_TMP_BYTES = 256 << 20
 
 

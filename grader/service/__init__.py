@@ -3,9 +3,12 @@
 Learners submit their ``tools.py`` from the notebook; each attempt is stored
 (``db``), graded in worker processes (``queue``: learner code never runs in
 the service's process), and shown to the learner and to instructors through
-a JSON API and pages (``app``, ``pages``, ``classview``). ``cli`` holds the
-``serve`` options; ``server`` runs it all.
+a JSON API and pages (``app``, ``pages``, ``classview``); the course policy
+is applied to stored attempts by ``attempt_policy``; the class's downloads are
+:mod:`grader.outputs`' own functions (``exports`` names and caches them).
+``command`` holds the ``serve`` options (``options``: their plain values);
+``serve`` runs it all.
 
-May import: ``grader.batch`` and everything below it; nothing imports this
-package but the command line.
+May import: ``grader.batch``, ``grader.outputs``, ``grader.course`` and
+everything below them; nothing imports this package but the command line.
 """

@@ -27,13 +27,13 @@ Routes (relative to the prefix)::
     GET  learners/NAME/results.json     (instructors; a learner: their own) its Gradescope results.json
 
 Every download has a ``Content-Disposition: attachment`` with a safe file
-name (:func:`grader.service.exports.attachment`). The class's outputs are
-computed off the event loop and kept while the class is unchanged
+name (:func:`grader.service.exports.attachment`). The class's outputs
+(:mod:`grader.outputs`, as ``batch`` writes them) are computed off the event loop and kept while the class is unchanged
 (:class:`grader.service.exports.ClassCache`).
 
 Example::
 
-    >>> settings = Settings(prefix="/services/agtool-grader/")
+    >>> settings = ServiceOptions(prefix="/services/agtool-grader/")
     >>> settings.max_bytes, settings.rate_limit, settings.rate_window
     (262144, 10, 60.0)
 """
@@ -46,11 +46,16 @@ import os
 from tornado import web
 from tornado.ioloop import IOLoop
 
+from grader.outputs import lms
+from grader.outputs.feedback import render_feedback
+from grader.outputs.gradescope_results import gradescope_text, gradescope_zip
+from grader.outputs.record import LearnerRecord, as_records
+from grader.outputs.similarity import similarity_outputs
 from grader.report import new_seed
-from grader.service import classview, course, exports, pages
+from grader.service import attempt_policy, classview, exports, pages
 from grader.service.db import Store, iso, utcnow
+from grader.service.options import CONTENT_TYPES, ServiceOptions
 from grader.service.queue import GradingQueue
-from grader.service.settings import CONTENT_TYPES, Settings
 
 log = logging.getLogger("agtool.service")
 
@@ -73,7 +78,7 @@ def _auth_mixins():
 
 
 class _Base(_auth_mixins(), web.RequestHandler):
-    def initialize(self, store: Store, queue: GradingQueue, settings: Settings, hub_auth,
+    def initialize(self, store: Store, queue: GradingQueue, settings: ServiceOptions, hub_auth,
                    cache: "exports.ClassCache | None" = None) -> None:
         self.store, self.queue, self.conf, self.hub_auth = store, queue, settings, hub_auth
         self.cache = cache if cache is not None else exports.ClassCache()
@@ -158,7 +163,7 @@ class SubmissionsHandler(ApiHandler):
             self.retry_after = int(self.conf.rate_window)
             raise web.HTTPError(429, f"at most {self.conf.rate_limit} submissions per {self.conf.rate_window:g} s; "
                                      "try again in a minute")
-        refused = course.refuse(self.store, self.learner, self.conf.course)
+        refused = attempt_policy.refuse(self.store, self.learner, self.conf.course)
         if refused:  # the course file's attempt limit: say when the next attempt is allowed
             self.retry_after = refused[1]
             raise web.HTTPError(429, refused[0])
@@ -184,7 +189,7 @@ class SubmissionHandler(ApiHandler):
         self.send_json(200, attempt.detail())
 
 
-def class_data(store: Store, policy=None) -> tuple[list[dict], list[dict], dict]:
+def class_data(store: Store, policy=None) -> "tuple[list[dict], list[LearnerRecord], dict]":
     """(rows per learner, the counting records, pass rates and wrong answers) from what is stored now.
 
     Without a course policy the best attempt counts; with one, the attempt
@@ -197,18 +202,18 @@ def class_data(store: Store, policy=None) -> tuple[list[dict], list[dict], dict]
     (1, [], {'checks': [], 'wrong_answers': []})
     """
     records = _records(store.finished(), policy)
-    rows = classview.class_rows(store.all_summaries(), {r["learner"]: r for r in records})
+    rows = classview.class_rows(store.all_summaries(), {r.learner: r for r in records})
     return rows, records, classview.class_outputs(records)
 
 
-def _records(attempts, policy) -> list[dict]:
-    return course.credited_records(attempts, policy) if policy is not None else classview.best_records(attempts)
+def _records(attempts, policy) -> "list[LearnerRecord]":
+    return attempt_policy.credited_records(attempts, policy) if policy is not None else classview.best_records(attempts)
 
 
 class CourseHandler(ApiHandler):
     def get(self) -> None:
         """The caller's due dates and attempts left (``null`` without a course file)."""
-        self.send_json(200, course.status(self.store, self.learner, self.conf.course))
+        self.send_json(200, attempt_policy.status(self.store, self.learner, self.conf.course))
 
 
 class ClassHandler(ApiHandler):
@@ -221,7 +226,7 @@ class ClassHandler(ApiHandler):
 class GradesCsvHandler(ApiHandler):
     async def get(self) -> None:
         self.require_instructor()
-        text = await self.in_thread(self.derived, "grades.csv", classview.gradebook_csv)
+        text = await self.in_thread(self.derived, "grades.csv", _gradebook_csv)
         self.download("grades.csv", "text/csv; charset=utf-8", text)
 
 
@@ -230,7 +235,7 @@ class GradescopeZipHandler(ApiHandler):
 
     async def get(self) -> None:
         self.require_instructor()
-        body = await self.in_thread(self.derived, "gradescope.zip", exports.gradescope_zip)
+        body = await self.in_thread(self.derived, "gradescope.zip", gradescope_zip)
         self.download("gradescope.zip", "application/zip", body)
 
 
@@ -239,9 +244,10 @@ class PlotHandler(ApiHandler):
 
     async def get(self, name: str, fmt: str) -> None:
         self.require_instructor()
-        body = await self.in_thread(self.derived, f"plot:{name}.{fmt}",
-                                    lambda records: exports.plot_bytes(records, name, fmt))
-        self.set_header("Content-Type", exports.PLOT_TYPES[fmt])
+        from grader.outputs.plots import PLOT_TYPES, plot_bytes  # matplotlib: only when a plot is asked for
+
+        body = await self.in_thread(self.derived, f"plot:{name}.{fmt}", lambda records: plot_bytes(records, name, fmt))
+        self.set_header("Content-Type", PLOT_TYPES[fmt])
         self.set_header("Content-Disposition", exports.attachment(f"{name}.{fmt}").replace("attachment", "inline", 1))
         self.finish(body)
 
@@ -265,42 +271,46 @@ class SimilarityHandler(ApiHandler):
         return self.derived("similarity", lambda records: similarity_of(self.store, records, self.conf.references))
 
 
-def similarity_of(store: Store, records: list[dict], references: "dict[str, str] | None") -> dict:
-    """:func:`grader.service.exports.similarity_outputs` of each learner's counting attempt's stored source.
+def similarity_of(store: Store, records, references: "dict[str, str] | None") -> dict:
+    """:func:`grader.outputs.similarity.similarity_outputs` of each learner's counting attempt's stored source.
+
+    References are compared, never shown: the page reaches more people than a batch's folder.
 
     >>> store = Store("sqlite://")
     >>> code = b"def f(a, b):\\n    return a + b * 2 - a + b * 3 - a * b + a - b * 4 + a * a - b * b\\n"
     >>> ids = [store.add_attempt(who, code, seed=1) for who in ("ana", "bob")]
-    >>> out = similarity_of(store, [{"learner": "ana", "attempt": ids[0]}, {"learner": "bob", "attempt": ids[1]}], None)
+    >>> out = similarity_of(store, [{"learner": "ana", "attempt": ids[0], "report": {}},
+    ...                             {"learner": "bob", "attempt": ids[1], "report": {}}], None)
     >>> [(p.a, p.b, p.kind) for p in out["pairs"]]
     [('ana', 'bob', 'pair')]
     """
-    sources = store.sources([r["attempt"] for r in records])
-    texts = {r["learner"]: sources[r["attempt"]].decode("utf-8", "replace")
-             for r in records if r["attempt"] in sources}
-    return exports.similarity_outputs(texts, references or None)
+    records = as_records(records)
+    sources = store.sources([r.attempt for r in records])
+    texts = {r.learner: sources[r.attempt].decode("utf-8", "replace") for r in records if r.attempt in sources}
+    return similarity_outputs(texts, references or None, show_references=False)
 
 
-def lms_files(records: list[dict], settings: Settings) -> "dict[str, str] | None":
-    """``canvas``, ``moodle`` and ``unmatched`` CSV texts and the ``unmatched`` list (None without a roster).
+def lms_files(records, settings: ServiceOptions) -> "dict[str, str] | None":
+    """:func:`grader.outputs.lms.lms_files` of the counting records (None without a roster).
 
-    >>> from grader.course.lms import read_roster_text
+    >>> from grader.outputs.lms import read_roster_text
     >>> records = [{"learner": "ana", "report": {"score": 5, "max_score": 10}}]
-    >>> files = lms_files(records, Settings(roster=read_roster_text("learner,lms_id\\nana,7\\nbob,8\\n")))
+    >>> files = lms_files(records, ServiceOptions(roster=read_roster_text("learner,lms_id\\nana,7\\nbob,8\\n")))
     >>> files["canvas"].splitlines()[2], files["list"]
     ('ana,7,,,,5', [('bob', 'in the roster, but no graded submission')])
-    >>> lms_files(records, Settings()) is None
+    >>> lms_files(records, ServiceOptions()) is None
     True
     """
     if settings.roster is None:
         return None
-    from grader.course import lms
-
-    rows = lms.grade_rows(records)
     name = settings.course.name if settings.course is not None and settings.course.name else "agtool lab"
-    canvas, unmatched = lms.canvas_csv(rows, settings.roster, assignment=name)
-    return {"canvas": canvas, "moodle": lms.moodle_csv(rows, settings.roster, assignment=name)[0],
-            "unmatched": lms.unmatched_csv(unmatched), "list": unmatched}
+    return lms.lms_files(records, settings.roster, assignment=name)
+
+
+def _gradebook_csv(records) -> str:
+    from grader.outputs.gradebook import gradebook_csv  # pandas: only when the gradebook is asked for
+
+    return gradebook_csv(records)
 
 
 class LmsCsvHandler(ApiHandler):
@@ -325,7 +335,7 @@ class PageHandler(_Base):
     def attempts_html(self, learner: str) -> str:
         attempts = [a.detail() for a in self.store.attempts_of(learner, limit=200)]
         return pages.learner_page(learner, attempts, prefix=self.conf.prefix, is_instructor=self.instructor,
-                                  course=course.status(self.store, learner, self.conf.course))
+                                  course=attempt_policy.status(self.store, learner, self.conf.course))
 
 
 class HomePage(PageHandler):
@@ -354,10 +364,10 @@ class LearnerFeedback(PageHandler):
             raise web.HTTPError(404, f"{learner} has no graded attempt")
         if kind == "feedback.md":
             self.download(f"{learner}-feedback.md", "text/markdown; charset=utf-8",
-                          exports.feedback_markdown(records[0]))
+                          render_feedback(records[0]))
         else:
             self.download(f"{learner}-results.json", "application/json; charset=utf-8",
-                          exports.gradescope_text(records[0]))
+                          gradescope_text(records[0]))
 
 
 class ClassPage(PageHandler):
@@ -372,9 +382,11 @@ class ClassPage(PageHandler):
                                      reference=bool(self.conf.references)))
 
 
-def make_app(store: Store, queue: GradingQueue, settings: Settings, hub_auth=None) -> web.Application:
+def make_app(store: Store, queue: GradingQueue, settings: ServiceOptions, hub_auth=None) -> web.Application:
     """The tornado application; ``hub_auth`` defaults to a ``HubOAuth`` configured from ``$JUPYTERHUB_*``."""
     from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler
+
+    from grader.outputs.plots import PLOTS
 
     if hub_auth is None:
         # The singleton: HubOAuthCallbackHandler finds the same one. It reads $JUPYTERHUB_API_URL, _API_TOKEN,
@@ -392,7 +404,7 @@ def make_app(store: Store, queue: GradingQueue, settings: Settings, hub_auth=Non
         (rf"{p}grades\.csv", GradesCsvHandler, args),
         (rf"{p}lms/(canvas|moodle|unmatched)\.csv", LmsCsvHandler, args),
         (rf"{p}gradescope\.zip", GradescopeZipHandler, args),
-        (rf"{p}plots/({'|'.join(exports.PLOTS)})\.(png|svg)", PlotHandler, args),
+        (rf"{p}plots/({'|'.join(PLOTS)})\.(png|svg)", PlotHandler, args),
         (rf"{p}similarity\.(html|csv)", SimilarityHandler, args),
         (rf"{p}oauth_callback", HubOAuthCallbackHandler),
         (rf"{p}class", ClassPage, args),

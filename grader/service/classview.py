@@ -1,9 +1,9 @@
-"""What instructors see of a class, built from stored attempts: rows per learner and ``batch``'s outputs.
+"""What instructors see of a class, built from stored attempts: rows per learner and the class tables.
 
 The gradebook counts each learner's *best* graded attempt (the highest
 score; the latest of equal scores), so a learner who tries again never loses
 points. ``grades.csv`` has exactly ``agtool-grade batch``'s columns because
-it is ``grader.batch.gradebook.gradebook_frame`` of those records.
+both are :func:`grader.outputs.gradebook.gradebook_csv` of the learners' records.
 
 Example::
 
@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 
+from grader.outputs.record import LearnerRecord, attempt_record
 from grader.report import STEPS
 
 
-def best_records(attempts) -> list[dict]:
-    """One ``batch`` record per learner from finished attempts (``db.Attempt``): the best one, sorted by learner."""
+def best_records(attempts) -> "list[LearnerRecord]":
+    """One record per learner from finished attempts (``db.Attempt``): the best one, sorted by learner."""
     best: dict[str, object] = {}
     for a in attempts:
         if a.report is None or a.score is None:
@@ -27,13 +28,10 @@ def best_records(attempts) -> list[dict]:
         kept = best.get(a.learner)
         if kept is None or (a.score, a.id) >= (kept.score, kept.id):
             best[a.learner] = a
-    return [{"learner": a.learner, "source": f"{a.learner}/attempt-{a.id}/tools.py", "sha256": a.sha256,
-             "seed": a.seed, "selection": {"steps": None, "only": None}, "report": json.loads(a.report),
-             "attempt": a.id}
-            for _, a in sorted(best.items())]
+    return [attempt_record(a) for _, a in sorted(best.items())]
 
 
-def class_rows(summaries: list[dict], records_by_learner: dict) -> list[dict]:
+def class_rows(summaries: list[dict], records_by_learner: "dict[str, LearnerRecord]") -> list[dict]:
     """``GET api/class``: per learner attempts, graded count, best and last score, per-step points, last time."""
     rows: dict[str, dict] = {}
     for s in summaries:  # oldest first
@@ -52,35 +50,21 @@ def class_rows(summaries: list[dict], records_by_learner: dict) -> list[dict]:
     for learner, row in rows.items():
         record = records_by_learner.get(learner)
         if record:
-            steps = record["report"]["steps"]
+            steps = record.report.get("steps", {})
             row["steps"] = {str(step): steps[str(step)]["score"] for step in STEPS if str(step) in steps}
-            row["best_attempt"] = record["attempt"]
-            if "credit" in record:  # a course policy: the counting attempt, its credited score and why
-                row["credited_score"], row["why"] = record["credit"]["credited"], record["credit"]["why"]
+            row["best_attempt"] = record.attempt
+            if record.credit is not None:  # a course policy: the counting attempt, its credited score and why
+                row["credited_score"], row["why"] = record.credit["credited"], record.credit["why"]
     return [rows[k] for k in sorted(rows)]
 
 
-def class_outputs(records: list[dict]) -> dict:
-    """Per-check pass rates and the most common wrong answers (``batch``'s own functions), as JSON rows."""
+def class_outputs(records: "list[LearnerRecord]") -> dict:
+    """Per-check pass rates and the most common wrong answers (the class tables ``batch`` also uses), as JSON rows."""
     if not records:
         return {"checks": [], "wrong_answers": []}
-    from grader.batch.gradebook import check_stats, common_wrong_answers  # pandas: only when there is a class
+    from grader.outputs.gradebook import check_stats, common_wrong_answers  # pandas: only when there is a class
 
     checks = check_stats(records)
     wrong = common_wrong_answers(records)
     return {"checks": json.loads(checks.to_json(orient="records")),
             "wrong_answers": json.loads(wrong.to_json(orient="records"))}
-
-
-def gradebook_csv(records: list[dict]) -> str:
-    """``grades.csv``: ``batch``'s gradebook of the counting attempts, cells escaped as ``batch`` writes them.
-
-    A learner name (or an error line) a spreadsheet would evaluate gets a ``'`` in front.
-
-    >>> report = {"score": 1, "max_score": 2, "steps": {}, "checks": [], "error": ""}
-    >>> gradebook_csv([{"learner": "=HYPERLINK(1)", "seed": 1, "report": report}]).splitlines()[1][:17]
-    "'=HYPERLINK(1),1,"
-    """
-    from grader.batch.gradebook import csv_frame, gradebook_frame
-
-    return csv_frame(gradebook_frame(records)).to_csv(index=False, lineterminator="\n")

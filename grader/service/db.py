@@ -230,6 +230,23 @@ class Store:
         with self.session() as s:
             return list(s.scalars(select(Attempt.id).where(Attempt.status.in_(UNFINISHED)).order_by(Attempt.id)))
 
+    def requeue_errors(self) -> list[int]:
+        """Put every attempt the grading machinery failed (``error``) back in the queue; their ids, oldest first.
+
+        Such an attempt was never a grade: it is graded again (the service does it at each start).
+
+        >>> store = Store("sqlite://")
+        >>> a = store.add_attempt("ana", b"x", seed=1); _ = store.take(a); _ = store.finish(a, "error", {})
+        >>> store.requeue_errors(), store.get(a).status, store.requeue_errors()
+        ([1], 'queued', [])
+        """
+        with self.session() as s, s.begin():
+            ids = list(s.scalars(select(Attempt.id).where(Attempt.status == ERROR).order_by(Attempt.id)))
+            if ids:
+                s.execute(update(Attempt).where(Attempt.id.in_(ids), Attempt.status == ERROR)
+                          .values(status=QUEUED, report=None, graded_at=None))
+            return ids
+
     def claim(self, attempt_id: int) -> bool:
         """Mark an unfinished attempt ``grading``; False when it was already finished."""
         with self.session() as s, s.begin():
@@ -253,12 +270,23 @@ class Store:
             return s.get(Attempt, attempt_id)
 
     def finish(self, attempt_id: int, status: str, report: dict) -> bool:
-        """Store the result of one grading, once: False (and nothing written) if the attempt was already finished."""
+        """Store the result of one grading, once: False (and nothing written) if the attempt was already finished.
+
+        An ``error`` (the grading machinery failed) keeps its report but no
+        score: it is not a grade.
+
+        >>> store = Store("sqlite://")
+        >>> a = store.add_attempt("ana", b"x", seed=1); _ = store.take(a)
+        >>> store.finish(a, "error", {"score": 0, "max_score": 2}), store.get(a).score
+        (True, None)
+        """
         if status not in (GRADED, ERROR):
             raise ValueError(f"an attempt finishes as {GRADED!r} or {ERROR!r}, not {status!r}")
+        graded = status == GRADED
         with self.session() as s, s.begin():
             done = s.execute(update(Attempt).where(Attempt.id == attempt_id, Attempt.status.in_(UNFINISHED))
-                             .values(status=status, score=report.get("score"), max_score=report.get("max_score"),
+                             .values(status=status, score=report.get("score") if graded else None,
+                                     max_score=report.get("max_score") if graded else None,
                                      report=json.dumps(report, sort_keys=True, ensure_ascii=False),
                                      graded_at=utcnow()))
             return done.rowcount == 1

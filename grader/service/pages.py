@@ -139,40 +139,8 @@ def class_page(rows: list[dict], outputs: dict, *, prefix: str, refresh: int,
     p = esc(prefix)
     credited = any("credited_score" in r for r in rows)
     head = "".join(f"<th>step {s}</th>" for s in STEPS)
-    learners = []
-    for r in rows:
-        name = esc(r["learner"])
-        link = esc(quote(r["learner"], safe=""))
-        steps = "".join(f"<td>{esc(r['steps'].get(str(s), ''))}</td>" for s in STEPS)
-        extra = (f"<td>{esc(r.get('credited_score', ''))}</td><td>{esc(r.get('why', ''))}</td>" if credited else "")
-        files = (f'<a href="{p}learners/{link}/feedback.md">feedback.md</a> '
-                 f'<a href="{p}learners/{link}/results.json">results.json</a>' if r.get("best_attempt") else "")
-        learners.append(
-            f"<tr><td><a href=\"{p}learners/{link}\">{name}</a></td>"
-            f"<td>{esc(r['attempts'])}</td><td>{esc(r['pending'])}</td><td>{esc(r['best_score'])}</td>"
-            f"<td>{esc(r['last_score'])}</td><td>{esc(r['max_score'])}</td>{steps}{extra}"
-            f"<td>{esc(r['last_submitted_at'])}</td><td>{files}</td></tr>")
     credit_head = "<th>credited</th><th>why</th>" if credited else ""
-    checks = "".join(
-        f"<tr><td><code>{esc(c['check'])}</code></td><td>{esc(c['step'])}</td><td>{esc(c['title'])}</td>"
-        f"<td>{esc(c['passed'])}/{esc(c['graded'])}</td><td>{esc(round(100 * (c['pass_rate'] or 0)))}%</td></tr>"
-        for c in sorted(outputs["checks"], key=lambda c: (c["pass_rate"], c["check"])))
-    wrong = "".join(
-        f"<tr><td><code>{esc(w['check'])}</code></td><td><pre>{esc(w['got'])}</pre></td>"
-        f"<td><pre>{esc(w['expected'])}</pre></td><td>{esc(w['count'])}</td><td>{esc(w['learners'])}</td></tr>"
-        for w in outputs["wrong_answers"])
-    downloads = [f'<a href="{p}grades.csv">grades.csv</a>', f'<a href="{p}gradescope.zip">gradescope.zip</a>',
-                 f'<a href="{p}similarity.html">similarity.html</a>', f'<a href="{p}similarity.csv">similarity.csv</a>',
-                 f'<a href="{p}api/class">api/class (JSON)</a>']
-    roster = ""
-    if unmatched is not None:
-        downloads[2:2] = [f'<a href="{p}lms/canvas.csv">lms/canvas.csv</a>',
-                          f'<a href="{p}lms/moodle.csv">lms/moodle.csv</a>',
-                          f'<a href="{p}lms/unmatched.csv">lms/unmatched.csv</a>']
-        items = "".join(f"<tr><td>{esc(who)}</td><td>{esc(problem)}</td></tr>" for who, problem in unmatched)
-        roster = (f"<h2>Not matched by the roster ({len(unmatched)})</h2>"
-                  + (f"<table><tr><th>learner</th><th>problem</th></tr>{items}</table>" if unmatched
-                     else "<p>Every graded learner is in the roster, and every roster row has a graded attempt.</p>"))
+    downloads, roster = _downloads(p, unmatched)
     plots = "".join(
         f'<figure><img src="{p}plots/{name}.png" alt="{esc(title)}">'
         f'<figcaption>{esc(title)} (<a href="{p}plots/{name}.svg">SVG</a>, '
@@ -186,13 +154,58 @@ def class_page(rows: list[dict], outputs: dict, *, prefix: str, refresh: int,
         f"<p><small>{esc(similarity)}</small></p>"
         f"<h2>Learners ({len(rows)})</h2><table><tr><th>learner</th><th>attempts</th><th>pending</th>"
         f"<th>best</th><th>last</th><th>max</th>{head}{credit_head}<th>last attempt</th><th>files</th></tr>"
-        f"{''.join(learners)}</table>{roster}"
+        f"{''.join(_learner_row(r, p, credited) for r in rows)}</table>{roster}"
         f"<h2>Plots</h2>{plots or '<p>No graded attempt yet.</p>'}"
         "<h2>Checks, hardest first</h2><table><tr><th>check</th><th>step</th><th>title</th><th>passed</th>"
-        f"<th>pass rate</th></tr>{checks}</table>"
+        f"<th>pass rate</th></tr>{_check_rows(outputs)}</table>"
         "<h2>Most common wrong answers</h2><table><tr><th>check</th><th>got</th><th>expected</th><th>learners</th>"
-        f"<th>who</th></tr>{wrong}</table>")
+        f"<th>who</th></tr>{_wrong_rows(outputs)}</table>")
     return page("agtool: class", body, refresh=refresh)
+
+
+def _learner_row(r: dict, p: str, credited: bool) -> str:
+    """One learner's row of the class page (``p``: the escaped prefix)."""
+    name = esc(r["learner"])
+    link = esc(quote(r["learner"], safe=""))
+    steps = "".join(f"<td>{esc(r['steps'].get(str(s), ''))}</td>" for s in STEPS)
+    extra = (f"<td>{esc(r.get('credited_score', ''))}</td><td>{esc(r.get('why', ''))}</td>" if credited else "")
+    files = (f'<a href="{p}learners/{link}/feedback.md">feedback.md</a> '
+             f'<a href="{p}learners/{link}/results.json">results.json</a>' if r.get("best_attempt") else "")
+    return (f"<tr><td><a href=\"{p}learners/{link}\">{name}</a></td>"
+            f"<td>{esc(r['attempts'])}</td><td>{esc(r['pending'])}</td><td>{esc(r['best_score'])}</td>"
+            f"<td>{esc(r['last_score'])}</td><td>{esc(r['max_score'])}</td>{steps}{extra}"
+            f"<td>{esc(r['last_submitted_at'])}</td><td>{files}</td></tr>")
+
+
+def _check_rows(outputs: dict) -> str:
+    return "".join(
+        f"<tr><td><code>{esc(c['check'])}</code></td><td>{esc(c['step'])}</td><td>{esc(c['title'])}</td>"
+        f"<td>{esc(c['passed'])}/{esc(c['graded'])}</td><td>{esc(round(100 * (c['pass_rate'] or 0)))}%</td></tr>"
+        for c in sorted(outputs["checks"], key=lambda c: (c["pass_rate"], c["check"])))
+
+
+def _wrong_rows(outputs: dict) -> str:
+    return "".join(
+        f"<tr><td><code>{esc(w['check'])}</code></td><td><pre>{esc(w['got'])}</pre></td>"
+        f"<td><pre>{esc(w['expected'])}</pre></td><td>{esc(w['count'])}</td><td>{esc(w['learners'])}</td></tr>"
+        for w in outputs["wrong_answers"])
+
+
+def _downloads(p: str, unmatched: "list | None") -> "tuple[list[str], str]":
+    """The download links, and the roster's section (``""`` without a roster)."""
+    downloads = [f'<a href="{p}grades.csv">grades.csv</a>', f'<a href="{p}gradescope.zip">gradescope.zip</a>',
+                 f'<a href="{p}similarity.html">similarity.html</a>', f'<a href="{p}similarity.csv">similarity.csv</a>',
+                 f'<a href="{p}api/class">api/class (JSON)</a>']
+    if unmatched is None:
+        return downloads, ""
+    downloads[2:2] = [f'<a href="{p}lms/canvas.csv">lms/canvas.csv</a>',
+                      f'<a href="{p}lms/moodle.csv">lms/moodle.csv</a>',
+                      f'<a href="{p}lms/unmatched.csv">lms/unmatched.csv</a>']
+    items = "".join(f"<tr><td>{esc(who)}</td><td>{esc(problem)}</td></tr>" for who, problem in unmatched)
+    roster = (f"<h2>Not matched by the roster ({len(unmatched)})</h2>"
+              + (f"<table><tr><th>learner</th><th>problem</th></tr>{items}</table>" if unmatched
+                 else "<p>Every graded learner is in the roster, and every roster row has a graded attempt.</p>"))
+    return downloads, roster
 
 
 def json_text(data) -> str:

@@ -6,8 +6,9 @@ thread hands attempts to long-lived worker processes (``grader.batch.pool.Worker
 the batch's pool: each worker keeps its own warm fork server between attempts) that run
 :func:`grader.batch.task.grade_task`, which runs the learner's module in the
 engine's step processes. A worker that dies or runs over its time limit is
-killed with its process group and replaced, and that attempt finishes as
-``error``. With ``executor="dask"`` the same ``grade_task`` runs on a Dask
+killed with its process group and replaced; the attempt finishes as ``error``
+when the worker died (graded again) and as ``graded`` with the time-out as
+feedback when the submission used its whole budget, as in ``batch``. With ``executor="dask"`` the same ``grade_task`` runs on a Dask
 cluster instead.
 
 Exactly once: an attempt is claimed (``queued`` -> ``grading``) before it is
@@ -36,9 +37,9 @@ from typing import Callable
 
 from grader.batch.pool import WorkerPool  # the batch's pool: same kill and replace rules
 from grader.batch.run import GRACE
-from grader.batch.task import (CLUSTER_FAILED, RETRY_ON_RESUME, SUBMISSION_TIMEOUT, WORKER_DIED, GradeTask,
-                               failed_report, grade_task, step_timeout, warm_engine)
-from grader.report import STEPS
+from grader.batch.task import SUBMISSION_TIMEOUT, GradeTask, failed_report, grade_task, step_timeout, warm_engine
+from grader.messages import WORKER_DIED, cluster_failed, over_time
+from grader.report import STEPS, FailureKind, failure_of
 from grader.service.db import ERROR, GRADED, Store
 
 log = logging.getLogger("agtool.service")
@@ -47,23 +48,28 @@ IDLE_WAIT = 1.0  # seconds the dispatcher waits when no worker answers; put() wa
 
 
 def status_of(report: dict) -> str:
-    """``error`` when the grading machinery failed (not the learner's code), else ``graded``.
+    """``error`` when the grading machinery failed (a failure to retry, not the learner's), else ``graded``.
 
     A module that does not import is *graded* (zero points, the import error
-    as feedback); a worker that died is an ``error`` the learner did not cause.
+    as feedback), and so is a submission over its whole time budget; a worker
+    that died is an ``error``: stored without a score, graded again at the next
+    start, never counted (the rule of :attr:`grader.report.Failure.retry`, as in
+    ``batch --resume``).
 
-    >>> status_of({"error": "the grading process died"}), status_of({"error": "SyntaxError: ..."})
-    ('error', 'graded')
+    >>> status_of({"failure": {"kind": "grader", "message": "the grading process died"}})
+    'error'
+    >>> status_of({"error": "grading stopped: over the time limit of 60 s"}), status_of({"error": "SyntaxError"})
+    ('graded', 'graded')
     """
-    error = report.get("error") or ""
-    return ERROR if error.startswith(RETRY_ON_RESUME) or error.startswith("grading stopped:") else GRADED
+    failure = failure_of(report)
+    return ERROR if failure is not None and failure.retry else GRADED
 
 
 def grade_attempt(item: "tuple[int, GradeTask]", grade_fn=None) -> dict:
     """Run in a worker: grade the task of ``(attempt id, task)`` (the pool hands the whole item back with it).
 
     >>> grade_attempt((1, task_for(__import__("types").SimpleNamespace(id=1, learner="a", source=b"x",
-    ...               sha256="", seed=1))), grade_fn=lambda path, **kw: 1/0)["error"][:18]
+    ...               sha256="", seed=1))), grade_fn=lambda submission, **kw: 1/0)["error"][:18]
     'the grader failed:'
     """
     return grade_task(item[1], grade_fn)
@@ -118,8 +124,8 @@ class GradingQueue:
 
     # ------------------------------------------------------------------ public
     def start(self) -> "GradingQueue":
-        """Queue every stored unfinished attempt again, then start grading."""
-        again = self.store.unfinished()
+        """Queue every stored unfinished attempt again, and each the grading machinery failed, then start grading."""
+        again = self.store.unfinished() + self.store.requeue_errors()
         if again:
             log.info("re-queueing %d stored attempt(s) not graded before the last stop", len(again))
         for attempt_id in again:
@@ -235,11 +241,12 @@ class GradingQueue:
                 self._pool = None
 
     def _lost(self, item: "tuple[int, GradeTask]", timed_out: bool) -> dict:
-        """The report of an attempt whose worker died or ran over the time limit (an ``error``)."""
+        """The report of an attempt whose worker died (an ``error``) or ran over the time limit (its own)."""
         _attempt_id, task = item
-        message = (f"grading stopped: over the time limit of {SUBMISSION_TIMEOUT:g} s" if timed_out
-                   else WORKER_DIED)
-        return failed_report(task.seed, task.display, message).to_dict()
+        if timed_out:
+            over = over_time(SUBMISSION_TIMEOUT)
+            return failed_report(task.seed, task.display, over, kind=FailureKind.TIME).to_dict()
+        return failed_report(task.seed, task.display, WORKER_DIED, kind=FailureKind.GRADER).to_dict()
 
     # ------------------------------------------------------------------ Dask
     def _run_dask(self) -> None:
@@ -267,8 +274,8 @@ class GradingQueue:
                 try:
                     report = future.result()
                 except Exception as exc:  # the cluster's failure, not the learner's
-                    report = failed_report(task.seed, task.display,
-                                           f"{CLUSTER_FAILED}{type(exc).__name__}: {exc}").to_dict()
+                    report = failed_report(task.seed, task.display, cluster_failed(exc),
+                                           kind=FailureKind.GRADER).to_dict()
                 self._finish(attempt_id, report)
         finally:
             if client is not self.scheduler:

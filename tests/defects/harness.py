@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from grader.engine.probes import run_probe
-from grader.engine.reports import resolve_report_files
+from grader.engine.report_files import resolve_report_files
 from grader.checks.registry import Verdict, check_rng, checks_for
 
 _names = itertools.count()

@@ -14,12 +14,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the e2e_* helper modules
+from helpers import skip_missing
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / "artifacts" / "e2e"
@@ -38,7 +37,7 @@ def missing(reason: str) -> None:
     """A prerequisite is absent: fail in CI, skip (saying how to install it) elsewhere."""
     if os.environ.get("CI"):
         pytest.fail(f"{reason} (CI is set: e2e tests must run, not skip)", pytrace=False)
-    pytest.skip(reason)
+    skip_missing(reason)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -107,7 +106,7 @@ def lab_server(tmp_path_factory):
     are run in the browser but must never be saved with their outputs
     (autosave is off in the isolated config); the end of the session checks it.
     """
-    from e2e_lab import running_lab
+    from e2e.lab import running_lab
 
     saved_before = notebooks_with_saved_outputs()
     servers: dict[str, object] = {}

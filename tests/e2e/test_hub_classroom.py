@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from e2e_hub import give_home, log_in, running_hub, submit_login
-from e2e_notebook_ui import (
+from e2e.hub import give_home, log_in, running_hub, submit_login
+from e2e.notebook_ui import (
     open_notebook, output_errors, run_all_cells, screenshot_check_panel, wait_for_check_panel,
 )
-from e2e_processes import child_env, venv_bin
+from e2e.processes import child_env, venv_bin
 
 pytestmark = pytest.mark.e2e
 

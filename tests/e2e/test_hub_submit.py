@@ -26,8 +26,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from e2e_hub import GradingService, give_home, log_in, running_hub, submit_login
-from e2e_notebook_ui import open_notebook, output_errors, run_all_cells, screenshot_check_panel, wait_for_check_panel
+from e2e.hub import GradingService, give_home, log_in, running_hub, submit_login
+from e2e.notebook_ui import open_notebook, output_errors, run_all_cells, screenshot_check_panel, wait_for_check_panel
 
 pytestmark = pytest.mark.e2e
 

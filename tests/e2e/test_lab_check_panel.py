@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from e2e_lab import running_lab
-from e2e_notebook_ui import (
+from e2e.lab import running_lab
+from e2e.notebook_ui import (
     open_notebook, output_errors, run_all_cells, screenshot_check_panel, try_new_random_values,
     wait_for_check_panel,
 )

@@ -11,8 +11,8 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from e2e_lab import running_lab
-from e2e_notebook_ui import open_notebook, output_errors, run_all_cells
+from e2e.lab import running_lab
+from e2e.notebook_ui import open_notebook, output_errors, run_all_cells
 
 pytestmark = pytest.mark.e2e
 

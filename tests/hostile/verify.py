@@ -92,7 +92,7 @@ def unmet_need(case: Case, sandbox: str = "") -> str:
     return ""
 
 
-def extra_check_problems(run: Run, runner: EngineClient, secret: str) -> list[str]:
+def extra_check_problems(run: Run, engine: EngineClient, secret: str) -> list[str]:
     """Run the case's ``checks`` (see the manifest); return what did not hold."""
     problems = []
     report = run.report
@@ -135,7 +135,7 @@ def extra_check_problems(run: Run, runner: EngineClient, secret: str) -> list[st
         elif name == "no_secret":
             problems += _secret_problems(run, secret)
         elif name == "grader_still_works":
-            after = grade(SOLUTION, steps=[1], seed=run.seed, timeout=STEP_TIMEOUT, engine=runner)
+            after = grade(SOLUTION, steps=[1], seed=run.seed, timeout=STEP_TIMEOUT, engine=engine)
             if not after.passed:
                 problems.append(f"the next grading after the case failed: {after.summary()} {after.error}")
         else:

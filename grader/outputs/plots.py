@@ -12,6 +12,7 @@ Example::
 """
 from __future__ import annotations
 
+import io
 import multiprocessing
 import sys
 from functools import partial
@@ -22,8 +23,13 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from grader.outputs.gradebook import Records, check_stats, gradebook_frame, step_frame
+
 # No date or version in the PNG: the same class gives the same bytes.
 _PNG_METADATA = {"Software": None}
+PLOTS = ("score_histogram", "check_pass_rate", "step_scores")
+PLOT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
+_METADATA = {"png": _PNG_METADATA, "svg": {"Date": None, "Creator": None}}
 PLOT_FILES = ("score_histogram.png", "check_pass_rate.png", "step_scores.png")  # in write_plots' order
 
 
@@ -32,7 +38,8 @@ def score_histogram(book: pd.DataFrame) -> Figure:
     fig = Figure(figsize=(6, 3.5), layout="constrained")
     ax = fig.add_subplot()
     top = int(book["max_score"].max()) if len(book) else 1
-    ax.hist(book["score"], bins=range(0, top + 2), align="left", rwidth=0.85, color="#4477aa")
+    scores = book["score"].dropna().to_numpy(dtype=float)  # an empty score is no grade: not a bar at 0
+    ax.hist(scores, bins=range(0, top + 2), align="left", rwidth=0.85, color="#4477aa")
     ax.set(title=f"Scores ({len(book)} learners)", xlabel=f"score (of {top})", ylabel="learners",
            xlim=(-1, top + 1))
     return fig
@@ -128,3 +135,23 @@ def _quietly(draw: Callable[[], object]) -> None:
         draw()
     except BaseException:  # noqa: BLE001 - reported by the caller's own drawing, not twice
         sys.exit(1)
+
+
+def plot_bytes(records: Records, name: str, fmt: str) -> bytes:
+    """One of the class plots (``score_histogram``, ``check_pass_rate``, ``step_scores``) as PNG or SVG bytes.
+
+    >>> plot_bytes([], "step_scores", "svg")[:5]
+    b'<?xml'
+    """
+    if name not in PLOTS or fmt not in PLOT_TYPES:
+        raise KeyError(f"no plot {name}.{fmt}: plots are {', '.join(PLOTS)} as png or svg")
+    if name == "score_histogram":
+        fig = score_histogram(gradebook_frame(records))
+    elif name == "check_pass_rate":
+        fig = check_pass_rate(check_stats(records))
+    else:
+        fig = step_scores(step_frame(records))
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=100, metadata=_METADATA[fmt])
+    return buf.getvalue()

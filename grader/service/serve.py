@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 from pathlib import Path
 from urllib.parse import urlparse
 
 from grader.service.app import make_app
-from grader.service.settings import Settings
 from grader.service.db import Store, default_url
+from grader.service.options import ServiceOptions
 from grader.service.queue import GradingQueue
+from grader.settings import Settings
 
 log = logging.getLogger("agtool.service")
 DEFAULT_URL = "http://127.0.0.1:10101"
@@ -44,30 +44,34 @@ def normalize_prefix(prefix: str) -> str:
     return "/" + prefix.strip("/") + "/" if prefix.strip("/") else "/"
 
 
-def serve(args) -> int:
-    """Run until stopped (the ``serve`` subcommand's body); returns an exit status."""
+def serve(args, settings: "Settings | None" = None) -> int:
+    """Run until stopped (the ``serve`` subcommand's body); returns an exit status.
+
+    ``settings`` (default: read now) give the hub's prefix and address when the options do not.
+    """
+    settings = settings or Settings.from_environ()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     data = Path(args.data_dir)
     data.mkdir(parents=True, exist_ok=True)
     store = Store(args.db or default_url(data))
     log.info("database: %s", store.engine.url.render_as_string(hide_password=True))
-    prefix = normalize_prefix(args.prefix or os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/"))
-    settings = Settings(prefix=prefix, instructor_group=args.instructor_group, max_bytes=args.max_bytes,
+    prefix = normalize_prefix(args.prefix or settings.service_prefix or "/")
+    options = ServiceOptions(prefix=prefix, instructor_group=args.instructor_group, max_bytes=args.max_bytes,
                         rate_limit=args.rate_limit, rate_window=args.rate_window,
                         course=getattr(args, "course_policy", None), roster=getattr(args, "roster_entries", None),
                         references=getattr(args, "references", None) or {})
     queue = GradingQueue(store, jobs=args.jobs, sandbox=args.sandbox, executor=args.executor,
                          scheduler=args.scheduler)
     queue.start()
-    host, port = bind_address(args.url or os.environ.get("JUPYTERHUB_SERVICE_URL") or DEFAULT_URL)
+    host, port = bind_address(args.url or settings.service_bind_url or DEFAULT_URL)
 
     async def main() -> None:
-        app = make_app(store, queue, settings)
+        app = make_app(store, queue, options)
         # Bodies over the cap are refused by the handler with a clear 413; tornado only has to read them.
-        server = app.listen(port, address=host, max_body_size=settings.max_bytes + 1024 * 1024,
+        server = app.listen(port, address=host, max_body_size=options.max_bytes + 1024 * 1024,
                             xheaders=True)
         log.info("agtool grading service on http://%s:%d%s (instructors: admins and group %r)",
-                 host, port, prefix, settings.instructor_group)
+                 host, port, prefix, options.instructor_group)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

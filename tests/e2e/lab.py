@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from e2e_processes import child_env, free_port, start_logged, stop_tree, venv_bin, wait_for_http
+from e2e.processes import child_env, free_port, start_logged, stop_tree, venv_bin, wait_for_http
 
 START_TIMEOUT = 90.0
 
@@ -73,7 +73,7 @@ def isolated_jupyter_env(work: Path, *, disable: tuple[str, ...] = ()) -> dict[s
 
     No user setting leaks in; the news toast is off; autosave is off, so
     running the repo's notebooks never writes outputs into committed files;
-    ``window.jupyterapp`` is exposed for :mod:`e2e_notebook_ui`. ``disable``
+    ``window.jupyterapp`` is exposed for :mod:`e2e.notebook_ui`. ``disable``
     names more front-end plugins to switch off (a test uses it to take the
     widget manager away).
 

@@ -1,8 +1,10 @@
-"""The grading service's limits and settings: plain data, so the command line loads no web server.
+"""The grading service's limits and options: plain data, so the command line loads no web server.
+
+(The environment's settings are :mod:`grader.settings`; these are what ``serve`` was started with.)
 
 Example::
 
-    >>> Settings().max_bytes == MAX_BYTES
+    >>> ServiceOptions().max_bytes == MAX_BYTES
     True
 """
 from __future__ import annotations
@@ -16,7 +18,7 @@ CLASS_REFRESH = 10  # seconds between reloads of the class page
 
 
 @dataclass
-class Settings:
+class ServiceOptions:
     """What the service was started with (``agtool-grade serve``'s options)."""
 
     prefix: str = "/"
@@ -25,6 +27,6 @@ class Settings:
     rate_limit: int = RATE_LIMIT
     rate_window: float = RATE_WINDOW
     class_refresh: int = CLASS_REFRESH
-    roster: object = None  # grader.course.lms roster entries by learner (--roster FILE): the LMS downloads
+    roster: object = None  # grader.outputs.lms roster entries by learner (--roster FILE): the LMS downloads
     references: dict = None  # {"reference:tools.py": text} (--reference): compared by similarity, never served
     course: object = None  # a grader.course.policy.Policy (--course FILE), or None: no deadline, no attempt limit

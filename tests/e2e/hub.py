@@ -31,15 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from e2e_lab import isolated_jupyter_env
-from e2e_processes import child_env, free_ports, start_logged, stop_tree, venv_bin, wait_for_http
+from e2e.lab import isolated_jupyter_env
+from e2e.processes import child_env, free_ports, start_logged, stop_tree, venv_bin, wait_for_http
 
 START_TIMEOUT = 90.0
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPAWN_TIMEOUT_MS = 120_000
 
 CONFIG_TEMPLATE = '''\
-# Written by tests/e2e/e2e_hub.py for one test session.
+# Written by tests/e2e/hub.py for one test session.
 c = get_config()  # noqa: F821
 
 c.JupyterHub.bind_url = "http://127.0.0.1:{port}"

@@ -16,14 +16,18 @@ import os
 import sys
 from pathlib import Path
 
-from grader.service.settings import MAX_BYTES, RATE_LIMIT, RATE_WINDOW
+from grader.service.options import MAX_BYTES, RATE_LIMIT, RATE_WINDOW
+from grader.settings import Settings, current
 
 REFERENCE = Path(__file__).resolve().parents[2] / "solutions" / "tools.py"  # a checkout's, or none installed
-DEFAULT_DATA = os.environ.get("AGTOOL_SERVICE_DATA", "agtool-service-data")
 
 
-def add_serve_parser(subparsers) -> argparse.ArgumentParser:
-    """Add the ``serve`` subcommand to ``subparsers`` (``args.func`` runs it) and return its parser."""
+def add_serve_parser(subparsers, settings=None) -> argparse.ArgumentParser:
+    """Add the ``serve`` subcommand to ``subparsers`` (``args.func`` runs it) and return its parser.
+
+    ``settings`` (a :class:`grader.settings.Settings`; default: read now) give ``--data-dir``'s default.
+    """
+    settings = settings or current()
     p = subparsers.add_parser(
         "serve", help="run the classroom grading service (a JupyterHub service; extra `service`)",
         description="Grade submissions from learners' notebooks as they arrive, keep every attempt, "
@@ -32,7 +36,7 @@ def add_serve_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--db", default=None, metavar="URL",
                    help="SQLAlchemy database URL, e.g. postgresql+psycopg://user:pw@host/agtool "
                         "(default: an SQLite file in --data-dir)")
-    p.add_argument("--data-dir", default=DEFAULT_DATA, metavar="DIR",
+    p.add_argument("--data-dir", default=settings.service_data, metavar="DIR",
                    help="the service's data folder (default: $AGTOOL_SERVICE_DATA or ./agtool-service-data)")
     p.add_argument("--instructor-group", default="agtool-instructors", metavar="GROUP",
                    help="hub group whose members are instructors, besides hub admins (default: %(default)s)")
@@ -50,11 +54,12 @@ def add_serve_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--rate-window", type=float, default=RATE_WINDOW, metavar="S",
                    help="seconds of the rate limit's window (default: %(default)s)")
     p.add_argument("--course", default=None, metavar="FILE",
-                   help="a course file (TOML: due dates, late credit, attempt limit, weights; README "
-                        "\"Course policy\"): over the limit a submission gets 429 saying when the next is allowed")
+                   help="a course file (TOML: due dates, late credit, attempt limit, weights; "
+                        "docs/classroom.md, \"Course policy\"): over the limit a submission gets 429 "
+                        "saying when the next is allowed")
     p.add_argument("--roster", default=None, metavar="FILE",
                    help="a CSV learner,lms_id[,name,...]: instructors download lms/canvas.csv, lms/moodle.csv "
-                        "and lms/unmatched.csv (README \"Course policy\")")
+                        "and lms/unmatched.csv (docs/instructor.md, \"LMS import files\")")
     p.add_argument("--reference", default="auto", metavar="FILE",
                    help="the reference solution similarity compares each learner with (read by the service "
                         "only, never served); default: solutions/tools.py of this install or checkout if there "
@@ -79,7 +84,7 @@ def run_serve(args) -> int:
         except CourseError as exc:
             raise SystemExit(f"agtool-grade serve: {exc}")
     if getattr(args, "roster", None):
-        from grader.course.lms import RosterError, read_roster
+        from grader.outputs.lms import RosterError, read_roster
 
         try:
             args.roster_entries = read_roster(args.roster)
@@ -87,10 +92,10 @@ def run_serve(args) -> int:
             raise SystemExit(f"agtool-grade serve: {exc}")
     args.references = reference_texts(getattr(args, "reference", "auto"))
     try:
-        from grader.service.server import serve
+        from grader.service.serve import serve
     except ImportError as exc:
         raise SystemExit(f"agtool-grade serve needs the service extra: pip install 'agtool-lab[service]' ({exc})")
-    return serve(args)
+    return serve(args, getattr(args, "settings", None))
 
 
 def reference_texts(reference: "str | None") -> "dict[str, str]":
@@ -115,8 +120,10 @@ def reference_texts(reference: "str | None") -> "dict[str, str]":
 
 def main(argv: "list[str] | None" = None) -> int:
     """``python -m grader.service [options]``: the same as ``agtool-grade serve [options]``."""
+    environment = Settings.from_environ()  # read once, here, and passed down
     parser = argparse.ArgumentParser(prog="python -m grader.service")
     sub = parser.add_subparsers()
-    add_serve_parser(sub)
+    add_serve_parser(sub, environment)
     args = parser.parse_args(["serve", *(argv if argv is not None else sys.argv[1:])])
+    args.settings = environment
     return args.func(args)

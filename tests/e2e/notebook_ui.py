@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from playwright.sync_api import Page
+if TYPE_CHECKING:  # only a type: collecting these tests must not need the e2e extra
+    from playwright.sync_api import Page
 
 OPEN_TIMEOUT_MS = 90_000
 RUN_TIMEOUT_MS = 120_000

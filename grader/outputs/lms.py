@@ -41,8 +41,9 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.batch.discovery import sanitize_learner_id  # the ids the batch gives learner folders
+from grader.outputs.learner_ids import sanitize_learner_id  # the ids the batch gives learner folders
 from grader.escape import csv_cell
+from grader.outputs.record import as_records
 
 CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 MOODLE_HEADER = ["ID number", "Email address"]
@@ -84,7 +85,7 @@ def read_roster_text(text: str, *, source: str = "roster") -> "dict[str, RosterE
     >>> read_roster_text("learner,id\\nana,1\\n")
     Traceback (most recent call last):
     ...
-    grader.course.lms.RosterError: roster: the header has no lms_id column; the first row must name the columns learner,lms_id (optional: name, sis_user_id, sis_login_id, section, email)
+    grader.outputs.lms.RosterError: roster: the header has no lms_id column; the first row must name the columns learner,lms_id (optional: name, sis_user_id, sis_login_id, section, email)
     """
     reader = csv.DictReader(io.StringIO(text))
     header = [h.strip() for h in reader.fieldnames or []]
@@ -179,33 +180,53 @@ def unmatched_csv(unmatched: list) -> str:
     return _write([["learner", "problem"], *unmatched])
 
 
-def grade_rows(records: list[dict]) -> list[dict]:
-    """One row per learner from batch records: the credited score under a policy, else the raw one, and why.
+def grade_rows(records) -> list[dict]:
+    """One row per graded learner: the credited score under a policy, else the raw one, and why.
+
+    A failure of the grading machinery is not a grade: it gets no row (it is graded again).
 
     >>> grade_rows([{"learner": "ana", "report": {"score": 5, "max_score": 10},
     ...              "credit": {"credited": 4.0, "max_score": 10.0, "why": "late", "attempt": 2}}])[0]["score"]
     4.0
     """
     rows = []
-    for r in records:
-        got = r.get("credit")
+    for r in as_records(records):
+        if not r.graded:
+            continue
+        got = r.credit
         if got:
-            rows.append({"learner": r["learner"], "score": got["credited"], "max_score": got["max_score"],
+            rows.append({"learner": r.learner, "score": got["credited"], "max_score": got["max_score"],
                          "why": f"attempt {got['attempt']}: {got['why']}"})
         else:
-            rows.append({"learner": r["learner"], "score": r["report"]["score"],
-                         "max_score": r["report"]["max_score"], "why": "raw score (no course policy)"})
+            rows.append({"learner": r.learner, "score": r.score, "max_score": r.max_score,
+                         "why": "raw score (no course policy)"})
     return rows
 
 
-def write_lms(records: list[dict], roster, out: "str | Path", *, assignment: str) -> "tuple[dict[str, Path], list]":
-    """Write ``canvas.csv``, ``moodle.csv`` and ``unmatched.csv`` under ``out``; their paths and the unmatched learners."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+def lms_files(records, roster, *, assignment: str) -> dict:
+    """``canvas``, ``moodle`` and ``unmatched`` CSV texts, and the ``unmatched`` list as ``list``.
+
+    >>> roster = read_roster_text("learner,lms_id\\nana,7\\nbob,8\\n")
+    >>> files = lms_files([{"learner": "ana", "report": {"score": 5, "max_score": 10}}], roster, assignment="lab")
+    >>> files["canvas"].splitlines()[2], files["list"]
+    ('ana,7,,,,5', [('bob', 'in the roster, but no graded submission')])
+    """
     rows = grade_rows(records)
     canvas, unmatched = canvas_csv(rows, roster, assignment=assignment)
-    moodle, _ = moodle_csv(rows, roster, assignment=assignment)
-    paths = {"lms:canvas": out / "canvas.csv", "lms:moodle": out / "moodle.csv", "lms:unmatched": out / "unmatched.csv"}
-    for name, text in (("lms:canvas", canvas), ("lms:moodle", moodle), ("lms:unmatched", unmatched_csv(unmatched))):
-        paths[name].write_text(text, encoding="utf-8")
-    return paths, unmatched
+    return {"canvas": canvas, "moodle": moodle_csv(rows, roster, assignment=assignment)[0],
+            "unmatched": unmatched_csv(unmatched), "list": unmatched}
+
+
+def write_lms(records, roster, out: "str | Path", *, assignment: str) -> "tuple[dict[str, Path], list]":
+    """Write ``canvas.csv``, ``moodle.csv`` and ``unmatched.csv`` under ``out``; their paths and the unmatched learners.
+
+    >>> write_lms([], {}, "out/lms", assignment="lab")   # doctest: +SKIP
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    files = lms_files(records, roster, assignment=assignment)
+    paths = {}
+    for kind in ("canvas", "moodle", "unmatched"):
+        paths[f"lms:{kind}"] = out / f"{kind}.csv"
+        paths[f"lms:{kind}"].write_text(files[kind], encoding="utf-8")
+    return paths, files["list"]

@@ -31,7 +31,7 @@ from grader.escape import csv_cell, html_text
 
 K = 25          # noise threshold: shared runs shorter than 25 normalised characters are ignored
 WINDOW = 1      # winnowing window: every k-gram kept (a tools.py is small; this is exact and fast enough)
-THRESHOLD = 0.6  # the independent modules of tests/alt_styles/ share at most ~0.4 (README, "Similarity")
+THRESHOLD = 0.6  # the independent modules of tests/alt_styles/ share at most ~0.4 (docs/instructor.md, "Similarity")
 REPO = Path(__file__).resolve().parents[2]
 GIVEN = (REPO / "agtool" / "tools.py", REPO / "grader" / "spec.py")
 
@@ -161,13 +161,32 @@ def similarity_html(pairs: "list[Pair]", sources: "dict[str, str]", references: 
             f"<th>shared tokens</th><th>flagged</th></tr>{rows}</table>{details}</body></html>")
 
 
+def similarity_outputs(sources: "dict[str, str]", references: "dict[str, str] | None" = None, *,
+                       show_references: bool = True) -> dict:
+    """``{"html", "csv", "pairs"}`` for ``sources`` (learner -> text); ``show_references=False``: references
+    are compared, never shown (the service's page, which more people reach than the batch's folder).
+
+    >>> code = "def f(a, b):\\n    return a + b * 2 - a + b * 3 - a * b + a - b * 4\\n"
+    >>> out = similarity_outputs({"ana": code, "bob": code}, {"reference:tools.py": "SECRET = 1\\n" + code},
+    ...                          show_references=False)
+    >>> "SECRET" in out["html"], out["csv"].splitlines()[0].split(",")[:3]
+    (False, ['rank', 'a', 'b'])
+    """
+    pairs = compare(sources, references=references)
+    return {"html": similarity_html(pairs, sources, references, show_references=show_references),
+            "csv": similarity_csv(pairs), "pairs": pairs}
+
+
 def write_similarity(sources: "dict[str, str]", out: "str | Path", *,
                      references: "dict[str, str] | None" = None) -> "tuple[dict[str, Path], list[Pair]]":
-    """Write ``similarity.html`` and ``similarity.csv`` under ``out``; their paths and the ranked pairs."""
+    """Write ``similarity.html`` and ``similarity.csv`` under ``out``; their paths and the ranked pairs.
+
+    >>> write_similarity({}, "out/")   # doctest: +SKIP
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    pairs = compare(sources, references=references)
+    got = similarity_outputs(sources, references)
     paths = {"similarity:html": out / "similarity.html", "similarity:csv": out / "similarity.csv"}
-    paths["similarity:html"].write_text(similarity_html(pairs, sources, references), encoding="utf-8")
-    paths["similarity:csv"].write_text(similarity_csv(pairs), encoding="utf-8")
-    return paths, pairs
+    paths["similarity:html"].write_text(got["html"], encoding="utf-8")
+    paths["similarity:csv"].write_text(got["csv"], encoding="utf-8")
+    return paths, got["pairs"]

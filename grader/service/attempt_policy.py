@@ -1,7 +1,7 @@
-"""The course policy in the service: the attempt limit at submission, the credited gradebook, a learner's status.
+"""The course policy applied to the service's stored attempts: the attempt limit, the counting attempt, a status.
 
 Pure functions of the store and a ``grader.course.policy.Policy``, so they
-are tested without a hub (``tests/test_course.py``).
+are tested without a hub (``tests/test_course.py``); the policy itself is :mod:`grader.course.policy`.
 
 Example::
 
@@ -23,6 +23,7 @@ import json
 import math
 
 from grader.course.policy import Attempt, Policy, attempts_left, aware, credit, iso_utc, next_allowed, refusal
+from grader.outputs.record import LearnerRecord, attempt_record
 from grader.service.db import Store, utcnow
 
 
@@ -55,7 +56,7 @@ def refuse(store: Store, learner: str, policy: "Policy | None",
 def status(store: Store, learner: str, policy: "Policy | None", now: "dt.datetime | None" = None) -> "dict | None":
     """``GET api/course``: the due dates, which attempt counts, attempts used and left, when the next is allowed.
 
-    ``None`` without a course file. The keys (README, "API"): ``name``,
+    ``None`` without a course file. The keys (docs/classroom.md, "The course status"): ``name``,
     ``due``, ``late_due``, ``late_credit``, ``counts``, ``limit``,
     ``window_minutes`` (the course file); ``attempts_left``, ``next_allowed``,
     ``period_now`` (as before); and ``attempts_used`` (in the current
@@ -89,14 +90,17 @@ def status(store: Store, learner: str, policy: "Policy | None", now: "dt.datetim
     shown["attempts_total"] = store.count_since(learner, dt.datetime(1970, 1, 1))
     shown["now"] = iso_utc(now)
     records = credited_records(store.finished_of(learner), policy)
-    got = records[0]["credit"] if records else None
+    got = records[0].credit if records else None
     shown["counted"] = ({key: got[key] for key in ("attempt", "credited", "max_score", "period", "why")}
                         if got else None)
     return shown
 
 
-def credited_records(attempts, policy: Policy) -> list[dict]:
-    """One ``batch`` record per learner: the attempt the course policy counts, with its ``credit``, by learner."""
+def credited_records(attempts, policy: Policy) -> "list[LearnerRecord]":
+    """One record per learner: the attempt the course policy counts, with its ``credit``, by learner.
+
+    Attempts the grading machinery failed on are no attempts here: they are graded again.
+    """
     by_learner: dict[str, list] = {}
     for a in attempts:
         if a.report is not None and a.score is not None:
@@ -105,8 +109,5 @@ def credited_records(attempts, policy: Policy) -> list[dict]:
     for learner in sorted(by_learner):
         mine = {a.id: a for a in by_learner[learner]}
         got = credit([Attempt(a.id, a.submitted_at, json.loads(a.report)) for a in mine.values()], policy)
-        a = mine[got.attempt]
-        records.append({"learner": learner, "source": f"{learner}/attempt-{a.id}/tools.py", "sha256": a.sha256,
-                        "seed": a.seed, "selection": {"steps": None, "only": None}, "report": json.loads(a.report),
-                        "attempt": a.id, "credit": got.to_dict()})
+        records.append(attempt_record(mine[got.attempt], credit=got.to_dict()))
     return records

@@ -1,0 +1,128 @@
+"""``summary.md``: the class in one page (score statistics, steps, hardest checks, wrong answers, errors).
+
+A record the grading machinery failed on is listed under "Could not be
+graded" and in no statistic: it is not a grade.
+
+Example::
+
+    >>> print(render_summary([]).splitlines()[0])
+    # Class summary
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from grader.escape import md_cell, md_code, md_code_cell, md_text
+from grader.outputs.gradebook import Records, check_stats, common_wrong_answers, gradebook_frame, step_frame
+from grader.outputs.record import LearnerRecord, as_records
+
+HARDEST_SHOWN = 10
+
+
+def render_summary(records: Records, archive_skipped: "list[tuple[str, str]]" = ()) -> str:
+    """``summary.md``: score statistics, per-step means, hardest checks, common wrong answers, errors.
+
+    ``archive_skipped`` lists the zip members that could not be extracted
+    (name, why), so a learner whose file was in one is not lost silently.
+
+    >>> print(render_summary([], [("ana/`x`.py", "bad CRC")]).split("## ")[-1])
+    Skipped from the zip
+    <BLANKLINE>
+    - ``ana/`x`.py``: bad CRC
+    <BLANKLINE>
+    """
+    records = as_records(records)
+    lines = _totals(records)
+    for section in (_steps(records), _hardest(records), _wrong_answers(records), _errors(records),
+                    _course(records), _skipped(archive_skipped)):
+        lines += section
+    return "\n".join(lines) + "\n"
+
+
+def _totals(records: "list[LearnerRecord]") -> list[str]:
+    seeds = sorted({r.seed for r in records if r.seed is not None})
+    lines = ["# Class summary", "", f"- learners: {len(records)}", f"- seed: {', '.join(map(str, seeds)) or '-'}"]
+    if not records:
+        return lines
+    book = gradebook_frame(records)
+    max_score = int(book["max_score"].max())
+    graded = book[book["score"].notna()]
+    scores = graded["score"]
+    mean = f"{scores.mean():.2f}" if len(scores) else "-"
+    median = f"{scores.median():g}" if len(scores) else "-"
+    return lines + [f"- mean score: {mean} / {max_score}",
+                    f"- median score: {median} / {max_score}",
+                    f"- full marks: {int((scores == graded['max_score']).sum())}",
+                    f"- could not be graded: {int((book['error'] != '').sum())}"]
+
+
+def _steps(records: "list[LearnerRecord]") -> list[str]:
+    steps = step_frame(records)
+    if steps.empty:
+        return []
+    lines = ["", "## Score per step", "", "| step | mean | max | learners with full marks |", "|---|---|---|---|"]
+    for step, group in steps.groupby("step"):
+        full = int((group["score"] == group["max_score"]).sum())
+        lines.append(f"| {step} | {group['score'].mean():.2f} | {int(group['max_score'].max())} | {full} |")
+    return lines
+
+
+def _hardest(records: "list[LearnerRecord]") -> list[str]:
+    stats = check_stats(records)
+    if stats.empty:
+        return []
+    hardest = stats.sort_values(["pass_rate", "check"], kind="mergesort").head(HARDEST_SHOWN)
+    lines = ["", "## Hardest checks", "", "| check | title | passed | pass rate |", "|---|---|---|---|"]
+    for row in hardest.itertuples():
+        lines.append(f"| {md_code_cell(row.check)} | {md_cell(row.title)} | {row.passed}/{row.graded} "
+                     f"| {row.pass_rate:.0%} |")
+    return lines
+
+
+def _wrong_answers(records: "list[LearnerRecord]") -> list[str]:
+    wrong = common_wrong_answers(records)
+    lines = ["", "## Most common wrong answers", ""]
+    if wrong.empty:
+        lines.append("No wrong answers among the graded submissions.")
+    for row in wrong.itertuples():
+        who = "learner" if row.count == 1 else "learners"
+        lines.append(f"- {row.count} {who} returned {md_code(short(row.got))} where {md_code(short(row.expected))} "
+                     f"was expected ({md_code(row.check)}): {md_text(row.learners)}")
+    return lines
+
+
+def _errors(records: "list[LearnerRecord]") -> list[str]:
+    errors = [(r.learner, r.error) for r in records if r.error]
+    if not errors:
+        return []
+    # An import error's first line is learner text: a code span, never raw HTML or a link.
+    return ["", "## Could not be graded", "",
+            *[f"- {md_text(learner)}: {md_code(short(error.split(chr(10), 1)[0]))}" for learner, error in errors]]
+
+
+def _course(records: "list[LearnerRecord]") -> list[str]:
+    credited = [r.credit for r in records if r.credit and r.graded]
+    if not credited:
+        return []
+    periods = Counter(c["period"] for c in credited)
+    return ["", "## Course policy", "",
+            f"- mean credited score: {sum(c['credited'] for c in credited) / len(credited):.2f}"
+            f" / {max(c['max_score'] for c in credited):g}",
+            *[f"- {md_text(period)}: {count}" for period, count in sorted(periods.items())]]
+
+
+def _skipped(archive_skipped) -> list[str]:
+    if not archive_skipped:
+        return []
+    return ["", "## Skipped from the zip", "",
+            *[f"- {md_code(member)}: {md_text(reason)}" for member, reason in archive_skipped]]
+
+
+def short(text: str, limit: int = 120) -> str:
+    """One line of at most ``limit`` characters, for a summary line (grades.json has it all).
+
+    >>> short("a\\nb"), len(short("x" * 500))
+    ('a b', 121)
+    """
+    text = str(text).replace("\n", " ")
+    return text if len(text) <= limit else text[:limit] + "\u2026"

@@ -1,0 +1,101 @@
+"""Grade mutant sources with the real grader, in this process or in a pool of worker processes.
+
+Each mutant is graded on every seed of a pair with ``grader.grading.grade``,
+from its bytes (a ``Submission``) when the grader takes one, else from a
+``tools.py`` written to a temporary folder. What comes back is plain data:
+the failing steps and checks per seed.
+
+>>> outcome = grade_source(SOLUTION_TEXT, "solutions/tools.py", 11, steps=[1])  # doctest: +SKIP
+>>> outcome["failed_steps"]  # doctest: +SKIP
+[]
+"""
+from __future__ import annotations
+
+import multiprocessing
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Callable, Iterable
+
+from grader.grading import grade
+
+from .mutator import SOLUTION, Mutant
+
+SOLUTION_TEXT = SOLUTION.read_text(encoding="utf-8")
+
+
+def _submission_class():
+    # Another change moves Submission to grader.submission; before it, grader.locate holds it.
+    try:
+        from grader.submission import Submission
+    except ImportError:
+        try:
+            from grader.locate import Submission
+        except ImportError:
+            return None
+    return Submission
+
+
+def grade_source(source: str, name: str, seed: int, *, steps=None, parallel: int = 1) -> dict:
+    """Grade ``source`` as a ``tools.py`` on ``seed``: the failing steps and check ids, score and failure kind.
+
+    >>> grade_source(SOLUTION_TEXT, "solutions/tools.py", 11, steps=[2])["failed_steps"]  # doctest: +SKIP
+    []
+    """
+    submission_class = _submission_class()
+    if submission_class is not None:
+        report = grade(submission_class(source=source.encode("utf-8"), name=name), steps=steps, seed=seed,
+                       parallel=parallel)
+    else:
+        with tempfile.TemporaryDirectory(prefix="mutant-") as folder:
+            path = Path(folder) / "tools.py"
+            path.write_text(source, encoding="utf-8")
+            report = grade(str(path), steps=steps, seed=seed, parallel=parallel)
+    failed = [c for c in report.checks if not c.passed]
+    return {
+        "seed": seed,
+        "failed_steps": sorted({c.step for c in failed}),
+        "failed_checks": sorted(c.id for c in failed),
+        "score": report.score,
+        "max_score": report.max_score,
+        "failure": report.failure.kind.value if report.failure else "",
+        "elapsed": report.elapsed,
+    }
+
+
+def grade_mutant(mutant: Mutant, seeds: "tuple[int, ...]", parallel: int = 1) -> dict:
+    """One mutant graded on every seed: ``{"id", "seconds", "seeds": [grade_source(...), ...]}``."""
+    started = time.monotonic()
+    name = f"mutants/{mutant.id.replace(':', '_')}/tools.py"
+    try:
+        per_seed = [grade_source(mutant.source, name, seed, parallel=parallel) for seed in seeds]
+        error = ""
+    except Exception as exc:  # a grader crash is a finding about the grader, not the end of the run
+        per_seed, error = [], f"{type(exc).__name__}: {exc}"
+    return {"id": mutant.id, "seconds": round(time.monotonic() - started, 3), "seeds": per_seed, "error": error}
+
+
+def grade_all(mutants: "Iterable[Mutant]", seeds: "tuple[int, ...]", *, jobs: int = 2,
+              progress: "Callable[[dict], None] | None" = None) -> "dict[str, dict]":
+    """Every mutant graded on ``seeds``, ``jobs`` at a time (worker processes; 1 grades here).
+
+    Each worker grades one step process at a time, so ``jobs`` is the number of busy cores.
+    """
+    mutants = list(mutants)
+    results: "dict[str, dict]" = {}
+    if jobs <= 1:
+        for mutant in mutants:
+            results[mutant.id] = _reported(grade_mutant(mutant, seeds), progress)
+        return results
+    # spawn: a worker must not inherit this process's engine client or its threads.
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for done in pool.map(grade_mutant, mutants, [seeds] * len(mutants), chunksize=1):
+            results[done["id"]] = _reported(done, progress)
+    return results
+
+
+def _reported(done: dict, progress: "Callable[[dict], None] | None") -> dict:
+    if progress is not None:
+        progress(done)
+    return done
