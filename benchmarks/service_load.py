@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from test_service import SOLUTION, Classroom, _chp  # noqa: E402  (the tests' hub harness)
+from e2e.classroom import SOLUTION, Classroom, proxy_command as _chp  # noqa: E402  (the tests' hub harness)
 
 
 def _cpu(proc) -> float:

@@ -15,6 +15,7 @@ import mutation.equivalent
 import mutation.mutator
 import mutation.operators
 import mutation.outputs
+import mutation.run
 import mutation.steps
 from mutation import generate
 from mutation.equivalent import EQUIVALENT
@@ -70,7 +71,7 @@ def test_the_step_map_declares_every_top_level_name_of_the_solution(mutants):
     assert all(steps and steps <= set(range(1, 9)) for steps in STEPS.values())
 
 
-@pytest.mark.parametrize("module", [mutation.classify, mutation.equivalent, mutation.mutator, mutation.operators,
+@pytest.mark.parametrize("module", [mutation.classify, mutation.equivalent, mutation.mutator, mutation.operators, mutation.run,
                                     mutation.outputs, mutation.steps], ids=lambda m: m.__name__)
 def test_the_mutation_modules_examples_hold(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -22,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from grader.service.db import ERROR, GRADED, GRADING, QUEUED, Store
+from e2e.classroom import Classroom, http, proxy_command
 
 REPO = Path(__file__).resolve().parents[1]
 SOLUTION = (REPO / "solutions" / "tools.py").read_bytes()
@@ -171,142 +169,6 @@ def _die_for_ana(path, **kwargs):
 
 # ---------------------------------------------------------------------------- a real hub
 
-SERVICE = "agtool-grader"
-HUB_CONFIG = '''\
-c = get_config()  # noqa: F821
-c.JupyterHub.bind_url = "http://127.0.0.1:{port}"
-c.JupyterHub.hub_ip = "127.0.0.1"
-c.JupyterHub.hub_port = {hub_port}
-c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
-c.ConfigurableHTTPProxy.command = [{proxy!r}]
-c.ConfigurableHTTPProxy.pid_file = {work!r} + "/proxy.pid"
-c.JupyterHub.db_url = "sqlite:///{work}/jupyterhub.sqlite"
-c.JupyterHub.cookie_secret_file = {work!r} + "/cookie_secret"
-c.JupyterHub.pid_file = {work!r} + "/jupyterhub.pid"
-c.JupyterHub.cleanup_proxy = True
-c.JupyterHub.authenticator_class = "dummy"
-c.DummyAuthenticator.password = "pw"
-c.Authenticator.allowed_users = {{"alice", "bob", "teacher"}}
-c.JupyterHub.load_groups = {{"agtool-instructors": {{"users": ["teacher"]}}}}
-# The service runs outside the hub (the test starts, kills and restarts it); the roles are the recipe's.
-c.JupyterHub.services = [
-    {{"name": "{service}", "url": "http://127.0.0.1:{service_port}", "api_token": {service_token!r},
-      "oauth_no_confirm": True}},
-    {{"name": "test-admin", "api_token": {admin_token!r}}},
-]
-c.JupyterHub.load_roles = [
-    {{"name": "user", "scopes": ["self", "access:services!service={service}"]}},
-    {{"name": "{service}", "scopes": ["list:users", "read:users:name", "read:groups"], "services": ["{service}"]}},
-    {{"name": "test-admin", "scopes": ["admin:users", "tokens"], "services": ["test-admin"]}},
-]
-'''
-
-
-def _http(method: str, url: str, *, token: "str | None" = None, body: "bytes | None" = None,
-          ctype: str = "text/x-python") -> tuple[int, object, bytes]:
-    headers = {"Authorization": f"token {token}"} if token else {}
-    if body is not None:
-        headers["Content-Type"] = ctype
-    req = urllib.request.Request(url, data=body, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return resp.status, resp.headers, resp.read()  # an HTTPMessage: case-blind (the proxy lowercases)
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.headers, exc.read()
-
-
-class Classroom:
-    """A hub with alice, bob (learners) and teacher (in agtool-instructors), and the service behind it."""
-
-    def __init__(self, work: Path, proxy: str, db: str):
-        from e2e.processes import free_ports
-
-        self.work, self.db = work, db
-        self.port, hub_port, proxy_api, self.service_port = free_ports(4)
-        self.service_token, self.admin_token = secrets.token_hex(16), secrets.token_hex(16)
-        work.mkdir(parents=True, exist_ok=True)
-        (work / "jupyterhub_config.py").write_text(HUB_CONFIG.format(
-            port=self.port, hub_port=hub_port, proxy_api_port=proxy_api, proxy=proxy, work=str(work),
-            service=SERVICE, service_port=self.service_port, service_token=self.service_token,
-            admin_token=self.admin_token))
-        self.hub_api = f"http://127.0.0.1:{hub_port}/hub/api"
-        self.origin = f"http://127.0.0.1:{self.port}"
-        self.base = f"{self.origin}/services/{SERVICE}/"
-        self.hub = self.service = None
-        self.tokens: dict[str, str] = {}
-
-    def start_hub(self) -> None:
-        from e2e.processes import child_env, start_logged, venv_bin, wait_for_http
-
-        self.hub = start_logged([venv_bin("jupyterhub"), "-f", str(self.work / "jupyterhub_config.py")],
-                                log=self.work / "hub.log", cwd=self.work,
-                                env=child_env(CONFIGPROXY_AUTH_TOKEN=secrets.token_hex(16)))
-        wait_for_http(f"{self.origin}/hub/health", proc=self.hub, log=self.work / "hub.log", timeout=90)
-        for user in ("alice", "bob", "teacher"):
-            status, _, body = _http("POST", f"{self.hub_api}/users/{user}/tokens", token=self.admin_token,
-                                    body=json.dumps({"note": "test", "scopes": [f"access:services!service={SERVICE}"]}).encode(),
-                                    ctype="application/json")
-            assert status == 201, body
-            self.tokens[user] = json.loads(body)["token"]
-
-    def start_service(self, *extra: str) -> None:
-        from e2e.processes import child_env, start_logged, wait_for_http
-
-        env = child_env(
-            JUPYTERHUB_API_TOKEN=self.service_token, JUPYTERHUB_API_URL=self.hub_api,
-            JUPYTERHUB_BASE_URL="/", JUPYTERHUB_SERVICE_NAME=SERVICE,
-            JUPYTERHUB_SERVICE_PREFIX=f"/services/{SERVICE}/",
-            JUPYTERHUB_SERVICE_URL=f"http://127.0.0.1:{self.service_port}",
-            JUPYTERHUB_CLIENT_ID=f"service-{SERVICE}",
-            JUPYTERHUB_OAUTH_CALLBACK_URL=f"/services/{SERVICE}/oauth_callback",
-            JUPYTERHUB_OAUTH_ACCESS_SCOPES=json.dumps([f"access:services!service={SERVICE}"]),
-            JUPYTERHUB_HOST="", AGTOOL_SANDBOX="none")
-        log = self.work / "service.log"
-        self.service = start_logged([sys.executable, "-m", "grader.service", "--db", self.db, "--jobs", "2",
-                                     "--data-dir", str(self.work / "data"), *extra],
-                                    log=log, cwd=self.work, env=env)
-        # Through the proxy: 401 from the service (no token) means hub, proxy route and service are all up.
-        wait_for_http(f"{self.base}api/submissions", proc=self.service, log=log, timeout=90, ok=(401,))
-
-    def kill_service(self) -> None:
-        self.service.kill()  # SIGKILL: no clean-up, as a crash
-        self.service.wait(timeout=30)
-
-    def stop(self) -> None:
-        from e2e.processes import stop_tree
-
-        for proc in (self.service, self.hub):
-            if proc is not None:
-                stop_tree(proc)
-
-    def api(self, method: str, path: str, user: str, body: "bytes | None" = None, **kw):
-        status, headers, data = _http(method, self.base + path, token=self.tokens[user], body=body, **kw)
-        ctype = headers.get("Content-Type", "")
-        return status, (json.loads(data) if ctype.startswith("application/json") else data.decode())
-
-    def wait_graded(self, user: str, attempt_id: int, timeout: float = 120) -> dict:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            status, data = self.api("GET", f"api/submissions/{attempt_id}", user)
-            assert status == 200, data
-            if data["status"] in (GRADED, ERROR):
-                return data
-            time.sleep(0.3)
-        raise AssertionError(f"attempt {attempt_id} not graded in {timeout}s:\n{(self.work / 'service.log').read_text()[-3000:]}")
-
-
-def _chp() -> str:
-    import shutil
-
-    local = REPO / ".venv" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
-    found = str(local) if os.access(local, os.X_OK) else shutil.which("configurable-http-proxy")
-    if not found:
-        if os.environ.get("CI"):
-            pytest.fail("configurable-http-proxy not found (CI is set: make e2e-deps)", pytrace=False)
-        pytest.skip("configurable-http-proxy not found: make e2e-deps")
-    return found
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def classroom(request, tmp_path):
     pytest.importorskip("jupyterhub")
@@ -317,7 +179,7 @@ def classroom(request, tmp_path):
         if not db:
             pytest.skip("set AGTOOL_TEST_POSTGRES_URL to run the hub tests on PostgreSQL")
         _empty_postgres(db)
-    room = Classroom(tmp_path / "hub", _chp(), db)
+    room = Classroom(tmp_path / "hub", proxy_command(), db)
     try:
         room.start_hub()
         room.start_service()
@@ -367,13 +229,13 @@ def test_two_learners_and_an_instructor_through_the_hub(classroom):
 
     # The class page's downloads and plots through the hub's proxy: the instructor's, never a learner's.
     for route in ("gradescope.zip", "plots/check_pass_rate.png", "plots/step_scores.svg", "similarity.csv"):
-        status, headers, body = _http("GET", room.base + route, token=room.tokens["teacher"])
+        status, headers, body = http("GET", room.base + route, token=room.tokens["teacher"])
         assert status == 200 and body, route
-        assert _http("GET", room.base + route, token=room.tokens["bob"])[0] == 403, route
-    status, headers, body = _http("GET", room.base + "learners/bob/results.json", token=room.tokens["bob"])
+        assert http("GET", room.base + route, token=room.tokens["bob"])[0] == 403, route
+    status, headers, body = http("GET", room.base + "learners/bob/results.json", token=room.tokens["bob"])
     assert status == 200 and json.loads(body)["score"] == graded_bob["score"]
     assert "filename=\"bob-results.json\"" in headers["Content-Disposition"]
-    assert _http("GET", room.base + "learners/bob/feedback.md", token=room.tokens["alice"])[0] == 404
+    assert http("GET", room.base + "learners/bob/feedback.md", token=room.tokens["alice"])[0] == 404
 
     # The notebook's submit() goes through the same API with the learner's token, and shows the grade.
     from agtool_lab.submit import Submitted, submit
@@ -390,8 +252,8 @@ def test_two_learners_and_an_instructor_through_the_hub(classroom):
 @pytest.mark.e2e
 def test_bad_requests_get_clear_errors(classroom):
     room = classroom
-    assert _http("GET", room.base + "api/submissions")[0] == 401
-    assert _http("GET", room.base + "api/submissions", token="not-a-token")[0] in (401, 403)
+    assert http("GET", room.base + "api/submissions")[0] == 401
+    assert http("GET", room.base + "api/submissions", token="not-a-token")[0] in (401, 403)
     status, err = room.api("POST", "api/submissions", "alice", b"x" * (256 * 1024 + 1))
     assert status == 413 and "limit" in err["error"]
     status, err = room.api("POST", "api/submissions", "alice", SOLUTION, ctype="text/plain")
@@ -404,7 +266,7 @@ def test_bad_requests_get_clear_errors(classroom):
 @pytest.mark.e2e
 def test_the_rate_limit_answers_429_per_learner(tmp_path):
     pytest.importorskip("jupyterhub")
-    room = Classroom(tmp_path / "hub", _chp(), f"sqlite:///{tmp_path / 's.sqlite'}")
+    room = Classroom(tmp_path / "hub", proxy_command(), f"sqlite:///{tmp_path / 's.sqlite'}")
     try:
         room.start_hub()
         room.start_service("--rate-limit", "2", "--rate-window", "600")

@@ -52,7 +52,7 @@ class UnsafeArchive(ValueError):
 
 
 @dataclass(frozen=True)
-class Submission:
+class LearnerFile:
     """One learner's submission as found on disk.
 
     ``path`` is the ``tools.py`` to grade, or ``None`` when the learner's
@@ -71,7 +71,7 @@ class Submission:
 
 
 def discover(submissions: "str | os.PathLike[str]", *, workdir: "Path | None" = None,
-             skipped: "list[tuple[str, str]] | None" = None) -> list[Submission]:
+             skipped: "list[tuple[str, str]] | None" = None) -> list[LearnerFile]:
     """Find every learner's submission; sorted by learner id.
 
     ``workdir`` is where a zip is extracted (required for zips); zip members
@@ -103,7 +103,7 @@ def _visible_dirs(folder: Path) -> list[Path]:
     )
 
 
-def _from_folder(folder: Path) -> list[Submission]:
+def _from_folder(folder: Path) -> list[LearnerFile]:
     # One folder per learner; loose .py files count too, one learner each, as
     # an LMS that renames uploads writes them (Canvas: "ana_1234_5678_tools.py").
     # A loose file meant as the module but not a .py file (a notebook,
@@ -117,7 +117,7 @@ def _from_folder(folder: Path) -> list[Submission]:
     keys = [d.name for d in dirs] + [f.name for f in [*files, *others]]
     ids = unique_ids(names, keys)
     found = _submissions(ids[:len(dirs) + len(files)], [*dirs, *files], folder)
-    found += [Submission(learner, None, str(f), error=not_a_module(f))
+    found += [LearnerFile(learner, None, str(f), error=not_a_module(f))
               for learner, f in zip(ids[len(dirs) + len(files):], others)]
     return sorted(found, key=lambda s: s.learner)
 
@@ -151,7 +151,7 @@ def not_a_module(file: Path) -> str:
             "File > Save and Export Notebook As > Executable Script, or the tools.py the notebooks edit).")
 
 
-def _from_glob(pattern: str) -> list[Submission]:
+def _from_glob(pattern: str) -> list[LearnerFile]:
     matches = sorted(Path(m) for m in glob.glob(os.path.expanduser(pattern)))
     if not matches:
         raise SubmissionNotFound(f"no file matches {pattern!r}")
@@ -170,15 +170,15 @@ def glob_base(pattern: str) -> Path:
     return Path(*parts[:index]) if index else Path(os.curdir)
 
 
-def _submissions(learners: list[str], entries: list[Path], within: Path) -> list[Submission]:
+def _submissions(learners: list[str], entries: list[Path], within: Path) -> list[LearnerFile]:
     """A submission per learner, sorted by id; an entry without a module still gets a row, with why."""
     found = []
     for learner, entry in zip(learners, entries):
         try:
             file = resolve_submission(entry, within=within)
-            found.append(Submission(learner, file, str(file), within=within))
+            found.append(LearnerFile(learner, file, str(file), within=within))
         except SubmissionNotFound as exc:
-            found.append(Submission(learner, None, str(entry), error=str(exc)))
+            found.append(LearnerFile(learner, None, str(entry), error=str(exc)))
     return sorted(found, key=lambda s: s.learner)
 
 

@@ -62,7 +62,7 @@ from typing import Iterable
 from tqdm.auto import tqdm
 
 from grader.batch.dask_executor import run_on_dask
-from grader.batch.discovery import Submission, discover
+from grader.batch.discovery import LearnerFile, discover
 from grader.batch.pool import WorkerPool, run_pool
 from grader.batch.records import MANIFEST, RESULTS_DIR, load_record, load_records, result_record, write_json_atomically
 from grader.batch.task import (GRADER_FAILED, SUBMISSION_TIMEOUT, WORKER_DIED, GradeFn, GradeTask, failed_report,
@@ -188,7 +188,7 @@ class _Batch:
         self.texts: dict[str, str] = {}  # learner -> source text, for --similarity (never executed here)
         self.runs: dict[str, dict[str, dict]] = {}  # learner -> purpose -> report, until a learner's runs are all in
 
-    def plan_tasks(self, found: "list[Submission]", *, resume: bool, timeout, sandbox) -> "list[GradeTask]":
+    def plan_tasks(self, found: "list[LearnerFile]", *, resume: bool, timeout, sandbox) -> "list[GradeTask]":
         """The grading tasks of ``found``; a submission that cannot be read is stored as its failed row now."""
         self.result.learners = [s.learner for s in found]
         selection, tasks = self.selection, []
@@ -260,7 +260,7 @@ def _out_folder(out) -> Path:
     return out
 
 
-def _find(submissions, out: Path, result: BatchResult) -> "list[Submission]":
+def _find(submissions, out: Path, result: BatchResult) -> "list[LearnerFile]":
     """The submissions, minus OUT itself (it may sit inside the submissions folder; it is not a learner)."""
     found = discover(submissions, workdir=out, skipped=result.archive_skipped)
     return [s for s in found if not (s.path is None and Path(s.display).resolve() == out.resolve())]
@@ -347,7 +347,7 @@ def _still_valid(old: "LearnerRecord | None", digest: str, seed: int, selection:
     return old.feedback_seed == feedback and old.graded
 
 
-def _read_submission(sub: Submission) -> tuple[bytes, str]:
+def _read_submission(sub: LearnerFile) -> tuple[bytes, str]:
     """The submitted bytes, or why there are none (no module, unreadable, too big)."""
     if sub.path is None:
         return b"", sub.error

@@ -23,6 +23,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--id", action="append", dest="ids", help="grade only this mutant id (repeatable)")
     parser.add_argument("--function", action="append", dest="functions",
                         help="grade only the mutants of this top-level name (repeatable)")
+    parser.add_argument("--from", dest="source", metavar="JSON",
+                        help="grade nothing: classify a written mutation.json again (with --sample: its sample)")
     parser.add_argument("--list", action="store_true", help="list the mutants' ids and changes, grade nothing")
     return parser
 
@@ -33,6 +35,11 @@ def main(argv: "list[str] | None" = None) -> int:
         from .run import select
         for mutant in select(sample=args.sample, ids=args.ids, functions=args.functions):
             print(f"{mutant.id}\t{mutant.before!r} -> {mutant.after!r}")
+        return 0
+    if args.source:
+        from .run import resummarize
+        result = resummarize(args.source, sample=args.sample, out=args.out)
+        print(summary_line(result["summary"]))
         return 0
     seeds = tuple(int(s) for s in args.seed_pair.split(",") if s.strip())
     done = {"n": 0}

@@ -57,22 +57,29 @@ def summarize(rows: "list[dict]") -> dict:
     counts = Counter(row["class"] for row in rows)
     scored = len(rows) - counts["equivalent"]
     killed = sum(counts[name] for name in KILLED)
+    # The worst kind of seed dependence: full marks on one seed, a failure on another.
+    passes_on_a_seed = sum(1 for row in rows if row["class"] == "seed_dependent"
+                           and any(not s["failed_steps"] for s in row.get("seeds", [])))
     return {
         "mutants": len(rows),
         "counts": {name: counts[name] for name in CLASSES},
+        "seed_dependent_with_full_marks_on_a_seed": passes_on_a_seed,
         "score": round(killed / scored, 3) if scored else 1.0,
         "exact_score": round(counts["own"] / scored, 3) if scored else 1.0,
     }
 
 
-def worst_classes(rows: "list[dict]", kind: str, limit: int = 10) -> "list[tuple[str, int]]":
+def worst_classes(rows: "list[dict]", kind: str, limit: int = 10, *,
+                  by_function: bool = False) -> "list[tuple[str, int]]":
     """The most frequent (function, operator, extra steps) groups among mutants of class ``kind``.
 
-    >>> worst_classes([{"class": "collateral", "function": "f", "operator": "o", "extra": [3]}] * 2, "collateral")
-    [('f / o -> extra steps [3]', 2)]
+    >>> rows = [{"class": "collateral", "function": "f", "operator": "o", "extra": [3]}] * 2
+    >>> worst_classes(rows, "collateral"), worst_classes(rows, "collateral", by_function=True)
+    ([('f / o -> extra steps [3]', 2)], [('f', 2)])
     """
-    groups = Counter(
-        f"{row['function']} / {row['operator']}" + (f" -> extra steps {row['extra']}" if row.get("extra") else "")
-        for row in rows if row["class"] == kind
-    )
-    return groups.most_common(limit)
+    def group(row: dict) -> str:
+        if by_function:
+            return row["function"]
+        return f"{row['function']} / {row['operator']}" + (f" -> extra steps {row['extra']}" if row.get("extra") else "")
+
+    return Counter(group(row) for row in rows if row["class"] == kind).most_common(limit)

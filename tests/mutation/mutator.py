@@ -82,32 +82,51 @@ def baseline_source(source: str) -> str:
 
 
 def stratified(mutants: "list[Mutant]", size: int, *, seed: int = 0) -> "list[Mutant]":
-    """A sample of ``size`` mutants, each (function, operator) stratum in proportion, at least one each.
+    """A sample of ``size`` mutants: each function in proportion to its mutants (at least one), its operators in turn.
 
-    >>> sample = stratified(generate(SOLUTION.read_text(encoding="utf-8")), 40)
-    >>> len(sample), len({m.id for m in sample})
-    (40, 40)
+    The same ``size`` and ``seed`` give the same ids every time.
+
+    >>> sample = stratified(generate(SOLUTION.read_text(encoding="utf-8")), 60)
+    >>> len(sample), len({m.id for m in sample}), len({m.function for m in sample}) > 40
+    (60, 60, True)
     """
     if size >= len(mutants):
         return list(mutants)
-    strata = defaultdict(list)
-    for mutant in mutants:
-        strata[(mutant.function, mutant.operator)].append(mutant)
     rng = random.Random(seed)
-    order = sorted(strata)
-    for key in order:
-        rng.shuffle(strata[key])
-    # Round-robin over the strata, biggest share first, until the sample is full.
-    quota = {key: max(1, round(size * len(strata[key]) / len(mutants))) for key in order}
-    picked: "list[Mutant]" = []
-    for key in sorted(order, key=lambda k: (-quota[k], k)):
-        picked.extend(strata[key][:quota[key]])
-    rng.shuffle(picked)
-    chosen = {m.id for m in picked[:size]}
-    rest = [m for key in order for m in strata[key] if m.id not in chosen]
-    rng.shuffle(rest)
-    chosen |= {m.id for m in rest[:max(0, size - len(chosen))]}
+    by_function: "dict[str, list[Mutant]]" = defaultdict(list)
+    for mutant in mutants:
+        by_function[mutant.function].append(mutant)
+    quotas = _quotas({name: len(group) for name, group in by_function.items()}, size)
+    chosen = {m.id for name, group in by_function.items() for m in _spread(group, rng)[:quotas[name]]}
     return [m for m in mutants if m.id in chosen]
+
+
+def _quotas(sizes: "dict[str, int]", total: int) -> "dict[str, int]":
+    """``total`` shared in proportion to ``sizes``, at least one each while that fits (largest remainders)."""
+    whole = sum(sizes.values())
+    exact = {key: total * size / whole for key, size in sizes.items()}
+    quota = {key: min(sizes[key], max(1, int(share))) for key, share in exact.items()}
+    order = sorted(sizes, key=lambda key: (-(exact[key] - int(exact[key])), key))
+    turn = 0
+    while sum(quota.values()) < total:
+        key = order[turn % len(order)]
+        quota[key] += quota[key] < sizes[key]
+        turn += 1
+    while sum(quota.values()) > total:  # more functions than places: the largest shares give back
+        quota[max(quota, key=lambda key: (quota[key], key))] -= 1
+    return quota
+
+
+def _spread(group: "list[Mutant]", rng: random.Random) -> "list[Mutant]":
+    """A function's mutants shuffled within each operator, the operators taking turns."""
+    by_operator: "dict[str, list[Mutant]]" = defaultdict(list)
+    for mutant in group:
+        by_operator[mutant.operator].append(mutant)
+    queues = [by_operator[name] for name in sorted(by_operator)]
+    for queue in queues:
+        rng.shuffle(queue)
+    rng.shuffle(queues)
+    return [queue[i] for i in range(max(map(len, queues))) for queue in queues if i < len(queue)]
 
 
 def _sites(tree: ast.Module):
@@ -119,7 +138,7 @@ def _sites(tree: ast.Module):
         found = [n for n in ast.walk(statement) if isinstance(n, ast.Return) and n.value is not None]
         returns = tuple(n.value for n in sorted(found, key=lambda n: (n.lineno, n.col_offset)))
         context = _Context(owner, statement.lineno, statement, returns)
-        yield from ((position, found) for found in _visit(statement, None, context))
+        yield from ((position, site) for site in _visit(statement, None, context))
 
 
 def _owner(statement: ast.stmt) -> "str | None":

@@ -61,7 +61,7 @@ def compare_ops(node: ast.AST, place: "Place | None") -> Iterator[Site]:
 
 def constants(node: ast.AST, place: "Place | None", *, in_compare: bool = False,
               in_keyword: bool = False) -> Iterator[Site]:
-    """Ints +1 (and -1 in a comparison), booleans flipped, strings emptied (an empty one filled)."""
+    """Ints +1 and -1, booleans flipped, strings emptied (an empty one filled)."""
     if not isinstance(node, ast.Constant):
         return
     value, here = node.value, Place(node, "value")
@@ -69,8 +69,7 @@ def constants(node: ast.AST, place: "Place | None", *, in_compare: bool = False,
         yield Site(here, not value, "kwarg_bool" if in_keyword else "bool_flip")
     elif isinstance(value, int):
         yield Site(here, value + 1, "cmp_const_up" if in_compare else "int_up")
-        if in_compare:
-            yield Site(here, value - 1, "cmp_const_down")
+        yield Site(here, value - 1, "cmp_const_down" if in_compare else "int_down")
     elif isinstance(value, str):
         yield Site(here, "" if value else "X", "str_empty" if value else "str_fill")
 

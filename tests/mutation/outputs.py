@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from .classify import worst_classes
@@ -29,15 +30,47 @@ def write_outputs(folder: "str | Path", summary: dict, rows: "list[dict]") -> "t
 def render_markdown(summary: dict, rows: "list[dict]") -> str:
     """The summary, the worst groups, then every mutant of each class in :data:`LISTED`."""
     lines = ["# Mutation run of solutions/tools.py", "", summary_line(summary), ""]
+    hit = extra_steps(rows)
+    if hit:
+        lines += ["Steps failed by mutants whose change does not belong to them: "
+                  + ", ".join(f"step {step} by {count}" for step, count in hit), ""]
+        checks = ", ".join(f"`{check}` {count}" for check, count in foreign_checks(rows)[:15])
+        lines += [f"The checks those mutants fail most in the steps not theirs: {checks}.", ""]
     for kind in ("collateral", "survived", "seed_dependent", "elsewhere"):
         worst = worst_classes(rows, kind)
         if worst:
-            lines += [f"## Largest groups: {kind}", ""] + [f"- {count} x {group}" for group, count in worst] + [""]
+            functions = ", ".join(f"{name} {count}" for name, count in worst_classes(rows, kind, by_function=True))
+            lines += [f"## Largest groups: {kind}", "", f"By function: {functions}.", ""]
+            lines += [f"- {count} x {group}" for group, count in worst] + [""]
     for kind in LISTED:
         listed = [row for row in rows if row["class"] == kind]
         if listed:
             lines += [f"## {kind} ({len(listed)})", ""] + [_row_line(row) for row in listed] + [""]
     return "\n".join(lines)
+
+
+def extra_steps(rows: "list[dict]") -> "list[tuple[int, int]]":
+    """How many mutants fail each step that their change does not belong to, most first.
+
+    >>> extra_steps([{"extra": [3, 8]}, {"extra": [8]}, {"extra": []}])
+    [(8, 2), (3, 1)]
+    """
+    counts = Counter(step for row in rows for step in row.get("extra", []))
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def foreign_checks(rows: "list[dict]") -> "list[tuple[str, int]]":
+    """How many mutants fail each check of a step their change does not belong to (on any seed), most first.
+
+    >>> foreign_checks([{"extra": [3], "seeds": [{"failed_checks": ["step2/x", "step3/y"]}]}])
+    [('step3/y', 1)]
+    """
+    counts: Counter = Counter()
+    for row in rows:
+        extra = {f"step{step}/" for step in row.get("extra", [])}
+        failed = {c for s in row.get("seeds", []) for c in s["failed_checks"]}
+        counts.update(c for c in failed if any(c.startswith(prefix) for prefix in extra))
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 def summary_line(summary: dict) -> str:
@@ -49,8 +82,12 @@ def summary_line(summary: dict) -> str:
     counts = ", ".join(f"{name} {count}" for name, count in summary["counts"].items() if count)
     text = (f"{summary['mutants']} mutants: {counts}; score {summary['score']} (killed on every seed), "
             f"exact score {summary['exact_score']} (own step(s) only)")
+    if summary.get("seed_dependent_with_full_marks_on_a_seed"):
+        text += f"; full marks on one seed only: {summary['seed_dependent_with_full_marks_on_a_seed']}"
     if "seconds" in summary:
         text += f"; {summary['seconds']} s in all, {summary['seconds_per_mutant']} s per mutant"
+    if summary.get("worker_seconds_per_mutant"):
+        text += f" ({summary['worker_seconds_per_mutant']} s of one worker per mutant, both seeds)"
     return text
 
 

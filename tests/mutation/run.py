@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Callable
@@ -19,7 +20,11 @@ SEED_PAIR = (11, 22)
 
 def select(*, sample: "int | None" = None, ids: "list[str] | None" = None, functions: "list[str] | None" = None,
            mutants: "list[Mutant] | None" = None) -> "list[Mutant]":
-    """The mutants of a run: all, those with the given ids, those of the given functions, or a stratified sample."""
+    """The mutants of a run: all, those with the given ids, those of the given functions, or a stratified sample.
+
+    >>> len(select(sample=20)), select(ids=["cache_key:6:kwarg_drop:0"])[0].after
+    (20, '(left out)')
+    """
     mutants = generate(SOLUTION.read_text(encoding="utf-8")) if mutants is None else mutants
     if functions:
         mutants = [m for m in mutants if m.function in set(functions)]
@@ -45,20 +50,53 @@ def run(*, sample: "int | None" = None, ids: "list[str] | None" = None, function
     seconds = time.monotonic() - started
     summary.update(seeds=list(seeds), jobs=jobs, seconds=round(seconds, 1),
                    seconds_per_mutant=round(seconds / len(rows), 2) if rows else 0.0,
-                   generated=len(everything),
-                   equivalent_listed=len(EQUIVALENT))
+                   generated=len(everything), equivalent_listed=len(EQUIVALENT), **_grading_time(rows))
     if out is not None:
         write_outputs(out, summary, rows)
     return {"summary": summary, "mutants": rows}
 
 
+def resummarize(path: "str | Path", *, sample: "int | None" = None, out: "str | Path | None" = None) -> dict:
+    """A written run's rows classified again (with today's equivalent list), optionally cut to the sample.
+
+    The stratified sample of a size is the same set of ids every time, so the
+    sample's numbers can be read off a run of the whole set.
+
+    >>> resummarize("build/mutation/mutation.json", sample=150)["summary"]["mutants"]  # doctest: +SKIP
+    150
+    """
+    from .outputs import write_outputs
+
+    old = json.loads(Path(path).read_text(encoding="utf-8"))
+    rows = [_classified(row) for row in old["mutants"]]
+    if sample:
+        wanted = {m.id for m in select(sample=sample)}
+        rows = [row for row in rows if row["id"] in wanted]
+    summary = summarize(rows)
+    summary.update(seeds=old["summary"].get("seeds"), generated=old["summary"].get("generated"),
+                   equivalent_listed=len(EQUIVALENT), resummarized_from=str(path), **_grading_time(rows))
+    if out is not None:
+        write_outputs(out, summary, rows)
+    return {"summary": summary, "mutants": rows}
+
+
+def _grading_time(rows: "list[dict]") -> dict:
+    """Seconds one worker spent per mutant (every seed), on average: the cost of a mutant."""
+    spent = [row["seconds"] for row in rows if row.get("seconds")]
+    return {"worker_seconds_per_mutant": round(sum(spent) / len(spent), 2) if spent else 0.0}
+
+
 def _row(mutant: Mutant, graded: dict) -> dict:
-    per_seed = graded["seeds"]
-    grader_failed = bool(graded["error"]) or any(s["failure"] in ("grader", "time") for s in per_seed)
-    kind, extra = classify(mutant.function, [s["failed_steps"] for s in per_seed],
-                           equivalent=mutant.id in EQUIVALENT, grader_failed=grader_failed)
-    return {
+    return _classified({
         "id": mutant.id, "function": mutant.function, "line": mutant.line, "operator": mutant.operator,
-        "before": mutant.before, "after": mutant.after, "class": kind, "extra": extra,
-        "seeds": per_seed, "seconds": graded["seconds"], "error": graded["error"],
-    }
+        "before": mutant.before, "after": mutant.after, "seeds": graded["seeds"], "seconds": graded["seconds"],
+        "error": graded["error"],
+    })
+
+
+def _classified(row: dict) -> dict:
+    per_seed = row["seeds"]
+    grader_failed = bool(row["error"]) or any(s["failure"] in ("grader", "time") for s in per_seed)
+    kind, extra = classify(row["function"], [s["failed_steps"] for s in per_seed],
+                           equivalent=row["id"] in EQUIVALENT, grader_failed=grader_failed)
+    return {**row, "class": kind, "extra": extra}

@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 
 from grader.grading import grade
 
-from .mutator import SOLUTION, Mutant
+from .mutator import SOLUTION, Mutant, generate  # noqa: F401 (generate: the examples)
 
 SOLUTION_TEXT = SOLUTION.read_text(encoding="utf-8")
 
@@ -65,7 +65,11 @@ def grade_source(source: str, name: str, seed: int, *, steps=None, parallel: int
 
 
 def grade_mutant(mutant: Mutant, seeds: "tuple[int, ...]", parallel: int = 1) -> dict:
-    """One mutant graded on every seed: ``{"id", "seconds", "seeds": [grade_source(...), ...]}``."""
+    """One mutant graded on every seed: ``{"id", "seconds", "seeds": [grade_source(...), ...], "error"}``.
+
+    >>> grade_mutant(generate(SOLUTION_TEXT)[0], (11, 22))["seeds"][0]["failed_steps"]  # doctest: +SKIP
+    [1]
+    """
     started = time.monotonic()
     name = f"mutants/{mutant.id.replace(':', '_')}/tools.py"
     try:
@@ -81,6 +85,9 @@ def grade_all(mutants: "Iterable[Mutant]", seeds: "tuple[int, ...]", *, jobs: in
     """Every mutant graded on ``seeds``, ``jobs`` at a time (worker processes; 1 grades here).
 
     Each worker grades one step process at a time, so ``jobs`` is the number of busy cores.
+
+    >>> grade_all(generate(SOLUTION_TEXT)[:2], (11, 22), jobs=2).keys()  # doctest: +SKIP
+    dict_keys(['REGIONS:0:item_drop:0', 'REGIONS:0:item_drop:1'])
     """
     mutants = list(mutants)
     results: "dict[str, dict]" = {}
