@@ -19,7 +19,7 @@
   (``tool_report.json``/``.md``), read by the fork server once a step is over.
 
 Words with a meaning of their own here (start pipe, wake-up pipe, chain...)
-are defined in ``grader/engine/GLOSSARY.md``.
+are defined once, in docs/architecture.md, "Glossary".
 
 Nothing here judges, and nothing here imports :mod:`grader.checks`,
 :mod:`grader.grading` or :mod:`grader.batch` (``tests/test_layout.py``):
