@@ -136,27 +136,39 @@ def probe_error(obs: dict, label: str) -> str:
     return f"`{label}` raised {kind}" + (f": {detail}" if detail else "") + "."
 
 
+def _at_most(spent: float, limit: float) -> float:
+    """``spent``, or ``limit`` when the process ran past it (it was killed there).
+
+    >>> _at_most(30.14, 30), _at_most(2.5, 30)
+    (30, 2.5)
+    """
+    return limit if spent >= limit else spent
+
+
 def timeout_text(phase: str, spent: float, *, import_timeout: float, timeout: float,
                  per_probe: float) -> "tuple[str, str]":
     """What was slow in a step that outlived its limit (a sentence's predicate) and a likely cause.
 
     ``phase`` is ``"import"`` or ``"probe"``, ``spent`` the seconds it ran.
 
-    >>> timeout_text("import", 30.01, import_timeout=30, timeout=10, per_probe=10)[0]
+    >>> timeout_text("import", 30.14, import_timeout=30, timeout=10, per_probe=10)[0]
     'was killed while importing your module: the import ran 30.0 s, over its time limit of 30 s'
-    >>> timeout_text("probe", 10.0, import_timeout=30, timeout=10, per_probe=10)[0]
+    >>> timeout_text("probe", 10.2, import_timeout=30, timeout=10, per_probe=10)[0]
     'was killed after the call ran 10.0 s, over the time limit of 10 s'
     """
+    # A process killed at its limit is reported as having run the limit: the tenths the
+    # kill took after it depend on the machine's load, and the same code must get the
+    # same feedback on every run (a resumed batch writes the same files as a fresh one).
     if phase == "import":
-        return (f"was killed while importing your module: the import ran {spent:.1f} s, "
+        return (f"was killed while importing your module: the import ran {_at_most(spent, import_timeout):.1f} s, "
                 f"over its time limit of {import_timeout:g} s",
                 " (an endless loop or a blocking call at import?)")
     if per_probe < timeout and spent >= per_probe - 0.05:
-        limit = f"the time limit of {per_probe:g} s per call"
+        limit, spent = f"the time limit of {per_probe:g} s per call", _at_most(spent, per_probe)
     elif per_probe < timeout or spent < timeout - 0.05:
         limit = f"the step's time limit of {timeout:g} s for all its calls"
     else:
-        limit = f"the time limit of {timeout:g} s"
+        limit, spent = f"the time limit of {timeout:g} s", _at_most(spent, timeout)
     return (f"was killed after the call ran {spent:.1f} s, over {limit}",
             " (an endless loop or a blocking call?)")
 

@@ -706,14 +706,15 @@ def test_a_grading_failure_is_a_row_but_never_a_grade_in_any_output(tmp_path):
                {"learner": "dee", "seed": 1, "report": _failed("learner", "SyntaxError at tools.py line 1")}]
     outputs = write_outputs(records, tmp_path)
     book = read_csv(outputs["csv"]).set_index("learner")
-    assert book.loc["ana", "score"] == 2 and book.loc["dee", "score"] == 0  # the learner's own failure: a zero
-    assert pd.isna(book.loc["bob", "score"]) and pd.isna(book.loc["cy", "score"])  # no grade, not a zero
+    # The learner's own failures (its code, or its code using the whole time budget): a zero.
+    assert book.loc["ana", "score"] == 2 and book.loc["dee", "score"] == 0 and book.loc["cy", "score"] == 0
+    assert pd.isna(book.loc["bob", "score"])  # the machinery's failure: no grade, not a zero
     assert "died" in book.loc["bob", "error"]
     grades = {g["learner"]: g for g in json.loads(outputs["json"].read_text())["learners"]}
-    assert grades["bob"]["score"] is None and grades["cy"]["score"] is None and grades["dee"]["score"] == 0
+    assert grades["bob"]["score"] is None and grades["cy"]["score"] == 0 and grades["dee"]["score"] == 0
     summary = outputs["summary"].read_text()
-    assert "- mean score: 1.00 / 2" in summary and "- full marks: 1" in summary
-    assert [row["learner"] for row in grade_rows(records)] == ["ana", "dee"]
+    assert "- mean score: 0.67 / 2" in summary and "- full marks: 1" in summary
+    assert [row["learner"] for row in grade_rows(records)] == ["ana", "cy", "dee"]
 
 
 def test_resume_grades_again_every_stored_failure_of_the_grading_machinery(tmp_path):

@@ -429,7 +429,8 @@ def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: C
     last = len(job.probes) - 1
     # Fresh probes may import anew only where the import left the process as it
     # was (asked only of steps that have such probes: each look costs).
-    reimport = (ctx.import_seconds <= REIMPORT_SECONDS
+    quick = REIMPORT_SECONDS if job.reimport_seconds is None else job.reimport_seconds
+    reimport = (ctx.import_seconds <= quick
                 and any(is_fresh(probe) for probe in job.probes[job.first_probe:last]) and before.unchanged())
     for index, probe in enumerate(job.probes):
         if index < job.first_probe:

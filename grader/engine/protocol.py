@@ -311,7 +311,10 @@ class StepJob:
 
     ``probes`` are ``Probe.to_json()`` dicts; ``probe_function``
     (``"module:function"``) replaces :data:`DEFAULT_PROBE_FUNCTION` when set
-    (the engine's own tests use it).
+    (the engine's own tests use it). ``reimport_seconds``, when set, replaces
+    ``grader.engine.child.REIMPORT_SECONDS`` (the import time under which fresh
+    probes import anew instead of forking): the engine's tests of either path
+    set it, so their verdict does not depend on how busy the machine is.
 
     Example::
 
@@ -327,6 +330,7 @@ class StepJob:
     nonce: str
     limits: Limits = field(default_factory=Limits)
     probe_function: "str | None" = None
+    reimport_seconds: "float | None" = None
     # Where the step child begins in ``probes`` (the fork server's own, never on the wire:
     # a step resumed in a new step child, see ChangedMessage).
     first_probe: int = 0
@@ -341,6 +345,8 @@ class StepJob:
                 "nonce": self.nonce, "limits": self.limits.to_json()}
         if self.probe_function:
             wire["probe_function"] = self.probe_function
+        if self.reimport_seconds is not None:
+            wire["reimport_seconds"] = self.reimport_seconds
         return wire
 
     @classmethod
@@ -352,7 +358,19 @@ class StepJob:
         """
         return cls(step=wire.get("step"), source_b64=str(wire.get("source_b64", "")),
                    probes=tuple(wire.get("probes", ())), nonce=str(wire.get("nonce", "")),
-                   limits=Limits.from_value(wire.get("limits")), probe_function=wire.get("probe_function"))
+                   limits=Limits.from_value(wire.get("limits")), probe_function=wire.get("probe_function"),
+                   reimport_seconds=_seconds_or_none(wire.get("reimport_seconds")))
+
+
+def _seconds_or_none(value) -> "float | None":
+    """A finite number of seconds of at least 0 from the wire, else ``None`` (the default applies).
+
+    >>> _seconds_or_none(5), _seconds_or_none("x"), _seconds_or_none(-1), _seconds_or_none(None)
+    (5.0, None, None, None)
+    """
+    if type(value) not in (int, float) or not 0 <= value < float("inf"):
+        return None
+    return float(value)
 
 
 def request_to_json(request_id: int, jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False) -> dict:
