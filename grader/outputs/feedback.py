@@ -49,9 +49,7 @@ def learner_reports(record: "LearnerRecord | dict") -> "tuple[Report, Report]":
     (True, 2)
     """
     record = _typed(record)
-    counting = Report.from_dict(record.report)
-    shown = Report.from_dict(record.feedback_report) if record.feedback_report else counting
-    return shown, counting
+    return record.shown_report(), record.grade_report()
 
 
 def render_feedback(record: "LearnerRecord | dict") -> str:

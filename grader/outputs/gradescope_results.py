@@ -114,8 +114,7 @@ def gradescope_json(record: "LearnerRecord | dict") -> dict:
     (0.0, 'Credited: 0/0 (late).')
     """
     record = record if isinstance(record, LearnerRecord) else LearnerRecord.from_dict(record)
-    shown = Report.from_dict(record.feedback_report or record.report)
-    data = results_json(shown, score=Report.from_dict(record.report).score)
+    data = results_json(record.shown_report(), score=record.grade_report().score)
     got = record.credit
     if got:
         data["score"] = float(got["credited"])
