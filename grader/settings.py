@@ -66,8 +66,8 @@ def _setting(env: str, default, help: str, parse=_text, *, audience: str = "ever
 class Settings:
     """The environment's settings, parsed; a value that does not parse keeps its default.
 
-    >>> Settings.from_environ({"AGTOOL_CGROUPS": "memory, pids"}).cgroup_controllers
-    ('memory', 'pids')
+    >>> sorted(Settings.from_environ({"AGTOOL_CGROUPS": "memory, pids"}).cgroup_controllers)
+    ['memory', 'pids']
     >>> Settings.from_environ({"AGTOOL_CGROUPS": "off"}).cgroups_enabled
     False
     """
@@ -172,10 +172,9 @@ class Settings:
         return self.cgroups.strip().lower() not in _OFF
 
     @property
-    def cgroup_controllers(self) -> "tuple[str, ...]":
-        """The controllers ``$AGTOOL_CGROUPS`` lists, in the engine's order (empty: all of them)."""
-        listed = {c.strip() for c in self.cgroups.split(",")}
-        return tuple(c for c in ("memory", "pids", "cpu") if c in listed)
+    def cgroup_controllers(self) -> "frozenset[str]":
+        """The names ``$AGTOOL_CGROUPS`` lists (the engine keeps those it knows, in its own order)."""
+        return frozenset(c.strip() for c in self.cgroups.split(",") if c.strip())
 
 
 SETTINGS = fields(Settings)

@@ -65,8 +65,8 @@ def wanted(settings: "Settings | None" = None) -> "tuple[str, ...]":
     >>> wanted(Settings()) == CONTROLLERS
     True
     """
-    listed = (settings or current()).cgroup_controllers
-    return listed if listed else CONTROLLERS
+    listed = (settings or current()).cgroup_controllers & set(CONTROLLERS)
+    return tuple(c for c in CONTROLLERS if c in listed) if listed else CONTROLLERS
 
 
 def enabled(settings: "Settings | None" = None) -> bool:
