@@ -375,6 +375,26 @@ MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
 }
 
 
+# Mistakes grouped by the step whose check must catch them (tests/defects/mistakes/stepN.py,
+# each a ``MISTAKES`` dict of the same shape as ``MORE_DEFECTS``), merged here so that every
+# test of plausible mistakes sees them; a name defined twice is an error, not a silent overwrite.
+def _merge_mistake_files() -> None:
+    import importlib
+    import pkgutil
+
+    from . import mistakes
+
+    for info in sorted(pkgutil.iter_modules(mistakes.__path__), key=lambda i: i.name):
+        extra = importlib.import_module(f"{mistakes.__name__}.{info.name}").MISTAKES
+        clash = sorted(set(extra) & set(MORE_DEFECTS))
+        if clash:
+            raise AssertionError(f"mistakes/{info.name}.py redefines {clash}")
+        MORE_DEFECTS.update(extra)
+
+
+_merge_mistake_files()
+
+
 def materialise_more(name: str, folder: Path) -> Path:
     """Write the planted copy of ``MORE_DEFECTS[name]`` and return its path."""
     text = SOLUTION.read_text(encoding="utf-8")
