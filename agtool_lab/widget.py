@@ -51,7 +51,11 @@ def _default_grade(path, *, steps, seed) -> Report:
     # failure to import it must become a red box, not a traceback.
     from grader.grading import grade
 
-    return grade(path, steps=steps, seed=seed)
+    # The Check runs learner code as the graded run does (issue 27.11): in the commands' sandbox
+    # (``auto`` unless $AGTOOL_SANDBOX says), so a module sees the same files, account, module name,
+    # path shape and environment under a Check as when it is graded: detecting the grader gains nothing.
+    settings = current()
+    return grade(path, steps=steps, seed=seed, settings=settings.with_values(sandbox=settings.sandbox or "auto"))
 
 
 def grade_step(step: int, *, path=None, seed: "int | None" = None, grade: GradeFn | None = None) -> Report:

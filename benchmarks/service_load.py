@@ -1,6 +1,6 @@
 """Load and faults of the grading service behind a real JupyterHub: figures, not a timed test.
 
-    .venv/bin/python benchmarks/service_load.py [--bursts 60 300] [--jobs 2]
+    .venv/bin/python benchmarks/service_load.py [--bursts 60 300] [--jobs 2] [--only bursts|hostile|all]
 
 For each burst size N: N submissions of the reference solution at once
 (from two learners' tokens, the rate limit raised), then the time from each
@@ -18,6 +18,18 @@ load itself). CPU seconds, not wall time: on a shared machine they are what
 the service asked for, whatever else was running. The load average before
 each burst is printed too.
 
+Hostile load (``--only hostile``; issue 27, items 4 and 5), on loopback only and bounded:
+
+* ``--held N`` (1,000) unauthenticated uploads held open on the service's own
+  port (headers announcing 1.25 MiB, then as much body as the socket takes,
+  then nothing): the service process's RSS before and at its peak, and how
+  many connections it still holds after a few seconds; then the same with a
+  learner's token (the upload cap answers 503 past ``--max-uploads``).
+* A flood from one learner: a classmate's reference solution graded alone
+  (idle), then again while ``--flood N`` (8) attempts of another learner,
+  each sleeping ``--sleep S`` (5) seconds at import, are queued before it;
+  the ratio must stay under 2.
+
 Uses the hub harness of ``tests/test_service.py`` (configurable-http-proxy
 from ``make e2e-deps``).
 """
@@ -25,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import statistics
 import sys
 import tempfile
@@ -149,11 +162,154 @@ def wait_all(room: Classroom, accepted, timeout: float) -> dict[int, float]:
     return done
 
 
+HELD_BODY = 1_250_000  # what each held upload announces: the old cap (max_bytes + 1 MiB)
+
+
+def rss_mib(pid: int) -> float:
+    import psutil
+
+    return psutil.Process(pid).memory_info().rss / 2**20
+
+
+def open_connections(pid: int, port: int) -> int:
+    """Established TCP connections of process ``pid`` on its listening ``port``."""
+    import psutil
+
+    return sum(1 for c in psutil.Process(pid).net_connections("tcp")
+               if c.laddr and c.laddr.port == port and c.status == psutil.CONN_ESTABLISHED)
+
+
+def hold_uploads(port: int, n: int, token: "str | None", length: int = HELD_BODY) -> list[socket.socket]:
+    """``n`` uploads to 127.0.0.1:``port`` that announce ``length`` bytes, send what the socket takes, then wait."""
+    auth = f"Authorization: token {token}\r\n" if token else ""
+    head = (f"POST /services/agtool-grader/api/submissions HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}"
+            f"Content-Type: text/x-python\r\nContent-Length: {length}\r\n\r\n").encode()
+    if length == 0:  # slowloris: the headers never end
+        head = head[:head.index(b"Content-Type")]
+    chunk = b"#" * 65536
+    held = []
+    for _ in range(n):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        sock.setblocking(False)
+        try:
+            sock.send(head)
+            for _ in range((length - 1) // len(chunk)):  # as much body as the kernel's buffers take now
+                sock.send(chunk)
+        except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+            pass
+        held.append(sock)
+    return held
+
+
+def held_uploads(room: Classroom, n: int, token: "str | None", label: str, length: int = HELD_BODY) -> None:
+    """Print the service process's memory before and at its peak while ``n`` uploads are held."""
+    pid = room.service.pid
+    before, peak = rss_mib(pid), 0.0
+    stop = threading.Event()
+
+    def sample():
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, rss_mib(pid))
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    t = time.monotonic()
+    held = hold_uploads(room.service_port, n, token, length)
+    opened = time.monotonic() - t
+    time.sleep(3)
+    still = open_connections(pid, room.service_port)
+    time.sleep(10)  # past the service's header timeout (10 s)
+    later = open_connections(pid, room.service_port)
+    stop.set()
+    sampler.join()
+    for sock in held:
+        sock.close()
+    print(f"{n} held {label} uploads (opened in {opened:.1f} s): service RSS {before:.0f} MiB before, peak "
+          f"{peak:.0f} MiB (+{peak - before:.1f} MiB); connections it still held 3 s later: {still}, "
+          f"13 s later: {later}", flush=True)
+
+
+def graded_time(room: Classroom, user: str, body: bytes, timeout: float = 300) -> float:
+    """Seconds from POST to graded for one attempt of ``user`` (its status polled every 50 ms)."""
+    t = time.monotonic()
+    status, data = room.api("POST", "api/submissions", user, body)
+    assert status == 202, (status, data)
+    while time.monotonic() - t < timeout:
+        status, got = room.api("GET", f"api/submissions/{data['id']}", user)
+        if got["status"] in ("graded", "error"):
+            assert got["status"] == "graded", got
+            return time.monotonic() - t
+        time.sleep(0.05)
+    raise AssertionError(f"attempt {data['id']} not graded in {timeout} s")
+
+
+def flood(room: Classroom, n: int, sleep: float, samples: int = 3) -> None:
+    """A classmate's attempt alone, then behind ``n`` slow attempts of one learner: the ratio (must be < 2)."""
+    graded_time(room, "bob", SOLUTION)  # warm: the first grading of a worker pays its imports
+    idle = [graded_time(room, "bob", SOLUTION) for _ in range(samples)]
+    slow = f"import time\ntime.sleep({sleep})\n".encode() + SOLUTION
+    for _ in range(n):
+        status, data = room.api("POST", "api/submissions", "alice", slow)
+        assert status == 202, (status, data)
+    time.sleep(1)  # the flood holds the workers it may
+    loaded = [graded_time(room, "bob", SOLUTION) for _ in range(samples)]
+    ratio = statistics.median(loaded) / statistics.median(idle)
+    print(f"flood of {n} attempts sleeping {sleep:g} s at import from one learner: a classmate's attempt graded "
+          f"in {' '.join(f'{x:.1f}' for x in loaded)} s (idle: {' '.join(f'{x:.1f}' for x in idle)} s); "
+          f"median ratio {ratio:.2f} (must be < 2); load average {os.getloadavg()[0]:.2f}", flush=True)
+
+
+def hostile(room: Classroom, args) -> None:
+    held_uploads(room, args.held, None, "unauthenticated")
+    held_uploads(room, args.held, None, "half-header (slowloris)", length=0)
+    held_uploads(room, args.held, "not-a-token", "bad-token")
+    held_uploads(room, args.held, room.tokens["alice"], "authenticated (one learner's token, 256 KiB announced)",
+                 length=256 * 1024)
+    flood(room, args.flood, args.sleep)
+
+
+def bursts(room: Classroom, args) -> None:
+    for n in args.bursts:
+        print(f"load average before the burst of {n}: {os.getloadavg()[0]:.2f} (2 cores)", flush=True)
+        cpu0 = cpu_by_part(room)
+        t0 = time.monotonic()
+        accepted, gets, stop, poller = burst(room, n)
+        done = wait_all(room, accepted, timeout=60 + n * 3)
+        stop.set()
+        poller.join()
+        lat = [done[a_id] - t for _, a_id, t in accepted]
+        print(f"burst {n}: accepted {len(accepted)}, graded {len(done)}; submit->graded "
+              f"p50 {statistics.median(lat):.1f} s, p95 {pct(lat, .95):.1f} s, all within "
+              f"{max(done.values()) - t0:.1f} s; GET api/submissions p95 {1000 * pct(gets, .95):.0f} ms "
+              f"({len(gets)} GETs)", flush=True)
+        print("  " + cpu_line(cpu0, cpu_by_part(room), len(done)), flush=True)
+    # The fault: kill -9 in the middle of a burst, restart, every accepted attempt graded.
+    accepted, gets, stop, poller = burst(room, 60)
+    stop.set()
+    poller.join()
+    time.sleep(3)
+    room.kill_service()
+    t = time.monotonic()
+    room.start_service("--rate-limit", "100000", "--jobs", str(args.jobs))
+    done = wait_all(room, accepted, timeout=300)
+    total = sum(len(room.api("GET", "api/submissions", u)[1]) for u in ("alice", "bob"))
+    print(f"kill -9 after 3 s of a burst of 60, restart: {len(done)}/{len(accepted)} accepted attempts "
+          f"graded {time.monotonic() - t:.1f} s after the restart; attempts stored {total} "
+          f"(= {sum(args.bursts) + 60} submitted)", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--bursts", type=int, nargs="+", default=[60, 300])
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--only", choices=("bursts", "hostile", "all"), default="all")
+    parser.add_argument("--held", type=int, default=1000, help="uploads held open (at most 2000)")
+    parser.add_argument("--flood", type=int, default=8, help="slow attempts of one learner (at most 50)")
+    parser.add_argument("--sleep", type=float, default=5.0, help="seconds each flooding attempt sleeps at import")
     args = parser.parse_args()
+    args.held, args.flood = min(args.held, 2000), min(args.flood, 50)  # bounded: loopback, and no runaway
     with tempfile.TemporaryDirectory(prefix="agtool-load-") as tmp:
         room = Classroom(Path(tmp) / "hub", _chp(), f"sqlite:///{tmp}/service.sqlite")
         try:
@@ -163,33 +319,10 @@ def main() -> int:
             # (LangGraph's import, about 0.7 s of CPU each) when it starts, before any attempt.
             warm = wait_for_engines(room, args.jobs)
             print(f"service up; its {args.jobs} workers' fork servers ready after {warm:.1f} s", flush=True)
-            for n in args.bursts:
-                print(f"load average before the burst of {n}: {os.getloadavg()[0]:.2f} (2 cores)", flush=True)
-                cpu0 = cpu_by_part(room)
-                t0 = time.monotonic()
-                accepted, gets, stop, poller = burst(room, n)
-                done = wait_all(room, accepted, timeout=60 + n * 3)
-                stop.set()
-                poller.join()
-                lat = [done[a_id] - t for _, a_id, t in accepted]
-                print(f"burst {n}: accepted {len(accepted)}, graded {len(done)}; submit->graded "
-                      f"p50 {statistics.median(lat):.1f} s, p95 {pct(lat, .95):.1f} s, all within "
-                      f"{max(done.values()) - t0:.1f} s; GET api/submissions p95 {1000 * pct(gets, .95):.0f} ms "
-                      f"({len(gets)} GETs)", flush=True)
-                print("  " + cpu_line(cpu0, cpu_by_part(room), len(done)), flush=True)
-            # The fault: kill -9 in the middle of a burst, restart, every accepted attempt graded.
-            accepted, gets, stop, poller = burst(room, 60)
-            stop.set()
-            poller.join()
-            time.sleep(3)
-            room.kill_service()
-            t = time.monotonic()
-            room.start_service("--rate-limit", "100000", "--jobs", str(args.jobs))
-            done = wait_all(room, accepted, timeout=300)
-            total = sum(len(room.api("GET", "api/submissions", u)[1]) for u in ("alice", "bob"))
-            print(f"kill -9 after 3 s of a burst of 60, restart: {len(done)}/{len(accepted)} accepted attempts "
-                  f"graded {time.monotonic() - t:.1f} s after the restart; attempts stored {total} "
-                  f"(= {sum(args.bursts) + 60} submitted)", flush=True)
+            if args.only in ("hostile", "all"):
+                hostile(room, args)
+            if args.only in ("bursts", "all"):
+                bursts(room, args)
         finally:
             room.stop()
     return 0

@@ -34,7 +34,7 @@ from grader.batch.gradescope import RESULTS_FILE, SUBMISSION_DIR, grade_for_grad
 from grader.batch.task import SUBMISSION_TIMEOUT
 from grader.checks.registry import UnknownCheck, checks_for
 from grader.engine.client import EngineClient
-from grader.engine.sandbox import SANDBOX_ENV, SANDBOXES
+from grader.engine.sandbox import SANDBOX_ENV, SANDBOXES, IsolationUnavailable, require
 from grader.grading import STEP_TIMEOUT, grade
 from grader.locate import SubmissionNotFound
 from grader.escape import md_cell, md_code_cell, terminal_text
@@ -241,7 +241,12 @@ def engine_for(sandbox: str) -> "Iterator[EngineClient]":
 
 
 def check_command(args: argparse.Namespace) -> int:
-    with engine_for(sandbox_choice(args.sandbox, getattr(args, "settings", None))) as engine:
+    sandbox = sandbox_choice(args.sandbox, getattr(args, "settings", None))
+    try:
+        require(sandbox)  # a sandbox asked for that is not there stops grading (fail closed)
+    except IsolationUnavailable as exc:
+        return _cannot_grade(str(exc))
+    with engine_for(sandbox) as engine:
         try:
             report = grade(args.path, steps=args.step, only=args.only, seed=args.seed, timeout=args.timeout,
                            parallel=args.parallel, engine=engine)
@@ -263,6 +268,8 @@ def check_command(args: argparse.Namespace) -> int:
 
 
 def _sandbox_words(engine: EngineClient) -> str:
+    if engine.isolation is not None:
+        return f"with isolation {engine.isolation.words()}"
     if engine.sandbox_in_use == "none":
         why = "" if engine.sandbox == "none" else " (bubblewrap is not usable on this machine)"
         return f"without a sandbox{why}"
@@ -364,6 +371,7 @@ def batch_command(args: argparse.Namespace) -> int:
     except ImportError as exc:
         return _cannot_grade(f"{BATCH_EXTRA} ({exc})", "batch")
     try:
+        require(sandbox_choice(args.sandbox, getattr(args, "settings", None)))  # fail closed, before any worker
         result = run_batch(args.submissions, args.out, jobs=args.jobs, seed=args.seed, resume=args.resume,
                            timeout=args.timeout, steps=args.steps, only=args.only, executor=args.executor,
                            scheduler=args.scheduler, sandbox=sandbox_choice(args.sandbox, getattr(args, "settings", None)),

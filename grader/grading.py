@@ -113,6 +113,7 @@ def grade(submission, *, steps=None, only=None, seed=None, timeout=None, limits=
     jobs = [_step_job(step, probes, source_b64, limits, probe_function)
             for step, (_, probes) in zip(by_step, planned)]
     results, kills_always = _run_steps(engine, jobs, parallel)
+    report.isolation = isolation_words(engine)
     for (step, step_checks), (plan, _), result in zip(by_step.items(), planned, results):
         report.limits = report.limits or limits_words(result, engine)
         _add_step(report, step, step_checks, plan, _StepOutcome(result, limits), kills_always, replay,
@@ -154,6 +155,8 @@ def _add_step(report: Report, step: int, step_checks: "list[Check]", plan: "list
     else:
         bugs: "list[str]" = []
         report.checks += [_judge(item, outcome, replay, bugs) for item in plan]
+        if outcome.fatal:  # the step child's own preparation failed (a full disk...): no grade, graded again
+            bugs.insert(0, INTERNAL_ERROR + outcome.fatal)
         if bugs and report.failure is None:  # the grader's own code failed: this is no grade
             report.failure = Failure(FailureKind.GRADER, bugs[0])
 
@@ -401,6 +404,18 @@ def limits_words(result: StepResult, engine) -> str:
     if not result.limits:
         return ""
     return f"{result.limits}; sandbox {getattr(engine, 'sandbox_in_use', 'none')}"
+
+
+def isolation_words(engine) -> str:
+    """The ``isolation`` of a report: the sandbox and account the engine's fork server ran learner code under.
+
+    >>> from grader.engine.sandbox import Isolation
+    >>> class E: isolation = Isolation("none", "root")
+    >>> isolation_words(E()).split(" (")[0], isolation_words(object())
+    ('none', '')
+    """
+    isolation = getattr(engine, "isolation", None)
+    return isolation.words() if isolation is not None else ""
 
 
 def limit_text(hits: "tuple[str, ...]", limits: Limits) -> str:

@@ -74,7 +74,7 @@ LAYERS: "tuple[Layer, ...]" = (
           + ("grader.engine", "grader.checks", "grader.report", "grader.render", "grader.messages"),
           "tqdm, pandas, matplotlib (extra `batch`), dask (extra `dask`)"),
     Layer(("grader.service",), "the service's process (learner code never runs there)",
-          ("grader.batch", "grader.outputs", "grader.course", "grader.report", "grader.render",
+          ("grader.batch", "grader.outputs", "grader.course", "grader.report", "grader.render", "grader.engine.sandbox",
            "grader.settings", "grader.escape", "grader.spec", "grader.messages"),
           "tornado, SQLAlchemy, Alembic, JupyterHub (extra `service`)"),
     Layer(("grader.cli", "grader.__main__"), "the command line (`agtool-grade`)", (EVERY_GRADER_MODULE,),

@@ -53,6 +53,8 @@ def render_text(report: Report) -> str:
     lines += ["", f"Total: {report.summary()}  (seed {report.seed})"]
     if report.limits:
         lines.append(f"limits: {terminal_text(report.limits, multiline=False)}")
+    if report.isolation:
+        lines.append(f"isolation: {terminal_text(report.isolation, multiline=False)}")
     return "\n".join(lines) + "\n"
 
 
@@ -85,6 +87,8 @@ def render_markdown(report: Report) -> str:
         f"- **Score:** {report.summary()}",
         f"- **Seed:** {report.seed} (run again with `--seed {report.seed}` to get the same cases)",
     ]
+    if report.isolation:
+        out.append(f"- **Isolation:** {md_text(report.isolation)}")
     if report.error:
         out += ["", "**Your module could not be graded.**", "", md_fence(report.error)]
     for step, total in report.steps.items():

@@ -217,6 +217,9 @@ class Report:
     # The limits that held for each step as a whole (cgroup, priority, disk, sandbox), as the engine said.
     limits: str = ""
     failure: "Failure | None" = None
+    # The isolation learner code ran under (sandbox, account: grader.engine.sandbox.Isolation.words);
+    # "" in reports older than it, and in reports no step ran for.
+    isolation: str = ""
 
     def __post_init__(self) -> None:
         self.output = {str(k): clean_text(v) for k, v in self.output.items()}
@@ -227,7 +230,7 @@ class Report:
     def __setattr__(self, name: str, value) -> None:
         # Text is cleaned as it enters; ``failure`` and ``error`` (its message) are kept together,
         # whichever is set after construction.
-        if name in ("path", "error", "limits"):
+        if name in ("path", "error", "limits", "isolation"):
             value = clean_text(value)
         super().__setattr__(name, value)
         if not self.__dict__.get("_ready"):
@@ -285,6 +288,7 @@ class Report:
             "error": self.error,
             "failure": self.failure.to_dict() if self.failure is not None else None,
             "limits": self.limits,
+            "isolation": self.isolation,
         }
 
     @classmethod
@@ -301,4 +305,5 @@ class Report:
             output=dict(data.get("output", {})),
             failure=failure_of(data),
             limits=data.get("limits", ""),
+            isolation=data.get("isolation", ""),
         )

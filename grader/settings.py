@@ -93,6 +93,11 @@ class Settings:
     step_mounts: bool = _setting(
         "AGTOOL_STEP_MOUNTS", True,
         "`0`/`off`: no per-step mount namespace (read-only files, private /tmp) even as root.", _switch_on)
+    grading_user: str = _setting(
+        "AGTOOL_GRADING_USER", "agtool-sandbox",
+        "The account learner code runs as when the grader runs as root inside bubblewrap (never created "
+        "at grading time: `useradd --system --no-create-home --shell /usr/sbin/nologin --user-group "
+        "agtool-sandbox`; see SECURITY.md).")
     hugepages: bool = _setting(
         "AGTOOL_HUGEPAGES", False,
         "`1`: back the fork server's heap with huge pages (opt-in; for the benchmark).", _exactly_one)
@@ -119,6 +124,13 @@ class Settings:
     service_data: str = _setting(
         "AGTOOL_SERVICE_DATA", "agtool-service-data",
         "The grading service's data folder (default of `serve --data-dir`).", audience="service")
+    step_user: str = _setting(
+        "AGTOOL_STEP_USER", "",
+        "Internal: `uid:gid` the fork server's step children switch to before learner code.", audience="internal")
+    server_sandboxed: bool = _setting(
+        "AGTOOL_SERVER_SANDBOXED", False,
+        "Internal: the fork server runs in bubblewrap (its /tmp is private: emptied between gradings).",
+        _exactly_one, audience="internal")
     server_cgroup: str = _setting(
         "AGTOOL_SERVER_CGROUP", "",
         "Internal: how the engine client names the fork server's cgroup to it.", audience="internal")

@@ -663,3 +663,79 @@ def test_a_submission_cannot_rewrite_a_classmates_result_or_file_under_the_defau
     assert record["report"]["score"] == record["report"]["max_score"] > 0
     with open(out / "grades.csv", newline="", encoding="utf-8") as fh:
         assert "forged" not in fh.read()
+
+
+# ----------------------------------------------------------- least privilege in a batch (issue 27.1-27.3)
+
+def _need_bwrap_here() -> None:
+    if not bwrap_usable():
+        if os.environ.get("CI"):  # .ci/run installs bubblewrap: there these must run
+            pytest.fail("bubblewrap is not usable in CI")
+        pytest.skip("bubblewrap is not usable here")
+
+
+def _hostile_module(name: str, root: Path) -> str:
+    from hostile.build import materialise
+    from hostile.manifest import CASES_BY_NAME
+
+    path = materialise(CASES_BY_NAME[name], root, marker=f"agtool-hostile-batch-{name}", outside=root / "outside")
+    return (path / "tools.py" if path.is_dir() else path).read_text(encoding="utf-8")
+
+
+def test_a_learner_who_fills_tmp_costs_the_next_learner_on_the_worker_nothing(tmp_path, monkeypatch):
+    """aaa fills every shared writable place; bbb, graded next by the same worker, keeps every point.
+
+    Without per-step mounts (``AGTOOL_STEP_MOUNTS=0``: as a grader that is not
+    root runs), only the sandbox's private /tmp (emptied after each learner,
+    not the grading account's to write) stands between them.
+    """
+    _need_bwrap_here()
+    klass, out = tmp_path / "class", tmp_path / "out"
+    for name in ("aaa", "bbb"):
+        (klass / name).mkdir(parents=True)
+    (klass / "aaa" / "tools.py").write_text(_hostile_module("tmp_fill_next_learner", tmp_path / "corpus"),
+                                            encoding="utf-8")
+    (klass / "bbb" / "tools.py").write_text((REPO / "solutions" / "tools.py").read_text(encoding="utf-8"),
+                                            encoding="utf-8")
+    monkeypatch.setenv("AGTOOL_STEP_MOUNTS", "0")
+    run_batch(klass, out, seed=5, jobs=1, sandbox="bwrap", progress=False)
+    report = json.loads((out / "results" / "bbb.json").read_text(encoding="utf-8"))["report"]
+    failed = [(c["id"], c["message"][:200]) for c in report["checks"] if not c["passed"]]
+    assert report["failure"] is None and report["score"] == report["max_score"] > 0, failed
+    assert report["isolation"].startswith("bwrap")
+
+
+def test_a_learner_reaches_neither_the_batch_out_nor_the_service_database(tmp_path):
+    """aaa knows the batch's real OUT path, reads and writes every SQLite database it finds (a planted service one).
+
+    Inside the sandbox neither is there, and learner code runs as the grading
+    account (root only): bbb's result, grades.csv and the database stay as they were.
+    """
+    _need_bwrap_here()
+    from hostile.planted import database_rows, planted_class_data
+
+    klass, out = tmp_path / "class", tmp_path / "out"
+    solution = (REPO / "solutions" / "tools.py").read_text(encoding="utf-8")
+    for name in ("aaa", "bbb"):
+        (klass / name).mkdir(parents=True)
+    writer = (Path(__file__).parent / "hostile" / "cases" / "writes_service_database" / "payload.py").read_text(
+        encoding="utf-8")
+    hostile = _hostile_module("reads_service_database", tmp_path / "corpus") + "\n\n" + writer
+    (klass / "aaa" / "tools.py").write_text(hostile + _REWRITER.format(out=str(out), klass=str(klass)),
+                                            encoding="utf-8")
+    (klass / "bbb" / "tools.py").write_text(solution, encoding="utf-8")
+    with planted_class_data() as planted:
+        before = database_rows() if planted else []
+        code = cli.main(["batch", str(klass), "--out", str(out), "--jobs", "1", "--seed", "5", "--steps", "1",
+                         "--sandbox", "bwrap"])
+        after = database_rows() if planted else []
+    assert code in (0, 1) and before == after
+    aaa = json.loads((out / "results" / "aaa.json").read_text(encoding="utf-8"))["report"]
+    said = json.dumps(aaa["output"])
+    assert "HOSTILE-" not in said and "'done'" not in said, said[:2000]
+    if os.geteuid() == 0:
+        assert "user agtool-sandbox" in aaa["isolation"] or "user root" not in aaa["isolation"]
+    bbb = json.loads((out / "results" / "bbb.json").read_text(encoding="utf-8"))["report"]
+    assert bbb["score"] == bbb["max_score"] > 0 and (klass / "bbb" / "tools.py").read_text(encoding="utf-8") == solution
+    with open(out / "grades.csv", newline="", encoding="utf-8") as fh:
+        assert "forged" not in fh.read()

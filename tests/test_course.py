@@ -240,10 +240,16 @@ def test_the_submission_handler_answers_429_with_the_course_message(monkeypatch)
     from grader.service.options import ServiceOptions as Settings
 
     class NoQueue:
-        def put(self, attempt_id):
+        def put(self, attempt_id, learner=None):
             pass
 
-    monkeypatch.setattr(service_app._Base, "get_current_user", lambda self: {"name": "ana", "admin": False})
+        def not_stored(self):
+            return set()
+
+    async def ana(self):  # the service learns who calls in prepare(), awaiting the hub
+        return {"name": "ana", "admin": False}
+
+    monkeypatch.setattr(service_app._Base, "_caller", ana)
     store = Store("sqlite://")
     settings = Settings(course=policy(extra="[attempts]\nlimit = 2\nwindow_minutes = 60\n"))
 

@@ -36,6 +36,7 @@ from grader.engine.sandbox import bwrap_usable
 from hostile.build import SOLUTION, honest, materialise
 from hostile.manifest import (BATCH_HOSTILE, CASES, CASES_BY_NAME, FAST_SECONDS, HONEST, MUTANT_PAYLOADS,
                               SANDBOX_CASES, SANDBOX_ONLY, STEP_TIMEOUT, STEPS, Case, Expect)
+from hostile.planted import planted_class_data
 from hostile.procs import kill_marked, marked_processes
 from hostile.verify import Run, extra_check_problems, step_outcome_problems, unmet_need
 
@@ -95,8 +96,11 @@ def corpus(tmp_path_factory, corpus_engine, session_marker, secret) -> dict[str,
 def sandboxed_corpus(tmp_path_factory, session_marker, secret):
     """The cases of ``SANDBOX_CASES`` graded with the child inside bubblewrap: (runs, engine)."""
     if not bwrap_usable():
+        if os.environ.get("CI"):  # CI installs bubblewrap (.ci/run): there a missing sandbox is a failure
+            pytest.fail("bubblewrap is not usable in CI: the sandboxed corpus must run there")
         pytest.skip("bubblewrap is not usable here (not installed, or no user namespaces)")
-    with EngineClient(sandbox="bwrap") as engine:
+    # The class's data the least-privilege cases look for (root only: elsewhere they look for what is there).
+    with planted_class_data(), EngineClient(sandbox="bwrap") as engine:
         cases = [CASES_BY_NAME[name] for name in SANDBOX_CASES]
         yield grade_corpus(cases, tmp_path_factory.mktemp("hostile-bwrap"), engine,
                            f"{session_marker}-bwrap", secret, sandbox="bwrap"), engine

@@ -7,18 +7,23 @@ from __future__ import annotations
 
 import ast
 import doctest
+import json
 
 import pytest
 
 import mutation.classify
 import mutation.equivalent
+import mutation.gate
 import mutation.mutator
 import mutation.operators
 import mutation.outputs
 import mutation.run
+import mutation.stability
 import mutation.steps
 from mutation import generate
+from mutation.__main__ import main as mutation_main
 from mutation.equivalent import EQUIVALENT
+from mutation.gate import CLEAN, compare, load_debt, updated_debt, write_debt
 from mutation.mutator import SOLUTION, baseline_source
 from mutation.run import SEED_PAIR
 from mutation.runner import grade_all, grade_source
@@ -71,8 +76,9 @@ def test_the_step_map_declares_every_top_level_name_of_the_solution(mutants):
     assert all(steps and steps <= set(range(1, 9)) for steps in STEPS.values())
 
 
-@pytest.mark.parametrize("module", [mutation.classify, mutation.equivalent, mutation.mutator, mutation.operators, mutation.run,
-                                    mutation.outputs, mutation.steps], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [mutation.classify, mutation.equivalent, mutation.gate, mutation.mutator,
+                                    mutation.operators, mutation.run, mutation.outputs, mutation.stability,
+                                    mutation.steps], ids=lambda m: m.__name__)
 def test_the_mutation_modules_examples_hold(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
     assert result.failed == 0
@@ -99,3 +105,66 @@ def test_the_equivalent_list_is_small_and_each_listed_mutant_exists_and_gets_ful
     failing = {i: [s["failed_checks"] for s in g["seeds"]] for i, g in graded.items()
                if g["error"] or any(s["failed_checks"] for s in g["seeds"])}
     assert not failing, f"not equivalent: {failing}"
+
+
+# ------------------------------------------------------------------ the gate and its debt list
+def _rows(classes: "dict[str, str]") -> "list[dict]":
+    return [{"id": mutant, "class": kind} for mutant, kind in classes.items()]
+
+
+def test_the_gate_fails_on_a_new_offender_a_cleared_or_changed_listing_and_a_stale_one():
+    run = _rows({"a:1:x:0": "own", "b:1:x:0": "survived", "c:1:x:0": "collateral", "d:1:x:0": "seed_dependent",
+                 "e:1:x:0": "equivalent"})
+    debt = {"a:1:x:0": "collateral", "c:1:x:0": "collateral", "d:1:x:0": "collateral", "e:1:x:0": "survived",
+            "gone:1:x:0": "survived"}
+    verdict = compare(run, debt, generated={row["id"] for row in run})
+    assert verdict.new == {"b:1:x:0": "survived"}
+    assert verdict.cleared == {"a:1:x:0": "collateral", "e:1:x:0": "survived"}
+    assert verdict.changed == {"d:1:x:0": "listed collateral, now seed_dependent"}
+    assert verdict.stale == {"gone:1:x:0": "survived"}
+    assert not verdict.passed and verdict.judged == 4
+    # What the run measured, listed as measured, passes; a partial run judges no stale ids.
+    assert compare(run, {"b:1:x:0": "survived", "c:1:x:0": "collateral", "d:1:x:0": "seed_dependent"},
+                   generated={row["id"] for row in run}).passed
+    assert compare(run[:1], {"gone:1:x:0": "survived"}).passed
+
+
+def test_the_debt_list_is_rewritten_from_a_run_and_read_back(tmp_path):
+    path = tmp_path / "debt.json"
+    debt = updated_debt(_rows({"a:1:x:0": "own", "b:1:x:0": "survived"}),
+                        {"a:1:x:0": "collateral", "z:1:x:0": "elsewhere", "gone:1:x:0": "error"},
+                        generated={"a:1:x:0", "b:1:x:0", "z:1:x:0"})
+    write_debt(debt, {"mutants": 2, "counts": {}, "score": 1.0}, path)
+    assert load_debt(path) == {"b:1:x:0": "survived", "z:1:x:0": "elsewhere"}
+    assert json.loads(path.read_text(encoding="utf-8"))["measured"]["mutants"] == 2
+
+
+def test_make_mutation_exits_1_when_the_gate_fails_and_0_when_it_passes(tmp_path, monkeypatch, capsys):
+    # A written run of two mutants, judged again (--from) against two debt lists.
+    mutant_id = "cache_key:6:kwarg_drop:0"
+    seeds = [{"seed": s, "failed_steps": [5, 8], "failed_checks": ["step5/x", "step8/y"], "failure": ""}
+             for s in SEED_PAIR]
+    row = {"id": mutant_id, "function": "cache_key", "line": 1, "operator": "kwarg_drop", "before": "", "after": "",
+           "seconds": 0.1, "error": "", "seeds": seeds}
+    run_json = tmp_path / "mutation.json"
+    run_json.write_text(json.dumps({"summary": {"seeds": list(SEED_PAIR)}, "mutants": [row]}), encoding="utf-8")
+    debt = tmp_path / "debt.json"
+    monkeypatch.setattr(mutation.gate, "DEBT", debt)
+    argv = ["--from", str(run_json), "--out", str(tmp_path / "out"), "--gate"]
+    assert mutation_main(argv) == 1  # no debt list: the collateral mutant is a new offender
+    assert f"new offender (collateral, not on the debt list): {mutant_id}" in capsys.readouterr().out
+    assert mutation_main(argv[:-1]) == 0  # without --gate it measures only
+    assert mutation_main(argv[:-1] + ["--write-debt"]) == 0
+    assert load_debt(debt) == {mutant_id: "collateral"}
+    assert mutation_main(argv) == 0
+    row["seeds"] = [{**s, "failed_steps": [5], "failed_checks": ["step5/x"]} for s in seeds]
+    run_json.write_text(json.dumps({"summary": {}, "mutants": [row]}), encoding="utf-8")
+    assert mutation_main(argv) == 1  # now own step only: the listing must go
+    assert "cleared (listed as collateral" in capsys.readouterr().out
+
+
+def test_the_debt_list_names_only_mutants_the_mutator_makes_in_offending_classes(by_id):
+    debt = load_debt()
+    assert not set(debt) - set(by_id), "listed ids the mutator no longer makes: regenerate with --write-debt"
+    assert not set(debt) & set(EQUIVALENT), "a mutant is listed as equivalent and as debt"
+    assert {kind for kind in debt.values()} <= set(mutation.classify.CLASSES) - set(CLEAN)

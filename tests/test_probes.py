@@ -360,7 +360,7 @@ def test_refused_call_checks_also_watch_calls(check_id):
     def observation(moved_from: int) -> dict:
         records = []
         for i, st in enumerate(steps):
-            value = {"ok": False, "value": None, "error": "args:unknown_tool"} if st["args"][0] not in zero else ""
+            value = {"ok": False, "value": None, "error": "args:unknown_tool"} if st.get("args", [""])[0] not in zero else ""
             records.append({"value": value, "spy_runs": dict(zero),
                             "calls": {"stock_lookup": int(i >= moved_from), "legacy_stock": 0}})
         return {"start": {"spy_runs": dict(zero), "calls": dict(zero)}, "records": records}

@@ -109,6 +109,47 @@ def op(operation: str, **fields: Any) -> dict:
     return out
 
 
+def double_op(name: str, kind: str = "", **params: Any) -> dict:
+    """A ``double`` operation: the grader's spec-faithful ``kind`` (default: ``name``) in the module name ``name``.
+
+    For the rest of the probe a call of ``name`` runs the double (:mod:`grader.engine.doubles`), so a
+    check judges its own step's function, not the step that ``name`` belongs to. ``params`` go to the
+    kind as they are, values encoded (``refuse``, ``script``, ``results``, ``when``...).
+
+    >>> double_op("validate_args", refuse=[["stock_lookup", {"limit": (1,)}, "type:limit"]])["params"]
+    {'refuse': [['stock_lookup', {'limit': {'$tuple': [1]}}, 'type:limit']]}
+    >>> double_op("validate_args")
+    {'op': 'double', 'name': 'validate_args', 'double': 'validate_args', 'params': {}}
+    """
+    return {"op": "double", "name": name, "double": kind or name,
+            "params": {key: encode(value) for key, value in params.items()}}
+
+
+# The other steps' functions ``call_tool`` calls by name: a check of one of steps 3-5 puts the grader's
+# doubles in the names that are not its own step's (``own_route``).
+DOOR_PARTS = ("validate_args", "validate_result", "cache_key")
+
+
+def own_route(*names: str) -> list:
+    """``double`` operations for ``names``: the functions of other steps that a check must not judge.
+
+    >>> [operation["name"] for operation in own_route("validate_args", "cache_key")]
+    ['validate_args', 'cache_key']
+    """
+    return [double_op(name) for name in names]
+
+
+def judged(probe: Probe, records: list) -> list:
+    """``(operation, record)`` pairs of a probe without its ``double`` operations (which return nothing).
+
+    >>> p = call_probe(own_route("cache_key") + [call_op("cache_key", "t", {})])
+    >>> [operation["op"] for operation, _ in judged(p, [{}, {"value": "k"}])]
+    ['call']
+    """
+    return [(operation, rec) for operation, rec in zip(probe.params["operations"], records)
+            if operation.get("op") != "double"]
+
+
 def call_probe(ops: list, *, spies: "dict | None" = None, fresh: bool = False, reset: bool = False,
                clear_cache: bool = True, **extra: Any) -> Probe:
     """A ``calls`` probe of ``ops`` (sent under the wire key ``operations``); its label is the first labelled operation.
@@ -213,23 +254,34 @@ def check_calls_unchanged(before: Any, after: Any, call: str,
                    got="CALLS changed by " + ", ".join(f"{tool}: {n:+d}" for tool, n in moved.items()))
 
 
-def judge_expectations(probes: list, observations: list, message: str) -> Verdict:
-    """Every operation's ``expect``/``runs`` holds, else a failed verdict naming the first miss."""
+def judge_expectations(probes: list, observations: list, message: str, *, whole_probe: bool = False) -> Verdict:
+    """Every operation's ``expect``/``runs`` holds, else a failed verdict naming the first miss.
+
+    ``whole_probe``: the failed verdict's call line shows every call of the probe up to the miss
+    (a count or a cache can be changed by an earlier call, and the learner must see that call too).
+    """
     try:
         for probe, obs in zip(probes, observations):
             records = records_of(probe, obs)
             start = obs.get("start") if isinstance(obs.get("start"), dict) else None
-            for operation, rec in zip(probe.params["operations"], records):
-                # An operation may carry its own sentence (judge-only ``expect_why``): the cause it points at.
-                check_expect(operation, rec, operation.get("expect_why") or message, start)
+            labels: list = []
+            for operation, rec in judged(probe, records):
+                labels.append(operation.get("label", ""))
+                try:
+                    # An operation may carry its own sentence (judge-only ``expect_why``): the cause it points at.
+                    check_expect(operation, rec, operation.get("expect_why") or message, start)
+                except Fail as exc:
+                    if whole_probe:
+                        exc.call = "; then ".join(label for label in labels if label)
+                    raise
     except Fail as exc:
         return Verdict.fail(exc.message, call=exc.call, expected=exc.expected, got=exc.got)
     return Verdict.ok()
 
 
-def expectations_judge(message: str) -> Callable:
+def expectations_judge(message: str, *, whole_probe: bool = False) -> Callable:
     """A judge that runs :func:`judge_expectations` with ``message`` for any miss."""
-    return lambda probes, observations: judge_expectations(probes, observations, message)
+    return lambda probes, observations: judge_expectations(probes, observations, message, whole_probe=whole_probe)
 
 
 # The repr of a mapping the encoding keeps opaque (a dict subclass): ``Counter({...})``,

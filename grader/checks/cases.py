@@ -32,20 +32,39 @@ EXTRA_ARGS = {"color": "red", "warehouse": "W1", "qty": 3, "unit": "box", "urgen
               "note": "rush", "sort": "count"}
 UNKNOWN_TOOLS = ["stock_lookups", "lookup", "StockLookup", "delete_stock", "stock-lookup",
                  "inventory", "legacy", ""]
+# Tool names written another way: a key of TOOLS is matched exactly, like an allowed value.
+TOOL_LOOKALIKES = ["stock_lookup ", " legacy_stock", "Stock_Lookup", "LEGACY_STOCK", "stock_lookup\u200b",
+                   "\uff53tock_lookup"]
 WORD_NUMBERS = ["two", "five", "three", "many", "all", "1O"]
 EXCEPTION_TYPES = ["KeyError", "ValueError", "ZeroDivisionError", "RuntimeError",
                    "LookupError", "TimeoutError", "ConnectionError", "IndexError"]
 CUSTOM_EXCEPTION_NAMES = ["WarehouseOffline", "StockServiceDown", "LegacyApiError", "BinLocked"]
 
 
-def random_valid_args(rng: random.Random, *, stocked: bool = False) -> dict:
-    """Valid arguments; ``stocked=True`` picks a (sku, region) that has rows."""
+def random_valid_args(rng: random.Random, *, stocked: bool = False, inner: bool = False) -> dict:
+    """Valid arguments; ``stocked=True`` picks a (sku, region) that has rows.
+
+    ``inner=True`` keeps ``limit`` strictly between its bounds: a check about
+    something else then meets a bound mistake on no seed rather than on some
+    (the bounds have checks of their own, which send them on every run).
+    """
     if stocked:
         sku, region = rng.choice(stocked_pairs())
     else:
         sku = rng.choice(SKUS + [UNKNOWN_SKU])
         region = rng.choice(REGIONS)
-    return {"sku": sku, "region": region, "limit": rng.randint(1, MAX_ROWS)}
+    return {"sku": sku, "region": region, "limit": rng.randint(2, MAX_ROWS - 1) if inner else rng.randint(1, MAX_ROWS)}
+
+
+def spec_args_contract() -> dict:
+    """The ``args`` contract of both tools as LAB_SPEC step 1 writes it (a new dict each call).
+
+    >>> spec_args_contract()["limit"] == {"type": int, "required": True, "min": 1, "max": MAX_ROWS}
+    True
+    """
+    return {"sku": {"type": str, "required": True},
+            "region": {"type": str, "required": True, "allowed": list(REGIONS)},
+            "limit": {"type": int, "required": True, "min": 1, "max": MAX_ROWS}}
 
 
 def shuffled(rng: random.Random, args: dict) -> dict:
@@ -71,16 +90,19 @@ def _pick(rng: random.Random, options: list, variant: "int | None") -> Any:
     return rng.choice(options) if variant is None else options[variant % len(options)]
 
 
-def single_defect(rng: random.Random, kind: str, variant: "int | None" = None) -> tuple[str, dict, str]:
-    """One call ``(tool, args, reason)`` with exactly one defect of ``kind``.
+def single_defect(rng: random.Random, kind: str, variant: "int | None" = None, *,
+                  inner: bool = False) -> tuple[str, dict, str]:
+    """One call ``(tool, args, reason)`` with exactly one defect of ``kind`` (``inner``: see :func:`random_valid_args`).
 
     >>> single_defect(random.Random(3), "type_bool", variant=1)[1]["limit"]
     False
     """
     tool = rng.choice(TOOL_NAMES)
-    args = random_valid_args(rng)
+    args = random_valid_args(rng, inner=inner)
     if kind == "unknown_tool":
-        return rng.choice(UNKNOWN_TOOLS), args, UNKNOWN_TOOL
+        # Only a check that asks for variants meets the look-alikes (the other steps' draws stay as they were).
+        name = rng.choice(UNKNOWN_TOOLS) if variant is None else _pick(rng, UNKNOWN_TOOLS + TOOL_LOOKALIKES, variant)
+        return name, args, UNKNOWN_TOOL
     if kind == "missing":
         name = _pick(rng, ARG_NAMES, variant)
         del args[name]
@@ -119,7 +141,103 @@ def single_defect(rng: random.Random, kind: str, variant: "int | None" = None) -
     if kind == "range_high":
         args["limit"] = _pick(rng, [MAX_ROWS + 1, rng.randint(MAX_ROWS + 2, 99)], variant)
         return tool, args, arg_reason(RANGE, "limit")
+    if kind == "allowed_lookalike":
+        # Variant i is class i of REGION_LOOKALIKES: every class is sent on every run.
+        args["region"] = _pick(rng, region_lookalikes(rng.choice(REGIONS)), variant)[1]
+        return tool, args, arg_reason(ALLOWED, "region")
+    if kind == "extra_lookalike":
+        # A listed name written another way is not listed: names are compared exactly too.
+        listed = rng.choice(ARG_NAMES)
+        name = _pick(rng, [listed.capitalize(), listed + " ", listed.upper()], variant)
+        args[name] = args[listed]
+        return tool, shuffled(rng, args), arg_reason(EXTRA, name)
     raise ValueError(f"unknown defect kind {kind!r}")
+
+
+# ---------------------------------------------------------------------------
+# Whole domains (steps 1-2): every class on every run, the seed picks inside each
+# ---------------------------------------------------------------------------
+
+_FULLWIDTH = {c: chr(ord(c) - ord("a") + ord("\uff41")) for c in "abcdefghijklmnopqrstuvwxyz"}
+# Cyrillic letters drawn like Latin ones; each region holds at least one of the Latin three.
+_HOMOGLYPHS = {"o": "\u043e", "e": "\u0435", "a": "\u0430"}
+
+
+def _homoglyph(word: str) -> str:
+    i = next(k for k, c in enumerate(word) if c in _HOMOGLYPHS)
+    return word[:i] + _HOMOGLYPHS[word[i]] + word[i + 1:]
+
+
+def region_lookalikes(region: str) -> "list[tuple[str, str]]":
+    """``(class, value)``: one value of each class that looks like ``region`` and is not in ``REGIONS``.
+
+    An allowed value is compared exactly (LAB_SPEC step 2): stripping, lower-casing,
+    Unicode normalisation or dropping invisible characters would let each through.
+
+    >>> [name for name, value in region_lookalikes("north") if value.strip() == "north"]
+    ['trailing space', 'leading tab', 'no-break space', 'new line']
+    """
+    return [("trailing space", region + " "), ("leading tab", "\t" + region),
+            ("no-break space", "\u00a0" + region), ("zero-width space", region + "\u200b"),
+            ("full-width letter", _FULLWIDTH[region[0]] + region[1:]), ("Cyrillic look-alike", _homoglyph(region)),
+            ("capital letter", region.capitalize()), ("new line", region + "\n")]
+
+
+def any_str_values(rng: random.Random) -> "list[tuple[str, str]]":
+    """``(class, value)``: one value of each class of ``str`` a rule that states only ``type: str`` allows.
+
+    The contract gives ``sku`` no pattern, prefix, length or alphabet, so every one is
+    valid (LAB_SPEC: everything not named is the learner's choice, never the grader's rule).
+
+    >>> [name for name, _ in any_str_values(random.Random(0))][:4]
+    ['lower case', 'no prefix', 'spaces', 'empty']
+    """
+    n = rng.randint(1000, 9999)
+    digits = "".join(chr(ord("\uff10") + int(c)) for c in str(n))
+    return [("lower case", f"sku-{n}"), ("no prefix", str(n)),
+            ("spaces", rng.choice([f"SKU {n}", f" SKU-{n}", f"SKU-{n} "])), ("empty", ""),
+            ("non-ASCII", rng.choice([f"SKU-{digits}", f"\u00c4rtikel-{n}", f"\u8d27\u53f7-{n}", f"SKU-{n}-\u00df"])),
+            ("very long", "SKU-" + str(n) * rng.randint(30, 60)),
+            ("control character", rng.choice([f"SKU-{n}\n", f"SKU-\t{n}"])),
+            ("other separator", rng.choice([f"SKU_{n}", f"SKU.{n}", f"SKU/{n}"]))]
+
+
+# Types a grader-made contract declares (LAB_SPEC: ``type`` is a Python type object),
+# each with a name pool for the argument it adds.
+DECLARED_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list}
+TYPED_ARG_NAMES = {"str": ["note", "channel", "memo"], "int": ["batch", "priority", "shelf"],
+                   "float": ["ratio", "weight", "discount"], "bool": ["fresh", "dry_run", "notify"],
+                   "list": ["tags", "bins", "codes"]}
+
+
+def typed_values(rng: random.Random, type_name: str) -> "tuple[list, list]":
+    """``(valid, invalid)`` lists of ``(class, value)`` for an argument of type ``type_name``.
+
+    Every class is in the lists on every run; the seed picks the values inside.
+    Left out on purpose, because LAB_SPEC leaves them to the learner: an ``int``
+    (or a ``bool``) where ``float`` is asked, a ``tuple`` where ``list`` is asked.
+
+    >>> valid, invalid = typed_values(random.Random(0), "bool")
+    >>> [v for _, v in valid], [v for _, v in invalid][:2]
+    ([True, False], [1, 0])
+    """
+    n, word = rng.randint(2, 999), rng.choice(["red", "box", "rush", "north"])
+    x = rng.randint(1, 99) + rng.choice([0.5, 0.25, 0.75])
+    table = {
+        "str": ([("a word", word), ("empty", ""), ("non-ASCII", f"{word}-\u00e9\u4e2d"), ("spaces", f" {word} {n} ")],
+                [("int of the same text", n), ("None", None), ("list", [word]), ("bool", rng.choice([True, False])),
+                 ("float", float(n))]),
+        "int": ([("positive", n), ("zero", 0), ("negative", -n), ("large", 10 ** rng.randint(10, 18))],
+                [("True", True), ("False", False), ("float of the same value", float(n)), ("numeric str", str(n)),
+                 ("None", None), ("list", [n])]),
+        "float": ([("fraction", x), ("zero", 0.0), ("negative", -x), ("whole", float(n))],
+                  [("numeric str", str(x)), ("None", None), ("list", [x])]),
+        "bool": ([("True", True), ("False", False)],
+                 [("1", 1), ("0", 0), ("str", rng.choice(["True", "false", "yes"])), ("None", None)]),
+        "list": ([("empty", []), ("items", [word, n])],
+                 [("str", f"{word},{n}"), ("None", None), ("dict", {word: n})]),
+    }
+    return table[type_name]
 
 
 # ---------------------------------------------------------------------------

@@ -1,14 +1,30 @@
-"""Step 3 checks: ``call_tool`` is the one door; failure comes back as a value."""
+"""Step 3 checks: ``call_tool`` is the one door; failure comes back as a value.
+
+Each probe first puts the grader's own ``validate_args``, ``validate_result``
+and ``cache_key`` in the module (:data:`~grader.checks._common.DOOR_PARTS`):
+those are steps 2, 4 and 5, so a mistake there cannot cost step 3. A bad
+result reaches ``call_tool`` through the grader's spy in ``TOOLS[name]["fn"]``.
+"""
 from __future__ import annotations
 
 import random
 
 from grader.checks import cases
 from grader import spec
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe,
-                                   check_expect, every_route, expectations_judge, call_op, outcome, records_of)
+from grader.checks._common import (DOOR_PARTS, TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe,
+                                   check_expect, every_route, expectations_judge, call_op, judged, outcome,
+                                   own_route, records_of)
 from grader.engine.encode import encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict
+
+
+def door_probe(ops: list, **kwargs: object) -> "Probe":
+    """A probe of ``call_tool`` alone: the grader's doubles of the other steps' functions go first.
+
+    >>> [operation.get("name") for operation in door_probe([]).params["operations"]]
+    ['validate_args', 'validate_result', 'cache_key']
+    """
+    return call_probe(own_route(*DOOR_PARTS) + ops, **kwargs)
 
 
 def failure(error: str) -> dict:
@@ -34,7 +50,7 @@ def _success_probes(rng: random.Random) -> list[Probe]:
         limit = args["limit"] if tool == "stock_lookup" else None
         ops.append(call_op("call_tool", tool, args,
                            expect=success(spec.lookup_result(args["sku"], args["region"], limit))))
-    return [call_probe(ops, spies=TOOL_SPIES_TABLE)]
+    return [door_probe(ops, spies=TOOL_SPIES_TABLE)]
 
 
 add("step3/success_result", 2, "A successful call gives {'ok': True, 'value': <result>, 'error': ''}",
@@ -63,12 +79,12 @@ def _defect_ops(rng: random.Random, *, runs: bool) -> list[dict]:
 add("step3/args_prefix", 2, "A refused call gives ok False, value None, error 'args:<reason>'",
     "Run validate_args first; when it gives a reason, return {'ok': False, 'value': None, "
     "'error': 'args:' + reason}.",
-    ["3.shape", "3.args_prefix"], lambda rng: [call_probe(_defect_ops(rng, runs=False))],
+    ["3.shape", "3.args_prefix"], lambda rng: [door_probe(_defect_ops(rng, runs=False))],
     expectations_judge("A call with bad arguments must give {'ok': False, 'value': None, 'error': 'args:<reason>'}."))
 
 add("step3/blocked_before_call", 2, "A refused call never runs the tool body",
     "Return the args failure before touching TOOLS[name]['fn']: a wrong call never reaches the tool.",
-    ["3.blocked"], lambda rng: [call_probe(_defect_ops(rng, runs=True), spies=TOOL_SPIES_ORIGINAL)],
+    ["3.blocked"], lambda rng: [door_probe(_defect_ops(rng, runs=True), spies=TOOL_SPIES_ORIGINAL)],
     expectations_judge("A tool body ran although the arguments were refused."))
 
 
@@ -85,7 +101,7 @@ def _through_table_probes(rng: random.Random) -> list[Probe]:
         spies = {t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}
         operation = call_op("call_tool", tool, args, expect=success(value), runs={tool: 1})
         operation["label"] = f"{operation['label']}  # with TOOLS[{tool!r}]['fn'] replaced by a spy"
-        probes.append(call_probe([operation], spies=spies))
+        probes.append(door_probe([operation], spies=spies))
     return probes
 
 
@@ -96,7 +112,7 @@ def _through_table_judge(probes: list, observations: list) -> Verdict:
     if not verdict.passed:
         return verdict
     for probe, obs in zip(probes, observations):
-        operation = probe.params["operations"][0]
+        operation = probe.params["operations"][-1]
         tool, args = operation["args"][0], operation["args"][1]
         seen = obs.get("spy_seen", {}).get(tool, [])
         want = {"positional": [], "kwargs": args}
@@ -121,7 +137,7 @@ def _raised_probes(rng: random.Random) -> list[Probe]:
         args = cases.random_valid_args(rng)
         operation = call_op("call_tool", tool, args, expect=failure(spec.RAISED_PREFIX + name))
         operation["label"] = f"{operation['label']}  # the tool raises {name}"
-        probes.append(call_probe([operation], spies={t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}))
+        probes.append(door_probe([operation], spies={t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}))
     return probes
 
 
@@ -138,7 +154,7 @@ def _unknown_probes(rng: random.Random) -> list[Probe]:
         tool, args, _reason = cases.single_defect(rng, "unknown_tool")
         ops.append(call_op("call_tool", tool, args, expect=failure(spec.ARGS_PREFIX + spec.UNKNOWN_TOOL),
                            runs={"stock_lookup": 0, "legacy_stock": 0}))
-    return [call_probe(ops, spies=TOOL_SPIES_ORIGINAL)]
+    return [door_probe(ops, spies=TOOL_SPIES_ORIGINAL)]
 
 
 add("step3/unknown_tool", 1, "An unknown tool name gives error 'args:unknown_tool', no exception",
@@ -154,14 +170,14 @@ def _interrupt_probes(rng: random.Random) -> list[Probe]:
         operation = call_op("call_tool", tool, cases.random_valid_args(rng), runs={tool: 1})
         operation["label"] += f"  # the tool raises {exc}"
         # On every route (the module's own functions too): this check judges the except clause only.
-        probes.append(call_probe([operation], spies=every_route({t: {"mode": "raise", "exc": exc}
+        probes.append(door_probe([operation], spies=every_route({t: {"mode": "raise", "exc": exc}
                                                                  for t in spec.TOOL_NAMES})))
     return probes
 
 
 def _interrupt_judge(probes: list, observations: list) -> Verdict:
     for probe, obs in zip(probes, observations):
-        operation, rec = probe.params["operations"][0], records_of(probe, obs)[0]
+        operation, rec = judged(probe, records_of(probe, obs))[0]
         exc = probe.params["spies"][operation["args"][0]]["exc"]
         if rec.get("passed_through") != exc:
             raise Fail(f"{exc} must pass through call_tool: catch Exception, not BaseException (or a bare except), "

@@ -1,13 +1,20 @@
-"""Step 4 checks: ``validate_result`` does not trust what came back; ``call_tool`` uses it."""
+"""Step 4 checks: ``validate_result`` does not trust what came back; ``call_tool`` uses it.
+
+``validate_result`` is judged directly, over every class of bad value on every
+run (the seed only picks the values inside a class). ``call_tool``'s use of it
+is judged with the grader's own ``validate_args`` and ``cache_key`` in the
+module (steps 2 and 5), and by the ``error`` it gives alone: the rest of the
+failure dict is step 3's.
+"""
 from __future__ import annotations
 
 import random
 
 from grader.checks import cases
 from grader import spec
-from grader.checks._common import add, call_probe, expectations_judge, judge_expectations, op, call_op
-from grader.checks.step3 import failure
-from grader.engine.encode import encode
+from grader.checks._common import (Fail, add, call_probe, expectations_judge, judged, op, call_op, outcome,
+                                   own_route, records_of)
+from grader.engine.encode import encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict
 
 
@@ -24,42 +31,91 @@ add("step4/valid_passes", 2, "A trustworthy result gives the empty string",
     ["4.valid"], _valid_probes, expectations_judge("A result that follows every rule of 'returns' must give \"\"."))
 
 
-def _bad_probes(kinds: tuple, n: int):
+def _not_dict(rng: random.Random, good: dict) -> list:
+    """A value of every kind that is not a dict: None, a number, a str, a list, a tuple."""
+    return [None, rng.randint(-9, 99), rng.choice(["rows", good["sku"], ""]),
+            rng.choice([good["rows"], list(good.items()), []]), (good["sku"], good["region"], good["rows"])]
+
+
+def _missing_key(rng: random.Random, good: dict) -> list:
+    """The result without each of its keys in turn."""
+    return [{k: v for k, v in good.items() if k != key} for key in ("sku", "region", "rows")]
+
+
+def _key_type(rng: random.Random, good: dict) -> list:
+    """Each key with a value of another type (rows as a tuple, a str, None, a dict)."""
+    return [{**good, "sku": rng.choice([1001, None])}, {**good, "region": rng.choice([["north"], 7])},
+            {**good, "rows": tuple(good["rows"])}, {**good, "rows": rng.choice(["N-01", ""])},
+            {**good, "rows": None}, {**good, "rows": dict(good["rows"][0])}]
+
+
+def _bad_rows(rng: random.Random, good: dict) -> list:
+    """Rows that are not a dict (None, a number, a str, a list, a tuple) or lack a field or hold a wrong type."""
+    row = good["rows"][0]
+    bin_, count = row["bin"], row["count"]
+    broken = [None, rng.randint(0, 99), f"{bin_}:{count}", [bin_, count], (bin_, count), [],
+              {"bin": bin_}, {"count": count}, {"bin": bin_, "count": str(count)},
+              {"bin": bin_, "count": float(count)}, {"bin": bin_, "count": rng.choice([True, False])},
+              {"bin": bin_, "count": None}, {"bin": rng.randint(1, 99), "count": count}, {"bin": None, "count": count}]
+    values = [{**good, "rows": [None]}]  # the row alone: a missing "is it a dict?" guard raises here
+    for bad in broken:
+        rows = [dict(r) for r in good["rows"][:spec.MAX_ROWS - 1]]
+        rows.insert(rng.randint(0, len(rows)), bad)
+        values.append({**good, "rows": rows})
+    return values
+
+
+def _bad_probes(make: "callable", reason: str):
+    """One op per class of bad value ``make(rng, good)`` gives, each with a new valid result as its base."""
+    def probes(rng: random.Random) -> list[Probe]:
+        values = make(rng, cases.random_valid_result(rng))
+        ops = [call_op("validate_result", rng.choice(spec.TOOL_NAMES), value, expect=reason) for value in values]
+        return [call_probe(ops)]
+
+    return probes
+
+
+def _draw_probes(kind: str, n: int):
+    """``n`` results of ``cases.bad_result`` kind ``kind`` (variants 0..n-1)."""
     def probes(rng: random.Random) -> list[Probe]:
         ops = []
         for i in range(n):
-            value, reason = cases.bad_result(rng, kinds[i % len(kinds)], variant=i)
+            value, reason = cases.bad_result(rng, kind, variant=i)
             ops.append(call_op("validate_result", rng.choice(spec.TOOL_NAMES), value, expect=reason))
         return [call_probe(ops)]
 
     return probes
 
 
-def _bad_check(check_id: str, kinds: tuple, n: int, points: int, title: str, hint: str, rules: list,
+def _bad_check(check_id: str, probes: "callable", points: int, title: str, hint: str, rules: list,
                message: str) -> None:
-    add(check_id, points, title, hint, rules, _bad_probes(kinds, n), expectations_judge(message))
+    add(check_id, points, title, hint, rules, probes, expectations_judge(message))
 
 
-_bad_check("step4/shape_not_dict", ("shape_not_dict",), 3, 1, "A result that is not a dict gives shape",
+_bad_check("step4/shape_not_dict", _bad_probes(_not_dict, spec.SHAPE), 1, "A result that is not a dict gives shape",
            "Check isinstance(value, dict) first: a list, a tuple, a str or None is a 'shape' failure, not a crash.",
            ["4.shape"], "A result that is not a dict must give 'shape'.")
-_bad_check("step4/shape_missing_key", ("shape_missing_key",), 2, 1, "A result without sku, region or rows gives shape",
+_bad_check("step4/shape_missing_key", _bad_probes(_missing_key, spec.SHAPE), 1,
+           "A result without sku, region or rows gives shape",
            "Every key of returns['keys'] must be present.",
            ["4.shape"], "A result missing one of the keys in returns['keys'] must give 'shape'.")
-_bad_check("step4/shape_key_type", ("shape_key_type",), 3, 1, "A top-level value of the wrong type gives shape",
+_bad_check("step4/shape_key_type", _bad_probes(_key_type, spec.SHAPE), 1,
+           "A top-level value of the wrong type gives shape",
            "Check each key's value against its type in returns['keys'] (rows must be a list, not a tuple or dict).",
            ["4.shape"], "A key of the wrong type must give 'shape'.")
-_bad_check("step4/shape_bad_row", ("shape_bad_row",), 6, 2, "A row that is not a dict with well-typed fields gives shape",
-           "Each row must be a dict with every field of returns['rows']['item'] of its type; like in step 2, "
-           "a bool is not an int, and \"3\" or 3.0 is not an int either.",
+_bad_check("step4/shape_bad_row", _bad_probes(_bad_rows, spec.SHAPE), 2,
+           "A row that is not a dict with well-typed fields gives shape",
+           "Each row must be a dict (check that first: None, 3, 'x' or [] is a row too) with every field of "
+           "returns['rows']['item'] of its type; like in step 2, a bool is not an int, and \"3\" or 3.0 is not "
+           "an int either.",
            ["4.shape"], "A row that is not a dict with the item fields of the right types must give 'shape'.")
-_bad_check("step4/empty", ("empty",), 2, 1, "An empty rows list gives empty",
+_bad_check("step4/empty", _draw_probes("empty", 2), 1, "An empty rows list gives empty",
            "An empty list is not an error to Python, but an answer built on it is invented: return 'empty'.",
            ["4.empty"], "A result whose rows list is empty must give 'empty'.")
-_bad_check("step4/too_big", ("too_big",), 2, 1, "More rows than max_len gives too_big",
+_bad_check("step4/too_big", _draw_probes("too_big", 2), 1, "More rows than max_len gives too_big",
            "Compare len(rows) with returns['rows']['max_len'].",
            ["4.too_big"], "A result with more rows than max_len must give 'too_big'.")
-_bad_check("step4/range", ("range",), 2, 1, "A count below its min gives range",
+_bad_check("step4/range", _draw_probes("range", 2), 1, "A count below its min gives range",
            "Compare each row field that has a 'min' in returns['rows']['item'] with it.",
            ["4.range"], "A row whose count is below its 'min' must give 'range'.")
 
@@ -128,11 +184,11 @@ def _prefix_probe(rng: random.Random, kind: str) -> Probe:
     else:  # a limit that keeps every row, so stock_lookup returns them all too
         args = {"sku": value["sku"], "region": value["region"],
                 "limit": rng.randint(max(1, len(value["rows"])), spec.MAX_ROWS)}
-    operation = call_op("call_tool", tool, args, expect=failure(spec.RESULT_PREFIX + reason))
-    ops = [operation]
+    operation = refused_op(tool, args, reason)
+    ops = own_route("validate_args", "cache_key") + [template_op(rng, tool, args), operation]
     if data:
         stock = [{"sku": value["sku"], "region": value["region"], **row} for row in value["rows"]]
-        ops.insert(0, op("set", name="STOCK", value=stock))
+        ops.insert(-1, op("set", name="STOCK", value=stock))
         operation["label"] += f"  # with STOCK = {stock!r}: the tool returns {value!r}"
     else:
         operation["label"] += f"  # the tool returns {value!r}"
@@ -146,8 +202,72 @@ def _prefix_probes(rng: random.Random) -> list[Probe]:
     return probes
 
 
+def refused_op(tool: str, args: dict, reason: str) -> dict:
+    """A ``call_tool`` whose ``error`` must be ``"result:" + reason`` (judged by :func:`judge_errors`)."""
+    return {**call_op("call_tool", tool, args), "expect_error": spec.RESULT_PREFIX + reason}
+
+
+def template_op(rng: random.Random, tool: str, args: dict) -> dict:
+    """A ``call_tool`` with a wrong region: how this module reports a failure (``args:allowed:region``)."""
+    region = rng.choice(cases.BAD_REGION_FAMILIES[3][:3])
+    return {**call_op("call_tool", tool, {**args, "region": region}),
+            "template": spec.ARGS_PREFIX + spec.arg_reason(spec.ALLOWED, "region")}
+
+
+def _replaced(data: object, old: str, new: str) -> object:
+    """The encoded ``data`` with every string equal to ``old`` replaced by ``new``.
+
+    >>> _replaced({"ok": False, "error": "args:x", "more": ["args:x"]}, "args:x", "result:y")
+    {'ok': False, 'error': 'result:y', 'more': ['result:y']}
+    """
+    if isinstance(data, dict):
+        return {key: _replaced(value, old, new) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_replaced(item, old, new) for item in data]
+    return new if data == old else data
+
+
+def _plain(data: object) -> bool:
+    """Encoded ``data`` holds only plain values (no opaque object, whose equality says nothing).
+
+    >>> _plain({"ok": False, "rows": [None]}), _plain({"$type": "AlwaysEqual", "$repr": "<x>"})
+    (True, False)
+    """
+    if isinstance(data, dict):
+        return "$type" not in data and all(_plain(value) for value in data.values())
+    if isinstance(data, list):
+        return all(_plain(item) for item in data)
+    return True
+
+
+def judge_errors(probes: list, observations: list, message: str) -> Verdict:
+    """Each call with an ``expect_error`` gave that ``error``, or failed the way the module reports any failure.
+
+    Only the reason is this step's. The rest of a failure dict is step 3's
+    (``step3/args_prefix``): when the module reports every failure in one
+    wrong shape (its ``template`` call, refused for its arguments, shows it),
+    a result refusal in that same shape with ``result:<reason>`` in the place
+    of ``args:<reason>`` passes here, so the slip costs step 3 alone.
+    """
+    for probe, obs in zip(probes, observations):
+        template = None
+        for operation, rec in judged(probe, records_of(probe, obs)):
+            if "template" in operation:
+                template = (rec.get("value"), operation["template"])
+            want = operation.get("expect_error")
+            value = rec.get("value")
+            if want is None or (isinstance(value, dict) and strict_equal(value.get("error"), want)):
+                continue
+            if (template is not None and "value" in rec and _plain(value)
+                    and strict_equal(value, _replaced(*template, want))):
+                continue
+            raise Fail(message, call=operation["label"], expected=f"a dict with 'error': {show(want)}",
+                       got=outcome(rec))
+    return Verdict.ok()
+
+
 def _prefix_judge(probes: list, observations: list) -> Verdict:
-    judged = []
+    kept = []
     for probe, obs in zip(probes, observations):
         tool = probe.params["operations"][-1]["args"][0]
         reached = isinstance(obs, dict) and (obs.get("spy_seen") or {}).get(tool)
@@ -155,10 +275,10 @@ def _prefix_judge(probes: list, observations: list) -> Verdict:
         # TOOLS never meets it, and that is step 3's check (calls_through_table), not this one.
         if probe.params.get("expect_table_only") and isinstance(obs, dict) and "records" in obs and not reached:
             continue
-        judged.append((probe, obs))
-    return judge_expectations([p for p, _ in judged], [o for _, o in judged],
-                              "call_tool must refuse a bad result as {'ok': False, 'value': None, "
-                              "'error': 'result:<reason>'}.")
+        kept.append((probe, obs))
+    return judge_errors([p for p, _ in kept], [o for _, o in kept],
+                        "call_tool must refuse a bad result with error 'result:<reason>' (the reason "
+                        "validate_result gives).")
 
 
 add("step4/call_tool_result_prefix", 2, "call_tool refuses a bad result with error 'result:<reason>'",
@@ -170,12 +290,15 @@ add("step4/call_tool_result_prefix", 2, "call_tool refuses a bad result with err
 def _legacy_probes(rng: random.Random) -> list[Probe]:
     limits = rng.sample(range(1, spec.MAX_ROWS + 1), 2)
     sku, region = spec.BIG_PAIR
-    ops = [call_op("call_tool", "legacy_stock", cases.shuffled(rng, {"sku": sku, "region": region, "limit": n}),
-                   expect=failure(spec.RESULT_PREFIX + spec.TOO_BIG)) for n in limits]
-    return [call_probe(ops)]
+    ops = [refused_op("legacy_stock", cases.shuffled(rng, {"sku": sku, "region": region, "limit": n}), spec.TOO_BIG)
+           for n in limits]
+    template = template_op(rng, "legacy_stock", {"sku": sku, "region": region, "limit": limits[0]})
+    return [call_probe(own_route("validate_args", "cache_key") + [template] + ops)]
 
 
 add("step4/legacy_too_big", 1, "legacy_stock for SKU-3300 in north gives result:too_big",
     "legacy_stock ignores limit and SKU-3300 has 7 bins in north: call_tool must catch that with validate_result.",
     ["4.legacy_too_big"], _legacy_probes,
-    expectations_judge("legacy_stock returns 7 rows here whatever the limit; call_tool must give 'result:too_big'."))
+    lambda probes, observations: judge_errors(
+        probes, observations, "legacy_stock returns 7 rows here whatever the limit; call_tool must give "
+                              "error 'result:too_big'."))

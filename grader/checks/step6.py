@@ -5,8 +5,8 @@ import random
 
 from grader.checks import cases
 from grader import spec
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe, every_route,
-                                   get_field, mentions_number, outcome, records_of, call_op, value_of)
+from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe, double_op,
+                                   every_route, get_field, mentions_number, outcome, records_of, call_op, value_of)
 from grader.engine.encode import decode, encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict, shared_rng
 
@@ -134,6 +134,58 @@ def _order_args(order: dict) -> dict:
     return {k: order[k] for k in spec.ARG_NAMES}
 
 
+# --------------------------------------------------------------------------- the grader's door
+#
+# Steps 6 and 7 judge the graph, not the door it calls: each run puts the grader's own
+# call_tool (LAB_SPEC steps 3-5 over the spec's contract, calling the module's spied tools)
+# in the module's name ``call_tool``, so a mistake of steps 2-5 never reaches a graph check.
+# A module whose fetch does the door's work itself is judged on that work.
+
+DOOR = "call_tool"
+
+
+def door_op(**params: object) -> dict:
+    """The double op that makes ``call_tool`` the grader's door for the rest of a probe (``script``: see doubles).
+
+    >>> door_op()["double"], door_op(script=[{"error": "x"}])["params"]
+    ('call_tool_spec', {'script': [{'error': 'x'}]})
+    """
+    return double_op(DOOR, "call_tool_spec", **params)
+
+
+def door_calls(obs: dict) -> list:
+    """The calls the grader's door received in a probe, each ``{"args": [tool, args], "returned": result}``.
+
+    Empty when the module never called ``call_tool`` by that name (it does the door's work itself).
+
+    >>> door_calls({"double_seen": {"call_tool": [{"args": ["t", {}], "returned": {"ok": True}}]}})
+    [{'args': ['t', {}], 'returned': {'ok': True}}]
+    >>> door_calls({})
+    []
+    """
+    seen = obs.get("double_seen") if isinstance(obs, dict) else None
+    calls = seen.get(DOOR) if isinstance(seen, dict) else None
+    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+def door_lines(obs: dict) -> str:
+    """Every call_tool call of the probe as text, for the call line of a failure."""
+    lines = []
+    for call in door_calls(obs):
+        args = call.get("args") if isinstance(call.get("args"), list) else []
+        what = f"raised {call['raised']}" if "raised" in call else show(call.get("returned"))
+        lines.append(f"call_tool({', '.join(show(a) for a in args)}) -> {what}")
+    return ("  # call_tool calls: " + "; ".join(lines)) if lines else "  # call_tool was not called by its name"
+
+
+def door_failure(call: dict) -> "str | None":
+    """The error a door call returned when it failed, else None."""
+    returned = call.get("returned")
+    if isinstance(returned, dict) and returned.get("ok") is False and type(returned.get("error")) is str:
+        return returned["error"]
+    return None
+
+
 # --------------------------------------------------------------------------- the shared run_naive scenario
 #
 # Every run_naive check below judges its own aspect of the same six runs. They are
@@ -151,9 +203,16 @@ def _used(tool: "str | None") -> str:
     return tool or "stock_lookup"
 
 
-def _naive_op(order: dict, tool: "str | None", n: int) -> dict:
-    """The run_naive call of a shared run; the order is read back after it (``step6/order_unchanged``)."""
-    return dict(call_op("run_naive", order, runs=_runs_of(tool, n)), args_after=True)
+def _naive_op(order: dict, tool: "str | None", n: int, reason: str = "") -> dict:
+    """The run_naive call of a shared run; the order is read back after it (``step6/order_unchanged``).
+
+    ``reason``: the error the spec's door gives this order (judge-only), for a module that does the
+    door's work itself; otherwise the judges take what the grader's door returned.
+    """
+    operation = dict(call_op("run_naive", order, runs=_runs_of(tool, n)), args_after=True)
+    if reason:
+        operation["expect_reason"] = reason
+    return operation
 
 
 def _runs_of(tool: "str | None", n: int) -> dict:
@@ -166,12 +225,15 @@ def naive_runs(rng: random.Random) -> dict[str, Probe]:
 
     ``found``: the tool returns two or more rows. ``empty``: the table has no row for
     the sku and region. ``refused_*``: arguments with one defect each, of the three
-    kinds a pick that "fixes" the order would change: a limit out of range, a region
-    that differs from an allowed one only by case or spaces (both repairable in step
-    7, so a naive graph that retries shows), a bool limit. The three tool choices
-    (none, ``stock_lookup``, ``legacy_stock``) are dealt to found, empty and
-    refused_region, so every grading sees each of them. ``raised``: the tool raises
-    (a graph that retries after an exception shows).
+    kinds a pick that "fixes" the order would change: a limit out of range (below 1 or
+    above MAX_ROWS), a region that differs from an allowed one only
+    by case or spaces (both repairable in step 7, so a naive graph that retries shows),
+    a bool limit. The three tool choices (none, ``stock_lookup``, ``legacy_stock``) are
+    dealt to found, empty and refused_region, so every grading sees each of them.
+    ``raised``: the tool raises (a graph that retries after an exception shows), for an
+    untidy sku (:func:`untidy_sku`: a pick that tidies the order shows). Every run has
+    the grader's door in ``call_tool`` (:func:`door_op`), so steps 2-5 never reach these
+    checks and the reason a run must carry is the one the door returned.
 
     >>> from grader.checks.registry import check_rng
     >>> a, b = naive_runs(check_rng(4, "step6/naive_ok")), naive_runs(check_rng(4, "step6/naive_empty"))
@@ -202,16 +264,15 @@ def _found_run(rng: random.Random, tool: "str | None") -> Probe:
     operation = _naive_op(order, tool, 1)
     operation["label"] += f"  # the tool returns {value!r}"
     # On every route: a call_tool that goes around TOOLS (step 3's fault) meets the same result.
-    return call_probe([operation], spies=every_route({t: {"mode": "return", "value": encode(value)}
-                                                      for t in spec.TOOL_NAMES}), reset=True)
+    return call_probe([door_op(), operation], spies=every_route({t: {"mode": "return", "value": encode(value)}
+                                                                 for t in spec.TOOL_NAMES}), reset=True)
 
 
 def _refused_run(rng: random.Random, kind: str, tool: "str | None", variant: "int | None" = None) -> Probe:
-    _tool, args, _reason = cases.single_defect(rng, kind, variant)
+    _tool, args, reason = cases.single_defect(rng, kind, variant)
     order = cases.order(args["sku"], args["region"], args["limit"], tool)
-    # call_tool's own verdict on the same call is the reason run_naive must carry.
-    return call_probe([call_op("call_tool", _used(tool), _order_args(order)),
-                       _naive_op(order, tool, 0)], spies=TOOL_SPIES_ORIGINAL, reset=True)
+    return call_probe([door_op(), _naive_op(order, tool, 0, spec.ARGS_PREFIX + reason)],
+                      spies=TOOL_SPIES_ORIGINAL, reset=True)
 
 
 def _empty_run(rng: random.Random, tool: "str | None") -> Probe:
@@ -220,17 +281,32 @@ def _empty_run(rng: random.Random, tool: "str | None") -> Probe:
     else:  # a known sku in a region where it has no row
         sku, region = rng.choice([(s, r) for s in spec.SKUS for r in spec.REGIONS if not spec.rows_for(s, r)])
     order = cases.order(sku, region, rng.randint(1, spec.MAX_ROWS), tool)
-    return call_probe([call_op("call_tool", _used(tool), _order_args(order)),
-                       _naive_op(order, tool, 1)], spies=every_route(TOOL_SPIES_TABLE), reset=True)
+    return call_probe([door_op(), _naive_op(order, tool, 1, spec.RESULT_PREFIX + spec.EMPTY)],
+                      spies=every_route(TOOL_SPIES_TABLE), reset=True)
+
+
+def untidy_sku(rng: random.Random) -> str:
+    """A sku a model might write: spaces around it (Unicode ones too) and mixed case.
+
+    Every usual tidying (strip, lower, upper, Unicode normalisation) changes it, so a pick
+    that tidies the order shows on every run.
+
+    >>> s = untidy_sku(random.Random(1))
+    >>> s != s.strip() and s.strip() != s.strip().lower() and s.strip() != s.strip().upper()
+    True
+    """
+    digits = rng.choice(spec.SKUS).rpartition("-")[2]
+    return f"{rng.choice([' ', chr(9)])}Sku-{digits}{rng.choice([chr(0xA0), ' ', chr(0x3000)])}"
 
 
 def _raised_run(rng: random.Random, tool: "str | None") -> Probe:
     args = cases.random_valid_args(rng)
-    order = cases.order(args["sku"], args["region"], args["limit"], tool)
+    # An untidy sku: the tool raises whatever it is given, so pick's pass-through is all it shows.
+    order = cases.order(untidy_sku(rng), args["region"], args["limit"], tool)
     exc = rng.choice(cases.EXCEPTION_TYPES)
-    operation = _naive_op(order, tool, 1)
+    operation = _naive_op(order, tool, 1, spec.RAISED_PREFIX + exc)
     operation["label"] += f"  # the tool raises {exc}"
-    return call_probe([call_op("call_tool", _used(tool), _order_args(order)), operation],
+    return call_probe([door_op(), operation],
                       spies=every_route({t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}), reset=True)
 
 
@@ -282,31 +358,48 @@ add("step6/naive_ok", 3, "run_naive on a good order: ok, answer from the first r
     ["6.reply", "6.run_naive", "6.fetch"], naive_probes("found"), _ok_judge)
 
 
-def reason_from_call_tool(rec: dict, operation: dict) -> str:
-    value = value_of(rec, operation, "call_tool raised on this call.")
-    if not isinstance(value, dict) or value.get("ok") is not False or type(value.get("error")) is not str \
-            or not value.get("error"):
-        raise Fail("call_tool should refuse this call (ok False and a reason in error).", call=operation["label"],
-                   expected="{'ok': False, 'value': None, 'error': <reason>}", got=outcome(rec))
-    return value["error"]
+def check_pick_passed_through(operation: dict, obs: dict) -> None:
+    """The first call_tool call carries the order's tool (default stock_lookup) and its values unchanged.
+
+    Judged where the module called the grader's door by name; a failure of a later aspect
+    of the same run then names ``step6/naive_default_tool`` as its cause.
+    """
+    calls = door_calls(obs)
+    if not calls:
+        return
+    order = decode(operation["args"])[0]
+    want = [_used(order.get("tool")), _order_args(order)]
+    if not strict_equal(calls[0].get("args"), encode(want)):
+        raise Fail("This follows from `step6/naive_default_tool`: fix that first (pick must pass the order's tool, "
+                   "default stock_lookup, and its sku, region and limit through unchanged).",
+                   call=operation["label"] + door_lines(obs), expected=f"call_tool{tuple(want)!r}",
+                   got=f"call_tool({', '.join(show(a) for a in calls[0].get('args') or [])})")
+
+
+def expected_reason(operation: dict, obs: dict) -> str:
+    """The reason run_naive must carry: what the grader's door returned, else the spec's reason for the order."""
+    calls = door_calls(obs)
+    reason = door_failure(calls[-1]) if calls else None
+    return reason if reason is not None else operation["expect_reason"]
 
 
 def _failure_judge(probes: list, observations: list) -> Verdict:
-    """run_naive gives up with call_tool's reason, after as many tool runs as the operation's ``runs`` say."""
+    """run_naive gives up with the door's reason, after as many tool runs as the operation's ``runs`` say."""
     for probe, obs in zip(probes, observations):
         run_operation, rec_run, runs = the_run(probe, obs)
-        call_operation, rec_call = probe.params["operations"][0], records_of(probe, obs)[0]
-        reason = reason_from_call_tool(rec_call, call_operation)
+        check_pick_passed_through(run_operation, obs)
+        reason = expected_reason(run_operation, obs)
         value = result_of(rec_run, run_operation, RESULT_KEYS, "run_naive")
-        expect_field(value, "ok", False, run_operation, "A refused call must end with ok False.")
-        expect_field(value, "errors", [reason], run_operation, "fetch must append call_tool's error to errors.")
-        check_answer_mentions(value, [reason], run_operation, "giveup's answer must contain the last reason in errors.")
-        check_calls_entries(value, [_used(run_operation["args"][0].get("tool"))], None, run_operation)
+        call = dict(run_operation, label=run_operation["label"] + door_lines(obs))
+        expect_field(value, "ok", False, call, "A refused call must end with ok False.")
+        expect_field(value, "errors", [reason], call, "fetch must append call_tool's error to errors.")
+        check_answer_mentions(value, [reason], call, "giveup's answer must contain the last reason in errors.")
+        check_calls_entries(value, [_used(run_operation["args"][0].get("tool"))], None, call)
         body_runs, made = sum(run_operation["runs"].values()), sum(runs.values())
         if made != body_runs:
             what = "No tool body may run for refused arguments." if body_runs == 0 else \
                 "run_naive makes exactly one call: the tool body runs once."
-            raise Fail(what, call=run_operation["label"], expected=f"{body_runs} tool run(s)", got=f"{made} run(s)")
+            raise Fail(what, call=call["label"], expected=f"{body_runs} tool run(s)", got=f"{made} run(s)")
     return Verdict.ok()
 
 
@@ -324,25 +417,42 @@ add("step6/naive_empty", 2, "run_naive on an empty result gives up with result:e
     ["6.fetch", "6.giveup"], naive_probes("empty"), _failure_judge)
 
 
+def _bound(seen: dict) -> object:
+    """The arguments a spied tool was called with, by name: ``fn(sku, region, limit)`` counts as keywords."""
+    positional = seen.get("positional")
+    kwargs = seen.get("kwargs")
+    if not isinstance(positional, list) or not isinstance(kwargs, dict) or len(positional) > len(spec.ARG_NAMES):
+        return kwargs
+    return {**dict(zip(spec.ARG_NAMES, positional)), **kwargs}
+
+
 def _default_tool_judge(probes: list, observations: list) -> Verdict:
     for probe, obs in zip(probes, observations):
         operation, rec, runs = the_run(probe, obs)
         value = result_of(rec, operation, RESULT_KEYS, "run_naive")
         order = operation["args"][0]
         used, want = _used(order.get("tool")), _order_args(order)
+        calls = door_calls(obs)
+        if calls:  # the call pick chose, as call_tool received it
+            got = calls[0].get("args")
+            if not strict_equal(got, encode([used, want])):
+                raise Fail("pick chooses order['tool'] (stock_lookup when the order names none) and passes the "
+                           "order's sku, region and limit through unchanged.", call=operation["label"] + door_lines(obs),
+                           expected=f"call_tool({used!r}, {want!r})",
+                           got=f"call_tool({', '.join(show(a) for a in got or [])})")
         check_calls_entries(value, [used], None, operation)
         if not strict_equal(value["calls"][0]["args"], encode(want)):
             raise Fail("calls[0]['args'] must be the arguments passed to call_tool, and pick must pass the "
                        "order's sku, region and limit through unchanged.", call=operation["label"],
                        expected=f"calls[0]['args'] == {want!r}", got=show(value["calls"][0]["args"]))
-        if not any(operation["runs"].values()):
-            continue  # refused before any body ran: the calls entry is what shows pick's choice
+        if calls or not any(operation["runs"].values()):
+            continue  # the door (or, refused, the calls entry) shows pick's choice
         for tool, n in operation["runs"].items():
             if runs.get(tool) != n:
                 raise Fail("pick chooses order['tool'], and stock_lookup when the order names none.",
                            call=operation["label"], expected=f"{tool} called {n} time(s)", got=f"runs {show(runs)}")
         seen = (obs.get("spy_seen") or {}).get(used) or [{}]
-        if not strict_equal(seen[-1].get("kwargs"), want):
+        if not strict_equal(_bound(seen[-1]), want):
             raise Fail("pick must pass the order's sku, region and limit through unchanged.", call=operation["label"],
                        expected=f"the tool called with {want!r}", got=show(seen[-1]))
     return Verdict.ok()
@@ -363,6 +473,10 @@ def _no_retry_judge(probes: list, observations: list) -> Verdict:
             if not isinstance(value.get(key), list) or len(value[key]) != 1:
                 raise Fail(f"The naive graph makes exactly one call: {key} holds one entry.", call=operation["label"],
                            expected=f"len({key}) == 1", got=f"{key} == {show(value.get(key))}")
+        if len(door_calls(obs)) > 1:
+            raise Fail("The naive graph must not retry: it makes exactly one call_tool.",
+                       call=operation["label"] + door_lines(obs), expected="1 call_tool call",
+                       got=f"{len(door_calls(obs))} calls")
         for tool, n in operation["runs"].items():
             if runs.get(tool) != n:
                 raise Fail("The naive graph must not retry.", call=operation["label"], expected=f"{n} run(s) of {tool}",

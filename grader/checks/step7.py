@@ -7,6 +7,12 @@ looks at a run asks for the identical probe and the engine builds and invokes th
 once for all of them. Each check judges only its own aspect of a run (see the aspect
 functions below): the repair checks look at the call made right after the failure they
 own, the give-up checks at where the run stopped, and so on.
+
+Step 7 is judged on its own route: in every run the grader's doubles stand in for the
+door of steps 3-5 (``call_tool``) and for step 6's ``pick`` and ``fetch``
+(:mod:`grader.engine.doubles_graph`), so a mistake there costs its own step only. ``reply``
+and ``giveup`` stay the learner's: what they say after a repair or after two reasons
+only shows here.
 """
 from __future__ import annotations
 
@@ -16,10 +22,10 @@ from typing import Callable
 
 from grader.checks import cases
 from grader import spec
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, counts_of, every_route,
-                                   expectations_judge, op, outcome, records_of, call_op)
-from grader.checks.step6 import (check_answer_mentions, expect_field, judge_nodes, judge_reducers,
-                                 reducer_probes, result_of)
+from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe, check_expect,
+                                   counts_of, double_op, every_route, expectations_judge, op, outcome, records_of, call_op)
+from grader.checks.step6 import (check_answer_mentions, door_calls, door_failure, door_lines, door_op, expect_field,
+                                 judge_nodes, judge_reducers, reducer_probes, result_of)
 from grader.engine.encode import decode, encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict, shared_rng
 
@@ -41,19 +47,52 @@ add("step7/constants", 1, "MAX_ATTEMPTS is 3 and FALLBACK_REGION is 'central'",
     expectations_judge("This module-level name does not have the value the spec gives."))
 
 
+# Reasons outside the spec's list, by class. Whether one is repairable is the learner's choice
+# (LAB_SPEC step 7); that can_repair answers it with a bool, and that handle then ends without
+# an exception (``step7/giveup_raised``), is not. Every grading sends each class; the seed picks
+# the reasons inside it.
+OTHER_REASONS = {
+    "args": ["args:missing:limit", "args:missing:sku", "args:type:limit", "args:type:sku", "args:extra:color",
+             "args:unknown_tool", "args:allowed:sku", "args:range:sku"],
+    "result": ["result:shape", "result:range", "result:invalid"],
+    # Malformed texts: a known reason in another case or with spaces (a can_repair that tidies
+    # the text says True; its repair must cope), no colon at all, parts missing or added.
+    "malformed": ["ARGS:ALLOWED:REGION", " args:allowed:region", "args:allowed:region\n", "Args:range:limit",
+                  "result:TOO_BIG"],
+    "no_colon": ["", "args", "raised", "error", "too_big"],
+    "parts": ["args:", "allowed:region", "result:too_big:x", "args:range:limit:low", ":"],
+}
+# The classes a handle run is made for (the others go to can_repair only: there is no fix to reach).
+HANDLE_REASON_CLASSES = ("args", "result", "malformed")
+
+
 def _can_repair_probes(rng: random.Random) -> list[Probe]:
     reasons = [(r, True) for r in spec.REPAIRABLE]
     reasons += [(EMPTY_REASON, False), (spec.RAISED_PREFIX + rng.choice(cases.EXCEPTION_TYPES), False),
                 (spec.RAISED_PREFIX + rng.choice(cases.CUSTOM_EXCEPTION_NAMES), False)]
+    reasons += [(r, None) for family in OTHER_REASONS.values() for r in rng.sample(family, 2 if len(family) > 5 else 1)]
     rng.shuffle(reasons)
-    return [call_probe([call_op("can_repair", r, expect=want) for r, want in reasons])]
+    return [call_probe([call_op("can_repair", r, expect=want) if want is not None else
+                        dict(call_op("can_repair", r), expect_any_bool=True) for r, want in reasons])]
+
+
+def _can_repair_judge(probes: list, observations: list) -> Verdict:
+    """The spec's reasons get the spec's answer; any other reason gets a bool (which one is the learner's choice)."""
+    probe, obs = probes[0], observations[0]
+    for operation, rec in zip(probe.params["operations"], records_of(probe, obs)):
+        if not operation.get("expect_any_bool"):
+            check_expect(operation, rec, "can_repair gave the wrong answer (a bool) for this reason.")
+        elif type(rec.get("value")) is not bool:
+            raise Fail("can_repair answers every reason with a bool, also one the spec does not list (whether "
+                       "that one is repairable is your choice; raising or returning another type is not).",
+                       call=operation["label"], expected="True or False", got=outcome(rec))
+    return Verdict.ok()
 
 
 add("step7/can_repair_table", 2, "can_repair: True for the three repairable reasons, False for empty and raised",
     "Repairable: args:allowed:region, args:range:limit, result:too_big. Asking again after result:empty or "
-    "raised:... gives the same failure, so those are not. Return a bool.",
-    ["7.repairable", "7.not_repairable"], _can_repair_probes,
-    expectations_judge("can_repair gave the wrong answer (a bool) for this reason."))
+    "raised:... gives the same failure, so those are not. Any other str gets a bool too. Return a bool.",
+    ["7.repairable", "7.not_repairable"], _can_repair_probes, _can_repair_judge)
 
 
 # --------------------------------------------------------------------------- the shared handle runs
@@ -70,8 +109,19 @@ def _handle_op(order: dict, note: str = "") -> dict:
     return operation
 
 
+# Step 6's pick and fetch, as the spec says they behave (grader.engine.doubles_graph): a module with
+# the lab's own State layout is judged here on its repair loop, not again on step 6's nodes.
+STEP6_NODES = [double_op("pick"), double_op("fetch")]
+
+
+def graph_doubles(**door: object) -> list:
+    """The double ops of a step-7 run: the grader's door in ``call_tool``, step 6's pick and fetch."""
+    return [door_op(**door)] + STEP6_NODES
+
+
 def _run(ops: list, spies: "dict | None" = None) -> Probe:
-    return call_probe(ops, spies=spies if spies is not None else TOOL_SPIES_ORIGINAL, reset=True)
+    """A shared run: the grader's doubles (:func:`graph_doubles`), then ``ops``."""
+    return call_probe(graph_doubles() + ops, spies=spies if spies is not None else TOOL_SPIES_ORIGINAL, reset=True)
 
 
 def _bad_limits(rng: random.Random) -> tuple[int, int]:
@@ -92,6 +142,9 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     pair with a limit out of range on the other side (clamped, then too big: gives up).
     ``fallback_empty``: a wrong region for SKU-5000, which has no stock in the fallback
     region either. Between them the two out-of-range limits cover both sides of the clamp.
+    Every run has the grader's doubles (:func:`graph_doubles`): its door in ``call_tool``
+    and step 6's pick and fetch; ``two_repairs``, whose sku is drawn, meets the spec's
+    table on every route (a slip in the module's STOCK costs step 1, on every seed).
 
     >>> from grader.checks.registry import check_rng
     >>> a, b = handle_runs(check_rng(4, "step7/repair_limit")), handle_runs(check_rng(4, "step7/handle_shape"))
@@ -110,7 +163,9 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
         "too_big_then_cached": _run([
             _handle_op(cases.order(*spec.BIG_PAIR, limit, "legacy_stock")),
             _handle_op(cached, note="the run above left this stock_lookup call in CACHE")]),
-        "two_repairs": _run([_handle_op(dict(two, limit=two_limit))]),
+        # The spec's table on every route: the sku is drawn, so a slip in the module's STOCK must not
+        # decide on which seeds this run ends well (the table is step 1's to judge).
+        "two_repairs": _run([_handle_op(dict(two, limit=two_limit))], every_route(TOOL_SPIES_TABLE)),
         "attempt_limit": _run([op("set", name="MAX_ATTEMPTS", value=2),
                                _handle_op(cases.order(*spec.BIG_PAIR, other_limit, "legacy_stock"),
                                           note="with MAX_ATTEMPTS = 2")]),
@@ -129,6 +184,7 @@ class HandleRun:
     rec: dict         # what the child recorded for it
     before: dict      # the record (or the probe's start snapshot) just before it
     earlier: list = field(default_factory=list)  # the probe's earlier handle runs
+    door: list = field(default_factory=list)     # every call the grader's door received in the probe
     _value: "dict | None" = field(default=None, init=False, repr=False)
 
     @property
@@ -142,8 +198,25 @@ class HandleRun:
     def order(self) -> dict:
         return decode(self.operation["args"][0])
 
+    @property
+    def shown(self) -> dict:
+        """The operation with every call_tool call of the probe on its call line (what a failure shows)."""
+        return dict(self.operation, label=self.operation["label"] + door_lines({"double_seen": {"call_tool": self.door}}))
+
     def fail(self, message: str, expected: str, got: str) -> None:
-        raise Fail(message, call=self.operation["label"], expected=expected, got=got)
+        raise Fail(message, call=self.shown["label"], expected=expected, got=got)
+
+    def door_success(self) -> "dict | None":
+        """The result the grader's door returned for this run's successful call, when the door was called.
+
+        A success ends a run, so the probe's successful door results belong to its
+        successful runs one by one, in order.
+        """
+        done = sum(1 for run in self.earlier if isinstance(run.rec.get("value"), dict)
+                   and run.rec["value"].get("ok") is True)
+        wins = [c["returned"] for c in self.door if isinstance(c.get("returned"), dict)
+                and c["returned"].get("ok") is True]
+        return wins[done] if done < len(wins) else None
 
 
 def handle_runs_of(probe: Probe, obs: dict) -> list[HandleRun]:
@@ -152,7 +225,8 @@ def handle_runs_of(probe: Probe, obs: dict) -> list[HandleRun]:
     runs: list[HandleRun] = []
     for i, (operation, rec) in enumerate(zip(probe.params["operations"], records)):
         if operation.get("op") == "call" and operation.get("fn") == "handle":
-            runs.append(HandleRun(operation, rec, records[i - 1] if i else obs.get("start") or {}, list(runs)))
+            runs.append(HandleRun(operation, rec, records[i - 1] if i else obs.get("start") or {}, list(runs),
+                                  door_calls(obs)))
     return runs
 
 
@@ -182,6 +256,10 @@ def on_runs(**wants: list) -> tuple[Callable, Callable]:
     return (lambda rng: [handle_runs(rng)[name] for name in names]), judge_runs([wants[n] for n in names])
 
 
+# giveup is step 6's node: when step 6's own give-up check fails too, that is the cause.
+GIVEUP_NAMES_REASON = ("The answer must name the last reason in errors (giveup's answer; if `step6/naive_failure_path` "
+                       "fails too, this follows from it: fix that first).")
+
 _MESSAGES = {
     "ok": "handle did not end as it should for this order.",
     "attempts": "attempts counts the fetches made (one per call_tool).",
@@ -199,7 +277,7 @@ def ends(why: str = "", **want: object) -> Aspect:
         return f"{why} {message}" if why else message
 
     def aspect(run: HandleRun) -> None:
-        value, operation = run.value, run.operation
+        value, operation = run.value, run.shown
         for key in ("ok", "attempts", "errors", "rows"):
             if key in want:
                 expect_field(value, key, want[key], operation, say(_MESSAGES[key]))
@@ -209,7 +287,7 @@ def ends(why: str = "", **want: object) -> Aspect:
                 run.fail(say("repair appends one description to fixes per repair made."),
                          f"{want['n_fixes']} fix(es)", f"fixes == {show(fixes)}")
         if "answer_has" in want:
-            check_answer_mentions(value, [want["answer_has"]], operation, "The answer must name the last reason.")
+            check_answer_mentions(value, [want["answer_has"]], operation, GIVEUP_NAMES_REASON)
         if "tool_runs" in want and not (type(value["tool_runs"]) is int and value["tool_runs"] == want["tool_runs"]):
             run.fail(say("tool_runs counts the tool bodies that ran during this handle."),
                      f"tool_runs == {want['tool_runs']}", f"tool_runs == {show(value['tool_runs'])}")
@@ -263,9 +341,25 @@ def fixed_after(reason: str) -> Aspect:
                      f"calls == {show(calls)}")
         tool, args = fix(before.get("tool"), before["args"])
         if not (strict_equal(after.get("tool"), tool) and strict_equal(after.get("args"), args)):
-            run.fail(rule, f"calls[{i + 1}] with tool {show(tool)} and args {show(args)}",
-                     f"tool {show(after.get('tool'))} and args {show(after.get('args'))}")
+            expected = f"calls[{i + 1}] with tool {show(tool)} and args {show(args)}"
+            got = f"tool {show(after.get('tool'))} and args {show(after.get('args'))}"
+            other = _fix_of_another_reason(errors[:i], reason, before, after)
+            if other:
+                run.fail(f"repair reads the last reason in errors (errors[-1]): after {reason} the next call has "
+                         f"the fix of the earlier {other} instead.", expected, got)
+            run.fail(rule, expected, got)
     return aspect
+
+
+def _fix_of_another_reason(earlier: list, reason: str, before: dict, after: dict) -> "str | None":
+    """An earlier reason whose fix, applied to ``before``, gives ``after`` (a repair that read the wrong reason)."""
+    for other in dict.fromkeys(earlier):
+        if other == reason or other not in _FIXES:
+            continue
+        tool, args = _FIXES[other][0](before.get("tool"), before["args"])
+        if strict_equal(after.get("tool"), tool) and strict_equal(after.get("args"), args):
+            return other
+    return None
 
 
 # reason -> the check that owns its repair, for "fix ... first" when a later aspect fails because of it.
@@ -301,15 +395,34 @@ def stops_after(reason: str) -> Aspect:
     """The run gives up right after the first ``reason`` (no fetch after it) and the answer names it."""
     def aspect(run: HandleRun) -> None:
         value = run.value
-        expect_field(value, "ok", False, run.operation, f"{reason} is not repairable: the run must give up.")
+        expect_field(value, "ok", False, run.shown, f"{reason} is not repairable: the run must give up.")
         errors = value["errors"]
         if not isinstance(errors, list) or reason not in errors or errors.index(reason) != len(errors) - 1 \
                 or not strict_equal(value["attempts"], len(errors)):
             run.fail(f"{reason} is not repairable: asking again gives the same, so go to giveup right after it.",
                      f"errors ending with the first {reason!r}, and no fetch after it",
                      f"errors == {show(errors)}, attempts == {show(value['attempts'])}")
-        check_answer_mentions(value, [reason], run.operation, "The answer must name the last reason.")
+        check_answer_mentions(value, [reason], run.shown, GIVEUP_NAMES_REASON)
     return aspect
+
+
+def rows_of_success(run: HandleRun) -> None:
+    """On success, rows are the rows of the result call_tool returned for the call that succeeded.
+
+    Compared with what the tool returned in this run (through the grader's door), not
+    with the spec's table: rows a tool shapes its own way are step 1's business.
+    A module that never calls ``call_tool`` by name is compared with the table.
+    """
+    if run.value["ok"] is not True:
+        return
+    success = run.door_success()
+    if success is None:
+        rows_of_last_call(run)
+        return
+    want = success.get("value", {}).get("rows") if isinstance(success.get("value"), dict) else None
+    if not strict_equal(run.value["rows"], want):
+        run.fail("rows must be the rows of the result call_tool returned for the call that succeeded "
+                 "(result['value']['rows']).", f"rows == {show(want)}", f"rows == {show(run.value['rows'])}")
 
 
 def rows_of_last_call(run: HandleRun) -> None:
@@ -496,9 +609,7 @@ add("step7/repair_region", 2, "A wrong region is repaired to FALLBACK_REGION: ok
     "After args:allowed:region, repair sets the region to FALLBACK_REGION, appends a description to fixes, "
     "and the graph goes back to fetch.",
     ["7.fixes", "7.repair_node", "7.examples", "7.tool_runs"],
-    *on_runs(spec_repair=[[ends(ok=True, n_fixes=1, attempts=2, tool_runs=1, errors=[REGION_REASON],
-                                rows=spec.rows_for(spec.REPAIR_EXAMPLE["sku"], spec.FALLBACK_REGION,
-                                                   spec.REPAIR_EXAMPLE["limit"])),
+    *on_runs(spec_repair=[[ends(ok=True, n_fixes=1, attempts=2, tool_runs=1, errors=[REGION_REASON]),
                            fixed_after(REGION_REASON)]],
              two_repairs=[[fixed_after(REGION_REASON)]], fallback_empty=[[fixed_after(REGION_REASON)]]))
 
@@ -513,7 +624,7 @@ add("step7/repair_too_big", 2, "result:too_big switches the tool to stock_lookup
     ["7.fixes", "7.repair_node"],
     *on_runs(too_big_then_cached=[[fixed_after(TOO_BIG_REASON),
                                    ends(ok=True, n_fixes=1, attempts=2, errors=[TOO_BIG_REASON]),
-                                   rows_of_last_call, tool_ran(2)], None]))
+                                   tool_ran(2)], None]))
 
 add("step7/giveup_empty", 2, "An empty result is not repaired: give up right after it, naming result:empty",
     "result:empty is not repairable: asking again gives the same nothing, so go to giveup.",
@@ -536,17 +647,68 @@ def _raised_probes(rng: random.Random) -> list[Probe]:
     args = cases.random_valid_args(rng, stocked=True)
     order = cases.order(args["sku"], args["region"], args["limit"])
     return [_run([_handle_op(order, note=f"the tool raises {exc}")],
-                 every_route({"stock_lookup": {"mode": "raise", "exc": exc}}))]
+                 every_route({"stock_lookup": {"mode": "raise", "exc": exc}}))] + _other_reason_runs(rng)
+
+
+def _other_reason_runs(rng: random.Random) -> list[Probe]:
+    """One handle run per class of :data:`OTHER_REASONS`: call_tool answers that reason on every call.
+
+    The grader's door gives the reason (its script); a module that does the door's work
+    itself meets a failure of the same class on its own (a limit written as text, or a
+    result without rows).
+    """
+    probes = []
+    for family in HANDLE_REASON_CLASSES:
+        reason = rng.choice(OTHER_REASONS[family])
+        args = cases.random_valid_args(rng, stocked=True)
+        spies = TOOL_SPIES_ORIGINAL
+        if family == "result":
+            order, natural = cases.order(args["sku"], args["region"], args["limit"]), spec.RESULT_PREFIX + spec.SHAPE
+            spies = every_route({t: {"mode": "return", "value": {"sku": args["sku"], "region": args["region"]}}
+                                 for t in spec.TOOL_NAMES})
+        else:
+            order, natural = cases.order(args["sku"], args["region"], str(args["limit"])), \
+                spec.ARGS_PREFIX + spec.arg_reason(spec.TYPE, "limit")
+        operation = _handle_op(order, note=f"call_tool answers {{'ok': False, 'value': None, 'error': "
+                                           f"{reason!r}}} every time (without the grader's door: {natural})")
+        script = [{"error": reason}] * (spec.MAX_ATTEMPTS + 2)
+        probes.append(call_probe(graph_doubles(script=script) + [operation], spies=spies, reset=True))
+    return probes
+
+
+def ends_without_raising(run: HandleRun) -> None:
+    """After a reason the spec does not list, handle returns (no exception) and gives up naming it.
+
+    Judged in full where the grader's door gave the reason; a module that does the
+    door's work itself must at least return.
+    """
+    if "value" not in run.rec:
+        run.fail("handle raised after a reason the spec does not list: when can_repair says True, repair must "
+                 "cope with that reason (no fix in REPAIRS: say False in can_repair, and the graph gives up).",
+                 "handle returns a dict (ok False, the reason in the answer)", outcome(run.rec))
+    value = run.value
+    failures = [r for r in (door_failure(c) for c in run.door) if r is not None]
+    if not failures:
+        return
+    reason = failures[-1]
+    expect_field(value, "ok", False, run.shown, "call_tool failed on every call here: the run must give up.")
+    attempts = value["attempts"]
+    if type(attempts) is not int or not 1 <= attempts <= spec.MAX_ATTEMPTS:
+        run.fail("After a failure, repair only while fewer than MAX_ATTEMPTS fetches were made; then give up.",
+                 f"1 <= attempts <= {spec.MAX_ATTEMPTS}", f"attempts == {show(attempts)}")
+    check_answer_mentions(value, [reason], run.shown, GIVEUP_NAMES_REASON)
 
 
 def _raised_judge(probes: list, observations: list) -> Verdict:
     exc_reason = spec.RAISED_PREFIX + probes[0].params["spies"]["stock_lookup"]["exc"]
-    return judge_runs([[[ends(ok=False, n_fixes=0, attempts=1, errors=[exc_reason], answer_has=exc_reason)]]])(
-        probes, observations)
+    raised = [[ends(ok=False, n_fixes=0, attempts=1, errors=[exc_reason], answer_has=exc_reason)]]
+    return judge_runs([raised] + [[[ends_without_raising]]] * (len(probes) - 1))(probes, observations)
 
 
-add("step7/giveup_raised", 1, "A tool that raises is not retried",
-    "raised:... is not repairable; the graph gives up after one attempt and the answer names the reason.",
+add("step7/giveup_raised", 1, "A tool that raises is not retried; no reason makes handle raise",
+    "raised:... is not repairable; the graph gives up after one attempt and the answer names the reason. A reason "
+    "the spec does not list (args:missing:limit, result:shape, a malformed text) is yours to repair or not, but "
+    "handle must end without an exception: say False in can_repair when REPAIRS has no fix for it.",
     ["7.not_repairable"], _raised_probes, _raised_judge)
 
 add("step7/max_attempts_runtime", 2, "The attempt limit is MAX_ATTEMPTS, read when the graph runs",
@@ -554,17 +716,18 @@ add("step7/max_attempts_runtime", 2, "The attempt limit is MAX_ATTEMPTS, read wh
     "moment (fewer than MAX_ATTEMPTS fetches made -> repair).",
     ["7.limit", "7.runtime"],
     *on_runs(two_repairs=[[unless_a_repair_failed(ends("Two repairs fit in MAX_ATTEMPTS = 3 fetches: the third "
-                                                       "fetch succeeds.", ok=True, n_fixes=2, attempts=3))]],
+                                                       "fetch succeeds.", ok=True, attempts=3))]],
              attempt_limit=[[unless_a_repair_failed(ends("With MAX_ATTEMPTS set to 2 while the module runs, the "
                                                          "graph gives up after the second fetch.",
-                                                         ok=False, n_fixes=1, attempts=2))]]))
+                                                         ok=False, attempts=2))]]))
 
 add("step7/handle_shape", 1, "handle returns ok, answer, rows, errors, calls, fixes, attempts, tool_runs",
-    "Return a dict with these eight keys: ok a bool, answer a str, errors/calls/fixes lists, attempts and "
-    "tool_runs ints.",
+    "Return a dict with these eight keys: ok a bool, answer a str, rows (on success the rows of the call that "
+    "succeeded, as call_tool returned them), errors/calls/fixes lists, attempts and tool_runs ints.",
     ["7.handle"],
-    *on_runs(spec_repair=[[shape]], spec_empty=[[shape]], too_big_then_cached=[[shape], [shape]],
-             two_repairs=[[shape]], fallback_empty=[[shape]]))
+    *on_runs(spec_repair=[[shape, rows_of_success]], spec_empty=[[shape]],
+             too_big_then_cached=[[shape, rows_of_success], [shape, rows_of_success]],
+             two_repairs=[[shape, rows_of_success]], fallback_empty=[[shape]]))
 
 add("step7/tool_runs_measured", 2, "tool_runs is the CALLS difference of the run (0 for a cached repeat)",
     "Read sum(CALLS.values()) before and after invoking the graph and report the difference.",
@@ -599,6 +762,31 @@ add("step7/graph_has_repair", 1, "build_graph() compiles a graph with a repair n
     ["7.graph"], lambda rng: [Probe("graph_nodes", {"builder": "build_graph"}, "build_graph().get_graph()")],
     lambda p, o: judge_nodes(p, o, ("pick", "fetch", "repair", "reply", "giveup")))
 
-add("step7/fixes_reducer", 1, "State.fixes appends",
-    "Declare fixes as Annotated[list, operator.add] so each repair adds its description.",
-    ["7.repair_node"], lambda rng: reducer_probes(rng, ("fixes",)), judge_reducers)
+def one_fix_per_repair(run: HandleRun) -> None:
+    """fixes holds one description per repair: as many as the fetches after the first."""
+    calls, fixes = run.value["calls"], run.value["fixes"]
+    if not isinstance(calls, list) or len(calls) < 2:
+        return  # no repair here: the repair checks say why
+    if not isinstance(fixes, list) or len(fixes) != len(calls) - 1:
+        run.fail("fixes holds one description per repair: repair returns only its own new description "
+                 "({'fixes': [description]}) and the reducer appends it (returning state['fixes'] + [...] "
+                 "doubles the list).", f"{len(calls) - 1} fix(es), one per repair",
+                 f"fixes == {show(fixes)}")
+
+
+_TWO_REPAIRS_FIXES = on_runs(two_repairs=[[one_fix_per_repair]])
+
+
+def _fixes_probes(rng: random.Random) -> list[Probe]:
+    return reducer_probes(rng, ("fixes",)) + _TWO_REPAIRS_FIXES[0](rng)
+
+
+def _fixes_judge(probes: list, observations: list) -> Verdict:
+    verdict = judge_reducers(probes[:1], observations[:1])
+    return verdict if not verdict.passed else _TWO_REPAIRS_FIXES[1](probes[1:], observations[1:])
+
+
+add("step7/fixes_reducer", 1, "State.fixes appends: one description per repair",
+    "Declare fixes as Annotated[list, operator.add] so each repair adds its description; repair returns only "
+    "its new description ({'fixes': [description]}), never the whole list again.",
+    ["7.repair_node"], _fixes_probes, _fixes_judge)

@@ -1,41 +1,55 @@
 """Step 8 checks: ``write_report`` measures the module and writes two files.
 
-Every number of the learner's report is compared with the grader's own
-measurement of the same module, made in the same child right after the
-report (spies count the tool runs).
+Step 8 is judged on ``write_report``'s own logic. Before the report the grader
+puts its doubles in every name the report measures through (LAB_SPEC step 8
+names them): ``call_tool`` (the door of :mod:`grader.engine.doubles_report`),
+``validate_result``, ``validate_args``, ``cache_key`` and ``handle``. A
+mistake of steps 2-7 then cannot reach a step-8 verdict, and the true value
+of every number is read off the calls the doubles recorded: which wrong calls
+ran a tool body, what ``validate_result`` answered, whether the second
+identical call ran the body, what ``handle`` returned for which order.
 
-A grading runs two reports, each shared by the checks that judge it (a
-``fresh`` probe drawn from a shared random stream: identical for every check,
-so the engine runs it once):
+Three reports, each a ``fresh`` probe drawn from a stream shared by the checks
+that judge it (identical for all of them, so the engine runs it once):
 
-* ``step8/as_is`` -- the module untouched, ``write_report(folder=...)``: the
-  files, the returned dict, every value, the headings and the attempt limit.
-* ``step8/changed`` -- the module changed first, ``write_report()``: the default
-  folder, and values that must follow the change. A random ``MAX_ATTEMPTS``
-  (4..9), one more tool, a result contract that keeps big results and a region
-  rule without ``allowed``: a wrong-region order then finds no rows and gives up
-  after one attempt, so ``repaired``, ``attempts``, ``tools``,
-  ``bad_result_reasons`` and the written limit all differ from the spec's
-  numbers, and none of them can be written by hand.
+* ``step8/as_is`` -- the module untouched and spec-faithful doubles,
+  ``write_report(folder=...)``: the files, the returned dict, the headings, the
+  limit, every value, and what the spec asks of the measurement itself.
+* ``step8/changed`` -- ``write_report()`` into its default folder, with another
+  ``MAX_ATTEMPTS``, one more tool, a result contract that keeps big results, a
+  door whose validation comes too late (a wrong value runs the body, then is
+  refused) and a ``handle`` that finds rows at once for every order.
+* ``step8/no_cache`` -- another ``MAX_ATTEMPTS``, a result contract without the
+  count's minimum, a door that caches nothing (the second identical call runs
+  the body) and a ``handle`` that repairs and still gives up.
+
+Across the three, every number of the report takes more than one value on
+every seed; the seed only picks values inside a class (the limit, the number
+of fixes), so a number written by hand fails on every seed.
 """
 from __future__ import annotations
 
 import random
+from typing import Any
 
-from grader.checks import cases
 from grader import spec
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, mentions_number, op,
-                                   records_of, call_op, value_of)
+from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_op, call_probe, double_op, mentions_number,
+                                   op, records_of, value_of)
 from grader.engine.encode import encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict, shared_rng
 
 JSON_FILE, MD_FILE = spec.REPORT_FILES
 FAILURE_HEADINGS = {h[-1] for h in spec.HEADING_SETS.values()}
-# In the changed module a wrong region is no longer refused, so how many of the learner's own wrong
-# calls still are blocked depends on which calls they chose: that key is judged in the module as is.
-CHANGED_REPORT_KEYS = tuple(k for k in spec.REPORT_KEYS if k != "blocked_before_call")
 EXTRA_TOOL = "grader_extra_tool"
-AS_IS, CHANGED = "step8/as_is", "step8/changed"
+AS_IS, CHANGED, NO_CACHE = "step8/as_is", "step8/changed", "step8/no_cache"
+DOOR, RESULTS, HANDLE = "call_tool", "validate_result", "handle"
+# The names write_report measures through, each with the grader's double of that kind for the report.
+SPEC_DOUBLES = ("validate_args", "validate_result", "cache_key")
+# The reasons of a wrong value: only such a call, naming exactly the contract's arguments, reaches a tool
+# body when validation comes too late (with an argument missing or extra, or an unknown tool, Python's own
+# call fails first: doubles_report.leaks).
+VALUE_REASONS = (spec.TYPE, spec.ALLOWED, spec.RANGE)
+SHOWN_CALLS = 10  # recorded calls shown on a failed row
 
 
 def _report_op(folder: str = "scratch") -> dict:
@@ -79,114 +93,350 @@ def _files(operation: dict, rec: dict, *, json_needed: bool = True, md_needed: b
     return files
 
 
-# --------------------------------------------------------------------------- the grader's own measurement
+# --------------------------------------------------------------------------- the three reports
 
 
-def measurement_ops(rng: random.Random, *, blocked: bool = True) -> tuple[list, dict]:
-    """Operations that measure the module as the report must, and where each part sits.
+def _handle_result(ok: bool, errors: list, answer: str) -> dict:
+    """What a ``handle`` returns after ``errors`` (one per failed attempt; then a success when ``ok``)."""
+    fixes = [f"{reason}: the grader's fix" for reason in (errors if ok else errors[:-1])]
+    calls = [{"tool": "stock_lookup", "error": reason} for reason in errors] + (
+        [{"tool": "stock_lookup", "error": ""}] if ok else [])
+    rows = [{"bin": "C-01", "count": 30}] if ok else []
+    return {"ok": ok, "answer": answer, "rows": rows, "errors": list(errors), "calls": calls, "fixes": fixes,
+            "attempts": len(calls), "tool_runs": len(calls)}
 
-    ``blocked=False`` leaves out the wrong-argument calls (and ``where["blocked"]``).
 
-    >>> ops, where = measurement_ops(random.Random(1), blocked=False)
-    >>> sorted(where), ops[where["repaired"]]["fn"]
-    (['bad', 'gave_up', 'memo', 'repaired', 'tools'], 'handle')
+# What the report's handle gives an order of neither kind: never equal to a result of either kind.
+_OTHER = _handle_result(False, [spec.ARGS_PREFIX + "missing:sku"], "the grader's handle: neither order kind")
+
+
+def handle_results(name: str, rng: random.Random) -> dict:
+    """The results of the grader's ``handle`` in report ``name``, by kind of order (doubles_report.order_kind).
+
+    >>> r = handle_results(CHANGED, random.Random(1))
+    >>> r["repaired"]["ok"], r["repaired"]["fixes"], r["empty"]["ok"]
+    (True, [], True)
     """
-    ops: list = [op("keys", name="TOOLS")]
-    where: dict = {"tools": 0}
-    if blocked:
-        kinds = rng.sample(list(cases.DEFECT_KINDS), 5)
-        first = len(ops)
-        ops += [call_op("call_tool", *cases.single_defect(rng, kind)[:2]) for kind in kinds]
-        where["blocked"] = [first - 1, len(ops) - 1]
-    shape = rng.choice([k for k in cases.BAD_RESULT_KINDS if k.startswith("shape")])
-    where["bad"] = list(range(len(ops), len(ops) + 4))
-    ops += [call_op("validate_result", "stock_lookup", cases.bad_result(rng, kind)[0])
-            for kind in (shape, spec.EMPTY, spec.TOO_BIG, spec.RANGE)]
-    args = {"sku": "SKU-1001", "region": "central", "limit": rng.randint(1, spec.MAX_ROWS)}
-    ops += [op("clear_cache"), call_op("call_tool", "stock_lookup", args), call_op("call_tool", "stock_lookup", args)]
-    where["memo"] = [len(ops) - 2, len(ops) - 1]
-    ops += [call_op("handle", spec.REPAIR_EXAMPLE), call_op("handle", spec.EMPTY_EXAMPLE)]
-    where["repaired"], where["gave_up"] = len(ops) - 2, len(ops) - 1
-    return ops, where
+    if name == AS_IS:  # the spec's numbers: repaired after one fix (2 attempts), the empty order gives up
+        return {"repaired": _handle_result(True, [spec.REPAIR_REGION], "SKU in central: bin C-01 holds 30."),
+                "empty": _handle_result(False, [spec.NOT_REPAIRABLE], "Could not answer: result:empty"),
+                "other": _OTHER}
+    if name == CHANGED:  # rows at once: not repaired (no fix), one attempt, the empty order did not give up
+        return {"repaired": _handle_result(True, [], "found at once: bin C-01 holds 30."),
+                "empty": _handle_result(True, [], "found rows for this order too: bin C-01 holds 30."),
+                "other": _OTHER}
+    fixes = rng.randint(1, 3)  # fixed and still gave up: not repaired, after 2..4 attempts
+    errors = [spec.REPAIR_REGION] + [spec.REPAIR_TOOL] * (fixes - 1) + [spec.NOT_REPAIRABLE]
+    return {"repaired": _handle_result(False, errors, "Could not answer: result:empty"),
+            "empty": _handle_result(False, [spec.NOT_REPAIRABLE], "Could not answer: result:empty (at once)"),
+            "other": _OTHER}
 
 
-def _runs(rec: dict) -> int:
-    return sum(n for n in rec.get("spy_runs", {}).values() if type(n) is int)
-
-
-def measured_values(ops: list, records: list, where: dict) -> dict:
-    """The report a correct ``write_report`` would write for this module, from the grader's records.
-
-    Only the parts ``where`` locates are measured (``blocked_before_call`` may be absent).
-    """
-    out: dict = {}
-    tools_rec = records[where["tools"]]
-    if tools_rec.get("not_dict") or not isinstance(tools_rec.get("value"), list):
-        raise Fail("The grader could not read the keys of TOOLS to measure the module.", call="sorted(TOOLS)")
-    out["tools"] = sorted(tools_rec["value"], key=str)
-    if "blocked" in where:
-        lo, hi = where["blocked"]
-        out["blocked_before_call"] = _runs(records[hi]) - _runs(records[lo])
-    reasons = []
-    for i in where["bad"]:
-        reasons.append(value_of(records[i], ops[i], "The grader's own measurement of bad results failed: "
-                                                     "validate_result raised."))
-    out["bad_result_reasons"] = sorted(reasons, key=str)
-    first, second = where["memo"]
-    out["memo_second_call_runs"] = _runs(records[second]) - _runs(records[first])
-    repaired = value_of(records[where["repaired"]], ops[where["repaired"]],
-                        "The grader's own run of handle on the wrong-region order failed.")
-    empty = value_of(records[where["gave_up"]], ops[where["gave_up"]],
-                     "The grader's own run of handle on the empty order failed.")
-    if not isinstance(repaired, dict) or not isinstance(empty, dict):
-        raise Fail("handle must return a dict.", call=ops[where["repaired"]]["label"], got=show(repaired))
-    out["repaired"] = bool(repaired.get("ok") is True and repaired.get("fixes"))
-    out["attempts"] = repaired.get("attempts")
-    out["gave_up"] = empty.get("ok") is not True
-    return out
-
-
-def _measured_report_probe(rng: random.Random, folder: str = "scratch", sets: "dict | None" = None,
-                           changes: "list[tuple[list, str]] | None" = None, blocked: bool = True) -> Probe:
-    """A fresh probe: ``sets`` and ``changes`` (operations, note), ``write_report``, then the measurement."""
-    ops = [op("set", name=k, value=v) for k, v in (sets or {}).items()]
-    notes = [f"{k} = {v!r}" for k, v in (sets or {}).items()]
-    for operations, note in changes or []:
+def _report_probe(name: str, rng: random.Random, folder: str, door: dict, changes: list) -> Probe:
+    """A fresh probe: ``changes`` (operations, note), the doubles, ``write_report``, then ``TOOLS``' keys."""
+    ops: list = []
+    notes = []
+    for operations, note in changes:
         ops += operations
         notes.append(note)
+    ops.append(op("attr", name="MAX_ATTEMPTS"))  # the limit at the time of writing
+    ops += [double_op(fn) for fn in SPEC_DOUBLES]
+    ops += [double_op(DOOR, "report_door", **door), double_op(HANDLE, "report_handle", **handle_results(name, rng))]
     report = _report_op(folder)
-    if notes:
-        report["label"] += "  # with " + ", ".join(notes)
-    ops.append(report)
-    measure, where = measurement_ops(rng, blocked=blocked)
-    offset = len(ops)
-    where = {k: ([i + offset for i in v] if isinstance(v, list) else v + offset) for k, v in where.items()}
-    return call_probe(ops + measure, spies=TOOL_SPIES_ORIGINAL, measure=where, fresh=True)
+    notes.append(DOOR_NOTES[(door.get("leak", False), door.get("store", True))])
+    report["label"] += "  # with " + ", ".join(notes)
+    ops += [report, op("keys", name="TOOLS")]
+    return call_probe(ops, spies=TOOL_SPIES_ORIGINAL, fresh=True)
+
+
+DOOR_NOTES = {
+    (False, True): "the grader's call_tool, validate_result, handle... in the module (spec-faithful)",
+    (True, True): "a call_tool whose validation comes too late (a wrong value runs the tool body, then is refused)",
+    (False, False): "a call_tool that caches nothing (a second identical call runs the body again)",
+}
 
 
 def as_is_probe(rng: random.Random) -> Probe:
-    """The untouched module's report into a new folder, then the grader's measurement (shared by 5 checks)."""
-    return _measured_report_probe(shared_rng(rng, AS_IS))
+    """The untouched module's report into a new folder, with spec-faithful doubles (shared by 5 checks).
+
+    >>> [o.get("double") for o in as_is_probe(random.Random(1)).params["operations"] if o["op"] == "double"]
+    ['validate_args', 'validate_result', 'cache_key', 'report_door', 'report_handle']
+    """
+    return _report_probe(AS_IS, shared_rng(rng, AS_IS), "scratch", {}, [])
+
+
+def _limit_change(rng: random.Random) -> tuple[list, str]:
+    limit = rng.randint(4, 9)  # never 2 or 3, the spec's attempts and limit
+    return [op("set", name="MAX_ATTEMPTS", value=limit)], f"MAX_ATTEMPTS = {limit}"
+
+
+def _used_before(rng: random.Random) -> tuple[list, str]:
+    """Tool runs before the report: a count must be a difference, not CALLS itself (nor a sum with it)."""
+    runs = rng.randint(1, 3)
+    calls = [call_op(tool, sku, region, 1) for tool, (sku, region) in
+             ((rng.choice(spec.TOOL_NAMES), rng.choice(spec.stocked_pairs())) for _ in range(runs))]
+    return calls, f"the tools already ran {runs} time(s) (CALLS is not 0)"
 
 
 def changed_probe(rng: random.Random) -> Probe:
-    """The changed module's report into its default folder, then the grader's measurement (shared by 2 checks).
+    """The changed module's report into its default folder (shared by 2 checks).
 
     >>> p = changed_probe(random.Random(4))
     >>> p.params["operations"][0]["name"], 4 <= p.params["operations"][0]["value"] <= 9, p.params["fresh"]
     ('MAX_ATTEMPTS', True, True)
     """
     shared = shared_rng(rng, CHANGED)
-    limit = shared.randint(4, 9)  # never 2 or 3, the spec's attempts and limit
     extra = ([op("add_tool", name=EXTRA_TOOL, like="stock_lookup")], f"one more tool {EXTRA_TOOL!r} in TOOLS")
     # A result contract that no longer refuses big results: 'too_big' must leave the reasons.
     big = ([op("contract", path=[tool, "returns", "rows", "max_len"], value=1000) for tool in spec.TOOL_NAMES],
            "returns['rows']['max_len'] = 1000 for both tools")
-    # Any region passes: a wrong-region order finds no rows and gives up after its first fetch.
-    any_region = ([op("contract", path=[tool, "args", "region", "allowed"], delete=True) for tool in spec.TOOL_NAMES],
-                  "no 'allowed' list for region in both tools")
-    return _measured_report_probe(shared, "default", {"MAX_ATTEMPTS": limit}, [extra, big, any_region],
-                                  blocked=False)
+    return _report_probe(CHANGED, shared, "default", {"leak": True},
+                         [_limit_change(shared), _used_before(shared), extra, big])
+
+
+def no_cache_probe(rng: random.Random) -> Probe:
+    """A report with a door that caches nothing and a handle that repairs and gives up (one check).
+
+    >>> door = next(o for o in no_cache_probe(random.Random(2)).params["operations"] if o.get("name") == "call_tool")
+    >>> door["params"]
+    {'store': False}
+    """
+    shared = shared_rng(rng, NO_CACHE)
+    # A result contract without the count's minimum: 'range' must leave the reasons.
+    no_min = ([op("contract", path=[tool, "returns", "rows", "item", "count", "min"], delete=True)
+               for tool in spec.TOOL_NAMES], "no minimum for a row's count in both tools")
+    return _report_probe(NO_CACHE, shared, "scratch", {"store": False},
+                         [_limit_change(shared), _used_before(shared), no_min])
+
+
+# --------------------------------------------------------------------------- what the doubles saw
+
+
+def _double_params(probe: Probe, name: str) -> dict:
+    ops = probe.params["operations"]
+    return next(o.get("params", {}) for o in ops if o.get("op") == "double" and o["name"] == name)
+
+
+def _seen(obs: dict, name: str) -> list:
+    seen = obs.get("double_seen", {}).get(name, []) if isinstance(obs.get("double_seen"), dict) else []
+    return [entry for entry in seen if isinstance(entry, dict)] if isinstance(seen, list) else []
+
+
+def _outcome(entry: dict) -> str:
+    return show(entry["returned"], 160) if "returned" in entry else f"raised {entry.get('raised')}"
+
+
+def _call_line(name: str, entry: dict, note: str = "") -> str:
+    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    return f"{name}({', '.join(show(a, 160) for a in args)}) -> {_outcome(entry)}{note}"
+
+
+ORDER_NOTES = {
+    "repaired": "an order a correct module repairs with one fix",
+    "empty": "a valid order the table has no rows for",
+    "other": "neither an order a correct module repairs with one fix nor a valid one the table has no rows for",
+}
+
+
+def _door_calls(probe: Probe, obs: dict) -> list[dict]:
+    """Each ``call_tool`` call of the report: its key, whether its arguments were wrong and the body runs it made.
+
+    Read off what the grader's door returned (see :mod:`grader.engine.doubles_report`).
+    """
+    params = _double_params(probe, DOOR)
+    leak, store = params.get("leak") is True, params.get("store") is not False
+    out: list = []
+    for entry in _seen(obs, DOOR):
+        value = entry.get("returned")
+        error = value.get("error") if isinstance(value, dict) else None
+        ok = isinstance(value, dict) and value.get("ok") is True
+        key = entry.get("args")
+        wrong = isinstance(error, str) and error.startswith(spec.ARGS_PREFIX)
+        reason = error[len(spec.ARGS_PREFIX):] if wrong else ""
+        value_wrong = ":" in reason and reason.split(":", 1)[0] in VALUE_REASONS and _names_all_args(key)
+        if wrong:
+            runs = int(leak and value_wrong)
+        else:  # a success from the door's cache ran nothing; anything else past validation ran the body
+            hit = store and ok and any(c["ok"] and strict_equal(c["key"], key) for c in out if not c["wrong"])
+            runs = 0 if hit else 1
+        note = f"  (wrong arguments; the body ran {runs} time(s))" if wrong else f"  (the body ran {runs} time(s))"
+        out.append({"key": key, "wrong": wrong, "value_wrong": value_wrong, "ok": ok, "error": error, "runs": runs,
+                    "line": _call_line(DOOR, entry, note)})
+    return out
+
+
+def _names_all_args(key: Any) -> bool:
+    """The recorded ``[name, args]`` names exactly the contract's arguments (LAB_SPEC step 1: all required).
+
+    >>> _names_all_args(["stock_lookup", {"sku": "S", "region": "r", "limit": 1}]), _names_all_args(["t", {"sku": "S"}])
+    (True, False)
+    """
+    args = key[1] if isinstance(key, list) and len(key) == 2 else None
+    return isinstance(args, dict) and sorted(args) == sorted(spec.ARG_NAMES)
+
+
+def _second_identical(calls: list) -> "tuple[dict, dict] | None":
+    """The last call with valid arguments that repeats an earlier one, and that earlier one."""
+    for i in range(len(calls) - 1, -1, -1):
+        if calls[i]["wrong"]:
+            continue
+        first = next((c for c in calls[:i] if not c["wrong"] and strict_equal(c["key"], calls[i]["key"])), None)
+        if first is not None:
+            return first, calls[i]
+    return None
+
+
+def _handle_kinds(probe: Probe, obs: dict) -> list[tuple[str, Any, str]]:
+    """``(kind, result, line)`` for each ``handle`` call of the report, the kind known by what it got."""
+    params = _double_params(probe, HANDLE)
+    out = []
+    for entry in _seen(obs, HANDLE):
+        value = entry.get("returned")
+        kind = next((k for k in ("repaired", "empty") if strict_equal(value, params.get(k))), "other")
+        order = show(entry["args"][0], 160) if isinstance(entry.get("args"), list) and entry["args"] else "?"
+        got = (", ".join(f"{k}={show(value[k], 80)}" for k in ("ok", "fixes", "attempts") if k in value)
+               if isinstance(value, dict) else _outcome(entry))
+        out.append((kind, value, f"handle({order}) -> {got}  ({ORDER_NOTES[kind]})"))
+    return out
+
+
+# --------------------------------------------------------------------------- the true values, and the measurement
+
+
+def _lines_of(calls: list) -> list:
+    return [c["line"] for c in calls]
+
+
+def _door_truth(probe: Probe, obs: dict, values: dict, problems: list, lines: dict) -> None:
+    """blocked_before_call and memo_second_call_runs as the grader's door ran them, and what blocks reading them."""
+    calls = _door_calls(probe, obs)
+    lines["blocked_before_call"] = lines["memo_second_call_runs"] = _lines_of(calls)
+    wrong = [c for c in calls if c["wrong"]]
+    values["blocked_before_call"] = sum(c["runs"] for c in wrong)
+    if not wrong:
+        problems.append(("blocked_before_call", "write_report made no call_tool call with wrong arguments, so "
+                         "blocked_before_call measures nothing: it counts the tool body runs after such calls."))
+    elif not any(c["value_wrong"] for c in wrong):
+        problems.append(("blocked_before_call", "None of write_report's wrong calls has all three arguments and a "
+                         "wrong value (a wrong type, a value outside allowed, a number out of range): with an "
+                         "argument missing or extra, or an unknown tool, Python's own call fails even without "
+                         "validation, so the count could never show a body that ran. Add such a call."))
+    pair = _second_identical(calls)
+    if pair is None:
+        problems.append(("memo_second_call_runs", "write_report made no second identical call_tool call with valid "
+                         "arguments, so memo_second_call_runs measures nothing: it counts the body runs of that "
+                         "second call."))
+        return
+    first, second = pair
+    values["memo_second_call_runs"] = second["runs"]
+    if not first["ok"]:
+        problems.append(("memo_second_call_runs", f"The first of write_report's two identical calls did not succeed "
+                         f"({first['error']}): only a success is cached, so the second call measures nothing. "
+                         "Use arguments that find rows."))
+
+
+def _reasons_truth(obs: dict, values: dict, problems: list, lines: dict, one_of_each: bool) -> None:
+    seen = _seen(obs, RESULTS)
+    lines["bad_result_reasons"] = [_call_line(RESULTS, entry) for entry in seen]
+    reasons = sorted((e["returned"] for e in seen if "returned" in e), key=str)
+    values["bad_result_reasons"] = reasons
+    if not seen:
+        problems.append(("bad_result_reasons", "write_report did not call validate_result: bad_result_reasons are "
+                         "the reasons validate_result gives four bad results."))
+    elif one_of_each and reasons != sorted(spec.RESULT_REASONS):
+        problems.append(("bad_result_reasons", f"The spec's validate_result gave write_report's bad results "
+                         f"{show(reasons)}: make four bad results, one of each kind "
+                         f"({', '.join(sorted(spec.RESULT_REASONS))})."))
+
+
+def _handle_truth(probe: Probe, obs: dict, values: dict, problems: list, lines: dict) -> None:
+    kinds = _handle_kinds(probe, obs)
+    lines["repaired"] = lines["attempts"] = lines["gave_up"] = [line for _, _, line in kinds]
+    repaired = next((result for kind, result, _ in kinds if kind == "repaired"), None)
+    empty = next((result for kind, result, _ in kinds if kind == "empty"), None)
+    if repaired is None:
+        problems.append(("repaired", "write_report gave handle no order that a correct module repairs with one fix "
+                         f"(its only fault a wrong region, for a sku with stock in {spec.FALLBACK_REGION!r}, e.g. "
+                         f"{spec.REPAIR_EXAMPLE}): repaired and attempts are measured on such an order."))
+    else:
+        values["repaired"] = bool(repaired["ok"] is True and repaired["fixes"])
+        values["attempts"] = repaired["attempts"]
+    if empty is None:
+        problems.append(("gave_up", "write_report gave handle no valid order the table has no rows for (e.g. "
+                         f"{spec.EMPTY_EXAMPLE}): gave_up is measured on such an order."))
+    else:
+        values["gave_up"] = empty["ok"] is not True
+
+
+def _truth(probe: Probe, obs: dict, *, one_of_each: bool) -> tuple[dict, list, dict]:
+    """``(values, problems, lines)``: the true report of this probe, what the spec's measurement lacks, the calls.
+
+    ``one_of_each``: the bad results must give one reason of each kind (true in the untouched module only).
+    """
+    ops, records = probe.params["operations"], records_of(probe, obs)
+    values: dict = {}
+    problems: list = []
+    lines: dict = {"tools": []}
+    tools_rec = records[next(i for i, o in enumerate(ops) if o.get("op") == "keys")]
+    if tools_rec.get("not_dict") or not isinstance(tools_rec.get("value"), list):
+        raise Fail("The grader could not read the keys of TOOLS after the report.", call="sorted(TOOLS)")
+    values["tools"] = sorted(tools_rec["value"], key=str)
+    _door_truth(probe, obs, values, problems, lines)
+    _reasons_truth(obs, values, problems, lines, one_of_each)
+    _handle_truth(probe, obs, values, problems, lines)
+    return values, problems, lines
+
+
+def _why(probe: Probe, key: str) -> str:
+    """What the grader's doubles did for ``key`` in this probe, in one sentence."""
+    door = _double_params(probe, DOOR)
+    if key == "blocked_before_call":
+        return ("In this report the grader's call_tool validates too late: a wrong value runs the tool body, then the "
+                "call is refused. Count the body runs during write_report's wrong calls (e.g. the change of CALLS)."
+                if door.get("leak") is True else
+                "The grader's call_tool refused every wrong call before its body: none ran.")
+    if key == "memo_second_call_runs":
+        return ("The grader's call_tool cached a success, so the second identical call ran no body."
+                if door.get("store") is not False else
+                "In this report the grader's call_tool caches nothing: the second identical call ran the body "
+                "again. Count the runs during that second call only.")
+    if key == "bad_result_reasons":
+        return "The grader's validate_result (over TOOLS as it is now) gave write_report's bad results these reasons."
+    if key == "tools":
+        return "sorted(TOOLS), as TOOLS is when the report is written."
+    return ("The grader's handle returned the results the call line shows: repaired is ok with at least one fix, "
+            "attempts that run's attempts, gave_up is not ok of the empty order's run.")
+
+
+def _call_with(operation: dict, lines: list) -> str:
+    shown = lines[:SHOWN_CALLS]
+    more = [f"... and {len(lines) - SHOWN_CALLS} more"] if len(lines) > SHOWN_CALLS else []
+    return "\n".join([operation["label"]] + [f"    {line}" for line in shown + more])
+
+
+def _values_judge(probes: list, observations: list, *, one_of_each: bool = True, anywhere: bool = False) -> Verdict:
+    """Each number in the written JSON equals its true value, read off the doubles' records of the report."""
+    for probe, obs in zip(probes, observations):
+        operation, rec = _report_record(probe, obs)
+        report = _files(operation, rec, anywhere=anywhere)["json"]
+        if not isinstance(report, dict) or any(k.startswith("$") for k in report):
+            raise Fail(f"{JSON_FILE} must hold a JSON object.", call=operation["label"], got=show(report))
+        values, problems, lines = _truth(probe, obs, one_of_each=one_of_each)
+        if problems:
+            key, message = problems[0]
+            follows = "" if one_of_each else "This follows from `step8/json_values`: fix that first. "
+            raise Fail(follows + message, call=_call_with(operation, lines[key]), expected=f"a measured {key}",
+                       got=f"{key}: {show(report.get(key))}")
+        for key in spec.REPORT_KEYS:
+            if key not in report:
+                raise Fail(f"{JSON_FILE} has no key {key!r}.", call=operation["label"], expected=f"a key {key!r}",
+                           got=show(sorted(report)))
+            if not strict_equal(report[key], encode(values[key])):
+                raise Fail(f"{key!r} in {JSON_FILE} is not what the module does now. {_why(probe, key)}",
+                           call=_call_with(operation, lines[key]), expected=f"{key}: {show(encode(values[key]))}",
+                           got=f"{key}: {show(report[key])}")
+    return Verdict.ok()
+
 
 
 # --------------------------------------------------------------------------- files and the returned dict
@@ -227,44 +477,32 @@ add("step8/returns_json_dict", 2, "write_report returns the dict it wrote as JSO
 # --------------------------------------------------------------------------- values
 
 
-def judge_values(probes: list, observations: list, keys: tuple = spec.REPORT_KEYS, *,
-                 anywhere: bool = False) -> Verdict:
-    """Each of ``keys`` in the written JSON equals the grader's measurement made right after the report."""
-    for probe, obs in zip(probes, observations):
-        operation, rec = _report_record(probe, obs)
-        files = _files(operation, rec, anywhere=anywhere)
-        report = files["json"]
-        ops, records = probe.params["operations"], records_of(probe, obs)
-        want = measured_values(ops, records, probe.params["measure"])
-        if not isinstance(report, dict) or any(k.startswith("$") for k in report):
-            raise Fail(f"{JSON_FILE} must hold a JSON object.", call=operation["label"], got=show(report))
-        for key in keys:
-            if key not in report:
-                raise Fail(f"{JSON_FILE} has no key {key!r}.", call=operation["label"], expected=f"a key {key!r}",
-                           got=show(sorted(report)))
-            if not strict_equal(report[key], encode(want[key])):
-                raise Fail(f"{key!r} in {JSON_FILE} is not what the module does now: the grader measured "
-                           "the same module right after the report.", call=operation["label"],
-                           expected=f"{key}: {want[key]!r}", got=f"{key}: {show(report[key])}")
-    return Verdict.ok()
-
-
-add("step8/json_values", 3, f"Every value of {JSON_FILE} matches the grader's measurement of the module",
-    "Obtain each number by running the module in write_report (count tool runs with CALLS, call "
-    "validate_result, call handle): tools sorted, blocked 0, four sorted reasons, memo 0, repaired, attempts, "
-    "gave_up.",
-    ["8.values"], lambda rng: [as_is_probe(rng)], judge_values)
+add("step8/json_values", 3, f"Every value of {JSON_FILE} is measured as the spec says, and matches",
+    "Obtain each number by running the module in write_report: sorted(TOOLS); tool body runs (CALLS) during "
+    "call_tool calls with wrong arguments, one of them a wrong value; the sorted reasons validate_result gives four "
+    "bad results, one of each kind; the body runs of a second identical call_tool call that succeeds; handle on an "
+    "order with a wrong region (repaired, attempts) and on one the table has no rows for (gave_up).",
+    ["8.values"], lambda rng: [as_is_probe(rng)], _values_judge)
 
 
 # --------------------------------------------------------------------------- Markdown
 
 
 def headings_of(md: str) -> list[str]:
+    """The ``## `` heading lines of ``md``.
+
+    >>> headings_of("# T\\n## A \\ntext\\n## B")
+    ['## A', '## B']
+    """
     return [line.rstrip() for line in md.splitlines() if line.startswith("## ")]
 
 
 def failure_section(md: str) -> "str | None":
-    """The text under the 'failure path' heading, up to the next ## heading."""
+    """The text under the 'failure path' heading, up to the next ## heading.
+
+    >>> failure_section("## How failure was handled as a path\\nAt most 3.\\n## Other\\nx")
+    'At most 3.'
+    """
     lines, inside, out = md.splitlines(), False, []
     for line in lines:
         if line.startswith("## "):
@@ -307,9 +545,17 @@ def _limit_in_md(operation: dict, md: str, limit: int) -> None:
                    got=section.strip()[:400])
 
 
+def _limit_when_written(probe: Probe, obs: dict) -> int:
+    """``MAX_ATTEMPTS`` as the module held it when the report was written (the spec's 3 if not an int)."""
+    ops, records = probe.params["operations"], records_of(probe, obs)
+    rec = records[next(i for i, o in enumerate(ops) if o.get("op") == "attr" and o.get("name") == "MAX_ATTEMPTS")]
+    value = rec.get("value")
+    return value if type(value) is int else spec.MAX_ATTEMPTS
+
+
 def _attempt_limit_judge(probes: list, observations: list) -> Verdict:
     operation, md = _md(probes[0], observations[0])
-    _limit_in_md(operation, md, spec.MAX_ATTEMPTS)
+    _limit_in_md(operation, md, _limit_when_written(probes[0], observations[0]))
     return Verdict.ok()
 
 
@@ -319,14 +565,16 @@ add("step8/md_attempt_limit", 1, "The failure section states the attempt limit (
 
 
 def _follows_judge(probes: list, observations: list) -> Verdict:
-    judge_values(probes, observations, CHANGED_REPORT_KEYS, anywhere=True)
-    operation, md = _md(probes[0], observations[0], anywhere=True)
-    _limit_in_md(operation, md, probes[0].params["operations"][0]["value"])
+    _values_judge(probes, observations, one_of_each=False, anywhere=True)
+    for probe, obs in zip(probes, observations):
+        operation, md = _md(probe, obs, anywhere=True)
+        _limit_in_md(operation, md, _limit_when_written(probe, obs))
     return Verdict.ok()
 
 
 add("step8/follows_module", 3, "The report follows the module when it changes (no hand-written numbers)",
-    "Before calling write_report the grader sets MAX_ATTEMPTS to another value, adds a tool, lets the result "
-    "contract keep big results and drops the region's allowed list (a wrong region then finds nothing and gives "
-    "up): every number in both files must come from running the module at that moment.",
-    ["8.values", "8.attempt_limit"], lambda rng: [changed_probe(rng)], _follows_judge)
+    "The grader writes two more reports of a changed module: another MAX_ATTEMPTS, one more tool, result contracts "
+    "that keep big results or negative counts, a call_tool that validates too late or caches nothing, a handle that "
+    "finds rows at once or repairs and still gives up. Every number in both files must come from running the "
+    "module at that moment.",
+    ["8.values", "8.attempt_limit"], lambda rng: [changed_probe(rng), no_cache_probe(rng)], _follows_judge)

@@ -69,6 +69,22 @@ def wanted(settings: "Settings | None" = None) -> "tuple[str, ...]":
     return tuple(c for c in CONTROLLERS if c in listed) if listed else CONTROLLERS
 
 
+def missing(group: "ServerGroup | None", settings: "Settings | None" = None) -> "tuple[str, ...]":
+    """The controllers ``$AGTOOL_CGROUPS`` names explicitly that ``group`` lacks (none asked for: none).
+
+    The engine client refuses to grade without them (fail closed): an
+    instructor who listed ``memory`` relies on it.
+
+    >>> missing(None, Settings(cgroups="memory,pids")), missing(None, Settings())
+    (('memory', 'pids'), ())
+    """
+    settings = settings or current()
+    if not settings.cgroups_enabled or not settings.cgroup_controllers:
+        return ()
+    have = set(group.dirs) if group is not None else set()
+    return tuple(c for c in wanted(settings) if c not in have)
+
+
 def enabled(settings: "Settings | None" = None) -> bool:
     """Whether cgroups may be used at all (``$AGTOOL_CGROUPS`` is not ``0``/``no``/``off``).
 

@@ -34,6 +34,7 @@ from typing import Any, Callable, NoReturn
 from builtins import BaseException, Exception, compile, enumerate, exec, isinstance, len, memoryview, str, type  # noqa: E402,A004
 
 from grader.engine.encode import private_module_copy  # noqa: E402
+from grader.engine.instrument import compile_instrumented  # noqa: E402
 from grader.engine.procstate import ProcessState  # noqa: E402
 from grader.engine.proctree import die_with_parent  # noqa: E402
 from grader.engine.protocol import (CHANGED, DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR,  # noqa: E402
@@ -54,6 +55,9 @@ _clock = __import__("time").perf_counter
 
 MODULE_DIR = "agtool"
 MODULE_FILE = "tools.py"
+# Set by the fork server in a step child whose cgroup bounds its tasks: RLIMIT_NPROC then stays
+# unset (it counts every process of the grading account, other workers' steps included).
+PIDS_BOUNDED = False
 
 
 class StepContext:
@@ -97,7 +101,7 @@ class StepContext:
             return module
         if self._code is None:
             with open(self.module_path, "rb") as fh:
-                self._code = compile(fh.read(), self.module_path, "exec", dont_inherit=True)
+                self._code = compile_instrumented(fh.read(), self.module_path)
         name = next(self._names)
         self.imported.append(name)
         return import_file(self.module_path, name, code=self._code)
@@ -116,7 +120,8 @@ def compile_submission(source: bytes) -> "CodeType | None":
     Used by the fork server, which runs no learner code: compiling does not
     run it, Python bounds what constant folding may build, and sources that
     are large, do not compile or warn (the learner must see the warning in
-    their step's output) are left to the step child.
+    their step's output) are left to the step child. Every function gets its
+    entry counter (:mod:`grader.engine.instrument`), here or in the step child.
 
     >>> compile_submission(b"X = 1\\n").co_filename
     '<agtool-submission>'
@@ -130,7 +135,7 @@ def compile_submission(source: bytes) -> "CodeType | None":
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            return compile(source, "<agtool-submission>", "exec", dont_inherit=True)
+            return compile_instrumented(source, "<agtool-submission>")
     except BaseException:  # noqa: BLE001 - SyntaxError, a warning, RecursionError, MemoryError...
         return None
 
@@ -633,7 +638,7 @@ def _set_limits(limits: Limits, *, steps: int = 1) -> None:
     lower(resource.RLIMIT_FSIZE, limits.file_size_bytes)
     lower(resource.RLIMIT_NOFILE, limits.open_files)
     lower(resource.RLIMIT_CORE, 0)
-    if hasattr(resource, "RLIMIT_NPROC"):
+    if hasattr(resource, "RLIMIT_NPROC") and not PIDS_BOUNDED:
         lower(resource.RLIMIT_NPROC, _processes_of_this_user() + limits.nproc)
 
 

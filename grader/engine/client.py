@@ -18,8 +18,10 @@ and is per-process (a batch worker that was forked gets its own).
 :func:`shared_client` returns the module-level instance; :func:`close` stops
 it (also done at exit). With ``sandbox="bwrap"`` (or ``$AGTOOL_SANDBOX``) the
 fork server runs inside bubblewrap (:mod:`grader.engine.sandbox`): own PID
-namespace, no network, read-only file system, private ``/tmp``; where
-bubblewrap is unusable it falls back to running without.
+namespace, no network, an allow-listed file system, private ``/tmp``, learner
+code as the grading account; where bubblewrap is unusable, ``bwrap`` stops
+grading (:class:`~grader.engine.sandbox.IsolationUnavailable`) and ``auto``
+runs without, saying so (:attr:`EngineClient.isolation`, in every report).
 
 Example::
 
@@ -43,9 +45,11 @@ import tempfile
 import threading
 import time
 
+from grader.engine import cgroups
 from grader.engine.cgroups import ServerGroup
 from grader.engine.protocol import StepJob, StepResult, encode_request
-from grader.engine.sandbox import PACKAGE_ROOT, SANDBOXES, bwrap_prefix, bwrap_usable, server_import_paths
+from grader.engine.sandbox import (PACKAGE_ROOT, SANDBOXES, Isolation, IsolationUnavailable, bwrap_prefix,
+                                   require, server_import_paths)
 from grader.settings import Settings, current, env_name
 
 __all__ = ["EngineClient", "EngineUnavailable", "shared_client", "close", "idle_timeout_default",
@@ -87,7 +91,8 @@ class EngineClient:
         if self.sandbox not in SANDBOXES:
             raise ValueError(f"sandbox must be one of {', '.join(SANDBOXES)}, not {self.sandbox!r}")
         self.sandbox_in_use = "none"
-        self._warned = False
+        # What the last fork server started with (require() settles it at each start).
+        self.isolation: "Isolation | None" = None
         self.python = python or sys.executable
         self.extra_sys_path = [str(p) for p in extra_sys_path]
         self._proc: "subprocess.Popen | None" = None
@@ -289,8 +294,11 @@ class EngineClient:
             return
         self._kill()
         settings = self.settings or current()
+        self.isolation = require(self.sandbox, settings)  # before anything starts: fails closed
+        self.sandbox_in_use = self.isolation.sandbox
         self._cgroup = ServerGroup.create(settings)
-        env = fork_server_env(settings, self._cgroup)
+        _require_cgroups(self._cgroup, settings)
+        env = fork_server_env(settings, self._cgroup, self.isolation)
         bootstrap = _bootstrap(server_import_paths(self.extra_sys_path))
         self._proc = subprocess.Popen(
             [*self._sandbox_prefix(), self.python, "-I", "-c", bootstrap],
@@ -304,17 +312,14 @@ class EngineClient:
         self.starts += 1
 
     def _sandbox_prefix(self) -> list[str]:
-        if self.sandbox == "none":
+        if self.sandbox_in_use != "bwrap":
             return []
-        if bwrap_usable():
-            self.sandbox_in_use = "bwrap"
-            return bwrap_prefix(keep=self.extra_sys_path,
-                                writable=self._cgroup.folders() if self._cgroup is not None else ())
-        if self.sandbox == "bwrap" and not self._warned:
-            self._warned = True
-            print("agtool-grade: bubblewrap (bwrap) is not usable here (not installed, or user namespaces "
-                  "are not allowed); grading without it.", file=sys.stderr)
-        return []
+        return bwrap_prefix(keep=self.extra_sys_path,
+                            writable=self._cgroup.folders() if self._cgroup is not None else ())
+
+    def require(self) -> Isolation:
+        """The isolation this client's fork server runs (or would run) under; raises where it cannot be had."""
+        return self.isolation or require(self.sandbox, self.settings or current())
 
     def _send(self, line: bytes) -> None:
         self._proc.stdin.write(line)
@@ -363,8 +368,22 @@ class EngineClient:
 
 
 
-def fork_server_env(settings: Settings, group: "ServerGroup | None" = None) -> "dict[str, str]":
-    """The fork server's whole environment: a clean one, its own settings and the cgroup made for it.
+def _require_cgroups(group: "ServerGroup | None", settings: Settings) -> None:
+    """Raise (after removing ``group``) when controllers named in ``$AGTOOL_CGROUPS`` are not to be had."""
+    lacking = cgroups.missing(group, settings)
+    if not lacking:
+        return
+    if group is not None:
+        group.remove()
+    raise IsolationUnavailable(
+        f"the cgroup controllers {', '.join(lacking)} were asked for (${cgroups.CGROUPS_ENV}={settings.cgroups}) "
+        "but cannot be used here: run the grader as root, or in a cgroup delegated to it (systemd "
+        f"Delegate=yes), or leave ${cgroups.CGROUPS_ENV} unset (every controller that works) or off")
+
+
+def fork_server_env(settings: Settings, group: "ServerGroup | None" = None,
+                    isolation: "Isolation | None" = None) -> "dict[str, str]":
+    """The fork server's whole environment: a clean one, its own settings, the cgroup made for it, the step user.
 
     >>> env = fork_server_env(Settings(hugepages=True, seed_key="secret"))
     >>> env["AGTOOL_HUGEPAGES"], "AGTOOL_SEED_KEY" in env, env["LANG"]
@@ -373,7 +392,9 @@ def fork_server_env(settings: Settings, group: "ServerGroup | None" = None) -> "
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
            "HOME": tempfile.gettempdir()}
     passed = Settings(**{name: getattr(settings, name) for name in FORK_SERVER_SETTINGS},
-                      server_cgroup=group.to_env() if group is not None else "")
+                      server_cgroup=group.to_env() if group is not None else "",
+                      step_user=isolation.step_user() if isolation is not None else "",
+                      server_sandboxed=isolation is not None and isolation.sandbox == "bwrap")
     env.update(passed.to_environ())
     return env
 

@@ -10,9 +10,17 @@ right after the fork, before it imports the submission:
    mount is read-only except its scratch folder: files outside scratch are
    refused (``EROFS``), and so are writes to ``/sys/fs/cgroup`` (its limits)
    and ``/proc/sys``;
-4. it drops every capability (bounding set included) and sets
-   ``PR_SET_NO_NEW_PRIVS``: root learner code can then neither remount,
-   change its limits, renice itself below 19, nor regain privileges by exec.
+4. it drops every capability (bounding set included), switches to the
+   grading account where the engine client asked for one
+   (``$AGTOOL_STEP_USER``, see :func:`grader.engine.sandbox.require`) and sets
+   ``PR_SET_NO_NEW_PRIVS``: learner code can then neither remount, change its
+   limits, renice itself below 19, write what the grading account does not
+   own, nor regain privileges by exec.
+
+Writes go to the step's scratch folder only (``tempfile`` uses it, and so
+``/tmp`` is the scratch folder for a step): the rest is read-only, or, in
+bubblewrap, not the grading account's to write. Between gradings the fork
+server empties its private ``/tmp`` and ``/dev/shm`` (:func:`sweep_private_tmp`).
 
 The **disk budget** (``Limits.disk_bytes``): where the fork server may mount
 (root; it runs in a mount namespace of its own, see :func:`private_mounts`),
@@ -94,12 +102,30 @@ def private_mounts(settings: "Settings | None" = None) -> bool:
 
 
 _server_private = False
+_step_user: "tuple[int, int] | None" = None
 
 
 def set_server_private(value: bool) -> None:
     """Record (in the fork server) whether :func:`private_mounts` succeeded: scratch tmpfs mounts need it."""
     global _server_private
     _server_private = value
+
+
+def set_step_user(text: str) -> "tuple[int, int] | None":
+    """Record (in the fork server) the ``uid:gid`` its step children switch to (``""``: none); what was recorded.
+
+    >>> set_step_user("999:995"), set_step_user(""), set_step_user("nonsense")
+    ((999, 995), None, None)
+    """
+    global _step_user
+    uid, _, gid = text.partition(":")
+    _step_user = (int(uid), int(gid)) if uid.isdigit() and gid.isdigit() else None
+    return _step_user
+
+
+def step_user() -> "tuple[int, int] | None":
+    """The ``(uid, gid)`` step children switch to, or None."""
+    return _step_user
 
 
 class StepConfinement:
@@ -112,9 +138,11 @@ class StepConfinement:
 
     words = ""  # what holds for the step, as ``agtool-grade check`` names it (set by the fork server)
 
-    def __init__(self, scratch: str, disk_bytes: int, group=None, mounted: bool = False):
+    def __init__(self, scratch: str, disk_bytes: int, group=None, mounted: bool = False,
+                 user: "tuple[int, int] | None" = None):
         self.scratch, self.disk_bytes, self.group, self.mounted = scratch, int(disk_bytes), group, mounted
         self.read_only = mounted  # the step child makes the rest read-only only where scratch is its own tmpfs
+        self.user = user  # (uid, gid) the step child switches to, or None
 
     @classmethod
     def open(cls, scratch: str, *, disk_bytes: int, group=None) -> "StepConfinement":
@@ -123,7 +151,18 @@ class StepConfinement:
         if _server_private:  # only where mounts_enabled() was true when the fork server started
             options = f"size={int(disk_bytes)},mode=0700,nr_inodes=20000".encode()
             mounted = _call("mount", b"tmpfs", _bytes(scratch), b"tmpfs", _MS_NOSUID | _MS_NODEV, options)
-        return cls(scratch, disk_bytes, group, mounted)
+        if _step_user is not None:  # the grading account writes its scratch folder, and nothing else here
+            os.chown(scratch, *_step_user)
+        return cls(scratch, disk_bytes, group, mounted, _step_user)
+
+    @property
+    def pids_bounded(self) -> bool:
+        """Whether the step's cgroup bounds its tasks (RLIMIT_NPROC is then not needed).
+
+        >>> StepConfinement("/s", 1).pids_bounded
+        False
+        """
+        return self.group is not None and "pids" in getattr(self.group, "limits", {})
 
     def describe(self) -> str:
         """The disk words of ``agtool-grade check``'s limits line.
@@ -148,7 +187,7 @@ class StepConfinement:
         tempfile.tempdir = self.scratch  # the fork server's cached /tmp would be read-only
         if self.read_only:
             _read_only_except(self.scratch)
-        drop_privileges()
+        drop_privileges(self.user)
 
     # -- in the fork server
 
@@ -294,24 +333,73 @@ def _read_only_except(keep: str) -> None:
         raise OSError("the step's file system could not be made read-only")
 
 
-def drop_privileges() -> None:
-    """Drop every capability (bounding and ambient sets included) and set ``PR_SET_NO_NEW_PRIVS``.
+def drop_privileges(user: "tuple[int, int] | None" = None) -> None:
+    """Drop every capability (bounding and ambient sets included), become ``user``, set ``PR_SET_NO_NEW_PRIVS``.
 
-    A root step child stays uid 0 (it can read what the interpreter needs)
-    but cannot remount, write files it does not own the mode bits of on a
-    read-only mount, raise ``RLIMIT_NICE``, or regain capabilities by exec.
+    ``user`` (uid, gid): the grading account, with no supplementary groups;
+    a failed switch raises (learner code never runs as root by accident).
+    Without it a root step child stays uid 0 but cannot remount, write files
+    it does not own the mode bits of on a read-only mount, raise
+    ``RLIMIT_NICE``, or regain capabilities by exec.
     Not run as a doctest: it is for good.
     """
     if _libc is None:
+        if user is not None:
+            raise OSError("the step cannot switch to the grading account on this system")
         return
     prctl = _libc.prctl
     prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-    for cap in range(_CAP_LAST + 1):
+    for cap in range(_CAP_LAST + 1):  # while we may (CAP_SETPCAP): before the switch
         prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+    if user is not None:
+        become_user(*user)
     header, data = _CapHeader(0x20080522, 0), (_CapData * 2)()  # _LINUX_CAPABILITY_VERSION_3: all zero
     if _libc.capset(ctypes.byref(header), data) != 0 and os.geteuid() == 0:
         raise OSError(ctypes.get_errno(), "the step could not drop its capabilities")
+
+
+def become_user(uid: int, gid: int) -> None:
+    """Switch this process for good to ``uid``/``gid`` with no supplementary groups; raise unless it held.
+
+    Not run as a doctest: it is for good.
+    """
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
+        raise OSError("the step could not switch to the grading account")
+
+
+def sweep_private_tmp(keep: "str | None", tmp: str = "/tmp", shm: str = "/dev/shm") -> None:
+    """(In a sandboxed fork server, between gradings.) Empty its private ``/tmp`` but ``keep``, ``keep`` itself and ``/dev/shm``.
+
+    What one learner's steps left there (in bubblewrap without root they may
+    write ``/tmp``) never reaches the next learner, nor fills their disk.
+    Only ever called where ``/tmp`` is the sandbox's own, never the host's.
+
+    >>> import tempfile; t = tempfile.mkdtemp(); k = os.path.join(t, "k"); os.mkdir(k)
+    >>> open(os.path.join(t, "left"), "w").close(); open(os.path.join(k, "old"), "w").close()
+    >>> sweep_private_tmp(k, tmp=t, shm=os.path.join(t, "none")); os.listdir(t), os.listdir(k)
+    (['k'], [])
+    """
+    try:
+        entries = list(os.scandir(tmp))
+    except OSError:
+        entries = []
+    for entry in entries:
+        if keep is not None and os.path.realpath(entry.path) == os.path.realpath(keep):
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
+    for folder in (keep, shm):
+        if folder:
+            empty_folder(folder)
 
 
 class _CapHeader(ctypes.Structure):

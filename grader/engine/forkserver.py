@@ -110,17 +110,20 @@ def serve() -> None:
     # Every step's scratch folder lives under this one, so whoever outlives
     # this process (the client, if it is killed) can remove them all at once.
     SERVER.scratch_base = tempfile.mkdtemp(prefix="agtool-warm-")
+    if confine.step_user() is not None:  # the grading account may pass through to its own scratch folder, no more
+        os.chmod(SERVER.scratch_base, 0o711)
     write_line(channel_out, {"type": "ready", "pid": os.getpid(), "preloaded": preloaded,
                               "scratch": SERVER.scratch_base, "hugepages": hugepages})
     try:
-        _serve_requests(channel_in, channel_out)
+        _serve_requests(channel_in, channel_out, sweep=settings.server_sandboxed)
     finally:
         kill_descendants()
         shutil.rmtree(SERVER.scratch_base, ignore_errors=True)
         _release_server_group()
 
 
-def _serve_requests(channel_in, channel_out: int) -> None:
+def _serve_requests(channel_in, channel_out: int, *, sweep: bool = False) -> None:
+    """Serve each request line; with ``sweep`` (a private /tmp), empty /tmp after each: nothing outlives a grading."""
     for line in channel_in:
         leftovers: list[str] = []
         request_id = None
@@ -145,6 +148,8 @@ def _serve_requests(channel_in, channel_out: int) -> None:
             break
         for folder in leftovers:  # after answering: the client need not wait for the disk
             shutil.rmtree(folder, ignore_errors=True)
+        if sweep:
+            confine.sweep_private_tmp(SERVER.scratch_base)
 
 
 def _stop_on_sigterm(signum, frame) -> None:
@@ -199,6 +204,7 @@ def run_jobs(jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False,
 def _confine_server(settings: Settings) -> None:
     """(In serve().) A private mount namespace for the steps' scratch mounts; the cgroup the client made."""
     confine.set_server_private(confine.private_mounts(settings))
+    confine.set_step_user(settings.step_user)
     SERVER.group = cgroups.ServerGroup.from_env(settings.server_cgroup or None, settings)
     if SERVER.group is not None:
         SERVER.group.join_shared()  # v1: the steps' CPU is shared per fork server (no migration per step)

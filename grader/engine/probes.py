@@ -21,7 +21,8 @@ Probe kinds (``PROBES``):
     ``contract`` (change or delete a value inside ``TOOLS``), ``add_tool``,
     ``cache`` (read ``CACHE`` keys), ``attr`` (read a module name), ``keys``
     (the keys of a module dict), ``report`` (run ``write_report`` and read the
-    two files back). After every operation the spy run counts and ``CALLS``
+    two files back), ``double`` (put a grader double in a module name; its
+    calls come back under ``double_seen``: :mod:`grader.engine.doubles`). After every operation the spy run counts and ``CALLS``
     are recorded. A ``call`` with ``args_after`` also records its arguments
     as they are after the call (``args_after``: did the call write into them?).
     A spy may raise ``KeyboardInterrupt`` or ``SystemExit``; when that very
@@ -54,10 +55,13 @@ import _thread
 import builtins
 import itertools
 import os
+import sys
 from typing import Any, Callable
 
 from grader import spec as lab_spec
+from grader.engine.doubles import DOUBLES, install as install_double, make_double
 from grader.engine.encode import decode, encode
+from grader.engine.instrument import tool_codes, watch
 from grader.engine.report_files import REPORT_FILES
 
 MAX_MESSAGE = 300
@@ -70,6 +74,7 @@ _MISSING = object()
 _lstat, _unlink, _mkdir, _rename = os.lstat, os.unlink, os.mkdir, os.rename
 _getcwd, _getpid, _SEP = os.getcwd, os.getpid, os.sep
 _thread_id = _thread.get_ident
+_getframe = sys._getframe
 _folder_numbers = itertools.count(1)  # report folders are never reused within a process
 
 
@@ -146,6 +151,10 @@ class Tally:
     (both spied) runs one tool body, not two. Nesting is per thread, so a
     learner thread parked inside one spied run cannot hide another run.
 
+    A watched tool code (:mod:`grader.engine.instrument`) entered outside a
+    spied run is a run too (:meth:`entered`), whichever function object runs
+    it; a frame of such a code on the stack is a run in progress.
+
     >>> tally = Tally(["stock_lookup"])
     >>> tally.run("stock_lookup", lambda: tally.run("stock_lookup", lambda: 7))
     7
@@ -163,6 +172,8 @@ class Tally:
         # Each counted run is also written to the fork server at once (the
         # step child's trace_run): winding ``runs`` back is then caught there.
         self._trace = trace
+        self._codes: list = []  # the watched tool code objects (kept alive: their ids stay theirs)
+        self._code_ids: set[int] = set()
 
     def note_call(self, name: str, args: tuple, kwargs: dict) -> None:
         seen = self.seen[name]
@@ -182,15 +193,48 @@ class Tally:
         """Count one run of ``name`` unless another spied run is in progress, then run ``body``."""
         thread = _thread_id()
         depth = self._depth.get(thread, 0)
-        if depth == 0:
-            self.runs[name] += 1
-            if self._trace is not None:
-                self._trace(name)
+        if depth == 0 and not self._in_watched_code(_getframe(1)):
+            self.count(name)
         self._depth[thread] = depth + 1
         try:
             return body()
         finally:
             self._depth[thread] = depth
+
+    def watching(self, code: Any) -> None:
+        """``code`` is a tool's code: a frame running it is a run in progress."""
+        if id(code) not in self._code_ids:
+            self._codes.append(code)
+            self._code_ids.add(id(code))
+
+    def entered(self, names: "list[str]", frame: Any) -> None:
+        """``frame`` entered a watched code of the tools ``names``: a run of each, unless one is in progress.
+
+        >>> tally = Tally(["t"])
+        >>> tally.entered(["t"], _getframe())    # a run
+        >>> tally.run("t", lambda: tally.entered(["t"], _getframe()))   # one run, not two
+        >>> tally.runs
+        {'t': 2}
+        """
+        if self._depth.get(_thread_id(), 0) or self._in_watched_code(frame.f_back):
+            return
+        self.watching(frame.f_code)  # a copy of the code (``code.replace``) is a run in progress too
+        for name in names:
+            self.count(name)
+
+    def count(self, name: str) -> None:
+        """One run of ``name``: in ``runs``, and on its way to the fork server at once."""
+        self.runs[name] += 1
+        if self._trace is not None:
+            self._trace(name)
+
+    def _in_watched_code(self, frame: Any) -> bool:
+        ids = self._code_ids
+        while ids and frame is not None:
+            if id(frame.f_code) in ids:
+                return True
+            frame = frame.f_back
+        return False
 
 
 def _trampoline(*args: Any, _agtool_run: Any = None, **kwargs: Any) -> Any:
@@ -279,6 +323,10 @@ class _Session:
         self.undo: list[Callable[[], None]] = []
         self.tally = Tally(list((params.get("spies") or {}).keys()), getattr(ctx, "trace_run", None))
         self._instrumented: set[int] = set()
+        self._swapped: dict[int, Any] = {}  # id of a function instrumented -> its own code
+        self._watched: dict[int, list[str]] = {}  # id of a watched code -> the tools it runs
+        self._watches: list = []  # (instrument.Watch, the tools it runs), for check_counters
+        self.double_seen: dict[str, list] = {}  # doubled name -> its calls (op_double)
 
     # -- setup --------------------------------------------------------------
     def tools(self) -> dict:
@@ -307,10 +355,40 @@ class _Session:
         if callable(own):
             setattr(module, name, make_module_spy(name, own, self.tally, act))
             self.undo.append(lambda: setattr(module, name, own))
+        # The code behind both, whichever function object runs it (closures,
+        # partials, methods, copies, a code object saved at import).
+        self.watch(name, (original, own))
         # And the function objects themselves, for references saved at import
         # (``_REAL = TOOLS[name]["fn"]``): neither swap above reaches those.
         for fn in (original, own):
             self.instrument(name, fn, act)
+
+    def watch(self, name: str, fns: "tuple[Any, ...]") -> None:
+        """Count each entry into the code objects behind ``fns`` as a run of ``name`` (undone in restore)."""
+        tally = self.tally
+        for fn in fns:
+            for code in tool_codes(fn, self._swapped):
+                names = self._watched.get(id(code))
+                if names is None:
+                    names = self._watched[id(code)] = []
+                    tally.watching(code)
+                    watching = watch([code], lambda frame, names=names: tally.entered(names, frame))
+                    self.undo.append(watching.stop)
+                    self._watches.append((watching, names))
+                if name not in names:
+                    names.append(name)
+
+    def check_counters(self) -> None:
+        """A watched code whose counter learner code switched off counts one run of its tools, once.
+
+        Its runs can no longer be seen, so no check may take it for a tool that never ran.
+        """
+        for pair in list(self._watches):
+            watching, names = pair
+            if not watching.intact():
+                self._watches.remove(pair)
+                for name in names:
+                    self.tally.count(name)
 
     def instrument(self, name: str, fn: Any, act: "Callable[[tuple, dict], Any] | None" = None) -> None:
         """Make calls of the function object ``fn`` itself count as runs of ``name`` (undone in restore).
@@ -319,9 +397,10 @@ class _Session:
         instead of running the body.
         """
         if type(fn) is not _FunctionType or id(fn) in self._instrumented or fn.__closure__:
-            return  # a nested function's code cannot be swapped (its closure must match): TOOLS spies still count
+            return  # a nested function's code cannot be swapped (its closure must match): its entry counter counts
         self._instrumented.add(id(fn))
         code, defaults, kwdefaults = fn.__code__, fn.__defaults__, fn.__kwdefaults__
+        self._swapped[id(fn)] = code
         body = _FunctionType(code, fn.__globals__, fn.__name__, defaults, None)
         body.__kwdefaults__ = kwdefaults
         tally = self.tally
@@ -350,6 +429,7 @@ class _Session:
 
     # -- snapshots ----------------------------------------------------------
     def snapshot(self) -> dict:
+        self.check_counters()
         out = {"spy_runs": dict(self.tally.runs)}
         out["calls"] = encode(getattr(self.module, "CALLS", None))
         return out
@@ -412,6 +492,19 @@ class _Session:
         old = getattr(module, name, _MISSING)
         setattr(module, name, decode(operation["value"]))
         self.undo.append(lambda: delattr(module, name) if old is _MISSING else setattr(module, name, old))
+        return {}
+
+    def op_double(self, operation: dict) -> dict:
+        """Put the grader's double of kind ``double`` in the module name ``name`` (undone in restore).
+
+        Its calls are recorded under the probe's ``double_seen[name]`` (:mod:`grader.engine.doubles`).
+        """
+        name, kind = operation["name"], operation.get("double", operation["name"])
+        if kind not in DOUBLES:
+            raise SetupError(f"unknown double kind {kind!r}")
+        seen = self.double_seen.setdefault(name, [])
+        fn = make_double(kind, self.module, operation.get("params") or {}, seen)
+        self.undo.append(install_double(self.module, name, fn))
         return {}
 
     def op_contract(self, operation: dict) -> dict:
@@ -528,7 +621,10 @@ def probe_calls(module: Any, params: dict, ctx: Any) -> dict:
             session.install_spy(name, spec)
         start = session.snapshot()
         records = [session.run(operation) for operation in params.get("operations", [])]
-        return {"start": start, "records": records, "spy_seen": session.tally.seen}
+        out = {"start": start, "records": records, "spy_seen": session.tally.seen}
+        if session.double_seen:
+            out["double_seen"] = session.double_seen
+        return out
     finally:
         session.restore()
 

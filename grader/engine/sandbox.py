@@ -1,35 +1,165 @@
-"""Bubblewrap around the fork server: own PID namespace, no network, read-only files.
+"""Bubblewrap around the fork server: own PID namespace, no network, an allow-listed file system.
 
 :class:`grader.engine.client.EngineClient` starts the fork server behind
-:func:`bwrap_prefix` when asked to (``sandbox="bwrap"`` or ``"auto"``, or
-``$AGTOOL_SANDBOX``) and :func:`bwrap_usable` says bubblewrap works here;
-otherwise it runs without.
+:func:`bwrap_prefix` when the isolation :func:`require` settles on says so
+(``sandbox="bwrap"``, or ``"auto"`` where bubblewrap works; ``$AGTOOL_SANDBOX``).
+A sandbox asked for by name that is not usable stops grading
+(:class:`IsolationUnavailable`, naming the problem and the fix): it never
+falls back to running learner code without one.
 
 Example::
 
     >>> bwrap_prefix()[:3]
     ['bwrap', '--die-with-parent', '--new-session']
+    >>> require("none").sandbox
+    'none'
     >>> bwrap_usable()  # where bubblewrap is installed and user namespaces are allowed
     True
 """
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 
-from grader.settings import env_name
+from grader.settings import Settings, current, env_name
 
-SANDBOXES = ("none", "bwrap", "auto")  # "bwrap" warns when unusable, "auto" falls back silently
+SANDBOXES = ("none", "bwrap", "auto")  # "bwrap" fails closed where unusable, "auto" says what it chose
 SANDBOX_ENV = env_name("sandbox")
 SANDBOX_TMP_BYTES = 256 << 20
+# The grader's subpackages a step child never needs (judging, batches, the
+# service, the course): hidden under empty folders inside the sandbox.
+HIDDEN_SUBPACKAGES = ("checks", "batch", "service", "course", "outputs")
+# Of /etc, only what the dynamic loader and the clock read: no accounts, no hosts, no keys.
+ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
+SYSTEM_DIRS = ("/usr", "/bin", "/lib", "/lib32", "/lib64", "/libx32", "/sbin")
+GRADING_USER_FIX = ("create it once, as root: useradd --system --no-create-home --shell /usr/sbin/nologin "
+                    "--user-group {user}")
+
+
+class IsolationUnavailable(RuntimeError):
+    """The isolation asked for is not available here: grading must stop (the message says how to fix it)."""
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """The isolation learner code runs under: the sandbox in force and the account it runs as.
+
+    ``uid``/``gid`` are the account the step children switch to (``-1``: they
+    stay this process's). Every report carries :meth:`words`.
+
+    >>> Isolation("bwrap", "agtool-sandbox", 999, 995).words()
+    'bwrap (allow-listed files, no network, own PID namespace), user agtool-sandbox'
+    >>> Isolation("none", "root").secure
+    False
+    """
+
+    sandbox: str
+    user: str
+    uid: int = -1
+    gid: int = -1
+
+    @property
+    def switches_user(self) -> bool:
+        return self.uid >= 0
+
+    @property
+    def secure(self) -> bool:
+        """A sandbox is in force and learner code does not run as root."""
+        return self.sandbox == "bwrap" and self.user != "root"
+
+    def words(self) -> str:
+        """How a report names the isolation (``none``: learner code can read what its user can)."""
+        if self.sandbox == "bwrap":
+            return f"bwrap (allow-listed files, no network, own PID namespace), user {self.user}"
+        return f"none (learner code runs as {self.user}, sees every file that account can read)"
+
+    def step_user(self) -> str:
+        """The fork server's ``$AGTOOL_STEP_USER``: ``uid:gid``, or ``""`` to stay.
+
+        >>> Isolation("bwrap", "u", 5, 6).step_user(), Isolation("none", "root").step_user()
+        ('5:6', '')
+        """
+        return f"{self.uid}:{self.gid}" if self.switches_user else ""
+
+
+def require(sandbox: str, settings: "Settings | None" = None) -> Isolation:
+    """The isolation ``sandbox`` (``none``, ``bwrap``, ``auto``) gives here; raise if it cannot be had.
+
+    ``bwrap`` needs bubblewrap to work and, when this process is root, the
+    grading account (``settings.grading_user``) to exist: learner code then
+    runs as it. ``auto`` takes bubblewrap where it works (as the grading
+    account where it exists, else as root, and says so), else none. The
+    grading service calls this at start-up; every engine client does
+    before it starts a fork server.
+
+    >>> require("none").sandbox
+    'none'
+    >>> require("nonsense")
+    Traceback (most recent call last):
+    ...
+    ValueError: sandbox must be one of none, bwrap, auto, not 'nonsense'
+    """
+    if sandbox not in SANDBOXES:
+        raise ValueError(f"sandbox must be one of {', '.join(SANDBOXES)}, not {sandbox!r}")
+    settings = settings or current()
+    if sandbox == "none":
+        return Isolation("none", _account_name(os.geteuid()))
+    problem = bwrap_problem()
+    if problem:
+        if sandbox == "auto":
+            return Isolation("none", _account_name(os.geteuid()))
+        raise IsolationUnavailable(
+            f"--sandbox bwrap was asked for, but {problem}. Install bubblewrap (apt-get install bubblewrap), "
+            "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu also "
+            "kernel.apparmor_restrict_unprivileged_userns=0), or grade without a sandbox by saying so: --sandbox none")
+    if os.geteuid() != 0:
+        return Isolation("bwrap", _account_name(os.geteuid()))  # the two-account setup: SECURITY.md
+    try:
+        return Isolation("bwrap", *grading_account(settings.grading_user))
+    except IsolationUnavailable:
+        if sandbox == "auto":
+            return Isolation("bwrap", "root")
+        raise
+
+
+def grading_account(name: str) -> "tuple[str, int, int]":
+    """(name, uid, gid) of the grading account ``name``; raise if it is missing or is root.
+
+    >>> grading_account("root")
+    Traceback (most recent call last):
+    ...
+    grader.engine.sandbox.IsolationUnavailable: the grading account 'root' is root: learner code must not run as root; set $AGTOOL_GRADING_USER to an unprivileged account
+    """
+    try:
+        entry = pwd.getpwnam(name) if name else None
+    except KeyError:
+        entry = None
+    if entry is None:
+        raise IsolationUnavailable(
+            f"the grading account {name!r} (${env_name('grading_user')}) does not exist, and learner code must "
+            f"not run as root: {GRADING_USER_FIX.format(user=name or 'agtool-sandbox')}")
+    if entry.pw_uid == 0:
+        raise IsolationUnavailable(f"the grading account {name!r} is root: learner code must not run as root; "
+                                   f"set ${env_name('grading_user')} to an unprivileged account")
+    return entry.pw_name, entry.pw_uid, entry.pw_gid
+
+
+def _account_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 def importable_paths() -> list[str]:
     """This process's absolute import paths (never ``''``, the working folder).
 
     The fork server gets them on its ``sys.path`` (it runs with ``-I``), and
-    bubblewrap binds back those its private ``/tmp`` would hide.
+    bubblewrap binds them in, read-only.
 
     Example::
 
@@ -86,62 +216,115 @@ def bwrap_prefix(keep: "list[str] | tuple[str, ...]" = (),
     """The bubblewrap command line that runs the fork server sandboxed.
 
     Its own PID namespace (step code cannot see or signal the grader's other
-    processes), no network, the whole file system read-only, and a small
-    private ``/tmp`` (the steps' scratch folders). The interpreter, its
-    environment and the import paths are bound back read-only where the
-    private ``/tmp`` would hide them (a checkout or a virtualenv under /tmp).
-
-    A checkout the grader runs from is hidden under an empty ``tmpfs``, with
-    only its ``grader/`` package (and a virtualenv, or the paths in ``keep``,
-    that live inside it) bound back: ``solutions/tools.py``, the tests' correct
-    modules and the notebooks are neither importable nor readable by a step.
+    processes), no network, and an **allow-listed** file system: the system's
+    programs and libraries (``/usr``), the interpreter, its standard library
+    and the import paths the fork server needs (read-only), the ``grader``
+    package without the parts judging or serving use, a minimal ``/dev``, its
+    own ``/proc``, and a small private ``/tmp`` (the steps' scratch folders)
+    that only its owner may write. Nothing else exists in it: no homes, no
+    ``/root``, no service data, no submissions, no outputs, no checkout
+    (``solutions/``, ``tests/``, notebooks), no ``/etc`` but the loader's files.
 
     ``writable`` folders (the fork server's cgroup, :mod:`grader.engine.cgroups`)
-    are bound back writable; each step child makes them read-only again for
+    are bound writable; each step child makes them read-only again for
     itself before learner code runs (:mod:`grader.engine.confine`).
+
+    >>> "/home" in bwrap_prefix(), ["--ro-bind", "/", "/"] == bwrap_prefix()[7:10]
+    (False, False)
     """
-    rebind = []
-    # The folder holding the grader package too: an editable install imports it from there.
-    package_root = PACKAGE_ROOT
-    for path in _under_tmp([sys.prefix, sys.base_prefix, os.path.dirname(sys.executable), package_root,
-                            *importable_paths(), *keep]):
-        rebind += ["--ro-bind", path, path]
-    return ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-            "--unshare-uts", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp", *rebind, *_hide_checkout(keep),
-            *[arg for path in writable for arg in ("--bind", path, path)], "--chdir", "/tmp"]
+    args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+            "--unshare-uts", *_system_binds(), "--dev", "/dev", "--proc", "/proc",
+            "--perms", "0755", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]
+    made: "set[str]" = {"/", "/tmp", "/dev", "/proc", "/etc", *SYSTEM_DIRS}
+    for path in allowed_paths(keep):
+        args += [*_parents(path, made), "--ro-bind", path, path]
+    for path in _hidden_parts():
+        args += ["--perms", "0755", "--tmpfs", path, "--remount-ro", path]
+    for path in writable:
+        args += [*_parents(path, made), "--bind", path, path]
+    return [*args, "--chdir", "/tmp"]
 
 
-def _hide_checkout(keep: "list[str] | tuple[str, ...]") -> list[str]:
-    """bwrap arguments that put an empty tmpfs over the checkout and bind back what the server needs."""
-    if not is_checkout():
-        return []
-    root = os.path.realpath(PACKAGE_ROOT)
-    needed = [os.path.join(root, "grader"), *_environment_dirs(), *keep]
-    inside = sorted({real for real in (os.path.realpath(p) for p in needed if p)
-                     if real.startswith(root + os.sep) and os.path.exists(real)})
-    args = ["--tmpfs", root]
-    for path in inside:
-        args += ["--ro-bind", path, path]
+def allowed_paths(keep: "list[str] | tuple[str, ...]" = ()) -> "list[str]":
+    """The real paths bound read-only into the sandbox besides the system's, outermost only, sorted.
+
+    >>> any(p.endswith(os.sep + "solutions") or p == os.path.realpath(PACKAGE_ROOT) for p in allowed_paths())
+    False
+    """
+    wanted = [sys.prefix, sys.base_prefix, os.path.dirname(sys.executable),
+              os.path.dirname(os.path.realpath(sys.executable)), os.path.join(PACKAGE_ROOT, "grader"),
+              *server_import_paths(keep), *keep]
+    found = sorted({os.path.realpath(p) for p in wanted if p and os.path.exists(p)})
+    outer: "list[str]" = []
+    for path in found:
+        covered = any(path == o or path.startswith(o.rstrip("/") + "/") for o in (*outer, *SYSTEM_DIRS))
+        if not covered and path != "/":
+            outer.append(path)
+    return outer
+
+
+def _system_binds() -> "list[str]":
+    """/usr and its usual companions (bound, or the same symlinks as here), and the loader's /etc files."""
+    args: "list[str]" = []
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for path in ETC_FILES:
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
     return args
 
 
-def _under_tmp(paths: "list[str]") -> "list[str]":
-    """The distinct real paths below /tmp, parents before children (bwrap mounts in order)."""
-    found = {os.path.realpath(p) for p in paths if p}
-    return sorted(p for p in found if p.startswith("/tmp/") and os.path.exists(p))
+def _parents(path: str, made: "set[str]") -> "list[str]":
+    """``--dir`` arguments (mode 0755) for each parent of ``path`` not made yet.
+
+    Without them bubblewrap makes missing parents with the host's modes:
+    ``/root`` (0700) would keep the grading account from an interpreter below it.
+    """
+    args, parent = [], os.path.dirname(path)
+    chain = []
+    while parent not in made and parent != "/":
+        chain.append(parent)
+        parent = os.path.dirname(parent)
+    for folder in reversed(chain):
+        made.add(folder)
+        args += ["--perms", "0755", "--dir", folder]
+    made.add(path)
+    return args
 
 
-_bwrap_checked: "bool | None" = None
+def _hidden_parts() -> "list[str]":
+    """The grader's subpackages a step never needs, hidden under empty read-only folders."""
+    package = os.path.realpath(os.path.join(PACKAGE_ROOT, "grader"))
+    return [os.path.join(package, name) for name in HIDDEN_SUBPACKAGES if os.path.isdir(os.path.join(package, name))]
+
+
+_bwrap_checked: "str | None" = None
+
+
+def bwrap_problem() -> str:
+    """Why bubblewrap cannot run the fork server here (``""``: it can); probed once per process."""
+    global _bwrap_checked
+    if _bwrap_checked is None:
+        _bwrap_checked = _probe_bwrap()
+    return _bwrap_checked
+
+
+def _probe_bwrap() -> str:
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed"
+    try:
+        done = subprocess.run([*bwrap_prefix(), sys.executable, "-I", "-c", "pass"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap (bwrap) could not be run ({type(exc).__name__}: {exc})"
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:] or ["no message"]
+        return f"bubblewrap (bwrap) cannot make its namespaces here ({said[0][:200]})"
+    return ""
 
 
 def bwrap_usable() -> bool:
     """Whether bubblewrap is installed and may create namespaces here (probed once per process)."""
-    global _bwrap_checked
-    if _bwrap_checked is None:
-        try:
-            done = subprocess.run([*bwrap_prefix(), "true"], capture_output=True, timeout=10)
-            _bwrap_checked = done.returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            _bwrap_checked = False
-    return _bwrap_checked
+    return not bwrap_problem()

@@ -399,7 +399,8 @@ def fork_step_child(jobs: "list[StepJob]", scratch: str,
             for fd in (result_r, output_r, start_w, wake_r):
                 os.close(fd)
             os.set_blocking(wake_w, False)  # a full wake-up pipe wakes the fork server anyway: never wait on it
-            confinement.enter()  # before any learner code: group, priority, read-only, no caps
+            confinement.enter()  # before any learner code: group, priority, read-only, no caps, grading account
+            child_module.PIDS_BOUNDED = confinement.pids_bounded
             child_module.run_steps(tuple(jobs), scratch=scratch, result_fd=result_w,
                                    output_fd=output_w, code=code, start_fd=start_r, wake_fd=wake_w)
         finally:

@@ -32,6 +32,7 @@ from grader.escape import csv_cell, html_text
 K = 25          # noise threshold: shared runs shorter than 25 normalised characters are ignored
 WINDOW = 1      # winnowing window: every k-gram kept (a tools.py is small; this is exact and fast enough)
 THRESHOLD = 0.6  # the independent modules of tests/alt_styles/ share at most ~0.4 (docs/instructor.md, "Similarity")
+MAX_CHARS = 64 * 1024  # compared per file: a tools.py is ~10 kB; a padded 231 KiB one must not cost minutes
 REPO = Path(__file__).resolve().parents[2]
 GIVEN = (REPO / "agtool" / "tools.py", REPO / "grader" / "spec.py")
 
@@ -161,6 +162,17 @@ def similarity_html(pairs: "list[Pair]", sources: "dict[str, str]", references: 
             f"<th>shared tokens</th><th>flagged</th></tr>{rows}</table>{details}</body></html>")
 
 
+def capped(texts: "dict[str, str] | None", most: int = MAX_CHARS) -> "dict[str, str] | None":
+    """Each text cut to its first ``most`` characters: what is compared and shown (the rest is padding or worse).
+
+    >>> {k: len(v) for k, v in capped({"ana": "x" * 10, "bob": "y" * 3}, most=4).items()}
+    {'ana': 4, 'bob': 3}
+    """
+    if texts is None:
+        return None
+    return {name: text[:most] for name, text in texts.items()}
+
+
 def similarity_outputs(sources: "dict[str, str]", references: "dict[str, str] | None" = None, *,
                        show_references: bool = True) -> dict:
     """``{"html", "csv", "pairs"}`` for ``sources`` (learner -> text); ``show_references=False``: references
@@ -172,6 +184,7 @@ def similarity_outputs(sources: "dict[str, str]", references: "dict[str, str] | 
     >>> "SECRET" in out["html"], out["csv"].splitlines()[0].split(",")[:3]
     (False, ['rank', 'a', 'b'])
     """
+    sources, references = capped(sources), capped(references)  # the cost grows faster than the text
     pairs = compare(sources, references=references)
     return {"html": similarity_html(pairs, sources, references, show_references=show_references),
             "csv": similarity_csv(pairs), "pairs": pairs}

@@ -12,7 +12,7 @@ Routes (relative to the prefix)::
 
     POST api/submissions        body: the module's bytes (Content-Type: text/x-python) -> 202 {"id", "status"}
     GET  api/submissions        the caller's attempts, newest first (instructors: ?learner=NAME)
-    GET  api/submissions/ID     one attempt with its report once graded; 404 for another learner's
+    GET  api/submissions/ID     one attempt with its report once graded; 404 for another learner's, or a bad id
     GET  api/class              instructors: one row per learner, pass rates, common wrong answers
     GET  api/course             the caller's due dates and attempts left (null without --course)
     GET  grades.csv             instructors: the gradebook in ``agtool-grade batch``'s columns
@@ -25,6 +25,13 @@ Routes (relative to the prefix)::
     GET  learners/NAME          page (instructors; a learner: their own): one learner's attempts
     GET  learners/NAME/feedback.md      (instructors; a learner: their own) the counting attempt's feedback
     GET  learners/NAME/results.json     (instructors; a learner: their own) its Gradescope results.json
+
+Hostile callers: the caller is known from the headers before any body byte
+is read (``POST api/submissions`` streams its body, and only after the token
+is checked may it exceed ``PRE_AUTH_BYTES``); token answers are awaited, never
+blocking the event loop, and cached briefly (:mod:`grader.service.hubauth`);
+at most ``max_uploads`` uploads are read at once (then 503, Retry-After); a
+learner keeps at most ``max_learner_bytes`` of attempts (then 413 saying so).
 
 Every download has a ``Content-Disposition: attachment`` with a safe file
 name (:func:`grader.service.exports.attachment`). The class's outputs
@@ -54,7 +61,8 @@ from grader.outputs.similarity import similarity_outputs
 from grader.report import new_seed
 from grader.service import attempt_policy, classview, exports, pages
 from grader.service.db import Store, iso, utcnow
-from grader.service.options import CONTENT_TYPES, ServiceOptions
+from grader.service.hubauth import TokenCache
+from grader.service.options import CONTENT_TYPES, UPLOAD_RETRY_AFTER, ServiceOptions
 from grader.service.queue import GradingQueue
 
 log = logging.getLogger("agtool.service")
@@ -77,11 +85,74 @@ def _auth_mixins():
     return HubOAuthenticated
 
 
+def attempt_id_of(text: str) -> "int | None":
+    """The attempt id in a URL, or None for anything that cannot be one (the route then answers 404).
+
+    ASCII digits only, at most 2**31 - 1 (PostgreSQL's ``integer``): no
+    negative, unicode, huge or empty ids reach the database.
+
+    >>> attempt_id_of("12"), attempt_id_of("1" * 23), attempt_id_of("-1"), attempt_id_of("\u0663"), attempt_id_of("0")
+    (12, None, None, None, None)
+    """
+    if not (text.isascii() and text.isdigit()) or len(text) > 10:
+        return None
+    value = int(text)
+    return value if 0 < value < 2 ** 31 else None
+
+
+class Uploads:
+    """How many uploads are being read now, against a cap (one per application: every handler shares it)."""
+
+    def __init__(self, cap: int):
+        self.cap, self.now = cap, 0
+
+    def enter(self) -> bool:
+        if self.now >= self.cap:
+            return False
+        self.now += 1
+        return True
+
+    def leave(self) -> None:
+        self.now = max(0, self.now - 1)
+
+
 class _Base(_auth_mixins(), web.RequestHandler):
     def initialize(self, store: Store, queue: GradingQueue, settings: ServiceOptions, hub_auth,
-                   cache: "exports.ClassCache | None" = None) -> None:
+                   cache: "exports.ClassCache | None" = None, tokens: "TokenCache | None" = None,
+                   uploads: "Uploads | None" = None) -> None:
         self.store, self.queue, self.conf, self.hub_auth = store, queue, settings, hub_auth
         self.cache = cache if cache is not None else exports.ClassCache()
+        self.tokens = tokens if tokens is not None else TokenCache()
+        self.uploads = uploads if uploads is not None else Uploads(settings.max_uploads)
+
+    async def prepare(self) -> None:
+        """Know the caller before anything else: a token from the headers (cached), else the OAuth cookie."""
+        self._agtool_user = await self._caller()
+
+    async def _caller(self) -> "dict | None":
+        from jupyterhub.services.auth import UserNotAllowed
+
+        token = self.hub_auth.get_token(self, in_cookie=False)
+        if token:
+            model = await self.tokens.user(token, self._ask_hub)
+        else:
+            model = await self.hub_auth.get_user(self, sync=False)  # the pages' OAuth cookie: awaited too
+        if not model:
+            return None
+        try:
+            return self.check_hub_user(dict(model))
+        except UserNotAllowed:
+            def forbid(*_args, **_kwargs):  # as HubAuthenticated: never a login redirect loop
+                raise web.HTTPError(403, "this hub account may not use the grading service")
+            self.redirect = forbid
+            return None
+
+    async def _ask_hub(self, token: str) -> "dict | None":
+        # use_cache=False: the hub client's own cache keeps every token for five minutes, unbounded.
+        return await self.hub_auth.user_for_token(token, use_cache=False, sync=False)
+
+    def get_current_user(self) -> "dict | None":
+        return getattr(self, "_agtool_user", None)
 
     async def in_thread(self, fn, *args):
         """Run ``fn(*args)`` off the event loop (class outputs parse every report; plots and similarity take a while)."""
@@ -122,7 +193,8 @@ class _Base(_auth_mixins(), web.RequestHandler):
 class ApiHandler(_Base):
     """JSON in and out; an unknown caller gets 401 JSON, never a redirect to a login page."""
 
-    def prepare(self) -> None:
+    async def prepare(self) -> None:
+        await super().prepare()
         if self.current_user is None:
             self.send_json(401, {"error": "authenticate with a hub token: Authorization: token <JUPYTERHUB_API_TOKEN>"})
 
@@ -145,30 +217,80 @@ class ApiHandler(_Base):
                                      f"{self.conf.instructor_group!r})")
 
 
+@web.stream_request_body
 class SubmissionsHandler(ApiHandler):
-    def post(self) -> None:
+    """``POST``: the body is streamed, read only once the caller, the limits and the upload cap allow it."""
+
+    async def prepare(self) -> None:
+        self._chunks, self._size, self._entered = [], 0, False
+        await super().prepare()  # 401 for an unknown caller: the connection closes, no body byte read
+        if self._finished or self.request.method != "POST":
+            return
+        self.admit(int(self.request.headers.get("Content-Length") or 0))
+        if not self.uploads.enter():
+            self.retry_after = UPLOAD_RETRY_AFTER
+            raise web.HTTPError(503, f"{self.uploads.cap} uploads are being received; try again in "
+                                     f"{UPLOAD_RETRY_AFTER} s")
+        self._entered = True
+        self.request.connection.set_max_body_size(self.conf.max_bytes)  # the real cap, now the caller is known
+
+    def data_received(self, chunk: bytes) -> None:
+        self._size += len(chunk)
+        if self._size <= self.conf.max_bytes:  # over it (chunked bodies), post() answers 413 with nothing kept
+            self._chunks.append(chunk)
+
+    def on_finish(self) -> None:
+        self._leave()
+
+    def on_connection_close(self) -> None:
+        self._leave()
+        super().on_connection_close()
+
+    def _leave(self) -> None:
+        if getattr(self, "_entered", False):
+            self._entered = False
+            self.uploads.leave()
+
+    def admit(self, size: int) -> None:
+        """Refuse an upload before its body is read: no token, wrong type, too big, over a limit."""
         if not self.request.headers.get("Authorization"):
             # Cookies alone never submit: only a token, which no other site can send for the learner.
             raise web.HTTPError(401, "submissions need a hub token in the Authorization header")
         ctype = self.request.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if ctype not in CONTENT_TYPES:
             raise web.HTTPError(415, f"send the module's bytes with Content-Type: text/x-python (got {ctype!r})")
-        body = self.request.body
-        if len(body) > self.conf.max_bytes:
-            raise web.HTTPError(413, f"the module is {len(body)} bytes; the limit is {self.conf.max_bytes}")
-        if not body.strip():
-            raise web.HTTPError(400, "the body is empty: send the bytes of your tools.py")
+        if size > self.conf.max_bytes:
+            raise web.HTTPError(413, f"the module is {size} bytes; the limit is {self.conf.max_bytes}")
+        self.check_limits(size)
+
+    def check_limits(self, size: int) -> None:
+        """The rate limit, the course's attempt limit and the learner's storage bound (errors never count)."""
         since = utcnow() - dt.timedelta(seconds=self.conf.rate_window)
-        if self.store.count_since(self.learner, since) >= self.conf.rate_limit:
+        not_stored = self.queue.not_stored()
+        if self.store.count_since(self.learner, since, not_stored) >= self.conf.rate_limit:
             self.retry_after = int(self.conf.rate_window)
             raise web.HTTPError(429, f"at most {self.conf.rate_limit} submissions per {self.conf.rate_window:g} s; "
                                      "try again in a minute")
-        refused = attempt_policy.refuse(self.store, self.learner, self.conf.course)
+        refused = attempt_policy.refuse(self.store, self.learner, self.conf.course, exclude=not_stored)
         if refused:  # the course file's attempt limit: say when the next attempt is allowed
             self.retry_after = refused[1]
             raise web.HTTPError(429, refused[0])
+        used = self.store.stored_bytes_of(self.learner)
+        if used + size > self.conf.max_learner_bytes:
+            raise web.HTTPError(413, f"your kept attempts take {used} bytes; each learner may keep at most "
+                                     f"{self.conf.max_learner_bytes} bytes of attempts (sources and reports). "
+                                     "Ask your instructor to remove old attempts or raise --max-learner-bytes; "
+                                     "your counting grade is kept")
+
+    def post(self) -> None:
+        if self._size > self.conf.max_bytes:
+            raise web.HTTPError(413, f"the module is {self._size} bytes; the limit is {self.conf.max_bytes}")
+        body = b"".join(self._chunks)
+        if not body.strip():
+            raise web.HTTPError(400, "the body is empty: send the bytes of your tools.py")
+        self.check_limits(len(body))  # again: another upload of the same learner may have been stored meanwhile
         attempt_id = self.store.add_attempt(self.learner, body, seed=new_seed())  # stored, then queued
-        self.queue.put(attempt_id)
+        self.queue.put(attempt_id, self.learner)
         url = f"{self.conf.prefix}api/submissions/{attempt_id}"
         self.set_header("Location", url)
         self.send_json(202, {"id": attempt_id, "status": "queued", "url": url})
@@ -181,11 +303,13 @@ class SubmissionsHandler(ApiHandler):
 
 
 class SubmissionHandler(ApiHandler):
-    def get(self, attempt_id: str) -> None:
-        attempt = self.store.get(int(attempt_id))
+    def get(self, text: str) -> None:
+        attempt_id = attempt_id_of(text)
+        attempt = None if attempt_id is None else self.store.get(attempt_id)
         # Another learner's attempt is "not found", not "forbidden": ids say nothing about who exists.
         if attempt is None or (attempt.learner != self.learner and not self.instructor):
-            raise web.HTTPError(404, f"no attempt {attempt_id} of yours")
+            raise web.HTTPError(404, "no such attempt of yours" if attempt_id is None
+                                else f"no attempt {attempt_id} of yours")
         self.send_json(200, attempt.detail())
 
 
@@ -201,9 +325,28 @@ def class_data(store: Store, policy=None) -> "tuple[list[dict], list[LearnerReco
     >>> rows[0]["pending"], records, outputs
     (1, [], {'checks': [], 'wrong_answers': []})
     """
-    records = _records(store.finished(), policy)
+    records = counting_records(store, policy)
     rows = classview.class_rows(store.all_summaries(), {r.learner: r for r in records})
     return rows, records, classview.class_outputs(records)
+
+
+def counting_records(store: Store, policy=None) -> "list[LearnerRecord]":
+    """Each learner's counting attempt, reading the reports of those attempts only (not every attempt's).
+
+    The choice is made on the stored scores; a course policy with check
+    weights needs every graded report (the weights apply per check).
+    """
+    rows = store.graded_scores()
+    if policy is None:
+        best: dict = {}
+        for r in rows:
+            kept = best.get(r.learner)
+            if kept is None or (r.score, r.id) >= (kept.score, kept.id):
+                best[r.learner] = r
+        return classview.best_records(store.with_reports(r.id for r in best.values()))
+    if policy.weights:
+        return attempt_policy.credited_records(store.with_reports(r.id for r in rows), policy)
+    return attempt_policy.credited_from_scores(rows, policy, store.with_reports)
 
 
 def _records(attempts, policy) -> "list[LearnerRecord]":
@@ -379,11 +522,16 @@ class ClassPage(PageHandler):
         lms = await self.in_thread(self.derived, "lms", lambda records: lms_files(records, self.conf))
         self.finish(pages.class_page(rows, outputs, prefix=self.conf.prefix, refresh=self.conf.class_refresh,
                                      unmatched=None if lms is None else lms["list"],
-                                     reference=bool(self.conf.references)))
+                                     reference=bool(self.conf.references),
+                                     insecure=self.conf.sandbox_words if self.conf.insecure else ""))
 
 
-def make_app(store: Store, queue: GradingQueue, settings: ServiceOptions, hub_auth=None) -> web.Application:
-    """The tornado application; ``hub_auth`` defaults to a ``HubOAuth`` configured from ``$JUPYTERHUB_*``."""
+def make_app(store: Store, queue: GradingQueue, settings: ServiceOptions, hub_auth=None,
+             tokens: "TokenCache | None" = None) -> web.Application:
+    """The tornado application; ``hub_auth`` defaults to a ``HubOAuth`` configured from ``$JUPYTERHUB_*``.
+
+    ``tokens``: the cache of the hub's answers about tokens (default: a new :class:`TokenCache`).
+    """
     from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler
 
     from grader.outputs.plots import PLOTS
@@ -394,11 +542,12 @@ def make_app(store: Store, queue: GradingQueue, settings: ServiceOptions, hub_au
         hub_auth = HubOAuth.instance()
     p = settings.prefix
     args = {"store": store, "queue": queue, "settings": settings, "hub_auth": hub_auth,
-            "cache": exports.ClassCache()}
+            "cache": exports.ClassCache(), "tokens": tokens if tokens is not None else TokenCache(),
+            "uploads": Uploads(settings.max_uploads)}
     learner_name = r"([^/]+)"
     routes = [
         (rf"{p}api/submissions/?", SubmissionsHandler, args),
-        (rf"{p}api/submissions/(\d+)", SubmissionHandler, args),
+        (rf"{p}api/submissions/([^/]+)", SubmissionHandler, args),
         (rf"{p}api/class", ClassHandler, args),
         (rf"{p}api/course", CourseHandler, args),
         (rf"{p}grades\.csv", GradesCsvHandler, args),

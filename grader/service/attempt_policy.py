@@ -31,21 +31,22 @@ def _now(now: "dt.datetime | None") -> dt.datetime:
     return aware(now or utcnow())
 
 
-def _recent(store: Store, learner: str, policy: Policy, now: dt.datetime) -> list[dt.datetime]:
+def _recent(store: Store, learner: str, policy: Policy, now: dt.datetime, exclude=()) -> list[dt.datetime]:
     since = (now - dt.timedelta(seconds=policy.window)).replace(tzinfo=None)  # the database keeps naive UTC
-    return store.times_since(learner, since)
+    return store.times_since(learner, since, exclude)
 
 
 def refuse(store: Store, learner: str, policy: "Policy | None",
-           now: "dt.datetime | None" = None) -> "tuple[str, int] | None":
+           now: "dt.datetime | None" = None, exclude=()) -> "tuple[str, int] | None":
     """``(message, seconds to wait)`` when ``learner`` may not submit now under the course's attempt limit, else None.
 
-    The message says when the next attempt is allowed (``429`` with ``Retry-After``).
+    The message says when the next attempt is allowed (``429`` with ``Retry-After``). Attempts the
+    grader failed on, and the ids in ``exclude`` (reports not stored yet), do not count.
     """
     if policy is None or not policy.limit:
         return None
     now = _now(now)
-    times = _recent(store, learner, policy, now)
+    times = _recent(store, learner, policy, now, exclude)
     message = refusal(times, policy, now)
     if message is None:
         return None
@@ -111,3 +112,34 @@ def credited_records(attempts, policy: Policy) -> "list[LearnerRecord]":
         got = credit([Attempt(a.id, a.submitted_at, json.loads(a.report)) for a in mine.values()], policy)
         records.append(attempt_record(mine[got.attempt], credit=got.to_dict()))
     return records
+
+
+def credited_from_scores(rows, policy: Policy, read) -> "list[LearnerRecord]":
+    """:func:`credited_records` chosen from stored scores (``rows``: id, learner, submitted_at, score, max_score).
+
+    Without check weights the credit needs only the score, so ``read(ids)``
+    (the store's ``with_reports``) loads the counting attempts' reports only.
+
+    >>> from types import SimpleNamespace as Row
+    >>> from grader.course.policy import parse_policy
+    >>> p = parse_policy('[assignment]\\ndue = 2030-01-01T00:00:00Z\\ncounts = "last"\\n')
+    >>> when = dt.datetime(2029, 1, 1)
+    >>> rows = [Row(id=1, learner="ana", submitted_at=when, score=9, max_score=9),
+    ...         Row(id=2, learner="ana", submitted_at=when + dt.timedelta(hours=1), score=3, max_score=9)]
+    >>> asked = []
+    >>> _ = credited_from_scores(rows, p, lambda ids: asked.extend(ids) or [])
+    >>> asked
+    [2]
+    """
+    by_learner: dict[str, list] = {}
+    for r in rows:
+        by_learner.setdefault(r.learner, []).append(r)
+    chosen = {}
+    for learner in sorted(by_learner):
+        got = credit([Attempt(r.id, r.submitted_at, {"score": r.score, "max_score": r.max_score, "checks": []})
+                      for r in by_learner[learner]], policy)
+        if got is not None:
+            chosen[got.attempt] = got
+    full = {a.id: a for a in read(list(chosen))}
+    ids = sorted((i for i in chosen if i in full), key=lambda i: full[i].learner)
+    return [attempt_record(full[i], credit=chosen[i].to_dict()) for i in ids]

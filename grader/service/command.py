@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from grader.service.options import MAX_BYTES, RATE_LIMIT, RATE_WINDOW
+from grader.service.options import MAX_BYTES, MAX_LEARNER_BYTES, MAX_UPLOADS, RATE_LIMIT, RATE_WINDOW
 from grader.settings import Settings, current
 
 REFERENCE = Path(__file__).resolve().parents[2] / "solutions" / "tools.py"  # a checkout's, or none installed
@@ -46,7 +46,16 @@ def add_serve_parser(subparsers, settings=None) -> argparse.ArgumentParser:
                    help="local worker processes, or a Dask cluster (--scheduler)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786")
     p.add_argument("--sandbox", choices=("none", "bwrap", "auto"), default=None,
-                   help="how learner code is confined (default: $AGTOOL_SANDBOX of the workers)")
+                   help="how learner code is confined (default: $AGTOOL_SANDBOX, else auto); the service "
+                        "refuses to start without a usable sandbox unless --insecure-no-sandbox")
+    p.add_argument("--insecure-no-sandbox", action="store_true",
+                   help="start even when learner code would run without a sandbox (it could then read and "
+                        "change the service's data); the class page says so")
+    p.add_argument("--max-learner-bytes", type=int, default=MAX_LEARNER_BYTES, metavar="N",
+                   help="bytes of attempts (sources and reports) each learner may keep (default: %(default)s; "
+                        "over it a submission gets 413 saying so)")
+    p.add_argument("--max-uploads", type=int, default=MAX_UPLOADS, metavar="N",
+                   help="uploads received at once (default: %(default)s; more get 503 with Retry-After)")
     p.add_argument("--max-bytes", type=int, default=MAX_BYTES, metavar="N",
                    help="largest module accepted, in bytes (default: %(default)s; larger gets 413)")
     p.add_argument("--rate-limit", type=int, default=RATE_LIMIT, metavar="N",
@@ -91,11 +100,65 @@ def run_serve(args) -> int:
         except RosterError as exc:
             raise SystemExit(f"agtool-grade serve: {exc}")
     args.references = reference_texts(getattr(args, "reference", "auto"))
+    requested = args.sandbox or (getattr(args, "settings", None) or current()).sandbox or "auto"
+    # With Dask the workers are elsewhere: the engine there refuses a sandbox it cannot make.
+    probe = (lambda _requested: "") if args.executor == "dask" else sandbox_problem
+    args.sandbox, args.insecure_why = start_sandbox(requested, args.insecure_no_sandbox, probe)
     try:
         from grader.service.serve import serve
     except ImportError as exc:
         raise SystemExit(f"agtool-grade serve needs the service extra: pip install 'agtool-lab[service]' ({exc})")
     return serve(args, getattr(args, "settings", None))
+
+
+def sandbox_problem(requested: str) -> str:
+    """Why ``requested`` (``bwrap`` or ``auto``) gives learner code no sandbox here; ``""`` when it does.
+
+    The engine's own check (:func:`grader.engine.sandbox.require`), the one every engine client makes.
+    """
+    from grader.engine.sandbox import IsolationUnavailable, require
+
+    try:
+        isolation = require(requested)
+    except IsolationUnavailable as exc:
+        return str(exc)
+    return "" if isolation.sandbox == "bwrap" else "bubblewrap is not usable on this machine"
+
+
+def refusal(why: str) -> str:
+    """The message of a service that will not start without a sandbox, with the two ways on.
+
+    >>> "--insecure-no-sandbox" in refusal("--sandbox none")
+    True
+    """
+    return (f"agtool-grade serve: refusing to start: learner code would run without a sandbox ({why}), as the "
+            "account that owns the service's data. Install bubblewrap and allow unprivileged user namespaces "
+            "(SECURITY.md), or, knowing that a submission could then read and change every attempt, start with "
+            "--insecure-no-sandbox (the class page then says so)")
+
+
+def start_sandbox(requested: str, insecure: bool, problem) -> "tuple[str, str]":
+    """``(the sandbox the workers get, why learner code is unconfined or "")``; fail closed without ``insecure``.
+
+    ``problem(requested)`` says why the sandbox cannot be had here (``""``: it
+    can). No sandbox stops the start (SystemExit) unless ``insecure``.
+
+    >>> start_sandbox("auto", False, lambda r: "")
+    ('auto', '')
+    >>> start_sandbox("bwrap", True, lambda r: "bubblewrap is not installed")
+    ('none', 'bubblewrap is not installed')
+    >>> try:
+    ...     start_sandbox("none", False, lambda r: "")
+    ... except SystemExit as exc:
+    ...     print(str(exc)[:49])
+    agtool-grade serve: refusing to start: learner co
+    """
+    why = "--sandbox none" if requested == "none" else problem(requested)
+    if not why:
+        return requested, ""
+    if not insecure:
+        raise SystemExit(refusal(why))
+    return "none", why
 
 
 def reference_texts(reference: "str | None") -> "dict[str, str]":

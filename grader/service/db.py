@@ -62,18 +62,21 @@ class Attempt(Base):
     max_score: Mapped[int | None] = mapped_column(Integer)
     report: Mapped[str | None] = mapped_column(Text)  # Report.to_dict() as JSON
     graded_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    stored_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)  # source + report kept
 
     __table_args__ = (Index("ix_attempts_learner_id", "learner", "id"), Index("ix_attempts_status", "status"))
 
     def summary(self) -> dict:
         """The fields of ``GET api/submissions`` (no source, no report)."""
-        return {"id": self.id, "learner": self.learner, "submitted_at": iso(self.submitted_at),
-                "status": self.status, "score": self.score, "max_score": self.max_score, "sha256": self.sha256}
+        return _summary(self)
 
     def detail(self) -> dict:
         """``GET api/submissions/ID``: the summary, the seed, and the report once graded."""
         return {**self.summary(), "seed": self.seed, "graded_at": iso(self.graded_at),
                 "report": json.loads(self.report) if self.report else None}
+
+
+REGRADING = "being graded again: the grader failed, not your code; this attempt does not count until then"
 
 
 _SUMMARY = (Attempt.id, Attempt.learner, Attempt.submitted_at, Attempt.status, Attempt.score, Attempt.max_score,
@@ -82,8 +85,21 @@ _SUMMARY = (Attempt.id, Attempt.learner, Attempt.submitted_at, Attempt.status, A
 
 def _summary(row) -> dict:
     """:meth:`Attempt.summary` of a row of the ``_SUMMARY`` columns."""
-    return {"id": row.id, "learner": row.learner, "submitted_at": iso(row.submitted_at), "status": row.status,
-            "score": row.score, "max_score": row.max_score, "sha256": row.sha256}
+    return with_note({"id": row.id, "learner": row.learner, "submitted_at": iso(row.submitted_at),
+                      "status": row.status, "score": row.score, "max_score": row.max_score, "sha256": row.sha256})
+
+
+def with_note(summary: dict) -> dict:
+    """A summary with ``note`` when the attempt is an ``error``: the learner reads that it is graded again.
+
+    >>> with_note({"status": "error"})["note"].startswith("being graded again")
+    True
+    >>> "note" in with_note({"status": "graded"})
+    False
+    """
+    if summary.get("status") == ERROR:
+        summary["note"] = REGRADING
+    return summary
 
 
 def iso(moment: "dt.datetime | None") -> "str | None":
@@ -165,7 +181,8 @@ class Store:
     def add_attempt(self, learner: str, source: bytes, *, seed: int) -> int:
         """Store a new attempt as ``queued`` and return its id (committed before anyone queues it)."""
         attempt = Attempt(learner=learner, submitted_at=utcnow(), source=source,
-                          sha256=hashlib.sha256(source).hexdigest(), seed=seed, status=QUEUED)
+                          sha256=hashlib.sha256(source).hexdigest(), seed=seed, status=QUEUED,
+                          stored_bytes=len(source))
         with self.session() as s, s.begin():
             s.add(attempt)
         return attempt.id
@@ -188,21 +205,23 @@ class Store:
             return [_summary(r) for r in rows]
 
     def version(self) -> tuple:
-        """What the class outputs depend on: the newest attempt's id and how many attempts are finished.
+        """What the class outputs depend on: the newest attempt's id, how many are finished, the last report's time.
 
-        Every submission raises the first, every stored report the second
-        (an attempt is finished once), so equal versions mean equal class pages.
+        Every submission raises the first, every stored report the second and
+        the third; an ``error`` graded again is finished a second time, at a
+        later time, so equal versions still mean equal class pages.
 
         >>> store = Store("sqlite://")
         >>> v0 = store.version(); a = store.add_attempt("ana", b"x", seed=1)
         >>> v0, store.version()
-        ((0, 0), (1, 0))
+        ((0, 0, None), (1, 0, None))
         """
         with self.session() as s:
             newest = s.scalar(select(func.max(Attempt.id))) or 0
             done = s.scalar(select(func.count()).select_from(Attempt)
                             .where(Attempt.status.in_((GRADED, ERROR)))) or 0
-            return newest, done
+            last = s.scalar(select(func.max(Attempt.graded_at)))
+            return newest, done, last.isoformat() if last else None
 
     def sources(self, ids) -> "dict[int, bytes]":
         """The stored bytes of the attempts ``ids`` (similarity reads the counting attempts only)."""
@@ -212,23 +231,72 @@ class Store:
         with self.session() as s:
             return {r.id: r.source for r in s.execute(select(Attempt.id, Attempt.source).where(Attempt.id.in_(ids)))}
 
-    def count_since(self, learner: str, since: dt.datetime) -> int:
-        """How many attempts ``learner`` submitted at or after ``since`` (the rate limit)."""
-        with self.session() as s:
-            return s.scalar(select(func.count()).select_from(Attempt)
-                            .where(Attempt.learner == learner, Attempt.submitted_at >= since)) or 0
+    def count_since(self, learner: str, since: dt.datetime, exclude=()) -> int:
+        """How many attempts ``learner`` submitted at or after ``since`` (the rate limit).
 
-    def times_since(self, learner: str, since: dt.datetime) -> list[dt.datetime]:
-        """When ``learner`` submitted each attempt at or after ``since``, oldest first (a course's attempt limit)."""
+        Attempts the grading machinery failed (``error``) and the ids in
+        ``exclude`` (the queue's reports not stored yet) do not count: the
+        grader's failure never uses up a learner's attempts.
+        """
+        return len(self.times_since(learner, since, exclude))
+
+    def times_since(self, learner: str, since: dt.datetime, exclude=()) -> list[dt.datetime]:
+        """When ``learner`` submitted each counting attempt at or after ``since``, oldest first (the limits).
+
+        >>> store = Store("sqlite://")
+        >>> a, b = (store.add_attempt("ana", b"x", seed=1) for _ in range(2))
+        >>> _ = store.take(a); _ = store.finish(a, "error", {})
+        >>> since = dt.datetime(2000, 1, 1)
+        >>> len(store.times_since("ana", since)), store.count_since("ana", since, {b})
+        (1, 0)
+        """
+        query = select(Attempt.submitted_at).where(Attempt.learner == learner, Attempt.submitted_at >= since,
+                                                   Attempt.status != ERROR)
+        exclude = list(exclude)
+        if exclude:
+            query = query.where(Attempt.id.notin_(exclude))
         with self.session() as s:
-            return list(s.scalars(select(Attempt.submitted_at)
-                                  .where(Attempt.learner == learner, Attempt.submitted_at >= since)
-                                  .order_by(Attempt.submitted_at)))
+            return list(s.scalars(query.order_by(Attempt.submitted_at)))
+
+    def stored_bytes_of(self, learner: str) -> int:
+        """The bytes ``learner``'s kept attempts take (sources and reports): the per-learner storage bound.
+
+        >>> store = Store("sqlite://"); _ = store.add_attempt("ana", b"x = 1\\n", seed=1)
+        >>> store.stored_bytes_of("ana"), store.stored_bytes_of("bob")
+        (6, 0)
+        """
+        with self.session() as s:
+            return int(s.scalar(select(func.sum(Attempt.stored_bytes)).where(Attempt.learner == learner)) or 0)
+
+    def learner_of(self, attempt_id: int) -> "str | None":
+        """Whose attempt ``attempt_id`` is (None: no such attempt)."""
+        with self.session() as s:
+            return s.scalar(select(Attempt.learner).where(Attempt.id == attempt_id))
 
     def unfinished(self) -> list[int]:
         """Ids of every attempt not yet graded (queued, or cut off while grading), oldest first."""
+        return [attempt_id for attempt_id, _learner in self.unfinished_with_learners()]
+
+    def unfinished_with_learners(self) -> "list[tuple[int, str]]":
+        """``(id, learner)`` of every attempt not yet graded, oldest first (the queue shares workers by learner)."""
         with self.session() as s:
-            return list(s.scalars(select(Attempt.id).where(Attempt.status.in_(UNFINISHED)).order_by(Attempt.id)))
+            rows = s.execute(select(Attempt.id, Attempt.learner).where(Attempt.status.in_(UNFINISHED))
+                             .order_by(Attempt.id))
+            return [(r.id, r.learner) for r in rows]
+
+    def requeue_error(self, attempt_id: int) -> bool:
+        """Put one ``error`` attempt back in the queue (``queued``, its failed report dropped); False if not an error.
+
+        >>> store = Store("sqlite://")
+        >>> a = store.add_attempt("ana", b"x", seed=1); _ = store.take(a); _ = store.finish(a, "error", {})
+        >>> store.requeue_error(a), store.get(a).status, store.requeue_error(a)
+        (True, 'queued', False)
+        """
+        with self.session() as s, s.begin():
+            done = s.execute(update(Attempt).where(Attempt.id == attempt_id, Attempt.status == ERROR)
+                             .values(status=QUEUED, report=None, graded_at=None,
+                                     stored_bytes=func.length(Attempt.source)))
+            return done.rowcount == 1
 
     def requeue_errors(self) -> list[int]:
         """Put every attempt the grading machinery failed (``error``) back in the queue; their ids, oldest first.
@@ -244,7 +312,8 @@ class Store:
             ids = list(s.scalars(select(Attempt.id).where(Attempt.status == ERROR).order_by(Attempt.id)))
             if ids:
                 s.execute(update(Attempt).where(Attempt.id.in_(ids), Attempt.status == ERROR)
-                          .values(status=QUEUED, report=None, graded_at=None))
+                          .values(status=QUEUED, report=None, graded_at=None,
+                                  stored_bytes=func.length(Attempt.source)))
             return ids
 
     def claim(self, attempt_id: int) -> bool:
@@ -283,12 +352,13 @@ class Store:
         if status not in (GRADED, ERROR):
             raise ValueError(f"an attempt finishes as {GRADED!r} or {ERROR!r}, not {status!r}")
         graded = status == GRADED
+        text = json.dumps(report, sort_keys=True, ensure_ascii=False)
         with self.session() as s, s.begin():
             done = s.execute(update(Attempt).where(Attempt.id == attempt_id, Attempt.status.in_(UNFINISHED))
                              .values(status=status, score=report.get("score") if graded else None,
                                      max_score=report.get("max_score") if graded else None,
-                                     report=json.dumps(report, sort_keys=True, ensure_ascii=False),
-                                     graded_at=utcnow()))
+                                     report=text, graded_at=utcnow(),
+                                     stored_bytes=func.length(Attempt.source) + len(text.encode("utf-8"))))
             return done.rowcount == 1
 
     def finished(self) -> list[Attempt]:
@@ -297,6 +367,26 @@ class Store:
             # Not the source bytes: the class outputs need the reports (Store.sources reads bytes when asked).
             return list(s.scalars(select(Attempt).options(defer(Attempt.source))
                                   .where(Attempt.status.in_((GRADED, ERROR))).order_by(Attempt.id)))
+
+    def graded_scores(self) -> list:
+        """Rows (id, learner, submitted_at, score, max_score) of every graded attempt, oldest first: no report read.
+
+        The class views pick each learner's counting attempt from these, then read only those reports.
+        """
+        with self.session() as s:
+            return list(s.execute(select(Attempt.id, Attempt.learner, Attempt.submitted_at, Attempt.score,
+                                         Attempt.max_score)
+                                  .where(Attempt.status == GRADED, Attempt.score.is_not(None))
+                                  .order_by(Attempt.id)))
+
+    def with_reports(self, ids) -> list[Attempt]:
+        """The attempts ``ids`` with their reports (not their bytes), oldest first."""
+        ids = list(ids)
+        if not ids:
+            return []
+        with self.session() as s:
+            return list(s.scalars(select(Attempt).options(defer(Attempt.source)).where(Attempt.id.in_(ids))
+                                  .order_by(Attempt.id)))
 
     def finished_of(self, learner: str) -> list[Attempt]:
         """A learner's finished attempts (with their reports), oldest first: their feedback and results.json."""

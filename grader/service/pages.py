@@ -44,8 +44,15 @@ def page(title: str, body: str, *, refresh: "int | None" = None) -> str:
 
 
 def _score(summary: dict) -> str:
+    """The score cell; an ``error`` (the grader failed) reads "being graded again", never a zero.
+
+    >>> _score({"status": "error", "score": None, "max_score": None})
+    '<span class=pending>being graded again (the grader failed, not your code)</span>'
+    """
     if summary["status"] in ("queued", "grading"):
         return f'<span class=pending>{esc(summary["status"])}</span>'
+    if summary["status"] == "error":
+        return '<span class=pending>being graded again (the grader failed, not your code)</span>'
     if summary["score"] is None:
         return f'<span class=bad>{esc(summary["status"])}</span>'
     cls = "ok" if summary["score"] == summary["max_score"] else "bad"
@@ -115,7 +122,7 @@ def learner_page(learner: str, attempts: list[dict], *, prefix: str, is_instruct
     body = (f"<h1>Your attempts, {esc(learner)}</h1>{link}{course_html(course)}"
             "<p>Submit from a notebook with <code>from agtool_lab.submit import submit; submit()</code>.</p>"
             + ("".join(rows) or "<p>No attempts yet.</p>"))
-    refresh = 5 if any(a["status"] in ("queued", "grading") for a in attempts) else None
+    refresh = 5 if any(a["status"] in ("queued", "grading", "error") for a in attempts) else None
     return page(f"agtool: {learner}", body, refresh=refresh)
 
 
@@ -124,11 +131,12 @@ PLOT_TITLES = {"score_histogram": "Scores", "check_pass_rate": "Pass rate per ch
 
 
 def class_page(rows: list[dict], outputs: dict, *, prefix: str, refresh: int,
-               unmatched: "list | None" = None, reference: bool = False) -> str:
+               unmatched: "list | None" = None, reference: bool = False, insecure: str = "") -> str:
     """The instructor's class page: downloads, plots, progress by step, pass rates, common wrong answers.
 
     ``unmatched`` (with ``--roster``): ``(learner, problem)`` the roster did
-    not match; ``reference``: similarity also compares with the reference solution.
+    not match; ``reference``: similarity also compares with the reference solution;
+    ``insecure``: why learner code runs without a sandbox (``--insecure-no-sandbox``), shown first.
 
     >>> html = class_page([{"learner": "<b>x</b>", "attempts": 1, "pending": 0, "best_score": 1, "last_score": 1,
     ...                     "max_score": 2, "steps": {}, "last_submitted_at": None}], {"checks": [], "wrong_answers": []},
@@ -148,8 +156,11 @@ def class_page(rows: list[dict], outputs: dict, *, prefix: str, refresh: int,
         for name, title in PLOT_TITLES.items()) if rows else ""
     similarity = ("Similarity compares each learner's counting attempt with the others"
                   + (" and with the reference solution (never shown)." if reference else "."))
+    warning = (f"<p class=bad><strong>Learner code runs WITHOUT a sandbox</strong> ({esc(insecure)}): a submission "
+               "can read and change the service's data, other learners' attempts and the reference solution.</p>"
+               if insecure else "")
     body = (
-        "<h1>Class</h1>"
+        f"<h1>Class</h1>{warning}"
         f"<p>Downloads: {' &middot; '.join(downloads)}. This page reloads every {int(refresh)} s.</p>"
         f"<p><small>{esc(similarity)}</small></p>"
         f"<h2>Learners ({len(rows)})</h2><table><tr><th>learner</th><th>attempts</th><th>pending</th>"

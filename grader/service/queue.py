@@ -7,9 +7,20 @@ the batch's pool: each worker keeps its own warm fork server between attempts) t
 :func:`grader.batch.task.grade_task`, which runs the learner's module in the
 engine's step processes. A worker that dies or runs over its time limit is
 killed with its process group and replaced; the attempt finishes as ``error``
-when the worker died (graded again) and as ``graded`` with the time-out as
+when the worker died (graded again after a delay) and as ``graded`` with the time-out as
 feedback when the submission used its whole budget, as in ``batch``. With ``executor="dask"`` the same ``grade_task`` runs on a Dask
 cluster instead.
+
+Fair share: waiting attempts are handed out round-robin across learners, and
+one learner holds at most ``per_learner`` workers at once
+(:mod:`grader.service.fairness`), so one learner's flood never delays a classmate.
+
+Never stuck, never a grade by accident: a report the database would not take
+(disk full, database down) is kept in memory and stored again with a growing
+delay until it is (the attempt stays ``grading`` meanwhile and does not count
+against the learner's limits: :meth:`GradingQueue.not_stored`); an attempt
+the grading machinery failed on (``error``) is graded again after
+``regrade_delays`` (then at the next start).
 
 Exactly once: an attempt is claimed (``queued`` -> ``grading``) before it is
 sent and its report is written by a conditional update that only finishes an
@@ -28,6 +39,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import logging
 import queue as stdlib_queue
 import threading
@@ -41,10 +53,22 @@ from grader.batch.task import SUBMISSION_TIMEOUT, GradeTask, failed_report, grad
 from grader.messages import WORKER_DIED, cluster_failed, over_time
 from grader.report import STEPS, FailureKind, failure_of
 from grader.service.db import ERROR, GRADED, Store
+from grader.service.fairness import FairQueue, share_for
 
 log = logging.getLogger("agtool.service")
 POLL = 0.05  # seconds between looks at the pending count (wait_idle)
 IDLE_WAIT = 1.0  # seconds the dispatcher waits when no worker answers; put() wakes it at once
+RETRY_FIRST, RETRY_MOST = 0.5, 60.0  # seconds before storing a report again after a database failure, doubling
+REGRADE_DELAYS = (5.0, 30.0, 120.0)  # seconds before each automatic regrade of an ``error``; then at the next start
+
+
+def backoff(tries: int, first: float = RETRY_FIRST, most: float = RETRY_MOST) -> float:
+    """Seconds to wait before try number ``tries + 1``: doubling from ``first``, at most ``most``.
+
+    >>> [backoff(n) for n in range(9)]
+    [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0]
+    """
+    return min(most, first * 2 ** tries)
 
 
 def status_of(report: dict) -> str:
@@ -52,9 +76,9 @@ def status_of(report: dict) -> str:
 
     A module that does not import is *graded* (zero points, the import error
     as feedback), and so is a submission over its whole time budget; a worker
-    that died is an ``error``: stored without a score, graded again at the next
-    start, never counted (the rule of :attr:`grader.report.Failure.retry`, as in
-    ``batch --resume``).
+    that died is an ``error``: stored without a score, graded again
+    automatically (``regrade_delays``, then at the next start), never counted
+    (the rule of :attr:`grader.report.Failure.retry`, as in ``batch --resume``).
 
     >>> status_of({"failure": {"kind": "grader", "message": "the grading process died"}})
     'error'
@@ -94,12 +118,14 @@ class GradingQueue:
     ``sandbox`` is passed to every task ("none", "bwrap", "auto"; None: the
     workers' ``$AGTOOL_SANDBOX``). ``grade_fn`` replaces ``grader.grading.grade``
     in the workers (tests); it must be importable by name. ``on_finished(id)``
-    is called in the dispatcher thread after a report is stored.
+    is called in the dispatcher thread after a report is stored. ``per_learner``:
+    workers one learner may hold at once (default: all but one).
     """
 
     def __init__(self, store: Store, *, jobs: int = 2, sandbox: "str | None" = None,
                  executor: str = "local", scheduler=None, grade_fn=None,
-                 on_finished: "Callable[[int], None] | None" = None):
+                 on_finished: "Callable[[int], None] | None" = None, per_learner: "int | None" = None,
+                 regrade_delays: "tuple[float, ...]" = REGRADE_DELAYS, retry_first: float = RETRY_FIRST):
         if executor not in ("local", "dask"):
             raise ValueError(f"unknown executor {executor!r}: use 'local' or 'dask'")
         if executor == "dask" and not scheduler:
@@ -108,8 +134,13 @@ class GradingQueue:
         self.executor, self.scheduler, self.grade_fn = executor, scheduler, grade_fn
         self.on_finished = on_finished
         self.hard_limit = SUBMISSION_TIMEOUT + GRACE
-        self._incoming: stdlib_queue.Queue = stdlib_queue.Queue()
-        self._known: set[int] = set()  # queued or being graded here: never sent twice by this process
+        self._fair = FairQueue(per_learner or share_for(self.jobs))
+        self._known: set[int] = set()  # queued, being graded or its report not stored yet: never sent twice
+        self._learners: dict[int, str] = {}  # attempts being graded: whose
+        self._unstored: dict[int, tuple] = {}  # id -> (learner, status, report, tries, when to try again)
+        self._later: list[tuple] = []  # heap of (when, id, learner, requeue): attempts to queue again later
+        self._regrades: dict[int, int] = {}  # id -> automatic regrades so far
+        self.regrade_delays, self.retry_first = tuple(regrade_delays), retry_first
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: "threading.Thread | None" = None
@@ -125,24 +156,40 @@ class GradingQueue:
     # ------------------------------------------------------------------ public
     def start(self) -> "GradingQueue":
         """Queue every stored unfinished attempt again, and each the grading machinery failed, then start grading."""
-        again = self.store.unfinished() + self.store.requeue_errors()
+        errors = set(self.store.requeue_errors())
+        again = self.store.unfinished_with_learners()  # the errors are queued again now: among these
         if again:
-            log.info("re-queueing %d stored attempt(s) not graded before the last stop", len(again))
-        for attempt_id in again:
-            self.put(attempt_id)
+            log.info("re-queueing %d stored attempt(s) not graded before the last stop (%d failed before)",
+                     len(again), len(errors))
+        for attempt_id, learner in again:
+            self.put(attempt_id, learner)
         target = self._run_dask if self.executor == "dask" else self._run_local
         self._thread = threading.Thread(target=target, name="agtool-grading-queue", daemon=True)
         self._thread.start()
         return self
 
-    def put(self, attempt_id: int) -> None:
-        """Queue a stored attempt (a second put of the same id while it is pending is ignored)."""
+    def put(self, attempt_id: int, learner: "str | None" = None) -> None:
+        """Queue a stored attempt of ``learner`` (default: read); a second put while it is pending is ignored."""
+        if learner is None:
+            learner = self.store.learner_of(attempt_id)
+            if learner is None:
+                return  # no such attempt
         with self._lock:
             if attempt_id in self._known:
                 return
             self._known.add(attempt_id)
-        self._incoming.put(attempt_id)
+            self._fair.push(attempt_id, learner)
         self._wake()
+
+    def not_stored(self) -> "set[int]":
+        """Attempts graded here whose report the database has not taken yet (they do not count against limits)."""
+        with self._lock:
+            return set(self._unstored)
+
+    def scheduled(self) -> int:
+        """Attempts waiting for a later regrade (or a retried claim), not counted by :meth:`pending`."""
+        with self._lock:
+            return len(self._later)
 
     def pending(self) -> int:
         """Attempts queued or being graded by this process."""
@@ -173,41 +220,95 @@ class GradingQueue:
 
     # ------------------------------------------------------------------ both executors
     def _next_task(self) -> "tuple[int, GradeTask] | None":
-        """Claim the next queued attempt; None when there is none right now."""
+        """Claim the next attempt in turn (:class:`FairQueue`); None when there is none right now."""
         while True:
-            try:
-                attempt_id = self._incoming.get_nowait()
-            except stdlib_queue.Empty:
+            with self._lock:
+                item = self._fair.pop()
+            if item is None:
                 return None
+            attempt_id, learner = item
             try:
                 attempt = self.store.take(attempt_id)  # claimed and read in one transaction
-            except Exception:  # the database is down: it stays stored unfinished; the next start grades it
+            except Exception:  # the database is down: try the claim again later, not only at the next start
                 log.exception("could not claim attempt %s", attempt_id)
-                attempt = None
-            if attempt is None:
-                self._forget(attempt_id)  # gone, or finished by an earlier run
+                self._release(attempt_id, learner)
+                self._queue_later(attempt_id, learner, self.retry_first * 4, requeue=False)
                 continue
+            if attempt is None:
+                self._release(attempt_id, learner)  # gone, or finished by an earlier run
+                continue
+            with self._lock:
+                self._learners[attempt_id] = learner
             task = task_for(attempt)
             if self.sandbox:
                 task = dataclasses.replace(task, sandbox=self.sandbox)
             return attempt_id, task
 
     def _finish(self, attempt_id: int, report: dict) -> None:
-        try:
-            stored = self.store.finish(attempt_id, status_of(report), report)
-        except Exception:  # the database is down: the attempt stays unfinished, the next start grades it
-            log.exception("could not store the report of attempt %s", attempt_id)
-            stored = False
-        if not stored:
-            log.warning("attempt %s: report not stored (already finished, or no database)", attempt_id)
-        self._forget(attempt_id)
-        if stored:
-            self.finished_count += 1
-            if self.on_finished:
-                self.on_finished(attempt_id)
-
-    def _forget(self, attempt_id: int) -> None:
         with self._lock:
+            learner = self._learners.pop(attempt_id, None)
+            if learner is not None:
+                self._fair.done(learner)  # its worker is free for the next learner in turn
+        self._store(attempt_id, learner, status_of(report), report, 0)
+
+    def _store(self, attempt_id: int, learner, status: str, report: dict, tries: int) -> None:
+        """Store a report; when the database fails, keep it and try again after :func:`backoff` (never forget it)."""
+        try:
+            stored = self.store.finish(attempt_id, status, report)
+        except Exception:  # disk full, database down: the report is kept here until the database takes it
+            log.exception("could not store the report of attempt %s (try %d); trying again", attempt_id, tries + 1)
+            with self._lock:
+                self._unstored[attempt_id] = (learner, status, report, tries + 1,
+                                              time.monotonic() + backoff(tries, self.retry_first))
+            return
+        with self._lock:
+            self._unstored.pop(attempt_id, None)
+            self._known.discard(attempt_id)
+        if not stored:
+            log.warning("attempt %s: report not stored (already finished by another run)", attempt_id)
+            return
+        self.finished_count += 1
+        if status == ERROR:
+            self._regrade_later(attempt_id, learner)
+        if self.on_finished:
+            self.on_finished(attempt_id)
+
+    def _regrade_later(self, attempt_id: int, learner) -> None:
+        """Grade an ``error`` again after the next of ``regrade_delays``; after the last, at the next start."""
+        done = self._regrades.get(attempt_id, 0)
+        if done >= len(self.regrade_delays):
+            log.warning("attempt %s failed %d regrades; it is graded again at the next start", attempt_id, done)
+            return
+        self._regrades[attempt_id] = done + 1
+        self._queue_later(attempt_id, learner, self.regrade_delays[done], requeue=True)
+
+    def _queue_later(self, attempt_id: int, learner, delay: float, *, requeue: bool) -> None:
+        with self._lock:
+            heapq.heappush(self._later, (time.monotonic() + delay, attempt_id, learner, requeue))
+
+    def _housekeeping(self) -> None:
+        """Each dispatcher turn: store again the reports the database refused, queue again what is due."""
+        now = time.monotonic()
+        with self._lock:
+            retry = [(k, v) for k, v in self._unstored.items() if v[4] <= now]
+            due = []
+            while self._later and self._later[0][0] <= now:
+                due.append(heapq.heappop(self._later))
+        for attempt_id, (learner, status, report, tries, _when) in retry:
+            self._store(attempt_id, learner, status, report, tries)
+        for _when, attempt_id, learner, requeue in due:
+            try:
+                if requeue and not self.store.requeue_error(attempt_id):
+                    continue  # graded meanwhile (a restart), or gone
+            except Exception:
+                log.exception("could not queue attempt %s again; trying later", attempt_id)
+                self._queue_later(attempt_id, learner, RETRY_MOST, requeue=requeue)
+                continue
+            self.put(attempt_id, learner)
+
+    def _release(self, attempt_id: int, learner: str) -> None:
+        with self._lock:
+            self._fair.done(learner)
             self._known.discard(attempt_id)
 
     # ------------------------------------------------------------------ local worker processes
@@ -233,6 +334,7 @@ class GradingQueue:
                     try:
                         for (attempt_id, _task), report in pool.poll(timeout=IDLE_WAIT):
                             self._finish(attempt_id, report)
+                        self._housekeeping()
                     except Exception:  # one bad turn (a database hiccup) must not stop grading for good
                         log.exception("grading queue: error in the dispatcher; going on")
                         time.sleep(1)
@@ -266,6 +368,7 @@ class GradingQueue:
                                            key=f"agtool-service-{attempt_id}-{time.monotonic_ns()}")
                     future.add_done_callback(lambda f, a=attempt_id, t=task: done.put((a, t, f)))
                     in_flight += 1
+                self._housekeeping()
                 try:
                     attempt_id, task, future = done.get(timeout=POLL)
                 except stdlib_queue.Empty:

@@ -21,7 +21,7 @@ from urllib.parse import urlparse
 
 from grader.service.app import make_app
 from grader.service.db import Store, default_url
-from grader.service.options import ServiceOptions
+from grader.service.options import BODY_TIMEOUT, IDLE_TIMEOUT, MAX_HEADER_BYTES, PRE_AUTH_BYTES, ServiceOptions
 from grader.service.queue import GradingQueue
 from grader.settings import Settings
 
@@ -44,6 +44,20 @@ def normalize_prefix(prefix: str) -> str:
     return "/" + prefix.strip("/") + "/" if prefix.strip("/") else "/"
 
 
+def http_server_options(idle: float = IDLE_TIMEOUT, body: float = BODY_TIMEOUT) -> dict:
+    """The HTTP server's limits: a small body before a handler knows the caller, header and body timeouts.
+
+    The upload route streams its body and raises the cap once the token is
+    checked; slow or silent clients are cut off after ``idle`` (headers) and
+    ``body`` seconds.
+
+    >>> sorted(http_server_options())
+    ['body_timeout', 'idle_connection_timeout', 'max_body_size', 'max_header_size', 'xheaders']
+    """
+    return {"max_body_size": PRE_AUTH_BYTES, "max_header_size": MAX_HEADER_BYTES,
+            "idle_connection_timeout": idle, "body_timeout": body, "xheaders": True}
+
+
 def serve(args, settings: "Settings | None" = None) -> int:
     """Run until stopped (the ``serve`` subcommand's body); returns an exit status.
 
@@ -59,7 +73,13 @@ def serve(args, settings: "Settings | None" = None) -> int:
     options = ServiceOptions(prefix=prefix, instructor_group=args.instructor_group, max_bytes=args.max_bytes,
                         rate_limit=args.rate_limit, rate_window=args.rate_window,
                         course=getattr(args, "course_policy", None), roster=getattr(args, "roster_entries", None),
-                        references=getattr(args, "references", None) or {})
+                        references=getattr(args, "references", None) or {},
+                        max_learner_bytes=getattr(args, "max_learner_bytes", ServiceOptions.max_learner_bytes),
+                        max_uploads=getattr(args, "max_uploads", ServiceOptions.max_uploads),
+                        insecure=bool(getattr(args, "insecure_why", "")),
+                        sandbox_words=getattr(args, "insecure_why", "") or f"sandbox: {args.sandbox}")
+    if options.insecure:
+        log.warning("learner code runs WITHOUT a sandbox (%s): --insecure-no-sandbox", options.sandbox_words)
     queue = GradingQueue(store, jobs=args.jobs, sandbox=args.sandbox, executor=args.executor,
                          scheduler=args.scheduler)
     queue.start()
@@ -67,9 +87,7 @@ def serve(args, settings: "Settings | None" = None) -> int:
 
     async def main() -> None:
         app = make_app(store, queue, options)
-        # Bodies over the cap are refused by the handler with a clear 413; tornado only has to read them.
-        server = app.listen(port, address=host, max_body_size=options.max_bytes + 1024 * 1024,
-                            xheaders=True)
+        server = app.listen(port, address=host, **http_server_options())
         log.info("agtool grading service on http://%s:%d%s (instructors: admins and group %r)",
                  host, port, prefix, options.instructor_group)
         stop = asyncio.Event()

@@ -77,69 +77,69 @@ DEFECTS: dict[str, Defect] = {
                                 why="an extra rule in item"),
     # ---------------------------------------------------------------- step 2
     "step2/valid_passes": d((_MAX_CHECK, 'if "max" in rule and value >= rule["max"]:'),
-                            affects=(3, 4, 5, 6, 7, 8), why="max treated as exclusive"),
-    "step2/unknown_tool": d(('        return "unknown_tool"', '        return "unknown"'), affects=(3,)),
-    "step2/missing": d(('return f"missing:{arg}"', 'return f"missing_{arg}"'), affects=(3,)),
-    "step2/extra": d(('return f"extra:{arg}"', 'return f"unknown:{arg}"'), affects=(3,)),
+                            why="max treated as exclusive"),
+    "step2/unknown_tool": d(('        return "unknown_tool"', '        return "unknown"')),
+    "step2/missing": d(('return f"missing:{arg}"', 'return f"missing_{arg}"')),
+    "step2/extra": d(('return f"extra:{arg}"', 'return f"unknown:{arg}"')),
     "step2/type_wrong": d((_TYPE_CHECK, 'if rule["type"] is not str and not _has_type(value, rule["type"]):'),
-                          affects=(3, 8), why="str arguments not type-checked"),
+                          why="str arguments not type-checked"),
     "step2/type_bool_limit": d(('    if isinstance(value, bool) and expected is not bool:', '    if False:'),
-                               affects=(3, 4, 5, 6, 8), why="the bool trap"),
+                               affects=(4,), why="the bool trap (_has_type is step 4's row check too)"),
     "step2/type_numeric_string": d((_TYPE_CHECK, 'if isinstance(value, str) and value.isdigit() and rule["type"] is int:\n'
                                                  '            value = int(value)\n        ' + _TYPE_CHECK),
-                                   affects=(8,), why='"3" converted to 3'),
+                                   why='"3" converted to 3'),
     "step2/type_float": d((_TYPE_CHECK, 'if not _has_type(value, rule["type"]) and not isinstance(value, float):'),
-                          affects=(8,), why="floats accepted as ints"),
+                          why="floats accepted as ints"),
     "step2/allowed_region": d(('if "allowed" in rule and value not in rule["allowed"]:', 'if False:'),
-                              affects=(3, 5, 6, 7, 8), why="allowed not checked"),
-    "step2/range_low": d((_MIN_CHECK, 'if False:\n            return f"range:{arg}"'), affects=(3, 5, 6, 7, 8)),
-    "step2/range_high": d((_MAX_CHECK, 'if False:'), affects=(3, 5, 6, 7, 8)),
+                              why="allowed not checked"),
+    "step2/range_low": d((_MIN_CHECK, 'if False:\n            return f"range:{arg}"')),
+    "step2/range_high": d((_MAX_CHECK, 'if False:')),
     "step2/never_runs_body": d(('    contract = TOOLS[name]["args"]\n',
                                 '    contract = TOOLS[name]["args"]\n    try:\n        TOOLS[name]["fn"](**args)  # a dry run\n'
                                 '    except Exception:\n        pass\n'),
-                               affects=(3, 4, 5, 6, 7, 8), why="a dry run inside validation"),
-    "step2/reads_contract": d((_MAX_CHECK, 'if "max" in rule and value > MAX_ROWS:'), affects=(5,),
+                               why="a dry run inside validation"),
+    "step2/reads_contract": d((_MAX_CHECK, 'if "max" in rule and value > MAX_ROWS:'),
                               why="max copied from MAX_ROWS"),
     "step2/returns_plain_str": d((_VALIDATE_TAIL, '            return f"range:{arg}"\n    return type("Reason", (str,), {})("")'),
                                  why="a str subclass"),
+    "step2/optional_args": d(('            if rule.get("required"):', '            if "required" in rule:'),
+                             why="every listed argument treated as required"),
+    "step2/declared_types": d(('    if isinstance(value, bool) and expected is not bool:', '    if isinstance(value, bool):'),
+                              why="bool refused even where the contract asks for bool"),
     # ---------------------------------------------------------------- step 3
     "step3/success_result": d((_STORE, '    CACHE[key] = value\n    return {"ok": True, "value": value, "error": None}'),
-                              affects=(5,), why="error None on success"),
-    "step3/args_prefix": d((_ARGS_REFUSED, '        return _failure(reason)'), affects=(5, 7), why="no args: prefix"),
+                              why="error None on success"),
+    "step3/args_prefix": d((_ARGS_REFUSED, '        return _failure(reason)'), why="no args: prefix"),
     "step3/blocked_before_call": d((_ARGS_REFUSED, '        try:\n            TOOLS[name]["fn"](**args)\n'
                                                    '        except Exception:\n            pass\n' + _ARGS_REFUSED),
-                                   affects=(5, 6, 7, 8), why="the body runs before the refusal"),
+                                   why="the body runs before the refusal"),
     # Step 4 meets its bad results by the module's own functions too (STOCK), and steps 5-7 feed
     # theirs through spies on every route (every_route), so this fault costs step 3 only.
-    "step3/calls_through_table": d((_CALL, '        value = globals()[name](**args)'), affects=(3,),
+    "step3/calls_through_table": d((_CALL, '        value = globals()[name](**args)'),
                                    why="calls the module function, not TOOLS[name]['fn']"),
-    "step3/raised_as_value": d(('_failure("raised:" + type(exc).__name__)', '_failure("raised:" + repr(exc))'),
-                               affects=(7,)),
+    "step3/raised_as_value": d(('_failure("raised:" + type(exc).__name__)', '_failure("raised:" + repr(exc))')),
     "step3/interrupt_passes_through": d(('    except Exception as exc:  # the boundary: no exception crosses it',
                                          '    except BaseException as exc:  # the boundary: nothing crosses it'),
                                         why="call_tool catches BaseException: KeyboardInterrupt comes back as a value"),
     "step3/unknown_tool": d(('    reason = validate_args(name, args)\n    if reason:\n        # Refused',
                              '    entry = TOOLS[name]\n    reason = validate_args(name, args)\n    if reason:\n        # Refused'),
-                            affects=(8,), why="KeyError for an unknown tool"),
+                            why="KeyError for an unknown tool"),
     # ---------------------------------------------------------------- step 4
     "step4/valid_passes": d(('if "min" in rule and row[field] < rule["min"]:', 'if "min" in rule and row[field] <= rule["min"]:'),
-                            affects=(3, 5, 6, 7, 8), why="count 0 refused"),
-    "step4/shape_not_dict": d(('    if not isinstance(value, dict):\n        return "shape"\n', ''), affects=(8,)),
+                            why="count 0 refused"),
+    "step4/shape_not_dict": d(('    if not isinstance(value, dict):\n        return "shape"\n', '')),
     "step4/shape_missing_key": d(('if key not in value or not _has_type(value[key], expected):',
-                                  'if key in value and not _has_type(value[key], expected):'), affects=(8,)),
-    "step4/shape_key_type": d(('if key not in value or not _has_type(value[key], expected):', 'if key not in value:'),
-                              affects=(8,)),
-    "step4/shape_bad_row": d(('    if not all(_row_has_shape(row, rows_rule["item"]) for row in rows):\n        return "shape"\n', ''),
-                             affects=(8,)),
-    "step4/empty": d(('    if not rows:\n        return "empty"\n', ''), affects=(5, 6, 7, 8)),
-    "step4/too_big": d(('    if len(rows) > rows_rule["max_len"]:\n        return "too_big"\n', ''), affects=(5, 7, 8)),
-    "step4/range": d(('            if "min" in rule and row[field] < rule["min"]:\n                return "range"', '            pass'),
-                     affects=(5, 8)),
+                                  'if key in value and not _has_type(value[key], expected):')),
+    "step4/shape_key_type": d(('if key not in value or not _has_type(value[key], expected):', 'if key not in value:')),
+    "step4/shape_bad_row": d(('    if not all(_row_has_shape(row, rows_rule["item"]) for row in rows):\n        return "shape"\n', '')),
+    "step4/empty": d(('    if not rows:\n        return "empty"\n', '')),
+    "step4/too_big": d(('    if len(rows) > rows_rule["max_len"]:\n        return "too_big"\n', '')),
+    "step4/range": d(('            if "min" in rule and row[field] < rule["min"]:\n                return "range"', '            pass')),
     "step4/reads_contract": d(('if len(rows) > rows_rule["max_len"]:', 'if len(rows) > MAX_ROWS:'),
                               why="max_len copied from MAX_ROWS"),
-    "step4/call_tool_result_prefix": d((_RESULT_REFUSED, '    if reason:\n        return _failure(reason)'), affects=(7,)),
+    "step4/call_tool_result_prefix": d((_RESULT_REFUSED, '    if reason:\n        return _failure(reason)')),
     "step4/legacy_too_big": d(('if len(rows) > rows_rule["max_len"]:', 'if name != "legacy_stock" and len(rows) > rows_rule["max_len"]:'),
-                              affects=(5, 7), why="legacy results not size-checked"),
+                              why="legacy results not size-checked"),
     # ---------------------------------------------------------------- step 5
     "step5/key_is_str": d(('    return name + ":" + json.dumps(args, sort_keys=True, ensure_ascii=False)',
                            '    return (name, json.dumps(args, sort_keys=True, ensure_ascii=False))')),
@@ -151,7 +151,7 @@ DEFECTS: dict[str, Defect] = {
                                    'def _failure(error: str) -> dict:\n    CACHE.clear()\n'),
                                   why="any failure empties the cache"),
     "step5/failure_not_cached": d((_RESULT_REFUSED, '    if reason:\n        CACHE[key] = value\n        return _failure("result:" + reason)'),
-                                  affects=(6, 7, 8), why="bad results stored"),
+                                  why="bad results stored"),
     "step5/validation_before_cache": d(
         ('    reason = validate_args(name, args)\n    if reason:\n        # Refused before the body runs: a wrong call never '
          'reaches the tool.\n        return _failure("args:" + reason)\n    key = cache_key(name, args)\n    if key in CACHE:\n'
@@ -172,7 +172,7 @@ DEFECTS: dict[str, Defect] = {
     "step6/naive_empty": d(('return "reply" if state["ok"] else "giveup"',
                             'return "reply" if state["ok"] or state["errors"][-1] == "result:empty" else "giveup"'),
                            why="an empty result goes to reply"),
-    "step6/naive_default_tool": d(('order.get("tool", "stock_lookup")', '"stock_lookup"'), affects=(7,)),
+    "step6/naive_default_tool": d(('order.get("tool", "stock_lookup")', '"stock_lookup"')),
     "step6/order_unchanged": d(('    return {"tool": order.get("tool", "stock_lookup"), "args": args}',
                                 '    return {"tool": order.setdefault("tool", "stock_lookup"), "args": args}'),
                                why="pick writes the default tool into the caller's order"),
@@ -258,29 +258,28 @@ _CAN_REPAIR = 'def can_repair(reason: str) -> bool:'
 MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
     "region_lowercased": ("step2/allowed_region", d(
         ('if "allowed" in rule and value not in rule["allowed"]:',
-         'if "allowed" in rule and value.lower() not in rule["allowed"]:'), affects=(3, 5, 6, 7, 8))),
+         'if "allowed" in rule and value.lower() not in rule["allowed"]:'))),
     "region_stripped": ("step2/allowed_region", d(
         ('if "allowed" in rule and value not in rule["allowed"]:',
-         'if "allowed" in rule and value.strip() not in rule["allowed"]:'), affects=(3, 5, 6, 7, 8))),
+         'if "allowed" in rule and value.strip() not in rule["allowed"]:'))),
     "bool_passes_as_int": ("step2/type_bool_limit", d(
-        ('    if isinstance(value, bool) and expected is not bool:\n        return False\n', ''), affects=(3, 4, 5, 6, 8))),
+        ('    if isinstance(value, bool) and expected is not bool:\n        return False\n', ''), affects=(4,))),
     "extra_none_ignored": ("step2/extra", d(
         ('        if arg not in contract:\n            return f"extra:{arg}"',
-         '        if arg not in contract and args[arg] is not None:\n            return f"extra:{arg}"'), affects=(3, 5, 6, 8))),
+         '        if arg not in contract and args[arg] is not None:\n            return f"extra:{arg}"'))),
     "limit_optional": ("step2/missing", d(
-        ('            if rule.get("required"):', '            if rule.get("required") and arg != "limit":'),
-        affects=(3, 5, 6, 8))),
+        ('            if rule.get("required"):', '            if rule.get("required") and arg != "limit":'))),
     "rows_sorted_by_count": ("step1/lookup_rows", d(
         (_LOOKUP_RETURN, 'return {"sku": sku, "region": region, "rows": sorted(_matching_rows(sku, region), '
                          'key=lambda r: r["count"])[:limit]}'), affects=(7,))),
     "float_count_accepted": ("step4/shape_bad_row", d(
         ('    return all(field in row and _has_type(row[field], rule["type"]) for field, rule in item.items())',
          '    return all(field in row and (_has_type(row[field], rule["type"]) or isinstance(row[field], float))'
-         ' for field, rule in item.items())'), affects=(5, 8))),
+         ' for field, rule in item.items())'))),
     "stored_before_result_check": ("step5/failure_not_cached", d(
         ('    reason = validate_result(name, value)\n    if reason:\n        return _failure("result:" + reason)\n',
          '    CACHE[key] = value\n    reason = validate_result(name, value)\n    if reason:\n'
-         '        return _failure("result:" + reason)\n'), affects=(6, 7, 8))),
+         '        return _failure("result:" + reason)\n'))),
     "key_without_limit": ("step5/key_distinguishes", d(
         ('json.dumps(args, sort_keys=True, ensure_ascii=False)',
          'json.dumps({k: v for k, v in args.items() if k != "limit"}, sort_keys=True)'))),
@@ -288,11 +287,11 @@ MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
     "pick_clamps_limit": ("step6/naive_failure_path", d(
         ('args = {"sku": order["sku"], "region": order["region"], "limit": order["limit"]}',
          'args = {"sku": order["sku"], "region": order["region"], "limit": min(max(order["limit"], 1), 5) '
-         'if type(order["limit"]) is int else order["limit"]}'), affects=(7,))),
+         'if type(order["limit"]) is int else order["limit"]}'))),
     "naive_retries_after_raise": ("step6/naive_no_retry", d(
         ('    result = call_tool(tool, args)\n    update = {',
          '    result = call_tool(tool, args)\n    if not result["ok"] and result["error"].startswith("raised:"):\n'
-         '        result = call_tool(tool, args)\n    update = {'), affects=(7,))),
+         '        result = call_tool(tool, args)\n    update = {'))),
     "one_attempt_too_many": ("step7/max_attempts_runtime", d(
         ('state["attempts"] < MAX_ATTEMPTS', 'state["attempts"] <= MAX_ATTEMPTS'))),
     "clamp_below_max": ("step7/repair_limit", d(
@@ -304,16 +303,14 @@ MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
     # function (seen by the grader's module-level spy) ...
     "dry_run_by_module_name": ("step3/blocked_before_call", d(
         (_ARGS_REFUSED, '        if name in TOOLS:\n            try:\n                globals()[name](**args)\n'
-                        '            except Exception:\n                pass\n' + _ARGS_REFUSED),
-        affects=(5, 6, 7, 8))),
+                        '            except Exception:\n                pass\n' + _ARGS_REFUSED))),
     # ... or a reference saved at import, which no spy can replace: only CALLS shows it.
     "dry_run_through_saved_reference": ("step3/blocked_before_call", d(
         ('def call_tool(name: str, args: dict) -> dict:\n',
          '_DRY_RUN = {"stock_lookup": stock_lookup, "legacy_stock": legacy_stock}\n\n\n'
          'def call_tool(name: str, args: dict) -> dict:\n'),
         (_ARGS_REFUSED, '        if name in _DRY_RUN:\n            try:\n                _DRY_RUN[name](**args)\n'
-                        '            except Exception:\n                pass\n' + _ARGS_REFUSED),
-        affects=(5, 6, 7, 8))),
+                        '            except Exception:\n                pass\n' + _ARGS_REFUSED))),
     # Double-penalty shapes: CALLS held by a Counter is right; a counting fault on top of
     # it costs step 1 only (step 7's tool_runs reads the same counts whatever dict holds them).
     "counter_counts_wrong_tool": ("step1/calls_count_own_tool", d(

@@ -116,7 +116,7 @@ class Classroom:
             JUPYTERHUB_HOST="", AGTOOL_SANDBOX="none")
         log = self.work / "service.log"
         self.service = start_logged([sys.executable, "-m", "grader.service", "--db", self.db, "--jobs", "2",
-                                     "--data-dir", str(self.work / "data"), *extra],
+                                     "--data-dir", str(self.work / "data"), "--insecure-no-sandbox", *extra],
                                     log=log, cwd=self.work, env=env)
         # Through the proxy: 401 from the service (no token) means hub, proxy route and service are all up.
         wait_for_http(f"{self.base}api/submissions", proc=self.service, log=log, timeout=90, ok=(401,))

@@ -120,6 +120,86 @@ _RUN_BEFORE_VALIDATING = (("    reason = validate_args(name, args)\n    if reaso
 _SAVE_TOOL_FUNCTIONS = (("def call_tool(name: str, args: dict) -> dict:\n",
                          "_SAVED_FNS = {n: e[\"fn\"] for n, e in TOOLS.items()}\n\n\n"
                          "def call_tool(name: str, args: dict) -> dict:\n"),)
+# Their code objects, saved at import.
+_SAVE_TOOL_CODES = (("def call_tool(name: str, args: dict) -> dict:\n",
+                     "_SAVED_CODES = {n: e[\"fn\"].__code__ for n, e in TOOLS.items()}\n\n\n"
+                     "def call_tool(name: str, args: dict) -> dict:\n"),)
+
+
+def _tools_made_by(code: str) -> "tuple[tuple[str, str], ...]":
+    """An edit that rebinds both tool names with ``code`` just before ``TOOLS`` is built from them."""
+    return (("TOOLS = {\n", code.strip("\n") + "\n\n\nTOOLS = {\n"),)
+
+
+# The tools in shapes the spies used to skip (issue 27.9), each still the solution's tool.
+_CLOSURE_TOOLS = _tools_made_by("""
+def _make_tools():
+    match = _matching_rows  # a free variable: both tools are closures
+
+    def stock_lookup(sku: str, region: str, limit: int) -> dict:
+        CALLS["stock_lookup"] += 1
+        return {"sku": sku, "region": region, "rows": match(sku, region)[:limit]}
+
+    def legacy_stock(sku: str, region: str, limit: int) -> dict:
+        CALLS["legacy_stock"] += 1
+        return {"sku": sku, "region": region, "rows": match(sku, region)}
+
+    return stock_lookup, legacy_stock
+
+
+stock_lookup, legacy_stock = _make_tools()
+""")
+_METHOD_TOOLS = _tools_made_by("""
+class _Stock:
+    def lookup(self, sku: str, region: str, limit: int) -> dict:
+        CALLS["stock_lookup"] += 1
+        return {"sku": sku, "region": region, "rows": _matching_rows(sku, region)[:limit]}
+
+    def legacy(self, sku: str, region: str, limit: int) -> dict:
+        CALLS["legacy_stock"] += 1
+        return {"sku": sku, "region": region, "rows": _matching_rows(sku, region)}
+
+
+stock_lookup, legacy_stock = _Stock().lookup, _Stock().legacy
+""")
+_WRAPPED_TOOLS = _tools_made_by("""
+import functools as _functools
+
+
+def _logged(fn):
+    @_functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+stock_lookup, legacy_stock = _logged(stock_lookup), _logged(legacy_stock)
+""")
+_CALLABLE_OBJECT_TOOLS = _tools_made_by("""
+class _Tool:
+    def __init__(self, name: str, limited: bool) -> None:
+        self.name, self.limited = name, limited
+
+    def __call__(self, sku: str, region: str, limit: int) -> dict:
+        CALLS[self.name] += 1
+        rows = _matching_rows(sku, region)
+        return {"sku": sku, "region": region, "rows": rows[:limit] if self.limited else rows}
+
+
+stock_lookup, legacy_stock = _Tool("stock_lookup", True), _Tool("legacy_stock", False)
+""")
+_PARTIAL_OF_COPY_TOOLS = _tools_made_by("""
+import functools as _functools
+import types as _types
+
+
+def _copy(fn):
+    return _types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+stock_lookup, legacy_stock = _functools.partial(_copy(stock_lookup)), _functools.partial(_copy(legacy_stock))
+""")
 
 # write_report's two writes in the solution, and an edit that makes it write neither
 # (it keeps what it measured in the payload's _FORGED instead).
@@ -331,7 +411,65 @@ CASES: list[Case] = [
          at="call_tool", replace=_SAVE_TOOL_FUNCTIONS),
     Case("frame_tally_rewind", "runs the tool before validating, then winds back the grader's Tally found "
          "on the stack, and CALLS", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool"),
+    # Issue 27.9: routes around the spies that only the entry counters compiled into the code see.
+    Case("saved_code_rebuilt", "call_tool builds a fresh function from a tool's code object saved at import, "
+         "runs it before validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)),
+         at="call_tool", replace=_SAVE_TOOL_CODES),
+    Case("entry_switched_off", "call_tool switches off the entry counter it finds in a tool's saved code object, "
+         "runs the tool through it before validating, then winds CALLS back", "solution",
+         Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool", replace=_SAVE_TOOL_CODES),
+    Case("closure_tool", "the tools are closures; call_tool runs one through a reference saved at import, "
+         "before validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)),
+         at="call_tool", replace=_CLOSURE_TOOLS + _SAVE_TOOL_FUNCTIONS),
+    Case("bound_method_tool", "the tools are bound methods; call_tool runs one through a reference saved at "
+         "import, before validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)),
+         at="call_tool", replace=_METHOD_TOOLS + _SAVE_TOOL_FUNCTIONS),
+    Case("wraps_original_called", "the tools are functools.wraps-decorated; call_tool runs the undecorated "
+         "original (__wrapped__) before validating, then winds CALLS back", "solution",
+         Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool", replace=_WRAPPED_TOOLS + _SAVE_TOOL_FUNCTIONS),
+    Case("callable_object_tool", "the tools are objects whose __call__ is the body; call_tool runs one through "
+         "a reference saved at import, before validating, then winds CALLS back", "solution",
+         Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool", replace=_CALLABLE_OBJECT_TOOLS + _SAVE_TOOL_FUNCTIONS),
+    Case("partial_of_copy", "the tools are functools.partial over types.FunctionType copies; call_tool runs one "
+         "through a reference saved at import, before validating, then winds CALLS back", "solution",
+         Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool", replace=_PARTIAL_OF_COPY_TOOLS + _SAVE_TOOL_FUNCTIONS),
 ]
+
+# --- least privilege (issue 27.1, 27.2, 27.3, 27.11) --------------------------
+# Graded inside bubblewrap only (SANDBOX_ONLY): an allow-listed file system, a
+# /tmp nobody but the grader writes, learner code as the grading account.
+# tests/hostile/planted.py plants the class's data they look for (as root);
+# tests/test_least_privilege.py grades them with each fix turned off.
+_NO_LEAK, _NO_WRITE = ("output_lacks:HOSTILE-LEAK",), ("output_lacks:HOSTILE-WROTE",)
+LEAST_PRIVILEGE = [
+    Case("solution_from_classmate_home", "no work: executes a classmate's /home/*/agtool/tools.py", "stub",
+         ALL_ZERO, at="import"),
+    Case("solution_found_by_walking", "no work: walks the file system for any solutions/tools.py and executes it",
+         "stub", ALL_ZERO, at="import", include=("walk",)),
+    Case("reads_service_database", "prints the tables of every SQLite database it can find", "solution",
+         ALL_FULL, at="import", include=("walk",), checks=_NO_LEAK),
+    Case("reads_batch_outputs", "prints a batch's results, feedback and classmates' modules it can find",
+         "solution", ALL_FULL, at="import", include=("walk",), checks=_NO_LEAK),
+    Case("lists_root", "reads /root's files, /etc/shadow and the accounts", "solution", ALL_FULL, at="import",
+         checks=_NO_LEAK),
+    Case("tmp_mark_seen_later", "leaves marks in /tmp, /var/tmp, /dev/shm and beside its scratch folder; a later "
+         "step finds them", "solution", ALL_FULL, at="import", checks=("output_lacks:HOSTILE-SEEN",)),
+    Case("tmp_fill_next_learner", "fills /tmp, /var/tmp, /dev/shm and the scratch folders' parent; the next "
+         "learner on the worker must still be graded right", "stub", Expect(others="any"), at="import",
+         checks=("next_learner_graded",)),
+    Case("runs_as_root", "says whether learner code runs as root", "solution", ALL_FULL, at="import",
+         checks=("output_lacks:HOSTILE-ROOT",)),
+    Case("signals_grader", "may it signal the processes of another account (the fork server, bubblewrap)?",
+         "solution", ALL_FULL, at="import", checks=("output_lacks:HOSTILE-SIGNAL",)),
+    Case("writes_beside_scratch", "writes beside its scratch folder (the other steps' folders) and into /tmp",
+         "solution", ALL_FULL, at="import", checks=_NO_WRITE),
+    Case("writes_service_database", "inserts a 133/133 attempt into every SQLite database it can find",
+         "solution", ALL_FULL, at="import", include=("walk",), checks=_NO_WRITE),
+    Case("grader_detection", "prints what could tell a graded run from the learner's Check (module name, path "
+         "shape, environment, files, account)", "solution", ALL_FULL, at="import",
+         checks=("output_has:HOSTILE-SEES",)),
+]
+CASES += LEAST_PRIVILEGE
 
 CASES_BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
 assert len(CASES_BY_NAME) == len(CASES), "case names must be unique"
@@ -357,12 +495,13 @@ SANDBOX_CASES = ("solution_control", "fd_forgery", "close_every_fd", "os_exit_in
                  "fork_bomb", "setsid_escape_timeout", "stray_thread", "huge_output", "disk_fill",
                  "kill_warm_parent", "json_shadow", "result_pipe_flood",
                  "solution_imported", "solution_by_grader_path", "solution_via_proc_cwd", "report_probe_patched",
-                 "saved_refs_rewind", "frame_tally_rewind",
-                 "memory_tree_in_function", "pids_bomb_setsid", "disk_spread_in_function", "priority_raise_import")
+                 "saved_refs_rewind", "frame_tally_rewind", "saved_code_rebuilt", "closure_tool",
+                 "memory_tree_in_function", "pids_bomb_setsid", "disk_spread_in_function", "priority_raise_import",
+                 *(c.name for c in LEAST_PRIVILEGE))
 # Cases whose expected outcome holds only inside bubblewrap: without a
 # sandbox, learner code can read every file its user can (SECURITY.md, "Not
 # defended"), the reference solution of a checkout included. Graded only there.
-SANDBOX_ONLY = ("solution_by_grader_path", "solution_via_proc_cwd")
+SANDBOX_ONLY = ("solution_by_grader_path", "solution_via_proc_cwd", *(c.name for c in LEAST_PRIVILEGE))
 
 # Payloads that work wherever they are spliced: the fuzz test puts them into
 # random functions of the solution (combinations the corpus never listed).

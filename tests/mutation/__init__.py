@@ -2,7 +2,9 @@
 
 ``python -m tests.mutation --sample 150`` (or ``make mutation`` for every mutant)
 prints the counts and the mutation score and writes the lists of survivors,
-collateral and seed-dependent mutants (see ``__main__.py``).
+collateral and seed-dependent mutants (see ``__main__.py``); ``make mutation``
+gates on them against the debt list (``gate.py``). ``stability.py`` grades the
+corpora of correct and wrong modules on 20 seeds (same code, same grade).
 """
 from .mutator import Mutant, generate, stratified
 

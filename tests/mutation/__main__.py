@@ -1,9 +1,12 @@
 """``python -m tests.mutation [--sample N] [--seed-pair 11,22] [--jobs N] [--out DIR] [--id ID] [--function NAME]``.
 
-Prints one line per graded mutant that is not in its own step's class, then the
-counts, the mutation score and the time; writes ``mutation.json`` and
-``mutation.md`` into ``--out`` (default ``build/mutation``). Exit status 0:
-this slice measures, it does not gate.
+Options of the gate: ``[--gate] [--write-debt]``; ``--from RUN.json`` classifies a written run again.
+
+Prints one line per graded mutant, then the counts, the mutation score, the
+time and the gate's verdict against the debt list (``tests/mutation/gate.py``);
+writes ``mutation.json`` and ``mutation.md`` into ``--out`` (default
+``build/mutation``). Exit status: 0, or with ``--gate`` 1 when the gate fails
+(``make mutation``). ``--write-debt`` rewrites the debt list from the run.
 """
 from __future__ import annotations
 
@@ -26,6 +29,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--from", dest="source", metavar="JSON",
                         help="grade nothing: classify a written mutation.json again (with --sample: its sample)")
     parser.add_argument("--list", action="store_true", help="list the mutants' ids and changes, grade nothing")
+    parser.add_argument("--gate", action="store_true",
+                        help="exit 1 on an offender not on the debt list or a listed mutant the run contradicts")
+    parser.add_argument("--write-debt", action="store_true",
+                        help="rewrite the debt list from this run (entries of mutants not graded are kept)")
     return parser
 
 
@@ -40,7 +47,7 @@ def main(argv: "list[str] | None" = None) -> int:
         from .run import resummarize
         result = resummarize(args.source, sample=args.sample, out=args.out)
         print(summary_line(result["summary"]))
-        return 0
+        return _verdict(result, args)
     seeds = tuple(int(s) for s in args.seed_pair.split(",") if s.strip())
     done = {"n": 0}
 
@@ -52,7 +59,20 @@ def main(argv: "list[str] | None" = None) -> int:
     result = run(sample=args.sample, ids=args.ids, functions=args.functions, seeds=seeds, jobs=args.jobs, out=args.out, progress=progress)
     print(summary_line(result["summary"]))
     print(f"written: {args.out}/mutation.json, {args.out}/mutation.md")
-    return 0
+    return _verdict(result, args)
+
+
+def _verdict(result: dict, args: argparse.Namespace) -> int:
+    """Print the gate's lines; write the debt list if asked; the exit status."""
+    for line in result["gate"].lines():
+        print(line)
+    if args.write_debt:
+        from .gate import load_debt, updated_debt, write_debt
+        from .run import select
+        debt = updated_debt(result["mutants"], load_debt(), {m.id for m in select()})
+        print(f"debt list written: {write_debt(debt, result['summary'])} ({len(debt)} mutants)")
+        return 0
+    return 1 if args.gate and not result["gate"].passed else 0
 
 
 if __name__ == "__main__":

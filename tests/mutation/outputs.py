@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -30,6 +31,10 @@ def write_outputs(folder: "str | Path", summary: dict, rows: "list[dict]") -> "t
 def render_markdown(summary: dict, rows: "list[dict]") -> str:
     """The summary, the worst groups, then every mutant of each class in :data:`LISTED`."""
     lines = ["# Mutation run of solutions/tools.py", "", summary_line(summary), ""]
+    if summary.get("tree"):
+        lines += [f"Tree measured: {summary['tree']}.", ""]
+    if summary.get("gate"):
+        lines += [gate_line(summary["gate"]), ""]
     hit = extra_steps(rows)
     if hit:
         lines += ["Steps failed by mutants whose change does not belong to them: "
@@ -73,6 +78,27 @@ def foreign_checks(rows: "list[dict]") -> "list[tuple[str, int]]":
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
+def tree_state() -> str:
+    """The commit measured, and how many files of the grader, the solution and the corpora differed from it.
+
+    Other work may change the checks while a run grades: a result says which tree it measured.
+
+    >>> tree_state().split()[0] != ""
+    True
+    """
+    root = Path(__file__).resolve().parents[2]
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30).stdout
+
+    try:
+        head = git("rev-parse", "--short", "HEAD").strip() or "unknown"
+        changed = git("status", "--porcelain", "--", "grader", "solutions", "tests").splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + (f" + {len(changed)} changed files" if changed else "")
+
+
 def summary_line(summary: dict) -> str:
     """One line: the counts per class and both scores.
 
@@ -89,6 +115,19 @@ def summary_line(summary: dict) -> str:
     if summary.get("worker_seconds_per_mutant"):
         text += f" ({summary['worker_seconds_per_mutant']} s of one worker per mutant, both seeds)"
     return text
+
+
+def gate_line(gate: dict) -> str:
+    """The gate's counts as one line (the offenders themselves are listed by class below it).
+
+    >>> gate_line({"passed": True, "debt_listed": 3, "debt_judged": 3, "new": 0, "cleared": 0, "changed": 0,
+    ...            "stale": 0})
+    'Gate passed: debt list of 3 mutants (3 graded here); new offenders 0, cleared 0, changed class 0, stale 0.'
+    """
+    state = "passed" if gate["passed"] else "FAILED"
+    return (f"Gate {state}: debt list of {gate['debt_listed']} mutants ({gate['debt_judged']} graded here); "
+            f"new offenders {gate['new']}, cleared {gate['cleared']}, changed class {gate['changed']}, "
+            f"stale {gate['stale']}.")
 
 
 def _row_line(row: dict) -> str:

@@ -12,6 +12,7 @@ from typing import Callable
 
 from .classify import classify, summarize
 from .equivalent import EQUIVALENT
+from .gate import GateVerdict, compare, load_debt
 from .mutator import SOLUTION, Mutant, generate, stratified
 from .runner import grade_all
 
@@ -38,22 +39,28 @@ def run(*, sample: "int | None" = None, ids: "list[str] | None" = None, function
         seeds: "tuple[int, ...]" = SEED_PAIR,
         jobs: int = 2, out: "str | Path | None" = None,
         progress: "Callable[[dict], None] | None" = None) -> dict:
-    """Grade the selected mutants on ``seeds`` and return ``{"summary", "mutants"}`` (written to ``out``)."""
-    from .outputs import write_outputs  # only a run that writes needs it
+    """Grade the selected mutants on ``seeds`` and return ``{"summary", "mutants", "gate"}`` (written to ``out``).
 
-    started = time.monotonic()
+    ``gate`` is the :class:`tests.mutation.gate.GateVerdict` of the graded
+    mutants against the debt list; its counts are also in the summary.
+    """
+    from .outputs import tree_state, write_outputs  # only a run that writes needs them
+
+    started, tree = time.monotonic(), tree_state()
     everything = generate(SOLUTION.read_text(encoding="utf-8"))
     mutants = select(sample=sample, ids=ids, functions=functions, mutants=everything)
     graded = grade_all(mutants, tuple(seeds), jobs=jobs, progress=progress)
     rows = [_row(mutant, graded[mutant.id]) for mutant in mutants]
     summary = summarize(rows)
     seconds = time.monotonic() - started
-    summary.update(seeds=list(seeds), jobs=jobs, seconds=round(seconds, 1),
+    summary.update(seeds=list(seeds), jobs=jobs, seconds=round(seconds, 1), tree=tree,
                    seconds_per_mutant=round(seconds / len(rows), 2) if rows else 0.0,
                    generated=len(everything), equivalent_listed=len(EQUIVALENT), **_grading_time(rows))
+    verdict = judged(rows, {m.id for m in everything})
+    summary["gate"] = verdict.summary()
     if out is not None:
         write_outputs(out, summary, rows)
-    return {"summary": summary, "mutants": rows}
+    return {"summary": summary, "mutants": rows, "gate": verdict}
 
 
 def resummarize(path: "str | Path", *, sample: "int | None" = None, out: "str | Path | None" = None) -> dict:
@@ -74,10 +81,28 @@ def resummarize(path: "str | Path", *, sample: "int | None" = None, out: "str | 
         rows = [row for row in rows if row["id"] in wanted]
     summary = summarize(rows)
     summary.update(seeds=old["summary"].get("seeds"), generated=old["summary"].get("generated"),
+                   tree=old["summary"].get("tree"), **({} if sample else _timing(old["summary"])),
                    equivalent_listed=len(EQUIVALENT), resummarized_from=str(path), **_grading_time(rows))
+    verdict = judged(rows, {m.id for m in select()})
+    summary["gate"] = verdict.summary()
     if out is not None:
         write_outputs(out, summary, rows)
-    return {"summary": summary, "mutants": rows}
+    return {"summary": summary, "mutants": rows, "gate": verdict}
+
+
+def judged(rows: "list[dict]", generated: "set[str]", debt: "dict[str, str] | None" = None) -> GateVerdict:
+    """The gate's verdict on ``rows`` (``debt``: default the committed list); stale ids only when all were graded.
+
+    >>> judged([{"id": "x", "class": "survived"}], {"x"}, debt={}).new
+    {'x': 'survived'}
+    """
+    whole = generated <= {row["id"] for row in rows}
+    return compare(rows, load_debt() if debt is None else debt, generated=generated if whole else None)
+
+
+def _timing(summary: dict) -> dict:
+    # A written run's wall time and jobs still describe it when its rows are classified again.
+    return {key: summary[key] for key in ("jobs", "seconds", "seconds_per_mutant") if key in summary}
 
 
 def _grading_time(rows: "list[dict]") -> dict:
