@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from grader import messages
 from grader.engine.cgroups import size_words
 from grader.engine.client import EngineClient, shared_client
+from grader.engine.forkserver import SERVER_FAILED
 from grader.engine.protocol import FATAL, IMPORT_ERROR, IMPORTED, OBS, Limits, StepJob, StepResult, encode_source
 from grader.locate import MAX_SUBMISSION_BYTES, Submission
 from grader.checks.registry import Check, Probe, Verdict, check_rng, checks_for
@@ -142,6 +143,11 @@ def _add_step(report: Report, step: int, step_checks: "list[Check]", plan: "list
     result = outcome.result
     if result.output:
         report.add_output(step, result.output)
+    if result.infra_error.startswith(SERVER_FAILED):  # the fork server's own error (a full disk...): no grade
+        message = INTERNAL_ERROR + result.infra_error
+        report.failure = report.failure or Failure(FailureKind.GRADER, message)
+        report.checks += [_failed(c, message, replay) for c in step_checks]
+        return
     failure = outcome.import_failure(file_name)
     if not failure and kills_always:
         failure = WORKER_LOST.format(result.infra_error)

@@ -277,3 +277,17 @@ def test_extension_modules_are_merged_and_a_kind_twice_is_an_error(monkeypatch):
         assert DOUBLES["grader_test_kind"] is doubles.cache_key_double
     finally:
         DOUBLES.pop("grader_test_kind", None)
+
+
+def test_the_spec_contract_keeps_a_step1_slip_of_the_table_out_and_takes_the_graders_changes(solution):
+    module, _ = solution
+    module.TOOLS["stock_lookup"]["args"]["limit"]["max"] = 4  # a step-1 slip in the module's table
+    module.TOOLS["stock_lookup"]["args"]["region"]["allowed"] = ["north"]
+    own, spec_view = _double("validate_args", module), _double("validate_args", module, contract="spec")
+    args = {**GOOD, "region": "central", "limit": 5}
+    assert own("stock_lookup", args) == "allowed:region" and spec_view("stock_lookup", args) == ""
+    changed = _double("validate_args", module, contract="spec", changes=[["stock_lookup", "args", "limit", "max", 2]])
+    assert changed("stock_lookup", {**GOOD, "limit": 3}) == "range:limit" and changed("legacy_stock", args) == ""
+    door = _double("call_tool", module, contract="spec")
+    assert door("stock_lookup", args)["ok"] is True  # the module's own tool function ran
+    assert door("no_such_tool", GOOD)["error"] == "args:unknown_tool"

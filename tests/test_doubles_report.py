@@ -74,9 +74,11 @@ def test_the_door_caches_successes_only_with_store():
     ({"sku": "SKU-3300", "region": "Central", "limit": 4}, "repaired"),
     ({"sku": "SKU-2040", "region": "south", "limit": 1}, "empty"),
     ({"sku": "SKU-2040", "region": "nowhere", "limit": 2, "tool": "legacy_stock"}, "repaired"),
-    ({"sku": "SKU-5000", "region": "mars", "limit": 2}, "other"),      # no stock in the fallback region
+    ({"sku": "SKU-5000", "region": "mars", "limit": 2}, "empty"),      # no stock in the fallback region either
     ({"sku": "SKU-1001", "region": "mars", "limit": 0}, "other"),      # a second fault: two fixes
-    ({"sku": spec.UNKNOWN_SKU, "region": "mars", "limit": 2}, "other"),  # fixed, then empty
+    ({"sku": spec.UNKNOWN_SKU, "region": "mars", "limit": 2}, "empty"),  # fixed, then empty
+    ({"sku": "SKU-3300", "region": "north", "limit": 2, "tool": "legacy_stock"}, "other"),  # fixed: too_big
+    ({"sku": spec.UNKNOWN_SKU, "region": "north", "limit": 9}, "empty"),  # limit clamped, then empty
     ({"sku": "SKU-1001", "region": "north", "limit": 2}, "other"),     # finds rows at once
     ({"sku": "SKU-1001", "region": "north"}, "other"), (None, "other"),
     ({**spec.EMPTY_EXAMPLE, "tool": ["stock_lookup"]}, "other"),

@@ -30,6 +30,7 @@ import pytest
 from grader.engine import client as client_module
 from grader.engine import sandbox
 from grader.engine.client import EngineClient
+from grader.engine.forkserver import SERVER_FAILED
 from grader.engine.protocol import FATAL, StepResult
 from grader.engine.sandbox import Isolation, IsolationUnavailable, grading_account, require
 from grader.grading import grade
@@ -116,11 +117,17 @@ def test_every_report_says_which_isolation_was_in_force(tmp_path):
     assert Report.from_dict(older).isolation == ""
 
 
-class _FatalEngine:
-    """An engine whose step children all failed in their own preparation (a full disk)."""
+NO_SPACE = "OSError: [Errno 28] No space left on device: '/tmp/agtool-warm-x/agtool-step-y/agtool/tools.py'"
+
+
+class _FullDiskEngine:
+    """An engine whose steps met a full disk in the grader's own work: the step child's, or the fork server's."""
 
     isolation = Isolation("none", "tester")
     sandbox_in_use = "none"
+
+    def __init__(self, where: str):
+        self.where = where
 
     def prestart(self) -> None:
         pass
@@ -129,12 +136,14 @@ class _FatalEngine:
         return [self.run(job) for job in jobs]
 
     def run(self, job):
-        message = "OSError: [Errno 28] No space left on device: '/tmp/agtool-warm-x/agtool-step-y/agtool/tools.py'"
-        return StepResult(messages=({"type": FATAL, "message": message},), exit_status=70)
+        if self.where == "fork server":  # it could not make the step's scratch folder
+            return StepResult(infra_error=SERVER_FAILED + NO_SPACE)
+        return StepResult(messages=({"type": FATAL, "message": NO_SPACE},), exit_status=70)
 
 
-def test_a_full_disk_in_the_graders_own_work_is_a_grader_failure_not_a_grade():
-    report = grade(SOLUTION, steps=[1, 2], seed=1, engine=_FatalEngine())
+@pytest.mark.parametrize("where", ["step child", "fork server"])
+def test_a_full_disk_in_the_graders_own_work_is_a_grader_failure_not_a_grade(where):
+    report = grade(SOLUTION, steps=[1, 2], seed=1, engine=_FullDiskEngine(where))
     assert report.score == 0
     assert report.failure is not None and report.failure.kind is FailureKind.GRADER
     assert "No space left on device" in report.error and report.failure.retry  # --resume and the service retry it
@@ -151,6 +160,12 @@ def test_the_sandbox_binds_an_allow_list_not_the_root_of_the_file_system():
     assert all(b == os.path.join(checkout, "grader") or b.startswith(os.path.realpath(sys.prefix)) for b in inside)
     hidden = [args[i + 1] for i, a in enumerate(args) if a == "--tmpfs"]
     assert os.path.join(checkout, "grader", "checks") in hidden or not sandbox.is_checkout()
+
+
+def test_a_script_run_from_tmp_does_not_hide_the_private_tmp(tmp_path):
+    """A script in /tmp puts /tmp on the import path: bound in, it would cover the sandbox's own /tmp."""
+    assert "/tmp" not in sandbox.allowed_paths(keep=["/tmp", "/"])
+    assert os.path.realpath(tmp_path) in sandbox.allowed_paths(keep=[str(tmp_path)])
 
 
 # ---------------------------------------------------------------- as a grader without root would run (27.2/3)

@@ -130,13 +130,17 @@ def double_op(name: str, kind: str = "", **params: Any) -> dict:
 DOOR_PARTS = ("validate_args", "validate_result", "cache_key")
 
 
-def own_route(*names: str) -> list:
+def own_route(*names: str, **params: Any) -> list:
     """``double`` operations for ``names``: the functions of other steps that a check must not judge.
+
+    ``params`` go to every double (``contract="spec"``: the spec's contract table, not the module's).
 
     >>> [operation["name"] for operation in own_route("validate_args", "cache_key")]
     ['validate_args', 'cache_key']
+    >>> own_route("cache_key", contract="spec")[0]["params"]
+    {'contract': 'spec'}
     """
-    return [double_op(name) for name in names]
+    return [double_op(name, **params) for name in names]
 
 
 def judged(probe: Probe, records: list) -> list:

@@ -53,7 +53,8 @@ def random_valid_args(rng: random.Random, *, stocked: bool = False, inner: bool 
     else:
         sku = rng.choice(SKUS + [UNKNOWN_SKU])
         region = rng.choice(REGIONS)
-    return {"sku": sku, "region": region, "limit": rng.randint(2, MAX_ROWS - 1) if inner else rng.randint(1, MAX_ROWS)}
+    limit = rng.randint(2, MAX_ROWS - 1) if inner else rng.randint(1, MAX_ROWS)
+    return {"sku": sku, "region": region, "limit": limit}
 
 
 def spec_args_contract() -> dict:
@@ -92,7 +93,10 @@ def _pick(rng: random.Random, options: list, variant: "int | None") -> Any:
 
 def single_defect(rng: random.Random, kind: str, variant: "int | None" = None, *,
                   inner: bool = False) -> tuple[str, dict, str]:
-    """One call ``(tool, args, reason)`` with exactly one defect of ``kind`` (``inner``: see :func:`random_valid_args`).
+    """One call ``(tool, args, reason)`` with exactly one defect of ``kind``.
+
+    ``inner``: the valid arguments around the defect keep ``limit`` off its bounds
+    (:func:`random_valid_args`).
 
     >>> single_defect(random.Random(3), "type_bool", variant=1)[1]["limit"]
     False
@@ -142,7 +146,7 @@ def single_defect(rng: random.Random, kind: str, variant: "int | None" = None, *
         args["limit"] = _pick(rng, [MAX_ROWS + 1, rng.randint(MAX_ROWS + 2, 99)], variant)
         return tool, args, arg_reason(RANGE, "limit")
     if kind == "allowed_lookalike":
-        # Variant i is class i of REGION_LOOKALIKES: every class is sent on every run.
+        # Variant i is class i of region_lookalikes(): every class is sent on every run.
         args["region"] = _pick(rng, region_lookalikes(rng.choice(REGIONS)), variant)[1]
         return tool, args, arg_reason(ALLOWED, "region")
     if kind == "extra_lookalike":

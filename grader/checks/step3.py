@@ -1,9 +1,10 @@
 """Step 3 checks: ``call_tool`` is the one door; failure comes back as a value.
 
 Each probe first puts the grader's own ``validate_args``, ``validate_result``
-and ``cache_key`` in the module (:data:`~grader.checks._common.DOOR_PARTS`):
-those are steps 2, 4 and 5, so a mistake there cannot cost step 3. A bad
-result reaches ``call_tool`` through the grader's spy in ``TOOLS[name]["fn"]``.
+and ``cache_key`` in the module (:data:`~grader.checks._common.DOOR_PARTS`),
+over the spec's contract table: those are steps 2, 4 and 5 (and the table
+step 1's), so a mistake there cannot cost step 3. A bad result reaches
+``call_tool`` through the grader's spy in ``TOOLS[name]["fn"]``.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def door_probe(ops: list, **kwargs: object) -> "Probe":
     >>> [operation.get("name") for operation in door_probe([]).params["operations"]]
     ['validate_args', 'validate_result', 'cache_key']
     """
-    return call_probe(own_route(*DOOR_PARTS) + ops, **kwargs)
+    return call_probe(own_route(*DOOR_PARTS, contract="spec") + ops, **kwargs)
 
 
 def failure(error: str) -> dict:

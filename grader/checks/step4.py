@@ -18,11 +18,41 @@ from grader.engine.encode import encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict
 
 
+def _bad_row(row: object) -> bool:
+    return not (isinstance(row, dict) and type(row.get("bin")) is str and type(row.get("count")) is int
+                and row["count"] >= 0)
+
+
+def _nonzero(rng: random.Random, result: dict) -> dict:
+    """``result`` with no count of 0: a check not about the empty bin (valid_passes) stays off that boundary."""
+    for row in result["rows"]:
+        if not _bad_row(row) and row["count"] == 0:
+            row["count"] = rng.randint(1, 999)
+    return result
+
+
+def _steady(rng: random.Random, kind: str, value: object) -> object:
+    """A bad result off the other reasons' boundaries: no count of 0, and (but for too_big) fewer than
+    ``MAX_ROWS`` rows, its bad rows kept. A mistake at a boundary then fails its own check on every run,
+    not this one on the runs that happen to draw the boundary.
+    """
+    if not (isinstance(value, dict) and isinstance(value.get("rows"), list)):
+        return value
+    value = _nonzero(rng, value)
+    if kind != "too_big":
+        bad = [row for row in value["rows"] if _bad_row(row)]
+        good = [row for row in value["rows"] if not _bad_row(row)]
+        value["rows"] = good[:max(0, spec.MAX_ROWS - 1 - len(bad))] + bad
+    return value
+
+
 def _valid_probes(rng: random.Random) -> list[Probe]:
-    results = [cases.random_valid_result(rng, 1), cases.random_valid_result(rng, spec.MAX_ROWS),
-               cases.random_valid_result(rng)]
-    results[0]["rows"][0]["count"] = 0  # an empty bin is still a valid row
-    ops = [call_op("validate_result", rng.choice(spec.TOOL_NAMES), r, expect="") for r in results]
+    """For each tool: one row with count 0 (an empty bin is a valid row) and exactly max_len rows."""
+    ops = []
+    for tool in spec.TOOL_NAMES:
+        one, full = cases.random_valid_result(rng, 1), cases.random_valid_result(rng, spec.MAX_ROWS)
+        one["rows"][0]["count"] = 0
+        ops += [call_op("validate_result", tool, one, expect=""), call_op("validate_result", tool, full, expect="")]
     return [call_probe(ops)]
 
 
@@ -68,8 +98,9 @@ def _bad_rows(rng: random.Random, good: dict) -> list:
 def _bad_probes(make: "callable", reason: str):
     """One op per class of bad value ``make(rng, good)`` gives, each with a new valid result as its base."""
     def probes(rng: random.Random) -> list[Probe]:
-        values = make(rng, cases.random_valid_result(rng))
-        ops = [call_op("validate_result", rng.choice(spec.TOOL_NAMES), value, expect=reason) for value in values]
+        values = make(rng, _nonzero(rng, cases.random_valid_result(rng)))
+        ops = [call_op("validate_result", spec.TOOL_NAMES[i % 2], value, expect=reason)
+               for i, value in enumerate(values)]
         return [call_probe(ops)]
 
     return probes
@@ -79,9 +110,13 @@ def _draw_probes(kind: str, n: int):
     """``n`` results of ``cases.bad_result`` kind ``kind`` (variants 0..n-1)."""
     def probes(rng: random.Random) -> list[Probe]:
         ops = []
-        for i in range(n):
+        for i in range(n):  # both tools, every run; off the boundaries of other reasons
             value, reason = cases.bad_result(rng, kind, variant=i)
-            ops.append(call_op("validate_result", rng.choice(spec.TOOL_NAMES), value, expect=reason))
+            value = _steady(rng, kind, value)
+            if kind == "too_big":  # the boundary (max_len + 1) and far above it, on every run
+                value["rows"] = cases.random_rows(rng, spec.MAX_ROWS + 1 if i == 0 else rng.randint(
+                    2 * spec.MAX_ROWS, 3 * spec.MAX_ROWS))
+            ops.append(call_op("validate_result", spec.TOOL_NAMES[i % 2], value, expect=reason))
         return [call_probe(ops)]
 
     return probes
@@ -120,20 +155,24 @@ _bad_check("step4/range", _draw_probes("range", 2), 1, "A count below its min gi
            ["4.range"], "A row whose count is below its 'min' must give 'range'.")
 
 
-def _contract_probes(rng: random.Random) -> list[Probe]:
-    tool = rng.choice(spec.TOOL_NAMES)
-    probes = []
+def _max_len_probe(rng: random.Random, tool: str) -> Probe:
     max_len = rng.randint(1, 3)
     change = f"TOOLS[{tool!r}]['returns']['rows']['max_len'] = {max_len}"
-    probes.append(call_probe([
+    return call_probe([
         op("contract", path=[tool, "returns", "rows", "max_len"], value=max_len),
-        call_op("validate_result", tool, cases.random_valid_result(rng, max_len + 1), expect=spec.TOO_BIG,
-                label=f"validate_result({tool!r}, <{max_len + 1} rows>)  # with {change}"),
-        dict(call_op("validate_result", tool, cases.random_valid_result(rng, max_len), expect="",
+        call_op("validate_result", tool, _nonzero(rng, cases.random_valid_result(rng, max_len + 1)),
+                expect=spec.TOO_BIG, label=f"validate_result({tool!r}, <{max_len + 1} rows>)  # with {change}"),
+        dict(call_op("validate_result", tool, _nonzero(rng, cases.random_valid_result(rng, max_len)), expect="",
                      label=f"validate_result({tool!r}, <{max_len} rows>)  # with {change}"),
              expect_why=f"len(rows) == max_len is fine: with max_len = {max_len}, {max_len} rows are not too big "
                         "(refuse only len(rows) > max_len)."),
-    ]))
+    ])
+
+
+def _contract_probes(rng: random.Random) -> list[Probe]:
+    """max_len for both tools; a min and a new key for one (valid rows never hold the boundary count 0)."""
+    tool = rng.choice(spec.TOOL_NAMES)
+    probes = [_max_len_probe(rng, name) for name in spec.TOOL_NAMES]
     minimum = rng.randint(5, 50)
     low = cases.random_valid_result(rng, 1)
     low["rows"][0]["count"] = minimum - 1
@@ -146,7 +185,7 @@ def _contract_probes(rng: random.Random) -> list[Probe]:
     key = rng.choice(["warehouse", "currency", "as_of"])
     probes.append(call_probe([
         op("contract", path=[tool, "returns", "keys", key], value=str),
-        call_op("validate_result", tool, cases.random_valid_result(rng), expect=spec.SHAPE,
+        call_op("validate_result", tool, _nonzero(rng, cases.random_valid_result(rng)), expect=spec.SHAPE,
                 label=f"validate_result({tool!r}, ...)  # with TOOLS[{tool!r}]['returns']['keys'][{key!r}] = str"),
     ]))
     return probes
@@ -161,7 +200,10 @@ add("step4/reads_contract", 2, "validate_result follows the returns contract whe
 
 # The kinds a tool can return from its data (STOCK), and the variants of shape_bad_row
 # that are rows a STOCK entry can hold (a field of the wrong type, not a missing one).
-_DATA_KINDS = {"shape_bad_row": (2, 3, 4, 5), "empty": (None,), "too_big": (None,), "range": (None,)}
+_DATA_KINDS = ("shape_bad_row", "empty", "too_big", "range")
+# One fixed class per kind here (a count as a str; a list for "not a dict"): which values
+# validate_result itself gets wrong is judged by the checks above, every class on every run.
+_PREFIX_VARIANT = {"shape_bad_row": 2, "shape_not_dict": 1}
 
 
 def _prefix_probe(rng: random.Random, kind: str) -> Probe:
@@ -172,8 +214,11 @@ def _prefix_probe(rng: random.Random, kind: str) -> Probe:
     very same result: a call_tool that goes around the table (step 3's fault) still
     meets the bad result, so this step-4 check judges only the result validation.
     """
-    variant = rng.choice(_DATA_KINDS.get(kind, (None,)))
-    value, reason = cases.bad_result(rng, kind, variant)
+    value, reason = cases.bad_result(rng, kind, _PREFIX_VARIANT.get(kind))
+    value = _steady(rng, kind, value)
+    if kind == "too_big":  # far above max_len: where the boundary lies is step4/too_big's to judge
+        value["rows"] = _nonzero(rng, {"rows": cases.random_rows(rng, rng.randint(2 * spec.MAX_ROWS,
+                                                                                   3 * spec.MAX_ROWS))})["rows"]
     data = kind in _DATA_KINDS
     # stock_lookup cuts at limit: too many rows can only come from legacy_stock's data.
     tool = "legacy_stock" if kind == "too_big" else rng.choice(spec.TOOL_NAMES)
@@ -184,8 +229,8 @@ def _prefix_probe(rng: random.Random, kind: str) -> Probe:
     else:  # a limit that keeps every row, so stock_lookup returns them all too
         args = {"sku": value["sku"], "region": value["region"],
                 "limit": rng.randint(max(1, len(value["rows"])), spec.MAX_ROWS)}
-    operation = refused_op(tool, args, reason)
-    ops = own_route("validate_args", "cache_key") + [template_op(rng, tool, args), operation]
+    operation = _refused_op(tool, args, reason)
+    ops = own_route("validate_args", "cache_key", contract="spec") + [_template_op(rng, tool, args), operation]
     if data:
         stock = [{"sku": value["sku"], "region": value["region"], **row} for row in value["rows"]]
         ops.insert(-1, op("set", name="STOCK", value=stock))
@@ -202,12 +247,12 @@ def _prefix_probes(rng: random.Random) -> list[Probe]:
     return probes
 
 
-def refused_op(tool: str, args: dict, reason: str) -> dict:
-    """A ``call_tool`` whose ``error`` must be ``"result:" + reason`` (judged by :func:`judge_errors`)."""
+def _refused_op(tool: str, args: dict, reason: str) -> dict:
+    """A ``call_tool`` whose ``error`` must be ``"result:" + reason`` (judged by :func:`_judge_errors`)."""
     return {**call_op("call_tool", tool, args), "expect_error": spec.RESULT_PREFIX + reason}
 
 
-def template_op(rng: random.Random, tool: str, args: dict) -> dict:
+def _template_op(rng: random.Random, tool: str, args: dict) -> dict:
     """A ``call_tool`` with a wrong region: how this module reports a failure (``args:allowed:region``)."""
     region = rng.choice(cases.BAD_REGION_FAMILIES[3][:3])
     return {**call_op("call_tool", tool, {**args, "region": region}),
@@ -240,7 +285,7 @@ def _plain(data: object) -> bool:
     return True
 
 
-def judge_errors(probes: list, observations: list, message: str) -> Verdict:
+def _judge_errors(probes: list, observations: list, message: str) -> Verdict:
     """Each call with an ``expect_error`` gave that ``error``, or failed the way the module reports any failure.
 
     Only the reason is this step's. The rest of a failure dict is step 3's
@@ -276,7 +321,7 @@ def _prefix_judge(probes: list, observations: list) -> Verdict:
         if probe.params.get("expect_table_only") and isinstance(obs, dict) and "records" in obs and not reached:
             continue
         kept.append((probe, obs))
-    return judge_errors([p for p, _ in kept], [o for _, o in kept],
+    return _judge_errors([p for p, _ in kept], [o for _, o in kept],
                         "call_tool must refuse a bad result with error 'result:<reason>' (the reason "
                         "validate_result gives).")
 
@@ -290,15 +335,15 @@ add("step4/call_tool_result_prefix", 2, "call_tool refuses a bad result with err
 def _legacy_probes(rng: random.Random) -> list[Probe]:
     limits = rng.sample(range(1, spec.MAX_ROWS + 1), 2)
     sku, region = spec.BIG_PAIR
-    ops = [refused_op("legacy_stock", cases.shuffled(rng, {"sku": sku, "region": region, "limit": n}), spec.TOO_BIG)
+    ops = [_refused_op("legacy_stock", cases.shuffled(rng, {"sku": sku, "region": region, "limit": n}), spec.TOO_BIG)
            for n in limits]
-    template = template_op(rng, "legacy_stock", {"sku": sku, "region": region, "limit": limits[0]})
-    return [call_probe(own_route("validate_args", "cache_key") + [template] + ops)]
+    template = _template_op(rng, "legacy_stock", {"sku": sku, "region": region, "limit": limits[0]})
+    return [call_probe(own_route("validate_args", "cache_key", contract="spec") + [template] + ops)]
 
 
 add("step4/legacy_too_big", 1, "legacy_stock for SKU-3300 in north gives result:too_big",
     "legacy_stock ignores limit and SKU-3300 has 7 bins in north: call_tool must catch that with validate_result.",
     ["4.legacy_too_big"], _legacy_probes,
-    lambda probes, observations: judge_errors(
+    lambda probes, observations: _judge_errors(
         probes, observations, "legacy_stock returns 7 rows here whatever the limit; call_tool must give "
                               "error 'result:too_big'."))

@@ -2,7 +2,8 @@
 
 ``cache_key`` is judged directly. The cache inside ``call_tool`` is judged with
 the grader's own ``validate_args`` and ``validate_result`` in the module (steps
-2 and 4), by the tool body's runs and by what came back; the exact failure
+2 and 4, over the spec's contract table: the module's table is step 1's), by
+the tool body's runs and by what came back; the exact failure
 dict is step 3's. A failing check's call line shows every call of its probe
 (an earlier call can fill the cache).
 """
@@ -12,8 +13,8 @@ import random
 
 from grader.checks import cases
 from grader import spec
-from grader.checks._common import (TOOL_SPIES_TABLE, Fail, add, call_probe, every_route, expectations_judge, judged,
-                                   op, outcome, own_route, records_of, call_op, value_of)
+from grader.checks._common import (TOOL_SPIES_TABLE, Fail, add, call_probe, double_op, every_route,
+                                   expectations_judge, judged, op, outcome, own_route, records_of, call_op, value_of)
 from grader.checks.step3 import safe_pair, success
 from grader.engine.encode import encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict
@@ -79,7 +80,7 @@ def cache_probe(ops: list, **kwargs: object) -> Probe:
     >>> [operation.get("name") for operation in cache_probe([]).params["operations"]]
     ['validate_args', 'validate_result']
     """
-    return call_probe(own_route(*_CACHE_ROUTE) + ops, **kwargs)
+    return call_probe(own_route(*_CACHE_ROUTE, contract="spec") + ops, **kwargs)
 
 
 def _distinct_probes(rng: random.Random) -> list[Probe]:
@@ -206,6 +207,8 @@ def _validation_first_probes(rng: random.Random) -> list[Probe]:
     args["limit"] = rng.randint(2, spec.MAX_ROWS)
     ops = [call_op("call_tool", tool, args, runs={tool: 1}),
            op("contract", path=[tool, "args", "limit", "max"], value=args["limit"] - 1),
+           # The grader's validate_args follows the same change (for a call_tool that calls it).
+           double_op("validate_args", contract="spec", changes=[[tool, "args", "limit", "max", args["limit"] - 1]]),
            call_op("call_tool", tool, args,
                    label=f"call_tool({tool!r}, {args!r}) again, after TOOLS[{tool!r}]['args']['limit']['max'] "
                          f"= {args['limit'] - 1}")]
@@ -215,7 +218,7 @@ def _validation_first_probes(rng: random.Random) -> list[Probe]:
 def _validation_first_judge(probes: list, observations: list) -> Verdict:
     """The second call did not give the cached success back (how it refuses, and body runs, are step 3's)."""
     probe = probes[0]
-    verdict = judge_runs(probe, observations[0])
+    verdict = _judge_runs(probe, observations[0])
     if not verdict.passed:
         return verdict
     (first_op, first), _, (again_op, again) = judged(probe, records_of(probe, observations[0]))
@@ -230,7 +233,7 @@ def _validation_first_judge(probes: list, observations: list) -> Verdict:
     return Verdict.ok()
 
 
-def judge_runs(probe: Probe, obs: dict) -> Verdict:
+def _judge_runs(probe: Probe, obs: dict) -> Verdict:
     """The first call ran the tool body once (a success the cache can hold)."""
     return expectations_judge("A valid call must run the tool body once.", whole_probe=True)([probe], [obs])
 

@@ -197,6 +197,9 @@ def door_failure(call: dict) -> "str | None":
 NAIVE_SCENARIO = "step6/naive_runs"
 TOOL_CHOICES = (None, "stock_lookup", "legacy_stock")  # None: the order names no tool
 NAIVE_RUNS = ("found", "refused_limit", "refused_region", "refused_type", "empty", "raised")
+# Runs with the grader's own pick or fetch (grader.engine.doubles_graph; a module with the lab's
+# own State layout): reply and giveup meet what only step 7's repairs would otherwise show.
+GRADER_NODE_RUNS = ("found_repicked", "two_reasons")
 
 
 def _used(tool: "str | None") -> str:
@@ -221,7 +224,7 @@ def _runs_of(tool: "str | None", n: int) -> dict:
 
 
 def naive_runs(rng: random.Random) -> dict[str, Probe]:
-    """The six run_naive runs of step 6, by name; identical for every check of one grading.
+    """The run_naive runs of step 6, by name; identical for every check of one grading.
 
     ``found``: the tool returns two or more rows. ``empty``: the table has no row for
     the sku and region. ``refused_*``: arguments with one defect each, of the three
@@ -231,13 +234,16 @@ def naive_runs(rng: random.Random) -> dict[str, Probe]:
     a bool limit. The three tool choices (none, ``stock_lookup``, ``legacy_stock``) are
     dealt to found, empty and refused_region, so every grading sees each of them.
     ``raised``: the tool raises (a graph that retries after an exception shows), for an
-    untidy sku (:func:`untidy_sku`: a pick that tidies the order shows). Every run has
+    untidy sku (:func:`untidy_sku`: a pick that tidies the order shows). Then the
+    :data:`GRADER_NODE_RUNS`: ``found_repicked`` (the grader's pick calls with another
+    region than the order's) and ``two_reasons`` (the grader's fetch records a reason ahead
+    of the call's). Every run has
     the grader's door in ``call_tool`` (:func:`door_op`), so steps 2-5 never reach these
     checks and the reason a run must carry is the one the door returned.
 
     >>> from grader.checks.registry import check_rng
     >>> a, b = naive_runs(check_rng(4, "step6/naive_ok")), naive_runs(check_rng(4, "step6/naive_empty"))
-    >>> a == b, tuple(a) == NAIVE_RUNS
+    >>> a == b, tuple(a) == NAIVE_RUNS + GRADER_NODE_RUNS
     (True, True)
     """
     srng = shared_rng(rng, NAIVE_SCENARIO)
@@ -250,7 +256,35 @@ def naive_runs(rng: random.Random) -> dict[str, Probe]:
         "refused_type": _refused_run(srng, "type_bool", srng.choice(TOOL_CHOICES)),
         "empty": _empty_run(srng, empty_tool),
         "raised": _raised_run(srng, srng.choice(TOOL_CHOICES)),  # drawn last: the runs above stay as they were
+        "found_repicked": _repicked_run(srng),
+        "two_reasons": _two_reasons_run(srng),
     }
+
+
+def _repicked_run(rng: random.Random) -> Probe:
+    """A found run whose call (the grader's pick) uses another region than the order's: reply names the call's."""
+    args = cases.random_valid_args(rng, stocked=True)
+    used = dict(args, region=rng.choice([r for r in spec.REGIONS if r != args["region"]]))
+    rows = cases.random_rows(rng, rng.randint(1, spec.MAX_ROWS), prefix=rng.choice(["Q", "Z", "X"]))
+    value = {"sku": used["sku"], "region": used["region"], "rows": rows}
+    order = cases.order(args["sku"], args["region"], args["limit"])
+    operation = _naive_op(order, None, 1)
+    operation["label"] += f"  # pick (the grader's) calls with {used!r}; the tool returns {value!r}"
+    return call_probe([door_op(), double_op("pick", args=used), operation],
+                      spies=every_route({t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}),
+                      reset=True)
+
+
+def _two_reasons_run(rng: random.Random) -> Probe:
+    """A refused run whose errors (the grader's fetch) hold an earlier reason first: giveup names the last."""
+    _tool, args, reason = cases.single_defect(rng, rng.choice(["range_low", "range_high"]))
+    earlier = rng.choice([spec.NOT_REPAIRABLE, spec.RAISED_PREFIX + rng.choice(cases.EXCEPTION_TYPES)])
+    order = cases.order(args["sku"], args["region"], args["limit"])
+    operation = _naive_op(order, None, 0, spec.ARGS_PREFIX + reason)
+    operation["label"] += f"  # fetch (the grader's) records {earlier!r} before this call's reason"
+    operation["expect_errors_before"] = [earlier]
+    return call_probe([door_op(), double_op("fetch", errors_before=[earlier]), operation],
+                      spies=TOOL_SPIES_ORIGINAL, reset=True)
 
 
 def _found_run(rng: random.Random, tool: "str | None") -> Probe:
@@ -330,16 +364,30 @@ def the_run(probe: Probe, obs: dict) -> tuple[dict, dict, dict]:
 # --------------------------------------------------------------------------- run_naive checks
 
 
+def called_args(operation: dict, obs: dict) -> dict:
+    """The arguments of the first call_tool call (the call that produced the rows), else the order's."""
+    calls = door_calls(obs)
+    args = calls[0].get("args") if calls else None
+    if isinstance(args, list) and len(args) == 2 and isinstance(args[1], dict):
+        return args[1]
+    return _order_args(operation["args"][0])
+
+
 def _ok_judge(probes: list, observations: list) -> Verdict:
     for probe, obs in zip(probes, observations):
         operation, rec, _runs = the_run(probe, obs)
         value = result_of(rec, operation, RESULT_KEYS, "run_naive")
-        order = operation["args"][0]
+        order, called = operation["args"][0], called_args(operation, obs)
         rows = probe.params["spies"][_used(order.get("tool"))]["value"]["rows"]
         first = rows[0]
         expect_field(value, "ok", True, operation, "A successful call must end with ok True.")
+        if called.get("region") != order["region"]:  # the grader's pick: the call is not the order
+            check_answer_mentions(value, [called["region"]], operation,
+                                  "The answer names the region of the call that produced the rows "
+                                  "(state['args']), never the order's: an answer names what it acted on.")
         message = "The answer must name the sku, the region, and the bin and count of the first row."
-        check_answer_mentions(value, [order["sku"], order["region"], first["bin"], first["count"]], operation, message)
+        check_answer_mentions(value, [called["sku"], called["region"], first["bin"], first["count"]], operation,
+                              message)
         # As a whole number: a count of 41 must not pass because the bin is Q-41 or the sku SKU-4411.
         if not mentions_number(value["answer"], first["count"]):
             raise Fail(message, call=operation["label"], expected=f"an answer containing the number {first['count']}",
@@ -348,14 +396,14 @@ def _ok_judge(probes: list, observations: list) -> Verdict:
             raise Fail("rows must be the rows of the tool's result.", call=operation["label"],
                        expected=show(rows), got=show(value.get("rows")))
         expect_field(value, "errors", [], operation, "A successful run has no errors.")
-        check_calls_entries(value, [_used(order.get("tool"))], [_order_args(order)], operation)
+        check_calls_entries(value, [_used(order.get("tool"))], [called], operation)
     return Verdict.ok()
 
 
 add("step6/naive_ok", 3, "run_naive on a good order: ok, answer from the first row, rows, no errors, one call",
-    "reply builds the sentence from rows[0] (sku, region, bin, count); run_naive returns ok, answer, rows, "
-    "errors and calls from the final state.",
-    ["6.reply", "6.run_naive", "6.fetch"], naive_probes("found"), _ok_judge)
+    "reply builds the sentence from rows[0] (sku, region, bin, count) and the arguments of the call "
+    "(state['args'], not the order); run_naive returns ok, answer, rows, errors and calls from the final state.",
+    ["6.reply", "6.reply_used_args", "6.run_naive", "6.fetch"], naive_probes("found", "found_repicked"), _ok_judge)
 
 
 def check_pick_passed_through(operation: dict, obs: dict) -> None:
@@ -392,8 +440,11 @@ def _failure_judge(probes: list, observations: list) -> Verdict:
         value = result_of(rec_run, run_operation, RESULT_KEYS, "run_naive")
         call = dict(run_operation, label=run_operation["label"] + door_lines(obs))
         expect_field(value, "ok", False, call, "A refused call must end with ok False.")
-        expect_field(value, "errors", [reason], call, "fetch must append call_tool's error to errors.")
-        check_answer_mentions(value, [reason], call, "giveup's answer must contain the last reason in errors.")
+        before = run_operation.get("expect_errors_before") or []
+        if not (before and strict_equal(value.get("errors"), before + [reason])):  # the grader's fetch, if it ran
+            expect_field(value, "errors", [reason], call, "fetch must append call_tool's error to errors.")
+        check_answer_mentions(value, [reason], call, "giveup's answer must contain the last reason in errors "
+                                                     "(errors[-1]).")
         check_calls_entries(value, [_used(run_operation["args"][0].get("tool"))], None, call)
         body_runs, made = sum(run_operation["runs"].values()), sum(runs.values())
         if made != body_runs:
@@ -405,9 +456,9 @@ def _failure_judge(probes: list, observations: list) -> Verdict:
 
 add("step6/naive_failure_path", 2, "run_naive on bad arguments: ok False, the reason in errors and answer",
     "fetch appends result['error'] to errors and raises nothing; route to giveup, whose answer quotes "
-    "errors[-1].",
+    "errors[-1] (the last reason, also when errors holds more than one).",
     ["6.fetch", "6.giveup", "6.run_naive"],
-    naive_probes("refused_limit", "refused_region", "refused_type", "raised"),
+    naive_probes("refused_limit", "refused_region", "refused_type", "raised", "two_reasons"),
     _failure_judge)
 
 

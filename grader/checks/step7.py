@@ -9,10 +9,10 @@ functions below): the repair checks look at the call made right after the failur
 own, the give-up checks at where the run stopped, and so on.
 
 Step 7 is judged on its own route: in every run the grader's doubles stand in for the
-door of steps 3-5 (``call_tool``) and for step 6's ``pick`` and ``fetch``
-(:mod:`grader.engine.doubles_graph`), so a mistake there costs its own step only. ``reply``
-and ``giveup`` stay the learner's: what they say after a repair or after two reasons
-only shows here.
+door of steps 3-5 (``call_tool``) and for step 6's nodes ``pick``, ``fetch``, ``reply``
+and ``giveup`` (:mod:`grader.engine.doubles_graph`; a module with the lab's own State
+layout), so a mistake there costs its own step only. For any other layout the nodes stay
+the learner's, and the answer checks below judge them here.
 """
 from __future__ import annotations
 
@@ -109,13 +109,14 @@ def _handle_op(order: dict, note: str = "") -> dict:
     return operation
 
 
-# Step 6's pick and fetch, as the spec says they behave (grader.engine.doubles_graph): a module with
-# the lab's own State layout is judged here on its repair loop, not again on step 6's nodes.
-STEP6_NODES = [double_op("pick"), double_op("fetch")]
+# Step 6's nodes, as the spec says they behave (grader.engine.doubles_graph): a module with the
+# lab's own State layout is judged here on its repair loop, not again on step 6's nodes (step 6
+# judges what reply and giveup say about a call that is not the order's, or after two reasons).
+STEP6_NODES = [double_op("pick"), double_op("fetch"), double_op("reply"), double_op("giveup")]
 
 
 def graph_doubles(**door: object) -> list:
-    """The double ops of a step-7 run: the grader's door in ``call_tool``, step 6's pick and fetch."""
+    """The double ops of a step-7 run: the grader's door in ``call_tool``, step 6's four nodes."""
     return [door_op(**door)] + STEP6_NODES
 
 
@@ -143,7 +144,7 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     ``fallback_empty``: a wrong region for SKU-5000, which has no stock in the fallback
     region either. Between them the two out-of-range limits cover both sides of the clamp.
     Every run has the grader's doubles (:func:`graph_doubles`): its door in ``call_tool``
-    and step 6's pick and fetch; ``two_repairs``, whose sku is drawn, meets the spec's
+    and step 6's nodes; ``two_repairs``, whose sku is drawn, meets the spec's
     table on every route (a slip in the module's STOCK costs step 1, on every seed).
 
     >>> from grader.checks.registry import check_rng

@@ -1,10 +1,11 @@
 """Step 8 checks: ``write_report`` measures the module and writes two files.
 
 Step 8 is judged on ``write_report``'s own logic. Before the report the grader
-puts its doubles in every name the report measures through (LAB_SPEC step 8
-names them): ``call_tool`` (the door of :mod:`grader.engine.doubles_report`),
-``validate_result``, ``validate_args``, ``cache_key`` and ``handle``. A
-mistake of steps 2-7 then cannot reach a step-8 verdict, and the true value
+puts its doubles in every name the report measures through: ``call_tool``
+(the door of :mod:`grader.engine.doubles_report`), ``validate_result`` and
+``handle``, which LAB_SPEC step 8 names, and ``validate_args`` and
+``cache_key``, which a report may call too. A mistake of steps 2-7 then
+cannot reach a step-8 verdict, and the true value
 of every number is read off the calls the doubles recorded: which wrong calls
 ran a tool body, what ``validate_result`` answered, whether the second
 identical call ran the body, what ``handle`` returned for which order.
@@ -17,11 +18,13 @@ that judge it (identical for all of them, so the engine runs it once):
   limit, every value, and what the spec asks of the measurement itself.
 * ``step8/changed`` -- ``write_report()`` into its default folder, with another
   ``MAX_ATTEMPTS``, one more tool, a result contract that keeps big results, a
-  door whose validation comes too late (a wrong value runs the body, then is
-  refused) and a ``handle`` that finds rows at once for every order.
+  door whose validation comes too late (a wrong value in a call with all its
+  arguments runs the body, then is refused), tools that already ran, and a
+  ``handle`` that finds rows at once for both orders the report needs.
 * ``step8/no_cache`` -- another ``MAX_ATTEMPTS``, a result contract without the
   count's minimum, a door that caches nothing (the second identical call runs
-  the body) and a ``handle`` that repairs and still gives up.
+  the body), tools that already ran, and a ``handle`` that repairs and still
+  gives up.
 
 Across the three, every number of the report takes more than one value on
 every seed; the seed only picks values inside a class (the limit, the number
@@ -231,10 +234,11 @@ def _call_line(name: str, entry: dict, note: str = "") -> str:
     return f"{name}({', '.join(show(a, 160) for a in args)}) -> {_outcome(entry)}{note}"
 
 
-ORDER_NOTES = {
-    "repaired": "an order a correct module repairs with one fix",
-    "empty": "a valid order the table has no rows for",
-    "other": "neither an order a correct module repairs with one fix nor a valid one the table has no rows for",
+ORDER_NOTES = {  # the kinds of grader.engine.doubles_report.order_kind
+    "repaired": "an order a correct module ends ok after one fix of its region",
+    "empty": "an order a correct module gives up on with an empty result",
+    "other": "neither an order a correct module ends ok after one fix of its region nor one it gives up on with an "
+             "empty result",
 }
 
 
@@ -355,15 +359,16 @@ def _handle_truth(probe: Probe, obs: dict, values: dict, problems: list, lines: 
     repaired = next((result for kind, result, _ in kinds if kind == "repaired"), None)
     empty = next((result for kind, result, _ in kinds if kind == "empty"), None)
     if repaired is None:
-        problems.append(("repaired", "write_report gave handle no order that a correct module repairs with one fix "
-                         f"(its only fault a wrong region, for a sku with stock in {spec.FALLBACK_REGION!r}, e.g. "
-                         f"{spec.REPAIR_EXAMPLE}): repaired and attempts are measured on such an order."))
+        problems.append(("repaired", "write_report gave handle no order that a correct module ends ok after one "
+                         f"fix of its region (its only fault a wrong region, for a sku with stock in "
+                         f"{spec.FALLBACK_REGION!r}, e.g. {spec.REPAIR_EXAMPLE}): repaired and attempts are "
+                         "measured on such an order."))
     else:
         values["repaired"] = bool(repaired["ok"] is True and repaired["fixes"])
         values["attempts"] = repaired["attempts"]
     if empty is None:
-        problems.append(("gave_up", "write_report gave handle no valid order the table has no rows for (e.g. "
-                         f"{spec.EMPTY_EXAMPLE}): gave_up is measured on such an order."))
+        problems.append(("gave_up", "write_report gave handle no order that a correct module gives up on with an "
+                         f"empty result (e.g. {spec.EMPTY_EXAMPLE}): gave_up is measured on such an order."))
     else:
         values["gave_up"] = empty["ok"] is not True
 
@@ -391,8 +396,9 @@ def _why(probe: Probe, key: str) -> str:
     """What the grader's doubles did for ``key`` in this probe, in one sentence."""
     door = _double_params(probe, DOOR)
     if key == "blocked_before_call":
-        return ("In this report the grader's call_tool validates too late: a wrong value runs the tool body, then the "
-                "call is refused. Count the body runs during write_report's wrong calls (e.g. the change of CALLS)."
+        return ("In this report the grader's call_tool validates too late: a wrong value in a call with all its "
+                "arguments runs the tool body, then the call is refused. Count the body runs during write_report's "
+                "wrong calls (e.g. the change of CALLS)."
                 if door.get("leak") is True else
                 "The grader's call_tool refused every wrong call before its body: none ran.")
     if key == "memo_second_call_runs":
@@ -436,7 +442,6 @@ def _values_judge(probes: list, observations: list, *, one_of_each: bool = True,
                            call=_call_with(operation, lines[key]), expected=f"{key}: {show(encode(values[key]))}",
                            got=f"{key}: {show(report[key])}")
     return Verdict.ok()
-
 
 
 # --------------------------------------------------------------------------- files and the returned dict

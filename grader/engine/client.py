@@ -318,7 +318,11 @@ class EngineClient:
                             writable=self._cgroup.folders() if self._cgroup is not None else ())
 
     def require(self) -> Isolation:
-        """The isolation this client's fork server runs (or would run) under; raises where it cannot be had."""
+        """The isolation this client's fork server runs (or would run) under; raises where it cannot be had.
+
+        >>> EngineClient(sandbox="none").require().sandbox
+        'none'
+        """
         return self.isolation or require(self.sandbox, self.settings or current())
 
     def _send(self, line: bytes) -> None:

@@ -124,7 +124,11 @@ def set_step_user(text: str) -> "tuple[int, int] | None":
 
 
 def step_user() -> "tuple[int, int] | None":
-    """The ``(uid, gid)`` step children switch to, or None."""
+    """The ``(uid, gid)`` step children switch to, or None (what :func:`set_step_user` recorded).
+
+    >>> _ = set_step_user(""); step_user() is None
+    True
+    """
     return _step_user
 
 
@@ -372,7 +376,7 @@ def become_user(uid: int, gid: int) -> None:
 
 
 def sweep_private_tmp(keep: "str | None", tmp: str = "/tmp", shm: str = "/dev/shm") -> None:
-    """(In a sandboxed fork server, between gradings.) Empty its private ``/tmp`` but ``keep``, ``keep`` itself and ``/dev/shm``.
+    """(A sandboxed fork server, between gradings.) Empty its private ``/tmp`` but ``keep``, ``keep``, ``/dev/shm``.
 
     What one learner's steps left there (in bubblewrap without root they may
     write ``/tmp``) never reaches the next learner, nor fills their disk.

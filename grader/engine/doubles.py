@@ -177,10 +177,65 @@ def _tools(module: Any) -> Any:
     return getattr(module, "TOOLS")
 
 
+def spec_contract() -> dict:
+    """LAB_SPEC step 1's ``args`` and ``returns`` of one tool (both tools share them), as a new dict.
+
+    >>> spec_contract()["args"]["limit"]
+    {'type': <class 'int'>, 'required': True, 'min': 1, 'max': 5}
+    """
+    return {
+        "args": {"sku": {"type": str, "required": True},
+                 "region": {"type": str, "required": True, "allowed": list(lab_spec.REGIONS)},
+                 "limit": {"type": int, "required": True, "min": 1, "max": lab_spec.MAX_ROWS}},
+        "returns": {"keys": {"sku": str, "region": str, "rows": list},
+                    "rows": {"max_len": lab_spec.MAX_ROWS,
+                             "item": {"bin": {"type": str}, "count": {"type": int, "min": 0}}}},
+    }
+
+
+class SpecTable:
+    """The module as a double sees it with ``params["contract"] == "spec"``: the spec's contract table.
+
+    ``TOOLS`` holds the spec's two tools with the spec's ``args``/``returns`` (``changes``, a list of
+    ``[tool, key, ..., value]``, applied: the grader's own changes of the contract), and an ``fn`` that
+    calls the module's ``TOOLS[name]["fn"]`` at call time (the grader's spy); ``CACHE`` is the module's.
+    A step-1 slip in the module's table then cannot reach a later step's double.
+
+    >>> view = SpecTable(None, [["stock_lookup", "args", "limit", "max", 3]])
+    >>> view.TOOLS["stock_lookup"]["args"]["limit"]["max"], view.TOOLS["legacy_stock"]["args"]["limit"]["max"]
+    (3, 5)
+    """
+
+    def __init__(self, module: Any, changes: "list | None" = None) -> None:
+        self._module = module
+        self.TOOLS = {name: {"fn": self._tool(name), **spec_contract()} for name in lab_spec.TOOL_NAMES}
+        for *path, value in changes or []:
+            target = self.TOOLS
+            for key in path[:-1]:
+                target = target[key]
+            target[path[-1]] = decode(value)
+
+    def _tool(self, name: str) -> Callable:
+        def fn(**args: Any) -> Any:
+            return getattr(self._module, "TOOLS")[name]["fn"](**args)
+
+        return fn
+
+    @property
+    def CACHE(self) -> Any:  # noqa: N802 - the module attribute's name
+        return getattr(self._module, "CACHE", None)
+
+
 def validate_args_double(module: Any, params: dict) -> Callable:
     """``validate_args`` by LAB_SPEC step 2 over the module's ``TOOLS`` at call time.
 
     ``params["refuse"]``: ``[[tool, args, reason], ...]`` -- exactly those calls give ``reason``.
+
+    >>> import types
+    >>> m = types.SimpleNamespace(TOOLS={"t": {"args": {"s": {"type": str, "required": True}}}})
+    >>> check = validate_args_double(m, {"refuse": [["t", {"s": "x"}, "allowed:s"]]})
+    >>> check("t", {"s": "x"}), check("t", {"s": "y"}), check("t", {"s": 1})
+    ('allowed:s', '', 'type:s')
     """
     refuse = [(tool, args, reason) for tool, args, reason in params.get("refuse") or []]
 
@@ -194,7 +249,13 @@ def validate_args_double(module: Any, params: dict) -> Callable:
 
 
 def validate_result_double(module: Any, params: dict) -> Callable:
-    """``validate_result`` by LAB_SPEC step 4 over the module's ``TOOLS[name]["returns"]`` at call time."""
+    """``validate_result`` by LAB_SPEC step 4 over the module's ``TOOLS[name]["returns"]`` at call time.
+
+    >>> import types
+    >>> returns = {"keys": {"rows": list}, "rows": {"max_len": 1, "item": {}}}
+    >>> validate_result_double(types.SimpleNamespace(TOOLS={"t": {"returns": returns}}), {})("t", {"rows": [{}, {}]})
+    'too_big'
+    """
 
     def validate_result(name: Any, value: Any) -> str:
         return result_reason(_tools(module)[name]["returns"], value)
@@ -203,7 +264,12 @@ def validate_result_double(module: Any, params: dict) -> Callable:
 
 
 def cache_key_double(module: Any, params: dict) -> Callable:
-    """``cache_key`` by LAB_SPEC step 5 (:func:`key_of`)."""
+    """``cache_key`` by LAB_SPEC step 5 (:func:`key_of`).
+
+    >>> key = cache_key_double(None, {})
+    >>> key("t", {"a": 1, "b": 2}) == key("t", {"b": 2, "a": 1}) != key("t", {"a": "1", "b": 2})
+    True
+    """
 
     def cache_key(name: Any, args: Any) -> str:
         return key_of(name, args)
@@ -249,6 +315,13 @@ def call_tool_double(module: Any, params: dict) -> Callable:
     ``params["script"]``: results given in order instead (``{"ok", "value", "error"}``, missing fields
     filled: ``{"error": "args:range:limit"}`` is a failure); a ``None`` entry, or the end of the script,
     means the real door for that call.
+
+    >>> import types
+    >>> tools = {"t": {"fn": lambda n: {"rows": [{}] * n}, "args": {"n": {"type": int, "required": True, "min": 1}},
+    ...               "returns": {"keys": {"rows": list}, "rows": {"max_len": 2, "item": {}}}}}
+    >>> door = call_tool_double(types.SimpleNamespace(TOOLS=tools, CACHE={}), {"script": [{"error": "x"}]})
+    >>> door("t", {"n": 1})["error"], door("t", {"n": 0})["error"], door("t", {"n": 3})["error"], door("t", {"n": 1})
+    ('x', 'args:range:n', 'result:too_big', {'ok': True, 'value': {'rows': [{}]}, 'error': ''})
     """
     script = list(params.get("script") or [])
     own_cache: dict = {}  # when the module has no CACHE dict
@@ -263,7 +336,12 @@ def call_tool_double(module: Any, params: dict) -> Callable:
 
 
 def can_repair_double(module: Any, params: dict) -> Callable:
-    """``can_repair``: true for exactly the spec's three repairable reasons (the learner's choice aside)."""
+    """``can_repair``: true for exactly the spec's three repairable reasons (the learner's choice aside).
+
+    >>> can = can_repair_double(None, {})
+    >>> can("args:allowed:region"), can("result:empty"), can("args:missing:sku")
+    (True, False, False)
+    """
 
     def can_repair(reason: Any) -> bool:
         return reason in lab_spec.REPAIRABLE
@@ -286,6 +364,11 @@ def repair_double(module: Any, params: dict) -> Callable:
 
     The State's field names other than ``errors``/``fixes`` are the learner's: ``params["tool_key"]``
     and ``params["args_key"]`` name them, else ``tool``/``args``, else the one field that fits.
+
+    >>> fix = repair_double(None, {})
+    >>> fix({"tool": "stock_lookup", "args": {"sku": "S", "region": "mars", "limit": 9},
+    ...      "errors": ["args:allowed:region"]})["args"]["region"]
+    'central'
     """
 
     def repair(state: Any) -> dict:
@@ -360,13 +443,16 @@ def make_double(kind: str, module: Any, params: dict, seen: list) -> Callable:
     """The double of ``kind`` for ``module``, recording each call into ``seen`` (see the module docstring).
 
     ``params["when"]``: ``[[args, answer], ...]`` -- a call whose positional arguments equal ``args``
-    (encoded, type-strict) gets ``answer`` (decoded afresh), whatever the kind.
+    (encoded, type-strict) gets ``answer`` (decoded afresh), whatever the kind. ``params["contract"]``
+    ``"spec"``: the kind reads the spec's contract table instead of the module's (:class:`SpecTable`,
+    with ``params["changes"]``).
 
     >>> f = make_double("can_repair", None, {"when": [[["args:missing:sku"], True]]}, [])
     >>> f("args:missing:sku"), f("args:allowed:region"), f("raised:KeyError")
     (True, True, False)
     """
-    impl = DOUBLES[kind](module, params)
+    seen_module = SpecTable(module, params.get("changes")) if params.get("contract") == "spec" else module
+    impl = DOUBLES[kind](seen_module, params)
     when = [(args, answer) for args, answer in params.get("when") or []]
 
     def double(*args: Any, **kwargs: Any) -> Any:

@@ -29,6 +29,7 @@ from typing import Any, Callable
 
 from grader import spec as lab_spec
 from grader.engine import doubles as base
+from grader.engine.encode import decode
 
 # LAB_SPEC step 1: both tools share one argument contract and one result contract.
 SPEC_ARGS = {
@@ -136,7 +137,7 @@ def _with_values(got: Any, values: dict) -> Any:
     return dict(values)
 
 
-def _node_double(name: str, values: Callable[[Any, Any], dict]) -> Callable[[Any, dict], Callable]:
+def _node_double(name: str, values: Callable[[Any, Any, dict], dict]) -> Callable[[Any, dict], Callable]:
     """A factory: run the learner's node ``name``, then put in ``values(module, state)`` (see above).
 
     >>> import types
@@ -159,7 +160,7 @@ def _node_double(name: str, values: Callable[[Any, Any], dict]) -> Callable[[Any
                 got = own(state) if own is not None else None
             except Exception:  # noqa: BLE001 - step 6's node failing is step 6's to judge
                 got = None
-            return _with_values(got, values(module, state))
+            return _with_values(got, values(module, state, params))
 
         node.__name__ = node.__qualname__ = name
         return node
@@ -167,19 +168,23 @@ def _node_double(name: str, values: Callable[[Any, Any], dict]) -> Callable[[Any
     return factory
 
 
-def pick_values(module: Any, state: Any) -> dict:
-    """LAB_SPEC step 6 ``pick``: the order's tool (default stock_lookup) and its values unchanged."""
+def pick_values(module: Any, state: Any, params: dict) -> dict:
+    """LAB_SPEC step 6 ``pick``: the order's tool (default stock_lookup) and its values unchanged.
+
+    ``params["args"]``: these arguments instead (a step-6 check then knows what the call used).
+    """
     order = state["order"]
-    return {"tool": order.get("tool", "stock_lookup"), "args": {k: order[k] for k in lab_spec.ARG_NAMES}}
+    args = decode(params["args"]) if "args" in params else {k: order[k] for k in lab_spec.ARG_NAMES}
+    return {"tool": order.get("tool", "stock_lookup"), "args": args}
 
 
-def reply_values(module: Any, state: Any) -> dict:
+def reply_values(module: Any, state: Any, params: dict) -> dict:
     """LAB_SPEC step 6 ``reply``: the answer from the first row and the arguments of the call that produced it."""
     first, args = state["rows"][0], state["args"]
     return {"answer": f"{args['sku']} in {args['region']}: bin {first['bin']} holds {first['count']}."}
 
 
-def giveup_values(module: Any, state: Any) -> dict:
+def giveup_values(module: Any, state: Any, params: dict) -> dict:
     """LAB_SPEC step 6 ``giveup``: the answer names the last reason in ``errors``."""
     return {"answer": f"Could not answer: {state['errors'][-1]}"}
 
@@ -213,7 +218,9 @@ def fetch_node_double(module: Any, params: dict) -> Callable:
         if result["ok"]:
             update["rows"] = result["value"]["rows"]
         else:
-            update["errors"] = [result["error"]]
+            # params["errors_before"]: reasons recorded ahead of this one (a step-6 check of giveup's
+            # "last reason" needs two, and the naive graph fetches once).
+            update["errors"] = list(params.get("errors_before") or []) + [result["error"]]
         update.update(_attempts_counted(module, own, state, result))
         return update
 
@@ -223,7 +230,8 @@ def fetch_node_double(module: Any, params: dict) -> Callable:
 def _attempts_counted(module: Any, own: Any, state: Any, result: dict) -> dict:
     """``{"attempts": n}`` as the learner's fetch counts it, run with ``call_tool`` answering ``result`` again.
 
-    Nothing when that fetch leaves attempts to another node; ``{"attempts": 1}`` when it fails.
+    Nothing when that fetch leaves attempts to another node (a dict without it); ``{"attempts": 1}``
+    when it fails or returns no update at all (a broken fetch is step 6's to judge).
     """
     door = getattr(module, "call_tool", None)
     setattr(module, "call_tool", lambda *args, **kwargs: copy.deepcopy(result))
@@ -233,7 +241,9 @@ def _attempts_counted(module: Any, own: Any, state: Any, result: dict) -> dict:
         return {"attempts": 1}
     finally:
         setattr(module, "call_tool", door)
-    return {"attempts": got["attempts"]} if isinstance(got, dict) and "attempts" in got else {}
+    if not isinstance(got, dict):
+        return {"attempts": 1}
+    return {"attempts": got["attempts"]} if "attempts" in got else {}
 
 
 DOUBLES: "dict[str, Callable[[Any, dict], Callable]]" = {

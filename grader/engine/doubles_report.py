@@ -18,14 +18,15 @@ double recorded (``double_seen``), whatever the learner's steps 2-7 do.
     What each call did can be read off its record: an ``args:`` error ran the
     body exactly when ``leak`` is on, the reason is one of a value and the
     arguments are the contract's names; any other outcome ran it, unless
-    ``store`` is on and an earlier identical call succeeded. The cache is the door's own (not ``CACHE``), so
-    learner code emptying ``CACHE`` cannot make that reading wrong.
+    ``store`` is on and an earlier identical call succeeded. The cache is the
+    door's own (not ``CACHE``), so learner code emptying ``CACHE`` cannot make
+    that reading wrong.
 ``report_handle`` (for ``handle``)
     Returns ``params[kind]`` for the kind of order it gets (:func:`order_kind`):
-    ``repaired`` -- an order a correct module repairs with one fix (its only
-    fault a wrong region, with stock in the fallback region), ``empty`` -- a
-    valid order the table has no rows for, ``other`` -- anything else. The
-    three results differ, so the grader knows which one each call got.
+    ``repaired`` -- an order a correct module's ``handle`` ends ok after one
+    fix, of a wrong region; ``empty`` -- one it gives up on with an empty
+    result; ``other`` -- anything else. The three results differ, so the
+    grader knows which one each call got.
 
 Example::
 
@@ -121,12 +122,46 @@ def _spec_result(tool: str, args: dict) -> dict:
     return lab_spec.lookup_result(args["sku"], args["region"], limit)
 
 
+_FIXES = {  # LAB_SPEC step 7: the fix of each repairable reason, as (tool, args) -> (tool, args)
+    lab_spec.REPAIR_REGION: lambda tool, args: (tool, {**args, "region": lab_spec.FALLBACK_REGION}),
+    lab_spec.REPAIR_LIMIT: lambda tool, args: (tool, {**args, "limit": min(max(args["limit"], 1),
+                                                                             lab_spec.MAX_ROWS)}),
+    lab_spec.REPAIR_TOOL: lambda tool, args: ("stock_lookup", args),
+}
+
+
+def spec_run(tool: str, args: dict) -> "tuple[bool, list[str]]":
+    """``(ok, errors)`` of a correct module's ``handle`` (LAB_SPEC steps 2-7 over the spec's table).
+
+    >>> spec_run("stock_lookup", {"sku": "SKU-9999", "region": "mars", "limit": 2})
+    (False, ['args:allowed:region', 'result:empty'])
+    """
+    errors: list = []
+    for attempt in range(1, lab_spec.MAX_ATTEMPTS + 1):
+        reason = base.args_reason(_SPEC_TOOLS, tool, args)
+        if reason:
+            error = lab_spec.ARGS_PREFIX + reason
+        else:
+            reason = base.result_reason(_SPEC_RETURNS, _spec_result(tool, args))
+            error = lab_spec.RESULT_PREFIX + reason if reason else ""
+        if not error:
+            return True, errors
+        errors.append(error)
+        if error not in _FIXES or attempt == lab_spec.MAX_ATTEMPTS:
+            return False, errors
+        tool, args = _FIXES[error](tool, args)
+    return False, errors
+
+
 def order_kind(order: Any) -> str:
     """``repaired``, ``empty`` or ``other``: what a correct module's ``handle`` does with ``order``.
 
+    ``repaired``: ends ok after exactly one fix, of a wrong region; ``empty``:
+    gives up on an empty result (LAB_SPEC step 8's two orders).
+
     >>> order_kind({"sku": "SKU-5000", "region": "mars", "limit": 2})  # no stock in the fallback region
-    'other'
-    >>> order_kind({"sku": "SKU-9999", "region": "", "limit": 2}), order_kind({"sku": "SKU-1001"})
+    'empty'
+    >>> order_kind({"sku": "SKU-1001", "region": "mars", "limit": 0}), order_kind({"sku": "SKU-1001"})
     ('other', 'other')
     """
     if not isinstance(order, dict) or not all(key in order for key in lab_spec.ARG_NAMES):
@@ -134,17 +169,12 @@ def order_kind(order: Any) -> str:
     tool = order.get("tool", "stock_lookup")
     if type(tool) is not str or tool not in _SPEC_TOOLS:
         return "other"
-    args = {key: order[key] for key in lab_spec.ARG_NAMES}
-    reason = base.args_reason(_SPEC_TOOLS, tool, args)
-    if not reason:
-        empty = base.result_reason(_SPEC_RETURNS, _spec_result(tool, args)) == lab_spec.EMPTY
-        return "empty" if empty else "other"
-    if lab_spec.ARGS_PREFIX + reason != lab_spec.REPAIR_REGION:
-        return "other"
-    fixed = {**args, "region": lab_spec.FALLBACK_REGION}
-    if base.args_reason(_SPEC_TOOLS, tool, fixed) or base.result_reason(_SPEC_RETURNS, _spec_result(tool, fixed)):
-        return "other"
-    return "repaired"
+    ok, errors = spec_run(tool, {key: order[key] for key in lab_spec.ARG_NAMES})
+    if ok and errors == [lab_spec.REPAIR_REGION]:
+        return "repaired"
+    if not ok and errors[-1] == lab_spec.NOT_REPAIRABLE:
+        return "empty"
+    return "other"
 
 
 def report_handle(module: Any, params: dict) -> Callable:

@@ -64,6 +64,11 @@ PRELOAD = ("langgraph.graph", "grader.engine.probes", "grader.engine.encode", "g
            "langchain_core.tracers.stdout")
 
 
+# How an exception of the fork server itself (a full /tmp for a scratch folder...) begins the
+# ``infra_error`` of the steps it could not run: the grader's failure, never the learner's.
+SERVER_FAILED = "the grader's worker could not run the step: "
+
+
 def serve() -> None:
     """Main loop of the fork server: one request per stdin line, result lines on stdout.
 
@@ -141,7 +146,8 @@ def _serve_requests(channel_in, channel_out: int, *, sweep: bool = False) -> Non
         except BrokenPipeError:  # the client is gone: nothing left to serve
             break
         except Exception as exc:  # a malformed request: say so, keep serving
-            reply = {"type": "done", "request": request_id, "infra_error": f"{type(exc).__name__}: {exc}"}
+            reply = {"type": "done", "request": request_id,
+                     "infra_error": f"{SERVER_FAILED}{type(exc).__name__}: {exc}"}
         try:
             write_line(channel_out, reply)
         except BrokenPipeError:

@@ -36,6 +36,7 @@ HIDDEN_SUBPACKAGES = ("checks", "batch", "service", "course", "outputs")
 # Of /etc, only what the dynamic loader and the clock read: no accounts, no hosts, no keys.
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 SYSTEM_DIRS = ("/usr", "/bin", "/lib", "/lib32", "/lib64", "/libx32", "/sbin")
+SANDBOX_MADE = ("/tmp", "/dev", "/proc")  # made by bubblewrap itself, never bound from here
 GRADING_USER_FIX = ("create it once, as root: useradd --system --no-create-home --shell /usr/sbin/nologin "
                     "--user-group {user}")
 
@@ -129,10 +130,10 @@ def require(sandbox: str, settings: "Settings | None" = None) -> Isolation:
 def grading_account(name: str) -> "tuple[str, int, int]":
     """(name, uid, gid) of the grading account ``name``; raise if it is missing or is root.
 
-    >>> grading_account("root")
+    >>> grading_account("root")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    grader.engine.sandbox.IsolationUnavailable: the grading account 'root' is root: learner code must not run as root; set $AGTOOL_GRADING_USER to an unprivileged account
+    grader.engine.sandbox.IsolationUnavailable: the grading account 'root' is root: learner code must not run as root...
     """
     try:
         entry = pwd.getpwnam(name) if name else None
@@ -258,7 +259,10 @@ def allowed_paths(keep: "list[str] | tuple[str, ...]" = ()) -> "list[str]":
     outer: "list[str]" = []
     for path in found:
         covered = any(path == o or path.startswith(o.rstrip("/") + "/") for o in (*outer, *SYSTEM_DIRS))
-        if not covered and path != "/":
+        # Never a folder the sandbox makes itself, nor one above it: a script's folder /tmp on the
+        # import path would hide the private /tmp (a folder below /tmp is bound over it, as wanted).
+        own = any(path == d or d.startswith(path.rstrip("/") + "/") for d in SANDBOX_MADE)
+        if not covered and not own:
             outer.append(path)
     return outer
 
@@ -305,7 +309,11 @@ _bwrap_checked: "str | None" = None
 
 
 def bwrap_problem() -> str:
-    """Why bubblewrap cannot run the fork server here (``""``: it can); probed once per process."""
+    """Why bubblewrap cannot run the fork server here (``""``: it can); probed once per process.
+
+    >>> bwrap_problem() == "" if bwrap_usable() else bwrap_problem().startswith("bubblewrap")
+    True
+    """
     global _bwrap_checked
     if _bwrap_checked is None:
         _bwrap_checked = _probe_bwrap()

@@ -2,13 +2,15 @@
 
 Learners submit their ``tools.py`` from the notebook; each attempt is stored
 (``db``), graded in worker processes (``queue``: learner code never runs in
-the service's process), and shown to the learner and to instructors through
+the service's process; ``fairness`` shares the workers between learners),
+and shown to the learner and to instructors through
 a JSON API and pages (``app``, ``pages``, ``classview``); the course policy
 is applied to stored attempts by ``attempt_policy``; the class's downloads are
 :mod:`grader.outputs`' own functions (``exports`` names and caches them).
 ``command`` holds the ``serve`` options (``options``: their plain values);
-``serve`` runs it all.
+``serve`` runs it all; ``hubauth`` caches the hub's answers about tokens.
 
 May import: ``grader.batch``, ``grader.outputs``, ``grader.course`` and
-everything below them; nothing imports this package but the command line.
+everything below them, and ``grader.engine.sandbox`` (the start-up check of
+the isolation); nothing imports this package but the command line.
 """

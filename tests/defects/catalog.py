@@ -168,7 +168,7 @@ DEFECTS: dict[str, Defect] = {
                                   '    graph.add_edge(START, "choose")\n    graph.add_edge("choose", "fetch")'),
                                  affects=(7,), why="pick registered as 'choose'"),
     "step6/naive_ok": d(("holds {first['count']}.", "has stock."), why="the count left out of the answer"),
-    "step6/naive_failure_path": d(('f"Could not answer: {state[\'errors\'][-1]}"', '"Could not answer."'), affects=(7,)),
+    "step6/naive_failure_path": d(('f"Could not answer: {state[\'errors\'][-1]}"', '"Could not answer."')),
     "step6/naive_empty": d(('return "reply" if state["ok"] else "giveup"',
                             'return "reply" if state["ok"] or state["errors"][-1] == "result:empty" else "giveup"'),
                            why="an empty result goes to reply"),
@@ -193,7 +193,11 @@ DEFECTS: dict[str, Defect] = {
                              '    result["tool_runs"] = sum(CALLS.values()) - before\n'
                              '    if not result["ok"]:\n        result["answer"] = "Sorry, nothing in stock."\n'),
                             why="handle hides the reason"),
-    "step7/giveup_after_fallback_empty": d(("state['errors'][-1]}", "state['errors'][0]}"), why="giveup quotes the first reason"),
+    "step7/giveup_after_fallback_empty": d(('    result["tool_runs"] = sum(CALLS.values()) - before\n',
+                                            '    result["tool_runs"] = sum(CALLS.values()) - before\n'
+                                            '    if not result["ok"]:\n'
+                                            '        result["answer"] = f"Could not answer: {result[\'errors\'][0]}"\n'),
+                                           why="handle rewrites the answer with the first reason"),
     "step7/giveup_raised": d(('    return reason in REPAIRS\n', '    return reason in REPAIRS or reason.startswith("raised:")\n'),
                              affects=(8,)),
     "step7/max_attempts_runtime": d(("MAX_ATTEMPTS = 3\n", "MAX_ATTEMPTS = 3\n_LIMIT_AT_IMPORT = MAX_ATTEMPTS\n"),
@@ -202,9 +206,11 @@ DEFECTS: dict[str, Defect] = {
     "step7/handle_shape": d(('    result["tool_runs"] = sum(CALLS.values()) - before\n', '    result["runs"] = sum(CALLS.values()) - before\n')),
     "step7/tool_runs_measured": d(('    result["tool_runs"] = sum(CALLS.values()) - before\n', '    result["tool_runs"] = len(result["calls"])\n'),
                                   why="fetches counted instead of tool runs"),
-    "step7/answer_names_used_args": d(('    args = state["args"]\n    return {\n        "answer"',
-                                       '    args = state["order"]\n    return {\n        "answer"'),
-                                      why="the answer built from the order: after a repair it names 'mars'"),
+    "step7/answer_names_used_args": d(('    result["tool_runs"] = sum(CALLS.values()) - before\n',
+                                       '    result["tool_runs"] = sum(CALLS.values()) - before\n'
+                                       '    if result["ok"]:\n'
+                                       '        result["answer"] = result["answer"].replace(FALLBACK_REGION, order["region"])\n'),
+                                      why="handle names the order's region: after a repair it says 'mars'"),
     "step7/calls_keep_history": d(('    tool, args = state["tool"], dict(state["args"])', '    tool, args = state["tool"], state["args"]'),
                                   ('    return tool, {**args, "region": FALLBACK_REGION}, f"region',
                                    '    args["region"] = FALLBACK_REGION\n    return tool, args, f"region'),

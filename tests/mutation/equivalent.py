@@ -17,7 +17,7 @@ _PROSE = "tool_report.md's text outside its four headings and the limit is the l
 _LAYOUT = "layout of tool_report.json only: it parses to the same report"
 _GIVEUP_ROWS = "the spec asks of giveup only an answer naming the last reason; its rows are the learner's choice"
 _REPAIR_ORDER = "still a wrong-region order that one fix repairs: which one is the learner's choice (spec, step 8)"
-_EMPTY_ORDER = "still a valid order the table has no rows for: which one is the learner's choice (spec, step 8)"
+_EMPTY_ORDER = "still an order a correct handle gives up on with result:empty: which one is the learner's choice"
 _MEMO_ARGS = "still two identical successful calls: which arguments is the learner's choice (spec, step 8)"
 
 EQUIVALENT: "dict[str, str]" = {
@@ -38,6 +38,7 @@ EQUIVALENT: "dict[str, str]" = {
     "_measure:15:int_up:0": _REPAIR_ORDER,
     "_measure:15:int_down:0": _REPAIR_ORDER,
     "_measure:16:str_empty:3": _EMPTY_ORDER,
+    "_measure:16:str_empty:4": _EMPTY_ORDER,
     "_measure:16:int_up:0": _EMPTY_ORDER,
     "_measure:16:int_down:0": _EMPTY_ORDER,
     "write_report:9:kwarg_drop:1": _ESCAPES,

@@ -13,7 +13,24 @@ _CALL = '        value = TOOLS[name]["fn"](**args)'
 _ROW = '        {"bin": row["bin"], "count": row["count"]}\n        for row in STOCK'
 _PICK_ARGS = 'args = {"sku": order["sku"], "region": order["region"], "limit": order["limit"]}'
 
+_REPLY_ARGS = '    args = state["args"]\n    return {\n        "answer"'
+_GIVEUP = 'f"Could not answer: {state[\'errors\'][-1]}"'
+
 MISTAKES: dict = {
+    # -- reply and giveup judged on the grader's own data (its pick uses another region than the
+    #    order's; its fetch records a reason ahead of the call's): step 6, never step 7.
+    "reply_names_the_orders_region": ("step6/naive_ok", d(
+        (_REPLY_ARGS, '    args = state["order"]\n    return {\n        "answer"'))),
+    "reply_names_the_orders_values_over_the_calls": ("step6/naive_ok", d(
+        (_REPLY_ARGS, '    args = {**state["args"], **state["order"]}\n    return {\n        "answer"'))),
+    "reply_reads_region_from_the_order_only": ("step6/naive_ok", d(
+        (_REPLY_ARGS, '    args = {**state["args"], "region": state["order"]["region"]}\n    return {\n        "answer"'))),
+    "giveup_quotes_the_first_reason": ("step6/naive_failure_path", d(
+        (_GIVEUP, 'f"Could not answer: {state[\'errors\'][0]}"'))),
+    "giveup_quotes_every_reason_but_the_last": ("step6/naive_failure_path", d(
+        (_GIVEUP, 'f"Could not answer: {\', \'.join(state[\'errors\'][:-1]) or state[\'errors\'][0]}"'))),
+    "giveup_quotes_the_reason_before_last": ("step6/naive_failure_path", d(
+        (_GIVEUP, 'f"Could not answer: {state[\'errors\'][-2:][0]}"'))),
     # -- the tool called another way than fn(**args): step 3's rule, never step 6's pick check.
     "tool_called_positionally": ("step3/calls_through_table", d(
         (_CALL, '        value = TOOLS[name]["fn"](args["sku"], args["region"], args["limit"])'))),

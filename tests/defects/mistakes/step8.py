@@ -65,6 +65,6 @@ MISTAKES: dict = {
         ('"rows": [{"bin": "N-01", "count": -1}]},', '"rows": [{"bin": "N-01", "count": "-1"}]},'))),
     "repair_order_without_fallback_stock": ("step8/json_values", d(
         (_REPAIR_ORDER, '    repaired = handle({"sku": "SKU-5000", "region": "mars", "limit": 2})'))),
-    "empty_order_with_a_wrong_region": ("step8/json_values", d(
-        (_EMPTY_ORDER, '    empty = handle({"sku": "SKU-9999", "region": "mars", "limit": 2})'))),
+    "gave_up_on_an_order_with_rows": ("step8/json_values", d(
+        (_EMPTY_ORDER, '    empty = handle({"sku": "SKU-1001", "region": "north", "limit": 2})'))),
 }

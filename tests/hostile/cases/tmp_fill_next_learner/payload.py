@@ -12,7 +12,8 @@ def _fill():
         for _size, _most in ((4 << 20, 100), (64 << 10, 64), (4 << 10, 64)):  # under the step's file size limit
             for _n in range(_most):
                 try:
-                    with open(_htf.path.join(_place, f".agtool-hostile-fill-{_htf.getpid()}-{_size}-{_n}"), "wb") as _fh:
+                    _name = f".agtool-hostile-fill-{_htf.getpid()}-{_size}-{_n}"
+                    with open(_htf.path.join(_place, _name), "wb") as _fh:
                         _fh.write(b"\1" * _size)
                         _total += _size
                 except OSError:
