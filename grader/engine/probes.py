@@ -22,7 +22,8 @@ Probe kinds (``PROBES``):
     ``cache`` (read ``CACHE`` keys), ``attr`` (read a module name), ``keys``
     (the keys of a module dict), ``report`` (run ``write_report`` and read the
     two files back), ``double`` (put a grader double in a module name; its
-    calls come back under ``double_seen``: :mod:`grader.engine.doubles`). After every operation the spy run counts and ``CALLS``
+    calls come back under ``double_seen``: :mod:`grader.engine.doubles`).
+    After every operation the spy run counts and ``CALLS``
     are recorded. A ``call`` with ``args_after`` also records its arguments
     as they are after the call (``args_after``: did the call write into them?).
     A spy may raise ``KeyboardInterrupt`` or ``SystemExit``; when that very

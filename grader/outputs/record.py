@@ -169,10 +169,23 @@ def attempt_record(attempt, *, credit: "dict | None" = None) -> LearnerRecord:
     """The record of one of the service's stored attempts (an object with ``learner``, ``id``, ``sha256``,
     ``seed``, ``report`` (JSON text) and ``submitted_at``).
 
+    With a ``counted_report`` (the service's seed key) the record is the keyed
+    batch's: ``report``/``seed`` are the counted run (instructor-only files),
+    ``feedback_report``/``feedback_seed`` the run the learner was shown.
+
     >>> from types import SimpleNamespace as A
     >>> attempt_record(A(learner="ana", id=4, sha256="ab", seed=1, report='{"score": 1}')).source
     'ana/attempt-4/tools.py'
+    >>> r = attempt_record(A(learner="ana", id=4, sha256="ab", seed=1, report='{"seed": 1, "score": 2}',
+    ...                      counted_report='{"seed": 99, "score": 1}'))
+    >>> r.seed, r.score, r.feedback_seed, r.feedback_report["score"]
+    (99, 1, 1, 2)
     """
+    shown = json.loads(attempt.report)
+    counted = getattr(attempt, "counted_report", None)
+    runs = {"seed": attempt.seed, "report": shown}
+    if counted:
+        counted = json.loads(counted)
+        runs = {"seed": counted.get("seed"), "report": counted, "feedback_seed": attempt.seed, "feedback_report": shown}
     return LearnerRecord(learner=attempt.learner, source=f"{attempt.learner}/attempt-{attempt.id}/tools.py",
-                         sha256=attempt.sha256, seed=attempt.seed, report=json.loads(attempt.report),
-                         attempt=attempt.id, credit=credit)
+                         sha256=attempt.sha256, attempt=attempt.id, credit=credit, **runs)

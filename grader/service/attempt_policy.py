@@ -109,7 +109,9 @@ def credited_records(attempts, policy: Policy) -> "list[LearnerRecord]":
     records = []
     for learner in sorted(by_learner):
         mine = {a.id: a for a in by_learner[learner]}
-        got = credit([Attempt(a.id, a.submitted_at, json.loads(a.report)) for a in mine.values()], policy)
+        # The counted run's report when there is one: the weights apply to the checks that count.
+        got = credit([Attempt(a.id, a.submitted_at, json.loads(getattr(a, "counted_report", None) or a.report))
+                      for a in mine.values()], policy)
         records.append(attempt_record(mine[got.attempt], credit=got.to_dict()))
     return records
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from grader.service.options import MAX_BYTES, MAX_LEARNER_BYTES, MAX_UPLOADS, RA
 from grader.settings import Settings, current
 
 REFERENCE = Path(__file__).resolve().parents[2] / "solutions" / "tools.py"  # a checkout's, or none installed
+KEY_FILE = "seed.key"  # in --data-dir: the class's seed key when neither --seed-key-file nor $AGTOOL_SEED_KEY
 
 
 def add_serve_parser(subparsers, settings=None) -> argparse.ArgumentParser:
@@ -73,6 +75,10 @@ def add_serve_parser(subparsers, settings=None) -> argparse.ArgumentParser:
                    help="the reference solution similarity compares each learner with (read by the service "
                         "only, never served); default: solutions/tools.py of this install or checkout if there "
                         "is one; 'none': compare learners only")
+    p.add_argument("--seed-key-file", default=None, metavar="FILE",
+                   help="the assignment's secret seed key: the grade that counts is drawn from a seed derived "
+                        "from it and the learner, the same for every attempt (default: $AGTOOL_SEED_KEY, else "
+                        f"--data-dir/{KEY_FILE}, made at the first start); never served, never logged")
     p.add_argument("--url", default=None, help="where to listen (default: $JUPYTERHUB_SERVICE_URL)")
     p.add_argument("--prefix", default=None, help="route prefix (default: $JUPYTERHUB_SERVICE_PREFIX or /)")
     p.set_defaults(func=run_serve)
@@ -100,6 +106,8 @@ def run_serve(args) -> int:
         except RosterError as exc:
             raise SystemExit(f"agtool-grade serve: {exc}")
     args.references = reference_texts(getattr(args, "reference", "auto"))
+    environment = getattr(args, "settings", None) or current()
+    args.seed_key = seed_key(getattr(args, "seed_key_file", None), environment.seed_key, args.data_dir)
     requested = args.sandbox or (getattr(args, "settings", None) or current()).sandbox or "auto"
     # With Dask the workers are elsewhere: the engine there refuses a sandbox it cannot make.
     probe = (lambda _requested: "") if args.executor == "dask" else sandbox_problem
@@ -159,6 +167,42 @@ def start_sandbox(requested: str, insecure: bool, problem) -> "tuple[str, str]":
     if not insecure:
         raise SystemExit(refusal(why))
     return "none", why
+
+
+def seed_key(file: "str | None", environment: str, data_dir: "str | Path") -> bytes:
+    """The seed key: ``file``'s, else ``environment`` (``$AGTOOL_SEED_KEY``), else ``data_dir/seed.key``.
+
+    A key file that does not exist is made (mode 0600, a fresh key in the
+    format of ``grader.seeds.new_key``) and read at every later start; the
+    bytes are those ``batch --seed-key-file`` reads from the same file.
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> first = seed_key(None, "", folder); first == seed_key(None, "", folder), len(first)
+    (True, 64)
+    >>> seed_key(None, " k1 ", folder)
+    b'k1'
+    """
+    if not file and environment.strip():
+        return environment.strip().encode("utf-8")
+    path = Path(file) if file else Path(data_dir) / KEY_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # never a key others could read
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise SystemExit(f"agtool-grade serve: cannot make the seed key file {path} ({exc.strerror})")
+    else:
+        with os.fdopen(made, "w", encoding="utf-8") as out:
+            out.write(secrets.token_hex(32) + "\n")
+    try:
+        key = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SystemExit(f"agtool-grade serve: the seed key file {path} cannot be read ({type(exc).__name__})")
+    if not key:
+        raise SystemExit(f"agtool-grade serve: the seed key file {path} is empty; restore the key it held")
+    return key.encode("utf-8")
 
 
 def reference_texts(reference: "str | None") -> "dict[str, str]":

@@ -62,7 +62,11 @@ class Attempt(Base):
     max_score: Mapped[int | None] = mapped_column(Integer)
     report: Mapped[str | None] = mapped_column(Text)  # Report.to_dict() as JSON
     graded_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
-    stored_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)  # source + report kept
+    stored_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)  # source + reports kept
+    # With a seed key: the run that counts (hidden per-learner seed; score/max_score are its). ``seed`` and
+    # ``report`` stay the run the learner is shown. Never in a learner-facing response.
+    counted_report: Mapped[str | None] = mapped_column(Text)
+    key_fingerprint: Mapped[str | None] = mapped_column(String(16))  # of the key the counted run was drawn with
 
     __table_args__ = (Index("ix_attempts_learner_id", "learner", "id"), Index("ix_attempts_status", "status"))
 
@@ -71,9 +75,27 @@ class Attempt(Base):
         return _summary(self)
 
     def detail(self) -> dict:
-        """``GET api/submissions/ID``: the summary, the seed, and the report once graded."""
-        return {**self.summary(), "seed": self.seed, "graded_at": iso(self.graded_at),
-                "report": json.loads(self.report) if self.report else None}
+        """``GET api/submissions/ID``: the summary, the shown run's seed and report, and the hidden checks failed.
+
+        ``hidden_failed``: ids and titles (never calls, values or hints, never
+        the seed) of the checks the counted run failed and the shown run passed.
+        """
+        report = json.loads(self.report) if self.report else None
+        hidden = hidden_failed(json.loads(self.counted_report), report) if self.counted_report and report else []
+        return {**self.summary(), "seed": self.seed, "graded_at": iso(self.graded_at), "report": report,
+                "hidden_failed": hidden}
+
+
+def hidden_failed(counted: dict, shown: dict) -> "list[dict]":
+    """The checks failed in the counted run and passed in the shown one, as ``{"id", "title"}`` only.
+
+    >>> hidden_failed({"checks": [{"id": "a", "title": "A", "passed": False, "got": "42"}]},
+    ...               {"checks": [{"id": "a", "title": "A", "passed": True}]})
+    [{'id': 'a', 'title': 'A'}]
+    """
+    passed = {c.get("id") for c in shown.get("checks", []) if c.get("passed")}
+    return [{"id": c.get("id"), "title": c.get("title")} for c in counted.get("checks", [])
+            if not c.get("passed") and c.get("id") in passed]
 
 
 REGRADING = "being graded again: the grader failed, not your code; this attempt does not count until then"
@@ -294,7 +316,7 @@ class Store:
         """
         with self.session() as s, s.begin():
             done = s.execute(update(Attempt).where(Attempt.id == attempt_id, Attempt.status == ERROR)
-                             .values(status=QUEUED, report=None, graded_at=None,
+                             .values(status=QUEUED, report=None, counted_report=None, graded_at=None,
                                      stored_bytes=func.length(Attempt.source)))
             return done.rowcount == 1
 
@@ -312,7 +334,7 @@ class Store:
             ids = list(s.scalars(select(Attempt.id).where(Attempt.status == ERROR).order_by(Attempt.id)))
             if ids:
                 s.execute(update(Attempt).where(Attempt.id.in_(ids), Attempt.status == ERROR)
-                          .values(status=QUEUED, report=None, graded_at=None,
+                          .values(status=QUEUED, report=None, counted_report=None, graded_at=None,
                                   stored_bytes=func.length(Attempt.source)))
             return ids
 
@@ -338,28 +360,64 @@ class Store:
                 return None
             return s.get(Attempt, attempt_id)
 
-    def finish(self, attempt_id: int, status: str, report: dict) -> bool:
+    def finish(self, attempt_id: int, status: str, report: dict, counted: "dict | None" = None,
+               fingerprint: "str | None" = None) -> bool:
         """Store the result of one grading, once: False (and nothing written) if the attempt was already finished.
 
-        An ``error`` (the grading machinery failed) keeps its report but no
-        score: it is not a grade.
+        ``report`` is the run the learner is shown; ``counted`` (with a seed
+        key) the run that counts, whose score is stored, with the key's
+        ``fingerprint``. An ``error`` (the grading machinery failed) keeps its
+        report but no score: it is not a grade.
 
         >>> store = Store("sqlite://")
         >>> a = store.add_attempt("ana", b"x", seed=1); _ = store.take(a)
         >>> store.finish(a, "error", {"score": 0, "max_score": 2}), store.get(a).score
         (True, None)
+        >>> b = store.add_attempt("ana", b"x", seed=2); _ = store.take(b)
+        >>> _ = store.finish(b, "graded", {"score": 2, "max_score": 2}, counted={"score": 1, "max_score": 2})
+        >>> store.get(b).score
+        1
         """
         if status not in (GRADED, ERROR):
             raise ValueError(f"an attempt finishes as {GRADED!r} or {ERROR!r}, not {status!r}")
         graded = status == GRADED
+        counting = counted if counted is not None else report
         text = json.dumps(report, sort_keys=True, ensure_ascii=False)
+        hidden = None if counted is None else json.dumps(counted, sort_keys=True, ensure_ascii=False)
+        size = len(text.encode("utf-8")) + len((hidden or "").encode("utf-8"))
         with self.session() as s, s.begin():
             done = s.execute(update(Attempt).where(Attempt.id == attempt_id, Attempt.status.in_(UNFINISHED))
-                             .values(status=status, score=report.get("score") if graded else None,
-                                     max_score=report.get("max_score") if graded else None,
-                                     report=text, graded_at=utcnow(),
-                                     stored_bytes=func.length(Attempt.source) + len(text.encode("utf-8"))))
+                             .values(status=status, score=counting.get("score") if graded else None,
+                                     max_score=counting.get("max_score") if graded else None,
+                                     report=text, counted_report=hidden, key_fingerprint=fingerprint,
+                                     graded_at=utcnow(), stored_bytes=func.length(Attempt.source) + size))
             return done.rowcount == 1
+
+    def fingerprints(self) -> "set[str]":
+        """The fingerprints of the seed keys stored attempts were counted with (one, unless the key changed).
+
+        >>> Store("sqlite://").fingerprints()
+        set()
+        """
+        with self.session() as s:
+            return set(s.scalars(select(Attempt.key_fingerprint).where(Attempt.key_fingerprint.is_not(None))
+                                 .distinct()))
+
+    def requeue_uncounted(self) -> list[int]:
+        """Queue again every graded attempt without a counted run (stored before the seed key): their ids.
+
+        >>> store = Store("sqlite://")
+        >>> a = store.add_attempt("ana", b"x", seed=1); _ = store.take(a); _ = store.finish(a, "graded", {})
+        >>> store.requeue_uncounted(), store.get(a).status
+        ([1], 'queued')
+        """
+        with self.session() as s, s.begin():
+            ids = list(s.scalars(select(Attempt.id).where(Attempt.status == GRADED, Attempt.counted_report.is_(None))
+                                 .order_by(Attempt.id)))
+            if ids:
+                s.execute(update(Attempt).where(Attempt.id.in_(ids), Attempt.status == GRADED)
+                          .values(status=QUEUED, graded_at=None))
+            return ids
 
     def finished(self) -> list[Attempt]:
         """Every graded attempt (with its report), oldest first: what the class outputs are built from."""

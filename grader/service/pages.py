@@ -79,6 +79,23 @@ def feedback_html(report: "dict | None") -> str:
     return "".join(parts) + (f"<ul>{''.join(items)}</ul>" if items else "")
 
 
+HIDDEN = ("Your grade is computed on hidden cases that stay the same for every attempt; these checks failed "
+          "there but passed on the cases shown. Your code is right for some values and not others: try "
+          "<code>agtool-grade check tools.py --seed N</code> with other seeds.")
+
+
+def hidden_html(hidden: "list[dict] | None") -> str:
+    """The checks failed on the hidden cases only: ids and titles, never their calls or values.
+
+    >>> hidden_html([{"id": "step1/<b>", "title": "t"}]).count("&lt;b&gt;"), hidden_html([])
+    (1, '')
+    """
+    if not hidden:
+        return ""
+    items = "".join(f"<li><code>{esc(c.get('id'))}</code>: {esc(c.get('title'))}</li>" for c in hidden)
+    return f"<p class=bad>{HIDDEN}</p><ul>{items}</ul>"
+
+
 def course_html(course: "dict | None") -> str:
     """The course policy as a learner sees it: due date, late date and credit, which attempt counts, attempts left.
 
@@ -117,7 +134,7 @@ def learner_page(learner: str, attempts: list[dict], *, prefix: str, is_instruct
     for a in attempts:
         rows.append(f"<h3>attempt {esc(a['id'])} &middot; {esc(a['submitted_at'])} &middot; {_score(a)}</h3>"
                     f"<p><small>sha256 {esc(a['sha256'])} &middot; seed {esc(a.get('seed'))}</small></p>"
-                    f"{feedback_html(a.get('report'))}")
+                    f"{feedback_html(a.get('report'))}{hidden_html(a.get('hidden_failed'))}")
     link = f'<p><a href="{esc(prefix)}class">the class page</a></p>' if is_instructor else ""
     body = (f"<h1>Your attempts, {esc(learner)}</h1>{link}{course_html(course)}"
             "<p>Submit from a notebook with <code>from agtool_lab.submit import submit; submit()</code>.</p>"

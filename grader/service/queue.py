@@ -39,7 +39,9 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import heapq
+import hmac
 import logging
 import queue as stdlib_queue
 import threading
@@ -48,7 +50,7 @@ from functools import partial
 from typing import Callable
 
 from grader.batch.pool import WorkerPool  # the batch's pool: same kill and replace rules
-from grader.batch.run import GRACE
+from grader.batch.run import GRACE, SeedPlan
 from grader.batch.task import SUBMISSION_TIMEOUT, GradeTask, failed_report, grade_task, step_timeout, warm_engine
 from grader.messages import WORKER_DIED, cluster_failed, over_time
 from grader.report import STEPS, FailureKind, failure_of
@@ -89,14 +91,61 @@ def status_of(report: dict) -> str:
     return ERROR if failure is not None and failure.retry else GRADED
 
 
-def grade_attempt(item: "tuple[int, GradeTask]", grade_fn=None) -> dict:
-    """Run in a worker: grade the task of ``(attempt id, task)`` (the pool hands the whole item back with it).
+def status_of_runs(runs: dict) -> str:
+    """:func:`status_of` of both runs of an attempt: ``error`` when either failed (both are graded again).
 
-    >>> grade_attempt((1, task_for(__import__("types").SimpleNamespace(id=1, learner="a", source=b"x",
-    ...               sha256="", seed=1))), grade_fn=lambda submission, **kw: 1/0)["error"][:18]
-    'the grader failed:'
+    >>> failed = {"failure": {"kind": "grader", "message": "died"}}
+    >>> status_of_runs({"feedback": {}, "grade": failed}), status_of_runs({"feedback": {}, "grade": None})
+    ('error', 'graded')
     """
-    return grade_task(item[1], grade_fn)
+    reports = [r for r in (runs["feedback"], runs.get("grade")) if r is not None]
+    return ERROR if any(status_of(r) == ERROR for r in reports) else GRADED
+
+
+class KeyChanged(RuntimeError):
+    """The seed key is not the one the stored counted grades were drawn with (the service does not start)."""
+
+
+def check_key(store: Store, key: bytes) -> None:
+    """Refuse a seed key other than the one the stored attempts were counted with: their grades would change.
+
+    >>> store = Store("sqlite://"); a = store.add_attempt("ana", b"x", seed=1); _ = store.take(a)
+    >>> _ = store.finish(a, "graded", {}, counted={}, fingerprint=fingerprint(b"k"))
+    >>> check_key(store, b"k")
+    >>> try:
+    ...     check_key(store, b"other")
+    ... except KeyChanged as exc:
+    ...     print(str(exc)[:22])
+    the seed key changed: 
+    """
+    if store.fingerprints() - {fingerprint(key)}:
+        raise KeyChanged("the seed key changed: the counted grades stored would change. Restore the key file "
+                         "(or $AGTOOL_SEED_KEY) the service started with before")
+
+
+def fingerprint(key: bytes) -> str:
+    """What the database keeps of the seed key: enough to notice a changed key, nothing to derive seeds.
+
+    >>> fingerprint(b"k") == fingerprint(b"k") != fingerprint(b"other"), len(fingerprint(b"k"))
+    (True, 16)
+    """
+    return hmac.new(key, b"fingerprint", hashlib.sha256).hexdigest()[:16]
+
+
+def grade_attempt(item: "tuple[int, GradeTask, GradeTask | None]", grade_fn=None) -> dict:
+    """Run in a worker: ``{"feedback": report, "grade": report or None}`` of ``(attempt id, shown, counted)``.
+
+    The pool hands the whole item back with the result; the counted run
+    (with a seed key) runs right after the shown one, in the same worker.
+
+    >>> task = task_for(__import__("types").SimpleNamespace(id=1, learner="a", source=b"x", sha256="", seed=1))
+    >>> runs = grade_attempt((1, task, None), grade_fn=lambda submission, **kw: 1/0)
+    >>> runs["feedback"]["error"][:18], runs["grade"]
+    ('the grader failed:', None)
+    """
+    counted = item[2] if len(item) > 2 else None
+    return {"feedback": grade_task(item[1], grade_fn),
+            "grade": None if counted is None else grade_task(counted, grade_fn)}
 
 
 def task_for(attempt) -> GradeTask:
@@ -112,6 +161,17 @@ def task_for(attempt) -> GradeTask:
                      timeout=step_timeout(SUBMISSION_TIMEOUT, len(STEPS)))
 
 
+def counted_task(task: GradeTask, plan: SeedPlan) -> GradeTask:
+    """The counted run of a shown task: the same bytes on the learner's hidden seed (``grader.batch.run.SeedPlan``).
+
+    >>> from types import SimpleNamespace as A
+    >>> shown = task_for(A(id=3, learner="ana", source=b"x", sha256="ab", seed=7))
+    >>> counted_task(shown, SeedPlan(key=b"k")).seed == SeedPlan(key=b"k").grading("ana") != 7
+    True
+    """
+    return dataclasses.replace(task, seed=plan.grading(task.learner), purpose="grade")
+
+
 class GradingQueue:
     """Grade stored attempts on ``jobs`` worker processes (or a Dask cluster), storing each report once.
 
@@ -119,13 +179,16 @@ class GradingQueue:
     workers' ``$AGTOOL_SANDBOX``). ``grade_fn`` replaces ``grader.grading.grade``
     in the workers (tests); it must be importable by name. ``on_finished(id)``
     is called in the dispatcher thread after a report is stored. ``per_learner``:
-    workers one learner may hold at once (default: all but one).
+    workers one learner may hold at once (default: all but one). ``seed_key``
+    (bytes): each attempt is also graded on its learner's hidden seed, and
+    that run's score is the one stored (same code, same grade).
     """
 
     def __init__(self, store: Store, *, jobs: int = 2, sandbox: "str | None" = None,
                  executor: str = "local", scheduler=None, grade_fn=None,
                  on_finished: "Callable[[int], None] | None" = None, per_learner: "int | None" = None,
-                 regrade_delays: "tuple[float, ...]" = REGRADE_DELAYS, retry_first: float = RETRY_FIRST):
+                 regrade_delays: "tuple[float, ...]" = REGRADE_DELAYS, retry_first: float = RETRY_FIRST,
+                 seed_key: "bytes | None" = None):
         if executor not in ("local", "dask"):
             raise ValueError(f"unknown executor {executor!r}: use 'local' or 'dask'")
         if executor == "dask" and not scheduler:
@@ -133,7 +196,10 @@ class GradingQueue:
         self.store, self.jobs, self.sandbox = store, max(1, jobs), sandbox
         self.executor, self.scheduler, self.grade_fn = executor, scheduler, grade_fn
         self.on_finished = on_finished
-        self.hard_limit = SUBMISSION_TIMEOUT + GRACE
+        self.plan = SeedPlan(key=seed_key) if seed_key else None
+        self.fingerprint = fingerprint(seed_key) if seed_key else None
+        # A keyed attempt is two gradings in one worker: each may use the whole submission budget.
+        self.hard_limit = SUBMISSION_TIMEOUT * (2 if seed_key else 1) + GRACE
         self._fair = FairQueue(per_learner or share_for(self.jobs))
         self._known: set[int] = set()  # queued, being graded or its report not stored yet: never sent twice
         self._learners: dict[int, str] = {}  # attempts being graded: whose
@@ -155,7 +221,17 @@ class GradingQueue:
 
     # ------------------------------------------------------------------ public
     def start(self) -> "GradingQueue":
-        """Queue every stored unfinished attempt again, and each the grading machinery failed, then start grading."""
+        """Queue every stored unfinished attempt again, and each the grading machinery failed, then start grading.
+
+        With a seed key: :class:`KeyChanged` when it is not the key of the stored
+        counted grades; attempts graded before the key are queued for their counted run.
+        """
+        if self.plan is not None:
+            check_key(self.store, self.plan.key)  # before anything is graded with it
+            # Graded before the seed key: their counted grade comes from the same rule as everyone's.
+            uncounted = self.store.requeue_uncounted()
+            if uncounted:
+                log.info("queueing %d attempt(s) graded before the seed key for their counted run", len(uncounted))
         errors = set(self.store.requeue_errors())
         again = self.store.unfinished_with_learners()  # the errors are queued again now: among these
         if again:
@@ -219,7 +295,7 @@ class GradingQueue:
         self.stop()
 
     # ------------------------------------------------------------------ both executors
-    def _next_task(self) -> "tuple[int, GradeTask] | None":
+    def _next_task(self) -> "tuple[int, GradeTask, GradeTask | None] | None":
         """Claim the next attempt in turn (:class:`FairQueue`); None when there is none right now."""
         while True:
             with self._lock:
@@ -242,23 +318,24 @@ class GradingQueue:
             task = task_for(attempt)
             if self.sandbox:
                 task = dataclasses.replace(task, sandbox=self.sandbox)
-            return attempt_id, task
+            return attempt_id, task, None if self.plan is None else counted_task(task, self.plan)
 
-    def _finish(self, attempt_id: int, report: dict) -> None:
+    def _finish(self, attempt_id: int, runs: dict) -> None:
         with self._lock:
             learner = self._learners.pop(attempt_id, None)
             if learner is not None:
                 self._fair.done(learner)  # its worker is free for the next learner in turn
-        self._store(attempt_id, learner, status_of(report), report, 0)
+        self._store(attempt_id, learner, status_of_runs(runs), runs, 0)
 
-    def _store(self, attempt_id: int, learner, status: str, report: dict, tries: int) -> None:
-        """Store a report; when the database fails, keep it and try again after :func:`backoff` (never forget it)."""
+    def _store(self, attempt_id: int, learner, status: str, runs: dict, tries: int) -> None:
+        """Store both runs; when the database fails, keep them and try again after :func:`backoff` (never forget)."""
+        counted = {} if runs.get("grade") is None else {"counted": runs["grade"], "fingerprint": self.fingerprint}
         try:
-            stored = self.store.finish(attempt_id, status, report)
+            stored = self.store.finish(attempt_id, status, runs["feedback"], **counted)
         except Exception:  # disk full, database down: the report is kept here until the database takes it
             log.exception("could not store the report of attempt %s (try %d); trying again", attempt_id, tries + 1)
             with self._lock:
-                self._unstored[attempt_id] = (learner, status, report, tries + 1,
+                self._unstored[attempt_id] = (learner, status, runs, tries + 1,
                                               time.monotonic() + backoff(tries, self.retry_first))
             return
         with self._lock:
@@ -294,8 +371,8 @@ class GradingQueue:
             due = []
             while self._later and self._later[0][0] <= now:
                 due.append(heapq.heappop(self._later))
-        for attempt_id, (learner, status, report, tries, _when) in retry:
-            self._store(attempt_id, learner, status, report, tries)
+        for attempt_id, (learner, status, runs, tries, _when) in retry:
+            self._store(attempt_id, learner, status, runs, tries)
         for _when, attempt_id, learner, requeue in due:
             try:
                 if requeue and not self.store.requeue_error(attempt_id):
@@ -332,8 +409,8 @@ class GradingQueue:
             with pool:
                 while not self._stop.is_set():
                     try:
-                        for (attempt_id, _task), report in pool.poll(timeout=IDLE_WAIT):
-                            self._finish(attempt_id, report)
+                        for item, runs in pool.poll(timeout=IDLE_WAIT):
+                            self._finish(item[0], runs)
                         self._housekeeping()
                     except Exception:  # one bad turn (a database hiccup) must not stop grading for good
                         log.exception("grading queue: error in the dispatcher; going on")
@@ -342,13 +419,13 @@ class GradingQueue:
             with self._lock:
                 self._pool = None
 
-    def _lost(self, item: "tuple[int, GradeTask]", timed_out: bool) -> dict:
-        """The report of an attempt whose worker died (an ``error``) or ran over the time limit (its own)."""
-        _attempt_id, task = item
-        if timed_out:
-            over = over_time(SUBMISSION_TIMEOUT)
-            return failed_report(task.seed, task.display, over, kind=FailureKind.TIME).to_dict()
-        return failed_report(task.seed, task.display, WORKER_DIED, kind=FailureKind.GRADER).to_dict()
+    def _lost(self, item: tuple, timed_out: bool) -> dict:
+        """The runs of an attempt whose worker died (an ``error``) or ran over the time limit (its own)."""
+        message, kind = (over_time(SUBMISSION_TIMEOUT), FailureKind.TIME) if timed_out else (WORKER_DIED,
+                                                                                           FailureKind.GRADER)
+        return {"feedback": failed_report(item[1].seed, item[1].display, message, kind=kind).to_dict(),
+                "grade": None if len(item) < 3 or item[2] is None
+                else failed_report(item[2].seed, item[2].display, message, kind=kind).to_dict()}
 
     # ------------------------------------------------------------------ Dask
     def _run_dask(self) -> None:
@@ -363,23 +440,23 @@ class GradingQueue:
         try:
             while not self._stop.is_set():
                 while in_flight < self.jobs * 4 and (item := self._next_task()) is not None:
-                    attempt_id, task = item
-                    future = client.submit(grade_task, task, self.grade_fn, pure=False, retries=1,
-                                           key=f"agtool-service-{attempt_id}-{time.monotonic_ns()}")
-                    future.add_done_callback(lambda f, a=attempt_id, t=task: done.put((a, t, f)))
+                    future = client.submit(grade_attempt, item, self.grade_fn, pure=False, retries=1,
+                                           key=f"agtool-service-{item[0]}-{time.monotonic_ns()}")
+                    future.add_done_callback(lambda f, i=item: done.put((i, f)))
                     in_flight += 1
                 self._housekeeping()
                 try:
-                    attempt_id, task, future = done.get(timeout=POLL)
+                    item, future = done.get(timeout=POLL)
                 except stdlib_queue.Empty:
                     continue
                 in_flight -= 1
                 try:
-                    report = future.result()
-                except Exception as exc:  # the cluster's failure, not the learner's
-                    report = failed_report(task.seed, task.display, cluster_failed(exc),
+                    runs = future.result()
+                except Exception as exc:  # the cluster's failure, not the learner's: both runs are graded again
+                    failed = failed_report(item[1].seed, item[1].display, cluster_failed(exc),
                                            kind=FailureKind.GRADER).to_dict()
-                self._finish(attempt_id, report)
+                    runs = {"feedback": failed, "grade": None if item[2] is None else failed}
+                self._finish(item[0], runs)
         finally:
             if client is not self.scheduler:
                 client.close()

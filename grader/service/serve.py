@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 from grader.service.app import make_app
 from grader.service.db import Store, default_url
 from grader.service.options import BODY_TIMEOUT, IDLE_TIMEOUT, MAX_HEADER_BYTES, PRE_AUTH_BYTES, ServiceOptions
-from grader.service.queue import GradingQueue
+from grader.service.queue import GradingQueue, KeyChanged
 from grader.settings import Settings
 
 log = logging.getLogger("agtool.service")
@@ -81,8 +81,12 @@ def serve(args, settings: "Settings | None" = None) -> int:
     if options.insecure:
         log.warning("learner code runs WITHOUT a sandbox (%s): --insecure-no-sandbox", options.sandbox_words)
     queue = GradingQueue(store, jobs=args.jobs, sandbox=args.sandbox, executor=args.executor,
-                         scheduler=args.scheduler)
-    queue.start()
+                         scheduler=args.scheduler, seed_key=getattr(args, "seed_key", None))
+    try:
+        queue.start()
+    except KeyChanged as exc:
+        store.close()
+        raise SystemExit(f"agtool-grade serve: refusing to start: {exc}")
     host, port = bind_address(args.url or settings.service_bind_url or DEFAULT_URL)
 
     async def main() -> None:
