@@ -359,3 +359,15 @@ def write_report(folder=None):
     states the attempt limit as a number.
     """
     raise NotImplementedError("step 8: write write_report (labs/08_report.ipynb)")
+
+
+# ===========================================================================
+# Part two: steps 9-11 (LAB_SPEC part two). They add names and change nothing
+# that steps 1-8 define.
+# ===========================================================================
+
+# ---- Step 9: a strict coercion allowlist (labs/09_coercion.ipynb) ----
+
+# ---- Step 10: errors as prompts (labs/10_errors_as_prompts.ipynb) ----
+
+# ---- Step 11: identity resolution (labs/11_identity.ipynb) ----

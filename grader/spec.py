@@ -205,3 +205,14 @@ RULES: dict[str, str] = {
     "8.headings": "four `##` sections, all from one heading set (Korean or English)",
     "8.attempt_limit": "the last section states `MAX_ATTEMPTS` as a number",
 }
+
+
+# ---------------------------------------------------------------------------
+# Part two (LAB_SPEC steps 9-11): the facts of each step, and its rules (added to RULES).
+# ---------------------------------------------------------------------------
+
+# ---- step 9: a strict coercion allowlist ----
+
+# ---- step 10: errors as prompts ----
+
+# ---- step 11: identity resolution ----

@@ -188,7 +188,7 @@ def checks_for(steps: "list[int] | None" = None, only: "list[str] | None" = None
     return selected
 
 
-STEP_MODULES = tuple(f"grader.checks.step{n}" for n in range(1, 9))
+STEP_MODULES = tuple(f"grader.checks.step{n}" for n in range(1, 12))
 
 
 def _load_all() -> None:

@@ -378,6 +378,24 @@ MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
 }
 
 
+# Planted defects of the later steps (tests/defects/planted/stepN.py, each a ``DEFECTS`` dict of
+# check id -> Defect), merged into ``DEFECTS``; a check id defined twice is an error.
+def _merge_planted_files() -> None:
+    import importlib
+    import pkgutil
+
+    from . import planted
+
+    for info in sorted(pkgutil.iter_modules(planted.__path__), key=lambda i: i.name):
+        extra = importlib.import_module(f"{planted.__name__}.{info.name}").DEFECTS
+        clash = sorted(set(extra) & set(DEFECTS))
+        if clash:
+            raise AssertionError(f"planted/{info.name}.py redefines {clash}")
+        DEFECTS.update(extra)
+
+
+_merge_planted_files()
+
 # Mistakes grouped by the step whose check must catch them (tests/defects/mistakes/stepN.py,
 # each a ``MISTAKES`` dict of the same shape as ``MORE_DEFECTS``), merged here so that every
 # test of plausible mistakes sees them; a name defined twice is an error, not a silent overwrite.
