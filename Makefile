@@ -25,7 +25,7 @@ test: $(STAMP) e2e-deps
 
 # A quicker subset while working: no browser or hub tests, no notebook
 # runs, no hostile corpus, nothing marked slow. `make test` runs everything before a commit.
-FAST_SKIPS := --ignore=tests/e2e --ignore=tests/test_notebooks.py --ignore=tests/test_notebook_09.py \
+FAST_SKIPS := --ignore=tests/e2e --ignore=tests/test_notebooks.py --ignore=tests/test_capstone.py \
 	--ignore=tests/test_hostile.py --ignore=tests/test_batch_hostile.py -m "not e2e and not slow"
 
 test-fast: $(STAMP)

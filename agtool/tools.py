@@ -368,6 +368,133 @@ def write_report(folder=None):
 
 # ---- Step 9: a strict coercion allowlist (labs/09_coercion.ipynb) ----
 
+# Step 9: a table naming the three allowed rules ("strip", "lower", "int_from_str");
+# its shape is your choice (a dict from rule name to a description or a function, a list...).
+COERCIONS: dict = {}
+
+
+def coerce(name, raw_args):
+    """Return ``(args, coercions)``: a new dict with the allowed rules applied, and a ledger.
+
+    Step 9, labs/09_coercion.ipynb. Apply only the three rules of ``COERCIONS``,
+    reading the contract ``TOOLS[name]["args"]``: ``strip`` (a str value of a
+    ``str`` argument loses its leading/trailing ASCII whitespace), ``lower``
+    (a str value of an argument with ``allowed`` is lower-cased when only its
+    lower-case form, after strip, is allowed) and ``int_from_str`` (a str value
+    of an ``int`` argument that is one or more ASCII digits 0-9 after strip
+    becomes ``int(value)``). Never coerce bool, floats, signs, separators or
+    units, non-ASCII digits, the empty string, arguments the contract does not
+    list or the arguments of an unknown tool. Keep the same keys, never change
+    ``raw_args``, and add one ledger entry ``{"arg", "from", "to", "rule"}`` per
+    changed argument, naming every rule applied. Never run a tool body.
+
+    Example (once written)::
+
+        >>> coerce("stock_lookup", {"sku": "SKU-1001", "region": " North ", "limit": "2"})[0]
+        {'sku': 'SKU-1001', 'region': 'north', 'limit': 2}
+    """
+    raise NotImplementedError("step 9: write coerce (labs/09_coercion.ipynb)")
+
+
+def call_coerced(name, raw_args):
+    """``coerce`` the arguments, then ``call_tool`` on the coerced ones; add ``"coercions"``.
+
+    Step 9, labs/09_coercion.ipynb. Returns ``call_tool``'s dict plus the key
+    ``"coercions"`` (the ledger). A call still invalid after coercion is refused
+    by ``call_tool`` as usual (``args:...``, no tool body run).
+
+    Example (once written)::
+
+        >>> call_coerced("stock_lookup", {"sku": "SKU-1001", "region": "north", "limit": "３"})["error"]
+        'args:type:limit'
+    """
+    raise NotImplementedError("step 9: write call_coerced (labs/09_coercion.ipynb)")
+
+
 # ---- Step 10: errors as prompts (labs/10_errors_as_prompts.ipynb) ----
 
+
+def explain(name, args):
+    """Explain why ``validate_args`` refuses a call, and suggest a fix only when exactly one honest fix exists.
+
+    Step 10, labs/10_errors_as_prompts.ipynb. Returns ``{"error", "arg",
+    "value", "message", "suggestion"}``: ``error`` is ``validate_args``'
+    reason, ``arg`` the argument it names (``None`` for ``unknown_tool``),
+    ``value`` that argument's value (``None`` when absent); ``message`` names
+    the argument, shows the value with ``repr`` and, for ``allowed``/``range``,
+    says what the contract accepts. ``suggestion`` is a full corrected copy of
+    ``args`` or ``None``: a region after strip and lower-case, or the one
+    allowed value at edit distance 1 (none if two are); a limit of ASCII
+    digits as an int; ``args`` without an extra argument; never for
+    ``range``, ``missing`` or ``unknown_tool``; and only when the suggestion
+    itself passes ``validate_args``. Valid arguments give
+    ``{"error": "", "arg": None, "value": None, "message": "", "suggestion": None}``.
+    Never runs a tool body.
+
+    Example (once written)::
+
+        >>> explain("stock_lookup", {"sku": "SKU-1001", "region": "nrth", "limit": 2})["suggestion"]
+        {'sku': 'SKU-1001', 'region': 'north', 'limit': 2}
+    """
+    raise NotImplementedError("step 10: write explain (labs/10_errors_as_prompts.ipynb)")
+
+
+def retry_with_suggestion(name, args):
+    """Call ``call_tool``; if it refuses the arguments and ``explain`` has a suggestion, call once more with it.
+
+    Step 10, labs/10_errors_as_prompts.ipynb. Returns the last ``call_tool``
+    dict plus ``"suggested"`` (whether the second call was made) and
+    ``"explanation"`` (``explain``'s dict for the first call, ``None`` when
+    the first call's arguments were valid). At most one tool body run in total.
+
+    Example (once written)::
+
+        >>> retry_with_suggestion("stock_lookup", {"sku": "SKU-1001", "region": " North ", "limit": 1})["suggested"]
+        True
+    """
+    raise NotImplementedError("step 10: write retry_with_suggestion (labs/10_errors_as_prompts.ipynb)")
+
+
 # ---- Step 11: identity resolution (labs/11_identity.ipynb) ----
+
+# Step 11: sku -> product name, one entry per sku of STOCK, exactly as notebook 11
+# lists them. resolve_sku reads it when called (the grader swaps in tables of its own).
+PRODUCTS: dict = {}
+
+
+def resolve_sku(query):
+    """Turn a product name (or a sku) into one sku, or say why it cannot; never guess.
+
+    Step 11, labs/11_identity.ipynb. Read ``PRODUCTS`` when called and compare
+    ``q = query.strip()`` case-insensitively (``str.casefold``). Return
+    ``{"kind": "resolved", "sku": sku}`` when ``q`` equals a key, or exactly one
+    name contains ``q``, or several do but exactly one name equals ``q``;
+    ``{"kind": "not_found", "query": query}`` when no name contains ``q`` (a
+    blank query always); else ``{"kind": "ambiguous", "query": query,
+    "candidates": [...]}`` with every match sorted by sku, each ``{"sku": sku,
+    "label": str}`` whose label holds the name and the sku. Never runs a tool.
+
+    Example (once written)::
+
+        >>> resolve_sku("  copper wire 4 MM ")
+        {'kind': 'resolved', 'sku': 'SKU-4411'}
+    """
+    raise NotImplementedError("step 11: write resolve_sku (labs/11_identity.ipynb)")
+
+
+def handle_named(order):
+    """Run an order that names its ``product`` instead of its ``sku``: resolve first.
+
+    Step 11, labs/11_identity.ipynb. Not resolved: return ``{"ok": False,
+    "kind": kind, "candidates": <list, empty unless ambiguous>, "answer": str,
+    "tool_runs": 0}`` without calling any tool; the answer asks back, naming
+    the query and every candidate's label. Resolved: ``handle()``'s result for
+    the order with ``sku`` set and ``product`` left out, plus ``"kind":
+    "resolved"``. Never change the caller's order.
+
+    Example (once written)::
+
+        >>> handle_named({"product": "bolt", "region": "north", "limit": 2})["kind"]
+        'ambiguous'
+    """
+    raise NotImplementedError("step 11: write handle_named (labs/11_identity.ipynb)")

@@ -3,7 +3,7 @@
 Code here runs in the learner's Jupyter kernel. The Check cell
 (:func:`agtool_lab.widget.check`) grades through :func:`grader.grade`, which
 runs the learner's module in child processes; the playgrounds
-(:mod:`agtool_lab.playground`) and the noisy model of lab 09
+(:mod:`agtool_lab.playground`) and the capstone's noisy model
 (:mod:`agtool_lab.noisy`) load it into the kernel itself, through
 :mod:`agtool_lab.load`. Nothing here judges.
 

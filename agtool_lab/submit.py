@@ -131,12 +131,16 @@ def send(source: bytes, *, env: "dict | None" = None) -> dict:
 
 
 def wait_for(attempt_id: int, *, env: "dict | None" = None, timeout: float = WAIT) -> dict:
-    """Poll one attempt until it is graded (or ``error``); return it with its report."""
+    """Poll one attempt until it is graded, or ``timeout`` seconds passed; return it with its report.
+
+    An ``error`` (the grader failed, not the learner's code) is graded again
+    by the service: it is waited for like a queued attempt, its ``note`` shown if time runs out.
+    """
     url, token = service_config(env)
     deadline = time.monotonic() + timeout
     while True:
         attempt = _attempt(_request("GET", f"{url}api/submissions/{attempt_id}", token), url)
-        if attempt["status"] in ("graded", "error") or time.monotonic() > deadline:
+        if attempt["status"] == "graded" or time.monotonic() > deadline:
             return attempt
         time.sleep(POLL)
 
@@ -203,14 +207,22 @@ def course_status(*, env: "dict | None" = None, timeout: float = COURSE_WAIT) ->
 def attempt_html(attempt: dict) -> str:
     """The grade of one attempt: a line of its own, then the Check cell's table of every check.
 
+    The score is the attempt's (with a seed key: the run that counts, on
+    hidden cases); the table is the run shown, then the checks that failed on
+    the hidden cases only (``hidden_failed``: ids and titles).
+
     >>> "waiting" in attempt_html({"id": 3, "status": "queued", "report": None})
+    True
+    >>> "being graded again" in attempt_html({"id": 3, "status": "error", "note": "being graded again: ..."})
     True
     """
     attempt_id = html_text(attempt.get("id"))
     head = f"<p><b>Attempt {attempt_id} submitted to the class grading service</b>"
+    later = f"Run <code>submit(wait_only={attempt_id})</code> again later, or look at the service's page.</p>"
+    if attempt.get("status") == "error":  # the grader failed, not the code: the service grades it again
+        return head + f": {html_text(attempt.get('note') or 'being graded again')}. " + later
     if not attempt.get("report"):
-        return head + f": {html_text(attempt.get('status'))}, still waiting for its grade. " \
-                      f"Run <code>submit(wait_only={attempt_id})</code> again later, or look at the service's page.</p>"
+        return head + f": {html_text(attempt.get('status'))}, still waiting for its grade. " + later
     try:
         report = Report.from_dict(attempt["report"])
     except Exception:  # a report this version cannot read: say so, not a traceback
@@ -219,8 +231,25 @@ def attempt_html(attempt: dict) -> str:
     steps = sorted({c.step for c in report.checks})
     first_failed = next((c.step for c in report.checks if not c.passed), steps[-1] if steps else 1)
     heading = f"Steps {steps[0]}-{steps[-1]}" if len(steps) > 1 else None  # the whole module, not one step
-    return head + f": {html_text(report.score)}/{html_text(report.max_score)} points.</p>" \
-        + render_html(report, first_failed, heading=heading)
+    score = attempt.get("score") if attempt.get("score") is not None else report.score
+    max_score = attempt.get("max_score") if attempt.get("max_score") is not None else report.max_score
+    return head + f": {html_text(score)}/{html_text(max_score)} points.</p>" \
+        + render_html(report, first_failed, heading=heading) + hidden_html(attempt.get("hidden_failed"))
+
+
+def hidden_html(hidden: "list | None") -> str:
+    """The checks failed on the hidden cases the grade counts but passed on those shown (``""``: none).
+
+    >>> "step1/a" in hidden_html([{"id": "step1/a", "title": "<b>"}]), "&lt;b&gt;" in hidden_html([{"title": "<b>"}])
+    (True, True)
+    """
+    if not hidden:
+        return ""
+    items = "".join(f"<li><code>{html_text(c.get('id'))}</code>: {html_text(c.get('title'))}</li>"
+                    for c in hidden if isinstance(c, dict))
+    return ("<p>Your grade is computed on hidden cases that stay the same for every attempt; these checks failed "
+            "there but passed on the cases shown. Your code is right for some values and not others: try "
+            "<code>agtool-grade check tools.py --seed N</code> with other seeds.</p>" + f"<ul>{items}</ul>")
 
 
 class Submitted:

@@ -29,8 +29,12 @@ NOTEBOOKS = {
     6: "06_failure_path.ipynb",
     7: "07_repair_loop.ipynb",
     8: "08_report.ipynb",
+    9: "09_coercion.ipynb",
+    10: "10_errors_as_prompts.ipynb",
+    11: "11_identity.ipynb",
 }
-AFTER_LAST_STEP = "09_noisy_model.ipynb"
+# Not a step: the capstone measures what every layer buys on the finished module.
+AFTER_LAST_STEP = "12_capstone.ipynb"
 
 FIRST_RED_ROW = "Start with the first failed row: later rows often fail for the same reason."
 PASS_MARK, FAIL_MARK = "\u2714", "\u2718"  # check mark, ballot x
@@ -60,7 +64,7 @@ def next_step_line(step: int, report: Report) -> str:
     if report.error or not report.checks or not report.passed:
         return ""
     if step >= max(NOTEBOOKS):
-        return f"Step {step} passes: all eight steps are done. Extra: {AFTER_LAST_STEP}"
+        return f"Step {step} passes: all {len(NOTEBOOKS)} steps are done. Capstone: {AFTER_LAST_STEP}"
     return f"Step {step} passes. Next: {NOTEBOOKS[step + 1]}"
 
 

@@ -17,7 +17,7 @@ import secrets
 from dataclasses import dataclass, field, fields
 from enum import Enum
 
-STEPS = tuple(range(1, 9))
+STEPS = tuple(range(1, 12))  # part one: steps 1-8; part two (LAB_SPEC): steps 9-11
 SEED_RANGE = 1_000_000  # six digits at most: short enough to type in a replay command
 
 

@@ -212,7 +212,125 @@ RULES: dict[str, str] = {
 # ---------------------------------------------------------------------------
 
 # ---- step 9: a strict coercion allowlist ----
+COERCION_RULES = ("strip", "lower", "int_from_str")
+ASCII_WHITESPACE = " \t\n\r\x0b\x0c"
+ASCII_DIGITS = "0123456789"
+
+
+def coerced_value(rule: dict, value: object) -> "tuple[object, tuple[str, ...]]":
+    """One argument under LAB_SPEC step 9: ``(new value, rules applied)``; no rule: the value as it was.
+
+    ``rule`` is the argument's contract entry. For an ``int`` argument the strip is part of
+    ``int_from_str`` (the ``strip`` rule is for ``str`` arguments).
+
+    >>> coerced_value({"type": str, "allowed": REGIONS}, " North ")
+    ('north', ('strip', 'lower'))
+    >>> coerced_value({"type": int}, " 07 "), coerced_value({"type": int}, "\\uff13"), coerced_value({"type": int}, True)
+    ((7, ('int_from_str',)), ('３', ()), (True, ()))
+    """
+    if not isinstance(value, str):
+        return value, ()
+    bare = value.strip(ASCII_WHITESPACE)
+    if rule.get("type") is int:
+        if bare and all(char in ASCII_DIGITS for char in bare):
+            return int(bare), ("int_from_str",)
+        return value, ()
+    applied: tuple = ("strip",) if rule.get("type") is str and bare != value else ()
+    new = bare if applied else value
+    allowed = rule.get("allowed")
+    if allowed is not None and new not in allowed and new.lower() in allowed:
+        new, applied = new.lower(), applied + ("lower",)
+    return new, applied
+
+
+def coerced_args(contract: "dict | None", raw_args: dict) -> "tuple[dict, dict]":
+    """``coerce`` under LAB_SPEC step 9 over an ``args`` contract (``None``: unknown tool).
+
+    Returns the new arguments and ``{arg: (from, to, rules)}`` for each changed argument.
+
+    >>> coerced_args({"limit": {"type": int}}, {"limit": "3", "x": " 3"})
+    ({'limit': 3, 'x': ' 3'}, {'limit': ('3', 3, ('int_from_str',))})
+    >>> coerced_args(None, {"limit": "3"})
+    ({'limit': '3'}, {})
+    """
+    args, changes = dict(raw_args), {}
+    for arg, value in raw_args.items():
+        if contract is None or arg not in contract:
+            continue
+        new, applied = coerced_value(contract[arg], value)
+        if applied:
+            args[arg] = new
+            changes[arg] = (value, new, applied)
+    return args, changes
+
+
+RULES.update({
+    "9.table": "`COERCIONS` is a module-level table naming the three rules strip, lower and int_from_str",
+    "9.strip": "strip: a str value of a str argument loses leading/trailing ASCII whitespace",
+    "9.lower": "lower: only for an argument with `allowed`, when only the lower-case form (after strip) is allowed",
+    "9.int_from_str": "int_from_str: a str value of an int argument, ASCII digits only after strip, becomes int",
+    "9.never": "never coerced: bool, floats, signs, separators/units, non-ASCII digits, '', unlisted args, "
+               "an unknown tool",
+    "9.contract": "the rules follow the contract table when called (types, `allowed`, added arguments)",
+    "9.keys": "`coerce` returns a new dict with the same keys: nothing added, nothing removed",
+    "9.input": "`coerce` never changes the dict it was given",
+    "9.ledger": "one ledger entry per changed argument: arg, from, to, rule naming every applied rule",
+    "9.no_body": "`coerce` never runs a tool body",
+    "9.call_coerced": "`call_coerced` returns `call_tool`'s dict on the coerced args plus `coercions`",
+    "9.refused": "a call still invalid after coercion is refused as args:... with no body run",
+})
+
 
 # ---- step 10: errors as prompts ----
+# explain's dict for valid arguments, and the keys of every explanation.
+EMPTY_EXPLANATION = {"error": "", "arg": None, "value": None, "message": "", "suggestion": None}
+EXPLANATION_KEYS = tuple(EMPTY_EXPLANATION)
+# The reason kinds with an honest fix (type: only for an int argument and a str of ASCII digits).
+SUGGESTING_KINDS = (ALLOWED, TYPE, EXTRA)
+RETRY_KEYS = ("suggested", "explanation")
+RULES.update({
+    "10.reason": "`explain`'s `error` is `validate_args`' reason; `arg` the argument it names, `value` its value",
+    "10.valid": "valid arguments give the empty explanation",
+    "10.message": "`message` names the argument, shows the value (`repr`), and for allowed/range what is accepted",
+    "10.allowed": "allowed: the allowed value equal to the stripped, lower-cased value, or the unique one at "
+                  "edit distance 1; none for two or more",
+    "10.int": "type of an int argument: the `int_from_str` value; none for bool, float and anything else",
+    "10.extra": "extra: `args` without that argument",
+    "10.none": "no suggestion for range, missing, unknown_tool",
+    "10.validates": "a suggestion always passes `validate_args`",
+    "10.no_body": "`explain` never runs a tool body",
+    "10.retry": "`retry_with_suggestion`: `call_tool`, then once more with the suggestion; the last dict plus "
+                "`suggested` and `explanation`",
+    "10.retry_runs": "`retry_with_suggestion` runs a tool body at most once in total",
+})
+
 
 # ---- step 11: identity resolution ----
+
+# LAB_SPEC step 11: sku -> product name, exactly (the grader replaces it with tables of its own per seed).
+PRODUCTS = {
+    "SKU-1001": "Steel bolt M6",
+    "SKU-2040": "Steel bolt M8",
+    "SKU-3300": "Copper wire 2 mm",
+    "SKU-4411": "Copper wire 4 mm",
+    "SKU-5000": "Rubber gasket",
+}
+RESOLVED, NOT_FOUND, AMBIGUOUS = "resolved", "not_found", "ambiguous"
+NAMED_KEYS = ("ok", "kind", "candidates", "answer", "tool_runs")
+
+RULES.update({
+    "11.products": "`PRODUCTS` maps each sku of `STOCK` to the spec's product name, exactly",
+    "11.reads_now": "`resolve_sku` reads `PRODUCTS` when called, whatever its order",
+    "11.key": "a query equal to a key of `PRODUCTS` (after `strip`, casefolded) resolves to that key",
+    "11.unique": "exactly one name containing the query (after `strip`, `casefold`) resolves to its sku",
+    "11.exact_wins": "several names contain the query but exactly one equals it: that one resolves",
+    "11.not_found": "no name contains the query, or a blank query: `{kind: not_found, query}`",
+    "11.ambiguous": "otherwise `{kind: ambiguous, query, candidates}`: every match, never one picked",
+    "11.candidates": "candidates sorted by sku, each `{sku, label}`, the label holding name and sku",
+    "11.no_body": "`resolve_sku` never runs a tool body",
+    "11.products_unchanged": "`resolve_sku` never changes `PRODUCTS` (content or order)",
+    "11.named_unresolved": "`handle_named` unresolved: `{ok: False, kind, candidates, answer, tool_runs: 0}`, no tool called",
+    "11.named_answer": "that answer names the query and every candidate's label",
+    "11.named_resolved": "`handle_named` resolved: `handle()` of the order with `sku` set and no `product`, plus `kind`",
+    "11.named_order": "`handle_named` never changes the caller's order",
+})

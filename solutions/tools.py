@@ -495,6 +495,261 @@ def write_report(folder: str | Path | None = None) -> dict:
 
 # ---- Step 9: a strict coercion allowlist (labs/09_coercion.ipynb) ----
 
+# The only changes coerce may make; anything else is left for validate_args to refuse.
+# strip: a str argument's value loses its ASCII whitespace at both ends; lower: a value whose
+# lower-case form alone is in `allowed`; int_from_str: ASCII digits 0-9 for an int argument.
+COERCIONS = ("strip", "lower", "int_from_str")
+
+# ASCII only: str.strip() would also remove non-breaking and ideographic spaces.
+_SPACE_CHARS = " \t\n\r\x0b\x0c"
+_DIGIT_CHARS = "0123456789"
+
+
+def _coerce_value(rule: dict, value: Any) -> tuple[Any, list[str]]:
+    """The coerced value of one argument and the names of the rules applied (none: unchanged)."""
+    # bool, int, float and every other non-str value is never coerced.
+    if not isinstance(value, str):
+        return value, []
+    bare = value.strip(_SPACE_CHARS)
+    if rule.get("type") is int:
+        # isdigit() would accept "３", "²" and "٣": only the ten ASCII digits may become a number.
+        if bare and all(char in _DIGIT_CHARS for char in bare):
+            return int(bare), ["int_from_str"]
+        return value, []
+    applied = ["strip"] if rule.get("type") is str and bare != value else []
+    new = bare if applied else value
+    allowed = rule.get("allowed")
+    if allowed is not None and new not in allowed and new.lower() in allowed:
+        new, applied = new.lower(), applied + ["lower"]
+    return new, applied
+
+
+def coerce(name: str, raw_args: dict) -> tuple[dict, list[dict]]:
+    """Apply the COERCIONS rules to a copy of ``raw_args``; return it and one ledger entry per change.
+
+    >>> coerce("stock_lookup", {"sku": "SKU-1001", "region": " North ", "limit": "３"})
+    ({'sku': 'SKU-1001', 'region': 'north', 'limit': '３'}, [{'arg': 'region', 'from': ' North ', 'to': 'north', 'rule': 'strip+lower'}])
+    """
+    args = dict(raw_args)
+    if name not in TOOLS:
+        return args, []
+    contract = TOOLS[name]["args"]
+    coercions = []
+    for arg, value in raw_args.items():
+        if arg not in contract:
+            continue
+        new, applied = _coerce_value(contract[arg], value)
+        if applied:
+            args[arg] = new
+            coercions.append({"arg": arg, "from": value, "to": new, "rule": "+".join(applied)})
+    return args, coercions
+
+
+def call_coerced(name: str, raw_args: dict) -> dict:
+    """``coerce``, then ``call_tool`` on the coerced arguments; the result gains ``coercions``.
+
+    >>> out = call_coerced("stock_lookup", {"sku": "SKU-1001", "region": "north", "limit": " 1 "})
+    >>> out["ok"], out["coercions"][0]["to"]
+    (True, 1)
+    """
+    args, coercions = coerce(name, raw_args)
+    return {**call_tool(name, args), "coercions": coercions}
+
 # ---- Step 10: errors as prompts (labs/10_errors_as_prompts.ipynb) ----
 
+# str.strip() and str.isdigit() know Unicode: "３".isdigit() is True. The rules name ASCII only.
+_ASCII_SPACE = " \t\n\r\x0b\x0c"
+_ASCII_DIGITS = "0123456789"
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    """Whether one insertion, deletion or substitution turns ``a`` into ``b``.
+
+    >>> _one_edit_apart("nrth", "north"), _one_edit_apart("wast", "west"), _one_edit_apart("north", "north")
+    (True, True, False)
+    """
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b)) == 1
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    if len(longer) != len(shorter) + 1:
+        return False
+    return any(longer[:i] + longer[i + 1:] == shorter for i in range(len(longer)))
+
+
+def _allowed_fix(value: Any, allowed: Any) -> Any:
+    """The one allowed value ``value`` was meant to be, or ``None`` when there is no single honest fix."""
+    if not isinstance(value, str):
+        return None
+    wanted = value.strip(_ASCII_SPACE).lower()
+    if wanted in allowed:
+        return wanted
+    # Two candidates ("wast": east or west) is a coin flip, not a fix.
+    near = {option for option in allowed if isinstance(option, str) and _one_edit_apart(wanted, option)}
+    return near.pop() if len(near) == 1 else None
+
+
+def _int_fix(value: Any) -> Any:
+    """``int(value)`` when ``value`` is a str of ASCII digits (after strip), else ``None``."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip(_ASCII_SPACE)
+    if text and all(char in _ASCII_DIGITS for char in text):
+        return int(text)
+    return None
+
+
+def _fixed_args(name: str, reason: str, args: dict) -> "dict | None":
+    """A corrected copy of ``args`` for the reasons with an honest fix; ``None`` for the others."""
+    kind, _, arg = reason.partition(":")
+    if kind == "extra":
+        return {key: value for key, value in args.items() if key != arg}
+    if kind not in ("allowed", "type"):
+        # range, missing, unknown_tool: any fix would invent a value.
+        return None
+    rule = TOOLS[name]["args"][arg]
+    if kind == "allowed":
+        fixed = _allowed_fix(args[arg], rule["allowed"])
+    elif rule["type"] is int:
+        fixed = _int_fix(args[arg])
+    else:
+        fixed = None
+    return None if fixed is None else {**args, arg: fixed}
+
+
+def _suggestion(name: str, reason: str, args: dict) -> "dict | None":
+    fixed = _fixed_args(name, reason, args)
+    # A fix that would still be refused ("9" -> 9 for limit) is no suggestion.
+    if fixed is None or validate_args(name, fixed):
+        return None
+    return fixed
+
+
+def _accepted(rule: dict) -> str:
+    """What the contract accepts for one argument, in words."""
+    if "allowed" in rule:
+        return "accepted values: " + ", ".join(repr(option) for option in rule["allowed"])
+    low, high = rule.get("min"), rule.get("max")
+    if low is not None and high is not None:
+        return f"accepted: {low}..{high}"
+    return f"accepted: at least {low}" if low is not None else f"accepted: at most {high}"
+
+
+def _message(name: str, reason: str, arg: "str | None", args: dict) -> str:
+    """One sentence a caller (a model or a person) can act on."""
+    kind = reason.partition(":")[0]
+    if arg is None:
+        return f"There is no tool {name!r}; the tools are {', '.join(map(repr, TOOLS))}."
+    if kind == "missing":
+        return f"{name} needs the argument {arg!r}, which was not given."
+    shown = f"Argument {arg!r} = {args[arg]!r}"
+    if kind == "extra":
+        return f"{shown} is not an argument of {name}; leave it out."
+    rule = TOOLS[name]["args"][arg]
+    if kind == "type":
+        return f"{shown} has type {type(args[arg]).__name__}; {name} expects {rule['type'].__name__}."
+    if kind in ("allowed", "range"):
+        return f"{shown} is not accepted by {name}; {_accepted(rule)}."
+    return f"{shown} was refused by {name}: {reason}."
+
+
+_NO_EXPLANATION = {"error": "", "arg": None, "value": None, "message": "", "suggestion": None}
+
+
+def explain(name: str, args: dict) -> dict:
+    """Turn ``validate_args``' reason into a message and, when one honest fix exists, a suggestion.
+
+    >>> explain("stock_lookup", {"sku": "SKU-1001", "region": "nrth", "limit": 2})["suggestion"]
+    {'sku': 'SKU-1001', 'region': 'north', 'limit': 2}
+    >>> explain("stock_lookup", {"sku": "SKU-1001", "region": "wast", "limit": 2})["suggestion"] is None
+    True
+    """
+    reason = validate_args(name, args)
+    if not reason:
+        return dict(_NO_EXPLANATION)
+    arg = reason.partition(":")[2] or None
+    return {"error": reason, "arg": arg, "value": args.get(arg) if arg else None,
+            "message": _message(name, reason, arg, args), "suggestion": _suggestion(name, reason, args)}
+
+
+def retry_with_suggestion(name: str, args: dict) -> dict:
+    """Call the tool; when the arguments are refused and one honest fix exists, call once more with it.
+
+    >>> result = retry_with_suggestion("stock_lookup", {"sku": "SKU-1001", "region": " North ", "limit": 1})
+    >>> result["ok"], result["suggested"], result["explanation"]["error"]
+    (True, True, 'allowed:region')
+    """
+    first = call_tool(name, args)
+    if first["ok"] or not first["error"].startswith("args:"):
+        return {**first, "suggested": False, "explanation": None}
+    explanation = explain(name, args)
+    if explanation["suggestion"] is None:
+        return {**first, "suggested": False, "explanation": explanation}
+    # The one retry: the refused call never ran a body, so at most one run in total.
+    return {**call_tool(name, explanation["suggestion"]), "suggested": True, "explanation": explanation}
+
+
 # ---- Step 11: identity resolution (labs/11_identity.ipynb) ----
+
+PRODUCTS = {
+    "SKU-1001": "Steel bolt M6",
+    "SKU-2040": "Steel bolt M8",
+    "SKU-3300": "Copper wire 2 mm",
+    "SKU-4411": "Copper wire 4 mm",
+    "SKU-5000": "Rubber gasket",
+}
+
+
+def _label(sku: str) -> str:
+    return f"{PRODUCTS[sku]} ({sku})"
+
+
+def resolve_sku(query: str) -> dict:
+    """Turn a product name (or a sku) into one sku, or say why it cannot: never guess.
+
+    >>> resolve_sku("  copper wire 4 MM ")
+    {'kind': 'resolved', 'sku': 'SKU-4411'}
+    >>> resolve_sku("bolt")["candidates"][0]
+    {'sku': 'SKU-1001', 'label': 'Steel bolt M6 (SKU-1001)'}
+    >>> resolve_sku("titanium")
+    {'kind': 'not_found', 'query': 'titanium'}
+    """
+    q = query.strip().casefold()
+    if not q:  # "" is inside every name: a blank query would otherwise match them all
+        return {"kind": "not_found", "query": query}
+    for sku in PRODUCTS:
+        if sku.casefold() == q:
+            return {"kind": "resolved", "sku": sku}
+    matches = sorted(sku for sku, name in PRODUCTS.items() if q in name.casefold())
+    exact = [sku for sku in matches if PRODUCTS[sku].casefold() == q]
+    chosen = exact if len(exact) == 1 else matches  # an exact name wins over partial ones
+    if len(chosen) == 1:
+        (sku,) = chosen
+        return {"kind": "resolved", "sku": sku}
+    if not matches:
+        return {"kind": "not_found", "query": query}
+    candidates = [{"sku": sku, "label": _label(sku)} for sku in matches]
+    return {"kind": "ambiguous", "query": query, "candidates": candidates}
+
+
+def _question(found: dict, query: str) -> str:
+    if found["kind"] == "not_found":
+        return f"No product matches {query.strip()!r}: which product do you mean?"
+    labels = "; ".join(c["label"] for c in found["candidates"])
+    return f"{query.strip()!r} matches several products: {labels}. Which one do you mean?"
+
+
+def handle_named(order: dict) -> dict:
+    """``handle`` an order that names its product: resolve first, ask back instead of guessing.
+
+    >>> handle_named({"product": "bolt", "region": "north", "limit": 2})["candidates"][1]["sku"]
+    'SKU-2040'
+    >>> handle_named({"product": "gasket", "region": "west", "limit": 1})["rows"]
+    [{'bin': 'W-03', 'count': 2}]
+    """
+    found = resolve_sku(order["product"])
+    if found["kind"] != "resolved":
+        return {"ok": False, "kind": found["kind"], "candidates": found.get("candidates", []),
+                "answer": _question(found, order["product"]), "tool_runs": 0}
+    resolved = {key: value for key, value in order.items() if key != "product"}
+    resolved["sku"] = found["sku"]
+    return {**handle(resolved), "kind": "resolved"}

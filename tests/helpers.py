@@ -8,7 +8,8 @@ module imports another one.
 * disguised copies of a module for the similarity tests (``disguised``);
 * a check whose one probe calls a function (``call_check``), for the engine tests;
 * loading a file that is not on ``sys.path`` as a module (``load_file``, ``notebook_builder``);
-* skipping a test for a missing prerequisite, summed up on one line (``skip_missing``).
+* skipping a test for a missing prerequisite, summed up on one line (``skip_missing``);
+* the solution's score, for tests that grade it end to end (``full_marks``, ``PART_ONE_MARKS``).
 """
 from __future__ import annotations
 
@@ -29,6 +30,22 @@ from grader.report import CheckResult, Report
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO = TESTS_DIR.parent
+
+# ---------------------------------------------------------------- the solution's score
+
+PART_ONE_MARKS = 133  # steps 1-8 (LAB_SPEC part one): a module that stops at step 8 keeps these
+
+
+def full_marks() -> int:
+    """The points of every registered check: what the reference solution scores (steps 1-11).
+
+    A test that grades the solution end to end compares with this, not with a number
+    written down, so adding a check does not break it (part one alone is ``PART_ONE_MARKS``).
+    """
+    from grader.checks.registry import checks_for
+
+    return sum(check.points for check in checks_for())
+
 
 # ---------------------------------------------------------------- the fake grader
 

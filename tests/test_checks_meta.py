@@ -6,8 +6,9 @@
 * every planted defect fails its own check and leaves every step outside its
   declared ``affects`` at full marks;
 * the starter scores 0 without crashing the grader;
-* correct modules written in other styles (``tests/alt_styles/``) get full marks, and so do
-  correct modules that keep state between runs (``STATEFUL_BUT_CORRECT``);
+* correct modules written in other styles (``tests/alt_styles/``, steps 1-8 only) keep full
+  marks on steps 1-8 and fail every check of steps 9-11 cleanly (a missing name, no crash);
+  correct modules that keep state between runs (``STATEFUL_BUT_CORRECT``) get full marks;
 * the rules table in ``docs/checks.md`` is generated from the registry and up to date.
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ from grader.checks import RULES, rules_table_markdown
 from grader.checks.sentences import NOTEBOOK_SENTENCES, normalised
 from grader.checks.registry import CHECKS, checks_for
 from grader.grading import grade
+from grader.report import STEPS
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTER = ROOT / "agtool" / "tools.py"
@@ -52,7 +54,7 @@ def test_there_are_enough_checks_and_each_is_well_formed():
         assert check.title and "\n" not in check.title, check.id
         assert check.hint, check.id
         assert check.rules and set(check.rules) <= set(RULES), check.id
-    assert {c.step for c in CHECKS.values()} == set(range(1, 9))
+    assert {c.step for c in CHECKS.values()} == set(STEPS)
 
 
 # Rules of LAB_SPEC that no check can observe yet, each with what it waits for. docs/checks.md
@@ -152,11 +154,38 @@ def test_starter_scores_zero_without_crashing():
     assert passed == [] and report.score == 0
 
 
+PART_ONE = range(1, 9)  # LAB_SPEC part one; part two (steps 9-11) adds names a part-one module lacks
+_MISSING_WORDS = ("has no name", "missing", "not defined", "does not define")
+
+
+def _fails_cleanly_for_a_missing_name(check) -> bool:
+    """A part-two check a part-one module fails: no points, and a text that names what is missing."""
+    said = f"{check.message} {check.got} {check.expected}".lower()
+    return not check.passed and check.points == 0 and any(word in said for word in _MISSING_WORDS)
+
+
 @pytest.mark.parametrize("path", ALT_STYLES, ids=[p.stem for p in ALT_STYLES])
 @pytest.mark.parametrize("seed", [3, 2024])
-def test_correct_modules_in_other_styles_get_full_marks(path, seed):
+def test_correct_part_one_modules_in_other_styles_keep_steps_1_to_8(path, seed):
     report = grade(path, seed=seed)
-    assert report.score == report.max_score, _failed_summary(report)
+    assert report.error == "", report.error
+    assert len(report.checks) == len(CHECKS)
+    part_one = [c for c in report.checks if c.step in PART_ONE]
+    assert sum(c.points for c in part_one) == sum(c.max_points for c in part_one) == 133, _failed_summary(report)
+    part_two = [c for c in report.checks if c.step not in PART_ONE]
+    unclean = [f"{c.id}: {c.message} | got {c.got}" for c in part_two if not _fails_cleanly_for_a_missing_name(c)]
+    assert unclean == [], "\n".join(unclean)
+
+
+def test_the_clean_missing_test_can_fail():
+    from grader.report import CheckResult
+
+    crashed = CheckResult(id="step9/x", step=9, passed=False, points=0, max_points=2, title="t",
+                          message="coerce raised ZeroDivisionError")
+    assert not _fails_cleanly_for_a_missing_name(crashed)
+    assert _fails_cleanly_for_a_missing_name(
+        CheckResult(id="step9/x", step=9, passed=False, points=0, max_points=2, title="t",
+                    got="the module has no name 'coerce'"))
 
 
 # Correct modules that keep state between runs, as the spec allows: graphs a step's runs

@@ -102,6 +102,18 @@ def test_weights_per_step_and_per_check_change_the_weighted_and_credited_score()
     assert got.credited == 4.0  # 5 x 0.8
 
 
+def test_weight_zero_leaves_part_two_out_of_the_credited_score():
+    # A course that teaches steps 1-8 only: part two's checks weigh nothing, part one keeps its points.
+    p = policy(extra="[weights]\nstep9 = 0\nstep10 = 0\nstep11 = 0\n")
+    checks = [{"id": "step1/names", "step": 1, "points": 2, "max_points": 2},
+              {"id": "step8/json_values", "step": 8, "points": 3, "max_points": 3},
+              {"id": "step9/x", "step": 9, "points": 0, "max_points": 2},
+              {"id": "step10/x", "step": 10, "points": 1, "max_points": 3},
+              {"id": "step11/x", "step": 11, "points": 0, "max_points": 2}]
+    got = credit([Attempt(1, DUE, {"score": 6, "max_score": 12, "checks": checks})], p)
+    assert (got.raw_score, got.raw_max, got.score, got.max_score) == (6.0, 12.0, 5.0, 5.0)
+
+
 # ---------------------------------------------------------------- a malformed course file
 
 
@@ -125,7 +137,7 @@ def test_weights_per_step_and_per_check_change_the_weighted_and_credited_score()
      "window_minutes = 60"),
     ("[assignment]\ndue = 2026-03-01T23:59:00Z\n[attempts]\nlimit = 0\nwindow_minutes = 60\n",
      "limit = 0", "limit = 5"),
-    ("[assignment]\ndue = 2026-03-01T23:59:00Z\n[weights]\nstep9 = 2\n", "'step9'", "step1 ... step8"),
+    ("[assignment]\ndue = 2026-03-01T23:59:00Z\n[weights]\nstep12 = 2\n", "'step12'", "step1 ... step11"),
     ("[assignment]\ndue = 2026-03-01T23:59:00Z\n[weights]\nstep3 = -1\n", "step3 = -1", "step3 = 2.0"),
     ("[assignment]\ndue = 2026-03-01T23:59:00Z\n[deadline]\nx = 1\n", "[deadline]", "use only [assignment]"),
     ("[assignment\ndue = 1\n", "is not valid TOML", "fix the syntax"),

@@ -9,9 +9,11 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from grader.batch import run_batch  # noqa: E402
+from helpers import full_marks  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTION = REPO / "solutions" / "tools.py"
+FULL = full_marks()  # the solution's score: every registered check's points
 
 
 @pytest.fixture(scope="module")
@@ -95,10 +97,10 @@ def test_the_service_queue_grades_stored_attempts_on_the_cluster(cluster, tmp_pa
         queue.put(late)
         assert queue.wait_idle(240), "the Dask queue did not finish"
     ana, ben, again = (store.get(i) for i in (*ids, late))
-    assert (ana.status, ana.score, ana.max_score) == (GRADED, 133, 133)
+    assert (ana.status, ana.score, ana.max_score) == (GRADED, FULL, FULL)
     assert json.loads(ana.report)["seed"] == 5
     assert ben.status == GRADED and ben.score == 0 and "SyntaxError" in json.loads(ben.report)["error"]
-    assert (again.status, again.score) == (GRADED, 133)
+    assert (again.status, again.score) == (GRADED, FULL)
     assert store.unfinished() == [] and queue.finished_count == 3
     assert ERROR not in {a.status for a in (ana, ben, again)}
     store.close()

@@ -131,3 +131,28 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "site" / "instructor" / "index.html").is_file()
+
+
+def _registry_counts() -> "tuple[int, int, int]":
+    from grader.checks.registry import checks_for
+
+    checks = checks_for()
+    part_one = sum(c.points for c in checks if c.step <= 8)
+    return len(checks), part_one, sum(c.points for c in checks)
+
+
+def stated_counts(text: str) -> "list[tuple[int, int, int]]":
+    """Every "the N checks (P points for steps 1-8, T for all eleven steps)" of a page.
+
+    >>> stated_counts("the 9 checks (3 points for steps 1-8, 5 for all eleven steps)")
+    [(9, 3, 5)]
+    """
+    found = re.findall(r"the (\d+) checks \((\d+) points for steps 1-8,\s+(\d+) for all eleven steps\)", text)
+    return [tuple(map(int, numbers)) for numbers in found]
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/index.md"])
+def test_the_numbers_of_checks_and_points_a_page_states_are_the_registry_s(page):
+    stated = stated_counts((REPO / page).read_text(encoding="utf-8"))
+    assert stated, f"{page} no longer states the numbers of checks and points"
+    assert set(stated) == {_registry_counts()}, f"{page}: {stated} but the registry has {_registry_counts()}"

@@ -35,7 +35,8 @@ from grader.engine.client import EngineClient
 from grader.engine.sandbox import bwrap_usable
 from hostile.build import SOLUTION, honest, materialise
 from hostile.manifest import (BATCH_HOSTILE, CASES, CASES_BY_NAME, FAST_SECONDS, HONEST, MUTANT_PAYLOADS,
-                              SANDBOX_CASES, SANDBOX_ONLY, STEP_TIMEOUT, STEPS, Case, Expect)
+                              PART_TWO, SANDBOX_CASES, SANDBOX_ONLY, STEP_TIMEOUT, STEPS, Case,
+                              Expect)
 from hostile.planted import planted_class_data
 from hostile.procs import kill_marked, marked_processes
 from hostile.verify import Run, extra_check_problems, step_outcome_problems, unmet_need
@@ -234,7 +235,7 @@ def test_corpus_covers_the_issue_and_every_case_folder_is_used():
             assert case.name in folders, f"{case.name}: base 'file' needs cases/{case.name}/tools.py"
         if case.at:
             assert (Path(__file__).parent / "hostile" / "cases" / case.name / "payload.py").exists()
-    assert set(STEPS) == set(range(1, 9))
+    assert set(STEPS) == set(range(1, 12)) and set(PART_TWO) == set(STEPS) - set(range(1, 9))
 
 
 def test_the_corpus_runs_within_its_budget(corpus):

@@ -15,7 +15,7 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-from agtool_lab.noisy import model as noisy_model, routes as noisy_routes
+from agtool_lab.noisy import layers as noisy_layers, model as noisy_model, routes as noisy_routes
 from agtool_lab.noisy.model import CHAPTER_MIX, MISTAKES, LabData, ModelCall, NoisyModel, draw_orders, right_rows
 from agtool_lab.noisy.routes import ROUTE_LABELS, chapter_comparison, check_ready, run_routes, sweep, tally
 from agtool_lab.load import load_module
@@ -158,7 +158,7 @@ def test_the_legacy_tool_is_only_chosen_for_a_region_larger_than_max_rows(many_c
 
 
 def test_the_simulator_does_not_import_the_solution():
-    for module in (noisy_model, noisy_routes):
+    for module in (noisy_model, noisy_routes, noisy_layers):
         tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
         imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                     for alias in node.names}
@@ -306,4 +306,103 @@ def test_check_ready_names_the_unwritten_step(solution):
 def test_docstring_examples(module, monkeypatch):
     monkeypatch.chdir(REPO)  # the examples load "solutions/tools.py" relative to the repo
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
+
+
+# --------------------------------------------------------------------------
+# Part two of the capstone: the layers of steps 9-11 (agtool_lab.noisy.layers)
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def layer_runs():
+    tools = load_module(SOLUTION)
+    return tools, noisy_layers.run_layers(tools, 300, error_rate=0.5, seed=5)
+
+
+def _outcomes(runs, mistake: str, route: str) -> set:
+    return set(runs[(runs["mistake"] == mistake) & (runs["route"] == route)]["outcome"])
+
+
+def test_every_named_mistake_is_made_and_a_higher_rate_only_adds_mistakes():
+    tools = load_module(SOLUTION)
+    data, products = LabData.from_module(tools), dict(tools.PRODUCTS)
+    orders = noisy_layers.draw_named_orders(data, products, 300, seed=2)
+    low = [noisy_layers.model_writes(o, products, data, error_rate=0.1, seed=2, index=i) for i, o in enumerate(orders)]
+    high = [noisy_layers.model_writes(o, products, data, error_rate=0.6, seed=2, index=i) for i, o in enumerate(orders)]
+    assert {m for _, m in high} - {None} == set(noisy_layers.NAMED_MISTAKES)
+    assert all(l == h for l, h in zip(low, high) if l[1] is not None)
+    assert all(call["product"] != order["sku"] or call != {"product": order["sku"], "region": order["region"],
+                                                            "limit": order["limit"]}
+               for order, (call, mistake) in zip(orders, high) if mistake)
+
+
+def test_each_layer_turns_its_mistakes_into_right_answers_or_questions(layer_runs):
+    _tools, runs = layer_runs
+    assert _outcomes(runs, "product name", "checked") == {"refused"}
+    assert _outcomes(runs, "product name", "resolved") == {"right"}
+    assert _outcomes(runs, "two products match", "retried") == {"asked"}
+    assert _outcomes(runs, "limit ' 3 '", "resolved") == {"refused"}
+    assert _outcomes(runs, "limit ' 3 '", "coerced") == {"right"}
+    assert _outcomes(runs, "limit '３'", "retried") == {"refused"}  # never coerced, never suggested
+    assert _outcomes(runs, "limit out of range", "retried") == {"refused"}
+    assert "right" in _outcomes(runs, "region typo", "retried") - _outcomes(runs, "region typo", "coerced")
+    asked = runs[runs["outcome"] == "asked"]
+    assert len(asked) and asked["tool_runs"].sum() == 0
+
+
+def test_the_full_stack_serves_no_silent_wrong_answer(layer_runs):
+    _tools, runs = layer_runs
+    table = noisy_layers.layer_table(runs)
+    assert table.loc[noisy_layers.LAYER_LABELS["retried"], "wrong (silent)"] == 0
+    assert table["crashed"].sum() == 0
+    assert table.loc[noisy_layers.LAYER_LABELS["direct"], "wrong (silent)"] > 0
+    right = table["right"].tolist()
+    assert right[1:] == sorted(right[1:]), "each added layer must answer at least as many orders right"
+
+
+def test_a_resolver_that_guesses_shows_up_as_silent_wrong_answers(solution):
+    def first_match(query):
+        q = query.strip().casefold()
+        hits = sorted(sku for sku, name in solution.PRODUCTS.items() if q and q in name.casefold())
+        return {"kind": "resolved", "sku": hits[-1]} if hits else {"kind": "not_found", "query": query}
+
+    solution.resolve_sku = first_match
+    runs = noisy_layers.run_layers(solution, 300, error_rate=0.5, seed=5)
+    assert "wrong" in _outcomes(runs, "two products match", "resolved")
+
+
+def test_a_lenient_coerce_shows_up_in_the_table(solution):
+    honest = solution.coerce
+
+    def lenient(name, raw_args):  # int() on anything: "３" becomes 3
+        args, ledger = honest(name, raw_args)
+        if isinstance(args.get("limit"), str):
+            args = {**args, "limit": int(args["limit"])}
+        return args, ledger
+
+    solution.coerce = lenient
+    runs = noisy_layers.run_layers(solution, 300, error_rate=0.5, seed=5)
+    assert _outcomes(runs, "limit '３'", "retried") != {"refused"}
+
+
+def test_explain_beats_a_bare_reason_and_only_because_of_its_suggestions(solution):
+    table = noisy_layers.retry_table(solution, 300, error_rate=0.5, seed=5)
+    bare, helped = table["first-retry success"]
+    assert table["first retries"].iloc[0] > 0 and helped > bare
+    solution.explain = lambda name, args: {"suggestion": None}
+    bare2, helped2 = noisy_layers.retry_table(solution, 300, error_rate=0.5, seed=5)["first-retry success"]
+    assert bare2 == helped2 == bare
+
+
+def test_check_layers_ready_names_the_missing_step(solution):
+    assert noisy_layers.check_layers_ready(solution) == ""
+    del solution.explain
+    assert noisy_layers.check_layers_ready(solution).startswith("Step 10")
+    assert "Not written yet" in noisy_layers.check_layers_ready(load_module(REPO / "agtool" / "tools.py"))
+
+
+def test_layers_docstring_examples(monkeypatch):
+    monkeypatch.chdir(REPO)
+    result = doctest.testmod(noisy_layers, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

@@ -90,7 +90,8 @@ def test_html_escapes_learner_text_and_marks_rows_in_words():
 def test_passing_step_names_the_next_notebook():
     assert "Next: 05_cache.ipynb" in check_panel_text(_passing(4), 4)
     assert "Next: 05_cache.ipynb" in render_html(_passing(4), 4)
-    assert "all eight steps are done" in check_panel_text(_passing(8), 8)
+    assert "Next: 09_coercion.ipynb" in check_panel_text(_passing(8), 8)
+    assert "all 11 steps are done. Capstone: 12_capstone.ipynb" in check_panel_text(_passing(11), 11)
 
 
 def test_every_notebook_named_by_the_widget_exists():

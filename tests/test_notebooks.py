@@ -1,4 +1,4 @@
-"""The lab notebooks 01-08: generated from labs/_build_notebooks.py, clean, and runnable both ways.
+"""The lab notebooks 01-11: generated from labs/_build_notebooks.py, clean, and runnable both ways.
 
 * The committed notebooks equal the generator's output and carry no outputs.
 * The facts the notebooks teach agree with the reference solution (the STOCK
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 LABS = REPO / "labs"
 SOLUTION = REPO / "solutions" / "tools.py"
 STARTER = REPO / "agtool" / "tools.py"
-STEPS = range(1, 9)
+STEPS = range(1, 12)
 
 
 @pytest.fixture(scope="module")
@@ -281,3 +281,81 @@ def test_reason_names_are_spelled_out(builder, step, reasons):
     notes = builder.build(step).cells[2].source
     for reason in reasons:
         assert f"`{reason}" in notes, f"notebook {step} does not spell out {reason!r}"
+
+
+# --------------------------------------------------------------------------
+# Part two's playgrounds: the failure each step prevents, beside the learner's function
+# --------------------------------------------------------------------------
+
+
+def test_coercion_playground_shows_int_accepting_a_fullwidth_digit_and_coerce_refusing_it():
+    from agtool_lab.playground import coercion_playground
+
+    box = coercion_playground(path=SOLUTION)  # starts on limit "３", region " North "
+    shown = _html_of(box)
+    assert "int() gives 3 (non-ASCII digits: FULLWIDTH DIGIT THREE)" in shown
+    assert "&#x27;type:limit&#x27;" in shown  # the solution leaves "３" for validation to refuse
+    box.children[0].children[0].value = " 3 "
+    assert "valid: the call may run" in _html_of(box)
+
+
+def test_suggestion_playground_shows_wast_as_a_coin_flip_without_a_suggestion():
+    from agtool_lab.playground import suggestion_playground
+
+    box = suggestion_playground(path=SOLUTION)  # starts on "wast"
+    shown = _html_of(box)
+    assert "2 regions are one edit away" in shown and "&#x27;suggestion&#x27;: None" in shown
+    box.children[0].value = "nrth"
+    assert "&#x27;region&#x27;: &#x27;north&#x27;" in _html_of(box)
+
+
+def test_identity_playground_shows_bolt_matching_two_products_and_no_tool_run():
+    from agtool_lab.playground import identity_playground
+
+    shown = _html_of(identity_playground(path=SOLUTION))  # starts on "bolt"
+    assert "2 products match" in shown and "&#x27;ambiguous&#x27;" in shown
+    assert "tool body runs for both: 0" in shown
+
+
+@pytest.mark.parametrize("name", ["coercion_playground", "suggestion_playground", "identity_playground"])
+def test_part_two_playground_on_the_starter_says_not_written_yet(name):
+    import agtool_lab.playground as playground
+
+    assert "Not written yet" in _html_of(getattr(playground, name)(path=STARTER))
+
+
+def _notes(builder, step: int) -> str:
+    return builder.build(step).cells[2].source
+
+
+def test_coerce_examples_of_notebook_09_agree_with_the_solution(builder, solution):
+    rows = re.findall(r"^\| `(\{.*?\})` \| (.*?) \| `(\[.*?\])` \|$", _notes(builder, 9), re.M)
+    assert len(rows) == 4
+    for raw_text, args_text, ledger_text in rows:
+        raw = ast.literal_eval(raw_text)
+        expected_args = raw if args_text.startswith("unchanged") else ast.literal_eval(args_text.strip("`"))
+        got = solution.coerce("stock_lookup", raw)
+        # repr, not ==: True == 1 in Python, and a bool turned into an int is the mistake to catch
+        assert repr(got) == repr((expected_args, ast.literal_eval(ledger_text))), raw_text
+
+
+def test_suggestion_examples_of_notebook_10_agree_with_the_solution(builder, solution):
+    rows = re.findall(r'^\| `region="(.*?)"` \| (?:`"(\w+)"`|none)', _notes(builder, 10), re.M)
+    assert len(rows) == 4
+    for region, suggested in rows:
+        got = solution.explain("stock_lookup", {"sku": "SKU-1001", "region": region, "limit": 2})["suggestion"]
+        assert (got["region"] if got else "") == suggested, region
+
+
+def test_resolve_examples_of_notebook_11_agree_with_the_solution(builder, solution):
+    rows = re.findall(r'^\| `"(.*?)"`(?:, `"(.*?)"`)? \| (resolved, `(SKU-\d+)`|not_found|ambiguous: (.*)) \|$',
+                      _notes(builder, 11), re.M)
+    assert len(rows) == 6
+    for first, second, kind_text, sku, ambiguous in rows:
+        for query in filter(None, (first, second)):
+            got = solution.resolve_sku(query)
+            assert got["kind"] == kind_text.split(",")[0].split(":")[0], query
+            if sku:
+                assert got["sku"] == sku
+            if ambiguous:
+                assert [c["sku"] for c in got["candidates"]] == re.findall(r"`(SKU-\d+)`", ambiguous)

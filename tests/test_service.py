@@ -20,9 +20,11 @@ import pytest
 
 from grader.service.db import ERROR, GRADED, GRADING, QUEUED, Store
 from e2e.classroom import Classroom, http, proxy_command
+from helpers import full_marks
 
 REPO = Path(__file__).resolve().parents[1]
 SOLUTION = (REPO / "solutions" / "tools.py").read_bytes()
+FULL = full_marks()  # the solution's score: every registered check's points
 STARTER = (REPO / "agtool" / "tools.py").read_bytes()
 GRADE_LOG_ENV = "AGTOOL_TEST_GRADE_LOG"
 
@@ -136,7 +138,7 @@ def test_a_restart_grades_every_stored_unfinished_attempt_exactly_once(db_url, t
     assert graded == sorted(["learner0", "learner1", "learner2", "cut"])
     for attempt_id in queued:
         a = store.get(attempt_id)
-        assert (a.status, a.score, a.max_score) == (GRADED, 133, 133)
+        assert (a.status, a.score, a.max_score) == (GRADED, FULL, FULL)
         assert json.loads(a.report)["seed"] == a.seed
     cut = store.get(cut_off)
     assert cut.status == GRADED and cut.score < cut.max_score  # the starter fails checks: graded, not error
@@ -155,7 +157,7 @@ def test_a_worker_that_dies_costs_its_attempt_an_error_status_not_the_queue(tmp_
         assert queue.wait_idle(120)
     assert store.get(dies).status == ERROR
     assert "died" in json.loads(store.get(dies).report)["error"]
-    assert (store.get(fine).status, store.get(fine).score) == (GRADED, 133)
+    assert (store.get(fine).status, store.get(fine).score) == (GRADED, FULL)
     store.close()
 
 
@@ -198,8 +200,8 @@ def test_two_learners_and_an_instructor_through_the_hub(classroom):
 
     graded_alice = room.wait_graded("alice", alice["id"])
     graded_bob = room.wait_graded("bob", bob["id"])
-    assert (graded_alice["status"], graded_alice["score"], graded_alice["max_score"]) == (GRADED, 133, 133)
-    assert graded_alice["report"]["score"] == 133 and graded_alice["learner"] == "alice"
+    assert (graded_alice["status"], graded_alice["score"], graded_alice["max_score"]) == (GRADED, FULL, FULL)
+    assert graded_alice["report"]["score"] == FULL and graded_alice["learner"] == "alice"
     assert graded_bob["status"] == GRADED and graded_bob["score"] < graded_bob["max_score"]
 
     # Each learner sees their own attempts only.
@@ -217,7 +219,7 @@ def test_two_learners_and_an_instructor_through_the_hub(classroom):
     assert status == 200, klass
     rows = {r["learner"]: r for r in klass["learners"]}
     assert set(rows) == {"alice", "bob"}
-    assert (rows["alice"]["best_score"], rows["alice"]["attempts"]) == (133, 1)
+    assert (rows["alice"]["best_score"], rows["alice"]["attempts"]) == (FULL, 1)
     assert rows["bob"]["best_score"] == graded_bob["score"]
     assert klass["checks"] and all(0 <= c["pass_rate"] <= 1 for c in klass["checks"])
     assert room.api("GET", f"api/submissions/{bob['id']}", "teacher")[0] == 200
@@ -225,7 +227,7 @@ def test_two_learners_and_an_instructor_through_the_hub(classroom):
     assert status == 200
     lines = csv_text.splitlines()
     assert lines[0].startswith("learner,score,max_score,step1")
-    assert [line.split(",")[:2] for line in lines[1:]] == [["alice", "133"], ["bob", str(graded_bob["score"])]]
+    assert [line.split(",")[:2] for line in lines[1:]] == [["alice", str(FULL)], ["bob", str(graded_bob["score"])]]
 
     # The class page's downloads and plots through the hub's proxy: the instructor's, never a learner's.
     for route in ("gradescope.zip", "plots/check_pass_rate.png", "plots/step_scores.svg", "similarity.csv"):
@@ -243,10 +245,10 @@ def test_two_learners_and_an_instructor_through_the_hub(classroom):
     shown = submit(REPO / "solutions" / "tools.py",
                    env={"AGTOOL_SERVICE_URL": room.base, "JUPYTERHUB_API_TOKEN": room.tokens["bob"]})
     assert isinstance(shown, Submitted), shown
-    assert shown.report.score == 133 and "133/133 points" in shown._repr_html_()
+    assert shown.report.score == FULL and f"{FULL}/{FULL} points" in shown._repr_html_()
     status, klass = room.api("GET", "api/class", "teacher")
     rows = {r["learner"]: r for r in klass["learners"]}
-    assert (rows["bob"]["attempts"], rows["bob"]["best_score"], rows["bob"]["last_score"]) == (2, 133, 133)
+    assert (rows["bob"]["attempts"], rows["bob"]["best_score"], rows["bob"]["last_score"]) == (2, FULL, FULL)
 
 
 @pytest.mark.e2e
@@ -284,7 +286,7 @@ def test_a_killed_service_grades_every_accepted_attempt_once_after_a_restart(cla
     room.start_service()
     for attempt_id, user in zip(ids, ["alice"] * 3 + ["bob"] * 3):
         got = room.wait_graded(user, attempt_id)
-        assert (got["status"], got["score"]) == (GRADED, 133)
+        assert (got["status"], got["score"]) == (GRADED, FULL)
     status, klass = room.api("GET", "api/class", "teacher")
     assert {r["learner"]: r["attempts"] for r in klass["learners"]} == {"alice": 3, "bob": 3}
 

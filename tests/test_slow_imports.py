@@ -21,10 +21,14 @@ from pathlib import Path
 
 import pytest
 
+from grader.report import STEPS
+from helpers import full_marks
+
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 SOLUTION = (REPO / "solutions" / "tools.py").read_text()
 FUTURE = "from __future__ import annotations\n"
+FULL = full_marks()  # the solution's score: every registered check's points
 
 SLOW = {
     "sleep1": "import time; time.sleep(1)  # an honest slow import\n",
@@ -62,38 +66,38 @@ def check_cli(path: Path, *extra: str) -> "tuple[subprocess.CompletedProcess, fl
 def test_check_gives_full_marks(tmp_path, name):
     done, _ = check_cli(slow_module(tmp_path, name))
     assert done.returncode == 0, done.stdout[-3000:]
-    assert "133/133 points" in done.stdout
+    assert f"{FULL}/{FULL} points" in done.stdout
 
 
 def test_a_4_s_import_is_graded_by_check_in_under_20_s(tmp_path):
     done, wall = check_cli(slow_module(tmp_path, "sleep4"))
-    assert done.returncode == 0 and "133/133 points" in done.stdout, done.stdout[-3000:]
+    assert done.returncode == 0 and f"{FULL}/{FULL} points" in done.stdout, done.stdout[-3000:]
     assert wall < 20, f"{wall:.1f} s"
 
 
 @pytest.mark.slow
 def test_a_10_s_import_gets_full_marks_from_check(tmp_path):
     done, _ = check_cli(slow_module(tmp_path, "sleep10"))
-    assert done.returncode == 0 and "133/133 points" in done.stdout, done.stdout[-3000:]
+    assert done.returncode == 0 and f"{FULL}/{FULL} points" in done.stdout, done.stdout[-3000:]
 
 
 def _notebook_score(path: Path) -> "tuple[int, int]":
     from agtool_lab.widget import grade_step
 
-    reports = [grade_step(step, path=path, seed=3) for step in range(1, 9)]
+    reports = [grade_step(step, path=path, seed=3) for step in STEPS]
     assert not [r.error for r in reports if r.error]
     return sum(r.score for r in reports), sum(r.max_score for r in reports)
 
 
 @pytest.mark.parametrize("name", ["sleep1", "heavy"])
 def test_the_notebook_path_gives_full_marks(tmp_path, name):
-    assert _notebook_score(slow_module(tmp_path, name)) == (133, 133)
+    assert _notebook_score(slow_module(tmp_path, name)) == (FULL, FULL)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["sleep4", "sleep10"])
 def test_the_notebook_path_gives_full_marks_to_slower_imports(tmp_path, name):
-    assert _notebook_score(slow_module(tmp_path, name)) == (133, 133)
+    assert _notebook_score(slow_module(tmp_path, name)) == (FULL, FULL)
 
 
 def _batch_scores(tmp_path: Path, names) -> dict:
@@ -108,12 +112,12 @@ def _batch_scores(tmp_path: Path, names) -> dict:
 
 def test_batch_with_default_options_gives_full_marks(tmp_path):
     rows = _batch_scores(tmp_path, FAST_ENOUGH)
-    assert rows == {name: ("133", "133", "") for name in FAST_ENOUGH}
+    assert rows == {name: (str(FULL), str(FULL), "") for name in FAST_ENOUGH}
 
 
 @pytest.mark.slow
 def test_batch_gives_a_10_s_import_full_marks(tmp_path):
-    assert _batch_scores(tmp_path, ["sleep10"]) == {"sleep10": ("133", "133", "")}
+    assert _batch_scores(tmp_path, ["sleep10"]) == {"sleep10": (str(FULL), str(FULL), "")}
 
 
 def test_an_import_past_its_own_bound_says_so(tmp_path):

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from agtool_lab.load import load_module
+from grader.report import STEPS
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTER = ROOT / "agtool" / "tools.py"
@@ -125,9 +126,10 @@ def test_placeholders_earn_nothing(starter, solution):
 
 def test_starter_names_the_notebook_of_each_step():
     text = STARTER.read_text(encoding="utf-8")
-    named = sorted(set(re.findall(r"labs/(0[1-8]_\w+\.ipynb)", text)))
-    assert [n[:2] for n in named] == [f"0{step}" for step in range(1, 9)]
-    present = {p.name for p in (ROOT / "labs").glob("0[1-8]_*.ipynb")}
+    # Steps 1-11: 01_... to 11_... (the capstone, 12_, is no step and has no starter names).
+    named = sorted(set(re.findall(r"labs/((?:0[1-9]|1[01])_\w+\.ipynb)", text)))
+    assert [n[:2] for n in named] == [f"{step:02d}" for step in STEPS]
+    present = {p.name for p in (ROOT / "labs").glob("[01][0-9]_*.ipynb")}
     if not present:
         pytest.skip("labs/ has no step notebooks yet")
     assert set(named) <= present, sorted(set(named) - present)

@@ -1,4 +1,4 @@
-"""A seeded stand-in for the model that sits in the ``pick`` node (lab 09).
+"""A seeded stand-in for the model that sits in the ``pick`` node (the capstone).
 
 In the lab, ``pick`` is a rule that copies the order into the tool call, so
 a learner can finish all eight steps without ever seeing a model get an

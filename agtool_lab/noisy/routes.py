@@ -1,4 +1,4 @@
-"""Run the simulated model's calls through three routes of a learner module and count (lab 09).
+"""Run the simulated model's calls through three routes of a learner module and count (the capstone).
 
 The three routes, each given the learner module as a parameter:
 

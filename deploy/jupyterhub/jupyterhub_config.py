@@ -5,7 +5,7 @@
 # each learner's server as that learner's Unix user).
 #
 # What a learner gets on first login (see pre_spawn_hook below):
-#   ~/labs/01_contract_table.ipynb ... 09_noisy_model.ipynb   the exercises
+#   ~/labs/01_contract_table.ipynb ... 12_capstone.ipynb     the exercises
 #   ~/agtool/tools.py                                         the module they write
 # and JupyterLab opens on ~/labs. The Check cells grade ~/agtool/tools.py because
 # AGTOOL_MODULE points there. The instructor grades every home folder with

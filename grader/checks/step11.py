@@ -1,2 +1,514 @@
-"""Step 11 checks: identity resolution (``PRODUCTS``, ``resolve_sku``, ``handle_named``; LAB_SPEC part two)."""
+"""Step 11 checks: identity resolution (``PRODUCTS``, ``resolve_sku``, ``handle_named``; LAB_SPEC part two).
+
+``PRODUCTS`` itself is judged once, against the spec's table. Every other
+probe first replaces it (op ``set``) with a table the grader makes for the
+seed (:func:`make_table`): random skus and names in shuffled order, built so
+that each class of query is planted on every seed -- a key (also one that
+another product's name contains), exactly one partial match, an exact name
+that beats partial ones, casefold pairs (``"STRASSE"``/``"Straße"``), 2+
+matches (a shared word, two products of one name), no match, a blank query
+-- each with case and whitespace variants. The seed picks the words, skus
+and variants, never the classes, and the parent computes what each query
+must give with its own reading of the spec (:func:`expected`).
+
+``handle_named`` is judged with the grader's ``handle`` double (and a
+``call_tool`` double that only records): a step-7 mistake cannot reach
+step 11, and what ``handle`` received is read off the double.
+"""
 from __future__ import annotations
+
+import random
+from typing import Any
+
+from grader import spec
+from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_op, call_probe, check_calls_unchanged,
+                                   check_expect, double_op, judged, op, outcome, records_of, value_of)
+from grader.engine.encode import encode, show, strict_equal
+from grader.checks.registry import Probe, Verdict
+
+MATERIALS = ["Steel", "Copper", "Brass", "Nylon", "Zinc", "Oak", "Glass", "Cobalt", "Teflon", "Granite", "Chrome"]
+ITEMS = ["bolt", "wire", "gasket", "washer", "hinge", "clamp", "valve", "rivet", "bracket", "pulley", "socket",
+         "spacer", "flange"]
+SIZES = ["M4", "M6", "M8", "2 mm", "4 mm", "6 mm", "XL", "short", "long"]
+# (word in a name, query for it) pairs that only str.casefold matches (lower() keeps the ß).
+FOLD_NAME_SHARP = [("Straße", "STRASSE"), ("Maßband", "MASSBAND"), ("Fußteil", "FUSSTEIL")]
+FOLD_QUERY_SHARP = [("GROSS", "groß"), ("WEISS", "weiß"), ("SPROSSE", "sproße")]
+ABSENT = ["titanium", "sprocket", "magnet", "ladder", "pipe"]
+BLANKS = ["", "   ", "\t \n"]
+PADS = ["", " ", "  ", "\t", "\n", " \t"]
+RESOLVE = "resolve_sku"
+NAMED = "handle_named"
+NO_RUNS = {"stock_lookup": 0, "legacy_stock": 0}
+
+
+# ---------------------------------------------------------------------------
+# The parent's reading of the spec
+# ---------------------------------------------------------------------------
+
+
+def matches(table: dict, query: str) -> list:
+    """Skus whose name contains ``query`` (stripped, casefolded), sorted.
+
+    >>> matches({"B": "Steel bolt", "A": "steel nut", "C": "Oak"}, " STEEL ")
+    ['A', 'B']
+    """
+    q = query.strip().casefold()
+    return sorted(sku for sku, name in table.items() if q in name.casefold())
+
+
+def expected(table: dict, query: str) -> dict:
+    """What ``resolve_sku(query)`` must return for ``table`` (candidates as skus only).
+
+    >>> t = {"S-2": "Oak hinge", "S-1": "Oak hinge XL", "S-3": "Zinc clamp"}
+    >>> expected(t, "oak hinge"), expected(t, " s-3")
+    ({'kind': 'resolved', 'sku': 'S-2'}, {'kind': 'resolved', 'sku': 'S-3'})
+    >>> expected(t, "oak"), expected(t, " ")
+    ({'kind': 'ambiguous', 'query': 'oak', 'candidates': ['S-1', 'S-2']}, {'kind': 'not_found', 'query': ' '})
+    """
+    q = query.strip().casefold()
+    if not q:
+        return {"kind": spec.NOT_FOUND, "query": query}
+    keys = [sku for sku in table if sku.casefold() == q]
+    if keys:
+        return {"kind": spec.RESOLVED, "sku": keys[0]}
+    found = matches(table, query)
+    exact = [sku for sku in found if table[sku].casefold() == q]
+    if len(found) == 1 or len(exact) == 1:
+        return {"kind": spec.RESOLVED, "sku": (exact or found)[0]}
+    if not found:
+        return {"kind": spec.NOT_FOUND, "query": query}
+    return {"kind": spec.AMBIGUOUS, "query": query, "candidates": found}
+
+
+# ---------------------------------------------------------------------------
+# The grader's tables, one per probe, every class planted
+# ---------------------------------------------------------------------------
+
+
+def _variant(rng: random.Random, text: str, changed: bool = False) -> str:
+    """``text`` in another case (``changed``: never as written), with whitespace around it (matching ignores both).
+
+    >>> _variant(random.Random(1), "Oak hinge", changed=True).strip() != "Oak hinge"
+    True
+    """
+    cases = [str.upper, str.lower, str.swapcase] + ([] if changed else [str.title, str])
+    left, right = rng.choice(PADS), rng.choice(PADS)
+    return left + rng.choice(cases)(text) + (right or rng.choice(PADS[1:]) if not left else right)
+
+
+def _skus(rng: random.Random, n: int) -> list:
+    numbers = rng.sample(range(1000, 10000), n)
+    return [f"{rng.choice(['SKU', 'SKU', 'PRD', 'P'])}-{number}" for number in numbers]
+
+
+def _unsort(pairs: list, positions: list) -> None:
+    """Reverse the entries at ``positions`` when their skus are in sorted order there (a sorted table proves nothing).
+
+    >>> pairs = [("A", "x"), ("C", "y"), ("B", "x")]
+    >>> _unsort(pairs, [0, 2]); pairs
+    [('B', 'x'), ('C', 'y'), ('A', 'x')]
+    """
+    skus = [pairs[i][0] for i in positions]
+    if skus == sorted(skus):
+        entries = [pairs[i] for i in positions]
+        for i, entry in zip(positions, reversed(entries)):
+            pairs[i] = entry
+
+
+def make_table(rng: random.Random) -> tuple[dict, dict]:
+    """A table of 12 products in shuffled order, and the queries of each class of query.
+
+    >>> table, queries = make_table(random.Random(3))
+    >>> sorted(queries) == sorted(CLASSES)
+    True
+    >>> all(expected(table, q)["kind"] == CLASSES[c] for c, qs in queries.items() for q in qs)
+    True
+    """
+    mats, items, sizes = rng.sample(MATERIALS, 5), rng.sample(ITEMS, 9), rng.sample(SIZES, 4)
+    sharp, folded = rng.choice(FOLD_NAME_SHARP), rng.choice(FOLD_QUERY_SHARP)
+    names = [f"{mats[0]} {items[i]} {sizes[i]}" for i in range(3)]   # one word, three names
+    names += [f"{mats[1]} {items[3]}", f"{mats[1]} {items[3]} {sizes[0]}"]            # exact beats partial
+    names += [f"{mats[2]} {items[4]} {sizes[1]}"]                                      # unique words
+    names += [f"{sharp[0]} {items[5]}", f"{folded[0]} {items[6]}"]                     # casefold pairs
+    names += [f"{mats[3]} {items[7]}"] * 2                                             # one name, two products
+    skus = _skus(rng, len(names) + 2)
+    # The shared word's skus run against its names' order: sorted by name is never sorted by sku.
+    names[:3], skus[:3] = sorted(names[:3], key=str.casefold), sorted(skus[:3], reverse=True)
+    target, kit = skus[-2:]
+    pairs = list(zip(skus, names)) + [(target, f"{mats[4]} {items[8]}"), (kit, f"Spare kit for {target}")]
+    rng.shuffle(pairs)
+    for group in (names[0].split()[0], names[-1]):  # each 2+ match group out of sku order, on every seed
+        _unsort(pairs, [i for i, (_, name) in enumerate(pairs) if name.startswith(group)])
+    table = dict(pairs)
+    unique_sku = next(sku for sku, name in pairs if name.startswith(mats[2]))
+    prefix = rng.choice([sku[:-1] for sku in skus[:-2] if sku[:-1] not in target])      # part of a key only
+    exact = f"{mats[1]} {items[3]}"
+    queries = {
+        "key": [_variant(rng, target), rng.choice(PADS) + unique_sku.lower() + " ",
+                _variant(rng, rng.choice(skus[:-2]))],
+        "unique": [_variant(rng, mats[2]), _variant(rng, items[4]), _variant(rng, f"{items[4]} {sizes[1]}")],
+        "exact_wins": [rng.choice(PADS) + exact + rng.choice(PADS), _variant(rng, exact, changed=True)],
+        "casefold": [rng.choice(PADS) + sharp[1], folded[1] + rng.choice(PADS)],
+        "ambiguous": [_variant(rng, mats[0]), _variant(rng, f"{mats[3]} {items[7]}")],
+        "not_found": [_variant(rng, rng.choice(ABSENT)), _variant(rng, f"{mats[2]} {items[5]}"), prefix,
+                      rng.choice(BLANKS), rng.choice(BLANKS[1:])],
+    }
+    return table, queries
+
+
+CLASSES = {"key": spec.RESOLVED, "unique": spec.RESOLVED, "exact_wins": spec.RESOLVED,
+           "casefold": spec.RESOLVED, "ambiguous": spec.AMBIGUOUS, "not_found": spec.NOT_FOUND}
+
+
+def _set_products(table: dict) -> dict:
+    return op("set", name="PRODUCTS", value=table, label=f"PRODUCTS = {table!r}")
+
+
+def resolve_probe(rng: random.Random, classes: tuple, *, tail: tuple = ()) -> Probe:
+    """``resolve_sku`` of every query of ``classes`` on a fresh grader table (spied tools; ``tail`` ops last)."""
+    table, queries = make_table(rng)
+    calls = [call_op(RESOLVE, q, runs=NO_RUNS) for c in classes for q in queries[c]]
+    rng.shuffle(calls)
+    probe = call_probe([_set_products(table), *calls, *tail], spies=TOOL_SPIES_ORIGINAL, reset=True)
+    probe.params["table"] = encode(table)
+    return probe
+
+
+def _resolve_calls(probe: Probe, obs: dict) -> list:
+    """``(query, value, expected, label)`` of each ``resolve_sku`` call (it must have returned)."""
+    table = probe.params["table"]
+    out = []
+    for operation, rec in judged(probe, records_of(probe, obs)):
+        if operation.get("fn") != RESOLVE:
+            continue
+        query = operation["args"][0]
+        value = value_of(rec, operation,
+                         f"resolve_sku did not return for {query!r}: it must return a dict for any str.")
+        out.append((query, value, expected(table, query), operation["label"]))
+    return out
+
+
+def _kind_judge(message: str, *, exact_dict: bool = True):
+    """A judge: each call returns the expected kind (and, for resolved/not_found, the exact dict)."""
+
+    def judge(probes: list, observations: list) -> Verdict:
+        for probe, obs in zip(probes, observations):
+            for query, value, want, label in _resolve_calls(probe, obs):
+                if want["kind"] == spec.AMBIGUOUS:
+                    got = value.get("kind") if isinstance(value, dict) else value
+                    if got != spec.AMBIGUOUS:
+                        raise Fail(message, call=label, expected="{'kind': 'ambiguous', ...}", got=show(value))
+                elif exact_dict and not strict_equal(value, encode(want)):
+                    raise Fail(message, call=label, expected=show(encode(want)), got=show(value))
+        return Verdict.ok()
+
+    return judge
+
+
+add("step11/products_table", 2, "PRODUCTS maps each sku of STOCK to its product name, exactly",
+    "Write PRODUCTS as a dict with the five skus of STOCK as keys and the names of notebook 11, "
+    "spelled exactly (case and spaces too).",
+    ["11.products"],
+    lambda rng: [call_probe([op("attr", name="PRODUCTS", label="PRODUCTS")], reset=True)],
+    lambda probes, observations: _products_judge(probes, observations))
+
+
+def _products_judge(probes: list, observations: list) -> Verdict:
+    operation, rec = judged(probes[0], records_of(probes[0], observations[0]))[0]
+    if "value" not in rec or not strict_equal(rec["value"], encode(spec.PRODUCTS)):
+        raise Fail("PRODUCTS is not the spec's table.", call="PRODUCTS", expected=show(encode(spec.PRODUCTS)),
+                   got=outcome(rec))
+    return Verdict.ok()
+
+
+def _resolve_check(check_id: str, points: int, title: str, hint: str, rules: list, classes: tuple,
+                   message: str) -> None:
+    add(check_id, points, title, hint, ["11.reads_now", *rules],
+        lambda rng: [resolve_probe(rng, classes)], _kind_judge(message))
+
+
+_resolve_check(
+    "step11/resolve_key", 2, "A query equal to a key of PRODUCTS resolves to that key",
+    "Compare q = query.strip().casefold() with each key's casefold() first: a sku resolves to itself, even when "
+    "some product's name contains that sku text.",
+    ["11.key"], ("key",),
+    "A sku (any case, with whitespace around it) must give {'kind': 'resolved', 'sku': <that key>}.")
+_resolve_check(
+    "step11/resolve_unique", 2, "Exactly one name containing the query resolves to its sku",
+    "Strip the query, casefold it and each name, and keep every sku whose name contains it: exactly one such "
+    "sku is {'kind': 'resolved', 'sku': sku}.",
+    ["11.unique"], ("unique",), "A query that exactly one name contains must resolve to that product's sku.")
+_resolve_check(
+    "step11/exact_wins", 2, "Several names contain the query but exactly one equals it: that one resolves",
+    "When several names contain q, look for names equal to q (casefolded): exactly one such name wins.",
+    ["11.exact_wins"], ("exact_wins",), "An exact name match must win over names that only contain the query.")
+_resolve_check(
+    "step11/casefold", 1, "Matching uses str.casefold: 'STRASSE' finds 'Straße'",
+    "Compare with casefold(), not lower(): 'Straße'.lower() keeps the ß, 'Straße'.casefold() is 'strasse'.",
+    ["11.unique"], ("casefold",), "A query that matches a name only under str.casefold must resolve.")
+_resolve_check(
+    "step11/not_found", 2, "No matching name, or a blank query, gives {'kind': 'not_found', 'query': query}",
+    "When no name contains q -- and always when q is blank, since '' is inside every name -- return "
+    "{'kind': 'not_found', 'query': query} with the query exactly as it was given; a part of a sku is no key.",
+    ["11.not_found"], ("not_found",),
+    "This query matches no product: it must give {'kind': 'not_found', 'query': <the query as given>}.")
+
+
+def _candidates(value: Any, label: str) -> list:
+    """The candidates list of an ambiguous result, or :class:`Fail`."""
+    if not isinstance(value, dict) or value.get("kind") != spec.AMBIGUOUS or not isinstance(
+            value.get("candidates"), list):
+        raise Fail("Several products match this query: the result must be {'kind': 'ambiguous', 'query': ..., "
+                   "'candidates': [...]} (see step11/ambiguous).", call=label, expected="an ambiguous result",
+                   got=show(value))
+    return value["candidates"]
+
+
+def _skus_of(candidates: list, label: str) -> list:
+    if not all(isinstance(c, dict) and "sku" in c for c in candidates):
+        raise Fail("Each candidate must be a dict with a 'sku'.", call=label, expected="[{'sku': ..., 'label': ...}]",
+                   got=show(candidates))
+    return [c["sku"] for c in candidates]
+
+
+def _ambiguous_calls(probes: list, observations: list) -> list:
+    return [(query, value, want, label) for probe, obs in zip(probes, observations)
+            for query, value, want, label in _resolve_calls(probe, obs) if want["kind"] == spec.AMBIGUOUS]
+
+
+def _ambiguous_judge(probes: list, observations: list) -> Verdict:
+    for query, value, want, label in _ambiguous_calls(probes, observations):
+        skus = _skus_of(_candidates(value, label), label)
+        if set(value) != {"kind", "query", "candidates"} or not strict_equal(value["query"], query):
+            raise Fail("An ambiguous result is exactly {'kind': 'ambiguous', 'query': <the query as given>, "
+                       "'candidates': [...]}.", call=label, expected=f"query {show(query)}", got=show(value))
+        if sorted(map(str, skus)) != want["candidates"] or len(skus) != len(want["candidates"]):
+            raise Fail("The candidates must be every product whose name matches, each once, none picked.",
+                       call=label, expected=f"skus {want['candidates']}", got=f"skus {show(skus)}")
+    return Verdict.ok()
+
+
+def _sorted_judge(probes: list, observations: list) -> Verdict:
+    for query, value, want, label in _ambiguous_calls(probes, observations):
+        skus = _skus_of(_candidates(value, label), label)
+        if skus != want["candidates"]:
+            raise Fail("The candidates must be sorted by sku (not in PRODUCTS' order).", call=label,
+                       expected=f"skus {want['candidates']}", got=f"skus {show(skus)}")
+    return Verdict.ok()
+
+
+def _labels_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        table = probe.params["table"]
+        for query, value, want, label in _ambiguous_calls([probe], [obs]):
+            candidates = _candidates(value, label)
+            for c in candidates:
+                if not isinstance(c, dict) or set(c) != {"sku", "label"} or not isinstance(c["label"], str):
+                    raise Fail("Each candidate is exactly {'sku': sku, 'label': <a str>}.", call=label,
+                               expected="{'sku': ..., 'label': '...'}", got=show(c))
+                name = table.get(c["sku"]) if isinstance(c["sku"], str) else None
+                if name is None or c["sku"] not in c["label"] or name.casefold() not in c["label"].casefold():
+                    raise Fail("A candidate's label must contain the product's name and its sku.", call=label,
+                               expected=f"a label with {show(name)} and {show(c['sku'])}", got=show(c))
+            if len({c["label"] for c in candidates}) != len(candidates):
+                raise Fail("Two candidates have the same label: a person could not tell them apart.", call=label,
+                           expected="distinct labels", got=show(candidates))
+    return Verdict.ok()
+
+
+add("step11/ambiguous", 3, "Several matches give {'kind': 'ambiguous', 'query', 'candidates'}: all, none picked",
+    "When two or more names contain q and not exactly one equals it, return every matching product as a "
+    "candidate -- never pick one -- with the query as it was given.",
+    ["11.ambiguous"], lambda rng: [resolve_probe(rng, ("ambiguous",))], _ambiguous_judge)
+add("step11/candidates_sorted", 1, "Candidates are sorted by sku",
+    "Sort the candidates by their sku (sorted(..., key=...)); PRODUCTS may come in any order.",
+    ["11.candidates"], lambda rng: [resolve_probe(rng, ("ambiguous",))], _sorted_judge)
+add("step11/candidate_labels", 2, "Each candidate is {'sku', 'label'}, the label holding the name and the sku",
+    "Build each candidate as {'sku': sku, 'label': f'{name} ({sku})'} or similar: the name and the sku both "
+    "appear, so two products of one name differ.",
+    ["11.candidates"], lambda rng: [resolve_probe(rng, ("ambiguous",))], _labels_judge)
+
+
+def _no_runs_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        start = obs.get("start") if isinstance(obs, dict) else None
+        _resolve_calls(probe, obs)  # each call returned: a missing or raising resolve_sku ran no tool either
+        for operation, rec in judged(probe, records_of(probe, obs)):
+            if operation.get("fn") == RESOLVE:
+                for tool, n in (rec.get("spy_runs") or {}).items():
+                    if n:
+                        raise Fail("resolve_sku ran a tool body: resolving reads PRODUCTS only.",
+                                   call=operation["label"], expected="0 tool runs", got=f"{tool} ran {n} time(s)")
+                if isinstance(start, dict):
+                    check_calls_unchanged(start.get("calls"), rec.get("calls"), operation["label"])
+    return Verdict.ok()
+
+
+def _unchanged_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        table = probe.params["table"]
+        _resolve_calls(probe, obs)  # each call returned: a missing or raising resolve_sku changes nothing either
+        pairs = judged(probe, records_of(probe, obs))
+        (_, keys), (_, after) = pairs[-2], pairs[-1]
+        calls = "; then ".join(o["label"] for o, _ in pairs if o.get("fn") == RESOLVE)
+        if not strict_equal(after.get("value"), table) or keys.get("value") != list(table):
+            raise Fail("resolve_sku changed PRODUCTS (its content or its order): it must only read it.",
+                       call=calls, expected=show(table), got=outcome(after) + f" with keys {show(keys.get('value'))}")
+    return Verdict.ok()
+
+
+_AFTER = (op("keys", name="PRODUCTS"), op("attr", name="PRODUCTS"))
+add("step11/no_tool_runs", 2, "resolve_sku never runs a tool body",
+    "Resolve with PRODUCTS alone: no call_tool, no handle, no lookup to check a guess.",
+    ["11.no_body"], lambda rng: [resolve_probe(rng, tuple(CLASSES))], _no_runs_judge)
+add("step11/products_unchanged", 1, "resolve_sku never changes PRODUCTS (content or order)",
+    "Read PRODUCTS without writing to it: sort a copy (sorted(PRODUCTS)), never PRODUCTS itself, and store "
+    "nothing in it.",
+    ["11.products_unchanged"], lambda rng: [resolve_probe(rng, tuple(CLASSES), tail=_AFTER)], _unchanged_judge)
+
+
+# ---------------------------------------------------------------------------
+# handle_named, with the grader's handle double
+# ---------------------------------------------------------------------------
+
+RESOLVED_CLASSES = ("key", "unique", "exact_wins", "casefold")
+UNRESOLVED_CLASSES = ("not_found", "ambiguous")
+
+
+def _order(rng: random.Random, query: str) -> dict:
+    order = {"product": query, "region": rng.choice(spec.REGIONS + ["mars"]), "limit": rng.randint(1, spec.MAX_ROWS)}
+    if rng.random() < 0.5:
+        order["tool"] = rng.choice(spec.TOOL_NAMES)
+    keys = list(order)
+    rng.shuffle(keys)
+    return {key: order[key] for key in keys}
+
+
+def _handle_result(rng: random.Random, n: int) -> dict:
+    ok = rng.random() < 0.7
+    return {"ok": ok, "answer": f"grader answer {n}-{rng.randint(100, 999)}",
+            "rows": [{"bin": f"G-{rng.randint(10, 99)}", "count": rng.randint(0, 40)}] if ok else [],
+            "errors": [] if ok else ["result:empty"], "calls": [], "fixes": [],
+            "attempts": rng.randint(1, spec.MAX_ATTEMPTS), "tool_runs": rng.randint(0, 2)}
+
+
+def named_probe(rng: random.Random, classes: tuple) -> Probe:
+    """``handle_named`` of an order per query of ``classes``, with the grader's ``handle``/``call_tool`` doubles."""
+    table, queries = make_table(rng)
+    orders = [_order(rng, q) for c in classes for q in queries[c]]
+    rng.shuffle(orders)
+    results = [_handle_result(rng, n) for n in range(len(orders))]
+    calls = []
+    for order in orders:
+        unresolved = expected(table, order["product"])["kind"] != spec.RESOLVED
+        calls.append(call_op(NAMED, order, runs=NO_RUNS if unresolved else None))
+        calls[-1]["args_after"] = True
+    doubles = [double_op("handle", results=results), double_op("call_tool")]
+    probe = call_probe([_set_products(table), *doubles, *calls], spies=TOOL_SPIES_ORIGINAL, reset=True)
+    probe.params.update(table=encode(table), results=encode(results))
+    return probe
+
+
+def _named_calls(probe: Probe, obs: dict, *, returned: bool = True) -> list:
+    """``(order, record, expected resolve, label)`` per ``handle_named`` call."""
+    out = []
+    for operation, rec in judged(probe, records_of(probe, obs)):
+        if operation.get("fn") == NAMED:
+            if returned:
+                value_of(rec, operation, "handle_named did not return: it must return a dict for every order.")
+            order = operation["args"][0]
+            out.append((order, rec, expected(probe.params["table"], order["product"]), operation["label"]))
+    return out
+
+
+def _unresolved_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        for order, rec, want, label in _named_calls(probe, obs):
+            value = rec["value"]
+            cands = [{"sku": s} for s in want.get("candidates", [])]
+            shape = isinstance(value, dict) and set(value) == set(spec.NAMED_KEYS)
+            if not shape or value["ok"] is not False or value["kind"] != want["kind"] or type(
+                    value["tool_runs"]) is not int or value["tool_runs"] != 0 or not isinstance(value["answer"], str):
+                raise Fail("An order whose product is not resolved gives exactly {'ok': False, 'kind': <the kind>, "
+                           "'candidates': [...], 'answer': <a question>, 'tool_runs': 0}.", call=label,
+                           expected=f"ok False, kind {want['kind']!r}, tool_runs 0", got=show(value))
+            got = value["candidates"]
+            if not isinstance(got, list) or [c.get("sku") if isinstance(c, dict) else c for c in got] != [
+                    c["sku"] for c in cands]:
+                raise Fail("'candidates' is the ambiguous result's candidates (sorted by sku), [] when not found.",
+                           call=label, expected=f"skus {[c['sku'] for c in cands]}", got=show(got))
+            check_expect({"runs": NO_RUNS, "label": label}, rec, "A tool body ran for an unresolved order.",
+                         obs.get("start"))
+        seen = obs.get("double_seen") or {}
+        for name in ("handle", "call_tool"):
+            if seen.get(name):
+                raise Fail(f"handle_named called {name} for an order it could not resolve: ask back instead.",
+                           call=f"{name}{show(seen[name][0].get('args'))}", expected=f"no {name} call",
+                           got=f"{len(seen[name])} call(s)")
+    return Verdict.ok()
+
+
+def _answer_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        for order, rec, want, label in _named_calls(probe, obs):
+            value = rec["value"]
+            answer = value.get("answer") if isinstance(value, dict) else None
+            cands = value.get("candidates") if isinstance(value, dict) else None
+            labels = [c.get("label") for c in cands if isinstance(c, dict)] if isinstance(cands, list) else []
+            needed = [order["product"].strip(), *labels]
+            missing = [text for text in needed if not isinstance(text, str) or not isinstance(answer, str)
+                       or text not in answer]
+            if missing:
+                raise Fail("The answer must ask back: name the query and every candidate's label.", call=label,
+                           expected=f"an answer containing {show(needed)}", got=show(answer))
+    return Verdict.ok()
+
+
+def _resolved_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        calls = _named_calls(probe, obs)
+        seen = (obs.get("double_seen") or {}).get("handle", [])
+        if len(seen) != len(calls):
+            raise Fail("handle_named must call handle once per resolved order.",
+                       call="; then ".join(c[3] for c in calls), expected=f"{len(calls)} handle call(s)",
+                       got=f"{len(seen)} handle call(s)")
+        for i, ((order, rec, want, label), entry) in enumerate(zip(calls, seen)):
+            sent = {k: v for k, v in order.items() if k != "product"}
+            sent["sku"] = want["sku"]
+            if not strict_equal(entry.get("args"), [sent]) or entry.get("kwargs"):
+                raise Fail("handle must get the order with 'sku' set to the resolved sku and without 'product'.",
+                           call=label, expected=f"handle({show(sent)})",
+                           got=f"handle({show(entry.get('args'))}, {show(entry.get('kwargs') or {})})")
+            want_value = {**probe.params["results"][i], "kind": spec.RESOLVED}
+            if not strict_equal(rec["value"], want_value):
+                raise Fail("A resolved order returns what handle() returned, plus 'kind': 'resolved'.", call=label,
+                           expected=show(want_value), got=show(rec["value"]))
+    return Verdict.ok()
+
+
+def _order_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        for order, rec, want, label in _named_calls(probe, obs, returned=False):
+            if "args_after" not in rec:
+                raise Fail("handle_named could not be called.", call=label, expected="a call", got=outcome(rec))
+            if not strict_equal(rec.get("args_after"), [order]):
+                raise Fail("handle_named changed the caller's order: build a new dict for handle.", call=label,
+                           expected=show(order), got=show((rec.get("args_after") or [None])[0]))
+    return Verdict.ok()
+
+
+add("step11/named_unresolved", 3, "handle_named asks back for an unresolved product: ok False, tool_runs 0, no tool",
+    "Resolve first; when the kind is not 'resolved', return {'ok': False, 'kind': kind, 'candidates': "
+    "<the candidates, or []>, 'answer': <a question>, 'tool_runs': 0} and call no tool and no handle.",
+    ["11.named_unresolved"], lambda rng: [named_probe(rng, UNRESOLVED_CLASSES)], _unresolved_judge)
+add("step11/named_answer", 2, "The answer of an unresolved order names the query and every candidate's label",
+    "Write the answer as a question back: put the (stripped) query and each candidate's label in it.",
+    ["11.named_answer"], lambda rng: [named_probe(rng, UNRESOLVED_CLASSES)], _answer_judge)
+add("step11/named_resolved", 3, "A resolved order runs handle() with 'sku' set and no 'product', plus kind 'resolved'",
+    "Copy the order without 'product', set 'sku' to the resolved sku, call handle(new_order) and return its "
+    "dict with 'kind': 'resolved' added.",
+    ["11.named_resolved"], lambda rng: [named_probe(rng, RESOLVED_CLASSES)], _resolved_judge)
+add("step11/named_order_unchanged", 1, "handle_named never changes the caller's order",
+    "Never pop or set keys on the order you were given: build a new dict for handle.",
+    ["11.named_order"], lambda rng: [named_probe(rng, RESOLVED_CLASSES), named_probe(rng, UNRESOLVED_CLASSES)],
+    _order_judge)

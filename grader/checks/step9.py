@@ -1,2 +1,498 @@
-"""Step 9 checks: a strict coercion allowlist (``COERCIONS``, ``coerce``, ``call_coerced``; LAB_SPEC part two)."""
+"""Step 9 checks: a strict coercion allowlist (``COERCIONS``, ``coerce``, ``call_coerced``; LAB_SPEC part two).
+
+Every probe first puts the spec's argument contract in both tools (the module's
+step-1 table cannot reach step 9), then calls ``coerce`` with raw arguments of
+every class on every run: the seed picks the values inside each class (the
+padding, the casing, the digits), never which classes appear. What ``coerce``
+should return is worked out here, in the parent, by :func:`grader.spec.coerced_args`
+over the contract the probe set. ``call_coerced`` is judged with the grader's
+``call_tool`` (and ``validate_args``) doubles in place: step 9 is judged on its
+own logic, and the double's record shows which arguments reached the door.
+"""
 from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from grader import spec
+from grader.checks import cases
+from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_op, call_probe,
+                                   check_calls_unchanged, double_op, judged, op, outcome, records_of, value_of)
+from grader.checks.registry import Probe, Verdict
+from grader.engine.encode import encode, show, strict_equal
+
+NO_RUNS = {"stock_lookup": 0, "legacy_stock": 0}
+_PADS = [" ", "  ", "\t", "\n", " \t", "\r\n", "\x0b", "\x0c", " \n "]
+_ODD_DIGITS = ["\uff13", "\u00b2", "\u0663", "\U0001d7d1", "\u0969"]   # ３ ² ٣ 𝟑 ३: int() takes most of them
+
+
+# ---------------------------------------------------------------------------
+# Drawing raw values: the class is fixed, the seed picks inside it
+# ---------------------------------------------------------------------------
+
+
+def padded(rng: random.Random, text: str, side: str) -> str:
+    """``text`` with ASCII whitespace on ``side`` (``left``, ``right`` or ``both``).
+
+    >>> padded(random.Random(1), "x", "both").strip() == "x"
+    True
+    """
+    left = rng.choice(_PADS) if side in ("left", "both") else ""
+    right = rng.choice(_PADS) if side in ("right", "both") else ""
+    return left + text + right
+
+
+def recased(rng: random.Random, word: str) -> str:
+    """``word`` in a casing that is not all lower-case (title, upper, or mixed).
+
+    >>> recased(random.Random(3), "north") != "north"
+    True
+    """
+    choices = [word.title(), word.upper(), "".join(c.upper() if i % 2 else c for i, c in enumerate(word))]
+    return rng.choice([c for c in choices if c != word])
+
+
+def _base(rng: random.Random) -> dict:
+    return cases.random_valid_args(rng)
+
+
+# ---------------------------------------------------------------------------
+# Probes: coerce calls that carry what the parent expects
+# ---------------------------------------------------------------------------
+
+
+def on_spec_contract(ops: list, **options: Any) -> Probe:
+    """A probe that first puts the spec's ``args`` contract in both tools (undone when it ends).
+
+    >>> [o["path"] for o in on_spec_contract([]).params["operations"]][:2]
+    [['stock_lookup', 'args'], ['legacy_stock', 'args']]
+    """
+    setup = [op("contract", path=[tool, "args"], value=cases.spec_args_contract()) for tool in spec.TOOL_NAMES]
+    return call_probe(setup + ops, reset=True, **options)
+
+
+def coerce_op(tool: str, raw: dict, contract: "dict | None" = ..., note: str = "") -> dict:
+    """A ``coerce`` call with the spec's answer (``contract``: the tool's args rules; default: the spec's).
+
+    >>> coerce_op("stock_lookup", {"limit": " 2"})["expect_args"]
+    {'limit': 2}
+    """
+    if contract is ...:
+        contract = cases.spec_args_contract() if tool in spec.TOOL_NAMES else None
+    args, changes = spec.coerced_args(contract, raw)
+    operation = call_op("coerce", tool, raw)
+    operation["args_after"] = True
+    if note:
+        operation["label"] += f"  # {note}"
+    operation["expect_args"] = encode(args)
+    operation["expect_changes"] = {arg: [encode(a), encode(b), list(rules)] for arg, (a, b, rules) in changes.items()}
+    return operation
+
+
+def _strip_ops(rng: random.Random) -> list:
+    ops = []
+    for arg, side in (("sku", "left"), ("sku", "right"), ("region", "both"), ("region", rng.choice(["left", "right"]))):
+        raw = _base(rng)
+        raw[arg] = padded(rng, raw[arg], side)
+        ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), cases.shuffled(rng, raw)))
+    raw = _base(rng)
+    raw["sku"] = padded(rng, rng.choice(["sku-1001", "Sku-2040", "ABC"]), "both")  # strip, and nothing else
+    ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw))
+    return ops
+
+
+def _lower_ops(rng: random.Random) -> list:
+    ops = []
+    for _ in range(2):
+        raw = _base(rng)
+        raw["region"] = recased(rng, raw["region"])
+        ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw))
+    raw = _base(rng)
+    raw["region"] = padded(rng, recased(rng, raw["region"]), rng.choice(["left", "right", "both"]))
+    ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw, note="strip, then lower"))
+    raw = _base(rng)
+    raw["sku"] = rng.choice(["sku-", "Sku-"]) + raw["sku"][4:]   # no `allowed`: never lower-cased
+    ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw, note="sku has no 'allowed'"))
+    raw = _base(rng)
+    raw["region"] = recased(rng, rng.choice(["mars", "arctic", "moon"]))   # its lower form is not allowed either
+    ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw))
+    return ops
+
+
+def _int_ops(rng: random.Random) -> list:
+    ops = []
+    digits = [str(rng.randint(1, spec.MAX_ROWS)), "0" + str(rng.randint(1, 9)), str(rng.randint(6, 99)), "0"]
+    for text, side in zip(digits, ["", rng.choice(["left", "right", "both"]), "", "both"]):
+        raw = _base(rng)
+        raw["limit"] = padded(rng, text, side) if side else text
+        ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw))
+    return ops
+
+
+def _never_values(rng: random.Random) -> list:
+    """``(arg, value)`` pairs that no rule may change: one of each class on every run."""
+    n = rng.randint(1, spec.MAX_ROWS)
+    return [("limit", rng.choice([True, False])), ("region", True), ("limit", float(n)), ("limit", f"{n}.0"),
+            ("limit", rng.choice(["+", "-"]) + str(n)), ("limit", padded(rng, "+" + str(n), "both")),
+            ("limit", rng.choice(["1,299", "1_000", "1 2"])), ("limit", f"{n} rows"),
+            ("limit", rng.choice(_ODD_DIGITS)), ("limit", str(n) + rng.choice(_ODD_DIGITS)),
+            ("limit", ""), ("region", ""), ("sku", ""), ("limit", rng.choice(_PADS)),
+            ("region", rng.randint(1, 9)), ("limit", n)]
+
+
+def _never_ops(rng: random.Random) -> list:
+    ops = []
+    for arg, value in _never_values(rng):
+        raw = _base(rng)
+        raw[arg] = value
+        ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw))
+    raw = _base(rng)
+    extra = rng.choice(cases.TYPED_ARG_NAMES["str"])
+    raw[extra] = padded(rng, recased(rng, "north"), "both")
+    ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw, note=f"{extra!r} is not in the contract"))
+    raw = {"sku": padded(rng, "SKU-1001", "both"), "region": recased(rng, "north"), "limit": str(n_of(rng))}
+    ops.append(coerce_op(rng.choice(["stock_lookupp", "inventory", "Stock_Lookup"]), raw, note="an unknown tool"))
+    return ops
+
+
+def n_of(rng: random.Random) -> int:
+    return rng.randint(1, spec.MAX_ROWS)
+
+
+def _contract_ops(rng: random.Random) -> list:
+    """Contracts the grader changes: an added str/int argument, ``allowed`` grown and shrunk, types swapped."""
+    tool = rng.choice(spec.TOOL_NAMES)
+    rules = cases.spec_args_contract()
+    ops: list = []
+
+    def change(path: list, value: Any = None, delete: bool = False) -> str:
+        target = rules
+        for key in path[:-1]:
+            target = target[key]
+        if delete:
+            target.pop(path[-1])
+        else:
+            target[path[-1]] = value
+        ops.append(op("contract", path=[tool, "args"] + path, delete=True) if delete
+                   else op("contract", path=[tool, "args"] + path, value=value))
+        return f"TOOLS[{tool!r}]['args'][{path[0]!r}]" + (" removed" if delete else f" = {show(rules[path[0]])}")
+
+    def call(raw: dict, note: str) -> None:
+        ops.append(coerce_op(tool, {**_base(rng), **raw}, {k: dict(v) for k, v in rules.items()}, note))
+
+    word, number = rng.choice(cases.TYPED_ARG_NAMES["str"]), rng.choice(cases.TYPED_ARG_NAMES["int"])
+    note = change([word], {"type": str, "required": False})
+    call({word: padded(rng, recased(rng, "memo"), "both")}, note)
+    note = change([number], {"type": int, "required": False, "min": 0})
+    call({number: padded(rng, str(rng.randint(10, 999)), "both")}, note)
+    grown = rng.choice(["mars", "arctic", "moon"])
+    note = change(["region", "allowed"], tuple(spec.REGIONS + [grown]))
+    call({"region": recased(rng, grown)}, note)
+    dropped = rng.choice(spec.REGIONS)
+    note = change(["region", "allowed"], [r for r in spec.REGIONS if r != dropped])
+    call({"region": recased(rng, dropped)}, note)
+    ratio = rng.choice(cases.TYPED_ARG_NAMES["float"])
+    note = change([ratio], {"type": float, "required": False})
+    call({ratio: padded(rng, rng.choice(["0.5", "2", "1.25"]), "both")}, note + ": no rule for a float")
+    note = change(["limit"], {"type": str, "required": True})
+    call({"limit": padded(rng, str(n_of(rng)), "both")}, note)
+    note = change(["sku"], {"type": int, "required": True})
+    call({"sku": str(rng.randint(100, 9999))}, note)
+    note = change(["region"], delete=True)
+    call({"region": padded(rng, recased(rng, "south"), "both")}, note)
+    return ops
+
+
+# ---------------------------------------------------------------------------
+# Judging
+# ---------------------------------------------------------------------------
+
+
+def split_return(value: Any, label: str) -> tuple:
+    """``(args, coercions)`` of an encoded return value (a tuple or a list of two), else :class:`Fail`.
+
+    >>> split_return({"$tuple": [{}, []]}, "x")
+    ({}, [])
+    """
+    pair = value.get("$tuple") if isinstance(value, dict) and set(value) == {"$tuple"} else value
+    if not isinstance(pair, list) or len(pair) != 2:
+        raise Fail("coerce must return a pair (args, coercions).", call=label,
+                   expected="(args, coercions)", got=show(value))
+    return pair[0], pair[1]
+
+
+def rule_names(rule: Any) -> "set | None":
+    """The rule names a ledger entry's ``rule`` gives (``'strip+lower'`` or a list), or ``None`` if unreadable.
+
+    >>> sorted(rule_names("strip+lower")), rule_names(["int_from_str"]), rule_names(3)
+    (['lower', 'strip'], {'int_from_str'}, None)
+    """
+    if isinstance(rule, dict) and set(rule) == {"$tuple"}:
+        rule = rule["$tuple"]
+    if isinstance(rule, str):
+        return {part for part in re.split(r"[^A-Za-z_]+", rule) if part}
+    if isinstance(rule, list) and all(isinstance(part, str) for part in rule):
+        return set(rule)
+    return None
+
+
+def _coerce_records(probes: list, observations: list) -> list:
+    """``(operation, record, return value)`` of every coerce call, with the labels of the calls before it."""
+    out = []
+    for probe, obs in zip(probes, observations):
+        for operation, rec in judged(probe, records_of(probe, obs)):
+            if operation.get("fn") == "coerce":
+                out.append((operation, rec, value_of(rec, operation, "coerce should return (args, coercions).")))
+    return out
+
+
+def _judge_args(probes: list, observations: list, message: str) -> Verdict:
+    for operation, _rec, value in _coerce_records(probes, observations):
+        args, _ledger = split_return(value, operation["label"])
+        if not strict_equal(args, operation["expect_args"]):
+            raise Fail(message, call=operation["label"], expected=show(operation["expect_args"]), got=show(args))
+    return Verdict.ok()
+
+
+def args_judge(message: str):
+    """A judge of the coerced arguments alone (exact values and types)."""
+    return lambda probes, observations: _judge_args(probes, observations, message)
+
+
+def check_ledger(ledger: Any, changes: dict, label: str) -> None:
+    """:class:`Fail` unless ``ledger`` has exactly one right entry per changed argument (any order)."""
+    if isinstance(ledger, dict) and set(ledger) == {"$tuple"}:
+        ledger = ledger["$tuple"]
+    if not isinstance(ledger, list) or not all(isinstance(e, dict) and "$tuple" not in e for e in ledger):
+        raise Fail("The ledger (coercions) must be a list of dicts.", call=label, expected="a list", got=show(ledger))
+    want = ", ".join(f"{arg}: {'+'.join(rules)}" for arg, (_a, _b, rules) in changes.items()) or "no entry"
+    by_arg = [e.get("arg") for e in ledger]
+    if sorted(map(str, by_arg)) != sorted(changes) or len(set(map(str, by_arg))) != len(by_arg):
+        raise Fail("The ledger needs exactly one entry per argument whose value changed, and none for the others.",
+                   call=label, expected=want, got=show(ledger))
+    for entry in ledger:
+        raw, new, rules = changes[entry["arg"]]
+        ok_rules = [set(rules)] + ([{"strip", "int_from_str"}] if rules == ["int_from_str"] else [])
+        if not (strict_equal(entry.get("from", ...), raw) and strict_equal(entry.get("to", ...), new)
+                and rule_names(entry.get("rule")) in ok_rules):
+            raise Fail("A ledger entry must hold 'arg', 'from' (the raw value), 'to' (the new value) and 'rule' "
+                       "naming every rule applied, no other.", call=label,
+                       expected=show({"arg": entry["arg"], "from": raw, "to": new, "rule": "+".join(rules)}),
+                       got=show(entry))
+
+
+def _ledger_judge(probes: list, observations: list) -> Verdict:
+    for operation, _rec, value in _coerce_records(probes, observations):
+        _args, ledger = split_return(value, operation["label"])
+        check_ledger(ledger, operation["expect_changes"], operation["label"])
+    return Verdict.ok()
+
+
+def _keys_input_judge(probes: list, observations: list) -> Verdict:
+    for operation, rec, value in _coerce_records(probes, observations):
+        args, _ledger = split_return(value, operation["label"])
+        raw = operation["args"][1]
+        if not isinstance(args, dict) or sorted(map(str, args)) != sorted(raw):
+            raise Fail("coerce must return a dict with exactly the keys it was given: nothing added (no "
+                       "defaults), nothing removed.", call=operation["label"], expected=sorted(raw),
+                       got=show(args))
+        after = rec.get("args_after")
+        if not isinstance(after, list) or not strict_equal(after[1], raw):
+            raise Fail("coerce changed the dict it was given: copy it first and change the copy.",
+                       call=operation["label"], expected=show(raw), got=show(after[1] if after else after))
+    return Verdict.ok()
+
+
+def _no_body_judge(probes: list, observations: list) -> Verdict:
+    for probe, obs in zip(probes, observations):
+        start = obs.get("start") if isinstance(obs, dict) else None
+        for operation, rec in judged(probe, records_of(probe, obs)):
+            if operation.get("op") != "call":
+                continue
+            value_of(rec, operation, "coerce should return (args, coercions), without running a tool body.")
+            runs = rec.get("spy_runs", {})
+            if any(runs.get(tool) for tool in NO_RUNS):
+                raise Fail("coerce ran a tool body: it only rewrites arguments; calling is call_coerced's job.",
+                           call=operation["label"], expected="no tool body run", got=show(runs))
+            if isinstance(start, dict):
+                check_calls_unchanged(start.get("calls"), rec.get("calls"), operation["label"],
+                                      "coerce made CALLS move: it must never run a tool body.")
+    return Verdict.ok()
+
+
+# ---------------------------------------------------------------------------
+# Checks of coerce
+# ---------------------------------------------------------------------------
+
+
+def _table_probes(rng: random.Random) -> list:
+    return [call_probe([op("attr", name="COERCIONS", label="COERCIONS")], reset=True)]
+
+
+def _table_judge(probes: list, observations: list) -> Verdict:
+    operation, rec = judged(probes[0], records_of(probes[0], observations[0]))[0]
+    value = value_of(rec, operation, "The module needs a name COERCIONS.")
+    text = show(value, limit=100000)
+    missing = [name for name in spec.COERCION_RULES if f"'{name}'" not in text and f'"{name}"' not in text]
+    if missing:
+        raise Fail("COERCIONS must name the three allowed rules (as strings): strip, lower and int_from_str.",
+                   call="COERCIONS", expected=", ".join(spec.COERCION_RULES), got=show(value))
+    return Verdict.ok()
+
+
+add("step9/coercions_table", 1, "COERCIONS names the three allowed rules",
+    "Write a module-level COERCIONS table (any shape) whose entries name 'strip', 'lower' and 'int_from_str'.",
+    ["9.table"], _table_probes, _table_judge)
+
+add("step9/strip", 2, "strip removes leading/trailing ASCII whitespace of str arguments",
+    "For an argument whose contract type is str, remove the whitespace at both ends of a str value "
+    "(not only at one end) and change nothing else in it.",
+    ["9.strip"], lambda rng: [on_spec_contract(_strip_ops(rng))],
+    args_judge("A str argument's value must lose its leading and trailing whitespace, nothing else."))
+
+add("step9/lower", 2, "lower only for an argument with `allowed`, when only the lower-case form is allowed",
+    "Lower-case a value only when the rule has 'allowed', the value (after strip) is not in it and its "
+    "lower-case form is. A sku has no 'allowed': leave its case alone.",
+    ["9.lower"], lambda rng: [on_spec_contract(_lower_ops(rng))],
+    args_judge("lower applies only to an argument with 'allowed', when the value is not allowed but its "
+               "lower-case form (after strip) is."))
+
+add("step9/int_from_str", 2, "int_from_str turns ASCII digits (after strip) into an int",
+    "For an int argument, strip a str value; if what is left is one or more of the characters 0-9, "
+    "return int(...) of it. Do not check the range here: validation does that.",
+    ["9.int_from_str"], lambda rng: [on_spec_contract(_int_ops(rng))],
+    args_judge("A str of ASCII digits (after strip) for an int argument must become that int."))
+
+add("step9/never_coerced", 3, "bool, floats, signs, units, non-ASCII digits, '', unlisted args, unknown tools: unchanged",
+    "Apply a rule only to a str value, and int_from_str only when every character is one of 0123456789 "
+    "(str.isdigit() and int() accept '３', '²' and '٣'). Leave bool, floats, '+3', '1,299', '3 rows', '', "
+    "arguments the contract does not list and every argument of an unknown tool as they are.",
+    ["9.never"], lambda rng: [on_spec_contract(_never_ops(rng))],
+    args_judge("This value must be left exactly as it was: no rule of the allowlist applies to it."))
+
+add("step9/follows_contract", 2, "the rules follow the contract table when called",
+    "Read TOOLS[name]['args'] inside coerce each time: the type decides strip or int_from_str, 'allowed' "
+    "decides lower, and an argument the grader adds to the contract is coerced like the others.",
+    ["9.contract"], lambda rng: [on_spec_contract(_contract_ops(rng))],
+    args_judge("The grader changed the contract: coerce must apply the rules the table says now."))
+
+add("step9/same_keys_input_unchanged", 2, "coerce returns a new dict with the same keys and leaves its input alone",
+    "Start from a copy (dict(raw_args)) and change only values in it: no default added, no key dropped, "
+    "and the caller's dict unchanged.",
+    ["9.keys", "9.input"],
+    lambda rng: [on_spec_contract(_strip_ops(rng)[:2] + _lower_ops(rng)[:1] + _int_ops(rng)[:2] + [
+        coerce_op(rng.choice(spec.TOOL_NAMES), {"sku": padded(rng, "SKU-1001", "both"), "region": "north"},
+                  note="limit is missing: not added"),
+        coerce_op(rng.choice(spec.TOOL_NAMES), {"region": recased(rng, "west")}, note="only region given")]
+        + _never_ops(rng)[-2:])],
+    _keys_input_judge)
+
+add("step9/ledger", 2, "one ledger entry per changed argument: arg, from, to, rule",
+    "For each argument whose value changed, append {'arg': name, 'from': raw, 'to': new, 'rule': ...} with "
+    "every rule applied ('strip+lower'); add no entry for an argument left as it was.",
+    ["9.ledger"],
+    lambda rng: [on_spec_contract(_strip_ops(rng) + _lower_ops(rng) + _int_ops(rng) + _never_ops(rng)[:6]),
+                 on_spec_contract(_contract_ops(rng))],
+    _ledger_judge)
+
+add("step9/no_body_run", 1, "coerce never runs a tool body",
+    "coerce only rewrites arguments: it must not call call_tool or a tool function.",
+    ["9.no_body"],
+    lambda rng: [on_spec_contract(_strip_ops(rng)[:2] + _int_ops(rng)[:2] + _never_ops(rng)[:3],
+                                  spies=TOOL_SPIES_ORIGINAL)],
+    _no_body_judge)
+
+
+# ---------------------------------------------------------------------------
+# Checks of call_coerced (with the grader's call_tool and validate_args)
+# ---------------------------------------------------------------------------
+
+
+def coerced_call_probe(tool: str, raw: dict, note: str) -> Probe:
+    """One ``call_coerced`` call, the grader's ``validate_args`` and ``call_tool`` in place, body spies on."""
+    operation = coerce_op(tool, raw)
+    operation.update(fn="call_coerced", label=operation["label"].replace("coerce(", "call_coerced(", 1) + f"  # {note}")
+    doubles = [double_op("validate_args", contract="spec"), double_op("call_tool", contract="spec")]
+    return on_spec_contract(doubles + [operation], spies=TOOL_SPIES_TABLE)
+
+
+def _valid_raw(rng: random.Random) -> dict:
+    raw = cases.random_valid_args(rng, stocked=True)
+    raw["region"] = padded(rng, recased(rng, raw["region"]), "both")
+    raw["limit"] = padded(rng, "0" + str(raw["limit"]), rng.choice(["left", "right"]))
+    return raw
+
+
+def _invalid_raws(rng: random.Random) -> list:
+    """Raw arguments still refused after coercion, one of each kind on every run."""
+    out = []
+    for arg, value in (("limit", rng.choice(_ODD_DIGITS)), ("limit", str(rng.randint(spec.MAX_ROWS + 1, 99))),
+                       ("region", padded(rng, recased(rng, "mars"), "both")), ("limit", rng.choice([True, False])),
+                       ("limit", "+" + str(n_of(rng)))):
+        raw = cases.random_valid_args(rng, stocked=True)
+        raw["sku"] = padded(rng, raw["sku"], "right")
+        raw[arg] = value
+        out.append(raw)
+    return out
+
+
+def _call_coerced_probes(rng: random.Random) -> list:
+    tool = rng.choice(spec.TOOL_NAMES)
+    return [coerced_call_probe(tool if i else "stock_lookup", _valid_raw(rng), "valid once coerced")
+            for i in range(3)]
+
+
+def _refused_probes(rng: random.Random) -> list:
+    return [coerced_call_probe(rng.choice(spec.TOOL_NAMES), raw, "still refused after coercion")
+            for raw in _invalid_raws(rng)]
+
+
+def _judge_door(probe: Probe, obs: dict, refused: bool) -> None:
+    operation, rec = [pair for pair in judged(probe, records_of(probe, obs)) if pair[0].get("op") == "call"][0]
+    label = operation["label"]
+    value = value_of(rec, operation, "call_coerced should return call_tool's dict plus 'coercions'.")
+    seen = obs.get("double_seen", {}).get("call_tool", [])
+    want_args = [operation["args"][0], operation["expect_args"]]
+    if len(seen) != 1 or not strict_equal(seen[0].get("args"), want_args):
+        raise Fail("call_coerced must call call_tool once, with the coerced arguments.", call=label,
+                   expected=f"call_tool{show(want_args)}", got=show([s.get("args") for s in seen]) if seen else
+                   "no call_tool call")
+    returned = seen[0].get("returned")
+    if not isinstance(value, dict) or "coercions" not in value or not isinstance(returned, dict):
+        raise Fail("call_coerced must return call_tool's dict plus a key 'coercions'.", call=label,
+                   expected=show({**(returned or {}), "coercions": "[...]"}), got=outcome(rec))
+    rest = {k: v for k, v in value.items() if k != "coercions"}
+    if not strict_equal(rest, returned):
+        raise Fail("Apart from 'coercions', call_coerced must return what call_tool returned, unchanged.",
+                   call=label, expected=show(returned), got=show(rest))
+    check_ledger(value["coercions"], operation["expect_changes"], label)
+    if refused:
+        runs = rec.get("spy_runs", {})
+        if any(runs.get(tool) for tool in NO_RUNS) or not str(returned.get("error", "")).startswith("args:"):
+            raise Fail("A call still invalid after coercion must be refused by call_tool (args:...) with no "
+                       "tool body run.", call=label, expected="args:... and no body run",
+                       got=f"{show(value)}, body runs {show(runs)}")
+        start = obs.get("start")
+        if isinstance(start, dict):
+            check_calls_unchanged(start.get("calls"), rec.get("calls"), label)
+
+
+def door_judge(refused: bool):
+    """A judge of ``call_coerced`` probes (one call each) against the call_tool double's record."""
+    def judge(probes: list, observations: list) -> Verdict:
+        for probe, obs in zip(probes, observations):
+            _judge_door(probe, obs, refused)
+        return Verdict.ok()
+    return judge
+
+
+add("step9/call_coerced", 2, "call_coerced calls call_tool once on the coerced args and adds 'coercions'",
+    "call_coerced: args, coercions = coerce(name, raw_args); then return {**call_tool(name, args), "
+    "'coercions': coercions}. Call call_tool (by its name) exactly once, with the coerced arguments.",
+    ["9.call_coerced"], _call_coerced_probes, door_judge(refused=False))
+
+add("step9/call_coerced_refused", 2, "a call still invalid after coercion is refused as args:... with no body run",
+    "Do not call the tool yourself and do not invent your own refusal: pass the coerced arguments to call_tool, "
+    "which refuses them with 'args:<reason>' before any tool body runs.",
+    ["9.refused"], _refused_probes, door_judge(refused=True))

@@ -17,6 +17,11 @@ A course file is TOML (read with :mod:`tomllib`)::
     step3 = 2.0
     "step6/naive_failure_path" = 0.5        # a check's own weight wins over its step's
 
+A weight of 0 leaves a step out of both the credited score and its maximum:
+a course that teaches part one only (steps 1-8) writes ``step9 = 0``,
+``step10 = 0`` and ``step11 = 0`` and grades out of the 133 points of steps
+1-8 (the report itself keeps the raw points of every step).
+
 After ``late_due`` (or after ``due`` when there is no late date) an attempt
 earns no credit. :func:`credit` picks the attempt that counts and says why;
 a late attempt never lowers a learner's credited score: it only counts when
@@ -44,6 +49,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from grader.report import STEPS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -296,9 +303,10 @@ def _weights(data: dict, fail, check_ids: "set[str] | None") -> "dict[str, float
     ids = check_ids if check_ids is not None or not table else _registry_ids()
     for key, value in table.items():
         step = _STEP_KEY.match(key)
-        if not (step and 1 <= int(step.group(1)) <= 8) and key not in ids:
+        if not (step and int(step.group(1)) in STEPS) and key not in ids:
             fail(f"[weights] {key!r}", "is neither a step nor a check id",
-                 "use step1 ... step8 or a check id such as step3/blocked_before_call (agtool-grade checks lists them)")
+                 f"use step{STEPS[0]} ... step{STEPS[-1]} or a check id such as step3/blocked_before_call "
+                 "(agtool-grade checks lists them)")
         if not _number(value) or not math.isfinite(value) or value < 0:
             fail(f"[weights] {key} = {value!r}", "is not a weight of 0 or more", f"write e.g. {key} = 2.0")
         weights[key] = float(value)

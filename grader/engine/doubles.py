@@ -23,7 +23,7 @@ door of steps 3-5; ``script``: results to give in order, ``None`` for "the
 real door this time"), ``can_repair``, ``repair`` (step 7; ``tool_key``/
 ``args_key`` name the State fields), ``handle`` and ``run_naive``
 (``results`` in order, the last one repeated). More kinds may come from
-modules named ``grader/engine/doubles_<name>.py`` holding a ``DOUBLES`` dict
+the modules ``grader.engine.doubles_<name>`` holding a ``DOUBLES`` dict
 of their own; they are merged here (a kind defined twice is an error).
 
 Example::
@@ -418,7 +418,7 @@ DOUBLES: "dict[str, Callable[[Any, dict], Callable]]" = {
 
 
 def _merge_extensions() -> None:
-    """Add the kinds of every ``grader/engine/doubles_<name>.py`` (its ``DOUBLES``).
+    """Add the kinds of every module ``grader.engine.doubles_<name>`` (its ``DOUBLES``).
 
     A kind that two modules define differently is an error, not a silent overwrite.
     """

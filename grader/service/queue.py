@@ -11,6 +11,11 @@ when the worker died (graded again after a delay) and as ``graded`` with the tim
 feedback when the submission used its whole budget, as in ``batch``. With ``executor="dask"`` the same ``grade_task`` runs on a Dask
 cluster instead.
 
+Same code, same grade: with a seed key (``seed_key``) each attempt is graded
+twice in its worker, on the fresh seed the learner is shown and on the
+learner's hidden seed (:func:`counted_task`), whose score is stored as the one
+that counts; a grader failure in either run makes the attempt an ``error``.
+
 Fair share: waiting attempts are handed out round-robin across learners, and
 one learner holds at most ``per_learner`` workers at once
 (:mod:`grader.service.fairness`), so one learner's flood never delays a classmate.
@@ -153,8 +158,8 @@ def task_for(attempt) -> GradeTask:
 
     >>> from types import SimpleNamespace as A
     >>> t = task_for(A(id=3, learner="ana", source=b"x", sha256="ab", seed=7))
-    >>> t.display, t.timeout
-    ('ana/attempt-3/tools.py', 7.5)
+    >>> t.display, round(t.timeout, 2)  # 60 s shared by 11 steps
+    ('ana/attempt-3/tools.py', 5.45)
     """
     return GradeTask(learner=attempt.learner, display=f"{attempt.learner}/attempt-{attempt.id}/tools.py",
                      source=attempt.source, sha256=attempt.sha256, seed=attempt.seed,
@@ -401,7 +406,7 @@ class GradingQueue:
         # of a class does not wait for LangGraph's import (about 1 s) on top of its own work.
         prepare = partial(warm_engine, self.sandbox) if self.grade_fn is None else None
         pool = WorkerPool(partial(grade_attempt, grade_fn=self.grade_fn), jobs=self.jobs,
-                          hard_limit=self.hard_limit, on_lost=self._lost, feed=self._next_task,
+                          hard_limit=self.hard_limit, on_lost=self._lost_runs, feed=self._next_task,
                           prepare=prepare)
         with self._lock:
             self._pool = pool
@@ -420,12 +425,18 @@ class GradingQueue:
                 self._pool = None
 
     def _lost(self, item: tuple, timed_out: bool) -> dict:
-        """The runs of an attempt whose worker died (an ``error``) or ran over the time limit (its own)."""
-        message, kind = (over_time(SUBMISSION_TIMEOUT), FailureKind.TIME) if timed_out else (WORKER_DIED,
-                                                                                           FailureKind.GRADER)
-        return {"feedback": failed_report(item[1].seed, item[1].display, message, kind=kind).to_dict(),
-                "grade": None if len(item) < 3 or item[2] is None
-                else failed_report(item[2].seed, item[2].display, message, kind=kind).to_dict()}
+        """The report of an attempt whose worker died (an ``error``) or ran over the time limit (its own)."""
+        task = item[1]
+        if timed_out:
+            over = over_time(SUBMISSION_TIMEOUT)
+            return failed_report(task.seed, task.display, over, kind=FailureKind.TIME).to_dict()
+        return failed_report(task.seed, task.display, WORKER_DIED, kind=FailureKind.GRADER).to_dict()
+
+    def _lost_runs(self, item: tuple, timed_out: bool) -> dict:
+        """:meth:`_lost` for both runs of ``(attempt id, shown task, counted task or None)``."""
+        counted = item[2] if len(item) > 2 else None
+        return {"feedback": self._lost(item, timed_out),
+                "grade": None if counted is None else self._lost((item[0], counted), timed_out)}
 
     # ------------------------------------------------------------------ Dask
     def _run_dask(self) -> None:

@@ -23,7 +23,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 SOLUTION = REPO_ROOT / "solutions" / "tools.py"
 STARTER = REPO_ROOT / "agtool" / "tools.py"
-NOTEBOOKS = sorted(p.name for p in (REPO_ROOT / "labs").glob("0[1-8]_*.ipynb"))
+# The step notebooks 01-11 (12 is the capstone: no Check cell).
+NOTEBOOKS = sorted(p.name for p in (REPO_ROOT / "labs").glob("[01][0-9]_*.ipynb") if int(p.name[:2]) <= 11)
+STEP_11 = "11_identity.ipynb"
 RED = "rgb(207, 34, 46)"  # agtool_lab.widget's failure colour, as the browser computes it
 GREEN = "rgb(26, 127, 55)"
 WIDGET_MANAGER = "@jupyter-widgets/jupyterlab-manager"
@@ -44,7 +46,7 @@ def assert_rendered_as_widget(panel):
 
 
 def test_every_step_notebook_is_present():
-    assert len(NOTEBOOKS) == 8, NOTEBOOKS
+    assert len(NOTEBOOKS) == 11 and NOTEBOOKS[-1] == STEP_11, NOTEBOOKS
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
@@ -62,6 +64,21 @@ def test_solution_passes_every_row_of_the_check_widget(notebook, page, lab_serve
     assert {r.colour for r in panel.rows} == {GREEN}
 
 
+def test_step_11_check_grades_identity_resolution_in_jupyterlab(page, lab_server, shutdown_kernels_after,
+                                                              artifacts_dir):
+    # Step 11 grades against product tables the grader makes per seed: the panel must show
+    # its rows passed for the solution, and a second seed must pass as well.
+    lab = lab_server(SOLUTION)
+    shutdown_kernels_after(lab)
+    first = run_notebook(page, lab, STEP_11)
+    assert_rendered_as_widget(first)
+    assert first.total > 0 and first.passed == first.total, first.headline
+    assert any("step11/" in r.title or "resolve" in r.title.lower() for r in first.rows), [r.title for r in first.rows]
+    second = try_new_random_values(page)
+    screenshot_check_panel(page, artifacts_dir, "solution-11-new-random-values")
+    assert second.seed != first.seed and second.passed == second.total == first.total
+
+
 def test_try_new_random_values_regrades_with_a_new_seed(page, lab_server, shutdown_kernels_after, artifacts_dir):
     lab = lab_server(SOLUTION)
     shutdown_kernels_after(lab)
@@ -77,7 +94,7 @@ def test_try_new_random_values_regrades_with_a_new_seed(page, lab_server, shutdo
     assert second.passed == second.total == first.total > 0
 
 
-@pytest.mark.parametrize("notebook", ["01_contract_table.ipynb", "03_call_boundary.ipynb"])
+@pytest.mark.parametrize("notebook", ["01_contract_table.ipynb", "03_call_boundary.ipynb", STEP_11])
 def test_starter_shows_red_failing_rows(notebook, page, lab_server, shutdown_kernels_after, artifacts_dir):
     lab = lab_server(STARTER)
     shutdown_kernels_after(lab)

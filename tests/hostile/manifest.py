@@ -20,7 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-STEPS = tuple(range(1, 9))
+STEPS = tuple(range(1, 12))
+# LAB_SPEC part two. A case whose damage spreads past its own step (``any`` on the later steps) may
+# reach these too; every other case leaves them at full marks (their checks use grader doubles).
+PART_TWO = (9, 10, 11)
 
 # Per-step wall-clock limit the corpus is graded with (the default is 10 s;
 # a shorter one keeps the corpus fast and changes nothing else).
@@ -343,14 +346,14 @@ CASES: list[Case] = [
     Case("eq_always_true_object", "validate_result returns an object equal to everything", "solution",
          Expect(lost=(4,)), at="import", replace=_KEEP_REAL_VALIDATE_RESULT),
     Case("spy_counter_reset", "call_tool runs the tool before validating, then winds back every counter",
-         "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool"),
+         "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool"),
     Case("encoder_rewrites_counts", "runs the tool before validating; patches json.JSONEncoder to report 0 runs",
-         "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="import",
+         "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="import",
          replace=(("    reason = validate_args(name, args)\n    if reason:\n",
                    "    try:\n        TOOLS[name][\"fn\"](**args)\n    except Exception:\n        pass\n"
                    "    reason = validate_args(name, args)\n    if reason:\n"),)),
     Case("bypass_spy", "call_tool runs the module's tool function before validating, around TOOLS",
-         "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool"),
+         "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool"),
     Case("bool_calls_counters", "CALLS counters start as False instead of 0", "solution",
          Expect(lost=(1,)), at="import"),
     Case("bool_tool_runs", "handle reports tool_runs 1 as True", "solution", Expect(lost=(7,)),
@@ -358,7 +361,7 @@ CASES: list[Case] = [
                    "    runs = sum(CALLS.values()) - before\n"
                    "    result[\"tool_runs\"] = bool(runs) if runs in (0, 1) else runs\n"),)),
     Case("bool_row_count", "the STOCK row with count 1 holds True", "solution",
-         Expect(lost=(1,), any=(2, 3, 4, 5, 6, 7, 8)),
+         Expect(lost=(1,), any=(2, 3, 4, 5, 6, 7, 8, *PART_TWO)),
          replace=(('"bin": "N-13", "count": 1}', '"bin": "N-13", "count": True}'),)),
     Case("hardcoded_examples", "answers the spec's worked examples from memory, computes nothing", "file",
          Expect(others="mostly_fail", any=(1,), lost=(8,))),
@@ -393,7 +396,7 @@ CASES: list[Case] = [
          "through the importing frames, is replaced by one that claims full files", "solution", Expect(lost=(8,)), at="import",
          replace=(_REPORT_WRITES_NOTHING,)),
     Case("report_forged_by_profiler", "write_report writes no file; a profile hook adds forged files to the "
-         "record the report operation returns", "solution", Expect(lost=(8,), any=(1, 2, 3, 4, 5, 6, 7)),
+         "record the report operation returns", "solution", Expect(lost=(8,), any=(1, 2, 3, 4, 5, 6, 7, *PART_TWO)),
          at="import", replace=(_REPORT_WRITES_NOTHING,)),
     Case("report_json_is_fifo", "tool_report.json is a FIFO nobody writes (a blocking read would hang)",
          "solution", Expect(lost=(8,)), at="import",
@@ -404,35 +407,35 @@ CASES: list[Case] = [
          replace=((_REPORT_JSON_WRITE + _REPORT_MD_WRITE,
                    "    _linked_report(folder, json.dumps(report, ensure_ascii=False, indent=2) + \"\\n\")\n"),)),
     Case("probes_module_patched", "runs the tool before validating; replaces the grader's Tally.run and "
-         "make_spy through sys.modules / a fresh import", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)),
+         "make_spy through sys.modules / a fresh import", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
          at="import", replace=_RUN_BEFORE_VALIDATING),
     Case("saved_refs_rewind", "call_tool runs the tool through function objects saved at import, before "
-         "validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)),
+         "validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
          at="call_tool", replace=_SAVE_TOOL_FUNCTIONS),
     Case("frame_tally_rewind", "runs the tool before validating, then winds back the grader's Tally found "
-         "on the stack, and CALLS", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool"),
+         "on the stack, and CALLS", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool"),
     # Issue 27.9: routes around the spies that only the entry counters compiled into the code see.
     Case("saved_code_rebuilt", "call_tool builds a fresh function from a tool's code object saved at import, "
-         "runs it before validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)),
+         "runs it before validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
          at="call_tool", replace=_SAVE_TOOL_CODES),
     Case("entry_switched_off", "call_tool switches off the entry counter it finds in a tool's saved code object, "
          "runs the tool through it before validating, then winds CALLS back", "solution",
-         Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool", replace=_SAVE_TOOL_CODES),
+         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool", replace=_SAVE_TOOL_CODES),
     Case("closure_tool", "the tools are closures; call_tool runs one through a reference saved at import, "
-         "before validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)),
+         "before validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
          at="call_tool", replace=_CLOSURE_TOOLS + _SAVE_TOOL_FUNCTIONS),
     Case("bound_method_tool", "the tools are bound methods; call_tool runs one through a reference saved at "
-         "import, before validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8)),
+         "import, before validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
          at="call_tool", replace=_METHOD_TOOLS + _SAVE_TOOL_FUNCTIONS),
     Case("wraps_original_called", "the tools are functools.wraps-decorated; call_tool runs the undecorated "
          "original (__wrapped__) before validating, then winds CALLS back", "solution",
-         Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool", replace=_WRAPPED_TOOLS + _SAVE_TOOL_FUNCTIONS),
+         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool", replace=_WRAPPED_TOOLS + _SAVE_TOOL_FUNCTIONS),
     Case("callable_object_tool", "the tools are objects whose __call__ is the body; call_tool runs one through "
          "a reference saved at import, before validating, then winds CALLS back", "solution",
-         Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool", replace=_CALLABLE_OBJECT_TOOLS + _SAVE_TOOL_FUNCTIONS),
+         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool", replace=_CALLABLE_OBJECT_TOOLS + _SAVE_TOOL_FUNCTIONS),
     Case("partial_of_copy", "the tools are functools.partial over types.FunctionType copies; call_tool runs one "
          "through a reference saved at import, before validating, then winds CALLS back", "solution",
-         Expect(lost=(3,), any=(4, 5, 6, 7, 8)), at="call_tool", replace=_PARTIAL_OF_COPY_TOOLS + _SAVE_TOOL_FUNCTIONS),
+         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool", replace=_PARTIAL_OF_COPY_TOOLS + _SAVE_TOOL_FUNCTIONS),
 ]
 
 # --- least privilege (issue 27.1, 27.2, 27.3, 27.11) --------------------------

@@ -15,6 +15,7 @@ from .equivalent import EQUIVALENT
 from .gate import GateVerdict, compare, load_debt
 from .mutator import SOLUTION, Mutant, generate, stratified
 from .runner import grade_all
+from .steps import STEPS
 
 SEED_PAIR = (11, 22)
 
@@ -49,6 +50,7 @@ def run(*, sample: "int | None" = None, ids: "list[str] | None" = None, function
     started, tree = time.monotonic(), tree_state()
     everything = generate(SOLUTION.read_text(encoding="utf-8"))
     mutants = select(sample=sample, ids=ids, functions=functions, mutants=everything)
+    declared(m.function for m in mutants)  # before minutes of grading, not after
     graded = grade_all(mutants, tuple(seeds), jobs=jobs, progress=progress)
     rows = [_row(mutant, graded[mutant.id]) for mutant in mutants]
     summary = summarize(rows)
@@ -75,6 +77,7 @@ def resummarize(path: "str | Path", *, sample: "int | None" = None, out: "str | 
     from .outputs import write_outputs
 
     old = json.loads(Path(path).read_text(encoding="utf-8"))
+    declared(row["function"] for row in old["mutants"])
     rows = [_classified(row) for row in old["mutants"]]
     if sample:
         wanted = {m.id for m in select(sample=sample)}
@@ -88,6 +91,19 @@ def resummarize(path: "str | Path", *, sample: "int | None" = None, out: "str | 
     if out is not None:
         write_outputs(out, summary, rows)
     return {"summary": summary, "mutants": rows, "gate": verdict}
+
+
+def declared(functions) -> None:
+    """Stop with the names to add when a mutated top-level name is missing from the step map.
+
+    >>> declared(["validate_args"])
+    >>> declared(["validate_args", "not_in_the_map"])
+    Traceback (most recent call last):
+    SystemExit: declare the step(s) of ['not_in_the_map'] in tests/mutation/steps.py (STEPS) first
+    """
+    missing = sorted(set(functions) - set(STEPS))
+    if missing:
+        raise SystemExit(f"declare the step(s) of {missing} in tests/mutation/steps.py (STEPS) first")
 
 
 def judged(rows: "list[dict]", generated: "set[str]", debt: "dict[str, str] | None" = None) -> GateVerdict:

@@ -37,19 +37,35 @@ CORRECT_PREFIXES = ("solution", "alt_styles/")  # the modules that must also get
 def corpus() -> "dict[str, bytes]":
     """Every module of the corpora by name: ``solution``, ``alt_styles/<stem>``, ``defect/<id>``, ``mistake/<name>``.
 
+    A defect or mistake whose edits no longer apply to the solution is left
+    out here and named by :func:`unplantable`.
+
     >>> names = list(corpus()); names[0], sum(n.startswith("defect/") for n in names) >= 80
     ('solution', True)
     """
+    return {name: text.encode("utf-8") for name, text in _texts().items() if not isinstance(text, Exception)}
+
+
+def unplantable() -> "dict[str, str]":
+    """The defects and mistakes whose edits do not apply to the solution (an anchor not found once), with why.
+
+    >>> isinstance(unplantable(), dict)
+    True
+    """
+    return {name: str(text) for name, text in _texts().items() if isinstance(text, Exception)}
+
+
+def _texts() -> "dict[str, str | AssertionError]":
     catalog = _catalog()
-    DEFECTS, MORE_DEFECTS, SOLUTION = catalog.DEFECTS, catalog.MORE_DEFECTS, catalog.SOLUTION
-    solution = SOLUTION.read_text(encoding="utf-8")
-    modules = {"solution": solution}
-    modules.update({f"alt_styles/{p.stem}": p.read_text(encoding="utf-8")
-                    for p in sorted((TESTS / "alt_styles").glob("*.py"))})
-    modules.update({f"defect/{check_id}": catalog.materialise_text(check_id, solution) for check_id in sorted(DEFECTS)})
-    modules.update({f"mistake/{name}": _planted(solution, MORE_DEFECTS[name][1].edits)
-                    for name in sorted(MORE_DEFECTS)})
-    return {name: text.encode("utf-8") for name, text in modules.items()}
+    solution = catalog.SOLUTION.read_text(encoding="utf-8")
+    texts: "dict[str, str | AssertionError]" = {"solution": solution}
+    texts.update({f"alt_styles/{p.stem}": p.read_text(encoding="utf-8")
+                  for p in sorted((TESTS / "alt_styles").glob("*.py"))})
+    for check_id in sorted(catalog.DEFECTS):
+        texts[f"defect/{check_id}"] = _planted(solution, catalog.DEFECTS[check_id].edits)
+    for name in sorted(catalog.MORE_DEFECTS):
+        texts[f"mistake/{name}"] = _planted(solution, catalog.MORE_DEFECTS[name][1].edits)
+    return texts
 
 
 def expected_failure(name: str) -> "str | None":
@@ -74,10 +90,11 @@ def _catalog():
     return defects.catalog
 
 
-def _planted(text: str, edits) -> str:
+def _planted(text: str, edits) -> "str | AssertionError":
+    # Every anchor must occur once (as tests/defects/catalog.py requires); else the error, kept for the report.
     for anchor, replacement in edits:
         if text.count(anchor) != 1:
-            raise AssertionError(f"anchor occurs {text.count(anchor)} times: {anchor!r}")
+            return AssertionError(f"anchor occurs {text.count(anchor)} times in the solution: {anchor!r}")
         text = text.replace(anchor, replacement)
     return text
 
@@ -212,6 +229,9 @@ def main(argv: "list[str] | None" = None) -> int:
         print(f"unstable: {describe(name, results[name])}")
     for name, seeds_ in missed.items():
         print(f"wrong verdict: {name} on seeds {seeds_}")
+    broken = {} if args.only else unplantable()
+    for name, why in broken.items():
+        print(f"not graded: {name}: {why}")
     print(f"{len(modules)} modules x {len(seeds)} seeds: {len(found)} unstable, {len(missed)} with a wrong verdict "
           f"on a seed; {seconds} s with --jobs {args.jobs} ({round(seconds / max(1, len(modules) * len(seeds)), 3)} s "
           f"a grading); tree {tree}")
@@ -221,7 +241,7 @@ def main(argv: "list[str] | None" = None) -> int:
         "seeds": list(seeds), "jobs": args.jobs, "seconds": seconds, "tree": tree, "unstable": found, "wrong": missed,
         "outcomes": {name: {str(s): list(f) for s, f in per.items()} for name, per in results.items()},
     }, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    return 1 if found or missed else 0
+    return 1 if found or missed or broken else 0
 
 
 if __name__ == "__main__":

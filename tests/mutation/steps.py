@@ -12,7 +12,7 @@ later steps: a change there may fail them too (:func:`allowed_steps`).
 """
 from __future__ import annotations
 
-ALL_STEPS = frozenset(range(1, 9))
+ALL_STEPS = frozenset(range(1, 12))
 
 STEPS: "dict[str, frozenset[int]]" = {name: frozenset(steps) for name, steps in {
     # Step 1: data, tools and the contract table.
@@ -38,6 +38,15 @@ STEPS: "dict[str, frozenset[int]]" = {name: frozenset(steps) for name, steps in 
     # Step 8: record what was measured.
     "_WRONG_ARGS": {8}, "_BAD_RESULTS": {8}, "_total_runs": {8}, "_measure": {8}, "_markdown": {8},
     "write_report": {8},
+    # Step 9: a strict coercion allowlist.
+    "COERCIONS": {9}, "coerce": {9}, "call_coerced": {9},
+    "_SPACE_CHARS": {9}, "_DIGIT_CHARS": {9}, "_coerce_value": {9},
+    # Step 10: errors as prompts.
+    "explain": {10}, "retry_with_suggestion": {10},
+    "_ASCII_SPACE": {10}, "_ASCII_DIGITS": {10}, "_one_edit_apart": {10}, "_allowed_fix": {10}, "_int_fix": {10},
+    "_fixed_args": {10}, "_suggestion": {10}, "_accepted": {10}, "_message": {10}, "_NO_EXPLANATION": {10},
+    # Step 11: identity resolution.
+    "PRODUCTS": {11}, "resolve_sku": {11}, "handle_named": {11}, "_label": {11}, "_question": {11},
 }.items()}
 
 
@@ -53,7 +62,7 @@ def steps_of(name: str) -> "frozenset[int]":
 def allowed_steps(name: str) -> "frozenset[int]":
     """The steps a mutant of ``name`` may fail: its own, and every later one for step-1 names.
 
-    >>> sorted(allowed_steps("STOCK")) == list(range(1, 9))
+    >>> sorted(allowed_steps("STOCK")) == list(range(1, 12))
     True
     """
     own = steps_of(name)

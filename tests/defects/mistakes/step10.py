@@ -3,4 +3,104 @@ from __future__ import annotations
 
 from ..catalog import d  # noqa: F401 - used by the entries
 
-MISTAKES: dict = {}
+_ARG = 'arg = reason.partition(":")[2] or None'
+_VALUE = '"value": args.get(arg) if arg else None'
+_VALID = "    if not reason:\n        return dict(_NO_EXPLANATION)\n"
+_SHOWN = 'shown = f"Argument {arg!r} = {args[arg]!r}"'
+_WANTED = "wanted = value.strip(_ASCII_SPACE).lower()"
+_EXACT = "    if wanted in allowed:\n        return wanted\n"
+_INT_FIX = ('def _int_fix(value: Any) -> Any:\n'
+            '    """``int(value)`` when ``value`` is a str of ASCII digits (after strip), else ``None``."""\n')
+_SUGGEST_CHECK = "if fixed is None or validate_args(name, fixed):"
+_EXTRA = "        return {key: value for key, value in args.items() if key != arg}\n"
+_NO_FIX = '    if kind not in ("allowed", "type"):\n'
+_FIRST = "    first = call_tool(name, args)\n"
+_RETRY = 'return {**call_tool(name, explanation["suggestion"]), "suggested": True, "explanation": explanation}'
+_UNFIXED_RETURN = '        return {**first, "suggested": False, "explanation": explanation}'
+_FIRST_OK_RETURN = '        return {**first, "suggested": False, "explanation": None}'
+
+MISTAKES: dict = {
+    # -- the fields next to the reason: the argument and its value.
+    "explain_reason_with_args_prefix": ("step10/reason", d(
+        ('return {"error": reason, "arg": arg,', 'return {"error": "args:" + reason, "arg": arg,'))),
+    "explain_missing_value_is_the_name": ("step10/reason", d((_VALUE, '"value": args.get(arg, arg) if arg else None'))),
+    "explain_arg_is_the_kind": ("step10/reason", d((_ARG, 'arg = reason.partition(":")[0] or None'))),
+    "explain_value_is_the_whole_args": ("step10/reason", d((_VALUE, '"value": args if arg else None'))),
+    # -- valid arguments.
+    "explain_valid_suggests_the_args": ("step10/valid", d(
+        (_VALID, '    if not reason:\n        return {**_NO_EXPLANATION, "suggestion": dict(args)}\n'))),
+    "explain_valid_says_so": ("step10/valid", d(
+        ('_NO_EXPLANATION = {"error": "", "arg": None, "value": None, "message": "", "suggestion": None}',
+         '_NO_EXPLANATION = {"error": "", "arg": None, "value": None, "message": "Valid.", "suggestion": None}'))),
+    "explain_valid_returns_none": ("step10/valid", d((_VALID, "    if not reason:\n        return None\n"))),
+    "explain_valid_returns_empty_dict": ("step10/valid", d((_VALID, "    if not reason:\n        return {}\n"))),
+    # -- the message.
+    "message_value_without_repr": ("step10/message", d((_SHOWN, 'shown = f"Argument {arg!r} = {args[arg]}"'))),
+    "message_range_only_max": ("step10/message", d(('return f"accepted: {low}..{high}"', 'return f"accepted: at most {high}"'))),
+    "message_lists_the_spec_regions": ("step10/message", d(
+        ('", ".join(repr(option) for option in rule["allowed"])', '", ".join(repr(option) for option in REGIONS)'))),
+    "message_missing_without_name": ("step10/message", d(
+        ('return f"{name} needs the argument {arg!r}, which was not given."',
+         'return f"{name} needs an argument that was not given."'))),
+    # -- allowed: one honest fix only.
+    "allowed_no_strip": ("step10/suggest_allowed", d((_WANTED, "wanted = value.lower()"))),
+    "allowed_no_lower": ("step10/suggest_allowed", d((_WANTED, "wanted = value.strip(_ASCII_SPACE)"))),
+    "allowed_from_the_spec_regions": ("step10/suggest_allowed", d(
+        ('fixed = _allowed_fix(args[arg], rule["allowed"])', "fixed = _allowed_fix(args[arg], REGIONS)"))),
+    "allowed_near_before_exact": ("step10/suggest_allowed", d((_EXACT, ""))),
+    "allowed_substitutions_only": ("step10/suggest_allowed", d(
+        ("    if len(longer) != len(shorter) + 1:", "    if len(longer) != len(shorter):"))),
+    # -- type of an int argument: int_from_str, and only when it then validates.
+    "int_fix_isdigit": ("step10/suggest_int", d(
+        ("if text and all(char in _ASCII_DIGITS for char in text):", "if text.isdigit():"))),
+    "suggestion_not_validated": ("step10/suggest_int", d((_SUGGEST_CHECK, "if fixed is None:"))),
+    "int_fix_from_float": ("step10/suggest_int", d(
+        (_INT_FIX, _INT_FIX + "    if isinstance(value, float) and value.is_integer():\n        return int(value)\n"))),
+    "int_fix_from_bool": ("step10/suggest_int", d(
+        (_INT_FIX, _INT_FIX + "    if isinstance(value, bool):\n        return int(value)\n"))),
+    # -- extra: the arguments without it.
+    "extra_kept_when_none": ("step10/suggest_extra", d(
+        ('    if kind == "extra":\n' + _EXTRA, '    if kind == "extra" and args[arg] is not None:\n' + _EXTRA))),
+    "extra_removed_case_insensitively": ("step10/suggest_extra", d(
+        (_EXTRA, "        return {key: value for key, value in args.items() if key.lower() != arg.lower()}\n"))),
+    "extra_removed_after_strip": ("step10/suggest_extra", d(
+        (_EXTRA, "        return {key: value for key, value in args.items() if key.strip() != arg.strip()}\n"))),
+    # -- no fix that invents a value.
+    "range_high_set_to_max": ("step10/no_invented_fix", d(
+        (_NO_FIX, '    if kind == "range" and args[arg] > TOOLS[name]["args"][arg]["max"]:\n'
+                  '        return {**args, arg: TOOLS[name]["args"][arg]["max"]}\n' + _NO_FIX))),
+    "missing_limit_defaults": ("step10/no_invented_fix", d(
+        (_NO_FIX, '    if reason == "missing:limit":\n        return {**args, "limit": MAX_ROWS}\n' + _NO_FIX))),
+    "missing_region_falls_back": ("step10/no_invented_fix", d(
+        (_NO_FIX, '    if reason == "missing:region":\n        return {**args, "region": FALLBACK_REGION}\n' + _NO_FIX))),
+    # -- explain runs nothing.
+    "explain_tries_the_suggestion": ("step10/explain_no_body", d(
+        (_SUGGEST_CHECK, 'if fixed is None or not call_tool(name, fixed)["ok"]:'))),
+    "explain_runs_a_valid_call": ("step10/explain_no_body", d(
+        (_VALID, '    if not reason:\n        TOOLS[name]["fn"](**args)\n        return dict(_NO_EXPLANATION)\n'))),
+    "explain_checks_through_call_tool": ("step10/explain_no_body", d(
+        ("    reason = validate_args(name, args)\n    if not reason:",
+         '    reason = call_tool(name, args)["error"].removeprefix("args:")\n'
+         '    reason = "" if reason.startswith("result:") else reason\n    if not reason:'))),
+    # -- the retry with a suggestion.
+    "retry_with_the_same_args": ("step10/retry_fixed", d((_RETRY, _RETRY.replace('explanation["suggestion"]', "args", 1)))),
+    "retry_not_marked_suggested": ("step10/retry_fixed", d((_RETRY, _RETRY.replace('"suggested": True', '"suggested": False')))),
+    "retry_returns_the_first_dict": ("step10/retry_fixed", d(
+        (_RETRY, 'call_tool(name, explanation["suggestion"])\n'
+                 '    return {**first, "suggested": True, "explanation": explanation}'))),
+    # -- no fix: no second call.
+    "unfixed_marked_suggested": ("step10/retry_unfixed", d(
+        (_UNFIXED_RETURN, '        return {**first, "suggested": True, "explanation": explanation}'))),
+    "unfixed_explanation_dropped": ("step10/retry_unfixed", d(
+        (_UNFIXED_RETURN, '        return {**first, "suggested": False, "explanation": None}'))),
+    "unfixed_retried_with_none": ("step10/retry_unfixed", d(
+        (_UNFIXED_RETURN, '        return {**call_tool(name, explanation["suggestion"] or args), "suggested": False, '
+                          '"explanation": explanation}'))),
+    # -- valid first call.
+    "valid_called_twice": ("step10/retry_valid", d((_FIRST, "    call_tool(name, args)\n" + _FIRST))),
+    "valid_failure_explained_by_its_error": ("step10/retry_valid", d(
+        (_FIRST_OK_RETURN, '        return {**first, "suggested": False, '
+                           '"explanation": None if first["ok"] else {"error": first["error"]}}'))),
+    "valid_without_suggested": ("step10/retry_valid", d(
+        (_FIRST_OK_RETURN, '        return {**first, "explanation": None}'))),
+}

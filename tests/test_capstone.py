@@ -1,4 +1,4 @@
-"""labs/09_noisy_model.ipynb: committed clean, and runs headless against the solution and the starter.
+"""labs/12_capstone.ipynb: committed clean, and runs headless against the solution and the starter.
 
 Against the solution (small N through ``AGTOOL_NOISY_N``) the outputs must hold
 the tally table and a PNG plot; against the starter the notebook must end
@@ -12,7 +12,7 @@ import nbformat
 from nbclient import NotebookClient
 
 REPO = Path(__file__).resolve().parent.parent
-NOTEBOOK = REPO / "labs" / "09_noisy_model.ipynb"
+NOTEBOOK = REPO / "labs" / "12_capstone.ipynb"
 SOLUTION = REPO / "solutions" / "tools.py"
 STARTER = REPO / "agtool" / "tools.py"
 
@@ -57,6 +57,12 @@ def test_runs_against_the_solution_and_shows_the_table_and_the_plot(monkeypatch)
     markdown = "\n".join(out["data"]["text/markdown"] for out in _outputs(nb, "text/markdown"))
     assert "Ready: 120 orders" in markdown
     assert "First-retry success" in markdown
+    # Part two: one row per layer, the new outcome columns, the retry comparison and its plot.
+    for text in ("(c) + resolve_sku", "(d) + coerce", "(e) + retry_with_suggestion", "asked back",
+                 "tool body runs per order", "bare reason", "with explain"):
+        assert text in html, f"{text!r} missing from part two's tables"
+    assert len(pngs) >= 2, "part two's plot was not shown"
+    assert "First-retry success here" in markdown and "Part two is not ready" not in markdown
 
 
 def test_runs_against_the_starter_with_a_friendly_message(monkeypatch):
@@ -65,6 +71,7 @@ def test_runs_against_the_starter_with_a_friendly_message(monkeypatch):
     assert _outputs(nb, "image/png") == []
     markdown = "\n".join(out["data"]["text/markdown"] for out in _outputs(nb, "text/markdown"))
     assert "Not ready yet" in markdown and "Step 1" in markdown
+    assert "Part two is not ready yet" in markdown
     streams = "".join(out.get("text", "") for out in _outputs(nb, "stream"))
     assert "Traceback" not in streams
 
