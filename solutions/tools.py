@@ -570,9 +570,8 @@ def _one_edit_apart(a: str, b: str) -> bool:
     """
     if len(a) == len(b):
         return sum(x != y for x, y in zip(a, b)) == 1
+    # One deletion from the longer gives the shorter (never true when the lengths differ by 2 or more).
     longer, shorter = (a, b) if len(a) > len(b) else (b, a)
-    if len(longer) != len(shorter) + 1:
-        return False
     return any(longer[:i] + longer[i + 1:] == shorter for i in range(len(longer)))
 
 
@@ -628,10 +627,8 @@ def _accepted(rule: dict) -> str:
     """What the contract accepts for one argument, in words."""
     if "allowed" in rule:
         return "accepted values: " + ", ".join(repr(option) for option in rule["allowed"])
-    low, high = rule.get("min"), rule.get("max")
-    if low is not None and high is not None:
-        return f"accepted: {low}..{high}"
-    return f"accepted: at least {low}" if low is not None else f"accepted: at most {high}"
+    # A missing bound shows as None: "1..None" still says what is accepted.
+    return f"accepted: {rule.get('min')}..{rule.get('max')}"
 
 
 def _message(name: str, reason: str, arg: "str | None", args: dict) -> str:
@@ -642,17 +639,10 @@ def _message(name: str, reason: str, arg: "str | None", args: dict) -> str:
     if kind == "missing":
         return f"{name} needs the argument {arg!r}, which was not given."
     shown = f"Argument {arg!r} = {args[arg]!r}"
-    if kind == "extra":
-        return f"{shown} is not an argument of {name}; leave it out."
-    rule = TOOLS[name]["args"][arg]
-    if kind == "type":
-        return f"{shown} has type {type(args[arg]).__name__}; {name} expects {rule['type'].__name__}."
     if kind in ("allowed", "range"):
-        return f"{shown} is not accepted by {name}; {_accepted(rule)}."
-    return f"{shown} was refused by {name}: {reason}."
-
-
-_NO_EXPLANATION = {"error": "", "arg": None, "value": None, "message": "", "suggestion": None}
+        return f"{shown} is not accepted by {name}; {_accepted(TOOLS[name]['args'][arg])}."
+    # extra and type: the reason's kind, the name and the value say what to change.
+    return f"{shown} was refused by {name} ({kind})."
 
 
 def explain(name: str, args: dict) -> dict:
@@ -665,7 +655,7 @@ def explain(name: str, args: dict) -> dict:
     """
     reason = validate_args(name, args)
     if not reason:
-        return dict(_NO_EXPLANATION)
+        return {"error": "", "arg": None, "value": None, "message": "", "suggestion": None}
     arg = reason.partition(":")[2] or None
     return {"error": reason, "arg": arg, "value": args.get(arg) if arg else None,
             "message": _message(name, reason, arg, args), "suggestion": _suggestion(name, reason, args)}
@@ -679,9 +669,10 @@ def retry_with_suggestion(name: str, args: dict) -> dict:
     (True, True, 'allowed:region')
     """
     first = call_tool(name, args)
-    if first["ok"] or not first["error"].startswith("args:"):
-        return {**first, "suggested": False, "explanation": None}
+    # explain runs no body; its reason is the one call_tool refused with ("args:" + reason).
     explanation = explain(name, args)
+    if not explanation["error"]:
+        return {**first, "suggested": False, "explanation": None}
     if explanation["suggestion"] is None:
         return {**first, "suggested": False, "explanation": explanation}
     # The one retry: the refused call never ran a body, so at most one run in total.

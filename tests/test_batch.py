@@ -175,7 +175,7 @@ def test_batch_outputs_and_isolation(fake_class, tmp_path, monkeypatch):
     book = read_csv(out / "grades.csv")
     assert list(book["learner"]) == ["buggy", "dies", "full", "half", "hangs", "none"]
     assert list(book.columns[:3]) == ["learner", "score", "max_score"]
-    assert [c for c in book.columns if c.startswith("step") and "/" not in c] == [f"step{i}" for i in range(1, 9)]
+    assert [c for c in book.columns if c.startswith("step") and "/" not in c] == [f"step{i}" for i in range(1, 12)]
     assert set(book.columns) >= {cid for cid, _, _ in FAKE_CHECKS} | {"seed", "error"}
     rows = book.set_index("learner")
     assert (rows.loc["full", "score"], rows.loc["full", "max_score"]) == (6, 6)
@@ -320,7 +320,7 @@ def test_cli_rejects_unknown_submissions(tmp_path, capsys):
     assert "neither a folder" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args, message", [(["--steps", "2,9"], "no step 9"),
+@pytest.mark.parametrize("args, message", [(["--steps", "2,12"], "no step 12"),
                                            (["--only", "step2/no_such_check"], "unknown check id")])
 def test_cli_rejects_a_bad_selection_before_grading(tmp_path, capsys, args, message):
     root = make_class(tmp_path / "class", {"a": "x"})

@@ -24,6 +24,7 @@ from grader.checks.sentences import NOTEBOOK_SENTENCES, normalised
 from grader.checks.registry import CHECKS, checks_for
 from grader.grading import grade
 from grader.report import STEPS
+from helpers import PART_ONE_MARKS
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTER = ROOT / "agtool" / "tools.py"
@@ -171,7 +172,7 @@ def test_correct_part_one_modules_in_other_styles_keep_steps_1_to_8(path, seed):
     assert report.error == "", report.error
     assert len(report.checks) == len(CHECKS)
     part_one = [c for c in report.checks if c.step in PART_ONE]
-    assert sum(c.points for c in part_one) == sum(c.max_points for c in part_one) == 133, _failed_summary(report)
+    assert sum(c.points for c in part_one) == sum(c.max_points for c in part_one) == PART_ONE_MARKS, _failed_summary(report)
     part_two = [c for c in report.checks if c.step not in PART_ONE]
     unclean = [f"{c.id}: {c.message} | got {c.got}" for c in part_two if not _fails_cleanly_for_a_missing_name(c)]
     assert unclean == [], "\n".join(unclean)

@@ -58,7 +58,7 @@ def test_exit_1_when_the_module_does_not_import(write_module, engine_cli, capsys
     (["check", "{missing}"], "does not exist"),
     (["check", "{folder}"], "folder without tools.py"),
     (["check", "{module}", "--only", "step1/no_such_check"], "agtool-grade checks"),
-    (["check", "{module}", "--step", "9"], "there is no step 9"),
+    (["check", "{module}", "--step", "12"], "there is no step 12"),
 ])
 def test_exit_2_with_one_line_saying_what_to_do(argv, words, tmp_path, write_module, engine_cli, capsys):
     module = write_module(MODULE)

@@ -22,7 +22,7 @@ import mutation.stability
 import mutation.steps
 from mutation import generate
 from mutation.__main__ import main as mutation_main
-from mutation.equivalent import EQUIVALENT
+from mutation.equivalent import CHOICE_NAMES, CODE_EQUIVALENT, EQUIVALENT, LEARNER_CHOICE
 from mutation.gate import CLEAN, compare, load_debt, updated_debt, write_debt
 from mutation.mutator import SOLUTION, baseline_source
 from mutation.run import SEED_PAIR
@@ -99,7 +99,9 @@ def test_a_hand_picked_mutant_fails_its_own_step(by_id, mutant_id):
 
 
 def test_the_equivalent_list_is_small_and_each_listed_mutant_exists_and_gets_full_marks(mutants, by_id):
-    assert len(EQUIVALENT) <= len(mutants) // 25, "keep the equivalent list small"
+    assert len(CODE_EQUIVALENT) <= len(mutants) // 25, "keep the list of equivalent code small"
+    assert {key.split(":")[0] for key in LEARNER_CHOICE} <= CHOICE_NAMES, "only data the spec leaves to the learner"
+    assert not set(CODE_EQUIVALENT) & set(LEARNER_CHOICE)
     assert not set(EQUIVALENT) - set(by_id), "listed ids the mutator no longer makes"
     graded = grade_all([by_id[i] for i in sorted(EQUIVALENT)], SEED_PAIR, jobs=2)
     failing = {i: [s["failed_checks"] for s in g["seeds"]] for i, g in graded.items()

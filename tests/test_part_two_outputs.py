@@ -7,6 +7,12 @@ leaves their cells empty rather than zero.
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
+from grader.grading import grade
 from grader.outputs.gradebook import gradebook_csv, gradebook_frame, step_frame
 from grader.outputs.summary import render_summary
 from grader.report import STEPS, CheckResult, Report
@@ -49,3 +55,21 @@ def test_the_service_class_page_has_a_column_per_step():
 
     html = class_page([], {"checks": [], "wrong_answers": []}, prefix="/", refresh=0)
     assert all(f"<th>step {s}</th>" in html for s in STEPS)
+
+
+def test_a_part_two_step_can_be_graded_alone_and_a_twelfth_is_refused():
+    solution = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
+    report = grade(solution, steps=[11], seed=4)
+    assert set(report.steps) == {11} and report.score == report.max_score > 0
+    with pytest.raises(ValueError, match="no step 12"):
+        grade(solution, steps=[12], seed=4)
+
+
+def test_the_report_schema_takes_every_step_and_no_other():
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((Path(__file__).resolve().parent / "schemas" / "report.schema.json").read_text())
+    eleven = _record("ana", STEPS)["report"]
+    jsonschema.validate(eleven, schema)
+    twelfth = _record("ana", [12])["report"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(twelfth, schema)

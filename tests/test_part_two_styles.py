@@ -20,6 +20,7 @@ from defects.catalog import SOLUTION
 from grader.checks.registry import CHECKS, checks_for
 from grader.grading import grade
 from grader.report import STEPS
+from helpers import PART_ONE_MARKS
 
 ROOT = Path(__file__).resolve().parent.parent
 FRAGMENTS = ROOT / "tests" / "alt_styles" / "part_two"
@@ -50,9 +51,9 @@ def fragment(step: int, style: str) -> str:
     return path.read_text(encoding="utf-8").replace(FUTURE, "")
 
 
-def compose(styles: str, folder: Path, part_one: str = "") -> Path:
+def compose(styles: str, folder: Path) -> Path:
     """A module: steps 1-8 of the solution, then the step 9, 10 and 11 fragments named by ``styles``."""
-    text = part_one or part_one_text()
+    text = part_one_text()
     for step, style in zip(PART_TWO, styles):
         text += f"\n\n# ---- step {step}, style {style} ----\n" + fragment(step, style)
     (folder / "agtool").mkdir(parents=True)
@@ -119,3 +120,5 @@ def test_a_module_without_part_two_does_not_get_full_marks(tmp_path):
     assert report.error == ""
     assert all(report.steps[step]["score"] == 0 for step in PART_TWO if step in report.steps)
     assert report.score < report.max_score
+    # ... and keeps every point of steps 1-8 (LAB_SPEC: a module that stops at step 8 keeps 133/133).
+    assert sum(report.steps[step]["score"] for step in range(1, 9)) == PART_ONE_MARKS, _failed_summary(report)

@@ -32,6 +32,16 @@ def sample_report() -> Report:
                     hint="isinstance(True, int) is True; check bool first.",
                     reproduce=REPLAY.format("step2/type_bool_limit")),
         CheckResult(id="step2/unknown_tool", step=2, passed=True, points=1, max_points=1, title="Unknown tool"),
+        # Part two: two-digit steps come after step 9, not between steps 1 and 2.
+        CheckResult(id="step10/one_honest_fix", step=10, passed=False, points=0, max_points=2,
+                    title="A suggestion exactly when one honest fix exists",
+                    call="explain('stock_lookup', {'sku': 'SKU-1001', 'region': 'wast', 'limit': 2})",
+                    expected="suggestion None", got="{'region': 'east'}",
+                    message="'wast' is one edit from both east and west: a suggestion would be a coin flip.",
+                    hint="Suggest only when exactly one allowed value is one edit away.",
+                    reproduce=REPLAY.format("step10/one_honest_fix")),
+        CheckResult(id="step11/ambiguous", step=11, passed=True, points=2, max_points=2,
+                    title="\"bolt\" matching two products asks back"),
     ], output={"1": "결과: 100/100 PASSED\n```\nnot a fence\n", "2": ""})
 
 
@@ -90,4 +100,4 @@ def test_import_error_is_printed_once_not_per_check():
 
 def test_text_lines_start_with_a_clear_mark():
     check_lines = [line.strip() for line in render_text(sample_report()).splitlines() if "  step" in line]
-    assert [line.split()[0] for line in check_lines] == ["PASS", "FAIL", "FAIL", "PASS"]
+    assert [line.split()[0] for line in check_lines] == ["PASS", "FAIL", "FAIL", "PASS", "FAIL", "PASS"]

@@ -9,6 +9,7 @@ and out of range, the values ``int_from_str`` must refuse, extra arguments,
 the reasons that have no fix) is sent on every run; the seed picks values
 inside each class. The parent works out every expected field from the spec.
 
+A ``coerce`` (step 9) that ``explain`` may call is the grader's too.
 ``retry_with_suggestion`` is judged with the grader's ``call_tool`` (steps 3-5)
 and ``validate_args``: which calls reached the door, with which arguments,
 what came back, and how many times a tool body ran.
@@ -18,7 +19,7 @@ from __future__ import annotations
 import random
 import re
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from grader import spec
@@ -93,7 +94,6 @@ class Case:
     reason: str
     suggestion: Any = None
     kind: str = ""  # the class, for the message of a miss
-    extra: dict = field(default_factory=dict)
 
     @property
     def arg(self) -> "str | None":
@@ -159,11 +159,12 @@ def _one_fix(rng: random.Random, allowed: list) -> str:
     raise RuntimeError("no one-fix value found")  # cannot happen with the grader's lists
 
 
-def spec_contract() -> Contract:
+def _spec_contract() -> Contract:
+    """LAB_SPEC step 1's argument contract (REGIONS, limit 1..MAX_ROWS)."""
     return Contract(list(spec.REGIONS), 1, spec.MAX_ROWS)
 
 
-def other_contract(rng: random.Random) -> "tuple[Contract, dict]":
+def _other_contract(rng: random.Random) -> "tuple[Contract, dict]":
     """Another allowed list and other bounds; also values for its two-fix and exact-beats-near classes.
 
     The list holds ``stem`` and a one-letter variant of it (so a third variant is at distance 1
@@ -250,18 +251,24 @@ def _unfixable_cases(rng: random.Random, contract: Contract) -> list[Case]:
 
 
 def explain_cases(rng: random.Random) -> "list[tuple[Contract, list[Case]]]":
-    """Every class of refused call, under the spec's contract and under the grader's other one."""
-    other, extra = other_contract(rng)
-    plans = [(spec_contract(), [rng.choice(_REGION_TWO_FIXES), rng.choice(_REGION_TWO_FIXES[:3])], []),
+    """Every class of refused call, under the spec's contract, the grader's other one, and one with an
+    allowed list on ``limit``; each case with the spec's reason and suggestion.
+
+    >>> plans = explain_cases(random.Random(1))
+    >>> [len(plans), sorted({case.kind for _, found in plans for case in found})[:4]]
+    [3, ['exact', 'exact_near', 'extra', 'far']]
+    """
+    other, extra = _other_contract(rng)
+    plans = [(_spec_contract(), [rng.choice(_REGION_TWO_FIXES), rng.choice(_REGION_TWO_FIXES[:3])], []),
              (other, [extra["two"], _dress(rng, extra["two"])], [extra["exact_near"]])]
     out = []
     for contract, two, exact_near in plans:
         out.append((contract, _allowed_cases(rng, contract, two, exact_near) + _int_cases(rng, contract)
                     + _extra_cases(rng, contract) + _unfixable_cases(rng, contract)))
-    return out + [int_allowed_cases(rng)]
+    return out + [_int_allowed_cases(rng)]
 
 
-def int_allowed_cases(rng: random.Random) -> "tuple[Contract, list[Case]]":
+def _int_allowed_cases(rng: random.Random) -> "tuple[Contract, list[Case]]":
     """An allowed list on ``limit``: an int value outside it has no fix (the rule is for str values), and a
     digit string whose int is not allowed has none either (the suggestion must pass validation)."""
     kept = sorted(rng.sample(range(1, spec.MAX_ROWS + 1), 3))
@@ -283,9 +290,14 @@ def int_allowed_cases(rng: random.Random) -> "tuple[Contract, list[Case]]":
 
 
 def on_contract(contract: Contract, ops: list, *, door: bool = False, **options: Any) -> Probe:
-    """A probe with ``contract`` in both tools' ``args`` and the grader's ``validate_args`` (and ``call_tool``)."""
+    """A probe with ``contract`` in both tools' ``args`` and the grader's ``validate_args`` (and ``call_tool``).
+
+    >>> [o.get("name", o["op"]) for o in on_contract(_spec_contract(), [], door=True).params["operations"]]
+    ['contract', 'contract', 'validate_args', 'coerce', 'call_tool']
+    """
     setup = [op("contract", path=[tool, "args"], value=contract.table()) for tool in spec.TOOL_NAMES]
-    setup.append(double_op("validate_args"))
+    # explain may build on step 9's coerce: the grader's, so a step-9 slip costs step 9 only.
+    setup += [double_op("validate_args"), double_op("coerce", "spec_coerce")]
     if door:
         setup.append(double_op("call_tool", contract="spec"))
     return call_probe(setup + ops, reset=True, **options)
@@ -301,13 +313,17 @@ def _explain_op(case: Case, contract: Contract) -> dict:
 
 
 def explain_probes(rng: random.Random) -> list[Probe]:
-    """The explain probes every explain check judges (one draw per run: they run once)."""
+    """The explain probes every explain check judges (one draw per run: they run once).
+
+    >>> [p.params["operations"][5]["fn"] for p in explain_probes(random.Random(2))]
+    ['explain', 'explain', 'explain']
+    """
     draw = shared_rng(rng, "step10/explain")
     return [on_contract(contract, [_explain_op(case, contract) for case in found], spies=TOOL_SPIES_TABLE)
             for contract, found in explain_cases(draw)]
 
 
-def explanations(probes: list, observations: list):
+def _explanations(probes: list, observations: list):
     """``(operation, record, explanation dict, case)`` for every explain call, or :class:`Fail`."""
     for probe, obs in zip(probes, observations):
         for operation, rec in judged(probe, records_of(probe, obs)):
@@ -326,7 +342,7 @@ def _judge_fields(keys: tuple, message: str, kinds: "tuple | None" = None):
     """A judge: for every explain call (of a reason kind in ``kinds``), the fields ``keys`` equal the spec's."""
 
     def judge(probes: list, observations: list) -> Verdict:
-        for operation, _rec, value, case in explanations(probes, observations):
+        for operation, _rec, value, case in _explanations(probes, observations):
             if kinds is not None and case["reason"].partition(":")[0] not in kinds:
                 continue
             for key in keys:
@@ -348,9 +364,9 @@ add("step10/reason", 2, "explain's error, arg and value come from validate_args'
 
 def _valid_probes(rng: random.Random) -> list[Probe]:
     rng = shared_rng(rng, "step10/valid")
-    other, _ = other_contract(rng)
+    other, _ = _other_contract(rng)
     probes = []
-    for contract in (spec_contract(), other):
+    for contract in (_spec_contract(), other):
         found = [(rng.choice(spec.TOOL_NAMES), _valid_args(rng, contract)) for _ in range(3)]
         found.append((rng.choice(spec.TOOL_NAMES), {**_valid_args(rng, contract), "limit": contract.high}))
         probes.append(on_contract(contract, [call_op("explain", tool, args, expect=spec.EMPTY_EXPLANATION,
@@ -408,7 +424,7 @@ def _message_miss(case: dict, message: Any) -> "tuple[str, str] | None":
 
 
 def _message_judge(probes: list, observations: list) -> Verdict:
-    for operation, _rec, value, case in explanations(probes, observations):
+    for operation, _rec, value, case in _explanations(probes, observations):
         miss = _message_miss(case, value["message"])
         if miss:
             raise Fail(miss[0], call=operation["label"], expected=f"a message containing {miss[1]}",
@@ -464,7 +480,7 @@ def _retry_probe(case: Case) -> Probe:
     operation = call_op("retry_with_suggestion", case.tool, case.args)
     operation["case"] = encode({"tool": case.tool, "args": case.args, "reason": case.reason,
                                 "suggestion": case.suggestion, "kind": case.kind})
-    return on_contract(spec_contract(), [operation], door=True, spies=TOOL_SPIES_TABLE)
+    return on_contract(_spec_contract(), [operation], door=True, spies=TOOL_SPIES_TABLE)
 
 
 def _retry_fixed_probes(rng: random.Random) -> list[Probe]:

@@ -364,6 +364,25 @@ def the_run(probe: Probe, obs: dict) -> tuple[dict, dict, dict]:
 # --------------------------------------------------------------------------- run_naive checks
 
 
+def called_tool(operation: dict, obs: dict) -> str:
+    """The tool of the first call_tool call (the one pick chose), else the order's (default stock_lookup).
+
+    The run checks other than ``step6/naive_default_tool`` judge the run against the call
+    pick really made: which tool a run's order names is drawn per seed, so a pick that
+    ignores it must cost that check alone, on every seed.
+
+    >>> called_tool({"args": [{"tool": "legacy_stock"}]}, {"double_seen": {"call_tool": [{"args": ["stock_lookup", {}]}]}})
+    'stock_lookup'
+    >>> called_tool({"args": [{"sku": "SKU-1001"}]}, {})
+    'stock_lookup'
+    """
+    calls = door_calls(obs)
+    args = calls[0].get("args") if calls else None
+    if isinstance(args, list) and len(args) == 2 and args[0] in spec.TOOL_NAMES:
+        return args[0]
+    return _used(operation["args"][0].get("tool"))
+
+
 def called_args(operation: dict, obs: dict) -> dict:
     """The arguments of the first call_tool call (the call that produced the rows), else the order's."""
     calls = door_calls(obs)
@@ -378,7 +397,8 @@ def _ok_judge(probes: list, observations: list) -> Verdict:
         operation, rec, _runs = the_run(probe, obs)
         value = result_of(rec, operation, RESULT_KEYS, "run_naive")
         order, called = operation["args"][0], called_args(operation, obs)
-        rows = probe.params["spies"][_used(order.get("tool"))]["value"]["rows"]
+        tool = called_tool(operation, obs)
+        rows = probe.params["spies"][tool]["value"]["rows"]
         first = rows[0]
         expect_field(value, "ok", True, operation, "A successful call must end with ok True.")
         if called.get("region") != order["region"]:  # the grader's pick: the call is not the order
@@ -396,7 +416,7 @@ def _ok_judge(probes: list, observations: list) -> Verdict:
             raise Fail("rows must be the rows of the tool's result.", call=operation["label"],
                        expected=show(rows), got=show(value.get("rows")))
         expect_field(value, "errors", [], operation, "A successful run has no errors.")
-        check_calls_entries(value, [_used(order.get("tool"))], [called], operation)
+        check_calls_entries(value, [tool], [called], operation)
     return Verdict.ok()
 
 
@@ -407,17 +427,20 @@ add("step6/naive_ok", 3, "run_naive on a good order: ok, answer from the first r
 
 
 def check_pick_passed_through(operation: dict, obs: dict) -> None:
-    """The first call_tool call carries the order's tool (default stock_lookup) and its values unchanged.
+    """The first call_tool call carries the order's sku, region and limit unchanged.
 
     Judged where the module called the grader's door by name; a failure of a later aspect
-    of the same run then names ``step6/naive_default_tool`` as its cause.
+    of the same run then names ``step6/naive_default_tool`` as its cause. The tool is not
+    compared: both tools share one argument contract, so pick's choice of tool never
+    changes a refusal (that choice is ``step6/naive_default_tool``'s alone, on every seed).
     """
     calls = door_calls(obs)
     if not calls:
         return
     order = decode(operation["args"])[0]
-    want = [_used(order.get("tool")), _order_args(order)]
-    if not strict_equal(calls[0].get("args"), encode(want)):
+    got = calls[0].get("args")
+    want = [got[0] if isinstance(got, list) and got else _used(order.get("tool")), _order_args(order)]
+    if not strict_equal(got, encode(want)):
         raise Fail("This follows from `step6/naive_default_tool`: fix that first (pick must pass the order's tool, "
                    "default stock_lookup, and its sku, region and limit through unchanged).",
                    call=operation["label"] + door_lines(obs), expected=f"call_tool{tuple(want)!r}",
@@ -445,7 +468,7 @@ def _failure_judge(probes: list, observations: list) -> Verdict:
             expect_field(value, "errors", [reason], call, "fetch must append call_tool's error to errors.")
         check_answer_mentions(value, [reason], call, "giveup's answer must contain the last reason in errors "
                                                      "(errors[-1]).")
-        check_calls_entries(value, [_used(run_operation["args"][0].get("tool"))], None, call)
+        check_calls_entries(value, [called_tool(run_operation, obs)], None, call)
         body_runs, made = sum(run_operation["runs"].values()), sum(runs.values())
         if made != body_runs:
             what = "No tool body may run for refused arguments." if body_runs == 0 else \
@@ -528,10 +551,11 @@ def _no_retry_judge(probes: list, observations: list) -> Verdict:
             raise Fail("The naive graph must not retry: it makes exactly one call_tool.",
                        call=operation["label"] + door_lines(obs), expected="1 call_tool call",
                        got=f"{len(door_calls(obs))} calls")
-        for tool, n in operation["runs"].items():
-            if runs.get(tool) != n:
-                raise Fail("The naive graph must not retry.", call=operation["label"], expected=f"{n} run(s) of {tool}",
-                           got=f"runs {show(runs)}")
+        # Totals, not per tool: which tool ran is pick's choice (``step6/naive_default_tool``).
+        want, made = sum(operation["runs"].values()), sum(runs.values())
+        if made != want:
+            raise Fail("The naive graph must not retry.", call=operation["label"], expected=f"{want} tool run(s)",
+                       got=f"runs {show(runs)}")
     return Verdict.ok()
 
 

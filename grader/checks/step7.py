@@ -70,7 +70,8 @@ def _can_repair_probes(rng: random.Random) -> list[Probe]:
     reasons = [(r, True) for r in spec.REPAIRABLE]
     reasons += [(EMPTY_REASON, False), (spec.RAISED_PREFIX + rng.choice(cases.EXCEPTION_TYPES), False),
                 (spec.RAISED_PREFIX + rng.choice(cases.CUSTOM_EXCEPTION_NAMES), False)]
-    reasons += [(r, None) for family in OTHER_REASONS.values() for r in rng.sample(family, 2 if len(family) > 5 else 1)]
+    # Every reason of every class: a can_repair that fails on one reason of a class must fail on every seed.
+    reasons += [(r, None) for family in OTHER_REASONS.values() for r in family]
     rng.shuffle(reasons)
     return [call_probe([call_op("can_repair", r, expect=want) if want is not None else
                         dict(call_op("can_repair", r), expect_any_bool=True) for r, want in reasons])]
@@ -99,6 +100,11 @@ add("step7/can_repair_table", 2, "can_repair: True for the three repairable reas
 
 HANDLE_SCENARIO = "step7/handle_runs"
 HANDLE_RUNS = ("spec_repair", "spec_empty", "too_big_then_cached", "two_repairs", "attempt_limit", "fallback_empty")
+# The same two orders as two_repairs and attempt_limit, with the grader's can_repair and repair
+# (LAB_SPEC step 7): the attempt limit is judged on the loop alone, so a wrong fix (which of the
+# drawn limits is high or low, which region the drawn sku has stock in) never decides it.
+LOOP_RUNS = ("two_repairs_loop", "attempt_limit_loop")
+REPAIR_DOUBLES = [double_op("can_repair"), double_op("repair")]
 
 
 def _handle_op(order: dict, note: str = "") -> dict:
@@ -120,9 +126,10 @@ def graph_doubles(**door: object) -> list:
     return [door_op(**door)] + STEP6_NODES
 
 
-def _run(ops: list, spies: "dict | None" = None) -> Probe:
-    """A shared run: the grader's doubles (:func:`graph_doubles`), then ``ops``."""
-    return call_probe(graph_doubles() + ops, spies=spies if spies is not None else TOOL_SPIES_ORIGINAL, reset=True)
+def _run(ops: list, spies: "dict | None" = None, doubles: "list | None" = None) -> Probe:
+    """A shared run: the grader's doubles (:func:`graph_doubles`, then ``doubles``), then ``ops``."""
+    return call_probe(graph_doubles() + (doubles or []) + ops,
+                      spies=spies if spies is not None else TOOL_SPIES_ORIGINAL, reset=True)
 
 
 def _bad_limits(rng: random.Random) -> tuple[int, int]:
@@ -149,7 +156,7 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
 
     >>> from grader.checks.registry import check_rng
     >>> a, b = handle_runs(check_rng(4, "step7/repair_limit")), handle_runs(check_rng(4, "step7/handle_shape"))
-    >>> a == b, tuple(a) == HANDLE_RUNS
+    >>> a == b, tuple(a) == HANDLE_RUNS + LOOP_RUNS
     (True, True)
     """
     srng = shared_rng(rng, HANDLE_SCENARIO)
@@ -158,6 +165,9 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     two_limit, other_limit = _bad_limits(srng)
     two = cases.repairable_region_order(srng)
     fallback = cases.order(spec.NO_FALLBACK_SKU, srng.choice(cases.BAD_REGIONS), srng.randint(1, spec.MAX_ROWS))
+    two_order = dict(two, limit=two_limit)
+    big = cases.order(*spec.BIG_PAIR, other_limit, "legacy_stock")
+    limit_ops = [op("set", name="MAX_ATTEMPTS", value=2), _handle_op(big, note="with MAX_ATTEMPTS = 2")]
     return {
         "spec_repair": _run([_handle_op(spec.REPAIR_EXAMPLE)]),
         "spec_empty": _run([_handle_op(spec.EMPTY_EXAMPLE)]),
@@ -166,11 +176,14 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
             _handle_op(cached, note="the run above left this stock_lookup call in CACHE")]),
         # The spec's table on every route: the sku is drawn, so a slip in the module's STOCK must not
         # decide on which seeds this run ends well (the table is step 1's to judge).
-        "two_repairs": _run([_handle_op(dict(two, limit=two_limit))], every_route(TOOL_SPIES_TABLE)),
-        "attempt_limit": _run([op("set", name="MAX_ATTEMPTS", value=2),
-                               _handle_op(cases.order(*spec.BIG_PAIR, other_limit, "legacy_stock"),
-                                          note="with MAX_ATTEMPTS = 2")]),
+        "two_repairs": _run([_handle_op(two_order)], every_route(TOOL_SPIES_TABLE)),
+        "attempt_limit": _run(limit_ops),
         "fallback_empty": _run([_handle_op(fallback)]),
+        "two_repairs_loop": _run([_handle_op(two_order, note="the grader's can_repair and repair")],
+                                 every_route(TOOL_SPIES_TABLE), REPAIR_DOUBLES),
+        "attempt_limit_loop": _run(limit_ops[:1] + [_handle_op(big, note="with MAX_ATTEMPTS = 2; the grader's "
+                                                                         "can_repair and repair")],
+                                   doubles=REPAIR_DOUBLES),
     }
 
 
@@ -673,7 +686,10 @@ def _other_reason_runs(rng: random.Random) -> list[Probe]:
         operation = _handle_op(order, note=f"call_tool answers {{'ok': False, 'value': None, 'error': "
                                            f"{reason!r}}} every time (without the grader's door: {natural})")
         script = [{"error": reason}] * (spec.MAX_ATTEMPTS + 2)
-        probes.append(call_probe(graph_doubles(script=script) + [operation], spies=spies, reset=True))
+        # can_repair answers as the learner's does, False where it raises (can_repair_table judges that on
+        # every reason): which reason of a class the seed draws never decides this check.
+        guarded = double_op("can_repair", "can_repair_answer")
+        probes.append(call_probe(graph_doubles(script=script) + [guarded, operation], spies=spies, reset=True))
     return probes
 
 
@@ -716,11 +732,11 @@ add("step7/max_attempts_runtime", 2, "The attempt limit is MAX_ATTEMPTS, read wh
     "Decide 'repair or give up' in the routing function with the module's MAX_ATTEMPTS looked up at that "
     "moment (fewer than MAX_ATTEMPTS fetches made -> repair).",
     ["7.limit", "7.runtime"],
-    *on_runs(two_repairs=[[unless_a_repair_failed(ends("Two repairs fit in MAX_ATTEMPTS = 3 fetches: the third "
-                                                       "fetch succeeds.", ok=True, attempts=3))]],
-             attempt_limit=[[unless_a_repair_failed(ends("With MAX_ATTEMPTS set to 2 while the module runs, the "
-                                                         "graph gives up after the second fetch.",
-                                                         ok=False, attempts=2))]]))
+    *on_runs(two_repairs_loop=[[unless_a_repair_failed(ends("Two repairs fit in MAX_ATTEMPTS = 3 fetches: the "
+                                                            "third fetch succeeds.", ok=True, attempts=3))]],
+             attempt_limit_loop=[[unless_a_repair_failed(ends("With MAX_ATTEMPTS set to 2 while the module runs, "
+                                                              "the graph gives up after the second fetch.",
+                                                              ok=False, attempts=2))]]))
 
 add("step7/handle_shape", 1, "handle returns ok, answer, rows, errors, calls, fixes, attempts, tool_runs",
     "Return a dict with these eight keys: ok a bool, answer a str, rows (on success the rows of the call that "

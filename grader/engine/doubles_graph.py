@@ -246,8 +246,34 @@ def _attempts_counted(module: Any, own: Any, state: Any, result: dict) -> dict:
     return {"attempts": got["attempts"]} if "attempts" in got else {}
 
 
+def can_repair_answer_double(module: Any, params: dict) -> Callable:
+    """``can_repair``: the learner's answer as the graph reads it, and False where it raises.
+
+    For step 7's runs that judge what ``handle`` does after a reason the spec does not
+    list: whether can_repair itself copes with every reason (a bool, no exception) is
+    ``step7/can_repair_table``'s to judge, on every reason; here only what the rest of
+    the graph does with its answers counts, whichever reasons the seed drew.
+
+    >>> import types
+    >>> def can_repair(reason): return {"args:allowed:region": "yes"}[reason]
+    >>> can = can_repair_answer_double(types.SimpleNamespace(can_repair=can_repair), {})
+    >>> can("args:allowed:region"), can("args:allowed:sku")
+    (True, False)
+    """
+    own = _own_copy(getattr(module, "can_repair", None))
+
+    def can_repair(reason: Any) -> bool:
+        try:
+            return bool(own(reason)) if own is not None else False
+        except Exception:  # noqa: BLE001 - a can_repair that raises is step 7's can_repair_table to judge
+            return False
+
+    return can_repair
+
+
 DOUBLES: "dict[str, Callable[[Any, dict], Callable]]" = {
     "call_tool_spec": call_tool_spec_double,
+    "can_repair_answer": can_repair_answer_double,
     # Named as the nodes: the recording wrapper takes the kind's name, and a graph built
     # with add_node(node.__name__, node) must still find "pick" and "fetch".
     "pick": _node_double("pick", pick_values),

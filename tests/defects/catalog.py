@@ -94,9 +94,9 @@ DEFECTS: dict[str, Defect] = {
                               why="allowed not checked"),
     "step2/range_low": d((_MIN_CHECK, 'if False:\n            return f"range:{arg}"')),
     "step2/range_high": d((_MAX_CHECK, 'if False:')),
-    "step2/never_runs_body": d(('    contract = TOOLS[name]["args"]\n',
+    "step2/never_runs_body": d(('    contract = TOOLS[name]["args"]\n    for arg in args:\n',
                                 '    contract = TOOLS[name]["args"]\n    try:\n        TOOLS[name]["fn"](**args)  # a dry run\n'
-                                '    except Exception:\n        pass\n'),
+                                '    except Exception:\n        pass\n    for arg in args:\n'),
                                why="a dry run inside validation"),
     "step2/reads_contract": d((_MAX_CHECK, 'if "max" in rule and value > MAX_ROWS:'),
                               why="max copied from MAX_ROWS"),

@@ -108,7 +108,7 @@ class Case:
 # using its real implementation internally (so only one step is at stake).
 _KEEP_REAL_VALIDATE_ARGS = (
     ("def validate_args(name: str, args: dict) -> str:", "def _real_validate_args(name: str, args: dict) -> str:"),
-    ("    reason = validate_args(name, args)\n", "    reason = _real_validate_args(name, args)\n"),
+    ("    reason = validate_args(name, args)\n    if reason:\n", "    reason = _real_validate_args(name, args)\n    if reason:\n"),
 )
 _KEEP_REAL_VALIDATE_RESULT = (
     ("def validate_result(name: str, value: Any) -> str:", "def _real_validate_result(name: str, value: Any) -> str:"),

@@ -52,7 +52,7 @@ class Run:
 
 
 def graded_steps() -> list[int]:
-    """The steps that have checks registered (all eight once every step's checks exist)."""
+    """The steps that have checks registered (all eleven once every step's checks exist)."""
     return sorted({c.step for c in checks_for()})
 
 

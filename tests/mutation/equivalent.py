@@ -1,12 +1,24 @@
 """Mutants that behave as the solution does for everything the spec asks, each with a one-line reason.
 
-tests/test_mutation.py keeps this list honest: every id must still be generated
-and must still get full marks. Keep it small: a mutant the spec can tell
-apart belongs in the grader's checks, not here. A mutant that only survives
-because no check looks (a number of the report written by hand, a file written
-in the locale's encoding) is a survivor, not an equivalent.
+Two lists, both kept honest by tests/test_mutation.py (every id must still be
+generated and must still get full marks):
+
+* :data:`CODE_EQUIVALENT`: code written another way with the same behaviour
+  for every input the spec allows (``return None`` where only truth is read,
+  an edge LangGraph does not need). Keep it small (at most 1/25 of the
+  mutants): a mutant the spec can tell apart belongs in the grader's checks.
+* :data:`LEARNER_CHOICE`: changes of data and prose that LAB_SPEC leaves to
+  the learner (step 8's wrong calls, bad results, orders and report prose;
+  giveup's rows): any value of the kind the spec names is right. Only the
+  names in :data:`CHOICE_NAMES` may appear there.
+
+A mutant that survives only because no check looks is a survivor, not an
+equivalent: it stays in the gate's debt list until a check kills it.
+:data:`EQUIVALENT` is both lists, as the gate reads them.
 
 >>> all(isinstance(reason, str) and reason for reason in EQUIVALENT.values())
+True
+>>> {key.split(":")[0] for key in LEARNER_CHOICE} <= CHOICE_NAMES
 True
 """
 from __future__ import annotations
@@ -20,7 +32,7 @@ _REPAIR_ORDER = "still a wrong-region order that one fix repairs: which one is t
 _EMPTY_ORDER = "still an order a correct handle gives up on with result:empty: which one is the learner's choice"
 _MEMO_ARGS = "still two identical successful calls: which arguments is the learner's choice (spec, step 8)"
 
-EQUIVALENT: "dict[str, str]" = {
+_FIRST: "dict[str, str]" = {
     "cache_key:6:str_empty:0": "without ':' the keys stay one per (name, args): JSON after a name starts with '{'",
     "cache_key:6:kwarg_drop:1": _ESCAPES,
     "cache_key:6:kwarg_bool:1": _ESCAPES,
@@ -58,9 +70,7 @@ EQUIVALENT: "dict[str, str]" = {
 
 # Step 8's own test data, whose values LAB_SPEC step 8 leaves to the learner ("four bad results you make, one
 # of each kind"; "calls with wrong arguments"). These mutants keep every call wrong and the four results one
-# of each kind, so the report measures the same (measured: each got full marks on seeds 11 and 22). Not merged
-# into EQUIVALENT: at 87 ids they would break the list's 1/25 cap, and whether the mutation gate mutates data
-# the spec leaves to the learner at all is the gate's decision.
+# of each kind, so the report measures the same (measured: each got full marks on seeds 11 and 22).
 _WRONG = "every call in the list stays a call with wrong arguments: which ones is the learner's choice (step 8)"
 _BAD = "the four bad results stay one of each kind: which values is the learner's choice (step 8)"
 LEARNER_DATA: "dict[str, str]" = {
@@ -77,3 +87,42 @@ LEARNER_DATA: "dict[str, str]" = {
     **{key: _BAD for key in ("_BAD_RESULTS:3:int_down:0", "_BAD_RESULTS:3:int_up:0", "_BAD_RESULTS:3:int_up:1",
                              "_BAD_RESULTS:4:int_up:0")},
 }
+
+_TRUTH = "the result is only tested for truth (`not ...`, `all(...)`): None and False read the same"
+_REDUCER_START = ("LangGraph starts a reducer channel at its type's empty value (BinaryOperatorAggregate), "
+                  "so a key left out of the input starts the same")
+_END = "a LangGraph node with no outgoing edge ends the run, as an edge to END does (the drawn graph differs only)"
+_ADD_NODE = "LangGraph's add_node takes (action, name) too: a callable first argument is named by its __name__"
+_COPY = ("the copy guards against a callee that writes into its args; the solution's callees return new dicts "
+         "(spec: nodes never mutate), so nothing reaches the state either way")
+_CALL_ENTRY = "a calls entry needs at least tool and args (spec, step 6): an 'error' key is the learner's choice"
+_ENCODING = ("the spec names no encoding; the step child runs under C.UTF-8, where open() writes UTF-8 either way "
+             "(notebook 08's encoding='utf-8' is worded as advice)")
+_QUESTION = "the question still names the query and every candidate's label, all the spec asks (step 11)"
+
+_MORE_CODE: "dict[str, str]" = {
+    "_has_type:4:return_none:0": _TRUTH,
+    "_row_has_shape:2:return_none:0": _TRUTH,
+    **{f"_initial_state:1:{op}:{n}": _REDUCER_START for op in ("item_drop", "str_empty") for n in (1, 2, 3, 4)},
+    "_new_graph:6:stmt_pass:0": _END,
+    "_new_graph:7:stmt_pass:0": _END,
+    "_new_graph:3:args_swap:0": _ADD_NODE,
+    "build_graph:3:args_swap:0": _ADD_NODE,
+    "fetch:2:copy_drop:0": _COPY,
+    "repair:3:copy_drop:0": _COPY,
+    "fetch:7:item_drop:3": _CALL_ENTRY,
+    "fetch:7:str_empty:3": _CALL_ENTRY,
+    "write_report:9:kwarg_drop:0": _ENCODING,
+    "write_report:11:kwarg_drop:0": _ENCODING,
+    "_question:3:str_empty:0": _QUESTION,
+}
+
+# The names whose values or prose LAB_SPEC leaves to the learner (step 8's fixtures, orders and prose; giveup's rows).
+CHOICE_NAMES = frozenset({"_WRONG_ARGS", "_BAD_RESULTS", "_measure", "_markdown", "giveup"})
+_CHOICE_REASONS = (_PROSE, _GIVEUP_ROWS, _REPAIR_ORDER, _EMPTY_ORDER, _MEMO_ARGS)
+_choice_first = {key: why for key, why in _FIRST.items()
+                 if key.split(":")[0] in CHOICE_NAMES and any(why.startswith(r) for r in _CHOICE_REASONS)}
+
+LEARNER_CHOICE: "dict[str, str]" = {**_choice_first, **LEARNER_DATA}
+CODE_EQUIVALENT: "dict[str, str]" = {**{k: v for k, v in _FIRST.items() if k not in _choice_first}, **_MORE_CODE}
+EQUIVALENT: "dict[str, str]" = {**CODE_EQUIVALENT, **LEARNER_CHOICE}

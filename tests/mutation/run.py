@@ -138,6 +138,7 @@ def _row(mutant: Mutant, graded: dict) -> dict:
 def _classified(row: dict) -> dict:
     per_seed = row["seeds"]
     grader_failed = bool(row["error"]) or any(s["failure"] == "grader" for s in per_seed)
-    kind, extra = classify(row["function"], [s["failed_steps"] for s in per_seed],
+    site = ":".join(row["id"].split(":")[:2])  # function:line-in-function (tests/mutation/steps.py LINES)
+    kind, extra = classify(site, [s["failed_steps"] for s in per_seed],
                            equivalent=row["id"] in EQUIVALENT, grader_failed=grader_failed)
     return {**row, "class": kind, "extra": extra}

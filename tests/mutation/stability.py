@@ -182,6 +182,21 @@ def describe(name: str, per_seed: "dict[int, tuple[str, ...]]") -> str:
     return f"{name}: fails [{', '.join(always)}] on every seed; {changing}"
 
 
+def _lost(name: str, failed: "tuple[str, ...]") -> "tuple[str, ...]":
+    """The failed checks a correct module must not have: a part-one style (``tests/alt_styles/*.py``,
+    steps 1-8 only) fails part two's checks (steps 9-11) by design, so only steps 1-8 count for it.
+
+    >>> _lost("alt_styles/x", ("step9/a", "step11/b")), _lost("alt_styles/x", ("step8/a", "failure:time"))
+    ((), ('step8/a', 'failure:time'))
+    >>> _lost("solution", ("step9/a",))
+    ('step9/a',)
+    """
+    if not name.startswith("alt_styles/"):
+        return failed
+    step = [c.split("/")[0].removeprefix("step") for c in failed]  # "failure:time" is no check id: it counts
+    return tuple(c for c, s in zip(failed, step) if not (s.isdigit() and int(s) > 8))
+
+
 def wrong(results: "dict[str, dict[int, tuple[str, ...]]]") -> "dict[str, list[int]]":
     """Seeds on which a correct module lost a check, or a defect or mistake kept its own: ``{name: [seeds]}``.
 
@@ -192,7 +207,7 @@ def wrong(results: "dict[str, dict[int, tuple[str, ...]]]") -> "dict[str, list[i
     for name, per_seed in results.items():
         check = expected_failure(name)
         bad = [seed for seed, failed in sorted(per_seed.items())
-               if (check is None and failed) or (check is not None and check not in failed)]
+               if (check is None and _lost(name, failed)) or (check is not None and check not in failed)]
         if bad:
             found[name] = bad
     return found

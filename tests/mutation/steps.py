@@ -44,19 +44,31 @@ STEPS: "dict[str, frozenset[int]]" = {name: frozenset(steps) for name, steps in 
     # Step 10: errors as prompts.
     "explain": {10}, "retry_with_suggestion": {10},
     "_ASCII_SPACE": {10}, "_ASCII_DIGITS": {10}, "_one_edit_apart": {10}, "_allowed_fix": {10}, "_int_fix": {10},
-    "_fixed_args": {10}, "_suggestion": {10}, "_accepted": {10}, "_message": {10}, "_NO_EXPLANATION": {10},
+    "_fixed_args": {10}, "_suggestion": {10}, "_accepted": {10}, "_message": {10},
     # Step 11: identity resolution.
     "PRODUCTS": {11}, "resolve_sku": {11}, "handle_named": {11}, "_label": {11}, "_question": {11},
 }.items()}
 
 
-def steps_of(name: str) -> "frozenset[int]":
-    """The step(s) a top-level name belongs to; ``KeyError`` for a name the map does not declare.
+# Lines that carry a rule of another step too (``function:line-in-function``, as in the mutant ids):
+# the line belongs to both. ``fetch`` (step 6) counts each fetch in ``attempts``, which is what step 7's
+# limit reads ("repair ... while fewer than MAX_ATTEMPTS fetches were made"); step 6's run_naive does not
+# return ``attempts``, so a change of that line can only show in step 7.
+LINES: "dict[str, frozenset[int]]" = {"fetch:6": frozenset({6, 7})}
 
-    >>> sorted(steps_of("call_tool"))
-    [3, 4, 5]
+
+def steps_of(name: str) -> "frozenset[int]":
+    """The step(s) a top-level name (or a ``name:line`` site of :data:`LINES`) belongs to.
+
+    ``KeyError`` for a name the map does not declare; a site that is not in
+    :data:`LINES` belongs to its function's steps.
+
+    >>> sorted(steps_of("call_tool")), sorted(steps_of("fetch:6")), sorted(steps_of("fetch:2"))
+    ([3, 4, 5], [6, 7], [6])
     """
-    return STEPS[name]
+    if name in LINES:
+        return LINES[name]
+    return STEPS[name.split(":")[0]]
 
 
 def allowed_steps(name: str) -> "frozenset[int]":

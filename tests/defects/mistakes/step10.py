@@ -5,7 +5,8 @@ from ..catalog import d  # noqa: F401 - used by the entries
 
 _ARG = 'arg = reason.partition(":")[2] or None'
 _VALUE = '"value": args.get(arg) if arg else None'
-_VALID = "    if not reason:\n        return dict(_NO_EXPLANATION)\n"
+_EMPTY = '{"error": "", "arg": None, "value": None, "message": "", "suggestion": None}'
+_VALID = "    if not reason:\n        return " + _EMPTY + "\n"
 _SHOWN = 'shown = f"Argument {arg!r} = {args[arg]!r}"'
 _WANTED = "wanted = value.strip(_ASCII_SPACE).lower()"
 _EXACT = "    if wanted in allowed:\n        return wanted\n"
@@ -28,15 +29,14 @@ MISTAKES: dict = {
     "explain_value_is_the_whole_args": ("step10/reason", d((_VALUE, '"value": args if arg else None'))),
     # -- valid arguments.
     "explain_valid_suggests_the_args": ("step10/valid", d(
-        (_VALID, '    if not reason:\n        return {**_NO_EXPLANATION, "suggestion": dict(args)}\n'))),
+        (_VALID, '    if not reason:\n        return {"error": "", "arg": None, "value": None, "message": "", "suggestion": dict(args)}\n'))),
     "explain_valid_says_so": ("step10/valid", d(
-        ('_NO_EXPLANATION = {"error": "", "arg": None, "value": None, "message": "", "suggestion": None}',
-         '_NO_EXPLANATION = {"error": "", "arg": None, "value": None, "message": "Valid.", "suggestion": None}'))),
+        (_VALID, _VALID.replace('"message": ""', '"message": "Valid."')))),
     "explain_valid_returns_none": ("step10/valid", d((_VALID, "    if not reason:\n        return None\n"))),
     "explain_valid_returns_empty_dict": ("step10/valid", d((_VALID, "    if not reason:\n        return {}\n"))),
     # -- the message.
     "message_value_without_repr": ("step10/message", d((_SHOWN, 'shown = f"Argument {arg!r} = {args[arg]}"'))),
-    "message_range_only_max": ("step10/message", d(('return f"accepted: {low}..{high}"', 'return f"accepted: at most {high}"'))),
+    "message_range_only_max": ("step10/message", d(("return f\"accepted: {rule.get('min')}..{rule.get('max')}\"", "return f\"accepted: at most {rule.get('max')}\""))),
     "message_lists_the_spec_regions": ("step10/message", d(
         ('", ".join(repr(option) for option in rule["allowed"])', '", ".join(repr(option) for option in REGIONS)'))),
     "message_missing_without_name": ("step10/message", d(
@@ -49,7 +49,7 @@ MISTAKES: dict = {
         ('fixed = _allowed_fix(args[arg], rule["allowed"])', "fixed = _allowed_fix(args[arg], REGIONS)"))),
     "allowed_near_before_exact": ("step10/suggest_allowed", d((_EXACT, ""))),
     "allowed_substitutions_only": ("step10/suggest_allowed", d(
-        ("    if len(longer) != len(shorter) + 1:", "    if len(longer) != len(shorter):"))),
+        ("    return any(longer[:i] + longer[i + 1:] == shorter for i in range(len(longer)))", "    return False"))),
     # -- type of an int argument: int_from_str, and only when it then validates.
     "int_fix_isdigit": ("step10/suggest_int", d(
         ("if text and all(char in _ASCII_DIGITS for char in text):", "if text.isdigit():"))),
@@ -77,7 +77,7 @@ MISTAKES: dict = {
     "explain_tries_the_suggestion": ("step10/explain_no_body", d(
         (_SUGGEST_CHECK, 'if fixed is None or not call_tool(name, fixed)["ok"]:'))),
     "explain_runs_a_valid_call": ("step10/explain_no_body", d(
-        (_VALID, '    if not reason:\n        TOOLS[name]["fn"](**args)\n        return dict(_NO_EXPLANATION)\n'))),
+        (_VALID, '    if not reason:\n        TOOLS[name]["fn"](**args)\n        return ' + _EMPTY + '\n'))),
     "explain_checks_through_call_tool": ("step10/explain_no_body", d(
         ("    reason = validate_args(name, args)\n    if not reason:",
          '    reason = call_tool(name, args)["error"].removeprefix("args:")\n'
@@ -103,4 +103,11 @@ MISTAKES: dict = {
                            '"explanation": None if first["ok"] else {"error": first["error"]}}'))),
     "valid_without_suggested": ("step10/retry_valid", d(
         (_FIRST_OK_RETURN, '        return {**first, "explanation": None}'))),
+    # -- own route: explain builds its int fix on step 9's coerce, and coerce accepts "３" and "²".
+    #    Step 9 must fail, step 10 not (its probes put the grader's coerce in that name).
+    "explain_on_a_broken_coerce": ("step9/never_coerced", d(
+        ('    elif rule["type"] is int:\n        fixed = _int_fix(args[arg])\n',
+         '    elif rule["type"] is int:\n        fixed = coerce(name, args)[0][arg]\n'
+         '        fixed = fixed if type(fixed) is int else None\n'),
+        ("if bare and all(char in _DIGIT_CHARS for char in bare):", "if bare.isdigit():"))),
 }

@@ -73,9 +73,9 @@ MISTAKES: dict = {
                      '            return f"range:{arg}"'))),
     # -- names compared loosely
     "argument_names_case_folded": ("step2/extra", d(
-        ('        if arg not in contract:\n', '        if arg.lower() not in contract:\n'))),
+        ('    for arg in args:\n        if arg not in contract:\n', '    for arg in args:\n        if arg.lower() not in contract:\n'))),
     "argument_names_stripped": ("step2/extra", d(
-        ('        if arg not in contract:\n', '        if arg.strip() not in contract:\n'))),
+        ('    for arg in args:\n        if arg not in contract:\n', '    for arg in args:\n        if arg.strip() not in contract:\n'))),
     "tool_name_stripped": ("step2/unknown_tool", d(
         ('    if name not in TOOLS:\n        return "unknown_tool"',
          '    if name.strip() not in TOOLS:\n        return "unknown_tool"\n    name = name.strip()'))),

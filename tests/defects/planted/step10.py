@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ..catalog import d  # noqa: F401 - used by the entries
 
-_VALID = "    if not reason:\n        return dict(_NO_EXPLANATION)\n"
+_EMPTY = '{"error": "", "arg": None, "value": None, "message": "", "suggestion": None}'
+_VALID = "    if not reason:\n        return " + _EMPTY + "\n"
 _NO_FIX = ('    if kind not in ("allowed", "type"):\n'
            '        # range, missing, unknown_tool: any fix would invent a value.\n        return None\n')
 _UNFIXED_RETURN = '        return {**first, "suggested": False, "explanation": explanation}'
@@ -12,7 +13,7 @@ _FIRST_OK_RETURN = '        return {**first, "suggested": False, "explanation": 
 DEFECTS: dict = {
     "step10/reason": d(('"value": args.get(arg) if arg else None', '"value": None'),
                        why="value always None"),
-    "step10/valid": d((_VALID, '    if not reason:\n        return {**_NO_EXPLANATION, "message": "ok"}\n'),
+    "step10/valid": d((_VALID, _VALID.replace('"message": ""', '"message": "ok"')),
                       why="valid arguments get a message"),
     "step10/message": d(('return "accepted values: " + ", ".join(repr(option) for option in rule["allowed"])',
                          'return "accepted values: see the contract"'),
@@ -30,7 +31,7 @@ DEFECTS: dict = {
                                           '        return {**args, arg: min(max(args[arg], rule["min"]), rule["max"])}\n'
                                  + _NO_FIX), why="an out-of-range value is clamped as a suggestion"),
     "step10/explain_no_body": d((_VALID, "    if not reason:\n        call_tool(name, args)\n"
-                                         "        return dict(_NO_EXPLANATION)\n"),
+                                         "        return " + _EMPTY + "\n"),
                                 why="explain tries a valid call"),
     "step10/retry_fixed": d(('call_tool(name, explanation["suggestion"])',
                              'call_tool(name, {**args, **explanation["suggestion"]})'),
