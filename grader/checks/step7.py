@@ -103,7 +103,10 @@ HANDLE_RUNS = ("spec_repair", "spec_empty", "too_big_then_cached", "two_repairs"
 # The same two orders as two_repairs and attempt_limit, with the grader's can_repair and repair
 # (LAB_SPEC step 7): the attempt limit is judged on the loop alone, so a wrong fix (which of the
 # drawn limits is high or low, which region the drawn sku has stock in) never decides it.
-LOOP_RUNS = ("two_repairs_loop", "attempt_limit_loop")
+LOOP_RUNS = ("two_repairs_loop", "attempt_limit_loop", "fallback_empty_loop")
+# A limit out of range with every other value right: the limit fix alone, no region fix before it
+# (which of the two drawn limits each run gets must not matter, and neither must the region's class).
+ONE_FIX_RUNS = ("limit_only",)
 REPAIR_DOUBLES = [double_op("can_repair"), double_op("repair")]
 
 
@@ -153,10 +156,14 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     Every run has the grader's doubles (:func:`graph_doubles`): its door in ``call_tool``
     and step 6's nodes; ``two_repairs``, whose sku is drawn, meets the spec's
     table on every route (a slip in the module's STOCK costs step 1, on every seed).
+    Then the :data:`LOOP_RUNS`: ``two_repairs``, ``attempt_limit`` and ``fallback_empty``
+    again with the grader's ``can_repair`` and ``repair``, for the checks of the loop (the
+    attempt limit, giving up); and ``limit_only`` (:data:`ONE_FIX_RUNS`): the limit of
+    ``two_repairs`` in an order that is otherwise right.
 
     >>> from grader.checks.registry import check_rng
     >>> a, b = handle_runs(check_rng(4, "step7/repair_limit")), handle_runs(check_rng(4, "step7/handle_shape"))
-    >>> a == b, tuple(a) == HANDLE_RUNS + LOOP_RUNS
+    >>> a == b, tuple(a) == HANDLE_RUNS + LOOP_RUNS + ONE_FIX_RUNS
     (True, True)
     """
     srng = shared_rng(rng, HANDLE_SCENARIO)
@@ -168,6 +175,7 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     two_order = dict(two, limit=two_limit)
     big = cases.order(*spec.BIG_PAIR, other_limit, "legacy_stock")
     limit_ops = [op("set", name="MAX_ATTEMPTS", value=2), _handle_op(big, note="with MAX_ATTEMPTS = 2")]
+    alone = cases.random_valid_args(srng, stocked=True)  # drawn last: the runs above stay as they were
     return {
         "spec_repair": _run([_handle_op(spec.REPAIR_EXAMPLE)]),
         "spec_empty": _run([_handle_op(spec.EMPTY_EXAMPLE)]),
@@ -184,6 +192,10 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
         "attempt_limit_loop": _run(limit_ops[:1] + [_handle_op(big, note="with MAX_ATTEMPTS = 2; the grader's "
                                                                          "can_repair and repair")],
                                    doubles=REPAIR_DOUBLES),
+        "fallback_empty_loop": _run([_handle_op(fallback, note="the grader's can_repair and repair")],
+                                    doubles=REPAIR_DOUBLES),
+        "limit_only": _run([_handle_op(cases.order(alone["sku"], alone["region"], two_limit))],
+                           every_route(TOOL_SPIES_TABLE)),
     }
 
 
@@ -519,11 +531,6 @@ def tool_ran(times: int) -> Aspect:
     return aspect
 
 
-def _order_region_shows_fallback(order: dict) -> bool:
-    region = order.get("region")
-    return isinstance(region, str) and spec.FALLBACK_REGION in region
-
-
 def _require_a_repair(run: HandleRun) -> None:
     """These runs must repair (a second call): a check about what repairs leave behind needs one to judge.
 
@@ -537,24 +544,36 @@ def _require_a_repair(run: HandleRun) -> None:
                  "at least two calls (the first, then the repaired one)", show(calls))
 
 
-def answer_names_used_region(run: HandleRun) -> None:
-    """After a region repair, the answer names the region the tool acted on (FALLBACK_REGION), not the order's.
+def _used_region(run: HandleRun) -> object:
+    """The region of the call that produced the rows: the grader's door's last call, else ``calls[-1]``."""
+    last = run.door[-1].get("args") if run.door else None
+    if not (isinstance(last, list) and len(last) == 2 and isinstance(last[1], dict)):
+        calls = run.value["calls"]
+        entry = calls[-1] if isinstance(calls, list) and calls else None
+        last = [None, entry.get("args")] if isinstance(entry, dict) and isinstance(entry.get("args"), dict) else None
+    return last[1].get("region") if last else None
 
-    Judged only where the order's own region does not already contain the fallback's
+
+def answer_names_used_region(run: HandleRun) -> None:
+    """After a region repair, the answer names the region the tool acted on, not the order's.
+
+    The region of the call that produced the rows, whatever the repair chose (whether that is
+    FALLBACK_REGION is ``step7/repair_region``'s to judge, so a wrong fix costs that check
+    alone). Judged only where the order's own region does not already contain that region's
     name (``'central\\n'`` would hide an answer built from the order).
     """
     _require_a_repair(run)
-    if _order_region_shows_fallback(run.order):
-        return
     value = run.value
     if value["ok"] is not True:
         return  # ending ok is the repair checks' business; the answer is judged on the way that worked
+    used, region = _used_region(run), run.order.get("region")
+    if type(used) is not str or not used or (isinstance(region, str) and used in region):
+        return
     answer = value["answer"]
-    if type(answer) is not str or spec.FALLBACK_REGION not in answer:
+    if type(answer) is not str or used not in answer:
         run.fail("The answer names what the tool acted on: after a region repair that is the repaired region "
-                 f"({spec.FALLBACK_REGION!r}), never the order's ({run.order.get('region')!r}). Build it from the "
-                 "arguments of the call that produced the rows, not from the order.",
-                 f"an answer containing {spec.FALLBACK_REGION!r}", repr(answer))
+                 f"({used!r}), never the order's ({region!r}). Build it from the arguments of the call that "
+                 "produced the rows, not from the order.", f"an answer containing {used!r}", repr(answer))
 
 
 def order_unchanged(run: HandleRun) -> None:
@@ -631,7 +650,7 @@ add("step7/repair_limit", 2, "A limit out of range is clamped into 1..MAX_ROWS a
     "After args:range:limit, repair moves the limit to the nearest allowed value (1 or MAX_ROWS) and the graph "
     "fetches again.",
     ["7.fixes", "7.repair_node"],
-    *on_runs(two_repairs=[[fixed_after(LIMIT_REASON)]], attempt_limit=[[fixed_after(LIMIT_REASON)]]))
+    *on_runs(limit_only=[[fixed_after(LIMIT_REASON)]], attempt_limit=[[fixed_after(LIMIT_REASON)]]))
 
 add("step7/repair_too_big", 2, "result:too_big switches the tool to stock_lookup",
     "legacy_stock ignores limit; after result:too_big repair changes the tool to stock_lookup, which honours it.",
@@ -645,15 +664,15 @@ add("step7/giveup_empty", 2, "An empty result is not repaired: give up right aft
     ["7.not_repairable", "7.examples", "6.giveup"],
     *on_runs(spec_empty=[[ends(ok=False, n_fixes=0, attempts=1, errors=[EMPTY_REASON], answer_has=EMPTY_REASON),
                           tool_ran(1)]],
-             fallback_empty=[[stops_after(EMPTY_REASON), tool_ran(1)]]))
+             fallback_empty_loop=[[stops_after(EMPTY_REASON), tool_ran(1)]]))
 
 add("step7/giveup_after_fallback_empty", 1, "A repair that leads to an empty result gives up with the last reason",
     "SKU-5000 has no central stock: the region fix works, the retry is empty, and the answer names the "
     "last reason in errors.",
     ["7.repair_node", "7.not_repairable", "6.giveup"],
-    *on_runs(fallback_empty=[[ends(ok=False, n_fixes=1, attempts=2, errors=[REGION_REASON, EMPTY_REASON],
-                                   answer_has=EMPTY_REASON),
-                              tool_ran(1)]]))
+    *on_runs(fallback_empty_loop=[[ends(ok=False, n_fixes=1, attempts=2, errors=[REGION_REASON, EMPTY_REASON],
+                                        answer_has=EMPTY_REASON),
+                                   tool_ran(1)]]))
 
 
 def _raised_probes(rng: random.Random) -> list[Probe]:

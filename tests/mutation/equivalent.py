@@ -98,6 +98,7 @@ _COPY = ("the copy guards against a callee that writes into its args; the soluti
 _CALL_ENTRY = "a calls entry needs at least tool and args (spec, step 6): an 'error' key is the learner's choice"
 _ENCODING = ("the spec names no encoding; the step child runs under C.UTF-8, where open() writes UTF-8 either way "
              "(notebook 08's encoding='utf-8' is worded as advice)")
+_SYMMETRIC = "edit distance is symmetric: comparing (b, a) instead of (a, b) gives the same answer"
 _QUESTION = "the question still names the query and every candidate's label, all the spec asks (step 11)"
 
 _MORE_CODE: "dict[str, str]" = {
@@ -115,14 +116,23 @@ _MORE_CODE: "dict[str, str]" = {
     "write_report:9:kwarg_drop:0": _ENCODING,
     "write_report:11:kwarg_drop:0": _ENCODING,
     "_question:3:str_empty:0": _QUESTION,
+    "_one_edit_apart:7:args_swap:0": _SYMMETRIC,
+    "_one_edit_apart:9:cmp_boundary:0": "equal lengths are handled before this line: > and >= pick the same branch",
+    "_allowed_fix:8:args_swap:1": _SYMMETRIC,
 }
 
-# The names whose values or prose LAB_SPEC leaves to the learner (step 8's fixtures, orders and prose; giveup's rows).
-CHOICE_NAMES = frozenset({"_WRONG_ARGS", "_BAD_RESULTS", "_measure", "_markdown", "giveup"})
+_WORDING = ("explain's message must name the argument, show the value and what is accepted (spec, step 10): "
+            "the rest of its wording is the learner's choice")
+_WORDS: "dict[str, str]" = {key: _WORDING for key in (
+    "_accepted:3:str_empty:0", "_accepted:3:str_empty:1", "_message:4:return_other:0", "_message:4:str_empty:0")}
+
+# The names whose values or prose LAB_SPEC leaves to the learner (step 8's fixtures, orders and prose;
+# giveup's rows; the wording of step 10's messages).
+CHOICE_NAMES = frozenset({"_WRONG_ARGS", "_BAD_RESULTS", "_measure", "_markdown", "giveup", "_accepted", "_message"})
 _CHOICE_REASONS = (_PROSE, _GIVEUP_ROWS, _REPAIR_ORDER, _EMPTY_ORDER, _MEMO_ARGS)
 _choice_first = {key: why for key, why in _FIRST.items()
                  if key.split(":")[0] in CHOICE_NAMES and any(why.startswith(r) for r in _CHOICE_REASONS)}
 
-LEARNER_CHOICE: "dict[str, str]" = {**_choice_first, **LEARNER_DATA}
+LEARNER_CHOICE: "dict[str, str]" = {**_choice_first, **LEARNER_DATA, **_WORDS}
 CODE_EQUIVALENT: "dict[str, str]" = {**{k: v for k, v in _FIRST.items() if k not in _choice_first}, **_MORE_CODE}
 EQUIVALENT: "dict[str, str]" = {**CODE_EQUIVALENT, **LEARNER_CHOICE}

@@ -63,6 +63,16 @@ MISTAKES: dict = {
         (_PICK_ARGS, 'args = {"sku": order["sku"], "region": order["region"], "limit": int(order["limit"])}'))),
     "pick_strips_the_sku": ("step6/naive_default_tool", d(
         (_PICK_ARGS, 'args = {"sku": order["sku"].strip(), "region": order["region"], "limit": order["limit"]}'))),
+    # -- pick chooses another tool than the order's: the tool a run's order names is drawn per seed,
+    #    so only step6/naive_default_tool (which sends every tool choice) may see it, on every seed.
+    "pick_defaults_to_legacy_stock": ("step6/naive_default_tool", d(
+        ('order.get("tool", "stock_lookup")', 'order.get("tool", "legacy_stock")'))),
+    "pick_swaps_the_tools": ("step6/naive_default_tool", d(
+        ('order.get("tool", "stock_lookup")',
+         '"legacy_stock" if order.get("tool", "stock_lookup") == "stock_lookup" else "stock_lookup"'))),
+    "pick_ignores_a_named_legacy_stock": ("step6/naive_default_tool", d(
+        ('order.get("tool", "stock_lookup")',
+         '"stock_lookup" if order.get("tool") == "legacy_stock" else order.get("tool", "stock_lookup")'))),
     "pick_upper_cases_the_sku": ("step6/naive_default_tool", d(
         (_PICK_ARGS, 'args = {"sku": order["sku"].upper(), "region": order["region"], "limit": order["limit"]}'))),
 }

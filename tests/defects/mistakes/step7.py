@@ -7,7 +7,20 @@ _CAN_REPAIR = '    return reason in REPAIRS\n'
 _REPAIR_READS = '    reason = state["errors"][-1]\n    tool, args, description = REPAIRS[reason]'
 _REPAIR_RETURNS = '    return {"tool": tool, "args": args, "fixes": [f"{reason}: {description}"]}'
 
+_CLAMP = 'limit = min(max(args["limit"], 1), MAX_ROWS)'
+_FALLBACK = '{**args, "region": FALLBACK_REGION}'
+
 MISTAKES: dict = {
+    # -- a wrong fix whose effect on the rest of the run depends on the drawn values (which side of
+    #    the range a limit is on, whether the drawn sku has stock in the region used): the fix's own
+    #    check alone, on every seed (the attempt limit and the answer are judged on the loop alone).
+    "clamp_only_the_high_side": ("step7/repair_limit", d((_CLAMP, 'limit = min(args["limit"], MAX_ROWS)'))),
+    "clamp_to_one_always": ("step7/repair_limit", d((_CLAMP, 'limit = 1'))),
+    "clamp_only_the_low_side": ("step7/repair_limit", d((_CLAMP, 'limit = max(args["limit"], 1)'))),
+    "fallback_to_the_region_tidied": ("step7/repair_region", d(
+        (_FALLBACK, '{**args, "region": args["region"].strip().lower()}'))),
+    "fallback_to_north": ("step7/repair_region", d((_FALLBACK, '{**args, "region": "north"}'))),
+    "fallback_to_a_region_of_the_list": ("step7/repair_region", d((_FALLBACK, '{**args, "region": REGIONS[-2]}'))),
     # -- can_repair says yes to a reason outside the spec's list, and repair has no fix for it:
     #    handle raises (LAB_SPEC leaves such reasons to the learner, not an exception).
     "can_repair_every_args_reason": ("step7/giveup_raised", d(
