@@ -369,8 +369,8 @@ def write_report(folder=None):
 # ---- Step 9: a strict coercion allowlist (labs/09_coercion.ipynb) ----
 
 # Step 9: a table naming the three allowed rules ("strip", "lower", "int_from_str");
-# its shape is your choice (a dict from rule name to a description or a function, a list...).
-COERCIONS: dict = {}
+# its shape is your choice (a tuple of the names, a dict from rule name to a function...).
+COERCIONS: tuple = ()
 
 
 def coerce(name, raw_args):

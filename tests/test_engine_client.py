@@ -331,7 +331,7 @@ def test_bad_paths_and_selections_raise(tmp_path, engine_client):
         grade(tmp_path, engine=engine_client)  # a folder without a module
     (tmp_path / "tools.py").write_text("")
     with pytest.raises(ValueError):
-        grade(tmp_path, steps=[9], engine=engine_client)
+        grade(tmp_path, steps=[12], engine=engine_client)
     with pytest.raises(KeyError):
         grade(tmp_path, only=["step1/no_such_check"], engine=engine_client)
 

@@ -26,8 +26,10 @@ from grader.checks.registry import checks_for
 
 SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
 # Probes sent to the child per step after sharing, and graph compiles one grading of the solution makes.
-PROBE_BUDGET = {6: 8, 7: 11, 8: 3}
-COMPILE_BUDGET = {6: 8, 7: 10, 8: 0}
+# Issue 26 (each step judged by its own route, the same classes on every seed) added runs: step 6's
+# run with the grader's pick and the one with two reasons; step 7's loop and limit-only runs.
+PROBE_BUDGET = {6: 10, 7: 15, 8: 3}
+COMPILE_BUDGET = {6: 10, 7: 17, 8: 0}
 # Forks of the step child per step (fresh probes but the job's last, see grader.engine.child).
 FORK_BUDGET = {1: 2, 2: 0, 3: 0, 4: 0, 5: 0, 6: 0, 7: 1, 8: 2}
 

@@ -18,7 +18,7 @@ import pytest
 from grader.batch.run import SeedPlan
 from grader.service.db import ERROR, GRADED, Store
 
-LEARNER = "alice"  # a learner of the stand-in hub of tests/test_service_hardening.py
+LEARNER = "alice"  # a learner of the stand-in hub of tests/service_stand_ins.py
 SOURCE = b"def search_stocks(query):\n    return []\n"
 SHOWN_SEEDS = (3, 4, 5)  # one of them fails the seed-dependent check when it is the grading seed
 
@@ -116,7 +116,7 @@ def _leaks(store: Store, key: bytes, text: str) -> "list[str]":
 
 
 def test_no_learner_facing_response_shows_the_counted_seed_or_its_cases(graded):
-    from test_service_hardening import FakeHub, Service
+    from service_stand_ins import FakeHub, Service
 
     store, key, ids = graded
     hub = FakeHub()

@@ -99,13 +99,13 @@ add("step7/can_repair_table", 2, "can_repair: True for the three repairable reas
 # --------------------------------------------------------------------------- the shared handle runs
 
 HANDLE_SCENARIO = "step7/handle_runs"
-HANDLE_RUNS = ("spec_repair", "spec_empty", "too_big_then_cached", "two_repairs", "attempt_limit", "fallback_empty")
-# The same two orders as two_repairs and attempt_limit, with the grader's can_repair and repair
-# (LAB_SPEC step 7): the attempt limit is judged on the loop alone, so a wrong fix (which of the
-# drawn limits is high or low, which region the drawn sku has stock in) never decides it.
-LOOP_RUNS = ("two_repairs_loop", "attempt_limit_loop", "fallback_empty_loop")
-# A limit out of range with every other value right: the limit fix alone, no region fix before it
-# (which of the two drawn limits each run gets must not matter, and neither must the region's class).
+HANDLE_RUNS = ("spec_repair", "spec_empty", "too_big_then_cached", "two_repairs", "fallback_empty")
+# Runs with the grader's can_repair and repair (LAB_SPEC step 7), for the checks of the loop (the
+# attempt limit, giving up): a wrong fix (on which side of the range a drawn limit is, which region
+# a drawn bad region tidies into) never decides them, on any seed.
+LOOP_RUNS = ("loop",)
+# Limits out of range, one on each side, with every other value right: the limit fix alone, no
+# region fix before it (whose outcome would depend on the class of the drawn region).
 ONE_FIX_RUNS = ("limit_only",)
 REPAIR_DOUBLES = [double_op("can_repair"), double_op("repair")]
 
@@ -149,17 +149,16 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     (too big, switched to stock_lookup: ok at the second fetch), then the order of the
     call that run left in ``CACHE`` (ok at once, no tool body runs). ``two_repairs``: a
     wrong region and a limit out of range (ok at the third fetch, the most MAX_ATTEMPTS
-    allows). ``attempt_limit``: with ``MAX_ATTEMPTS`` set to 2, legacy_stock for the big
-    pair with a limit out of range on the other side (clamped, then too big: gives up).
-    ``fallback_empty``: a wrong region for SKU-5000, which has no stock in the fallback
-    region either. Between them the two out-of-range limits cover both sides of the clamp.
+    allows). ``fallback_empty``: a wrong region for SKU-5000, which has no stock in the
+    fallback region either.
     Every run has the grader's doubles (:func:`graph_doubles`): its door in ``call_tool``
     and step 6's nodes; ``two_repairs``, whose sku is drawn, meets the spec's
     table on every route (a slip in the module's STOCK costs step 1, on every seed).
-    Then the :data:`LOOP_RUNS`: ``two_repairs``, ``attempt_limit`` and ``fallback_empty``
-    again with the grader's ``can_repair`` and ``repair``, for the checks of the loop (the
-    attempt limit, giving up); and ``limit_only`` (:data:`ONE_FIX_RUNS`): the limit of
-    ``two_repairs`` in an order that is otherwise right.
+    Then ``loop`` (:data:`LOOP_RUNS`), with the grader's ``can_repair`` and ``repair``: the
+    order of ``two_repairs``, the order of ``fallback_empty``, then, with ``MAX_ATTEMPTS`` set
+    to 2, legacy_stock for the big pair with a limit out of range (clamped, then too big:
+    gives up); and ``limit_only`` (:data:`ONE_FIX_RUNS`): a stocked order with a limit below
+    1, then one above MAX_ROWS (in drawn order), each otherwise right.
 
     >>> from grader.checks.registry import check_rng
     >>> a, b = handle_runs(check_rng(4, "step7/repair_limit")), handle_runs(check_rng(4, "step7/handle_shape"))
@@ -174,8 +173,8 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     fallback = cases.order(spec.NO_FALLBACK_SKU, srng.choice(cases.BAD_REGIONS), srng.randint(1, spec.MAX_ROWS))
     two_order = dict(two, limit=two_limit)
     big = cases.order(*spec.BIG_PAIR, other_limit, "legacy_stock")
-    limit_ops = [op("set", name="MAX_ATTEMPTS", value=2), _handle_op(big, note="with MAX_ATTEMPTS = 2")]
     alone = cases.random_valid_args(srng, stocked=True)  # drawn last: the runs above stay as they were
+    loop_note = "the grader's can_repair and repair"
     return {
         "spec_repair": _run([_handle_op(spec.REPAIR_EXAMPLE)]),
         "spec_empty": _run([_handle_op(spec.EMPTY_EXAMPLE)]),
@@ -185,17 +184,13 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
         # The spec's table on every route: the sku is drawn, so a slip in the module's STOCK must not
         # decide on which seeds this run ends well (the table is step 1's to judge).
         "two_repairs": _run([_handle_op(two_order)], every_route(TOOL_SPIES_TABLE)),
-        "attempt_limit": _run(limit_ops),
         "fallback_empty": _run([_handle_op(fallback)]),
-        "two_repairs_loop": _run([_handle_op(two_order, note="the grader's can_repair and repair")],
-                                 every_route(TOOL_SPIES_TABLE), REPAIR_DOUBLES),
-        "attempt_limit_loop": _run(limit_ops[:1] + [_handle_op(big, note="with MAX_ATTEMPTS = 2; the grader's "
-                                                                         "can_repair and repair")],
-                                   doubles=REPAIR_DOUBLES),
-        "fallback_empty_loop": _run([_handle_op(fallback, note="the grader's can_repair and repair")],
-                                    doubles=REPAIR_DOUBLES),
-        "limit_only": _run([_handle_op(cases.order(alone["sku"], alone["region"], two_limit))],
-                           every_route(TOOL_SPIES_TABLE)),
+        "loop": _run([_handle_op(two_order, note=loop_note), _handle_op(fallback, note=loop_note),
+                      op("set", name="MAX_ATTEMPTS", value=2),
+                      _handle_op(big, note=f"with MAX_ATTEMPTS = 2; {loop_note}")],
+                     every_route(TOOL_SPIES_TABLE), REPAIR_DOUBLES),
+        "limit_only": _run([_handle_op(cases.order(alone["sku"], alone["region"], limit_))
+                            for limit_ in (two_limit, other_limit)], every_route(TOOL_SPIES_TABLE)),
     }
 
 
@@ -344,16 +339,20 @@ _FIXES = {
 }
 
 
-def fixed_after(reason: str) -> Aspect:
+def fixed_after(reason: str, if_reached: bool = False) -> Aspect:
     """The call right after the first ``reason`` in errors is the previous call with the spec's fix applied.
 
     A failed fetch appends its reason to ``errors`` and a success ends the run, so
-    ``errors[i]`` is the reason of ``calls[i]``.
+    ``errors[i]`` is the reason of ``calls[i]``. ``if_reached``: judged only when the run
+    met ``reason`` (a run where an earlier, wrong fix kept it from getting there is that
+    fix's check's to judge, whichever class of value the seed drew).
     """
     fix, rule = _FIXES[reason]
 
     def aspect(run: HandleRun) -> None:
         errors, calls = run.value["errors"], run.value["calls"]
+        if if_reached and not (isinstance(errors, list) and reason in errors):
+            return
         if not isinstance(errors, list) or reason not in errors:
             run.fail(f"This order should fail with {reason} on the way.", f"{reason!r} in errors",
                      f"errors == {show(errors)}")
@@ -386,35 +385,6 @@ def _fix_of_another_reason(earlier: list, reason: str, before: dict, after: dict
         if strict_equal(after.get("tool"), tool) and strict_equal(after.get("args"), args):
             return other
     return None
-
-
-# reason -> the check that owns its repair, for "fix ... first" when a later aspect fails because of it.
-_REPAIR_CHECKS = {REGION_REASON: "step7/repair_region", LIMIT_REASON: "step7/repair_limit",
-                  TOO_BIG_REASON: "step7/repair_too_big"}
-
-
-def unless_a_repair_failed(aspect: Aspect) -> Aspect:
-    """``aspect``, but when it fails and a repair on the way was wrong, point at that repair's check.
-
-    A run whose limit clamp is wrong also ends wrongly for the attempt limit; the
-    learner must fix the clamp, so the message says which check to fix first.
-    """
-    def wrapped(run: HandleRun) -> None:
-        try:
-            aspect(run)
-        except Fail as failure:
-            errors = run.value.get("errors")
-            for reason in dict.fromkeys(errors) if isinstance(errors, list) else ():
-                if reason not in _FIXES:
-                    continue
-                try:
-                    fixed_after(reason)(run)
-                except Fail as cause:
-                    raise Fail(f"This follows from the repair after {reason}: fix `{_REPAIR_CHECKS[reason]}` "
-                               f"first. ({cause.message})", call=failure.call, expected=cause.expected,
-                               got=cause.got) from None
-            raise
-    return wrapped
 
 
 def stops_after(reason: str) -> Aspect:
@@ -650,7 +620,9 @@ add("step7/repair_limit", 2, "A limit out of range is clamped into 1..MAX_ROWS a
     "After args:range:limit, repair moves the limit to the nearest allowed value (1 or MAX_ROWS) and the graph "
     "fetches again.",
     ["7.fixes", "7.repair_node"],
-    *on_runs(limit_only=[[fixed_after(LIMIT_REASON)]], attempt_limit=[[fixed_after(LIMIT_REASON)]]))
+    *on_runs(limit_only=[[fixed_after(LIMIT_REASON)], [fixed_after(LIMIT_REASON)]],
+             # After a region repair: a repair that reads another reason than the last shows here.
+             two_repairs=[[fixed_after(LIMIT_REASON, if_reached=True)]]))
 
 add("step7/repair_too_big", 2, "result:too_big switches the tool to stock_lookup",
     "legacy_stock ignores limit; after result:too_big repair changes the tool to stock_lookup, which honours it.",
@@ -664,15 +636,15 @@ add("step7/giveup_empty", 2, "An empty result is not repaired: give up right aft
     ["7.not_repairable", "7.examples", "6.giveup"],
     *on_runs(spec_empty=[[ends(ok=False, n_fixes=0, attempts=1, errors=[EMPTY_REASON], answer_has=EMPTY_REASON),
                           tool_ran(1)]],
-             fallback_empty_loop=[[stops_after(EMPTY_REASON), tool_ran(1)]]))
+             loop=[None, [stops_after(EMPTY_REASON), tool_ran(1)]]))
 
 add("step7/giveup_after_fallback_empty", 1, "A repair that leads to an empty result gives up with the last reason",
     "SKU-5000 has no central stock: the region fix works, the retry is empty, and the answer names the "
     "last reason in errors.",
     ["7.repair_node", "7.not_repairable", "6.giveup"],
-    *on_runs(fallback_empty_loop=[[ends(ok=False, n_fixes=1, attempts=2, errors=[REGION_REASON, EMPTY_REASON],
-                                        answer_has=EMPTY_REASON),
-                                   tool_ran(1)]]))
+    *on_runs(loop=[None, [ends(ok=False, n_fixes=1, attempts=2, errors=[REGION_REASON, EMPTY_REASON],
+                                answer_has=EMPTY_REASON),
+                           tool_ran(1)]]))
 
 
 def _raised_probes(rng: random.Random) -> list[Probe]:
@@ -751,11 +723,10 @@ add("step7/max_attempts_runtime", 2, "The attempt limit is MAX_ATTEMPTS, read wh
     "Decide 'repair or give up' in the routing function with the module's MAX_ATTEMPTS looked up at that "
     "moment (fewer than MAX_ATTEMPTS fetches made -> repair).",
     ["7.limit", "7.runtime"],
-    *on_runs(two_repairs_loop=[[unless_a_repair_failed(ends("Two repairs fit in MAX_ATTEMPTS = 3 fetches: the "
-                                                            "third fetch succeeds.", ok=True, attempts=3))]],
-             attempt_limit_loop=[[unless_a_repair_failed(ends("With MAX_ATTEMPTS set to 2 while the module runs, "
-                                                              "the graph gives up after the second fetch.",
-                                                              ok=False, attempts=2))]]))
+    *on_runs(loop=[[ends("Two repairs fit in MAX_ATTEMPTS = 3 fetches: the third fetch succeeds.", ok=True,
+                         attempts=3)], None,
+                   [ends("With MAX_ATTEMPTS set to 2 while the module runs, the graph gives up after the second "
+                         "fetch.", ok=False, attempts=2)]]))
 
 add("step7/handle_shape", 1, "handle returns ok, answer, rows, errors, calls, fixes, attempts, tool_runs",
     "Return a dict with these eight keys: ok a bool, answer a str, rows (on success the rows of the call that "
@@ -791,7 +762,7 @@ add("step7/order_unchanged", 1, "handle leaves the caller's order as it was, rep
     ["6.no_mutation"],
     *on_runs(spec_repair=[[order_unchanged]], spec_empty=[[order_unchanged]],
              too_big_then_cached=[[order_unchanged], [order_unchanged]], two_repairs=[[order_unchanged]],
-             attempt_limit=[[order_unchanged]], fallback_empty=[[order_unchanged]]))
+             limit_only=[[order_unchanged], [order_unchanged]], fallback_empty=[[order_unchanged]]))
 
 add("step7/graph_has_repair", 1, "build_graph() compiles a graph with a repair node besides the naive ones",
     "Add a node named repair and an edge from repair back to fetch.",

@@ -371,7 +371,10 @@ def repair_double(module: Any, params: dict) -> Callable:
     'central'
     """
 
-    def repair(state: Any) -> dict:
+    own = getattr(module, "repair", None)
+    routes = _routes_by_command(own)
+
+    def repair(state: Any) -> Any:
         reason = state["errors"][-1]
         tool_key = _state_key(state, params.get("tool_key"), "tool", lambda v: v in lab_spec.TOOL_NAMES)
         args_key = _state_key(state, params.get("args_key"), "args",
@@ -383,9 +386,38 @@ def repair_double(module: Any, params: dict) -> Callable:
             args["limit"] = min(max(args["limit"], 1), lab_spec.MAX_ROWS)
         elif reason == lab_spec.REPAIR_TOOL:
             tool = "stock_lookup"
-        return {tool_key: tool, args_key: args, "fixes": [f"{reason}: the grader's repair"]}
+        values = {tool_key: tool, args_key: args, "fixes": [f"{reason}: the grader's repair"]}
+        return _routed(own, state, values) if routes else values
 
     return repair
+
+
+def _routes_by_command(fn: Any) -> bool:
+    """``fn`` is annotated to return a LangGraph ``Command``: its graph may have no edge out of it.
+
+    >>> def repair(state) -> "Command[Literal['fetch']]": ...
+    >>> _routes_by_command(repair), _routes_by_command(len)
+    (True, False)
+    """
+    annotations = getattr(fn, "__annotations__", None)
+    return isinstance(annotations, dict) and "Command" in str(annotations.get("return", ""))
+
+
+def _routed(own: Any, state: Any, values: dict) -> Any:
+    """The spec's ``values`` with the learner's route: a repair that routes by ``Command`` goes where it goes.
+
+    Its graph may hold no static edge back to ``fetch``, so a plain update would end the run. The
+    learner's repair runs on a copy of the state only to read its ``goto``; what it computed is dropped.
+    """
+    import copy
+
+    from langgraph.types import Command
+
+    try:
+        goto = own(copy.deepcopy(state)).goto
+    except Exception:  # noqa: BLE001 - the learner's repair failing is judged by its own checks
+        goto = "fetch"
+    return Command(update=values, goto=goto or "fetch")
 
 
 def _results_in_order(fn_name: str) -> Callable[[Any, dict], Callable]:

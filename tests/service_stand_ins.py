@@ -1,0 +1,159 @@
+"""A stand-in JupyterHub and the grading service behind the real ``HubOAuth`` client, on loopback.
+
+Shared by the service's hostile-load tests (tests/test_service_hardening.py) and
+its seed-policy tests (tests/test_service_seed_policy.py). The stand-in hub
+answers ``GET /hub/api/user`` as JupyterHub does for the tokens of
+:data:`HUB_USERS`; :class:`Service` runs ``grader.service.app`` with
+``serve``'s HTTP server options on a free port, in a tornado loop of its own.
+"""
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import urllib.error
+import urllib.request
+
+from grader.service.db import Store
+
+SERVICE = "agtool-grader"
+PREFIX = f"/services/{SERVICE}/"
+SCOPE = f"access:services!service={SERVICE}"
+HUB_USERS = {"tok-alice": {"name": "alice", "admin": False, "groups": []},
+             "tok-bob": {"name": "bob", "admin": False, "groups": []},
+             "tok-slow": {"name": "slow", "admin": False, "groups": []},
+             "tok-teacher": {"name": "teacher", "admin": False, "groups": ["agtool-instructors"]}}
+
+
+
+class _LoopThread:
+    """A tornado IOLoop of its own on a daemon thread; ``call(fn)`` runs ``fn`` there and returns its result."""
+
+    def __init__(self):
+        from tornado.ioloop import IOLoop
+
+        ready = threading.Event()
+
+        def run():
+            asyncio.set_event_loop(asyncio.new_event_loop())
+            self.loop = IOLoop.current()
+            ready.set()
+            self.loop.start()
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+        ready.wait(10)
+
+    def call(self, fn):
+        done, box = threading.Event(), []
+
+        def inner():
+            try:
+                box.append((True, fn()))
+            except BaseException as exc:  # handed back to the caller's thread
+                box.append((False, exc))
+            done.set()
+
+        self.loop.add_callback(inner)
+        assert done.wait(30), "the loop thread did not answer"
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+
+    def stop(self):
+        self.loop.add_callback(self.loop.stop)
+        self.thread.join(10)
+
+
+class FakeHub:
+    """``GET /hub/api/user`` as JupyterHub answers it: the token's user, or 403; counts and can delay answers."""
+
+    def __init__(self):
+        from tornado import web
+
+        hub = self
+        self.calls: list[str] = []
+        self.delay = {"tok-slow": 1.5}
+
+        class User(web.RequestHandler):
+            async def get(self):
+                token = self.request.headers.get("Authorization", "").split(" ", 1)[-1]
+                hub.calls.append(token)
+                await asyncio.sleep(hub.delay.get(token, 0))
+                if token not in HUB_USERS:
+                    self.set_status(403)
+                    self.finish({"error": "no such token"})
+                    return
+                self.finish({**HUB_USERS[token], "kind": "user", "scopes": [SCOPE]})
+
+        self.thread = _LoopThread()
+        self.port = _free_port()
+        self.thread.call(lambda: web.Application([(r"/hub/api/user", User)]).listen(self.port, "127.0.0.1"))
+        self.api = f"http://127.0.0.1:{self.port}/hub/api"
+
+    def stop(self):
+        self.thread.stop()
+
+
+class NoGrading:
+    """The queue's face the web handlers use, grading nothing (the HTTP cases are about requests)."""
+
+    def __init__(self):
+        self.put_ids: list[int] = []
+        self.unstored: set[int] = set()
+
+    def put(self, attempt_id, learner=None):
+        self.put_ids.append(attempt_id)
+
+    def not_stored(self):
+        return set(self.unstored)
+
+
+class Service:
+    """The service's application behind the real HubOAuth client and ``serve``'s HTTP server options."""
+
+    def __init__(self, store: Store, hub: FakeHub, *, queue=None, idle: float = 1.0, body: float = 1.0,
+                 tokens=None, **options):
+        from jupyterhub.services.auth import HubOAuth
+
+        from grader.service.app import make_app
+        from grader.service.options import ServiceOptions
+        from grader.service.serve import http_server_options
+
+        self.store, self.queue = store, queue or NoGrading()
+        self.settings = ServiceOptions(prefix=PREFIX, **options)
+        self.auth = auth = HubOAuth(api_token="service-token", api_url=hub.api, oauth_client_id=f"service-{SERVICE}",
+                        access_scopes={SCOPE}, base_url=PREFIX, hub_prefix="/hub/")
+        self.thread = _LoopThread()
+        self.port = _free_port()
+        server_options = http_server_options(idle=idle, body=body)
+
+        def start():
+            app = make_app(store, self.queue, self.settings, hub_auth=auth, tokens=tokens)
+            return app.listen(self.port, address="127.0.0.1", **server_options)
+
+        self.server = self.thread.call(start)
+        self.base = f"http://127.0.0.1:{self.port}{PREFIX}"
+
+    def request(self, method: str, path: str, token: "str | None" = None, body: "bytes | None" = None,
+                ctype: str = "text/x-python", timeout: float = 20):
+        headers = {"Authorization": f"token {token}"} if token else {}
+        if body is not None:
+            headers["Content-Type"] = ctype
+        req = urllib.request.Request(self.base + path, data=body, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                return resp.status, dict(resp.headers), resp.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, dict(exc.headers), exc.read()
+
+    def stop(self):
+        self.thread.call(self.server.stop)
+        self.thread.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
