@@ -55,9 +55,13 @@ def artifacts_dir() -> Path:
     return ARTIFACTS
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Debian's Chromium, headless, driven by Playwright (never ``playwright install``)."""
+    """Debian's Chromium, headless, driven by Playwright (never ``playwright install``).
+
+    One per test module, closed at its end: Playwright's sync API leaves its event loop marked as
+    running in the main thread while it is open, so a later test's ``asyncio.run`` would fail.
+    """
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
