@@ -6,11 +6,11 @@ them and grades them as a class batch does). The modules this run selects
 (``-k``) are graded once, together, in one worker pool; each test then reads
 its module's outcomes. ``make stability`` prints the same as one table.
 
-The solution, the correct styles and the planted defects are graded on all 20
-seeds here; the plausible mistakes (about 250) on the first
-:data:`MISTAKE_SEEDS` of them, which keeps ``make test`` inside CI's time;
-``make stability`` grades every module on all 20 (the figures of the last full
-run are in docs/development.md).
+The solution and the correct styles are graded on all 20 seeds here; the
+planted defects and the plausible mistakes (about 420) on the first
+:data:`WRONG_SEEDS` of them, which keeps ``make test`` inside CI's time (the
+mutation gate grades every mutant of the solution on two more seeds);
+``make stability`` grades every module on all 20.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from mutation.stability import (SEEDS, corpus, describe, expected_failure, grade
 MODULES = corpus()
 UNPLANTABLE = unplantable()  # a defect whose edits no longer apply fails its own tests, not the collection
 NAMES = sorted({**MODULES, **UNPLANTABLE})
-MISTAKE_SEEDS = 5
+WRONG_SEEDS = 5
 
 
 @pytest.fixture(scope="module")
@@ -31,9 +31,9 @@ def outcomes(request):
     selected = {item.callspec.params["name"] for item in request.session.items
                 if item.module is request.module and hasattr(item, "callspec")}
     chosen = {name: MODULES[name] for name in sorted(selected) if name in MODULES}
-    mistakes = {name: text for name, text in chosen.items() if name.startswith("mistake/")}
-    others = {name: text for name, text in chosen.items() if name not in mistakes}
-    return {**grade_corpus(others, SEEDS, jobs=2), **grade_corpus(mistakes, SEEDS[:MISTAKE_SEEDS], jobs=2)}
+    wrong = {name: text for name, text in chosen.items() if name.startswith(("mistake/", "defect/"))}
+    correct = {name: text for name, text in chosen.items() if name not in wrong}
+    return {**grade_corpus(correct, SEEDS, jobs=2), **grade_corpus(wrong, SEEDS[:WRONG_SEEDS], jobs=2)}
 
 
 def _graded(outcomes: dict, name: str) -> dict:
