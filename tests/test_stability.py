@@ -24,6 +24,15 @@ UNPLANTABLE = unplantable()  # a defect whose edits no longer apply fails its ow
 NAMES = sorted({**MODULES, **UNPLANTABLE})
 WRONG_SEEDS = 5
 
+# Modules of steps 9-11 whose failed checks still change with the seed (measured in the clean-clone run of
+# tree 4d65929: each fails its own check on every seed, and one more check of the same step on some seeds).
+# Open work of issue 29; strict, so a module that becomes stable fails here until it leaves the list.
+KNOWN_UNSTABLE = {name: "steps 9-11: another check of the same step fails on some seeds only (issue 29)" for name in (
+    "defect/step11/products_unchanged", "defect/step9/strip", "mistake/allowed_no_lower", "mistake/allowed_no_strip",
+    "mistake/allowed_substitutions_only", "mistake/missing_limit_defaults", "mistake/missing_region_falls_back",
+    "mistake/range_high_set_to_max", "mistake/refusal_drops_coercions", "mistake/refusal_retried_raw",
+    "mistake/strip_right_end_only", "mistake/strip_spaces_only")}
+
 
 @pytest.fixture(scope="module")
 def outcomes(request):
@@ -43,7 +52,8 @@ def _graded(outcomes: dict, name: str) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_UNSTABLE[name]))
+                                  if name in KNOWN_UNSTABLE else name for name in NAMES])
 def test_a_module_fails_the_same_checks_on_every_seed(outcomes, name):
     per_seed = _graded(outcomes, name)
     assert not unstable({name: per_seed}), f"graded differently by seed: {describe(name, per_seed)}"
