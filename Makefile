@@ -17,8 +17,10 @@ setup: $(STAMP)
 # Jupyter refuses to run as root unless told; a fresh container or VM often is root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
+# The venv's bin first on PATH: the lab's terminals inherit it, so `agtool-grade` runs there (a login
+# shell's /etc/profile may reset PATH; the Check widget's replay lines name the kernel's python for that).
 lab: $(STAMP)
-	$(BIN)/jupyter lab labs/ $(ALLOW_ROOT)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/jupyter lab labs/ $(ALLOW_ROOT)
 
 test: $(STAMP) e2e-deps
 	$(BIN)/python -m pytest
@@ -73,9 +75,11 @@ $(DOCS_STAMP): pyproject.toml $(STAMP)
 # machine without chromium or npm the e2e tests skip, and under $$CI they fail.
 E2E_STAMP := $(VENV)/.e2e-installed
 CHP := $(VENV)/node/node_modules/.bin/configurable-http-proxy
+# The accessibility rules the browser tests inject (tests/e2e/axe.py).
+AXE := $(VENV)/node/node_modules/axe-core/axe.min.js
 
 .PHONY: e2e-deps
-e2e-deps: $(E2E_STAMP) $(CHP)
+e2e-deps: $(E2E_STAMP) $(CHP) $(AXE)
 
 $(E2E_STAMP): pyproject.toml $(STAMP)
 	$(BIN)/pip install --quiet -e '.[lab,batch,test,dask,e2e,service,postgres]'
@@ -90,4 +94,13 @@ $(CHP):
 		npm install --silent --no-audit --no-fund --prefix $(VENV)/node "configurable-http-proxy@$$version"; \
 	else \
 		echo "npm not found: the JupyterHub e2e test will skip (apt-get install -y npm; .ci/run does it)"; \
+	fi
+
+# axe-core 4 (WCAG 2.1 AA rules), injected into pages by tests/e2e/axe.py; pinned to its major version.
+$(AXE):
+	@if command -v npm >/dev/null 2>&1; then \
+		echo "npm install axe-core@4 into $(VENV)/node"; \
+		npm install --silent --no-audit --no-fund --prefix $(VENV)/node "axe-core@4"; \
+	else \
+		echo "npm not found: the accessibility e2e tests will skip (apt-get install -y npm; .ci/run does it)"; \
 	fi

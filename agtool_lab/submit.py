@@ -288,13 +288,21 @@ class Message:
         return self.text
 
 
+class Refused(Message):
+    """Nothing was submitted: the service refused, could not be reached, or the module could not be read.
+
+    >>> isinstance(Refused("x"), Message)
+    True
+    """
+
+
 def submit(path=None, *, wait: bool = True, timeout: float = WAIT, wait_only: "int | None" = None,
            show_course: bool = True, env: "dict | None" = None):
     """Send the learner's module, wait for the grade, and return something that shows it.
 
     Never raises into the notebook: a missing service, a refused submission
     (too large, too many in a minute, the course's attempt limit) or a
-    network problem comes back as a :class:`Message` that says what happened
+    network problem comes back as a :class:`Refused` message that says what happened
     and what to do. After the grade, the due date and the attempts left
     (``api/course``) follow it, unless ``show_course=False`` (the Check
     panel shows them beside its buttons itself).
@@ -314,6 +322,6 @@ def submit(path=None, *, wait: bool = True, timeout: float = WAIT, wait_only: "i
         attempt = wait_for(attempt_id, env=env, timeout=timeout)
         return Submitted(attempt, course_status(env=env) if show_course else None)
     except (NotConfigured, SubmitFailed) as exc:
-        return Message(str(exc))
+        return Refused(str(exc))
     except (SubmissionNotFound, OSError) as exc:
-        return Message(f"Could not read your module: {exc}")
+        return Refused(f"Could not read your module: {exc}")

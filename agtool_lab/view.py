@@ -15,8 +15,11 @@ Example::
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from grader.escape import html_text, terminal_text
+from grader.messages import IMPORT_FAILED
+from grader.render import failure_details  # shared with the service's learner page
 from grader.report import CheckResult, Report
 
 # The notebook of each step, so a passing step can name the next one.
@@ -68,23 +71,71 @@ def next_step_line(step: int, report: Report) -> str:
     return f"Step {step} passes. Next: {NOTEBOOKS[step + 1]}"
 
 
-def failure_details(c: CheckResult) -> list[tuple[str, str]]:
-    """The labelled lines shown under a failed check, in reading order, empty ones left out."""
-    pairs = [
-        ("call", c.call),
-        ("expected", c.expected),
-        ("got", c.got),
-        ("why", c.message),
-        ("hint", c.hint),
-        ("replay", c.reproduce),
-    ]
-    return [(label, value) for label, value in pairs if value]
+REPLAY_PROGRAM = "agtool-grade"  # the first word of every replay command the grader writes
 
 
-def check_panel_text(report: Report, step: int) -> str:
+def replay_line(command: str, runner: "str | None" = None) -> str:
+    """A replay command as it runs here: ``runner`` (shell words) in place of ``agtool-grade``, if given.
+
+    The widget passes the kernel's own interpreter (``'/path/python' -m grader``):
+    a JupyterLab terminal may not have the lab's environment on its ``PATH``.
+
+    >>> replay_line("agtool-grade check t.py --only step1/names --seed 3", "'/opt/my env/bin/python' -m grader")
+    "'/opt/my env/bin/python' -m grader check t.py --only step1/names --seed 3"
+    >>> replay_line("agtool-grade check t.py --seed 3")
+    'agtool-grade check t.py --seed 3'
+    """
+    if runner and command.startswith(REPLAY_PROGRAM + " "):
+        return runner + command[len(REPLAY_PROGRAM):]
+    return command
+
+
+def _details(c: CheckResult, runner: "str | None") -> list[tuple[str, str]]:
+    return [(label, replay_line(value, runner) if label == "replay" else value) for label, value in failure_details(c)]
+
+
+def one_reason(report: Report) -> bool:
+    """Whether every check failed for the report's one failure (a module that does not import): one row says so.
+
+    >>> why = "Your module could not be imported: SyntaxError at tools.py line 3: bad"
+    >>> one_reason(Report(seed=1, path="t.py", error=why, checks=[CheckResult("step1/a", 1, False, 0, 1, "A",
+    ...                                                                       message=why)]))
+    True
+    """
+    return bool(report.error and report.checks) and all(
+        not c.passed and c.message == report.error for c in report.checks)
+
+
+def _steps_words(steps: "list[int]") -> str:
+    if len(steps) == 1:
+        return f"step {steps[0]}"
+    if steps == list(range(steps[0], steps[-1] + 1)):
+        return f"steps {steps[0]}-{steps[-1]}"
+    return "steps " + ", ".join(map(str, steps))
+
+
+def one_reason_text(report: Report) -> str:
+    """The one row that stands for every check when :func:`one_reason` holds: what it needs, no hint.
+
+    >>> why = "Your module could not be imported: NameError: name 'x' is not defined"
+    >>> r = Report(seed=1, path="t.py", error=why, checks=[CheckResult(f"step2/c{i}", 2, False, 0, 1, "c", message=why)
+    ...                                                    for i in range(14)])
+    >>> one_reason_text(r)
+    'All 14 checks of step 2 need your module to import: fix the error above, then run Check again.'
+    """
+    count = len(report.checks)
+    checks = f"All {count} checks" if count > 1 else "The check"
+    where = f"{checks} of {_steps_words(sorted({c.step for c in report.checks}))}"
+    if report.error.startswith(IMPORT_FAILED):
+        return f"{where} need{'s' if count == 1 else ''} your module to import: fix the error above, then run Check again."
+    return f"{where} failed for the reason above."
+
+
+def check_panel_text(report: Report, step: int, *, runner: "str | None" = None) -> str:
     """The Check panel of one step as plain text (``text/plain`` of the Check cell, and outside a notebook).
 
     Not :func:`grader.render.render_text`, the whole report for a terminal.
+    ``runner`` replaces ``agtool-grade`` in replay commands (:func:`replay_line`).
 
     >>> r = Report(seed=5, path="t.py", checks=[CheckResult("step1/names", 1, True, 2, 2, "Data names")])
     >>> print(check_panel_text(r, 1))
@@ -99,10 +150,12 @@ def check_panel_text(report: Report, step: int) -> str:
         lines.append(f"  [ERROR] {terminal_text(report.error)}")
     elif not report.checks:
         lines.append(f"  [ERROR] {_no_checks(step)}")
-    for c in report.checks:
+    if one_reason(report):
+        lines.append(f"  [FAILED] {one_reason_text(report)}")
+    for c in [] if one_reason(report) else report.checks:
         lines.append(f"  [{'passed' if c.passed else 'FAILED'}] {terminal_text(c.title, multiline=False)}")
         if not c.passed:
-            lines.extend(f"      {label + ':':<10}{terminal_text(value)}" for label, value in failure_details(c))
+            lines.extend(f"      {label + ':':<10}{terminal_text(value)}" for label, value in _details(c, runner))
     printed = report.output.get(str(step), "")
     if printed:
         lines.append("  Your module printed:")
@@ -136,7 +189,59 @@ def _error_box(message: str) -> str:
 _CELL = "text-align:left;vertical-align:top"
 
 
-def _check_row(c: CheckResult, *, open_details: bool = True) -> str:
+# The replay command wraps only between its words (never inside ``--only``) or after a path's "/", and its
+# copy button copies it exactly; the button's script runs in the widget's view only (JupyterLab strips it from sanitized HTML).
+_WORD = '<span style="white-space:nowrap">{}</span>'
+_COPY_SCRIPT = ("const b=this,t=b.dataset.copy,show=w=>{b.textContent=w};const pick=()=>{const r=document.createRange();"
+                "r.selectNodeContents(b.previousElementSibling);const s=getSelection();s.removeAllRanges();s.addRange(r);"
+                "show('selected: press Ctrl+C')};if(navigator.clipboard&&window.isSecureContext)"
+                "{navigator.clipboard.writeText(t).then(()=>show('copied'),pick)}else{pick()}")
+
+
+def _replay_word(word: str) -> str:
+    # Unbreakable pieces; a path's pieces end at each "/", where <wbr> lets a long path wrap
+    # (<wbr> adds no character to what is copied or selected).
+    pieces = re.findall(r"[^/]*/|[^/]+", word) or [""]
+    return "<wbr>".join(_WORD.format(_esc(piece)) for piece in pieces)
+
+
+def replay_html(command: str, *, copy: bool = False) -> str:
+    """A replay command as HTML: never broken inside a word (``--only``) but after a path's ``/``; with
+    ``copy`` a button that copies it exactly.
+
+    >>> html = replay_html("agtool-grade check /opt/t.py --only x")
+    >>> '<span style="white-space:nowrap">--only</span>' in html, html.count("<wbr>")
+    (True, 2)
+    >>> re.sub("<[^>]+>", "", html)
+    'agtool-grade check /opt/t.py --only x'
+    """
+    words = " ".join(_replay_word(word) for word in command.split(" "))
+    code = f'<code class="agtool-replay">{words}</code>'
+    if not copy:
+        return code
+    return (f'{code} <button type="button" class="agtool-copy" aria-label="Copy the replay command" '
+            f'title="Copy the replay command" data-copy="{html_text(command)}" '
+            f'onclick="{html_text(_COPY_SCRIPT)}">copy</button>')
+
+
+def _detail_row(label: str, value: str, copy: bool) -> str:
+    if label == "replay":
+        shown = replay_html(value, copy=copy)
+    elif label in ("call", "expected", "got"):
+        shown = f"<code>{_esc(value)}</code>"
+    else:
+        shown = _esc(value)
+    return f'<tr><th style="{_CELL};padding-right:8px">{_esc(label)}</th><td style="{_CELL}">{shown}</td></tr>'
+
+
+def _one_reason_row(report: Report) -> str:
+    return (f'<tr><td style="{_CELL};color:{_RED};font-weight:bold">{FAIL_MARK}</td>'
+            f'<td style="{_CELL};color:{_RED}">failed</td>'
+            f'<td style="{_CELL}" colspan="2">{_esc(one_reason_text(report))}</td></tr>')
+
+
+def _check_row(c: CheckResult, *, open_details: bool = True, runner: "str | None" = None,
+               copy: bool = False) -> str:
     colour = _GREEN if c.passed else _RED
     mark = f'<td style="{_CELL};color:{colour};font-weight:bold">{PASS_MARK if c.passed else FAIL_MARK}</td>'
     word = f'<td style="{_CELL};color:{colour}">{"passed" if c.passed else "failed"}</td>'
@@ -145,14 +250,7 @@ def _check_row(c: CheckResult, *, open_details: bool = True) -> str:
     if c.passed:
         details = "<td></td>"
     else:
-        items = "".join(
-            f'<tr><th style="{_CELL};padding-right:8px">{_esc(label)}</th>'
-            f'<td style="{_CELL}"><code>{_esc(value)}</code></td></tr>'
-            if label in ("call", "expected", "got", "replay")
-            else f'<tr><th style="{_CELL};padding-right:8px">{_esc(label)}</th>'
-            f'<td style="{_CELL}">{_esc(value)}</td></tr>'
-            for label, value in failure_details(c)
-        )
+        items = "".join(_detail_row(label, value, copy) for label, value in _details(c, runner))
         # Only the first failure is unfolded: one thing to fix at a time, the rest a click away.
         summary = "<summary>details</summary>"
         details = (f'<td style="{_CELL}"><details{" open" if open_details else ""}>{summary}'
@@ -160,12 +258,16 @@ def _check_row(c: CheckResult, *, open_details: bool = True) -> str:
     return f"<tr>{mark}{word}{title}{details}</tr>"
 
 
-def render_html(report: Report, step: int, *, heading: "str | None" = None) -> str:
+def render_html(report: Report, step: int, *, heading: "str | None" = None, runner: "str | None" = None,
+                copy: bool = False) -> str:
     """The Check cell as a plain HTML table (the fallback where widgets do not run).
 
     Marks are words and symbols as well as colours, so the table reads the
     same where styles are stripped. ``heading`` replaces ``Step N`` before
     the summary (a submitted attempt's report covers every step).
+    ``runner`` replaces ``agtool-grade`` in replay commands
+    (:func:`replay_line`); ``copy`` adds a button that copies each one.
+    A module that does not import is one row, not one per check.
 
     >>> r = Report(seed=5, path="t.py", checks=[CheckResult("step1/names", 1, True, 2, 2, "Data names")])
     >>> "1/1 checks passed" in render_html(r, 1)
@@ -187,7 +289,11 @@ def render_html(report: Report, step: int, *, heading: "str | None" = None) -> s
             f'<th style="{_CELL}">{name}</th>' for name in ("", "result", "check", "details")) + "</tr></thead>")
         parts.append("<tbody>")
         first_failure = next((c.id for c in report.checks if not c.passed), None)
-        parts.extend(_check_row(c, open_details=c.id == first_failure) for c in report.checks)
+        if one_reason(report):
+            parts.append(_one_reason_row(report))
+        else:
+            parts.extend(_check_row(c, open_details=c.id == first_failure, runner=runner, copy=copy)
+                         for c in report.checks)
         parts.append("</tbody></table>")
     printed = report.output.get(str(step), "")
     if printed:

@@ -21,6 +21,7 @@ Example (in a notebook cell)::
 from __future__ import annotations
 
 import dataclasses
+import sys
 import traceback
 from typing import Callable
 
@@ -28,13 +29,28 @@ import ipywidgets as widgets
 
 from agtool_lab import submit as service
 from agtool_lab.load import ENV_VAR, learner_path
+from agtool_lab.submit_panel import SubmitControls
 from agtool_lab.view import check_panel_text, failure_details, render_html, summary_line
+from grader.escape import shell_join
 from grader.report import Report, new_seed
 from grader.settings import Settings, current
 
 __all__ = ["CheckPanel", "check", "grade_step", "working_on"]
 
 GradeFn = Callable[..., Report]
+
+
+def kernel_runner() -> str:
+    """The shell words that run ``agtool-grade`` with this kernel's own interpreter, quoted.
+
+    Replay commands start with these instead of ``agtool-grade``: a JupyterLab
+    terminal is a login shell on a hub, whose ``/etc/profile`` drops the lab's
+    environment from ``PATH``, while this interpreter's path works anywhere.
+
+    >>> kernel_runner().endswith(" -m grader")
+    True
+    """
+    return shell_join([sys.executable, "-m", "grader"])
 
 
 # --------------------------------------------------------------------------
@@ -114,20 +130,15 @@ class CheckPanel(widgets.VBox):
         buttons = [self.button]
         # Beside Check, where the class has a grading service: the attempt that is kept and counts,
         # and the course line (due date, attempts left) that says whether to press it now.
-        self.submit_button = self.submitted = self.course_label = self.course_info = None
-        if service.configured():
-            self.submit_button = widgets.Button(
-                description="Submit", icon="upload", button_style="primary",
-                tooltip="Send this file to the class grading service: the attempt is kept and graded there",
-                layout=widgets.Layout(width="auto", flex="0 0 auto"))
-            self.submit_button.on_click(lambda _button: self.send())
-            self.submitted = widgets.HTML()
-            # The line takes the room the buttons leave; the buttons never shrink to make room for it.
-            self.course_label = widgets.HTML(layout=widgets.Layout(margin="0 0 0 12px", flex="1 1 auto"))
+        self.submit_button = self.submitted = self.course_label = self.controls = None
+        if service.configured():  # Submit, its confirmation and the course line: agtool_lab.submit_panel
+            self.controls = SubmitControls(path, step, self.status)
+            self.submit_button, self.submitted = self.controls.button, self.controls.submitted
+            self.course_label = self.controls.course_label
             buttons.append(self.submit_button)
         row = [*buttons, self.status] + ([self.course_label] if self.course_label is not None else [])
         children = [self.body, widgets.HBox(row, layout=widgets.Layout(align_items="center"))]
-        super().__init__(children + ([self.submitted] if self.submitted is not None else []))
+        super().__init__(children + ([self.controls.below] if self.controls is not None else []))
         self._show(report)
         if self.course_label is not None:
             self.refresh_course()
@@ -157,36 +168,27 @@ class CheckPanel(widgets.VBox):
         return report
 
     def send(self):
-        """Submit the file to the grading service, show the attempt's grade under the panel, refresh the course line."""
-        self.submit_button.disabled = True
-        self.status.value = "submitted, waiting for the grade ..."
-        try:
-            shown = service.submit(self.path, show_course=False)
-        except Exception as exc:  # submit() says what went wrong itself; this is a last guard against a traceback
-            shown = service.Message(f"Submit failed: {type(exc).__name__}: {exc}")
-        finally:
-            self.submit_button.disabled = False
-        self.submitted.value = shown._repr_html_()
-        self.status.value = f"seed {self.report.seed}"
-        self.refresh_course()
-        return shown
+        """Submit the file now (the confirmation's button calls this), show the grade, refresh the course line."""
+        return self.controls.send()
 
     def refresh_course(self) -> "service.CourseStatus":
         """Ask the service for the due date and attempts left and show them beside the buttons (never raises)."""
-        self.course_info = service.course_status()
-        self.course_label.value = self.course_info._repr_html_()
-        return self.course_info
+        return self.controls.refresh_course()
+
+    @property
+    def course_info(self) -> "service.CourseStatus | None":
+        return self.controls.info if self.controls is not None else None
 
     def _show(self, report: Report) -> None:
         self.report = report
-        self.body.value = render_html(report, self.step)
+        self.body.value = render_html(report, self.step, runner=kernel_runner(), copy=True)
         self.status.value = f"seed {report.seed}"
 
     def _repr_mimebundle_(self, **kwargs):
         # The widget view where a widget manager runs; HTML and text elsewhere.
         data = super()._repr_mimebundle_(**kwargs) or {}
-        data["text/plain"] = check_panel_text(self.report, self.step)
-        data["text/html"] = render_html(self.report, self.step)
+        data["text/plain"] = check_panel_text(self.report, self.step, runner=kernel_runner())
+        data["text/html"] = render_html(self.report, self.step, runner=kernel_runner())
         return data
 
 
@@ -248,7 +250,7 @@ def check(step: int, *, path=None, seed: "int | None" = None) -> Report:
     result.panel = CheckPanel(step, report, path=path)
     shell = _ipython_shell()
     if shell is None:  # a plain Python session: text is all there is
-        print(check_panel_text(report, step))
+        print(check_panel_text(report, step, runner=kernel_runner()))
         return result
     from IPython.display import display
 

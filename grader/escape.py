@@ -26,8 +26,8 @@ import re
 import shlex
 from typing import Callable, Iterable
 
-__all__ = ["shell_quote", "shell_join", "md_text", "md_code", "md_fence", "md_cell", "md_code_cell",
-           "html_text", "terminal_text", "csv_cell", "CSV_FORMULA_STARTS"]
+__all__ = ["shell_quote", "shell_join", "md_text", "md_prose", "md_code", "md_fence", "md_cell", "md_code_cell",
+           "html_text", "terminal_text", "plain_text", "csv_cell", "CSV_FORMULA_STARTS"]
 
 # ------------------------------------------------------------------------------ shell
 
@@ -93,6 +93,23 @@ def terminal_text(text: object, *, multiline: bool = True) -> str:
     """
     pattern = _CONTROLS if multiline else _CONTROLS_ONE_LINE
     return pattern.sub(_visible, str(text))
+
+
+def plain_text(text: object, *, multiline: bool = True) -> str:
+    r"""``text`` with every control character removed, for plain text a person reads (an LMS comment box).
+
+    What :func:`terminal_text` shows as ``\x1b`` is dropped here: the
+    reader wants the words, and without its escape character a sequence
+    is inert. ``\n`` and ``\t`` stay in a multi-line block; on one line
+    they become spaces.
+
+    >>> plain_text("a\x1b[2J\rb\u202e\n\tc"), plain_text("a\nb", multiline=False)
+    ('a[2Jb\n\tc', 'a b')
+    """
+    text = str(text)
+    if not multiline:
+        text = text.replace("\n", " ").replace("\t", " ")
+    return _CONTROLS.sub("", text)
 
 
 # ------------------------------------------------------------------------------- HTML
@@ -214,6 +231,37 @@ def md_code_cell(text: object) -> str:
     `a\|b`
     """
     return md_code(text).replace("|", "\\|")
+
+
+# Escaped in minimal Markdown prose only where Markdown would act on them:
+# a backslash before punctuation (or at the end), a backtick, '*', '~', '$' and
+# '[' anywhere; '_' unless it is inside a word (``MAX_ROWS`` is never emphasis);
+# '<' that opens a tag or an autolink; '&' that spells an entity.
+_PROSE_BACKSLASH = re.compile(r"\\(?=[!-/:-@\[-`{-~]|$)")
+_PROSE_ALWAYS = re.compile(r"([`*~$\[])")
+_PROSE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+_PROSE_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+_PROSE_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+
+
+def md_prose(text: object) -> str:
+    r"""Markdown prose that reads as written: :func:`md_text`'s safety with an escape only where one is needed.
+
+    For a text a person also reads unrendered (feedback in an LMS): no HTML
+    entity, no backslash before a character Markdown would show anyway.
+    One line (lines joined with spaces), never at the start of a line (a
+    list item or heading comes first), never in a table cell.
+
+    >>> print(md_prose("MAX_ROWS gives missing:<arg>, 2 < 3 & [x](javascript:a) _em_ http://b"))
+    MAX_ROWS gives missing:\<arg>, 2 < 3 & \[x](javascript:a) \_em\_ http\://b
+    """
+    text = terminal_text(text, multiline=True).replace("\n", " ")
+    text = _PROSE_BACKSLASH.sub(r"\\\\", text)
+    text = _PROSE_ALWAYS.sub(r"\\\1", text)
+    text = _PROSE_UNDERSCORE.sub(r"\\_", text)
+    text = _PROSE_TAG.sub(r"\\<", text)
+    text = _PROSE_ENTITY.sub(r"\\&", text)
+    return _MD_AUTOLINK.sub(lambda m: "\\" + m.group(0), text)
 
 
 # -------------------------------------------------------------------------------- CSV

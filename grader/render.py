@@ -121,3 +121,18 @@ def _markdown_details(check: CheckResult, shared_error: str) -> list[str]:
         else:
             lines.append(f"- **{name}:** {md_text(value)}")
     return lines
+
+
+# -------------------------------------------------------------------------- what a failed check shows
+
+FAILURE_LABELS = (("call", "call"), ("expected", "expected"), ("got", "got"), ("message", "why"),
+                  ("hint", "hint"), ("reproduce", "replay"))
+
+
+def failure_details(check: CheckResult) -> "list[tuple[str, str]]":
+    """The labelled lines under a failed check, in reading order, empty ones left out (widget and service page).
+
+    >>> failure_details(CheckResult("step1/x", 1, False, 0, 1, "x", message="m", call="f(1)", reproduce="r"))
+    [('call', 'f(1)'), ('why', 'm'), ('replay', 'r')]
+    """
+    return [(label, getattr(check, name)) for name, label in FAILURE_LABELS if getattr(check, name)]

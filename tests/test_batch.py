@@ -380,7 +380,11 @@ def test_real_class_gradebook(tmp_path):
                                             *("defect-" + d.replace("/", "-") for d in SOME_DEFECTS)])
     assert_expected_rows(book, SOME_DEFECTS)
     feedback = (out / "feedback" / "defect-step2-type_bool_limit.md").read_text()
-    assert "step2/type_bool_limit" in feedback and str(root) in feedback
+    # The learner's own file and a replay they can run in the lab: never the instructor's folder.
+    assert "step2/type_bool_limit" in feedback and str(root) not in feedback
+    assert "agtool-grade check agtool/tools.py --only step2/type_bool_limit --seed 1234" in feedback
+    assert (out / "feedback" / "defect-step2-type_bool_limit.txt").read_text().startswith("Feedback on tools.py")
+    assert "## Submitted the starter unchanged\n\n1 learner" in (out / "summary.md").read_text()
     wrong = (out / "summary.md").read_text().split("## Most common wrong answers")[1].split("\n## ")[0]
     counts = [int(line.split()[1]) for line in wrong.strip().splitlines()]
     assert counts and counts == sorted(counts, reverse=True)  # most frequent first
@@ -485,7 +489,10 @@ def test_dashboard_executes_headless_on_a_small_class(tmp_path):
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     assert sum("image/png" in o.get("data", {}) for o in outputs) == 3  # the three plots, inline
-    assert any("text/markdown" in o.get("data", {}) for o in outputs)  # one learner's feedback
+    markdown = [o["data"]["text/markdown"] for o in outputs if "text/markdown" in o.get("data", {})]
+    assert len(markdown) >= 2  # one learner's feedback, and summary.md rendered (never printed raw)
+    assert "## Submitted the starter unchanged" in markdown[-1] and "- ben" in markdown[-1]
+    assert not [o for o in outputs if o.output_type == "stream" and "# Class summary" in o.get("text", "")]
     book = read_csv(tmp_path / "instructor_out" / "grades.csv").set_index("learner")
     assert list(book.index) == ["ada", "ben", "cleo", "dev", "eli"]
     assert book.loc["ada", "score"] == book.loc["ada", "max_score"] and book.loc["ben", "score"] == 0

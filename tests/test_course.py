@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
+import types
 from pathlib import Path
 
 import pandas as pd
@@ -187,7 +188,9 @@ def test_a_batch_under_a_course_writes_raw_and_credited_scores_and_why(tmp_path)
     assert book.loc["ana", "submitted_at"] == "2026-03-01T23:59:00Z" and "80% credit" in book.loc["ana", "why"]
     graded = {r["learner"]: r for r in json.loads((out / "grades.json").read_text())["learners"]}
     assert graded["ana"]["credit"]["credited"] == 7.2 and graded["ana"]["score"] == 6
-    assert (out / "feedback" / "ana.md").read_text().startswith("**Credited: 7.2/9** (attempt batch)")
+    feedback = (out / "feedback" / "ana.md").read_text()
+    assert "**The grade that counts: 7.2/9, from this submission: 6/6 points (weighted 9/9), late (80% credit).**" \
+        in feedback and "Credited" not in feedback
     gradescope = json.loads((out / "gradescope" / "ana" / "results.json").read_text())
     assert gradescope["score"] == 7.2 and gradescope["output"].startswith("Credited: 7.2/9")
     assert "## Course policy" in (out / "summary.md").read_text()
@@ -267,7 +270,8 @@ def test_the_submission_handler_answers_429_with_the_course_message(monkeypatch)
 
     class Case(AsyncHTTPTestCase):
         def get_app(self):
-            return service_app.make_app(store, NoQueue(), settings, hub_auth=object())
+            return service_app.make_app(store, NoQueue(), settings,  # base_url: where the pages' XSRF cookie goes
+                                        hub_auth=types.SimpleNamespace(base_url=settings.prefix))
 
         def runTest(self):
             answers = [self.fetch("/api/submissions", method="POST", body=b"x = 1\n",

@@ -4,14 +4,18 @@ Refresh the golden files with ``UPDATE_GOLDEN=1 pytest tests/test_notebook_widge
 """
 from __future__ import annotations
 
+import html as html_module
 import os
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from agtool_lab import widget as notebook
 from agtool_lab.view import NOTEBOOKS, check_panel_text, render_html
-from agtool_lab.widget import CheckPanel, check, grade_step
+from agtool_lab.widget import CheckPanel, check, grade_step, kernel_runner
+from grader.escape import html_text
 from grader.report import CheckResult, Report
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "notebook"
@@ -49,27 +53,36 @@ def _mixed(seed: int = 4242) -> Report:
     )
 
 
+IMPORT_FAILURE = "Your module could not be imported: SyntaxError at tools.py line 12: invalid syntax\n    12 | REGIONS = ["
+
+# As the grader reports a module that does not import: every check failed with that one message and its own hint.
 def _import_failed() -> Report:
-    message = "Your module could not be imported: SyntaxError: invalid syntax (tools.py, line 12)"
-    return Report(seed=9, path="agtool/tools.py", error=message, checks=[
-        CheckResult("step2/valid_call", 2, False, 0, 2, "A valid call gives \"\"", message=message),
-    ])
+    return Report(seed=9, path="agtool/tools.py", error=IMPORT_FAILURE, checks=[
+        CheckResult(f"step2/check_{i}", 2, False, 0, 2, f"Check {i} of step 2", message=IMPORT_FAILURE,
+                    hint=f"HINT-{i}: an unrelated hint", reproduce=f"agtool-grade check agtool/tools.py --only "
+                                                                  f"step2/check_{i} --seed 9")
+        for i in range(14)])
 
 
+# A path with a space: the replay line quotes it, and wraps only between its words.
+RUNNER = "'/opt/lab env/bin/python' -m grader"
 CASES = {
-    "passing_step2": (2, _passing(2)),
-    "passing_step8": (8, _passing(8)),
-    "mixed_step3": (3, _mixed()),
-    "import_failed_step2": (2, _import_failed()),
-    "no_checks_step5": (5, Report(seed=1, path="agtool/tools.py")),
+    "passing_step2": (2, _passing(2), {}),
+    "passing_step8": (8, _passing(8), {}),
+    "mixed_step3": (3, _mixed(), {}),
+    "mixed_step3_replay_runner": (3, _mixed(), {"runner": RUNNER}),
+    "import_failed_step2": (2, _import_failed(), {}),
+    "no_checks_step5": (5, Report(seed=1, path="agtool/tools.py"), {}),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("kind", ["html", "txt"])
 def test_rendering_matches_golden_file(name, kind):
-    step, report = CASES[name]
-    rendered = (render_html if kind == "html" else check_panel_text)(report, step) + "\n"
+    step, report, options = CASES[name]
+    if kind == "html" and options.get("runner"):
+        options = {**options, "copy": True}  # the widget's view: the copy button too
+    rendered = (render_html if kind == "html" else check_panel_text)(report, step, **options) + "\n"
     golden = GOLDEN / f"{name}.{kind}"
     if os.environ.get("UPDATE_GOLDEN"):
         golden.parent.mkdir(parents=True, exist_ok=True)
@@ -124,7 +137,7 @@ def test_panel_rows_and_counts_come_from_the_report():
     assert panel.rows[1]["expected"] == "body runs: 0" and panel.rows[1]["got"] == "body runs: 1"
     assert "call" not in panel.rows[0]  # a passing row carries no failure details
     assert panel.summary == "1/3 checks passed, 2/7 points"
-    assert panel.body.value == render_html(panel.report, 3)
+    assert panel.body.value == render_html(panel.report, 3, runner=kernel_runner(), copy=True)
 
 
 def test_rerun_button_grades_again_with_a_new_seed_and_updates_in_place():
@@ -156,7 +169,7 @@ def test_rerun_with_a_grader_that_raises_shows_a_red_box():
 def test_mime_bundle_carries_widget_html_and_text():
     bundle = CheckPanel(3, _mixed(), path="x")._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert bundle["text/html"] == render_html(_mixed(), 3)
+    assert bundle["text/html"] == render_html(_mixed(), 3, runner=kernel_runner())
     assert bundle["text/plain"].startswith("Step 3: 1/3 checks passed")
 
 
@@ -187,16 +200,65 @@ def test_grader_exception_is_a_report(monkeypatch, tmp_path):
     assert report.seed == 5 and report.path == str(module)
 
 
-def test_module_that_fails_to_import_shows_red_rows(tmp_path):
+@pytest.mark.parametrize("source, error", [("REGIONS = [\n", "SyntaxError"),
+                                           ("X = undefined_name + 1\n", "NameError")])
+def test_module_that_fails_to_import_shows_one_red_row_without_hints(tmp_path, source, error):
     module = tmp_path / "tools.py"
-    module.write_text("REGIONS = [\n")  # a syntax error
+    module.write_text(source)
     report = check(2, path=module, seed=1)
-    assert report.checks, "every check of the step is reported, failed"
+    assert len(report.checks) > 1, "every check of the step is still in the report, failed"
     assert not any(c.passed for c in report.checks)
-    assert "SyntaxError" in report.error
+    assert error in report.error
     html = report.panel.body.value
-    assert "could not be graded" in html and "SyntaxError" in html
+    assert "could not be graded" in html and error in html
     assert ">passed<" not in html
+    # Before: one row per check, each repeating the error with its own unrelated hint.
+    assert html.count(">failed<") == 1 and html.count(html_text(report.error.splitlines()[0])) == 1
+    assert f"All {len(report.checks)} checks of step 2 need your module to import" in html
+    assert not [c.hint for c in report.checks if c.hint and c.hint in html]
+    text = check_panel_text(report, 2)
+    assert text.count("[FAILED]") == 1 and "hint:" not in text
+
+
+def _replay_lines(text: str) -> list[str]:
+    return [line.split("replay:", 1)[1].strip() for line in text.splitlines() if line.strip().startswith("replay:")]
+
+
+def test_the_replay_command_the_widget_shows_replays_the_check_in_a_terminal_without_the_venv(tmp_path):
+    # Before: `agtool-grade ...` was "command not found" in JupyterLab's terminal (the venv is not on PATH).
+    module = tmp_path / "my work" / "tools.py"
+    module.parent.mkdir()
+    solution = (REPO / "solutions" / "tools.py").read_text(encoding="utf-8")
+    module.write_text(solution.replace('return "unknown_tool"', 'return "no_such_tool"'), encoding="utf-8")
+    report = check(2, path=module, seed=8)
+    assert "step2/unknown_tool" in [c.id for c in report.failed], report.summary()
+    bundle = report.panel._repr_mimebundle_()
+    line = next(x for x in _replay_lines(bundle["text/plain"]) if "step2/unknown_tool" in x)
+    assert line.startswith(kernel_runner() + " check ")
+    # The widget's view shows the same words and its copy button copies exactly this line.
+    assert f'data-copy="{line.replace(chr(39), "&#x27;")}"' in report.panel.body.value
+    # Run as a terminal would: from the lab's folder, by bash, with no virtualenv on PATH.
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8", "AGTOOL_SANDBOX": "none"}
+    done = subprocess.run(["bash", "-c", line], cwd=REPO / "labs", env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert "command not found" not in done.stderr and "No module named" not in done.stderr, done.stderr
+    assert done.returncode == 1, (done.returncode, done.stderr)  # a check failed, as in the panel
+    assert "step2/unknown_tool" in done.stdout and "seed 8" in done.stdout, done.stdout
+
+
+def test_the_replay_command_wraps_only_between_words_and_has_an_exact_copy_button():
+    html = render_html(_mixed(), 3, runner=RUNNER, copy=True)
+    command = RUNNER + " agtool/tools.py --only step3/blocked_before_call --seed 4242"
+    code = re.search(r'<code class="agtool-replay">(.*?)</code>', html).group(1)
+    assert html_module.unescape(re.sub("<[^>]+>", "", code)) == command  # the text is the command, exactly
+    # Unbreakable pieces, separated by the spaces between words or by <wbr> after a path's "/", nothing else.
+    pieces = re.split(r"(?<=</span>)(?: |<wbr>)", code)
+    assert all(re.fullmatch(r'<span style="white-space:nowrap">[^<]*</span>', piece) for piece in pieces), pieces
+    assert '<span style="white-space:nowrap">--only</span>' in code
+    assert '<span style="white-space:nowrap">&#x27;/</span><wbr><span style="white-space:nowrap">opt/</span>' in code
+    button = re.search(r'<button [^>]*data-copy="([^"]*)"[^>]*>copy</button>', html)
+    assert button and button.group(1).replace("&#x27;", "'") == command
+    assert "<button" not in render_html(_mixed(), 3, runner=RUNNER)  # no button where scripts do not run
 
 
 def test_check_on_the_solution_passes_and_names_the_next_notebook():
@@ -273,3 +335,15 @@ def test_submit_is_offered_beside_check_only_where_a_grading_service_is_configur
     monkeypatch.setattr(service, "submit", lambda path, **kw: sent.append(path) or service.Message("Attempt 4 <graded>"))
     panel.send()
     assert sent == ["t.py"] and "Attempt 4 &lt;graded&gt;" in panel.submitted.value
+
+
+def test_make_lab_starts_jupyter_with_the_venv_bin_first_on_the_path_its_terminals_inherit():
+    # Before: `make lab` left PATH as it was, so `agtool-grade` in a lab terminal was "command not found".
+    done = subprocess.run(["make", "-n", "-o", ".venv/.installed", "lab"], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+    line = next(x for x in done.stdout.splitlines() if "jupyter lab" in x)
+    assignment = line.split(" ", 1)[0]
+    assert assignment == f'PATH="{REPO / ".venv" / "bin"}:$PATH"', line
+    found = subprocess.run(["bash", "-c", f"{assignment}; command -v agtool-grade"], capture_output=True, text=True,
+                           env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    assert found.stdout.strip() == str(REPO / ".venv" / "bin" / "agtool-grade"), found.stderr

@@ -300,7 +300,9 @@ def test_the_panel_shows_due_date_and_attempts_left_beside_submit_and_refreshes_
     assert "Due 2026-03-01 12:00 UTC" in panel.course_label.value
     assert "Attempts left: 3 of 3 per 60 minutes" in panel.course_label.value
 
-    panel.submit_button.click()
+    panel.submit_button.click()  # asks first: nothing is sent before the learner confirms
+    assert on_hub.paths("POST") == [] and panel.controls.asking.layout.display == "flex"
+    panel.controls.confirm.click()
     assert "2/2 points" in panel.submitted.value
     assert "agtool-course" not in panel.submitted.value  # shown once, beside the buttons
     assert "Attempts left: 2 of 3 per 60 minutes" in panel.course_label.value
@@ -316,7 +318,7 @@ def test_the_panel_with_an_unreachable_service_still_checks_and_says_so_in_one_l
     assert "Course status unavailable: could not reach the grading service" in panel.course_label.value
     assert "Traceback" not in panel.course_label.value
     panel.send()
-    assert "could not reach the grading service" in panel.submitted.value
+    assert "Not submitted: could not reach the grading service" in panel.controls.notice.value
     assert not panel.submit_button.disabled
 
 
@@ -328,7 +330,7 @@ def test_a_submit_that_raises_anyway_never_reaches_the_notebook_as_a_traceback(o
 
     monkeypatch.setattr(service, "submit", broken)
     shown = panel.send()
-    assert isinstance(shown, service.Message) and "Submit failed: KeyError" in panel.submitted.value
+    assert isinstance(shown, service.Message) and "Submit failed: KeyError" in panel.controls.notice.value
     assert not panel.submit_button.disabled
 
 
@@ -339,3 +341,41 @@ def test_a_submitted_report_of_every_step_is_headed_by_its_steps_not_one_step():
     html = service.attempt_html({"id": 9, "status": "graded", "report": report.to_dict()})
     assert "Attempt 9 submitted to the class grading service</b>: 2/5 points." in html
     assert "<b>Steps 1-8: 1/2 checks passed, 2/5 points</b>" in html and "<b>Step 8:" not in html
+
+
+# ---------------------------------------------------------------------------- Submit: confirm, refuse, disable
+
+
+def test_submit_asks_for_confirmation_saying_the_whole_module_is_graded_and_cancel_sends_nothing(on_hub):
+    panel = CheckPanel(2, _checked(), path=str(SOLUTION))
+    panel.submit_button.click()
+    question = panel.controls.question.value
+    assert "steps 1 to 11, not only step 2" in question and "It uses 1 of your 3 attempts left" in question
+    panel.controls.cancel.click()
+    assert panel.controls.asking.layout.display == "none" and on_hub.paths("POST") == []
+    assert panel.submitted.value == ""
+
+
+def test_a_refusal_is_a_sentence_beside_the_last_grade_which_stays(on_hub):
+    panel = CheckPanel(1, _checked(), path=str(SOLUTION))
+    panel.controls.confirm.click()
+    assert "2/2 points" in panel.submitted.value
+    on_hub.refuse = (429, "at most 3 attempts per 60 minutes; your next attempt is allowed at 2026-03-01T11:00:00Z")
+    panel.controls.confirm.click()
+    assert "2/2 points" in panel.submitted.value  # the last grade stays
+    notice = panel.controls.notice.value
+    assert "Not submitted: at most 3 attempts per 60 minutes" in notice and "answered 429" not in notice
+    assert "2026-03-01 11:00 UTC (" in notice and "2026-03-01T11:00:00Z" not in notice
+    assert "Your last grade stays as shown" in notice
+
+
+def test_submit_is_disabled_with_no_attempt_left_and_says_when_the_next_is_allowed(on_hub):
+    soon = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=42)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    on_hub.course.update(attempts_left=0, next_allowed=soon)
+    panel = CheckPanel(1, _checked(), path=str(SOLUTION))
+    assert panel.submit_button.disabled
+    assert "No attempt left: your next attempt is allowed" in panel.course_label.value
+    assert "(in 41 min)" in panel.course_label.value or "(in 42 min)" in panel.course_label.value
+    on_hub.course.update(attempts_left=1, next_allowed=None)
+    panel.refresh_course()
+    assert not panel.submit_button.disabled and "No attempt left" not in panel.course_label.value

@@ -12,6 +12,7 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from agtool_lab.load import learner_path, load_module
+from agtool_lab.view import NOTEBOOKS
 
 RED, GREEN, GREY = "#cf222e", "#1a7f37", "#6e7781"
 
@@ -83,3 +84,58 @@ def png(fig: Figure) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
     return buffer.getvalue()
+
+
+def chart_image() -> widgets.Image:
+    """An image for a playground's chart, hidden until :func:`show_chart` draws in it.
+
+    >>> chart_image().layout.display
+    'none'
+    """
+    return widgets.Image(format="png", layout=widgets.Layout(display="none"))
+
+
+def show_chart(chart: widgets.Image, fig: "Figure | None") -> None:
+    """Draw ``fig`` in ``chart``; with ``None`` hide it: an Image without a picture shows as a broken one.
+
+    >>> chart = chart_image(); show_chart(chart, None); chart.layout.display, bytes(chart.value)
+    ('none', b'')
+    """
+    chart.value = png(fig) if fig is not None else b""
+    chart.layout.display = None if fig is not None else "none"
+
+
+# The module-level data a playground draws from: the step whose notebook gives it, and how.
+DATA_STEPS = {
+    "STOCK": (1, "paste the STOCK block of {notebook} into your tools.py"),
+    "REGIONS": (1, "set it to the five regions {notebook} lists"),
+    "PRODUCTS": (11, "paste the PRODUCTS table of {notebook} into your tools.py"),
+}
+
+
+def missing_data(tools, names) -> str:
+    """A sentence for the first of ``names`` that ``tools`` lacks or leaves empty, and the step that builds
+    it; ``""`` when all are there. A playground says this instead of drawing from nothing.
+
+    >>> class Starter: REGIONS = ["north"]; STOCK = []
+    >>> print(missing_data(Starter, ["REGIONS", "STOCK"]))
+    STOCK is empty: step 1 builds it (paste the STOCK block of 01_contract_table.ipynb into your tools.py).
+    >>> missing_data(Starter, ["REGIONS"])
+    ''
+    """
+    for name in names:
+        value = getattr(tools, name, None)
+        state = "is not in your module" if not hasattr(tools, name) else "is empty" if not value else ""
+        if state:
+            step, how = DATA_STEPS[name]
+            return f"{name} {state}: step {step} builds it ({how.format(notebook=NOTEBOOKS[step])})."
+    return ""
+
+
+def missing_html(sentence: str) -> str:
+    """:func:`missing_data`'s sentence as the playground shows it, escaped.
+
+    >>> missing_html("STOCK is empty <now>")
+    '<span class="agtool-missing" style="color:#9a6700"><b>Nothing to show yet.</b> STOCK is empty &lt;now&gt;</span>'
+    """
+    return f'<span class="agtool-missing" style="color:#9a6700"><b>Nothing to show yet.</b> {esc(sentence)}</span>'

@@ -6,7 +6,7 @@ from typing import Callable
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from agtool_lab.playground._live import GREEN, GREY, RED, LiveModule, esc, guard, png, pre
+from agtool_lab.playground._live import GREEN, GREY, RED, LiveModule, chart_image, esc, guard, pre, show_chart
 from grader import spec
 
 # The spec's values, then the traps: a sku with no rows, regions and a tool name the contract refuses.
@@ -169,13 +169,14 @@ def cache_playground(path=None) -> widgets.VBox:
     shuffle = widgets.Checkbox(value=False, description="write the keys in reverse order", indent=False)
     button = widgets.Button(description="call_tool", button_style="primary")
     fresh = widgets.Button(description="Fresh import (empty CACHE)")
-    chart, shown = widgets.Image(format="png"), widgets.HTML()
+    chart, shown = chart_image(), widgets.HTML()
     history: list[dict] = []
 
     def render(fresh_import: bool = False) -> str:
         tools = live.get(fresh=fresh_import)
         if fresh_import:
             history.clear()
+            show_chart(chart, None)
         name, args = builder.value()
         if shuffle.value:
             args = dict(reversed(list(args.items())))
@@ -183,7 +184,7 @@ def cache_playground(path=None) -> widgets.VBox:
         result = tools.call_tool(name, args)
         ran = sum(tools.CALLS.values()) - before
         history.append({"args": args, "ran": ran, "ok": result.get("ok")})
-        chart.value = png(_cache_figure(history))
+        show_chart(chart, _cache_figure(history))
         verdict = (f'<b style="color:{RED}">miss: the body ran</b>' if ran
                    else f'<b style="color:{GREEN}">no body run (a cache hit, or refused before the call)</b>')
         return (f"<code>{esc(_call_text('call_tool', name, args))}</code> &rarr; ok={esc(result.get('ok'))}, "

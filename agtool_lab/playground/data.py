@@ -7,7 +7,8 @@ import pprint
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from agtool_lab.playground._live import GREEN, GREY, RED, LiveModule, esc, guard, png, pre, friendly_error
+from agtool_lab.playground._live import (GREEN, GREY, RED, LiveModule, chart_image, esc, friendly_error, guard,
+                                        missing_data, missing_html, pre, show_chart)
 from agtool_lab.playground.args import SKUS
 from grader import spec
 
@@ -54,14 +55,15 @@ def contract_playground(path=None) -> widgets.VBox:
     sku = widgets.Dropdown(options=SKUS, value="SKU-3300", description="sku")
     region = widgets.Dropdown(options=spec.REGIONS, value="north", description="region")
     limit = widgets.IntSlider(value=2, min=1, max=8, description="limit")
-    chart, text, table = widgets.Image(format="png"), widgets.HTML(), widgets.HTML()
+    chart, text, table = chart_image(), widgets.HTML(), widgets.HTML()
 
     def render() -> str:
+        show_chart(chart, None)  # until drawn: learner code below may raise
         tools = live.get()
-        if not tools.STOCK:
-            chart.value = b""
-            return "<i>STOCK is empty: paste the block from this notebook into agtool/tools.py.</i>"
-        chart.value = png(_stock_figure(tools.STOCK, sku.value, list(tools.REGIONS)))
+        missing = missing_data(tools, ["STOCK"])
+        if missing:
+            return missing_html(missing)
+        show_chart(chart, _stock_figure(tools.STOCK, sku.value, list(getattr(tools, "REGIONS", []) or [])))
         lines = []
         for name in ("stock_lookup", "legacy_stock"):
             try:

@@ -7,7 +7,7 @@ import textwrap
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from agtool_lab.playground._live import GREEN, GREY, RED, LiveModule, guard, png, pre
+from agtool_lab.playground._live import GREEN, GREY, RED, LiveModule, chart_image, guard, pre, show_chart
 from grader import spec
 
 
@@ -116,7 +116,7 @@ def path_playground(step: int = 7, path=None) -> widgets.VBox:
     attempts = widgets.IntSlider(value=spec.MAX_ATTEMPTS, min=1, max=5, description="MAX_ATTEMPTS",
                                  style={"description_width": "initial"})
     button = widgets.Button(description="run_naive" if step == 6 else "handle", button_style="primary")
-    chart, shown = widgets.Image(format="png"), widgets.HTML()
+    chart, shown = chart_image(), widgets.HTML()
 
     def set_preset(*_):
         editor.value = repr(ORDER_PRESETS[preset.value])
@@ -130,11 +130,11 @@ def path_playground(step: int = 7, path=None) -> widgets.VBox:
             tools.MAX_ATTEMPTS = attempts.value  # read when the graph runs, so this must count
             result = tools.handle(order)
         nodes = order_path(result)
-        chart.value = png(draw_path(nodes, _path_labels(nodes, result)))
+        show_chart(chart, draw_path(nodes, _path_labels(nodes, result)))
         return pre({key: result.get(key) for key in result})
 
     def run(*_):
-        chart.value = b""
+        show_chart(chart, None)  # no picture until this run draws one (learner code may raise first)
         guard(shown, render)
 
     preset.observe(lambda _c: (set_preset(), run()), names="value")

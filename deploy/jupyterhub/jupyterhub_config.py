@@ -1,8 +1,11 @@
 # JupyterHub configuration for an agtool-lab classroom on one machine.
 #
-# Installed by setup_hub.sh as /etc/jupyterhub/jupyterhub_config.py and run by
-# the systemd unit agtool-hub.service as root (JupyterHub needs root to start
-# each learner's server as that learner's Unix user).
+# Installed by setup_hub.sh as /etc/jupyterhub/jupyterhub_config.py (never over a
+# local edit: the recipe's version then lands beside it as .new) and run as root
+# (JupyterHub needs root to start each learner's server as that learner's Unix
+# user) by the systemd unit agtool-hub.service, or in the background where there
+# is no systemd. Its settings come from /etc/jupyterhub/agtool-hub.env
+# (AGTOOL_PREFIX, AGTOOL_HUB_IP, AGTOOL_HUB_PORT, ...), written by setup_hub.sh.
 #
 # What a learner gets on first login (see pre_spawn_hook below):
 #   ~/labs/01_contract_table.ipynb ... 12_capstone.ipynb     the exercises
@@ -11,6 +14,7 @@
 # AGTOOL_MODULE points there. The instructor grades every home folder with
 #   sudo -H -u agtool-grader /opt/agtool/venv/bin/agtool-grade batch '/home/*/agtool/tools.py' --out /srv/agtool/grades/week3
 # (docs/classroom.md, "A classroom JupyterHub").
+import csv
 import grp
 import os
 import pwd
@@ -22,8 +26,9 @@ c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
 AGTOOL = Path(os.environ.get("AGTOOL_PREFIX", "/opt/agtool"))
 TEMPLATE = AGTOOL / "template"  # labs/ and agtool/tools.py, copied by setup_hub.sh
 STAFF_GROUP = "agtool-staff"  # may read learners' homes (the grading account is in it)
-ROSTER = AGTOOL / "roster.txt"  # one Unix user name per line: who may log in
-INSTRUCTORS = AGTOOL / "instructors.txt"  # hub admins
+ROSTER = AGTOOL / "roster.csv"  # learner,lms_id[,name...]: who may log in, and the LMS files' ids
+INSTRUCTORS = AGTOOL / "instructors.txt"  # hub admins, one Unix user name a line
+COURSE = AGTOOL / "course.toml"  # due date, late credit, attempt limit (grader/course/policy.py)
 
 
 def _names(path: Path) -> set:
@@ -32,12 +37,23 @@ def _names(path: Path) -> set:
     return {line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")}
 
 
+def _learners(path: Path) -> set:
+    """The learner column of the roster CSV (the service reads the same file for the LMS downloads)."""
+    if not path.exists():
+        return set()
+    with path.open(newline="", encoding="utf-8") as f:
+        return {row["learner"].strip() for row in csv.DictReader(f) if (row.get("learner") or "").strip()}
+
+
 # ---------------------------------------------------------------- who may log in
-# System accounts with their Unix passwords (PAM). A learner added in the admin
-# panel gets a Unix account created for them.
+# System accounts with their Unix passwords (PAM: the "login" service, as `login`
+# checks them). setup_hub.sh creates the roster's accounts with useradd and sets
+# first passwords without PAM (usermod -p). A learner added in the admin panel gets
+# an account too, by useradd (on every Debian; adduser is not on a minimal one).
 c.JupyterHub.authenticator_class = "jupyterhub.auth.PAMAuthenticator"
 c.LocalAuthenticator.create_system_users = True
-c.Authenticator.allowed_users = _names(ROSTER)
+c.LocalAuthenticator.add_user_cmd = ["/usr/sbin/useradd", "--create-home", "--shell", "/bin/bash"]
+c.Authenticator.allowed_users = _learners(ROSTER)
 c.Authenticator.admin_users = _names(INSTRUCTORS)
 
 # ---------------------------------------------------------------- the learner's server
@@ -84,7 +100,10 @@ c.JupyterHub.services = [
         "name": SERVICE,
         "url": f"http://127.0.0.1:{SERVICE_PORT}",
         "command": [str(AGTOOL / "venv" / "bin" / "python"), "-m", "grader.service",
-                    "--data-dir", SERVICE_DATA, "--instructor-group", "agtool-instructors"],
+                    "--data-dir", SERVICE_DATA, "--instructor-group", "agtool-instructors",
+                    # setup_hub.sh seeds both files; the service refuses a bad one, naming the fix.
+                    *(["--course", str(COURSE)] if COURSE.exists() else []),
+                    *(["--roster", str(ROSTER)] if ROSTER.exists() else [])],
         "user": "agtool-grader",
         "cwd": SERVICE_DATA,
         "oauth_no_confirm": True,  # a learner is not asked to "authorize" the class's own service
@@ -108,6 +127,13 @@ c.Spawner.server_token_scopes = [
 c.Spawner.environment["AGTOOL_SERVICE_URL"] = f"http://127.0.0.1:{SERVICE_PORT}/services/{SERVICE}/"
 
 # ---------------------------------------------------------------- the hub itself
-c.JupyterHub.bind_url = os.environ.get("AGTOOL_HUB_URL", "http://:8000")
+# Loopback until told otherwise (setup_hub.sh --ip): put TLS in front before learners come from outside.
+HUB_IP = os.environ.get("AGTOOL_HUB_IP", "127.0.0.1")
+c.JupyterHub.bind_url = f"http://{'[' + HUB_IP + ']' if ':' in HUB_IP else HUB_IP}:{os.environ.get('AGTOOL_HUB_PORT', '8000')}"
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = int(os.environ.get("AGTOOL_HUB_INTERNAL_PORT", "8081"))
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{os.environ.get('AGTOOL_PROXY_API_PORT', '8001')}"
+# A hub that dies leaves its proxy running; the next start finds it by this file and stops it.
+c.ConfigurableHTTPProxy.pid_file = "/srv/jupyterhub/jupyterhub-proxy.pid"
 c.JupyterHub.cookie_secret_file = "/srv/jupyterhub/jupyterhub_cookie_secret"
 c.JupyterHub.db_url = "sqlite:////srv/jupyterhub/jupyterhub.sqlite"

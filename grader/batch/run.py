@@ -169,7 +169,7 @@ def run_batch(submissions: "str | os.PathLike[str]", out: "str | os.PathLike[str
             pool.close()
     result = batch.result
     records = batch.records(policy, now)
-    result.outputs = write_outputs(records, out, archive_skipped=result.archive_skipped)
+    result.outputs = write_outputs(records, out, archive_skipped=result.archive_skipped, sources=batch.texts)
     paths, result.unmatched, result.similar = write_extras(
         records, out, roster=lms_roster, assignment=(policy.name if policy and policy.name else "agtool lab"),
         sources=batch.texts if batch.keep_sources else None, references=references)
@@ -185,7 +185,7 @@ class _Batch:
         self.keep_sources = keep_sources
         self.result = BatchResult(out=out, seed=plan.seed, seeds=plan.describe())
         self.kept: dict[str, LearnerRecord] = {}  # records that could not be saved: still rows of this run's outputs
-        self.texts: dict[str, str] = {}  # learner -> source text, for --similarity (never executed here)
+        self.texts: dict[str, str] = {}  # learner -> source text: starter check, --similarity (never executed)
         self.runs: dict[str, dict[str, dict]] = {}  # learner -> purpose -> report, until a learner's runs are all in
 
     def plan_tasks(self, found: "list[LearnerFile]", *, resume: bool, timeout, sandbox) -> "list[GradeTask]":
@@ -200,8 +200,7 @@ class _Batch:
                 self.store(result_record(sub.learner, sub.display, "", seed, selection, report.to_dict(),
                                          submitted_at=self.stamp))
                 continue
-            if self.keep_sources:
-                self.texts[sub.learner] = source.decode("utf-8", "replace")
+            self.texts[sub.learner] = source.decode("utf-8", "replace")
             digest = hashlib.sha256(source).hexdigest()
             old = load_record(self.out, sub.learner) if resume else None
             if _still_valid(old, digest, seed, selection, self.plan.feedback(sub.learner)):

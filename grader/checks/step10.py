@@ -142,20 +142,36 @@ def _padded(rng: random.Random, text: str) -> str:
     return rng.choice([" ", "\t", "  "]) + text.title() + rng.choice([" ", "\n", " \t"])
 
 
-def _edit(rng: random.Random, word: str) -> str:
-    """``word`` after one random insertion, deletion or substitution."""
-    i = rng.randrange(len(word))
-    letter = rng.choice([c for c in string.ascii_lowercase if c != word[i]])
-    return rng.choice([word[:i] + word[i + 1:], word[:i] + letter + word[i:], word[:i] + letter + word[i + 1:]])
+EDITS = ("delete", "insert", "substitute")  # the value is the allowed one after this edit
+PLACES = ("first", "inner", "last")  # where in the word the edit is made
 
 
-def _one_fix(rng: random.Random, allowed: list) -> str:
-    """A value with exactly one allowed value at edit distance 1 (not equal to any)."""
+def _edit(rng: random.Random, word: str, how: str = "", at: str = "") -> str:
+    """``word`` after one insertion, deletion or substitution (``how``) at the first, an inner or the last
+    place (``at``); either left out: the seed picks it.
+
+    >>> [_edit(random.Random(1), "north", how, "last")[:4] for how in EDITS]
+    ['nort', 'nort', 'nort']
+    >>> [len(_edit(random.Random(1), "north", how, "first")) for how in EDITS]
+    [4, 6, 5]
+    """
+    how, at = how or rng.choice(EDITS), at or rng.choice(PLACES)
+    end = len(word) if how == "insert" else len(word) - 1   # an insertion may also follow the last letter
+    i = {"first": 0, "inner": rng.randint(1, max(1, end - 1)), "last": end}[at]
+    letter = rng.choice([c for c in string.ascii_lowercase if c not in word[max(0, i - 1):i + 1]])
+    edited = {"delete": word[:i] + word[i + 1:], "insert": word[:i] + letter + word[i:],
+              "substitute": word[:i] + letter + word[i + 1:]}
+    return edited[how]
+
+
+def _one_fix(rng: random.Random, allowed: list, how: str, at: str) -> str:
+    """A value with exactly one allowed value at edit distance 1 (not equal to any), made by the edit ``how``
+    at the place ``at``."""
     for _ in range(200):
         target = rng.choice(allowed)
-        value = _edit(rng, target)
+        value = _edit(rng, target, how, at)
         if allowed_fix(value, allowed) == target and value not in allowed:
-            return _dress(rng, value) if rng.random() < 0.3 else value
+            return value
     raise RuntimeError("no one-fix value found")  # cannot happen with the grader's lists
 
 
@@ -169,7 +185,8 @@ def _other_contract(rng: random.Random) -> "tuple[Contract, dict]":
 
     The list holds ``stem`` and a one-letter variant of it (so a third variant is at distance 1
     of both), and ``word`` with ``word + "s"`` (so ``word`` dressed up is exact although ``word + "s"``
-    is at distance 1).
+    is at distance 1, and ``word`` plus another letter is one deletion from ``word`` and one
+    substitution from ``word + "s"``: two fixes found by different edits).
     """
     stem = rng.choice(_STEMS)
     i = rng.randrange(len(stem))
@@ -178,14 +195,18 @@ def _other_contract(rng: random.Random) -> "tuple[Contract, dict]":
     allowed = rng.sample([w for w in _WORDS if w != word], 3) + [stem, stem[:i] + a + stem[i + 1:], word, word + "s"]
     rng.shuffle(allowed)
     low = rng.randint(2, 3)
-    return Contract(allowed, low, rng.randint(9, 14)), {"two": stem[:i] + b + stem[i + 1:], "exact_near": word}
+    mixed = word + rng.choice([c for c in string.ascii_lowercase if c != "s"])
+    return Contract(allowed, low, rng.randint(9, 14)), {"two": stem[:i] + b + stem[i + 1:], "exact_near": word,
+                                                        "two_mixed": mixed}
 
 
 def _allowed_cases(rng: random.Random, contract: Contract, two: list, exact_near: list) -> list[Case]:
+    # Each edit at each place on every run: a fix found by substitutions alone, or by comparing letters at the
+    # same positions, is missed on every seed, not on the seeds that put the edit where it shows.
     values = [("exact", _padded(rng, rng.choice(contract.allowed))), ("exact", rng.choice(contract.allowed).upper()),
-              ("one_fix", _one_fix(rng, contract.allowed)),
-              ("one_fix", _padded(rng, _one_fix(rng, contract.allowed).strip(_SPACE))),
-              ("far", rng.choice(_FAR)), ("far", _edit(rng, _edit(rng, rng.choice(_FAR))))]
+              *[("one_fix", _one_fix(rng, contract.allowed, how, at)) for how in EDITS for at in PLACES],
+              ("one_fix", _padded(rng, _one_fix(rng, contract.allowed, rng.choice(EDITS), rng.choice(PLACES))))]
+    values += [("far", rng.choice(_FAR)), ("far", _edit(rng, _edit(rng, rng.choice(_FAR))))]
     values += [("two_fixes", value) for value in two] + [("exact_near", _dress(rng, w)) for w in exact_near]
     out = []
     for kind, value in values:
@@ -260,7 +281,7 @@ def explain_cases(rng: random.Random) -> "list[tuple[Contract, list[Case]]]":
     """
     other, extra = _other_contract(rng)
     plans = [(_spec_contract(), [rng.choice(_REGION_TWO_FIXES), rng.choice(_REGION_TWO_FIXES[:3])], []),
-             (other, [extra["two"], _dress(rng, extra["two"])], [extra["exact_near"]])]
+             (other, [extra["two"], _dress(rng, extra["two"]), extra["two_mixed"]], [extra["exact_near"]])]
     out = []
     for contract, two, exact_near in plans:
         out.append((contract, _allowed_cases(rng, contract, two, exact_near) + _int_cases(rng, contract)
@@ -290,16 +311,19 @@ def _int_allowed_cases(rng: random.Random) -> "tuple[Contract, list[Case]]":
 
 
 def on_contract(contract: Contract, ops: list, *, door: bool = False, **options: Any) -> Probe:
-    """A probe with ``contract`` in both tools' ``args`` and the grader's ``validate_args`` (and ``call_tool``).
+    """A probe with ``contract`` in both tools' ``args`` and the grader's ``validate_args`` (and ``call_tool`` and
+    ``explain`` with ``door``).
 
     >>> [o.get("name", o["op"]) for o in on_contract(_spec_contract(), [], door=True).params["operations"]]
-    ['contract', 'contract', 'validate_args', 'coerce', 'call_tool']
+    ['contract', 'contract', 'validate_args', 'coerce', 'call_tool', 'explain']
     """
     setup = [op("contract", path=[tool, "args"], value=contract.table()) for tool in spec.TOOL_NAMES]
     # explain may build on step 9's coerce: the grader's, so a step-9 slip costs step 9 only.
     setup += [double_op("validate_args"), double_op("coerce", "spec_coerce")]
     if door:
-        setup.append(double_op("call_tool", contract="spec"))
+        # retry_with_suggestion is judged on its own logic: the door and explain are the grader's, so an
+        # explain slip costs the explain checks, on every seed, and never the retry's.
+        setup += [double_op("call_tool", contract="spec"), double_op("explain", "spec_explain")]
     return call_probe(setup + ops, reset=True, **options)
 
 
@@ -485,7 +509,7 @@ def _retry_probe(case: Case) -> Probe:
 
 def _retry_fixed_probes(rng: random.Random) -> list[Probe]:
     found = []
-    for region in (_dress(rng, rng.choice(spec.REGIONS)), _one_fix(rng, spec.REGIONS)):
+    for region in (_dress(rng, rng.choice(spec.REGIONS)), _one_fix(rng, spec.REGIONS, rng.choice(EDITS), rng.choice(PLACES))):
         args = {**cases.random_valid_args(rng, stocked=True, inner=True)}
         fixed = dict(args)
         args["region"] = region
@@ -501,22 +525,26 @@ def _retry_fixed_probes(rng: random.Random) -> list[Probe]:
 
 def _retry_unfixed_probes(rng: random.Random) -> list[Probe]:
     args = cases.random_valid_args(rng, stocked=True, inner=True)
-    missing = rng.choice(spec.ARG_NAMES)
     found = [Case("stock_lookup", {**args, "region": rng.choice(_REGION_TWO_FIXES)}, "allowed:region", None, "two"),
              Case("stock_lookup", {**args, "limit": cases.out_of_range_limit(rng)}, "range:limit", None, "range"),
              Case("stock_lookup", {**args, "limit": str(rng.randint(spec.MAX_ROWS + 1, 9))}, "type:limit", None,
                   "int_out_of_range"),
-             Case("stock_lookup", {k: v for k, v in args.items() if k != missing}, f"missing:{missing}", None,
-                  "missing"),
              Case(rng.choice(cases.UNKNOWN_TOOLS), args, "unknown_tool", None, "unknown_tool")]
+    found += [Case("stock_lookup", {k: v for k, v in args.items() if k != missing}, f"missing:{missing}", None,
+                   "missing") for missing in spec.ARG_NAMES]
     return [_retry_probe(case) for case in found]
 
 
 def _retry_valid_probes(rng: random.Random) -> list[Probe]:
-    found = [Case(rng.choice(spec.TOOL_NAMES), cases.random_valid_args(rng, stocked=True, inner=True), "", None,
-                  "valid"),
-             Case(rng.choice(spec.TOOL_NAMES), {**cases.random_valid_args(rng), "sku": spec.UNKNOWN_SKU}, "", None,
-                  "empty_result")]
+    """Valid arguments: a call that succeeds (each tool), and one whose result is refused (``result:empty``)."""
+    found = []
+    for tool in spec.TOOL_NAMES:
+        args = cases.random_valid_args(rng, stocked=True, inner=True)
+        while tool == "legacy_stock" and (args["sku"], args["region"]) == spec.BIG_PAIR:
+            args = cases.random_valid_args(rng, stocked=True, inner=True)   # result:too_big is no success
+        found.append(Case(tool, args, "", None, "valid"))
+    found.append(Case(rng.choice(spec.TOOL_NAMES), {**cases.random_valid_args(rng), "sku": spec.UNKNOWN_SKU}, "",
+                      None, "empty_result"))
     return [_retry_probe(case) for case in found]
 
 

@@ -13,7 +13,11 @@ must give with its own reading of the spec (:func:`expected`).
 
 ``handle_named`` is judged with the grader's ``handle`` double (and a
 ``call_tool`` double that only records): a step-7 mistake cannot reach
-step 11, and what ``handle`` received is read off the double.
+step 11, and what ``handle`` received is read off the double. Its
+``resolve_sku`` is the grader's too (``spec_resolve``, over the ``PRODUCTS``
+the probe set): a ``resolve_sku`` slip costs the resolve checks alone, on
+every seed (one that wrote into ``PRODUCTS`` would otherwise change the
+later orders of a probe, in the seed's order).
 """
 from __future__ import annotations
 
@@ -148,7 +152,7 @@ def make_table(rng: random.Random) -> tuple[dict, dict]:
                 _variant(rng, rng.choice(skus[:-2]))],
         "unique": [_variant(rng, mats[2]), _variant(rng, items[4]), _variant(rng, f"{items[4]} {sizes[1]}")],
         "exact_wins": [rng.choice(PADS) + exact + rng.choice(PADS), _variant(rng, exact, changed=True)],
-        "casefold": [rng.choice(PADS) + sharp[1], folded[1] + rng.choice(PADS)],
+        "casefold": [rng.choice(PADS[1:]) + sharp[1], folded[1] + rng.choice(PADS[1:])],   # padded: every seed
         "ambiguous": [_variant(rng, mats[0]), _variant(rng, f"{mats[3]} {items[7]}")],
         "not_found": [_variant(rng, rng.choice(ABSENT)), _variant(rng, f"{mats[2]} {items[5]}"), prefix,
                       rng.choice(BLANKS), rng.choice(BLANKS[1:])],
@@ -393,7 +397,8 @@ def _handle_result(rng: random.Random, n: int) -> dict:
 
 
 def named_probe(rng: random.Random, classes: tuple) -> Probe:
-    """``handle_named`` of an order per query of ``classes``, with the grader's ``handle``/``call_tool`` doubles."""
+    """``handle_named`` of an order per query of ``classes``, with the grader's ``handle``/``call_tool``/``resolve_sku``
+    doubles."""
     table, queries = make_table(rng)
     orders = [_order(rng, q) for c in classes for q in queries[c]]
     rng.shuffle(orders)
@@ -403,7 +408,8 @@ def named_probe(rng: random.Random, classes: tuple) -> Probe:
         unresolved = expected(table, order["product"])["kind"] != spec.RESOLVED
         calls.append(call_op(NAMED, order, runs=NO_RUNS if unresolved else None))
         calls[-1]["args_after"] = True
-    doubles = [double_op("handle", results=results), double_op("call_tool")]
+    doubles = [double_op("handle", results=results), double_op("call_tool"),
+               double_op("resolve_sku", "spec_resolve")]
     probe = call_probe([_set_products(table), *doubles, *calls], spies=TOOL_SPIES_ORIGINAL, reset=True)
     probe.params.update(table=encode(table), results=encode(results))
     return probe

@@ -23,8 +23,9 @@ from grader.checks.registry import Probe, Verdict
 from grader.engine.encode import encode, show, strict_equal
 
 NO_RUNS = {"stock_lookup": 0, "legacy_stock": 0}
-_PADS = [" ", "  ", "\t", "\n", " \t", "\r\n", "\x0b", "\x0c", " \n "]
-_ODD_DIGITS = ["\uff13", "\u00b2", "\u0663", "\U0001d7d1", "\u0969"]   # ３ ² ٣ 𝟑 ३: int() takes most of them
+_SPACES = [" ", "  ", "   "]   # the pad every strip removes
+_ODD_DIGITS = ["\uff13", "\u00b2", "\u0663", "\U0001d7d1", "\u0969"]   # ３ ² ٣ 𝟑 ३: each on every run
+_INT_TAKES = [odd for odd in _ODD_DIGITS if odd != "\u00b2"]   # the ones Python's int() accepts
 
 
 # ---------------------------------------------------------------------------
@@ -32,14 +33,32 @@ _ODD_DIGITS = ["\uff13", "\u00b2", "\u0663", "\U0001d7d1", "\u0969"]   # ３ ² 
 # ---------------------------------------------------------------------------
 
 
+def all_whitespace(rng: random.Random) -> str:
+    """Every ASCII whitespace character once, in an order the seed picks (a strip that misses one fails).
+
+    >>> sorted(all_whitespace(random.Random(1))) == sorted(spec.ASCII_WHITESPACE)
+    True
+    """
+    return "".join(rng.sample(spec.ASCII_WHITESPACE, len(spec.ASCII_WHITESPACE)))
+
+
 def padded(rng: random.Random, text: str, side: str) -> str:
     """``text`` with ASCII whitespace on ``side`` (``left``, ``right`` or ``both``).
 
-    >>> padded(random.Random(1), "x", "both").strip() == "x"
-    True
+    One padded end holds every ASCII whitespace character (in the seed's order); with ``both`` the
+    other end holds spaces, and the seed picks which end is which. So a strip of one end only, or of
+    spaces only, or of some whitespace only, is missed on no seed.
+
+    >>> value = padded(random.Random(1), "x", "both")
+    >>> value.strip() == "x", "\t" in value and "\x0b" in value and value[0] in " \t\n\r\x0b\x0c" and value[-1] != "x"
+    (True, True)
     """
-    left = rng.choice(_PADS) if side in ("left", "both") else ""
-    right = rng.choice(_PADS) if side in ("right", "both") else ""
+    full = all_whitespace(rng)
+    if side != "both":
+        return full + text if side == "left" else text + full
+    left, right = full, rng.choice(_SPACES)
+    if rng.random() < 0.5:
+        left, right = right, left
     return left + text + right
 
 
@@ -92,7 +111,7 @@ def coerce_op(tool: str, raw: dict, contract: "dict | None" = ..., note: str = "
 
 def _strip_ops(rng: random.Random) -> list:
     ops = []
-    for arg, side in (("sku", "left"), ("sku", "right"), ("region", "both"), ("region", rng.choice(["left", "right"]))):
+    for arg, side in (("sku", "left"), ("sku", "right"), ("region", "both"), ("region", "right")):
         raw = _base(rng)
         raw[arg] = padded(rng, raw[arg], side)
         ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), cases.shuffled(rng, raw)))
@@ -109,7 +128,7 @@ def _lower_ops(rng: random.Random) -> list:
         raw["region"] = recased(rng, raw["region"])
         ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw))
     raw = _base(rng)
-    raw["region"] = padded(rng, recased(rng, raw["region"]), rng.choice(["left", "right", "both"]))
+    raw["region"] = padded(rng, recased(rng, raw["region"]), "both")
     ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw, note="strip, then lower"))
     raw = _base(rng)
     raw["sku"] = rng.choice(["sku-", "Sku-"]) + raw["sku"][4:]   # no `allowed`: never lower-cased
@@ -123,7 +142,7 @@ def _lower_ops(rng: random.Random) -> list:
 def _int_ops(rng: random.Random) -> list:
     ops = []
     digits = [str(rng.randint(1, spec.MAX_ROWS)), "0" + str(rng.randint(1, 9)), str(rng.randint(6, 99)), "0"]
-    for text, side in zip(digits, ["", rng.choice(["left", "right", "both"]), "", "both"]):
+    for text, side in zip(digits, ["", "left", "right", "both"]):
         raw = _base(rng)
         raw["limit"] = padded(rng, text, side) if side else text
         ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw))
@@ -133,11 +152,11 @@ def _int_ops(rng: random.Random) -> list:
 def _never_values(rng: random.Random) -> list:
     """``(arg, value)`` pairs that no rule may change: one of each class on every run."""
     n = rng.randint(1, spec.MAX_ROWS)
-    return [("limit", rng.choice([True, False])), ("region", True), ("limit", float(n)), ("limit", f"{n}.0"),
-            ("limit", rng.choice(["+", "-"]) + str(n)), ("limit", padded(rng, "+" + str(n), "both")),
-            ("limit", rng.choice(["1,299", "1_000", "1 2"])), ("limit", f"{n} rows"),
-            ("limit", rng.choice(_ODD_DIGITS)), ("limit", str(n) + rng.choice(_ODD_DIGITS)),
-            ("limit", ""), ("region", ""), ("sku", ""), ("limit", rng.choice(_PADS)),
+    return [("limit", True), ("limit", False), ("region", True), ("limit", float(n)), ("limit", f"{n}.0"),
+            ("limit", "+" + str(n)), ("limit", "-" + str(n)), ("limit", padded(rng, "+" + str(n), "both")),
+            ("limit", f"1,{n}99"), ("limit", f"1_{n}00"), ("limit", f"{n} 2"), ("limit", f"{n} rows"),
+            *[("limit", odd) for odd in _ODD_DIGITS], ("limit", str(n) + rng.choice(_ODD_DIGITS)),
+            ("limit", ""), ("region", ""), ("sku", ""), ("limit", all_whitespace(rng)),
             ("region", rng.randint(1, 9)), ("limit", n)]
 
 
@@ -420,14 +439,14 @@ def coerced_call_probe(tool: str, raw: dict, note: str) -> Probe:
 def _valid_raw(rng: random.Random) -> dict:
     raw = cases.random_valid_args(rng, stocked=True)
     raw["region"] = padded(rng, recased(rng, raw["region"]), "both")
-    raw["limit"] = padded(rng, "0" + str(raw["limit"]), rng.choice(["left", "right"]))
+    raw["limit"] = padded(rng, "0" + str(raw["limit"]), "right")
     return raw
 
 
 def _invalid_raws(rng: random.Random) -> list:
     """Raw arguments still refused after coercion, one of each kind on every run."""
     out = []
-    for arg, value in (("limit", rng.choice(_ODD_DIGITS)), ("limit", str(rng.randint(spec.MAX_ROWS + 1, 99))),
+    for arg, value in (("limit", rng.choice(_INT_TAKES)), ("limit", str(rng.randint(spec.MAX_ROWS + 1, 99))),
                        ("region", padded(rng, recased(rng, "mars"), "both")), ("limit", rng.choice([True, False])),
                        ("limit", "+" + str(n_of(rng)))):
         raw = cases.random_valid_args(rng, stocked=True)
@@ -438,9 +457,21 @@ def _invalid_raws(rng: random.Random) -> list:
 
 
 def _call_coerced_probes(rng: random.Random) -> list:
-    tool = rng.choice(spec.TOOL_NAMES)
-    return [coerced_call_probe(tool if i else "stock_lookup", _valid_raw(rng), "valid once coerced")
-            for i in range(3)]
+    """Valid once coerced: a call that succeeds with each tool, and one whose result is refused (too_big).
+
+    Each class on every run: whether a result refusal is among them is never the seed's draw.
+    """
+    probes = []
+    for tool in spec.TOOL_NAMES:
+        raw = _valid_raw(rng)
+        while tool == "legacy_stock" and (raw["sku"], raw["region"].strip().lower()) == spec.BIG_PAIR:
+            raw = _valid_raw(rng)   # legacy_stock ignores limit: this pair is result:too_big
+        probes.append(coerced_call_probe(tool, raw, "valid once coerced"))
+    raw = _valid_raw(rng)
+    raw["sku"] = padded(rng, spec.BIG_PAIR[0], "left")
+    raw["region"] = padded(rng, recased(rng, spec.BIG_PAIR[1]), "both")
+    probes.append(coerced_call_probe("legacy_stock", raw, "valid once coerced; the result is refused (too_big)"))
+    return probes
 
 
 def _refused_probes(rng: random.Random) -> list:

@@ -372,7 +372,7 @@ def repair_double(module: Any, params: dict) -> Callable:
     """
 
     own = getattr(module, "repair", None)
-    routes = _routes_by_command(own)
+    routes = routes_by_command(own)
 
     def repair(state: Any) -> Any:
         reason = state["errors"][-1]
@@ -392,11 +392,12 @@ def repair_double(module: Any, params: dict) -> Callable:
     return repair
 
 
-def _routes_by_command(fn: Any) -> bool:
-    """``fn`` is annotated to return a LangGraph ``Command``: its graph may have no edge out of it.
+def routes_by_command(fn: Any) -> bool:
+    """``fn`` is annotated to return a LangGraph ``Command``: it routes itself (its form must stay, and its
+    graph may have no edge out of it).
 
     >>> def repair(state) -> "Command[Literal['fetch']]": ...
-    >>> _routes_by_command(repair), _routes_by_command(len)
+    >>> routes_by_command(repair), routes_by_command(len)
     (True, False)
     """
     annotations = getattr(fn, "__annotations__", None)

@@ -121,12 +121,6 @@ def _own_copy(fn: Any) -> "Callable | None":
 
 
 
-def _routes_itself(fn: Any) -> bool:
-    """``fn`` is annotated to return a LangGraph ``Command`` (it routes; its form must stay)."""
-    annotations = getattr(fn, "__annotations__", None)
-    return isinstance(annotations, dict) and "Command" in str(annotations.get("return", ""))
-
-
 def _with_values(got: Any, values: dict) -> Any:
     """``got`` (a node's return) with ``values`` put in its update: a dict, a Command, else ``values`` alone."""
     if isinstance(got, dict):
@@ -205,7 +199,7 @@ def fetch_node_double(module: Any, params: dict) -> Callable:
     (['args:range:limit'], 2, True)
     """
     own = _own_copy(getattr(module, "fetch", None))
-    active = reference_layout(module) and not _routes_itself(own)
+    active = reference_layout(module) and not base.routes_by_command(own)
 
     def fetch(state: Any) -> Any:
         if not active and own is not None:

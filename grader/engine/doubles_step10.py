@@ -8,10 +8,21 @@ mistake costs step 9 only.
     LAB_SPEC step 9 over the module's current ``TOOLS`` (the contract the
     probe wrote there): a new dict with the same keys, and one ledger entry
     per changed argument (``rule`` written ``strip+lower`` style).
+
+``spec_explain`` (for ``explain``)
+    LAB_SPEC step 10 over the module's current ``TOOLS``: the reason of the
+    grader's ``validate_args``, the argument and its value, a message, and a
+    suggestion exactly when one honest fix exists (and it validates). The
+    ``retry_with_suggestion`` checks put it in ``explain``, so a slip in
+    ``explain`` costs the explain checks only, on every seed, and the retry is
+    judged on its own logic.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
+
+from grader import spec as lab_spec
+from grader.engine import doubles as base
 
 _SPACE = " \t\n\r\x0b\x0c"  # ASCII whitespace only
 _DIGITS = "0123456789"  # ASCII digits only ("３".isdigit() is True)
@@ -58,4 +69,89 @@ def coerce_double(module: Any, params: dict) -> Callable:
     return coerce
 
 
-DOUBLES = {"spec_coerce": coerce_double}
+def one_edit(a: str, b: str) -> bool:
+    """``a`` and ``b`` differ by exactly one insertion, deletion or substitution.
+
+    >>> one_edit("wast", "east"), one_edit("sout", "south"), one_edit("norths", "north"), one_edit("a", "a")
+    (True, True, True, False)
+    """
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    short, long_ = sorted((a, b), key=len)
+    if len(short) == len(long_):
+        return sum(x != y for x, y in zip(a, b)) == 1
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+def _fixed_value(rule: dict, kind: str, value: Any) -> Any:
+    """The one value an ``allowed``/``type`` refusal honestly stands for, else ``None`` (validated later)."""
+    if not isinstance(value, str):
+        return None
+    if kind == lab_spec.ALLOWED:
+        wanted = value.strip(_SPACE).lower()
+        options = [option for option in rule.get("allowed", ()) if isinstance(option, str)]
+        if wanted in options:
+            return wanted
+        near = {option for option in options if one_edit(wanted, option)}
+        return near.pop() if len(near) == 1 else None
+    if kind == lab_spec.TYPE and rule.get("type") is int:
+        new, applied = coerced_value(rule, value)
+        return new if applied else None
+    return None
+
+
+def suggestion_for(tools: dict, name: Any, args: dict, reason: str) -> "dict | None":
+    """The complete corrected copy of ``args`` when exactly one honest fix exists and it validates, else ``None``.
+
+    >>> tools = {"t": {"args": {"r": {"type": str, "required": True, "allowed": ["east", "west", "north"]},
+    ...                         "n": {"type": int, "required": True, "min": 1, "max": 5}}}}
+    >>> [suggestion_for(tools, "t", {"r": r, "n": n}, base.args_reason(tools, "t", {"r": r, "n": n}))
+    ...  for r, n in (("nrth", 1), ("wast", 1), ("east", " 2 "), ("east", "9"))]
+    [{'r': 'north', 'n': 1}, None, {'r': 'east', 'n': 2}, None]
+    """
+    kind, _, arg = reason.partition(":")
+    if kind == lab_spec.EXTRA:
+        fixed: "dict | None" = {key: value for key, value in args.items() if key != arg}
+    elif kind in (lab_spec.ALLOWED, lab_spec.TYPE) and arg in args:
+        value = _fixed_value(tools[name]["args"][arg], kind, args[arg])
+        fixed = None if value is None else {**args, arg: value}
+    else:  # range, missing, unknown_tool: any fix would invent a value
+        fixed = None
+    return fixed if fixed is not None and not base.args_reason(tools, name, fixed) else None
+
+
+def _message(tools: dict, name: Any, reason: str, arg: "str | None", args: dict) -> str:
+    if arg is None:
+        return f"There is no tool {name!r}: use one of {sorted(tools)}."
+    if arg not in args:
+        return f"{name} needs the argument {arg!r}, which was not given."
+    rule = tools[name]["args"].get(arg, {})
+    accepted = {lab_spec.ALLOWED: f" Accepted: {list(rule.get('allowed', ()))}.",
+                lab_spec.RANGE: f" Accepted: {rule.get('min')}..{rule.get('max')}."}
+    return f"{name}: argument {arg!r} = {args[arg]!r} was refused ({reason}).{accepted.get(reason.partition(':')[0], '')}"
+
+
+def explain_double(module: Any, params: dict) -> Callable:
+    """``explain(name, args)`` by LAB_SPEC step 10 over ``module.TOOLS`` at call time.
+
+    >>> import types
+    >>> m = types.SimpleNamespace(TOOLS={"t": {"args": {"r": {"type": str, "required": True, "allowed": ["a"]}}}})
+    >>> explain = explain_double(m, {})
+    >>> explain("t", {"r": " A "})["suggestion"], explain("t", {"r": "a"}) == lab_spec.EMPTY_EXPLANATION
+    ({'r': 'a'}, True)
+    """
+
+    def explain(name: Any, args: Any) -> dict:
+        tools = getattr(module, "TOOLS")
+        reason = base.args_reason(tools, name, args)
+        if not reason:
+            return dict(lab_spec.EMPTY_EXPLANATION)
+        arg = reason.partition(":")[2] or None
+        return {"error": reason, "arg": arg, "value": args.get(arg) if arg else None,
+                "message": _message(tools, name, reason, arg, args),
+                "suggestion": suggestion_for(tools, name, args, reason)}
+
+    return explain
+
+
+DOUBLES = {"spec_coerce": coerce_double, "spec_explain": explain_double}

@@ -1,7 +1,7 @@
 """A class's outputs as files in one folder (what ``agtool-grade batch --out OUT`` leaves).
 
-``grades.csv``, ``grades.json``, ``summary.md``, ``feedback/<learner>.md``,
-``gradescope/<learner>/results.json`` and ``plots/*.png``; with a roster,
+``grades.csv``, ``grades.json``, ``summary.md``, ``feedback/<learner>.md``
+and ``.txt``, ``gradescope/<learner>/results.json`` and ``plots/*.png``; with a roster,
 ``lms/*.csv``; with sources, ``similarity.html`` and ``.csv``. Every file is
 a pure function of the records, so a batch that was killed and resumed ends
 with the same bytes as one that ran straight through.
@@ -21,16 +21,18 @@ from grader.outputs.feedback import feedback_text, learner_reports
 from grader.outputs.gradebook import Records, check_stats, gradebook_frame, step_frame, write_gradebook
 from grader.outputs.gradescope_results import gradescope_text
 from grader.outputs.lms import write_lms
+from grader.outputs.plain import feedback_plain_text
 from grader.outputs.plots import start_plots
 from grader.outputs.record import LearnerRecord, as_records
 from grader.outputs.similarity import write_similarity
+from grader.outputs.starter import starter_submissions
 from grader.outputs.summary import render_summary
 
 PER_LEARNER = ("feedback", "gradescope", "plots")  # emptied first: learners who left leave no files
 
 
 def write_learner_outputs(record: "LearnerRecord | dict", out: Path) -> None:
-    """Write one learner's ``feedback/<learner>.md`` and ``gradescope/<learner>/results.json`` under ``out``.
+    """Write one learner's ``feedback/<learner>.md`` and ``.txt`` and ``gradescope/<learner>/results.json``.
 
     >>> write_learner_outputs({"learner": "ana", "report": {"seed": 1, "path": "t.py", "checks": []}},
     ...                       Path("out"))   # doctest: +SKIP
@@ -38,17 +40,21 @@ def write_learner_outputs(record: "LearnerRecord | dict", out: Path) -> None:
     record = as_records([record])[0]
     shown, counting = learner_reports(record)
     (out / "feedback" / f"{record.learner}.md").write_text(feedback_text(record, shown, counting), encoding="utf-8")
+    (out / "feedback" / f"{record.learner}.txt").write_text(feedback_plain_text(record, shown, counting),
+                                                            encoding="utf-8")
     results = out / "gradescope" / record.learner / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
     results.write_text(gradescope_text(record), encoding="utf-8")
 
 
-def write_outputs(records: Records, out: "str | Path", *,
-                  archive_skipped: "list[tuple[str, str]]" = ()) -> dict[str, Path]:
+def write_outputs(records: Records, out: "str | Path", *, archive_skipped: "list[tuple[str, str]]" = (),
+                  sources: "dict[str, str] | None" = None) -> dict[str, Path]:
     """Write every class output under ``out`` and return their paths by name.
 
     The per-learner folders (``feedback/``, ``gradescope/``) and ``plots/``
     are emptied first, so learners no longer in the class leave no files.
+    ``sources`` (learner -> the text of their file) lets ``summary.md`` name
+    the learners who handed in the starter unchanged.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -62,7 +68,8 @@ def write_outputs(records: Records, out: "str | Path", *,
     for r in records:
         write_learner_outputs(r, out)
     paths["summary"] = out / "summary.md"
-    paths["summary"].write_text(render_summary(records, archive_skipped), encoding="utf-8")
+    starter = starter_submissions(sources or {})
+    paths["summary"].write_text(render_summary(records, archive_skipped, starter), encoding="utf-8")
     plots = wait_for_plots()
     return {**paths, "feedback": out / "feedback", "gradescope": out / "gradescope",
             **{f"plot:{p.stem}": p for p in plots}}

@@ -33,6 +33,8 @@ Records = "Iterable[LearnerRecord | dict]"
 CREDIT_COLUMNS = {"weighted_score": "score", "weighted_max": "max_score", "credit_factor": "factor",
                   "credited_score": "credited", "submitted_at": "submitted_at", "period": "period",
                   "counted": "attempt", "why": "why"}
+# grades.csv columns of a grade an instructor set (the service's overrides: ``credit["override"]``), after those.
+OVERRIDE_COLUMNS = {"overridden_from": "was", "override_reason": "reason", "override_by": "by", "override_at": "at"}
 
 
 def check_columns(records: Records) -> list[str]:
@@ -63,7 +65,21 @@ def _row(record: LearnerRecord, columns: list[str]) -> dict:
     row["source"] = record.source
     if record.credit is not None:  # a course policy: which attempt counted, its scores, and why
         row.update({column: record.credit.get(key) for column, key in CREDIT_COLUMNS.items()})
+        override = record.credit.get("override") or {}
+        row.update({column: override.get(key) for column, key in OVERRIDE_COLUMNS.items()})
+        row["extended_due"] = (record.credit.get("extension") or {}).get("due")
     return row
+
+
+def _instructor_columns(records: "list[LearnerRecord]") -> "list[str]":
+    """The override columns when a grade was overridden, ``extended_due`` when a learner has their own due date.
+
+    >>> _instructor_columns([LearnerRecord("a", {}, credit={"extension": {"due": "x"}})])
+    ['extended_due']
+    """
+    credits = [r.credit for r in records if r.credit is not None]
+    columns = list(OVERRIDE_COLUMNS) if any(c.get("override") for c in credits) else []
+    return columns + (["extended_due"] if any(c.get("extension") for c in credits) else [])
 
 
 def gradebook_frame(records: Records) -> pd.DataFrame:
@@ -71,7 +87,9 @@ def gradebook_frame(records: Records) -> pd.DataFrame:
 
     A step or check that was not graded for a learner is left empty (NA),
     so a partial ``--steps`` run is not mistaken for zero points; so is the
-    score of a submission the grading machinery failed on.
+    score of a submission the grading machinery failed on. A grade an
+    instructor overrode says so (``override_reason`` and who, when, and the
+    grade it replaced); a learner's own due date is ``extended_due``.
 
     >>> gradebook_frame([])["score"].tolist()
     []
@@ -82,7 +100,7 @@ def gradebook_frame(records: Records) -> pd.DataFrame:
     credit_columns = list(CREDIT_COLUMNS) if any(r.credit is not None for r in records) else []
     frame = pd.DataFrame(rows, columns=["learner", "score", "max_score",
                                         *[f"step{s}" for s in STEPS], *columns, "seed", "error", "source",
-                                        *credit_columns])
+                                        *credit_columns, *_instructor_columns(records)])
     if any(not r.graded for r in records):  # an empty score keeps the column whole numbers (Int64, not float)
         frame["score"] = frame["score"].astype("Int64")
     for name in [f"step{s}" for s in STEPS] + columns:

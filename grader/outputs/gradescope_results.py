@@ -118,7 +118,8 @@ def gradescope_json(record: "LearnerRecord | dict") -> dict:
     got = record.credit
     if got:
         data["score"] = float(got["credited"])
-        data["output"] = (f"Credited: {got['credited']:g}/{got['max_score']:g} ({terminal_text(got['why'])}).\n"
+        said = "Set by your instructor" if got.get("override") else "Credited"  # an override says so first
+        data["output"] = (f"{said}: {got['credited']:g}/{got['max_score']:g} ({terminal_text(got['why'])}).\n"
                           + data["output"])
         data.setdefault("extra_data", {})["credit"] = got
     return data

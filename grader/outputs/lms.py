@@ -43,6 +43,7 @@ from pathlib import Path
 
 from grader.outputs.learner_ids import sanitize_learner_id  # the ids the batch gives learner folders
 from grader.escape import csv_cell
+from grader.outputs.feedback import which_attempt  # the feedback's words for the attempt that counts
 from grader.outputs.record import as_records
 
 CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -196,7 +197,7 @@ def grade_rows(records) -> list[dict]:
         got = r.credit
         if got:
             rows.append({"learner": r.learner, "score": got["credited"], "max_score": got["max_score"],
-                         "why": f"attempt {got['attempt']}: {got['why']}"})
+                         "why": f"{which_attempt(got)}: {got['why']}"})
         else:
             rows.append({"learner": r.learner, "score": r.score, "max_score": r.max_score,
                          "why": "raw score (no course policy)"})

@@ -22,6 +22,7 @@ from typing import Callable
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from grader.outputs.gradebook import Records, check_stats, gradebook_frame, step_frame
 
@@ -33,28 +34,85 @@ _METADATA = {"png": _PNG_METADATA, "svg": {"Date": None, "Creator": None}}
 PLOT_FILES = ("score_histogram.png", "check_pass_rate.png", "step_scores.png")  # in write_plots' order
 
 
+HISTOGRAM_BARS = 40  # at most: one bar per possible score up to 40 points, then bars of several points
+
+
+def score_bin_width(top: int) -> int:
+    """Points per bar of the score histogram: 1, or as few whole points as keep it to ``HISTOGRAM_BARS`` bars.
+
+    >>> score_bin_width(20), score_bin_width(133), score_bin_width(202)
+    (1, 4, 6)
+    """
+    return max(1, -(-(top + 1) // HISTOGRAM_BARS))
+
+
 def score_histogram(book: pd.DataFrame) -> Figure:
-    """Histogram of total scores, one bar per possible score."""
+    """Histogram of total scores: how many learners (whole numbers) in each bar of whole points."""
     fig = Figure(figsize=(6, 3.5), layout="constrained")
     ax = fig.add_subplot()
     top = int(book["max_score"].max()) if len(book) else 1
+    width = score_bin_width(top)
     scores = book["score"].dropna().to_numpy(dtype=float)  # an empty score is no grade: not a bar at 0
-    ax.hist(scores, bins=range(0, top + 2), align="left", rwidth=0.85, color="#4477aa")
-    ax.set(title=f"Scores ({len(book)} learners)", xlabel=f"score (of {top})", ylabel="learners",
+    # Edges halfway between whole scores: a bar holds the scores k*width .. (k+1)*width - 1.
+    ax.hist(scores, bins=[k * width - 0.5 for k in range(top // width + 2)], rwidth=0.85, color="#4477aa")
+    per_bar = "" if width == 1 else f", {width} points a bar"
+    ax.set(title=f"Scores ({len(book)} learners)", xlabel=f"score (of {top}{per_bar})", ylabel="learners",
            xlim=(-1, top + 1))
+    # Learners and points are counted in whole numbers: no tick at 0.5 learner.
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return fig
+
+
+PANEL_COLUMNS = 3  # steps side by side in the pass-rate plot: 1200 px wide at 100 dpi
+PANEL_INCHES_PER_CHECK = 0.15
 
 
 def check_pass_rate(stats: pd.DataFrame) -> Figure:
-    """Horizontal bars: the share of learners passing each check, in registry order."""
-    fig = Figure(figsize=(7, max(2.5, 0.22 * len(stats) + 1)), layout="constrained")
-    ax = fig.add_subplot()
-    ax.barh(stats["check"], stats["pass_rate"] * 100,
-            color=["#228833" if rate >= 0.5 else "#ee6677" for rate in stats["pass_rate"]])
-    ax.invert_yaxis()  # step 1 on top
-    ax.set(title="Pass rate per check", xlabel="% of learners passing", xlim=(0, 100))
-    ax.tick_params(axis="y", labelsize=7)
+    """The share of learners passing each check, one panel a step (checks in registry order, step 1 first).
+
+    One panel a step keeps every label readable at the PNG's own size
+    (at most about 1200 px on each side for the eleven steps), where one
+    long bar chart of every check was 1860 px tall.
+    """
+    steps = sorted(int(step) for step in stats["step"].unique()) if len(stats) else []
+    if not steps:
+        fig = Figure(figsize=(6, 2.5), layout="constrained")
+        ax = fig.add_subplot()
+        ax.set(title="Pass rate per check", xlim=(0, 100))
+        ax.text(50, 0.5, "no graded checks", ha="center", va="center")
+        return fig
+    rows = [steps[i:i + PANEL_COLUMNS] for i in range(0, len(steps), PANEL_COLUMNS)]
+    heights = [max(int((stats["step"] == step).sum()) for step in row) * PANEL_INCHES_PER_CHECK + 0.7
+               for row in rows]
+    columns = min(PANEL_COLUMNS, len(steps))
+    fig = Figure(figsize=(4 * columns, sum(heights)), layout="constrained")
+    fig.suptitle("Pass rate per check (% of learners passing)")
+    axes = fig.subplots(len(rows), columns, squeeze=False, gridspec_kw={"height_ratios": heights})
+    for r, row in enumerate(rows):
+        slots = max(int((stats["step"] == step).sum()) for step in row)
+        for c in range(columns):
+            if c < len(row):
+                _step_panel(axes[r][c], stats[stats["step"] == row[c]], row[c], slots)
+            else:
+                axes[r][c].set_axis_off()
     return fig
+
+
+def _step_panel(ax, stats: pd.DataFrame, step: int, slots: int) -> None:
+    """One step's checks as horizontal bars, named without their ``stepN/`` prefix (the panel's title has it).
+
+    ``slots`` is the most checks of a step in the row: every bar of a row is as thick.
+    """
+    names = [check.split("/", 1)[-1] for check in stats["check"]]
+    bars = ax.barh(names, stats["pass_rate"] * 100,
+                   color=["#228833" if rate >= 0.5 else "#ee6677" for rate in stats["pass_rate"]])
+    ax.bar_label(bars, fmt="%.0f%%", fontsize=6, padding=2)  # a 0% bar has no length: its number shows it
+    ax.set_ylim(slots - 0.5, -0.5)  # first check on top
+    ax.set(title=f"Step {step}", xlim=(0, 100))
+    ax.set_xticks([0, 50, 100])
+    ax.tick_params(axis="y", labelsize=7)
+    ax.tick_params(axis="x", labelsize=7)
 
 
 def step_scores(steps: pd.DataFrame) -> Figure:

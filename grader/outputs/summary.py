@@ -1,7 +1,10 @@
 """``summary.md``: the class in one page (score statistics, steps, hardest checks, wrong answers, errors).
 
 A record the grading machinery failed on is listed under "Could not be
-graded" and in no statistic: it is not a grade.
+graded" and in no statistic: it is not a grade. Learners who handed in the
+starter unchanged are named in their own section and give no wrong answer;
+an answer that is the starter's ``NotImplementedError`` is a step not
+started, counted per step, never a common wrong answer.
 
 Example::
 
@@ -11,19 +14,25 @@ Example::
 from __future__ import annotations
 
 from collections import Counter
+from typing import Iterable
 
 from grader.escape import md_cell, md_code, md_code_cell, md_text
-from grader.outputs.gradebook import Records, check_stats, common_wrong_answers, gradebook_frame, step_frame
+from grader.outputs.gradebook import (WRONG_ANSWERS_SHOWN, Records, check_stats, common_wrong_answers,
+                                      gradebook_frame, step_frame)
 from grader.outputs.record import LearnerRecord, as_records
+from grader.outputs.starter import not_started_step
 
 HARDEST_SHOWN = 10
 
 
-def render_summary(records: Records, archive_skipped: "list[tuple[str, str]]" = ()) -> str:
+def render_summary(records: Records, archive_skipped: "list[tuple[str, str]]" = (),
+                   starter: "Iterable[str]" = ()) -> str:
     """``summary.md``: score statistics, per-step means, hardest checks, common wrong answers, errors.
 
     ``archive_skipped`` lists the zip members that could not be extracted
     (name, why), so a learner whose file was in one is not lost silently.
+    ``starter`` names the learners whose file is the starter unchanged
+    (:func:`grader.outputs.starter.starter_submissions`).
 
     >>> print(render_summary([], [("ana/`x`.py", "bad CRC")]).split("## ")[-1])
     Skipped from the zip
@@ -32,9 +41,11 @@ def render_summary(records: Records, archive_skipped: "list[tuple[str, str]]" = 
     <BLANKLINE>
     """
     records = as_records(records)
+    starter = sorted(set(starter))
     lines = _totals(records)
-    for section in (_steps(records), _hardest(records), _wrong_answers(records), _errors(records),
-                    _course(records), _skipped(archive_skipped)):
+    answering = [r for r in records if r.learner not in starter]
+    for section in (_starter(starter), _steps(records), _hardest(records), _wrong_answers(answering),
+                    _not_started(answering), _errors(records), _course(records), _skipped(archive_skipped)):
         lines += section
     return "\n".join(lines) + "\n"
 
@@ -79,8 +90,19 @@ def _hardest(records: "list[LearnerRecord]") -> list[str]:
     return lines
 
 
+def _starter(starter: "list[str]") -> list[str]:
+    if not starter:
+        return []
+    who = "learner" if len(starter) == 1 else "learners"
+    return ["", "## Submitted the starter unchanged", "",
+            f"{len(starter)} {who} handed in the starter as it was given (comments and layout aside); "
+            "their answers are left out of the wrong answers below:", "",
+            *[f"- {md_text(learner)}" for learner in starter]]
+
+
 def _wrong_answers(records: "list[LearnerRecord]") -> list[str]:
-    wrong = common_wrong_answers(records)
+    every = common_wrong_answers(records, top=len(records) * 1000 + 1000)
+    wrong = every[every["got"].map(lambda got: not_started_step(got) is None).astype(bool)].head(WRONG_ANSWERS_SHOWN)
     lines = ["", "## Most common wrong answers", ""]
     if wrong.empty:
         lines.append("No wrong answers among the graded submissions.")
@@ -89,6 +111,22 @@ def _wrong_answers(records: "list[LearnerRecord]") -> list[str]:
         lines.append(f"- {row.count} {who} returned {md_code(short(row.got))} where {md_code(short(row.expected))} "
                      f"was expected ({md_code(row.check)}): {md_text(row.learners)}")
     return lines
+
+
+def _not_started(records: "list[LearnerRecord]") -> list[str]:
+    """Per step, the learners whose answers are still the starter's ``NotImplementedError``."""
+    steps: "dict[int, set[str]]" = {}
+    for r in records:
+        for c in r.report.get("checks", []) if not r.error else []:
+            step = None if c["passed"] else not_started_step(c["got"] or c["message"])
+            if step is not None:
+                steps.setdefault(step, set()).add(r.learner)
+    if not steps:
+        return []
+    lines = ["", "## Steps not started", "", "Answers that are the starter's `NotImplementedError` "
+             "(the function of that step is not written yet), left out of the wrong answers:", ""]
+    return lines + [f"- step {step}: {len(who)} {'learner' if len(who) == 1 else 'learners'}: "
+                    f"{md_text(', '.join(sorted(who)))}" for step, who in sorted(steps.items())]
 
 
 def _errors(records: "list[LearnerRecord]") -> list[str]:

@@ -25,6 +25,10 @@ Routes (relative to the prefix)::
     GET  learners/NAME          page (instructors; a learner: their own): one learner's attempts
     GET  learners/NAME/feedback.md      (instructors; a learner: their own) the counting attempt's feedback
     GET  learners/NAME/results.json     (instructors; a learner: their own) its Gradescope results.json
+    GET  learners/NAME/attempts/ID/code (instructors; a learner: their own) page: the attempt's code, numbered
+    GET  similarity, similarity/compare?a=NAME&b=NAME   pages (instructors): similar pairs, two codes side by side
+    GET  api/actions, POST api/actions/KIND, POST api/appeals, POST actions/KIND, POST appeals, GET class/actions
+                                instructor actions and regrade requests (grader.service.action_handlers)
 
 Hostile callers: the caller is known from the headers before any body byte
 is read (``POST api/submissions`` streams its body, and only after the token
@@ -49,6 +53,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+from urllib.parse import quote
 
 from tornado import web
 from tornado.ioloop import IOLoop
@@ -59,7 +64,9 @@ from grader.outputs.gradescope_results import gradescope_text, gradescope_zip
 from grader.outputs.record import LearnerRecord, as_records
 from grader.outputs.similarity import similarity_outputs
 from grader.report import new_seed
-from grader.service import attempt_policy, classview, exports, pages
+from grader.service import action_handlers, action_pages, attempt_policy, classview, code_pages, exports, layout, pages
+from grader.service.actions import apply_overrides, with_extensions
+from grader.service.actions_db import ActionLog, overrides_of, terms_by_learner
 from grader.service.db import Store, iso, utcnow
 from grader.service.hubauth import TokenCache
 from grader.service.options import CONTENT_TYPES, UPLOAD_RETRY_AFTER, ServiceOptions
@@ -160,12 +167,16 @@ class _Base(_auth_mixins(), web.RequestHandler):
 
     def class_now(self, version=None) -> tuple[list[dict], list[dict], dict]:
         """:func:`class_data` for the class as stored now, computed once per version of the class."""
-        version = self.store.version() if version is None else version
+        version = self.class_version() if version is None else version
         return self.cache.get(version, "class", lambda: class_data(self.store, self.conf.course))
+
+    def class_version(self) -> tuple:
+        """The attempts' version and the newest instructor action: an extension or override changes the outputs."""
+        return self.store.version(), ActionLog(self.store).version()
 
     def derived(self, key: str, fn):
         """``fn(counting records)`` for the class as stored now, computed once per version of the class."""
-        version = self.store.version()
+        version = self.class_version()
         records = self.class_now(version)[1]
         return self.cache.get(version, key, lambda: fn(records))
 
@@ -184,8 +195,7 @@ class _Base(_auth_mixins(), web.RequestHandler):
 
     def set_default_headers(self) -> None:
         # Pages show learner text: even escaped, forbid scripts and framing outright.
-        self.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; "
-                        "frame-ancestors 'none'")
+        self.set_header("Content-Security-Policy", layout.csp())  # one script: local times, allowed by its hash
         self.set_header("X-Content-Type-Options", "nosniff")
         self.set_header("Cache-Control", "no-store")
 
@@ -271,7 +281,8 @@ class SubmissionsHandler(ApiHandler):
             self.retry_after = int(self.conf.rate_window)
             raise web.HTTPError(429, f"at most {self.conf.rate_limit} submissions per {self.conf.rate_window:g} s; "
                                      "try again in a minute")
-        refused = attempt_policy.refuse(self.store, self.learner, self.conf.course, exclude=not_stored)
+        refused = attempt_policy.refuse(self.store, self.learner, self.conf.course, exclude=not_stored,
+                                        terms=ActionLog(self.store).terms(self.learner))
         if refused:  # the course file's attempt limit: say when the next attempt is allowed
             self.retry_after = refused[1]
             raise web.HTTPError(429, refused[0])
@@ -325,12 +336,14 @@ def class_data(store: Store, policy=None) -> "tuple[list[dict], list[LearnerReco
     >>> rows[0]["pending"], records, outputs
     (1, [], {'checks': [], 'wrong_answers': []})
     """
-    records = counting_records(store, policy)
+    actions = ActionLog(store).all()
+    terms = terms_by_learner(actions)  # extensions and extra attempts, then overrides: the grade that counts
+    records = apply_overrides(with_extensions(counting_records(store, policy, terms), terms), actions)
     rows = classview.class_rows(store.all_summaries(), {r.learner: r for r in records})
     return rows, records, classview.class_outputs(records)
 
 
-def counting_records(store: Store, policy=None) -> "list[LearnerRecord]":
+def counting_records(store: Store, policy=None, terms: "dict | None" = None) -> "list[LearnerRecord]":
     """Each learner's counting attempt, reading the reports of those attempts only (not every attempt's).
 
     The choice is made on the stored scores; a course policy with check
@@ -345,18 +358,33 @@ def counting_records(store: Store, policy=None) -> "list[LearnerRecord]":
                 best[r.learner] = r
         return classview.best_records(store.with_reports(r.id for r in best.values()))
     if policy.weights:
-        return attempt_policy.credited_records(store.with_reports(r.id for r in rows), policy)
-    return attempt_policy.credited_from_scores(rows, policy, store.with_reports)
+        return attempt_policy.credited_records(store.with_reports(r.id for r in rows), policy, terms)
+    return attempt_policy.credited_from_scores(rows, policy, store.with_reports, terms)
 
 
-def _records(attempts, policy) -> "list[LearnerRecord]":
-    return attempt_policy.credited_records(attempts, policy) if policy is not None else classview.best_records(attempts)
+def _records(attempts, policy, actions=()) -> "list[LearnerRecord]":
+    terms = terms_by_learner(actions)
+    records = (attempt_policy.credited_records(attempts, policy, terms) if policy is not None
+               else classview.best_records(attempts))
+    return apply_overrides(with_extensions(records, terms), list(actions))
+
+
+def course_status(store: Store, learner: str, policy) -> "dict | None":
+    """``GET api/course`` of ``learner``: their own dates and limit; ``counted`` says when a grade was overridden."""
+    log = ActionLog(store)
+    actions = log.all(learner)
+    shown = attempt_policy.status(store, learner, policy, terms=terms_by_learner(actions).get(learner))
+    override = overrides_of(actions).get(learner)
+    if shown is not None and shown.get("counted") and override is not None:
+        shown["counted"] = {**shown["counted"], "credited": override["data"]["score"],
+                            "why": f"set by your instructor: {override['reason']}"}
+    return shown
 
 
 class CourseHandler(ApiHandler):
     def get(self) -> None:
         """The caller's due dates and attempts left (``null`` without a course file)."""
-        self.send_json(200, attempt_policy.status(self.store, self.learner, self.conf.course))
+        self.send_json(200, course_status(self.store, self.learner, self.conf.course))
 
 
 class ClassHandler(ApiHandler):
@@ -473,12 +501,64 @@ class PageHandler(_Base):
     def write_error(self, status_code: int, **kwargs) -> None:
         exc = kwargs.get("exc_info", (None, None))[1]
         message = getattr(exc, "log_message", None) or self._reason
-        self.finish(pages.page(f"{status_code}", f"<h1>{status_code}</h1><p>{pages.esc(message)}</p>"))
+        chrome = self.chrome() if self.current_user else None
+        self.finish(pages.page(f"{status_code}", f"<h1>{status_code}</h1><p>{pages.esc(message)}</p>", chrome=chrome))
+
+    def chrome(self) -> "layout.Chrome":
+        """Who reads the page and where the hub is (its stylesheet, logo, home and the reader's lab)."""
+        hub_prefix = getattr(self.hub_auth, "hub_prefix", "") if os.environ.get("JUPYTERHUB_API_URL") else ""
+        return layout.Chrome(prefix=self.conf.prefix, hub_prefix=hub_prefix or "", user=self.learner,
+                             instructor=self.instructor)
 
     def attempts_html(self, learner: str) -> str:
         attempts = [a.detail() for a in self.store.attempts_of(learner, limit=200)]
-        return pages.learner_page(learner, attempts, prefix=self.conf.prefix, is_instructor=self.instructor,
-                                  course=attempt_policy.status(self.store, learner, self.conf.course))
+        document = pages.learner_page(learner, attempts, prefix=self.conf.prefix, is_instructor=self.instructor,
+                                      course=course_status(self.store, learner, self.conf.course),
+                                      chrome=self.chrome())
+        return action_pages.insert_section(document, self.changes_html(learner, attempts))
+
+    def changes_html(self, learner: str, attempts: "list[dict]") -> str:
+        """The learner page's "Changes by your instructor": their actions, a regrade request form, instructor forms."""
+        log = ActionLog(self.store)
+        own = {a["id"] for a in attempts}
+        actions = action_handlers.learner_view(log.all(learner, with_class=True), learner, own)
+        return action_pages.changes_section(actions, log.past_results(learner), viewer=self.learner, learner=learner,
+                                            prefix=self.conf.prefix, xsrf=self.xsrf_form_html(), attempts=attempts,
+                                            instructor=self.instructor)
+
+
+class CodePage(PageHandler):
+    """``learners/NAME/attempts/ID/code``: an attempt's code, escaped, with line numbers (instructors; the learner)."""
+
+    @web.authenticated
+    def get(self, learner: str, text: str) -> None:
+        attempt_id = attempt_id_of(text)
+        attempt = None if attempt_id is None else self.store.get(attempt_id)
+        if attempt is None or attempt.learner != learner or (learner != self.learner and not self.instructor):
+            raise web.HTTPError(404, "no such attempt")
+        back = f"{self.conf.prefix}learners/{quote(learner, safe='')}"
+        self.finish(code_pages.code_page(learner, attempt_id, attempt.source, chrome=self.chrome(), back=back))
+
+
+class SimilarityPage(PageHandler):
+    """``similarity``: the similar pairs; ``similarity/compare?a=&b=``: two counting attempts side by side."""
+
+    @web.authenticated
+    async def get(self, compare: "str | None" = None) -> None:
+        if not self.instructor:
+            raise web.HTTPError(403, "the similarity pages are for instructors")
+        if not compare:
+            out = await self.in_thread(self.derived, "similarity",
+                                       lambda records: similarity_of(self.store, records, self.conf.references))
+            self.finish(code_pages.similarity_page(out["pairs"], prefix=self.conf.prefix, chrome=self.chrome()))
+            return
+        records = {r.learner: r for r in (await self.in_thread(self.class_now))[1]}
+        names = [self.get_argument("a", ""), self.get_argument("b", "")]
+        if any(name not in records for name in names):
+            raise web.HTTPError(404, "both learners need a counting attempt")
+        sources = self.store.sources([records[name].attempt for name in names])
+        left, right = ((name, records[name].attempt, sources.get(records[name].attempt, b"")) for name in names)
+        self.finish(code_pages.compare_page(left, right, prefix=self.conf.prefix, chrome=self.chrome()))
 
 
 class HomePage(PageHandler):
@@ -502,7 +582,7 @@ class LearnerFeedback(PageHandler):
     def get(self, learner: str, kind: str) -> None:
         if learner != self.learner and not self.instructor:
             raise web.HTTPError(404, "no such page")
-        records = _records(self.store.finished_of(learner), self.conf.course)
+        records = _records(self.store.finished_of(learner), self.conf.course, ActionLog(self.store).all(learner))
         if not records:
             raise web.HTTPError(404, f"{learner} has no graded attempt")
         if kind == "feedback.md":
@@ -520,10 +600,30 @@ class ClassPage(PageHandler):
             raise web.HTTPError(403, "the class page is for instructors")
         rows, _records, outputs = await self.in_thread(self.class_now)
         lms = await self.in_thread(self.derived, "lms", lambda records: lms_files(records, self.conf))
-        self.finish(pages.class_page(rows, outputs, prefix=self.conf.prefix, refresh=self.conf.class_refresh,
-                                     unmatched=None if lms is None else lms["list"],
-                                     reference=bool(self.conf.references),
-                                     insecure=self.conf.sandbox_words if self.conf.insecure else ""))
+        document = pages.class_page(rows, outputs, prefix=self.conf.prefix, refresh=self.conf.class_refresh,
+                                    chrome=self.chrome(),
+                                    unmatched=None if lms is None else lms["list"],
+                                    reference=bool(self.conf.references),
+                                    insecure=self.conf.sandbox_words if self.conf.insecure else "")
+        log = ActionLog(self.store)  # the class's actions and open regrade requests (answered on class/actions)
+        self.finish(action_pages.insert_section(document, action_pages.class_section(
+            log.all(), log.past_results(), prefix=self.conf.prefix, xsrf="", forms=False)))
+
+
+class ActionsApiHandler(action_handlers.ActionsApi, ApiHandler):
+    """``GET api/actions``, ``POST api/actions/KIND``."""
+
+
+class AppealsApiHandler(action_handlers.AppealsApi, ApiHandler):
+    """``POST api/appeals``."""
+
+
+class ActionFormsHandler(action_handlers.ActionForms, PageHandler):
+    """``POST actions/KIND``, ``POST appeals``."""
+
+
+class ActionsPageHandler(action_handlers.ActionsPage, PageHandler):
+    """``GET class/actions``."""
 
 
 def make_app(store: Store, queue: GradingQueue, settings: ServiceOptions, hub_auth=None,
@@ -555,8 +655,14 @@ def make_app(store: Store, queue: GradingQueue, settings: ServiceOptions, hub_au
         (rf"{p}gradescope\.zip", GradescopeZipHandler, args),
         (rf"{p}plots/({'|'.join(PLOTS)})\.(png|svg)", PlotHandler, args),
         (rf"{p}similarity\.(html|csv)", SimilarityHandler, args),
+        (rf"{p}similarity(?:/(compare))?", SimilarityPage, args),
+        (rf"{p}learners/{learner_name}/attempts/([^/]+)/code", CodePage, args),
         (rf"{p}oauth_callback", HubOAuthCallbackHandler),
         (rf"{p}class", ClassPage, args),
+        (rf"{p}api/actions(?:/(extension|attempts|override|regrade|answer))?", ActionsApiHandler, args),
+        (rf"{p}api/appeals", AppealsApiHandler, args),
+        (rf"{p}(?:actions/(extension|attempts|override|regrade|answer)|appeals)", ActionFormsHandler, args),
+        (rf"{p}class/actions", ActionsPageHandler, args),
         (rf"{p}learners/{learner_name}/(feedback\.md|results\.json)", LearnerFeedback, args),
         (rf"{p}learners/{learner_name}", LearnerPage, args),
         (rf"{p}?", HomePage, args),

@@ -18,6 +18,7 @@ Example::
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -25,6 +26,32 @@ import math
 from grader.course.policy import Attempt, Policy, attempts_left, aware, credit, iso_utc, next_allowed, refusal
 from grader.outputs.record import LearnerRecord, attempt_record
 from grader.service.db import Store, utcnow
+
+
+def for_learner(policy: "Policy | None", terms=None) -> "Policy | None":
+    """The course policy as it applies to one learner: their own due and late dates, their extra attempts.
+
+    ``terms``: a :class:`grader.service.actions_db.Terms` (``None``: the course's policy as it is). An
+    extension without a late date keeps the course's late date when it is still after the new due date.
+
+    >>> from types import SimpleNamespace as Terms
+    >>> from grader.course.policy import parse_policy
+    >>> p = parse_policy('[assignment]\\ndue = 2030-01-01T00:00:00Z\\n[attempts]\\nlimit = 2\\nwindow_minutes = 60\\n')
+    >>> mine = for_learner(p, Terms(due=p.due + dt.timedelta(days=3), late_due=None, extra_attempts=1))
+    >>> iso_utc(mine.due), mine.limit, for_learner(p, None) is p
+    ('2030-01-04T00:00:00Z', 3, True)
+    """
+    if policy is None or terms is None:
+        return policy
+    changes: dict = {}
+    if terms.due is not None:
+        late_due = terms.late_due
+        if late_due is None and policy.late_due is not None and policy.late_due > terms.due:
+            late_due = policy.late_due
+        changes.update(due=terms.due, late_due=late_due)
+    if terms.extra_attempts and policy.limit:
+        changes["limit"] = policy.limit + terms.extra_attempts
+    return dataclasses.replace(policy, **changes) if changes else policy
 
 
 def _now(now: "dt.datetime | None") -> dt.datetime:
@@ -37,12 +64,14 @@ def _recent(store: Store, learner: str, policy: Policy, now: dt.datetime, exclud
 
 
 def refuse(store: Store, learner: str, policy: "Policy | None",
-           now: "dt.datetime | None" = None, exclude=()) -> "tuple[str, int] | None":
+           now: "dt.datetime | None" = None, exclude=(), terms=None) -> "tuple[str, int] | None":
     """``(message, seconds to wait)`` when ``learner`` may not submit now under the course's attempt limit, else None.
 
     The message says when the next attempt is allowed (``429`` with ``Retry-After``). Attempts the
-    grader failed on, and the ids in ``exclude`` (reports not stored yet), do not count.
+    grader failed on, and the ids in ``exclude`` (reports not stored yet), do not count. ``terms``:
+    the learner's own (:func:`for_learner`: extra attempts raise their limit).
     """
+    policy = for_learner(policy, terms)
     if policy is None or not policy.limit:
         return None
     now = _now(now)
@@ -54,7 +83,8 @@ def refuse(store: Store, learner: str, policy: "Policy | None",
     return message, max(1, wait)
 
 
-def status(store: Store, learner: str, policy: "Policy | None", now: "dt.datetime | None" = None) -> "dict | None":
+def status(store: Store, learner: str, policy: "Policy | None", now: "dt.datetime | None" = None,
+           terms=None) -> "dict | None":
     """``GET api/course``: the due dates, which attempt counts, attempts used and left, when the next is allowed.
 
     ``None`` without a course file. The keys (docs/classroom.md, "The course status"): ``name``,
@@ -75,9 +105,12 @@ def status(store: Store, learner: str, policy: "Policy | None", now: "dt.datetim
     >>> got = status(store, "ana", p)
     >>> got["attempts_used"], got["attempts_left"], got["attempts_total"], got["credit_now"], got["counted"]
     (1, 2, 1, 1.0, None)
+
+    ``terms``: the learner's own (:func:`for_learner`): their due dates and limit are the ones shown.
     """
     if policy is None:
         return None
+    policy = for_learner(policy, terms)
     now = _now(now)
     shown = policy.describe()
     if policy.limit:
@@ -90,17 +123,18 @@ def status(store: Store, learner: str, policy: "Policy | None", now: "dt.datetim
     shown["credit_now"], shown["period_now"] = policy.factor(now)
     shown["attempts_total"] = store.count_since(learner, dt.datetime(1970, 1, 1))
     shown["now"] = iso_utc(now)
-    records = credited_records(store.finished_of(learner), policy)
+    records = credited_records(store.finished_of(learner), policy)  # already the learner's own policy
     got = records[0].credit if records else None
     shown["counted"] = ({key: got[key] for key in ("attempt", "credited", "max_score", "period", "why")}
                         if got else None)
     return shown
 
 
-def credited_records(attempts, policy: Policy) -> "list[LearnerRecord]":
+def credited_records(attempts, policy: Policy, terms: "dict | None" = None) -> "list[LearnerRecord]":
     """One record per learner: the attempt the course policy counts, with its ``credit``, by learner.
 
-    Attempts the grading machinery failed on are no attempts here: they are graded again.
+    Attempts the grading machinery failed on are no attempts here: they are graded again. ``terms``:
+    each learner's own (:func:`for_learner`), by learner: their due dates decide their credit.
     """
     by_learner: dict[str, list] = {}
     for a in attempts:
@@ -111,16 +145,17 @@ def credited_records(attempts, policy: Policy) -> "list[LearnerRecord]":
         mine = {a.id: a for a in by_learner[learner]}
         # The counted run's report when there is one: the weights apply to the checks that count.
         got = credit([Attempt(a.id, a.submitted_at, json.loads(getattr(a, "counted_report", None) or a.report))
-                      for a in mine.values()], policy)
+                      for a in mine.values()], for_learner(policy, (terms or {}).get(learner)))
         records.append(attempt_record(mine[got.attempt], credit=got.to_dict()))
     return records
 
 
-def credited_from_scores(rows, policy: Policy, read) -> "list[LearnerRecord]":
+def credited_from_scores(rows, policy: Policy, read, terms: "dict | None" = None) -> "list[LearnerRecord]":
     """:func:`credited_records` chosen from stored scores (``rows``: id, learner, submitted_at, score, max_score).
 
     Without check weights the credit needs only the score, so ``read(ids)``
-    (the store's ``with_reports``) loads the counting attempts' reports only.
+    (the store's ``with_reports``) loads the counting attempts' reports only. ``terms``: as in
+    :func:`credited_records`.
 
     >>> from types import SimpleNamespace as Row
     >>> from grader.course.policy import parse_policy
@@ -139,7 +174,7 @@ def credited_from_scores(rows, policy: Policy, read) -> "list[LearnerRecord]":
     chosen = {}
     for learner in sorted(by_learner):
         got = credit([Attempt(r.id, r.submitted_at, {"score": r.score, "max_score": r.max_score, "checks": []})
-                      for r in by_learner[learner]], policy)
+                      for r in by_learner[learner]], for_learner(policy, (terms or {}).get(learner)))
         if got is not None:
             chosen[got.attempt] = got
     full = {a.id: a for a in read(list(chosen))}

@@ -1,10 +1,12 @@
 """The service's HTML pages, rendered on the server; every text that came from a learner or a report is escaped.
 
 A learner's page lists their attempts, newest first, each with its score and
-the feedback of every failed check. The instructor's class page reloads
-itself every ``refresh`` seconds (a plain ``<meta http-equiv=refresh>``: it
-needs no script) and shows per-learner progress by step, per-check pass
-rates and the most common wrong answers.
+the feedback of every failed check (the call, expected, got and replay line,
+as the Check widget shows them). The instructor's class page reloads itself
+every ``refresh`` seconds (the base template's script, with a button that
+pauses it) and shows per-learner progress by step, per-check pass rates and
+the most common wrong answers. Both are drawn in :mod:`grader.service.layout`'s
+base template.
 
 Example::
 
@@ -13,34 +15,18 @@ Example::
 """
 from __future__ import annotations
 
-import html
 import json
+from dataclasses import fields
 from urllib.parse import quote
 
-from grader.report import STEPS
+from grader.escape import terminal_text
+from grader.render import failure_details
+from grader.report import STEPS, CheckResult
+from grader.service.layout import Chrome, esc, page, time_html
 
-STYLE = """
-figure{display:inline-block;margin:.5em}figure img{max-width:40em}
-body{font-family:system-ui,sans-serif;margin:2em;max-width:72em}
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}
-.ok{color:#1a7f37}.bad{color:#cf222e}.pending{color:#9a6700}pre{background:#f6f8fa;padding:.5em;white-space:pre-wrap}
-"""
-
-
-def esc(value: object) -> str:
-    """HTML-escape anything (quotes too: values also go into attributes).
-
-    >>> esc('<a href="x">')
-    '&lt;a href=&quot;x&quot;&gt;'
-    """
-    return html.escape("" if value is None else str(value), quote=True)
-
-
-def page(title: str, body: str, *, refresh: "int | None" = None) -> str:
-    """A whole HTML document around ``body`` (which must already be escaped)."""
-    meta = f'<meta http-equiv="refresh" content="{int(refresh)}">' if refresh else ""
-    return (f"<!doctype html><html><head><meta charset=utf-8>{meta}<title>{esc(title)}</title>"
-            f"<style>{STYLE}</style></head><body>{body}</body></html>")
+__all__ = ["Chrome", "esc", "page", "time_html", "learner_page", "class_page", "feedback_html", "course_html",
+           "hidden_html", "json_text"]
+_CHECK_FIELDS = tuple(f.name for f in fields(CheckResult))
 
 
 def _score(summary: dict) -> str:
@@ -59,8 +45,32 @@ def _score(summary: dict) -> str:
     return f'<span class={cls}>{esc(summary["score"])} / {esc(summary["max_score"])}</span>'
 
 
+def _check_of(c: dict) -> CheckResult:
+    """A check of a stored report (fields this version does not know are left out)."""
+    return CheckResult(**{name: c[name] for name in _CHECK_FIELDS if name in c})
+
+
+def _details_html(check: CheckResult) -> str:
+    """The labelled lines of a failed check, as the Check widget orders and names them (:func:`failure_details`)."""
+    rows = []
+    for label, value in failure_details(check):
+        text = esc(terminal_text(value))  # controls as escapes first: a bidi override reorders HTML text too
+        if "\n" in value:
+            shown = f"<pre>{text}</pre>"
+        else:  # as the widget: values in code, sentences as text
+            shown = f"<code>{text}</code>" if label in ("call", "expected", "got", "replay") else text
+        rows.append(f"<dt>{esc(label)}</dt><dd{' class=replay' if label == 'replay' else ''}>{shown}</dd>")
+    return f"<dl class=failure>{''.join(rows)}</dl>" if rows else ""
+
+
 def feedback_html(report: "dict | None") -> str:
-    """The failed checks of one report, each with its message, what was expected and what came back."""
+    """The failed checks of one report: title, points, then the call, expected, got, why, hint and replay line.
+
+    >>> html = feedback_html({"checks": [{"id": "step1/a", "step": 1, "passed": False, "points": 0,
+    ...     "max_points": 1, "title": "<t>", "call": "f(1)", "reproduce": "agtool-grade check t.py --only step1/a"}]})
+    >>> "<dt>call</dt><dd><code>f(1)</code></dd>" in html, "<dt>replay</dt>" in html, "&lt;t&gt;" in html
+    (True, True, True)
+    """
     if not report:
         return "<p>Not graded yet.</p>"
     parts, items = [], []
@@ -70,12 +80,9 @@ def feedback_html(report: "dict | None") -> str:
     if not failed:
         parts.append("<p class=ok>Every check passed.</p>")
     for c in failed:
-        item = [f"<li><b>step {esc(c.get('step'))}</b> <code>{esc(c.get('id'))}</code>: {esc(c.get('title'))}"
-                f" ({esc(c.get('points'))}/{esc(c.get('max_points'))})"]
-        for label in ("message", "expected", "got", "hint"):
-            if c.get(label):
-                item.append(f"<br>{esc(label)}: <pre>{esc(c[label])}</pre>")
-        items.append("".join(item) + "</li>")
+        check = _check_of(c)
+        items.append(f"<li><b>step {esc(check.step)}</b> <code>{esc(check.id)}</code>: {esc(check.title)}"
+                     f" ({esc(check.points)}/{esc(check.max_points)}){_details_html(check)}</li>")
     return "".join(parts) + (f"<ul>{''.join(items)}</ul>" if items else "")
 
 
@@ -101,13 +108,13 @@ def course_html(course: "dict | None") -> str:
 
     >>> print(course_html({"due": "2026-03-01T12:00:00Z", "late_due": None, "counts": "best",
     ...                    "attempts_left": 2, "limit": 5, "window_minutes": 60, "next_allowed": None}))
-    <p class=course>Due 2026-03-01T12:00:00Z (UTC). Your best attempt counts. Attempts left: 2 of 5 per 60 minutes.</p>
+    <p class=course>Due <time datetime="2026-03-01T12:00:00Z" title="2026-03-01 12:00 UTC">2026-03-01 12:00 UTC</time>. Your best attempt counts. Attempts left: 2 of 5 per 60 minutes.</p>
     """
     if not course:
         return ""
-    parts = [f"Due {esc(course['due'])} (UTC)."]
+    parts = [f"Due {time_html(course['due'])}."]
     if course.get("late_due"):
-        parts.append(f"Late until {esc(course['late_due'])}, for {esc(round(100 * course['late_credit']))}% "
+        parts.append(f"Late until {time_html(course['late_due'])}, for {esc(round(100 * course['late_credit']))}% "
                      "of the points; no credit after that.")
     parts.append("Your best attempt counts." if course["counts"] == "best"
                  else "Your last attempt on time counts (a late one only if it raises your grade).")
@@ -116,7 +123,7 @@ def course_html(course: "dict | None") -> str:
         parts.append(f"Attempts left: {esc(course['attempts_left'])} of {esc(course['limit'])} per "
                      f"{esc(minutes)} minutes.")
         if course.get("next_allowed"):
-            parts.append(f"Next attempt allowed at {esc(course['next_allowed'])}.")
+            parts.append(f"Next attempt allowed at {time_html(course['next_allowed'])}.")
     if course.get("credit_now") is not None and course.get("period_now") not in (None, "on time"):
         parts.append(f"An attempt now is {esc(course['period_now'])}: it keeps "
                      f"{esc(round(100 * course['credit_now']))}% of its points.")
@@ -127,20 +134,52 @@ def course_html(course: "dict | None") -> str:
     return f"<p class=course>{' '.join(parts)}</p>"
 
 
+def attempts_heading(learner: str, viewer: str) -> str:
+    """The learner page's heading in the reader's words: "Your attempts" to the learner, "ben's attempts" to others.
+
+    >>> attempts_heading("ben", "ben"), attempts_heading("ben", "teacher")
+    ('Your attempts', "ben's attempts")
+    """
+    return "Your attempts" if learner == viewer else f"{learner}'s attempts"
+
+
+def code_href(prefix: str, learner: str, attempt_id: object) -> str:
+    """The code view of one attempt (escaped for an attribute).
+
+    >>> code_href("/p/", "a b", 3)
+    '/p/learners/a%20b/attempts/3/code'
+    """
+    return esc(f"{prefix}learners/{quote(learner, safe='')}/attempts/{attempt_id}/code")
+
+
+def _attempt_html(a: dict, learner: str, prefix: str) -> str:
+    """One attempt: number, time, score, a link to its code, then its feedback."""
+    return (f"<section class=attempt aria-labelledby=attempt-{esc(a['id'])}>"
+            f"<h2 id=attempt-{esc(a['id'])}>Attempt {esc(a['id'])} &middot; {time_html(a['submitted_at'])}"
+            f" &middot; {_score(a)}</h2>"
+            f"<p class=muted><small>sha256 {esc(a['sha256'])} &middot; seed {esc(a.get('seed'))} &middot; "
+            f"<a href=\"{code_href(prefix, learner, a['id'])}\">code of attempt {esc(a['id'])}</a></small></p>"
+            f"{feedback_html(a.get('report'))}{hidden_html(a.get('hidden_failed'))}</section>")
+
+
 def learner_page(learner: str, attempts: list[dict], *, prefix: str, is_instructor: bool,
-                 course: "dict | None" = None) -> str:
-    """A learner's history: every attempt, newest first, with its feedback; ``course``: the due date and attempts left."""
-    rows = []
-    for a in attempts:
-        rows.append(f"<h3>attempt {esc(a['id'])} &middot; {esc(a['submitted_at'])} &middot; {_score(a)}</h3>"
-                    f"<p><small>sha256 {esc(a['sha256'])} &middot; seed {esc(a.get('seed'))}</small></p>"
-                    f"{feedback_html(a.get('report'))}{hidden_html(a.get('hidden_failed'))}")
-    link = f'<p><a href="{esc(prefix)}class">the class page</a></p>' if is_instructor else ""
-    body = (f"<h1>Your attempts, {esc(learner)}</h1>{link}{course_html(course)}"
-            "<p>Submit from a notebook with <code>from agtool_lab.submit import submit; submit()</code>.</p>"
-            + ("".join(rows) or "<p>No attempts yet.</p>"))
+                 course: "dict | None" = None, chrome: "Chrome | None" = None) -> str:
+    """A learner's history: every attempt, newest first, with its feedback; ``course``: the due date and attempts left.
+
+    ``chrome``: who reads it (the heading's words) and where the hub is; without it, the learner reads it.
+    """
+    chrome = chrome or Chrome(prefix=prefix, user=learner, instructor=is_instructor)
+    heading = attempts_heading(learner, chrome.user)
+    rows = "".join(_attempt_html(a, learner, prefix) for a in attempts)
+    link = f'<p><a href="{esc(prefix)}class">Back to the class page</a></p>' if is_instructor else ""
+    lab = (f'<p><a href="{esc(chrome.lab_url)}">Back to your lab</a> to work on your module.</p>'
+           if chrome.lab_url and learner == chrome.user else "")
+    how = ("<p>Submit from a notebook: the Submit button beside a Check cell, or "
+           "<code>from agtool_lab.submit import submit; submit()</code>.</p>" if learner == chrome.user else "")
+    body = (f"<h1>{esc(heading)}</h1>{link}{lab}{course_html(course)}{how}"
+            + (rows or "<p>No attempts yet.</p>"))
     refresh = 5 if any(a["status"] in ("queued", "grading", "error") for a in attempts) else None
-    return page(f"agtool: {learner}", body, refresh=refresh)
+    return page(f"agtool: {heading}", body, refresh=refresh, chrome=chrome)
 
 
 PLOT_TITLES = {"score_histogram": "Scores", "check_pass_rate": "Pass rate per check",
@@ -148,12 +187,14 @@ PLOT_TITLES = {"score_histogram": "Scores", "check_pass_rate": "Pass rate per ch
 
 
 def class_page(rows: list[dict], outputs: dict, *, prefix: str, refresh: int,
-               unmatched: "list | None" = None, reference: bool = False, insecure: str = "") -> str:
+               unmatched: "list | None" = None, reference: bool = False, insecure: str = "",
+               chrome: "Chrome | None" = None) -> str:
     """The instructor's class page: downloads, plots, progress by step, pass rates, common wrong answers.
 
     ``unmatched`` (with ``--roster``): ``(learner, problem)`` the roster did
     not match; ``reference``: similarity also compares with the reference solution;
-    ``insecure``: why learner code runs without a sandbox (``--insecure-no-sandbox``), shown first.
+    ``insecure``: why learner code runs without a sandbox (``--insecure-no-sandbox``), shown first;
+    ``chrome``: who reads it and where the hub is.
 
     >>> html = class_page([{"learner": "<b>x</b>", "attempts": 1, "pending": 0, "best_score": 1, "last_score": 1,
     ...                     "max_score": 2, "steps": {}, "last_submitted_at": None}], {"checks": [], "wrong_answers": []},
@@ -178,8 +219,9 @@ def class_page(rows: list[dict], outputs: dict, *, prefix: str, refresh: int,
                if insecure else "")
     body = (
         f"<h1>Class</h1>{warning}"
-        f"<p>Downloads: {' &middot; '.join(downloads)}. This page reloads every {int(refresh)} s.</p>"
-        f"<p><small>{esc(similarity)}</small></p>"
+        f"<p>Downloads: {' &middot; '.join(downloads)}.</p>"
+        f"<p><small>{esc(similarity)} <a href=\"{p}similarity\">Similar pairs, their code side by side</a>."
+        "</small></p>"
         f"<h2>Learners ({len(rows)})</h2><table><tr><th>learner</th><th>attempts</th><th>pending</th>"
         f"<th>best</th><th>last</th><th>max</th>{head}{credit_head}<th>last attempt</th><th>files</th></tr>"
         f"{''.join(_learner_row(r, p, credited) for r in rows)}</table>{roster}"
@@ -188,7 +230,7 @@ def class_page(rows: list[dict], outputs: dict, *, prefix: str, refresh: int,
         f"<th>pass rate</th></tr>{_check_rows(outputs)}</table>"
         "<h2>Most common wrong answers</h2><table><tr><th>check</th><th>got</th><th>expected</th><th>learners</th>"
         f"<th>who</th></tr>{_wrong_rows(outputs)}</table>")
-    return page("agtool: class", body, refresh=refresh)
+    return page("agtool: class", body, refresh=refresh, chrome=chrome or Chrome(prefix=prefix, instructor=True))
 
 
 def _learner_row(r: dict, p: str, credited: bool) -> str:
@@ -202,7 +244,7 @@ def _learner_row(r: dict, p: str, credited: bool) -> str:
     return (f"<tr><td><a href=\"{p}learners/{link}\">{name}</a></td>"
             f"<td>{esc(r['attempts'])}</td><td>{esc(r['pending'])}</td><td>{esc(r['best_score'])}</td>"
             f"<td>{esc(r['last_score'])}</td><td>{esc(r['max_score'])}</td>{steps}{extra}"
-            f"<td>{esc(r['last_submitted_at'])}</td><td>{files}</td></tr>")
+            f"<td>{time_html(r['last_submitted_at'])}</td><td>{files}</td></tr>")
 
 
 def _check_rows(outputs: dict) -> str:

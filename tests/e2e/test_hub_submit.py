@@ -4,18 +4,25 @@ A real JupyterHub with configurable-http-proxy runs the agtool grading
 service as a hub-managed service, set up as ``deploy/jupyterhub/jupyterhub_config.py``
 sets it up (roles, the ``agtool-instructors`` group, the learners' server
 token scopes, ``$AGTOOL_SERVICE_URL``), with a course file: a due date a week
-away and three attempts an hour. ``alice`` (her ``agtool/tools.py`` is the
+away and one attempt an hour. ``alice`` (her ``agtool/tools.py`` is the
 reference solution) logs in through the browser and opens a notebook whose
 one cell is a Check cell. Its panel offers Submit, with the due date and her
-attempts left beside it; she presses Submit, and the grade the service gave
-appears under the panel, with one attempt fewer left. Her own page on the
-service lists the attempt; the class page is not hers (403). Then
+attempts left beside it; she presses Submit, confirms (the question says the
+whole module is graded), and the grade the service gave appears under the
+panel; with no attempt left, Submit is disabled and says when the next one is
+allowed. Her own page on the service ("Your attempts", in the hub's look)
+lists the attempt and its code; the class page is not hers (403). Then
 ``teacher``, a member of ``agtool-instructors``, opens the class page in a
 browser of his own: the hub asks him to log in, and the page shows alice's
-score.
+score; alice's page reads "alice's attempts" to him.
 
-Issue 17's browser Done-when, and issue 18.1 (due date and attempts left in
-the notebook) end to end.
+axe-core (WCAG 2.1 AA) runs on the Check and Submit widget (scoped to its
+output area), on the confirmation, and on every service page met here: no
+serious or critical violation (tests/e2e/axe.py).
+
+Issue 17's browser Done-when, issue 18.1 (due date and attempts left in
+the notebook) and issue 28.2 (Submit disabled at 0 attempts, confirmation,
+the pages' words and look) end to end.
 """
 from __future__ import annotations
 
@@ -26,6 +33,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from e2e.axe import check_page
 from e2e.hub import GradingService, give_home, log_in, running_hub, submit_login
 from e2e.notebook_ui import open_notebook, output_errors, run_all_cells, screenshot_check_panel, wait_for_check_panel
 
@@ -36,14 +44,15 @@ PASSWORD = "correct horse battery staple"
 NOTEBOOK = "submit.ipynb"
 STEP = 1
 GRADE_TIMEOUT_MS = 120_000  # the service grades all eight steps of the module on one worker
+WIDGET_OUTPUT = ".jp-OutputArea-output:has(.agtool-check)"  # axe's scope: our widget, not JupyterLab's chrome
 GRADE_LINE = re.compile(r"Attempt (\d+) submitted to the class grading service: (\d+)/(\d+) points")
 
 
 def write_course(path: Path) -> dt.datetime:
-    """A course file: due a week from now, three attempts per hour; returns the due time."""
+    """A course file: due a week from now, one attempt per hour; returns the due time."""
     due = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=7)).replace(second=0, microsecond=0)
     path.write_text(f'[assignment]\nname = "agtool lab"\ndue = {due:%Y-%m-%dT%H:%M:%SZ}\ncounts = "best"\n'
-                    "[attempts]\nlimit = 3\nwindow_minutes = 60\n", encoding="utf-8")
+                    "[attempts]\nlimit = 1\nwindow_minutes = 60\n", encoding="utf-8")
     return due
 
 
@@ -81,36 +90,55 @@ def test_a_learner_submits_from_the_notebook_and_the_instructor_sees_the_grade(
         submit_button = page.get_by_role("button", name=re.compile(r"^\W*Submit$"))
         submit_button.wait_for()
         page.wait_for_function(
-            """() => /Attempts left: 3 of 3/.test(
+            """() => /Attempts left: 1 of 1/.test(
                  [...document.querySelectorAll('.jp-OutputArea-output .agtool-course')].map(e => e.textContent).join(' '))""")
         before = course_line(page)
         assert f"Due {due:%Y-%m-%d %H:%M} UTC (in 6 days" in before, before
         assert "Your best attempt counts" in before, before
         screenshot_check_panel(page, artifacts_dir, "hub-submit-before")
+        check_page(page, artifacts_dir, "hub-check-and-submit-widget", scope=WIDGET_OUTPUT)
 
+        # Submit asks first, saying what it grades; nothing is sent before "Confirm submit".
         submit_button.click()
+        question = page.get_by_text("It grades your whole module, steps 1 to 11, not only step 1.")
+        question.wait_for()
+        assert "It uses 1 of your 1 attempt left." in question.inner_text()
+        check_page(page, artifacts_dir, "hub-submit-confirmation", scope=WIDGET_OUTPUT)
+        page.get_by_role("button", name=re.compile(r"^\W*Confirm submit$")).click()
         page.wait_for_function(
             """() => [...document.querySelectorAll('.jp-OutputArea-output')]
                      .some(e => /submitted to the class grading service: \\d+\\/\\d+ points/.test(e.textContent))""",
             timeout=GRADE_TIMEOUT_MS)
         page.wait_for_function(
-            """() => /Attempts left: 2 of 3/.test(
+            """() => /Attempts left: 0 of 1/.test(
                  [...document.querySelectorAll('.jp-OutputArea-output .agtool-course')].map(e => e.textContent).join(' '))""")
         output = page.locator(".jp-OutputArea-output:has(.agtool-course)").last.inner_text()
         attempt_id, score, max_score = GRADE_LINE.search(output).groups()
         assert int(score) == int(max_score) > 0, output  # the whole module, graded by the service
-        assert "Course status unavailable" not in output and not submit_button.is_disabled()
+        assert "Course status unavailable" not in output
+        # No attempt left: Submit is disabled, and the line says when the next one is allowed (in 59 or 60 min).
+        assert submit_button.is_disabled()
+        assert re.search(r"No attempt left: your next attempt is allowed \S+ \S+ UTC \(in (59|60) min\)", output), output
         assert output_errors(page) == []
+        check_page(page, artifacts_dir, "hub-submit-graded-widget", scope=WIDGET_OUTPUT)
         page.locator(".jp-OutputArea-output:has(.agtool-course)").last.screenshot(
             path=str(artifacts_dir / "hub-submit-graded-panel.png"))
         page.screenshot(path=str(artifacts_dir / "hub-submit-graded.png"))
 
         # Her own page on the service keeps the attempt; the class page is the instructors'.
         page.goto(hub.service_url)
-        page.get_by_text("Your attempts, alice").wait_for()
+        page.get_by_role("heading", name="Your attempts", exact=True).wait_for()
         assert page.get_by_text(f"attempt {attempt_id}", exact=False).count() >= 1
         assert f"{score} / {max_score}" in page.inner_text("body")
+        # The hub's look: its stylesheet, its logo linking home; a link back to her lab.
+        assert page.locator('link[href="/hub/static/css/style.min.css"]').count() == 1
+        assert page.get_by_role("link", name="Your lab", exact=True).get_attribute("href") == "/user/alice/lab"
         page.screenshot(path=str(artifacts_dir / "hub-submit-learner-page.png"), full_page=True)
+        check_page(page, artifacts_dir, "hub-learner-page")
+        page.get_by_role("link", name=f"code of attempt {attempt_id}").click()
+        page.get_by_role("heading", name=f"Your attempt {attempt_id}: code").wait_for()
+        assert "def validate_args" in page.locator("ol.code").inner_text()
+        check_page(page, artifacts_dir, "hub-code-view")
         response = page.goto(hub.service_url + "class")
         assert response.status == 403, response.status
 
@@ -134,5 +162,10 @@ def test_a_learner_submits_from_the_notebook_and_the_instructor_sees_the_grade(
                 assert float(cells["credited"]) == float(score), cells
             assert "teacher" not in tpage.locator("table").first.inner_text()  # he submitted nothing
             tpage.screenshot(path=str(artifacts_dir / "hub-submit-class-page.png"), full_page=True)
+            check_page(tpage, artifacts_dir, "hub-class-page")
+            tpage.get_by_role("link", name="alice", exact=True).click()
+            tpage.get_by_role("heading", name="alice's attempts", exact=True).wait_for()
+            assert "Your attempts, alice" not in tpage.inner_text("main")
+            check_page(tpage, artifacts_dir, "hub-learner-page-instructor")
         finally:
             teacher.close()

@@ -103,6 +103,26 @@ MISTAKES: dict = {
                            '"explanation": None if first["ok"] else {"error": first["error"]}}'))),
     "valid_without_suggested": ("step10/retry_valid", d(
         (_FIRST_OK_RETURN, '        return {**first, "explanation": None}'))),
+    # -- (issue 29) each edit at each place on every seed: a one-sided edit distance misses a fix every time.
+    "allowed_deletions_not_counted": ("step10/suggest_allowed", d(
+        ("    longer, shorter = (a, b) if len(a) > len(b) else (b, a)",
+         "    if len(a) < len(b):\n        return False\n    longer, shorter = a, b"))),
+    "allowed_insertions_not_counted": ("step10/suggest_allowed", d(
+        ("    longer, shorter = (a, b) if len(a) > len(b) else (b, a)",
+         "    if len(a) > len(b):\n        return False\n    longer, shorter = b, a"))),
+    "allowed_letters_compared_in_place": ("step10/suggest_allowed", d(
+        ("    if len(a) == len(b):\n        return sum(x != y for x, y in zip(a, b)) == 1",
+         "    if abs(len(a) - len(b)) <= 1:\n        return sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b)) == 1"))),
+    # -- (issue 29) the retry judged on its own logic (the grader's explain in that name), on every seed.
+    "retry_with_its_own_region_fix": ("step10/retry_fixed", d(
+        (_RETRY, 'return {**call_tool(name, {**args, "region": str(args.get("region")).strip().lower()}), '
+                 '"suggested": True, "explanation": explanation}'))),
+    "retry_only_for_allowed": ("step10/retry_fixed", d(
+        ('    if explanation["suggestion"] is None:\n',
+         '    if explanation["suggestion"] is None or not explanation["error"].startswith("allowed:"):\n'))),
+    "retry_explains_the_suggestion": ("step10/retry_fixed", d(
+        (_RETRY, 'return {**call_tool(name, explanation["suggestion"]), "suggested": True, '
+                 '"explanation": explain(name, explanation["suggestion"])}'))),
     # -- own route: explain builds its int fix on step 9's coerce, and coerce accepts "３" and "²".
     #    Step 9 must fail, step 10 not (its probes put the grader's coerce in that name).
     "explain_on_a_broken_coerce": ("step9/never_coerced", d(

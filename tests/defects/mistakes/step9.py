@@ -98,4 +98,26 @@ MISTAKES: dict = {
                                                                      '    return {**out, "coercions": coercions}'))),
     "refusal_drops_coercions": ("step9/call_coerced_refused", d((_DOOR, '    out = call_tool(name, args)\n    if not out["ok"]:\n'
                                                                          '        return out\n    return {**out, "coercions": coercions}'))),
+    # -- (issue 29) each whitespace character, each end, on every seed: a partial strip fails on all of them
+    "strip_misses_vertical_tab": ("step9/strip", d((_SPACE, '_SPACE_CHARS = " \\t\\n\\r\\x0c"'))),
+    "strip_tabs_and_spaces_only": ("step9/strip", d((_SPACE, '_SPACE_CHARS = " \\t"'))),
+    "strip_only_when_both_ends_padded": ("step9/strip", d((_STRIP_IF, _STRIP_IF.replace(
+        'bare != value', 'value[:1].isspace() and value[-1:].isspace()')))),
+    # -- (issue 29) every non-ASCII digit, sign and separator on every seed
+    "int_by_isdecimal": ("step9/never_coerced", d((_DIGITS_IF, '        if bare.isdecimal():'))),
+    "int_accepts_a_plus_sign": ("step9/never_coerced", d((_DIGITS_IF, '        if bare.lstrip("+") and all(char in _DIGIT_CHARS '
+                                                                      'for char in bare.lstrip("+")):'))),
+    "int_ignores_underscores": ("step9/never_coerced", d((_DIGITS_IF, '        if bare.strip("_") and all(char in _DIGIT_CHARS + "_" '
+                                                                      'for char in bare):'))),
+    # -- (issue 29) a call valid once coerced whose result is refused, on every seed
+    "result_failure_drops_coercions": ("step9/call_coerced", d((_DOOR, '    out = call_tool(name, args)\n'
+                                                                        '    if out["error"].startswith("result:"):\n        return out\n'
+                                                                        '    return {**out, "coercions": coercions}'))),
+    "result_failure_retried_raw": ("step9/call_coerced", d((_DOOR, '    out = call_tool(name, args)\n'
+                                                                    '    if out["error"].startswith("result:"):\n'
+                                                                    '        out = call_tool(name, raw_args)\n'
+                                                                    '    return {**out, "coercions": coercions}'))),
+    "result_failure_without_ledger": ("step9/call_coerced", d((_DOOR, '    out = call_tool(name, args)\n'
+                                                                       '    return {**out, "coercions": coercions if out["ok"] or '
+                                                                       'out["error"].startswith("args:") else []}'))),
 }

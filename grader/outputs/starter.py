@@ -1,0 +1,73 @@
+"""Which submissions are the starter, unchanged: the code every learner was given, handed in as it was.
+
+Compared as Python tokens with comments, blank lines and indentation left
+out and the whitespace inside strings (docstrings re-indented) collapsed, so
+a learner who only reformatted the starter or added comments to it is found
+too; a file that does not tokenize is no starter. The starter's
+text comes from :func:`grader.outputs.similarity.starter_text` (the
+installed package, else the checkout). Nothing here imports or runs
+learner code.
+
+Example::
+
+    >>> starter = "def f():\\n    raise NotImplementedError('step 1')\\n"
+    >>> starter_submissions({"ana": starter.replace("    ", "  ") + "# done?\\n", "bob": "def f():\\n    return 1\\n"},
+    ...                     starter=starter)
+    ['ana']
+"""
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+
+# Layout and comments: what a learner can change without changing the program.
+_IGNORED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+            tokenize.ENCODING, tokenize.ENDMARKER}
+# What the starter raises in every function a step asks for (agtool/tools.py): an answer that is
+# this exception is a step not started, not a wrong answer.
+_SPACE = re.compile(r"\s+")
+NOT_STARTED = re.compile(r"NotImplementedError: step (\d+): write ")
+
+
+def normalised(code: str) -> "tuple[tuple[int, str], ...] | None":
+    """``code`` as its tokens without comments and layout; ``None`` when it does not tokenize.
+
+    >>> normalised("x = 1  # one\\n") == normalised("x=1\\n"), normalised("def f(:\\n  '''")
+    (True, None)
+    """
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+        return tuple((t.type, _SPACE.sub(" ", t.string)) for t in tokens if t.type not in _IGNORED)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+
+
+def starter_submissions(sources: "dict[str, str]", *, starter: "str | None" = None) -> "list[str]":
+    """The learners (keys of ``sources``, learner -> text) whose file is the starter, sorted.
+
+    ``starter`` defaults to the packaged starter.
+
+    >>> starter_submissions({"ana": "x = 1\\n"}, starter="x = 2\\n")
+    []
+    """
+    if not sources:
+        return []
+    if starter is None:
+        from grader.outputs.similarity import starter_text  # the packaged file, read only when asked
+
+        starter = starter_text()
+    given = normalised(starter)
+    return sorted(learner for learner, code in sources.items() if normalised(code) == given)
+
+
+def not_started_step(answer: str) -> "int | None":
+    """The step whose function still raises the starter's ``NotImplementedError`` in ``answer``, if any.
+
+    >>> not_started_step("raised NotImplementedError: step 6: write pick (labs/06_failure_path.ipynb)")
+    6
+    >>> not_started_step("'type:limit'") is None
+    True
+    """
+    found = NOT_STARTED.search(str(answer))
+    return int(found.group(1)) if found else None

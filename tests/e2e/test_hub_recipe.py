@@ -1,0 +1,296 @@
+"""The hub recipe on a fresh Debian 12: one command as root, then two learners submit and the instructor downloads grades.
+
+``debootstrap --variant=minbase bookworm`` makes a minimal Debian root file
+system under ``/var/tmp``; the checkout as it is on disk (tracked and new
+files, not the ignored ones) is copied in, and ``deploy/jupyterhub/setup_hub.sh``
+runs inside it as root with no systemd, so it starts the hub itself in the
+background. From the host, ``alice`` (the reference solution, read here on the
+host) and ``bob`` (the starter) get a token by logging in with their Unix
+passwords through the hub's API and submit through the hub's proxy to the
+grading service; ``teacher`` downloads ``grades.csv`` and finds both rows.
+A second run of the script must keep the running hub and a changed local
+configuration.
+
+The root file system is entered the way a machine boots into one, not with a
+bare ``chroot``: a private mount namespace whose root *is* the Debian tree
+(``pivot_root``). The kernel refuses unprivileged user namespaces to a
+chrooted process (clone(2): ``EPERM`` "the caller is in a chroot
+environment"), and the grading service runs as ``agtool-grader``, not root,
+so its bubblewrap sandbox would fail there. Every mount made for the run
+lives in that namespace and goes away with its last process; the ``finally``
+kills the processes whose root is the Debian tree (hub, proxy, service).
+
+Pip inside uses the host's package sources read-only (its find-links,
+extra indexes and constraints, bind-mounted at the same paths), so the
+install does not download what the host already holds.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from e2e.processes import free_ports
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+MIRROR = os.environ.get("AGTOOL_DEBIAN_MIRROR", "http://deb.debian.org/debian")
+WORK_ROOT = Path("/var/tmp")
+SERVICE = "agtool-grader"
+PASSWORDS = {"alice": "alice pass: 1", "bob": "bob-pass-2", "teacher": "teacher pass 3"}
+GRADE_TIMEOUT = 300.0
+SCRIPT_TIMEOUT = 900.0
+
+CA_INSIDE = "/run/agtool-test-host-ca.crt"
+# Run as root on the host: a private mount namespace, the Debian tree made its root with pivot_root.
+ENTER = r'''
+set -eu
+R="$1"; shift
+mount --make-rprivate /
+mount --rbind "$R" "$R"
+mount -t proc proc "$R/proc"
+mount --rbind /dev "$R/dev"
+mount --rbind /sys "$R/sys"
+mount --bind /etc/resolv.conf "$R/etc/resolv.conf"
+if [ -n "${AGTOOL_TEST_CA:-}" ]; then
+    touch "$R$PIP_CERT"; mount --bind "$AGTOOL_TEST_CA" "$R$PIP_CERT"
+fi
+for p in $AGTOOL_TEST_RO_PATHS; do
+    mkdir -p "$R$p"; mount --bind "$p" "$R$p"; mount -o remount,bind,ro "$R$p"
+done
+mkdir -p "$R/.host"
+cd "$R"
+pivot_root . .host
+exec /usr/sbin/chroot . /bin/sh -c 'umount -l /.host && rmdir /.host && cd / && exec "$@"' sh "$@"
+'''
+
+
+def need(what: str) -> None:
+    """A prerequisite is missing: under $CI the test fails (a skipped recipe test proves nothing)."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} (CI is set: this test must run)", pytrace=False)
+    pytest.skip(what)
+
+
+def checkout_files() -> list[str]:
+    """The checkout's files as they are on disk: tracked and new, not ignored (not .venv or build/)."""
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                         capture_output=True, check=True).stdout
+    return sorted({name for name in out.decode().split("\0") if name and (REPO / name).is_file()})
+
+
+def host_pip_sources() -> "tuple[dict[str, str], list[str]]":
+    """The host pip's sources as PIP_* variables, and the local paths they name (to bind read-only)."""
+    out = subprocess.run([str(REPO / ".venv" / "bin" / "pip"), "config", "list"], capture_output=True, text=True,
+                         check=False).stdout
+    env, paths = {}, []
+    for line in out.splitlines():
+        key, _, value = line.partition("=")
+        name = key.split(".", 1)[-1]
+        value = value.strip().strip("'\"")
+        if name == "cert":  # the host's CA bundle (the network may re-sign HTTPS), bound at CA_INSIDE
+            env.update(AGTOOL_TEST_CA=value, PIP_CERT=CA_INSIDE)
+            continue
+        if name not in ("find-links", "extra-index-url", "index-url", "constraint"):
+            continue
+        env["PIP_" + name.upper().replace("-", "_")] = value
+        for word in value.split():
+            path = word.removeprefix("file://")
+            if path.startswith("/") and os.path.exists(path):
+                # A file's folder; an index's whole tree (its pages link to ../../files/...).
+                whole = os.path.isfile(path) or os.path.basename(path.rstrip("/")) == "simple"
+                paths.append(os.path.dirname(path.rstrip("/")) if whole else path)
+    return env, sorted(set(paths))
+
+
+def in_debian(root: Path, command: str, *, env: dict, log: Path, timeout: float) -> subprocess.CompletedProcess:
+    """Run ``command`` (sh) as root inside the Debian tree; its output goes to ``log`` and is returned."""
+    full_env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
+                "LANG": "C.UTF-8", **env}
+    with log.open("a") as out:
+        proc = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", ENTER, "enter",
+                               str(root), "/bin/sh", "-c", command],
+                              env=full_env, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, check=False)
+    proc.stdout = log.read_text()
+    return proc
+
+
+def processes_in(root: Path) -> list[int]:
+    """Pids of the processes whose root directory is the Debian tree (hub, proxy, service, ...)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.readlink(entry / "root") == str(root):
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+def kill_all_in(root: Path) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in processes_in(root):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 15
+        while processes_in(root) and time.monotonic() < deadline:
+            time.sleep(0.3)
+
+
+def http(method: str, url: str, *, token: "str | None" = None, body: "bytes | None" = None,
+         ctype: str = "application/json") -> "tuple[int, bytes]":
+    headers = {"Authorization": f"token {token}"} if token else {}
+    if body is not None:
+        headers["Content-Type"] = ctype
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=body, method=method, headers=headers),
+                                    timeout=60) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def log_in(origin: str, user: str) -> str:
+    """A token of ``user`` for the grading service, got by logging in with the Unix password (PAM)."""
+    body = json.dumps({"auth": {"username": user, "password": PASSWORDS[user]}, "note": "recipe test",
+                       "scopes": [f"access:services!service={SERVICE}"]}).encode()
+    status, data = http("POST", f"{origin}/hub/api/users/{user}/tokens", body=body)
+    assert status == 201, (user, status, data)
+    return json.loads(data)["token"]
+
+
+def wait_graded(base: str, token: str, attempt: int) -> dict:
+    deadline = time.monotonic() + GRADE_TIMEOUT
+    while time.monotonic() < deadline:
+        status, data = http("GET", f"{base}api/submissions/{attempt}", token=token)
+        assert status == 200, data
+        record = json.loads(data)
+        if record["status"] not in ("queued", "grading"):
+            return record
+        time.sleep(1)
+    raise AssertionError(f"attempt {attempt} not graded in {GRADE_TIMEOUT:.0f}s")
+
+
+@pytest.fixture
+def debian(tmp_path):
+    """A fresh minimal Debian 12 tree under /var/tmp; the processes left in it are killed after the test."""
+    if os.geteuid() != 0:
+        need("the hub recipe test needs root (debootstrap, mounts, pivot_root)")
+    for tool in ("debootstrap", "unshare", "pivot_root", "git"):
+        if not shutil.which(tool):
+            need(f"{tool} not found: apt-get install -y debootstrap (.ci/run does it)")
+    work = Path(os.environ.get("AGTOOL_RECIPE_WORK") or WORK_ROOT) / f"agtool-recipe-{os.getpid()}"
+    root = work / "root"
+    root.mkdir(parents=True)
+    try:
+        yield root, work
+    finally:
+        kill_all_in(root)
+        # Nothing stays mounted (the mounts died with the namespace); never follow a mount while deleting.
+        mounted = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()
+                   if line.split()[1].startswith(str(root))]
+        assert not mounted, f"still mounted: {mounted}"
+        if not os.environ.get("AGTOOL_RECIPE_KEEP"):
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def test_recipe_on_fresh_debian(debian, artifacts_dir):
+    root, work = debian
+    log = artifacts_dir / "hub-recipe.log"
+    log.write_text("")
+    timings = {}
+
+    start = time.monotonic()
+    with log.open("a") as out:
+        subprocess.run(["debootstrap", "--variant=minbase", "bookworm", str(root), MIRROR],
+                       stdout=out, stderr=subprocess.STDOUT, check=True, timeout=900)
+    timings["debootstrap"] = time.monotonic() - start
+
+    start = time.monotonic()
+    src = root / "opt" / "agtool-src"
+    for name in checkout_files():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, src / name)
+    passwords = root / "root" / "first-passwords.txt"
+    passwords.write_text("".join(f"{user}:{pw}\n" for user, pw in PASSWORDS.items()))
+    (root / "opt" / "agtool").mkdir(parents=True)
+    (root / "opt" / "agtool" / "roster.csv").write_text("learner,lms_id,name\nalice,1001,Alice\nbob,1002,Bob\n")
+    pip_env, ro_paths = host_pip_sources()
+    port, hub_port, proxy_port, service_port = free_ports(4)
+    env = {**pip_env, "AGTOOL_TEST_RO_PATHS": " ".join(ro_paths), "AGTOOL_HUB_PORT": str(port),
+           "AGTOOL_HUB_INTERNAL_PORT": str(hub_port), "AGTOOL_PROXY_API_PORT": str(proxy_port),
+           "AGTOOL_SERVICE_PORT": str(service_port)}
+    timings["copy"] = time.monotonic() - start
+
+    start = time.monotonic()
+    setup = "/opt/agtool-src/deploy/jupyterhub/setup_hub.sh --passwords /root/first-passwords.txt teacher"
+    first = in_debian(root, setup, env=env, log=log, timeout=SCRIPT_TIMEOUT)
+    timings["setup_hub.sh"] = time.monotonic() - start
+    assert first.returncode == 0, first.stdout[-5000:]
+    origin = f"http://127.0.0.1:{port}"
+    assert f"the hub is up: {origin}/ answers" in first.stdout
+    pid = int((root / "run" / "agtool-hub.pid").read_text())
+    # The service runs as agtool-grader, from the venv made from Debian's own Python.
+    assert (root / "opt" / "agtool" / "venv" / "pyvenv.cfg").read_text().count("home = /usr/bin") == 1
+
+    start = time.monotonic()
+    base = f"{origin}/services/{SERVICE}/"
+    tokens = {user: log_in(origin, user) for user in PASSWORDS}
+    status, data = http("POST", f"{origin}/hub/api/users/alice/tokens", body=json.dumps(
+        {"auth": {"username": "alice", "password": "wrong"}}).encode())
+    assert status == 403, data  # PAM really checks the password
+    modules = {"alice": (REPO / "solutions" / "tools.py").read_bytes(), "bob": (REPO / "agtool" / "tools.py").read_bytes()}
+    attempts = {}
+    for user, module in modules.items():
+        status, data = http("POST", f"{base}api/submissions", token=tokens[user], body=module, ctype="text/x-python")
+        assert status == 202, (user, status, data)
+        attempts[user] = json.loads(data)["id"]
+    graded = {user: wait_graded(base, tokens[user], attempt) for user, attempt in attempts.items()}
+    timings["submit and grade"] = time.monotonic() - start
+    assert graded["alice"]["status"] == "graded", graded["alice"]
+    assert graded["bob"]["status"] == "graded", graded["bob"]
+
+    status, data = http("GET", f"{base}grades.csv", token=tokens["teacher"])
+    assert status == 200, data
+    rows = {row["learner"]: row for row in csv.DictReader(io.StringIO(data.decode()))}
+    assert set(rows) == {"alice", "bob"}, rows
+    assert float(rows["alice"]["score"]) > float(rows["bob"]["score"]) == 0, rows
+    assert float(rows["alice"]["score"]) == float(rows["alice"]["max_score"]), rows
+    status, _ = http("GET", f"{base}grades.csv", token=tokens["bob"])
+    assert status == 403  # a learner is no instructor
+    status, data = http("GET", f"{base}lms/canvas.csv", token=tokens["teacher"])
+    assert status == 200 and b"1001" in data and b"1002" in data, data  # --roster reached the service
+    status, data = http("GET", f"{base}api/course", token=tokens["bob"])
+    assert status == 200 and json.loads(data)["attempts_left"] == 4, data  # --course: 5 an hour, one used
+    assert "bwrap" in json.dumps(graded["alice"]), graded["alice"]  # learner code ran inside bubblewrap
+
+    # Again, after a local edit of the hub's config: both are kept, the recipe's version lands beside it.
+    start = time.monotonic()
+    config = root / "etc" / "jupyterhub" / "jupyterhub_config.py"
+    config.write_text(config.read_text() + "# a local edit\n")
+    second = in_debian(root, setup, env=env, log=log, timeout=SCRIPT_TIMEOUT)
+    timings["second run"] = time.monotonic() - start
+    assert second.returncode == 0, second.stdout[-5000:]
+    again = second.stdout[len(first.stdout):]
+    assert config.read_text().endswith("# a local edit\n")
+    assert (config.parent / "jupyterhub_config.py.new").exists()
+    assert "kept your /etc/jupyterhub/jupyterhub_config.py" in again, again
+    assert "kept /opt/agtool/venv" in again, again
+    assert "kept account alice" in again and "kept the password of alice" in again, again
+    (artifacts_dir / "hub-recipe-timings.json").write_text(json.dumps(timings, indent=2))
+    print("phases (s):", {k: round(v, 1) for k, v in timings.items()}, "first hub pid", pid)

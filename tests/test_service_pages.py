@@ -1,0 +1,170 @@
+"""The service's pages: one base template, times in the reader's zone, the reader's words, learners' code.
+
+Pages are checked as documents (BeautifulSoup) and against golden files in
+``tests/golden/pages/`` (refresh them with ``UPDATE_GOLDEN=1 pytest tests/test_service_pages.py``);
+the routes run behind the real ``HubOAuth`` client and a stand-in hub (tests/service_stand_ins.py).
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jupyterhub")
+
+from bs4 import BeautifulSoup  # noqa: E402
+
+from grader.service import code_pages, layout, pages  # noqa: E402
+from grader.service.db import GRADED, Store  # noqa: E402
+from service_stand_ins import FakeHub, Service  # noqa: E402
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "pages"
+HOSTILE = "</code><script>alert(1)</script>\u202e<img src=x onerror=alert(2)>"
+REPORT = {"seed": 7, "path": "tools.py", "score": 1, "max_score": 3, "steps": {}, "output": {}, "error": "",
+          "checks": [
+              {"id": "step1/names", "step": 1, "passed": True, "points": 1, "max_points": 1, "title": "Data names"},
+              {"id": "step2/limit", "step": 2, "passed": False, "points": 0, "max_points": 2,
+               "title": "Rejects a limit <= 0", "call": "validate_args('lookup', {'limit': 0})",
+               "expected": "'type:limit'", "got": HOSTILE, "message": "the limit was accepted",
+               "hint": "check limit > 0", "reproduce": "agtool-grade check tools.py --only step2/limit --seed 7"}]}
+ATTEMPT = {"id": 4, "status": "graded", "submitted_at": "2026-03-01T09:30:00Z", "sha256": "ab" * 32, "seed": 7,
+           "score": 1, "max_score": 3, "report": REPORT}
+COURSE = {"due": "2026-03-01T12:00:00Z", "late_due": None, "counts": "best", "attempts_left": 0, "limit": 3,
+          "window_minutes": 60, "next_allowed": "2026-03-01T10:15:00Z"}
+
+
+def _golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"missing {path}; create it with UPDATE_GOLDEN=1 pytest {__file__}"
+    assert text == path.read_text(encoding="utf-8"), f"{name} differs from its golden file"
+
+
+# ---------------------------------------------------------------------------- the base template
+
+
+def test_every_page_has_the_hub_look_landmarks_a_skip_link_and_english():
+    hub = layout.Chrome(prefix="/services/agtool-grader/", hub_prefix="/hub/", user="ben")
+    soup = BeautifulSoup(layout.page("t", "<p>x</p>", chrome=hub), "html.parser")
+    assert soup.html["lang"] == "en"
+    assert soup.find("link", rel="stylesheet")["href"] == "/hub/static/css/style.min.css"
+    assert soup.find("img", class_="jpy-logo")["src"] == "/hub/logo"
+    assert soup.find("header").find("nav") is not None and soup.find("main", id="main") is not None
+    skip = soup.find("a")
+    assert skip["href"] == "#main" and "Skip" in skip.get_text()
+    assert {a.get_text(): a["href"] for a in soup.find_all("a", class_="nav-link")}["Your lab"] == "/user/ben/lab"
+    standalone = BeautifulSoup(layout.page("t", "<p>x</p>"), "html.parser")
+    assert standalone.find("link", rel="stylesheet") is None and ".container{" in standalone.find("style").string
+
+
+def test_the_one_script_is_allowed_by_its_hash_and_nothing_else_runs():
+    soup = BeautifulSoup(layout.page("t", ""), "html.parser")
+    (script,) = soup.find_all("script")
+    digest = base64.b64encode(hashlib.sha256(script.string.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}';" in layout.csp() and "unsafe-eval" not in layout.csp()
+
+
+def test_times_carry_utc_in_the_markup_and_on_hover():
+    html = pages.course_html(COURSE)
+    soup = BeautifulSoup(html, "html.parser")
+    times = {t["datetime"]: (t["title"], t.get_text()) for t in soup.find_all("time")}
+    assert times["2026-03-01T12:00:00Z"] == ("2026-03-01 12:00 UTC", "2026-03-01 12:00 UTC")
+    assert "2026-03-01T10:15:00Z" in times  # the next allowed attempt, too
+    assert layout.time_html('"><script>') == "&quot;&gt;&lt;script&gt;"
+
+
+# ---------------------------------------------------------------------------- the learner page
+
+
+def test_the_learner_page_shows_the_failing_call_and_the_replay_line_as_the_widget_does():
+    from grader.render import failure_details
+    from grader.report import CheckResult
+
+    html = pages.learner_page("ben", [ATTEMPT], prefix="/p/", is_instructor=False, course=COURSE,
+                              chrome=layout.Chrome(prefix="/p/", hub_prefix="/hub/", user="ben"))
+    _golden("learner.html", html)
+    soup = BeautifulSoup(html, "html.parser")
+    shown = [dt.get_text() for dt in soup.find("dl", class_="failure").find_all("dt")]
+    assert shown == [label for label, _ in failure_details(CheckResult(**REPORT["checks"][1]))]
+    assert soup.find("dd", class_="replay").get_text() == REPORT["checks"][1]["reproduce"]
+    assert soup.find_all("script") == soup.find_all("script", string=layout._text(layout.SCRIPT_FILE))
+    assert HOSTILE not in html and not soup.find_all("img", onerror=True) and "\u202e" not in html
+    assert soup.find("a", string="Back to your lab")["href"] == "/user/ben/lab"
+    assert soup.find("a", href="/p/learners/ben/attempts/4/code") is not None
+
+
+def test_an_instructor_reads_the_learner_s_name_not_your():
+    html = pages.learner_page("ben", [ATTEMPT], prefix="/p/", is_instructor=True,
+                              chrome=layout.Chrome(prefix="/p/", user="teacher", instructor=True))
+    main = BeautifulSoup(html, "html.parser").main
+    assert main.h1.get_text() == "ben's attempts" and "Your" not in main.get_text()  # the navbar's are the reader's
+    own = pages.learner_page("ben", [], prefix="/p/", is_instructor=False)
+    assert BeautifulSoup(own, "html.parser").h1.get_text() == "Your attempts"
+
+
+def test_the_class_page_golden():
+    rows = [{"learner": "ana", "attempts": 2, "pending": 0, "best_score": 3, "last_score": 1, "max_score": 3,
+             "steps": {"1": 1}, "last_submitted_at": "2026-03-01T09:30:00Z", "best_attempt": 4}]
+    html = pages.class_page(rows, {"checks": [], "wrong_answers": []}, prefix="/p/", refresh=10,
+                            chrome=layout.Chrome(prefix="/p/", hub_prefix="/hub/", user="teacher", instructor=True))
+    _golden("class.html", html)
+    assert '<time datetime="2026-03-01T09:30:00Z"' in html and 'href="/p/similarity"' in html
+
+
+# ---------------------------------------------------------------------------- code and similarity
+
+
+def test_code_is_numbered_and_escaped_and_bidi_shows():
+    html = code_pages.code_html(HOSTILE.encode() + b"\n\tx = 1\r\n")
+    soup = BeautifulSoup(html, "html.parser")
+    assert [li.get_text() for li in soup.find_all("li")] == [HOSTILE.replace("\u202e", "\\u202e"), "\tx = 1"]
+    assert soup.find("script") is None and not soup.find_all("img")
+
+
+@pytest.fixture
+def served(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    ids = {}
+    for who, source in (("alice", b"def f(a, b):\n    return a + b * 2  # <alice>\n"),
+                        ("bob", b"def f(a, b):\n    return a + b * 2  # </code><script>x</script>\n")):
+        ids[who] = store.add_attempt(who, source, seed=1)
+        store.claim(ids[who])
+        store.finish(ids[who], GRADED, {**REPORT, "path": f"{who}.py"})
+    hub = FakeHub()
+    service = Service(store, hub)
+    yield service, ids
+    service.stop()
+    hub.stop()
+    store.close()
+
+
+def test_a_learner_s_code_is_theirs_and_the_instructors_and_never_raw_html(served):
+    service, ids = served
+    route = f"learners/bob/attempts/{ids['bob']}/code"
+    status, headers, body = service.request("GET", route, "tok-teacher")
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    soup = BeautifulSoup(body, "html.parser")
+    assert soup.h1.get_text() == f"bob's attempt {ids['bob']}: code" and soup.find("script", string="x") is None
+    assert "# </code><script>x</script>" in soup.find("ol", class_="code").get_text()
+    assert service.request("GET", route, "tok-bob")[0] == 200
+    assert service.request("GET", route, "tok-alice")[0] == 404  # another learner's
+    assert service.request("GET", f"learners/alice/attempts/{ids['bob']}/code", "tok-teacher")[0] == 404
+    assert service.request("GET", "learners/bob/attempts/-1/code", "tok-teacher")[0] == 404
+
+
+def test_the_similarity_page_leads_to_two_codes_side_by_side(served):
+    service, _ids = served
+    assert service.request("GET", "similarity", "tok-alice")[0] == 403
+    assert service.request("GET", "similarity/compare?a=alice&b=bob", "tok-alice")[0] == 403
+    status, _h, body = service.request("GET", "similarity", "tok-teacher")
+    link = BeautifulSoup(body, "html.parser").find("a", string="alice and bob side by side")
+    assert status == 200 and link["href"].endswith("similarity/compare?a=alice&b=bob")
+    status, _h, body = service.request("GET", "similarity/compare?a=alice&b=bob", "tok-teacher")
+    sides = BeautifulSoup(body, "html.parser").select(".side-by-side section")
+    assert status == 200 and len(sides) == 2
+    assert "# <alice>" in sides[0].get_text() and "<script>x</script>" in sides[1].get_text()
+    assert service.request("GET", "similarity/compare?a=alice&b=nobody", "tok-teacher")[0] == 404
