@@ -15,8 +15,8 @@ Example::
 from __future__ import annotations
 
 import datetime as dt
-import re
 
+from agtool_lab.replay import replay_html, replay_line
 from grader.escape import html_text, terminal_text
 from grader.messages import IMPORT_FAILED
 from grader.render import failure_details  # shared with the service's learner page
@@ -71,27 +71,10 @@ def next_step_line(step: int, report: Report) -> str:
     return f"Step {step} passes. Next: {NOTEBOOKS[step + 1]}"
 
 
-REPLAY_PROGRAM = "agtool-grade"  # the first word of every replay command the grader writes
-
-
-def replay_line(command: str, runner: "str | None" = None) -> str:
-    """A replay command as it runs here: ``runner`` (shell words) in place of ``agtool-grade``, if given.
-
-    The widget passes the kernel's own interpreter (``'/path/python' -m grader``):
-    a JupyterLab terminal may not have the lab's environment on its ``PATH``.
-
-    >>> replay_line("agtool-grade check t.py --only step1/names --seed 3", "'/opt/my env/bin/python' -m grader")
-    "'/opt/my env/bin/python' -m grader check t.py --only step1/names --seed 3"
-    >>> replay_line("agtool-grade check t.py --seed 3")
-    'agtool-grade check t.py --seed 3'
-    """
-    if runner and command.startswith(REPLAY_PROGRAM + " "):
-        return runner + command[len(REPLAY_PROGRAM):]
-    return command
-
-
 def _details(c: CheckResult, runner: "str | None") -> list[tuple[str, str]]:
-    return [(label, replay_line(value, runner) if label == "replay" else value) for label, value in failure_details(c)]
+    # The replay line as it runs where the panel is shown (agtool_lab.replay); every other detail as written.
+    return [(label, replay_line(value, runner) if label == "replay" else value)
+            for label, value in failure_details(c)]
 
 
 def one_reason(report: Report) -> bool:
@@ -187,41 +170,6 @@ def _error_box(message: str) -> str:
 
 # Notebook front ends right-align table cells by default; a sentence reads better left-aligned.
 _CELL = "text-align:left;vertical-align:top"
-
-
-# The replay command wraps only between its words (never inside ``--only``) or after a path's "/", and its
-# copy button copies it exactly; the button's script runs in the widget's view only (JupyterLab strips it from sanitized HTML).
-_WORD = '<span style="white-space:nowrap">{}</span>'
-_COPY_SCRIPT = ("const b=this,t=b.dataset.copy,show=w=>{b.textContent=w};const pick=()=>{const r=document.createRange();"
-                "r.selectNodeContents(b.previousElementSibling);const s=getSelection();s.removeAllRanges();s.addRange(r);"
-                "show('selected: press Ctrl+C')};if(navigator.clipboard&&window.isSecureContext)"
-                "{navigator.clipboard.writeText(t).then(()=>show('copied'),pick)}else{pick()}")
-
-
-def _replay_word(word: str) -> str:
-    # Unbreakable pieces; a path's pieces end at each "/", where <wbr> lets a long path wrap
-    # (<wbr> adds no character to what is copied or selected).
-    pieces = re.findall(r"[^/]*/|[^/]+", word) or [""]
-    return "<wbr>".join(_WORD.format(_esc(piece)) for piece in pieces)
-
-
-def replay_html(command: str, *, copy: bool = False) -> str:
-    """A replay command as HTML: never broken inside a word (``--only``) but after a path's ``/``; with
-    ``copy`` a button that copies it exactly.
-
-    >>> html = replay_html("agtool-grade check /opt/t.py --only x")
-    >>> '<span style="white-space:nowrap">--only</span>' in html, html.count("<wbr>")
-    (True, 2)
-    >>> re.sub("<[^>]+>", "", html)
-    'agtool-grade check /opt/t.py --only x'
-    """
-    words = " ".join(_replay_word(word) for word in command.split(" "))
-    code = f'<code class="agtool-replay">{words}</code>'
-    if not copy:
-        return code
-    return (f'{code} <button type="button" class="agtool-copy" aria-label="Copy the replay command" '
-            f'title="Copy the replay command" data-copy="{html_text(command)}" '
-            f'onclick="{html_text(_COPY_SCRIPT)}">copy</button>')
 
 
 def _detail_row(label: str, value: str, copy: bool) -> str:

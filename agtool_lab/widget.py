@@ -35,7 +35,7 @@ from grader.escape import shell_join
 from grader.report import Report, new_seed
 from grader.settings import Settings, current
 
-__all__ = ["CheckPanel", "check", "grade_step", "working_on"]
+__all__ = ["CheckPanel", "check", "grade_step", "kernel_runner", "working_on"]
 
 GradeFn = Callable[..., Report]
 

@@ -437,7 +437,7 @@ def test_hub_config_gives_each_learner_the_lab_once(tmp_path):
     (prefix / "template" / "agtool").mkdir()
     (prefix / "template" / "labs" / "01_contract_table.ipynb").write_text("{}")
     (prefix / "template" / "agtool" / "tools.py").write_text(STARTER.read_text())
-    (prefix / "roster.txt").write_text("# class of 2026\nana\nben\n")
+    (prefix / "roster.csv").write_text("learner,lms_id,name\nana,101,Ana\nben,102,Ben\n")  # setup_hub.sh seeds it
     (prefix / "instructors.txt").write_text("teacher\n")
     ns = load_hub_config(prefix)
     c = ns["c"]

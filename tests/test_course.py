@@ -282,7 +282,7 @@ def test_the_submission_handler_answers_429_with_the_course_message(monkeypatch)
             assert error.startswith("at most 2 attempts per 60 minutes; your next attempt is allowed at ")
             assert 3500 <= int(answers[2].headers["Retry-After"]) <= 3600
             page = self.fetch("/").body.decode()
-            assert "Due 2026-03-01T22:59:00Z (UTC)" in page and "Attempts left: 0 of 2" in page
+            assert 'Due <time datetime="2026-03-01T22:59:00Z"' in page and "Attempts left: 0 of 2" in page
             assert json.loads(self.fetch("/api/course").body)["attempts_left"] == 0
 
     # In a thread of its own: tornado's test case runs its own event loop, and the test

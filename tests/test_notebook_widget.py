@@ -238,7 +238,7 @@ def test_the_replay_command_the_widget_shows_replays_the_check_in_a_terminal_wit
     # The widget's view shows the same words and its copy button copies exactly this line.
     assert f'data-copy="{line.replace(chr(39), "&#x27;")}"' in report.panel.body.value
     # Run as a terminal would: from the lab's folder, by bash, with no virtualenv on PATH.
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8", "AGTOOL_SANDBOX": "none"}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
     done = subprocess.run(["bash", "-c", line], cwd=REPO / "labs", env=env, capture_output=True, text=True,
                           timeout=300)
     assert "command not found" not in done.stderr and "No module named" not in done.stderr, done.stderr
@@ -347,3 +347,18 @@ def test_make_lab_starts_jupyter_with_the_venv_bin_first_on_the_path_its_termina
     found = subprocess.run(["bash", "-c", f"{assignment}; command -v agtool-grade"], capture_output=True, text=True,
                            env={"PATH": "/usr/bin:/bin"}, timeout=60)
     assert found.stdout.strip() == str(REPO / ".venv" / "bin" / "agtool-grade"), found.stderr
+
+
+def test_the_copy_button_carries_hostile_paths_as_inert_text():
+    from bs4 import BeautifulSoup
+
+    from agtool_lab.replay import replay_html
+
+    evil = "agtool-grade check '/x/\"><img src=x onerror=alert(1)>/tools.py' --only step1/names --seed 1"
+    soup = BeautifulSoup(replay_html(evil, copy=True), "html.parser")
+    assert soup.find("img") is None and [b["data-copy"] for b in soup.find_all("button")] == [evil]
+    assert "alert" not in soup.find("button")["onclick"]  # the handler is ours alone; the text is data
+    # A path with control characters is shown with visible escapes and gets no button: nothing raw is copied.
+    controls = "agtool-grade check '/x/\x1b[2Jevil/tools.py' --only step1/names --seed 1"
+    shown = replay_html(controls, copy=True)
+    assert "<button" not in shown and "\x1b" not in shown and "\\x1b[2Jevil" in shown

@@ -1,9 +1,9 @@
 """The playgrounds on a module that lacks the data they draw from: a sentence, never a broken image.
 
 An ``ipywidgets.Image`` without a picture shows as a broken image; a
-playground whose data is missing (the starter's empty ``STOCK``, an empty
-``PRODUCTS``) or whose learner code raised before drawing hides its chart and
-says what is missing and which step builds it. Refresh the golden files with
+playground whose data is missing (the starter's empty ``STOCK``) or whose
+learner code raised before drawing hides its chart and says what is missing
+and which step builds it. Refresh the golden files with
 ``UPDATE_GOLDEN=1 pytest tests/test_playground_missing.py``.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agtool_lab.playground import cache_playground, contract_playground, identity_playground, path_playground
+from agtool_lab.playground import cache_playground, contract_playground, path_playground
 
 REPO = Path(__file__).resolve().parent.parent
 STARTER = REPO / "agtool" / "tools.py"
@@ -60,13 +60,6 @@ def test_with_its_data_the_contract_playground_draws_its_chart():
     chart = box.children[1]
     assert chart.layout.display is None and bytes(chart.value).startswith(b"\x89PNG")
     assert "Nothing to show yet" not in box.children[2].value
-
-
-def test_an_empty_products_table_names_step_11():
-    box = identity_playground(STARTER)
-    shown = box.children[-1].value
-    assert "PRODUCTS is empty: step 11 builds it" in shown and "11_identity.ipynb" in shown
-    _matches_golden("identity_empty_products", shown)
 
 
 @pytest.mark.parametrize("make", [lambda: path_playground(6, STARTER), lambda: path_playground(7, STARTER),

@@ -21,7 +21,7 @@ import pytest
 
 from grader.service.actions_db import ActionLog
 from grader.service.db import Store
-from service_stand_ins import FakeHub, NoGrading, Service
+from service_stand_ins import FakeHub, Service
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "actions"
 COURSE = ('[assignment]\nname = "lab"\ndue = 2030-03-01T12:00:00Z\nlate_due = 2030-03-08T12:00:00Z\n'
@@ -403,3 +403,25 @@ def test_the_migration_adds_the_action_tables_to_a_database_of_revision_0003(tmp
     assert {"instructor_actions", "past_results", "attempts"} <= tables
     assert ActionLog(store).record("t", "regrade", data={"scope": "all"})["id"] == 1
     store.close()
+
+
+def test_without_a_course_file_an_override_still_replaces_the_grade_and_extensions_are_refused(store, hub):
+    import pandas as pd
+
+    graded(store, "alice", 4)
+    svc = serve(store, hub, course=None)
+    try:
+        status, body = post(svc, "api/actions/extension", "tok-teacher", {"learner": "alice", "due": "2031-01-01T00:00Z"})
+        assert status == 409 and "no course file" in body["error"]
+        status, body = post(svc, "api/actions/attempts", "tok-teacher", {"learner": "alice", "extra": 1})
+        assert status == 409 and "no attempt limit" in body["error"]
+        assert post(svc, "api/actions/override", "tok-teacher", {"learner": "alice", "score": 6.5,
+                                                                 "reason": "oral exam"})[0] == 201
+        book = pd.read_csv(io.StringIO(get(svc, "grades.csv", "tok-teacher")[1])).set_index("learner")
+        assert (book.loc["alice", "score"], book.loc["alice", "credited_score"]) == (4, 6.5)
+        assert book.loc["alice", "override_reason"] == "oral exam"
+        assert get(svc, "lms/canvas.csv", "tok-teacher")[1].splitlines()[2] == "alice,101,,,,6.5"
+        rows = json.loads(get(svc, "api/class", "tok-teacher")[1])["learners"]
+        assert rows[0]["credited_score"] == 6.5 and "oral exam" in rows[0]["why"]
+    finally:
+        svc.stop()

@@ -109,7 +109,6 @@ def show_chart(chart: widgets.Image, fig: "Figure | None") -> None:
 DATA_STEPS = {
     "STOCK": (1, "paste the STOCK block of {notebook} into your tools.py"),
     "REGIONS": (1, "set it to the five regions {notebook} lists"),
-    "PRODUCTS": (11, "paste the PRODUCTS table of {notebook} into your tools.py"),
 }
 
 

@@ -14,7 +14,7 @@ import unicodedata
 
 import ipywidgets as widgets
 
-from agtool_lab.playground._live import GREEN, GREY, RED, LiveModule, esc, guard, missing_data, missing_html, pre
+from agtool_lab.playground._live import GREEN, GREY, RED, LiveModule, esc, guard, pre
 
 __all__ = ["coercion_playground", "identity_playground", "shortcut_int", "suggestion_playground",
            "within_one_edit", "first_containing"]
@@ -137,9 +137,7 @@ def first_containing(products: dict, query: str) -> "str | None":
 
 
 def _identity_view(tools, query: str) -> str:
-    missing = missing_data(tools, ["PRODUCTS"])
-    if missing:  # the starter's empty table: say which step fills it, not "0 products match"
-        return missing_html(missing)
+    _missing(tools, "PRODUCTS")
     products = dict(tools.PRODUCTS)
     guess = first_containing(products, query)
     matches = [sku for sku, name in products.items() if query.strip() and query.strip().casefold() in name.casefold()]

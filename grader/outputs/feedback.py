@@ -222,7 +222,7 @@ def feedback_markdown(fb: Feedback) -> str:
     out += [f"- **Isolation:** {md_prose(fb.isolation)}"] if fb.isolation else []
     if fb.error:
         out += ["", "## Your module could not be graded", "", md_fence(fb.error), "",
-                f"Fix this first: every check needs the module to import. Then run {md_code(fb.replay)}."]
+                f"No check could run. To see it again: {md_code(fb.replay)}"]
     if fb.failed:
         out += ["", f"## What to fix ({_count(len(fb.failed), 'check')} failed)", "",
                 "Start with the first: later checks often fail for the same reason. " + md_prose(RUN_FROM)]

@@ -57,7 +57,7 @@ def feedback_plain(fb: Feedback) -> str:
     out += [f"Isolation: {_line(fb.isolation)}"] if fb.isolation else []
     if fb.error:
         out += ["", "YOUR MODULE COULD NOT BE GRADED", "", *_block(fb.error, INDENT), "",
-                f"Fix this first: every check needs the module to import. Then run: {fb.replay}"]
+                f"No check could run. To see it again: {fb.replay}"]
     if fb.failed:
         out += ["", f"WHAT TO FIX ({len(fb.failed)} {'check' if len(fb.failed) == 1 else 'checks'} failed)", "",
                 "Start with the first: later checks often fail for the same reason. " + RUN_FROM]

@@ -7,6 +7,9 @@ and shown to the learner and to instructors through
 a JSON API and pages (``app``, ``pages``, ``classview``); the course policy
 is applied to stored attempts by ``attempt_policy``; the class's downloads are
 :mod:`grader.outputs`' own functions (``exports`` names and caches them).
+Instructor actions (extensions, extra attempts, overrides, regrades,
+regrade requests) are recorded by ``actions_db``, checked and applied by
+``actions``, served by ``action_handlers`` and shown by ``action_pages``.
 ``command`` holds the ``serve`` options (``options``: their plain values);
 ``serve`` runs it all; ``hubauth`` caches the hub's answers about tokens.
 

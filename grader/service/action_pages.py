@@ -171,7 +171,7 @@ def class_section(actions: "list[dict]", past: "list[dict]", *, prefix: str, xsr
             + (f"<ul class=appeals>{items}</ul>" if items else "<p>None.</p>") + "</section>")
     if forms:
         body += class_regrade_form(prefix, xsrf)
-    return (body + '<section aria-labelledby="log"><h2 id="log">Instructor actions</h2>'
+    return (body + '<section aria-labelledby="log"><h2 id="log">Log of instructor actions</h2>'
             f"{history_list(actions, past)}</section>")
 
 

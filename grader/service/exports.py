@@ -8,7 +8,7 @@ ones ``agtool-grade batch`` writes files with, so a download is what
 * :func:`attachment`: a ``Content-Disposition`` header whose file name is safe whatever the learner's name.
 
 :class:`ClassCache` keeps what was computed for one state of the class
-(new attempts or reports change its version), so a class page that reloads
+(new attempts, reports or instructor actions change its version), so a class page that reloads
 every few seconds, and its plots, cost nothing while nothing changed.
 
 Example::

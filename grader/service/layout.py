@@ -21,6 +21,7 @@ import datetime as dt
 import functools
 import hashlib
 import html
+import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -135,3 +136,20 @@ def time_html(value: object) -> str:
         return esc(value)
     utc = moment.strftime("%Y-%m-%d %H:%M UTC")
     return f'<time datetime="{esc(value)}" title="{utc}">{utc}</time>'
+
+
+_ISO_Z = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b")
+
+
+def text_with_times(text: object) -> str:
+    """``text`` escaped, each ISO UTC time in it (``...Z``) as :func:`time_html` (a policy's "why" names dates).
+
+    >>> text_with_times("on time (due 2026-03-01T12:00:00Z) <b>")  # doctest: +ELLIPSIS
+    'on time (due <time datetime="2026-03-01T12:00:00Z" ...>2026-03-01 12:00 UTC</time>) &lt;b&gt;'
+    """
+    text = "" if text is None else str(text)
+    parts, last = [], 0
+    for match in _ISO_Z.finditer(text):
+        parts += [esc(text[last:match.start()]), time_html(match.group(0))]
+        last = match.end()
+    return "".join(parts) + esc(text[last:])

@@ -22,7 +22,7 @@ from urllib.parse import quote
 from grader.escape import terminal_text
 from grader.render import failure_details
 from grader.report import STEPS, CheckResult
-from grader.service.layout import Chrome, esc, page, time_html
+from grader.service.layout import Chrome, esc, page, text_with_times, time_html
 
 __all__ = ["Chrome", "esc", "page", "time_html", "learner_page", "class_page", "feedback_html", "course_html",
            "hidden_html", "json_text"]
@@ -130,7 +130,7 @@ def course_html(course: "dict | None") -> str:
     counted = course.get("counted")
     if counted:
         parts.append(f"Counting now: attempt {esc(counted['attempt'])}, {esc(format(counted['credited'], 'g'))} of "
-                     f"{esc(format(counted['max_score'], 'g'))} ({esc(counted['why'])}).")
+                     f"{esc(format(counted['max_score'], 'g'))} ({text_with_times(counted['why'])}).")
     return f"<p class=course>{' '.join(parts)}</p>"
 
 

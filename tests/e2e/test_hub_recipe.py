@@ -58,6 +58,7 @@ CA_INSIDE = "/run/agtool-test-host-ca.crt"
 ENTER = r'''
 set -eu
 R="$1"; shift
+readlink /proc/self/ns/mnt > "$AGTOOL_TEST_NS_FILE"   # the host finds the run's processes by it
 mount --make-rprivate /
 mount --rbind "$R" "$R"
 mount -t proc proc "$R/proc"
@@ -127,28 +128,45 @@ def in_debian(root: Path, command: str, *, env: dict, log: Path, timeout: float)
     return proc
 
 
-def processes_in(root: Path) -> list[int]:
-    """Pids of the processes whose root directory is the Debian tree (hub, proxy, service, ...)."""
+def processes_in(namespace: str) -> list[int]:
+    """Pids of the processes in the mount namespace ``namespace`` (hub, proxy, service, ...).
+
+    Not by root directory: after pivot_root their ``/proc/PID/root`` reads ``/`` from here.
+    """
     pids = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if os.readlink(entry / "root") == str(root):
+                if os.readlink(entry / "ns" / "mnt") == namespace:
                     pids.append(int(entry.name))
             except OSError:
                 continue
     return pids
 
 
-def kill_all_in(root: Path) -> None:
+def with_descendants(pids: list[int]) -> list[int]:
+    """``pids`` and their descendants (bubblewrap's sandboxes have mount namespaces of their own)."""
+    import psutil
+
+    found = set(pids)
+    for pid in pids:
+        try:
+            found.update(child.pid for child in psutil.Process(pid).children(recursive=True))
+        except psutil.NoSuchProcess:
+            continue
+    return sorted(found)
+
+
+def kill_all_in(namespace: str) -> None:
+    """Stop every process of the run's mount namespace; with the last one the namespace and its mounts go."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in processes_in(root):
+        for pid in with_descendants(processes_in(namespace)):
             try:
                 os.kill(pid, sig)
             except ProcessLookupError:
                 pass
         deadline = time.monotonic() + 15
-        while processes_in(root) and time.monotonic() < deadline:
+        while processes_in(namespace) and time.monotonic() < deadline:
             time.sleep(0.3)
 
 
@@ -197,11 +215,15 @@ def debian(tmp_path):
     work = Path(os.environ.get("AGTOOL_RECIPE_WORK") or WORK_ROOT) / f"agtool-recipe-{os.getpid()}"
     root = work / "root"
     root.mkdir(parents=True)
+    ns_file = work / "mount-namespace"
     try:
         yield root, work
     finally:
-        kill_all_in(root)
-        # Nothing stays mounted (the mounts died with the namespace); never follow a mount while deleting.
+        namespace = ns_file.read_text().strip() if ns_file.exists() else ""
+        if namespace:
+            kill_all_in(namespace)
+            assert not processes_in(namespace), f"still running in the Debian tree: {processes_in(namespace)}"
+        # The mounts lived in that namespace only; none may be left here before deleting the tree.
         mounted = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()
                    if line.split()[1].startswith(str(root))]
         assert not mounted, f"still mounted: {mounted}"
@@ -226,13 +248,16 @@ def test_recipe_on_fresh_debian(debian, artifacts_dir):
     for name in checkout_files():
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, src / name)
+    # Only to save time: dpkg without fsync (what debootstrap itself does); the script is not told.
+    (root / "etc" / "dpkg" / "dpkg.cfg.d" / "agtool-test-unsafe-io").write_text("force-unsafe-io\n")
     passwords = root / "root" / "first-passwords.txt"
     passwords.write_text("".join(f"{user}:{pw}\n" for user, pw in PASSWORDS.items()))
     (root / "opt" / "agtool").mkdir(parents=True)
     (root / "opt" / "agtool" / "roster.csv").write_text("learner,lms_id,name\nalice,1001,Alice\nbob,1002,Bob\n")
     pip_env, ro_paths = host_pip_sources()
     port, hub_port, proxy_port, service_port = free_ports(4)
-    env = {**pip_env, "AGTOOL_TEST_RO_PATHS": " ".join(ro_paths), "AGTOOL_HUB_PORT": str(port),
+    env = {**pip_env, "AGTOOL_TEST_RO_PATHS": " ".join(ro_paths), "AGTOOL_TEST_NS_FILE": str(work / "mount-namespace"),
+           "AGTOOL_HUB_PORT": str(port),
            "AGTOOL_HUB_INTERNAL_PORT": str(hub_port), "AGTOOL_PROXY_API_PORT": str(proxy_port),
            "AGTOOL_SERVICE_PORT": str(service_port)}
     timings["copy"] = time.monotonic() - start
@@ -279,18 +304,35 @@ def test_recipe_on_fresh_debian(debian, artifacts_dir):
     assert status == 200 and json.loads(data)["attempts_left"] == 4, data  # --course: 5 an hour, one used
     assert "bwrap" in json.dumps(graded["alice"]), graded["alice"]  # learner code ran inside bubblewrap
 
-    # Again, after a local edit of the hub's config: both are kept, the recipe's version lands beside it.
+    # Again, nothing changed: everything is kept, the hub too (the same process).
     start = time.monotonic()
-    config = root / "etc" / "jupyterhub" / "jupyterhub_config.py"
-    config.write_text(config.read_text() + "# a local edit\n")
     second = in_debian(root, setup, env=env, log=log, timeout=SCRIPT_TIMEOUT)
     timings["second run"] = time.monotonic() - start
     assert second.returncode == 0, second.stdout[-5000:]
     again = second.stdout[len(first.stdout):]
+    for kept in ("kept the system packages", "kept /opt/agtool/venv", "kept /opt/agtool/template (unchanged)",
+                 "kept /opt/agtool/course.toml", "kept account alice", "kept the password of alice",
+                 "kept /etc/jupyterhub/jupyterhub_config.py (unchanged)", f"kept the running hub (pid {pid})",
+                 "the hub is up"):
+        assert kept in again, (kept, again)
+    assert int((root / "run" / "agtool-hub.pid").read_text()) == pid
+
+    # After a local edit of the hub's config: the edit is kept, the recipe's version lands beside it.
+    start = time.monotonic()
+    config = root / "etc" / "jupyterhub" / "jupyterhub_config.py"
+    config.write_text(config.read_text() + "# a local edit\n")
+    third = in_debian(root, setup, env=env, log=log, timeout=SCRIPT_TIMEOUT)
+    timings["third run"] = time.monotonic() - start
+    assert third.returncode == 0, third.stdout[-5000:]
+    again = third.stdout[len(second.stdout):]
     assert config.read_text().endswith("# a local edit\n")
-    assert (config.parent / "jupyterhub_config.py.new").exists()
+    assert (config.parent / "jupyterhub_config.py.new").read_bytes() == \
+        (REPO / "deploy" / "jupyterhub" / "jupyterhub_config.py").read_bytes()
     assert "kept your /etc/jupyterhub/jupyterhub_config.py" in again, again
-    assert "kept /opt/agtool/venv" in again, again
-    assert "kept account alice" in again and "kept the password of alice" in again, again
+    assert "the hub is up" in again, again  # restarted with the edited config
+    deadline = time.monotonic() + 90  # the hub answers before it has started its service again
+    while (status := http("GET", f"{base}grades.csv", token=tokens["teacher"])[0]) != 200:
+        assert time.monotonic() < deadline, f"grades.csv after the restart: {status}"
+        time.sleep(1)
     (artifacts_dir / "hub-recipe-timings.json").write_text(json.dumps(timings, indent=2))
     print("phases (s):", {k: round(v, 1) for k, v in timings.items()}, "first hub pid", pid)

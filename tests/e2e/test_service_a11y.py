@@ -71,6 +71,7 @@ def _open(browser, token: str):
     ("similarity-page", "tok-teacher", "similarity"),
     ("side-by-side", "tok-teacher", "similarity/compare?a=alice&b=bob"),
     ("not-found-page", "tok-alice", "learners/bob"),
+    ("instructor-actions-page", "tok-teacher", "class/actions"),  # brief A's page: extensions, overrides, regrades
 ])
 def test_a_service_page_has_no_serious_or_critical_axe_violation(browser, service, artifacts_dir, name, token, path):
     context = _open(browser, token)
