@@ -196,7 +196,8 @@ def test_config_passes_course_and_roster_to_the_service(tmp_path):
     command = service["command"]
     assert command[command.index("--course") + 1] == str(prefix / "course.toml")
     assert command[command.index("--roster") + 1] == str(prefix / "roster.csv")
-    assert command[0] == str(prefix / "venv" / "bin" / "python") and service["user"] == "agtool-grader"
+    # As root, like the hub: only root can switch the step children to agtool-sandbox, which owns nothing.
+    assert command[0] == str(prefix / "venv" / "bin" / "python") and "user" not in service
 
 
 def test_config_lets_in_the_roster_and_binds_loopback(tmp_path):
@@ -217,3 +218,102 @@ def test_config_without_course_file_passes_none(tmp_path):
     (prefix / "course.toml").unlink()
     (service,) = load_config(prefix).JupyterHub.services
     assert "--course" not in service["command"] and "--roster" in service["command"]
+
+
+# ---------------------------------------------------------------- is the hub up? (said truthfully)
+
+
+def fake_prefix(tmp_path: Path) -> Path:
+    """A prefix whose venv's python is this one (the script asks the hub with it)."""
+    prefix = tmp_path / "opt"
+    (prefix / "venv" / "bin").mkdir(parents=True)
+    (prefix / "venv" / "bin" / "python").symlink_to(sys.executable)
+    return prefix
+
+
+def test_a_hub_that_does_not_answer_is_reported_not_up(tmp_path):
+    from e2e.processes import free_port
+
+    log = tmp_path / "hub.log"
+    log.write_text("[E] the last words of the hub\n")
+    root = tmp_path / "root"
+    done = sh(f"write_env_file /usr/bin:/bin; report_hub 0 {log}", root, AGTOOL_PREFIX=str(fake_prefix(tmp_path)),
+              AGTOOL_HUB_PORT=str(free_port()), AGTOOL_HUB_TIMEOUT="2")
+    assert done.returncode == 1
+    assert "the hub is NOT up" in done.stdout and f"Its log: {log}" in done.stdout
+    assert "the last words of the hub" in done.stderr
+
+
+def test_a_hub_that_exited_is_reported_at_once(tmp_path):
+    from e2e.processes import free_port
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    done = sh(f"write_env_file /usr/bin:/bin; SECONDS=0; (report_hub {dead.pid} /nowhere) || echo took=$SECONDS",
+              tmp_path / "root", AGTOOL_PREFIX=str(fake_prefix(tmp_path)), AGTOOL_HUB_PORT=str(free_port()),
+              AGTOOL_HUB_TIMEOUT="60")
+    assert "the hub is NOT up" in done.stdout
+    assert int(done.stdout.split("took=")[1]) < 10
+
+
+def test_a_hub_that_answers_is_reported_up(tmp_path):
+    import http.server
+    import threading
+
+    class Api(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = b'{"version": "6.1.1"}' if self.path == "/hub/api" else b"{}"
+            self.send_response(200 if self.path == "/hub/api" else 404)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Api)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        done = sh("write_env_file /usr/bin:/bin; report_hub 0 /nowhere", tmp_path / "root",
+                  AGTOOL_PREFIX=str(fake_prefix(tmp_path)), AGTOOL_HUB_PORT=str(server.server_port),
+                  AGTOOL_HUB_TIMEOUT="20")
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"the hub is up: http://127.0.0.1:{server.server_port}/ answers (JupyterHub 6.1.1)" in done.stdout
+
+
+def test_grade_class_takes_one_word_and_grades_as_root_into_the_grades_folder(tmp_path):
+    # The instructor's sudo rule names this one command, run as root so that learner code runs as agtool-sandbox
+    # (which owns nothing) rather than as an account that owns the gradebooks; it must hand out no other use of root.
+    prefix = tmp_path / "prefix"
+    (prefix / "venv" / "bin").mkdir(parents=True)
+    fake = prefix / "venv" / "bin" / "agtool-grade"
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    fake.chmod(0o755)
+    (prefix / "course.toml").write_text("")
+    root = tmp_path / "root"
+    sh("write_grade_class", root, AGTOOL_PREFIX=str(prefix))
+    script = root / str(prefix).lstrip("/") / "bin" / "grade-class"
+    assert script.stat().st_mode & 0o777 == 0o755
+    (root / "srv" / "agtool" / "grades" / "week3").mkdir(parents=True)
+    done = subprocess.run([str(script), "week3"], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    args = done.stdout.splitlines()
+    assert args[:2] == ["batch", "/home/*/agtool/tools.py"], (done.stdout, done.stderr)
+    assert args[args.index("--out") + 1] == str(root / "srv" / "agtool" / "grades" / "week3")
+    assert "--sandbox" in args and args[args.index("--sandbox") + 1] == "bwrap"
+    assert args[args.index("--course") + 1] == str(prefix / "course.toml") and "--roster" not in args
+    for bad in ("--out=/etc", "../etc", "a b", "", "week3;id", "-h"):
+        refused = subprocess.run([str(script), bad], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+        assert refused.returncode == 2 and not refused.stdout and "usage" in refused.stderr, bad
+    extra = subprocess.run([str(script), "week3", "--out", "/etc"], capture_output=True, text=True,
+                           env={"PATH": "/usr/bin:/bin"})
+    assert "/etc" not in extra.stdout.splitlines()  # a second word is never passed on
+
+
+def test_terminals_get_the_lab_s_tools_on_their_path(tmp_path):
+    # JupyterLab's terminals are login shells: /etc/profile resets PATH, and the replay commands need agtool-grade.
+    sh("write_profile", tmp_path, AGTOOL_PREFIX="/opt/agtool")
+    profile = tmp_path / "etc" / "profile.d" / "agtool-lab.sh"
+    done = subprocess.run([BASH, "-c", f"PATH=/usr/bin:/bin; . {profile}; . {profile}; echo $PATH"],
+                          capture_output=True, text=True)
+    assert done.stdout.strip() == "/opt/agtool/venv/bin:/usr/bin:/bin", done.stderr

@@ -575,6 +575,34 @@ def test_the_service_refuses_to_start_without_a_sandbox_unless_told(monkeypatch,
     assert started[1].sandbox == "bwrap" and not started[1].insecure_why
 
 
+@pytest.mark.parametrize("inside", [False, True])
+def test_the_service_refuses_to_grade_as_the_account_that_owns_its_data(monkeypatch, tmp_path, inside):
+    # Before (found by the hub recipe's fresh-Debian test): a service run as `agtool-grader`, which owns its
+    # database, could not switch accounts, so learner code ran inside bubblewrap as the database's owner.
+    from grader.service import command
+
+    data = tmp_path / "data"
+    data.mkdir()
+    where = data / "service" if inside else data  # a --data-dir still to be made is judged by its parent
+    if os.geteuid() == 0:
+        os.chown(data, 4242, 4242)  # as the recipe had it: the data belongs to the account that serves
+    owner = data.stat().st_uid
+    monkeypatch.setattr(command, "sandbox_problem", lambda requested: "")
+    monkeypatch.setattr(command.os, "geteuid", lambda: owner)
+    started = []
+    import grader.service.serve as serve_module
+
+    monkeypatch.setattr(serve_module, "serve", lambda args, settings=None: started.append(args) or 0)
+    base = ["--data-dir", str(where), "--reference", "none", "--sandbox", "bwrap"]
+    with pytest.raises(SystemExit, match="owns the service's data"):
+        command.main(base)
+    assert not started
+    assert command.main(base + ["--insecure-no-sandbox"]) == 0
+    assert started[0].sandbox == "bwrap" and "owns the service's data" in started[0].insecure_why
+    monkeypatch.setattr(command.os, "geteuid", lambda: owner + 1)  # another account grades: nothing to refuse
+    assert command.main(base) == 0 and not started[1].insecure_why
+
+
 def test_the_start_asks_the_engine_s_own_isolation_check(monkeypatch):
     from grader.engine import sandbox
     from grader.service.command import sandbox_problem

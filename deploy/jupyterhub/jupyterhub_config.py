@@ -12,7 +12,7 @@
 #   ~/agtool/tools.py                                         the module they write
 # and JupyterLab opens on ~/labs. The Check cells grade ~/agtool/tools.py because
 # AGTOOL_MODULE points there. The instructor grades every home folder with
-#   sudo -H -u agtool-grader /opt/agtool/venv/bin/agtool-grade batch '/home/*/agtool/tools.py' --out /srv/agtool/grades/week3
+#   sudo /opt/agtool/bin/grade-class week3        (outputs in /srv/agtool/grades/week3)
 # (docs/classroom.md, "A classroom JupyterHub").
 import csv
 import grp
@@ -89,12 +89,13 @@ c.Spawner.pre_spawn_hook = copy_lab_into_home
 
 # ---------------------------------------------------------------- the grading service
 # `agtool-grade serve` as a hub-managed service (the hub starts it, restarts it if it
-# exits, and routes /services/agtool-grader/ to it). It runs as the grading account,
-# never as root: grading runs learner code (in its worker processes, not its own).
+# exits, and routes /services/agtool-grader/ to it). It runs as root, like the hub, so that
+# the step children that run learner code switch to the grading account (agtool-sandbox),
+# which owns nothing, inside bubblewrap; its data (/srv/agtool/service) is root's only.
 # Learners submit from a notebook with `from agtool_lab.submit import submit; submit()`.
 SERVICE = "agtool-grader"
 SERVICE_PORT = int(os.environ.get("AGTOOL_SERVICE_PORT", "10101"))
-SERVICE_DATA = "/srv/agtool/service"  # the SQLite file with every attempt: the grading account's alone
+SERVICE_DATA = "/srv/agtool/service"  # the SQLite file with every attempt: root's alone (mode 0700)
 c.JupyterHub.services = [
     {
         "name": SERVICE,
@@ -104,7 +105,6 @@ c.JupyterHub.services = [
                     # setup_hub.sh seeds both files; the service refuses a bad one, naming the fix.
                     *(["--course", str(COURSE)] if COURSE.exists() else []),
                     *(["--roster", str(ROSTER)] if ROSTER.exists() else [])],
-        "user": "agtool-grader",
         "cwd": SERVICE_DATA,
         "oauth_no_confirm": True,  # a learner is not asked to "authorize" the class's own service
         "environment": {"AGTOOL_SANDBOX": os.environ.get("AGTOOL_SANDBOX", "bwrap")},
@@ -129,7 +129,8 @@ c.Spawner.environment["AGTOOL_SERVICE_URL"] = f"http://127.0.0.1:{SERVICE_PORT}/
 # ---------------------------------------------------------------- the hub itself
 # Loopback until told otherwise (setup_hub.sh --ip): put TLS in front before learners come from outside.
 HUB_IP = os.environ.get("AGTOOL_HUB_IP", "127.0.0.1")
-c.JupyterHub.bind_url = f"http://{'[' + HUB_IP + ']' if ':' in HUB_IP else HUB_IP}:{os.environ.get('AGTOOL_HUB_PORT', '8000')}"
+HUB_HOST = f"[{HUB_IP}]" if ":" in HUB_IP else HUB_IP  # an IPv6 address goes in brackets
+c.JupyterHub.bind_url = f"http://{HUB_HOST}:{os.environ.get('AGTOOL_HUB_PORT', '8000')}"
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = int(os.environ.get("AGTOOL_HUB_INTERNAL_PORT", "8081"))
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{os.environ.get('AGTOOL_PROXY_API_PORT', '8001')}"

@@ -21,7 +21,6 @@ LOG_FILE=/var/log/agtool-hub.log
 PID_FILE=/run/agtool-hub.pid
 SYSTEM_PYTHON="${AGTOOL_SYSTEM_PYTHON:-/usr/bin/python3}"   # never a Python under /root or pyenv
 STAFF_GROUP=agtool-staff            # may read learners' homes and the grades
-SERVICE_USER=agtool-grader          # runs the grading service (owns its data) and the instructor's batches
 SANDBOX_USER=agtool-sandbox         # what learner code runs as when grading runs as root ($AGTOOL_GRADING_USER)
 HUB_TIMEOUT="${AGTOOL_HUB_TIMEOUT:-180}"   # seconds to wait for /hub/api to answer
 
@@ -246,8 +245,6 @@ set_first_passwords() {
 
 make_accounts() {
     getent group "$STAFF_GROUP" >/dev/null || groupadd --system "$STAFF_GROUP"
-    ensure_user "$SERVICE_USER" --system --create-home --home-dir "/var/lib/$SERVICE_USER" \
-        --shell /usr/sbin/nologin --groups "$STAFF_GROUP"
     ensure_user "$SANDBOX_USER" --system --no-create-home --shell /usr/sbin/nologin --user-group
     local learner
     for learner in $(roster_learners); do
@@ -260,18 +257,47 @@ make_accounts() {
         write_sudoers
     fi
     if [[ -n "$PASSWORDS" ]]; then set_first_passwords "$PASSWORDS"; fi
-    # Where the grading account writes gradebooks; the staff group may read them.
-    install -d -o "$SERVICE_USER" -g "$STAFF_GROUP" -m 2750 /srv/agtool/grades
-    # The grading service's data (a database with every learner's attempts): its account only.
-    install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m 0700 /srv/agtool/service
+    # Where a class's batch writes gradebooks (as root, through grade-class below); the staff group may read them.
+    install -d -o root -g "$STAFF_GROUP" -m 2750 /srv/agtool/grades
+    # The grading service's data (a database with every learner's attempts): root's only. The service runs as
+    # root, like the hub, so that its step children switch to $SANDBOX_USER, which owns nothing; a service run
+    # as the data's owner would have learner code run as that owner, and refuses to start (SECURITY.md).
+    install -d -o root -g root -m 0700 /srv/agtool/service
 }
 
-# The instructor may run the grader as the grading account, and nothing else.
-write_sudoers() {
+# The instructor may grade the class, and nothing else: a fixed command, run as root so that learner code
+# runs as $SANDBOX_USER inside bubblewrap; it takes one word (the folder under /srv/agtool/grades), never
+# options, so sudo hands the instructor no other use of root.
+write_grade_class() {
     local tmp
     tmp="$(mktemp)"
-    printf 'Defaults:%s env_keep += "AGTOOL_SANDBOX"\n%s ALL=(%s) NOPASSWD: %s\n' \
-        "$INSTRUCTOR" "$INSTRUCTOR" "$SERVICE_USER" "$PREFIX/venv/bin/agtool-grade" > "$tmp"
+    {
+        printf '#!/bin/sh\n# grade-class WEEK: every learner'"'"'s agtool/tools.py graded into the grades folder (setup_hub.sh).\n'
+        printf 'PREFIX=%q\nGRADES=%q\nSTAFF=%q\n' "$PREFIX" "$ROOT/srv/agtool/grades" "$STAFF_GROUP"
+        cat <<'SCRIPT'
+set -eu
+case "${1:-}" in
+    ''|-*|*[!A-Za-z0-9_-]*) echo "usage: sudo $PREFIX/bin/grade-class WEEK   (letters, digits, - and _ only)" >&2; exit 2 ;;
+esac
+week="$1"
+set -- "$PREFIX/venv/bin/agtool-grade" batch '/home/*/agtool/tools.py' --out "$GRADES/$week" --sandbox bwrap
+if [ -f "$PREFIX/course.toml" ]; then set -- "$@" --course "$PREFIX/course.toml"; fi
+if [ -f "$PREFIX/roster.csv" ]; then set -- "$@" --roster "$PREFIX/roster.csv"; fi
+"$@"
+chgrp -R "$STAFF" "$GRADES/$week"
+chmod -R g+rX,o-rwx "$GRADES/$week"
+SCRIPT
+    } > "$tmp"
+    install_file "$tmp" "$PREFIX/bin/grade-class" 0755 || true
+    rm -f "$tmp"
+}
+
+# The instructor may run grade-class as root, and nothing else.
+write_sudoers() {
+    local tmp
+    write_grade_class
+    tmp="$(mktemp)"
+    printf '%s ALL=(root) NOPASSWD: %s\n' "$INSTRUCTOR" "$PREFIX/bin/grade-class" > "$tmp"
     visudo -cf "$tmp" >/dev/null || die "the sudoers rule for $INSTRUCTOR does not parse (visudo -cf)"
     install_file "$tmp" /etc/sudoers.d/agtool-grade 0440 || true
     rm -f "$tmp"
@@ -424,7 +450,7 @@ start_hub() {
     else
         say "no systemd here: the hub runs as a background process"
         start_without_systemd
-        report_hub "$(running_pid || echo 0)" "$LOG_FILE"
+        report_hub "$(cat "$PID_FILE" 2>/dev/null || echo 0)" "$LOG_FILE"   # a hub that exits is reported at once
     fi
 }
 
@@ -447,6 +473,18 @@ parse_args() {
     [[ "$INSTRUCTOR" != root ]] || INSTRUCTOR=""   # root is no instructor: it is root already
 }
 
+# JupyterLab's terminals are login shells, whose /etc/profile resets PATH: put the lab's tools back, so the
+# replay commands in the Check widget and in feedback files (agtool-grade check ...) run there.
+write_profile() {
+    local tmp
+    tmp="$(mktemp)"
+    # shellcheck disable=SC2016  # $PATH is for the login shell to expand, not this script
+    printf '# agtool-lab (setup_hub.sh): the lab'"'"'s tools in terminals\ncase ":$PATH:" in *":%s:"*) ;; *) PATH="%s:$PATH" ;; esac\n' \
+        "$PREFIX/venv/bin" "$PREFIX/venv/bin" > "$tmp"
+    install_file "$tmp" /etc/profile.d/agtool-lab.sh 0644 || true
+    rm -f "$tmp"
+}
+
 main() {
     parse_args "$@"
     [[ $EUID -eq 0 ]] || die "run as root (for example: sudo $0 ${INSTRUCTOR:-teacher})"
@@ -463,6 +501,7 @@ main() {
     chp_dir="$(dirname "$(command -v configurable-http-proxy)")"
     write_env_file "$PREFIX/venv/bin:$chp_dir:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     install_file "$HERE/jupyterhub_config.py" "$CONFIG" || true
+    write_profile
     write_unit
     start_hub
 }

@@ -106,12 +106,16 @@ def run_serve(args) -> int:
         except RosterError as exc:
             raise SystemExit(f"agtool-grade serve: {exc}")
     args.references = reference_texts(getattr(args, "reference", "auto"))
-    environment = getattr(args, "settings", None) or current()
-    args.seed_key = seed_key(getattr(args, "seed_key_file", None), environment.seed_key, args.data_dir)
     requested = args.sandbox or (getattr(args, "settings", None) or current()).sandbox or "auto"
     # With Dask the workers are elsewhere: the engine there refuses a sandbox it cannot make.
     probe = (lambda _requested: "") if args.executor == "dask" else sandbox_problem
     args.sandbox, args.insecure_why = start_sandbox(requested, args.insecure_no_sandbox, probe)
+    if args.sandbox != "none" and args.executor != "dask":
+        args.insecure_why = start_owner(data_owner_problem(args.data_dir),
+                                        args.insecure_no_sandbox) or args.insecure_why
+    # Before the seed key: that file is made in --data-dir, whose owner the check above reads.
+    environment = getattr(args, "settings", None) or current()
+    args.seed_key = seed_key(getattr(args, "seed_key_file", None), environment.seed_key, args.data_dir)
     try:
         from grader.service.serve import serve
     except ImportError as exc:
@@ -131,6 +135,53 @@ def sandbox_problem(requested: str) -> str:
     except IsolationUnavailable as exc:
         return str(exc)
     return "" if isolation.sandbox == "bwrap" else "bubblewrap is not usable on this machine"
+
+
+def data_owner_problem(data_dir: "str | Path", uid: "int | None" = None) -> str:
+    """Why learner code would run as the account that owns the service's data (``""``: it would not).
+
+    As root, the step children switch to the grading account (``agtool-sandbox``), which owns
+    nothing; any other account cannot switch, so its learner code runs as itself inside
+    bubblewrap, and an escape from the sandbox could then rewrite every grade. That is a missing
+    protection, so the start stops (SECURITY.md, "Two accounts, without root").
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> owner = os.stat(folder).st_uid
+    >>> data_owner_problem(folder, uid=owner + 1), data_owner_problem(folder, uid=0)
+    ('', '')
+    >>> ("owns the service's data" in data_owner_problem(folder, uid=owner)) == (owner != 0)
+    True
+    """
+    uid = os.geteuid() if uid is None else uid
+    if uid == 0:
+        return ""  # the engine switches the step children to the grading account (or refuses to grade)
+    folder = Path(data_dir)
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # the folder the service will make its data in
+    try:
+        owner = folder.stat().st_uid
+    except OSError:
+        return ""
+    if owner != uid:
+        return ""
+    return (f"learner code would run as uid {uid}, the account that owns the service's data ({data_dir}), "
+            f"because only root can switch it to the grading account")
+
+
+def start_owner(why: str, insecure: bool) -> str:
+    """``why`` learner code runs as the data's owner (kept for the class page), or stop the start without ``insecure``.
+
+    >>> start_owner("", False), start_owner("shared", True)
+    ('', 'shared')
+    """
+    if why and not insecure:
+        raise SystemExit(f"agtool-grade serve: refusing to start: {why}. Start the service as root (its step "
+                         "children then run as the grading account, $AGTOOL_GRADING_USER, which owns nothing), or "
+                         "give --data-dir to another account than the one that grades (SECURITY.md, \"Two "
+                         "accounts, without root\"), or, knowing that an escape from the sandbox could change every "
+                         "attempt, start with --insecure-no-sandbox (the class page then says so)")
+    return why
 
 
 def refusal(why: str) -> str:

@@ -1,4 +1,4 @@
-"""The hub recipe on a fresh Debian 12: one command as root, then two learners submit and the instructor downloads grades.
+"""The hub recipe on a fresh Debian 12: one command as root, two learners submit, the instructor gets grades.csv.
 
 ``debootstrap --variant=minbase bookworm`` makes a minimal Debian root file
 system under ``/var/tmp``; the checkout as it is on disk (tracked and new
@@ -15,8 +15,7 @@ The root file system is entered the way a machine boots into one, not with a
 bare ``chroot``: a private mount namespace whose root *is* the Debian tree
 (``pivot_root``). The kernel refuses unprivileged user namespaces to a
 chrooted process (clone(2): ``EPERM`` "the caller is in a chroot
-environment"), and the grading service runs as ``agtool-grader``, not root,
-so its bubblewrap sandbox would fail there. Every mount made for the run
+environment"), and bubblewrap needs one wherever it is not started by root. Every mount made for the run
 lives in that namespace and goes away with its last process; the ``finally``
 kills the processes whose root is the Debian tree (hub, proxy, service).
 
@@ -26,6 +25,7 @@ install does not download what the host already holds.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -231,108 +231,140 @@ def debian(tmp_path):
             shutil.rmtree(work, ignore_errors=True)
 
 
-def test_recipe_on_fresh_debian(debian, artifacts_dir):
-    root, work = debian
-    log = artifacts_dir / "hub-recipe.log"
-    log.write_text("")
-    timings = {}
+class Phases:
+    """Wall time of each phase of the run, in seconds (reported, and kept in artifacts/e2e/)."""
 
-    start = time.monotonic()
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def time(self, name: str):
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.seconds[name] = round(time.monotonic() - start, 1)
+
+
+def make_tree(root: Path, log: Path) -> None:
+    """debootstrap a minimal bookworm into ``root`` (in a mount namespace: its own mounts die with it)."""
     with log.open("a") as out:
-        subprocess.run(["debootstrap", "--variant=minbase", "bookworm", str(root), MIRROR],
+        subprocess.run(["unshare", "--mount", "--propagation", "private",
+                        "debootstrap", "--variant=minbase", "bookworm", str(root), MIRROR],
                        stdout=out, stderr=subprocess.STDOUT, check=True, timeout=900)
-    timings["debootstrap"] = time.monotonic() - start
 
-    start = time.monotonic()
+
+def prepare_tree(root: Path, work: Path) -> "tuple[dict, int]":
+    """Copy the checkout in, write the roster and first passwords; return the run's environment and hub port."""
     src = root / "opt" / "agtool-src"
     for name in checkout_files():
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, src / name)
     # Only to save time: dpkg without fsync (what debootstrap itself does); the script is not told.
     (root / "etc" / "dpkg" / "dpkg.cfg.d" / "agtool-test-unsafe-io").write_text("force-unsafe-io\n")
-    passwords = root / "root" / "first-passwords.txt"
-    passwords.write_text("".join(f"{user}:{pw}\n" for user, pw in PASSWORDS.items()))
+    (root / "root" / "first-passwords.txt").write_text("".join(f"{u}:{pw}\n" for u, pw in PASSWORDS.items()))
     (root / "opt" / "agtool").mkdir(parents=True)
     (root / "opt" / "agtool" / "roster.csv").write_text("learner,lms_id,name\nalice,1001,Alice\nbob,1002,Bob\n")
     pip_env, ro_paths = host_pip_sources()
-    port, hub_port, proxy_port, service_port = free_ports(4)
-    env = {**pip_env, "AGTOOL_TEST_RO_PATHS": " ".join(ro_paths), "AGTOOL_TEST_NS_FILE": str(work / "mount-namespace"),
-           "AGTOOL_HUB_PORT": str(port),
-           "AGTOOL_HUB_INTERNAL_PORT": str(hub_port), "AGTOOL_PROXY_API_PORT": str(proxy_port),
-           "AGTOOL_SERVICE_PORT": str(service_port)}
-    timings["copy"] = time.monotonic() - start
+    port, hub_port, proxy_port, service_port = free_ports(4)  # the tree shares the host's network
+    return {**pip_env, "AGTOOL_TEST_RO_PATHS": " ".join(ro_paths),
+            "AGTOOL_TEST_NS_FILE": str(work / "mount-namespace"), "AGTOOL_HUB_PORT": str(port),
+            "AGTOOL_HUB_INTERNAL_PORT": str(hub_port), "AGTOOL_PROXY_API_PORT": str(proxy_port),
+            "AGTOOL_SERVICE_PORT": str(service_port)}, port
 
-    start = time.monotonic()
-    setup = "/opt/agtool-src/deploy/jupyterhub/setup_hub.sh --passwords /root/first-passwords.txt teacher"
-    first = in_debian(root, setup, env=env, log=log, timeout=SCRIPT_TIMEOUT)
-    timings["setup_hub.sh"] = time.monotonic() - start
-    assert first.returncode == 0, first.stdout[-5000:]
-    origin = f"http://127.0.0.1:{port}"
-    assert f"the hub is up: {origin}/ answers" in first.stdout
-    pid = int((root / "run" / "agtool-hub.pid").read_text())
-    # The service runs as agtool-grader, from the venv made from Debian's own Python.
-    assert (root / "opt" / "agtool" / "venv" / "pyvenv.cfg").read_text().count("home = /usr/bin") == 1
 
-    start = time.monotonic()
+def submit_both(origin: str) -> "tuple[dict, dict]":
+    """alice submits the reference solution, bob the starter; return (their graded records, everyone's tokens)."""
     base = f"{origin}/services/{SERVICE}/"
     tokens = {user: log_in(origin, user) for user in PASSWORDS}
     status, data = http("POST", f"{origin}/hub/api/users/alice/tokens", body=json.dumps(
         {"auth": {"username": "alice", "password": "wrong"}}).encode())
     assert status == 403, data  # PAM really checks the password
-    modules = {"alice": (REPO / "solutions" / "tools.py").read_bytes(), "bob": (REPO / "agtool" / "tools.py").read_bytes()}
+    modules = {"alice": (REPO / "solutions" / "tools.py").read_bytes(),
+               "bob": (REPO / "agtool" / "tools.py").read_bytes()}
     attempts = {}
     for user, module in modules.items():
         status, data = http("POST", f"{base}api/submissions", token=tokens[user], body=module, ctype="text/x-python")
         assert status == 202, (user, status, data)
         attempts[user] = json.loads(data)["id"]
     graded = {user: wait_graded(base, tokens[user], attempt) for user, attempt in attempts.items()}
-    timings["submit and grade"] = time.monotonic() - start
-    assert graded["alice"]["status"] == "graded", graded["alice"]
-    assert graded["bob"]["status"] == "graded", graded["bob"]
+    for user, record in graded.items():
+        assert record["status"] == "graded", (user, record)
+    # Learner code ran inside bubblewrap as the grading account, which owns nothing (not as the service's account).
+    assert "bwrap" in json.dumps(graded["alice"]) and "user agtool-sandbox" in json.dumps(graded["alice"]), graded["alice"]
+    return graded, tokens
 
+
+def check_instructor_downloads(origin: str, tokens: dict) -> None:
+    """teacher's grades.csv has both rows; the LMS file has the roster's ids; the course file's limit holds."""
+    base = f"{origin}/services/{SERVICE}/"
     status, data = http("GET", f"{base}grades.csv", token=tokens["teacher"])
     assert status == 200, data
     rows = {row["learner"]: row for row in csv.DictReader(io.StringIO(data.decode()))}
     assert set(rows) == {"alice", "bob"}, rows
-    assert float(rows["alice"]["score"]) > float(rows["bob"]["score"]) == 0, rows
-    assert float(rows["alice"]["score"]) == float(rows["alice"]["max_score"]), rows
-    status, _ = http("GET", f"{base}grades.csv", token=tokens["bob"])
-    assert status == 403  # a learner is no instructor
+    assert float(rows["alice"]["score"]) == float(rows["alice"]["max_score"]) > 0, rows
+    assert float(rows["bob"]["score"]) == 0, rows
+    assert http("GET", f"{base}grades.csv", token=tokens["bob"])[0] == 403  # a learner is no instructor
     status, data = http("GET", f"{base}lms/canvas.csv", token=tokens["teacher"])
     assert status == 200 and b"1001" in data and b"1002" in data, data  # --roster reached the service
     status, data = http("GET", f"{base}api/course", token=tokens["bob"])
     assert status == 200 and json.loads(data)["attempts_left"] == 4, data  # --course: 5 an hour, one used
-    assert "bwrap" in json.dumps(graded["alice"]), graded["alice"]  # learner code ran inside bubblewrap
 
-    # Again, nothing changed: everything is kept, the hub too (the same process).
-    start = time.monotonic()
-    second = in_debian(root, setup, env=env, log=log, timeout=SCRIPT_TIMEOUT)
-    timings["second run"] = time.monotonic() - start
-    assert second.returncode == 0, second.stdout[-5000:]
-    again = second.stdout[len(first.stdout):]
+
+def check_second_run(root: Path, output: str, pid: int) -> None:
+    """Nothing changed: everything is kept, the hub too (the same process)."""
     for kept in ("kept the system packages", "kept /opt/agtool/venv", "kept /opt/agtool/template (unchanged)",
                  "kept /opt/agtool/course.toml", "kept account alice", "kept the password of alice",
                  "kept /etc/jupyterhub/jupyterhub_config.py (unchanged)", f"kept the running hub (pid {pid})",
                  "the hub is up"):
-        assert kept in again, (kept, again)
+        assert kept in output, (kept, output)
     assert int((root / "run" / "agtool-hub.pid").read_text()) == pid
 
-    # After a local edit of the hub's config: the edit is kept, the recipe's version lands beside it.
-    start = time.monotonic()
+
+def check_third_run(root: Path, output: str, origin: str, tokens: dict) -> None:
+    """After a local edit of the config: the edit is kept, the recipe's version is beside it, the hub restarted."""
     config = root / "etc" / "jupyterhub" / "jupyterhub_config.py"
-    config.write_text(config.read_text() + "# a local edit\n")
-    third = in_debian(root, setup, env=env, log=log, timeout=SCRIPT_TIMEOUT)
-    timings["third run"] = time.monotonic() - start
-    assert third.returncode == 0, third.stdout[-5000:]
-    again = third.stdout[len(second.stdout):]
     assert config.read_text().endswith("# a local edit\n")
     assert (config.parent / "jupyterhub_config.py.new").read_bytes() == \
         (REPO / "deploy" / "jupyterhub" / "jupyterhub_config.py").read_bytes()
-    assert "kept your /etc/jupyterhub/jupyterhub_config.py" in again, again
-    assert "the hub is up" in again, again  # restarted with the edited config
+    assert "kept your /etc/jupyterhub/jupyterhub_config.py" in output, output
+    assert "the hub is up" in output, output
     deadline = time.monotonic() + 90  # the hub answers before it has started its service again
-    while (status := http("GET", f"{base}grades.csv", token=tokens["teacher"])[0]) != 200:
+    while (status := http("GET", f"{origin}/services/{SERVICE}/grades.csv", token=tokens["teacher"])[0]) != 200:
         assert time.monotonic() < deadline, f"grades.csv after the restart: {status}"
         time.sleep(1)
-    (artifacts_dir / "hub-recipe-timings.json").write_text(json.dumps(timings, indent=2))
-    print("phases (s):", {k: round(v, 1) for k, v in timings.items()}, "first hub pid", pid)
+
+
+def test_recipe_on_fresh_debian(debian, artifacts_dir):
+    root, work = debian
+    log = artifacts_dir / "hub-recipe.log"
+    log.write_text("")
+    phases = Phases()
+    setup = "/opt/agtool-src/deploy/jupyterhub/setup_hub.sh --passwords /root/first-passwords.txt teacher"
+    with phases.time("debootstrap"):
+        make_tree(root, log)
+    with phases.time("copy"):
+        env, port = prepare_tree(root, work)
+    with phases.time("setup_hub.sh"):
+        first = in_debian(root, setup, env=env, log=log, timeout=SCRIPT_TIMEOUT)
+    assert first.returncode == 0, first.stdout[-5000:]
+    origin = f"http://127.0.0.1:{port}"
+    assert f"the hub is up: {origin}/ answers" in first.stdout, first.stdout[-3000:]
+    # The venv is made from Debian's own Python (never one under /root).
+    assert "home = /usr/bin\n" in (root / "opt" / "agtool" / "venv" / "pyvenv.cfg").read_text()
+    pid = int((root / "run" / "agtool-hub.pid").read_text())
+    with phases.time("submit and grade"):
+        _graded, tokens = submit_both(origin)
+    check_instructor_downloads(origin, tokens)
+    with phases.time("second run"):
+        second = in_debian(root, setup, env=env, log=log, timeout=SCRIPT_TIMEOUT)
+    assert second.returncode == 0, second.stdout[-5000:]
+    check_second_run(root, second.stdout[len(first.stdout):], pid)
+    config = root / "etc" / "jupyterhub" / "jupyterhub_config.py"
+    config.write_text(config.read_text() + "# a local edit\n")
+    with phases.time("third run"):
+        third = in_debian(root, setup, env=env, log=log, timeout=SCRIPT_TIMEOUT)
+    assert third.returncode == 0, third.stdout[-5000:]
+    check_third_run(root, third.stdout[len(second.stdout):], origin, tokens)
+    (artifacts_dir / "hub-recipe-timings.json").write_text(json.dumps(phases.seconds, indent=2))
+    print("phases (s):", phases.seconds)

@@ -116,6 +116,10 @@ MISTAKES: dict = {
     "resolve_renames_to_labels": ("step11/products_unchanged", d(
         (_CANDIDATES, _CANDIDATES + "    for candidate in candidates:\n"
                                     "        PRODUCTS[candidate['sku']] = candidate['label']  # told apart next time\n"))),
+    "resolve_stores_ambiguous_labels": ("step11/products_unchanged", d(
+        (_CANDIDATES, _CANDIDATES + '    PRODUCTS[query.strip()] = "; ".join(c["label"] for c in candidates)  # the last list\n'))),
+    "resolve_tags_names_with_skus": ("step11/products_unchanged", d(
+        (_CANDIDATES, _CANDIDATES + '    for sku in matches:\n        PRODUCTS[sku] = f"{PRODUCTS[sku]} #{sku}"\n'))),
     # -- handle_named, not resolved
     "named_tool_runs_missing": ("step11/named_unresolved", d((_UNRESOLVED, _UNRESOLVED.replace(', "tool_runs": 0}', "}")))),
     "named_candidates_none": ("step11/named_unresolved", d(
