@@ -10,9 +10,10 @@ the reasons that have no fix) is sent on every run; the seed picks values
 inside each class. The parent works out every expected field from the spec.
 
 A ``coerce`` (step 9) that ``explain`` may call is the grader's too.
-``retry_with_suggestion`` is judged with the grader's ``call_tool`` (steps 3-5)
-and ``validate_args``: which calls reached the door, with which arguments,
-what came back, and how many times a tool body ran.
+``retry_with_suggestion`` is judged with the grader's ``call_tool`` (steps 3-5),
+``validate_args`` and ``explain`` (``spec_explain``: an ``explain`` slip costs
+the explain checks alone, on every seed): which calls reached the door, with
+which arguments, what came back, and how many times a tool body ran.
 """
 from __future__ import annotations
 
