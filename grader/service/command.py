@@ -143,7 +143,7 @@ def data_owner_problem(data_dir: "str | Path", uid: "int | None" = None) -> str:
     As root, the step children switch to the grading account (``agtool-sandbox``), which owns
     nothing; any other account cannot switch, so its learner code runs as itself inside
     bubblewrap, and an escape from the sandbox could then rewrite every grade. That is a missing
-    protection, so the start stops (SECURITY.md, "Two accounts, without root").
+    protection, so the start stops (SECURITY.md: two accounts, without root).
 
     >>> import os, tempfile
     >>> folder = tempfile.mkdtemp()
@@ -178,8 +178,8 @@ def start_owner(why: str, insecure: bool) -> str:
     if why and not insecure:
         raise SystemExit(f"agtool-grade serve: refusing to start: {why}. Start the service as root (its step "
                          "children then run as the grading account, $AGTOOL_GRADING_USER, which owns nothing), or "
-                         "give --data-dir to another account than the one that grades (SECURITY.md, \"Two "
-                         "accounts, without root\"), or, knowing that an escape from the sandbox could change every "
+                         "give --data-dir to another account than the one that grades (SECURITY.md: two "
+                         "accounts, without root), or, knowing that an escape from the sandbox could change every "
                          "attempt, start with --insecure-no-sandbox (the class page then says so)")
     return why
 
