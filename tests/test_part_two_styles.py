@@ -51,14 +51,22 @@ def fragment(step: int, style: str) -> str:
     return path.read_text(encoding="utf-8").replace(FUTURE, "")
 
 
-def compose(styles: str, folder: Path) -> Path:
-    """A module: steps 1-8 of the solution, then the step 9, 10 and 11 fragments named by ``styles``."""
+def composed_text(styles: str) -> str:
+    """The module's text: steps 1-8 of the solution, then the step 9, 10 and 11 fragments named by ``styles``.
+
+    The 20-seed stability corpus (tests/mutation/stability.py) grades these texts too.
+    """
     text = part_one_text()
     for step, style in zip(PART_TWO, styles):
         text += f"\n\n# ---- step {step}, style {style} ----\n" + fragment(step, style)
+    return text
+
+
+def compose(styles: str, folder: Path) -> Path:
+    """``composed_text(styles)`` written as ``folder/agtool/tools.py``."""
     (folder / "agtool").mkdir(parents=True)
     path = folder / "agtool" / "tools.py"
-    path.write_text(text, encoding="utf-8")
+    path.write_text(composed_text(styles), encoding="utf-8")
     return path
 
 

@@ -32,6 +32,7 @@ TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 SEEDS = tuple(range(1, 21))
 CORRECT_PREFIXES = ("solution", "alt_styles/")  # the modules that must also get full marks
+PART_TWO_STYLES = ("aaa", "bbb", "aba", "bab")  # tests/alt_styles/part_two: each step's two styles, mixed
 
 
 def corpus() -> "dict[str, bytes]":
@@ -61,6 +62,9 @@ def _texts() -> "dict[str, str | AssertionError]":
     texts: "dict[str, str | AssertionError]" = {"solution": solution}
     texts.update({f"alt_styles/{p.stem}": p.read_text(encoding="utf-8")
                   for p in sorted((TESTS / "alt_styles").glob("*.py"))})
+    import test_part_two_styles as part_two  # steps 1-8 of the solution with other styles of steps 9-11
+
+    texts.update({f"alt_styles/part_two/{styles}": part_two.composed_text(styles) for styles in PART_TWO_STYLES})
     for check_id in sorted(catalog.DEFECTS):
         texts[f"defect/{check_id}"] = _planted(solution, catalog.DEFECTS[check_id].edits)
     for name in sorted(catalog.MORE_DEFECTS):
