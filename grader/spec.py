@@ -287,6 +287,20 @@ EMPTY_EXPLANATION = {"error": "", "arg": None, "value": None, "message": "", "su
 EXPLANATION_KEYS = tuple(EMPTY_EXPLANATION)
 # The reason kinds with an honest fix (type: only for an int argument and a str of ASCII digits).
 SUGGESTING_KINDS = (ALLOWED, TYPE, EXTRA)
+
+
+def one_edit(a: str, b: str) -> bool:
+    """``a`` and ``b`` differ by exactly one insertion, deletion or substitution (step 10's honest fix).
+
+    >>> one_edit("wast", "east"), one_edit("sout", "south"), one_edit("mars", "north"), one_edit("a", "a")
+    (True, True, False, False)
+    """
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    short, long_ = sorted((a, b), key=len)
+    if len(short) == len(long_):
+        return sum(x != y for x, y in zip(a, b)) == 1
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 RETRY_KEYS = ("suggested", "explanation")
 RULES.update({
     "10.reason": "`explain`'s `error` is `validate_args`' reason; `arg` the argument it names, `value` its value",

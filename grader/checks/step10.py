@@ -30,26 +30,11 @@ from grader.checks._common import (TOOL_SPIES_TABLE, Fail, add, call_op, call_pr
 from grader.checks.registry import Probe, Verdict, shared_rng
 from grader.engine.encode import encode, show, strict_equal
 
-_SPACE = " \t\n\r\x0b\x0c"  # the ASCII whitespace step 9's strip removes
 
 
 # ---------------------------------------------------------------------------
 # The spec's answers, worked out in the parent
 # ---------------------------------------------------------------------------
-
-
-def one_edit(a: str, b: str) -> bool:
-    """``a`` and ``b`` differ by exactly one insertion, deletion or substitution.
-
-    >>> one_edit("wast", "east"), one_edit("wast", "west"), one_edit("mars", "north"), one_edit("a", "a")
-    (True, True, False, False)
-    """
-    if a == b or abs(len(a) - len(b)) > 1:
-        return False
-    short, long_ = sorted((a, b), key=len)
-    if len(short) == len(long_):
-        return sum(x != y for x, y in zip(a, b)) == 1
-    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
 def allowed_fix(value: Any, allowed: list) -> Any:
@@ -60,10 +45,10 @@ def allowed_fix(value: Any, allowed: list) -> Any:
     """
     if not isinstance(value, str):
         return None
-    wanted = value.strip(_SPACE).lower()
+    wanted = value.strip(spec.ASCII_WHITESPACE).lower()
     if wanted in allowed:
         return wanted
-    near = sorted({option for option in allowed if one_edit(wanted, option)})
+    near = sorted({option for option in allowed if spec.one_edit(wanted, option)})
     return near[0] if len(near) == 1 else None
 
 
@@ -75,7 +60,7 @@ def int_fix(value: Any, low: int, high: int) -> Any:
     """
     if not isinstance(value, str):
         return None
-    text = value.strip(_SPACE)
+    text = value.strip(spec.ASCII_WHITESPACE)
     if not text or any(char not in string.digits for char in text):
         return None
     return int(text) if low <= int(text) <= high else None

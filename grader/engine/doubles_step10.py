@@ -24,7 +24,6 @@ from typing import Any, Callable
 from grader import spec as lab_spec
 from grader.engine import doubles as base
 
-_SPACE = " \t\n\r\x0b\x0c"  # ASCII whitespace only
 _DIGITS = "0123456789"  # ASCII digits only ("３".isdigit() is True)
 
 
@@ -36,7 +35,7 @@ def coerced_value(rule: Any, value: Any) -> "tuple[Any, list[str]]":
     """
     if not isinstance(value, str) or not isinstance(rule, dict):
         return value, []
-    bare = value.strip(_SPACE)
+    bare = value.strip(lab_spec.ASCII_WHITESPACE)
     if rule.get("type") is int:
         if bare and all(char in _DIGITS for char in bare):
             return int(bare), ["int_from_str"]
@@ -69,30 +68,16 @@ def coerce_double(module: Any, params: dict) -> Callable:
     return coerce
 
 
-def one_edit(a: str, b: str) -> bool:
-    """``a`` and ``b`` differ by exactly one insertion, deletion or substitution.
-
-    >>> one_edit("wast", "east"), one_edit("sout", "south"), one_edit("norths", "north"), one_edit("a", "a")
-    (True, True, True, False)
-    """
-    if a == b or abs(len(a) - len(b)) > 1:
-        return False
-    short, long_ = sorted((a, b), key=len)
-    if len(short) == len(long_):
-        return sum(x != y for x, y in zip(a, b)) == 1
-    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
-
-
 def _fixed_value(rule: dict, kind: str, value: Any) -> Any:
     """The one value an ``allowed``/``type`` refusal honestly stands for, else ``None`` (validated later)."""
     if not isinstance(value, str):
         return None
     if kind == lab_spec.ALLOWED:
-        wanted = value.strip(_SPACE).lower()
+        wanted = value.strip(lab_spec.ASCII_WHITESPACE).lower()
         options = [option for option in rule.get("allowed", ()) if isinstance(option, str)]
         if wanted in options:
             return wanted
-        near = {option for option in options if one_edit(wanted, option)}
+        near = {option for option in options if lab_spec.one_edit(wanted, option)}
         return near.pop() if len(near) == 1 else None
     if kind == lab_spec.TYPE and rule.get("type") is int:
         new, applied = coerced_value(rule, value)
