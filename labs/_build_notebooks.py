@@ -924,8 +924,9 @@ NB10 = {
         Call `call_tool(name, args)`. When it fails with an `args:` error and `explain` has a
         suggestion, call `call_tool` once more with the suggestion. Return the last
         `call_tool` dict plus `"suggested"` (whether the second call was made) and
-        `"explanation"` (the `explain` dict of the first call, or `None` when the first call
-        was valid). A tool body runs **at most once** in total.
+        `"explanation"` (the `explain` dict of the first call, or `None` when the first call's
+        arguments were valid, even if that call then failed with a `result:` or `raised:`
+        reason). A tool body runs **at most once** in total.
         """,
     "task": """\
         In `agtool/tools.py` (the step 10 section):

@@ -130,3 +130,18 @@ def test_a_module_without_part_two_does_not_get_full_marks(tmp_path):
     assert report.score < report.max_score
     # ... and keeps every point of steps 1-8 (LAB_SPEC: a module that stops at step 8 keeps 133/133).
     assert sum(report.steps[step]["score"] for step in range(1, 9)) == PART_ONE_MARKS, _failed_summary(report)
+
+
+def test_the_starter_s_part_two_stubs_earn_nothing(tmp_path):
+    # Before: handle_named's stub (it raises NotImplementedError) earned step11/named_order_unchanged, since a
+    # call that raises leaves the order as it was. A learner who has not begun a step earns none of its points.
+    starter = (ROOT / "agtool" / "tools.py").read_text(encoding="utf-8")
+    stubs = starter[starter.rindex("\n# ====", 0, starter.index("# Part two")) + 1:]
+    assert "raise NotImplementedError" in stubs and "def handle_named(" in stubs
+    (tmp_path / "agtool").mkdir()
+    path = tmp_path / "agtool" / "tools.py"
+    path.write_text(part_one_text() + "\n\n" + stubs, encoding="utf-8")
+    for seed in (3, 11):
+        report = grade(path, seed=seed)
+        earned = {step: report.steps[step]["score"] for step in PART_TWO}
+        assert earned == dict.fromkeys(PART_TWO, 0), _failed_summary(report)
