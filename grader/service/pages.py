@@ -103,8 +103,10 @@ def hidden_html(hidden: "list[dict] | None") -> str:
     return f"<p class=bad>{HIDDEN}</p><ul>{items}</ul>"
 
 
-def course_html(course: "dict | None") -> str:
+def course_html(course: "dict | None", owner: str = "Your") -> str:
     """The course policy as a learner sees it: due date, late date and credit, which attempt counts, attempts left.
+
+    ``owner`` says whose attempts: "Your" to the learner, "ben's" to an instructor reading ben's page.
 
     >>> print(course_html({"due": "2026-03-01T12:00:00Z", "late_due": None, "counts": "best",
     ...                    "attempts_left": 2, "limit": 5, "window_minutes": 60, "next_allowed": None}))
@@ -116,8 +118,9 @@ def course_html(course: "dict | None") -> str:
     if course.get("late_due"):
         parts.append(f"Late until {time_html(course['late_due'])}, for {esc(round(100 * course['late_credit']))}% "
                      "of the points; no credit after that.")
-    parts.append("Your best attempt counts." if course["counts"] == "best"
-                 else "Your last attempt on time counts (a late one only if it raises your grade).")
+    grade = "your grade" if owner == "Your" else "the grade"
+    parts.append(f"{esc(owner)} best attempt counts." if course["counts"] == "best"
+                 else f"{esc(owner)} last attempt on time counts (a late one only if it raises {grade}).")
     if course.get("limit"):
         minutes = format(course["window_minutes"], "g")
         parts.append(f"Attempts left: {esc(course['attempts_left'])} of {esc(course['limit'])} per "
@@ -176,7 +179,8 @@ def learner_page(learner: str, attempts: list[dict], *, prefix: str, is_instruct
            if chrome.lab_url and learner == chrome.user else "")
     how = ("<p>Submit from a notebook: the Submit button beside a Check cell, or "
            "<code>from agtool_lab.submit import submit; submit()</code>.</p>" if learner == chrome.user else "")
-    body = (f"<h1>{esc(heading)}</h1>{link}{lab}{course_html(course)}{how}"
+    owner = "Your" if learner == chrome.user else f"{learner}'s"
+    body = (f"<h1>{esc(heading)}</h1>{link}{lab}{course_html(course, owner)}{how}"
             + (rows or "<p>No attempts yet.</p>"))
     refresh = 5 if any(a["status"] in ("queued", "grading", "error") for a in attempts) else None
     return page(f"agtool: {heading}", body, refresh=refresh, chrome=chrome)
