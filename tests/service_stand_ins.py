@@ -1,7 +1,9 @@
 """A stand-in JupyterHub and the grading service behind the real ``HubOAuth`` client, on loopback.
 
-Shared by the service's hostile-load tests (tests/test_service_hardening.py) and
-its seed-policy tests (tests/test_service_seed_policy.py). The stand-in hub
+Shared by the service's hostile-load tests (tests/test_service_hardening.py),
+its seed-policy tests (tests/test_service_seed_policy.py) and its action tests
+(tests/test_service_actions.py); :func:`database_url` gives the storage tests
+(tests/test_service.py too) a fresh SQLite or PostgreSQL database. The stand-in hub
 answers ``GET /hub/api/user`` as JupyterHub does for the tokens of
 :data:`HUB_USERS`; :class:`Service` runs ``grader.service.app`` with
 ``serve``'s HTTP server options on a free port, in a tornado loop of its own.
@@ -9,10 +11,13 @@ answers ``GET /hub/api/user`` as JupyterHub does for the tokens of
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import threading
 import urllib.error
 import urllib.request
+
+import pytest
 
 from grader.service.db import Store
 
@@ -24,6 +29,48 @@ HUB_USERS = {"tok-alice": {"name": "alice", "admin": False, "groups": []},
              "tok-slow": {"name": "slow", "admin": False, "groups": []},
              "tok-teacher": {"name": "teacher", "admin": False, "groups": ["agtool-instructors"]}}
 
+
+
+def failing_report(got: str) -> dict:
+    """A stored report of one passed and one failed check whose ``got`` is ``got`` (the pages' tests put hostile
+    text there)."""
+    return {"seed": 7, "path": "tools.py", "score": 1, "max_score": 3, "steps": {}, "output": {}, "error": "",
+            "checks": [
+                {"id": "step1/names", "step": 1, "passed": True, "points": 1, "max_points": 1, "title": "Data names"},
+                {"id": "step2/limit", "step": 2, "passed": False, "points": 0, "max_points": 2,
+                 "title": "Rejects a limit <= 0", "call": "validate_args('lookup', {'limit': 0})",
+                 "expected": "'type:limit'", "got": got, "message": "the limit was accepted",
+                 "hint": "check limit > 0", "reproduce": "agtool-grade check tools.py --only step2/limit --seed 7"}]}
+
+
+def postgres_url() -> "str | None":
+    """``$AGTOOL_TEST_POSTGRES_URL``; under CI its absence fails the test (``.ci/run`` must start PostgreSQL)."""
+    url = os.environ.get("AGTOOL_TEST_POSTGRES_URL")
+    if not url and os.environ.get("CI"):
+        pytest.fail("AGTOOL_TEST_POSTGRES_URL is not set under CI: .ci/run must start PostgreSQL", pytrace=False)
+    return url
+
+
+def empty_postgres(url: str) -> str:
+    """``url`` with every table dropped (each test starts from no schema: the migrations create it)."""
+    from sqlalchemy import MetaData, create_engine
+
+    engine = create_engine(url)
+    tables = MetaData()
+    tables.reflect(engine)  # whatever the latest revision made, never a list to keep in step with it
+    tables.drop_all(engine)
+    engine.dispose()
+    return url
+
+
+def database_url(kind: str, folder) -> str:
+    """A fresh, empty database: ``kind`` ``sqlite`` (a file in ``folder``) or ``postgresql`` (the test server's)."""
+    if kind == "sqlite":
+        return f"sqlite:///{folder / 'service.sqlite'}"
+    url = postgres_url()
+    if not url:
+        pytest.skip("set AGTOOL_TEST_POSTGRES_URL=postgresql+psycopg://user:pw@host/db to run on PostgreSQL")
+    return empty_postgres(url)
 
 
 class _LoopThread:

@@ -22,6 +22,7 @@ import pytest
 from grader.service.db import ERROR, GRADED, GRADING, QUEUED, Store
 from e2e.classroom import Classroom, http, proxy_command
 from helpers import full_marks
+from service_stand_ins import database_url, empty_postgres, postgres_url
 
 REPO = Path(__file__).resolve().parents[1]
 SOLUTION = (REPO / "solutions" / "tools.py").read_bytes()
@@ -41,33 +42,10 @@ def counting_grade(path, **kwargs):
 
 # ---------------------------------------------------------------------------- databases
 
-def _postgres_url() -> "str | None":
-    url = os.environ.get("AGTOOL_TEST_POSTGRES_URL")
-    if not url and os.environ.get("CI"):
-        pytest.fail("AGTOOL_TEST_POSTGRES_URL is not set under CI: .ci/run must start PostgreSQL", pytrace=False)
-    return url
-
-
-def _empty_postgres(url: str) -> str:
-    from sqlalchemy import create_engine, text
-
-    engine = create_engine(url)
-    with engine.begin() as conn:  # each test starts from no schema: the migration creates it
-        for table in ("past_results", "instructor_actions", "attempts", "alembic_version"):  # revision 0004's too
-            conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
-    engine.dispose()
-    return url
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request, tmp_path):
     """A fresh, empty database URL: an SQLite file, or the test PostgreSQL emptied."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'service.sqlite'}"
-    url = _postgres_url()
-    if not url:
-        pytest.skip("set AGTOOL_TEST_POSTGRES_URL=postgresql+psycopg://user:pw@host/db to run on PostgreSQL")
-    return _empty_postgres(url)
+    return database_url(request.param, tmp_path)
 
 
 def test_an_attempt_is_stored_with_its_bytes_hash_and_seed(db_url):
@@ -178,10 +156,10 @@ def classroom(request, tmp_path):
     if request.param == "sqlite":
         db = f"sqlite:///{tmp_path / 'service.sqlite'}"
     else:
-        db = _postgres_url()
+        db = postgres_url()
         if not db:
             pytest.skip("set AGTOOL_TEST_POSTGRES_URL to run the hub tests on PostgreSQL")
-        _empty_postgres(db)
+        empty_postgres(db)
     room = Classroom(tmp_path / "hub", proxy_command(), db)
     try:
         room.start_hub()

@@ -21,7 +21,7 @@ import pytest
 
 from grader.service.actions_db import ActionLog
 from grader.service.db import Store
-from service_stand_ins import FakeHub, Service
+from service_stand_ins import FakeHub, Service, database_url
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "actions"
 COURSE = ('[assignment]\nname = "lab"\ndue = 2030-03-01T12:00:00Z\nlate_due = 2030-03-08T12:00:00Z\n'
@@ -30,28 +30,9 @@ ROSTER = "learner,lms_id,email\nalice,101,alice@example.org\nbob,102,bob@example
 HOSTILE = '<script>alert(1)</script>=HYPERLINK("x")\n"; rm -rf /'
 
 
-def _empty_postgres(url: str) -> str:
-    from sqlalchemy import create_engine, text
-
-    engine = create_engine(url)
-    with engine.begin() as conn:
-        for table in ("past_results", "instructor_actions", "attempts", "alembic_version"):
-            conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
-    engine.dispose()
-    return url
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request, tmp_path):
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'service.sqlite'}"
-    else:
-        url = os.environ.get("AGTOOL_TEST_POSTGRES_URL")
-        if not url:
-            if os.environ.get("CI"):
-                pytest.fail("AGTOOL_TEST_POSTGRES_URL is not set under CI", pytrace=False)
-            pytest.skip("set AGTOOL_TEST_POSTGRES_URL to run on PostgreSQL")
-        url = _empty_postgres(url)
+    url = database_url(request.param, tmp_path)
     s = Store(url)
     yield s
     s.close()

@@ -20,17 +20,11 @@ from bs4 import BeautifulSoup  # noqa: E402
 
 from grader.service import code_pages, layout, pages  # noqa: E402
 from grader.service.db import GRADED, Store  # noqa: E402
-from service_stand_ins import FakeHub, Service  # noqa: E402
+from service_stand_ins import FakeHub, Service, failing_report  # noqa: E402
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "pages"
 HOSTILE = "</code><script>alert(1)</script>\u202e<img src=x onerror=alert(2)>"
-REPORT = {"seed": 7, "path": "tools.py", "score": 1, "max_score": 3, "steps": {}, "output": {}, "error": "",
-          "checks": [
-              {"id": "step1/names", "step": 1, "passed": True, "points": 1, "max_points": 1, "title": "Data names"},
-              {"id": "step2/limit", "step": 2, "passed": False, "points": 0, "max_points": 2,
-               "title": "Rejects a limit <= 0", "call": "validate_args('lookup', {'limit': 0})",
-               "expected": "'type:limit'", "got": HOSTILE, "message": "the limit was accepted",
-               "hint": "check limit > 0", "reproduce": "agtool-grade check tools.py --only step2/limit --seed 7"}]}
+REPORT = failing_report(HOSTILE)
 ATTEMPT = {"id": 4, "status": "graded", "submitted_at": "2026-03-01T09:30:00Z", "sha256": "ab" * 32, "seed": 7,
            "score": 1, "max_score": 3, "report": REPORT}
 COURSE = {"due": "2026-03-01T12:00:00Z", "late_due": None, "counts": "best", "attempts_left": 0, "limit": 3,

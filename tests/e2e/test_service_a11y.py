@@ -15,17 +15,12 @@ import pytest
 
 from e2e.axe import check_page
 from e2e.conftest import VIEWPORT
+from service_stand_ins import failing_report
 
 pytestmark = pytest.mark.e2e
 
 HOSTILE = "</code><script>alert(1)</script><img src=x onerror=alert(2)>"
-REPORT = {"seed": 7, "path": "tools.py", "score": 1, "max_score": 3, "steps": {}, "output": {}, "error": "",
-          "checks": [
-              {"id": "step1/names", "step": 1, "passed": True, "points": 1, "max_points": 1, "title": "Data names"},
-              {"id": "step2/limit", "step": 2, "passed": False, "points": 0, "max_points": 2,
-               "title": "Rejects a limit <= 0", "call": "validate_args('lookup', {'limit': 0})",
-               "expected": "'type:limit'", "got": HOSTILE, "message": "the limit was accepted",
-               "hint": "check limit > 0", "reproduce": "agtool-grade check tools.py --only step2/limit --seed 7"}]}
+REPORT = failing_report(HOSTILE)
 CODE = b"def validate_args(tool, args):\n    # shared by both\n    if args.get('limit', 1) <= 0:\n" \
        b"        return 'type:limit'\n    return None  # " + HOSTILE.encode() + b"\n"
 
