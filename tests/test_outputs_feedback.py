@@ -29,7 +29,7 @@ from grader.messages import replay_command
 from grader.outputs.class_folder import write_outputs
 from grader.outputs.feedback import LAB_MODULE, lab_replay, render_feedback
 from grader.outputs.plain import render_feedback_plain
-from grader.outputs.similarity import starter_text
+from grader.outputs.starter import starter_text
 from grader.outputs.starter import starter_submissions
 from grader.report import CheckResult, Report
 

@@ -3,7 +3,7 @@
 Fingerprints come from ``copydetect`` (winnowed k-grams of pygments tokens
 with every name replaced by ``V``/``F``/``O`` and every string by ``S``, so
 renaming variables, reordering functions and adding comments change
-nothing). The starter (``agtool/tools.py``, :func:`starter_text`: a wheel
+nothing). The starter (``agtool/tools.py``, :func:`grader.outputs.starter.starter_text`: a wheel
 ships it as the package ``grader.starter``) and the spec's given data
 (``grader/spec.py``: the stock table, the contract) are passed as
 boilerplate, so the code everyone starts from does not count. A pair is
@@ -26,18 +26,16 @@ import csv
 import io
 import itertools
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from grader.escape import csv_cell, html_text
+from grader.outputs.starter import starter_text
 
 K = 25          # noise threshold: shared runs shorter than 25 normalised characters are ignored
 WINDOW = 1      # winnowing window: every k-gram kept (a tools.py is small; this is exact and fast enough)
 THRESHOLD = 0.6  # the independent modules of tests/alt_styles/ share at most ~0.4 (docs/instructor.md, "Similarity")
 MAX_CHARS = 64 * 1024  # compared per file: a tools.py is ~10 kB; a padded 231 KiB one must not cost minutes
 # The starter as a wheel installs it (pyproject.toml maps agtool/ onto this package), and in a checkout.
-STARTER_PACKAGE = "grader.starter"
-CHECKOUT_STARTER = Path(__file__).resolve().parents[2] / "agtool" / "tools.py"
 SPEC_FILE = Path(__file__).resolve().parents[1] / "spec.py"
 
 
@@ -60,28 +58,6 @@ def _fingerprint(name: str, code: str, boilerplate, k: int):
     from copydetect import CodeFingerprint  # the similarity extra; only a run with --similarity needs it
 
     return CodeFingerprint(name, k, WINDOW, boilerplate=boilerplate, fp=io.StringIO(code), language="python")
-
-
-def starter_text() -> str:
-    """The starter module every learner was given (``agtool/tools.py``), as text: read, never imported.
-
-    From the installed package ``grader.starter`` (where a wheel puts the
-    checkout's ``agtool/``), else from this checkout. Raises
-    ``FileNotFoundError`` saying how to fix an install that lacks it.
-
-    >>> text = starter_text()
-    >>> "def validate_args" in text and "NotImplementedError" in text
-    True
-    """
-    try:
-        return resources.files(STARTER_PACKAGE).joinpath("tools.py").read_text(encoding="utf-8")
-    except (ModuleNotFoundError, FileNotFoundError):  # a checkout run without installing: the file itself
-        pass
-    try:
-        return CHECKOUT_STARTER.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileNotFoundError(f"the starter module is missing: neither the package {STARTER_PACKAGE} nor "
-                                f"{CHECKOUT_STARTER} exists; reinstall agtool-lab (pip install .)") from None
 
 
 def given_texts() -> "dict[str, str]":

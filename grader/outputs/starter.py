@@ -4,8 +4,8 @@ Compared as Python tokens with comments, blank lines and indentation left
 out and the whitespace inside strings (docstrings re-indented) collapsed, so
 a learner who only reformatted the starter or added comments to it is found
 too; a file that does not tokenize is no starter. The starter's
-text comes from :func:`grader.outputs.similarity.starter_text` (the
-installed package, else the checkout). Nothing here imports or runs
+text comes from :func:`starter_text` (the installed package, else the
+checkout). Nothing here imports or runs
 learner code.
 
 Example::
@@ -20,6 +20,8 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from importlib import resources
+from pathlib import Path
 
 # Layout and comments: what a learner can change without changing the program.
 _IGNORED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
@@ -28,6 +30,30 @@ _IGNORED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, to
 # this exception is a step not started, not a wrong answer.
 _SPACE = re.compile(r"\s+")
 NOT_STARTED = re.compile(r"NotImplementedError: step (\d+): write ")
+STARTER_PACKAGE = "grader.starter"  # pyproject maps the checkout's agtool/ onto it in a wheel
+CHECKOUT_STARTER = Path(__file__).resolve().parents[2] / "agtool" / "tools.py"
+
+
+def starter_text() -> str:
+    """The starter module every learner was given (``agtool/tools.py``), as text: read, never imported.
+
+    From the installed package ``grader.starter`` (where a wheel puts the
+    checkout's ``agtool/``), else from this checkout. Raises
+    ``FileNotFoundError`` saying how to fix an install that lacks it.
+
+    >>> text = starter_text()
+    >>> "def validate_args" in text and "NotImplementedError" in text
+    True
+    """
+    try:
+        return resources.files(STARTER_PACKAGE).joinpath("tools.py").read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):  # a checkout run without installing: the file itself
+        pass
+    try:
+        return CHECKOUT_STARTER.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"the starter module is missing: neither the package {STARTER_PACKAGE} nor "
+                                f"{CHECKOUT_STARTER} exists; reinstall agtool-lab (pip install .)") from None
 
 
 def normalised(code: str) -> "tuple[tuple[int, str], ...] | None":
@@ -54,9 +80,7 @@ def starter_submissions(sources: "dict[str, str]", *, starter: "str | None" = No
     if not sources:
         return []
     if starter is None:
-        from grader.outputs.similarity import starter_text  # the packaged file, read only when asked
-
-        starter = starter_text()
+        starter = starter_text()  # the packaged file, read only when asked
     given = normalised(starter)
     return sorted(learner for learner, code in sources.items() if normalised(code) == given)
 
