@@ -38,10 +38,12 @@ from grader.engine.client import EngineClient, shared_client
 from grader.engine.forkserver import SERVER_FAILED
 from grader.engine.protocol import FATAL, IMPORT_ERROR, IMPORTED, OBS, Limits, StepJob, StepResult, encode_source
 from grader.locate import MAX_SUBMISSION_BYTES, Submission
+from grader.checks._common import doubled_names, real_route
 from grader.checks.registry import Check, Probe, Verdict, check_rng, checks_for
 from grader.messages import INTERNAL_ERROR, REPLAY_PATH_WORD, WORKER_LOST  # noqa: F401 (importable from here too)
 from grader.report import STEPS, CheckResult, Failure, FailureKind, Report, new_seed
 from grader.settings import Settings, current, env_name
+from grader.spec import FUNCTION_STEPS
 
 MAX_SOURCE_BYTES = MAX_SUBMISSION_BYTES  # a larger module is refused, not graded
 PARALLEL_ENV = env_name("parallel_steps")
@@ -57,9 +59,10 @@ class _Planned:
     """One check with the probes drawn for it and where they sit in the step's probe list."""
 
     check: Check
-    probes: list[Probe]
+    probes: list[Probe]  # on the learner's own route (no doubles): what decides
     indices: list[int]  # where each of ``probes`` sits in the step job's probe list
     error: str = ""  # drawing the probes failed (a grader bug)
+    doubled: "list[Probe] | None" = None  # the probes with the spec's doubles, when they have any: to attribute
 
 
 def grade(submission, *, steps=None, only=None, seed=None, timeout=None, limits=None,
@@ -115,10 +118,13 @@ def grade(submission, *, steps=None, only=None, seed=None, timeout=None, limits=
             for step, (_, probes) in zip(by_step, planned)]
     results, kills_always = _run_steps(engine, jobs, parallel)
     report.isolation = isolation_words(engine)
+    judged: "set[str]" = set()  # checks whose verdict came from their judge (not a step's death or budget)
     for (step, step_checks), (plan, _), result in zip(by_step.items(), planned, results):
         report.limits = report.limits or limits_words(result, engine)
         _add_step(report, step, step_checks, plan, _StepOutcome(result, limits), kills_always, replay,
-                  submission.file_name)
+                  submission.file_name, judged)
+    _attribute(report, [item for plan, _ in planned for item in plan if item.check.id in judged],
+               engine, source_b64, limits, probe_function, parallel)
     report.elapsed = round(time.monotonic() - started, 3)
     return report
 
@@ -131,7 +137,8 @@ def _refused(report: Report, message: str, checks: "list[Check]", replay: "_Repl
 
 
 def _add_step(report: Report, step: int, step_checks: "list[Check]", plan: "list[_Planned]",
-              outcome: "_StepOutcome", kills_always: bool, replay: "_ReplayCommand", file_name: str) -> None:
+              outcome: "_StepOutcome", kills_always: bool, replay: "_ReplayCommand", file_name: str,
+              judged: "set[str] | None" = None) -> None:
     """Add one step's output and check results to ``report``.
 
     A module that does not import, or that kills the worker whatever runs,
@@ -160,7 +167,7 @@ def _add_step(report: Report, step: int, step_checks: "list[Check]", plan: "list
         report.checks += [_failed(c, over, replay) for c in step_checks]
     else:
         bugs: "list[str]" = []
-        report.checks += [_judge(item, outcome, replay, bugs) for item in plan]
+        report.checks += [_judge(item, outcome, replay, bugs, judged) for item in plan]
         if outcome.fatal:  # the step child's own preparation failed (a full disk...): no grade, graded again
             bugs.insert(0, INTERNAL_ERROR + outcome.fatal)
         if bugs and report.failure is None:  # the grader's own code failed: this is no grade
@@ -263,19 +270,42 @@ def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Plan
     probes left, so each runs where it stands.
     """
     plan: list[_Planned] = []
+    for check in step_checks:
+        try:
+            drawn = list(check.probes(check_rng(seed, check.id)))
+            real = [real_route(p) for p in drawn]
+            probes = [r or p for r, p in zip(real, drawn)]
+            plan.append(_Planned(check, probes, [], doubled=drawn if any(real) else None))
+        except Exception:
+            plan.append(_Planned(check, [], [], INTERNAL_ERROR + traceback.format_exc()))
+    try:
+        placed, job = _pack([item.probes for item in plan])
+    except Exception:  # a probe that cannot travel as JSON: a grader bug, every check of the step says so
+        error = INTERNAL_ERROR + traceback.format_exc()
+        return [_Planned(item.check, [], [], error) for item in plan], ()
+    for item, indices in zip(plan, placed):
+        item.indices = indices
+    return plan, job
+
+
+def _pack(probe_lists: "list[list[Probe]]") -> "tuple[list[list[int]], tuple[dict, ...]]":
+    """One step job's probe list for ``probe_lists`` (one list a check), and where each probe sits in it.
+
+    Identical ``fresh`` or ``reset`` probes are sent once (see :func:`_draw_plan`).
+
+    >>> p = Probe("calls", {"operations": [], "reset": True})
+    >>> _pack([[p], [p, Probe("calls", {"operations": []})]])[0]
+    [[0], [0, 1]]
+    """
     job_probes: list[dict] = []
     shared_index: dict[str, int] = {}
     fresh_at: list[bool] = []  # per job probe: does it start from the module as just imported?
-    for check in step_checks:
-        try:
-            probes = list(check.probes(check_rng(seed, check.id)))
-            wire = [p.to_json() for p in probes]
-            keys = [json.dumps(w, sort_keys=True) for w in wire]  # must travel as JSON
-        except Exception:
-            plan.append(_Planned(check, [], [], INTERNAL_ERROR + traceback.format_exc()))
-            continue
+    placed: list[list[int]] = []
+    for probes in probe_lists:
         indices = []
-        for probe, w, key in zip(probes, wire, keys):
+        for probe in probes:
+            wire = probe.to_json()
+            key = json.dumps(wire, sort_keys=True)  # must travel as JSON
             fresh = probe.params.get("fresh") is True
             shareable = fresh or probe.params.get("reset") is True
             if shareable and key in shared_index:
@@ -284,20 +314,18 @@ def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Plan
             indices.append(len(job_probes))
             if shareable:
                 shared_index[key] = len(job_probes)
-            job_probes.append(w)
+            job_probes.append(wire)
             fresh_at.append(fresh)
-        plan.append(_Planned(check, probes, indices))
+        placed.append(indices)
     # Fresh probes first: the step child runs each in a fork of itself taken
     # right after its one import, which it can do only while no other probe has
     # changed it (grader.engine.child). The others keep their order among
     # themselves, and no fresh probe changes what they see.
     order = [i for i, fresh in enumerate(fresh_at) if fresh] + [i for i, fresh in enumerate(fresh_at) if not fresh]
     where = {old: new for new, old in enumerate(order)}
-    for item in plan:
-        item.indices = [where[i] for i in item.indices]
     # A tuple: every step job of this plan holds this very object, so the
     # engine client encodes it once per plan (grader.engine.protocol.encode_request).
-    return plan, tuple(job_probes[i] for i in order)
+    return [[where[i] for i in indices] for indices in placed], tuple(job_probes[i] for i in order)
 
 
 class _StepOutcome:
@@ -353,8 +381,12 @@ class _StepOutcome:
         return ""
 
 
-def _judge(item: _Planned, outcome: _StepOutcome, replay: "_ReplayCommand", bugs: "list[str]") -> CheckResult:
-    """The check's result from its observations; an exception of the grader's own code is added to ``bugs``."""
+def _judge(item: _Planned, outcome: _StepOutcome, replay: "_ReplayCommand", bugs: "list[str]",
+           judged: "set[str] | None" = None) -> CheckResult:
+    """The check's result from its observations; an exception of the grader's own code is added to ``bugs``.
+
+    ``judged`` collects the ids of the checks whose verdict came from their judge.
+    """
     if item.error:
         bugs.append(item.error)
         return _failed(item.check, item.error, replay)
@@ -370,10 +402,58 @@ def _judge(item: _Planned, outcome: _StepOutcome, replay: "_ReplayCommand", bugs
     except Exception:
         bugs.append(INTERNAL_ERROR + traceback.format_exc())
         return _failed(item.check, bugs[-1], replay)
+    if judged is not None:
+        judged.add(item.check.id)
     if verdict.passed:
         return _result(item.check, passed=True)
     return _result(item.check, passed=False, call=verdict.call, expected=verdict.expected,
                    got=verdict.got, message=verdict.message, reproduce=replay.for_check(item.check.id))
+
+
+def _attribute(report: Report, candidates: "list[_Planned]", engine: EngineClient, source_b64: str,
+               limits: Limits, probe_function: "str | None", parallel: int) -> None:
+    """Charge each failure seen on the learner's own route to the step at fault (in ``report``).
+
+    A check that failed on the module as wired, and whose probes put the spec's
+    doubles in other steps' names, runs once more with the doubles in. When it
+    passes there, the failure came from a function it does not judge: if a step
+    of those functions failed a check of its own, the failure is charged there
+    and this check keeps its points, its row saying so ("follows from ...");
+    otherwise the module's own combination is wrong and the failure stays here.
+    A correct module has nothing to attribute and pays for no second run.
+    """
+    failed = {result.id for result in report.checks if not result.passed}
+    items = [item for item in candidates if item.doubled and item.check.id in failed]
+    if not items:
+        return
+    by_step: dict[int, list[_Planned]] = {}
+    for item in items:
+        by_step.setdefault(item.check.step, []).append(item)
+    packed = {step: _pack([item.doubled or [] for item in step_items]) for step, step_items in by_step.items()}
+    jobs = [_step_job(step, job, source_b64, limits, probe_function) for step, (_, job) in packed.items()]
+    results, _ = _run_steps(engine, jobs, parallel)
+    cleared: dict[str, list[int]] = {}  # check id -> the other steps a pass with doubles points to
+    for (step, step_items), (placed, _), result in zip(by_step.items(), packed.values(), results):
+        outcome = _StepOutcome(result, limits)
+        if result.limits_hit or outcome.import_failure(""):
+            continue
+        for item, indices in zip(step_items, placed):
+            doubled = _Planned(item.check, item.doubled or [], indices)
+            verdict = _judge(doubled, outcome, _ReplayCommand("", 0, 0.0), [])
+            if verdict.passed:
+                names = doubled_names(doubled.probes)
+                cleared[item.check.id] = sorted({s for n in names for s in FUNCTION_STEPS.get(n, ())} - {step})
+    still_failed = {result.step for result in report.checks if not result.passed and result.id not in cleared}
+    for i, result in enumerate(report.checks):
+        steps = [s for s in cleared.get(result.id, []) if s in still_failed]
+        if steps:
+            report.checks[i] = _result_of_id(result, messages.follows_from(steps, result.message))
+
+
+def _result_of_id(failed: CheckResult, message: str) -> CheckResult:
+    """``failed`` with its points: its failure follows from another step's (``message`` says which)."""
+    return CheckResult(id=failed.id, step=failed.step, passed=True, points=failed.max_points,
+                       max_points=failed.max_points, title=failed.title, hint=failed.hint, message=message)
 
 
 def _failed(check: Check, message: str, replay: "_ReplayCommand", *, call: str = "") -> CheckResult:

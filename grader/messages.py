@@ -239,3 +239,14 @@ its working folder are refused). The step loses its points.']
     budget = "budget" if len(words) == 1 else "budgets"
     names = " and ".join(h for h in hits if h in said) or "resource"
     return f"The step went over its {names} {budget}: {'; '.join(words)}. The step loses its points."
+
+
+def follows_from(steps: "list[int]", seen: str) -> str:
+    """A passed row's note: its failure on the learner's own route is charged to ``steps`` (``seen``: what failed).
+
+    >>> print(follows_from([2, 3], "A successful call must end with ok True."))
+    Follows from step 2 and step 3: on your own route this failed (A successful call must end with ok True.), and it passes with the lab's version of step 2 and step 3 in place, so step 2 and step 3's own checks count it.
+    """
+    which = " and ".join(f"step {step}" for step in steps)
+    return (f"Follows from {which}: on your own route this failed ({seen}), and it passes with the lab's "
+            f"version of {which} in place, so {which}'s own checks count it.")

@@ -348,3 +348,21 @@ RULES.update({
     "11.named_resolved": "`handle_named` resolved: `handle()` of the order with `sku` set and no `product`, plus `kind`",
     "11.named_order": "`handle_named` never changes the caller's order",
 })
+
+
+# The steps whose rules each module name's function carries (LAB_SPEC's headings): its own first, then
+# those of the functions the spec has it call (call_tool validates, caches and checks the result). A check's
+# failure that goes away when the spec's stand-in takes one of these names is charged to those steps
+# (grader.grading).
+_DOOR = (2, 3, 4, 5)
+FUNCTION_STEPS: dict[str, tuple[int, ...]] = {
+    "stock_lookup": (1,), "legacy_stock": (1,),
+    "validate_args": (2,), "call_tool": (3, 2, 4, 5), "validate_result": (4,), "cache_key": (5,),
+    "pick": (6,), "fetch": (6, 1) + _DOOR, "reply": (6,), "giveup": (6,), "build_naive": (6, 1) + _DOOR,
+    "run_naive": (6, 1) + _DOOR,
+    "can_repair": (7,), "repair": (7,), "build_graph": (7, 6, 1) + _DOOR, "handle": (7, 6, 1) + _DOOR,
+    "write_report": (8, 7, 6, 1) + _DOOR,
+    "coerce": (9,), "call_coerced": (9, 1) + _DOOR,
+    "explain": (10, 2, 9), "retry_with_suggestion": (10, 9, 1) + _DOOR,
+    "resolve_sku": (11,), "handle_named": (11, 7, 6, 1) + _DOOR,
+}

@@ -143,6 +143,71 @@ def own_route(*names: str, **params: Any) -> list:
     return [double_op(name, **params) for name in names]
 
 
+def real_route(probe: Probe) -> "Probe | None":
+    """``probe`` as the learner wired it: no ``double`` operations, and tools whose results echo their call.
+
+    ``None`` when ``probe`` puts no double in (it already runs on the learner's route). The
+    grading runs this form first; the form with the doubles runs only to attribute a failure
+    (:func:`grader.grading.grade`). A ``return`` spy then names the sku and region of the call
+    the learner's own code made (``echo``), so its world is one the spec's tools could make.
+
+    >>> p = call_probe(own_route("cache_key") + [call_op("cache_key", "t", {})],
+    ...                spies={"stock_lookup": {"mode": "return", "value": {"rows": []}}})
+    >>> real = real_route(p)
+    >>> [o["op"] for o in real.params["operations"]], real.params["spies"]["stock_lookup"]["echo"]
+    (['call'], True)
+    >>> real_route(call_probe([call_op("cache_key", "t", {})])) is None
+    True
+    >>> w = real_route(call_probe(own_route("handle") + [call_op("f")], watch_on_real=["handle"]))
+    >>> [o["op"] for o in w.params["operations"]], "watch_on_real" in w.params
+    (['watch', 'call'], False)
+    """
+    operations = probe.params.get("operations") if probe.kind == "calls" else None
+    if not isinstance(operations, list) or not any(o.get("op") == "double" for o in operations):
+        return None
+    spies = {name: (dict(spy, echo=True) if spy.get("mode") == "return" else spy)
+             for name, spy in (probe.params.get(REAL_SPIES_KEY) or probe.params.get("spies") or {}).items()}
+    watched = probe.params.get(WATCH_KEY) or []
+    real_ops = list(probe.params.get(REAL_EXTRA_KEY) or [])
+    for operation in operations:
+        if operation.get("op") != "double":
+            real_ops.append(operation)
+        elif operation["name"] in watched:
+            real_ops.append({"op": "watch", "name": operation["name"]})
+    params = {key: value for key, value in probe.params.items()
+              if key not in (WATCH_KEY, REAL_EXTRA_KEY, REAL_SPIES_KEY)}
+    params.update(operations=real_ops, spies=spies)
+    params[ROUTE_KEY] = REAL
+    return Probe(probe.kind, params, probe.label)
+
+
+ROUTE_KEY, REAL = "route", "real"
+# A probe's params may name doubled functions to watch instead on the real route (their calls then
+# come back under ``double_seen`` as a double's would, ``grader.engine.probes`` ``watch``), and
+# operations to run first on the real route only and the tools' spies there (a change of the module's
+# data that makes a measured number move there).
+WATCH_KEY, REAL_EXTRA_KEY, REAL_SPIES_KEY = "watch_on_real", "real_extra", "real_spies"
+
+
+def on_real_route(probe: Probe) -> bool:
+    """``probe`` is the real-route form of a probe that had doubles (:func:`real_route`)."""
+    return probe.params.get(ROUTE_KEY) == REAL
+
+
+def doubled_names(probes: "list[Probe]") -> "list[str]":
+    """The module names the ``double`` operations of ``probes`` replace, in order, once each.
+
+    >>> doubled_names([call_probe(own_route("validate_args", "cache_key"))])
+    ['validate_args', 'cache_key']
+    """
+    names: list[str] = []
+    for probe in probes:
+        for operation in probe.params.get("operations") or []:
+            if isinstance(operation, dict) and operation.get("op") == "double" and operation["name"] not in names:
+                names.append(operation["name"])
+    return names
+
+
 def judged(probe: Probe, records: list) -> list:
     """``(operation, record)`` pairs of a probe without its ``double`` operations (which return nothing).
 

@@ -36,8 +36,8 @@ import random
 from typing import Any
 
 from grader import spec
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_op, call_probe, double_op, mentions_number,
-                                   op, records_of, value_of)
+from grader.checks._common import (REAL_EXTRA_KEY, REAL_SPIES_KEY, TOOL_SPIES_ORIGINAL, WATCH_KEY, Fail, add, call_op, call_probe,
+                                   double_op, mentions_number, on_real_route, op, records_of, value_of)
 from grader.engine.encode import encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict, shared_rng
 
@@ -135,8 +135,15 @@ def handle_results(name: str, rng: random.Random) -> dict:
             "other": _OTHER}
 
 
-def _report_probe(name: str, rng: random.Random, folder: str, door: dict, changes: list) -> Probe:
-    """A fresh probe: ``changes`` (operations, note), the doubles, ``write_report``, then ``TOOLS``' keys."""
+def _report_probe(name: str, rng: random.Random, folder: str, door: dict, changes: list,
+                  real_extra: "list | None" = None, real_spies: "dict | None" = None) -> Probe:
+    """A fresh probe: ``changes`` (operations, note), the doubles, ``write_report``, then ``TOOLS``' keys.
+
+    On the learner's own route (what decides) the doubles give way to watches of the module's
+    own ``call_tool``, ``validate_result`` and ``handle``: the true numbers are what those
+    functions did during the report (the tools' own bodies run, so ``CALLS`` moves with
+    them). ``real_extra`` runs first there only, with the tools' spies ``real_spies`` if given.
+    """
     ops: list = []
     notes = []
     for operations, note in changes:
@@ -149,7 +156,11 @@ def _report_probe(name: str, rng: random.Random, folder: str, door: dict, change
     notes.append(DOOR_NOTES[(door.get("leak", False), door.get("store", True))])
     report["label"] += "  # with " + ", ".join(notes)
     ops += [report, op("keys", name="TOOLS")]
-    return call_probe(ops, spies=TOOL_SPIES_ORIGINAL, fresh=True)
+    extra: dict = {REAL_EXTRA_KEY: real_extra} if real_extra else {}
+    if real_spies:
+        extra[REAL_SPIES_KEY] = real_spies
+    return call_probe(ops, spies=TOOL_SPIES_ORIGINAL, fresh=True, expect_report=name,
+                      **{WATCH_KEY: [DOOR, RESULTS, HANDLE]}, **extra)
 
 
 DOOR_NOTES = {
@@ -194,7 +205,33 @@ def changed_probe(rng: random.Random) -> Probe:
     big = ([op("contract", path=[tool, "returns", "rows", "max_len"], value=1000) for tool in spec.TOOL_NAMES],
            "returns['rows']['max_len'] = 1000 for both tools")
     return _report_probe(CHANGED, shared, "default", {"leak": True},
-                         [_limit_change(shared), _used_before(shared), extra, big])
+                         [_limit_change(shared), _used_before(shared), extra, big],
+                         real_extra=RELAXED_ARGS, real_spies=_rows_everywhere(shared))
+
+
+# On the real route the changed report's contract refuses no value and every call finds rows: a wrong
+# value (outside allowed, out of range) reaches the tool body, the order with a wrong region is found at
+# once (no fix), the empty order is not given up: blocked_before_call, repaired, attempts and gave_up all
+# move from a correct module's as-is values, and the truth is what the module's own functions did.
+RELAXED_ARGS = [op("contract", path=[tool, "args", arg, rule], delete=True)
+                for tool in spec.TOOL_NAMES for arg, rule in (("region", "allowed"), ("limit", "min"), ("limit", "max"))]
+# On the real route the no-cache report's contract refuses every result with rows (max_len 0): nothing
+# is cached, so the second identical call runs the body, and the repaired order gives up after
+# MAX_ATTEMPTS fetches.
+NO_ROWS_ALLOWED = [op("contract", path=[tool, "returns", "rows", "max_len"], value=0) for tool in spec.TOOL_NAMES]
+
+
+def _rows_everywhere(rng: random.Random) -> dict:
+    """Spies that run the tools' own bodies (``CALLS`` moves) and give rows where the table has none.
+
+    As if the stock held a row for every sku in every region: no order finds nothing.
+
+    >>> spies = _rows_everywhere(random.Random(1))
+    >>> spies["stock_lookup"]["mode"], len(spies["legacy_stock"]["fill_rows"])
+    ('original', 1)
+    """
+    rows = [{"bin": f"R-{rng.randint(10, 99)}", "count": rng.randint(1, 99)}]
+    return {tool: {"mode": "original", "fill_rows": rows} for tool in spec.TOOL_NAMES}
 
 
 def no_cache_probe(rng: random.Random) -> Probe:
@@ -209,15 +246,16 @@ def no_cache_probe(rng: random.Random) -> Probe:
     no_min = ([op("contract", path=[tool, "returns", "rows", "item", "count", "min"], delete=True)
                for tool in spec.TOOL_NAMES], "no minimum for a row's count in both tools")
     return _report_probe(NO_CACHE, shared, "scratch", {"store": False},
-                         [_limit_change(shared), _used_before(shared), no_min])
+                         [_limit_change(shared), _used_before(shared), no_min], real_extra=NO_ROWS_ALLOWED)
 
 
 # --------------------------------------------------------------------------- what the doubles saw
 
 
 def _double_params(probe: Probe, name: str) -> dict:
+    """The params of the double in ``name`` (``{}`` on the real route, where the module's own function ran)."""
     ops = probe.params["operations"]
-    return next(o.get("params", {}) for o in ops if o.get("op") == "double" and o["name"] == name)
+    return next((o.get("params", {}) for o in ops if o.get("op") == "double" and o["name"] == name), {})
 
 
 def _seen(obs: dict, name: str) -> list:
@@ -249,16 +287,23 @@ def _door_calls(probe: Probe, obs: dict) -> list[dict]:
     """
     params = _double_params(probe, DOOR)
     leak, store = params.get("leak") is True, params.get("store") is not False
+    real = on_real_route(probe)
     out: list = []
     for entry in _seen(obs, DOOR):
         value = entry.get("returned")
         error = value.get("error") if isinstance(value, dict) else None
         ok = isinstance(value, dict) and value.get("ok") is True
         key = entry.get("args")
-        wrong = isinstance(error, str) and error.startswith(spec.ARGS_PREFIX)
-        reason = error[len(spec.ARGS_PREFIX):] if wrong else ""
-        value_wrong = ":" in reason and reason.split(":", 1)[0] in VALUE_REASONS and _names_all_args(key)
-        if wrong:
+        if real:  # wrong by the spec's contract: the module's may have been changed to let it through
+            wrong = _spec_wrong(key)
+            value_wrong = wrong and _names_all_args(key) and key[0] in spec.TOOL_NAMES
+        else:
+            wrong = isinstance(error, str) and error.startswith(spec.ARGS_PREFIX)
+            reason = error[len(spec.ARGS_PREFIX):] if wrong else ""
+            value_wrong = ":" in reason and reason.split(":", 1)[0] in VALUE_REASONS and _names_all_args(key)
+        if type(entry.get("runs")) is int:  # the module's own call_tool, watched: the runs it made
+            runs = entry["runs"]
+        elif wrong:
             runs = int(leak and value_wrong)
         else:  # a success from the door's cache ran nothing; anything else past validation ran the body
             hit = store and ok and any(c["ok"] and strict_equal(c["key"], key) for c in out if not c["wrong"])
@@ -267,6 +312,24 @@ def _door_calls(probe: Probe, obs: dict) -> list[dict]:
         out.append({"key": key, "wrong": wrong, "value_wrong": value_wrong, "ok": ok, "error": error, "runs": runs,
                     "line": _call_line(DOOR, entry, note)})
     return out
+
+
+def _spec_wrong(key: Any) -> bool:
+    """The recorded ``[name, args]`` is a call the spec's contract refuses (LAB_SPEC steps 1-2).
+
+    >>> _spec_wrong(["stock_lookup", {"sku": "S", "region": "north", "limit": 2}])
+    False
+    >>> [_spec_wrong(["stock_lookup", {"sku": "S", "region": r, "limit": n}]) for r, n in (("mars", 2), ("north", True))]
+    [True, True]
+    >>> _spec_wrong(["lookup", {}]), _spec_wrong(["stock_lookup", {"sku": "S", "region": "north"}])
+    (True, True)
+    """
+    name, args = key if isinstance(key, list) and len(key) == 2 else (None, None)
+    if name not in spec.TOOL_NAMES or not _names_all_args(key):
+        return True
+    limit = args["limit"]
+    return (type(args["sku"]) is not str or type(args["region"]) is not str or args["region"] not in spec.REGIONS
+            or type(limit) is not int or not 1 <= limit <= spec.MAX_ROWS)
 
 
 def _names_all_args(key: Any) -> bool:
@@ -296,12 +359,36 @@ def _handle_kinds(probe: Probe, obs: dict) -> list[tuple[str, Any, str]]:
     out = []
     for entry in _seen(obs, HANDLE):
         value = entry.get("returned")
-        kind = next((k for k in ("repaired", "empty") if strict_equal(value, params.get(k))), "other")
+        if on_real_route(probe):  # the module's own handle: the kind is the order's
+            kind = _order_kind(entry["args"][0] if isinstance(entry.get("args"), list) and entry["args"] else None)
+        else:
+            kind = next((k for k in ("repaired", "empty") if strict_equal(value, params.get(k))), "other")
         order = show(entry["args"][0], 160) if isinstance(entry.get("args"), list) and entry["args"] else "?"
         got = (", ".join(f"{k}={show(value[k], 80)}" for k in ("ok", "fixes", "attempts") if k in value)
                if isinstance(value, dict) else _outcome(entry))
         out.append((kind, value, f"handle({order}) -> {got}  ({ORDER_NOTES[kind]})"))
     return out
+
+
+def _order_kind(order: Any) -> str:
+    """The kind of a report's order by its values: a wrong region (``repaired``), or no rows (``empty``).
+
+    >>> _order_kind({"sku": "SKU-1001", "region": "mars", "limit": 2}), _order_kind(spec.EMPTY_EXAMPLE)
+    ('repaired', 'empty')
+    >>> _order_kind({"sku": "SKU-1001", "region": "north", "limit": 2}), _order_kind("x")
+    ('other', 'other')
+    >>> _order_kind({"sku": "SKU-5000", "region": "mars", "limit": 2})  # no stock in the fallback region
+    'other'
+
+    """
+    if not isinstance(order, dict) or not all(type(order.get(k)) is str for k in ("sku", "region")):
+        return "other"
+    limit, tool = order.get("limit"), order.get("tool", "stock_lookup")
+    if type(limit) is not int or not 1 <= limit <= spec.MAX_ROWS or tool not in spec.TOOL_NAMES:
+        return "other"
+    if order["region"] not in spec.REGIONS:  # repaired only where the fallback region has stock
+        return "repaired" if spec.rows_for(order["sku"], spec.FALLBACK_REGION) else "other"
+    return "empty" if not spec.rows_for(order["sku"], order["region"]) else "other"
 
 
 # --------------------------------------------------------------------------- the true values, and the measurement
@@ -333,7 +420,8 @@ def _door_truth(probe: Probe, obs: dict, values: dict, problems: list, lines: di
         return
     first, second = pair
     values["memo_second_call_runs"] = second["runs"]
-    if not first["ok"]:
+    changed_world = on_real_route(probe) and probe.params.get("expect_report") != AS_IS
+    if not first["ok"] and not changed_world:  # in a changed world the first call may fail: the runs still count
         problems.append(("memo_second_call_runs", f"The first of write_report's two identical calls did not succeed "
                          f"({first['error']}): only a success is cached, so the second call measures nothing. "
                          "Use arguments that find rows."))
@@ -363,6 +451,9 @@ def _handle_truth(probe: Probe, obs: dict, values: dict, problems: list, lines: 
                          f"fix of its region (its only fault a wrong region, for a sku with stock in "
                          f"{spec.FALLBACK_REGION!r}, e.g. {spec.REPAIR_EXAMPLE}): repaired and attempts are "
                          "measured on such an order."))
+    elif not isinstance(repaired, dict) or not all(k in repaired for k in ("ok", "fixes", "attempts")):
+        problems.append(("repaired", f"handle returned {show(repaired, 160)} for the order with a wrong region: "
+                         "repaired and attempts are read off its ok, fixes and attempts."))
     else:
         values["repaired"] = bool(repaired["ok"] is True and repaired["fixes"])
         values["attempts"] = repaired["attempts"]
@@ -370,7 +461,7 @@ def _handle_truth(probe: Probe, obs: dict, values: dict, problems: list, lines: 
         problems.append(("gave_up", "write_report gave handle no order that a correct module gives up on with an "
                          f"empty result (e.g. {spec.EMPTY_EXAMPLE}): gave_up is measured on such an order."))
     else:
-        values["gave_up"] = empty["ok"] is not True
+        values["gave_up"] = (empty.get("ok") if isinstance(empty, dict) else None) is not True
 
 
 def _truth(probe: Probe, obs: dict, *, one_of_each: bool) -> tuple[dict, list, dict]:
@@ -389,11 +480,24 @@ def _truth(probe: Probe, obs: dict, *, one_of_each: bool) -> tuple[dict, list, d
     _door_truth(probe, obs, values, problems, lines)
     _reasons_truth(obs, values, problems, lines, one_of_each)
     _handle_truth(probe, obs, values, problems, lines)
-    return values, problems, lines
+    # A function the grader could not watch (a nested function's code cannot be swapped): the numbers
+    # measured through it are not judged on the real route, rather than judged against nothing.
+    unwatched = {rec.get("unwatched") for o, rec in zip(ops, records) if o.get("op") == "watch"}
+    skipped = {key for name in unwatched for key in MEASURED_THROUGH.get(name, ())}
+    for key in skipped:
+        values.pop(key, None)
+    return values, [(key, text) for key, text in problems if key not in skipped], lines
+
+
+MEASURED_THROUGH = {DOOR: ("blocked_before_call", "memo_second_call_runs"), RESULTS: ("bad_result_reasons",),
+                    HANDLE: ("repaired", "attempts", "gave_up")}
 
 
 def _why(probe: Probe, key: str) -> str:
-    """What the grader's doubles did for ``key`` in this probe, in one sentence."""
+    """What the grader's doubles (or, on the real route, the module's own functions) did for ``key``, in one sentence."""
+    if on_real_route(probe):
+        return (f"The call line shows what your own call_tool, validate_result and handle did during write_report; "
+                f"{key} must be measured from those calls (LAB_SPEC step 8).")
     door = _double_params(probe, DOOR)
     if key == "blocked_before_call":
         return ("In this report the grader's call_tool validates too late: a wrong value in a call with all its "
@@ -434,6 +538,8 @@ def _values_judge(probes: list, observations: list, *, one_of_each: bool = True,
             raise Fail(follows + message, call=_call_with(operation, lines[key]), expected=f"a measured {key}",
                        got=f"{key}: {show(report.get(key))}")
         for key in spec.REPORT_KEYS:
+            if key not in values and key in report:  # not measurable on this route (see _truth)
+                continue
             if key not in report:
                 raise Fail(f"{JSON_FILE} has no key {key!r}.", call=operation["label"], expected=f"a key {key!r}",
                            got=show(sorted(report)))

@@ -152,6 +152,33 @@ def with_filename(code: CodeType, filename: str) -> CodeType:
     return code.replace(co_filename=filename, co_consts=consts)
 
 
+# The packages a submission may not import: the grader that judges it, the lab's kernel side and the
+# reference solution. A module built on the grader's stand-ins would be judged on them, not on itself.
+FORBIDDEN_IMPORTS = frozenset({"grader", "agtool_lab", "solutions"})
+_builtin_import = __import__
+
+
+def guarded_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+    """``__import__`` for learner code: anything but the grader's own packages.
+
+    >>> guarded_import("json").__name__
+    'json'
+    >>> guarded_import("grader.engine.doubles")
+    Traceback (most recent call last):
+    ...
+    ImportError: tools.py may not import 'grader.engine.doubles': it is the lab's grader, not part of your module; write the function yourself
+    """
+    top = str(name).partition(".")[0] if not level else ""
+    if top in FORBIDDEN_IMPORTS:
+        raise ImportError(f"tools.py may not import {name!r}: it is the lab's grader, not part of your module; "
+                          "write the function yourself")
+    return _builtin_import(name, globals, locals, fromlist, level)
+
+
+_GUARDED_BUILTINS = {**__builtins__, "__import__": guarded_import} if isinstance(__builtins__, dict) else \
+    {**vars(__builtins__), "__import__": guarded_import}
+
+
 def import_file(path: str, name: str, *, code: "CodeType | None" = None) -> ModuleType:
     """Import ``path`` as module ``name`` without putting its folder on ``sys.path``.
 
@@ -161,6 +188,7 @@ def import_file(path: str, name: str, *, code: "CodeType | None" = None) -> Modu
     """
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    module.__dict__["__builtins__"] = dict(_GUARDED_BUILTINS)  # its imports go through the guard (its own copy)
     sys.modules[name] = module
     try:
         if code is None:

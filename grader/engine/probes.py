@@ -67,6 +67,7 @@ from grader.engine.report_files import REPORT_FILES
 
 MAX_MESSAGE = 300
 MAX_SEEN = 12          # spy calls remembered per spy
+MAX_WATCHED = 60       # calls remembered per watched learner function (``watch``)
 _MISSING = object()
 
 # What the report probe uses to move and make folders, taken when the grader
@@ -254,12 +255,19 @@ def make_act(spec: dict, original: Callable, tally: Tally) -> Callable[[tuple, d
     if mode not in ("original", "return", "raise", "table"):
         raise SetupError(f"unknown spy mode {mode!r}")
     exc_class = _exception_class(spec.get("exc")) if mode == "raise" else None
+    echo = spec.get("echo") is True
+
+    fill = spec.get("fill_rows")
 
     def act(args: tuple, kwargs: dict) -> Any:
         if mode == "original":
-            return original(*args, **kwargs)
+            value = original(*args, **kwargs)
+            if fill is not None and isinstance(value, dict) and value.get("rows") == []:
+                value["rows"] = decode(fill)  # as if the table held rows here too
+            return value
         if mode == "return":
-            return decode(spec.get("value"))
+            value = decode(spec.get("value"))
+            return _echoed(value, args, kwargs) if echo else value
         if mode == "raise":
             exc = exc_class("raised by the grader's spy")
             raise exc if isinstance(exc, Exception) else tally.interrupt(exc)
@@ -271,11 +279,33 @@ def make_act(spec: dict, original: Callable, tally: Tally) -> Callable[[tuple, d
     return act
 
 
+def _echoed(value: Any, args: tuple, kwargs: dict) -> Any:
+    """``value`` with the ``sku`` and ``region`` of the call it answers (the spec's tools echo both).
+
+    A spy's ``echo`` keeps the world one the spec allows: whichever arguments the learner's
+    own route passed, the result names them (its rows stay the grader's).
+
+    >>> _echoed({"sku": "A", "region": "north", "rows": []}, ("B",), {"region": "east", "limit": 1})
+    {'sku': 'B', 'region': 'east', 'rows': []}
+    >>> _echoed([1], (), {})
+    [1]
+    """
+    if not isinstance(value, dict):
+        return value
+    bound = dict(zip(lab_spec.ARG_NAMES, args))
+    bound.update(kwargs)
+    for key in ("sku", "region"):
+        if key in value and key in bound:
+            value[key] = bound[key]
+    return value
+
+
 def make_spy(name: str, spec: dict, original: Callable, tally: Tally) -> Callable:
     """The function put in ``TOOLS[name]["fn"]``: counts a run in ``tally``, then acts as ``spec`` says.
 
-    Modes: ``original`` (call the learner's function), ``return`` (a fresh copy
-    of ``value``), ``raise`` (an exception of type ``exc``: an ``Exception``,
+    Modes: ``original`` (call the learner's function; with ``fill_rows``, those rows in a result
+    that had none), ``return`` (a fresh copy
+    of ``value``; with ``echo``, naming the sku and region it was called with), ``raise`` (an exception of type ``exc``: an ``Exception``,
     or ``KeyboardInterrupt``/``SystemExit``), ``table`` (a faithful tool over
     the spec's table, honouring ``limit`` unless ``ignore_limit``). A plain
     function with no attributes of its own.
@@ -327,7 +357,8 @@ class _Session:
         self._swapped: dict[int, Any] = {}  # id of a function instrumented -> its own code
         self._watched: dict[int, list[str]] = {}  # id of a watched code -> the tools it runs
         self._watches: list = []  # (instrument.Watch, the tools it runs), for check_counters
-        self.double_seen: dict[str, list] = {}  # doubled name -> its calls (op_double)
+        self.double_seen: dict[str, list] = {}  # doubled or watched name -> its calls (op_double, op_watch)
+        self._watch_depth = 0  # watched calls in progress: only the outermost is recorded
 
     # -- setup --------------------------------------------------------------
     def tools(self) -> dict:
@@ -506,6 +537,63 @@ class _Session:
         seen = self.double_seen.setdefault(name, [])
         fn = make_double(kind, self.module, operation.get("params") or {}, seen)
         self.undo.append(install_double(self.module, name, fn))
+        return {}
+
+    def op_watch(self, operation: dict) -> dict:
+        """Record every call of the learner's function ``name`` without replacing it (undone in restore).
+
+        The function object itself is watched (its code swapped for a recording trampoline), so
+        a call through a saved reference, a table, a closure's variable or ``self`` is seen as
+        well as one through the module name. Each call is recorded under the probe's
+        ``double_seen[name]`` as a double's is (arguments as they were at the call, what it
+        returned or raised) plus ``runs``: the tool-body runs made during that call. A call made
+        inside another watched call (``validate_result`` inside ``call_tool``) is that call's work,
+        not one of its own.
+        """
+        name = operation["name"]
+        fn = getattr(self.module, name, _MISSING)
+        target = getattr(fn, "__func__", fn)  # a bound method: watch the function behind it
+        if type(target) is not _FunctionType or id(target) in self._instrumented:
+            return {"unwatched": name}
+        self._instrumented.add(id(target))
+        seen = self.double_seen.setdefault(name, [])
+        tally = self.tally
+        code, defaults, kwdefaults = target.__code__, target.__defaults__, target.__kwdefaults__
+        body = _FunctionType(code, target.__globals__, target.__name__, defaults, target.__closure__)
+        body.__kwdefaults__ = kwdefaults
+
+        session = self
+
+        def run(args: tuple, kwargs: dict) -> Any:
+            if session._watch_depth:  # inside another watched call: that call is what was made
+                return body(*args, **kwargs)
+            entry: dict = {"args": encode(list(args[1:] if fn is not target else args))}
+            if kwargs:
+                entry["kwargs"] = encode(kwargs)
+            if len(seen) < MAX_WATCHED:
+                seen.append(entry)
+            before = sum(tally.runs.values())
+            session._watch_depth += 1
+            try:
+                value = body(*args, **kwargs)
+            except BaseException as exc:
+                entry["raised"] = type(exc).__name__
+                raise
+            else:
+                entry["returned"] = encode(value)
+            finally:
+                session._watch_depth -= 1
+                entry["runs"] = sum(tally.runs.values()) - before
+            return value
+
+        if target.__closure__:
+            return {"unwatched": name}  # a nested function's code cannot be swapped (its closure must match)
+        target.__code__, target.__defaults__, target.__kwdefaults__ = _TRAMPOLINE, None, {"_agtool_run": run}
+
+        def undo() -> None:
+            target.__code__, target.__defaults__, target.__kwdefaults__ = code, defaults, kwdefaults
+
+        self.undo.append(undo)
         return {}
 
     def op_contract(self, operation: dict) -> dict:

@@ -1,9 +1,10 @@
 """Plausible step-6 mistakes: each must fail the check it names, and no other step.
 
-Also here: mistakes of steps 1-5 that the graph checks (steps 6 and 7) must not see. Those
-checks call the grader's door in ``call_tool`` (LAB_SPEC steps 3-5 over the spec's contract)
-and compare rows with what the tool returned, so each of these costs its own step only
-(``affects`` empty).
+Also here: mistakes of steps 1-5 that the graph checks (steps 6 and 7) must not charge. Those
+checks run on the learner's own route first; a failure there that goes away with the grader's
+door in ``call_tool`` (LAB_SPEC steps 2-5 over the spec's contract) is charged to the door's
+steps (``grader.grading``), so each of these costs its own step only (``affects`` empty). And the
+reply and giveup mistakes that only a repair shows, which step 7 catches.
 """
 from __future__ import annotations
 
@@ -17,19 +18,21 @@ _REPLY_ARGS = '    args = state["args"]\n    return {\n        "answer"'
 _GIVEUP = 'f"Could not answer: {state[\'errors\'][-1]}"'
 
 MISTAKES: dict = {
-    # -- reply and giveup judged on the grader's own data (its pick uses another region than the
-    #    order's; its fetch records a reason ahead of the call's): step 6, never step 7.
-    "reply_names_the_orders_region": ("step6/naive_ok", d(
+    # -- reply and giveup rules that only show once a repair changes the call or adds a reason: on
+    #    the learner's own route a naive graph's call is always the order's and holds one reason, so
+    #    step 7's runs catch them (one step); the grader never builds a world its spec forbids (a pick
+    #    that changes the order) to charge them to step 6.
+    "reply_names_the_orders_region": ("step7/answer_names_used_args", d(
         (_REPLY_ARGS, '    args = state["order"]\n    return {\n        "answer"'))),
-    "reply_names_the_orders_values_over_the_calls": ("step6/naive_ok", d(
+    "reply_names_the_orders_values_over_the_calls": ("step7/answer_names_used_args", d(
         (_REPLY_ARGS, '    args = {**state["args"], **state["order"]}\n    return {\n        "answer"'))),
-    "reply_reads_region_from_the_order_only": ("step6/naive_ok", d(
+    "reply_reads_region_from_the_order_only": ("step7/answer_names_used_args", d(
         (_REPLY_ARGS, '    args = {**state["args"], "region": state["order"]["region"]}\n    return {\n        "answer"'))),
-    "giveup_quotes_the_first_reason": ("step6/naive_failure_path", d(
+    "giveup_quotes_the_first_reason": ("step7/giveup_empty", d(
         (_GIVEUP, 'f"Could not answer: {state[\'errors\'][0]}"'))),
-    "giveup_quotes_every_reason_but_the_last": ("step6/naive_failure_path", d(
+    "giveup_quotes_every_reason_but_the_last": ("step7/giveup_empty", d(
         (_GIVEUP, 'f"Could not answer: {\', \'.join(state[\'errors\'][:-1]) or state[\'errors\'][0]}"'))),
-    "giveup_quotes_the_reason_before_last": ("step6/naive_failure_path", d(
+    "giveup_quotes_the_reason_before_last": ("step7/giveup_empty", d(
         (_GIVEUP, 'f"Could not answer: {state[\'errors\'][-2:][0]}"'))),
     # -- the tool called another way than fn(**args): step 3's rule, never step 6's pick check.
     "tool_called_positionally": ("step3/calls_through_table", d(
