@@ -38,12 +38,11 @@ from grader.engine.client import EngineClient, shared_client
 from grader.engine.forkserver import SERVER_FAILED
 from grader.engine.protocol import FATAL, IMPORT_ERROR, IMPORTED, OBS, Limits, StepJob, StepResult, encode_source
 from grader.locate import MAX_SUBMISSION_BYTES, Submission
-from grader.checks._common import doubled_names, real_route
+from grader.checks._common import doubled_steps, real_route
 from grader.checks.registry import Check, Probe, Verdict, check_rng, checks_for
 from grader.messages import INTERNAL_ERROR, REPLAY_PATH_WORD, WORKER_LOST  # noqa: F401 (importable from here too)
 from grader.report import STEPS, CheckResult, Failure, FailureKind, Report, new_seed
 from grader.settings import Settings, current, env_name
-from grader.spec import FUNCTION_STEPS
 
 MAX_SOURCE_BYTES = MAX_SUBMISSION_BYTES  # a larger module is refused, not graded
 PARALLEL_ENV = env_name("parallel_steps")
@@ -441,8 +440,7 @@ def _attribute(report: Report, candidates: "list[_Planned]", engine: EngineClien
             doubled = _Planned(item.check, item.doubled or [], indices)
             verdict = _judge(doubled, outcome, _ReplayCommand("", 0, 0.0), [])
             if verdict.passed:
-                names = doubled_names(doubled.probes)
-                cleared[item.check.id] = sorted({s for n in names for s in FUNCTION_STEPS.get(n, ())} - {step})
+                cleared[item.check.id] = sorted(doubled_steps(doubled.probes) - {step})
     still_failed = {result.step for result in report.checks if not result.passed and result.id not in cleared}
     for i, result in enumerate(report.checks):
         steps = [s for s in cleared.get(result.id, []) if s in still_failed]

@@ -92,6 +92,27 @@ HEADING_SETS = {
 }
 
 
+def args_contract() -> dict:
+    """LAB_SPEC step 1's ``args`` contract of both tools, as a new dict each call (the one place it is written).
+
+    >>> args_contract()["limit"] == {"type": int, "required": True, "min": 1, "max": MAX_ROWS}
+    True
+    """
+    return {"sku": {"type": str, "required": True},
+            "region": {"type": str, "required": True, "allowed": list(REGIONS)},
+            "limit": {"type": int, "required": True, "min": 1, "max": MAX_ROWS}}
+
+
+def returns_contract() -> dict:
+    """LAB_SPEC step 1's ``returns`` contract of both tools, as a new dict each call.
+
+    >>> returns_contract()["rows"]["max_len"] == MAX_ROWS
+    True
+    """
+    return {"keys": {"sku": str, "region": str, "rows": list},
+            "rows": {"max_len": MAX_ROWS, "item": {"bin": {"type": str}, "count": {"type": int, "min": 0}}}}
+
+
 def rows_for(sku: str, region: str, limit: "int | None" = None) -> list[dict]:
     """Rows ``{"bin", "count"}`` of the spec table for one sku and region, in table order.
 

@@ -5,17 +5,15 @@ import json
 
 import pytest
 
-from grader.checks.registry import Probe, check_rng, checks_for, is_judge_only
+import jsonschema
+
+from grader.checks.registry import Probe, check_rng, checks_for
+from grader.engine.wire import PROBE_SCHEMA
 
 
-def _keys(value):
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from _keys(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _keys(item)
+def test_an_undeclared_field_does_not_validate():
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"kind": "calls", "params": {"operations": [{"op": "call", "case": {}}]}}, PROBE_SCHEMA)
 
 
 def test_child_view_drops_expectations_at_any_depth():
@@ -30,5 +28,7 @@ def test_no_registered_probe_sends_an_expected_answer_to_the_child(seed):
         for probe in check.probes(check_rng(seed, check.id)):
             sent = probe.to_json()
             json.dumps(sent)  # must travel as JSON
-            leaked = sorted({k for k in _keys(sent["params"]) if is_judge_only(k)})
-            assert not leaked, f"{check.id} sends {leaked} to the child"
+            jsonschema.validate(sent, PROBE_SCHEMA)  # only declared fields travel
+            for operation in sent["params"].get("operations", []):
+                leaked = sorted(k for k in operation if k in ("expect", "runs", "case", "label") or k.startswith("expect"))
+                assert not leaked, f"{check.id} sends {leaked} to the child"

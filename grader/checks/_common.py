@@ -20,6 +20,7 @@ import functools
 import re
 from typing import Any, Callable, Iterable
 
+from grader import spec
 from grader.engine.encode import encode, show, strict_equal
 from grader.checks.registry import Check, Probe, Verdict, register
 
@@ -192,6 +193,27 @@ WATCH_KEY, REAL_EXTRA_KEY, REAL_SPIES_KEY = "watch_on_real", "real_extra", "real
 def on_real_route(probe: Probe) -> bool:
     """``probe`` is the real-route form of a probe that had doubles (:func:`real_route`)."""
     return probe.params.get(ROUTE_KEY) == REAL
+
+
+def doubled_steps(probes: "list[Probe]") -> "set[int]":
+    """The steps whose rules the doubles of ``probes`` stand in for (:data:`grader.spec.FUNCTION_STEPS`).
+
+    A double over the spec's contract table (``contract="spec"``, or a ``*_spec`` kind) stands in
+    for step 1's table too.
+
+    >>> sorted(doubled_steps([call_probe(own_route("validate_args", "cache_key"))]))
+    [2, 5]
+    >>> sorted(doubled_steps([call_probe(own_route("validate_args", contract="spec"))]))
+    [1, 2]
+    """
+    steps = {step for name in doubled_names(probes) for step in spec.FUNCTION_STEPS.get(name, ())}
+    for probe in probes:
+        for operation in probe.params.get("operations") or []:
+            if isinstance(operation, dict) and operation.get("op") == "double" and (
+                    operation.get("params", {}).get("contract") == "spec"
+                    or str(operation.get("double", "")).endswith("_spec")):
+                steps.add(1)
+    return steps
 
 
 def doubled_names(probes: "list[Probe]") -> "list[str]":

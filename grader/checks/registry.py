@@ -27,6 +27,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from grader.engine.wire import to_wire
+
 
 class UnknownCheck(KeyError):
     """A check id that the registry does not hold; the message lists the unknown ids."""
@@ -49,13 +51,17 @@ class Probe:
     label: str = ""  # the learner-facing call, as Python text, shown if the child dies here
 
     def to_json(self) -> dict:
-        """What the child receives: the params without the judge's expectations.
+        """What the child receives: the fields the probe protocol declares (:mod:`grader.engine.wire`), no others.
 
-        Checks may keep what they expect beside the call (keys ``runs`` and
-        any key starting with ``expect``); those never travel to the process that runs learner code,
-        so no learner code can read the answers off its caller's frames.
+        Checks keep what they expect beside the call (the spec's answer, the
+        expected runs, labels); only declared fields travel to the process that
+        runs learner code, so no learner code can read the answers off its
+        caller's frames, whatever a judge-side field is called.
+
+        >>> Probe("graph_nodes", {"builder": "build_naive", "case": {"reason": "x"}}).to_json()
+        {'kind': 'graph_nodes', 'params': {'builder': 'build_naive'}}
         """
-        return {"kind": self.kind, "params": _without_judge_keys(self.params)}
+        return to_wire({"kind": self.kind, "params": self.params})
 
 
 @dataclass(frozen=True)
@@ -81,19 +87,6 @@ class Verdict:
     @classmethod
     def fail(cls, message: str, *, call: str = "", expected: Any = "", got: Any = "") -> "Verdict":
         return cls(False, call=call, expected=_text(expected), got=_text(got), message=message)
-
-
-def is_judge_only(key: str) -> bool:
-    """Keys of probe params that hold the judge's expectations, never sent to the child."""
-    return key == "runs" or key.startswith("expect")
-
-
-def _without_judge_keys(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_judge_keys(v) for k, v in value.items() if not is_judge_only(k)}
-    if isinstance(value, list):
-        return [_without_judge_keys(v) for v in value]
-    return value
 
 
 def _text(value: Any) -> str:

@@ -183,14 +183,7 @@ def spec_contract() -> dict:
     >>> spec_contract()["args"]["limit"]
     {'type': <class 'int'>, 'required': True, 'min': 1, 'max': 5}
     """
-    return {
-        "args": {"sku": {"type": str, "required": True},
-                 "region": {"type": str, "required": True, "allowed": list(lab_spec.REGIONS)},
-                 "limit": {"type": int, "required": True, "min": 1, "max": lab_spec.MAX_ROWS}},
-        "returns": {"keys": {"sku": str, "region": str, "rows": list},
-                    "rows": {"max_len": lab_spec.MAX_ROWS,
-                             "item": {"bin": {"type": str}, "count": {"type": int, "min": 0}}}},
-    }
+    return {"args": lab_spec.args_contract(), "returns": lab_spec.returns_contract()}
 
 
 class SpecTable:

@@ -32,15 +32,8 @@ from grader.engine import doubles as base
 from grader.engine.encode import decode
 
 # LAB_SPEC step 1: both tools share one argument contract and one result contract.
-SPEC_ARGS = {
-    "sku": {"type": str, "required": True},
-    "region": {"type": str, "required": True, "allowed": list(lab_spec.REGIONS)},
-    "limit": {"type": int, "required": True, "min": 1, "max": lab_spec.MAX_ROWS},
-}
-SPEC_RETURNS = {
-    "keys": {"sku": str, "region": str, "rows": list},
-    "rows": {"max_len": lab_spec.MAX_ROWS, "item": {"bin": {"type": str}, "count": {"type": int, "min": 0}}},
-}
+SPEC_ARGS = lab_spec.args_contract()
+SPEC_RETURNS = lab_spec.returns_contract()
 
 
 def _module_fn(module: Any, name: str) -> Callable:

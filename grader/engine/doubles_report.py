@@ -55,15 +55,8 @@ ORDER_KINDS = ("repaired", "empty", "other")
 
 # LAB_SPEC step 1: both tools share one argument contract and one result contract. The kind of an order
 # is the spec's, whatever the module's table says (that table is step 1's to judge).
-_SPEC_ARGS = {
-    "sku": {"type": str, "required": True},
-    "region": {"type": str, "required": True, "allowed": list(lab_spec.REGIONS)},
-    "limit": {"type": int, "required": True, "min": 1, "max": lab_spec.MAX_ROWS},
-}
-_SPEC_RETURNS = {
-    "keys": {"sku": str, "region": str, "rows": list},
-    "rows": {"max_len": lab_spec.MAX_ROWS, "item": {"bin": {"type": str}, "count": {"type": int, "min": 0}}},
-}
+_SPEC_ARGS = lab_spec.args_contract()
+_SPEC_RETURNS = lab_spec.returns_contract()
 _SPEC_TOOLS = {name: {"args": _SPEC_ARGS, "returns": _SPEC_RETURNS} for name in lab_spec.TOOL_NAMES}
 
 

@@ -1,0 +1,182 @@
+"""The probe protocol as declared types: what a probe may carry to the step child, and nothing else.
+
+A check builds its probes as plain dicts with, beside what the step child
+needs, what the judge expects (the spec's answer, labels for the learner, the
+expected tool runs). Only the fields declared here travel (:func:`to_wire`):
+every other field is the judging side's by construction, whatever its name,
+so no answer can reach the process that runs learner code by a key that
+forgot a prefix. :data:`PROBE_SCHEMA` is the same declaration as a JSON
+Schema (``tests/test_wire.py`` validates every probe of every check with it).
+
+Example::
+
+    >>> to_wire({"kind": "calls", "params": {"operations": [
+    ...     {"op": "call", "fn": "explain", "args": [], "label": "explain()", "case": {"reason": "x"}}],
+    ...     "spies": {"stock_lookup": {"mode": "original", "note": "judge"}}, "reset": True}})
+    {'kind': 'calls', 'params': {'operations': [{'op': 'call', 'fn': 'explain', 'args': []}], 'spies': {'stock_lookup': {'mode': 'original'}}}}
+"""
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict, Union, get_args, get_type_hints
+
+# --------------------------------------------------------------------------- operations of a ``calls`` probe
+
+
+class CallOperation(TypedDict, total=False):
+    """Call a function of the module: ``fn(*args, **kwargs)``; ``args_after`` records the arguments after it."""
+
+    op: Literal["call"]
+    fn: str
+    args: list
+    kwargs: dict
+    args_after: bool
+
+
+class NameOperation(TypedDict, total=False):
+    """Read (``attr``, ``keys``), set (``set``, with ``value``), double or watch a module name."""
+
+    op: Literal["attr", "keys", "set", "double", "watch"]
+    name: str
+    value: Any
+    double: str    # ``double``: the kind (grader.engine.doubles.DOUBLES)
+    params: dict   # ``double``: the kind's parameters
+
+
+class TableOperation(TypedDict, total=False):
+    """Change ``TOOLS`` (``contract``: the value at ``path``, or ``delete`` it) or copy an entry (``add_tool``)."""
+
+    op: Literal["contract", "add_tool"]
+    path: list
+    value: Any
+    delete: bool
+    name: str
+    like: str
+
+
+class ModuleOperation(TypedDict, total=False):
+    """Read ``CACHE``'s keys, clear it, or run ``write_report`` (into ``folder``: ``scratch`` or ``default``)."""
+
+    op: Literal["cache", "clear_cache", "report"]
+    folder: str
+
+
+Operation = Union[CallOperation, NameOperation, TableOperation, ModuleOperation]
+
+
+class SpySpec(TypedDict, total=False):
+    """What the spy in ``TOOLS[name]["fn"]`` does (grader.engine.probes.make_spy)."""
+
+    mode: Literal["original", "return", "raise", "table"]
+    value: Any
+    exc: Any
+    ignore_limit: bool
+    every_route: bool
+    echo: bool
+    fill_rows: list
+
+
+class CallsParams(TypedDict, total=False):
+    """A ``calls`` probe: its operations in order, the spies, and where it starts from."""
+
+    operations: "list[Operation]"
+    spies: "dict[str, SpySpec]"
+    fresh: bool
+    clear_cache: bool
+
+
+class ReducersParams(TypedDict, total=False):
+    """A ``state_reducers`` probe: a two-node graph over ``State`` adding ``updates`` to ``initial``."""
+
+    fields: list
+    initial: dict
+    updates: list
+
+
+class NodesParams(TypedDict, total=False):
+    """A ``graph_nodes`` probe: the nodes and edges of the graph ``builder()`` compiles."""
+
+    builder: str
+
+
+PARAMS_OF_KIND: "dict[str, type]" = {"calls": CallsParams, "state_reducers": ReducersParams,
+                                     "graph_nodes": NodesParams, "tools_table": NodesParams}
+OPERATION_TYPES: "tuple[type, ...]" = (CallOperation, NameOperation, TableOperation, ModuleOperation)
+
+
+def _literals(cls: type) -> "tuple[str, ...]":
+    return get_args(get_type_hints(cls)["op"])  # the Literal's values
+
+
+def _fields(cls: type) -> "frozenset[str]":
+    return frozenset(get_type_hints(cls))
+
+
+_JSON_TYPES = {bool: "boolean", str: "string", list: "array", dict: "object"}
+
+
+OPERATION_FIELDS: "dict[str, frozenset[str]]" = {op: _fields(cls) for cls in OPERATION_TYPES for op in _literals(cls)}
+SPY_FIELDS = _fields(SpySpec)
+PARAMS_FIELDS: "dict[str, frozenset[str]]" = {kind: _fields(cls) for kind, cls in PARAMS_OF_KIND.items()}
+
+
+def to_wire(probe: dict) -> dict:
+    """``probe`` (``{"kind", "params"}``) with the declared fields only: what the step child receives.
+
+    An operation of an undeclared kind travels as ``{"op": kind}`` alone (the step child then
+    reports it unknown); values (``args``, ``value``, a double's ``params``) travel as they are.
+
+    >>> to_wire({"kind": "graph_nodes", "params": {"builder": "build_naive", "expect": ["pick"]}})
+    {'kind': 'graph_nodes', 'params': {'builder': 'build_naive'}}
+    """
+    kind = probe.get("kind")
+    params = probe.get("params") or {}
+    wanted = PARAMS_FIELDS.get(kind, frozenset())
+    out: dict = {key: value for key, value in params.items() if key in wanted}
+    if kind == "calls":
+        out["operations"] = [_operation(o) for o in params.get("operations") or []]
+        if params.get("spies"):
+            out["spies"] = {name: {k: v for k, v in spy.items() if k in SPY_FIELDS}
+                            for name, spy in params["spies"].items()}
+        if params.get("fresh") is not True:
+            out.pop("fresh", None)
+    return {"kind": kind, "params": out}
+
+
+def _operation(operation: dict) -> dict:
+    fields = OPERATION_FIELDS.get(operation.get("op", "call"), frozenset({"op"}))
+    return {key: value for key, value in operation.items() if key in fields}
+
+
+def _schema_of(cls: type, required: "tuple[str, ...]" = ()) -> dict:
+    properties: dict = {}
+    for name, annotation in get_type_hints(cls).items():
+        if name == "op":
+            properties[name] = {"enum": list(_literals(cls))}
+        else:
+            json_type = _JSON_TYPES.get(getattr(annotation, "__origin__", annotation))
+            properties[name] = {"type": json_type} if json_type else {}
+    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+
+
+# The wire form as a JSON Schema: a probe as to_wire leaves it validates; a field no type declares does not.
+PROBE_SCHEMA: dict = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["kind", "params"],
+    "additionalProperties": False,
+    "properties": {"kind": {"enum": sorted(PARAMS_OF_KIND)}, "params": {"type": "object"}},
+    "allOf": [
+        {"if": {"properties": {"kind": {"const": kind}}},
+         "then": {"properties": {"params": _schema_of(cls)}}}
+        for kind, cls in PARAMS_OF_KIND.items() if kind != "calls"
+    ] + [{
+        "if": {"properties": {"kind": {"const": "calls"}}},
+        "then": {"properties": {"params": {
+            **_schema_of(CallsParams),
+            "properties": {
+                **_schema_of(CallsParams)["properties"],
+                "operations": {"type": "array", "items": {"anyOf": [_schema_of(cls, ("op",)) for cls in OPERATION_TYPES]}},
+                "spies": {"type": "object", "additionalProperties": _schema_of(SpySpec)},
+            }}}},
+    }],
+}
