@@ -384,6 +384,11 @@ CASES: list[Case] = [
     # --- borrowed grades (issue 16.3, 16.5, 16.6) ------------------------------
     Case("solution_imported", "no work: imports solutions.tools from the grader's path and takes its names",
          "stub", ALL_ZERO, at="import"),
+    Case("grader_imported", "no work: imports the grader's own spec-faithful stand-ins (grader.engine.doubles) "
+         "and hands them out as its functions", "stub", ALL_ZERO, at="import"),
+    Case("standin_recognised", "call_tool validates first only when the grader's stand-in sits in "
+         "validate_args (its code is from another file); on its own route the tool body runs first",
+         "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool"),
     Case("solution_by_grader_path", "no work: finds the checkout through a grader module's __file__ and "
          "executes solutions/tools.py by path (only the sandbox hides it)", "stub", ALL_ZERO, at="import"),
     Case("solution_via_proc_cwd", "no work: looks for solutions/tools.py through /proc (cwd, exe, cmdline "
