@@ -139,6 +139,8 @@ def check_panel_text(report: Report, step: int, *, runner: "str | None" = None) 
         lines.append(f"  [{'passed' if c.passed else 'FAILED'}] {terminal_text(c.title, multiline=False)}")
         if not c.passed:
             lines.extend(f"      {label + ':':<10}{terminal_text(value)}" for label, value in _details(c, runner))
+        elif c.message:
+            lines.append(f"      {'note:':<10}{terminal_text(c.message)}")
     printed = report.output.get(str(step), "")
     if printed:
         lines.append("  Your module printed:")
@@ -195,7 +197,9 @@ def _check_row(c: CheckResult, *, open_details: bool = True, runner: "str | None
     word = f'<td style="{_CELL};color:{colour}">{"passed" if c.passed else "failed"}</td>'
     title = (f'<td style="{_CELL}">{_esc(c.title)} '
              f'<small style="color:{_GREY}"><code>{_esc(c.id)}</code></small></td>')
-    if c.passed:
+    if c.passed and c.message:  # points kept: its failure on the learner's route is charged to another step
+        details = f'<td style="{_CELL}"><small>{_esc(c.message)}</small></td>'
+    elif c.passed:
         details = "<td></td>"
     else:
         items = "".join(_detail_row(label, value, copy) for label, value in _details(c, runner))

@@ -47,6 +47,8 @@ def render_text(report: Report) -> str:
                          f"{terminal_text(check.title, multiline=False)}  ({check.points}/{check.max_points})")
             if not check.passed:
                 lines += _text_details(check, report.error)
+            elif check.message:  # kept its points: its failure was charged to another step
+                lines.append(f"        note:      {terminal_text(check.message, multiline=False)}")
         output = report.output.get(str(step), "")
         if output and not total["passed"]:
             lines += [f"  output of your code during step {step}:", _indent(output.rstrip("\n"), "    | ")]
@@ -99,6 +101,9 @@ def render_markdown(report: Report) -> str:
         for check in step_checks:
             mark = PASS_MARK if check.passed else FAIL_MARK
             out.append(f"| {mark} | {md_code_cell(check.id)} | {md_cell(check.title)} | {check.points}/{check.max_points} |")
+        notes = [c for c in step_checks if c.passed and c.message]  # points kept: charged to another step
+        if notes:
+            out += [""] + [f"- {md_code(c.id)}: {md_text(c.message)}" for c in notes]
         for check in (c for c in step_checks if not c.passed):
             out += ["", f"### {FAIL_MARK} {md_code(check.id)}: {md_text(check.title)}", ""] + _markdown_details(check, report.error)
         output = report.output.get(str(step), "")
