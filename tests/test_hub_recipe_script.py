@@ -35,10 +35,14 @@ def test_script_parses():
     assert subprocess.run([BASH, "-n", str(SCRIPT)], capture_output=True, text=True).returncode == 0
 
 
-def test_shellcheck_finds_nothing():
+def test_shellcheck_finds_nothing(tmp_path):
     if not shutil.which("shellcheck"):
         pytest.skip("shellcheck is not installed (apt-get install shellcheck)")
     done = subprocess.run(["shellcheck", str(SCRIPT)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout
+    sh("write_grade_class", tmp_path, AGTOOL_PREFIX="/opt/agtool")  # the script it writes, too
+    done = subprocess.run(["shellcheck", str(tmp_path / "opt" / "agtool" / "bin" / "grade-class")],
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stdout
 
 
@@ -282,32 +286,224 @@ def test_a_hub_that_answers_is_reported_up(tmp_path):
     assert f"the hub is up: http://127.0.0.1:{server.server_port}/ answers (JupyterHub 6.1.1)" in done.stdout
 
 
-def test_grade_class_takes_one_word_and_grades_as_root_into_the_grades_folder(tmp_path):
-    # The instructor's sudo rule names this one command, run as root so that learner code runs as agtool-sandbox
-    # (which owns nothing) rather than as an account that owns the gradebooks; it must hand out no other use of root.
-    prefix = tmp_path / "prefix"
-    (prefix / "venv" / "bin").mkdir(parents=True)
+def as_root(command: list) -> list:
+    """``command`` run as root, or as root of a user namespace of its own (grade-class makes a mount namespace)."""
+    if os.geteuid() == 0:
+        return command
+    if subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"], capture_output=True).returncode:
+        pytest.skip("needs root or unprivileged user namespaces (grade-class makes a mount namespace)")
+    return ["unshare", "--user", "--map-root-user", *command]
+
+
+def grade_class_setup(tmp_path: Path, agtool_grade: str) -> "tuple[Path, Path, Path]":
+    """A prefix whose agtool-grade is ``agtool_grade`` (a sh script body), with a roster; the written grade-class."""
+    prefix = fake_prefix(tmp_path)
     fake = prefix / "venv" / "bin" / "agtool-grade"
-    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    fake.write_text("#!/bin/sh\n" + agtool_grade)
     fake.chmod(0o755)
     (prefix / "course.toml").write_text("")
+    (prefix / "roster.csv").write_text("learner,lms_id,name\nana,101,Ana\nben,102,Ben\nzoe,103,Zoe\n")
     root = tmp_path / "root"
     sh("write_grade_class", root, AGTOOL_PREFIX=str(prefix))
     script = root / str(prefix).lstrip("/") / "bin" / "grade-class"
-    assert script.stat().st_mode & 0o777 == 0o755
     (root / "srv" / "agtool" / "grades" / "week3").mkdir(parents=True)
-    done = subprocess.run([str(script), "week3"], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    (root / "home").mkdir()
+    # chgrp agtool-staff: a stand-in (no such group here); unshare and mount are the real ones.
+    fake_bin(tmp_path, "chgrp")
+    return prefix, root, script
+
+
+def test_grade_class_takes_one_word_and_grades_as_root_into_the_grades_folder(tmp_path):
+    # The instructor's sudo rule names this one command, run as root so that learner code runs as agtool-sandbox
+    # (which owns nothing) rather than as an account that owns the gradebooks; it must hand out no other use of root.
+    prefix, root, script = grade_class_setup(tmp_path, 'printf "%s\\n" "$@"\n')
+    assert script.stat().st_mode & 0o777 == 0o755
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/sbin:/usr/bin:/sbin:/bin"}
+    done = subprocess.run(as_root([str(script), "week3"]), capture_output=True, text=True, env=env)
     args = done.stdout.splitlines()
-    assert args[:2] == ["batch", "/home/*/agtool/tools.py"], (done.stdout, done.stderr)
+    assert done.returncode == 0 and args[:2] == ["batch", f"{root}/home/*/agtool/tools.py"], (done.stdout, done.stderr)
     assert args[args.index("--out") + 1] == str(root / "srv" / "agtool" / "grades" / "week3")
     assert "--sandbox" in args and args[args.index("--sandbox") + 1] == "bwrap"
-    assert args[args.index("--course") + 1] == str(prefix / "course.toml") and "--roster" not in args
+    assert args[args.index("--course") + 1] == str(prefix / "course.toml")
+    assert args[args.index("--roster") + 1] == str(prefix / "roster.csv")
     for bad in ("--out=/etc", "../etc", "a b", "", "week3;id", "-h"):
         refused = subprocess.run([str(script), bad], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
         assert refused.returncode == 2 and not refused.stdout and "usage" in refused.stderr, bad
-    extra = subprocess.run([str(script), "week3", "--out", "/etc"], capture_output=True, text=True,
-                           env={"PATH": "/usr/bin:/bin"})
+    extra = subprocess.run(as_root([str(script), "week3", "--out", "/etc"]), capture_output=True, text=True, env=env)
     assert "/etc" not in extra.stdout.splitlines()  # a second word is never passed on
+
+
+def test_grade_class_grades_the_roster_s_learners_and_no_other_home(tmp_path):
+    # Before: the batch globbed /home/*/agtool/tools.py, so the instructor's own home (the hub copies the lab
+    # there too on the first login) and any other account's were graded into the class's gradebook.
+    seen = 'for f in $2; do [ -e "$f" ] && echo "seen $f"; done; ls -A "${2%%/\\**}" | sed "s/^/home /"\n'
+    prefix, root, script = grade_class_setup(tmp_path, seen)
+    for name in ("ana", "ben", "teacher", "guest"):  # zoe, on the roster, has no home yet
+        (root / "home" / name / "agtool").mkdir(parents=True)
+        (root / "home" / name / "agtool" / "tools.py").write_text(f"# {name}\n")
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/sbin:/usr/bin:/sbin:/bin"}
+    done = subprocess.run(as_root([str(script), "week3"]), capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    home = root / "home"
+    assert [line for line in done.stdout.splitlines() if line.startswith("seen ")] == [
+        f"seen {home}/ana/agtool/tools.py", f"seen {home}/ben/agtool/tools.py"]
+    assert sorted(line for line in done.stdout.splitlines() if line.startswith("home ")) == ["home ana", "home ben"]
+    # The homes are the learners' own (the same paths, bound, not copies), and the host's /home is untouched.
+    assert sorted(p.name for p in home.iterdir()) == ["ana", "ben", "guest", "teacher"]
+    assert not [m for m in Path("/proc/mounts").read_text().splitlines() if str(home) in m]
+
+
+def test_grade_class_refuses_a_roster_name_that_is_no_account_name_and_a_missing_roster(tmp_path):
+    prefix, root, script = grade_class_setup(tmp_path, 'echo graded\n')
+    (prefix / "roster.csv").write_text("learner,lms_id\nana,1\n../etc,2\n")
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/sbin:/usr/bin:/sbin:/bin"}
+    done = subprocess.run([str(script), "week3"], capture_output=True, text=True, env=env)
+    assert done.returncode != 0 and "'../etc'" in done.stderr and "graded" not in done.stdout
+    (prefix / "roster.csv").unlink()
+    done = subprocess.run([str(script), "week3"], capture_output=True, text=True, env=env)
+    assert done.returncode == 2 and "roster.csv is missing" in done.stderr and "graded" not in done.stdout
+
+
+# ---------------------------------------------------------------- the hub holds no answers
+
+
+def fake_checkout(tmp_path: Path) -> Path:
+    """A checkout as `git clone` leaves it with umask 022: everything readable by everyone, history included."""
+    src = tmp_path / "agtool-src"
+    for name, text in {"solutions/tools.py": "ANSWER = 42\n", "tests/alt_styles/a.py": "STYLE = 1\n",
+                       "tests/test_x.py": "def test(): pass\n", "labs/01.ipynb": "{}\n",
+                       "agtool/tools.py": "# starter\n"}.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    git = ["git", "-C", str(src), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "all"], check=True)
+    for path in [src, *src.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return src
+
+
+def test_the_checkout_becomes_root_only_history_solution_and_tests_included(tmp_path):
+    # Before: only solutions/ was closed: `git show HEAD:solutions/tools.py` (the history) gave the solution,
+    # and tests/ with its alternative styles was readable by every learner.
+    src = fake_checkout(tmp_path)
+    done = sh(f"AGTOOL_PREFIX=/opt/agtool; PREFIX=/opt/agtool; protect_checkout {src}", tmp_path / "root")
+    assert done.returncode == 0 and f"made the checkout {src} readable by" in done.stdout, done.stderr
+    assert src.stat().st_mode & 0o077 == 0
+    for part in (".git", "solutions", "tests"):
+        assert [p for p in [src / part, *(src / part).rglob("*")] if p.stat().st_mode & 0o077] == [], part
+    assert (src / "labs" / "01.ipynb").stat().st_mode & 0o777 == 0o644  # closed by the folder above it
+    again = sh(f"PREFIX=/opt/agtool; protect_checkout {src}", tmp_path / "root")
+    assert f"kept the checkout {src} readable by" in again.stdout, again.stdout + again.stderr
+
+
+@pytest.fixture
+def open_folder():
+    """A folder every account may reach (pytest's own tmp_path is its owner's alone)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="agtool-recipe-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_learner_account_reads_nothing_of_the_protected_checkout(open_folder):
+    # As a learner would try it from a terminal: git show, git log, reading the files. Needs root to be another
+    # account (here nobody, 65534, standing in for a learner).
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run as another account")
+    tmp_path = open_folder
+    src = fake_checkout(tmp_path)
+    learner = dict(user=65534, group=65534, extra_groups=[], env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
+                   capture_output=True, text=True)
+    tries = [["git", "-c", "safe.directory=*", "-C", str(src), "show", "HEAD:solutions/tools.py"],
+             ["git", "-c", "safe.directory=*", "-C", str(src), "log", "-p"],
+             ["cat", str(src / "solutions" / "tools.py"), str(src / "tests" / "alt_styles" / "a.py")],
+             ["ls", str(src)]]
+    before = [subprocess.run(command, **learner) for command in tries]
+    assert "ANSWER = 42" in before[0].stdout and "STYLE = 1" in before[1].stdout  # what the fix closes
+    sh(f"PREFIX=/opt/agtool; protect_checkout {src}", tmp_path / "root")
+    for command in tries:
+        after = subprocess.run(command, **learner)
+        assert after.returncode != 0 and "ANSWER" not in after.stdout and "STYLE" not in after.stdout, command
+
+
+def test_the_prefix_may_not_lie_inside_the_checkout(tmp_path):
+    src = fake_checkout(tmp_path)
+    done = sh(f"PREFIX={src}/opt; protect_checkout {src}", tmp_path / "root")
+    assert done.returncode == 1 and "clone the checkout elsewhere" in done.stderr
+    assert src.stat().st_mode & 0o777 == 0o755  # nothing changed
+
+
+def wheel_of(path: Path, files: dict) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+    return path
+
+
+@pytest.mark.parametrize("extra", [
+    {"solutions/tools.py": b"x"},                                            # the folder, by name
+    {"tests/alt_styles/a.py": b"y"},
+    {"grader/answer.py": (REPO / "solutions" / "tools.py").read_bytes()},    # the solution under another name
+    {"agtool_lab/style.py": next((REPO / "tests" / "alt_styles").glob("*.py")).read_bytes()},
+])
+def test_a_wheel_with_the_solution_or_the_tests_is_refused(tmp_path, extra):
+    shipped = {"grader/__init__.py": b"", "grader/starter/tools.py": (REPO / "agtool" / "tools.py").read_bytes()}
+    clean = sh(f"check_wheel {wheel_of(tmp_path / 'clean.whl', shipped)} {REPO}", tmp_path)
+    assert clean.returncode == 0 and "none of solutions/, tests/ or .git" in clean.stdout, clean.stderr
+    bad = sh(f"check_wheel {wheel_of(tmp_path / 'bad.whl', {**shipped, **extra})} {REPO}", tmp_path)
+    assert bad.returncode == 1 and next(iter(extra)) in bad.stderr and "learners must not read" in bad.stderr
+
+
+FAKE_PIP = """#!/bin/sh
+echo "pip $*" >> "$PIP_LOG"
+if [ "$1" = wheel ]; then
+    while [ "$1" != --wheel-dir ]; do shift; done
+    cp "$FAKE_WHEEL" "$2/agtool_lab-0.1.0-py3-none-any.whl"
+fi
+"""
+
+
+@pytest.mark.parametrize("bad", [False, True])
+def test_the_venv_gets_the_checked_wheel_never_the_checkout(tmp_path, bad):
+    # Before: pip installed the checkout folder itself, with no look at what the install holds.
+    prefix = fake_prefix(tmp_path)
+    pip = prefix / "venv" / "bin" / "pip"
+    pip.write_text(FAKE_PIP)
+    pip.chmod(0o755)
+    files = {"grader/__init__.py": b""}
+    if bad:
+        files["solutions/tools.py"] = b"ANSWER = 42\n"
+    log = tmp_path / "pip.log"
+    done = sh("make_venv", tmp_path / "root", AGTOOL_PREFIX=str(prefix), PIP_LOG=str(log),
+              FAKE_WHEEL=str(wheel_of(tmp_path / "w.whl", files)))
+    calls = log.read_text().splitlines()
+    assert calls[1].startswith("pip wheel --quiet --no-deps --wheel-dir ") and calls[1].endswith(f" {REPO}")
+    if bad:
+        assert done.returncode == 1 and "solutions/tools.py" in done.stderr
+        assert len(calls) == 2 and not (prefix / ".installed").exists()  # nothing installed
+        return
+    assert done.returncode == 0, done.stderr
+    installs = [c for c in calls[2:] if c.startswith("pip install")]
+    assert len(installs) == 2 and all(".whl" in c for c in installs) and not any(f" {REPO}" in c for c in calls[2:])
+    assert installs[0].endswith("agtool_lab-0.1.0-py3-none-any.whl[lab,batch,service]")
+    assert "--force-reinstall" in installs[1] and "--no-deps" in installs[1]
+    assert "a wheel with neither solutions/ nor tests/" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_wheel_built_from_this_checkout_passes_the_recipe_s_check(tmp_path):
+    # pyproject.toml lists the packages; the recipe's check says none of solutions/ or tests/ is among them.
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(REPO)],
+                   check=True, capture_output=True, timeout=300)
+    wheel = next(tmp_path.glob("agtool_lab-*.whl"))
+    done = sh(f"check_wheel {wheel} {REPO}", tmp_path / "root")
+    assert done.returncode == 0 and "none of solutions/, tests/ or .git" in done.stdout, done.stderr
 
 
 def test_terminals_get_the_lab_s_tools_on_their_path(tmp_path):

@@ -155,7 +155,7 @@ foreign_venv() {
 }
 
 make_venv() {
-    local venv="$PREFIX/venv" stamp
+    local venv="$PREFIX/venv" stamp wheels wheel
     if foreign_venv "$venv"; then
         say "removing $venv: it was made from the Python in $(venv_home "$venv"), not the system's ($SYSTEM_PYTHON)"
         rm -rf "$venv"
@@ -167,14 +167,86 @@ make_venv() {
     fi
     [[ -x "$venv/bin/python" ]] || "$SYSTEM_PYTHON" -m venv "$venv"
     "$venv/bin/pip" install --quiet --upgrade pip
-    "$venv/bin/pip" install --quiet "${SRC}[lab,batch,service]"
+    # A wheel, checked, then installed: what learners can read of the lab is the wheel's files and nothing else
+    # of the checkout (which protect_checkout made root-only). The build folder is root's and goes afterwards.
+    wheels="$(mktemp -d)"
+    "$venv/bin/pip" wheel --quiet --no-deps --wheel-dir "$wheels" "$SRC"
+    wheel="$(find "$wheels" -maxdepth 1 -name 'agtool_lab-*.whl' -print -quit)"
+    [[ -n "$wheel" ]] || { rm -rf "$wheels"; die "pip built no agtool_lab wheel from $SRC"; }
+    check_wheel "$wheel" "$SRC" || { rm -rf "$wheels"; exit 1; }
+    "$venv/bin/pip" install --quiet "${wheel}[lab,batch,service]"
+    # The same version installed before is "already satisfied": this checkout's code replaces it.
+    "$venv/bin/pip" install --quiet --no-deps --force-reinstall "$wheel"
+    rm -rf "$wheels"
     echo "$stamp" > "$PREFIX/.installed"
-    say "installed agtool-lab and JupyterHub into $venv"
-    # The reference solution is in the checkout, not in the install: nobody but root may read it there.
-    chmod -R go-rwx "$SRC/solutions"
-    if find "$venv" -path '*solutions/tools.py' | grep -q .; then
-        die "solutions/tools.py found in $venv: learners could read it"
+    say "installed agtool-lab (a wheel with neither solutions/ nor tests/) and JupyterHub into $venv"
+}
+
+# check_wheel WHEEL CHECKOUT: refuse (exit 1, saying which files) a wheel holding anything of CHECKOUT's
+# solutions/ or tests/ (the reference solution, the tests and their alternative styles) or its .git:
+# by name (a folder of those names) and by content (a copy of such a file under another name; files that
+# are also among the shipped packages' own, such as empty __init__.py files, do not count).
+check_wheel() {
+    "$SYSTEM_PYTHON" - "$1" "$2" <<'PY'
+import hashlib, sys, zipfile
+from pathlib import Path
+
+wheel, src = sys.argv[1], Path(sys.argv[2])
+digest = lambda data: hashlib.sha256(data).hexdigest()
+
+def files(*folders):
+    for folder in folders:
+        if (src / folder).is_dir():
+            yield from (p for p in sorted((src / folder).rglob("*"))
+                        if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts)
+
+shipped = {digest(p.read_bytes()) for p in files("grader", "agtool", "agtool_lab")}
+secret = {}
+for p in files("solutions", "tests"):
+    data = p.read_bytes()
+    if data.strip() and digest(data) not in shipped:
+        secret.setdefault(digest(data), str(p.relative_to(src)))
+with zipfile.ZipFile(wheel) as zf:
+    names = zf.namelist()
+    bad = [name for name in names if name.split("/")[0] in ("solutions", "tests", ".git")]
+    bad += [f"{name} (a copy of {secret[d]})" for name in names
+            if name not in bad and (d := digest(zf.read(name))) in secret]
+if bad:
+    sys.exit(f"setup_hub: error: the wheel {wheel} holds files learners must not read: {', '.join(bad[:5])}"
+             f"{f' and {len(bad) - 5} more' if len(bad) > 5 else ''}; pyproject.toml's package list must leave "
+             "solutions/ and tests/ out")
+print(f"setup_hub: checked the wheel: {len(names)} files, none of solutions/, tests/ or .git")
+PY
+}
+
+# ------------------------------------------------------------------ the checkout: root's alone
+
+# protect_checkout DIR: the checkout this recipe runs from holds what no learner may read: the reference
+# solution (solutions/), the tests and their alternative styles (tests/), and the git history (.git, where
+# `git show HEAD:solutions/tools.py` finds the solution even with solutions/ closed). DIR becomes 0700 (its
+# owner's alone: root's when cloned as the README says), and .git, solutions/ and tests/ go-rwx as well, so
+# they stay closed if DIR is opened again. Nothing a learner runs needs DIR: the lab is installed from a wheel
+# (make_venv) and the learners' files are copies (make_template).
+protect_checkout() {
+    local dir="$1" part owner closed=()
+    case "$PREFIX/" in
+        "$dir/"*) die "$PREFIX is inside the checkout $dir, which becomes root-only: clone the checkout elsewhere (e.g. /opt/agtool-src)" ;;
+    esac
+    if [[ -n "$(find "$dir" -maxdepth 0 -perm /go=rwx)" ]]; then
+        chmod go-rwx "$dir"; closed+=(".")
     fi
+    for part in .git solutions tests; do
+        if [[ -e "$dir/$part" && -n "$(find "$dir/$part" -perm /go=rwx -print -quit)" ]]; then
+            chmod -R go-rwx "$dir/$part"; closed+=("$part")
+        fi
+    done
+    owner="$(stat -c %U "$dir")"
+    if ((${#closed[@]})); then
+        say "made the checkout $dir readable by $owner alone (closed: ${closed[*]}): no learner can read solutions/, tests/ or the git history"
+    else
+        say "kept the checkout $dir readable by $owner alone (mode 0700)"
+    fi
+    [[ "$owner" == root ]] || say "note: $dir belongs to $owner, who can read the solution there (root's own clone, e.g. /opt/agtool-src, belongs to nobody else)"
 }
 
 # ------------------------------------------------------------------ what a learner gets on first login
@@ -267,23 +339,65 @@ make_accounts() {
 
 # The instructor may grade the class, and nothing else: a fixed command, run as root so that learner code
 # runs as $SANDBOX_USER inside bubblewrap; it takes one word (the folder under /srv/agtool/grades), never
-# options, so sudo hands the instructor no other use of root.
+# options, so sudo hands the instructor no other use of root. It grades the roster's learners only: the
+# batch runs in a mount namespace of its own whose /home holds their homes and nothing else (not the
+# instructor's own home, nor any other account's), at the same paths, so the batch's refusal of links out
+# of a learner's folder holds as before.
 write_grade_class() {
     local tmp
     tmp="$(mktemp)"
     {
-        printf '#!/bin/sh\n# grade-class WEEK: every learner'"'"'s agtool/tools.py graded into the grades folder (setup_hub.sh).\n'
-        printf 'PREFIX=%q\nGRADES=%q\nSTAFF=%q\n' "$PREFIX" "$ROOT/srv/agtool/grades" "$STAFF_GROUP"
+        printf '#!/bin/sh\n# grade-class WEEK: the roster'"'"'s learners'"'"' agtool/tools.py graded into the grades folder (setup_hub.sh).\n'
+        printf 'PREFIX=%q\nGRADES=%q\nSTAFF=%q\nHOMES=%q\n' "$PREFIX" "$ROOT/srv/agtool/grades" "$STAFF_GROUP" "$ROOT/home"
         cat <<'SCRIPT'
 set -eu
 case "${1:-}" in
     ''|-*|*[!A-Za-z0-9_-]*) echo "usage: sudo $PREFIX/bin/grade-class WEEK   (letters, digits, - and _ only)" >&2; exit 2 ;;
 esac
 week="$1"
-set -- "$PREFIX/venv/bin/agtool-grade" batch '/home/*/agtool/tools.py' --out "$GRADES/$week" --sandbox bwrap
+roster="$PREFIX/roster.csv"
+if [ ! -f "$roster" ]; then
+    echo "grade-class: $roster is missing: it names the learners to grade (learner,lms_id,name)" >&2; exit 2
+fi
+# The roster's learners, one a line; a name that cannot be an account's is refused, never made a path.
+learners="$("$PREFIX/venv/bin/python" - "$roster" <<'PY'
+import re, sys
+from grader.outputs.lms import RosterError, read_roster
+try:
+    names = list(read_roster(sys.argv[1]))
+except RosterError as exc:
+    sys.exit(f"grade-class: {exc}")
+bad = [n for n in names if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]*", n)]
+if bad:
+    sys.exit(f"grade-class: {sys.argv[1]} names {', '.join(map(repr, bad))}: not account names; fix the roster")
+print("\n".join(names))
+PY
+)"
+set -- "$PREFIX/venv/bin/agtool-grade" batch "$HOMES/*/agtool/tools.py" --out "$GRADES/$week" --sandbox bwrap \
+    --roster "$roster"
 if [ -f "$PREFIX/course.toml" ]; then set -- "$@" --course "$PREFIX/course.toml"; fi
-if [ -f "$PREFIX/roster.csv" ]; then set -- "$@" --roster "$PREFIX/roster.csv"; fi
-"$@"
+if ! unshare --mount --propagation private true; then
+    echo "grade-class: cannot make a mount namespace (unshare --mount): run it as root, with sudo" >&2; exit 2
+fi
+# In a mount namespace of this run: $HOMES holds the roster's learners' homes and nothing else.
+all="$(mktemp -d)"
+status=0
+# shellcheck disable=SC2016  # the inner script's variables are its own
+unshare --mount --propagation private /bin/sh -eu -c '
+homes=$1 all=$2 learners=$3
+shift 3
+mount --rbind "$homes" "$all"
+mount -t tmpfs -o mode=0755 agtool-roster "$homes"
+for learner in $learners; do
+    if [ -d "$all/$learner" ] && [ ! -L "$all/$learner" ]; then
+        mkdir "$homes/$learner"
+        mount --rbind "$all/$learner" "$homes/$learner"
+    fi
+done
+umount -l "$all"
+exec "$@"' grade-class "$HOMES" "$all" "$learners" "$@" || status=$?
+rmdir "$all"
+[ "$status" -eq 0 ] || exit "$status"
 chgrp -R "$STAFF" "$GRADES/$week"
 chmod -R g+rX,o-rwx "$GRADES/$week"
 SCRIPT
@@ -490,6 +604,7 @@ main() {
     [[ $EUID -eq 0 ]] || die "run as root (for example: sudo $0 ${INSTRUCTOR:-teacher})"
     install_packages
     mkdir -p "$PREFIX" "$HUB_DIR" "$ETC_HUB" "$(dirname "$LOG_FILE")"
+    protect_checkout "$SRC"
     make_venv
     make_template
     seed_file "$HERE/course.example.toml" "$PREFIX/course.toml"

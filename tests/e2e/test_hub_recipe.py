@@ -11,6 +11,14 @@ grading service; ``teacher`` downloads ``grades.csv`` and finds both rows.
 A second run of the script must keep the running hub and a changed local
 configuration.
 
+The hub holds no answers: the checkout is copied in as a git clone would
+leave it (world-readable, with its history), and after the script ``alice``
+tries what a learner's terminal can: ``git show HEAD:solutions/tools.py``
+(from the host, as her uid), then a walk of the whole tree as her account
+reading every file whose size is that of the solution or of a test file
+(``tests/alt_styles`` included). ``sudo grade-class`` run by ``teacher``
+grades the roster's homes and not the instructor's own.
+
 The root file system is entered the way a machine boots into one, not with a
 bare ``chroot``: a private mount namespace whose root *is* the Debian tree
 (``pivot_root``). The kernel refuses unprivileged user namespaces to a
@@ -27,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import io
 import json
 import os
@@ -260,6 +269,10 @@ def prepare_tree(root: Path, work: Path) -> "tuple[dict, int]":
     for name in checkout_files():
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, src / name)
+    # With its history, as `git clone` leaves it: `git show HEAD:solutions/tools.py` must find nothing a learner reads.
+    git = ["git", "-C", str(src), "-c", "user.name=recipe test", "-c", "user.email=recipe@example.org"]
+    for step in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "the checkout"]):
+        subprocess.run([*git, *step], check=True, capture_output=True)
     # Only to save time: dpkg without fsync (what debootstrap itself does); the script is not told.
     (root / "etc" / "dpkg" / "dpkg.cfg.d" / "agtool-test-unsafe-io").write_text("force-unsafe-io\n")
     (root / "root" / "first-passwords.txt").write_text("".join(f"{u}:{pw}\n" for u, pw in PASSWORDS.items()))
@@ -313,7 +326,8 @@ def check_instructor_downloads(origin: str, tokens: dict) -> None:
 
 def check_second_run(root: Path, output: str, pid: int) -> None:
     """Nothing changed: everything is kept, the hub too (the same process)."""
-    for kept in ("kept the system packages", "kept /opt/agtool/venv", "kept /opt/agtool/template (unchanged)",
+    for kept in ("kept the system packages", "kept the checkout /opt/agtool-src readable by root alone",
+                 "kept /opt/agtool/venv", "kept /opt/agtool/template (unchanged)",
                  "kept /opt/agtool/course.toml", "kept account alice", "kept the password of alice",
                  "kept /etc/jupyterhub/jupyterhub_config.py (unchanged)", f"kept the running hub (pid {pid})",
                  "the hub is up"):
@@ -335,6 +349,114 @@ def check_third_run(root: Path, output: str, origin: str, tokens: dict) -> None:
         time.sleep(1)
 
 
+WALK = r"""
+import hashlib, json, os, sys
+secrets = json.load(open(sys.argv[1]))          # {sha256: [size, what]}
+sizes = {size for size, _what in secrets.values()}
+found, files = [], 0
+for folder, folders, names in os.walk("/"):
+    if folder == "/":
+        folders[:] = [f for f in folders if f not in ("proc", "sys", "dev")]
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
+            files += 1
+            if os.path.getsize(path) not in sizes:
+                continue
+            with open(path, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+        except OSError:
+            continue
+        if digest in secrets:
+            found.append([path, secrets[digest][1]])
+listed = {}
+for path in ("/opt/agtool-src", "/opt/agtool-src/.git", "/opt/agtool-src/solutions", "/opt/agtool-src/tests"):
+    try:
+        listed[path] = sorted(os.listdir(path))[:3]
+    except OSError as exc:
+        listed[path] = exc.strerror
+print("AGTOOL-WALK " + json.dumps({"found": found, "listed": listed, "files": files}))
+"""
+
+
+def learner_secrets() -> dict:
+    """What no learner may read, by content: the solution and every test file (the alt styles too), except
+    files that also ship in the lab (empty files, copies of the starter); and the starter, as a control."""
+    def digest(data: bytes) -> str:
+        return hashlib.sha256(data).hexdigest()
+
+    def files(folder: str):
+        return [p for p in sorted((REPO / folder).rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+
+    shipped = {digest(p.read_bytes()) for folder in ("grader", "agtool", "agtool_lab") for p in files(folder)}
+    secrets = {}
+    for p in files("solutions") + files("tests"):
+        data = p.read_bytes()
+        if data.strip() and digest(data) not in shipped:
+            secrets.setdefault(digest(data), [len(data), str(p.relative_to(REPO))])
+    starter = (REPO / "agtool" / "tools.py").read_bytes()
+    secrets[digest(starter)] = [len(starter), "control: the starter"]
+    return secrets
+
+
+def account(root: Path, name: str) -> "tuple[int, int]":
+    """``name``'s uid and gid in the Debian tree's /etc/passwd."""
+    for line in (root / "etc" / "passwd").read_text().splitlines():
+        fields = line.split(":")
+        if fields[0] == name:
+            return int(fields[2]), int(fields[3])
+    raise AssertionError(f"no account {name} in the tree")
+
+
+def check_learner_reads_no_answers(root: Path, work: Path, env: dict, log: Path) -> None:
+    """alice, from a terminal: no `git show` of the solution, no file holding it or a test, no look into the checkout."""
+    uid, gid = account(root, "alice")
+    src = root / "opt" / "agtool-src"
+    as_alice = dict(user=uid, group=gid, extra_groups=[], capture_output=True, text=True,
+                    env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    # The control first: alice's uid reaches the tree's world-readable files from here.
+    control = subprocess.run(["cat", str(root / "opt" / "agtool" / "template" / "agtool" / "tools.py")], **as_alice)
+    assert control.returncode == 0 and control.stdout, control.stderr
+    solution = (REPO / "solutions" / "tools.py").read_text()
+    for args in (["show", "HEAD:solutions/tools.py"], ["log", "-p", "--", "solutions", "tests/alt_styles"],
+                 ["cat-file", "--batch-all-objects", "--batch"]):
+        tried = subprocess.run(["git", "-c", "safe.directory=*", "-C", str(src), *args], **as_alice)
+        assert tried.returncode != 0 and solution[:200] not in tried.stdout, (args, tried.stderr)
+        assert "Permission denied" in tried.stderr, (args, tried.stderr)
+    (root / "tmp" / "agtool-walk.py").write_text(WALK)
+    (root / "tmp" / "agtool-secrets.json").write_text(json.dumps(learner_secrets()))
+    walk = in_debian(root, "setpriv --reuid=alice --regid=alice --init-groups env -i HOME=/home/alice "
+                     "PATH=/usr/bin:/bin /usr/bin/python3 /tmp/agtool-walk.py /tmp/agtool-secrets.json",
+                     env={**env, "AGTOOL_TEST_NS_FILE": str(work / "walk-namespace")}, log=log, timeout=600)
+    line = next(ln for ln in walk.stdout.splitlines() if ln.startswith("AGTOOL-WALK "))
+    seen = json.loads(line.removeprefix("AGTOOL-WALK "))
+    readable = [(path, what) for path, what in seen["found"] if not what.startswith("control")]
+    assert readable == [], readable  # the solution or a test file, readable by a learner
+    assert ["/opt/agtool/template/agtool/tools.py", "control: the starter"] in seen["found"], seen["found"]
+    assert seen["files"] > 10_000, seen["files"]  # the walk did read the tree
+    assert all(isinstance(v, str) for v in seen["listed"].values()), seen["listed"]  # no listing of the checkout
+
+
+def check_grade_class_grades_the_roster(root: Path, work: Path, env: dict, log: Path) -> None:
+    """`sudo grade-class` by the instructor: alice (on the roster) is graded, the instructor's own home is not."""
+    for user in ("alice", "teacher"):
+        home = root / "home" / user / "agtool"
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "tools.py").write_bytes((REPO / "agtool" / "tools.py").read_bytes())
+        uid, gid = account(root, user)
+        for path in (home, home / "tools.py"):
+            os.chown(path, uid, gid)
+    done = in_debian(root, "setpriv --reuid=teacher --regid=teacher --init-groups env -i HOME=/home/teacher "
+                     "PATH=/usr/bin:/bin sudo -n /opt/agtool/bin/grade-class week1",
+                     env={**env, "AGTOOL_TEST_NS_FILE": str(work / "grade-namespace")}, log=log, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:]
+    book = root / "srv" / "agtool" / "grades" / "week1" / "grades.csv"
+    learners = {row["learner"] for row in csv.DictReader(io.StringIO(book.read_text()))}
+    assert learners == {"alice"}, learners  # bob has no home file yet; teacher is no learner
+
+
 def test_recipe_on_fresh_debian(debian, artifacts_dir):
     root, work = debian
     log = artifacts_dir / "hub-recipe.log"
@@ -350,12 +472,18 @@ def test_recipe_on_fresh_debian(debian, artifacts_dir):
     assert first.returncode == 0, first.stdout[-5000:]
     origin = f"http://127.0.0.1:{port}"
     assert f"the hub is up: {origin}/ answers" in first.stdout, first.stdout[-3000:]
+    assert "made the checkout /opt/agtool-src readable by root alone" in first.stdout, first.stdout[-3000:]
+    assert "checked the wheel" in first.stdout and "none of solutions/, tests/ or .git" in first.stdout
     # The venv is made from Debian's own Python (never one under /root).
     assert "home = /usr/bin\n" in (root / "opt" / "agtool" / "venv" / "pyvenv.cfg").read_text()
     pid = int((root / "run" / "agtool-hub.pid").read_text())
     with phases.time("submit and grade"):
         _graded, tokens = submit_both(origin)
     check_instructor_downloads(origin, tokens)
+    with phases.time("a learner looks for the answers"):
+        check_learner_reads_no_answers(root, work, env, log)
+    with phases.time("grade-class"):
+        check_grade_class_grades_the_roster(root, work, env, log)
     with phases.time("second run"):
         second = in_debian(root, setup, env=env, log=log, timeout=SCRIPT_TIMEOUT)
     assert second.returncode == 0, second.stdout[-5000:]
