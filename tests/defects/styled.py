@@ -42,14 +42,15 @@ Edits = tuple[tuple[str, str], ...]
 
 STYLED_MISTAKES: dict[str, tuple[str, str, Edits]] = {
     # ------------------------------------------------------------ class 1: a registry of the module's functions
-    # The answer names the region of the order, not of the call that produced the rows. The State is the
-    # reference's, so as for the reference (tests/defects/mistakes/step6.py) this is step 6's, never step 7's.
-    "registry_a_reply_names_the_orders_region": ("registry_of_functions_a", "step6/naive_ok", (
+    # The answer names the region of the order, not of the call that produced the rows. On the learner's own
+    # route a naive graph's call is always the order's, so only a repair shows it: step 7's, as for the
+    # reference (tests/defects/mistakes/step6.py).
+    "registry_a_reply_names_the_orders_region": ("registry_of_functions_a", "step7/answer_names_used_args", (
         ('    used = state["args"]\n    return {"answer": "Stock of',
          '    used = {**state["args"], "region": state["order"]["region"]}\n    return {"answer": "Stock of'),
     )),
-    # giveup quotes the first reason in errors, not the last (step 6's, as for the reference).
-    "registry_a_giveup_quotes_the_first_reason": ("registry_of_functions_a", "step6/naive_failure_path", (
+    # giveup quotes the first reason in errors, not the last: a naive run holds one reason, so step 7's.
+    "registry_a_giveup_quotes_the_first_reason": ("registry_of_functions_a", "step7/giveup_empty", (
         ('"No answer, the last error was " + state["errors"][-1]',
          '"No answer, the last error was " + state["errors"][0]'),
     )),
@@ -172,3 +173,10 @@ def write_styled(mistake_id: str, folder: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(materialise_styled(mistake_id), encoding="utf-8")
     return target
+
+
+# The other steps a mistake may also cost, where the grader cannot put the spec's stand-in in: the
+# module's nodes read State keys of its own, so step 7's runs with the grader's pick cannot be built and
+# its tidying pick reaches step 7 on the learner's own route (issue 34: an honest double penalty on
+# wrong code rather than a lost point on right code).
+ALSO_CHARGED: dict[str, tuple[int, ...]] = {"state_keys_c_pick_tidies_the_region": (7,)}
