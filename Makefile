@@ -44,6 +44,13 @@ bench: $(STAMP)
 mutation: $(STAMP)
 	$(BIN)/python -m tests.mutation --gate --jobs 2 --out build/mutation
 
+# The twin of the mutation gate: behaviour-preserving rewrites of the correct modules (the solution,
+# tests/alt_styles, the composed part-two styles) graded on three seeds (tests/refactoring); it fails
+# when any rewrite loses a point, naming the rewrite, the check and its message (build/refactoring/).
+.PHONY: refactoring
+refactoring: $(STAMP)
+	$(BIN)/python -m tests.refactoring --gate --jobs 2 --out build/refactoring
+
 # Same code, same grade: the solution, tests/alt_styles, every planted defect and mistake graded on
 # 20 seeds in the batch's worker pool; fails when a module's failed checks differ between seeds.
 # The same as tests/test_stability.py (which `make test` runs), as one table in build/stability/.
