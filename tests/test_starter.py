@@ -133,3 +133,35 @@ def test_starter_names_the_notebook_of_each_step():
     if not present:
         pytest.skip("labs/ has no step notebooks yet")
     assert set(named) <= present, sorted(set(named) - present)
+
+
+def test_the_starter_fingerprints_match_the_committed_starter():
+    """grader.outputs.starter knows the starter by its bytes: a change of agtool/tools.py updates both."""
+    import hashlib
+    import subprocess
+
+    from grader.outputs import starter as starter_module
+
+    data = (ROOT / "agtool" / "tools.py").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == starter_module.STARTER_SHA256
+    blob = subprocess.run(["git", "hash-object", str(ROOT / "agtool" / "tools.py")], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert blob == starter_module.STARTER_GIT_BLOB
+
+
+def test_an_edited_starter_in_the_checkout_is_not_taken_for_the_starter(monkeypatch, tmp_path):
+    """make setup installs in editable mode: a learner's edited agtool/tools.py must not become 'the starter'."""
+    from importlib import resources
+
+    from grader.outputs import starter as starter_module
+
+    edited = tmp_path / "tools.py"
+    edited.write_text("def validate_args(name, args):\n    return ''\n", encoding="utf-8")
+    monkeypatch.setattr(starter_module, "CHECKOUT_STARTER", edited)
+    monkeypatch.setattr(resources, "files", lambda package: tmp_path)  # the package maps onto the edited file
+    text = starter_module.starter_text()  # from git's copy of the original
+    assert "NotImplementedError" in text and text != edited.read_text(encoding="utf-8")
+    monkeypatch.setattr(starter_module, "_from_git", lambda: b"")
+    import pytest as _pytest
+    with _pytest.raises(FileNotFoundError, match="git checkout -- agtool/tools.py"):
+        starter_module.starter_text()
