@@ -19,8 +19,14 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 # The venv's bin first on PATH: the lab's terminals inherit it, so `agtool-grade` runs there (a login
 # shell's /etc/profile may reset PATH; the Check widget's replay lines name the kernel's python for that).
+# The server's root is the checkout, so the file browser reaches agtool/tools.py (the one file the learner
+# edits: served from labs/ alone, the contents API refused it); the lab opens on labs/. LAB_ARGS passes
+# JupyterLab options, e.g. a headless or remote start:
+#   make lab LAB_ARGS="--no-browser --ip=0.0.0.0 --port=8888 --IdentityProvider.token=<a secret>"
+LAB_ARGS ?=
 lab: $(STAMP)
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/jupyter lab labs/ $(ALLOW_ROOT)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" \
+		--LabApp.default_url=/lab/tree/labs $(ALLOW_ROOT) $(LAB_ARGS)
 
 test: $(STAMP) e2e-deps
 	$(BIN)/python -m pytest

@@ -362,3 +362,12 @@ def test_the_copy_button_carries_hostile_paths_as_inert_text():
     controls = "agtool-grade check '/x/\x1b[2Jevil/tools.py' --only step1/names --seed 1"
     shown = replay_html(controls, copy=True)
     assert "<button" not in shown and "\x1b" not in shown and "\\x1b[2Jevil" in shown
+
+
+def test_make_lab_serves_the_checkout_so_the_learner_can_open_agtool_tools_py():
+    # Before: the server's root was labs/, and the contents API answered 404 for ../agtool/tools.py.
+    done = subprocess.run(["make", "-n", "-o", ".venv/.installed", "lab", "LAB_ARGS=--no-browser --port=9999"],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    line = " ".join(x.strip().rstrip("\\") for x in done.stdout.splitlines() if x.strip())
+    assert f'--ServerApp.root_dir="{REPO}"' in line and "--LabApp.default_url=/lab/tree/labs" in line, line
+    assert line.endswith("--no-browser --port=9999"), line
