@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import _thread
 import builtins
+import functools
 import itertools
 import os
 import sys
@@ -247,6 +248,37 @@ def _trampoline(*args: Any, _agtool_run: Any = None, **kwargs: Any) -> Any:
 # _Session.instrument): no free variables, so it fits any top-level function.
 _TRAMPOLINE = _trampoline.__code__
 _FunctionType = type(_trampoline)
+_TRAMPOLINES: "dict[tuple[str, ...], Any]" = {(): _TRAMPOLINE}
+
+
+def trampoline_for(freevars: "tuple[str, ...]") -> Any:
+    """A trampoline's code with exactly ``freevars`` (a closure's code can only be swapped for one like it).
+
+    >>> def outer():
+    ...     a, b = 1, 2
+    ...     def inner(x):
+    ...         return a + b + x
+    ...     return inner
+    >>> inner = outer()
+    >>> code = trampoline_for(inner.__code__.co_freevars)
+    >>> code.co_freevars == inner.__code__.co_freevars
+    True
+    >>> inner.__code__, inner.__kwdefaults__ = code, {"_agtool_run": lambda args, kwargs: ("ran", args)}
+    >>> inner(5)
+    ('ran', (5,))
+    """
+    code = _TRAMPOLINES.get(freevars)
+    if code is None:
+        names = ", ".join(freevars)
+        source = (f"def _factory():\n    {names} = {', '.join('None' for _ in freevars)},\n"
+                  f"    def _trampoline(*args, _agtool_run=None, **kwargs):\n        ({names},)\n"
+                  f"        return _agtool_run(args, kwargs)\n    return _trampoline\n")
+        space: dict = {}
+        exec(compile(source, "<agtool-trampoline>", "exec"), space)  # noqa: S102 - the grader's own code
+        code = _TRAMPOLINES[freevars] = space["_factory"]().__code__
+        if code.co_freevars != freevars:  # the compiler ordered them otherwise: no swap possible
+            code = _TRAMPOLINES[freevars] = None
+    return code
 
 
 def make_act(spec: dict, original: Callable, tally: Tally) -> Callable[[tuple, dict], Any]:
@@ -552,7 +584,16 @@ class _Session:
         """
         name = operation["name"]
         fn = getattr(self.module, name, _MISSING)
-        target = getattr(fn, "__func__", fn)  # a bound method: watch the function behind it
+        # What the name's calls put before the caller's arguments: a bound method's object, a partial's
+        # arguments. The function behind them is watched; those leading arguments are not recorded.
+        target, bound = fn, ()
+        for _ in range(8):
+            if type(target) is functools.partial and not target.keywords:
+                target, bound = target.func, tuple(target.args) + bound
+            elif hasattr(target, "__func__") and hasattr(target, "__self__"):
+                target, bound = target.__func__, (target.__self__,) + bound
+            else:
+                break
         if type(target) is not _FunctionType or id(target) in self._instrumented:
             return {"unwatched": name}
         self._instrumented.add(id(target))
@@ -567,7 +608,8 @@ class _Session:
         def run(args: tuple, kwargs: dict) -> Any:
             if session._watch_depth:  # inside another watched call: that call is what was made
                 return body(*args, **kwargs)
-            entry: dict = {"args": encode(list(args[1:] if fn is not target else args))}
+            lead = len(bound) if len(args) >= len(bound) and all(a is b for a, b in zip(args, bound)) else 0
+            entry: dict = {"args": encode(list(args[lead:]))}
             if kwargs:
                 entry["kwargs"] = encode(kwargs)
             if len(seen) < MAX_WATCHED:
@@ -586,9 +628,10 @@ class _Session:
                 entry["runs"] = sum(tally.runs.values()) - before
             return value
 
-        if target.__closure__:
-            return {"unwatched": name}  # a nested function's code cannot be swapped (its closure must match)
-        target.__code__, target.__defaults__, target.__kwdefaults__ = _TRAMPOLINE, None, {"_agtool_run": run}
+        trampoline = trampoline_for(code.co_freevars)
+        if trampoline is None:
+            return {"unwatched": name}
+        target.__code__, target.__defaults__, target.__kwdefaults__ = trampoline, None, {"_agtool_run": run}
 
         def undo() -> None:
             target.__code__, target.__defaults__, target.__kwdefaults__ = code, defaults, kwdefaults
