@@ -5,6 +5,8 @@ Routes (relative to the prefix; ``app.make_app`` lists them)::
     GET  api/actions            instructors: every action (?learner=NAME: theirs); a learner: their own
     POST api/actions/KIND       instructors (JSON): extension, attempts, override, regrade, answer -> 201 the action
     POST api/appeals            a learner (JSON {"attempt", "text"}): a regrade request about their own attempt
+                                (at most ``appeal_limit`` per ``appeal_window``: 429 with Retry-After; within the
+                                learner's storage bound: 413)
     POST actions/KIND           the same as forms (instructors), then back to the page (303)
     POST appeals                a learner's regrade request as a form, then back to their page (303)
     GET  class/actions          page (instructors): open requests with answer forms, the class regrade, the log
@@ -30,7 +32,7 @@ import re
 from tornado import httputil, web
 
 from grader.service import action_pages
-from grader.service.actions import ActionError, Context, file_appeal, perform
+from grader.service.actions import ActionError, Context, RequestLimits, file_appeal, perform
 from grader.service.actions_db import REGRADE, ActionLog
 
 MAX_BODY = 64 * 1024  # bytes of one action's fields, once the caller is known (texts are capped in characters)
@@ -114,18 +116,20 @@ class FieldsMixin:
         if not self.instructor:
             raise web.HTTPError(403, f"instructors only (hub admins and members of the group "
                                      f"{self.conf.instructor_group!r})")
-        return await self.in_thread(self._checked, perform, self.action_context(), self.learner, kind, fields)
+        return await self._checked(perform, self.action_context(), self.learner, kind, fields)
 
     async def appeal(self) -> dict:
-        """File the caller's regrade request (their own attempt only)."""
+        """File the caller's regrade request (their own attempt only; the service's limits on requests hold)."""
         fields = self.fields()
-        return await self.in_thread(self._checked, file_appeal, ActionLog(self.store), self.learner, fields)
+        limits = RequestLimits(self.conf.appeal_limit, self.conf.appeal_window, self.conf.max_learner_bytes)
+        return await self._checked(file_appeal, ActionLog(self.store), self.learner, fields, limits)
 
-    @staticmethod
-    def _checked(fn, *args):
+    async def _checked(self, fn, *args):
+        """``fn(*args)`` off the event loop; an :class:`ActionError` becomes its HTTP status (and ``Retry-After``)."""
         try:
-            return fn(*args)
+            return await self.in_thread(fn, *args)
         except ActionError as exc:
+            self.retry_after = exc.retry_after
             raise web.HTTPError(exc.status, str(exc).replace("%", "%%")) from None
 
 

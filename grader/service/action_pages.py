@@ -22,6 +22,7 @@ from urllib.parse import quote
 from grader.service.actions import MAX_APPEAL, MAX_REASON
 from grader.service.actions_db import ANSWER, APPEAL, ATTEMPTS, EXTENSION, OVERRIDE, REGRADE, open_appeals
 from grader.service.layout import time_html
+from grader.service.options import APPEAL_PREVIEW_CHARS
 from grader.service.pages import esc, page
 
 
@@ -83,13 +84,16 @@ def history_list(actions: "list[dict]", past: "list[dict]") -> str:
 
 
 def changes_section(actions: "list[dict]", past: "list[dict]", *, viewer: str, learner: str, prefix: str,
-                    xsrf: str, attempts: "list[dict]", instructor: bool = False) -> str:
-    """A learner page's section: the changes made for this learner, a regrade request form, instructor forms."""
+                    xsrf: str, attempts: "list[dict]", instructor: bool = False, request_limit: str = "") -> str:
+    """A learner page's section: the changes made for this learner, a regrade request form, instructor forms.
+
+    ``request_limit``: how many requests a learner may file, said above their form (e.g. "5 per 60 minutes").
+    """
     title = "Changes by your instructor" if viewer == learner else f"Changes made for {learner}"
     body = f'<section aria-labelledby="changes"><h2 id="changes">{esc(title)}</h2>{history_list(actions, past)}'
     graded = [a for a in attempts if a.get("status") == "graded"]
     if viewer == learner and graded:
-        body += appeal_form(prefix, xsrf, graded)
+        body += appeal_form(prefix, xsrf, graded, request_limit)
     if instructor:
         body += learner_forms(prefix, xsrf, learner, graded)
     return body + "</section>"
@@ -120,12 +124,13 @@ def _attempt_select(form: str, label: str, attempts: "list[dict]") -> str:
             f'<select id="{form}-attempt" name="attempt">{options}</select></p>')
 
 
-def appeal_form(prefix: str, xsrf: str, graded: "list[dict]") -> str:
+def appeal_form(prefix: str, xsrf: str, graded: "list[dict]", request_limit: str = "") -> str:
     """The learner's regrade request: which attempt, and what they think was graded wrongly."""
     fields = (_attempt_select("appeal", "Attempt to regrade", graded)
               + _textarea("text", "Your regrade request: what was graded wrongly?", "appeal", MAX_APPEAL,
                           required=True))
-    return "<h3>Ask for a regrade</h3>" + _form(prefix, "appeals", xsrf, fields, "Send the request", prefix)
+    limit = f"<p>Regrade requests: at most {esc(request_limit)}.</p>" if request_limit else ""
+    return "<h3>Ask for a regrade</h3>" + limit + _form(prefix, "appeals", xsrf, fields, "Send the request", prefix)
 
 
 def learner_forms(prefix: str, xsrf: str, learner: str, graded: "list[dict]") -> str:
@@ -173,6 +178,49 @@ def class_section(actions: "list[dict]", past: "list[dict]", *, prefix: str, xsr
         body += class_regrade_form(prefix, xsrf)
     return (body + '<section aria-labelledby="log"><h2 id="log">Log of instructor actions</h2>'
             f"{history_list(actions, past)}</section>")
+
+
+def class_summary(open_requests: "tuple[int, int, list[dict]]", actions: "list[dict]", past: "list[dict]", *,
+                  prefix: str) -> str:
+    """The class page's part: the open regrade requests as a count with a link, the oldest few quoted (shortened),
+    and the log of instructor actions; every request's text and the answer forms are on ``class/actions``.
+
+    ``open_requests``: :meth:`~grader.service.actions_db.ActionLog.open_requests` (count, learners, the oldest).
+    However many requests learners file, the class page grows by a few lines at most.
+
+    >>> ask = {"id": 7, "kind": "appeal", "at": "2030-01-01T00:00:00Z", "actor": "ana", "learner": "ana",
+    ...        "attempt": 3, "refers_to": None, "reason": "x" * 500, "data": {}}
+    >>> html = class_summary((40, 2, [ask]), [], [], prefix="/s/")
+    >>> "Open regrade requests (40)" in html, "x" * 201 in html, "And 39 more" in html, 'href="/s/class/actions"' in html
+    (True, False, True, True)
+    """
+    p = esc(prefix)
+    count, learners, oldest = open_requests
+    page_link = f'<a href="{p}class/actions">the actions page</a>'
+    body = (f'<section aria-labelledby="appeals"><h2 id="appeals">Open regrade requests ({count})</h2>'
+            f'<p><a href="{p}class/actions">Answer requests and regrade the class</a> (that page does not reload '
+            "while you type, and shows every request in full).</p>")
+    if count:
+        quoted = "".join(_open_appeal(_shortened(a), prefix, "", False) for a in oldest)
+        more = count - len(oldest)
+        body += (f"<p>{count} open, from {learners} learner{'s' if learners != 1 else ''}"
+                 f"{f'; the oldest {len(oldest)}' if more else ''}:</p><ul class=appeals>{quoted}</ul>"
+                 + (f"<p>And {more} more on {page_link}.</p>" if more else ""))
+    else:
+        body += "<p>None.</p>"
+    return (body + '</section><section aria-labelledby="log"><h2 id="log">Log of instructor actions</h2>'
+            f"<p>Regrade requests and their answers are on {page_link}.</p>"
+            f"{history_list([a for a in actions if a['kind'] != APPEAL], past)}</section>")
+
+
+def _shortened(appeal: dict, limit: int = APPEAL_PREVIEW_CHARS) -> dict:
+    """The request with its text cut to ``limit`` characters (marked), for the class page's quote.
+
+    >>> _shortened({"reason": "abcdef"}, 3)["reason"]
+    'abc… (shortened)'
+    """
+    text = appeal["reason"]
+    return appeal if len(text) <= limit else {**appeal, "reason": text[:limit].rstrip() + "… (shortened)"}
 
 
 def _open_appeal(appeal: dict, prefix: str, xsrf: str, forms: bool) -> str:

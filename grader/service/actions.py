@@ -28,13 +28,18 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import math
 import re
+import threading
 from dataclasses import dataclass
 from typing import Callable
 
 from grader.course.policy import iso_utc, parse_time
 from grader.outputs.record import LearnerRecord
-from grader.service.actions_db import ANSWER, APPEAL, ATTEMPTS, EXTENSION, OVERRIDE, REGRADE, ActionLog, overrides_of
+from grader.service.actions_db import (ANSWER, APPEAL, ATTEMPTS, EXTENSION, OVERRIDE, REGRADE, ActionLog, kept_bytes,
+                                       overrides_of)
+from grader.service.db import iso, utcnow
+from grader.service.options import APPEAL_LIMIT, APPEAL_WINDOW, MAX_LEARNER_BYTES
 
 MAX_REASON = 1000   # characters of an instructor's reason or answer
 MAX_APPEAL = 2000   # characters of a learner's regrade request
@@ -44,11 +49,51 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2
 
 
 class ActionError(ValueError):
-    """An action refused: ``status`` is the HTTP status, the message says what to fix."""
+    """An action refused: ``status`` is the HTTP status, the message says what to fix (``retry_after``: when, in s)."""
 
-    def __init__(self, message: str, status: int = 400):
+    def __init__(self, message: str, status: int = 400, retry_after: "int | None" = None):
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class RequestLimits:
+    """A learner's regrade requests: at most ``limit`` per ``window`` seconds, within ``max_bytes`` kept in all.
+
+    ``max_bytes`` is the per-learner storage bound (``--max-learner-bytes``), shared with their attempts.
+    """
+
+    limit: int = APPEAL_LIMIT
+    window: float = APPEAL_WINDOW
+    max_bytes: int = MAX_LEARNER_BYTES
+
+
+def request_refusal(times: "list[dt.datetime]", limits: RequestLimits,
+                    now: dt.datetime) -> "tuple[str, int] | None":
+    """``(message, seconds to wait)`` when one more regrade request now is over the limit, else ``None``.
+
+    ``times``: when the learner filed their earlier requests (naive UTC, as stored).
+
+    >>> t = dt.datetime(2030, 1, 1, 10, 0)
+    >>> request_refusal([t], RequestLimits(limit=2, window=3600), t) is None
+    True
+    >>> print(request_refusal([t, t], RequestLimits(limit=2, window=3600), t + dt.timedelta(minutes=45))[0])
+    at most 2 regrade requests per 60 minutes: your next request is allowed at 2030-01-01T11:00:00Z (in 15 min 0 s). Your requests so far are kept; your instructor answers them on your page
+    """
+    window = dt.timedelta(seconds=limits.window)
+    recent = sorted(t for t in times if t > now - window)
+    if len(recent) < limits.limit:
+        return None
+    when = recent[-limits.limit] + window  # the request that frees a place is the limit-th newest
+    wait = max(1, math.ceil((when - now).total_seconds()))
+    noun = "request" if limits.limit == 1 else "requests"
+    return (f"at most {limits.limit} regrade {noun} per {limits.window / 60:g} minutes: your next request is "
+            f"allowed at {iso(when)} (in {wait // 60} min {wait % 60} s). Your requests so far are kept; your "
+            "instructor answers them on your page", wait)
+
+
+_FILING = threading.Lock()  # the limits are checked and a request stored as one step: a burst cannot slip past
 
 
 @dataclass
@@ -246,14 +291,32 @@ def _answer(ctx: Context, actor: str, fields: dict) -> dict:
                           refers_to=appeal["id"], reason=text, data={"accepted": accepted, "actions": done})
 
 
-def file_appeal(log: ActionLog, learner: str, fields: dict) -> dict:
-    """A learner's regrade request about one of their own graded attempts (404 for anyone else's)."""
+def file_appeal(log: ActionLog, learner: str, fields: dict, limits: RequestLimits = RequestLimits()) -> dict:
+    """A learner's regrade request about one of their own graded attempts (404 for anyone else's).
+
+    Bounded like their attempts: over ``limits.limit`` requests per window a
+    429 says when the next is allowed (``retry_after``); the text counts in
+    the learner's storage bound, and over it a 413 says how much is kept.
+    """
     attempt = id_field(fields, "attempt")
     if log.store.learner_of(attempt) != learner:
         raise ActionError(f"no attempt {attempt} of yours", 404)
     text = text_field(fields, "text", limit=MAX_APPEAL, required=True,
                       what="say what you think was graded wrongly (text=...)")
-    return log.record(learner, APPEAL, learner=learner, attempt=attempt, reason=text)
+    size = len(text.encode("utf-8"))
+    with _FILING:
+        now = utcnow()
+        since = now - dt.timedelta(seconds=limits.window)
+        refused = request_refusal(log.requests_since(learner, since), limits, now)
+        if refused:
+            raise ActionError(refused[0], 429, retry_after=refused[1])
+        used = kept_bytes(log.store, learner)
+        if used + size > limits.max_bytes:
+            raise ActionError(f"your kept attempts and regrade requests take {used} bytes and this request "
+                              f"{size} more; each learner may keep at most {limits.max_bytes} bytes (sources, "
+                              "reports and regrade requests). Ask your instructor in person, or to raise "
+                              "--max-learner-bytes", 413)
+        return log.record(learner, APPEAL, learner=learner, attempt=attempt, reason=text)
 
 
 # ------------------------------------------------------------------------------- applying

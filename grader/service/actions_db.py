@@ -30,13 +30,15 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 
-from sqlalchemy import BigInteger, DateTime, Index, Integer, String, Text, func, insert, select, update
+from sqlalchemy import BigInteger, DateTime, Index, Integer, LargeBinary, String, Text, cast, func, insert, select, update
 from sqlalchemy.orm import Mapped, mapped_column
 
 from grader.service.db import ERROR, GRADED, QUEUED, Attempt, Base, Store, iso, utcnow
 
 EXTENSION, ATTEMPTS, OVERRIDE, REGRADE, APPEAL, ANSWER = "extension", "attempts", "override", "regrade", "appeal", "answer"
 KINDS = (EXTENSION, ATTEMPTS, OVERRIDE, REGRADE, APPEAL, ANSWER)
+INSTRUCTOR_KINDS = (EXTENSION, ATTEMPTS, OVERRIDE, REGRADE, ANSWER)  # what instructors do (an appeal is a learner's)
+TERMS_KINDS = (EXTENSION, ATTEMPTS, OVERRIDE)  # what changes a learner's grade: the class's outputs read these
 
 
 class InstructorAction(Base):
@@ -173,12 +175,15 @@ class ActionLog:
             row = s.get(InstructorAction, action_id)
             return None if row is None else row.as_dict()
 
-    def all(self, learner: "str | None" = None, *, with_class: bool = False) -> "list[dict]":
-        """Every action, oldest first; ``learner``: theirs only (``with_class``: and those for the whole class)."""
+    def all(self, learner: "str | None" = None, *, with_class: bool = False, kinds=None) -> "list[dict]":
+        """Every action, oldest first; ``learner``: theirs only (``with_class``: and those for the whole class);
+        ``kinds``: of those kinds only (e.g. :data:`INSTRUCTOR_KINDS`: not the learners' requests)."""
         query = select(InstructorAction).order_by(InstructorAction.id)
         if learner is not None:
             who = InstructorAction.learner == learner
             query = query.where(who | InstructorAction.learner.is_(None) if with_class else who)
+        if kinds is not None:
+            query = query.where(InstructorAction.kind.in_(list(kinds)))
         with self.store.session() as s:
             return [row.as_dict() for row in s.scalars(query)]
 
@@ -192,14 +197,64 @@ class ActionLog:
         return overrides_of(self.all())
 
     def version(self) -> int:
-        """The newest action's id: the class's outputs change with every action.
+        """The newest instructor action's id: the class's outputs change with every one of them.
+
+        A learner's regrade request changes no output (an answer to it is the
+        instructor's action), so it leaves the version, and the cached class
+        outputs, as they are.
 
         >>> from grader.service.db import Store
-        >>> ActionLog(Store("sqlite://")).version()
-        0
+        >>> log = ActionLog(Store("sqlite://"))
+        >>> log.version(), log.record("ana", APPEAL, learner="ana", attempt=1, reason="why?")["id"], log.version()
+        (0, 1, 0)
         """
         with self.store.session() as s:
-            return s.scalar(select(func.max(InstructorAction.id))) or 0
+            return s.scalar(select(func.max(InstructorAction.id)).where(InstructorAction.kind != APPEAL)) or 0
+
+    def requests_since(self, learner: str, since: dt.datetime) -> "list[dt.datetime]":
+        """When ``learner`` filed each regrade request at or after ``since`` (naive UTC), oldest first: their limit."""
+        with self.store.session() as s:
+            return list(s.scalars(select(InstructorAction.at)
+                                  .where(InstructorAction.kind == APPEAL, InstructorAction.learner == learner,
+                                         InstructorAction.at >= since).order_by(InstructorAction.at)))
+
+    def request_bytes(self, learner: str) -> int:
+        """The bytes (UTF-8) of the texts of ``learner``'s regrade requests: they count in the learner's storage bound.
+
+        >>> from grader.service.db import Store
+        >>> log = ActionLog(Store("sqlite://"))
+        >>> _ = log.record("ana", APPEAL, learner="ana", attempt=1, reason="é" * 3)
+        >>> log.request_bytes("ana"), log.request_bytes("bob")
+        (6, 0)
+        """
+        reason = InstructorAction.reason
+        size = (func.octet_length(reason) if self.store.engine.dialect.name == "postgresql"
+                else func.length(cast(reason, LargeBinary)))  # SQLite: a text cast to a blob is its UTF-8 bytes
+        with self.store.session() as s:
+            return int(s.scalar(select(func.sum(size)).where(InstructorAction.kind == APPEAL,
+                                                              InstructorAction.learner == learner)) or 0)
+
+    def open_requests(self, limit: int) -> "tuple[int, int, list[dict]]":
+        """The regrade requests no answer refers to yet: how many, from how many learners, and the oldest ``limit``.
+
+        The class page shows these, not every text (``class/actions`` has them all).
+
+        >>> from grader.service.db import Store
+        >>> log = ActionLog(Store("sqlite://"))
+        >>> first, _ = (log.record(w, APPEAL, learner=w, attempt=1, reason="?") for w in ("ana", "ana"))
+        >>> _ = log.record("t", ANSWER, learner="ana", refers_to=first["id"], reason="no")
+        >>> count, learners, oldest = log.open_requests(5); count, learners, [a["id"] for a in oldest]
+        (1, 1, [2])
+        """
+        answered = select(InstructorAction.refers_to).where(InstructorAction.kind == ANSWER,
+                                                            InstructorAction.refers_to.is_not(None))
+        waiting = (InstructorAction.kind == APPEAL) & InstructorAction.id.not_in(answered)
+        with self.store.session() as s:
+            count = s.scalar(select(func.count()).select_from(InstructorAction).where(waiting)) or 0
+            learners = s.scalar(select(func.count(func.distinct(InstructorAction.learner))).where(waiting)) or 0
+            oldest = [row.as_dict() for row in s.scalars(select(InstructorAction).where(waiting)
+                                                         .order_by(InstructorAction.id).limit(limit))]
+        return count, learners, oldest
 
     def regrade(self, actor: str, ids, *, scope: str, learner: "str | None" = None, attempt: "int | None" = None,
                 refers_to: "int | None" = None, reason: str = "") -> "tuple[dict, list[tuple[int, str]]]":
@@ -247,3 +302,16 @@ class ActionLog:
             query = query.where(PastResult.learner == learner)
         with self.store.session() as s:
             return [row.as_dict() for row in s.scalars(query)]
+
+
+def kept_bytes(store: Store, learner: str) -> int:
+    """What ``learner`` keeps in the service: their attempts (sources and reports) and their regrade requests' texts.
+
+    The per-learner storage bound (``--max-learner-bytes``) holds this, for a submission and for a request alike.
+
+    >>> store = Store("sqlite://"); _ = store.add_attempt("ana", b"x = 1\\n", seed=1)
+    >>> _ = ActionLog(store).record("ana", APPEAL, learner="ana", attempt=1, reason="step 2?")
+    >>> kept_bytes(store, "ana")
+    13
+    """
+    return store.stored_bytes_of(learner) + ActionLog(store).request_bytes(learner)

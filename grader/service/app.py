@@ -35,7 +35,10 @@ is read (``POST api/submissions`` streams its body, and only after the token
 is checked may it exceed ``PRE_AUTH_BYTES``); token answers are awaited, never
 blocking the event loop, and cached briefly (:mod:`grader.service.hubauth`);
 at most ``max_uploads`` uploads are read at once (then 503, Retry-After); a
-learner keeps at most ``max_learner_bytes`` of attempts (then 413 saying so).
+learner keeps at most ``max_learner_bytes`` of attempts and regrade requests
+(then 413 saying so) and files at most ``appeal_limit`` requests per
+``appeal_window`` (then 429, Retry-After); the class page counts the open
+requests instead of quoting them all.
 
 Every download has a ``Content-Disposition: attachment`` with a safe file
 name (:func:`grader.service.exports.attachment`). The class's outputs
@@ -61,7 +64,7 @@ from grader.outputs.feedback import render_feedback
 from grader.outputs.gradescope_results import gradescope_text
 from grader.report import new_seed
 from grader.service import action_handlers, action_pages, attempt_policy, code_pages, exports, layout, pages
-from grader.service.actions_db import ActionLog
+from grader.service.actions_db import INSTRUCTOR_KINDS, ActionLog, kept_bytes
 from grader.service.class_handlers import (ClassHandler, CourseHandler, GradesCsvHandler, GradescopeZipHandler,
                                            LmsCsvHandler, PlotHandler, SimilarityHandler, lms_files, similarity_of)
 from grader.service.class_records import _records, course_status
@@ -70,7 +73,7 @@ from grader.service.db import Store, utcnow
 from grader.service.handlers import ApiHandler, Uploads, _Base, attempt_id_of  # noqa: F401
 from grader.service.handlers import is_instructor  # noqa: F401 - callers import it from here
 from grader.service.hubauth import TokenCache
-from grader.service.options import CONTENT_TYPES, UPLOAD_RETRY_AFTER, ServiceOptions
+from grader.service.options import APPEAL_PREVIEW, CONTENT_TYPES, UPLOAD_RETRY_AFTER, ServiceOptions
 from grader.service.queue import GradingQueue
 
 log = logging.getLogger("agtool.service")
@@ -135,12 +138,12 @@ class SubmissionsHandler(ApiHandler):
         if refused:  # the course file's attempt limit: say when the next attempt is allowed
             self.retry_after = refused[1]
             raise web.HTTPError(429, refused[0])
-        used = self.store.stored_bytes_of(self.learner)
+        used = kept_bytes(self.store, self.learner)  # attempts and regrade requests: one bound
         if used + size > self.conf.max_learner_bytes:
-            raise web.HTTPError(413, f"your kept attempts take {used} bytes; each learner may keep at most "
-                                     f"{self.conf.max_learner_bytes} bytes of attempts (sources and reports). "
-                                     "Ask your instructor to remove old attempts or raise --max-learner-bytes; "
-                                     "your counting grade is kept")
+            raise web.HTTPError(413, f"your kept attempts and regrade requests take {used} bytes; each learner may "
+                                     f"keep at most {self.conf.max_learner_bytes} bytes (sources, reports and "
+                                     "regrade requests). Ask your instructor to remove old attempts or raise "
+                                     "--max-learner-bytes; your counting grade is kept")
 
     def post(self) -> None:
         if self._size > self.conf.max_bytes:
@@ -179,6 +182,8 @@ class PageHandler(_Base):
     def write_error(self, status_code: int, **kwargs) -> None:
         exc = kwargs.get("exc_info", (None, None))[1]
         message = getattr(exc, "log_message", None) or self._reason
+        if getattr(self, "retry_after", None):  # a form over a limit (send_error cleared the headers)
+            self.set_header("Retry-After", str(self.retry_after))
         chrome = self.chrome() if self.current_user else None
         self.finish(pages.page(f"{status_code}", f"<h1>{status_code}</h1><p>{pages.esc(message)}</p>", chrome=chrome))
 
@@ -200,9 +205,10 @@ class PageHandler(_Base):
         log = ActionLog(self.store)
         own = {a["id"] for a in attempts}
         actions = action_handlers.learner_view(log.all(learner, with_class=True), learner, own)
+        limit = f"{self.conf.appeal_limit} per {self.conf.appeal_window / 60:g} minutes"
         return action_pages.changes_section(actions, log.past_results(learner), viewer=self.learner, learner=learner,
                                             prefix=self.conf.prefix, xsrf=self.xsrf_form_html(), attempts=attempts,
-                                            instructor=self.instructor)
+                                            instructor=self.instructor, request_limit=limit)
 
 
 class CodePage(PageHandler):
@@ -283,9 +289,12 @@ class ClassPage(PageHandler):
                                     unmatched=None if lms is None else lms["list"],
                                     reference=bool(self.conf.references),
                                     insecure=self.conf.sandbox_words if self.conf.insecure else "")
-        log = ActionLog(self.store)  # the class's actions and open regrade requests (answered on class/actions)
-        self.finish(action_pages.insert_section(document, action_pages.class_section(
-            log.all(), log.past_results(), prefix=self.conf.prefix, xsrf="", forms=False)))
+        # The open regrade requests as a count, the oldest few quoted and a link (class/actions has every text and
+        # the answer forms), and the log of what instructors did: the page stays small however many requests come.
+        log = ActionLog(self.store)
+        self.finish(action_pages.insert_section(document, action_pages.class_summary(
+            log.open_requests(APPEAL_PREVIEW), log.all(kinds=INSTRUCTOR_KINDS), log.past_results(),
+            prefix=self.conf.prefix)))
 
 
 class ActionsApiHandler(action_handlers.ActionsApi, ApiHandler):

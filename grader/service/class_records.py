@@ -14,7 +14,7 @@ from __future__ import annotations
 from grader.outputs.record import LearnerRecord
 from grader.service import attempt_policy, classview
 from grader.service.actions import apply_overrides, with_extensions
-from grader.service.actions_db import ActionLog, overrides_of, terms_by_learner
+from grader.service.actions_db import TERMS_KINDS, ActionLog, overrides_of, terms_by_learner
 from grader.service.db import Store
 
 
@@ -30,7 +30,7 @@ def class_data(store: Store, policy=None) -> "tuple[list[dict], list[LearnerReco
     >>> rows[0]["pending"], records, outputs
     (1, [], {'checks': [], 'wrong_answers': []})
     """
-    actions = ActionLog(store).all()
+    actions = ActionLog(store).all(kinds=TERMS_KINDS)  # not the learners' requests: they change no grade
     terms = terms_by_learner(actions)  # extensions and extra attempts, then overrides: the grade that counts
     records = apply_overrides(with_extensions(counting_records(store, policy, terms), terms), actions)
     rows = classview.class_rows(store.all_summaries(), {r.learner: r for r in records})

@@ -17,7 +17,8 @@ import secrets
 import sys
 from pathlib import Path
 
-from grader.service.options import MAX_BYTES, MAX_LEARNER_BYTES, MAX_UPLOADS, RATE_LIMIT, RATE_WINDOW
+from grader.service.options import (APPEAL_LIMIT, APPEAL_WINDOW, MAX_BYTES, MAX_LEARNER_BYTES, MAX_UPLOADS, RATE_LIMIT,
+                                    RATE_WINDOW)
 from grader.settings import Settings, current
 
 REFERENCE = Path(__file__).resolve().parents[2] / "solutions" / "tools.py"  # a checkout's, or none installed
@@ -54,8 +55,8 @@ def add_serve_parser(subparsers, settings=None) -> argparse.ArgumentParser:
                    help="start even when learner code would run without a sandbox (it could then read and "
                         "change the service's data); the class page says so")
     p.add_argument("--max-learner-bytes", type=int, default=MAX_LEARNER_BYTES, metavar="N",
-                   help="bytes of attempts (sources and reports) each learner may keep (default: %(default)s; "
-                        "over it a submission gets 413 saying so)")
+                   help="bytes of attempts (sources and reports) and regrade requests each learner may keep "
+                        "(default: %(default)s; over it a submission or a request gets 413 saying so)")
     p.add_argument("--max-uploads", type=int, default=MAX_UPLOADS, metavar="N",
                    help="uploads received at once (default: %(default)s; more get 503 with Retry-After)")
     p.add_argument("--max-bytes", type=int, default=MAX_BYTES, metavar="N",
@@ -64,6 +65,11 @@ def add_serve_parser(subparsers, settings=None) -> argparse.ArgumentParser:
                    help="submissions per learner per --rate-window (default: %(default)s; more gets 429)")
     p.add_argument("--rate-window", type=float, default=RATE_WINDOW, metavar="S",
                    help="seconds of the rate limit's window (default: %(default)s)")
+    p.add_argument("--appeal-limit", type=int, default=APPEAL_LIMIT, metavar="N",
+                   help="regrade requests per learner per --appeal-window (default: %(default)s; more gets 429 "
+                        "saying when the next is allowed)")
+    p.add_argument("--appeal-window", type=float, default=APPEAL_WINDOW, metavar="S",
+                   help="seconds of the regrade requests' limit window (default: %(default)s)")
     p.add_argument("--course", default=None, metavar="FILE",
                    help="a course file (TOML: due dates, late credit, attempt limit, weights; "
                         "docs/classroom.md, \"Course policy\"): over the limit a submission gets 429 "
@@ -91,6 +97,8 @@ def run_serve(args) -> int:
         raise SystemExit("agtool-grade serve: --executor dask needs --scheduler ADDRESS")
     if args.jobs < 1:
         raise SystemExit("agtool-grade serve: --jobs must be at least 1")
+    if getattr(args, "appeal_limit", APPEAL_LIMIT) < 1 or getattr(args, "appeal_window", APPEAL_WINDOW) <= 0:
+        raise SystemExit("agtool-grade serve: --appeal-limit must be at least 1 and --appeal-window more than 0 s")
     if getattr(args, "course", None):  # refused before the service starts, with the field and the fix
         from grader.course.policy import CourseError, load_policy
 

@@ -22,6 +22,9 @@ PRE_AUTH_BYTES = 8 * 1024  # the most body tornado reads before a handler has ch
 MAX_HEADER_BYTES = 32 * 1024  # request line and headers (the hub's cookies fit many times over)
 IDLE_TIMEOUT = 10.0  # seconds a connection may take to send its headers, or sit idle between requests
 BODY_TIMEOUT = 30.0  # seconds a client may take to send a whole body (a 256 KiB module on a slow link is ~1 s)
+APPEAL_LIMIT, APPEAL_WINDOW = 5, 3600.0  # regrade requests per learner per window (seconds): over it, 429
+APPEAL_PREVIEW, APPEAL_PREVIEW_CHARS = 3, 200  # the class page quotes the oldest open requests, shortened; the rest
+#                                              are a count and a link to class/actions
 
 
 @dataclass
@@ -39,5 +42,7 @@ class ServiceOptions:
     course: object = None  # a grader.course.policy.Policy (--course FILE), or None: no deadline, no attempt limit
     max_learner_bytes: int = MAX_LEARNER_BYTES
     max_uploads: int = MAX_UPLOADS
+    appeal_limit: int = APPEAL_LIMIT  # regrade requests a learner may file per appeal_window (then 429)
+    appeal_window: float = APPEAL_WINDOW
     sandbox_words: str = ""  # how learner code is confined, shown on the class page; "" until serve says
     insecure: bool = False  # --insecure-no-sandbox: learner code runs unconfined, and the class page says so

@@ -76,6 +76,8 @@ def serve(args, settings: "Settings | None" = None) -> int:
                         references=getattr(args, "references", None) or {},
                         max_learner_bytes=getattr(args, "max_learner_bytes", ServiceOptions.max_learner_bytes),
                         max_uploads=getattr(args, "max_uploads", ServiceOptions.max_uploads),
+                        appeal_limit=getattr(args, "appeal_limit", ServiceOptions.appeal_limit),
+                        appeal_window=getattr(args, "appeal_window", ServiceOptions.appeal_window),
                         insecure=bool(getattr(args, "insecure_why", "")),
                         sandbox_words=getattr(args, "insecure_why", "") or f"sandbox: {args.sandbox}")
     if options.insecure:
