@@ -38,7 +38,7 @@ def outcomes(request):
     selected = {item.callspec.params["name"] for item in request.session.items
                 if item.module is request.module and hasattr(item, "callspec")}
     chosen = {name: MODULES[name] for name in sorted(selected) if name in MODULES}
-    wrong = {name: text for name, text in chosen.items() if name.startswith(("mistake/", "defect/"))}
+    wrong = {name: text for name, text in chosen.items() if name.startswith(("mistake/", "defect/", "styled/"))}
     correct = {name: text for name, text in chosen.items() if name not in wrong}
     return {**grade_corpus(correct, SEEDS, jobs=2), **grade_corpus(wrong, SEEDS[:WRONG_SEEDS], jobs=2)}
 
@@ -68,7 +68,7 @@ def test_a_correct_module_keeps_full_marks_and_a_mistake_fails_its_check_on_ever
 
 def test_the_corpora_hold_every_kind_of_module():
     kinds = {name.split("/")[0] for name in NAMES}
-    assert kinds == {"solution", "alt_styles", "defect", "mistake"}
+    assert kinds == {"solution", "alt_styles", "defect", "mistake", "styled"}
     assert len(SEEDS) == 20 and len(set(SEEDS)) == 20
 
 

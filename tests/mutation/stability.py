@@ -69,6 +69,12 @@ def _texts() -> "dict[str, str | AssertionError]":
         texts[f"defect/{check_id}"] = _planted(solution, catalog.DEFECTS[check_id].edits)
     for name in sorted(catalog.MORE_DEFECTS):
         texts[f"mistake/{name}"] = _planted(solution, catalog.MORE_DEFECTS[name][1].edits)
+    styled = _styled()  # mistakes built on the correct modules of other styles (tests/defects/styled.py)
+    for name in sorted(styled.STYLED_MISTAKES):
+        try:
+            texts[f"styled/{name}"] = styled.materialise_styled(name)
+        except AssertionError as exc:
+            texts[f"styled/{name}"] = exc
     return texts
 
 
@@ -83,6 +89,8 @@ def expected_failure(name: str) -> "str | None":
         return rest
     if kind == "mistake":
         return _catalog().MORE_DEFECTS[rest][0]
+    if kind == "styled":
+        return _styled().STYLED_MISTAKES[rest][1]
     return None
 
 
@@ -92,6 +100,12 @@ def _catalog():
         sys.path.insert(0, str(TESTS))
     import defects.catalog
     return defects.catalog
+
+
+def _styled():
+    _catalog()  # puts tests/ on the import path
+    import defects.styled
+    return defects.styled
 
 
 def _planted(text: str, edits) -> "str | AssertionError":
