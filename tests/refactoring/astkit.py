@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import pickle
 import re
 from collections import Counter
 from typing import Callable, Iterable, Iterator
@@ -27,20 +28,46 @@ PURE_METHODS = frozenset({"get", "items", "keys", "values", "copy", "strip", "lo
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+_PRISTINE: "dict[str, dict[bytes, str]]" = {}  # source -> {a top-level statement pickled: its text}
+
+
 def parse(source: str) -> ast.Module:
-    """The module's tree, knowing every word of its text (:func:`fresh` avoids them all)."""
+    """The module's tree, knowing every word of its text (:func:`fresh` avoids them all) and the text of each
+    of its top-level statements as parsed (:func:`unparse` writes only the statements a transform changed)."""
     tree = ast.parse(source)
     tree._words = set(_IDENTIFIER.findall(source))
+    if source not in _PRISTINE:
+        _PRISTINE[source] = {pickle.dumps(node): _statement_text(node, first=i == 0) for i, node in enumerate(tree.body)}
+    tree._pristine = _PRISTINE[source]
     return tree
 
 
 def unparse(tree: ast.AST) -> str:
-    """The module's text (``ast.unparse``), with a final newline.
+    """The module's text as ``ast.unparse`` writes it, with a final newline.
 
-    >>> unparse(parse("x  =  1"))
-    'x = 1\\n'
+    A top-level statement equal to one of the parsed module's (the same pickle: the same
+    nodes at the same places) keeps the text it had; only the others are written again.
+
+    >>> unparse(parse("x  =  1\\ndef f():\\n  return x"))
+    'x = 1\\n\\ndef f():\\n    return x\\n'
     """
-    return _Unparser().visit(tree) + "\n"
+    pristine = getattr(tree, "_pristine", None)
+    if pristine is None or not isinstance(tree, ast.Module):
+        return _Unparser().visit(tree) + "\n"
+    parts = []
+    for index, node in enumerate(tree.body):
+        text = pristine.get(pickle.dumps(node)) if index else None
+        if text is None:
+            text = _statement_text(node, first=index == 0)
+        if index:  # as ast.unparse joins them: a blank line before a def or a class
+            parts.append("\n\n" if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else "\n")
+        parts.append(text)
+    return "".join(parts) + "\n"
+
+
+def _statement_text(node: ast.stmt, *, first: bool) -> str:
+    # The first statement alone as a module: a docstring is written as ast.unparse writes a module's.
+    return _Unparser().visit(ast.Module([node], []) if first else node)
 
 
 class _Unparser(getattr(ast, "_Unparser", object)):

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -50,7 +52,7 @@ CALLEES = ("validate_args", "validate_result", "cache_key", "call_tool", "fetch"
 # One variant per step boundary or so: the gate grades every rewrite on three seeds.
 TABLE_TARGETS = ("validate_args", "validate_result", "cache_key", "call_tool", "fetch", "can_repair", "handle",
                  "explain", "resolve_sku")
-LAMBDA_TARGETS = ("validate_args", "call_tool", "handle")
+LAMBDA_TARGETS = ("validate_args", "call_tool")
 # Functions that call another step's function; closure and partial make them hold it.
 HOLDERS = ("call_tool", "fetch", "run_naive", "handle", "write_report", "call_coerced", "explain",
            "retry_with_suggestion", "handle_named")
@@ -58,10 +60,14 @@ PARTIAL_HOLDERS = ("call_tool", "fetch", "retry_with_suggestion", "handle_named"
 PARTIAL_CALLS = ("validate_args", "call_tool")
 REBIND = {"wrap": ("validate_args", "call_tool", "handle", "resolve_sku"),
           "wrap_end": ("stock_lookup", "validate_result", "explain"),
-          "alias": ("cache_key", "can_repair")}
-ORDER_DICTS = ("call_tool", "handle", "write_report", "explain")
+          "alias": ("can_repair",)}
+# The kinds that rewrite inside one function: a few variants a base are enough.
+ORDER_DICTS = ("call_tool", "handle")
 EXTRACT = ("call_tool", "handle", "explain", "resolve_sku")
+INLINE_PER_BASE = 2
+RAISING = ("validate_args", "validate_result", "explain", "resolve_sku")
 RAISING_HELPER = ("validate_args",)
+LOOPS_PER_BASE = 2  # of each direction
 
 
 @dataclass(frozen=True)
@@ -414,7 +420,8 @@ def state_key(source: str, variant: str) -> "str | None":
 
     - ``picked_sku``: ``pick`` stores the order's sku; ``reply`` names that sku (repairs never change it);
     - ``note``: ``pick`` stores a note; ``fetch`` copies ``state["note"]`` into each ``calls`` entry;
-    - ``served_by``: ``fetch`` stores the tool it called; ``reply`` adds "(via <tool>)" to the answer.
+    - ``served_by``: ``fetch`` stores the tool it passed to ``call_tool``; ``reply`` adds "(via <tool>)" to the
+      answer.
     """
     tree = parse(source)
     pick, fetch, reply = (plain_function(tree, n) for n in ("pick", "fetch", "reply"))
@@ -436,8 +443,8 @@ def state_key(source: str, variant: str) -> "str | None":
         if not _add_to_dicts(fetch[1], {"tool", "args"}, key, lambda: expr(f"{state}[{key!r}]")):
             return None
     elif variant == "served_by":
-        state = _first_param(fetch[1])
-        if not _add_to_dicts(fetch[1], {"calls"}, key, lambda: expr(f"{state}['tool']")):
+        tool = _called_tool(fetch[1])
+        if tool is None or not _add_to_dicts(fetch[1], {"calls"}, key, lambda: clone(tool)):
             return None
         if not _extend_answer(reply[1], key):
             return None
@@ -464,6 +471,28 @@ def result_echo(source: str, variant: str) -> "str | None":
     if _replace_arg_reads(reply[1], make) < len(fields):
         return None
     return unparse(tree)
+
+
+def _called_tool(fn: ast.FunctionDef) -> "ast.expr | None":
+    """The tool name ``fn`` passes to its one ``call_tool(...)`` (however the door is reached), when it is a
+    local name or a read of the state (then it can be read again where the update is built)."""
+    found = []
+    for node in own_statements(fn):
+        if isinstance(node, ast.Call) and node.args and _names_call_tool(node.func):
+            found.append(node.args[0])
+    if len(found) != 1 or not (isinstance(found[0], ast.Name) or sub_key(found[0])):
+        return None
+    return found[0]
+
+
+def _names_call_tool(func: ast.expr) -> bool:
+    """``call_tool``, ``<object>.call_tool`` or ``<table>["call_tool"]``."""
+    if isinstance(func, ast.Name):
+        return func.id == "call_tool"
+    if isinstance(func, ast.Attribute):
+        return func.attr == "call_tool"
+    got = sub_key(func)
+    return bool(got) and got[1] == "call_tool"
 
 
 def _first_param(fn: ast.FunctionDef) -> str:
@@ -815,7 +844,8 @@ def _helper_variants(tree: ast.Module) -> "list[str]":
     for name, (_, fn) in top_functions(tree).items():
         body = [s for s in fn.body if not (isinstance(s, ast.Expr) and const_str(s.value) is not None)]
         if name.startswith("_") and name in called and len(body) == 1 and isinstance(body[0], ast.Return) \
-                and simple_params(fn) is not None and plain_function(tree, name):
+                and simple_params(fn) is not None and plain_function(tree, name) \
+                and sum(v.startswith("inline:") for v in out) < INLINE_PER_BASE:
             out.append(f"inline:{name}")
     for name in EXTRACT:
         found = plain_function(tree, name)
@@ -890,7 +920,7 @@ def expr_stmt_return(text: str) -> ast.Return:
 def _exception_variants(tree: ast.Module) -> "list[str]":
     out = []
     functions = top_functions(tree)
-    for name in SPEC_NAMES:
+    for name in RAISING:
         if name not in functions:
             continue
         inside = list(own_statements(functions[name][1]))
@@ -1119,17 +1149,21 @@ def _hit_chain(fn: ast.FunctionDef, loop: ast.For) -> "tuple[list[ast.comprehens
 
 
 def _loop_variants(tree: ast.Module) -> "list[str]":
-    out = []
-    for name, (_, fn) in top_functions(tree).items():
+    """At most :data:`LOOPS_PER_BASE` functions each way, the spec's functions first."""
+    out = {"comp2loop": [], "loop2comp": []}
+    functions = top_functions(tree)
+    for name in sorted(functions, key=lambda n: (n not in SPEC_NAMES, functions[n][0])):
+        fn = functions[name][1]
         inside = list(own_statements(fn))
         if any(isinstance(n, (ast.Try, ast.NamedExpr, ast.Global, ast.Nonlocal)) for n in inside) \
                 or not plain_function(tree, name):
             continue
-        if _comp_to_loop(tree, clone(fn)):  # tried on a copy: proposed only where it applies
-            out.append(f"comp2loop:{name}")
-        if _loop_to_comp(ast.Module([], []), clone(fn)):
-            out.append(f"loop2comp:{name}")
-    return out
+        # Tried on a copy: proposed only where it applies.
+        if len(out["comp2loop"]) < LOOPS_PER_BASE and _comp_to_loop(tree, clone(fn)):
+            out["comp2loop"].append(f"comp2loop:{name}")
+        if len(out["loop2comp"]) < LOOPS_PER_BASE and _loop_to_comp(ast.Module([], []), clone(fn)):
+            out["loop2comp"].append(f"loop2comp:{name}")
+    return out["comp2loop"] + out["loop2comp"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1402,17 +1436,31 @@ def rewrites_of(base: Base, kinds: "list[str] | None" = None) -> "list[Rewrite]"
 
 
 @functools.lru_cache(maxsize=4)
-def _generated(names: "tuple[str, ...] | None", kinds: "tuple[str, ...] | None") -> "tuple[Rewrite, ...]":
+def _generated(names: "tuple[str, ...] | None", kinds: "tuple[str, ...] | None",
+               jobs: int) -> "tuple[Rewrite, ...]":
     every = bases()
     chosen = names or tuple(every)
-    return tuple(r for name in chosen for r in rewrites_of(every[name], list(kinds) if kinds else None))
+    wanted = list(kinds) if kinds else None
+    if jobs > 1 and len(chosen) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        # Forked workers, one base at a time: the work is pure Python on text (no engine, no threads needed).
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            found = list(pool.map(_rewrites_of_named, chosen, [wanted] * len(chosen)))
+        return tuple(r for rewrites in found for r in rewrites)
+    return tuple(r for name in chosen for r in rewrites_of(every[name], wanted))
 
 
-def generate(names: "list[str] | None" = None, kinds: "list[str] | None" = None) -> "list[Rewrite]":
+def _rewrites_of_named(name: str, kinds: "list[str] | None") -> "list[Rewrite]":
+    return rewrites_of(bases()[name], kinds)
+
+
+def generate(names: "list[str] | None" = None, kinds: "list[str] | None" = None, *,
+             jobs: int = 1) -> "list[Rewrite]":
     """Every rewrite of every base (or of the named bases, or of some kinds), in a fixed order.
+
+    ``jobs``: bases rewritten at once (forked worker processes); the list is the same whatever the number.
 
     >>> rewrites = generate(["solution"], ["table"])
     >>> rewrites[0].id, rewrites[0].steps
     ('solution:table:validate_args', None)
     """
-    return list(_generated(tuple(names) if names else None, tuple(kinds) if kinds else None))
+    return list(_generated(tuple(names) if names else None, tuple(kinds) if kinds else None, max(1, jobs)))

@@ -126,7 +126,7 @@ def sample(rewrites: "list[Rewrite]", limit: "int | None") -> "list[Rewrite]":
 def select(*, limit: "int | None" = None, ids: "list[str] | None" = None, base_names: "list[str] | None" = None,
            kinds: "list[str] | None" = None) -> "tuple[list[Rewrite], list[Rewrite]]":
     """``(every rewrite generated, the ones to grade)``: by id, base or kind, then ``limit`` of them."""
-    everything = generate()
+    everything = generate(jobs=2)
     chosen = everything
     if base_names:
         chosen = [r for r in chosen if r.base in set(base_names)]
