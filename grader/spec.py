@@ -133,6 +133,92 @@ def lookup_result(sku: str, region: str, limit: "int | None" = None) -> dict:
     return {"sku": sku, "region": region, "rows": rows_for(sku, region, limit)}
 
 
+def args_reason_of(tool: object, args: object) -> str:
+    """``""`` or the one reason a correct ``validate_args`` gives a call of the spec's tools (LAB_SPEC step 2).
+
+    >>> args_reason_of("stock_lookup", {"sku": "S", "region": "mars", "limit": 2})
+    'allowed:region'
+    >>> args_reason_of("lookup", {}), args_reason_of("legacy_stock", {"sku": "S", "region": "north", "limit": True})
+    ('unknown_tool', 'type:limit')
+    """
+    if tool not in TOOL_NAMES:
+        return UNKNOWN_TOOL
+    if not isinstance(args, dict):
+        return arg_reason(MISSING, ARG_NAMES[0])
+    contract = args_contract()
+    for arg in args:
+        if arg not in contract:
+            return arg_reason(EXTRA, arg)
+    for arg, rule in contract.items():
+        if arg not in args:
+            return arg_reason(MISSING, arg)
+        value = args[arg]
+        if type(value) is bool or not isinstance(value, rule["type"]):
+            return arg_reason(TYPE, arg)
+        if "allowed" in rule and value not in rule["allowed"]:
+            return arg_reason(ALLOWED, arg)
+        if value < rule.get("min", value) or value > rule.get("max", value):
+            return arg_reason(RANGE, arg)
+    return ""
+
+
+def handle_outcome(order: object) -> "tuple[bool, list[str]]":
+    """``(ok, errors)`` of a correct module's ``handle(order)`` (LAB_SPEC steps 2-7 over the spec's table).
+
+    >>> handle_outcome(REPAIR_EXAMPLE), handle_outcome(EMPTY_EXAMPLE)
+    ((True, ['args:allowed:region']), (False, ['result:empty']))
+    >>> handle_outcome({"sku": UNKNOWN_SKU, "region": "", "limit": 2})
+    (False, ['args:allowed:region', 'result:empty'])
+    """
+    if not isinstance(order, dict):
+        return False, [ARGS_PREFIX + arg_reason(MISSING, ARG_NAMES[0])]
+    tool = order.get("tool", "stock_lookup")
+    args = {key: order[key] for key in ARG_NAMES if key in order}
+    errors: list = []
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        reason = args_reason_of(tool, args)
+        if reason:
+            error = ARGS_PREFIX + reason
+        else:
+            rows = rows_for(args["sku"], args["region"], None if tool == "legacy_stock" else args["limit"])
+            error = "" if rows and len(rows) <= MAX_ROWS else RESULT_PREFIX + (EMPTY if not rows else TOO_BIG)
+        if not error:
+            return True, errors
+        errors.append(error)
+        if error not in REPAIRABLE or attempt == MAX_ATTEMPTS:
+            return False, errors
+        if error == REPAIR_REGION:
+            args = {**args, "region": FALLBACK_REGION}
+        elif error == REPAIR_LIMIT:
+            args = {**args, "limit": min(max(args["limit"], 1), MAX_ROWS)}
+        else:
+            tool = "stock_lookup"
+    return False, errors
+
+
+def order_kind(order: object) -> str:
+    """``repaired``, ``empty`` or ``other``: what a correct module's ``handle`` does with ``order``.
+
+    ``repaired``: ends ok after exactly one fix, of a wrong region; ``empty``: gives up on an empty
+    result (LAB_SPEC step 8's two orders).
+
+    >>> order_kind(REPAIR_EXAMPLE), order_kind(EMPTY_EXAMPLE), order_kind({"sku": "SKU-5000", "region": "mars", "limit": 2})
+    ('repaired', 'empty', 'empty')
+    >>> order_kind({"sku": "SKU-1001", "region": "mars", "limit": 0}), order_kind({"sku": "SKU-1001"})
+    ('other', 'other')
+    """
+    if not isinstance(order, dict) or not all(key in order for key in ARG_NAMES):
+        return "other"
+    if order.get("tool", "stock_lookup") not in TOOL_NAMES:
+        return "other"
+    ok, errors = handle_outcome(order)
+    if ok and errors == [REPAIR_REGION]:
+        return "repaired"
+    if not ok and errors and errors[-1] == NOT_REPAIRABLE:
+        return "empty"
+    return "other"
+
+
 def stocked_pairs() -> list[tuple[str, str]]:
     """(sku, region) pairs with at least one row, in table order, without repeats.
 

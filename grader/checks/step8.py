@@ -360,7 +360,7 @@ def _handle_kinds(probe: Probe, obs: dict) -> list[tuple[str, Any, str]]:
     for entry in _seen(obs, HANDLE):
         value = entry.get("returned")
         if on_real_route(probe):  # the module's own handle: the kind is the order's
-            kind = _order_kind(entry["args"][0] if isinstance(entry.get("args"), list) and entry["args"] else None)
+            kind = spec.order_kind(entry["args"][0] if isinstance(entry.get("args"), list) and entry["args"] else None)
         else:
             kind = next((k for k in ("repaired", "empty") if strict_equal(value, params.get(k))), "other")
         order = show(entry["args"][0], 160) if isinstance(entry.get("args"), list) and entry["args"] else "?"
@@ -368,27 +368,6 @@ def _handle_kinds(probe: Probe, obs: dict) -> list[tuple[str, Any, str]]:
                if isinstance(value, dict) else _outcome(entry))
         out.append((kind, value, f"handle({order}) -> {got}  ({ORDER_NOTES[kind]})"))
     return out
-
-
-def _order_kind(order: Any) -> str:
-    """The kind of a report's order by its values: a wrong region (``repaired``), or no rows (``empty``).
-
-    >>> _order_kind({"sku": "SKU-1001", "region": "mars", "limit": 2}), _order_kind(spec.EMPTY_EXAMPLE)
-    ('repaired', 'empty')
-    >>> _order_kind({"sku": "SKU-1001", "region": "north", "limit": 2}), _order_kind("x")
-    ('other', 'other')
-    >>> _order_kind({"sku": "SKU-5000", "region": "mars", "limit": 2})  # no stock in the fallback region
-    'other'
-
-    """
-    if not isinstance(order, dict) or not all(type(order.get(k)) is str for k in ("sku", "region")):
-        return "other"
-    limit, tool = order.get("limit"), order.get("tool", "stock_lookup")
-    if type(limit) is not int or not 1 <= limit <= spec.MAX_ROWS or tool not in spec.TOOL_NAMES:
-        return "other"
-    if order["region"] not in spec.REGIONS:  # repaired only where the fallback region has stock
-        return "repaired" if spec.rows_for(order["sku"], spec.FALLBACK_REGION) else "other"
-    return "empty" if not spec.rows_for(order["sku"], order["region"]) else "other"
 
 
 # --------------------------------------------------------------------------- the true values, and the measurement

@@ -53,13 +53,6 @@ from grader.engine.encode import decode
 VALUE_REASONS = (lab_spec.TYPE, lab_spec.ALLOWED, lab_spec.RANGE)
 ORDER_KINDS = ("repaired", "empty", "other")
 
-# LAB_SPEC step 1: both tools share one argument contract and one result contract. The kind of an order
-# is the spec's, whatever the module's table says (that table is step 1's to judge).
-_SPEC_ARGS = lab_spec.args_contract()
-_SPEC_RETURNS = lab_spec.returns_contract()
-_SPEC_TOOLS = {name: {"args": _SPEC_ARGS, "returns": _SPEC_RETURNS} for name in lab_spec.TOOL_NAMES}
-
-
 def leaks(reason: str, args: Any, contract: Any) -> bool:
     """Whether a call refused for ``reason`` reaches the tool body in a door with ``leak`` on.
 
@@ -110,64 +103,16 @@ def report_door(module: Any, params: dict) -> Callable:
     return call_tool
 
 
-def _spec_result(tool: str, args: dict) -> dict:
-    limit = None if tool == "legacy_stock" else args["limit"]
-    return lab_spec.lookup_result(args["sku"], args["region"], limit)
-
-
-_FIXES = {  # LAB_SPEC step 7: the fix of each repairable reason, as (tool, args) -> (tool, args)
-    lab_spec.REPAIR_REGION: lambda tool, args: (tool, {**args, "region": lab_spec.FALLBACK_REGION}),
-    lab_spec.REPAIR_LIMIT: lambda tool, args: (tool, {**args, "limit": min(max(args["limit"], 1),
-                                                                             lab_spec.MAX_ROWS)}),
-    lab_spec.REPAIR_TOOL: lambda tool, args: ("stock_lookup", args),
-}
-
-
 def spec_run(tool: str, args: dict) -> "tuple[bool, list[str]]":
-    """``(ok, errors)`` of a correct module's ``handle`` (LAB_SPEC steps 2-7 over the spec's table).
+    """``(ok, errors)`` of a correct module's ``handle`` (:func:`grader.spec.handle_outcome`).
 
     >>> spec_run("stock_lookup", {"sku": "SKU-9999", "region": "mars", "limit": 2})
     (False, ['args:allowed:region', 'result:empty'])
     """
-    errors: list = []
-    for attempt in range(1, lab_spec.MAX_ATTEMPTS + 1):
-        reason = base.args_reason(_SPEC_TOOLS, tool, args)
-        if reason:
-            error = lab_spec.ARGS_PREFIX + reason
-        else:
-            reason = base.result_reason(_SPEC_RETURNS, _spec_result(tool, args))
-            error = lab_spec.RESULT_PREFIX + reason if reason else ""
-        if not error:
-            return True, errors
-        errors.append(error)
-        if error not in _FIXES or attempt == lab_spec.MAX_ATTEMPTS:
-            return False, errors
-        tool, args = _FIXES[error](tool, args)
-    return False, errors
+    return lab_spec.handle_outcome({**args, "tool": tool})
 
 
-def order_kind(order: Any) -> str:
-    """``repaired``, ``empty`` or ``other``: what a correct module's ``handle`` does with ``order``.
-
-    ``repaired``: ends ok after exactly one fix, of a wrong region; ``empty``:
-    gives up on an empty result (LAB_SPEC step 8's two orders).
-
-    >>> order_kind({"sku": "SKU-5000", "region": "mars", "limit": 2})  # no stock in the fallback region
-    'empty'
-    >>> order_kind({"sku": "SKU-1001", "region": "mars", "limit": 0}), order_kind({"sku": "SKU-1001"})
-    ('other', 'other')
-    """
-    if not isinstance(order, dict) or not all(key in order for key in lab_spec.ARG_NAMES):
-        return "other"
-    tool = order.get("tool", "stock_lookup")
-    if type(tool) is not str or tool not in _SPEC_TOOLS:
-        return "other"
-    ok, errors = spec_run(tool, {key: order[key] for key in lab_spec.ARG_NAMES})
-    if ok and errors == [lab_spec.REPAIR_REGION]:
-        return "repaired"
-    if not ok and errors[-1] == lab_spec.NOT_REPAIRABLE:
-        return "empty"
-    return "other"
+order_kind = lab_spec.order_kind  # the kind of a report's order: the spec's, whatever the module's table says
 
 
 def report_handle(module: Any, params: dict) -> Callable:

@@ -42,7 +42,6 @@ _FIRST: "dict[str, str]" = {
     "_measure:9:stmt_pass:0": _POP,
     "_measure:9:args_swap:0": _POP,
     "_measure:9:str_empty:0": _POP,
-    "_measure:9:args_swap:1": _POP,
     # Step 8's own choices of arguments and orders (LAB_SPEC step 8 fixes only their kind).
     "_measure:8:int_up:0": _MEMO_ARGS,
     "_measure:8:stmt_pass:0": _MEMO_ARGS + "; args is then the last wrong call's, valid for stock_lookup",
