@@ -54,8 +54,9 @@ mutation: $(STAMP)
 # tests/alt_styles, the composed part-two styles) graded on three seeds (tests/refactoring); it fails
 # when any rewrite loses a point, naming the rewrite, the check and its message (build/refactoring/).
 .PHONY: refactoring
+REFACTORING_ARGS ?=
 refactoring: $(STAMP)
-	$(BIN)/python -m tests.refactoring --gate --jobs 2 --out build/refactoring
+	$(BIN)/python -m tests.refactoring --gate --jobs 2 --out build/refactoring $(REFACTORING_ARGS)
 
 # Same code, same grade: the solution, tests/alt_styles, every planted defect and mistake graded on
 # 20 seeds in the batch's worker pool; fails when a module's failed checks differ between seeds.
