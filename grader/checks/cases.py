@@ -339,3 +339,47 @@ def out_of_range_limit(rng: random.Random) -> int:
 
 def clamp(limit: int) -> int:
     return min(max(limit, 1), MAX_ROWS)
+
+
+# ---------------------------------------------------------------------------
+# Part two: what the Unicode-aware str methods do beyond the rules of steps 9-11
+# ---------------------------------------------------------------------------
+
+# Non-ASCII blanks: str.strip() removes each (str.isspace() is true), step 9's strip (ASCII whitespace only)
+# keeps them, step 11's str.strip removes them. No ASCII character is here: "\x1c".."\x1f" are str.isspace()
+# too, but whether they count as whitespace is nothing the spec decides.
+NAMED_BLANKS = ("\u00a0", "\u3000")   # the no-break and the ideographic space: one on each side, on every run
+UNICODE_BLANKS = ["\u00a0", "\u3000", "\u2003", "\u2009", "\u202f", "\u205f", "\u2007", "\u1680"]
+
+
+def unicode_padded(rng: random.Random, text: str) -> str:
+    """``text`` with non-ASCII blanks at both ends: each of :data:`NAMED_BLANKS` on one side (the seed picks
+    which) and, on a side the seed picks, one more blank the seed picks.
+
+    >>> value = unicode_padded(random.Random(4), "north")
+    >>> value.strip() == "north", value.strip(" \\t\\n\\r\\x0b\\x0c") == value, set(NAMED_BLANKS) <= set(value)
+    (True, True, True)
+    """
+    left, right = rng.sample(NAMED_BLANKS, 2)
+    more = rng.choice(UNICODE_BLANKS)
+    if rng.random() < 0.5:
+        left += more
+    else:
+        right = more + right
+    return left + text + right
+
+
+# Lower-case letters whose str.casefold() is another text (str.lower() keeps them): a casefold in place of
+# lower turns "ſouth" into "south" and "straße" into "strasse".
+CASEFOLD_ONLY = {"s": "\u017f"}   # the long s
+
+
+def long_s(word: str) -> "str | None":
+    """``word`` with its first ``s`` written as the long s (``ſ``): ``lower()`` keeps it, ``casefold()`` gives ``word``;
+    ``None`` for a word without an ``s``.
+
+    >>> long_s("west"), long_s("west").casefold() == "west", long_s("west").lower() == "west", long_s("north")
+    ('weſt', True, False, None)
+    """
+    i = word.find("s")
+    return None if i < 0 else word[:i] + CASEFOLD_ONLY["s"] + word[i + 1:]

@@ -4,10 +4,14 @@
 is not judged here) and with contracts the grader writes into ``TOOLS``: the
 spec's, and one with another allowed list and other bounds, so a suggestion
 must follow the table, not a list typed into ``explain``. Every class of
-value (zero, one and two allowed values at edit distance 1, digit strings in
-and out of range, the values ``int_from_str`` must refuse, extra arguments,
-the reasons that have no fix) is sent on every run; the seed picks values
-inside each class. The parent works out every expected field from the spec.
+value (zero, one and two allowed values at edit distance 1, a swap of two
+neighbouring letters (two edits), values between non-ASCII blanks (step 9's
+strip keeps them), a sharp s (``str.lower`` keeps it), digit strings in and
+out of range, the values ``int_from_str`` must refuse, extra arguments, the
+reasons that have no fix) is sent on every run; the seed picks values inside
+each class. The parent works out every expected field from the spec; the
+suggestion and retry checks also see that the caller's ``args`` are the same
+after the call (a suggestion is a corrected copy).
 
 A ``coerce`` (step 9) that ``explain`` may call is the grader's too.
 ``retry_with_suggestion`` is judged with the grader's ``call_tool`` (steps 3-5),
@@ -25,8 +29,8 @@ from typing import Any
 
 from grader import spec
 from grader.checks import cases
-from grader.checks._common import (TOOL_SPIES_TABLE, Fail, add, call_op, call_probe, double_op, get_field,
-                                   judge_expectations, judged, op, outcome, records_of)
+from grader.checks._common import (TOOL_SPIES_TABLE, Fail, add, call_op, call_probe, check_expect, double_op,
+                                   get_field, judged, on_real_route, op, outcome, records_of)
 from grader.checks.registry import Probe, Verdict, shared_rng
 from grader.engine.encode import encode, show, strict_equal
 
@@ -115,6 +119,8 @@ _REGION_TWO_FIXES = ["wast", "eest", "nouth", "Wast ", " NOUTH"]
 _FAR = ["mars", "nowhere", "atlantis", "moon", "xyz"]
 _WORDS = ["harbor", "depot", "annex", "garage", "hangar", "silo", "cellar", "loft", "attic"]
 _STEMS = ["cart", "pier", "mill", "lane", "dock", "barn"]
+# Allowed words with "ss", each with a spelling whose str.lower() keeps a sharp s (casefold() gives the word).
+_SHARP = [("glass", "GLAß"), ("moss", "Moß"), ("truss", "TRUß"), ("press", "Preß")]
 _NOT_INT = ["\uff13", "\u00b2", "\u0663", "+3", "-1", "3.0", "1,299", "3 rows", "", "  ", "two", "0x3"]
 
 
@@ -182,11 +188,42 @@ def _other_contract(rng: random.Random) -> "tuple[Contract, dict]":
     rng.shuffle(allowed)
     low = rng.randint(2, 3)
     mixed = word + rng.choice([c for c in string.ascii_lowercase if c != "s"])
+    sharp = rng.choice(_SHARP)
+    allowed.insert(rng.randrange(len(allowed) + 1), sharp[0])
     return Contract(allowed, low, rng.randint(9, 14)), {"two": stem[:i] + b + stem[i + 1:], "exact_near": word,
-                                                        "two_mixed": mixed}
+                                                        "two_mixed": mixed, "sharp": sharp}
 
 
-def _allowed_cases(rng: random.Random, contract: Contract, two: list, exact_near: list) -> list[Case]:
+def _swaps(word: str) -> set:
+    """Every text made of ``word`` by swapping two neighbouring, different letters.
+
+    >>> sorted(_swaps("east"))
+    ['aest', 'eats', 'esat']
+    """
+    return {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1) if word[i] != word[i + 1]}
+
+
+def _transposed(rng: random.Random, allowed: list, at: str) -> str:
+    """An allowed value with two neighbouring letters swapped at its start or end (``at``): two edits from it and
+    from every other allowed value (no suggestion), and the swap of no other allowed value.
+
+    >>> value = _transposed(random.Random(1), spec.REGIONS, "first")
+    >>> allowed_fix(value, spec.REGIONS) is None, sum(value in _swaps(r) for r in spec.REGIONS)
+    (True, 1)
+    """
+    for _ in range(200):
+        target = rng.choice(allowed)
+        i = 0 if at == "first" else len(target) - 2
+        if len(target) < 3 or target[i] == target[i + 1]:
+            continue
+        value = target[:i] + target[i + 1] + target[i] + target[i + 2:]
+        if allowed_fix(value, allowed) is None and [o for o in allowed if value in _swaps(o)] == [target]:
+            return value
+    raise RuntimeError("no transposed value found")  # cannot happen with the grader's lists
+
+
+def _allowed_cases(rng: random.Random, contract: Contract, two: list, exact_near: list,
+                   folded: "tuple | None" = None) -> list[Case]:
     # Each edit at each place on every run: a fix found by substitutions alone, or by comparing letters at the
     # same positions, is missed on every seed, not on the seeds that put the edit where it shows.
     values = [("exact", _padded(rng, rng.choice(contract.allowed))), ("exact", rng.choice(contract.allowed).upper()),
@@ -194,6 +231,16 @@ def _allowed_cases(rng: random.Random, contract: Contract, two: list, exact_near
               ("one_fix", _padded(rng, _one_fix(rng, contract.allowed, rng.choice(EDITS), rng.choice(PLACES))))]
     values += [("far", rng.choice(_FAR)), ("far", _edit(rng, _edit(rng, rng.choice(_FAR))))]
     values += [("two_fixes", value) for value in two] + [("exact_near", _dress(rng, w)) for w in exact_near]
+    # A swap of two neighbouring letters is two edits (LAB_SPEC: insertion, deletion or substitution), at the
+    # start and at the end, as written and dressed up, on every run.
+    values += [("transposed", _transposed(rng, contract.allowed, "first")),
+               ("transposed", _padded(rng, _transposed(rng, contract.allowed, "last")))]
+    # v is the value after step 9's strip (ASCII whitespace only) and str.lower: other blanks stay, so these are
+    # two or more edits from every allowed value; and a sharp s stays a sharp s (casefold() would make it ss).
+    values += [("unicode_blanks", cases.unicode_padded(rng, rng.choice(contract.allowed))),
+               ("unicode_blanks", _padded(rng, cases.unicode_padded(rng, rng.choice(contract.allowed))))]
+    if folded:
+        values += [("sharp_s", folded[1])]
     out = []
     for kind, value in values:
         if value in contract.allowed:  # a dressed value that stayed valid is no allowed: case
@@ -210,7 +257,9 @@ def _int_cases(rng: random.Random, contract: Contract) -> list[Case]:
     n = rng.randint(contract.low, contract.high)
     digits = [str(n), f" {n} ", f"\t{n}\n", "0" + str(n), str(rng.randint(contract.high + 1, 99)),
               str(contract.low - 1)]
-    values = digits + _NOT_INT + [True, False, float(n), None, [n]]
+    # int_from_str strips ASCII whitespace only: digits between other blanks are no int (no suggestion).
+    values = digits + _NOT_INT + [True, False, float(n), None, [n], cases.unicode_padded(rng, str(n)),
+                                  f" {cases.unicode_padded(rng, str(n))}\t"]
     out = []
     for value in values:
         args = {**cases.random_valid_args(rng), "limit": value}
@@ -269,8 +318,8 @@ def explain_cases(rng: random.Random) -> "list[tuple[Contract, list[Case]]]":
     plans = [(_spec_contract(), [rng.choice(_REGION_TWO_FIXES), rng.choice(_REGION_TWO_FIXES[:3])], []),
              (other, [extra["two"], _dress(rng, extra["two"]), extra["two_mixed"]], [extra["exact_near"]])]
     out = []
-    for contract, two, exact_near in plans:
-        out.append((contract, _allowed_cases(rng, contract, two, exact_near) + _int_cases(rng, contract)
+    for (contract, two, exact_near), folded in zip(plans, (None, extra["sharp"])):
+        out.append((contract, _allowed_cases(rng, contract, two, exact_near, folded) + _int_cases(rng, contract)
                     + _extra_cases(rng, contract) + _unfixable_cases(rng, contract)))
     return out + [_int_allowed_cases(rng)]
 
@@ -310,11 +359,15 @@ def on_contract(contract: Contract, ops: list, *, door: bool = False, **options:
         # retry_with_suggestion is judged on its own logic: the door and explain are the grader's, so an
         # explain slip costs the explain checks, on every seed, and never the retry's.
         setup += [double_op("call_tool", contract="spec"), double_op("explain", "spec_explain")]
+    if door:  # on the learner's own route call_tool is watched, not replaced: its calls come back the same way
+        # (explain too: the retry is judged on the explain it calls, see _own_explain_case)
+        options["watch_on_real"] = ["call_tool", "explain"]
     return call_probe(setup + ops, reset=True, **options)
 
 
 def _explain_op(case: Case, contract: Contract) -> dict:
     operation = call_op("explain", case.tool, case.args, runs={t: 0 for t in spec.TOOL_NAMES})
+    operation["args_after"] = True   # a suggestion is a corrected copy: the caller's dict stays as it was
     # Judge-only: what the spec says comes back, and what the contract of this probe accepts.
     operation["case"] = encode({"reason": case.reason, "arg": case.arg, "value": case.value,
                                 "suggestion": case.suggestion, "kind": case.kind, "shown": case.arg in case.args,
@@ -348,11 +401,23 @@ def _explanations(probes: list, observations: list):
             yield operation, rec, value, operation["case"]
 
 
+def check_args_unchanged(fn: str, operation: dict, rec: dict) -> None:
+    """:class:`Fail` when ``fn`` changed the caller's ``args`` (the record's ``args_after``)."""
+    after = rec.get("args_after")
+    if isinstance(after, list) and len(after) == 2 and not strict_equal(after[1], operation["args"][1]):
+        where = fn if fn == "explain" else f"{fn} (in it, or in the explain it calls)"
+        raise Fail(f"The caller's args changed in {where}: a suggestion is a corrected copy ({{**args, arg: fixed}}, "
+                   "or a new dict without the extra argument), and the dict passed in stays as it was.",
+                   call=operation["label"], expected=f"args after the call = {show(operation['args'][1])}",
+                   got=f"args after the call = {show(after[1])}")
+
+
 def _judge_fields(keys: tuple, message: str, kinds: "tuple | None" = None):
-    """A judge: for every explain call (of a reason kind in ``kinds``), the fields ``keys`` equal the spec's."""
+    """A judge: for every explain call (of a reason kind in ``kinds``), the fields ``keys`` equal the spec's
+    (and, when a suggestion is judged, the caller's ``args`` are unchanged)."""
 
     def judge(probes: list, observations: list) -> Verdict:
-        for operation, _rec, value, case in _explanations(probes, observations):
+        for operation, rec, value, case in _explanations(probes, observations):
             if kinds is not None and case["reason"].partition(":")[0] not in kinds:
                 continue
             for key in keys:
@@ -360,6 +425,8 @@ def _judge_fields(keys: tuple, message: str, kinds: "tuple | None" = None):
                     expected = case[key if key != "error" else "reason"]
                     raise Fail(message.format(kind=case["kind"], key=key), call=operation["label"],
                                expected=f"{key} = {show(expected)}", got=f"{key} = {show(value[key])}")
+            if "suggestion" in keys:
+                check_args_unchanged("explain", operation, rec)
         return Verdict.ok()
 
     return judge
@@ -448,20 +515,24 @@ add("step10/message", 2, "the message names the argument, shows the value and wh
     ["10.message"], explain_probes, _message_judge)
 
 add("step10/suggest_allowed", 3, "allowed: a suggestion exactly when one allowed value fits",
-    "Strip and lower-case a str value; if that is allowed, suggest it; else suggest the allowed value at edit "
-    "distance 1 only when it is the only one (two, like east and west for 'wast', is no suggestion). Read the "
-    "allowed list from TOOLS when explain runs.",
+    "Strip a str value with step 9's strip (ASCII whitespace only, not str.strip()) and lower-case it with "
+    "str.lower (not casefold); if that is allowed, suggest it; else suggest the allowed value at edit distance 1 "
+    "(one insertion, deletion or substitution: a swap of two letters is two edits) only when it is the only one "
+    "(two, like east and west for 'wast', is no suggestion). Read the allowed list from TOOLS when explain runs, "
+    "and build the suggestion as a copy: the caller's args stay as they were.",
     ["10.allowed", "10.validates"], explain_probes,
     _judge_fields(("suggestion",), "Wrong suggestion for an allowed: refusal (class {kind}).", ("allowed",)))
 
 add("step10/suggest_int", 2, "type of an int argument: the int_from_str value, if it then validates",
-    "Suggest int(value) only for a str of ASCII digits 0-9 after strip, and only when that int passes "
-    "validate_args (in min..max of the contract); never for bool, float, signs, '３', '' or anything else.",
+    "Suggest int(value) only for a str of ASCII digits 0-9 after step 9's strip (ASCII whitespace only), and only "
+    "when that int passes validate_args (in min..max of the contract); never for bool, float, signs, '３', '', "
+    "digits between other blanks ('\\u00a03') or anything else.",
     ["10.int", "10.validates"], explain_probes,
     _judge_fields(("suggestion",), "Wrong suggestion for a type: refusal (class {kind}).", ("type",)))
 
 add("step10/suggest_extra", 1, "extra: the arguments without the extra one",
-    "For extra:<arg> suggest a copy of args without that argument (every other argument kept).",
+    "For extra:<arg> suggest a new dict: args without that argument (every other argument kept). Do not pop it "
+    "from the caller's args: the dict passed in stays as it was.",
     ["10.extra"], explain_probes,
     _judge_fields(("suggestion",), "Wrong suggestion for an extra: refusal.", ("extra",)))
 
@@ -473,7 +544,18 @@ add("step10/no_invented_fix", 2, "no suggestion for range, missing or unknown_to
 
 
 def _no_body_judge(probes: list, observations: list) -> Verdict:
-    return judge_expectations(probes, observations, "explain must never run a tool body.")
+    """Only the tool bodies (spies and ``CALLS``): what explain returned is the other checks' business."""
+    for probe, obs in zip(probes, observations):
+        start = obs.get("start") if isinstance(obs.get("start"), dict) else None
+        for operation, rec in judged(probe, records_of(probe, obs)):
+            if operation.get("op") != "call":
+                continue
+            if "value" not in rec:
+                raise Fail("explain must return for every call (it is judged on running no tool body when it "
+                           "returns).", call=operation["label"], expected="a dict", got=outcome(rec))
+            check_expect({key: value for key, value in operation.items() if key != "expect"}, rec,
+                         "explain must never run a tool body.", start)
+    return Verdict.ok()
 
 
 add("step10/explain_no_body", 1, "explain never runs a tool body",
@@ -488,6 +570,7 @@ add("step10/explain_no_body", 1, "explain never runs a tool body",
 
 def _retry_probe(case: Case) -> Probe:
     operation = call_op("retry_with_suggestion", case.tool, case.args)
+    operation["args_after"] = True   # the retry sends explain's corrected copy: the caller's dict stays as it was
     operation["case"] = encode({"tool": case.tool, "args": case.args, "reason": case.reason,
                                 "suggestion": case.suggestion, "kind": case.kind})
     return on_contract(_spec_contract(), [operation], door=True, spies=TOOL_SPIES_TABLE)
@@ -566,15 +649,54 @@ def _check_result(case: dict, calls: list, value: Any, label: str) -> None:
                    expected=repr(case["suggestion"] is not None), got=show(value["suggested"]))
     explanation = get_field(value, "explanation", label)
     if not case["reason"]:
-        allowed = [None] + ([] if last is None or last.get("ok") else [encode(spec.EMPTY_EXPLANATION)])
-        if not any(strict_equal(explanation, one) for one in allowed):
-            raise Fail("When the first call's arguments were valid, 'explanation' must be None.", call=label,
-                       expected="None", got=show(explanation))
+        # LAB_SPEC: None when the first call was valid -- also when its result was then refused (result:...).
+        if explanation is not None:
+            refused = "" if last is None or last.get("ok") else f" (even though the call failed with {last.get('error')!r})"
+            raise Fail(f"When the first call's arguments were valid, 'explanation' must be None{refused}.",
+                       call=label, expected="None", got=show(explanation))
         return
     for key, wanted in (("error", case["reason"]), ("suggestion", case["suggestion"])):
         if not strict_equal(get_field(explanation, key, label, "'explanation'"), encode(wanted)):
             raise Fail(f"'explanation' must be explain's dict for the first call (its {key!r}).", call=label,
                        expected=show(encode(wanted)), got=show(explanation[key]))
+
+
+def _called_with(entry: dict, names: tuple) -> list:
+    """The positional arguments of a watched call, keyword ones put back in ``names``' order."""
+    given = list(entry.get("args") or [])
+    keywords = entry.get("kwargs") if isinstance(entry.get("kwargs"), dict) else {}
+    return given + [keywords[name] for name in names[len(given):] if name in keywords]
+
+
+def _own_explain_case(case: dict, probe: Probe, obs: dict) -> dict:
+    """``case`` with the suggestion of the module's own ``explain`` (on the learner's route, watched), when
+    the retry called it with the first call's arguments and it gave the spec's reason.
+
+    The retry is judged on its own logic: it retries with what its explain suggests. A wrong suggestion is the
+    explain checks' business (on every seed); here it would make the retry's grade hang on which values the
+    seed drew. Anywhere else (the spec's explain in that name, no such call, another reason) the spec's case.
+    """
+    if not on_real_route(probe):
+        return case
+    seen = obs.get("double_seen") if isinstance(obs.get("double_seen"), dict) else {}
+    for entry in seen.get("explain") or []:
+        if not isinstance(entry, dict) or not strict_equal(_called_with(entry, ("name", "args")),
+                                                           [case["tool"], case["args"]]):
+            continue
+        own = entry.get("returned")
+        if isinstance(own, dict) and "suggestion" in own and strict_equal(own.get("error"), case["reason"]):
+            return {**case, "suggestion": own["suggestion"]}
+        return case
+    return case
+
+
+def _refused_by_args(returned: Any) -> bool:
+    """A ``call_tool`` dict that refused the call before any body ran (``args:...``).
+
+    >>> _refused_by_args({"ok": False, "value": None, "error": "args:range:limit"}), _refused_by_args(None)
+    (True, False)
+    """
+    return isinstance(returned, dict) and str(returned.get("error", "")).startswith(spec.ARGS_PREFIX)
 
 
 def _retry_judge(probes: list, observations: list) -> Verdict:
@@ -586,10 +708,14 @@ def _retry_judge(probes: list, observations: list) -> Verdict:
             if "value" not in rec:
                 raise Fail("retry_with_suggestion must return a dict.", call=label, expected="a dict",
                            got=outcome(rec))
+            case = _own_explain_case(case, probe, obs)
             _check_door(case, calls, label)
             _check_result(case, calls, rec["value"], label)
+            check_args_unchanged("retry_with_suggestion", operation, rec)
             runs = sum(n for n in (rec.get("spy_runs") or {}).values() if type(n) is int)
-            wanted = 0 if case["reason"] and case["suggestion"] is None else 1
+            # A body runs for each call that passed validation (a suggestion the module's explain did not check
+            # is refused as args:... too); the calls were checked above.
+            wanted = sum(1 for entry in calls if not _refused_by_args(entry.get("returned")))
             if runs != wanted:
                 raise Fail("Tool bodies ran the wrong number of times (at most once in total).", call=label,
                            expected=f"{wanted} run(s)", got=f"{runs} run(s)")
@@ -598,7 +724,8 @@ def _retry_judge(probes: list, observations: list) -> Verdict:
 
 add("step10/retry_fixed", 2, "retry_with_suggestion retries once, with the suggestion",
     "Call call_tool; when its error starts with 'args:' and explain has a suggestion, call call_tool once more "
-    "with exactly that suggestion; return that last dict plus 'suggested': True and 'explanation'.",
+    "with exactly that suggestion (a copy: never change the caller's args); return that last dict plus "
+    "'suggested': True and 'explanation'.",
     ["10.retry", "10.retry_runs"], _retry_fixed_probes, _retry_judge)
 
 add("step10/retry_unfixed", 2, "no honest fix: no second call",
@@ -608,5 +735,5 @@ add("step10/retry_unfixed", 2, "no honest fix: no second call",
 
 add("step10/retry_valid", 1, "valid arguments: one call, explanation None",
     "When the first call's arguments are valid, return its dict plus 'suggested': False and 'explanation': None "
-    "(one body run, no retry, even when the result was refused).",
+    "(one body run, no retry), even when the result was refused (result:empty): explain only for an args: error.",
     ["10.retry"], _retry_valid_probes, _retry_judge)

@@ -6,18 +6,21 @@ seed (:func:`make_table`): random skus and names in shuffled order, built so
 that each class of query is planted on every seed -- a key (also one that
 another product's name contains), exactly one partial match, an exact name
 that beats partial ones, casefold pairs (``"STRASSE"``/``"Straße"``), 2+
-matches (a shared word, two products of one name), no match, a blank query
--- each with case and whitespace variants. The seed picks the words, skus
+matches (a shared word, two products of one name), no match, a sku's bare
+number (no key), a blank query -- each with case and whitespace variants,
+non-ASCII blanks (``str.strip`` removes them) among them. The seed picks the words, skus
 and variants, never the classes, and the parent computes what each query
 must give with its own reading of the spec (:func:`expected`).
 
-``handle_named`` is judged with the grader's ``handle`` double (and a
-``call_tool`` double that only records): a step-7 mistake cannot reach
-step 11, and what ``handle`` received is read off the double. Its
-``resolve_sku`` is the grader's too (``spec_resolve``, over the ``PRODUCTS``
-the probe set): a ``resolve_sku`` slip costs the resolve checks alone, on
-every seed (one that wrote into ``PRODUCTS`` would otherwise change the
-later orders of a probe, in the seed's order).
+``handle_named`` runs on the learner's own route first, its ``handle``,
+``call_tool`` and ``resolve_sku`` watched (what ``handle`` received and
+returned is read off the record); the grader's doubles in those names
+(``spec_resolve`` over the ``PRODUCTS`` the probe set) only attribute a
+failure to another step. ``PRODUCTS`` is set to the probe's table again before
+each order, so a ``resolve_sku`` that writes into it changes no later order
+(the seed's order of orders would otherwise decide the grade), and a
+failure that comes from ``resolve_sku``'s answer for the order's query names
+``resolve_sku``, whose rule is wrong, not ``handle_named``.
 """
 from __future__ import annotations
 
@@ -25,8 +28,9 @@ import random
 from typing import Any
 
 from grader import spec
+from grader.checks import cases
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_op, call_probe, check_calls_unchanged,
-                                   check_expect, double_op, judged, op, outcome, records_of, value_of)
+                                   check_expect, double_op, judged, on_real_route, op, outcome, records_of, value_of)
 from grader.engine.encode import encode, show, strict_equal
 from grader.checks.registry import Probe, Verdict
 
@@ -154,15 +158,21 @@ def make_table(rng: random.Random) -> tuple[dict, dict]:
     table = dict(pairs)
     unique_sku = next(sku for sku, name in pairs if name.startswith(mats[2]))
     prefix = rng.choice([sku[:-1] for sku in skus[:-2] if sku[:-1] not in target])      # part of a key only
+    # A sku's number without its prefix is no key, and no name holds it (the kit's name holds the target's only).
+    number = rng.choice(skus[:-2]).partition("-")[2]
     exact = f"{mats[1]} {items[3]}"
+    # str.strip removes any Unicode whitespace (LAB_SPEC step 11, unlike step 9's ASCII strip): a key, a unique
+    # match and an exact name between non-ASCII blanks ('\u00a0', '\u3000', ...), on every seed.
     queries = {
-        "key": [_variant(target, 0), _variant(unique_sku, 2), _variant(rng.choice(skus[:-2]), 1)],
-        "unique": [_variant(mats[2], 0), _variant(items[4], 1), _variant(f"{items[4]} {sizes[1]}", 2)],
-        "exact_wins": ["  " + exact + "\t", _variant(exact, 0, changed=True)],   # as written, then in another case
+        "key": [_variant(target, 0), _variant(unique_sku, 2), _variant(rng.choice(skus[:-2]), 1),
+                cases.unicode_padded(rng, _variant(rng.choice(skus[:-2]), 3).strip())],
+        "unique": [_variant(mats[2], 0), _variant(items[4], 1), _variant(f"{items[4]} {sizes[1]}", 2),
+                   cases.unicode_padded(rng, _variant(items[4], 3).strip())],
+        "exact_wins": ["  " + exact + "\t", _variant(exact, 0, changed=True), cases.unicode_padded(rng, exact)],
         "casefold": [" \t" + sharp[1], folded[1] + "\n "],   # padded on both sides, with spaces, tab and newline
         "ambiguous": [_variant(mats[0], 0), _variant(f"{mats[3]} {items[7]}", 1)],
         "not_found": [_variant(rng.choice(ABSENT), 0), _variant(f"{mats[2]} {items[5]}", 1), prefix,
-                      *BLANKS],   # every kind of blank, every seed
+                      number, f" {number} ", *BLANKS],   # a bare number, and every kind of blank, every seed
     }
     return table, queries
 
@@ -240,14 +250,15 @@ def _resolve_check(check_id: str, points: int, title: str, hint: str, rules: lis
 
 _resolve_check(
     "step11/resolve_key", 2, "A query equal to a key of PRODUCTS resolves to that key",
-    "Compare q = query.strip().casefold() with each key's casefold() first: a sku resolves to itself, even when "
-    "some product's name contains that sku text.",
+    "Compare q = query.strip().casefold() with each key's casefold() first (str.strip(): any Unicode whitespace "
+    "goes): a sku resolves to itself, even when some product's name contains that sku text.",
     ["11.key"], ("key",),
     "A sku (any case, with whitespace around it) must give {'kind': 'resolved', 'sku': <that key>}.")
 _resolve_check(
     "step11/resolve_unique", 2, "Exactly one name containing the query resolves to its sku",
-    "Strip the query, casefold it and each name, and keep every sku whose name contains it: exactly one such "
-    "sku is {'kind': 'resolved', 'sku': sku}.",
+    "Strip the query with str.strip() (any Unicode whitespace, '\\u00a0' and '\\u3000' too: not step 9's ASCII "
+    "strip), casefold it and each name, and keep every sku whose name contains it: exactly one such sku is "
+    "{'kind': 'resolved', 'sku': sku}.",
     ["11.unique"], ("unique",), "A query that exactly one name contains must resolve to that product's sku.")
 _resolve_check(
     "step11/exact_wins", 2, "Several names contain the query but exactly one equals it: that one resolves",
@@ -260,7 +271,8 @@ _resolve_check(
 _resolve_check(
     "step11/not_found", 2, "No matching name, or a blank query, gives {'kind': 'not_found', 'query': query}",
     "When no name contains q -- and always when q is blank, since '' is inside every name -- return "
-    "{'kind': 'not_found', 'query': query} with the query exactly as it was given; a part of a sku is no key.",
+    "{'kind': 'not_found', 'query': query} with the query exactly as it was given; a part of a sku (its number "
+    "without the prefix, '4411' for 'SKU-4411') is no key.",
     ["11.not_found"], ("not_found",),
     "This query matches no product: it must give {'kind': 'not_found', 'query': <the query as given>}.")
 
@@ -413,13 +425,65 @@ def named_probe(rng: random.Random, classes: tuple) -> Probe:
     calls = []
     for order in orders:
         unresolved = expected(table, order["product"])["kind"] != spec.RESOLVED
-        calls.append(call_op(NAMED, order, runs=NO_RUNS if unresolved else None))
+        # PRODUCTS is the probe's table again before each order: a resolve_sku that writes into it (its own
+        # check's business) must not change what the next order meets, or the seed's order of orders would
+        # decide the grade.
+        calls += [_set_products(table), call_op(NAMED, order, runs=NO_RUNS if unresolved else None)]
         calls[-1]["args_after"] = True
     doubles = [double_op("handle", results=results), double_op("call_tool"),
                double_op("resolve_sku", "spec_resolve")]
-    probe = call_probe([_set_products(table), *doubles, *calls], spies=TOOL_SPIES_ORIGINAL, reset=True)
+    # On the learner's route resolve_sku is watched too: a failure that comes from its answer names it.
+    probe = call_probe([*doubles, *calls], spies=TOOL_SPIES_ORIGINAL, reset=True,
+                       watch_on_real=["handle", "call_tool", "resolve_sku"])
     probe.params.update(table=encode(table), results=encode(results))
     return probe
+
+
+def _own_resolve(probe: Probe, obs: dict, query: Any) -> "dict | None":
+    """The watched call of the module's own ``resolve_sku`` for ``query`` on the learner's route (``returned`` or
+    ``raised``), else ``None`` (the spec's resolve_sku in that name, or no such call)."""
+    if not on_real_route(probe):
+        return None
+    seen = obs.get("double_seen") if isinstance(obs.get("double_seen"), dict) else {}
+    for entry in seen.get(RESOLVE) or []:
+        given = list(entry.get("args") or []) if isinstance(entry, dict) else []
+        keywords = entry.get("kwargs") if isinstance(entry, dict) and isinstance(entry.get("kwargs"), dict) else {}
+        if strict_equal(given or ([keywords["query"]] if "query" in keywords else []), [query]):
+            return entry
+    return None
+
+
+def _as_spec_says(entry: dict, want: dict) -> bool:
+    """The watched ``resolve_sku`` call answered what the spec says (kind, sku, candidates' skus in order).
+
+    >>> _as_spec_says({"returned": {"kind": "resolved", "sku": "A"}}, {"kind": "resolved", "sku": "A"})
+    True
+    >>> _as_spec_says({"raised": "KeyError"}, {"kind": "not_found", "query": "x"})
+    False
+    """
+    value = entry.get("returned")
+    if "raised" in entry or not isinstance(value, dict) or value.get("kind") != want["kind"]:
+        return False
+    if want["kind"] == spec.RESOLVED:
+        return value.get("sku") == want["sku"]
+    if want["kind"] == spec.AMBIGUOUS:
+        found = value.get("candidates")
+        return isinstance(found, list) and [c.get("sku") if isinstance(c, dict) else c for c in found] == want[
+            "candidates"]
+    return True
+
+
+def _resolve_fail(probe: Probe, obs: dict, order: dict, want: dict, label: str) -> "Fail | None":
+    """The failure to report when the module's own resolve_sku answered this order's query otherwise than the
+    spec: handle_named acted on that answer, so the mistake to fix is resolve_sku's."""
+    entry = _own_resolve(probe, obs, order.get("product"))
+    if entry is None or _as_spec_says(entry, want):
+        return None
+    got = f"raised {entry['raised']}" if "raised" in entry else show(entry.get("returned"))
+    return Fail("resolve_sku answers this query otherwise than the spec, and handle_named acted on its answer: "
+                "the mistake is in resolve_sku (its checks, step11/resolve_key ... step11/ambiguous, say which "
+                "rule), not in handle_named.", call=f"resolve_sku({order.get('product')!r})  # inside {label}",
+                expected=show(encode(want)), got=got)
 
 
 def _named_calls(probe: Probe, obs: dict, *, returned: bool = True) -> list:
@@ -427,11 +491,37 @@ def _named_calls(probe: Probe, obs: dict, *, returned: bool = True) -> list:
     out = []
     for operation, rec in judged(probe, records_of(probe, obs)):
         if operation.get("fn") == NAMED:
-            if returned:
-                value_of(rec, operation, "handle_named did not return: it must return a dict for every order.")
             order = operation["args"][0]
-            out.append((order, rec, expected(probe.params["table"], order["product"]), operation["label"]))
+            want = expected(probe.params["table"], order["product"])
+            if returned and "value" not in rec:
+                raise _resolve_fail(probe, obs, order, want, operation["label"]) or value_of(
+                    rec, operation, "handle_named did not return: it must return a dict for every order.")
+            out.append((order, rec, want, operation["label"]))
     return out
+
+
+def _first_resolve_fail(probe: Probe, obs: dict, calls: list) -> "Fail | None":
+    """The resolve_sku failure of the first of ``calls`` whose query it answered otherwise than the spec."""
+    return next((f for order, _rec, want, label in calls for f in [_resolve_fail(probe, obs, order, want, label)]
+                 if f is not None), None)
+
+
+def resolve_named(judge):
+    """``judge`` of handle_named, whose failure names resolve_sku when resolve_sku's answer was the wrong one."""
+    def judged_with_resolve(probes: list, observations: list) -> Verdict:
+        for probe, obs in zip(probes, observations):
+            try:
+                judge([probe], [obs])
+            except Fail as exc:
+                try:
+                    calls = _named_calls(probe, obs, returned=False)
+                    mentioned = [c for c in calls if c[3] in (exc.call or "")] or calls
+                    better = _first_resolve_fail(probe, obs, mentioned)
+                except Fail:
+                    better = None
+                raise (better or exc) from None
+        return Verdict.ok()
+    return judged_with_resolve
 
 
 def _unresolved_judge(probes: list, observations: list) -> Verdict:
@@ -492,7 +582,11 @@ def _resolved_judge(probes: list, observations: list) -> Verdict:
                 raise Fail("handle must get the order with 'sku' set to the resolved sku and without 'product'.",
                            call=label, expected=f"handle({show(sent)})",
                            got=f"handle({show(entry.get('args'))}, {show(entry.get('kwargs') or {})})")
-            want_value = {**probe.params["results"][i], "kind": spec.RESOLVED}
+            handled = entry.get("returned") if on_real_route(probe) else probe.params["results"][i]
+            if not isinstance(handled, dict):
+                raise Fail("handle() did not return a dict for this order, so handle_named has nothing to return.",
+                           call=label, expected="a dict from handle()", got=show(handled))
+            want_value = {**handled, "kind": spec.RESOLVED}
             if not strict_equal(rec["value"], want_value):
                 raise Fail("A resolved order returns what handle() returned, plus 'kind': 'resolved'.", call=label,
                            expected=show(want_value), got=show(rec["value"]))
@@ -512,14 +606,17 @@ def _order_judge(probes: list, observations: list) -> Verdict:
 add("step11/named_unresolved", 3, "handle_named asks back for an unresolved product: ok False, tool_runs 0, no tool",
     "Resolve first; when the kind is not 'resolved', return {'ok': False, 'kind': kind, 'candidates': "
     "<the candidates, or []>, 'answer': <a question>, 'tool_runs': 0} and call no tool and no handle.",
-    ["11.named_unresolved"], lambda rng: [named_probe(rng, UNRESOLVED_CLASSES)], _unresolved_judge)
+    ["11.named_unresolved"], lambda rng: [named_probe(rng, UNRESOLVED_CLASSES)],
+    resolve_named(_unresolved_judge))
 add("step11/named_answer", 2, "The answer of an unresolved order names the query and every candidate's label",
     "Write the answer as a question back: put the (stripped) query and each candidate's label in it.",
-    ["11.named_answer"], lambda rng: [named_probe(rng, UNRESOLVED_CLASSES)], _answer_judge)
+    ["11.named_answer"], lambda rng: [named_probe(rng, UNRESOLVED_CLASSES)],
+    resolve_named(_answer_judge))
 add("step11/named_resolved", 3, "A resolved order runs handle() with 'sku' set and no 'product', plus kind 'resolved'",
     "Copy the order without 'product', set 'sku' to the resolved sku, call handle(new_order) and return its "
     "dict with 'kind': 'resolved' added.",
-    ["11.named_resolved"], lambda rng: [named_probe(rng, RESOLVED_CLASSES)], _resolved_judge)
+    ["11.named_resolved"], lambda rng: [named_probe(rng, RESOLVED_CLASSES)],
+    resolve_named(_resolved_judge))
 add("step11/named_order_unchanged", 1, "handle_named never changes the caller's order",
     "Never pop or set keys on the order you were given: build a new dict for handle.",
     ["11.named_order"], lambda rng: [named_probe(rng, RESOLVED_CLASSES), named_probe(rng, UNRESOLVED_CLASSES)],

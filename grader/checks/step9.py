@@ -8,6 +8,9 @@ should return is worked out here, in the parent, by :func:`grader.spec.coerced_a
 over the contract the probe set. ``call_coerced`` is judged with the grader's
 ``call_tool`` (and ``validate_args``) doubles in place: step 9 is judged on its
 own logic, and the double's record shows which arguments reached the door.
+Its checks also call the module's own ``coerce`` on the same raw arguments:
+when what reached the door is what that ``coerce`` returns, the failure names
+``coerce``, whose rule is wrong, rather than ``call_coerced``.
 """
 from __future__ import annotations
 
@@ -118,6 +121,16 @@ def _strip_ops(rng: random.Random) -> list:
     raw = _base(rng)
     raw["sku"] = padded(rng, rng.choice(["sku-1001", "Sku-2040", "ABC"]), "both")  # strip, and nothing else
     ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw))
+    # ASCII whitespace only (LAB_SPEC step 9): blanks such as '\u00a0' and '\u3000', which str.strip() removes,
+    # stay -- alone at both ends, and inside ASCII padding (which goes), for sku and region, on every run.
+    for arg, note in (("sku", "no ASCII whitespace: unchanged"), ("region", "no ASCII whitespace: unchanged")):
+        raw = _base(rng)
+        raw[arg] = cases.unicode_padded(rng, raw[arg])
+        ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw, note=note))
+    for arg in ("sku", "region"):
+        raw = _base(rng)
+        raw[arg] = padded(rng, cases.unicode_padded(rng, raw[arg]), "both")
+        ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw, note="only the ASCII whitespace goes"))
     return ops
 
 
@@ -136,6 +149,35 @@ def _lower_ops(rng: random.Random) -> list:
     raw = _base(rng)
     raw["region"] = recased(rng, rng.choice(["mars", "arctic", "moon"]))   # its lower form is not allowed either
     ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw))
+    # str.lower, not str.casefold (LAB_SPEC step 9): 'ſouth'.lower() keeps the long s, so it is not allowed.
+    raw = _base(rng)
+    raw["region"] = cases.long_s(rng.choice([r for r in spec.REGIONS if "s" in r]))
+    ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw, note="lower() keeps the long s; casefold() does not"))
+    return ops
+
+
+# Allowed values outside ASCII, with values that str.lower turns into them: a capital that is not an ASCII
+# letter, and a sharp s (lower() makes 'straße' of 'STRAßE', casefold() makes 'strasse', which is not allowed).
+_ACCENTED = [("zürich", "ZÜRICH"), ("örebro", "Örebro"), ("ålesund", "ÅLESUND"), ("évora", "Évora"),
+             ("łódź", "ŁÓDŹ")]
+_SHARP_S = [("straße", "STRAßE"), ("gießen", "GIEßEN"), ("weißwasser", "Weißwasser")]
+
+
+def _lower_unicode_ops(rng: random.Random) -> list:
+    """A contract whose ``allowed`` holds non-ASCII values: lower() is Unicode-aware and is not casefold().
+
+    The seed picks the words, never the classes (a capital outside A-Z; a sharp s, which casefold() changes).
+    """
+    tool = rng.choice(spec.TOOL_NAMES)
+    (accented, accented_raw), (sharp, sharp_raw) = rng.choice(_ACCENTED), rng.choice(_SHARP_S)
+    rules = cases.spec_args_contract()
+    rules["region"]["allowed"] = spec.REGIONS + [accented, sharp]
+    label = f"TOOLS[{tool!r}]['args']['region'] = {show(rules['region'])}"
+    ops = [op("contract", path=[tool, "args", "region", "allowed"], value=list(rules["region"]["allowed"]))]
+    for value, note in ((accented_raw, "lower() lower-cases every capital, not only A-Z"),
+                        (padded(rng, sharp_raw, "both"), f"lower() keeps the ß: {sharp!r} is allowed")):
+        ops.append(coerce_op(tool, {**_base(rng), "region": value}, {k: dict(v) for k, v in rules.items()},
+                             f"{label}; {note}"))
     return ops
 
 
@@ -157,7 +199,9 @@ def _never_values(rng: random.Random) -> list:
             ("limit", f"1,{n}99"), ("limit", f"1_{n}00"), ("limit", f"{n} 2"), ("limit", f"{n} rows"),
             *[("limit", odd) for odd in _ODD_DIGITS], ("limit", str(n) + rng.choice(_ODD_DIGITS)),
             ("limit", ""), ("region", ""), ("sku", ""), ("limit", all_whitespace(rng)),
-            ("region", rng.randint(1, 9)), ("limit", n)]
+            ("region", rng.randint(1, 9)), ("limit", n),
+            # int_from_str reads the value after step 9's strip (ASCII whitespace): other blanks stay, so no int.
+            ("limit", cases.unicode_padded(rng, str(n))), ("limit", padded(rng, cases.unicode_padded(rng, str(n)), "both"))]
 
 
 def _never_ops(rng: random.Random) -> list:
@@ -365,17 +409,20 @@ add("step9/coercions_table", 1, "COERCIONS names the three allowed rules",
     ["9.table"], _table_probes, _table_judge)
 
 add("step9/strip", 2, "strip removes leading/trailing ASCII whitespace of str arguments",
-    "For an argument whose contract type is str, remove the whitespace at both ends of a str value "
-    "(not only at one end) and change nothing else in it.",
+    "For an argument whose contract type is str, remove the ASCII whitespace (' \\t\\n\\r\\x0b\\x0c') at both "
+    "ends of a str value (not only at one end) and change nothing else in it. str.strip() with no argument "
+    "also removes '\\u00a0' and '\\u3000': pass it the ASCII characters.",
     ["9.strip"], lambda rng: [on_spec_contract(_strip_ops(rng))],
-    args_judge("A str argument's value must lose its leading and trailing whitespace, nothing else."))
+    args_judge("A str argument's value must lose its leading and trailing ASCII whitespace, nothing else "
+               "(other blanks, such as '\\u00a0' or '\\u3000', stay)."))
 
 add("step9/lower", 2, "lower only for an argument with `allowed`, when only the lower-case form is allowed",
     "Lower-case a value only when the rule has 'allowed', the value (after strip) is not in it and its "
-    "lower-case form is. A sku has no 'allowed': leave its case alone.",
-    ["9.lower"], lambda rng: [on_spec_contract(_lower_ops(rng))],
+    "str.lower() form is. A sku has no 'allowed': leave its case alone. Use lower(), not casefold(): "
+    "'ſouth'.casefold() is 'south', 'STRAßE'.casefold() is 'strasse'.",
+    ["9.lower"], lambda rng: [on_spec_contract(_lower_ops(rng)), on_spec_contract(_lower_unicode_ops(rng))],
     args_judge("lower applies only to an argument with 'allowed', when the value is not allowed but its "
-               "lower-case form (after strip) is."))
+               "str.lower() form (after strip) is."))
 
 add("step9/int_from_str", 2, "int_from_str turns ASCII digits (after strip) into an int",
     "For an int argument, strip a str value; if what is left is one or more of the characters 0-9, "
@@ -433,7 +480,8 @@ def coerced_call_probe(tool: str, raw: dict, note: str) -> Probe:
     operation = coerce_op(tool, raw)
     operation.update(fn="call_coerced", label=operation["label"].replace("coerce(", "call_coerced(", 1) + f"  # {note}")
     doubles = [double_op("validate_args", contract="spec"), double_op("call_tool", contract="spec")]
-    return on_spec_contract(doubles + [operation], spies=TOOL_SPIES_TABLE)
+    # On the learner's own route call_tool is watched, not replaced: its calls come back the same way.
+    return on_spec_contract(doubles + [operation], spies=TOOL_SPIES_TABLE, watch_on_real=["call_tool"])
 
 
 def _valid_raw(rng: random.Random) -> dict:
@@ -461,32 +509,71 @@ def _call_coerced_probes(rng: random.Random) -> list:
 
     Each class on every run: whether a result refusal is among them is never the seed's draw.
     """
-    probes = []
+    calls = []
     for tool in spec.TOOL_NAMES:
         raw = _valid_raw(rng)
         while tool == "legacy_stock" and (raw["sku"], raw["region"].strip().lower()) == spec.BIG_PAIR:
             raw = _valid_raw(rng)   # legacy_stock ignores limit: this pair is result:too_big
-        probes.append(coerced_call_probe(tool, raw, "valid once coerced"))
+        calls.append((tool, raw, "valid once coerced"))
     raw = _valid_raw(rng)
     raw["sku"] = padded(rng, spec.BIG_PAIR[0], "left")
     raw["region"] = padded(rng, recased(rng, spec.BIG_PAIR[1]), "both")
-    probes.append(coerced_call_probe("legacy_stock", raw, "valid once coerced; the result is refused (too_big)"))
-    return probes
+    calls.append(("legacy_stock", raw, "valid once coerced; the result is refused (too_big)"))
+    return [coerced_call_probe(*call) for call in calls] + [own_coerce_probe([call[:2] for call in calls])]
 
 
 def _refused_probes(rng: random.Random) -> list:
-    return [coerced_call_probe(rng.choice(spec.TOOL_NAMES), raw, "still refused after coercion")
-            for raw in _invalid_raws(rng)]
+    calls = [(rng.choice(spec.TOOL_NAMES), raw) for raw in _invalid_raws(rng)]
+    return [coerced_call_probe(tool, raw, "still refused after coercion") for tool, raw in calls] + [
+        own_coerce_probe(calls)]
 
 
-def _judge_door(probe: Probe, obs: dict, refused: bool) -> None:
+def own_coerce_probe(calls: list) -> Probe:
+    """The module's own ``coerce`` of each ``call_coerced`` call ``(tool, raw)``, last in a check's probes.
+
+    For the judge only: when call_tool got the wrong arguments (or the ledger is wrong) and they are what
+    this ``coerce`` returns, the slip is coerce's, and the failure says so rather than blame call_coerced.
+
+    >>> [o.get("fn") for o in own_coerce_probe([("stock_lookup", {"limit": " 2"})]).params["operations"]][2:]
+    ['coerce']
+    """
+    return on_spec_contract([coerce_op(tool, raw) for tool, raw in calls])
+
+
+def _own_coerce_fail(own: Any, operation: dict, what: str) -> Fail:
+    """The failure of a call_coerced call whose wrong ``what`` is what the module's own coerce returned."""
+    coerce_label = operation["label"].split("  # ")[0].replace("call_coerced(", "coerce(", 1)
+    want = (operation["expect_args"] if what == "args" else
+            [{"arg": arg, "from": a, "to": b, "rule": "+".join(rules)} for arg, (a, b, rules)
+             in operation["expect_changes"].items()])
+    return Fail(f"coerce returns the wrong {'arguments' if what == 'args' else 'ledger'} for these raw arguments, and "
+                f"call_coerced passed {'them to call_tool' if what == 'args' else 'it on as coercions'}: the mistake "
+                "is in coerce (its own checks, step9/strip ... step9/ledger, say which rule), not in call_coerced.",
+                call=f"{coerce_label}  # inside call_coerced", expected=show(want), got=show(own))
+
+
+def _own_coerce(own_probe: "Probe | None", own_obs: Any, i: int) -> Any:
+    """What the module's own coerce returned (a ``(args, ledger)`` list) for the ``i``-th call, else ``None``."""
+    if own_probe is None or not isinstance(own_obs, dict):
+        return None
+    try:
+        operation, rec = [pair for pair in judged(own_probe, records_of(own_probe, own_obs))
+                          if pair[0].get("fn") == "coerce"][i]
+        return list(split_return(rec["value"], operation["label"])) if "value" in rec else None
+    except (Fail, IndexError):
+        return None
+
+
+def _judge_door(probe: Probe, obs: dict, refused: bool, own: Any = None) -> None:
     operation, rec = [pair for pair in judged(probe, records_of(probe, obs)) if pair[0].get("op") == "call"][0]
     label = operation["label"]
     value = value_of(rec, operation, "call_coerced should return call_tool's dict plus 'coercions'.")
     seen = obs.get("double_seen", {}).get("call_tool", [])
     want_args = [operation["args"][0], operation["expect_args"]]
     if len(seen) != 1 or not strict_equal(seen[0].get("args"), want_args):
-        raise Fail("call_coerced must call call_tool once, with the coerced arguments.", call=label,
+        if own is not None and len(seen) == 1 and strict_equal(seen[0].get("args"), [operation["args"][0], own[0]]):
+            raise _own_coerce_fail(own[0], operation, "args")
+        raise Fail("call_coerced must call call_tool once, with the arguments coerce returns.", call=label,
                    expected=f"call_tool{show(want_args)}", got=show([s.get("args") for s in seen]) if seen else
                    "no call_tool call")
     returned = seen[0].get("returned")
@@ -497,7 +584,12 @@ def _judge_door(probe: Probe, obs: dict, refused: bool) -> None:
     if not strict_equal(rest, returned):
         raise Fail("Apart from 'coercions', call_coerced must return what call_tool returned, unchanged.",
                    call=label, expected=show(returned), got=show(rest))
-    check_ledger(value["coercions"], operation["expect_changes"], label)
+    try:
+        check_ledger(value["coercions"], operation["expect_changes"], label)
+    except Fail:
+        if own is not None and strict_equal(value["coercions"], own[1]):
+            raise _own_coerce_fail(own[1], operation, "ledger") from None
+        raise
     if refused:
         runs = rec.get("spy_runs", {})
         if any(runs.get(tool) for tool in NO_RUNS) or not str(returned.get("error", "")).startswith("args:"):
@@ -510,10 +602,12 @@ def _judge_door(probe: Probe, obs: dict, refused: bool) -> None:
 
 
 def door_judge(refused: bool):
-    """A judge of ``call_coerced`` probes (one call each) against the call_tool double's record."""
+    """A judge of ``call_coerced`` probes (one call each) against the call_tool double's record; the last probe
+    holds the module's own coerce of the same raw arguments (:func:`own_coerce_probe`)."""
     def judge(probes: list, observations: list) -> Verdict:
-        for probe, obs in zip(probes, observations):
-            _judge_door(probe, obs, refused)
+        own_probe, own_obs = probes[-1], observations[-1]
+        for i, (probe, obs) in enumerate(zip(probes[:-1], observations[:-1])):
+            _judge_door(probe, obs, refused, _own_coerce(own_probe, own_obs, i))
         return Verdict.ok()
     return judge
 

@@ -130,4 +130,25 @@ MISTAKES: dict = {
          '    elif rule["type"] is int:\n        fixed = coerce(name, args)[0][arg]\n'
          '        fixed = fixed if type(fixed) is int else None\n'),
         ("if bare and all(char in _DIGIT_CHARS for char in bare):", "if bare.isdigit():"))),
+    # -- (part-two hints) a suggestion is a corrected copy: the caller's dict is the same after explain and retry.
+    "extra_pops_from_callers_args": ("step10/suggest_extra", d((_EXTRA, "        args.pop(arg)\n        return args\n"))),
+    "fix_written_into_callers_args": ("step10/suggest_allowed", d(
+        ("    return None if fixed is None else {**args, arg: fixed}",
+         "    if fixed is None:\n        return None\n    args[arg] = fixed\n    return args"))),
+    "retry_pops_extra_from_callers_args": ("step10/retry_fixed", d(
+        (_RETRY, 'if explanation["error"].startswith("extra:"):\n        args.pop(explanation["arg"])\n'
+                 '        return {**call_tool(name, args), "suggested": True, "explanation": explanation}\n    ' + _RETRY))),
+    # -- (part-two hints) a valid first call refused by its result has no explanation.
+    "valid_result_failure_explained": ("step10/retry_valid", d(
+        (_FIRST_OK_RETURN, '        return {**first, "suggested": False, "explanation": None if first["ok"] else explanation}'))),
+    # -- (part-two hints) one edit is one insertion, deletion or substitution: a swap of two letters is two.
+    "transposition_is_one_edit": ("step10/suggest_allowed", d(
+        ("    if len(a) == len(b):\n        return sum(x != y for x, y in zip(a, b)) == 1",
+         "    if len(a) == len(b):\n        diffs = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]\n"
+         "        swapped = (len(diffs) == 2 and diffs[1] == diffs[0] + 1 and a[diffs[0]] == b[diffs[1]]\n"
+         "                   and a[diffs[1]] == b[diffs[0]])\n        return len(diffs) == 1 or swapped"))),
+    # -- (part-two hints) step 9's strip and lower (ASCII whitespace, str.lower), not str.strip() or casefold.
+    "allowed_fix_strips_unicode": ("step10/suggest_allowed", d((_WANTED, "wanted = value.strip().lower()"))),
+    "allowed_fix_by_casefold": ("step10/suggest_allowed", d((_WANTED, "wanted = value.strip(_ASCII_SPACE).casefold()"))),
+    "int_fix_strips_unicode": ("step10/suggest_int", d(("    text = value.strip(_ASCII_SPACE)\n", "    text = value.strip()\n"))),
 }

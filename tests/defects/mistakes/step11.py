@@ -149,4 +149,14 @@ MISTAKES: dict = {
     "named_shallow_update": ("step11/named_order_unchanged", d(
         (_RESOLVED, '    order.update(sku=found["sku"])\n    resolved = {k: v for k, v in order.items() if k != "product"}\n'
                     '    return {**handle(resolved), "kind": "resolved"}'))),
+    # -- (part-two hints) a query matches a key or a name, never a bare number (the part of a sku after its prefix).
+    "bare_number_resolves": ("step11/not_found", d(
+        (_KEY_LOOP, _KEY_LOOP.replace("if sku.casefold() == q:", 'if q in (sku.casefold(), sku.casefold().partition("-")[2]):')))),
+    "bare_number_matches_key_end": ("step11/not_found", d(
+        (_KEY_LOOP, _KEY_LOOP.replace("if sku.casefold() == q:", "if sku.casefold() == q or (q[:1].isdigit() and sku.casefold().endswith(q)):")))),
+    # -- (part-two hints) a query is stripped with str.strip (any Unicode whitespace), not step 9's ASCII strip.
+    "resolve_strips_ascii_only": ("step11/resolve_unique", d(
+        (_START, '    q = query.strip(" \\t\\n\\r\\x0b\\x0c").casefold()\n    if not q:'))),
+    "key_compared_with_ascii_strip": ("step11/resolve_key", d(
+        (_KEY_LOOP, _KEY_LOOP.replace("sku.casefold() == q", 'sku.casefold() == query.strip(" \\t\\n\\r\\x0b\\x0c").casefold()')))),
 }

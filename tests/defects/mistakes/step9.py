@@ -14,6 +14,8 @@ _STRIP_NEW = '    new = bare if applied else value'
 _STRIP_IF = '    applied = ["strip"] if rule.get("type") is str and bare != value else []'
 _LOWER_IF = '    if allowed is not None and new not in allowed and new.lower() in allowed:'
 _ALLOWED = '    allowed = rule.get("allowed")'
+_LOWER_SET = '\n        new, applied = new.lower(), applied + ["lower"]'
+_BARE = '    bare = value.strip(_SPACE_CHARS)'
 _DIGITS_IF = '        if bare and all(char in _DIGIT_CHARS for char in bare):'
 _DIGITS_BLOCK = _DIGITS_IF + '\n            return int(bare), ["int_from_str"]\n'
 _INT_RETURN = '            return int(bare), ["int_from_str"]'
@@ -120,4 +122,16 @@ MISTAKES: dict = {
     "result_failure_without_ledger": ("step9/call_coerced", d((_DOOR, '    out = call_tool(name, args)\n'
                                                                        '    return {**out, "coercions": coercions if out["ok"] or '
                                                                        'out["error"].startswith("args:") else []}'))),
+    # -- (part-two hints) strip is ASCII whitespace only and lower is str.lower, on every seed: a str.strip() that
+    #    also eats '\u00a0'/'\u3000', or a casefold that turns 'ſ' into 's', is a different rule.
+    "strip_unicode_blanks": ("step9/strip", d((_BARE, '    bare = value.strip()'))),
+    "int_from_str_strips_unicode": ("step9/never_coerced", d(
+        (_BARE, '    bare = value.strip() if rule.get("type") is int else value.strip(_SPACE_CHARS)'))),
+    "lower_by_casefold": ("step9/lower", d((_LOWER_IF + _LOWER_SET, _LOWER_IF.replace("new.lower()", "new.casefold()")
+                                             + _LOWER_SET.replace("new.lower()", "new.casefold()")))),
+    "lower_ascii_letters_only": ("step9/lower", d((_LOWER_IF + _LOWER_SET, '    ascii_lower = new.translate(_ASCII_LOWER)\n'
+                                                    + _LOWER_IF.replace("new.lower()", "ascii_lower")
+                                                    + _LOWER_SET.replace("new.lower()", "ascii_lower")),
+                                                   (_SPACE, _SPACE + '\n_ASCII_LOWER = str.maketrans('
+                                                    '"ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")'))),
 }
