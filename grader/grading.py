@@ -440,12 +440,14 @@ def _attribute(report: Report, candidates: "list[_Planned]", engine: EngineClien
             doubled = _Planned(item.check, item.doubled or [], indices)
             verdict = _judge(doubled, outcome, _ReplayCommand("", 0, 0.0), [])
             if verdict.passed:
-                cleared[item.check.id] = sorted(doubled_steps(doubled.probes) - {step})
-    still_failed = {result.step for result in report.checks if not result.passed and result.id not in cleared}
+                cleared[item.check.id] = sorted(doubled_steps(doubled.probes))
+    # Charged where a check of a step the stand-ins stood in for failed (and stays failed): another step's,
+    # or another check of this one (a repair slip that a run of handle meets, which repair_limit counts).
+    failed_rows = [r for r in report.checks if not r.passed and r.id not in cleared]
     for i, result in enumerate(report.checks):
-        steps = [s for s in cleared.get(result.id, []) if s in still_failed]
-        if steps:
-            report.checks[i] = _result_of_id(result, messages.follows_from(steps, result.message))
+        charged = [r.id for r in failed_rows if r.step in cleared.get(result.id, ()) and r.id != result.id]
+        if charged:
+            report.checks[i] = _result_of_id(result, messages.follows_from(charged, result.message))
 
 
 def _result_of_id(failed: CheckResult, message: str) -> CheckResult:

@@ -247,12 +247,13 @@ its working folder are refused). The step loses its points.']
     return f"The step went over its {names} {budget}: {'; '.join(words)}. The step loses its points."
 
 
-def follows_from(steps: "list[int]", seen: str) -> str:
-    """A passed row's note: its failure on the learner's own route is charged to ``steps`` (``seen``: what failed).
+def follows_from(checks: "list[str]", seen: str) -> str:
+    """A passed row's note: its failure on the learner's own route is charged to ``checks`` (``seen``: what failed).
 
-    >>> print(follows_from([2, 3], "A successful call must end with ok True."))
-    Follows from step 2 and step 3: on your own route this failed (A successful call must end with ok True.), and it passes with the lab's version of step 2 and step 3 in place, so step 2 and step 3's own checks count it.
+    >>> print(follows_from(["step2/allowed_region", "step3/args_prefix"], "A successful call must end with ok True."))
+    Follows from step2/allowed_region and step3/args_prefix: on your own route this failed (A successful call must end with ok True.), and it passes with the lab's versions of the functions those checks judge in place, so they count it; fix them first.
     """
-    which = " and ".join(f"step {step}" for step in steps)
+    shown = checks[:3] + ([f"{len(checks) - 3} more"] if len(checks) > 3 else [])
+    which = ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
     return (f"Follows from {which}: on your own route this failed ({seen}), and it passes with the lab's "
-            f"version of {which} in place, so {which}'s own checks count it.")
+            "versions of the functions those checks judge in place, so they count it; fix them first.")

@@ -157,6 +157,9 @@ def real_route(probe: Probe) -> "Probe | None":
     >>> real = real_route(p)
     >>> [o["op"] for o in real.params["operations"]], real.params["spies"]["stock_lookup"]["echo"]
     (['call'], True)
+    >>> door = real_route(call_probe([double_op("call_tool"), call_op("run_naive", {})]))
+    >>> [(o["op"], o.get("name", o.get("fn"))) for o in door.params["operations"]]
+    [('watch', 'call_tool'), ('call', 'run_naive')]
     >>> real_route(call_probe([call_op("cache_key", "t", {})])) is None
     True
     >>> w = real_route(call_probe(own_route("handle") + [call_op("f")], watch_on_real=["handle"]))
@@ -168,12 +171,14 @@ def real_route(probe: Probe) -> "Probe | None":
         return None
     spies = {name: (dict(spy, echo=True) if spy.get("mode") == "return" else spy)
              for name, spy in (probe.params.get(REAL_SPIES_KEY) or probe.params.get("spies") or {}).items()}
-    watched = probe.params.get(WATCH_KEY) or []
+    # call_tool is always watched where it was doubled: the judges read the calls the door got (which
+    # tool, which arguments, what came back) from the module's own door as they did from the double's.
+    watched = list(probe.params.get(WATCH_KEY) or []) + [WATCHED_ALWAYS]
     real_ops = list(probe.params.get(REAL_EXTRA_KEY) or [])
     for operation in operations:
         if operation.get("op") != "double":
             real_ops.append(operation)
-        elif operation["name"] in watched:
+        elif operation["name"] in watched and {"op": "watch", "name": operation["name"]} not in real_ops:
             real_ops.append({"op": "watch", "name": operation["name"]})
     params = {key: value for key, value in probe.params.items()
               if key not in (WATCH_KEY, REAL_EXTRA_KEY, REAL_SPIES_KEY)}
@@ -183,6 +188,7 @@ def real_route(probe: Probe) -> "Probe | None":
 
 
 ROUTE_KEY, REAL = "route", "real"
+WATCHED_ALWAYS = "call_tool"
 # A probe's params may name doubled functions to watch instead on the real route (their calls then
 # come back under ``double_seen`` as a double's would, ``grader.engine.probes`` ``watch``), and
 # operations to run first on the real route only and the tools' spies there (a change of the module's

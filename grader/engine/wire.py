@@ -81,6 +81,7 @@ class CallsParams(TypedDict, total=False):
     operations: "list[Operation]"
     spies: "dict[str, SpySpec]"
     fresh: bool
+    reset: bool  # the step child ignores it; a step job's list shows which probes the grading shares
     clear_cache: bool
 
 
