@@ -54,7 +54,10 @@ STEPS: "dict[str, frozenset[int]]" = {name: frozenset(steps) for name, steps in 
 # the line belongs to both. ``fetch`` (step 6) counts each fetch in ``attempts``, which is what step 7's
 # limit reads ("repair ... while fewer than MAX_ATTEMPTS fetches were made"); step 6's run_naive does not
 # return ``attempts``, so a change of that line can only show in step 7.
-LINES: "dict[str, frozenset[int]]" = {"fetch:6": frozenset({6, 7})}
+# ``giveup`` quotes the last reason in ``errors``: a naive run holds one reason, so which one it quotes
+# shows only after a repair added another (step 7's runs; the grader builds no world where a naive run
+# holds two, issue 34).
+LINES: "dict[str, frozenset[int]]" = {"fetch:6": frozenset({6, 7}), "giveup:2": frozenset({6, 7})}
 
 
 def steps_of(name: str) -> "frozenset[int]":
