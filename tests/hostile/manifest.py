@@ -244,8 +244,10 @@ CASES: list[Case] = [
     Case("os_exit_import", "os._exit(0) at import", "solution", ALL_ZERO, at="import"),
     Case("sys_exit_in_function", "sys.exit(0) inside write_report", "solution",
          Expect(lost=(8,)), at="write_report"),
+    # Step 8 watches the module's own validate_result during write_report (issue 34): the watch's frame is
+    # the grader's, so the payload fires there too and step 8 may lose as well.
     Case("os_exit_in_function", "os._exit(0) when the grader calls validate_result", "solution",
-         Expect(lost=(4,)), at="validate_result", outside_only=True),
+         Expect(lost=(4,), any=(8,)), at="validate_result", outside_only=True),
     Case("keyboard_interrupt_in_function", "KeyboardInterrupt when the grader calls validate_args",
          "solution", Expect(lost=(2,)), at="validate_args", outside_only=True),
     Case("base_exception_in_function", "a BaseException subclass from build_naive", "solution",
@@ -303,8 +305,9 @@ CASES: list[Case] = [
          ALL_ZERO, at="import"),
     Case("memory_bomb_in_function", "fills memory when the grader calls build_graph", "solution",
          Expect(lost=(7,)), at="build_graph", outside_only=True),
+    # Steps 8 and 11 watch the module's own handle (issue 34): the payload fires under the watch's frame too.
     Case("recursion_bomb", "C-stack recursion (segfault) when the grader calls handle", "solution",
-         Expect(lost=(7,)), at="handle", outside_only=True),
+         Expect(lost=(7,), any=(8, 11)), at="handle", outside_only=True),
     Case("fork_bomb", "a bounded fork tree (<= 62 processes) of marked sleepers from write_report",
          "solution", ALL_FULL, at="write_report", include=("spawn",)),
     Case("setsid_escape_import", "a setsid() double-forked grandchild ignoring SIGTERM, at import",
