@@ -12,7 +12,7 @@ Example::
 
     >>> to_wire({"kind": "calls", "params": {"operations": [
     ...     {"op": "call", "fn": "explain", "args": [], "label": "explain()", "case": {"reason": "x"}}],
-    ...     "spies": {"stock_lookup": {"mode": "original", "note": "judge"}}, "reset": True}})
+    ...     "spies": {"stock_lookup": {"mode": "original", "note": "judge"}}, "expect_runs": 1}})
     {'kind': 'calls', 'params': {'operations': [{'op': 'call', 'fn': 'explain', 'args': []}], 'spies': {'stock_lookup': {'mode': 'original'}}}}
 """
 from __future__ import annotations
