@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from grader.spec import (ALLOWED, ARG_NAMES, EMPTY, EXTRA, FALLBACK_REGION, MAX_ROWS, MISSING, RANGE, REGIONS,
+from grader.spec import (ALLOWED, args_contract, ARG_NAMES, EMPTY, EXTRA, FALLBACK_REGION, MAX_ROWS, MISSING, RANGE, REGIONS,
                          SHAPE, SKUS, TOO_BIG, TOOL_NAMES, TYPE, UNKNOWN_SKU, UNKNOWN_TOOL, arg_reason,
                          stocked_pairs)
 
@@ -63,9 +63,7 @@ def spec_args_contract() -> dict:
     >>> spec_args_contract()["limit"] == {"type": int, "required": True, "min": 1, "max": MAX_ROWS}
     True
     """
-    return {"sku": {"type": str, "required": True},
-            "region": {"type": str, "required": True, "allowed": list(REGIONS)},
-            "limit": {"type": int, "required": True, "min": 1, "max": MAX_ROWS}}
+    return args_contract()  # written once, in grader.spec
 
 
 def shuffled(rng: random.Random, args: dict) -> dict:

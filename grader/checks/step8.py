@@ -315,21 +315,16 @@ def _door_calls(probe: Probe, obs: dict) -> list[dict]:
 
 
 def _spec_wrong(key: Any) -> bool:
-    """The recorded ``[name, args]`` is a call the spec's contract refuses (LAB_SPEC steps 1-2).
+    """The recorded ``[name, args]`` is a call the spec's contract refuses (:func:`grader.spec.args_reason_of`).
 
     >>> _spec_wrong(["stock_lookup", {"sku": "S", "region": "north", "limit": 2}])
     False
     >>> [_spec_wrong(["stock_lookup", {"sku": "S", "region": r, "limit": n}]) for r, n in (("mars", 2), ("north", True))]
     [True, True]
-    >>> _spec_wrong(["lookup", {}]), _spec_wrong(["stock_lookup", {"sku": "S", "region": "north"}])
-    (True, True)
+    >>> _spec_wrong(["lookup", {}]), _spec_wrong(["stock_lookup", {"sku": "S", "region": "north"}]), _spec_wrong("x")
+    (True, True, True)
     """
-    name, args = key if isinstance(key, list) and len(key) == 2 else (None, None)
-    if name not in spec.TOOL_NAMES or not _names_all_args(key):
-        return True
-    limit = args["limit"]
-    return (type(args["sku"]) is not str or type(args["region"]) is not str or args["region"] not in spec.REGIONS
-            or type(limit) is not int or not 1 <= limit <= spec.MAX_ROWS)
+    return not (isinstance(key, list) and len(key) == 2) or spec.args_reason_of(key[0], key[1]) != ""
 
 
 def _names_all_args(key: Any) -> bool:
