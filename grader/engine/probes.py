@@ -463,19 +463,29 @@ class _Session:
         if type(fn) is not _FunctionType or id(fn) in self._instrumented or fn.__closure__:
             return  # a nested function's code cannot be swapped (its closure must match): its entry counter counts
         self._instrumented.add(id(fn))
-        code, defaults, kwdefaults = fn.__code__, fn.__defaults__, fn.__kwdefaults__
-        self._swapped[id(fn)] = code
-        body = _FunctionType(code, fn.__globals__, fn.__name__, defaults, None)
-        body.__kwdefaults__ = kwdefaults
+        self._swapped[id(fn)] = fn.__code__
         tally = self.tally
 
-        def run(args: tuple, kwargs: dict) -> Any:
-            if act is not None:
-                tally.note_call(name, args, kwargs)
-                return tally.run(name, lambda: act(args, kwargs))
-            return tally.run(name, lambda: body(*args, **kwargs))
+        def make_run(body: Callable) -> Callable[[tuple, dict], Any]:
+            def run(args: tuple, kwargs: dict) -> Any:
+                if act is not None:
+                    tally.note_call(name, args, kwargs)
+                    return tally.run(name, lambda: act(args, kwargs))
+                return tally.run(name, lambda: body(*args, **kwargs))
+            return run
 
-        fn.__code__, fn.__defaults__, fn.__kwdefaults__ = _TRAMPOLINE, None, {"_agtool_run": run}
+        self._reroute(fn, _TRAMPOLINE, make_run)
+
+    def _reroute(self, fn: Any, trampoline: Any, make_run: Callable[[Callable], Callable[[tuple, dict], Any]]) -> None:
+        """Make every call of the function object ``fn`` go to ``make_run(body)`` (undone in restore).
+
+        ``body`` is ``fn`` as it was (its code, defaults and closure, in a new function object);
+        ``trampoline`` is a code with ``fn``'s free variables that hands the call to the run.
+        """
+        code, defaults, kwdefaults = fn.__code__, fn.__defaults__, fn.__kwdefaults__
+        body = _FunctionType(code, fn.__globals__, fn.__name__, defaults, fn.__closure__)
+        body.__kwdefaults__ = kwdefaults
+        fn.__code__, fn.__defaults__, fn.__kwdefaults__ = trampoline, None, {"_agtool_run": make_run(body)}
 
         def undo() -> None:
             fn.__code__, fn.__defaults__, fn.__kwdefaults__ = code, defaults, kwdefaults
@@ -594,18 +604,18 @@ class _Session:
                 target, bound = target.__func__, (target.__self__,) + bound
             else:
                 break
-        if type(target) is not _FunctionType or id(target) in self._instrumented:
+        trampoline = trampoline_for(target.__code__.co_freevars) if type(target) is _FunctionType else None
+        if trampoline is None or id(target) in self._instrumented:
             return {"unwatched": name}
         self._instrumented.add(id(target))
         seen = self.double_seen.setdefault(name, [])
         tally = self.tally
-        code, defaults, kwdefaults = target.__code__, target.__defaults__, target.__kwdefaults__
-        body = _FunctionType(code, target.__globals__, target.__name__, defaults, target.__closure__)
-        body.__kwdefaults__ = kwdefaults
-
         session = self
 
-        def run(args: tuple, kwargs: dict) -> Any:
+        def make_run(body: Callable) -> Callable[[tuple, dict], Any]:
+            return lambda args, kwargs: run(body, args, kwargs)
+
+        def run(body: Callable, args: tuple, kwargs: dict) -> Any:
             if session._watch_depth:  # inside another watched call: that call is what was made
                 return body(*args, **kwargs)
             lead = len(bound) if len(args) >= len(bound) and all(a is b for a, b in zip(args, bound)) else 0
@@ -628,15 +638,7 @@ class _Session:
                 entry["runs"] = sum(tally.runs.values()) - before
             return value
 
-        trampoline = trampoline_for(code.co_freevars)
-        if trampoline is None:
-            return {"unwatched": name}
-        target.__code__, target.__defaults__, target.__kwdefaults__ = trampoline, None, {"_agtool_run": run}
-
-        def undo() -> None:
-            target.__code__, target.__defaults__, target.__kwdefaults__ = code, defaults, kwdefaults
-
-        self.undo.append(undo)
+        self._reroute(target, trampoline, make_run)
         return {}
 
     def op_contract(self, operation: dict) -> dict:
