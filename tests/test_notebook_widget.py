@@ -366,8 +366,12 @@ def test_the_copy_button_carries_hostile_paths_as_inert_text():
 
 def test_make_lab_serves_the_checkout_so_the_learner_can_open_agtool_tools_py():
     # Before: the server's root was labs/, and the contents API answered 404 for ../agtool/tools.py.
-    done = subprocess.run(["make", "-n", "-o", ".venv/.installed", "lab", "LAB_ARGS=--no-browser --port=9999"],
-                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    # Under CI this test runs inside `make test`: a make called from a make prints "Entering directory"
+    # lines unless told not to, and inherits the parent's MAKEFLAGS; both are kept out.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    done = subprocess.run(["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "lab",
+                           "LAB_ARGS=--no-browser --port=9999"],
+                          cwd=REPO, capture_output=True, text=True, timeout=60, env=env)
     line = " ".join(x.strip().rstrip("\\") for x in done.stdout.splitlines() if x.strip())
     assert f'--ServerApp.root_dir="{REPO}"' in line and "--LabApp.default_url=/lab/tree/labs" in line, line
     assert line.endswith("--no-browser --port=9999"), line
