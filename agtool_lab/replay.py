@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from grader.escape import html_text, terminal_text
+from grader.messages import replay_for
 
 
 def _esc(value: object) -> str:
@@ -23,11 +24,9 @@ def _esc(value: object) -> str:
     return html_text(terminal_text(value))
 
 
-REPLAY_PROGRAM = "agtool-grade"  # the first word of every replay command the grader writes
-
-
 def replay_line(command: str, runner: "str | None" = None) -> str:
-    """A replay command as it runs here: ``runner`` (shell words) in place of ``agtool-grade``, if given.
+    """A replay command as it runs here: ``runner`` (shell words) in place of ``agtool-grade``, if given
+    (:func:`grader.messages.replay_for`, reader ``lab``).
 
     The widget passes the kernel's own interpreter (``'/path/python' -m grader``):
     a JupyterLab terminal may not have the lab's environment on its ``PATH``.
@@ -37,9 +36,7 @@ def replay_line(command: str, runner: "str | None" = None) -> str:
     >>> replay_line("agtool-grade check t.py --seed 3")
     'agtool-grade check t.py --seed 3'
     """
-    if runner and command.startswith(REPLAY_PROGRAM + " "):
-        return runner + command[len(REPLAY_PROGRAM):]
-    return command
+    return replay_for(command, "lab", runner=runner)
 
 
 # The replay command wraps only between its words (never inside ``--only``) or after a path's "/", and

@@ -18,8 +18,7 @@ import datetime as dt
 
 from agtool_lab.replay import replay_html, replay_line
 from grader.escape import html_text, terminal_text
-from grader.messages import IMPORT_FAILED
-from grader.render import failure_details  # shared with the service's learner page
+from grader.render import crash_notes, one_reason, one_reason_text, shown_details  # shared with the service's pages
 from grader.report import CheckResult, Report
 
 # The notebook of each step, so a passing step can name the next one.
@@ -71,47 +70,11 @@ def next_step_line(step: int, report: Report) -> str:
     return f"Step {step} passes. Next: {NOTEBOOKS[step + 1]}"
 
 
-def _details(c: CheckResult, runner: "str | None") -> list[tuple[str, str]]:
-    # The replay line as it runs where the panel is shown (agtool_lab.replay); every other detail as written.
+def _details(c: CheckResult, runner: "str | None", notes: "dict[str, str] | None" = None) -> list[tuple[str, str]]:
+    # The replay line as it runs where the panel is shown (agtool_lab.replay); every other detail as written;
+    # a row that repeats an earlier row's crash is its note only (grader.render.crash_notes).
     return [(label, replay_line(value, runner) if label == "replay" else value)
-            for label, value in failure_details(c)]
-
-
-def one_reason(report: Report) -> bool:
-    """Whether every check failed for the report's one failure (a module that does not import): one row says so.
-
-    >>> why = "Your module could not be imported: SyntaxError at tools.py line 3: bad"
-    >>> one_reason(Report(seed=1, path="t.py", error=why, checks=[CheckResult("step1/a", 1, False, 0, 1, "A",
-    ...                                                                       message=why)]))
-    True
-    """
-    return bool(report.error and report.checks) and all(
-        not c.passed and c.message == report.error for c in report.checks)
-
-
-def _steps_words(steps: "list[int]") -> str:
-    if len(steps) == 1:
-        return f"step {steps[0]}"
-    if steps == list(range(steps[0], steps[-1] + 1)):
-        return f"steps {steps[0]}-{steps[-1]}"
-    return "steps " + ", ".join(map(str, steps))
-
-
-def one_reason_text(report: Report) -> str:
-    """The one row that stands for every check when :func:`one_reason` holds: what it needs, no hint.
-
-    >>> why = "Your module could not be imported: NameError: name 'x' is not defined"
-    >>> r = Report(seed=1, path="t.py", error=why, checks=[CheckResult(f"step2/c{i}", 2, False, 0, 1, "c", message=why)
-    ...                                                    for i in range(14)])
-    >>> one_reason_text(r)
-    'All 14 checks of step 2 need your module to import: fix the error above, then run Check again.'
-    """
-    count = len(report.checks)
-    checks = f"All {count} checks" if count > 1 else "The check"
-    where = f"{checks} of {_steps_words(sorted({c.step for c in report.checks}))}"
-    if report.error.startswith(IMPORT_FAILED):
-        return f"{where} need{'s' if count == 1 else ''} your module to import: fix the error above, then run Check again."
-    return f"{where} failed for the reason above."
+            for label, value in shown_details(c, notes or {})]
 
 
 def check_panel_text(report: Report, step: int, *, runner: "str | None" = None) -> str:
@@ -135,10 +98,11 @@ def check_panel_text(report: Report, step: int, *, runner: "str | None" = None) 
         lines.append(f"  [ERROR] {_no_checks(step)}")
     if one_reason(report):
         lines.append(f"  [FAILED] {one_reason_text(report)}")
+    notes = crash_notes(report.checks)
     for c in [] if one_reason(report) else report.checks:
         lines.append(f"  [{'passed' if c.passed else 'FAILED'}] {terminal_text(c.title, multiline=False)}")
         if not c.passed:
-            lines.extend(f"      {label + ':':<10}{terminal_text(value)}" for label, value in _details(c, runner))
+            lines.extend(f"      {label + ':':<10}{terminal_text(value)}" for label, value in _details(c, runner, notes))
         elif c.message:
             lines.append(f"      {'note:':<10}{terminal_text(c.message)}")
     printed = report.output.get(str(step), "")
@@ -191,7 +155,7 @@ def _one_reason_row(report: Report) -> str:
 
 
 def _check_row(c: CheckResult, *, open_details: bool = True, runner: "str | None" = None,
-               copy: bool = False) -> str:
+               copy: bool = False, notes: "dict[str, str] | None" = None) -> str:
     colour = _GREEN if c.passed else _RED
     mark = f'<td style="{_CELL};color:{colour};font-weight:bold">{PASS_MARK if c.passed else FAIL_MARK}</td>'
     word = f'<td style="{_CELL};color:{colour}">{"passed" if c.passed else "failed"}</td>'
@@ -202,7 +166,7 @@ def _check_row(c: CheckResult, *, open_details: bool = True, runner: "str | None
     elif c.passed:
         details = "<td></td>"
     else:
-        items = "".join(_detail_row(label, value, copy) for label, value in _details(c, runner))
+        items = "".join(_detail_row(label, value, copy) for label, value in _details(c, runner, notes))
         # Only the first failure is unfolded: one thing to fix at a time, the rest a click away.
         summary = "<summary>details</summary>"
         details = (f'<td style="{_CELL}"><details{" open" if open_details else ""}>{summary}'
@@ -244,7 +208,8 @@ def render_html(report: Report, step: int, *, heading: "str | None" = None, runn
         if one_reason(report):
             parts.append(_one_reason_row(report))
         else:
-            parts.extend(_check_row(c, open_details=c.id == first_failure, runner=runner, copy=copy)
+            notes = crash_notes(report.checks)
+            parts.extend(_check_row(c, open_details=c.id == first_failure, runner=runner, copy=copy, notes=notes)
                          for c in report.checks)
         parts.append("</tbody></table>")
     printed = report.output.get(str(step), "")

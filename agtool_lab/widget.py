@@ -30,8 +30,9 @@ import ipywidgets as widgets
 from agtool_lab import submit as service
 from agtool_lab.load import ENV_VAR, learner_path
 from agtool_lab.submit_panel import SubmitControls
-from agtool_lab.view import check_panel_text, failure_details, render_html, summary_line
+from agtool_lab.view import check_panel_text, render_html, summary_line
 from grader.escape import shell_join
+from grader.render import failure_details
 from grader.report import Report, new_seed
 from grader.settings import Settings, current
 

@@ -17,7 +17,7 @@ Example::
 from __future__ import annotations
 
 import math
-
+import shlex
 import signal
 
 from grader.escape import shell_join
@@ -80,8 +80,64 @@ def replay_command(name: str, check_id: str, seed: int, timeout: float, *, defau
     """
     parts = ["agtool-grade", "check", str(name), "--only", check_id, "--seed", str(seed)]
     if timeout != default_timeout:
-        parts += ["--timeout", f"{math.ceil(round(timeout * 10, 6)) / 10:g}"]
+        parts += ["--timeout", _tenths(timeout)]
     return shell_join(parts, paths=[REPLAY_PATH_WORD])
+
+
+def _tenths(seconds: float) -> str:
+    # Rounded up to a tenth: never less time than the grading had.
+    return f"{math.ceil(round(seconds * 10, 6)) / 10:g}"
+
+
+REPLAY_PROGRAM = "agtool-grade"  # the first word of every replay command the grader writes
+LAB_MODULE = "agtool/tools.py"   # the learner's module, from the lab's (and the hub home's) top folder
+# Who reads a replay line, and where they run it:
+#   terminal    the grader's own user (``agtool-grade check`` in a shell): the path as graded
+#   lab         the Check panel in the learner's kernel: the path as graded, run by the kernel's Python
+#               (``runner``), whatever the lab terminal's PATH
+#   service     the hub's learner page: the learner's lab path, never the service's stored copy
+#   feedback    feedback files of a batch (and the LMS comment): the learner's lab path, never the instructor's folder
+#   gradescope  Gradescope's results.json: the learner's lab path, never the autograder's or instructor's folder
+READERS = ("terminal", "lab", "service", "feedback", "gradescope")
+
+
+def replay_for(command: str, reader: str, *, runner: "str | None" = None, module: str = LAB_MODULE) -> str:
+    """The replay line a reader runs where they read it, from the one the grader wrote (:func:`replay_command`).
+
+    Every reader gets the timeout rounded up to a tenth of a second (a report stored
+    before the rounding says 5.45455). ``runner`` (shell words) replaces
+    ``agtool-grade`` for the ``lab`` reader; ``module`` is the learner's path for the
+    readers who do not share the grader's folders (service, feedback, gradescope).
+    A line the grader did not write is shown as it is.
+
+    >>> line = "agtool-grade check /srv/agtool/bob/attempt-3/tools.py --only step1/names --seed 7 --timeout 5.45455"
+    >>> replay_for(line, "service")
+    'agtool-grade check agtool/tools.py --only step1/names --seed 7 --timeout 5.5'
+    >>> replay_for(line, "lab", runner="'/opt/my env/bin/python' -m grader")
+    "'/opt/my env/bin/python' -m grader check /srv/agtool/bob/attempt-3/tools.py --only step1/names --seed 7 --timeout 5.5"
+    >>> replay_for("agtool-grade check 'a b/tools.py' --seed 7", "terminal")
+    "agtool-grade check 'a b/tools.py' --seed 7"
+    """
+    if reader not in READERS:
+        raise ValueError(f"unknown reader {reader!r}: one of {', '.join(READERS)}")
+    try:
+        words = shlex.split(command)
+    except ValueError:  # not a command the grader wrote: shown as it is
+        return command
+    if len(words) <= REPLAY_PATH_WORD or words[:2] != [REPLAY_PROGRAM, "check"]:
+        return command
+    if reader in ("service", "feedback", "gradescope"):
+        words[REPLAY_PATH_WORD] = module
+    if "--timeout" in words[:-1]:
+        at = words.index("--timeout") + 1
+        try:
+            words[at] = _tenths(float(words[at]))
+        except ValueError:
+            pass
+    line = shell_join(words, paths=[REPLAY_PATH_WORD])
+    if reader == "lab" and runner:
+        line = runner + line[len(REPLAY_PROGRAM):]
+    return line
 
 
 # ------------------------------------------------------------------ a step's process
@@ -257,3 +313,15 @@ def follows_from(checks: "list[str]", seen: str) -> str:
     which = ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
     return (f"Follows from {which}: on your own route this failed ({seen}), and it passes with the lab's "
             "versions of the functions those checks judge in place, so they count it; fix them first.")
+
+
+def same_crash(first: str) -> str:
+    """A failed row's whole feedback when it failed on the same crash as an earlier row of its step (``first``).
+
+    The row keeps its own points (0 here, as before); only the repeated call, hint and replay line are left out.
+
+    >>> same_crash("step10/reason")
+    'Follows from the crash shown under step10/reason: the same call raised the same error here. Fix that crash first.'
+    """
+    return (f"Follows from the crash shown under {first}: the same call raised the same error here. "
+            "Fix that crash first.")

@@ -95,7 +95,34 @@ def test_markdown_never_passes_learner_text_through_as_html():
 def test_import_error_is_printed_once_not_per_check():
     for rendered in (render_text(import_error_report()), render_markdown(import_error_report())):
         assert rendered.count("could not be imported") == 1
-        assert rendered.count("FAIL") >= 2
+    # The terminal lists one row and one replay line, as the Check panel does (issue 36.4), not one per check.
+    text = render_text(import_error_report())
+    assert text.count("FAIL") == 1 and text.count("reproduce:") == 1 and "--only" not in text
+    assert "All 2 checks of steps 1-2 need your module to import" in text
+
+
+def crash_report() -> Report:
+    """Step 10's one crash (``int('²')`` inside explain) seen by five checks, and a different failure."""
+    got = "raised ValueError: invalid literal for int() with base 10: '²' (line 596, in _int_fix)"
+    call = "explain('stock_lookup', {'sku': 'SKU-1001', 'region': 'south', 'limit': '²'})"
+    checks = [CheckResult(f"step10/{name}", 10, False, 0, 2, name, call=call, expected="a dict", got=got,
+                          hint=f"hint about {name}", reproduce=f"agtool-grade check t.py --only step10/{name} --seed 1")
+              for name in ("reason", "message", "suggest_allowed", "suggest_extra", "no_invented_fix")]
+    checks.insert(2, CheckResult("step10/suggest_int", 10, False, 0, 2, "suggest_int", call="explain(3)",
+                                 expected="None", got="3", hint="int hint",
+                                 reproduce="agtool-grade check t.py --only step10/suggest_int --seed 1"))
+    return Report(seed=1, path="t.py", checks=checks)
+
+
+def test_one_crash_is_one_row_with_its_line_and_the_others_follow_from_it():
+    report = crash_report()
+    for rendered in (render_text(report), render_markdown(report)):
+        assert rendered.count("line 596, in _int_fix") == 1  # the crash and its line, once
+        assert rendered.count("Follows from the crash shown under step10/reason") == 4
+        assert "hint about message" not in rendered and "hint about reason" in rendered
+        assert "int hint" in rendered  # a different failure keeps its own details
+        assert rendered.count("--only step10/") == 2
+    assert report.score == 0 and report.max_score == 12  # the points are the report's, unchanged
 
 
 def test_text_lines_start_with_a_clear_mark():

@@ -282,11 +282,23 @@ def records_of(probe: Probe, obs: Any) -> list:
     if "setup_error" in obs:
         raise Fail(f"The grader could not set up this probe: {obs['setup_error']}.", call=probe.label)
     if "raised" in obs:
-        raise Fail(f"Your code raised {obs['raised']}: {obs.get('message', '')}", call=probe.label)
+        raise Fail(f"Your code raised {obs['raised']}: {obs.get('message', '')}{crash_where(obs)}", call=probe.label)
     records = obs.get("records")
     if not isinstance(records, list) or len(records) != len(probe.params.get("operations", [])):
         raise Fail("The probe did not run to the end.", call=probe.label)
     return records
+
+
+def crash_where(record: dict) -> str:
+    """Where in the learner's file a call raised, when the step child saw it: `` (line 12, in f)`` or ``""``.
+
+    >>> crash_where({"raised": "ValueError", "line": 12, "function": "_int_fix"}), crash_where({})
+    (' (line 12, in _int_fix)', '')
+    """
+    line, function = record.get("line"), record.get("function")
+    if not isinstance(line, int) or isinstance(line, bool):
+        return ""
+    return f" (line {line}, in {function})" if isinstance(function, str) and function else f" (line {line})"
 
 
 def outcome(record: dict) -> str:
@@ -297,7 +309,7 @@ def outcome(record: dict) -> str:
         return f"let {record['passed_through']} through"
     if "raised" in record:
         msg = record.get("message") or ""
-        return f"raised {record['raised']}" + (f": {msg}" if msg else "")
+        return f"raised {record['raised']}" + (f": {msg}" if msg else "") + crash_where(record)
     if "value" in record:
         return show(record["value"])
     return "nothing was recorded"

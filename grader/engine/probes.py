@@ -58,6 +58,7 @@ import functools
 import itertools
 import os
 import sys
+import types
 from typing import Any, Callable
 
 from grader import spec as lab_spec
@@ -90,8 +91,38 @@ def _message(exc: BaseException) -> str:
     return text[:MAX_MESSAGE] if isinstance(text, str) else "<non-str message>"
 
 
-def _raised(exc: BaseException) -> dict:
-    return {"raised": type(exc).__name__, "message": _message(exc)}
+def _raised(exc: BaseException, module: Any = None) -> dict:
+    record = {"raised": type(exc).__name__, "message": _message(exc)}
+    record.update(_crash_line(exc, module))
+    return record
+
+
+def _crash_line(exc: BaseException, module: Any) -> dict:
+    r"""``{"line": N, "function": name}`` of the deepest frame of ``exc`` in the learner's file, or ``{}``.
+
+    The learner reads where their code crashed (a row names its line, issue 36.4). Only
+    real traceback and code objects are read, so nothing of the learner's runs here.
+
+    >>> try:
+    ...     exec(compile("def f():\n    return int('x')\nf()", "/s/tools.py", "exec"), {})
+    ... except ValueError as exc:
+    ...     _crash_line(exc, type("M", (), {"__file__": "/s/tools.py"}))
+    {'line': 2, 'function': 'f'}
+    """
+    path = getattr(module, "__file__", None) if module is not None else None
+    found: dict = {}
+    if not isinstance(path, str):
+        return found
+    try:
+        tb = BaseException.__dict__["__traceback__"].__get__(exc)  # not a subclass's property
+        while isinstance(tb, types.TracebackType):
+            code = tb.tb_frame.f_code
+            if code.co_filename == path:
+                found = {"line": int(tb.tb_lineno), "function": str(code.co_name)[:100]}
+            tb = tb.tb_next
+    except Exception:  # noqa: BLE001 - where it crashed is a help, never a reason to fail the probe
+        return {}
+    return found
 
 
 class SetupError(Exception):
@@ -113,7 +144,7 @@ def run_probe(module: Any, probe: dict, ctx: Any) -> dict:
     except SetupError as exc:
         return {"setup_error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - learner code failing is an observation
-        return _raised(exc)
+        return _raised(exc, module)
 
 
 # ---------------------------------------------------------------------------
@@ -519,7 +550,7 @@ class _Session:
         except SetupError:
             raise
         except Exception as exc:  # noqa: BLE001 - learner code
-            record = _raised(exc)
+            record = _raised(exc, self.module)
         except BaseException as exc:
             # A spy's own interrupt that came back out is an observation (call_tool let
             # it through, as it must); any other interrupt or exit escapes as before.
@@ -541,7 +572,7 @@ class _Session:
         try:
             out = {"value": encode(fn(*args, **kwargs))}
         except Exception as exc:  # noqa: BLE001 - learner code
-            out = _raised(exc)
+            out = _raised(exc, self.module)
         out["args_after"] = encode(args)
         return out
 

@@ -17,19 +17,17 @@ Example::
 """
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from grader.escape import md_code, md_fence, md_prose, shell_join
-from grader.messages import REPLAY_PATH_WORD
+from grader.messages import LAB_MODULE, replay_for
 from grader.outputs.record import LearnerRecord
-from grader.render import failure_details
+from grader.render import crash_notes, shown_details
 from grader.report import Report
 
 # The module as the learner's lab holds it: replay commands run from the folder
 # that holds agtool/ (the home folder on the hub, the repository in a checkout).
-LAB_MODULE = "agtool/tools.py"
 RUN_FROM = "Run a replay command in a terminal from the folder that holds agtool/ (your home folder on the hub)."
 KEYED_NOTE = ("Your grade comes from cases drawn from a seed that is not shown, so no answer can be fitted to "
               "them. The checks below ran on other cases of the same kinds; each replay command replays exactly "
@@ -138,19 +136,13 @@ def grade_statement(record: "LearnerRecord | dict", counting: Report) -> "tuple[
 
 
 def lab_replay(reproduce: str, module: str = LAB_MODULE) -> str:
-    """A check's replay command with the learner's lab path in place of the path it was graded under.
+    """A check's replay command with the learner's lab path in place of the path it was graded under
+    (:func:`grader.messages.replay_for`, reader ``feedback``).
 
     >>> print(lab_replay("agtool-grade check '/srv/class/ana b/tools.py' --only step1/names --seed 7"))
     agtool-grade check agtool/tools.py --only step1/names --seed 7
     """
-    try:
-        words = shlex.split(reproduce)
-    except ValueError:  # not a command the grader wrote: shown as it is
-        return reproduce
-    if len(words) <= REPLAY_PATH_WORD or words[:2] != ["agtool-grade", "check"]:
-        return reproduce
-    words[REPLAY_PATH_WORD] = module
-    return shell_join(words, paths=[REPLAY_PATH_WORD])
+    return replay_for(reproduce, "feedback", module=module)
 
 
 def build_feedback(record: "LearnerRecord | dict", shown: Report, counting: Report) -> Feedback:
@@ -171,6 +163,7 @@ def build_feedback(record: "LearnerRecord | dict", shown: Report, counting: Repo
                   grade=grade, why=why, keyed=keyed, checks=f"{passed}/{len(shown.checks)} passed{points}",
                   isolation=shown.isolation, error=shown.error,
                   replay=shell_join(["agtool-grade", "check", LAB_MODULE, "--seed", str(shown.seed)]))
+    notes = crash_notes(shown.checks)  # one crash is shown once
     for step, total in shown.steps.items():
         in_step = [c for c in shown.checks if c.step == step]
         fb.steps.append((step, total["score"], total["max_score"], sum(c.passed for c in in_step), len(in_step)))
@@ -181,7 +174,7 @@ def build_feedback(record: "LearnerRecord | dict", shown: Report, counting: Repo
         if not shown.error:  # a module that does not import fails every check alike: said once, above
             fb.failed += [FailedCheck(c.step, c.id, c.title, c.points, c.max_points,
                                       [(label, lab_replay(value) if label == "replay" else value)
-                                       for label, value in failure_details(c)])
+                                       for label, value in shown_details(c, notes)])
                           for c in in_step if not c.passed]
     return fb
 

@@ -24,8 +24,10 @@ import zipfile
 from pathlib import Path
 
 from grader.escape import terminal_text
+from grader.messages import replay_for
 from grader.outputs.learner_ids import unique_ids
 from grader.outputs.record import LearnerRecord
+from grader.render import crash_notes
 from grader.report import Report
 
 VISIBILITY = "visible"  # learners see every check: the feedback is the point of the lab
@@ -34,7 +36,7 @@ VISIBILITY = "visible"  # learners see every check: the feedback is the point of
 OUTPUT_FORMAT = "text"
 
 
-def check_output_text(check) -> str:
+def check_output_text(check, note: str = "") -> str:
     r"""The text shown under one Gradescope test: why it failed and how to replay it.
 
     >>> from grader.report import CheckResult
@@ -45,9 +47,11 @@ def check_output_text(check) -> str:
     """
     if check.passed:
         return "Passed."
+    if note:  # the same crash as an earlier check of the step: said once, there (grader.render.crash_notes)
+        return terminal_text(note)
     lines = [terminal_text(check.message or "Failed.")]
     for label, value in (("Call", check.call), ("Expected", check.expected), ("Got", check.got),
-                         ("Hint", check.hint), ("Replay", check.reproduce)):
+                         ("Hint", check.hint), ("Replay", replay_for(check.reproduce, "gradescope"))):
         if value:
             lines.append(f"{label}: {terminal_text(value)}")
     return "\n".join(lines)
@@ -55,6 +59,7 @@ def check_output_text(check) -> str:
 
 def results_json(report: Report, *, visibility: str = VISIBILITY, score: "float | None" = None) -> dict:
     """Gradescope's ``results.json`` content for one graded submission."""
+    notes = crash_notes(report.checks)
     output = [f"{report.summary()} (seed {report.seed})."]
     if report.error:
         output.append(f"The module could not be graded: {terminal_text(report.error)}")
@@ -75,7 +80,7 @@ def results_json(report: Report, *, visibility: str = VISIBILITY, score: "float 
                 "score": float(c.points),
                 "max_score": float(c.max_points),
                 "status": "passed" if c.passed else "failed",
-                "output": check_output_text(c),
+                "output": check_output_text(c, notes.get(c.id, "")),
                 "tags": [f"step{c.step}"],
                 "visibility": visibility,
             }

@@ -20,7 +20,8 @@ from dataclasses import fields
 from urllib.parse import quote
 
 from grader.escape import terminal_text
-from grader.render import failure_details
+from grader.messages import replay_for
+from grader.render import crash_notes, shown_details
 from grader.report import STEPS, CheckResult
 from grader.service.layout import Chrome, esc, page, text_with_times, time_html
 
@@ -50,10 +51,11 @@ def _check_of(c: dict) -> CheckResult:
     return CheckResult(**{name: c[name] for name in _CHECK_FIELDS if name in c})
 
 
-def _details_html(check: CheckResult) -> str:
-    """The labelled lines of a failed check, as the Check widget orders and names them (:func:`failure_details`)."""
+def _details_html(check: CheckResult, notes: "dict[str, str]") -> str:
+    """The labelled lines of a failed check, as the Check widget orders and names them (:func:`shown_details`)."""
     rows = []
-    for label, value in failure_details(check):
+    for label, value in shown_details(check, notes):
+        value = replay_for(value, "service") if label == "replay" else value  # the learner's path, not the service's
         text = esc(terminal_text(value))  # controls as escapes first: a bidi override reorders HTML text too
         if "\n" in value:
             shown = f"<pre>{text}</pre>"
@@ -79,16 +81,17 @@ def feedback_html(report: "dict | None") -> str:
     failed = [c for c in report.get("checks", []) if not c.get("passed")]
     if not failed:
         parts.append("<p class=ok>Every check passed.</p>")
-    for c in failed:
-        check = _check_of(c)
+    checks = [_check_of(c) for c in failed]
+    notes = crash_notes(checks)
+    for check in checks:
         items.append(f"<li><b>step {esc(check.step)}</b> <code>{esc(check.id)}</code>: {esc(check.title)}"
-                     f" ({esc(check.points)}/{esc(check.max_points)}){_details_html(check)}</li>")
+                     f" ({esc(check.points)}/{esc(check.max_points)}){_details_html(check, notes)}</li>")
     return "".join(parts) + (f"<ul>{''.join(items)}</ul>" if items else "")
 
 
 HIDDEN = ("Your grade is computed on hidden cases that stay the same for every attempt; these checks failed "
           "there but passed on the cases shown. Your code is right for some values and not others: try "
-          "<code>agtool-grade check tools.py --seed N</code> with other seeds.")
+          "<code>agtool-grade check agtool/tools.py --seed N</code> in a terminal of your lab, with other seeds.")
 
 
 def hidden_html(hidden: "list[dict] | None") -> str:
