@@ -321,7 +321,7 @@ def same_crash(first: str) -> str:
     The row keeps its own points (0 here, as before); only the repeated call, hint and replay line are left out.
 
     >>> same_crash("step10/reason")
-    'Follows from the crash shown under step10/reason: the same call raised the same error here. Fix that crash first.'
+    'Follows from the crash shown under step10/reason: the same error, raised at the same place. Fix that crash first.'
     """
-    return (f"Follows from the crash shown under {first}: the same call raised the same error here. "
+    return (f"Follows from the crash shown under {first}: the same error, raised at the same place. "
             "Fix that crash first.")

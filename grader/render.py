@@ -199,8 +199,8 @@ def _crash(check: CheckResult) -> str:
     """What a failed check saw raised (its ``got`` or message), or ``""`` when it did not fail on a crash."""
     if check.passed:
         return ""
-    if check.got.startswith("raised "):
-        return f"{check.call}\n{check.got}"
+    if check.got.startswith("raised "):  # the error and, when seen, its line: another call reaching it is the same crash
+        return check.got
     return check.message if check.message.startswith("Your code raised ") else ""
 
 
@@ -209,7 +209,7 @@ def crash_notes(checks: "list[CheckResult]") -> "dict[str, str]":
 
     One crash is shown once (issue 36.4): the first row of a step that failed on a call raising an
     error keeps its details (the call, the line of the crash); a later row of the step whose call
-    raised the same error is a note that it follows from it. Points are not changed.
+    raised the same error at the same line is a note that it follows from it. Points are not changed.
 
     >>> got = "raised ValueError: bad (line 9, in f)"
     >>> rows = [CheckResult(f"step10/{n}", 10, False, 0, 1, n, call="f(1)", got=got) for n in "abc"]
