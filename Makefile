@@ -17,16 +17,18 @@ setup: $(STAMP)
 # Jupyter refuses to run as root unless told; a fresh container or VM often is root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-# The venv's bin first on PATH: the lab's terminals inherit it, so `agtool-grade` runs there (a login
-# shell's /etc/profile may reset PATH; the Check widget's replay lines name the kernel's python for that).
+# The venv's bin first on PATH: the lab's terminals inherit it, so `agtool-grade` runs there. A terminal
+# is an interactive shell, not a login one (JupyterLab starts `$SHELL -l` when it has no terminal of its
+# own, as under `make lab LAB_ARGS=--no-browser &`, and a login shell's /etc/profile resets PATH).
 # The server's root is the checkout, so the file browser reaches agtool/tools.py (the one file the learner
 # edits: served from labs/ alone, the contents API refused it); the lab opens on labs/. LAB_ARGS passes
 # JupyterLab options, e.g. a headless or remote start:
 #   make lab LAB_ARGS="--no-browser --ip=0.0.0.0 --port=8888 --IdentityProvider.token=<a secret>"
 LAB_ARGS ?=
+LAB_TERMINAL = --ServerApp.terminado_settings="shell_command=$$(command -v bash || echo /bin/sh) -i"
 lab: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" \
-		--LabApp.default_url=/lab/tree/labs $(ALLOW_ROOT) $(LAB_ARGS)
+		--LabApp.default_url=/lab/tree/labs $(ALLOW_ROOT) $(LAB_TERMINAL) $(LAB_ARGS)
 
 test: $(STAMP) e2e-deps
 	$(BIN)/python -m pytest
