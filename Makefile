@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[lab,batch,test,dask,service,postgres]'
+	$(BIN)/pip install --quiet -e '.[lab,batch,test,dask,service,postgres,lti-test]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -98,7 +98,7 @@ AXE := $(VENV)/node/node_modules/axe-core/axe.min.js
 e2e-deps: $(E2E_STAMP) $(CHP) $(AXE)
 
 $(E2E_STAMP): pyproject.toml $(STAMP)
-	$(BIN)/pip install --quiet -e '.[lab,batch,test,dask,e2e,service,postgres]'
+	$(BIN)/pip install --quiet -e '.[lab,batch,test,dask,e2e,service,postgres,lti-test]'
 	touch $(E2E_STAMP)
 
 # configurable-http-proxy 5 needs Node >= 20; Debian's own nodejs is 18, for which 4.x is the line.

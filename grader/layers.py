@@ -74,9 +74,13 @@ LAYERS: "tuple[Layer, ...]" = (
           ("grader.grading", "grader.outputs", "grader.course") + FOUNDATION
           + ("grader.engine", "grader.checks", "grader.report", "grader.render", "grader.messages"),
           "tqdm, pandas, matplotlib (extra `batch`), dask (extra `dask`)"),
+    Layer(("grader.service.lti",), "the service's process; `hub_auth` in the hub's",
+          (),
+          "pylti1p3 (from pylti1p3next), PyJWT, cryptography, jsonschema, requests, SQLAlchemy, "
+          "jupyterhub-ltiauthenticator (extra `lti`)"),
     Layer(("grader.service",), "the service's process (learner code never runs there)",
           ("grader.batch", "grader.outputs", "grader.course", "grader.report", "grader.render", "grader.engine.sandbox",
-           "grader.settings", "grader.escape", "grader.spec", "grader.messages"),
+           "grader.settings", "grader.escape", "grader.spec", "grader.messages", "grader.service.lti"),
           "tornado, SQLAlchemy, Alembic, JupyterHub (extra `service`)"),
     Layer(("grader.cli", "grader.__main__"), "the command line (`agtool-grade`)", (EVERY_GRADER_MODULE,),
           "whatever the command it runs needs"),

@@ -36,7 +36,8 @@ from sqlalchemy.orm import Mapped, mapped_column
 from grader.service.db import ERROR, GRADED, QUEUED, Attempt, Base, Store, iso, utcnow
 
 EXTENSION, ATTEMPTS, OVERRIDE, REGRADE, APPEAL, ANSWER = "extension", "attempts", "override", "regrade", "appeal", "answer"
-KINDS = (EXTENSION, ATTEMPTS, OVERRIDE, REGRADE, APPEAL, ANSWER)
+LTI = "lti"  # a grade sent to the LMS (grader.service.lti_service): what was sent and what the LMS answered
+KINDS = (EXTENSION, ATTEMPTS, OVERRIDE, REGRADE, APPEAL, ANSWER, LTI)
 INSTRUCTOR_KINDS = (EXTENSION, ATTEMPTS, OVERRIDE, REGRADE, ANSWER)  # what instructors do (an appeal is a learner's)
 TERMS_KINDS = (EXTENSION, ATTEMPTS, OVERRIDE)  # what changes a learner's grade: the class's outputs read these
 
@@ -209,7 +210,9 @@ class ActionLog:
         (0, 1, 0)
         """
         with self.store.session() as s:
-            return s.scalar(select(func.max(InstructorAction.id)).where(InstructorAction.kind != APPEAL)) or 0
+            # Nor does a send to the LMS (kind lti): it reports a grade, it changes none.
+            return s.scalar(select(func.max(InstructorAction.id))
+                            .where(InstructorAction.kind.notin_((APPEAL, LTI)))) or 0
 
     def requests_since(self, learner: str, since: dt.datetime) -> "list[dt.datetime]":
         """When ``learner`` filed each regrade request at or after ``since`` (naive UTC), oldest first: their limit."""

@@ -354,6 +354,10 @@ def make_app(store: Store, queue: GradingQueue, settings: ServiceOptions, hub_au
         (rf"{p}learners/{learner_name}", LearnerPage, args),
         (rf"{p}?", HomePage, args),
     ]
+    if settings.lti is not None:  # --lti FILE: the key set, "send grades to the LMS", the LTI page
+        from grader.service import lti_handlers
+
+        routes[:0] = lti_handlers.routes(p, settings.lti, args, ApiHandler, PageHandler)
     return web.Application(routes, hub_auth=hub_auth, cookie_secret=_cookie_secret(), xsrf_cookies=False)
 
 

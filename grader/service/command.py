@@ -85,6 +85,9 @@ def add_serve_parser(subparsers, settings=None) -> argparse.ArgumentParser:
                    help="the assignment's secret seed key: the grade that counts is drawn from a seed derived "
                         "from it and the learner, the same for every attempt (default: $AGTOOL_SEED_KEY, else "
                         f"--data-dir/{KEY_FILE}, made at the first start); never served, never logged")
+    p.add_argument("--lti", default=None, metavar="FILE",
+                   help="the LMS's LTI 1.3 registration (TOML, docs/lti.md): counted grades go to its gradebook "
+                        "through AGS; checked at start, each wrong field named")
     p.add_argument("--url", default=None, help="where to listen (default: $JUPYTERHUB_SERVICE_URL)")
     p.add_argument("--prefix", default=None, help="route prefix (default: $JUPYTERHUB_SERVICE_PREFIX or /)")
     p.set_defaults(func=run_serve)
@@ -112,6 +115,15 @@ def run_serve(args) -> int:
         try:
             args.roster_entries = read_roster(args.roster)
         except RosterError as exc:
+            raise SystemExit(f"agtool-grade serve: {exc}")
+    if getattr(args, "lti", None):
+        try:
+            from grader.service.lti.config import LtiConfigError, load_config
+        except ImportError as exc:
+            raise SystemExit(f"agtool-grade serve --lti needs the lti extra: pip install 'agtool-lab[lti]' ({exc})")
+        try:
+            args.lti_config = load_config(args.lti)
+        except LtiConfigError as exc:
             raise SystemExit(f"agtool-grade serve: {exc}")
     args.references = reference_texts(getattr(args, "reference", "auto"))
     requested = args.sandbox or (getattr(args, "settings", None) or current()).sandbox or "auto"

@@ -46,3 +46,4 @@ class ServiceOptions:
     appeal_window: float = APPEAL_WINDOW
     sandbox_words: str = ""  # how learner code is confined, shown on the class page; "" until serve says
     insecure: bool = False  # --insecure-no-sandbox: learner code runs unconfined, and the class page says so
+    lti: object = None  # a grader.service.lti_service.LtiService (--lti FILE), or None: no LMS gradebook

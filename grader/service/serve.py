@@ -89,6 +89,12 @@ def serve(args, settings: "Settings | None" = None) -> int:
     except KeyChanged as exc:
         store.close()
         raise SystemExit(f"agtool-grade serve: refusing to start: {exc}")
+    if getattr(args, "lti_config", None) is not None:  # after the queue: the sender reads what it stores
+        from grader.service.lti_service import LtiService
+
+        options.lti = LtiService(store, args.lti_config, data, policy=options.course)
+        options.lti.start()
+        log.info("LTI: scores go to %s; the tool's key set is %slti/jwks.json", args.lti_config.issuer, prefix)
     host, port = bind_address(args.url or settings.service_bind_url or DEFAULT_URL)
 
     async def main() -> None:
@@ -106,6 +112,8 @@ def serve(args, settings: "Settings | None" = None) -> int:
     try:
         asyncio.run(main())
     finally:
+        if options.lti is not None:
+            options.lti.stop()
         queue.stop()
         store.close()
     return 0

@@ -1,0 +1,138 @@
+"""The hub side of LTI 1.3: ``LTI13Authenticator`` configured from the LTI file, with three checks of its own.
+
+``jupyterhub-ltiauthenticator`` verifies the launch (the platform's signature
+through its key set, issuer, audience, ``azp``, expiry, state and nonce
+against its one-time cookies) and keeps the decoded launch as the user's
+``auth_state``, where the grading service reads it (the service's role has
+``admin:auth_state``). This subclass adds:
+
+* a replay guard: a launch whose nonce was already used is refused, even
+  with the cookies of the first one;
+* the deployment check: a launch from a deployment the LTI file does not
+  list is refused;
+* LMS roles to the hub: instructors, administrators and teaching assistants
+  of the course join the instructors' group (``manage_groups``).
+
+Each refusal is one log line starting ``LTI launch refused:``.
+:func:`configure_hub` is what ``deploy/jupyterhub/jupyterhub_config.py`` calls.
+
+Example::
+
+    >>> is_instructor(["http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"], INSTRUCTOR_ROLES)
+    True
+    >>> is_instructor(["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"], INSTRUCTOR_ROLES)
+    False
+"""
+from __future__ import annotations
+
+import functools
+import threading
+import time
+
+from grader.service.lti.config import INSTRUCTOR_ROLES, load_config
+
+CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+NONCE_KEEP = 3600.0  # seconds a used nonce is remembered (longer than any id_token lives)
+
+
+def is_instructor(roles, instructor_roles) -> bool:
+    """Whether any of ``roles`` (LTI role URIs) is one of ``instructor_roles``."""
+    return bool(set(roles or ()) & set(instructor_roles))
+
+
+class UsedNonces:
+    """Nonces of accepted launches, each kept ``keep`` seconds: a second use is a replay.
+
+    >>> used = UsedNonces(keep=60, clock=lambda: 0.0)
+    >>> used.first_use("n1"), used.first_use("n1"), used.first_use("n2")
+    (True, False, True)
+    """
+
+    def __init__(self, keep: float = NONCE_KEEP, clock=time.monotonic):
+        self.keep, self.clock = keep, clock
+        self._seen: "dict[str, float]" = {}
+        self._lock = threading.Lock()
+
+    def first_use(self, nonce: str) -> bool:
+        now = self.clock()
+        with self._lock:
+            for old in [n for n, until in self._seen.items() if until < now]:
+                del self._seen[old]
+            if nonce in self._seen:
+                return False
+            self._seen[nonce] = now + self.keep
+            return True
+
+
+@functools.lru_cache(maxsize=None)
+def _classes():
+    """The authenticator classes (built on first use: ``ltiauthenticator`` is imported in the hub only)."""
+    from ltiauthenticator.lti13.auth import LTI13Authenticator
+    from ltiauthenticator.lti13.error import LoginError, ValidationError
+    from ltiauthenticator.lti13.handlers import LTI13CallbackHandler
+    from tornado.web import HTTPError
+    from traitlets import List, Unicode
+
+    used = UsedNonces()
+
+    class CallbackHandler(LTI13CallbackHandler):
+        def decode_and_validate_launch_request(self):
+            try:
+                id_token = super().decode_and_validate_launch_request()
+            except (ValidationError, HTTPError) as exc:
+                self.log.warning("LTI launch refused: %s", getattr(exc, "log_message", None) or exc)
+                raise
+            if not used.first_use(str(id_token.get("nonce"))):
+                self.log.warning("LTI launch refused: replayed launch (nonce already used) for sub %r",
+                                 id_token.get("sub"))
+                raise HTTPError(400, "this launch was used already: start again from the LMS")
+            return id_token
+
+    class AgtoolLTI13Authenticator(LTI13Authenticator):
+        """``LTI13Authenticator`` with the replay guard, the deployment check and LMS roles as the hub's group."""
+
+        callback_handler = CallbackHandler
+        deployment_ids = List(Unicode(), config=True, help="deployments of the tool the LMS may launch")
+        instructor_roles = List(Unicode(), default_value=list(INSTRUCTOR_ROLES), config=True)
+        instructor_group = Unicode("agtool-instructors", config=True)
+
+        async def authenticate(self, handler, data=None):
+            data = data or {}
+            deployment = data.get(CLAIM + "deployment_id")
+            if self.deployment_ids and deployment not in self.deployment_ids:
+                self.log.warning("LTI launch refused: deployment %r is not in the LTI file", deployment)
+                raise LoginError(f"deployment {deployment!r} is not registered with this hub")
+            result = await super().authenticate(handler, data)
+            instructor = is_instructor(data.get(CLAIM + "roles"), self.instructor_roles)
+            result["groups"] = [self.instructor_group] if instructor else []
+            self.log.info("LTI launch of %s (sub %r, context %r)%s", result["name"], data.get("sub"),
+                          (data.get(CLAIM + "context") or {}).get("id"), " as an instructor" if instructor else "")
+            return result
+
+    return AgtoolLTI13Authenticator
+
+
+def authenticator_class():
+    """``AgtoolLTI13Authenticator`` (the hub's ``authenticator_class``)."""
+    return _classes()
+
+
+def configure_hub(c, path, *, instructor_group: str = "agtool-instructors") -> None:
+    """Set the hub's config ``c`` from the LTI file at ``path`` (checked first: a bad file stops the hub, saying why).
+
+    The launch claims go to ``auth_state`` (encrypted: the hub needs
+    ``$JUPYTERHUB_CRYPT_KEY``), which the grading service reads.
+    """
+    cfg = load_config(path)
+    c.JupyterHub.authenticator_class = authenticator_class()
+    c.LTI13Authenticator.issuer = cfg.issuer
+    c.LTI13Authenticator.client_id = [cfg.client_id]
+    c.LTI13Authenticator.authorize_url = cfg.login_url
+    c.LTI13Authenticator.jwks_endpoint = cfg.key_set_url
+    c.LTI13Authenticator.username_key = cfg.username_key
+    c.AgtoolLTI13Authenticator.deployment_ids = list(cfg.deployment_ids)
+    c.AgtoolLTI13Authenticator.instructor_roles = list(cfg.instructor_roles)
+    c.AgtoolLTI13Authenticator.instructor_group = instructor_group
+    c.Authenticator.enable_auth_state = True
+    c.Authenticator.manage_groups = True
+    c.Authenticator.allow_all = True  # the LMS decides who launches: every verified launch of the deployment

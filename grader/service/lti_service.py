@@ -1,0 +1,152 @@
+"""The grading service's LTI side, wired: the grade that counts, the hub's launches, the log, the sender.
+
+:class:`LtiService` joins :mod:`grader.service.lti` (which knows nothing of
+the service) to the service's own pieces:
+
+* the grade sent is the one the gradebook and the LMS files show:
+  :func:`grader.service.class_records.class_data` (course policy, extensions,
+  overrides) read through :func:`grader.service.actions._grade_of`, the same
+  function an override starts from; nothing is recomputed here;
+* launches come from the hub: each learner's ``auth_state`` is the decoded
+  launch ``LTI13Authenticator`` verified (the service's role has
+  ``admin:auth_state``); they are stored in ``lti_launches``;
+* every send is an ``lti`` entry of the instructor actions' log, with the
+  LMS's answer.
+
+Example::
+
+    >>> from grader.service.db import Store
+    >>> counted_grades(Store("sqlite://"), None)
+    {}
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+from grader.service.actions import _grade_of
+from grader.service.actions_db import LTI, ActionLog
+from grader.service.class_records import class_data
+from grader.service.db import Store
+from grader.service.lti import keys, store as lti_store
+from grader.service.lti.ags import Client
+from grader.service.lti.sender import Sender
+
+log = logging.getLogger("agtool.service.lti")
+LAUNCH_CLAIM = lti_store.CLAIM + "deployment_id"
+
+
+def counted_grades(store: Store, policy) -> "dict[str, tuple[float, float]]":
+    """Each graded learner's grade that counts, ``(score, maximum)``, as the gradebook has it."""
+    return {r.learner: _grade_of(r) for r in class_data(store, policy)[1] if r.graded}
+
+
+class HubLaunches:
+    """Reads learners' launches from the hub's API (``auth_state``), with the service's own token."""
+
+    def __init__(self, api_url: "str | None" = None, token: "str | None" = None):
+        self.api_url = (api_url or os.environ.get("JUPYTERHUB_API_URL", "")).rstrip("/")
+        self.token = token or os.environ.get("JUPYTERHUB_API_TOKEN", "")
+
+    def _get(self, path: str):
+        import requests
+
+        answer = requests.get(f"{self.api_url}/{path}", headers={"Authorization": f"token {self.token}"},
+                              timeout=(3.05, 10))
+        answer.raise_for_status()
+        return answer.json()
+
+    def names(self) -> "list[str]":
+        return [u["name"] for u in self._get("users")] if self.api_url else []
+
+    def claims(self, name: str) -> "dict | None":
+        """The launch the hub keeps for ``name`` (None: no LTI launch, or the hub did not say)."""
+        if not self.api_url:
+            return None
+        state = self._get(f"users/{quote(name, safe='')}").get("auth_state") or {}
+        return state if LAUNCH_CLAIM in state else None
+
+
+class LtiService:
+    """Everything LTI the running service holds; ``start()``/``stop()`` the sender with the service."""
+
+    def __init__(self, store: Store, config, data_dir: "str | Path", *, policy=None, hub: "HubLaunches | None" = None,
+                 interval: float = 2.0, base: float = 2.0, cap: float = 300.0):
+        self.store, self.config, self.policy = store, config, policy
+        self.key = keys.load_or_create(config.tool_key_file or Path(data_dir) / keys.KEY_FILE)
+        self.launches = lti_store.Launches(store.engine)
+        self.outbox = lti_store.Outbox(store.engine)
+        self.client = Client(config, self.key)
+        self.hub = hub if hub is not None else HubLaunches()
+        self.log = ActionLog(store)
+        self.sender = Sender(self.outbox, self.launches, self.client, grades=self.grades, version=self.version,
+                             record=self.record, sync=self.sync, interval=interval, base=base, cap=cap)
+
+    def grades(self) -> "dict[str, tuple[float, float]]":
+        return counted_grades(self.store, self.policy)
+
+    def version(self) -> tuple:
+        # An lti entry of the log does not change it (ActionLog.version leaves them out): no loop.
+        return self.store.version(), self.log.version()
+
+    def record(self, actor: str, learner: str, text: str, data: dict) -> None:
+        self.log.record(actor, LTI, learner=learner, reason=text, data=data)
+
+    def sync(self, learners: "set[str] | None" = None) -> int:
+        """Store the hub's launch of each of ``learners`` (None: every hub user); how many were stored."""
+        stored = 0
+        try:
+            names = sorted(learners) if learners is not None else self.hub.names()
+            for name in names:
+                claims = self.hub.claims(name)
+                if claims is not None:
+                    self.launches.record(name, claims)
+                    stored += 1
+        except Exception as exc:  # the hub restarting: launches are read again at the next round
+            log.warning("LTI: could not read launches from the hub: %s", exc)
+        return stored
+
+    def start(self) -> None:
+        self.sender.start()
+
+    def stop(self) -> None:
+        self.sender.stop()
+
+    def send_class(self, actor: str) -> "list[dict]":
+        """The instructor action "send grades to the LMS": a result per learner (see ``Sender.send_class``)."""
+        return self.sender.send_class(actor)
+
+    def status(self) -> "list[dict]":
+        """Per learner with a grade or a launch: the grade, their launches and what the LMS last answered."""
+        grades = self.grades()
+        launches: "dict[str, list]" = {}
+        for launch in self.launches.all():
+            launches.setdefault(launch["learner"], []).append(launch)
+        rows: "dict[str, list]" = {}
+        for row in self.outbox.all():
+            rows.setdefault(row["learner"], []).append(row)
+        return [{"learner": name, "grade": grades.get(name), "launches": launches.get(name, []),
+                 "outbox": rows.get(name, [])} for name in sorted(set(grades) | set(launches))]
+
+    def roster(self) -> "tuple[str, dict | None]":
+        """The NRPS roster against the hub's learners: (what happened, the comparison or None)."""
+        from grader.service.lti.roster import compare
+
+        urls = sorted({launch["nrps_url"] for launch in self.launches.all() if launch["nrps_url"]})
+        if not urls:
+            return "no launch carried a roster URL (NRPS is off for this tool in the LMS)", None
+        members: list = []
+        for url in urls:
+            answer, found = self.client.members(url)
+            if not answer.ok:
+                return f"the LMS refused the roster at {url}: {answer.status} {answer.text[:200]}", None
+            members.extend(found)
+        hub_learners = {r.learner for r in class_data(self.store, self.policy)[1]}
+        return "ok", compare(members, launches=self.launches.all(), hub_learners=hub_learners)
+
+
+def jwks_text(service: LtiService) -> str:
+    return json.dumps(service.key.jwks())
