@@ -12,6 +12,11 @@ Check cell that grades that step against this file on disk.
     step 6  labs/06_failure_path.ipynb     State, pick/fetch/reply/giveup, build_naive, run_naive
     step 7  labs/07_repair_loop.ipynb      MAX_ATTEMPTS, REPAIRS, can_repair, repair, build_graph, handle
     step 8  labs/08_report.ipynb           write_report
+    step 9  labs/09_coercion.ipynb         COERCIONS, coerce, call_coerced
+    step 10 labs/10_errors_as_prompts.ipynb explain, retry_with_suggestion
+    step 11 labs/11_identity.ipynb         PRODUCTS, resolve_sku, handle_named
+
+Then labs/12_capstone.ipynb measures what each layer buys; it asks for no new name.
 
 Every name already exists so that the notebooks can import this file from the
 start. The values are empty placeholders and every function raises
@@ -362,7 +367,7 @@ def write_report(folder=None):
 
 
 # ===========================================================================
-# Part two: steps 9-11 (LAB_SPEC part two). They add names and change nothing
+# Part two: steps 9-11 (labs/09 to labs/11). They add names and change nothing
 # that steps 1-8 define.
 # ===========================================================================
 

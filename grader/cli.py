@@ -200,7 +200,7 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--out", type=out_file, metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--timeout", type=seconds, metavar="S", default=STEP_TIMEOUT,
                    help=f"seconds of calls per step, the import not counted: it has its own bound, "
-                        f"$AGTOOL_IMPORT_TIMEOUT (default {STEP_TIMEOUT:g})")
+                        f"$AGTOOL_IMPORT_TIMEOUT (default {settings.Settings().import_timeout:g})")
     p.add_argument("--parallel", type=positive_int, metavar="N", default=_default(grade, "parallel"),
                    help="step processes at once after the first step (default: 2 on 2+ cores)")
     p.add_argument("--sandbox", choices=SANDBOXES, default=None,
@@ -393,6 +393,8 @@ def batch_command(args: argparse.Namespace) -> int:
               "(a folder needs one folder per learner)", file=sys.stderr)
     print(f"{result.seeds}: {len(result.learners)} learners, {result.graded} graded, "
           f"{result.skipped} unchanged (skipped)")
+    for isolation in getattr(result, "isolation", ()):  # which sandbox the batch used (--sandbox, default auto)
+        print(f"  learner code ran with isolation {terminal_text(isolation, multiline=False)}")
     for member, reason in getattr(result, "archive_skipped", ()):  # zip members that could not be extracted
         print(f"  skipped from the zip: {terminal_text(member, multiline=False)}: "
               f"{terminal_text(reason, multiline=False)}", file=sys.stderr)

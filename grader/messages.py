@@ -214,7 +214,7 @@ def timeout_text(phase: str, spent: float, *, import_timeout: float, timeout: fl
     ``phase`` is ``"import"`` or ``"probe"``, ``spent`` the seconds it ran.
 
     >>> timeout_text("import", 30.14, import_timeout=30, timeout=10, per_probe=10)[0]
-    'was killed while importing your module: the import ran 30.0 s, over its time limit of 30 s'
+    'was killed: the import ran 30.0 s, over its time limit of 30 s'
     >>> timeout_text("probe", 10.2, import_timeout=30, timeout=10, per_probe=10)[0]
     'was killed after the call ran 10.0 s, over the time limit of 10 s'
     """
@@ -222,7 +222,7 @@ def timeout_text(phase: str, spent: float, *, import_timeout: float, timeout: fl
     # kill took after it depend on the machine's load, and the same code must get the
     # same feedback on every run (a resumed batch writes the same files as a fresh one).
     if phase == "import":
-        return (f"was killed while importing your module: the import ran {_at_most(spent, import_timeout):.1f} s, "
+        return (f"was killed: the import ran {_at_most(spent, import_timeout):.1f} s, "
                 f"over its time limit of {import_timeout:g} s",
                 " (an endless loop or a blocking call at import?)")
     if per_probe < timeout and spent >= per_probe - 0.05:

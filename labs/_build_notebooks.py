@@ -1097,7 +1097,8 @@ def build(step: int) -> nbformat.NotebookNode:
         f"When every row is green, go on to **[{NOTEBOOKS[step]['file']}]({NOTEBOOKS[step]['file']})**."
         if step < len(NOTEBOOKS)
         else f"When every row is green, your module does everything the lab asks. To grade all {len(NOTEBOOKS)} "
-        "steps at once: `.venv/bin/agtool-grade check agtool/` from the repository root. "
+        "steps at once, open a terminal in JupyterLab (File, New, Terminal) and run "
+        "`agtool-grade check agtool/tools.py`. "
         f"Then measure what each layer buys in the capstone: **[{CAPSTONE}]({CAPSTONE})**."
     )
     cells = [

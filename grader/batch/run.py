@@ -130,6 +130,7 @@ class BatchResult:
     seeds: str = ""  # how the seeds were chosen, for the command's summary line
     unmatched: list = field(default_factory=list)  # (learner, why) the --roster did not match
     similar: list = field(default_factory=list)  # grader.outputs.similarity.Pair, ranked (--similarity)
+    isolation: list = field(default_factory=list)  # how learner code ran, in this run's reports (each way once)
 
 
 def run_batch(submissions: "str | os.PathLike[str]", out: "str | os.PathLike[str]", *,
@@ -169,6 +170,7 @@ def run_batch(submissions: "str | os.PathLike[str]", out: "str | os.PathLike[str
             pool.close()
     result = batch.result
     records = batch.records(policy, now)
+    result.isolation = sorted({r.report.get("isolation") or "" for r in records} - {""})
     result.outputs = write_outputs(records, out, archive_skipped=result.archive_skipped, sources=batch.texts)
     paths, result.unmatched, result.similar = write_extras(
         records, out, roster=lms_roster, assignment=(policy.name if policy and policy.name else "agtool lab"),

@@ -63,7 +63,6 @@ class Feedback:
     why: str = ""
     keyed: bool = False
     checks: str = ""
-    isolation: str = ""
     error: str = ""
     replay: str = ""
     failed: "list[FailedCheck]" = field(default_factory=list)
@@ -161,7 +160,7 @@ def build_feedback(record: "LearnerRecord | dict", shown: Report, counting: Repo
     points = f", {shown.score}/{shown.max_score} points on these cases" if keyed else ""
     fb = Feedback(file_name=PurePath(shown.path or record.source or LAB_MODULE).name, seed=shown.seed,
                   grade=grade, why=why, keyed=keyed, checks=f"{passed}/{len(shown.checks)} passed{points}",
-                  isolation=shown.isolation, error=shown.error,
+                  error=shown.error,  # not the grader's isolation: the instructor's business (batch prints it)
                   replay=shell_join(["agtool-grade", "check", LAB_MODULE, "--seed", str(shown.seed)]))
     notes = crash_notes(shown.checks)  # one crash is shown once
     for step, total in shown.steps.items():
@@ -212,7 +211,6 @@ def feedback_markdown(fb: Feedback) -> str:
     out += ["", md_prose(KEYED_NOTE)] if fb.keyed else []
     out += ["", f"- **File:** {md_code(fb.file_name)}",
             f"- **Checks{' below' if fb.keyed else ''}:** {fb.checks} (seed {fb.seed})"]
-    out += [f"- **Isolation:** {md_prose(fb.isolation)}"] if fb.isolation else []
     if fb.error:
         out += ["", "## Your module could not be graded", "", md_fence(fb.error), "",
                 f"No check could run. To see it again: {md_code(fb.replay)}"]

@@ -200,7 +200,7 @@ def grade_rows(records) -> list[dict]:
                          "why": f"{which_attempt(got)}: {got['why']}"})
         else:
             rows.append({"learner": r.learner, "score": r.score, "max_score": r.max_score,
-                         "why": "raw score (no course policy)"})
+                         "why": "the points of your graded submission"})
     return rows
 
 

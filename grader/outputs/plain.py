@@ -54,7 +54,6 @@ def feedback_plain(fb: Feedback) -> str:
     out += [_line(fb.why)] if fb.why else []
     out += ["", KEYED_NOTE] if fb.keyed else []
     out += ["", f"File: {_line(fb.file_name)}", f"Checks{' below' if fb.keyed else ''}: {fb.checks} (seed {fb.seed})"]
-    out += [f"Isolation: {_line(fb.isolation)}"] if fb.isolation else []
     if fb.error:
         out += ["", "YOUR MODULE COULD NOT BE GRADED", "", *_block(fb.error, INDENT), "",
                 f"No check could run. To see it again: {fb.replay}"]

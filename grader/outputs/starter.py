@@ -38,8 +38,8 @@ CHECKOUT_STARTER = CHECKOUT / "agtool" / "tools.py"
 # The starter as given, by content: an editable install (make setup) maps grader.starter onto the very
 # agtool/tools.py a learner edits in the lab, so the file found there is the starter only while its bytes
 # are these (tests/test_starter.py keeps both in step with the committed file).
-STARTER_SHA256 = "bce599478c934ddfc5b4465a15342003a23b27a07e4d624a2587c4096d2e287b"
-STARTER_GIT_BLOB = "c66f14811dc51ac0e94c40cdbffde251ddd89681"  # `git hash-object agtool/tools.py`
+STARTER_SHA256 = "1a5e53317de60a0eb53c3bfcecf1196178a851a16b93d1f46db9b2040a2db6f4"
+STARTER_GIT_BLOB = "5bda5c505f130a831e1e8ff8cb6bb23435cabd99"  # `git hash-object agtool/tools.py`
 
 
 def starter_text() -> str:

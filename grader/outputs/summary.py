@@ -135,7 +135,8 @@ def _errors(records: "list[LearnerRecord]") -> list[str]:
         return []
     # An import error's first line is learner text: a code span, never raw HTML or a link.
     return ["", "## Could not be graded", "",
-            *[f"- {md_text(learner)}: {md_code(short(error.split(chr(10), 1)[0]))}" for learner, error in errors]]
+            *[f"- {md_text(learner)}: {md_code(short(error.split(chr(10), 1)[0], ERROR_LIMIT))}"
+              for learner, error in errors]]
 
 
 def _course(records: "list[LearnerRecord]") -> list[str]:
@@ -154,6 +155,10 @@ def _skipped(archive_skipped) -> list[str]:
         return []
     return ["", "## Skipped from the zip", "",
             *[f"- {md_code(member)}: {md_text(reason)}" for member, reason in archive_skipped]]
+
+
+# An ungradable file's first line, whole: an import time-out's sentence is about 190 characters.
+ERROR_LIMIT = 400
 
 
 def short(text: str, limit: int = 120) -> str:
