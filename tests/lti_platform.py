@@ -1,0 +1,347 @@
+"""A stand-in LMS for the LTI tests: ``lti1p3platform`` on 127.0.0.1, a real HTTP server with its own keys.
+
+It serves what a real LMS serves to a tool: OIDC login initiation
+(``/start``), the authorization endpoint that signs the launch (``/authorize``,
+an auto-submitting form to the tool), its key set (``/jwks``), the token
+endpoint (``/token``), AGS scores (``/contexts/C/lineitems/I/scores``) and NRPS
+(``/contexts/C/memberships``). It stores the scores it accepts
+(``posts``: every accepted POST; ``scores``: the newest per line item and user).
+
+Stricter than ``lti1p3platform`` 0.1.8 is alone: the token request's
+assertion must have the token URL as audience, numeric ``iat``/``exp``, a
+``jti`` never seen before, the tool's ``iss``/``sub`` and known scopes; a
+score must carry a live token with the score scope and be for a member of the
+line item's context. Each refusal is a log line (``refusals``) and stores
+nothing.
+
+``stop()`` and ``start()`` take the LMS down and up again on the same port.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import threading
+import time
+import uuid
+from html import escape
+from urllib.parse import parse_qsl, urlencode
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from tornado import httpserver, web
+
+log = logging.getLogger("lti-platform")
+SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
+NRPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
+INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
+CLIENT_ID, DEPLOYMENT = "agtool-tool-1", "deployment-1"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _request(handler):
+    from lti1p3platform.request import Request
+
+    class TornadoRequest(Request):
+        def build_metadata(self, request):
+            args = {k: v[-1].decode() for k, v in request.query_arguments.items()}
+            form = {k: v[-1].decode() for k, v in request.body_arguments.items()}
+            return {"method": request.method, "form_data": form, "get_data": args, "headers": request.headers,
+                    "content_type": request.headers.get("Content-Type"), "path": request.path, "json": None}
+
+    return TornadoRequest(handler.request)
+
+
+class Platform:
+    """The stand-in LMS: ``members`` is ``{context: {sub: {"name", "email", "roles"}}}``."""
+
+    def __init__(self, tool_jwks: dict, *, tool_login_url: str = "", target_link_uri: str = ""):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.private_pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                 serialization.NoEncryption()).decode()
+        self.public_pem = private.public_key().public_bytes(serialization.Encoding.PEM,
+                                                            serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+        self.tool_jwks = tool_jwks
+        self.tool_login_url, self.target_link_uri = tool_login_url, target_link_uri
+        self.members: "dict[str, dict[str, dict]]" = {}
+        self.posts: "list[dict]" = []
+        self.scores: "dict[tuple[str, str, str], dict]" = {}
+        self.refusals: "list[str]" = []
+        self.launches: "list[dict]" = []  # every id_token signed: {"id_token", "state", "redirect_uri", "claims"}
+        self.seen_jti: "set[str]" = set()
+        self.id_token_ttl = 300
+        self._loop = self._server = self._thread = None
+        self.start()
+
+    # ---------------------------------------------------------------- registration (lti1p3platform)
+
+    def registration(self):
+        from lti1p3platform.registration import Registration
+
+        return (Registration().set_iss(self.url).set_client_id(CLIENT_ID).set_deployment_id(DEPLOYMENT)
+                .set_oidc_login_url(self.tool_login_url).set_launch_url(self.target_link_uri)
+                .set_platform_public_key(self.public_pem).set_platform_private_key(self.private_pem)
+                .set_tool_key_set(self.tool_jwks))
+
+    def conf(self):
+        from lti1p3platform.ltiplatform import LTI1P3PlatformConfAbstract
+
+        platform = self
+
+        class Conf(LTI1P3PlatformConfAbstract):
+            def init_platform_config(self, **kwargs):
+                pass
+
+            def get_registration_by_params(self, **kwargs):
+                return platform.registration()
+
+        conf = Conf()
+        conf.get_registration()
+        return conf
+
+    def lti_config(self, **extra) -> dict:
+        """The LTI file's fields for this LMS (what an instructor copies from the registration page)."""
+        return {"issuer": self.url, "client_id": CLIENT_ID, "deployment_ids": [DEPLOYMENT],
+                "key_set_url": f"{self.url}/jwks", "login_url": f"{self.url}/authorize",
+                "token_url": f"{self.url}/token", **extra}
+
+    def lineitem(self, context: str, item: str = "lab") -> str:
+        return f"{self.url}/contexts/{context}/lineitems/{item}"
+
+    def enrol(self, context: str, sub: str, name: str, roles=(LEARNER,)) -> None:
+        self.members.setdefault(context, {})[sub] = {"name": name, "email": f"{sub}@lms.test", "roles": list(roles)}
+
+    def refuse(self, why: str) -> None:
+        log.warning("stand-in LMS refused: %s", why)
+        self.refusals.append(why)
+
+    # ---------------------------------------------------------------- launches
+
+    def claims_for(self, sub: str, context: str, link: str = "lab-link", nonce: str = "n") -> dict:
+        """The payload of a launch of ``sub`` from ``link`` of ``context`` (what the tool receives, signed)."""
+        launch = self._launch_object({"nonce": nonce, "state": "s", "redirect_uri": "x", "client_id": CLIENT_ID},
+                                     sub, context, link)
+        message, _state = launch.get_launch_data()
+        return message
+
+    def _launch_object(self, preflight: dict, sub: str, context: str, link: str):
+        from lti1p3platform.message_launch import LTIAdvantageMessageLaunchAbstract
+
+        class Launch(LTIAdvantageMessageLaunchAbstract):
+            def get_preflight_response(self):
+                return preflight
+
+            def render_launch_form(self, launch_data, **kwargs):
+                return launch_data
+
+        launch = Launch(None, self.conf())
+        launch._registration = launch._platform_config.get_registration()
+        person = self.members[context][sub]
+        launch.set_user_data(sub, person["roles"], full_name=person["name"], email_address=person["email"])
+        launch.set_resource_link_claim(link, title="agtool lab")
+        launch.set_launch_context_claim(context, context_title=f"Course {context}", context_label=context)
+        launch.set_ags(f"{self.url}/contexts/{context}/lineitems", self.lineitem(context), True, True, True)
+        launch.set_nrps(f"{self.url}/contexts/{context}/memberships")
+        launch.id_token_expiration = self.id_token_ttl
+        return launch
+
+    # ---------------------------------------------------------------- server
+
+    def start(self) -> None:
+        ready = threading.Event()
+
+        def run():
+            self._loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self._loop)
+            self._server = httpserver.HTTPServer(self.app())
+            self._server.listen(self.port, "127.0.0.1")
+            ready.set()
+            self._loop.run_forever()
+            self._loop.close()
+
+        self._thread = threading.Thread(target=run, daemon=True, name="lti-platform")
+        self._thread.start()
+        ready.wait(10)
+
+    def stop(self) -> None:
+        """Take the LMS down: the port refuses connections until ``start()``."""
+        if self._thread is None or not self._thread.is_alive():
+            return
+
+        async def close():
+            self._server.stop()
+            await self._server.close_all_connections()
+
+        asyncio.run_coroutine_threadsafe(close(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    def app(self) -> web.Application:
+        args = {"platform": self}
+        return web.Application([
+            (r"/jwks", JwksHandler, args), (r"/start", StartHandler, args), (r"/authorize", AuthorizeHandler, args),
+            (r"/token", TokenHandler, args),
+            (r"/contexts/([^/]+)/lineitems/([^/]+)/scores", ScoresHandler, args),
+            (r"/contexts/([^/]+)/memberships", MembershipsHandler, args),
+        ])
+
+    def check_token(self, handler, scope: str) -> bool:
+        """A bearer token the platform signed, alive, with ``scope``; else 401 with a log line."""
+        auth = handler.request.headers.get("Authorization", "")
+        try:
+            token = jwt.decode(auth.removeprefix("Bearer "), self.public_pem, algorithms=["RS256"],
+                               options={"require": ["exp", "iat"]})
+        except jwt.PyJWTError as exc:
+            self.refuse(f"access token refused: {exc}")
+            handler.set_status(401)
+            handler.finish({"error": f"invalid token: {exc}"})
+            return False
+        if scope not in token.get("scopes", "").split():
+            self.refuse(f"access token lacks the scope {scope}")
+            handler.set_status(403)
+            handler.finish({"error": "scope"})
+            return False
+        return True
+
+
+class _Handler(web.RequestHandler):
+    def initialize(self, platform: Platform) -> None:
+        self.platform = platform
+
+
+class JwksHandler(_Handler):
+    def get(self) -> None:
+        self.finish(self.platform.conf().get_jwks())
+
+
+class StartHandler(_Handler):
+    """``/start?sub=&context=``: the learner clicks the assignment link: OIDC login initiation at the tool."""
+
+    def get(self) -> None:
+        p = self.platform
+        hint = json.dumps({"sub": self.get_argument("sub"), "context": self.get_argument("context"),
+                           "link": self.get_argument("link", "lab-link")})
+        params = {"iss": p.url, "target_link_uri": p.target_link_uri, "login_hint": self.get_argument("sub"),
+                  "lti_message_hint": hint, "client_id": CLIENT_ID, "lti_deployment_id": DEPLOYMENT}
+        self.redirect(f"{p.tool_login_url}?{urlencode(params)}")
+
+
+class AuthorizeHandler(_Handler):
+    """The OIDC authorization endpoint: checks the tool's request, signs the launch, posts it back as a form."""
+
+    def get(self) -> None:
+        p = self.platform
+        preflight = {k: v[-1].decode() for k, v in self.request.query_arguments.items()}
+        hint = json.loads(preflight.get("lti_message_hint") or "{}")
+        if preflight.get("login_hint") != hint.get("sub") or hint.get("sub") not in p.members.get(hint.get("context"), {}):
+            p.refuse("authorization request for an unknown user")
+            raise web.HTTPError(400, "unknown user")
+        launch = p._launch_object(preflight, hint["sub"], hint["context"], hint["link"])
+        try:
+            launch.validate_preflight_response(preflight)
+        except Exception as exc:
+            p.refuse(f"authorization request refused: {exc!r}")
+            raise web.HTTPError(400, "bad authorization request")
+        data = launch.generate_launch_request()
+        record = {**data, "redirect_uri": preflight["redirect_uri"],
+                  "claims": jwt.decode(data["id_token"], options={"verify_signature": False})}
+        p.launches.append(record)
+        fields = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">'
+                         for k, v in (("id_token", data["id_token"]), ("state", data["state"])))
+        self.finish(f'<!doctype html><title>LMS</title><form id=f method=post action="{escape(record["redirect_uri"])}">'
+                    f'{fields}<button type=submit>Continue</button></form><script>document.getElementById("f").submit()'
+                    "</script>")
+
+
+class TokenHandler(_Handler):
+    """Client credentials with the tool's signed assertion, checked strictly before lti1p3platform's own checks."""
+
+    def post(self) -> None:
+        p = self.platform
+        data = {k: v[-1].decode() for k, v in self.request.body_arguments.items()}
+        why = self.strict_problem(data)
+        if why:
+            p.refuse(f"token request: {why}")
+            self.set_status(400)
+            self.finish({"error": "invalid_request", "error_description": why})
+            return
+        try:
+            answer = p.conf().get_access_token(data)
+        except Exception as exc:
+            p.refuse(f"token request: {exc!r}")
+            self.set_status(400)
+            self.finish({"error": "invalid_client"})
+            return
+        self.finish(answer)
+
+    def strict_problem(self, data: dict) -> "str | None":
+        p = self.platform
+        if data.get("grant_type") != "client_credentials":
+            return "grant_type is not client_credentials"
+        try:
+            claims = jwt.decode(data.get("client_assertion", ""), options={"verify_signature": False})
+        except jwt.PyJWTError as exc:
+            return f"the assertion is not a JWT: {exc}"
+        if claims.get("aud") not in (f"{p.url}/token", [f"{p.url}/token"]):
+            return f"the assertion's audience is {claims.get('aud')!r}, not this token URL"
+        if not all(isinstance(claims.get(k), int) for k in ("iat", "exp")):
+            return "iat and exp must be numbers"
+        if claims["exp"] < time.time() or claims["iat"] > time.time() + 60:
+            return "the assertion is expired or from the future"
+        if claims.get("iss") != CLIENT_ID or claims.get("sub") != CLIENT_ID:
+            return "the assertion's iss/sub is not the client id"
+        if not claims.get("jti") or claims["jti"] in p.seen_jti:
+            return f"jti {claims.get('jti')!r} missing or used before"
+        scopes = data.get("scope", "").split()
+        if not scopes or any(s not in (SCORE, LINEITEM, NRPS) and "lti-ags" not in s for s in scopes):
+            return f"unknown scope in {scopes}"
+        p.seen_jti.add(claims["jti"])
+        return None
+
+
+class ScoresHandler(_Handler):
+    def post(self, context: str, item: str) -> None:
+        p = self.platform
+        if not p.check_token(self, SCORE):
+            return
+        if self.request.headers.get("Content-Type", "").split(";")[0] != "application/vnd.ims.lis.v1.score+json":
+            p.refuse("score with the wrong content type")
+            raise web.HTTPError(415)
+        score = json.loads(self.request.body)
+        user = score.get("userId")
+        if user not in p.members.get(context, {}):
+            p.refuse(f"score for {user!r}, who is not a member of context {context!r}")
+            self.set_status(422)
+            self.finish({"error": f"user {user} is not in this context"})
+            return
+        if not isinstance(score.get("scoreGiven"), (int, float)) or score["scoreGiven"] > score.get("scoreMaximum", 0):
+            p.refuse(f"score {score.get('scoreGiven')!r} out of range")
+            self.set_status(400)
+            self.finish({"error": "scoreGiven"})
+            return
+        p.posts.append({"context": context, "item": item, **score})
+        p.scores[(context, item, user)] = score
+        self.set_status(200)
+        self.finish({})
+
+
+class MembershipsHandler(_Handler):
+    def get(self, context: str) -> None:
+        p = self.platform
+        if not p.check_token(self, NRPS):
+            return
+        members = [{"user_id": sub, "name": m["name"], "email": m["email"], "roles": m["roles"], "status": "Active"}
+                   for sub, m in p.members.get(context, {}).items()]
+        self.set_header("Content-Type", "application/vnd.ims.lti-nrps.v2.membershipcontainer+json")
+        self.finish(json.dumps({"id": self.request.full_url(), "context": {"id": context}, "members": members}))

@@ -1,0 +1,245 @@
+"""LTI 1.3 grade passback against a real stand-in LMS (tests/lti_platform.py) on 127.0.0.1, SQLite and PostgreSQL.
+
+The service's side is the real one (``grader.service.lti_service.LtiService``:
+the grade that counts from ``class_data``, the outbox, the sender thread, the
+AGS client on ``pylti1p3``); only the hub's copy of each launch is a stub (the
+hub e2e test, tests/e2e/test_lti_launch.py, has the real one).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import time
+
+import jwt
+import pytest
+import requests
+
+from lti_platform import CLIENT_ID, INSTRUCTOR, SCORE, Platform
+from service_stand_ins import database_url
+
+from grader.service.actions_db import LTI, ActionLog
+from grader.service.db import Store
+from grader.service.lti import keys
+from grader.service.lti.config import LtiConfigError, load_config, parse_config
+from grader.service.lti_service import HubLaunches, LtiService
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path):
+    return database_url(request.param, tmp_path)
+
+
+class StubHub(HubLaunches):
+    """The hub's ``auth_state`` per learner: the claims of their last verified launch."""
+
+    def __init__(self):
+        super().__init__(api_url="", token="")
+        self.states: "dict[str, dict]" = {}
+
+    def names(self):
+        return sorted(self.states)
+
+    def claims(self, name):
+        return self.states.get(name)
+
+
+@pytest.fixture
+def tool_key(tmp_path):
+    return keys.load_or_create(tmp_path / "tool-key.pem")
+
+
+@pytest.fixture
+def lms(tool_key):
+    platform = Platform(tool_key.jwks())
+    yield platform
+    try:
+        platform.stop()
+    except Exception:
+        pass
+
+
+def graded(store: Store, learner: str, score: int, most: int = 10) -> float:
+    """Store a graded attempt; the seconds ``finish`` took (what grading pays)."""
+    attempt = store.add_attempt(learner, f"# {learner} {score}\n".encode(), seed=1)
+    store.take(attempt)
+    start = time.perf_counter()
+    store.finish(attempt, "graded", {"score": score, "max_score": most, "checks": []})
+    return time.perf_counter() - start
+
+
+def service(store, lms, tmp_path, hub, **kw) -> LtiService:
+    config = parse_config(lms.lti_config(tool_key_file=str(tmp_path / "tool-key.pem")))
+    return LtiService(store, config, tmp_path, hub=hub, **kw)
+
+
+def launched(lms, hub, learner, sub, context="c1"):
+    lms.enrol(context, sub, learner.title())
+    hub.states[learner] = lms.claims_for(sub, context)
+
+
+# ------------------------------------------------------------------------------ config and keys
+
+
+def test_the_lti_file_names_every_missing_or_wrong_field(tmp_path):
+    with pytest.raises(LtiConfigError) as err:
+        parse_config({"issuer": "http://lms.example.edu", "client_id": "", "deployment_ids": [],
+                      "key_set_url": "https://lms/jwks", "login_url": "ftp://x", "colour": "red"})
+    text = str(err.value)
+    for line in ("issuer: 'http://lms.example.edu' is not an https URL", "client_id: '' should be non-empty",
+                 "deployment_ids: [] should be non-empty", "login_url: 'ftp://x' is not an https URL",
+                 "token_url: missing", "colour: unknown field"):
+        assert line in text, text
+    assert "Moodle: \"Access token URL\"" in text  # where the LMS shows it
+    path = tmp_path / "lti.toml"
+    path.write_text('issuer = "https://lms.example.edu"\n')
+    with pytest.raises(LtiConfigError, match=r"lti\.toml: the LTI file has 5 problems"):
+        load_config(path)
+
+
+def test_the_tool_key_is_made_once_root_only_and_refused_when_readable(tmp_path):
+    key = keys.load_or_create(tmp_path / "k.pem")
+    assert stat.S_IMODE(os.stat(key.path).st_mode) == 0o600
+    assert keys.load_or_create(tmp_path / "k.pem").private_pem == key.private_pem
+    assert "d" not in key.jwks()["keys"][0] and key.jwks()["keys"][0]["kid"] == key.kid
+    os.chmod(key.path, 0o644)
+    with pytest.raises(keys.KeyFileError, match="chmod 600"):
+        keys.load_or_create(key.path)
+
+
+# ------------------------------------------------------------------------------ passback
+
+
+def test_the_class_s_counted_grades_reach_the_lms_once_and_the_unlaunched_are_listed(db_url, lms, tmp_path):
+    store, hub = Store(db_url), StubHub()
+    launched(lms, hub, "ana", "lms-ana")
+    launched(lms, hub, "bob", "lms-bob")
+    for learner, score in (("ana", 6), ("ana", 8), ("bob", 3), ("cem", 9)):  # cem never launched
+        graded(store, learner, score)
+    lti = service(store, lms, tmp_path, hub)
+    results = {r["learner"]: r for r in lti.send_class("teacher")}
+    assert (results["ana"]["result"], results["ana"]["status"]) == ("sent", 200)
+    assert results["cem"]["result"] == "not sent" and "never launched" in results["cem"]["text"]
+    assert {k[2]: v["scoreGiven"] for k, v in lms.scores.items()} == {"lms-ana": 8.0, "lms-bob": 3.0}
+    assert lms.scores[("c1", "lab", "lms-ana")]["scoreMaximum"] == 10.0
+    # The same grades again: nothing posted, each said to be at the LMS already.
+    again = lti.send_class("teacher")
+    assert len(lms.posts) == 2 and {r["result"] for r in again if r["learner"] != "cem"} == {"already sent"}
+    # Every send is in the instructor actions' log with the LMS's answer.
+    sent = [a for a in ActionLog(store).all() if a["kind"] == LTI]
+    assert [(a["learner"], a["data"]["status"], a["actor"]) for a in sent] == [("ana", 200, "teacher"),
+                                                                                ("bob", 200, "teacher")]
+    # An override is the grade that counts: the sender sends it without being asked, once.
+    ActionLog(store).record("teacher", "override", learner="bob", attempt=3, reason="typo in the spec",
+                            data={"score": 5.0, "max_score": 10.0, "was": 3.0})
+    lti.sender.step()
+    lti.sender.step()
+    assert lms.scores[("c1", "lab", "lms-bob")]["scoreGiven"] == 5.0 and len(lms.posts) == 3
+    store.close()
+
+
+def test_a_stopped_lms_delays_passback_loses_nothing_and_never_slows_grading(db_url, lms, tmp_path, caplog):
+    store, hub = Store(db_url), StubHub()
+    learners = [f"l{i}" for i in range(6)]
+    for i, learner in enumerate(learners):
+        launched(lms, hub, learner, f"sub-{i}")
+    baseline = [graded(store, "warmup", 1) for _ in range(3)]
+    lti = service(store, lms, tmp_path, hub, interval=0.05, base=0.2, cap=0.8)
+    lti.start()
+    try:
+        graded(store, learners[0], 4)
+        _wait(lambda: len(lms.posts) == 1)
+        lms.stop()  # mid-class
+        with caplog.at_level(logging.WARNING, logger="agtool.service.lti"):
+            during = [graded(store, learner, 5 + i) for i, learner in enumerate(learners)]
+            _wait(lambda: len([r for r in lti.outbox.all() if r["state"] == "pending" and r["tries"] >= 2]) == 6)
+        assert max(during) < max(0.5, 20 * max(baseline)), (during, baseline)  # grading never waits for the LMS
+        assert "not delivered: the LMS did not answer" in caplog.text and len(lms.posts) == 1
+        lms.start()
+        _wait(lambda: all(r["state"] == "sent" for r in lti.outbox.all()), timeout=20)
+    finally:
+        lti.stop()
+    wanted = {f"sub-{i}": 5.0 + i for i in range(6)}
+    assert {k[2]: v["scoreGiven"] for k, v in lms.scores.items()} == wanted
+    assert len(lms.posts) == 7  # l0's first grade, then one post per learner: nothing lost, nothing twice
+    store.close()
+
+
+def test_a_score_for_a_learner_of_another_context_is_refused_and_nothing_stored(db_url, lms, tmp_path, caplog):
+    store, hub = Store(db_url), StubHub()
+    launched(lms, hub, "ana", "lms-ana", context="c1")
+    lms.enrol("c2", "lms-zed", "Zed")
+    lti = service(store, lms, tmp_path, hub)
+    claims = lms.claims_for("lms-ana", "c1")
+    launch = lti.launches.record("ana", claims)
+    with caplog.at_level(logging.WARNING):
+        answer = lti.client.post_score(lms.lineitem("c2"), launch["ags_scopes"], "lms-ana", 5, 10)
+    assert answer.status == 422 and "not in this context" in answer.text
+    assert lms.scores == {} and "score for 'lms-ana', who is not a member of context 'c2'" in caplog.text
+    # Through the outbox: refused, kept with the answer, logged, not retried.
+    lti.outbox.want({**launch, "lineitem": lms.lineitem("c2")}, 5, 10)
+    [result] = lti.sender.send_due()
+    assert result["result"] == "refused" and lti.sender.send_due() == [] and lms.scores == {}
+    assert [a["data"]["status"] for a in ActionLog(store).all() if a["kind"] == LTI] == [422]
+    store.close()
+
+
+def _assertion(key, lms, **changes) -> dict:
+    now = int(time.time())
+    claims = {"iss": CLIENT_ID, "sub": CLIENT_ID, "aud": f"{lms.url}/token", "iat": now, "exp": now + 60,
+              "jti": f"j-{time.monotonic_ns()}", **changes}
+    return {"grant_type": "client_credentials", "scope": SCORE,
+            "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            "client_assertion": jwt.encode(claims, key.private_pem, algorithm="RS256", headers={"kid": key.kid})}
+
+
+@pytest.mark.parametrize("change, why", [
+    ({"aud": "https://elsewhere/token"}, "audience"),
+    ({"iat": "1700000000"}, "iat and exp must be numbers"),
+    ({"exp": int(time.time()) - 10}, "expired"),
+    ({"iss": "someone-else"}, "iss/sub"),
+])
+def test_the_stand_in_lms_refuses_a_token_request_a_strict_lms_refuses(tool_key, lms, change, why):
+    answer = requests.post(f"{lms.url}/token", data=_assertion(tool_key, lms, **change), timeout=10)
+    assert answer.status_code == 400 and why in answer.json()["error_description"]
+    assert lms.refusals and lms.posts == []
+
+
+def test_the_stand_in_lms_refuses_a_reused_jti_an_unknown_scope_and_a_bad_signature(tool_key, lms, tmp_path):
+    request = _assertion(tool_key, lms, jti="once")
+    assert requests.post(f"{lms.url}/token", data=request, timeout=10).status_code == 200
+    assert "used before" in requests.post(f"{lms.url}/token", data=request, timeout=10).text
+    assert requests.post(f"{lms.url}/token", data={**_assertion(tool_key, lms), "scope": "admin"},
+                         timeout=10).status_code == 400
+    other = keys.load_or_create(tmp_path / "other.pem")
+    assert requests.post(f"{lms.url}/token", data=_assertion(other, lms), timeout=10).status_code == 400
+    # A score with an expired or forged access token is refused too.
+    forged = jwt.encode({"scopes": SCORE, "iat": 1, "exp": 2}, tool_key.private_pem, algorithm="RS256")
+    answer = requests.post(lms.lineitem("c1") + "/scores", data="{}", timeout=10,
+                           headers={"Authorization": f"Bearer {forged}",
+                                    "Content-Type": "application/vnd.ims.lis.v1.score+json"})
+    assert answer.status_code == 401 and lms.scores == {}
+
+
+def test_the_roster_is_compared_by_sub(db_url, lms, tmp_path):
+    store, hub = Store(db_url), StubHub()
+    launched(lms, hub, "ana", "lms-ana")
+    lms.enrol("c1", "lms-bo", "Bo")
+    lms.enrol("c1", "lms-teacher", "T", roles=(INSTRUCTOR,))
+    graded(store, "ana", 5)
+    graded(store, "hub-only", 5)
+    lti = service(store, lms, tmp_path, hub)
+    lti.sync()
+    said, comparison = lti.roster()
+    assert said == "ok" and comparison["matched"] == [("ana", "lms-ana")]
+    assert [m["user_id"] for m in comparison["lms_only"]] == ["lms-bo"] and comparison["hub_only"] == ["hub-only"]
+    store.close()
+
+
+def _wait(condition, timeout: float = 10.0) -> None:
+    end = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.05)
