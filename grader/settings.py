@@ -93,6 +93,10 @@ class Settings:
     step_mounts: bool = _setting(
         "AGTOOL_STEP_MOUNTS", True,
         "`0`/`off`: no per-step mount namespace (read-only files, private /tmp) even as root.", _switch_on)
+    clean_start: bool = _setting(
+        "AGTOOL_CLEAN_START", True,
+        "`0`/`off`: serve every grading from the fork server itself, whose freed memory then holds earlier "
+        "gradings' modules (only for the test that shows why this is on).", _switch_on, audience="internal")
     grading_user: str = _setting(
         "AGTOOL_GRADING_USER", "agtool-sandbox",
         "The account learner code runs as when the grader runs as root inside bubblewrap (never created "

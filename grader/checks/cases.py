@@ -28,6 +28,9 @@ from grader.spec import (ALLOWED, args_contract, ARG_NAMES, EMPTY, EXTRA, FALLBA
 BAD_REGION_FAMILIES = [["North", "NORTH", "Central", "sOUTH"], [" north", "north ", " west", "central\n"],
                        ["nrth", "westt", "n", "souht"], ["mars", "centre", "South-East", "", "eu-west"]]
 BAD_REGIONS = [region for family in BAD_REGION_FAMILIES for region in family]
+# Wrong regions that stay wrong after any tidying (strip, lower, casefold): where a check judges
+# what happens after a region repair, not whether a region was repaired.
+UNTIDYABLE_REGIONS = BAD_REGION_FAMILIES[3]
 EXTRA_ARGS = {"color": "red", "warehouse": "W1", "qty": 3, "unit": "box", "urgent": True,
               "note": "rush", "sort": "count"}
 UNKNOWN_TOOLS = ["stock_lookups", "lookup", "StockLookup", "delete_stock", "stock-lookup",

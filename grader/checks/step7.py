@@ -155,7 +155,8 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     and step 6's nodes; ``two_repairs``, whose sku is drawn, meets the spec's
     table on every route (a slip in the module's STOCK costs step 1, on every seed).
     Then ``loop`` (:data:`LOOP_RUNS`), with the grader's ``can_repair`` and ``repair``: the
-    order of ``two_repairs``, the order of ``fallback_empty``, then, with ``MAX_ATTEMPTS`` set
+    orders of ``two_repairs`` and ``fallback_empty`` with a region no tidying makes allowed
+    (:data:`~grader.checks.cases.UNTIDYABLE_REGIONS`), then, with ``MAX_ATTEMPTS`` set
     to 2, legacy_stock for the big pair with a limit out of range (clamped, then too big:
     gives up); and ``limit_only`` (:data:`ONE_FIX_RUNS`): a stocked order with a limit below
     1, then one above MAX_ROWS (in drawn order), each otherwise right.
@@ -174,6 +175,11 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     two_order = dict(two, limit=two_limit)
     big = cases.order(*spec.BIG_PAIR, other_limit, "legacy_stock")
     alone = cases.random_valid_args(srng, stocked=True)  # drawn last: the runs above stay as they were
+    # The loop's wrong regions are of the "something else entirely" family: no pick, however it tidies
+    # a region (case, spaces), can make them allowed, so every seed's loop needs the region repair and
+    # the attempt limit is judged the same way on all of them (drawn after the rest: nothing above moves).
+    loop_two = dict(two_order, region=srng.choice(cases.UNTIDYABLE_REGIONS))
+    loop_fallback = dict(fallback, region=srng.choice(cases.UNTIDYABLE_REGIONS))
     loop_note = "the grader's can_repair and repair"
     return {
         "spec_repair": _run([_handle_op(spec.REPAIR_EXAMPLE)]),
@@ -185,7 +191,7 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
         # decide on which seeds this run ends well (the table is step 1's to judge).
         "two_repairs": _run([_handle_op(two_order)], every_route(TOOL_SPIES_TABLE)),
         "fallback_empty": _run([_handle_op(fallback)]),
-        "loop": _run([_handle_op(two_order, note=loop_note), _handle_op(fallback, note=loop_note),
+        "loop": _run([_handle_op(loop_two, note=loop_note), _handle_op(loop_fallback, note=loop_note),
                       op("set", name="MAX_ATTEMPTS", value=2),
                       _handle_op(big, note=f"with MAX_ATTEMPTS = 2; {loop_note}")],
                      every_route(TOOL_SPIES_TABLE), REPAIR_DOUBLES),

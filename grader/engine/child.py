@@ -33,6 +33,7 @@ from typing import Any, Callable, NoReturn
 # these names, which are found in this module's globals first.
 from builtins import BaseException, Exception, compile, enumerate, exec, isinstance, len, memoryview, str, type  # noqa: E402,A004
 
+from grader.engine import confine, namespaces  # noqa: E402
 from grader.engine.encode import private_module_copy  # noqa: E402
 from grader.engine.instrument import compile_instrumented  # noqa: E402
 from grader.engine.procstate import ProcessState  # noqa: E402
@@ -667,7 +668,7 @@ def _set_limits(limits: Limits, *, steps: int = 1) -> None:
     lower(resource.RLIMIT_NOFILE, limits.open_files)
     lower(resource.RLIMIT_CORE, 0)
     if hasattr(resource, "RLIMIT_NPROC") and not PIDS_BOUNDED:
-        lower(resource.RLIMIT_NPROC, _processes_of_this_user() + limits.nproc)
+        lower(resource.RLIMIT_NPROC, _processes_counted() + limits.nproc)
 
 
 def _step_cpu_budget(limits: Limits) -> None:
@@ -679,6 +680,17 @@ def _step_cpu_budget(limits: Limits) -> None:
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _processes_counted() -> int:
+    """The tasks ``RLIMIT_NPROC`` already counts for this step child: itself, in a user namespace of its own.
+
+    Elsewhere the count is the account's (every process of it the kernel
+    knows, of which ``/proc`` shows those of this PID namespace).
+    """
+    if confine.walls_up() and namespaces.counts_processes_per_namespace():
+        return 1
+    return _processes_of_this_user()
 
 
 def _processes_of_this_user() -> int:

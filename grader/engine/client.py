@@ -65,7 +65,7 @@ IDLE_TIMEOUT_ENV = env_name("engine_idle_seconds")
 # The settings the fork server reads itself, passed in its environment. Only
 # these: its step children are its forks, and no secret (the class's seed
 # key, a hub token) may be in a process learner code runs in.
-FORK_SERVER_SETTINGS = ("hugepages", "step_mounts")
+FORK_SERVER_SETTINGS = ("hugepages", "step_mounts", "clean_start")
 
 
 class EngineUnavailable(RuntimeError):
@@ -161,7 +161,14 @@ class EngineClient:
                         if attempt == 2:
                             raise EngineUnavailable("the grader's worker process could not be started")
                         continue
-                    return self._collect(request_id, len(jobs), timeout)
+                    try:
+                        return self._collect(request_id, len(jobs), timeout)
+                    except BaseException:
+                        # An interrupted caller (KeyboardInterrupt in a kernel): its request may still be
+                        # running. The fork server takes one request at a time, each read by a grading
+                        # worker of its own, so it is stopped rather than sent the next request behind it.
+                        self._kill()
+                        raise
             finally:
                 self._arm_idle()
         raise AssertionError("unreachable")

@@ -15,7 +15,11 @@ right after the fork, before it imports the submission:
    (``$AGTOOL_STEP_USER``, see :func:`grader.engine.sandbox.require`) and sets
    ``PR_SET_NO_NEW_PRIVS``: learner code can then neither remount, change its
    limits, renice itself below 19, write what the grading account does not
-   own, nor regain privileges by exec.
+   own, nor regain privileges by exec;
+5. in bubblewrap, it enters a user and an IPC namespace of its own
+   (:mod:`grader.engine.namespaces`: keyrings, System V IPC and the process
+   count are the step's) and loads the syscall filter
+   (:mod:`grader.engine.syscall_filter`).
 
 Writes go to the step's scratch folder only (``tempfile`` uses it, and so
 ``/tmp`` is the scratch folder for a step): the rest is read-only, or, in
@@ -49,6 +53,7 @@ import shutil
 import stat
 import tempfile
 
+from grader.engine import namespaces, syscall_filter
 from grader.settings import Settings, current, env_name
 
 MOUNTS_ENV = env_name("step_mounts")
@@ -329,12 +334,26 @@ def _read_only_except(keep: str) -> None:
     for point, flags in _mount_points():
         if point == keep or point.startswith(keep.rstrip("/") + "/"):
             continue
+        if point == "/proc" and _walls is not None:
+            continue  # the step writes its own namespace's uid_map there first (drop_privileges): then read-only
         if flags & _MS_RDONLY:
             continue
         # Kernels refuse a remount that would drop a lock on nosuid/nodev/noexec: keep them.
         _call("mount", b"none", _bytes(point), None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | flags, None)
     if not os.statvfs("/").f_flag & os.ST_RDONLY:
         raise OSError("the step's file system could not be made read-only")
+
+
+def _proc_read_only() -> bool:
+    """(In the step's own user namespace.) /proc read-only, in a mount namespace that namespace owns.
+
+    The step's other mounts were made read-only before (as root); /proc had to
+    stay writable until the namespace's uid_map was written. A mount inherited
+    from the parent namespace is locked: read-only may be added, never removed.
+    """
+    return (_call("unshare", _CLONE_NEWNS) and _call("mount", b"none", b"/", None, _MS_REC | _MS_PRIVATE, None)
+            and _call("mount", b"none", b"/proc", None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID
+                      | _MS_NODEV | _MS_NOEXEC, None))
 
 
 def drop_privileges(user: "tuple[int, int] | None" = None) -> None:
@@ -358,9 +377,51 @@ def drop_privileges(user: "tuple[int, int] | None" = None) -> None:
         prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
     if user is not None:
         become_user(*user)
+    if _walls is not None:
+        # Keyrings, System V IPC and the process count become the step's own (grader.engine.namespaces).
+        namespaces.enter_own(os.getuid(), os.getgid())
+        if _server_private and not _proc_read_only():
+            raise OSError(ctypes.get_errno(), "the step could not make /proc read-only in its own namespaces")
+        for cap in range(_CAP_LAST + 1):  # a new user namespace hands its first process a full set again
+            prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
     header, data = _CapHeader(0x20080522, 0), (_CapData * 2)()  # _LINUX_CAPABILITY_VERSION_3: all zero
-    if _libc.capset(ctypes.byref(header), data) != 0 and os.geteuid() == 0:
+    if _libc.capset(ctypes.byref(header), data) != 0 and (os.geteuid() == 0 or _walls is not None):
         raise OSError(ctypes.get_errno(), "the step could not drop its capabilities")
+    if _walls is not None:
+        syscall_filter.load(_walls)  # last: it refuses unshare, mount... which the steps above used
+
+
+_walls = None  # the syscall filter, built by the fork server when its steps get namespaces of their own
+
+
+def set_walls(enabled: bool) -> str:
+    """(In the fork server.) Give every step child its own namespaces and the syscall filter; ``""`` or the problem.
+
+    Asked for where the fork server runs in bubblewrap. A problem (no
+    libseccomp) is returned for the caller to fail closed on; nothing is then
+    set, and no step may run.
+
+    >>> set_walls(False)
+    ''
+    """
+    global _walls
+    _walls = None
+    if not enabled:
+        return ""
+    problem = syscall_filter.problem()
+    if problem:
+        return problem
+    _walls = syscall_filter.build()
+    return ""
+
+
+def walls_up() -> bool:
+    """Whether step children get their own namespaces and the syscall filter (:func:`set_walls`).
+
+    >>> _ = set_walls(False); walls_up()
+    False
+    """
+    return _walls is not None
 
 
 def become_user(uid: int, gid: int) -> None:

@@ -92,7 +92,7 @@ def serve() -> None:
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     # Keep the protocol on private fds; fds 0 and 1 become /dev/null so that a
     # stray print (ours or a library's) can never corrupt a result line.
-    channel_in = os.fdopen(os.dup(0), "rb")
+    channel_in = os.dup(0)
     channel_out = os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
@@ -120,42 +120,164 @@ def serve() -> None:
     write_line(channel_out, {"type": "ready", "pid": os.getpid(), "preloaded": preloaded,
                               "scratch": SERVER.scratch_base, "hugepages": hugepages})
     try:
-        _serve_requests(channel_in, channel_out, sweep=settings.server_sandboxed)
+        serve_in_workers(channel_in, channel_out, sweep=settings.server_sandboxed, clean=settings.clean_start)
     finally:
         kill_descendants()
         shutil.rmtree(SERVER.scratch_base, ignore_errors=True)
         _release_server_group()
 
 
-def _serve_requests(channel_in, channel_out: int, *, sweep: bool = False) -> None:
-    """Serve each request line; with ``sweep`` (a private /tmp), empty /tmp after each: nothing outlives a grading."""
-    for line in channel_in:
-        leftovers: list[str] = []
-        request_id = None
-        try:
-            request = json.loads(line)
-            request_id = request.get("request")
+def serve_in_workers(channel_in: int, channel_out: int, *, sweep: bool = False, clean: bool = True) -> None:
+    """Serve each request in a *grading worker* forked for it from this process, which never reads one.
 
-            def report(index: int, result: StepResult) -> None:  # as soon as a step is over
-                write_bytes(channel_out, result_line(request_id, index, result))
+    This process (the template) holds the warm state and nothing of any
+    grading: a request's sources, probes and results live only in the worker
+    that reads it, and in the step children that worker forks; all of them
+    are gone before the next worker is forked from the template. Freed memory
+    is not wiped, so a step child forked from a process that served earlier
+    gradings could read their modules and hidden cases from its own heap
+    (issue 35.1); forked from a fresh worker, its heap holds its own
+    submission and nothing else. A fork of the warm template costs about a
+    millisecond (docs/benchmarks.md).
 
-            jobs = jobs_from_request(request)
-            run_jobs(jobs, parallel=int(request.get("parallel", 1)), chain=request.get("chain") is True,
-                     leftovers=leftovers, on_result=report)
-            reply = {"type": "done", "request": request_id}
-        except BrokenPipeError:  # the client is gone: nothing left to serve
-            break
-        except Exception as exc:  # a malformed request: say so, keep serving
-            reply = {"type": "done", "request": request_id,
-                     "infra_error": f"{SERVER_FAILED}{type(exc).__name__}: {exc}"}
-        try:
-            write_line(channel_out, reply)
-        except BrokenPipeError:
-            break
-        for folder in leftovers:  # after answering: the client need not wait for the disk
-            shutil.rmtree(folder, ignore_errors=True)
+    The worker says on a status pipe which request it read and whether it
+    answered: a worker that dies before answering (a step that brought it
+    down) is answered for here, as the end of that request with an
+    ``infra_error`` (the client then replays the steps, see
+    :func:`grader.grading._run_steps`). Then every process it left is killed
+    and, with ``sweep`` (a private /tmp), /tmp is emptied. Without ``clean``
+    (``$AGTOOL_CLEAN_START=0``, for the test that shows why it is on) this
+    process serves every request itself.
+    """
+    while True:
+        status_r, status_w = os.pipe()
+        if not clean:
+            code = _serve_one(channel_in, channel_out, status_w)
+            os.close(status_w)
+            wait_status = code << 8
+        elif (pid := os.fork()) == 0:  # the grading worker: one request, then gone
+            code = 70
+            try:
+                os.close(status_r)
+                become_subreaper()  # not inherited: the worker's orphaned grandchildren stay its own to kill
+                code = _serve_one(channel_in, channel_out, status_w)
+            finally:
+                os._exit(code)
+        else:
+            os.close(status_w)
+            _, wait_status = os.waitpid(pid, 0)
+        status = _read_status(status_r)
+        kill_descendants()  # what the worker's steps left, orphaned to us when it ended
         if sweep:
             confine.sweep_private_tmp(SERVER.scratch_base)
+        if status.get("request") is not None and not status.get("answered"):
+            reply = {"type": "done", "request": status["request"],
+                     "infra_error": f"{WORKER_LOST}{_wait_words(wait_status)}"}
+            try:
+                write_line(channel_out, reply)
+            except BrokenPipeError:
+                return
+        if status.get("end") or (not status and wait_status != 0):
+            return  # the client closed the channel (or the worker could not even read): nothing left to serve
+
+
+# How the template answers for a grading worker that ended before answering: a grader failure.
+WORKER_LOST = "the grader's worker process ended before answering: "
+
+
+def _serve_one(channel_in: int, channel_out: int, status_fd: int) -> int:
+    """(In a grading worker.) Read one request line, serve it, answer; the worker's exit code."""
+    line = _read_request(channel_in)
+    if line is None:
+        os.write(status_fd, b"end\n")
+        return 0
+    leftovers: list[str] = []
+    request_id = None
+    try:
+        request = json.loads(line)
+        request_id = request.get("request")
+        os.write(status_fd, f"request {json.dumps(request_id)}\n".encode())
+
+        def report(index: int, result: StepResult) -> None:  # as soon as a step is over
+            write_bytes(channel_out, result_line(request_id, index, result))
+
+        jobs = jobs_from_request(request)
+        run_jobs(jobs, parallel=int(request.get("parallel", 1)), chain=request.get("chain") is True,
+                 leftovers=leftovers, on_result=report)
+        reply = {"type": "done", "request": request_id}
+    except BrokenPipeError:  # the client is gone: nothing left to serve
+        os.write(status_fd, b"end\n")
+        return 0
+    except Exception as exc:  # a malformed request: say so, keep serving
+        reply = {"type": "done", "request": request_id,
+                 "infra_error": f"{SERVER_FAILED}{type(exc).__name__}: {exc}"}
+    try:
+        write_line(channel_out, reply)
+    except BrokenPipeError:
+        os.write(status_fd, b"end\n")
+        return 0
+    os.write(status_fd, b"answered\n")
+    for folder in leftovers:  # after answering: the client need not wait for the disk
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+def _read_request(channel_in: int) -> "bytes | None":
+    """One request line from the channel, read by a grading worker; ``None`` at end of input.
+
+    Read in chunks without a buffer of its own, so nothing of the next line can
+    be read here and lost with the worker: the client sends a request only when
+    the one before was answered (or it killed the fork server, see
+    :meth:`grader.engine.client.EngineClient.run_many`).
+    """
+    chunks: list[bytes] = []
+    while True:
+        chunk = os.read(channel_in, 1 << 20)
+        if not chunk:
+            return b"".join(chunks) or None
+        end = chunk.find(b"\n")
+        if end >= 0:
+            chunks.append(chunk[:end + 1])
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _read_status(fd: int) -> dict:
+    """What a finished grading worker wrote on its status pipe: ``{"request": id, "answered": bool, "end": bool}``."""
+    os.set_blocking(fd, False)
+    data = b""
+    try:
+        while True:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            data += chunk
+    except BlockingIOError:
+        pass
+    finally:
+        os.close(fd)
+    status: dict = {}
+    for line in data.decode("ascii", errors="replace").splitlines():
+        word, _, rest = line.partition(" ")
+        if word == "request":
+            try:
+                status["request"] = json.loads(rest)
+            except ValueError:
+                status["request"] = None
+        elif word in ("answered", "end"):
+            status[word] = True
+    return status
+
+
+def _wait_words(wait_status: int) -> str:
+    """How a worker ended, in words: ``exit code 3`` or ``signal 9 (SIGKILL)``."""
+    if os.WIFSIGNALED(wait_status):
+        number = os.WTERMSIG(wait_status)
+        try:
+            return f"signal {number} ({signal.Signals(number).name})"
+        except ValueError:
+            return f"signal {number}"
+    return f"exit code {os.waitstatus_to_exitcode(wait_status)}"
 
 
 def _stop_on_sigterm(signum, frame) -> None:
@@ -211,6 +333,9 @@ def _confine_server(settings: Settings) -> None:
     """(In serve().) A private mount namespace for the steps' scratch mounts; the cgroup the client made."""
     confine.set_server_private(confine.private_mounts(settings))
     confine.set_step_user(settings.step_user)
+    problem = confine.set_walls(settings.server_sandboxed)
+    if problem:  # asked for (a sandbox) and missing: no step may run without them
+        raise SystemExit(f"agtool fork server: {problem}")
     SERVER.group = cgroups.ServerGroup.from_env(settings.server_cgroup or None, settings)
     if SERVER.group is not None:
         SERVER.group.join_shared()  # v1: the steps' CPU is shared per fork server (no migration per step)

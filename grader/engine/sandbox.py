@@ -324,13 +324,41 @@ def _probe_bwrap() -> str:
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed"
     try:
-        done = subprocess.run([*bwrap_prefix(), sys.executable, "-I", "-c", "pass"], capture_output=True, timeout=20)
+        done = subprocess.run([*bwrap_prefix(), sys.executable, "-I", "-c", _WALLS_PROBE], capture_output=True,
+                              timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap (bwrap) could not be run ({type(exc).__name__}: {exc})"
     if done.returncode != 0:
         said = done.stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:] or ["no message"]
         return f"bubblewrap (bwrap) cannot make its namespaces here ({said[0][:200]})"
     return ""
+
+
+# Run inside bubblewrap by the probe: a step child's walls (grader.engine.namespaces and
+# grader.engine.syscall_filter) must be possible there too, as an account that is not root.
+_WALLS_PROBE = """
+import ctypes, os, sys
+try:
+    import pyseccomp  # as the fork server does: before any switch (finding the library may need /tmp)
+except BaseException as exc:
+    pyseccomp = exc
+pid = os.fork()
+if pid == 0:
+    try:
+        if isinstance(pyseccomp, BaseException):
+            raise pyseccomp
+        if os.geteuid() == 0:
+            os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)
+        if ctypes.CDLL(None, use_errno=True).unshare(0x10000000 | 0x08000000) != 0:
+            os.write(2, b"a step cannot make its own user and IPC namespaces (user namespaces are not allowed)\\n")
+            os._exit(3)
+        pyseccomp.SyscallFilter(pyseccomp.ALLOW).load()
+        os._exit(0)
+    except BaseException as exc:
+        os.write(2, f"a step cannot load its syscall filter ({type(exc).__name__}: {exc})\\n".encode())
+        os._exit(4)
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
 
 
 def bwrap_usable() -> bool:

@@ -24,13 +24,14 @@ Example (in the fork server only: it forks)::
 from __future__ import annotations
 
 import base64
+import json
 import os
 import selectors
 import sys
 import tempfile
 import time
 
-from grader.engine import cgroups, confine
+from grader.engine import cgroups, confine, namespaces
 from grader.engine.proctree import kill_descendants, kill_group
 from grader.engine.protocol import OBS, START_AT_IMPORT, StepJob, StepResult
 from grader.engine.report_files import names_report_files, resolve_report_files
@@ -399,7 +400,13 @@ def fork_step_child(jobs: "list[StepJob]", scratch: str,
             for fd in (result_r, output_r, start_w, wake_r):
                 os.close(fd)
             os.set_blocking(wake_w, False)  # a full wake-up pipe wakes the fork server anyway: never wait on it
-            confinement.enter()  # before any learner code: group, priority, read-only, no caps, grading account
+            try:
+                confinement.enter()  # before any learner code: group, priority, read-only, no caps, account, walls
+            except OSError as exc:  # a layer that was asked for is missing: the grader's failure, no learner code
+                fatal = {"type": "fatal", "nonce": jobs[0].nonce,
+                         "message": f"the step's isolation could not be set up: {exc}"}
+                os.write(result_w, json.dumps(fatal).encode() + b"\n")
+                raise
             child_module.PIDS_BOUNDED = confinement.pids_bounded
             child_module.run_steps(tuple(jobs), scratch=scratch, result_fd=result_w,
                                    output_fd=output_w, code=code, start_fd=start_r, wake_fd=wake_w)
@@ -445,6 +452,10 @@ def _step_confinement(scratch: str, limits) -> "confine.StepConfinement":
         words = [cgroups.describe(1, {"cpu": "shared"})]
     else:
         words = []
+    if confine.walls_up():
+        words.append("own user and IPC namespaces, syscall filter")
+        if group is None or "pids" not in group.limits:
+            words.append(namespaces.own_process_count_words(True))
     made.words = "; ".join([w for w in words if w] + [f"cpu nice {confine.LOWEST_PRIORITY}", made.describe()])
     return made
 
