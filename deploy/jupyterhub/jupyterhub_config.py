@@ -138,3 +138,27 @@ c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{os.environ.get('AGTOOL_PRO
 c.ConfigurableHTTPProxy.pid_file = "/srv/jupyterhub/jupyterhub-proxy.pid"
 c.JupyterHub.cookie_secret_file = "/srv/jupyterhub/jupyterhub_cookie_secret"
 c.JupyterHub.db_url = "sqlite:////srv/jupyterhub/jupyterhub.sqlite"
+
+# ---------------------------------------------------------------- LTI 1.3 (optional: docs/lti.md)
+# With /opt/agtool/lti.toml (copy lti.example.toml and fill it in from the LMS's registration page)
+# learners launch from the course's LMS instead of logging in with a password, LMS instructors and
+# teaching assistants join agtool-instructors, and the grading service sends the grades that count to
+# the LMS's gradebook (AGS). The file is checked here, at start: a wrong field stops the hub, named.
+LTI = AGTOOL / "lti.toml"
+if LTI.exists():
+    import secrets
+
+    from grader.service.lti.hub_auth import configure_hub
+
+    configure_hub(c, LTI, instructor_group="agtool-instructors")
+    # The launch is kept as the user's auth_state, encrypted with this key (made once, root's alone).
+    CRYPT_KEY = Path("/srv/jupyterhub/jupyterhub_crypt_key")
+    if not os.environ.get("JUPYTERHUB_CRYPT_KEY"):
+        if not CRYPT_KEY.exists():
+            fd = os.open(CRYPT_KEY, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32))
+        c.CryptKeeper.keys = [CRYPT_KEY.read_text().strip()]
+    # The service reads each learner's launch (admin:auth_state) and sends their grade with its own key.
+    c.JupyterHub.services[0]["command"] += ["--lti", str(LTI)]
+    c.JupyterHub.load_roles[1]["scopes"].append("admin:auth_state")
