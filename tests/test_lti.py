@@ -243,3 +243,36 @@ def _wait(condition, timeout: float = 10.0) -> None:
         if time.monotonic() > end:
             raise AssertionError("timed out waiting")
         time.sleep(0.05)
+
+
+# ------------------------------------------------------------------------------ HTTP routes
+
+
+def test_the_key_set_is_public_and_sending_is_for_instructors_with_a_result_per_learner(lms, tmp_path):
+    import json
+
+    from service_stand_ins import FakeHub, Service
+
+    store, hub = Store(f"sqlite:///{tmp_path / 's.sqlite'}"), StubHub()
+    launched(lms, hub, "alice", "lms-alice")
+    hub.states["alice"] = {**hub.states["alice"], "name": "<script>alert(1)</script>"}
+    graded(store, "alice", 7)
+    graded(store, "bob", 2)  # bob never launched
+    lti = service(store, lms, tmp_path, hub)
+    fake_hub = FakeHub()
+    web = Service(store, fake_hub, lti=lti)
+    try:
+        status, headers, body = web.request("GET", "lti/jwks.json")
+        assert status == 200 and json.loads(body) == lti.key.jwks() and b"PRIVATE" not in body
+        assert web.request("POST", "api/lti/send", token="tok-alice", body=b"{}", ctype="application/json")[0] == 403
+        assert lms.posts == []
+        status, _, body = web.request("POST", "api/lti/send", token="tok-teacher", body=b"{}",
+                                      ctype="application/json")
+        results = {r["learner"]: r for r in json.loads(body)["results"]}
+        assert status == 200 and results["alice"]["result"] == "sent" and results["alice"]["status"] == 200
+        assert results["bob"]["result"] == "not sent" and "never launched" in results["bob"]["text"]
+        assert {k[2]: v["scoreGiven"] for k, v in lms.scores.items()} == {"lms-alice": 7.0}
+    finally:
+        web.stop()
+        fake_hub.stop()
+        store.close()
