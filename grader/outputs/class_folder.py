@@ -18,7 +18,8 @@ import shutil
 from pathlib import Path
 
 from grader.outputs.feedback import feedback_text, learner_reports
-from grader.outputs.gradebook import Records, check_stats, gradebook_frame, step_frame, write_gradebook
+from grader.outputs.gradebook import (Records, check_stats, counted_records, gradebook_frame, step_frame,
+                                      write_gradebook, wrong_answers)
 from grader.outputs.gradescope_results import gradescope_text
 from grader.outputs.lms import write_lms
 from grader.outputs.plain import feedback_plain_text
@@ -31,7 +32,7 @@ from grader.outputs.summary import render_summary
 PER_LEARNER = ("feedback", "gradescope", "plots")  # emptied first: learners who left leave no files
 
 
-def write_learner_outputs(record: "LearnerRecord | dict", out: Path) -> None:
+def write_learner_outputs(record: "LearnerRecord | dict", out: Path, *, starter: bool = False) -> None:
     """Write one learner's ``feedback/<learner>.md`` and ``.txt`` and ``gradescope/<learner>/results.json``.
 
     >>> write_learner_outputs({"learner": "ana", "report": {"seed": 1, "path": "t.py", "checks": []}},
@@ -39,9 +40,10 @@ def write_learner_outputs(record: "LearnerRecord | dict", out: Path) -> None:
     """
     record = as_records([record])[0]
     shown, counting = learner_reports(record)
-    (out / "feedback" / f"{record.learner}.md").write_text(feedback_text(record, shown, counting), encoding="utf-8")
-    (out / "feedback" / f"{record.learner}.txt").write_text(feedback_plain_text(record, shown, counting),
-                                                            encoding="utf-8")
+    (out / "feedback" / f"{record.learner}.md").write_text(feedback_text(record, shown, counting, starter=starter),
+                                                           encoding="utf-8")
+    (out / "feedback" / f"{record.learner}.txt").write_text(
+        feedback_plain_text(record, shown, counting, starter=starter), encoding="utf-8")
     results = out / "gradescope" / record.learner / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
     results.write_text(gradescope_text(record), encoding="utf-8")
@@ -62,17 +64,43 @@ def write_outputs(records: Records, out: "str | Path", *, archive_skipped: "list
     for sub in PER_LEARNER:
         shutil.rmtree(out / sub, ignore_errors=True)
         (out / sub).mkdir(parents=True)
-    # Drawn by a second process while this one writes the rest: the plots are half the work.
-    wait_for_plots = start_plots(gradebook_frame(records), check_stats(records), step_frame(records), out / "plots")
+    starter = starter_submissions(sources or {})
+    # Drawn by a second process while this one writes the rest: the plots are half the work. The pass
+    # rates count the records summary.md counts (counted_records): no starter, no ungradable file.
+    wait_for_plots = start_plots(gradebook_frame(records), check_stats(counted_records(records, starter)),
+                                 step_frame(records), out / "plots")
     paths = write_gradebook(records, out)
     for r in records:
-        write_learner_outputs(r, out)
+        write_learner_outputs(r, out, starter=r.learner in starter)
     paths["summary"] = out / "summary.md"
-    starter = starter_submissions(sources or {})
     paths["summary"].write_text(render_summary(records, archive_skipped, starter), encoding="utf-8")
     plots = wait_for_plots()
     return {**paths, "feedback": out / "feedback", "gradescope": out / "gradescope",
             **{f"plot:{p.stem}": p for p in plots}}
+
+
+def class_tables(records: Records, sources: "dict[str, str] | None" = None) -> dict:
+    """The class tables as ``summary.md`` and the plots count them (the instructor dashboard shows these).
+
+    ``starter``: the learners who handed in the starter unchanged (from ``sources``, learner -> text; by
+    default each record's file as it is on disk); ``checks``: pass rates and ``wrong_answers``: the most
+    common wrong answers, both over :func:`~grader.outputs.gradebook.counted_records`; ``steps``: points
+    per step of every graded learner.
+
+    >>> class_tables([])["wrong_answers"].empty
+    True
+    """
+    records = as_records(records)
+    if sources is None:
+        sources = {}
+        for r in records:
+            try:
+                sources[r.learner] = Path(r.source).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError, TypeError, ValueError):
+                continue  # gone or unreadable: not known to be the starter
+    starter = starter_submissions(sources)
+    return {"starter": starter, "checks": check_stats(counted_records(records, starter)),
+            "wrong_answers": wrong_answers(records, starter), "steps": step_frame(records)}
 
 
 def write_extras(records: Records, out: Path, *, roster=None, assignment: str = "agtool lab",

@@ -17,12 +17,14 @@ Example::
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from grader.escape import md_code, md_fence, md_prose, shell_join
 from grader.messages import LAB_MODULE, replay_for
 from grader.outputs.record import LearnerRecord
+from grader.outputs.starter import not_started_step
 from grader.render import crash_notes, shown_details
 from grader.report import Report
 
@@ -68,6 +70,13 @@ class Feedback:
     failed: "list[FailedCheck]" = field(default_factory=list)
     steps: "list[tuple[int, int, int, int, int]]" = field(default_factory=list)  # step, score, max, passed, checks
     output: "dict[int, str]" = field(default_factory=dict)
+    # step -> (failed checks, the starter's "step N: write NAME (labs/...)" they met): one line a step, not a row each
+    not_started: "dict[int, tuple[int, list[str]]]" = field(default_factory=dict)
+    starter: bool = False  # the file is the starter as given: one paragraph, no check by check (issue 36.5)
+
+
+STARTER_TEXT = ("Your file is the starter as it was given: no step is written yet, so every check failed. "
+                "Begin with labs/01_contract_table.ipynb; the Check cell at its end grades step 1.")
 
 
 def _typed(record: "LearnerRecord | dict") -> LearnerRecord:
@@ -144,7 +153,26 @@ def lab_replay(reproduce: str, module: str = LAB_MODULE) -> str:
     return replay_for(reproduce, "feedback", module=module)
 
 
-def build_feedback(record: "LearnerRecord | dict", shown: Report, counting: Report) -> Feedback:
+def _starter_body(check) -> str:
+    """``"step 3: write call_tool (labs/03_call_boundary.ipynb)"`` when ``check`` met the starter's placeholder, else ``""``.
+
+    >>> from grader.report import CheckResult
+    >>> _starter_body(CheckResult("step4/a", 4, False, 0, 1, "a", got="raised NotImplementedError: step 3: write "
+    ...                           "call_tool (labs/03_call_boundary.ipynb)"))
+    'step 3: write call_tool (labs/03_call_boundary.ipynb)'
+    """
+    for text in (check.got, check.message):
+        if not_started_step(text) is not None:
+            found = _PLACEHOLDER.search(text)
+            return found.group(1).strip() if found else text
+    return ""
+
+
+_PLACEHOLDER = re.compile(r"NotImplementedError: (step \d+: write [^(\n]*(?:\([^)\n]*\))?)")
+
+
+def build_feedback(record: "LearnerRecord | dict", shown: Report, counting: Report, *,
+                   starter: bool = False) -> Feedback:
     """The :class:`Feedback` of one learner from the record's reports (:func:`learner_reports`).
 
     >>> r = Report(seed=4, path="/srv/ana/tools.py")
@@ -163,6 +191,7 @@ def build_feedback(record: "LearnerRecord | dict", shown: Report, counting: Repo
                   error=shown.error,  # not the grader's isolation: the instructor's business (batch prints it)
                   replay=shell_join(["agtool-grade", "check", LAB_MODULE, "--seed", str(shown.seed)]))
     notes = crash_notes(shown.checks)  # one crash is shown once
+    fb.starter = starter
     for step, total in shown.steps.items():
         in_step = [c for c in shown.checks if c.step == step]
         fb.steps.append((step, total["score"], total["max_score"], sum(c.passed for c in in_step), len(in_step)))
@@ -170,11 +199,19 @@ def build_feedback(record: "LearnerRecord | dict", shown: Report, counting: Repo
             continue
         if shown.output.get(str(step)):
             fb.output[step] = shown.output[str(step)]
-        if not shown.error:  # a module that does not import fails every check alike: said once, above
-            fb.failed += [FailedCheck(c.step, c.id, c.title, c.points, c.max_points,
-                                      [(label, lab_replay(value) if label == "replay" else value)
-                                       for label, value in shown_details(c, notes)])
-                          for c in in_step if not c.passed]
+        if shown.error or starter:  # every check failed alike: said once, above
+            continue
+        for c in in_step:
+            if c.passed:
+                continue
+            unwritten = _starter_body(c)
+            if unwritten:  # the starter's placeholder is not a mistake to read about check by check
+                count, which = fb.not_started.get(step, (0, []))
+                fb.not_started[step] = (count + 1, which + [unwritten] * (unwritten not in which))
+                continue
+            fb.failed.append(FailedCheck(c.step, c.id, c.title, c.points, c.max_points,
+                                         [(label, lab_replay(value) if label == "replay" else value)
+                                          for label, value in shown_details(c, notes)]))
     return fb
 
 
@@ -194,14 +231,14 @@ def render_feedback(record: "LearnerRecord | dict") -> str:
     return feedback_text(record, *learner_reports(record))
 
 
-def feedback_text(record: "LearnerRecord | dict", shown: Report, counting: Report) -> str:
+def feedback_text(record: "LearnerRecord | dict", shown: Report, counting: Report, *, starter: bool = False) -> str:
     """:func:`render_feedback` from the record's reports, already parsed by :func:`learner_reports`.
 
     >>> r = Report(seed=1, path="t.py")
     >>> feedback_text({"report": {}}, r, r) == render_feedback({"report": r.to_dict()})
     True
     """
-    return feedback_markdown(build_feedback(record, shown, counting))
+    return feedback_markdown(build_feedback(record, shown, counting, starter=starter))
 
 
 def feedback_markdown(fb: Feedback) -> str:
@@ -214,12 +251,18 @@ def feedback_markdown(fb: Feedback) -> str:
     if fb.error:
         out += ["", "## Your module could not be graded", "", md_fence(fb.error), "",
                 f"No check could run. To see it again: {md_code(fb.replay)}"]
+    if fb.starter:
+        out += ["", "## Not started", "", md_prose(STARTER_TEXT)]
     if fb.failed:
         out += ["", f"## What to fix ({_count(len(fb.failed), 'check')} failed)", "",
                 "Start with the first: later checks often fail for the same reason. " + md_prose(RUN_FROM)]
     for check in fb.failed:
         out += ["", f"### Step {check.step}: {md_prose(check.title)} ({check.points}/{check.max_points})", "",
                 f"- **check:** {md_code(check.id)}"] + _markdown_details(check.details)
+    if fb.not_started:
+        out += ["", "## Not written yet", ""]
+        out += [f"- Step {step}: {_count(count, 'check')} met the starter's placeholder: "
+                + "; ".join(md_code(w) for w in which) for step, (count, which) in sorted(fb.not_started.items())]
     for step, text in fb.output.items():
         out += ["", f"<details><summary>Output of your code during step {step}</summary>", "",
                 md_fence(text.rstrip("\n")), "", "</details>"]

@@ -18,11 +18,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Iterable
 
 import pandas as pd
 
 from grader.escape import csv_cell
 from grader.outputs.record import LearnerRecord, as_records
+from grader.outputs.starter import not_started_step
 from grader.report import STEPS
 
 WRONG_ANSWERS_SHOWN = 10
@@ -180,6 +182,33 @@ def step_frame(records: Records) -> pd.DataFrame:
         for step, t in sorted(r.report.get("steps", {}).items(), key=lambda kv: int(kv[0]))
     ]
     return pd.DataFrame(rows, columns=["learner", "step", "score", "max_score"])
+
+
+def counted_records(records: Records, starter: "Iterable[str]" = ()) -> "list[LearnerRecord]":
+    """The records the class's statistics count, the same for ``summary.md``, the plots, the dashboard
+    and the class page: graded, imported (an ungradable file answered nothing), and not the starter
+    handed in unchanged (``starter``: those learners, :func:`grader.outputs.starter.starter_submissions`).
+
+    >>> [r.learner for r in counted_records([{"learner": "a", "report": {}}, {"learner": "b", "report": {}},
+    ...     {"learner": "c", "report": {"error": "Your module could not be imported: x"}}], starter=["b"])]
+    ['a']
+    """
+    left_out = set(starter)
+    return [r for r in as_records(records) if r.graded and not r.error and r.learner not in left_out]
+
+
+def wrong_answers(records: Records, starter: "Iterable[str]" = (), top: "int | None" = WRONG_ANSWERS_SHOWN) -> pd.DataFrame:
+    """The class's most common wrong answers: :func:`common_wrong_answers` of :func:`counted_records`,
+    without the starter's ``NotImplementedError`` (a step not started is no wrong answer).
+
+    >>> wrong_answers([{"learner": "a", "report": {"checks": [{"id": "step2/x", "passed": False,
+    ...     "got": "raised NotImplementedError: step 2: write validate_args (labs/02_validate_args.ipynb)",
+    ...     "expected": "''"}]}}]).empty
+    True
+    """
+    every = common_wrong_answers(counted_records(records, starter), top=None)
+    wrong = every[every["got"].map(lambda got: not_started_step(got) is None).astype(bool)]
+    return (wrong if top is None else wrong.head(top)).reset_index(drop=True)
 
 
 def common_wrong_answers(records: Records, top: int = WRONG_ANSWERS_SHOWN) -> pd.DataFrame:

@@ -16,7 +16,7 @@ Example::
 from __future__ import annotations
 
 from grader.escape import plain_text
-from grader.outputs.feedback import KEYED_NOTE, RUN_FROM, Feedback, build_feedback, learner_reports
+from grader.outputs.feedback import KEYED_NOTE, RUN_FROM, STARTER_TEXT, Feedback, build_feedback, learner_reports
 from grader.outputs.record import LearnerRecord
 from grader.report import Report
 
@@ -34,9 +34,10 @@ def render_feedback_plain(record: "LearnerRecord | dict") -> str:
     return feedback_plain_text(record, *learner_reports(record))
 
 
-def feedback_plain_text(record: "LearnerRecord | dict", shown: Report, counting: Report) -> str:
+def feedback_plain_text(record: "LearnerRecord | dict", shown: Report, counting: Report, *,
+                        starter: bool = False) -> str:
     """:func:`render_feedback_plain` from reports already parsed by :func:`~grader.outputs.feedback.learner_reports`."""
-    return feedback_plain(build_feedback(record, shown, counting))
+    return feedback_plain(build_feedback(record, shown, counting, starter=starter))
 
 
 def _line(text: object) -> str:
@@ -57,6 +58,8 @@ def feedback_plain(fb: Feedback) -> str:
     if fb.error:
         out += ["", "YOUR MODULE COULD NOT BE GRADED", "", *_block(fb.error, INDENT), "",
                 f"No check could run. To see it again: {fb.replay}"]
+    if fb.starter:
+        out += ["", "NOT STARTED", "", STARTER_TEXT]
     if fb.failed:
         out += ["", f"WHAT TO FIX ({len(fb.failed)} {'check' if len(fb.failed) == 1 else 'checks'} failed)", "",
                 "Start with the first: later checks often fail for the same reason. " + RUN_FROM]
@@ -66,6 +69,10 @@ def feedback_plain(fb: Feedback) -> str:
         for label, value in check.details:
             head = f"{INDENT}{label + ':':<{LABEL_WIDTH}}"
             out += [head.rstrip(), *_block(value, INDENT * 2)] if "\n" in value else [head + _line(value)]
+    if fb.not_started:
+        out += ["", "NOT WRITTEN YET", ""]
+        out += [f"{INDENT}Step {step}: {count} {'check' if count == 1 else 'checks'} met the starter's placeholder: "
+                + "; ".join(_line(w) for w in which) for step, (count, which) in sorted(fb.not_started.items())]
     for step, text in fb.output.items():
         out += ["", f"Output of your code during step {step}:", *_block(text, INDENT + "| ")]
     return "\n".join(out + _plain_steps(fb)) + "\n"

@@ -24,7 +24,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from grader.outputs.gradebook import Records, check_stats, gradebook_frame, step_frame
+from grader.outputs.gradebook import Records, check_stats, counted_records, gradebook_frame, step_frame
 
 # No date or version in the PNG: the same class gives the same bytes.
 _PNG_METADATA = {"Software": None}
@@ -212,7 +212,7 @@ def plot_bytes(records: Records, name: str, fmt: str) -> bytes:
     if name == "score_histogram":
         fig = score_histogram(gradebook_frame(records))
     elif name == "check_pass_rate":
-        fig = check_pass_rate(check_stats(records))
+        fig = check_pass_rate(check_stats(counted_records(records)))  # as summary.md counts them
     else:
         fig = step_scores(step_frame(records))
     FigureCanvasAgg(fig)

@@ -17,8 +17,8 @@ from collections import Counter
 from typing import Iterable
 
 from grader.escape import md_cell, md_code, md_code_cell, md_text
-from grader.outputs.gradebook import (WRONG_ANSWERS_SHOWN, Records, check_stats, common_wrong_answers,
-                                      gradebook_frame, step_frame)
+from grader.outputs.gradebook import (Records, check_stats, counted_records, gradebook_frame, step_frame,
+                                      wrong_answers)
 from grader.outputs.record import LearnerRecord, as_records
 from grader.outputs.starter import not_started_step
 
@@ -44,8 +44,8 @@ def render_summary(records: Records, archive_skipped: "list[tuple[str, str]]" = 
     starter = sorted(set(starter))
     lines = _totals(records)
     answering = [r for r in records if r.learner not in starter]
-    for section in (_starter(starter), _steps(records), _hardest(records), _wrong_answers(answering),
-                    _not_started(answering), _errors(records), _course(records), _skipped(archive_skipped)):
+    for section in (_starter(starter), _steps(records), _hardest(counted_records(records, starter)),
+                    _wrong_answers(records, starter), _not_started(answering), _errors(records), _course(records), _skipped(archive_skipped)):
         lines += section
     return "\n".join(lines) + "\n"
 
@@ -100,9 +100,8 @@ def _starter(starter: "list[str]") -> list[str]:
             *[f"- {md_text(learner)}" for learner in starter]]
 
 
-def _wrong_answers(records: "list[LearnerRecord]") -> list[str]:
-    every = common_wrong_answers(records, top=None)  # all groups: the starter's are dropped before the first ten
-    wrong = every[every["got"].map(lambda got: not_started_step(got) is None).astype(bool)].head(WRONG_ANSWERS_SHOWN)
+def _wrong_answers(records: "list[LearnerRecord]", starter: "list[str]") -> list[str]:
+    wrong = wrong_answers(records, starter)  # the dashboard's and the class page's table too
     lines = ["", "## Most common wrong answers", ""]
     if wrong.empty:
         lines.append("No wrong answers among the graded submissions.")

@@ -62,9 +62,10 @@ def class_outputs(records: "list[LearnerRecord]") -> dict:
     """Per-check pass rates and the most common wrong answers (the class tables ``batch`` also uses), as JSON rows."""
     if not records:
         return {"checks": [], "wrong_answers": []}
-    from grader.outputs.gradebook import check_stats, common_wrong_answers  # pandas: only when there is a class
+    from grader.outputs.gradebook import check_stats, counted_records, wrong_answers  # pandas: only with a class
 
-    checks = check_stats(records)
-    wrong = common_wrong_answers(records)
+    # Counted as summary.md and the plots count them: no ungradable file, no starter placeholder as an answer.
+    checks = check_stats(counted_records(records))
+    wrong = wrong_answers(records)
     return {"checks": json.loads(checks.to_json(orient="records")),
             "wrong_answers": json.loads(wrong.to_json(orient="records"))}
