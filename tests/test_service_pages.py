@@ -18,6 +18,7 @@ pytest.importorskip("jupyterhub")
 
 from bs4 import BeautifulSoup  # noqa: E402
 
+from grader.messages import replay_for  # noqa: E402
 from grader.service import code_pages, layout, pages  # noqa: E402
 from grader.service.db import GRADED, Store  # noqa: E402
 from service_stand_ins import FakeHub, Service, failing_report  # noqa: E402
@@ -91,7 +92,9 @@ def test_the_learner_page_shows_the_failing_call_and_the_replay_line_as_the_widg
     soup = BeautifulSoup(html, "html.parser")
     shown = [dt.get_text() for dt in soup.find("dl", class_="failure").find_all("dt")]
     assert shown == [label for label, _ in failure_details(CheckResult(**REPORT["checks"][1]))]
-    assert soup.find("dd", class_="replay").get_text() == REPORT["checks"][1]["reproduce"]
+    # The learner's lab path (issue 36.3), never the path the service graded its stored copy under.
+    assert soup.find("dd", class_="replay").get_text() == replay_for(REPORT["checks"][1]["reproduce"], "service")
+    assert "agtool/tools.py" in soup.find("dd", class_="replay").get_text()
     assert soup.find_all("script") == soup.find_all("script", string=layout._text(layout.SCRIPT_FILE))
     assert HOSTILE not in html and not soup.find_all("img", onerror=True) and "\u202e" not in html
     assert soup.find("a", string="Back to your lab")["href"] == "/user/ben/lab"
@@ -170,3 +173,39 @@ def test_the_similarity_page_leads_to_two_codes_side_by_side(served):
     assert status == 200 and len(sides) == 2
     assert "# <alice>" in sides[0].get_text() and "<script>x</script>" in sides[1].get_text()
     assert service.request("GET", "similarity/compare?a=alice&b=nobody", "tok-teacher")[0] == 404
+
+
+# ---------------------------------------------------------------------------- issue 36.6: a learner's history
+
+
+def _three_attempts() -> list[dict]:
+    """ben's three attempts, newest first, with the service's ids (other learners' attempts come between)."""
+    full = {**ATTEMPT, "id": 31, "submitted_at": "2026-03-01T11:00:00Z", "score": 202, "max_score": 202,
+            "report": {"checks": []}}
+    partial = {**ATTEMPT, "id": 17, "submitted_at": "2026-03-01T10:00:00Z", "score": 199, "max_score": 202}
+    zero = {**ATTEMPT, "id": 2, "submitted_at": "2026-03-01T09:00:00Z", "score": 0, "max_score": 202}
+    return [full, partial, zero]
+
+
+def test_a_three_attempt_learner_page_numbers_colours_and_folds_by_meaning():
+    html = pages.learner_page("ben", _three_attempts(), prefix="/p/", is_instructor=False)
+    soup = BeautifulSoup(html, "html.parser")
+    heads = [h.get_text(" ", strip=True) for h in soup.find_all("h2")]
+    assert [h.split(" ")[1] for h in heads] == ["3", "2", "1"], heads  # the learner's numbers, not 31, 17, 2
+    spans = [h.find("span", class_=["ok", "partial", "bad"]) for h in soup.find_all("h2")]
+    assert [s["class"][0] for s in spans] == ["ok", "partial", "bad"]  # 199/202 is not red
+    assert "(partly)" in spans[1].get_text() and "(full marks)" in spans[0].get_text()
+    # Older attempts' feedback is folded; the latest's first failure alone is open.
+    sections = soup.find_all("section", class_="attempt")
+    assert all(s.find("details", open=True) is None for s in sections[1:])
+    _golden("learner_three_attempts.html", html)
+
+
+def test_the_class_page_shows_human_dates_in_why():
+    row = {"learner": "ben", "attempts": 3, "pending": 0, "best_score": 202, "last_score": 202, "max_score": 202,
+           "steps": {}, "last_submitted_at": "2026-03-01T11:00:00Z", "credited_score": 202.0,
+           "why": "the best attempt of 3; on time (due 2026-03-01T12:00:00Z)", "best_attempt": 31}
+    html = pages.class_page([row], {"checks": [], "wrong_answers": []}, prefix="/p/", refresh=10)
+    why = BeautifulSoup(html, "html.parser").find("td", class_="why")
+    assert why.find("time")["datetime"] == "2026-03-01T12:00:00Z" and "2026-03-01 12:00 UTC" in why.get_text()
+    _golden("class_why_dates.html", html)

@@ -42,8 +42,15 @@ def _score(summary: dict) -> str:
         return '<span class=pending>being graded again (the grader failed, not your code)</span>'
     if summary["score"] is None:
         return f'<span class=bad>{esc(summary["status"])}</span>'
-    cls = "ok" if summary["score"] == summary["max_score"] else "bad"
-    return f'<span class={cls}>{esc(summary["score"])} / {esc(summary["max_score"])}</span>'
+    # Coloured by meaning, with words too (issue 36.6): full marks green, some points plain, no point red.
+    if summary["score"] == summary["max_score"]:
+        cls, word = "ok", "full marks"
+    elif summary["score"]:
+        cls, word = "partial", "partly"
+    else:
+        cls, word = "bad", "no points"
+    return (f'<span class={cls}>{esc(summary["score"])} / {esc(summary["max_score"])}'
+            f'<span class=visually-hidden> ({word})</span></span>')
 
 
 def _check_of(c: dict) -> CheckResult:
@@ -65,7 +72,7 @@ def _details_html(check: CheckResult, notes: "dict[str, str]") -> str:
     return f"<dl class=failure>{''.join(rows)}</dl>" if rows else ""
 
 
-def feedback_html(report: "dict | None") -> str:
+def feedback_html(report: "dict | None", *, open_first: bool = True) -> str:
     """The failed checks of one report: title, points, then the call, expected, got, why, hint and replay line.
 
     >>> html = feedback_html({"checks": [{"id": "step1/a", "step": 1, "passed": False, "points": 0,
@@ -83,9 +90,12 @@ def feedback_html(report: "dict | None") -> str:
         parts.append("<p class=ok>Every check passed.</p>")
     checks = [_check_of(c) for c in failed]
     notes = crash_notes(checks)
-    for check in checks:
+    for i, check in enumerate(checks):
+        details = _details_html(check, notes)
+        if details:  # only the first failure is unfolded, as in the Check panel: one thing to fix at a time
+            details = f"<details{' open' if open_first and i == 0 else ''}><summary>details</summary>{details}</details>"
         items.append(f"<li><b>step {esc(check.step)}</b> <code>{esc(check.id)}</code>: {esc(check.title)}"
-                     f" ({esc(check.points)}/{esc(check.max_points)}){_details_html(check, notes)}</li>")
+                     f" ({esc(check.points)}/{esc(check.max_points)}){details}</li>")
     return "".join(parts) + (f"<ul>{''.join(items)}</ul>" if items else "")
 
 
@@ -158,14 +168,18 @@ def code_href(prefix: str, learner: str, attempt_id: object) -> str:
     return esc(f"{prefix}learners/{quote(learner, safe='')}/attempts/{attempt_id}/code")
 
 
-def _attempt_html(a: dict, learner: str, prefix: str) -> str:
-    """One attempt: number, time, score, a link to its code, then its feedback."""
+def _attempt_html(a: dict, learner: str, prefix: str, number: int, latest: bool) -> str:
+    """One attempt: the learner's own number (1, 2, 3...), time, score, a link to its code, then its feedback,
+    folded unless it is the latest attempt (a long history stays a page, not 23,000 px)."""
+    feedback = f"{feedback_html(a.get('report'), open_first=latest)}{hidden_html(a.get('hidden_failed'))}"
+    if not latest and a.get("report"):
+        feedback = f"<details><summary>Feedback of attempt {number}</summary>{feedback}</details>"
     return (f"<section class=attempt aria-labelledby=attempt-{esc(a['id'])}>"
-            f"<h2 id=attempt-{esc(a['id'])}>Attempt {esc(a['id'])} &middot; {time_html(a['submitted_at'])}"
+            f"<h2 id=attempt-{esc(a['id'])}>Attempt {number} &middot; {time_html(a['submitted_at'])}"
             f" &middot; {_score(a)}</h2>"
             f"<p class=muted><small>sha256 {esc(a['sha256'])} &middot; seed {esc(a.get('seed'))} &middot; "
-            f"<a href=\"{code_href(prefix, learner, a['id'])}\">code of attempt {esc(a['id'])}</a></small></p>"
-            f"{feedback_html(a.get('report'))}{hidden_html(a.get('hidden_failed'))}</section>")
+            f"<a href=\"{code_href(prefix, learner, a['id'])}\">code of attempt {number}</a></small></p>"
+            f"{feedback}</section>")
 
 
 def learner_page(learner: str, attempts: list[dict], *, prefix: str, is_instructor: bool,
@@ -176,7 +190,10 @@ def learner_page(learner: str, attempts: list[dict], *, prefix: str, is_instruct
     """
     chrome = chrome or Chrome(prefix=prefix, user=learner, instructor=is_instructor)
     heading = attempts_heading(learner, chrome.user)
-    rows = "".join(_attempt_html(a, learner, prefix) for a in attempts)
+    # Newest first; numbered in the learner's own order (the service's ids count every learner's attempts).
+    order = sorted(attempts, key=lambda a: (a.get("submitted_at") or "", a["id"]))
+    numbers = {a["id"]: i for i, a in enumerate(order, start=1)}
+    rows = "".join(_attempt_html(a, learner, prefix, numbers[a["id"]], i == 0) for i, a in enumerate(attempts))
     link = f'<p><a href="{esc(prefix)}class">Back to the class page</a></p>' if is_instructor else ""
     lab = (f'<p><a href="{esc(chrome.lab_url)}">Back to your lab</a> to work on your module.</p>'
            if chrome.lab_url and learner == chrome.user else "")
@@ -245,7 +262,8 @@ def _learner_row(r: dict, p: str, credited: bool) -> str:
     name = esc(r["learner"])
     link = esc(quote(r["learner"], safe=""))
     steps = "".join(f"<td>{esc(r['steps'].get(str(s), ''))}</td>" for s in STEPS)
-    extra = (f"<td>{esc(r.get('credited_score', ''))}</td><td>{esc(r.get('why', ''))}</td>" if credited else "")
+    extra = (f"<td>{esc(r.get('credited_score', ''))}</td><td class=why>{text_with_times(r.get('why', ''))}</td>"
+             if credited else "")
     files = (f'<a href="{p}learners/{link}/feedback.md">feedback.md</a> '
              f'<a href="{p}learners/{link}/results.json">results.json</a>' if r.get("best_attempt") else "")
     return (f"<tr><td><a href=\"{p}learners/{link}\">{name}</a></td>"
