@@ -120,12 +120,13 @@ def replay_for(command: str, reader: str, *, runner: "str | None" = None, module
     """
     if reader not in READERS:
         raise ValueError(f"unknown reader {reader!r}: one of {', '.join(READERS)}")
+    runs_here = reader == "lab" and runner and command.startswith(REPLAY_PROGRAM + " ")
     try:
         words = shlex.split(command)
-    except ValueError:  # not a command the grader wrote: shown as it is
-        return command
+    except ValueError:  # not a command the grader wrote: shown as it is (run by the kernel's Python in the lab)
+        words = []
     if len(words) <= REPLAY_PATH_WORD or words[:2] != [REPLAY_PROGRAM, "check"]:
-        return command
+        return runner + command[len(REPLAY_PROGRAM):] if runs_here else command
     if reader in ("service", "feedback", "gradescope"):
         words[REPLAY_PATH_WORD] = module
     if "--timeout" in words[:-1]:
