@@ -225,7 +225,8 @@ def timeout_text(phase: str, spent: float, *, import_timeout: float, timeout: fl
     if phase == "import":
         return (f"was killed: the import ran {_at_most(spent, import_timeout):.1f} s, "
                 f"over its time limit of {import_timeout:g} s",
-                " (an endless loop or a blocking call at import?)")
+                " (an endless loop or a blocking call at import, or a module that takes that long to compile:"
+                " thousands of functions or lambdas?)")
     if per_probe < timeout and spent >= per_probe - 0.05:
         limit, spent = f"the time limit of {per_probe:g} s per call", _at_most(spent, per_probe)
     elif per_probe < timeout or spent < timeout - 0.05:

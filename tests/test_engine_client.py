@@ -19,7 +19,8 @@ import pytest
 
 from engine_probes import ENGINE_PROBES
 from helpers import call_check
-from grader.engine.child import compile_submission, with_filename
+from grader.engine.child import with_filename
+from grader.engine.instrument import compile_instrumented
 from grader.locate import SubmissionNotFound
 from grader.checks.registry import CHECKS, Check, Probe, Verdict, checks_for
 from grader.grading import grade
@@ -203,20 +204,19 @@ def test_system_exit_and_keyboard_interrupt_are_recorded_per_probe(write_module,
 
 def test_steps_of_a_submission_share_one_compile_and_still_name_the_learner_line(
         write_module, temp_checks, engine_client):
-    # Compiled once in the fork server, under a placeholder name: the traceback must still point at tools.py.
+    # Compiled once in the step child (under its limits) for the steps it runs: the traceback names tools.py.
     path = write_module("def f():\n    return 1\n\ndef broken():\n    return {}['k']\n")
     ids = temp_checks(call_check(1, "f", "f", expect=1), call_check(2, "g", "f", expect=1),
                       call_check(3, "b", "broken", expect=1))
     report = run(path, ids, engine_client)
     assert [c.passed for c in report.checks] == [True, True, False]
-    tree = compile_submission(Path(path).read_bytes())
-    assert tree is not None and with_filename(tree, "/x/tools.py").co_consts[0].co_filename == "/x/tools.py"
+    tree = compile_instrumented(Path(path).read_bytes(), "<agtool-submission>")
+    assert with_filename(tree, "/x/tools.py").co_consts[0].co_filename == "/x/tools.py"
 
 
 def test_a_compile_time_warning_reaches_the_steps_output(write_module, temp_checks, engine_client):
-    # Left to the child to compile, so the learner sees the warning in the step's output.
+    # The step child compiles, so the learner sees the warning in the step's output.
     path = write_module("def f():\n    return 1 is 1\n")
-    assert compile_submission(Path(path).read_bytes()) is None
     report = run(path, temp_checks(call_check(1, "f", "f", expect=True)), engine_client)
     assert report.checks[0].passed and "SyntaxWarning" in report.output.get("1", "")
 

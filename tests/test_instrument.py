@@ -16,7 +16,6 @@ import types
 import pytest
 
 from grader.engine import instrument
-from grader.engine.child import compile_submission
 from grader.engine.instrument import (NotInstrumented, _check_every_function_counts, compile_instrumented, entry_of,
                                       tool_codes)
 from grader.engine.probes import Tally, run_probe
@@ -329,9 +328,15 @@ def test_a_lambda_the_source_does_not_spell_out_still_gets_its_entry():
     assert function.co_name == "<lambda>" and entry_of(function) is not None
 
 
-def test_the_fork_server_compiles_with_entries():
-    code = compile_submission(b"def f():\n    return 1\n")
-    assert entry_of(code.co_consts[0]) is not None
+def test_the_step_child_compiles_with_entries(tmp_path):
+    from grader.engine.child import StepContext
+
+    path = tmp_path / "tools.py"
+    path.write_bytes(b"def f():\n    return 1\n")
+    ctx = StepContext(str(tmp_path), str(path), "agtool_test_entries")
+    module = ctx.fresh_module()
+    ctx.forget()
+    assert entry_of(module.f.__code__) is not None and ctx.compiled is not None
 
 
 def test_code_without_its_entries_is_refused():

@@ -39,7 +39,7 @@ from grader.engine.instrument import compile_instrumented  # noqa: E402
 from grader.engine.procstate import ProcessState  # noqa: E402
 from grader.engine.proctree import die_with_parent  # noqa: E402
 from grader.engine.protocol import (CHANGED, DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR,  # noqa: E402
-                                    IMPORTED, MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, MAX_PRECOMPILED_BYTES, OBS,
+                                    IMPORTED, MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, OBS,
                                     RUN, START_AT_IMPORT, WAKE_BYTES, ImportErrorMessage, Limits, Message, StepJob)
 
 # What running a fresh probe in a fork uses, bound before any learner code
@@ -64,9 +64,11 @@ PIDS_BOUNDED = False
 class StepContext:
     """What a probe may use besides the module: the scratch folder and fresh imports.
 
-    The source is compiled once per step; each fresh import executes that code
-    object in a new module, which is what an import does minus reading and
-    compiling the file again. A ``fresh`` probe of :func:`run_step` runs in a
+    The source is compiled once per step child, here, under the step's limits
+    (its memory, CPU time and the import's time bound: a module that takes
+    longer to compile than its import may is an import that timed out); each
+    fresh import executes that code object in a new module, which is what an
+    import does minus reading and compiling the file again. A ``fresh`` probe of :func:`run_step` runs in a
     process forked from the step child right after its one import, and its
     first :meth:`fresh_module` is that just-imported module (``pristine``), so
     an honest slow import is paid once per step, not once per probe.
@@ -86,8 +88,7 @@ class StepContext:
         self.trace_run = trace_run
         self.module_path = module_path
         self._names = (f"{name_prefix}_{n}" for n in itertools.count())
-        # Compiled by the fork server for every step of a submission (see
-        # ``grader.engine.forkserver``), under a placeholder file name: name it after our copy.
+        # Compiled by an earlier step of this step child (None: compile it at the first import).
         self._code = with_filename(code, module_path) if code is not None else None
         # The module as it was right after the step's import, in a process of
         # its own (a forked fresh probe): handed out once, instead of importing again.
@@ -107,38 +108,17 @@ class StepContext:
         self.imported.append(name)
         return import_file(self.module_path, name, code=self._code)
 
+    @property
+    def compiled(self) -> "CodeType | None":
+        """The module's code once a :meth:`fresh_module` compiled it (``None`` before)."""
+        return self._code
+
     def forget(self) -> None:
         """Drop the modules this step imported from ``sys.modules`` (the next step imports its own)."""
         for name in self.imported:
             sys.modules.pop(name, None)
         self.imported.clear()
         self.pristine = None
-
-
-def compile_submission(source: bytes) -> "CodeType | None":
-    """The module code of ``source``, or ``None`` when the step child must compile it itself.
-
-    Used by the fork server, which runs no learner code: compiling does not
-    run it, Python bounds what constant folding may build, and sources that
-    are large, do not compile or warn (the learner must see the warning in
-    their step's output) are left to the step child. Every function gets its
-    entry counter (:mod:`grader.engine.instrument`), here or in the step child.
-
-    >>> compile_submission(b"X = 1\\n").co_filename
-    '<agtool-submission>'
-    >>> compile_submission(b"def f(:\\n") is None
-    True
-    """
-    if len(source) > MAX_PRECOMPILED_BYTES:
-        return None
-    import warnings
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            return compile_instrumented(source, "<agtool-submission>")
-    except BaseException:  # noqa: BLE001 - SyntaxError, a warning, RecursionError, MemoryError...
-        return None
 
 
 def with_filename(code: CodeType, filename: str) -> CodeType:
@@ -213,8 +193,8 @@ def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
              code: "CodeType | None" = None, start_fd: "int | None" = None, wake_fd: "int | None" = None) -> NoReturn:
     """Run one step job's probes in this (freshly forked) process, then ``os._exit``.
 
-    ``code`` is the submission compiled by the fork server
-    (:func:`compile_submission`), or ``None`` to compile it here. With
+    ``code`` is the submission's compiled code, or ``None`` (as the fork
+    server sends it) to compile it here, under the step's limits. With
     ``start_fd``, the probes wait after the import until the fork server writes
     a byte there: imports of several steps overlap, their probes take turns.
     (:func:`run_steps` with one job.)
@@ -378,6 +358,7 @@ class _SubmissionSteps:
             import_started = _clock()
             module = ctx.fresh_module()
             ctx.import_seconds = _clock() - import_started
+            self.code = ctx.compiled  # compiled once: the next steps of this process import the same code
         except BaseException as exc:  # SystemExit and KeyboardInterrupt included: all are import failures
             _flush_std_streams()
             send(describe_import_error(exc, self.module_path))

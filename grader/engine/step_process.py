@@ -23,7 +23,6 @@ Example (in the fork server only: it forks)::
 """
 from __future__ import annotations
 
-import base64
 import json
 import os
 import selectors
@@ -386,7 +385,6 @@ def fork_step_child(jobs: "list[StepJob]", scratch: str,
     """
     from grader.engine import child as child_module
 
-    code = _compiled(jobs[0].source_b64)
     result_r, result_w = os.pipe()
     output_r, output_w = os.pipe()
     start_r, start_w = os.pipe()
@@ -408,8 +406,11 @@ def fork_step_child(jobs: "list[StepJob]", scratch: str,
                 os.write(result_w, json.dumps(fatal).encode() + b"\n")
                 raise
             child_module.PIDS_BOUNDED = confinement.pids_bounded
+            # code=None: the step child compiles the submission under the step's limits, never
+            # the fork server outside them (25,000 lambdas take 10 s to compile: issue 35, item 9).
+            # It costs some 8 ms of compile per step child for solutions/tools.py (README numbers).
             child_module.run_steps(tuple(jobs), scratch=scratch, result_fd=result_w,
-                                   output_fd=output_w, code=code, start_fd=start_r, wake_fd=wake_w)
+                                   output_fd=output_w, code=None, start_fd=start_r, wake_fd=wake_w)
         finally:
             os._exit(70)
     for fd in (result_w, output_w, start_r, wake_w):
@@ -417,28 +418,6 @@ def fork_step_child(jobs: "list[StepJob]", scratch: str,
     for fd in (result_r, output_r, wake_r):
         os.set_blocking(fd, False)
     return pid, result_r, output_r, start_w, wake_r
-
-
-_compiled_cache: "dict[str, object]" = {}
-
-
-def _compiled(source_b64: str):
-    """The submission's code object, compiled once for all the steps it is sent with.
-
-    The steps of one submission arrive with the same source, so each step
-    child is forked with the code ready instead of compiling it again
-    (``grader.engine.child.compile_submission`` says what is left to the step child).
-    """
-    if source_b64 not in _compiled_cache:
-        from grader.engine import child as child_module
-
-        _compiled_cache.clear()  # one submission at a time: keep only the newest
-        try:
-            source = base64.b64decode(source_b64, validate=True)
-        except ValueError:
-            source = b"\0"  # not base64: the step child reports it
-        _compiled_cache[source_b64] = child_module.compile_submission(source)
-    return _compiled_cache[source_b64]
 
 
 def _step_confinement(scratch: str, limits) -> "confine.StepConfinement":

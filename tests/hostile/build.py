@@ -152,7 +152,27 @@ def _symlink_outside(dest: Path, outside: Path) -> Path:
     return dest
 
 
+# Issue 35, item 9: modules that take seconds to compile (identical code objects on
+# many lines: CPython's compile is quadratic in them), each under 512 KiB, the
+# size the fork server used to compile itself outside every limit.
+SLOW_COMPILE_COUNT = 25_000
+SLOW_COMPILE_SHAPES = {
+    "compile_slow_lambdas": "F = [\n" + "lambda:0,\n" * SLOW_COMPILE_COUNT + "]\n",  # the issue's 244 KiB
+    "compile_slow_same_defs": "def _f():0\n" * SLOW_COMPILE_COUNT,
+    "compile_slow_methods": "class _C:\n" + " def m(s):0\n" * SLOW_COMPILE_COUNT,
+    "compile_slow_generators": "G = [\n" + "(x for x in ()),\n" * SLOW_COMPILE_COUNT + "]\n",
+}
+
+
+def _slow_compile(dest: Path, outside: Path) -> Path:
+    # The reference solution with the slow shape after it: correct, once it is compiled.
+    shape = SLOW_COMPILE_SHAPES[dest.name]
+    (dest / "tools.py").write_text(SOLUTION.read_text(encoding="utf-8") + "\n\n" + shape, encoding="utf-8")
+    return dest
+
+
 GENERATORS = {
+    **{name: _slow_compile for name in SLOW_COMPILE_SHAPES},
     "non_utf8_source": _non_utf8_source,
     "notebook_as_tools": _notebook_as_tools,
     "directory_without_module": _directory_without_module,

@@ -448,6 +448,22 @@ CASES: list[Case] = [
          Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool", replace=_PARTIAL_OF_COPY_TOOLS + _SAVE_TOOL_FUNCTIONS),
 ]
 
+# --- slow compile (issue 35, item 9) -------------------------------------------
+# The reference solution followed by 25,000 identical code objects on as many lines
+# (under 512 KiB; 9 to 10 s of compile here). The step child compiles it under the
+# step's limits: the import's time bound ends it, an import failure on every step.
+# Before, the fork server compiled it outside every limit and then gave full marks.
+SLOW_COMPILE = [
+    Case("compile_slow_lambdas", "25,000 lambdas in a list at import: 244 KiB that take seconds to compile",
+         "generated", ALL_ZERO, timeouts=1),
+    Case("compile_slow_same_defs", "25,000 definitions of one function, each on its own line",
+         "generated", ALL_ZERO, timeouts=1),
+    Case("compile_slow_methods", "a class with 25,000 identical methods", "generated", ALL_ZERO, timeouts=1),
+    Case("compile_slow_generators", "25,000 generator expressions in a list at import", "generated",
+         ALL_ZERO, timeouts=1),
+]
+CASES += SLOW_COMPILE
+
 # --- least privilege (issue 27.1, 27.2, 27.3, 27.11) --------------------------
 # Graded inside bubblewrap only (SANDBOX_ONLY): an allow-listed file system, a
 # /tmp nobody but the grader writes, learner code as the grading account.
