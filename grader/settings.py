@@ -97,6 +97,10 @@ class Settings:
         "AGTOOL_CLEAN_START", True,
         "`0`/`off`: serve every grading from the fork server itself, whose freed memory then holds earlier "
         "gradings' modules (only for the test that shows why this is on).", _switch_on, audience="internal")
+    step_walls: bool = _setting(
+        "AGTOOL_STEP_WALLS", True,
+        "`0`/`off`: in bubblewrap, no user and IPC namespace of each step's own and no syscall filter (only for "
+        "the tests that show why they are on).", _switch_on, audience="internal")
     grading_user: str = _setting(
         "AGTOOL_GRADING_USER", "agtool-sandbox",
         "The account learner code runs as when the grader runs as root inside bubblewrap (never created "

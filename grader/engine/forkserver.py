@@ -333,7 +333,7 @@ def _confine_server(settings: Settings) -> None:
     """(In serve().) A private mount namespace for the steps' scratch mounts; the cgroup the client made."""
     confine.set_server_private(confine.private_mounts(settings))
     confine.set_step_user(settings.step_user)
-    problem = confine.set_walls(settings.server_sandboxed)
+    problem = confine.set_walls(settings.server_sandboxed and settings.step_walls)
     if problem:  # asked for (a sandbox) and missing: no step may run without them
         raise SystemExit(f"agtool fork server: {problem}")
     SERVER.group = cgroups.ServerGroup.from_env(settings.server_cgroup or None, settings)
