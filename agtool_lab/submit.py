@@ -25,6 +25,7 @@ Example::
 """
 from __future__ import annotations
 
+import dataclasses
 import http.client
 import json
 import time
@@ -204,12 +205,15 @@ def course_status(*, env: "dict | None" = None, timeout: float = COURSE_WAIT) ->
         return CourseStatus(None, problem=str(exc))
 
 
-def attempt_html(attempt: dict) -> str:
-    """The grade of one attempt: a line of its own, then the Check cell's table of every check.
+def attempt_html(attempt: dict, step: "int | None" = None) -> str:
+    """The grade of one attempt: a line of its own, then the Check cell's table of its checks.
 
     The score is the attempt's (with a seed key: the run that counts, on
     hidden cases); the table is the run shown, then the checks that failed on
-    the hidden cases only (``hidden_failed``: ids and titles).
+    the hidden cases only (``hidden_failed``: ids and titles). ``step``: the
+    notebook's step (Submit beside its Check cell): the table holds that
+    step's checks alone, and one line says how the other steps did (the
+    service's page has every row); without it, every check.
 
     >>> "waiting" in attempt_html({"id": 3, "status": "queued", "report": None})
     True
@@ -228,13 +232,42 @@ def attempt_html(attempt: dict) -> str:
     except Exception:  # a report this version cannot read: say so, not a traceback
         return head + f": {html_text(attempt.get('score'))}/{html_text(attempt.get('max_score'))} points " \
                       "(the service's page shows the details).</p>"
+    score = attempt.get("score") if attempt.get("score") is not None else report.score
+    max_score = attempt.get("max_score") if attempt.get("max_score") is not None else report.max_score
+    head += f": {html_text(score)}/{html_text(max_score)} points.</p>"
+    hidden = attempt.get("hidden_failed")
+    if step is not None and any(c.step == step for c in report.checks):
+        return head + step_html(report, step) + hidden_html(
+            [c for c in hidden or () if isinstance(c, dict) and str(c.get("id", "")).startswith(f"step{step}/")])
     steps = sorted({c.step for c in report.checks})
     first_failed = next((c.step for c in report.checks if not c.passed), steps[-1] if steps else 1)
     heading = f"Steps {steps[0]}-{steps[-1]}" if len(steps) > 1 else None  # the whole module, not one step
-    score = attempt.get("score") if attempt.get("score") is not None else report.score
-    max_score = attempt.get("max_score") if attempt.get("max_score") is not None else report.max_score
-    return head + f": {html_text(score)}/{html_text(max_score)} points.</p>" \
-        + render_html(report, first_failed, heading=heading) + hidden_html(attempt.get("hidden_failed"))
+    return head + render_html(report, first_failed, heading=heading) + hidden_html(hidden)
+
+
+def step_html(report: Report, step: int) -> str:
+    """One step's rows of a whole-module report, then a line on the other steps (their rows are on the service's page).
+
+    >>> from grader.report import CheckResult
+    >>> r = Report(seed=3, path="t.py", checks=[CheckResult("step1/a", 1, False, 0, 2, "A"),
+    ...                                         CheckResult("step2/b", 2, True, 1, 1, "B")])
+    >>> html = step_html(r, 2); "step1/a" in html, "Step 2 of this attempt: 1/1 checks passed" in html
+    (False, True)
+    """
+    own = dataclasses.replace(report, checks=[c for c in report.checks if c.step == step],
+                              output={k: v for k, v in report.output.items() if k == str(step)})
+    others = [c for c in report.checks if c.step != step]
+    failed = sorted({c.step for c in others if not c.passed})
+    if not others:
+        rest = ""
+    elif failed:
+        which = ", ".join(str(s) for s in failed)
+        rest = (f"<p>Other steps: {sum(c.passed for c in others)}/{len(others)} checks passed; checks failed in "
+                f"step{'s' if len(failed) > 1 else ''} {which} (their rows are on the service's page, and in "
+                "each step's own Check cell).</p>")
+    else:
+        rest = f"<p>Other steps: all {len(others)} checks passed.</p>"
+    return render_html(own, step, heading=f"Step {step} of this attempt") + rest
 
 
 def hidden_html(hidden: "list | None") -> str:
@@ -255,16 +288,17 @@ def hidden_html(hidden: "list | None") -> str:
 class Submitted:
     """What :func:`submit` returns: the attempt as JSON, shown as HTML in a notebook, with the course line after it."""
 
-    def __init__(self, attempt: dict, course: "CourseStatus | None" = None):
+    def __init__(self, attempt: dict, course: "CourseStatus | None" = None, step: "int | None" = None):
         self.attempt = attempt
         self.course = course
+        self.step = step  # the notebook's step: its checks alone are shown (attempt_html)
 
     @property
     def report(self) -> "Report | None":
         return Report.from_dict(self.attempt["report"]) if self.attempt.get("report") else None
 
     def _repr_html_(self) -> str:
-        shown = attempt_html(self.attempt)
+        shown = attempt_html(self.attempt, self.step)
         course = self.course._repr_html_() if self.course is not None else ""
         return shown + (f"<p>{course}</p>" if course else "")
 
@@ -297,7 +331,7 @@ class Refused(Message):
 
 
 def submit(path=None, *, wait: bool = True, timeout: float = WAIT, wait_only: "int | None" = None,
-           show_course: bool = True, env: "dict | None" = None):
+           show_course: bool = True, step: "int | None" = None, env: "dict | None" = None):
     """Send the learner's module, wait for the grade, and return something that shows it.
 
     Never raises into the notebook: a missing service, a refused submission
@@ -305,7 +339,8 @@ def submit(path=None, *, wait: bool = True, timeout: float = WAIT, wait_only: "i
     network problem comes back as a :class:`Refused` message that says what happened
     and what to do. After the grade, the due date and the attempts left
     (``api/course``) follow it, unless ``show_course=False`` (the Check
-    panel shows them beside its buttons itself).
+    panel shows them beside its buttons itself). ``step``: show that step's
+    checks alone (the Check panel of a step's notebook), not all of the module's.
 
     >>> submit(env={})                                                   # doctest: +ELLIPSIS
     No grading service here: this notebook is not running on a JupyterHub ...
@@ -320,7 +355,7 @@ def submit(path=None, *, wait: bool = True, timeout: float = WAIT, wait_only: "i
         if not wait and wait_only is None:
             return Message(f"Attempt {attempt_id} submitted; submit(wait_only={attempt_id}) shows its grade.")
         attempt = wait_for(attempt_id, env=env, timeout=timeout)
-        return Submitted(attempt, course_status(env=env) if show_course else None)
+        return Submitted(attempt, course_status(env=env) if show_course else None, step=step)
     except (NotConfigured, SubmitFailed) as exc:
         return Refused(str(exc))
     except (SubmissionNotFound, OSError) as exc:

@@ -124,7 +124,7 @@ class SubmitControls:
         seed_text = self.status.value
         self.status.value = "submitted, waiting for the grade ..."
         try:
-            shown = service.submit(self.path, show_course=False)
+            shown = service.submit(self.path, show_course=False, step=self.step)  # this step's rows alone
         except Exception as exc:  # submit() says what went wrong itself; this is a last guard against a traceback
             shown = service.Refused(f"Submit failed: {type(exc).__name__}: {exc}")
         finally:

@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 
 from agtool_lab import submit as service
 from agtool_lab.view import course_html, course_line
@@ -50,6 +51,7 @@ class FakeService:
         self.refuse: "tuple[int, str] | None" = None  # POST answers this status and error
         self.requests: list[tuple[str, str, str]] = []  # method, path, Authorization
         self.attempts: dict[int, bytes] = {}
+        self.report: "dict | None" = None  # the graded attempt's report (None: _report())
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -91,8 +93,9 @@ class FakeService:
                 attempt_id = int(self.path.rsplit("/", 1)[1])
                 if attempt_id not in fake.attempts:
                     return self._json(404, {"error": f"no attempt {attempt_id} of yours"})
-                self._json(200, {"id": attempt_id, "status": "graded", "score": 2, "max_score": 2,
-                                 "report": _report()})
+                report = fake.report or _report()
+                self._json(200, {"id": attempt_id, "status": "graded", "score": report["score"],
+                                 "max_score": report["max_score"], "report": report})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}/services/agtool-grader/"
@@ -341,6 +344,41 @@ def test_a_submitted_report_of_every_step_is_headed_by_its_steps_not_one_step():
     html = service.attempt_html({"id": 9, "status": "graded", "report": report.to_dict()})
     assert "Attempt 9 submitted to the class grading service</b>: 2/5 points." in html
     assert "<b>Steps 1-8: 1/2 checks passed, 2/5 points</b>" in html and "<b>Step 8:" not in html
+
+
+def _whole_module() -> Report:
+    """A submitted attempt's report: every step graded, a failure in step 3 and one in step 10."""
+    checks = [CheckResult(f"step{step}/c{i}", step, not ((step, i) in {(3, 0), (10, 1)}), 0 if (step, i) in
+                          {(3, 0), (10, 1)} else 1, 1, f"Check {i} of step {step}", message="wrong")
+              for step in range(1, 12) for i in range(3)]
+    return Report(seed=3, path="tools.py", checks=checks, output={"10": "printed in step 10", "3": "printed in 3"})
+
+
+def test_after_submit_the_step_10_panel_lists_only_step_10_s_checks(on_hub):
+    # Issue 36.6: the service grades the whole module (here 33 checks; 119 for a real one), but the panel
+    # beside notebook 10's Check cell showed every one of them. It shows step 10's rows, one line for the rest.
+    on_hub.report = _whole_module().to_dict()
+    panel = CheckPanel(10, _checked(), path=str(SOLUTION))
+    panel.controls.confirm.click()
+    shown = BeautifulSoup(panel.submitted.value, "html.parser")
+    rows = shown.select(".agtool-check > table > tbody > tr")
+    assert len(rows) == 3, panel.submitted.value
+    text = shown.get_text(" ")
+    assert "step10/c1" in panel.submitted.value and "step3/" not in panel.submitted.value
+    assert "Step 10 of this attempt: 2/3 checks passed" in text
+    assert "31/33 points" in text  # the attempt's score is the whole module's
+    assert "Other steps: 29/30 checks passed; checks failed in step 3" in text
+    assert "printed in step 10" in text and "printed in 3" not in text
+    # submit() outside the panel (a cell of its own) still shows the whole module.
+    whole = service.submit(SOLUTION, env=on_hub.env(), show_course=False)._repr_html_()
+    assert "step3/c0" in whole and "Steps 1-11" in whole
+
+
+def test_a_step_with_no_checks_in_the_attempt_shows_the_whole_module(on_hub):
+    on_hub.report = _report()
+    panel = CheckPanel(10, _checked(), path=str(SOLUTION))
+    panel.controls.confirm.click()
+    assert "Data names" in panel.submitted.value and "2/2 points" in panel.submitted.value
 
 
 # ---------------------------------------------------------------------------- Submit: confirm, refuse, disable
