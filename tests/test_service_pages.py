@@ -153,12 +153,33 @@ def test_a_learner_s_code_is_theirs_and_the_instructors_and_never_raw_html(serve
     status, headers, body = service.request("GET", route, "tok-teacher")
     assert status == 200 and headers["Content-Type"].startswith("text/html")
     soup = BeautifulSoup(body, "html.parser")
-    assert soup.h1.get_text() == f"bob's attempt {ids['bob']}: code" and soup.find("script", string="x") is None
+    # bob's first attempt is the service's attempt 2 (alice's came first): his page and this one say 1.
+    assert ids["bob"] == 2
+    assert soup.h1.get_text() == "bob's attempt 1: code" and soup.find("script", string="x") is None
     assert "# </code><script>x</script>" in soup.find("ol", class_="code").get_text()
     assert service.request("GET", route, "tok-bob")[0] == 200
     assert service.request("GET", route, "tok-alice")[0] == 404  # another learner's
     assert service.request("GET", f"learners/alice/attempts/{ids['bob']}/code", "tok-teacher")[0] == 404
     assert service.request("GET", "learners/bob/attempts/-1/code", "tok-teacher")[0] == 404
+
+
+def test_the_code_page_is_headed_by_the_learner_s_own_attempt_number_as_their_page_links_it(served):
+    # Issue 36.6: attempt ids count every learner's attempts; a learner's code page says 1, 2, 3 as their page.
+    service, ids = served
+    store = service.store
+    more = []
+    for source in (b"x = 2\n", b"x = 3\n"):
+        store.add_attempt("alice", b"y = 0\n", seed=1)  # another learner's attempt between bob's
+        more.append(store.add_attempt("bob", source, seed=1))
+    status, _h, body = service.request("GET", "learners/bob", "tok-bob")
+    links = {a.get_text(): a["href"] for a in BeautifulSoup(body, "html.parser").find_all("a")
+             if a.get_text().startswith("code of attempt")}
+    assert status == 200 and sorted(links) == ["code of attempt 1", "code of attempt 2", "code of attempt 3"]
+    for number, attempt_id in zip((1, 2, 3), (ids["bob"], *more)):
+        assert links[f"code of attempt {number}"].endswith(f"/attempts/{attempt_id}/code")
+        status, _h, body = service.request("GET", f"learners/bob/attempts/{attempt_id}/code", "tok-bob")
+        assert status == 200 and BeautifulSoup(body, "html.parser").h1.get_text() == f"Your attempt {number}: code"
+    assert more == [4, 6]  # the ids a heading used to show
 
 
 def test_the_similarity_page_leads_to_two_codes_side_by_side(served):

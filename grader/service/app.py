@@ -221,7 +221,8 @@ class CodePage(PageHandler):
         if attempt is None or attempt.learner != learner or (learner != self.learner and not self.instructor):
             raise web.HTTPError(404, "no such attempt")
         back = f"{self.conf.prefix}learners/{quote(learner, safe='')}"
-        self.finish(code_pages.code_page(learner, attempt_id, attempt.source, chrome=self.chrome(), back=back))
+        number = pages.learner_numbers(self.store.summaries_of(learner))[attempt_id]  # as the learner's page says
+        self.finish(code_pages.code_page(learner, number, attempt.source, chrome=self.chrome(), back=back))
 
 
 class SimilarityPage(PageHandler):
@@ -241,7 +242,8 @@ class SimilarityPage(PageHandler):
         if any(name not in records for name in names):
             raise web.HTTPError(404, "both learners need a counting attempt")
         sources = self.store.sources([records[name].attempt for name in names])
-        left, right = ((name, records[name].attempt, sources.get(records[name].attempt, b"")) for name in names)
+        left, right = ((name, pages.learner_numbers(self.store.summaries_of(name))[records[name].attempt],
+                        sources.get(records[name].attempt, b"")) for name in names)
         self.finish(code_pages.compare_page(left, right, prefix=self.conf.prefix, chrome=self.chrome()))
 
 

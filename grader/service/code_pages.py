@@ -33,10 +33,11 @@ def code_html(source: bytes) -> str:
     return f'<ol class=code tabindex=0 aria-label="Code, {len(lines)} line{"s" if len(lines) != 1 else ""}">{items}</ol>'
 
 
-def code_page(learner: str, attempt_id: int, source: bytes, *, chrome: Chrome, back: str) -> str:
-    """One attempt's code; ``back``: the learner's page (escaped here)."""
+def code_page(learner: str, number: int, source: bytes, *, chrome: Chrome, back: str) -> str:
+    """One attempt's code, headed by the learner's own number of it (1, 2, 3: as on their page, not the
+    service's attempt id); ``back``: the learner's page (escaped here)."""
     whose = "Your" if learner == chrome.user else f"{learner}'s"
-    title = f"{whose} attempt {attempt_id}: code"
+    title = f"{whose} attempt {number}: code"
     body = (f"<h1>{esc(title)}</h1><p><a href=\"{esc(back)}\">Back to {esc(whose.lower() if whose == 'Your' else whose)}"
             f" attempts</a></p>{code_html(source)}")
     return page(f"agtool: {title}", body, chrome=chrome)
@@ -70,7 +71,7 @@ def similarity_page(pairs: list, *, prefix: str, chrome: Chrome) -> str:
 
 def compare_page(left: "tuple[str, int, bytes]", right: "tuple[str, int, bytes]", *, prefix: str,
                  chrome: Chrome) -> str:
-    """Two learners' counting attempts side by side: ``(learner, attempt id, source)`` each."""
+    """Two learners' counting attempts side by side: ``(learner, the learner's number of it, source)`` each."""
     sides = "".join(
         f"<section aria-labelledby=side-{i}><h2 id=side-{i}>{esc(name)}, attempt {esc(attempt)} "
         f"(<a href=\"{esc(prefix)}learners/{esc(quote(name, safe=''))}\">{esc(name)}'s attempts</a>)</h2>"

@@ -168,6 +168,18 @@ def code_href(prefix: str, learner: str, attempt_id: object) -> str:
     return esc(f"{prefix}learners/{quote(learner, safe='')}/attempts/{attempt_id}/code")
 
 
+def learner_numbers(attempts: "list[dict]") -> "dict[int, int]":
+    """Each attempt's number in its learner's own order, 1, 2, 3... (the service's ids count every learner's).
+
+    ``attempts``: one learner's, as ``api/submissions`` lists them (``id``, ``submitted_at``), in any order.
+
+    >>> learner_numbers([{"id": 9, "submitted_at": "2026-03-01T10:00:00Z"}, {"id": 4, "submitted_at": "2026-03-01T09:00:00Z"}])
+    {4: 1, 9: 2}
+    """
+    order = sorted(attempts, key=lambda a: (a.get("submitted_at") or "", a["id"]))
+    return {a["id"]: i for i, a in enumerate(order, start=1)}
+
+
 def _attempt_html(a: dict, learner: str, prefix: str, number: int, latest: bool) -> str:
     """One attempt: the learner's own number (1, 2, 3...), time, score, a link to its code, then its feedback,
     folded unless it is the latest attempt (a long history stays a page, not 23,000 px)."""
@@ -190,9 +202,7 @@ def learner_page(learner: str, attempts: list[dict], *, prefix: str, is_instruct
     """
     chrome = chrome or Chrome(prefix=prefix, user=learner, instructor=is_instructor)
     heading = attempts_heading(learner, chrome.user)
-    # Newest first; numbered in the learner's own order (the service's ids count every learner's attempts).
-    order = sorted(attempts, key=lambda a: (a.get("submitted_at") or "", a["id"]))
-    numbers = {a["id"]: i for i, a in enumerate(order, start=1)}
+    numbers = learner_numbers(attempts)  # newest first, numbered in the learner's own order
     rows = "".join(_attempt_html(a, learner, prefix, numbers[a["id"]], i == 0) for i, a in enumerate(attempts))
     link = f'<p><a href="{esc(prefix)}class">Back to the class page</a></p>' if is_instructor else ""
     lab = (f'<p><a href="{esc(chrome.lab_url)}">Back to your lab</a> to work on your module.</p>'
