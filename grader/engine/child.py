@@ -34,8 +34,9 @@ from typing import Any, Callable, NoReturn
 from builtins import BaseException, Exception, compile, enumerate, exec, isinstance, len, memoryview, str, type  # noqa: E402,A004
 
 from grader.engine import confine, namespaces  # noqa: E402
+from grader.engine import audit  # noqa: E402
 from grader.engine.encode import private_module_copy  # noqa: E402
-from grader.engine.instrument import compile_instrumented  # noqa: E402
+from grader.engine.instrument import RUNTIME_BUILTINS, compile_instrumented  # noqa: E402
 from grader.engine.procstate import ProcessState  # noqa: E402
 from grader.engine.proctree import die_with_parent  # noqa: E402
 from grader.engine.protocol import (CHANGED, DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR,  # noqa: E402
@@ -329,6 +330,10 @@ class _SubmissionSteps:
         _clean_environment(self.scratch)
         _set_limits(jobs[0].limits, steps=len(jobs))
         self.run_probe = _load_probe_function(jobs[0].probe_function or DEFAULT_PROBE_FUNCTION)
+        # Code compiled at run time counted, the routes around it refused (before the state is taken:
+        # every step of this process runs with the same builtins).
+        audit.install(self.scratch, builders=(with_filename.__code__,))
+        _GUARDED_BUILTINS.update(RUNTIME_BUILTINS)  # the module's own builtins: the counted compile, exec, eval
         _forget_grader_modules()
         _fresh_std_streams()
         self.before = ProcessState(self.run_probe)  # (the state of this process before any learner code)

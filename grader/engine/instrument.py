@@ -16,9 +16,11 @@ then calls the probe back with the frame that entered it.
 
 What is kept: line numbers and tracebacks (the statement added shares the
 line of the first statement of the body), docstrings, generators, coroutines,
-lambdas, ``super()``. What is not covered: code the submission compiles
-while it runs (``compile``/``exec`` of a string), and code objects it
-rebuilds with the entry taken out of their constants (SECURITY.md).
+lambdas, ``super()``. Code compiled while the submission runs gets its
+entries too: in a step child ``compile``, ``exec`` and ``eval`` are
+:func:`runtime_compile`, :func:`runtime_exec` and :func:`runtime_eval`, and
+:mod:`grader.engine.audit` refuses the routes around them (a saved original
+``compile``, a code object rebuilt by hand, ``marshal``).
 
 Example::
 
@@ -44,6 +46,7 @@ from __future__ import annotations
 import ast
 import functools
 import secrets
+from copy import deepcopy as _deepcopy
 import sys
 import types
 from types import CodeType
@@ -62,6 +65,8 @@ _mro_of = type.__dict__["__mro__"].__get__
 _dict_of = type.__dict__["__dict__"].__get__
 _function_dict = _FunctionType.__dict__["__dict__"].__get__
 _dict_get = dict.get
+_LruWrapper = functools._lru_cache_wrapper
+_lru_dict = _LruWrapper.__dict__["__dict__"].__get__
 
 # The placeholder the added statement loads before compilation: unguessable,
 # so no string constant of a submission is taken for it.
@@ -126,20 +131,25 @@ def compile_instrumented(source: "bytes | str", filename: str) -> CodeType:
     return code
 
 
-def _compile_with_entries(source: "bytes | str", filename: str, every_node: bool) -> CodeType:
+def _compile_with_entries(source: Any, filename: Any, every_node: bool, mode: str = "exec", flags: int = 0,
+                          optimize: int = -1, feature_version: int = -1) -> CodeType:
     # Compiling a tree converts it with the interpreter's recursion limit, where
     # compiling source allows three times as much (COMPILER_STACK_FRAME_SCALE):
     # the same limit here, so a source that compiles also compiles instrumented.
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(limit * 3)
     try:
-        tree = _compile(source, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        if isinstance(source, ast.AST):  # a tree of the caller's: entries go into a copy, never into theirs
+            tree = _deepcopy(source)
+        else:
+            tree = _compile(source, filename, mode, flags | ast.PyCF_ONLY_AST, dont_inherit=True,
+                            _feature_version=feature_version)
         for node in (ast.walk(tree) if every_node else _statements(tree)):  # iterative: no recursion here
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 _add_entry_statement(node)
             elif isinstance(node, ast.Lambda):
                 node.body = _located(ast.BoolOp(op=ast.Or(), values=[_entry_call(), node.body]), node.body)
-        code = _compile(tree, filename, "exec", dont_inherit=True)
+        code = _compile(tree, filename, mode, flags & ~ast.PyCF_ONLY_AST, dont_inherit=True, optimize=optimize)
     finally:
         sys.setrecursionlimit(limit)
     return _bind_entries(code)
@@ -254,8 +264,8 @@ def tool_codes(fn: Any, swapped: "dict[int, CodeType] | None" = None) -> "list[C
 def _links(obj: Any) -> "list[Any]":
     """The objects a call of ``obj`` goes on to (read without running learner code)."""
     kind = type(obj)
-    if kind is _FunctionType:
-        wrapped = _dict_get(_function_dict(obj), "__wrapped__")
+    if kind is _FunctionType or kind is _LruWrapper:  # functools.wraps and lru_cache keep the function they wrap
+        wrapped = _dict_get((_function_dict if kind is _FunctionType else _lru_dict)(obj), "__wrapped__")
         return [] if wrapped is None else [wrapped]
     if kind is _MethodType:
         return [_method_func(obj)]
@@ -311,3 +321,107 @@ def watch(codes: Iterable[CodeType], on_entry: Callable[[types.FrameType], None]
     Codes with no :class:`Entry` (not compiled by :func:`compile_instrumented`) are skipped.
     """
     return Watch([entry for entry in map(entry_of, codes) if entry is not None], on_entry)
+
+
+# --------------------------------------------------------------------------- code compiled at run time
+
+_ONLY_AST = ast.PyCF_ONLY_AST
+# The __future__ features a compile inherits from the code that calls it (as the built-in does).
+_FUTURE_FLAGS = functools.reduce(lambda a, b: a | b, (getattr(__import__("__future__"), name).compiler_flag
+                                                      for name in __import__("__future__").all_feature_names))
+
+
+def runtime_compile(source: Any, filename: Any, mode: str, flags: int = 0, dont_inherit: bool = False,
+                    optimize: int = -1, *, _feature_version: int = -1) -> Any:
+    """``compile`` as the step child's builtins have it: what it compiles gets an :class:`Entry` per function.
+
+    Behaves as the built-in (same arguments, results, errors and inherited
+    ``__future__`` features); ``ast.PyCF_ONLY_AST`` returns the tree untouched.
+    Code that tools.py (or a library it calls: dataclasses, namedtuple,
+    typing) compiles at run time therefore counts as the module's own does.
+
+    >>> code = runtime_compile("def f():\\n    return 2\\n", "<doc>", "exec")
+    >>> entry_of(code.co_consts[0]) is not None
+    True
+    >>> runtime_compile("x + 1", "<doc>", "eval", ast.PyCF_ONLY_AST).__class__.__name__
+    'Expression'
+    """
+    if not dont_inherit:
+        flags |= _getframe(1).f_code.co_flags & _FUTURE_FLAGS
+    if flags & _ONLY_AST:
+        return _compile(source, filename, mode, flags, True, optimize, _feature_version=_feature_version)
+    every_node = True  # any source (str, bytes, a buffer, a tree): every node is looked at
+    code = _compile_with_entries(source, filename, every_node, mode, flags, optimize, _feature_version)
+    _check_every_function_counts(code)
+    return code
+
+
+def runtime_exec(source: Any, globals: Any = None, locals: Any = None, *, closure: Any = None) -> None:
+    """``exec`` as the step child's builtins have it: a string is compiled by :func:`runtime_compile`.
+
+    >>> space = {}
+    >>> runtime_exec("def f():\\n    return 3\\n", space)
+    >>> space["f"](), entry_of(space["f"].__code__) is not None
+    (3, True)
+    """
+    caller = _getframe(1)
+    globals, locals = _namespaces(caller, globals, locals)
+    if not isinstance(source, CodeType):
+        source = runtime_compile(_as_source(source), "<string>", "exec",
+                                 caller.f_code.co_flags & _FUTURE_FLAGS, True)
+    if closure is None:
+        return _exec(source, globals, locals)
+    return _exec(source, globals, locals, closure=closure)
+
+
+def runtime_eval(source: Any, globals: Any = None, locals: Any = None) -> Any:
+    """``eval`` as the step child's builtins have it: a string is compiled by :func:`runtime_compile`.
+
+    >>> f = runtime_eval("lambda: 4")
+    >>> f(), entry_of(f.__code__) is not None
+    (4, True)
+    """
+    caller = _getframe(1)
+    globals, locals = _namespaces(caller, globals, locals)
+    if not isinstance(source, CodeType):
+        text = _as_source(source)
+        text = text.lstrip(" \t") if isinstance(text, str) else bytes(text).lstrip(b" \t")  # as eval() does
+        source = runtime_compile(text, "<string>", "eval", caller.f_code.co_flags & _FUTURE_FLAGS, True)
+    return _eval(source, globals, locals)
+
+
+def _as_source(source: Any) -> Any:
+    if isinstance(source, (str, bytes, ast.AST)):
+        return source
+    if isinstance(source, (bytearray, memoryview)):
+        return bytes(source)
+    raise TypeError("exec() arg 1 must be a string, bytes or code object")
+
+
+def _namespaces(caller: Any, globals: Any, locals: Any) -> "tuple[Any, Any]":
+    """The namespaces the built-in would use: the caller's when none are given, its builtins in new globals."""
+    if globals is None:
+        return caller.f_globals, (caller.f_locals if locals is None else locals)
+    if type(globals) is dict and "__builtins__" not in globals:
+        # The built-in adds the builtins of the frame that called it: the caller's (a
+        # submission's guarded import), not this module's.
+        globals["__builtins__"] = caller.f_builtins
+    return globals, (globals if locals is None else locals)
+
+
+_exec, _eval = exec, eval
+RUNTIME_BUILTINS = {"compile": runtime_compile, "exec": runtime_exec, "eval": runtime_eval}
+for _name, _function in RUNTIME_BUILTINS.items():
+    _function.__name__ = _function.__qualname__ = _name
+del _name, _function
+
+
+def uncounted_tool_message(name: str) -> str:
+    """Why a tool whose code carries no :class:`Entry` is not graded (a probe fails closed with this).
+
+    >>> uncounted_tool_message("stock_lookup").startswith("TOOLS['stock_lookup'] runs code")
+    True
+    """
+    return (f"TOOLS[{name!r}] runs code that carries no run counter (it was not compiled from tools.py "
+            "by the grader), so the grader cannot tell whether the tool ran; define each tool with def "
+            "(or lambda) in tools.py")

@@ -64,7 +64,7 @@ from typing import Any, Callable
 from grader import spec as lab_spec
 from grader.engine.doubles import DOUBLES, install as install_double, make_double
 from grader.engine.encode import decode, encode
-from grader.engine.instrument import tool_codes, watch
+from grader.engine.instrument import entry_of, tool_codes, uncounted_tool_message, watch
 from grader.engine.report_files import REPORT_FILES
 
 MAX_MESSAGE = 300
@@ -461,6 +461,10 @@ class _Session:
     def watch(self, name: str, fns: "tuple[Any, ...]") -> None:
         """Count each entry into the code objects behind ``fns`` as a run of ``name`` (undone in restore)."""
         tally = self.tally
+        codes = [code for fn in fns for code in tool_codes(fn, self._swapped)]
+        if not any(entry_of(code) is not None for code in codes):
+            # No counter to watch: its runs could not be seen, so no check may take it for one that never ran.
+            raise SetupError(uncounted_tool_message(name))
         for fn in fns:
             for code in tool_codes(fn, self._swapped):
                 names = self._watched.get(id(code))

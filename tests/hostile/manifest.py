@@ -204,6 +204,37 @@ def _copy(fn):
 stock_lookup, legacy_stock = _functools.partial(_copy(stock_lookup)), _functools.partial(_copy(legacy_stock))
 """)
 
+# The solution's two tools as source text, compiled at run time (issue 35.6).
+_TOOL_SOURCE = """
+_TOOL_SOURCE = '''
+def stock_lookup(sku: str, region: str, limit: int) -> dict:
+    CALLS["stock_lookup"] += 1
+    return {"sku": sku, "region": region, "rows": _matching_rows(sku, region)[:limit]}
+
+
+def legacy_stock(sku: str, region: str, limit: int) -> dict:
+    CALLS["legacy_stock"] += 1
+    return {"sku": sku, "region": region, "rows": _matching_rows(sku, region)}
+'''
+"""
+_EXEC_COMPILED_TOOLS = _tools_made_by(_TOOL_SOURCE + """
+exec(compile(_TOOL_SOURCE, "<tools>", "exec"), globals())
+""")
+_ORIGINAL_COMPILE_TOOLS = _tools_made_by(_TOOL_SOURCE + """
+import gc as _gc
+
+# The built-in compile as a module of the grader saved it before the step child replaced it.
+_original_compile = next((d["compile"] for d in _gc.get_objects() if type(d) is dict
+                          and d.get("__name__") == "grader.engine.child" and "compile" in d), compile)
+exec(_original_compile(_TOOL_SOURCE, "<tools>", "exec"), globals())
+""")
+_EVAL_LAMBDA_TOOLS = _tools_made_by("""
+stock_lookup = eval('lambda sku, region, limit: (CALLS.__setitem__("stock_lookup", CALLS["stock_lookup"] + 1), '
+                    '{"sku": sku, "region": region, "rows": _matching_rows(sku, region)[:limit]})[1]')
+legacy_stock = eval('lambda sku, region, limit: (CALLS.__setitem__("legacy_stock", CALLS["legacy_stock"] + 1), '
+                    '{"sku": sku, "region": region, "rows": _matching_rows(sku, region)})[1]')
+""")
+
 # write_report's two writes in the solution, and an edit that makes it write neither
 # (it keeps what it measured in the payload's _FORGED instead).
 _REPORT_JSON_WRITE = ("    (folder / \"tool_report.json\").write_text(\n"
@@ -446,6 +477,25 @@ CASES: list[Case] = [
     Case("partial_of_copy", "the tools are functools.partial over types.FunctionType copies; call_tool runs one "
          "through a reference saved at import, before validating, then winds CALLS back", "solution",
          Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool", replace=_PARTIAL_OF_COPY_TOOLS + _SAVE_TOOL_FUNCTIONS),
+    # Issue 35.6: code made at run time is counted (compiled with entries) or refused (built by hand,
+    # compiled around the grader's compile). Before, each got full marks.
+    Case("exec_compiled_tools", "the tools are defined through exec(compile(...)); call_tool runs one through its "
+         "code saved at import, before validating, then winds CALLS back", "solution",
+         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool",
+         replace=_EXEC_COMPILED_TOOLS + _SAVE_TOOL_CODES),
+    Case("eval_lambda_tools", "the tools are lambdas made by eval() of a string; call_tool runs one through its "
+         "code saved at import, before validating, then winds CALLS back", "solution",
+         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool",
+         replace=_EVAL_LAMBDA_TOOLS + _SAVE_TOOL_CODES),
+    Case("code_counter_replaced", "call_tool copies a tool's code with code.replace, its entry counter swapped for "
+         "a do-nothing object, runs the copy before validating, then winds CALLS back", "solution",
+         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool", replace=_SAVE_TOOL_CODES),
+    Case("codetype_rebuilt_tool", "call_tool rebuilds a tool's code with types.CodeType, its entry counter left "
+         "out, runs it before validating, then winds CALLS back", "solution",
+         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool", replace=_SAVE_TOOL_CODES),
+    Case("original_compile_via_gc", "the tools are compiled with the original built-in compile found through gc; "
+         "call_tool runs one through its code saved at import, before validating, then winds CALLS back",
+         "solution", ALL_ZERO, at="call_tool", replace=_ORIGINAL_COMPILE_TOOLS + _SAVE_TOOL_CODES),
 ]
 
 # --- slow compile (issue 35, item 9) -------------------------------------------

@@ -1,0 +1,162 @@
+"""Run-time code in a step child is counted or refused (issue 35, item 6).
+
+The grader knows a tool ran because every function of the submission is
+compiled with an entry counter (:mod:`grader.engine.instrument`). Code the
+submission makes while it runs could run a tool's body without one: tools
+defined through ``exec(compile(...))``, or a copy of a tool's code object
+with the counter swapped for a do-nothing object. :func:`install`, called
+in the step child before the learner's import, closes both:
+
+* ``compile``, ``exec`` and ``eval`` in ``builtins`` become the
+  instrumenting :func:`~grader.engine.instrument.runtime_compile` and its
+  kin: what any code compiles at run time (the submission, or dataclasses,
+  namedtuple and typing on its behalf) counts like the module's own code;
+* an audit hook (:func:`sys.addaudithook`, which nothing can remove)
+  refuses the three ways around them, with a :class:`CodeRefused` that
+  says what was refused, why, and what to write instead:
+
+  - ``compile``: a compile not called by the grader's instrumenting compile
+    (a saved original ``compile``/``exec``/``eval``);
+  - ``code.__new__``: a code object built by hand (``types.CodeType(...)``,
+    ``code.replace(...)``), but for the grader's own and ``types.coroutine``
+    (which changes a flag only);
+  - ``marshal.loads``: code loaded from bytes, but for the import system
+    reading a compiled module of the interpreter's, the libraries' or the
+    grader's own folders.
+
+Every function code a submission can reach is then either counted (compiled
+by the grader) or a library's, so ``types.FunctionType(code, ...)`` and
+``fn.__code__ = code`` need no rule of their own: over a tool's code they
+run its counter. A tool whose code carries no counter at all fails closed
+(:func:`grader.engine.instrument.uncounted_tool_message`).
+
+Example (what the step child does; the hook stays for the life of the process)::
+
+    >>> install(scratch="/tmp/agtool-step-x")  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import builtins
+import os
+import sys
+import types
+
+import _frozen_importlib_external as _external
+
+from grader.engine import instrument
+
+_getframe = sys._getframe
+_realpath = os.path.realpath
+_sep = os.sep
+
+
+class CodeRefused(RuntimeError):
+    """Code a submission made at run time that the grader cannot count runs of.
+
+    >>> str(CodeRefused(_WHY["code.__new__"])).startswith("refused: a code object")
+    True
+    """
+
+
+_INSTEAD = ("The grader counts how often each tool really runs through a counter it compiles into "
+            "every function of tools.py; ")
+_WHY = {
+    "compile": ("refused: code compiled at run time around the grader's compile() (a saved copy of the "
+                "built-in compile, exec or eval). " + _INSTEAD + "code compiled around it carries none. "
+                "Call compile(), exec() and eval() by their names, or write the function with def or lambda "
+                "in tools.py."),
+    "code.__new__": ("refused: a code object built at run time (types.CodeType(...) or code.replace(...)). "
+                     + _INSTEAD + "a rebuilt code object could run a tool without it. Write the function "
+                     "with def or lambda in tools.py; to copy or wrap a function use a closure, "
+                     "functools.wraps or functools.partial."),
+    "marshal": ("refused: code loaded with marshal at run time (only the import system loads compiled "
+                "modules, from the interpreter's and the libraries' own folders). " + _INSTEAD
+                + "code loaded from bytes carries none. Import the module, or write the function with def "
+                "in tools.py."),
+}
+
+_installed = []  # the scratch folder, once installed (one hook per process)
+
+
+def install(scratch: str, builders: "tuple[types.CodeType, ...]" = ()) -> None:
+    """Instrument ``compile``/``exec``/``eval`` in ``builtins`` and add the refusing audit hook (once a process).
+
+    ``scratch`` is the step's folder: compiled modules under it (the
+    submission may write files there) are never trusted. ``builders``: the
+    codes of the grader's own functions that may build code objects (they
+    keep every entry), e.g. ``grader.engine.child.with_filename``'s.
+    """
+    if _installed:
+        return
+    _installed.append(scratch)
+    for name, function in instrument.RUNTIME_BUILTINS.items():
+        setattr(builtins, name, function)
+    trusted = _trusted_roots(scratch)
+    allowed_compile = frozenset({instrument._compile_with_entries.__code__, instrument.runtime_compile.__code__})
+    allowed_new = frozenset({instrument._bind_entries.__code__, types.coroutine.__code__, *builders})
+    loaders = (_external.SourceFileLoader, _external.SourcelessFileLoader)
+    get_codes = frozenset({_external.SourceLoader.get_code.__code__, _external.SourcelessFileLoader.get_code.__code__})
+    sys.addaudithook(_make_hook(allowed_compile, allowed_new, _external._compile_bytecode.__code__, get_codes,
+                                loaders, trusted, _realpath(scratch) + _sep))
+
+
+def _trusted_roots(scratch: str) -> "tuple[str, ...]":
+    """The folders compiled modules may be loaded from: the import path and the grader's checkout, not scratch."""
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(instrument.__file__))))
+    roots = []
+    for folder in [*sys.path, sys.prefix, sys.base_prefix, here]:
+        if isinstance(folder, str) and folder and os.path.isabs(folder):
+            real = _realpath(folder)
+            if not (real + _sep).startswith(_realpath(scratch) + _sep):
+                roots.append(real.rstrip(_sep) + _sep)
+    return tuple(dict.fromkeys(roots))
+
+
+_EVENTS = frozenset({"compile", "code.__new__", "marshal.loads", "marshal.load", "object.__setattr__"})
+_OWN_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+
+
+def _make_hook(allowed_compile, allowed_new, compile_bytecode, get_codes, loaders, trusted, scratch):
+    """The audit hook; what it decides with is held in its defaults (immutable), which it refuses to have changed."""
+
+    def hook(event, args, _events=_EVENTS, _allowed_compile=allowed_compile, _allowed_new=allowed_new,
+             _compile_bytecode=compile_bytecode, _get_codes=get_codes, _loaders=loaders, _trusted=trusted,
+             _scratch=scratch, _why=tuple(_WHY.items()), _getframe=_getframe, _refused=CodeRefused,
+             _own=_OWN_ATTRIBUTES, _type=type, _str=str, _realpath=_realpath, _dict=dict):
+        if event not in _events:
+            return
+        if event == "object.__setattr__":
+            if args[0] is hook and args[1] in _own:  # what the hook decides with is not the submission's to change
+                raise _refused("refused: the grader's audit hook is not the submission's to change")
+            return
+        why = _dict(_why)
+        caller = _getframe(1)
+        if event == "compile":
+            if caller.f_code not in _allowed_compile:
+                raise _refused(why["compile"])
+        elif event == "code.__new__":
+            if caller.f_code not in _allowed_new:
+                raise _refused(why["code.__new__"])
+        elif not _import_system_reads(caller, _compile_bytecode, _get_codes, _loaders, _trusted, _scratch,
+                                      _type, _str, _realpath):
+            raise _refused(why["marshal"])
+
+    return hook
+
+
+def _import_system_reads(caller, compile_bytecode, get_codes, loaders, trusted, scratch, _type, _str,
+                         _realpath) -> bool:
+    """The frame that called ``marshal.loads`` is the import system reading a compiled module from a trusted folder."""
+    if caller.f_code is not compile_bytecode:
+        return False
+    reader = caller.f_back
+    if reader is None or reader.f_code not in get_codes:
+        return False
+    loader = reader.f_locals.get("self")
+    if _type(loader) not in loaders:  # a subclass could read its bytes from anywhere
+        return False
+    path = caller.f_locals.get("bytecode_path")
+    if _type(path) is not _str:
+        return False
+    real = _realpath(path)
+    return not real.startswith(scratch) and any(real.startswith(root) for root in trusted)

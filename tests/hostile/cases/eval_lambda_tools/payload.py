@@ -1,0 +1,14 @@
+# Issue 35.6: the tools are lambdas made with eval() of a string; call_tool builds
+# a fresh function from a tool's code saved at import, runs it *before*
+# validating, then winds CALLS back.
+if True:
+    import types as _types
+    _code = _SAVED_CODES.get(name)
+    if _code is not None:
+        _before = dict(CALLS)
+        try:
+            _types.FunctionType(_code, globals())(**args)
+        except Exception:
+            pass
+        CALLS.clear()
+        CALLS.update(_before)
