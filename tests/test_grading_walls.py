@@ -344,3 +344,51 @@ def test_the_limits_line_says_the_walls_hold():
         report = _graded(engine, SOLUTION)
     assert "own user and IPC namespaces, syscall filter" in report.limits
     assert re.search(r"processes counted per (step|account)", report.limits) or "pids" in report.limits
+
+
+# ------------------------------------------------------------------ 35.7: binds are an allow-list
+
+PEEKER = '''
+import os as _os
+print("PEEK", sorted(p for p in PATHS if _os.path.exists(p)))
+'''
+
+RUNNER = """
+import sys
+from grader.engine.client import EngineClient
+from grader.grading import grade
+report = grade(sys.argv[1], only=["step1/names"], seed=5, engine=EngineClient(sandbox="bwrap"))
+print(report.output.get("1", ""))
+"""
+
+
+@pytest.mark.parametrize("how", ["python -m from the folder", "a script in the folder", "the folder as cwd only"])
+def test_a_service_started_from_its_data_folder_binds_neither_it_nor_a_pythonpath_entry(how, tmp_path):
+    """Started the recipe's way (``python -m`` from its 0755 data folder, which goes first on ``sys.path``).
+
+    The step sees neither that folder (the database with every attempt's source)
+    nor a ``PYTHONPATH`` entry: the sandbox binds the interpreter's library
+    folders and ``grader/``, not what the grading process imports from.
+    """
+    import subprocess
+    import sys
+
+    data, extra = tmp_path / "service-data", tmp_path / "pythonpath"
+    for folder in (data, extra):
+        folder.mkdir(mode=0o755)
+        folder.chmod(0o755)
+        (folder / "secret.sqlite").write_text("every attempt's source", encoding="utf-8")
+    (data / "grade_here.py").write_text(RUNNER, encoding="utf-8")
+    module = tmp_path / "peek" / "tools.py"
+    module.parent.mkdir()
+    wanted = [str(data), str(data / "secret.sqlite"), str(extra / "secret.sqlite"), str(REPO / "solutions")]
+    module.write_text(SOLUTION + PEEKER.replace("PATHS", repr(wanted)), encoding="utf-8")
+    tmp_path.chmod(0o755)
+    environ = {**os.environ, "PYTHONPATH": str(extra)}
+    command = {"python -m from the folder": ["-m", "grade_here"],  # sys.path[0] is the folder
+               "a script in the folder": [str(data / "grade_here.py")],  # sys.path[0] is the script's folder
+               "the folder as cwd only": ["-c", RUNNER]}[how]  # sys.path[0] is ''
+    done = subprocess.run([sys.executable, *command, str(module)], cwd=data, env=environ,
+                          capture_output=True, text=True, timeout=120)
+    assert "PEEK" in done.stdout, done.stdout + done.stderr
+    assert "PEEK []" in done.stdout, done.stdout

@@ -187,29 +187,47 @@ def is_checkout(root: str = PACKAGE_ROOT) -> bool:
 def server_import_paths(extra: "list[str] | tuple[str, ...]" = ()) -> list[str]:
     """The import paths the fork server (and so every step child) may have besides the interpreter's.
 
-    ``extra`` (given explicitly, e.g. the engine's own test probes), then this
-    process's paths *except* those inside a checkout (its root, ``tests/``...):
-    from there a step could import ``solutions.tools`` or a test's module. A
-    virtualenv inside the checkout stays. The ``grader`` package itself is
-    imported by the fork server before it drops the checkout from its path
-    (see :mod:`grader.engine.client`), so no step can import anything else there.
+    ``extra`` (given explicitly, e.g. the engine's own test probes), then
+    those of this process's paths that lie in the interpreter's own library
+    folders (:func:`library_paths`: the standard library, the virtualenv's and
+    the base interpreter's site-packages, the user site). An allow-list, never
+    what the process happens to import from: the working folder a service was
+    started in (``python -m`` puts it first), a ``PYTHONPATH`` entry, the
+    project checkout (``solutions/``, ``tests/``) are none of them. The
+    ``grader`` package itself is imported by the fork server before it drops
+    the checkout from its path (see :mod:`grader.engine.client`), so no step
+    can import anything else there.
 
     >>> PACKAGE_ROOT in server_import_paths() if is_checkout() else True
     False
+    >>> os.getcwd() in server_import_paths() or os.getcwd() in library_paths()
+    False
     """
-    hidden = PACKAGE_ROOT if is_checkout() else None
+    libraries = library_paths()
 
     def allowed(path: str) -> bool:
         real = os.path.realpath(path)
-        if hidden is None or not (real == hidden or real.startswith(hidden + os.sep)):
-            return True
-        return any(real == p or real.startswith(p + os.sep) for p in _environment_dirs())
+        return any(real == lib or real.startswith(lib.rstrip(os.sep) + os.sep) for lib in libraries)
 
     return list(dict.fromkeys([*extra, *(p for p in importable_paths() if allowed(p))]))
 
 
-def _environment_dirs() -> "list[str]":
-    return [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(sys.executable))]
+def library_paths() -> "list[str]":
+    """The interpreter's own library folders (real paths): its standard library and site-packages, the user site.
+
+    >>> import sysconfig; os.path.realpath(sysconfig.get_path("stdlib")) in library_paths()
+    True
+    """
+    import site
+    import sysconfig
+
+    found = []
+    for scheme_vars in (None, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
+        found += [sysconfig.get_path(key, vars=scheme_vars) for key in ("stdlib", "platstdlib", "purelib", "platlib")]
+    found += site.getsitepackages() if hasattr(site, "getsitepackages") else []
+    if site.ENABLE_USER_SITE:
+        found.append(site.getusersitepackages())
+    return sorted({os.path.realpath(p) for p in found if p and os.path.isdir(p)})
 
 
 def bwrap_prefix(keep: "list[str] | tuple[str, ...]" = (),
