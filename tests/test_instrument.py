@@ -364,3 +364,53 @@ def test_a_source_that_compiles_also_compiles_instrumented():
 
 def _plain(source: str, filename: str) -> types.CodeType:
     return compile(source, filename, "exec", dont_inherit=True)
+
+
+# --------------------------------------------------------------------------- run-time code (issue 35, item 6)
+
+_AUDITED = r'''
+import builtins, marshal, sys, types
+from grader.engine import audit, instrument
+from grader.engine.child import with_filename
+original_compile = compile
+audit.install("/nonexistent-scratch", builders=(with_filename.__code__,))
+space = {}
+exec("def f():\n    return 1\n", space)
+print("exec counted", instrument.entry_of(space["f"].__code__) is not None)
+print("eval counted", instrument.entry_of(eval("lambda: 2").__code__) is not None)
+import dataclasses, collections
+@dataclasses.dataclass
+class Row:
+    a: int = 1
+print("dataclass", Row().a, collections.namedtuple("P", "x y")(1, 2).y)
+import csv, json  # the import system still loads compiled modules
+for name, attempt in [("original compile", lambda: original_compile("x = 1", "<s>", "exec")),
+                      ("replace", lambda: space["f"].__code__.replace(co_name="g")),
+                      ("marshal", lambda: marshal.loads(marshal.dumps(1)))]:
+    try:
+        attempt()
+        print(name, "allowed")
+    except audit.CodeRefused as exc:
+        print(name, "refused", str(exc)[:8])
+'''
+
+
+def test_code_made_at_run_time_is_counted_or_refused():
+    import subprocess
+    import sys as _sys
+
+    done = subprocess.run([_sys.executable, "-c", _AUDITED], capture_output=True, text=True, timeout=60)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, done.stderr
+    assert lines[:3] == ["exec counted True", "eval counted True", "dataclass 1 2"]
+    assert lines[3:6] == ["original compile refused refused:", "replace refused refused:", "marshal refused refused:"]
+
+
+def test_a_tool_whose_code_carries_no_counter_fails_closed():
+    from grader.engine.probes import run_probe
+
+    space = {"CALLS": {"t": 0}}
+    exec(compile("def t():\n    CALLS['t'] += 1\n", "<plain>", "exec"), space)  # the plain compile: no entries
+    module = types.SimpleNamespace(TOOLS={"t": {"fn": space["t"]}}, t=space["t"], CALLS=space["CALLS"])
+    obs = run_probe(module, {"kind": "calls", "params": {"spies": {"t": {}}, "operations": []}}, None)
+    assert "no run counter" in obs.get("setup_error", ""), obs

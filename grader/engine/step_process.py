@@ -408,7 +408,7 @@ def fork_step_child(jobs: "list[StepJob]", scratch: str,
             child_module.PIDS_BOUNDED = confinement.pids_bounded
             # code=None: the step child compiles the submission under the step's limits, never
             # the fork server outside them (25,000 lambdas take 10 s to compile: issue 35, item 9).
-            # It costs some 8 ms of compile per step child for solutions/tools.py (README numbers).
+            # It costs some 8 ms of compile per step child for solutions/tools.py (SECURITY.md, the numbers).
             child_module.run_steps(tuple(jobs), scratch=scratch, result_fd=result_w,
                                    output_fd=output_w, code=None, start_fd=start_r, wake_fd=wake_w)
         finally:

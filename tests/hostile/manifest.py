@@ -576,6 +576,7 @@ SANDBOX_CASES = ("solution_control", "fd_forgery", "close_every_fd", "os_exit_in
                  "solution_imported", "solution_by_grader_path", "solution_via_proc_cwd", "report_probe_patched",
                  "saved_refs_rewind", "frame_tally_rewind", "saved_code_rebuilt", "closure_tool",
                  "memory_tree_in_function", "pids_bomb_setsid", "disk_spread_in_function", "priority_raise_import",
+                 "exec_compiled_tools", "code_counter_replaced", "original_compile_via_gc", "compile_slow_lambdas",
                  *(c.name for c in LEAST_PRIVILEGE))
 # Cases whose expected outcome holds only inside bubblewrap: without a
 # sandbox, learner code can read every file its user can (SECURITY.md, "Not
