@@ -513,3 +513,22 @@ def test_terminals_get_the_lab_s_tools_on_their_path(tmp_path):
     done = subprocess.run([BASH, "-c", f"PATH=/usr/bin:/bin; . {profile}; . {profile}; echo $PATH"],
                           capture_output=True, text=True)
     assert done.stdout.strip() == "/opt/agtool/venv/bin:/usr/bin:/bin", done.stderr
+
+
+def test_on_a_systemd_host_the_hub_and_grade_class_get_delegated_cgroups(tmp_path):
+    # Issue 35.3: without a delegated subtree a systemd service has no cgroups of its own to give each step, and
+    # the process limit falls back to RLIMIT_NPROC. The unit says Delegate=yes; grade-class runs in a scope that does.
+    root = tmp_path / "unit-root"
+    sh("write_unit", root, AGTOOL_PREFIX=str(tmp_path / "opt"))
+    unit = next(root.rglob("agtool-hub.service")).read_text()
+    assert "\nDelegate=yes\n" in unit
+    prefix, root, script = grade_class_setup(tmp_path, 'printf "%s\\n" "$@"\n')
+    run = tmp_path / "bin" / "systemd-run"
+    run.write_text('#!/bin/sh\necho "systemd-run $*"\n')
+    run.chmod(0o755)
+    (tmp_path / "systemd").mkdir()
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/sbin:/usr/bin:/sbin:/bin", "AGTOOL_SYSTEMD_DIR": str(tmp_path / "systemd")}
+    done = subprocess.run(as_root([str(script), "week3"]), capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("systemd-run --scope --quiet --collect -p Delegate=yes "), done.stdout
+    assert " batch " in done.stdout

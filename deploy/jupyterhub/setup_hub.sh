@@ -382,6 +382,11 @@ fi
 # In a mount namespace of this run: $HOMES holds the roster's learners' homes and nothing else.
 all="$(mktemp -d)"
 status=0
+# On a systemd host, a transient scope with a delegated cgroup subtree: the batch can then put each
+# step in a cgroup of its own (memory, pids) instead of falling back to resource limits.
+if [ -d "${AGTOOL_SYSTEMD_DIR:-/run/systemd/system}" ] && command -v systemd-run >/dev/null 2>&1; then
+    set -- systemd-run --scope --quiet --collect -p Delegate=yes "$@"
+fi
 # shellcheck disable=SC2016  # the inner script's variables are its own
 unshare --mount --propagation private /bin/sh -eu -c '
 homes=$1 all=$2 learners=$3
@@ -445,6 +450,9 @@ WorkingDirectory=$HUB_DIR
 EnvironmentFile=$ENV_FILE
 ExecStart=$PREFIX/venv/bin/jupyterhub -f $CONFIG
 Restart=on-failure
+# The grading service (a hub service, in this unit's cgroup) puts each step in a cgroup of its own
+# (memory, pids): it may only where systemd delegates the unit's subtree to it.
+Delegate=yes
 
 [Install]
 WantedBy=multi-user.target

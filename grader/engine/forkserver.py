@@ -43,6 +43,7 @@ import os
 import shutil
 import signal
 import tempfile
+import time
 from typing import Callable
 
 from grader.engine import cgroups, confine
@@ -155,7 +156,7 @@ def serve_in_workers(channel_in: int, channel_out: int, *, sweep: bool = False, 
             code = _serve_one(channel_in, channel_out, status_w)
             os.close(status_w)
             wait_status = code << 8
-        elif (pid := os.fork()) == 0:  # the grading worker: one request, then gone
+        elif (pid := _fork_worker()) == 0:  # the grading worker: one request, then gone
             code = 70
             try:
                 os.close(status_r)
@@ -179,6 +180,23 @@ def serve_in_workers(channel_in: int, channel_out: int, *, sweep: bool = False, 
                 return
         if status.get("end") or (not status and wait_status != 0):
             return  # the client closed the channel (or the worker could not even read): nothing left to serve
+
+
+def _fork_worker() -> int:
+    """``os.fork()`` for a grading worker, tried again while the kernel says try again (``EAGAIN``).
+
+    A fork refused for a moment (processes being reaped) is the grader's own
+    trouble: if it lasts, this fork server ends, and its client's requests end
+    with an ``infra_error`` (graded again, never a stored grade).
+    """
+    for delay in (0.05, 0.2, 1.0, None):
+        try:
+            return os.fork()
+        except BlockingIOError:
+            if delay is None:
+                raise
+            time.sleep(delay)
+    raise AssertionError("unreachable")
 
 
 # How the template answers for a grading worker that ended before answering: a grader failure.

@@ -127,6 +127,36 @@ def require(sandbox: str, settings: "Settings | None" = None) -> Isolation:
         raise
 
 
+def limits_in_force(isolation: Isolation, settings: "Settings | None" = None) -> str:
+    """What bounds a step's memory and processes on this machine, in words (the service logs it at start).
+
+    Probed by making (and removing) the cgroup a fork server would get: a
+    host that delegates none (a systemd service without ``Delegate=yes``)
+    falls back to resource limits, and this says so, and whether the process
+    limit is the step's own (its own user namespace, in bubblewrap, on Linux
+    5.14+) or the grading account's across every sandbox.
+
+    >>> "processes" in limits_in_force(Isolation("none", "root"), Settings(cgroups="off"))
+    True
+    """
+    from grader.engine import cgroups, namespaces
+
+    group = cgroups.ServerGroup.create(settings or current())
+    try:
+        controllers = sorted(group.dirs) if group is not None else []
+        version = group.version if group is not None else 0
+    finally:
+        if group is not None:
+            group.remove()
+    words = [f"cgroup v{version} {', '.join(controllers)}" if controllers else
+             "no cgroups (none delegated to this process: run as root, or give the service Delegate=yes)"]
+    if "memory" not in controllers:
+        words.append("memory by RLIMIT_AS per step")
+    if "pids" not in controllers:
+        words.append(namespaces.own_process_count_words(isolation.sandbox == "bwrap"))
+    return "; ".join(words)
+
+
 def grading_account(name: str) -> "tuple[str, int, int]":
     """(name, uid, gid) of the grading account ``name``; raise if it is missing or is root.
 

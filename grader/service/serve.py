@@ -82,6 +82,7 @@ def serve(args, settings: "Settings | None" = None) -> int:
                         sandbox_words=getattr(args, "insecure_why", "") or f"sandbox: {args.sandbox}")
     if options.insecure:
         log.warning("learner code runs WITHOUT a sandbox (%s): --insecure-no-sandbox", options.sandbox_words)
+    log.info("step limits: %s", _limits_words(args.sandbox, settings))
     queue = GradingQueue(store, jobs=args.jobs, sandbox=args.sandbox, executor=args.executor,
                          scheduler=args.scheduler, seed_key=getattr(args, "seed_key", None))
     try:
@@ -117,3 +118,13 @@ def serve(args, settings: "Settings | None" = None) -> int:
         queue.stop()
         store.close()
     return 0
+
+
+def _limits_words(sandbox: str, settings: "Settings") -> str:
+    """What bounds each step's memory and processes here (cgroups, or the resource limits that stand in)."""
+    from grader.engine.sandbox import IsolationUnavailable, limits_in_force, require
+
+    try:
+        return limits_in_force(require(sandbox, settings), settings)
+    except (IsolationUnavailable, ValueError) as exc:
+        return f"unknown ({exc})"
