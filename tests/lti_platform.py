@@ -14,6 +14,15 @@ score must carry a live token with the score scope and be for a member of the
 line item's context. Each refusal is a log line (``refusals``) and stores
 nothing.
 
+With ``redirect_uris`` (the tool's registered redirect URIs, as Canvas's
+developer key lists them) an authorization request must name one of them,
+ask for ``id_token`` by ``form_post`` with scope ``openid`` and
+``prompt=none``; ``lti1p3platform`` checks none of that. The tool's key set is
+given (``tool_jwks``) or fetched from ``tool_key_set_url``, as an LMS does
+with the "Public JWK URL" of the registration. ``sign()`` signs any claims
+with the platform's key (``key_pem``: another key under the same ``kid``), for
+the hub tests' forged and altered launches.
+
 ``stop()`` and ``start()`` take the LMS down and up again on the same port.
 """
 from __future__ import annotations
@@ -64,7 +73,8 @@ def _request(handler):
 class Platform:
     """The stand-in LMS: ``members`` is ``{context: {sub: {"name", "email", "roles"}}}``."""
 
-    def __init__(self, tool_jwks: dict, *, tool_login_url: str = "", target_link_uri: str = ""):
+    def __init__(self, tool_jwks: "dict | None" = None, *, tool_key_set_url: str = "", tool_login_url: str = "",
+                 target_link_uri: str = "", redirect_uris: "tuple[str, ...]" = ()):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -72,8 +82,9 @@ class Platform:
                                                  serialization.NoEncryption()).decode()
         self.public_pem = private.public_key().public_bytes(serialization.Encoding.PEM,
                                                             serialization.PublicFormat.SubjectPublicKeyInfo).decode()
-        self.tool_jwks = tool_jwks
+        self.tool_jwks, self.tool_key_set_url = tool_jwks, tool_key_set_url
         self.tool_login_url, self.target_link_uri = tool_login_url, target_link_uri
+        self.redirect_uris = tuple(redirect_uris)
         self.members: "dict[str, dict[str, dict]]" = {}
         self.posts: "list[dict]" = []
         self.scores: "dict[tuple[str, str, str], dict]" = {}
@@ -89,10 +100,24 @@ class Platform:
     def registration(self):
         from lti1p3platform.registration import Registration
 
-        return (Registration().set_iss(self.url).set_client_id(CLIENT_ID).set_deployment_id(DEPLOYMENT)
-                .set_oidc_login_url(self.tool_login_url).set_launch_url(self.target_link_uri)
-                .set_platform_public_key(self.public_pem).set_platform_private_key(self.private_pem)
-                .set_tool_key_set(self.tool_jwks))
+        registration = (Registration().set_iss(self.url).set_client_id(CLIENT_ID).set_deployment_id(DEPLOYMENT)
+                        .set_oidc_login_url(self.tool_login_url).set_launch_url(self.target_link_uri)
+                        .set_platform_public_key(self.public_pem).set_platform_private_key(self.private_pem))
+        if self.tool_jwks is not None:
+            return registration.set_tool_key_set(self.tool_jwks)
+        return registration.set_tool_key_set_url(self.tool_key_set_url)  # fetched at each token request
+
+    @property
+    def kid(self) -> str:
+        return self.registration().get_kid()
+
+    def sign(self, claims: dict, *, key_pem: "str | None" = None) -> str:
+        """``claims`` as an id_token signed by this LMS (``key_pem``: by another key, under this LMS's ``kid``)."""
+        return jwt.encode(claims, key_pem or self.private_pem, algorithm="RS256", headers={"kid": self.kid})
+
+    def start_url(self, sub: str, context: str, link: str = "lab-link") -> str:
+        """The assignment link a learner clicks in the LMS: it starts the OIDC login at the tool."""
+        return f"{self.url}/start?{urlencode({'sub': sub, 'context': context, 'link': link})}"
 
     def conf(self):
         from lti1p3platform.ltiplatform import LTI1P3PlatformConfAbstract
@@ -247,6 +272,10 @@ class AuthorizeHandler(_Handler):
         if preflight.get("login_hint") != hint.get("sub") or hint.get("sub") not in p.members.get(hint.get("context"), {}):
             p.refuse("authorization request for an unknown user")
             raise web.HTTPError(400, "unknown user")
+        why = self.strict_problem(preflight)
+        if why:
+            p.refuse(f"authorization request: {why}")
+            raise web.HTTPError(400, why)
         launch = p._launch_object(preflight, hint["sub"], hint["context"], hint["link"])
         try:
             launch.validate_preflight_response(preflight)
@@ -262,6 +291,15 @@ class AuthorizeHandler(_Handler):
         self.finish(f'<!doctype html><title>LMS</title><form id=f method=post action="{escape(record["redirect_uri"])}">'
                     f'{fields}<button type=submit>Continue</button></form><script>document.getElementById("f").submit()'
                     "</script>")
+
+    def strict_problem(self, preflight: dict) -> "str | None":
+        """What a strict LMS refuses in the tool's authentication request (OIDC, LTI security framework 5.1.1.2)."""
+        p = self.platform
+        if p.redirect_uris and preflight.get("redirect_uri") not in p.redirect_uris:
+            return f"redirect_uri {preflight.get('redirect_uri')!r} is not registered"
+        expected = {"response_type": "id_token", "response_mode": "form_post", "scope": "openid", "prompt": "none"}
+        wrong = [f"{k}={preflight.get(k)!r}" for k, v in expected.items() if preflight.get(k) != v]
+        return f"expected {expected}, got {', '.join(wrong)}" if wrong else None
 
 
 class TokenHandler(_Handler):

@@ -146,19 +146,10 @@ c.JupyterHub.db_url = "sqlite:////srv/jupyterhub/jupyterhub.sqlite"
 # the LMS's gradebook (AGS). The file is checked here, at start: a wrong field stops the hub, named.
 LTI = AGTOOL / "lti.toml"
 if LTI.exists():
-    import secrets
+    from grader.service.lti.hub_auth import configure_lti
 
-    from grader.service.lti.hub_auth import configure_hub
-
-    configure_hub(c, LTI, instructor_group="agtool-instructors")
-    # The launch is kept as the user's auth_state, encrypted with this key (made once, root's alone).
-    CRYPT_KEY = Path("/srv/jupyterhub/jupyterhub_crypt_key")
-    if not os.environ.get("JUPYTERHUB_CRYPT_KEY"):
-        if not CRYPT_KEY.exists():
-            fd = os.open(CRYPT_KEY, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as f:
-                f.write(secrets.token_hex(32))
-        c.CryptKeeper.keys = [CRYPT_KEY.read_text().strip()]
-    # The service reads each learner's launch (admin:auth_state) and sends their grade with its own key.
-    c.JupyterHub.services[0]["command"] += ["--lti", str(LTI)]
-    c.JupyterHub.load_roles[1]["scopes"].append("admin:auth_state")
+    # The launch is kept as the user's auth_state, encrypted with /srv/jupyterhub/jupyterhub_crypt_key (made
+    # once, root's alone); the service reads each learner's launch (admin:auth_state) and sends their grade
+    # with its own key (--lti). The LMS's roles decide agtool-instructors from now on: load_groups is dropped.
+    configure_lti(c, LTI, service=SERVICE, instructor_group="agtool-instructors",
+                  crypt_key_file="/srv/jupyterhub/jupyterhub_crypt_key")

@@ -14,7 +14,10 @@ against its one-time cookies) and keeps the decoded launch as the user's
   of the course join the instructors' group (``manage_groups``).
 
 Each refusal is one log line starting ``LTI launch refused:``.
-:func:`configure_hub` is what ``deploy/jupyterhub/jupyterhub_config.py`` calls.
+:func:`configure_lti` is what ``deploy/jupyterhub/jupyterhub_config.py`` calls
+(and tests/e2e/test_lti_launch.py, on a real hub): :func:`configure_hub`, the
+key that encrypts ``auth_state``, and the grading service started with
+``--lti`` and allowed to read the launches.
 
 Example::
 
@@ -136,3 +139,46 @@ def configure_hub(c, path, *, instructor_group: str = "agtool-instructors") -> N
     c.Authenticator.enable_auth_state = True
     c.Authenticator.manage_groups = True
     c.Authenticator.allow_all = True  # the LMS decides who launches: every verified launch of the deployment
+
+
+def configure_lti(c, path, *, service: str = "agtool-grader", instructor_group: str = "agtool-instructors",
+                  crypt_key_file: "str | None" = "/srv/jupyterhub/jupyterhub_crypt_key") -> None:
+    """The hub recipe's LTI block: :func:`configure_hub`, the ``auth_state`` key, and ``service`` given the launches.
+
+    * The LMS's roles decide who is in ``instructor_group`` (``manage_groups``):
+      JupyterHub then refuses to start with ``load_groups`` ("Group management
+      has been offloaded to the authenticator"), so the recipe's predefined
+      group is dropped; the group is made at the first instructor's launch.
+    * ``auth_state`` is encrypted with ``$JUPYTERHUB_CRYPT_KEY`` or, without
+      it, the key in ``crypt_key_file`` (made once, mode 0600).
+    * The service named ``service`` (already in ``c.JupyterHub.services``) is
+      started with ``--lti path``, and its role (in ``c.JupyterHub.load_roles``)
+      gets ``admin:auth_state``, to read each learner's launch.
+    """
+    import os
+    import secrets
+    from pathlib import Path
+
+    configure_hub(c, path, instructor_group=instructor_group)
+    c.JupyterHub.load_groups = {}
+    if not os.environ.get("JUPYTERHUB_CRYPT_KEY"):
+        if not crypt_key_file:
+            raise ValueError("LTI keeps each launch in auth_state: set $JUPYTERHUB_CRYPT_KEY or give crypt_key_file")
+        key = Path(crypt_key_file)
+        if not key.exists():
+            try:
+                fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                pass
+            else:
+                with os.fdopen(fd, "w") as f:
+                    f.write(secrets.token_hex(32))
+        c.CryptKeeper.keys = [key.read_text().strip()]
+    services = [s for s in c.JupyterHub.services if s.get("name") == service]
+    roles = [r for r in c.JupyterHub.load_roles if service in (r.get("services") or ())]
+    if not services or not roles:
+        raise ValueError(f"LTI: the hub config has no service {service!r} with a role of its own to give the launches")
+    for spec in services:
+        spec["command"] = [*spec["command"], "--lti", str(path)]
+    for role in roles:
+        role["scopes"] = [*role["scopes"], "admin:auth_state"]
