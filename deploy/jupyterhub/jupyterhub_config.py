@@ -153,3 +153,16 @@ if LTI.exists():
     # with its own key (--lti). The LMS's roles decide agtool-instructors from now on: load_groups is dropped.
     configure_lti(c, LTI, service=SERVICE, instructor_group="agtool-instructors",
                   crypt_key_file="/srv/jupyterhub/jupyterhub_crypt_key")
+
+    def lti_learner_account(spawner):
+        """The hub name is the launch's username_key claim: without a Unix account of that name, say so at spawn."""
+        try:
+            pwd.getpwnam(spawner.user.name)
+        except KeyError:
+            raise RuntimeError(
+                f"no Unix account {spawner.user.name!r} on this hub for this LTI launch: set username_key in {LTI} "
+                "to a launch claim carrying the roster's login names (docs/lti.md, 'User names on the classroom "
+                "hub')") from None
+        copy_lab_into_home(spawner)
+
+    c.Spawner.pre_spawn_hook = lti_learner_account

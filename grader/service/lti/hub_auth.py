@@ -83,11 +83,12 @@ def _classes():
             try:
                 id_token = super().decode_and_validate_launch_request()
             except (ValidationError, HTTPError) as exc:
-                self.log.warning("LTI launch refused: %s", getattr(exc, "log_message", None) or exc)
+                self.log.warning("LTI launch refused: %s (from %s)", getattr(exc, "log_message", None) or exc,
+                                 self.request.remote_ip)
                 raise
             if not used.first_use(str(id_token.get("nonce"))):
-                self.log.warning("LTI launch refused: replayed launch (nonce already used) for sub %r",
-                                 id_token.get("sub"))
+                self.log.warning("LTI launch refused: replayed launch (nonce already used) for sub %r (from %s)",
+                                 id_token.get("sub"), self.request.remote_ip)
                 raise HTTPError(400, "this launch was used already: start again from the LMS")
             return id_token
 
@@ -103,7 +104,9 @@ def _classes():
             data = data or {}
             deployment = data.get(CLAIM + "deployment_id")
             if self.deployment_ids and deployment not in self.deployment_ids:
-                self.log.warning("LTI launch refused: deployment %r is not in the LTI file", deployment)
+                self.log.warning("LTI launch refused: deployment %r is not in the LTI file (sub %r, from %s)",
+                                 deployment, data.get("sub"), getattr(getattr(handler, "request", None),
+                                                                       "remote_ip", "?"))
                 raise LoginError(f"deployment {deployment!r} is not registered with this hub")
             result = await super().authenticate(handler, data)
             instructor = is_instructor(data.get(CLAIM + "roles"), self.instructor_roles)
