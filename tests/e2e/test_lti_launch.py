@@ -33,10 +33,12 @@ service's token requests.
   LMS's assignment link to the learner's JupyterLab; a screenshot in
   artifacts/e2e/lti-launch-lab.png.
 
-A score for a learner of another context is refused by the LMS and stored
-nowhere: tests/test_lti.py,
-``test_a_score_for_a_learner_of_another_context_is_refused_and_nothing_stored``
-(the service's side; no hub is involved: the hub never sees a score).
+* ``test_a_grade_for_a_learner_the_lms_no_longer_has_in_the_context_is_refused_there``:
+  a learner launched from c1, then moved to c2 by the LMS, is graded: the
+  LMS refuses the score (422), stores nothing, and the service keeps the
+  refusal. tests/test_lti.py,
+  ``test_a_score_for_a_learner_of_another_context_is_refused_and_nothing_stored``,
+  posts to another context's line item directly (the service alone).
 """
 from __future__ import annotations
 
@@ -407,6 +409,30 @@ def test_a_replayed_launch_is_refused_and_changes_nothing(lti_class):
     after = lti.user(sub)
     assert after["auth_state"] == before["auth_state"]  # (last_activity moves: her own browser is logged in)
     assert "jupyterhub-hub-login" not in {c.name for c in thief.cookies}
+
+
+def test_a_grade_for_a_learner_the_lms_no_longer_has_in_the_context_is_refused_there(lti_class):
+    """The hub's side of "a score for a learner of another context": the learner launched from c1, then the
+    LMS moved them to c2; the service sends to c1's line item, the LMS refuses (422), nothing is stored there,
+    and the service keeps the refusal (not retried until the grade changes or an instructor sends again)."""
+    from agtool_lab.submit import send, wait_for
+
+    lti, lms = lti_class, lti_class.lms
+    sub = "lms-dan"
+    lms.enrol("c1", sub, "Dan")
+    launch = start_launch(lti, sub)
+    assert launch.post().status_code == 302
+    lms.members.setdefault("c2", {})[sub] = lms.members["c1"].pop(sub)
+    env = {"AGTOOL_SERVICE_URL": lti.hub.service_url, "JUPYTERHUB_API_TOKEN": learner_token(lti, launch, sub)}
+    attempt = wait_for(send((REPO_ROOT / "solutions" / "tools.py").read_bytes(), env=env)["id"], env=env,
+                       timeout=GRADE_TIMEOUT)
+    assert attempt["status"] == "graded", attempt
+    row = wait_until(lambda: next((r for r in lti.outbox_rows() if r["sub"] == sub and r["state"] == "refused"),
+                                  None), SCORE_TIMEOUT, "the LMS's refusal in the outbox", lti)
+    assert row["last_status"] == 422 and "not in this context" in row["last_answer"], row
+    assert row["sent_given"] is None and row["lineitem"] == lms.lineitem("c1")
+    assert not [k for k in lms.scores if k[2] == sub] and not [p for p in lms.posts if p["userId"] == sub]
+    assert f"score for '{sub}', who is not a member of context 'c1'" in lms.refusals
 
 
 # ------------------------------------------------------------------------------ in the browser
