@@ -276,3 +276,47 @@ def test_the_key_set_is_public_and_sending_is_for_instructors_with_a_result_per_
         web.stop()
         fake_hub.stop()
         store.close()
+
+
+# ------------------------------------------------------------------------------ the hub recipe's LTI block
+
+
+def test_the_recipe_s_lti_block_makes_a_hub_config_jupyterhub_accepts(tmp_path, monkeypatch):
+    """deploy/jupyterhub/jupyterhub_config.py with an lti.toml: the authenticator, no load_groups beside
+    manage_groups (JupyterHub refuses to start with both), the service started with --lti and allowed to read
+    auth_state, and a launch whose name has no Unix account stopped at spawn with a line saying what to set.
+    The real hub runs it in tests/e2e/test_lti_launch.py (through configure_lti) and tests/e2e/test_hub_recipe.py."""
+    import types
+    from pathlib import Path
+
+    from traitlets.config import Config
+
+    from grader.service.lti.hub_auth import configure_lti
+
+    recipe = Path(__file__).resolve().parents[1] / "deploy" / "jupyterhub" / "jupyterhub_config.py"
+    (tmp_path / "lti.toml").write_text('issuer = "https://lms.example.edu"\nclient_id = "1"\ndeployment_ids = ["d"]\n'
+                                       'key_set_url = "https://lms.example.edu/jwks"\n'
+                                       'login_url = "https://lms.example.edu/auth"\n'
+                                       'token_url = "https://lms.example.edu/token"\n')
+    monkeypatch.setenv("AGTOOL_PREFIX", str(tmp_path))
+    monkeypatch.setenv("JUPYTERHUB_CRYPT_KEY", "ab" * 32)
+    c = Config()
+    exec(compile(recipe.read_text(), str(recipe), "exec"), {"get_config": lambda: c, "__file__": str(recipe)})
+    assert c.JupyterHub.authenticator_class.__name__ == "AgtoolLTI13Authenticator"
+    assert c.Authenticator.manage_groups is True and c.JupyterHub.load_groups == {}
+    assert c.JupyterHub.services[0]["command"][-2:] == ["--lti", str(tmp_path / "lti.toml")]
+    assert "admin:auth_state" in c.JupyterHub.load_roles[1]["scopes"]
+    assert c.LTI13Authenticator.client_id == ["1"] and c.AgtoolLTI13Authenticator.deployment_ids == ["d"]
+    with pytest.raises(RuntimeError, match=r"no Unix account 'lms-no-such-account' .* set username_key"):
+        c.Spawner.pre_spawn_hook(types.SimpleNamespace(user=types.SimpleNamespace(name="lms-no-such-account")))
+    # Without $JUPYTERHUB_CRYPT_KEY the auth_state key is made once, mode 0600.
+    monkeypatch.delenv("JUPYTERHUB_CRYPT_KEY")
+    hub = Config()
+    hub.JupyterHub.services = [{"name": "agtool-grader", "command": ["serve"]}]
+    hub.JupyterHub.load_roles = [{"name": "agtool-grader", "scopes": [], "services": ["agtool-grader"]}]
+    configure_lti(hub, tmp_path / "lti.toml", crypt_key_file=str(tmp_path / "crypt_key"))
+    assert stat.S_IMODE(os.stat(tmp_path / "crypt_key").st_mode) == 0o600
+    assert hub.CryptKeeper["keys"] == [(tmp_path / "crypt_key").read_text().strip()]  # (.keys is a dict method)
+    hub.JupyterHub.load_roles = []
+    with pytest.raises(ValueError, match="no service 'agtool-grader' with a role"):
+        configure_lti(hub, tmp_path / "lti.toml", crypt_key_file=str(tmp_path / "crypt_key"))
