@@ -256,9 +256,12 @@ def class_page(rows: list[dict], outputs: dict, *, prefix: str, refresh: int,
         f"<p>Downloads: {' &middot; '.join(downloads)}.</p>"
         f"<p><small>{esc(similarity)} <a href=\"{p}similarity\">Similar pairs, their code side by side</a>."
         "</small></p>"
-        f"<h2>Learners ({len(rows)})</h2><table><tr><th>learner</th><th>attempts</th><th>pending</th>"
+        # Twenty columns do not fit a 1,300 px window: the table scrolls in its own region (reachable by
+        # keyboard), never the page; its why column keeps a readable width.
+        f"<h2 id=learners-heading>Learners ({len(rows)})</h2><div class=wide-table role=region tabindex=0 "
+        f"aria-labelledby=learners-heading><table><tr><th>learner</th><th>attempts</th><th>pending</th>"
         f"<th>best</th><th>last</th><th>max</th>{head}{credit_head}<th>last attempt</th><th>files</th></tr>"
-        f"{''.join(_learner_row(r, p, credited) for r in rows)}</table>{roster}"
+        f"{''.join(_learner_row(r, p, credited) for r in rows)}</table></div>{roster}"
         f"<h2>Plots</h2>{plots or '<p>No graded attempt yet.</p>'}"
         "<h2>Checks, hardest first</h2><table><tr><th>check</th><th>step</th><th>title</th><th>passed</th>"
         f"<th>pass rate</th></tr>{_check_rows(outputs)}</table>"
