@@ -5,7 +5,8 @@ Routes (relative to the prefix; only with ``--lti FILE``)::
     GET  lti/jwks.json          public: the tool's public key set (the LMS's registration points here)
     POST api/lti/send           instructors (JSON): send the class's counted grades -> {"results": [...]}
     POST lti/send               the same as a form, answered with the results page
-    GET  class/lti              page (instructors): per learner the launch, the grade and the LMS's last answer;
+    GET  class/lti              page (instructors): per learner the launch (read from the hub first), the grade
+                                and the LMS's last answer;
                                 ?roster=1 compares the LMS's roster (NRPS) with the hub's learners
 
 Everything shown is escaped (:func:`grader.service.layout.esc`): names,
@@ -100,6 +101,8 @@ class LtiPages:
         if not self.instructor:
             raise web.HTTPError(403, "the LTI page is for instructors")
         lti = self.conf.lti
+        # Every hub user's launch first: a learner who launched but has no grade yet is listed with their sub.
+        await self.in_thread(lti.sync)
         status = await self.in_thread(lti.status)
         roster = roster_html(*(await self.in_thread(lti.roster))) if self.get_argument("roster", "") else ""
         self.finish(page("LMS gradebook", self._body(status_html(status) + roster), chrome=self.chrome()))

@@ -22,7 +22,9 @@ service's token requests.
   ``lti_launches``.
 * ``test_an_lms_instructor_lands_in_the_instructor_group``: an Instructor
   role of the launch puts the user in ``agtool-instructors``, a Learner's does
-  not; the instructor's "send grades to the LMS" finds the grade already there.
+  not; the instructor's "send grades to the LMS" finds the grade already there,
+  and the class's LTI page (which reads the hub's launches first) lists the
+  instructor's own launch with its sub and no grade.
 * ``test_a_bad_launch_is_refused_with_a_log_line_and_nothing_stored``: a bad
   signature, a wrong nonce, a wrong state, an expired token, a deployment the
   LTI file does not list, each refused by the hub with one
@@ -324,6 +326,12 @@ def test_an_lms_instructor_lands_in_the_instructor_group(lti_class):
     if "lms-ana" in results:  # the first test ran: her grade is at the LMS already, sent once
         assert results["lms-ana"]["result"] == "already sent", results
         assert len([p for p in lms.posts if p["userId"] == "lms-ana"]) == 1
+    # The class's LTI page reads the hub's launches first: the instructor's own launch is there, with no grade.
+    page = requests.get(f"{lti.hub.service_url}class/lti", timeout=60, headers={"Authorization": f"token {token}"})
+    assert page.status_code == 200, (page.status_code, page.text[:500])
+    assert re.search(rf"<td>{sub}</td><td>no graded attempt</td><td>sub {sub} in Course c1</td>", page.text), page.text
+    [row] = [r for r in lti.launch_rows() if r["learner"] == sub]
+    assert row["roles"] == [INSTRUCTOR] and row["lineitem"] == lms.lineitem("c1")
 
 
 # ------------------------------------------------------------------------------ refused launches
