@@ -595,8 +595,8 @@ EXPECTED_SUMMARY = """\
 
 | check | title | passed | pass rate |
 |---|---|---|---|
-| `step2/type_bool_limit` | bool \\| int | 1/5 | 20% |
-| `step1/names` | Names | 3/5 | 60% |
+| `step2/type_bool_limit` | bool \\| int | 1/4 | 25% |
+| `step1/names` | Names | 3/4 | 75% |
 
 ## Most common wrong answers
 
