@@ -17,14 +17,13 @@ import contextlib
 import os
 import re
 import secrets
-import shlex
 import subprocess
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from e2e.lab import START_TIMEOUT, LabServer, isolated_jupyter_env
-from e2e.processes import free_port, start_logged, stop_tree, tail, wait_for_http
+from e2e.processes import free_port, start_logged, stop_tree, wait_for_http
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -182,11 +181,3 @@ def run_in_terminal(page: Page, command: str, *, timeout_ms: int = 120_000) -> "
     start = text.rfind(command[:40])
     return text[start:text.rfind(f'echo "{marker}')], status
 
-
-def shell_words(line: str) -> list[str]:
-    """The words of a replay line as a shell reads them."""
-    return shlex.split(line)
-
-
-def lab_log_tail(lab: LabServer) -> str:
-    return tail(lab.log)
