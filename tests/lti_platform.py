@@ -21,7 +21,10 @@ ask for ``id_token`` by ``form_post`` with scope ``openid`` and
 given (``tool_jwks``) or fetched from ``tool_key_set_url``, as an LMS does
 with the "Public JWK URL" of the registration. ``sign()`` signs any claims
 with the platform's key (``key_pem``: another key under the same ``kid``), for
-the hub tests' forged and altered launches.
+the hub tests' forged and altered launches. ``host="localhost"`` names the
+LMS by another site than a tool on 127.0.0.1 (it still listens on
+127.0.0.1), so a browser treats the launch as a cross-site one, as it is
+between a real LMS and the hub.
 
 ``stop()`` and ``start()`` take the LMS down and up again on the same port.
 """
@@ -74,9 +77,9 @@ class Platform:
     """The stand-in LMS: ``members`` is ``{context: {sub: {"name", "email", "roles"}}}``."""
 
     def __init__(self, tool_jwks: "dict | None" = None, *, tool_key_set_url: str = "", tool_login_url: str = "",
-                 target_link_uri: str = "", redirect_uris: "tuple[str, ...]" = ()):
+                 target_link_uri: str = "", redirect_uris: "tuple[str, ...]" = (), host: str = "127.0.0.1"):
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"http://{host}:{self.port}"  # host "localhost": another site than a tool on 127.0.0.1
         private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.private_pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                                  serialization.NoEncryption()).decode()

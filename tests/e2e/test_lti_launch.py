@@ -7,7 +7,11 @@ it: ``grader.service.lti.hub_auth.configure_lti`` reads an LTI file pointing
 at the stand-in (client id, issuer, key set, login and token URLs), makes
 ``AgtoolLTI13Authenticator`` the hub's authenticator, encrypts ``auth_state``
 and starts the grading service as a hub service with ``--lti``, allowed to
-read the launches. The LMS knows the tool by its registration: the hub's
+read the launches. The LMS is at http://localhost:PORT and the hub at
+http://127.0.0.1:PORT: two sites, so the browser's launch is cross-site as
+between a real LMS and a hub (the hub's state and nonce cookies are set at a
+top-level visit and must come back with the LMS's form POST). The LMS knows
+the tool by its registration: the hub's
 login initiation and callback URLs, and the service's public key set URL
 (``lti/jwks.json`` through the proxy), which it fetches to check the
 service's token requests.
@@ -25,6 +29,8 @@ service's token requests.
   not; the instructor's "send grades to the LMS" finds the grade already there,
   and the class's LTI page (which reads the hub's launches first) lists the
   instructor's own launch with its sub and no grade.
+* ``test_behind_https_the_login_cookies_come_back_with_the_lms_s_cross_site_post``:
+  the hub's state and nonce cookies are ``SameSite=None; Secure`` over https.
 * ``test_a_bad_launch_is_refused_with_a_log_line_and_nothing_stored``: a bad
   signature, a wrong nonce, a wrong state, an expired token, a deployment the
   LTI file does not list, each refused by the hub with one
@@ -160,7 +166,7 @@ def lti_class(tmp_path_factory, configurable_http_proxy):
     origin = f"http://127.0.0.1:{ports[0]}"
     lms = Platform(tool_key_set_url=f"{origin}/services/{SERVICE}/lti/jwks.json",
                    tool_login_url=f"{origin}/hub/lti13/oauth_login", target_link_uri=f"{origin}/hub/spawn",
-                   redirect_uris=(f"{origin}/hub/lti13/oauth_callback",))
+                   redirect_uris=(f"{origin}/hub/lti13/oauth_callback",), host="localhost")
     lti_file = work / "lti.toml"
     lti_file.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in lms.lti_config().items()), encoding="utf-8")
     admin_token = secrets.token_hex(16)
@@ -332,6 +338,30 @@ def test_an_lms_instructor_lands_in_the_instructor_group(lti_class):
     assert re.search(rf"<td>{sub}</td><td>no graded attempt</td><td>sub {sub} in Course c1</td>", page.text), page.text
     [row] = [r for r in lti.launch_rows() if r["learner"] == sub]
     assert row["roles"] == [INSTRUCTOR] and row["lineitem"] == lms.lineitem("c1")
+
+
+def test_behind_https_the_login_cookies_come_back_with_the_lms_s_cross_site_post(lti_class):
+    """Over https (here: the proxy's X-Forwarded-Proto) the state and nonce cookies are SameSite=None; Secure,
+    so a browser sends them with the LMS's form POST from another site; over plain http they stay as they were."""
+    import requests
+
+    lti, lms = lti_class, lti_class.lms
+    login = f"{lti.hub.origin}/hub/lti13/oauth_login"
+    args = {"iss": lms.url, "login_hint": "lms-ana", "target_link_uri": f"{lti.hub.origin}/hub/spawn",
+            "client_id": "agtool-tool-1"}
+
+    def cookies(**headers) -> dict:
+        answer = requests.get(login, params=args, headers=headers, allow_redirects=False, timeout=30)
+        assert answer.status_code == 302, answer.status_code
+        return {line.split("=", 1)[0]: line for line in answer.raw.headers.getlist("Set-Cookie")
+                if line.startswith("lti13authenticator-")}
+
+    secure = cookies(**{"X-Forwarded-Proto": "https"})
+    assert set(secure) == {"lti13authenticator-state", "lti13authenticator-nonce-state"}, secure
+    for line in secure.values():
+        assert "SameSite=None" in line and "Secure" in line and "HttpOnly" in line, line
+    for line in cookies().values():
+        assert "SameSite" not in line and "Secure" not in line, line
 
 
 # ------------------------------------------------------------------------------ refused launches

@@ -8,6 +8,8 @@ against its one-time cookies) and keeps the decoded launch as the user's
 
 * a replay guard: a launch whose nonce was already used is refused, even
   with the cookies of the first one;
+* the login's state and nonce cookies are ``SameSite=None; Secure`` over
+  https, so that the LMS's cross-site form POST carries them back;
 * the deployment check: a launch from a deployment the LTI file does not
   list is refused;
 * LMS roles to the hub: instructors, administrators and teaching assistants
@@ -72,11 +74,20 @@ def _classes():
     """The authenticator classes (built on first use: ``ltiauthenticator`` is imported in the hub only)."""
     from ltiauthenticator.lti13.auth import LTI13Authenticator
     from ltiauthenticator.lti13.error import LoginError, ValidationError
-    from ltiauthenticator.lti13.handlers import LTI13CallbackHandler
+    from ltiauthenticator.lti13.handlers import LTI13CallbackHandler, LTI13LoginInitHandler
     from tornado.web import HTTPError
     from traitlets import List, Unicode
 
     used = UsedNonces()
+
+    class LoginHandler(LTI13LoginInitHandler):
+        def _set_oauth_cookie(self, key, value):
+            # The LMS posts the launch back from its own site. A cookie without SameSite is Lax to a browser and
+            # is not sent with a cross-site POST (Chromium sends a fresh one for two minutes, as a stopgap):
+            # the callback would refuse "OAuth state missing from cookies". Over https: SameSite=None; Secure.
+            https = self.authenticator.get_uri_scheme(self.request) == "https"
+            self._set_cookie(key, value, expires_days=1, httponly=True, encrypted=True,
+                             **({"samesite": "None", "secure": True} if https else {}))
 
     class CallbackHandler(LTI13CallbackHandler):
         def decode_and_validate_launch_request(self):
@@ -95,6 +106,7 @@ def _classes():
     class AgtoolLTI13Authenticator(LTI13Authenticator):
         """``LTI13Authenticator`` with the replay guard, the deployment check and LMS roles as the hub's group."""
 
+        login_handler = LoginHandler
         callback_handler = CallbackHandler
         deployment_ids = List(Unicode(), config=True, help="deployments of the tool the LMS may launch")
         instructor_roles = List(Unicode(), default_value=list(INSTRUCTOR_ROLES), config=True)
