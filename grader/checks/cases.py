@@ -92,71 +92,113 @@ def _pick(rng: random.Random, options: list, variant: "int | None") -> Any:
     return rng.choice(options) if variant is None else options[variant % len(options)]
 
 
+Defect = tuple[str, dict, str]  # (tool, args, reason): one call with exactly one defect
+
+
+def _unknown_tool(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+    # Only a check that asks for variants meets the look-alikes (the other steps' draws stay as they were).
+    name = rng.choice(UNKNOWN_TOOLS) if variant is None else _pick(rng, UNKNOWN_TOOLS + TOOL_LOOKALIKES, variant)
+    return name, args, UNKNOWN_TOOL
+
+
+def _missing(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+    name = _pick(rng, ARG_NAMES, variant)
+    del args[name]
+    return tool, shuffled(rng, args), arg_reason(MISSING, name)
+
+
+def _extra(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+    name = rng.choice(sorted(EXTRA_ARGS))
+    # Sometimes None: an unknown argument is extra whatever its value.
+    args[name] = _pick(rng, [None, EXTRA_ARGS[name]], variant) if variant is not None else \
+        (None if rng.random() < 0.3 else EXTRA_ARGS[name])
+    return tool, shuffled(rng, args), arg_reason(EXTRA, name)
+
+
+def _type_wrong(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+    # Every family's values are drawn, whichever kind is asked (the seeds' cases stay as they were).
+    families = {
+        "type_wrong": [("sku", rng.randint(1000, 9999)), ("limit", rng.choice(WORD_NUMBERS)), ("limit", None),
+                       ("sku", None), ("limit", [2]), ("sku", ["SKU-1001"])],
+        "type_wrong_sku": [("sku", rng.randint(1000, 9999)), ("sku", ["SKU-1001"])],
+        "type_wrong_limit": [("limit", rng.choice(WORD_NUMBERS)), ("limit", [2])],
+        "type_none": [("limit", None), ("sku", None)],
+    }
+    name, value = _pick(rng, families[kind], variant)
+    args[name] = value
+    return tool, args, arg_reason(TYPE, name)
+
+
+def _type_bool(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+    args["limit"] = _pick(rng, [True, False], variant)
+    return tool, args, arg_reason(TYPE, "limit")
+
+
+def _type_numeric_string(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+    args["limit"] = str(rng.randint(1, MAX_ROWS))
+    return tool, args, arg_reason(TYPE, "limit")
+
+
+def _type_float(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+    args["limit"] = float(rng.randint(1, MAX_ROWS))
+    return tool, args, arg_reason(TYPE, "limit")
+
+
+def _allowed(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+    args["region"] = rng.choice(_pick(rng, BAD_REGION_FAMILIES, variant))
+    return tool, args, arg_reason(ALLOWED, "region")
+
+
+def _range_low(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+    args["limit"] = _pick(rng, [0, rng.choice([-1, rng.randint(-50, -2)])], variant)
+    return tool, args, arg_reason(RANGE, "limit")
+
+
+def _range_high(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+    args["limit"] = _pick(rng, [MAX_ROWS + 1, rng.randint(MAX_ROWS + 2, 99)], variant)
+    return tool, args, arg_reason(RANGE, "limit")
+
+
+def _allowed_lookalike(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+    # Variant i is class i of region_lookalikes(): every class is sent on every run.
+    args["region"] = _pick(rng, region_lookalikes(rng.choice(REGIONS)), variant)[1]
+    return tool, args, arg_reason(ALLOWED, "region")
+
+
+def _extra_lookalike(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+    # A listed name written another way is not listed: names are compared exactly too.
+    listed = rng.choice(ARG_NAMES)
+    name = _pick(rng, [listed.capitalize(), listed + " ", listed.upper()], variant)
+    args[name] = args[listed]
+    return tool, shuffled(rng, args), arg_reason(EXTRA, name)
+
+
+# One function per defect kind: each draws after the tool and the valid arguments, in this order.
+_DEFECTS = {"unknown_tool": _unknown_tool, "missing": _missing, "extra": _extra,
+            "type_wrong": _type_wrong, "type_wrong_sku": _type_wrong, "type_wrong_limit": _type_wrong,
+            "type_none": _type_wrong, "type_bool": _type_bool, "type_numeric_string": _type_numeric_string,
+            "type_float": _type_float, "allowed": _allowed, "range_low": _range_low, "range_high": _range_high,
+            "allowed_lookalike": _allowed_lookalike, "extra_lookalike": _extra_lookalike}
+
+
 def single_defect(rng: random.Random, kind: str, variant: "int | None" = None, *,
                   inner: bool = False) -> tuple[str, dict, str]:
     """One call ``(tool, args, reason)`` with exactly one defect of ``kind``.
 
     ``inner``: the valid arguments around the defect keep ``limit`` off its bounds
-    (:func:`random_valid_args`).
+    (:func:`random_valid_args`). The tool and the valid arguments are drawn
+    first, then the defect (:data:`_DEFECTS`), so a seed gives the same call
+    whatever the kind.
 
     >>> single_defect(random.Random(3), "type_bool", variant=1)[1]["limit"]
     False
     """
     tool = rng.choice(TOOL_NAMES)
     args = random_valid_args(rng, inner=inner)
-    if kind == "unknown_tool":
-        # Only a check that asks for variants meets the look-alikes (the other steps' draws stay as they were).
-        name = rng.choice(UNKNOWN_TOOLS) if variant is None else _pick(rng, UNKNOWN_TOOLS + TOOL_LOOKALIKES, variant)
-        return name, args, UNKNOWN_TOOL
-    if kind == "missing":
-        name = _pick(rng, ARG_NAMES, variant)
-        del args[name]
-        return tool, shuffled(rng, args), arg_reason(MISSING, name)
-    if kind == "extra":
-        name = rng.choice(sorted(EXTRA_ARGS))
-        # Sometimes None: an unknown argument is extra whatever its value.
-        args[name] = _pick(rng, [None, EXTRA_ARGS[name]], variant) if variant is not None else \
-            (None if rng.random() < 0.3 else EXTRA_ARGS[name])
-        return tool, shuffled(rng, args), arg_reason(EXTRA, name)
-    if kind in ("type_wrong", "type_wrong_sku", "type_wrong_limit", "type_none"):
-        name, value = _pick(rng, {
-            "type_wrong": [("sku", rng.randint(1000, 9999)), ("limit", rng.choice(WORD_NUMBERS)), ("limit", None),
-                           ("sku", None), ("limit", [2]), ("sku", ["SKU-1001"])],
-            "type_wrong_sku": [("sku", rng.randint(1000, 9999)), ("sku", ["SKU-1001"])],
-            "type_wrong_limit": [("limit", rng.choice(WORD_NUMBERS)), ("limit", [2])],
-            "type_none": [("limit", None), ("sku", None)],
-        }[kind], variant)
-        args[name] = value
-        return tool, args, arg_reason(TYPE, name)
-    if kind == "type_bool":
-        args["limit"] = _pick(rng, [True, False], variant)
-        return tool, args, arg_reason(TYPE, "limit")
-    if kind == "type_numeric_string":
-        args["limit"] = str(rng.randint(1, MAX_ROWS))
-        return tool, args, arg_reason(TYPE, "limit")
-    if kind == "type_float":
-        args["limit"] = float(rng.randint(1, MAX_ROWS))
-        return tool, args, arg_reason(TYPE, "limit")
-    if kind == "allowed":
-        args["region"] = rng.choice(_pick(rng, BAD_REGION_FAMILIES, variant))
-        return tool, args, arg_reason(ALLOWED, "region")
-    if kind == "range_low":
-        args["limit"] = _pick(rng, [0, rng.choice([-1, rng.randint(-50, -2)])], variant)
-        return tool, args, arg_reason(RANGE, "limit")
-    if kind == "range_high":
-        args["limit"] = _pick(rng, [MAX_ROWS + 1, rng.randint(MAX_ROWS + 2, 99)], variant)
-        return tool, args, arg_reason(RANGE, "limit")
-    if kind == "allowed_lookalike":
-        # Variant i is class i of region_lookalikes(): every class is sent on every run.
-        args["region"] = _pick(rng, region_lookalikes(rng.choice(REGIONS)), variant)[1]
-        return tool, args, arg_reason(ALLOWED, "region")
-    if kind == "extra_lookalike":
-        # A listed name written another way is not listed: names are compared exactly too.
-        listed = rng.choice(ARG_NAMES)
-        name = _pick(rng, [listed.capitalize(), listed + " ", listed.upper()], variant)
-        args[name] = args[listed]
-        return tool, shuffled(rng, args), arg_reason(EXTRA, name)
-    raise ValueError(f"unknown defect kind {kind!r}")
+    defect = _DEFECTS.get(kind)
+    if defect is None:
+        raise ValueError(f"unknown defect kind {kind!r}")
+    return defect(rng, tool, args, variant, kind)
 
 
 # ---------------------------------------------------------------------------
