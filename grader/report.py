@@ -16,6 +16,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field, fields
 from enum import Enum
+from typing import Any
 
 STEPS = tuple(range(1, 12))  # part one: steps 1-8; part two (LAB_SPEC): steps 9-11
 SEED_RANGE = 1_000_000  # six digits at most: short enough to type in a replay command
@@ -92,11 +93,11 @@ class Failure:
         # honest module ends well inside it): it counts, as tests/test_batch.py's resume test says.
         return self.kind is FailureKind.GRADER
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind.value, "message": self.message}
 
     @classmethod
-    def from_dict(cls, data: "dict | None") -> "Failure | None":
+    def from_dict(cls, data: "dict[str, Any] | None") -> "Failure | None":
         return cls(data["kind"], data.get("message", "")) if data else None
 
     @classmethod
@@ -130,7 +131,7 @@ _OLD_MARKS = (
 )
 
 
-def failure_of(report: dict) -> "Failure | None":
+def failure_of(report: dict[str, Any]) -> "Failure | None":
     """The typed failure of a stored ``Report.to_dict()``, also of one written before the ``failure`` key.
 
     The one reading batch, ``--resume``, the service and the class outputs
@@ -175,7 +176,7 @@ class CheckResult:
             if cleaned is not value:
                 setattr(self, name, cleaned)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The check as plain JSON data, fields in declaration order (``dataclasses.asdict``'s shape).
 
         Its values are text, numbers and booleans, so a plain copy is a deep one
@@ -261,9 +262,9 @@ class Report:
         return [c for c in self.checks if not c.passed]
 
     @property
-    def steps(self) -> dict[int, dict]:
+    def steps(self) -> dict[int, dict[str, Any]]:
         """Per-step subtotals for the steps that were graded."""
-        totals: dict[int, dict] = {}
+        totals: dict[int, dict[str, Any]] = {}
         for c in self.checks:
             t = totals.setdefault(c.step, {"score": 0, "max_score": 0, "passed": True})
             t["score"] += c.points
@@ -275,7 +276,7 @@ class Report:
         n_pass = sum(c.passed for c in self.checks)
         return f"{n_pass}/{len(self.checks)} checks passed, {self.score}/{self.max_score} points"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The stable JSON shape documented in docs/learner.md, "The grade report as JSON"."""
         return {
             "seed": self.seed,
@@ -292,7 +293,7 @@ class Report:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Report":
+    def from_dict(cls, data: dict[str, Any]) -> "Report":
         """The report ``to_dict`` gave (also of an older shape, without ``failure``: typed from ``error``).
 
         >>> Report.from_dict(Report(seed=1, path="t.py", error="the grading process died").to_dict()).failure.retry

@@ -15,6 +15,8 @@ Example::
 """
 from __future__ import annotations
 
+from typing import Any
+
 REGIONS = ["north", "south", "east", "west", "central"]
 FALLBACK_REGION = "central"
 MAX_ROWS = 5
@@ -92,7 +94,7 @@ HEADING_SETS = {
 }
 
 
-def args_contract() -> dict:
+def args_contract() -> dict[str, dict[str, Any]]:
     """LAB_SPEC step 1's ``args`` contract of both tools, as a new dict each call (the one place it is written).
 
     >>> args_contract()["limit"] == {"type": int, "required": True, "min": 1, "max": MAX_ROWS}
@@ -103,7 +105,7 @@ def args_contract() -> dict:
             "limit": {"type": int, "required": True, "min": 1, "max": MAX_ROWS}}
 
 
-def returns_contract() -> dict:
+def returns_contract() -> dict[str, Any]:
     """LAB_SPEC step 1's ``returns`` contract of both tools, as a new dict each call.
 
     >>> returns_contract()["rows"]["max_len"] == MAX_ROWS
@@ -113,7 +115,7 @@ def returns_contract() -> dict:
             "rows": {"max_len": MAX_ROWS, "item": {"bin": {"type": str}, "count": {"type": int, "min": 0}}}}
 
 
-def rows_for(sku: str, region: str, limit: "int | None" = None) -> list[dict]:
+def rows_for(sku: str, region: str, limit: "int | None" = None) -> list[dict[str, Any]]:
     """Rows ``{"bin", "count"}`` of the spec table for one sku and region, in table order.
 
     >>> rows_for("SKU-2040", "west")
@@ -124,7 +126,7 @@ def rows_for(sku: str, region: str, limit: "int | None" = None) -> list[dict]:
     return rows if limit is None else rows[:limit]
 
 
-def lookup_result(sku: str, region: str, limit: "int | None" = None) -> dict:
+def lookup_result(sku: str, region: str, limit: "int | None" = None) -> dict[str, Any]:
     """The exact result a correct tool returns (``limit=None``: the legacy tool).
 
     >>> lookup_result("SKU-1001", "north", 1)
@@ -174,7 +176,7 @@ def handle_outcome(order: object) -> "tuple[bool, list[str]]":
         return False, [ARGS_PREFIX + arg_reason(MISSING, ARG_NAMES[0])]
     tool = order.get("tool", "stock_lookup")
     args = {key: order[key] for key in ARG_NAMES if key in order}
-    errors: list = []
+    errors: list[Any] = []
     for attempt in range(1, MAX_ATTEMPTS + 1):
         reason = args_reason_of(tool, args)
         if reason:
@@ -324,7 +326,7 @@ ASCII_WHITESPACE = " \t\n\r\x0b\x0c"
 ASCII_DIGITS = "0123456789"
 
 
-def coerced_value(rule: dict, value: object) -> "tuple[object, tuple[str, ...]]":
+def coerced_value(rule: dict[str, Any], value: object) -> "tuple[object, tuple[str, ...]]":
     """One argument under LAB_SPEC step 9: ``(new value, rules applied)``; no rule: the value as it was.
 
     ``rule`` is the argument's contract entry. For an ``int`` argument the strip is part of
@@ -342,7 +344,7 @@ def coerced_value(rule: dict, value: object) -> "tuple[object, tuple[str, ...]]"
         if bare and all(char in ASCII_DIGITS for char in bare):
             return int(bare), ("int_from_str",)
         return value, ()
-    applied: tuple = ("strip",) if rule.get("type") is str and bare != value else ()
+    applied: tuple[Any, ...] = ("strip",) if rule.get("type") is str and bare != value else ()
     new = bare if applied else value
     allowed = rule.get("allowed")
     if allowed is not None and new not in allowed and new.lower() in allowed:
@@ -350,7 +352,7 @@ def coerced_value(rule: dict, value: object) -> "tuple[object, tuple[str, ...]]"
     return new, applied
 
 
-def coerced_args(contract: "dict | None", raw_args: dict) -> "tuple[dict, dict]":
+def coerced_args(contract: "dict[str, Any] | None", raw_args: dict[str, Any]) -> "tuple[dict[str, Any], dict[str, Any]]":
     """``coerce`` under LAB_SPEC step 9 over an ``args`` contract (``None``: unknown tool).
 
     Returns the new arguments and ``{arg: (from, to, rules)}`` for each changed argument.

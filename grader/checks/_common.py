@@ -22,13 +22,14 @@ from typing import Any, Callable, Iterable
 
 from grader import spec
 from grader.engine.encode import encode, show, strict_equal
-from grader.checks.registry import Check, Probe, Verdict, register
+from grader.checks.registry import Check, Observation, Probe, Verdict, register
+from grader.engine.wire import JsonDict
 
 TOOL_SPIES_ORIGINAL = {"stock_lookup": {"mode": "original"}, "legacy_stock": {"mode": "original"}}
 TOOL_SPIES_TABLE = {"stock_lookup": {"mode": "table"}, "legacy_stock": {"mode": "table", "ignore_limit": True}}
 
 
-def every_route(spies: dict) -> dict:
+def every_route(spies: JsonDict) -> JsonDict:
     """``spies`` acting on every route a ``call_tool`` could call a tool by, not only ``TOOLS[name]['fn']``.
 
     The module's own tool functions (and the function objects themselves) then
@@ -54,7 +55,7 @@ def safe_judge(fn: Callable) -> Callable:
     """Turn :class:`Fail` into a failed verdict, and an unreadable observation into one too."""
 
     @functools.wraps(fn)
-    def judge(probes: list, observations: list) -> Verdict:
+    def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
         try:
             result = fn(probes, observations)
         except Fail as exc:
@@ -92,9 +93,9 @@ def call_text(fn: str, *args: Any) -> str:
     return f"{fn}({', '.join(repr(a) for a in args)})"
 
 
-def call_op(fn: str, *args: Any, expect: Any = ..., runs: "dict | None" = None, label: str = "") -> dict:
+def call_op(fn: str, *args: Any, expect: Any = ..., runs: "JsonDict | None" = None, label: str = "") -> JsonDict:
     """One ``call`` operation; ``expect`` (a plain value) and ``runs`` are for the judge only."""
-    out: dict = {"op": "call", "fn": fn, "args": encode(list(args)), "label": label or call_text(fn, *args)}
+    out: JsonDict = {"op": "call", "fn": fn, "args": encode(list(args)), "label": label or call_text(fn, *args)}
     if expect is not ...:
         out["expect"] = encode(expect)
     if runs is not None:
@@ -102,7 +103,7 @@ def call_op(fn: str, *args: Any, expect: Any = ..., runs: "dict | None" = None, 
     return out
 
 
-def op(operation: str, **fields: Any) -> dict:
+def op(operation: str, **fields: Any) -> JsonDict:
     """A non-call operation (``set``, ``contract``, ``cache``, ``attr``, ``keys``, ``report``...)."""
     out = {"op": operation}
     for key, value in fields.items():
@@ -110,7 +111,7 @@ def op(operation: str, **fields: Any) -> dict:
     return out
 
 
-def double_op(name: str, kind: str = "", **params: Any) -> dict:
+def double_op(name: str, kind: str = "", **params: Any) -> JsonDict:
     """A ``double`` operation: the grader's spec-faithful ``kind`` (default: ``name``) in the module name ``name``.
 
     For the rest of the probe a call of ``name`` runs the double (:mod:`grader.engine.doubles`), so a
@@ -131,7 +132,7 @@ def double_op(name: str, kind: str = "", **params: Any) -> dict:
 DOOR_PARTS = ("validate_args", "validate_result", "cache_key")
 
 
-def own_route(*names: str, **params: Any) -> list:
+def own_route(*names: str, **params: Any) -> list[Any]:
     """``double`` operations for ``names``: the functions of other steps that a check must not judge.
 
     ``params`` go to every double (``contract="spec"``: the spec's contract table, not the module's).
@@ -236,7 +237,7 @@ def doubled_names(probes: "list[Probe]") -> "list[str]":
     return names
 
 
-def judged(probe: Probe, records: list) -> list:
+def judged(probe: Probe, records: list[Any]) -> list[Any]:
     """``(operation, record)`` pairs of a probe without its ``double`` operations (which return nothing).
 
     >>> p = call_probe(own_route("cache_key") + [call_op("cache_key", "t", {})])
@@ -247,7 +248,7 @@ def judged(probe: Probe, records: list) -> list:
             if operation.get("op") != "double"]
 
 
-def call_probe(ops: list, *, spies: "dict | None" = None, fresh: bool = False, reset: bool = False,
+def call_probe(ops: list[Any], *, spies: "JsonDict | None" = None, fresh: bool = False, reset: bool = False,
                clear_cache: bool = True, **extra: Any) -> Probe:
     """A ``calls`` probe of ``ops`` (sent under the wire key ``operations``); its label is the first labelled operation.
 
@@ -275,7 +276,7 @@ def call_probe(ops: list, *, spies: "dict | None" = None, fresh: bool = False, r
 # ---------------------------------------------------------------------------
 
 
-def records_of(probe: Probe, obs: Any) -> list:
+def records_of(probe: Probe, obs: Any) -> list[Any]:
     """The records of a ``calls`` observation, or :class:`Fail` with the reason there are none."""
     if not isinstance(obs, dict):
         raise Fail("The grader received no usable observation for this probe.", call=probe.label)
@@ -289,7 +290,7 @@ def records_of(probe: Probe, obs: Any) -> list:
     return records
 
 
-def crash_where(record: dict) -> str:
+def crash_where(record: JsonDict) -> str:
     """Where in the learner's file a call raised, when the step child saw it: `` (line 12, in f)`` or ``""``.
 
     >>> crash_where({"raised": "ValueError", "line": 12, "function": "_int_fix"}), crash_where({})
@@ -301,7 +302,7 @@ def crash_where(record: dict) -> str:
     return f" (line {line}, in {function})" if isinstance(function, str) and function else f" (line {line})"
 
 
-def outcome(record: dict) -> str:
+def outcome(record: JsonDict) -> str:
     """What a call did, in words: ``returned ...`` / ``raised ...`` / ``name missing``."""
     if "missing" in record:
         return f"the module has no name {record['missing']!r}"
@@ -315,14 +316,14 @@ def outcome(record: dict) -> str:
     return "nothing was recorded"
 
 
-def value_of(rec: dict, operation: dict, message: str) -> Any:
+def value_of(rec: JsonDict, operation: JsonDict, message: str) -> Any:
     """The returned (encoded) value of a call record, or :class:`Fail` when it raised."""
     if "value" not in rec:
         raise Fail(message, call=operation.get("label", ""), expected="a return value", got=outcome(rec))
     return rec["value"]
 
 
-def check_expect(operation: dict, rec: dict, message: str, start: "dict | None" = None) -> None:
+def check_expect(operation: JsonDict, rec: JsonDict, message: str, start: "JsonDict | None" = None) -> None:
     """Compare one record with its operation's ``expect`` (strict types), and its spy ``runs``.
 
     When ``runs`` says no tool body may have run yet, ``CALLS`` must also be
@@ -363,7 +364,7 @@ def check_calls_unchanged(before: Any, after: Any, call: str,
                    got="CALLS changed by " + ", ".join(f"{tool}: {n:+d}" for tool, n in moved.items()))
 
 
-def judge_expectations(probes: list, observations: list, message: str, *, whole_probe: bool = False) -> Verdict:
+def judge_expectations(probes: list[Probe], observations: list[Observation], message: str, *, whole_probe: bool = False) -> Verdict:
     """Every operation's ``expect``/``runs`` holds, else a failed verdict naming the first miss.
 
     ``whole_probe``: the failed verdict's call line shows every call of the probe up to the miss
@@ -373,7 +374,7 @@ def judge_expectations(probes: list, observations: list, message: str, *, whole_
         for probe, obs in zip(probes, observations):
             records = records_of(probe, obs)
             start = obs.get("start") if isinstance(obs.get("start"), dict) else None
-            labels: list = []
+            labels: list[Any] = []
             for operation, rec in judged(probe, records):
                 labels.append(operation.get("label", ""))
                 try:
@@ -398,7 +399,7 @@ def expectations_judge(message: str, *, whole_probe: bool = False) -> Callable:
 _MAPPING_REPR = re.compile(r"^[A-Za-z_][\w.]*\((?:.*?, )?(\{.*\}|\[.*\])\)$", re.S)
 
 
-def counts_of(value: Any) -> "dict | None":
+def counts_of(value: Any) -> "JsonDict | None":
     """The counts an encoded ``CALLS`` holds (name -> int), whatever dict type holds them; else ``None``.
 
     The spec asks for counts, not for a container type: a ``collections.Counter``
@@ -429,7 +430,7 @@ def counts_of(value: Any) -> "dict | None":
     return value
 
 
-def calls_delta(before: Any, after: Any) -> "dict | None":
+def calls_delta(before: Any, after: Any) -> "JsonDict | None":
     """``CALLS`` after minus before, when both hold int counts (:func:`counts_of`); else ``None``.
 
     >>> calls_delta({"stock_lookup": 1}, {"$type": "Counter", "$repr": "Counter({'stock_lookup': 2})"})

@@ -22,6 +22,7 @@ from typing import Any
 from grader.spec import (ALLOWED, args_contract, ARG_NAMES, EMPTY, EXTRA, FALLBACK_REGION, MAX_ROWS, MISSING, RANGE, REGIONS,
                          SHAPE, SKUS, TOO_BIG, TOOL_NAMES, TYPE, UNKNOWN_SKU, UNKNOWN_TOOL, arg_reason,
                          stocked_pairs)
+from grader.engine.wire import JsonDict
 
 # Values a model plausibly writes for a region that is not allowed.
 # Families: another case, a stray space, a typo, something else entirely.
@@ -44,7 +45,7 @@ EXCEPTION_TYPES = ["KeyError", "ValueError", "ZeroDivisionError", "RuntimeError"
 CUSTOM_EXCEPTION_NAMES = ["WarehouseOffline", "StockServiceDown", "LegacyApiError", "BinLocked"]
 
 
-def random_valid_args(rng: random.Random, *, stocked: bool = False, inner: bool = False) -> dict:
+def random_valid_args(rng: random.Random, *, stocked: bool = False, inner: bool = False) -> JsonDict:
     """Valid arguments; ``stocked=True`` picks a (sku, region) that has rows.
 
     ``inner=True`` keeps ``limit`` strictly between its bounds: a check about
@@ -60,7 +61,7 @@ def random_valid_args(rng: random.Random, *, stocked: bool = False, inner: bool 
     return {"sku": sku, "region": region, "limit": limit}
 
 
-def spec_args_contract() -> dict:
+def spec_args_contract() -> JsonDict:
     """The ``args`` contract of both tools as LAB_SPEC step 1 writes it (a new dict each call).
 
     >>> spec_args_contract()["limit"] == {"type": int, "required": True, "min": 1, "max": MAX_ROWS}
@@ -69,7 +70,7 @@ def spec_args_contract() -> dict:
     return args_contract()  # written once, in grader.spec
 
 
-def shuffled(rng: random.Random, args: dict) -> dict:
+def shuffled(rng: random.Random, args: JsonDict) -> JsonDict:
     """The same arguments in another insertion order (when there is one)."""
     keys = list(args)
     for _ in range(5):
@@ -83,7 +84,7 @@ DEFECT_KINDS = ("unknown_tool", "missing", "extra", "type_wrong", "type_bool", "
                 "type_float", "allowed", "range_low", "range_high")
 
 
-def _pick(rng: random.Random, options: list, variant: "int | None") -> Any:
+def _pick(rng: random.Random, options: list[Any], variant: "int | None") -> Any:
     """``options[variant]`` (cycling) when a variant is asked for, else a random option.
 
     Checks ask for variants 0, 1, 2... so that every family of bad values is sent on
@@ -92,22 +93,22 @@ def _pick(rng: random.Random, options: list, variant: "int | None") -> Any:
     return rng.choice(options) if variant is None else options[variant % len(options)]
 
 
-Defect = tuple[str, dict, str]  # (tool, args, reason): one call with exactly one defect
+Defect = tuple[str, JsonDict, str]  # (tool, args, reason): one call with exactly one defect
 
 
-def _unknown_tool(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+def _unknown_tool(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
     # Only a check that asks for variants meets the look-alikes (the other steps' draws stay as they were).
     name = rng.choice(UNKNOWN_TOOLS) if variant is None else _pick(rng, UNKNOWN_TOOLS + TOOL_LOOKALIKES, variant)
     return name, args, UNKNOWN_TOOL
 
 
-def _missing(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+def _missing(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
     name = _pick(rng, ARG_NAMES, variant)
     del args[name]
     return tool, shuffled(rng, args), arg_reason(MISSING, name)
 
 
-def _extra(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+def _extra(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
     name = rng.choice(sorted(EXTRA_ARGS))
     # Sometimes None: an unknown argument is extra whatever its value.
     args[name] = _pick(rng, [None, EXTRA_ARGS[name]], variant) if variant is not None else \
@@ -115,7 +116,7 @@ def _extra(rng: random.Random, tool: str, args: dict, variant: "int | None", kin
     return tool, shuffled(rng, args), arg_reason(EXTRA, name)
 
 
-def _type_wrong(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+def _type_wrong(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
     # Every family's values are drawn, whichever kind is asked (the seeds' cases stay as they were).
     families = {
         "type_wrong": [("sku", rng.randint(1000, 9999)), ("limit", rng.choice(WORD_NUMBERS)), ("limit", None),
@@ -129,43 +130,43 @@ def _type_wrong(rng: random.Random, tool: str, args: dict, variant: "int | None"
     return tool, args, arg_reason(TYPE, name)
 
 
-def _type_bool(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+def _type_bool(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
     args["limit"] = _pick(rng, [True, False], variant)
     return tool, args, arg_reason(TYPE, "limit")
 
 
-def _type_numeric_string(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+def _type_numeric_string(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
     args["limit"] = str(rng.randint(1, MAX_ROWS))
     return tool, args, arg_reason(TYPE, "limit")
 
 
-def _type_float(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+def _type_float(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
     args["limit"] = float(rng.randint(1, MAX_ROWS))
     return tool, args, arg_reason(TYPE, "limit")
 
 
-def _allowed(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+def _allowed(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
     args["region"] = rng.choice(_pick(rng, BAD_REGION_FAMILIES, variant))
     return tool, args, arg_reason(ALLOWED, "region")
 
 
-def _range_low(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+def _range_low(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
     args["limit"] = _pick(rng, [0, rng.choice([-1, rng.randint(-50, -2)])], variant)
     return tool, args, arg_reason(RANGE, "limit")
 
 
-def _range_high(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+def _range_high(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
     args["limit"] = _pick(rng, [MAX_ROWS + 1, rng.randint(MAX_ROWS + 2, 99)], variant)
     return tool, args, arg_reason(RANGE, "limit")
 
 
-def _allowed_lookalike(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+def _allowed_lookalike(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
     # Variant i is class i of region_lookalikes(): every class is sent on every run.
     args["region"] = _pick(rng, region_lookalikes(rng.choice(REGIONS)), variant)[1]
     return tool, args, arg_reason(ALLOWED, "region")
 
 
-def _extra_lookalike(rng: random.Random, tool: str, args: dict, variant: "int | None", kind: str) -> Defect:
+def _extra_lookalike(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
     # A listed name written another way is not listed: names are compared exactly too.
     listed = rng.choice(ARG_NAMES)
     name = _pick(rng, [listed.capitalize(), listed + " ", listed.upper()], variant)
@@ -182,7 +183,7 @@ _DEFECTS = {"unknown_tool": _unknown_tool, "missing": _missing, "extra": _extra,
 
 
 def single_defect(rng: random.Random, kind: str, variant: "int | None" = None, *,
-                  inner: bool = False) -> tuple[str, dict, str]:
+                  inner: bool = False) -> tuple[str, JsonDict, str]:
     """One call ``(tool, args, reason)`` with exactly one defect of ``kind``.
 
     ``inner``: the valid arguments around the defect keep ``limit`` off its bounds
@@ -257,7 +258,7 @@ TYPED_ARG_NAMES = {"str": ["note", "channel", "memo"], "int": ["batch", "priorit
                    "list": ["tags", "bins", "codes"]}
 
 
-def typed_values(rng: random.Random, type_name: str) -> "tuple[list, list]":
+def typed_values(rng: random.Random, type_name: str) -> "tuple[list[Any], list[Any]]":
     """``(valid, invalid)`` lists of ``(class, value)`` for an argument of type ``type_name``.
 
     Every class is in the lists on every run; the seed picks the values inside.
@@ -292,14 +293,14 @@ def typed_values(rng: random.Random, type_name: str) -> "tuple[list, list]":
 # ---------------------------------------------------------------------------
 
 
-def random_rows(rng: random.Random, n: int, *, prefix: str = "") -> list[dict]:
+def random_rows(rng: random.Random, n: int, *, prefix: str = "") -> list[JsonDict]:
     """``n`` well-formed rows with random bins and counts (0 included)."""
     letters = prefix or rng.choice("NSEWCQZ")
     numbers = rng.sample(range(10, 100), n) if n <= 90 else [rng.randint(10, 99) for _ in range(n)]
     return [{"bin": f"{letters}-{k}", "count": 0 if rng.random() < 0.2 else rng.randint(1, 999)} for k in numbers]
 
 
-def random_valid_result(rng: random.Random, n: "int | None" = None) -> dict:
+def random_valid_result(rng: random.Random, n: "int | None" = None) -> JsonDict:
     """A result that passes every rule of ``returns`` (1..MAX_ROWS rows)."""
     n = rng.randint(1, MAX_ROWS) if n is None else n
     return {"sku": rng.choice(SKUS), "region": rng.choice(REGIONS), "rows": random_rows(rng, n)}
@@ -362,7 +363,7 @@ def bad_result(rng: random.Random, kind: str, variant: "int | None" = None) -> t
 # ---------------------------------------------------------------------------
 
 
-def order(sku: str, region: Any, limit: Any, tool: "str | None" = None) -> dict:
+def order(sku: str, region: Any, limit: Any, tool: "str | None" = None) -> JsonDict:
     """An order dict; ``tool`` is left out when ``None`` (the default tool applies)."""
     out = {"sku": sku, "region": region, "limit": limit}
     if tool is not None:
@@ -370,7 +371,7 @@ def order(sku: str, region: Any, limit: Any, tool: "str | None" = None) -> dict:
     return out
 
 
-def repairable_region_order(rng: random.Random) -> dict:
+def repairable_region_order(rng: random.Random) -> JsonDict:
     """A wrong region for a sku that has stock in the fallback region."""
     sku = rng.choice(sorted({s for s, r in stocked_pairs() if r == FALLBACK_REGION}))
     return order(sku, rng.choice(BAD_REGIONS), rng.randint(1, MAX_ROWS))

@@ -27,7 +27,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from grader.engine.wire import to_wire
+from grader.engine.wire import JsonDict, to_wire
 
 
 class UnknownCheck(KeyError):
@@ -47,10 +47,10 @@ class Probe:
     """
 
     kind: str
-    params: dict = field(default_factory=dict)
+    params: JsonDict = field(default_factory=dict)
     label: str = ""  # the learner-facing call, as Python text, shown if the child dies here
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonDict:
         """What the child receives: the fields the probe protocol declares (:mod:`grader.engine.wire`), no others.
 
         Checks keep what they expect beside the call (the spec's answer, the
@@ -94,7 +94,11 @@ def _text(value: Any) -> str:
 
 
 ProbeFactory = Callable[[random.Random], "list[Probe]"]
-Judge = Callable[["list[Probe]", "list[dict | None]"], Verdict]
+# What the step child sent back for one probe: its JSON observation, or None when the child died before
+# sending it. Any on purpose: judges read it as the JSON they expect, and safe_judge (grader.checks._common)
+# turns a read that fails (a learner value of any shape, a missing key, None) into a failed verdict.
+Observation = Any
+Judge = Callable[[list[Probe], list[Observation]], Verdict]
 
 
 @dataclass(frozen=True)

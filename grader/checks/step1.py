@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from grader.checks import cases
 from grader import spec
 from grader.checks._common import (Fail, add, call_probe, calls_delta, counts_of, get_field, expectations_judge,
                                    judge_expectations, op, outcome, records_of, call_op)
 from grader.engine.encode import ExplodingArgument, encode, show, strict_equal
-from grader.checks.registry import Probe, Verdict
+from grader.checks.registry import Observation, Probe, Verdict
+from grader.engine.wire import JsonDict
 
 # --------------------------------------------------------------------------- names
 
@@ -22,7 +24,7 @@ def _names_probes(rng: random.Random) -> list[Probe]:
     return [call_probe(ops, fresh=True)]
 
 
-def _names_judge(probes: list, observations: list) -> Verdict:
+def _names_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     verdict = judge_expectations(probes, observations, "This module-level name does not have the value the spec "
                                                        "gives (right after import).")
     if not verdict.passed:
@@ -49,7 +51,7 @@ def _stock_probes(rng: random.Random) -> list[Probe]:
     return [call_probe([operation], fresh=True)]
 
 
-def _stock_judge(probes: list, observations: list) -> Verdict:
+def _stock_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     rec = records_of(probes[0], observations[0])[0]
     got = rec.get("value")
     want = probes[0].params["operations"][0]["expect"]
@@ -141,7 +143,7 @@ def _own_counter_probes(rng: random.Random) -> list[Probe]:
     return [call_probe(ops)]
 
 
-def _judge_counter_ops(probes: list, observations: list, what: str) -> Verdict:
+def _judge_counter_ops(probes: list[Probe], observations: list[Observation], what: str) -> Verdict:
     probe = probes[0]
     records = records_of(probe, observations[0])
     before = observations[0]["start"]["calls"]
@@ -193,7 +195,7 @@ def _tools_probes(rng: random.Random) -> list[Probe]:
     return [Probe("tools_table", {}, "TOOLS")]
 
 
-def _tool_entries(obs: dict) -> dict:
+def _tool_entries(obs: JsonDict) -> JsonDict:
     if not isinstance(obs, dict) or "raised" in obs:
         raise Fail("Reading TOOLS failed.", call="TOOLS", got=show(obs))
     if obs.get("not_dict"):
@@ -212,7 +214,7 @@ def _tool_entries(obs: dict) -> dict:
     return entries
 
 
-def _tools_judge(probes: list, observations: list) -> Verdict:
+def _tools_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     entries = _tool_entries(observations[0])
     for name in spec.TOOL_NAMES:
         entry = entries[name]
@@ -232,11 +234,11 @@ add("step1/tools_entries", 2, "TOOLS has one entry per tool: exactly fn, args, r
     ["1.tools"], _tools_probes, _tools_judge)
 
 
-def _cls(name: str) -> dict:
+def _cls(name: str) -> JsonDict:
     return {"$class": f"builtins.{name}"}
 
 
-def _as_elements(value: object) -> "list | None":
+def _as_elements(value: object) -> "list[Any] | None":
     """Elements of an encoded list/tuple/set/frozenset, else None."""
     if isinstance(value, list):
         return value
@@ -245,7 +247,7 @@ def _as_elements(value: object) -> "list | None":
     return None
 
 
-def _rule(args: dict, tool: str, arg: str) -> dict:
+def _rule(args: JsonDict, tool: str, arg: str) -> JsonDict:
     rule = get_field(args, arg, f"TOOLS[{tool!r}]['args']", f"The args contract of {tool}")
     if not isinstance(rule, dict) or any(str(k).startswith("$") for k in rule):
         raise Fail(f"The rule of {arg!r} should be a dict.", call=f"TOOLS[{tool!r}]['args'][{arg!r}]",
@@ -253,13 +255,13 @@ def _rule(args: dict, tool: str, arg: str) -> dict:
     return rule
 
 
-def _expect_field(rule: dict, key: str, want: object, call: str, what: str) -> None:
+def _expect_field(rule: JsonDict, key: str, want: object, call: str, what: str) -> None:
     if key not in rule or not strict_equal(rule[key], want):
         raise Fail(what, call=f"{call}[{key!r}]", expected=show(want),
                    got=show(rule[key]) if key in rule else "no such key")
 
 
-def _args_judge(probes: list, observations: list) -> Verdict:
+def _args_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     entries = _tool_entries(observations[0])
     for tool in spec.TOOL_NAMES:
         args = entries[tool].get("args")
@@ -294,7 +296,7 @@ add("step1/args_contract", 3, "The args contract: types, required, allowed regio
     ["1.args"], _tools_probes, _args_judge)
 
 
-def _returns_judge(probes: list, observations: list) -> Verdict:
+def _returns_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     entries = _tool_entries(observations[0])
     for tool in spec.TOOL_NAMES:
         returns = entries[tool].get("returns")

@@ -31,8 +31,9 @@ from grader import spec
 from grader.checks import cases
 from grader.checks._common import (TOOL_SPIES_TABLE, Fail, add, call_op, call_probe, check_expect, double_op,
                                    get_field, judged, on_real_route, op, outcome, records_of)
-from grader.checks.registry import Probe, Verdict, shared_rng
+from grader.checks.registry import Observation, Probe, Verdict, shared_rng
 from grader.engine.encode import encode, show, strict_equal
+from grader.engine.wire import JsonDict
 
 
 
@@ -41,7 +42,7 @@ from grader.engine.encode import encode, show, strict_equal
 # ---------------------------------------------------------------------------
 
 
-def allowed_fix(value: Any, allowed: list) -> Any:
+def allowed_fix(value: Any, allowed: list[Any]) -> Any:
     """The allowed value a ``str`` value honestly stands for, else ``None`` (LAB_SPEC step 10).
 
     >>> allowed_fix(" North ", spec.REGIONS), allowed_fix("nrth", spec.REGIONS), allowed_fix("wast", spec.REGIONS)
@@ -80,7 +81,7 @@ class Case:
     """One ``explain`` call and what the spec says it returns."""
 
     tool: str
-    args: dict
+    args: JsonDict
     reason: str
     suggestion: Any = None
     kind: str = ""  # the class, for the message of a miss
@@ -98,19 +99,19 @@ class Case:
 class Contract:
     """The ``args`` contract the grader writes into both tools for one probe."""
 
-    allowed: list
+    allowed: list[Any]
     low: int
     high: int
-    limit_allowed: "list | None" = None  # an allowed list on the int argument too (values never str)
+    limit_allowed: "list[Any] | None" = None  # an allowed list on the int argument too (values never str)
 
-    def table(self) -> dict:
+    def table(self) -> JsonDict:
         limit = {"type": int, "required": True, "min": self.low, "max": self.high}
         if self.limit_allowed is not None:
             limit["allowed"] = list(self.limit_allowed)
         return {"sku": {"type": str, "required": True},
                 "region": {"type": str, "required": True, "allowed": list(self.allowed)}, "limit": limit}
 
-    def allowed_of(self, arg: "str | None") -> list:
+    def allowed_of(self, arg: "str | None") -> list[Any]:
         return list(self.limit_allowed) if arg == "limit" and self.limit_allowed is not None else list(self.allowed)
 
 
@@ -156,7 +157,7 @@ def _edit(rng: random.Random, word: str, how: str = "", at: str = "") -> str:
     return edited[how]
 
 
-def _one_fix(rng: random.Random, allowed: list, how: str, at: str) -> str:
+def _one_fix(rng: random.Random, allowed: list[Any], how: str, at: str) -> str:
     """A value with exactly one allowed value at edit distance 1 (not equal to any), made by the edit ``how``
     at the place ``at``."""
     for _ in range(200):
@@ -172,7 +173,7 @@ def _spec_contract() -> Contract:
     return Contract(list(spec.REGIONS), 1, spec.MAX_ROWS)
 
 
-def _other_contract(rng: random.Random) -> "tuple[Contract, dict]":
+def _other_contract(rng: random.Random) -> "tuple[Contract, JsonDict]":
     """Another allowed list and other bounds; also values for its two-fix and exact-beats-near classes.
 
     The list holds ``stem`` and a one-letter variant of it (so a third variant is at distance 1
@@ -203,7 +204,7 @@ def _swaps(word: str) -> set:
     return {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1) if word[i] != word[i + 1]}
 
 
-def _transposed(rng: random.Random, allowed: list, at: str) -> str:
+def _transposed(rng: random.Random, allowed: list[Any], at: str) -> str:
     """An allowed value with two neighbouring letters swapped at its start or end (``at``): two edits from it and
     from every other allowed value (no suggestion), and the swap of no other allowed value.
 
@@ -222,8 +223,8 @@ def _transposed(rng: random.Random, allowed: list, at: str) -> str:
     raise RuntimeError("no transposed value found")  # cannot happen with the grader's lists
 
 
-def _allowed_cases(rng: random.Random, contract: Contract, two: list, exact_near: list,
-                   folded: "tuple | None" = None) -> list[Case]:
+def _allowed_cases(rng: random.Random, contract: Contract, two: list[Any], exact_near: list[Any],
+                   folded: "tuple[Any, ...] | None" = None) -> list[Case]:
     # Each edit at each place on every run: a fix found by substitutions alone, or by comparing letters at the
     # same positions, is missed on every seed, not on the seeds that put the edit where it shows.
     values = [("exact", _padded(rng, rng.choice(contract.allowed))), ("exact", rng.choice(contract.allowed).upper()),
@@ -271,7 +272,7 @@ def _int_cases(rng: random.Random, contract: Contract) -> list[Case]:
     return out
 
 
-def _valid_args(rng: random.Random, contract: Contract) -> dict:
+def _valid_args(rng: random.Random, contract: Contract) -> JsonDict:
     return {"sku": rng.choice(spec.SKUS + [spec.UNKNOWN_SKU]), "region": rng.choice(contract.allowed),
             "limit": rng.randint(contract.low, contract.high)}
 
@@ -345,7 +346,7 @@ def _int_allowed_cases(rng: random.Random) -> "tuple[Contract, list[Case]]":
 # ---------------------------------------------------------------------------
 
 
-def on_contract(contract: Contract, ops: list, *, door: bool = False, **options: Any) -> Probe:
+def on_contract(contract: Contract, ops: list[Any], *, door: bool = False, **options: Any) -> Probe:
     """A probe with ``contract`` in both tools' ``args`` and the grader's ``validate_args`` (and ``call_tool`` and
     ``explain`` with ``door``).
 
@@ -365,7 +366,7 @@ def on_contract(contract: Contract, ops: list, *, door: bool = False, **options:
     return call_probe(setup + ops, reset=True, **options)
 
 
-def _explain_op(case: Case, contract: Contract) -> dict:
+def _explain_op(case: Case, contract: Contract) -> JsonDict:
     operation = call_op("explain", case.tool, case.args, runs={t: 0 for t in spec.TOOL_NAMES})
     operation["args_after"] = True   # a suggestion is a corrected copy: the caller's dict stays as it was
     # Judge-only: what the spec says comes back, and what the contract of this probe accepts.
@@ -386,7 +387,7 @@ def explain_probes(rng: random.Random) -> list[Probe]:
             for contract, found in explain_cases(draw)]
 
 
-def _explanations(probes: list, observations: list):
+def _explanations(probes: list[Probe], observations: list[Observation]):
     """``(operation, record, explanation dict, case)`` for every explain call, or :class:`Fail`."""
     for probe, obs in zip(probes, observations):
         for operation, rec in judged(probe, records_of(probe, obs)):
@@ -401,7 +402,7 @@ def _explanations(probes: list, observations: list):
             yield operation, rec, value, operation["case"]
 
 
-def check_args_unchanged(fn: str, operation: dict, rec: dict) -> None:
+def check_args_unchanged(fn: str, operation: JsonDict, rec: JsonDict) -> None:
     """:class:`Fail` when ``fn`` changed the caller's ``args`` (the record's ``args_after``)."""
     after = rec.get("args_after")
     if isinstance(after, list) and len(after) == 2 and not strict_equal(after[1], operation["args"][1]):
@@ -412,11 +413,11 @@ def check_args_unchanged(fn: str, operation: dict, rec: dict) -> None:
                    got=f"args after the call = {show(after[1])}")
 
 
-def _judge_fields(keys: tuple, message: str, kinds: "tuple | None" = None):
+def _judge_fields(keys: tuple[Any, ...], message: str, kinds: "tuple[Any, ...] | None" = None):
     """A judge: for every explain call (of a reason kind in ``kinds``), the fields ``keys`` equal the spec's
     (and, when a suggestion is judged, the caller's ``args`` are unchanged)."""
 
-    def judge(probes: list, observations: list) -> Verdict:
+    def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
         for operation, rec, value, case in _explanations(probes, observations):
             if kinds is not None and case["reason"].partition(":")[0] not in kinds:
                 continue
@@ -453,7 +454,7 @@ def _valid_probes(rng: random.Random) -> list[Probe]:
 
 
 def _expect_judge(message: str):
-    def judge(probes: list, observations: list) -> Verdict:
+    def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
         for probe, obs in zip(probes, observations):
             for operation, rec in judged(probe, records_of(probe, obs)):
                 if "expect" in operation and not ("value" in rec and strict_equal(rec["value"], operation["expect"])):
@@ -481,7 +482,7 @@ def _names_number(text: str, number: int) -> bool:
     return number in {int(token) for token in re.findall(r"(?<!\d)-?\d+", text)}
 
 
-def _message_miss(case: dict, message: Any) -> "tuple[str, str] | None":
+def _message_miss(case: JsonDict, message: Any) -> "tuple[str, str] | None":
     """What the message lacks (sentence, what was expected), or ``None`` when it says enough."""
     if not isinstance(message, str) or not message.strip():
         return "The message must be a non-empty str for a refused call.", "a sentence"
@@ -500,7 +501,7 @@ def _message_miss(case: dict, message: Any) -> "tuple[str, str] | None":
     return None
 
 
-def _message_judge(probes: list, observations: list) -> Verdict:
+def _message_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for operation, _rec, value, case in _explanations(probes, observations):
         miss = _message_miss(case, value["message"])
         if miss:
@@ -543,7 +544,7 @@ add("step10/no_invented_fix", 2, "no suggestion for range, missing or unknown_to
                   ("range", "missing", "unknown_tool")))
 
 
-def _no_body_judge(probes: list, observations: list) -> Verdict:
+def _no_body_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     """Only the tool bodies (spies and ``CALLS``): what explain returned is the other checks' business."""
     for probe, obs in zip(probes, observations):
         start = obs.get("start") if isinstance(obs.get("start"), dict) else None
@@ -617,13 +618,13 @@ def _retry_valid_probes(rng: random.Random) -> list[Probe]:
     return [_retry_probe(case) for case in found]
 
 
-def _door_calls(obs: dict) -> list:
+def _door_calls(obs: JsonDict) -> list[Any]:
     seen = obs.get("double_seen") if isinstance(obs.get("double_seen"), dict) else {}
     calls = seen.get("call_tool")
     return calls if isinstance(calls, list) else []
 
 
-def _check_door(case: dict, calls: list, label: str) -> None:
+def _check_door(case: JsonDict, calls: list[Any], label: str) -> None:
     """The door saw the first call, and a second one exactly when there is a suggestion, with it."""
     wanted = [[case["tool"], case["args"]]]
     if case["suggestion"] is not None:
@@ -637,7 +638,7 @@ def _check_door(case: dict, calls: list, label: str) -> None:
                                      for g in got) or "no call_tool call")
 
 
-def _check_result(case: dict, calls: list, value: Any, label: str) -> None:
+def _check_result(case: JsonDict, calls: list[Any], value: Any, label: str) -> None:
     """The last door dict's fields, ``suggested``, and ``explanation``'s reason and suggestion."""
     last = calls[-1].get("returned") if calls else None
     for key in ("ok", "value", "error"):
@@ -661,14 +662,14 @@ def _check_result(case: dict, calls: list, value: Any, label: str) -> None:
                        expected=show(encode(wanted)), got=show(explanation[key]))
 
 
-def _called_with(entry: dict, names: tuple) -> list:
+def _called_with(entry: JsonDict, names: tuple[Any, ...]) -> list[Any]:
     """The positional arguments of a watched call, keyword ones put back in ``names``' order."""
     given = list(entry.get("args") or [])
     keywords = entry.get("kwargs") if isinstance(entry.get("kwargs"), dict) else {}
     return given + [keywords[name] for name in names[len(given):] if name in keywords]
 
 
-def _own_explain_case(case: dict, probe: Probe, obs: dict) -> dict:
+def _own_explain_case(case: JsonDict, probe: Probe, obs: JsonDict) -> JsonDict:
     """``case`` with the suggestion of the module's own ``explain`` (on the learner's route, watched), when
     the retry called it with the first call's arguments and it gave the spec's reason.
 
@@ -699,7 +700,7 @@ def _refused_by_args(returned: Any) -> bool:
     return isinstance(returned, dict) and str(returned.get("error", "")).startswith(spec.ARGS_PREFIX)
 
 
-def _retry_judge(probes: list, observations: list) -> Verdict:
+def _retry_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         for operation, rec in judged(probe, records_of(probe, obs)):
             if operation.get("op") != "call":

@@ -32,7 +32,8 @@ from grader.checks import cases
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_op, call_probe, check_calls_unchanged,
                                    check_expect, double_op, judged, on_real_route, op, outcome, records_of, value_of)
 from grader.engine.encode import encode, show, strict_equal
-from grader.checks.registry import Probe, Verdict
+from grader.checks.registry import Observation, Probe, Verdict
+from grader.engine.wire import JsonDict
 
 MATERIALS = ["Steel", "Copper", "Brass", "Nylon", "Zinc", "Oak", "Glass", "Cobalt", "Teflon", "Granite", "Chrome"]
 ITEMS = ["bolt", "wire", "gasket", "washer", "hinge", "clamp", "valve", "rivet", "bracket", "pulley", "socket",
@@ -53,7 +54,7 @@ NO_RUNS = {"stock_lookup": 0, "legacy_stock": 0}
 # ---------------------------------------------------------------------------
 
 
-def matches(table: dict, query: str) -> list:
+def matches(table: JsonDict, query: str) -> list[Any]:
     """Skus whose name contains ``query`` (stripped, casefolded), sorted.
 
     >>> matches({"B": "Steel bolt", "A": "steel nut", "C": "Oak"}, " STEEL ")
@@ -63,7 +64,7 @@ def matches(table: dict, query: str) -> list:
     return sorted(sku for sku, name in table.items() if q in name.casefold())
 
 
-def expected(table: dict, query: str) -> dict:
+def expected(table: JsonDict, query: str) -> JsonDict:
     """What ``resolve_sku(query)`` must return for ``table`` (candidates as skus only).
 
     >>> t = {"S-2": "Oak hinge", "S-1": "Oak hinge XL", "S-3": "Zinc clamp"}
@@ -112,12 +113,12 @@ def _variant(text: str, position: int, changed: bool = False) -> str:
     return left + written + right
 
 
-def _skus(rng: random.Random, n: int) -> list:
+def _skus(rng: random.Random, n: int) -> list[Any]:
     numbers = rng.sample(range(1000, 10000), n)
     return [f"{rng.choice(['SKU', 'SKU', 'PRD', 'P'])}-{number}" for number in numbers]
 
 
-def _unsort(pairs: list, positions: list) -> None:
+def _unsort(pairs: list[Any], positions: list[Any]) -> None:
     """Reverse the entries at ``positions`` when their skus are in sorted order there (a sorted table proves nothing).
 
     >>> pairs = [("A", "x"), ("C", "y"), ("B", "x")]
@@ -131,7 +132,7 @@ def _unsort(pairs: list, positions: list) -> None:
             pairs[i] = entry
 
 
-def make_table(rng: random.Random) -> tuple[dict, dict]:
+def make_table(rng: random.Random) -> tuple[JsonDict, JsonDict]:
     """A table of 12 products in shuffled order, and the queries of each class of query.
 
     >>> table, queries = make_table(random.Random(3))
@@ -181,11 +182,11 @@ CLASSES = {"key": spec.RESOLVED, "unique": spec.RESOLVED, "exact_wins": spec.RES
            "casefold": spec.RESOLVED, "ambiguous": spec.AMBIGUOUS, "not_found": spec.NOT_FOUND}
 
 
-def _set_products(table: dict) -> dict:
+def _set_products(table: JsonDict) -> JsonDict:
     return op("set", name="PRODUCTS", value=table, label=f"PRODUCTS = {table!r}")
 
 
-def resolve_probe(rng: random.Random, classes: tuple, *, tail: tuple = ()) -> Probe:
+def resolve_probe(rng: random.Random, classes: tuple[Any, ...], *, tail: tuple[Any, ...] = ()) -> Probe:
     """``resolve_sku`` of every query of ``classes`` on a fresh grader table (spied tools; ``tail`` ops last)."""
     table, queries = make_table(rng)
     calls = [call_op(RESOLVE, q, runs=NO_RUNS) for c in classes for q in queries[c]]
@@ -195,7 +196,7 @@ def resolve_probe(rng: random.Random, classes: tuple, *, tail: tuple = ()) -> Pr
     return probe
 
 
-def _resolve_calls(probe: Probe, obs: dict) -> list:
+def _resolve_calls(probe: Probe, obs: JsonDict) -> list[Any]:
     """``(query, value, expected, label)`` of each ``resolve_sku`` call (it must have returned)."""
     table = probe.params["table"]
     out = []
@@ -212,7 +213,7 @@ def _resolve_calls(probe: Probe, obs: dict) -> list:
 def _kind_judge(message: str, *, exact_dict: bool = True):
     """A judge: each call returns the expected kind (and, for resolved/not_found, the exact dict)."""
 
-    def judge(probes: list, observations: list) -> Verdict:
+    def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
         for probe, obs in zip(probes, observations):
             for query, value, want, label in _resolve_calls(probe, obs):
                 if want["kind"] == spec.AMBIGUOUS:
@@ -234,7 +235,7 @@ add("step11/products_table", 2, "PRODUCTS maps each sku of STOCK to its product 
     lambda probes, observations: _products_judge(probes, observations))
 
 
-def _products_judge(probes: list, observations: list) -> Verdict:
+def _products_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     operation, rec = judged(probes[0], records_of(probes[0], observations[0]))[0]
     if "value" not in rec or not strict_equal(rec["value"], encode(spec.PRODUCTS)):
         raise Fail("PRODUCTS is not the spec's table.", call="PRODUCTS", expected=show(encode(spec.PRODUCTS)),
@@ -242,7 +243,7 @@ def _products_judge(probes: list, observations: list) -> Verdict:
     return Verdict.ok()
 
 
-def _resolve_check(check_id: str, points: int, title: str, hint: str, rules: list, classes: tuple,
+def _resolve_check(check_id: str, points: int, title: str, hint: str, rules: list[Any], classes: tuple[Any, ...],
                    message: str) -> None:
     add(check_id, points, title, hint, ["11.reads_now", *rules],
         lambda rng: [resolve_probe(rng, classes)], _kind_judge(message))
@@ -277,7 +278,7 @@ _resolve_check(
     "This query matches no product: it must give {'kind': 'not_found', 'query': <the query as given>}.")
 
 
-def _candidates(value: Any, label: str) -> list:
+def _candidates(value: Any, label: str) -> list[Any]:
     """The candidates list of an ambiguous result, or :class:`Fail`."""
     if not isinstance(value, dict) or value.get("kind") != spec.AMBIGUOUS or not isinstance(
             value.get("candidates"), list):
@@ -287,19 +288,19 @@ def _candidates(value: Any, label: str) -> list:
     return value["candidates"]
 
 
-def _skus_of(candidates: list, label: str) -> list:
+def _skus_of(candidates: list[Any], label: str) -> list[Any]:
     if not all(isinstance(c, dict) and "sku" in c for c in candidates):
         raise Fail("Each candidate must be a dict with a 'sku'.", call=label, expected="[{'sku': ..., 'label': ...}]",
                    got=show(candidates))
     return [c["sku"] for c in candidates]
 
 
-def _ambiguous_calls(probes: list, observations: list) -> list:
+def _ambiguous_calls(probes: list[Probe], observations: list[Observation]) -> list[Any]:
     return [(query, value, want, label) for probe, obs in zip(probes, observations)
             for query, value, want, label in _resolve_calls(probe, obs) if want["kind"] == spec.AMBIGUOUS]
 
 
-def _ambiguous_judge(probes: list, observations: list) -> Verdict:
+def _ambiguous_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for query, value, want, label in _ambiguous_calls(probes, observations):
         skus = _skus_of(_candidates(value, label), label)
         if set(value) != {"kind", "query", "candidates"} or not strict_equal(value["query"], query):
@@ -311,7 +312,7 @@ def _ambiguous_judge(probes: list, observations: list) -> Verdict:
     return Verdict.ok()
 
 
-def _sorted_judge(probes: list, observations: list) -> Verdict:
+def _sorted_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for query, value, want, label in _ambiguous_calls(probes, observations):
         skus = _skus_of(_candidates(value, label), label)
         if skus != want["candidates"]:
@@ -320,7 +321,7 @@ def _sorted_judge(probes: list, observations: list) -> Verdict:
     return Verdict.ok()
 
 
-def _labels_judge(probes: list, observations: list) -> Verdict:
+def _labels_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         table = probe.params["table"]
         for query, value, want, label in _ambiguous_calls([probe], [obs]):
@@ -352,7 +353,7 @@ add("step11/candidate_labels", 2, "Each candidate is {'sku', 'label'}, the label
     ["11.candidates"], lambda rng: [resolve_probe(rng, ("ambiguous",))], _labels_judge)
 
 
-def _no_runs_judge(probes: list, observations: list) -> Verdict:
+def _no_runs_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         start = obs.get("start") if isinstance(obs, dict) else None
         _resolve_calls(probe, obs)  # each call returned: a missing or raising resolve_sku ran no tool either
@@ -367,7 +368,7 @@ def _no_runs_judge(probes: list, observations: list) -> Verdict:
     return Verdict.ok()
 
 
-def _unchanged_judge(probes: list, observations: list) -> Verdict:
+def _unchanged_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         table = probe.params["table"]
         _resolve_calls(probe, obs)  # each call returned: a missing or raising resolve_sku changes nothing either
@@ -398,7 +399,7 @@ RESOLVED_CLASSES = ("key", "unique", "exact_wins", "casefold")
 UNRESOLVED_CLASSES = ("not_found", "ambiguous")
 
 
-def _order(rng: random.Random, query: str) -> dict:
+def _order(rng: random.Random, query: str) -> JsonDict:
     order = {"product": query, "region": rng.choice(spec.REGIONS + ["mars"]), "limit": rng.randint(1, spec.MAX_ROWS)}
     if rng.random() < 0.5:
         order["tool"] = rng.choice(spec.TOOL_NAMES)
@@ -407,7 +408,7 @@ def _order(rng: random.Random, query: str) -> dict:
     return {key: order[key] for key in keys}
 
 
-def _handle_result(rng: random.Random, n: int) -> dict:
+def _handle_result(rng: random.Random, n: int) -> JsonDict:
     ok = rng.random() < 0.7
     return {"ok": ok, "answer": f"grader answer {n}-{rng.randint(100, 999)}",
             "rows": [{"bin": f"G-{rng.randint(10, 99)}", "count": rng.randint(0, 40)}] if ok else [],
@@ -415,7 +416,7 @@ def _handle_result(rng: random.Random, n: int) -> dict:
             "attempts": rng.randint(1, spec.MAX_ATTEMPTS), "tool_runs": rng.randint(0, 2)}
 
 
-def named_probe(rng: random.Random, classes: tuple) -> Probe:
+def named_probe(rng: random.Random, classes: tuple[Any, ...]) -> Probe:
     """``handle_named`` of an order per query of ``classes``, with the grader's ``handle``/``call_tool``/``resolve_sku``
     doubles."""
     table, queries = make_table(rng)
@@ -439,7 +440,7 @@ def named_probe(rng: random.Random, classes: tuple) -> Probe:
     return probe
 
 
-def _own_resolve(probe: Probe, obs: dict, query: Any) -> "dict | None":
+def _own_resolve(probe: Probe, obs: JsonDict, query: Any) -> "JsonDict | None":
     """The watched call of the module's own ``resolve_sku`` for ``query`` on the learner's route (``returned`` or
     ``raised``), else ``None`` (the spec's resolve_sku in that name, or no such call)."""
     if not on_real_route(probe):
@@ -453,7 +454,7 @@ def _own_resolve(probe: Probe, obs: dict, query: Any) -> "dict | None":
     return None
 
 
-def _as_spec_says(entry: dict, want: dict) -> bool:
+def _as_spec_says(entry: JsonDict, want: JsonDict) -> bool:
     """The watched ``resolve_sku`` call answered what the spec says (kind, sku, candidates' skus in order).
 
     >>> _as_spec_says({"returned": {"kind": "resolved", "sku": "A"}}, {"kind": "resolved", "sku": "A"})
@@ -473,7 +474,7 @@ def _as_spec_says(entry: dict, want: dict) -> bool:
     return True
 
 
-def _resolve_fail(probe: Probe, obs: dict, order: dict, want: dict, label: str) -> "Fail | None":
+def _resolve_fail(probe: Probe, obs: JsonDict, order: JsonDict, want: JsonDict, label: str) -> "Fail | None":
     """The failure to report when the module's own resolve_sku answered this order's query otherwise than the
     spec: handle_named acted on that answer, so the mistake to fix is resolve_sku's."""
     entry = _own_resolve(probe, obs, order.get("product"))
@@ -486,7 +487,7 @@ def _resolve_fail(probe: Probe, obs: dict, order: dict, want: dict, label: str) 
                 expected=show(encode(want)), got=got)
 
 
-def _named_calls(probe: Probe, obs: dict, *, returned: bool = True) -> list:
+def _named_calls(probe: Probe, obs: JsonDict, *, returned: bool = True) -> list[Any]:
     """``(order, record, expected resolve, label)`` per ``handle_named`` call."""
     out = []
     for operation, rec in judged(probe, records_of(probe, obs)):
@@ -500,7 +501,7 @@ def _named_calls(probe: Probe, obs: dict, *, returned: bool = True) -> list:
     return out
 
 
-def _first_resolve_fail(probe: Probe, obs: dict, calls: list) -> "Fail | None":
+def _first_resolve_fail(probe: Probe, obs: JsonDict, calls: list[Any]) -> "Fail | None":
     """The resolve_sku failure of the first of ``calls`` whose query it answered otherwise than the spec."""
     return next((f for order, _rec, want, label in calls for f in [_resolve_fail(probe, obs, order, want, label)]
                  if f is not None), None)
@@ -508,7 +509,7 @@ def _first_resolve_fail(probe: Probe, obs: dict, calls: list) -> "Fail | None":
 
 def resolve_named(judge):
     """``judge`` of handle_named, whose failure names resolve_sku when resolve_sku's answer was the wrong one."""
-    def judged_with_resolve(probes: list, observations: list) -> Verdict:
+    def judged_with_resolve(probes: list[Probe], observations: list[Observation]) -> Verdict:
         for probe, obs in zip(probes, observations):
             try:
                 judge([probe], [obs])
@@ -524,7 +525,7 @@ def resolve_named(judge):
     return judged_with_resolve
 
 
-def _unresolved_judge(probes: list, observations: list) -> Verdict:
+def _unresolved_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         for order, rec, want, label in _named_calls(probe, obs):
             value = rec["value"]
@@ -551,7 +552,7 @@ def _unresolved_judge(probes: list, observations: list) -> Verdict:
     return Verdict.ok()
 
 
-def _answer_judge(probes: list, observations: list) -> Verdict:
+def _answer_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         for order, rec, want, label in _named_calls(probe, obs):
             value = rec["value"]
@@ -567,7 +568,7 @@ def _answer_judge(probes: list, observations: list) -> Verdict:
     return Verdict.ok()
 
 
-def _resolved_judge(probes: list, observations: list) -> Verdict:
+def _resolved_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         calls = _named_calls(probe, obs)
         seen = (obs.get("double_seen") or {}).get("handle", [])
@@ -593,7 +594,7 @@ def _resolved_judge(probes: list, observations: list) -> Verdict:
     return Verdict.ok()
 
 
-def _order_judge(probes: list, observations: list) -> Verdict:
+def _order_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         for order, rec, want, label in _named_calls(probe, obs):
             # Each call returned (above): a missing or raising handle_named leaves the order alone without earning it.

@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import random
 import unicodedata
+from typing import Any
 
 from grader.checks import cases
 from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, check_calls_unchanged,
                                    expectations_judge, op, outcome, records_of, call_op)
-from grader.checks.registry import Probe, Verdict
+from grader.checks.registry import Observation, Probe, Verdict
+from grader.engine.wire import JsonDict
 
 
-def _on_spec_contract(ops: list, **options: object) -> Probe:
+def _on_spec_contract(ops: list[Any], **options: object) -> Probe:
     """A ``calls`` probe that first puts the spec's argument contract in ``TOOLS[tool]['args']`` of both tools.
 
     Step 2 is judged on ``validate_args`` alone: data the grader controls, not the
@@ -26,7 +28,7 @@ def _on_spec_contract(ops: list, **options: object) -> Probe:
     return call_probe(setup + ops, **options)
 
 
-def _unseen_note(args: dict) -> str:
+def _unseen_note(args: JsonDict) -> str:
     """A call-line note naming the characters a reader cannot tell apart by eye (non-ASCII, control).
 
     >>> _unseen_note({"region": "n\u043erth", "limit": 2})
@@ -41,12 +43,12 @@ def _unseen_note(args: dict) -> str:
     return "  # " + "; ".join(notes) if notes else ""
 
 
-def _with_note(operation: dict, args: dict) -> dict:
+def _with_note(operation: JsonDict, args: JsonDict) -> JsonDict:
     operation["label"] += _unseen_note(args)
     return operation
 
 
-def _reason_probes(kind: "str | tuple", n: int):
+def _reason_probes(kind: "str | tuple[Any, ...]", n: int):
     """Probes: calls of validate_args with one defect each, every class of every kind on every run.
 
     ``kind`` is one kind or a tuple of kinds; each kind is sent with variants
@@ -66,7 +68,7 @@ def _reason_probes(kind: "str | tuple", n: int):
     return probes
 
 
-def _reason_check(check_id: str, kind: "str | tuple", n: int, points: int, title: str, hint: str, rules: list,
+def _reason_check(check_id: str, kind: "str | tuple[Any, ...]", n: int, points: int, title: str, hint: str, rules: list[Any],
                   message: str) -> None:
     add(check_id, points, title, hint, rules, _reason_probes(kind, n), expectations_judge(message))
 
@@ -150,7 +152,7 @@ def _no_body_probes(rng: random.Random) -> list[Probe]:
     return [_on_spec_contract(ops, spies=TOOL_SPIES_ORIGINAL)]
 
 
-def _no_body_judge(probes: list, observations: list) -> Verdict:
+def _no_body_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     probe, obs = probes[0], observations[0]
     records = records_of(probe, obs)
     start = obs["start"] if isinstance(obs.get("start"), dict) else {}
@@ -172,7 +174,7 @@ add("step2/never_runs_body", 2, "validate_args never runs a tool body",
     ["2.no_body"], _no_body_probes, _no_body_judge)
 
 
-def _changed(operation: dict, change: str, why: str = "") -> dict:
+def _changed(operation: JsonDict, change: str, why: str = "") -> JsonDict:
     """``operation`` with the grader's change of the contract on its call line (``# with ...``).
 
     ``why`` (judge-only: it starts with ``expect``) replaces the check's message when this call misses.
@@ -183,7 +185,7 @@ def _changed(operation: dict, change: str, why: str = "") -> dict:
     return operation
 
 
-def _bound_probes(rng: random.Random, tool: str, args: dict) -> list[Probe]:
+def _bound_probes(rng: random.Random, tool: str, args: JsonDict) -> list[Probe]:
     """``max`` lowered and ``min`` raised: each bound, and the values beside it, on every run."""
     new_max = rng.randint(1, spec.MAX_ROWS - 1)
     change = f"TOOLS[{tool!r}]['args']['limit']['max'] = {new_max}"
@@ -209,7 +211,7 @@ def _bound_probes(rng: random.Random, tool: str, args: dict) -> list[Probe]:
     return probes
 
 
-def _one_sided_probe(rng: random.Random, tool: str, args: dict) -> Probe:
+def _one_sided_probe(rng: random.Random, tool: str, args: JsonDict) -> Probe:
     """A rule with ``min`` but no ``max``, then with neither: the missing bound limits nothing."""
     high, low = rng.randint(spec.MAX_ROWS + 1, 10 ** 6), rng.randint(-99, 0)
     no_max = f"'max' removed from TOOLS[{tool!r}]['args']['limit']"
@@ -224,7 +226,7 @@ def _one_sided_probe(rng: random.Random, tool: str, args: dict) -> Probe:
     ])
 
 
-def _allowed_probes(rng: random.Random, tool: str, args: dict) -> list[Probe]:
+def _allowed_probes(rng: random.Random, tool: str, args: JsonDict) -> list[Probe]:
     """``allowed`` grown, and shrunk to a tuple or a frozenset: compared with the rule, whatever collection."""
     region = rng.choice(["mars", "arctic", "moon"])
     grown = _on_spec_contract([
@@ -248,7 +250,7 @@ def _allowed_probes(rng: random.Random, tool: str, args: dict) -> list[Probe]:
     return [grown, _on_spec_contract(ops)]
 
 
-def _float_bounds_probe(rng: random.Random, tool: str, args: dict) -> Probe:
+def _float_bounds_probe(rng: random.Random, tool: str, args: JsonDict) -> Probe:
     """A float argument with ``min`` and ``max``: at, inside and beside both bounds."""
     name = rng.choice(cases.TYPED_ARG_NAMES["float"])
     low = rng.choice([0.5, 1.25, 2.0])
@@ -382,7 +384,7 @@ def _plain_str_probes(rng: random.Random) -> list[Probe]:
     return [_on_spec_contract(ops)]
 
 
-def _plain_str_judge(probes: list, observations: list) -> Verdict:
+def _plain_str_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     probe = probes[0]
     for operation, rec in zip(probe.params["operations"], records_of(probe, observations[0])):
         if operation["op"] == "call" and type(rec.get("value")) is not str:

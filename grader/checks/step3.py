@@ -9,6 +9,7 @@ step 1's), so a mistake there cannot cost step 3. A bad result reaches
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from grader.checks import cases
 from grader import spec
@@ -16,10 +17,11 @@ from grader.checks._common import (DOOR_PARTS, TOOL_SPIES_ORIGINAL, TOOL_SPIES_T
                                    check_expect, every_route, expectations_judge, call_op, judged, outcome,
                                    own_route, records_of)
 from grader.engine.encode import encode, show, strict_equal
-from grader.checks.registry import Probe, Verdict
+from grader.checks.registry import Observation, Probe, Verdict
+from grader.engine.wire import JsonDict
 
 
-def door_probe(ops: list, **kwargs: object) -> "Probe":
+def door_probe(ops: list[Any], **kwargs: object) -> "Probe":
     """A probe of ``call_tool`` alone: the grader's doubles of the other steps' functions go first.
 
     >>> [operation.get("name") for operation in door_probe([]).params["operations"]]
@@ -28,15 +30,15 @@ def door_probe(ops: list, **kwargs: object) -> "Probe":
     return call_probe(own_route(*DOOR_PARTS, contract="spec") + ops, **kwargs)
 
 
-def failure(error: str) -> dict:
+def failure(error: str) -> JsonDict:
     return {"ok": False, "value": None, "error": error}
 
 
-def success(value: object) -> dict:
+def success(value: object) -> JsonDict:
     return {"ok": True, "value": value, "error": ""}
 
 
-def safe_pair(rng: random.Random, tool: str) -> dict:
+def safe_pair(rng: random.Random, tool: str) -> JsonDict:
     """Valid arguments whose real result passes result validation for ``tool``."""
     pairs = [p for p in spec.stocked_pairs()
              if tool == "stock_lookup" or len(spec.rows_for(*p)) <= spec.MAX_ROWS]
@@ -65,7 +67,7 @@ _PREFIX_KINDS = ("unknown_tool", "missing", "extra", "type_wrong", "type_bool", 
                  "range_high")
 
 
-def _defect_ops(rng: random.Random, *, runs: bool) -> list[dict]:
+def _defect_ops(rng: random.Random, *, runs: bool) -> list[JsonDict]:
     ops = []
     for kind in _PREFIX_KINDS:
         tool, args, reason = cases.single_defect(rng, kind)
@@ -89,7 +91,7 @@ add("step3/blocked_before_call", 2, "A refused call never runs the tool body",
     expectations_judge("A tool body ran although the arguments were refused."))
 
 
-def _spy_value(rng: random.Random, args: dict) -> dict:
+def _spy_value(rng: random.Random, args: JsonDict) -> JsonDict:
     rows = cases.random_rows(rng, rng.randint(1, spec.MAX_ROWS), prefix="SPY")
     return {"sku": args["sku"], "region": args["region"], "rows": rows}
 
@@ -106,7 +108,7 @@ def _through_table_probes(rng: random.Random) -> list[Probe]:
     return probes
 
 
-def _through_table_judge(probes: list, observations: list) -> Verdict:
+def _through_table_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     verdict = expectations_judge(
         "call_tool must call the function found in TOOLS[name]['fn'] (the grader's spy) and return what it returned."
     )(probes, observations)
@@ -176,7 +178,7 @@ def _interrupt_probes(rng: random.Random) -> list[Probe]:
     return probes
 
 
-def _interrupt_judge(probes: list, observations: list) -> Verdict:
+def _interrupt_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         operation, rec = judged(probe, records_of(probe, obs))[0]
         exc = probe.params["spies"][operation["args"][0]]["exc"]

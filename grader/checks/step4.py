@@ -9,13 +9,15 @@ failure dict is step 3's.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from grader.checks import cases
 from grader import spec
 from grader.checks._common import (Fail, add, call_probe, expectations_judge, judged, op, call_op, outcome,
                                    own_route, records_of)
 from grader.engine.encode import encode, show, strict_equal
-from grader.checks.registry import Probe, Verdict
+from grader.checks.registry import Observation, Probe, Verdict
+from grader.engine.wire import JsonDict
 
 
 def _bad_row(row: object) -> bool:
@@ -23,7 +25,7 @@ def _bad_row(row: object) -> bool:
                 and row["count"] >= 0)
 
 
-def _nonzero(rng: random.Random, result: dict) -> dict:
+def _nonzero(rng: random.Random, result: JsonDict) -> JsonDict:
     """``result`` with no count of 0: a check not about the empty bin (valid_passes) stays off that boundary."""
     for row in result["rows"]:
         if not _bad_row(row) and row["count"] == 0:
@@ -61,25 +63,25 @@ add("step4/valid_passes", 2, "A trustworthy result gives the empty string",
     ["4.valid"], _valid_probes, expectations_judge("A result that follows every rule of 'returns' must give \"\"."))
 
 
-def _not_dict(rng: random.Random, good: dict) -> list:
+def _not_dict(rng: random.Random, good: JsonDict) -> list[Any]:
     """A value of every kind that is not a dict: None, a number, a str, a list, a tuple."""
     return [None, rng.randint(-9, 99), rng.choice(["rows", good["sku"], ""]),
             rng.choice([good["rows"], list(good.items()), []]), (good["sku"], good["region"], good["rows"])]
 
 
-def _missing_key(rng: random.Random, good: dict) -> list:
+def _missing_key(rng: random.Random, good: JsonDict) -> list[Any]:
     """The result without each of its keys in turn."""
     return [{k: v for k, v in good.items() if k != key} for key in ("sku", "region", "rows")]
 
 
-def _key_type(rng: random.Random, good: dict) -> list:
+def _key_type(rng: random.Random, good: JsonDict) -> list[Any]:
     """Each key with a value of another type (rows as a tuple, a str, None, a dict)."""
     return [{**good, "sku": rng.choice([1001, None])}, {**good, "region": rng.choice([["north"], 7])},
             {**good, "rows": tuple(good["rows"])}, {**good, "rows": rng.choice(["N-01", ""])},
             {**good, "rows": None}, {**good, "rows": dict(good["rows"][0])}]
 
 
-def _bad_rows(rng: random.Random, good: dict) -> list:
+def _bad_rows(rng: random.Random, good: JsonDict) -> list[Any]:
     """Rows that are not a dict (None, a number, a str, a list, a tuple) or lack a field or hold a wrong type."""
     row = good["rows"][0]
     bin_, count = row["bin"], row["count"]
@@ -122,7 +124,7 @@ def _draw_probes(kind: str, n: int):
     return probes
 
 
-def _bad_check(check_id: str, probes: "callable", points: int, title: str, hint: str, rules: list,
+def _bad_check(check_id: str, probes: "callable", points: int, title: str, hint: str, rules: list[Any],
                message: str) -> None:
     add(check_id, points, title, hint, rules, probes, expectations_judge(message))
 
@@ -247,12 +249,12 @@ def _prefix_probes(rng: random.Random) -> list[Probe]:
     return probes
 
 
-def _refused_op(tool: str, args: dict, reason: str) -> dict:
+def _refused_op(tool: str, args: JsonDict, reason: str) -> JsonDict:
     """A ``call_tool`` whose ``error`` must be ``"result:" + reason`` (judged by :func:`_judge_errors`)."""
     return {**call_op("call_tool", tool, args), "expect_error": spec.RESULT_PREFIX + reason}
 
 
-def _template_op(rng: random.Random, tool: str, args: dict) -> dict:
+def _template_op(rng: random.Random, tool: str, args: JsonDict) -> JsonDict:
     """A ``call_tool`` with a wrong region: how this module reports a failure (``args:allowed:region``)."""
     region = rng.choice(cases.BAD_REGION_FAMILIES[3][:3])
     return {**call_op("call_tool", tool, {**args, "region": region}),
@@ -285,7 +287,7 @@ def _plain(data: object) -> bool:
     return True
 
 
-def _judge_errors(probes: list, observations: list, message: str) -> Verdict:
+def _judge_errors(probes: list[Probe], observations: list[Observation], message: str) -> Verdict:
     """Each call with an ``expect_error`` gave that ``error``, or failed the way the module reports any failure.
 
     Only the reason is this step's. The rest of a failure dict is step 3's
@@ -311,7 +313,7 @@ def _judge_errors(probes: list, observations: list, message: str) -> Verdict:
     return Verdict.ok()
 
 
-def _prefix_judge(probes: list, observations: list) -> Verdict:
+def _prefix_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     kept = []
     for probe, obs in zip(probes, observations):
         tool = probe.params["operations"][-1]["args"][0]

@@ -10,6 +10,7 @@ dict is step 3's. A failing check's call line shows every call of its probe
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from grader.checks import cases
 from grader import spec
@@ -17,10 +18,11 @@ from grader.checks._common import (TOOL_SPIES_TABLE, Fail, add, call_probe, doub
                                    expectations_judge, judged, op, outcome, own_route, records_of, call_op, value_of)
 from grader.checks.step3 import safe_pair, success
 from grader.engine.encode import encode, show, strict_equal
-from grader.checks.registry import Probe, Verdict
+from grader.checks.registry import Observation, Probe, Verdict
+from grader.engine.wire import JsonDict
 
 
-def _keys_of(probe: Probe, obs: dict) -> list[tuple[dict, dict]]:
+def _keys_of(probe: Probe, obs: JsonDict) -> list[tuple[JsonDict, JsonDict]]:
     pairs = list(zip(probe.params["operations"], records_of(probe, obs)))
     for operation, rec in pairs:
         key = value_of(rec, operation, "cache_key raised instead of returning a key.")
@@ -35,7 +37,7 @@ def _str_probes(rng: random.Random) -> list[Probe]:
     return [call_probe(ops)]
 
 
-def _str_judge(probes: list, observations: list) -> Verdict:
+def _str_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     _keys_of(probes[0], observations[0])
     return Verdict.ok()
 
@@ -55,7 +57,7 @@ def _order_probes(rng: random.Random) -> list[Probe]:
     return [call_probe(ops)]
 
 
-def _order_judge(probes: list, observations: list) -> Verdict:
+def _order_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     pairs = _keys_of(probes[0], observations[0])
     for (st1, rec1), (st2, rec2) in zip(pairs[::2], pairs[1::2]):
         if rec1["value"] != rec2["value"]:
@@ -74,7 +76,7 @@ add("step5/key_order_independent", 2, "cache_key ignores the order of the argume
 _CACHE_ROUTE = ("validate_args", "validate_result")
 
 
-def cache_probe(ops: list, **kwargs: object) -> Probe:
+def cache_probe(ops: list[Any], **kwargs: object) -> Probe:
     """A probe of the cache inside ``call_tool``, with the grader's ``validate_args`` and ``validate_result``.
 
     >>> [operation.get("name") for operation in cache_probe([]).params["operations"]]
@@ -99,7 +101,7 @@ def _distinct_probes(rng: random.Random) -> list[Probe]:
     return [call_probe([call_op("cache_key", t, a) for t, a in variants])]
 
 
-def _distinct_judge(probes: list, observations: list) -> Verdict:
+def _distinct_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     pairs = _keys_of(probes[0], observations[0])
     seen: dict[str, str] = {}
     for operation, rec in pairs:
@@ -133,7 +135,7 @@ def _second_call_probes(rng: random.Random) -> list[Probe]:
                         result=encode(spec.lookup_result(args["sku"], args["region"], limit)))]
 
 
-def _second_call_judge(probes: list, observations: list) -> Verdict:
+def _second_call_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     """The first call succeeded; each repeat ran the body 0 more times and gave the spec's success for the result.
 
     Counted as differences from the call before, so a body run by another call in between (a refused
@@ -181,7 +183,7 @@ def _failure_probes(rng: random.Random) -> list[Probe]:
             cache_probe(returning, spies=every_route({tool: {"mode": "return", "value": encode(empty)}}))]
 
 
-def _failure_judge(probes: list, observations: list) -> Verdict:
+def _failure_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     """The body ran on every call: nothing else is this step's (a raise let out is step 3's, its words too)."""
     for probe, obs in zip(probes, observations):
         labels = []
@@ -215,7 +217,7 @@ def _validation_first_probes(rng: random.Random) -> list[Probe]:
     return [cache_probe(ops, spies=TOOL_SPIES_TABLE)]
 
 
-def _validation_first_judge(probes: list, observations: list) -> Verdict:
+def _validation_first_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     """The second call did not give the cached success back (how it refuses, and body runs, are step 3's)."""
     probe = probes[0]
     verdict = _judge_runs(probe, observations[0])
@@ -233,7 +235,7 @@ def _validation_first_judge(probes: list, observations: list) -> Verdict:
     return Verdict.ok()
 
 
-def _judge_runs(probe: Probe, obs: dict) -> Verdict:
+def _judge_runs(probe: Probe, obs: JsonDict) -> Verdict:
     """The first call ran the tool body once (a success the cache can hold)."""
     return expectations_judge("A valid call must run the tool body once.", whole_probe=True)([probe], [obs])
 
@@ -256,7 +258,7 @@ def _holds_probes(rng: random.Random) -> list[Probe]:
     return [cache_probe(ops, spies=spies)]
 
 
-def _holds_judge(probes: list, observations: list) -> Verdict:
+def _holds_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     probe = probes[0]
     pairs = judged(probe, records_of(probe, observations[0]))
     (_, cache_rec), (key_op, key_rec) = pairs[3], pairs[4]

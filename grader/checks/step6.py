@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from grader.checks import cases
 from grader import spec
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe, double_op,
                                    every_route, get_field, mentions_number, outcome, records_of, call_op, value_of)
 from grader.engine.encode import decode, encode, show, strict_equal
-from grader.checks.registry import Probe, Verdict, shared_rng
+from grader.checks.registry import Observation, Probe, Verdict, shared_rng
+from grader.engine.wire import JsonDict
 
 NAIVE_NODES = ("pick", "fetch", "reply", "giveup")
 RESULT_KEYS = ("ok", "answer", "rows", "errors", "calls")
@@ -17,7 +19,7 @@ RESULT_KEYS = ("ok", "answer", "rows", "errors", "calls")
 # --------------------------------------------------------------------------- reducers (shared with step 7)
 
 
-def reducer_probes(rng: random.Random, fields: tuple) -> list[Probe]:
+def reducer_probes(rng: random.Random, fields: tuple[Any, ...]) -> list[Probe]:
     """A two-node graph over ``State`` adding to each field of ``fields``."""
     word = lambda: f"{rng.choice(['args', 'result', 'raised'])}:{rng.choice(['x', 'y', 'z'])}{rng.randint(0, 99)}"
     initial, first, second = {}, {}, {}
@@ -36,7 +38,7 @@ def reducer_probes(rng: random.Random, fields: tuple) -> list[Probe]:
     return [Probe("state_reducers", params, label)]
 
 
-def judge_reducers(probes: list, observations: list) -> Verdict:
+def judge_reducers(probes: list[Probe], observations: list[Observation]) -> Verdict:
     probe, obs = probes[0], observations[0]
     if not isinstance(obs, dict) or "final" not in obs:
         got = outcome(obs) if isinstance(obs, dict) and ("raised" in obs or "missing" in obs) else \
@@ -64,7 +66,7 @@ add("step6/state_reducers", 2, "State: errors and calls append, attempts adds",
 # --------------------------------------------------------------------------- graph shape
 
 
-def judge_nodes(probes: list, observations: list, nodes: tuple) -> Verdict:
+def judge_nodes(probes: list[Probe], observations: list[Observation], nodes: tuple[Any, ...]) -> Verdict:
     """The drawn graph has every node of ``nodes``.
 
     Edges are not required here: a graph routed with ``Command(goto=...)`` is as valid
@@ -91,7 +93,7 @@ add("step6/naive_graph_nodes", 1, "build_naive() compiles a graph with the nodes
 # --------------------------------------------------------------------------- run_naive
 
 
-def result_of(rec: dict, operation: dict, keys: tuple, fn: str) -> dict:
+def result_of(rec: JsonDict, operation: JsonDict, keys: tuple[Any, ...], fn: str) -> JsonDict:
     """The (encoded) result dict of run_naive/handle, with its keys checked."""
     value = value_of(rec, operation, f"{fn} must not raise: a failure is a path of the graph, not an exception.")
     for key in keys:
@@ -99,13 +101,13 @@ def result_of(rec: dict, operation: dict, keys: tuple, fn: str) -> dict:
     return value
 
 
-def expect_field(value: dict, key: str, want: object, operation: dict, message: str) -> None:
+def expect_field(value: JsonDict, key: str, want: object, operation: JsonDict, message: str) -> None:
     if not strict_equal(value.get(key), encode(want)):
         raise Fail(message, call=operation["label"], expected=f"{key} == {want!r}",
                    got=f"{key} == {show(value.get(key))}")
 
 
-def check_answer_mentions(value: dict, parts: list, operation: dict, message: str) -> None:
+def check_answer_mentions(value: JsonDict, parts: list[Any], operation: JsonDict, message: str) -> None:
     answer = value.get("answer")
     if type(answer) is not str:
         raise Fail("The answer must be a str.", call=operation["label"], expected="a str", got=show(answer))
@@ -115,7 +117,7 @@ def check_answer_mentions(value: dict, parts: list, operation: dict, message: st
                        got=repr(answer))
 
 
-def check_calls_entries(value: dict, tools: list, args: "list | None", operation: dict) -> None:
+def check_calls_entries(value: JsonDict, tools: list[Any], args: "list[Any] | None", operation: JsonDict) -> None:
     calls = value.get("calls")
     if not isinstance(calls, list) or len(calls) != len(tools):
         raise Fail(f"calls must hold one entry per call_tool made ({len(tools)} here).", call=operation["label"],
@@ -130,7 +132,7 @@ def check_calls_entries(value: dict, tools: list, args: "list | None", operation
                        expected=show(encode(args[i])), got=show(entry["args"]))
 
 
-def _order_args(order: dict) -> dict:
+def _order_args(order: JsonDict) -> JsonDict:
     return {k: order[k] for k in spec.ARG_NAMES}
 
 
@@ -144,7 +146,7 @@ def _order_args(order: dict) -> dict:
 DOOR = "call_tool"
 
 
-def door_op(**params: object) -> dict:
+def door_op(**params: object) -> JsonDict:
     """The double op that makes ``call_tool`` the grader's door for the rest of a probe (``script``: see doubles).
 
     >>> door_op()["double"], door_op(script=[{"error": "x"}])["params"]
@@ -153,7 +155,7 @@ def door_op(**params: object) -> dict:
     return double_op(DOOR, "call_tool_spec", **params)
 
 
-def door_calls(obs: dict) -> list:
+def door_calls(obs: JsonDict) -> list[Any]:
     """The calls the grader's door received in a probe, each ``{"args": [tool, args], "returned": result}``.
 
     Empty when the module never called ``call_tool`` by that name (it does the door's work itself).
@@ -168,7 +170,7 @@ def door_calls(obs: dict) -> list:
     return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
 
 
-def door_lines(obs: dict) -> str:
+def door_lines(obs: JsonDict) -> str:
     """Every call_tool call of the probe as text, for the call line of a failure."""
     lines = []
     for call in door_calls(obs):
@@ -178,7 +180,7 @@ def door_lines(obs: dict) -> str:
     return ("  # call_tool calls: " + "; ".join(lines)) if lines else "  # call_tool was not called by its name"
 
 
-def door_failure(call: dict) -> "str | None":
+def door_failure(call: JsonDict) -> "str | None":
     """The error a door call returned when it failed, else None."""
     returned = call.get("returned")
     if isinstance(returned, dict) and returned.get("ok") is False and type(returned.get("error")) is str:
@@ -206,7 +208,7 @@ def _used(tool: "str | None") -> str:
     return tool or "stock_lookup"
 
 
-def _naive_op(order: dict, tool: "str | None", n: int, reason: str = "") -> dict:
+def _naive_op(order: JsonDict, tool: "str | None", n: int, reason: str = "") -> JsonDict:
     """The run_naive call of a shared run; the order is read back after it (``step6/order_unchanged``).
 
     ``reason``: the error the spec's door gives this order (judge-only), for a module that does the
@@ -218,7 +220,7 @@ def _naive_op(order: dict, tool: "str | None", n: int, reason: str = "") -> dict
     return operation
 
 
-def _runs_of(tool: "str | None", n: int) -> dict:
+def _runs_of(tool: "str | None", n: int) -> JsonDict:
     """Expected tool-body runs of one run_naive call: ``n`` of the tool it uses, none of the other."""
     return {name: (n if name == _used(tool) else 0) for name in spec.TOOL_NAMES}
 
@@ -349,7 +351,7 @@ def naive_probes(*names: str):
     return lambda rng: [naive_runs(rng)[name] for name in names]
 
 
-def the_run(probe: Probe, obs: dict) -> tuple[dict, dict, dict]:
+def the_run(probe: Probe, obs: JsonDict) -> tuple[JsonDict, JsonDict, JsonDict]:
     """The run_naive operation (the probe's last), its record, and the tool runs made during that call alone."""
     records = records_of(probe, obs)
     before = records[-2] if len(records) > 1 else obs.get("start")
@@ -364,7 +366,7 @@ def the_run(probe: Probe, obs: dict) -> tuple[dict, dict, dict]:
 # --------------------------------------------------------------------------- run_naive checks
 
 
-def called_tool(operation: dict, obs: dict) -> str:
+def called_tool(operation: JsonDict, obs: JsonDict) -> str:
     """The tool of the first call_tool call (the one pick chose), else the order's (default stock_lookup).
 
     The run checks other than ``step6/naive_default_tool`` judge the run against the call
@@ -383,7 +385,7 @@ def called_tool(operation: dict, obs: dict) -> str:
     return _used(operation["args"][0].get("tool"))
 
 
-def called_args(operation: dict, obs: dict) -> dict:
+def called_args(operation: JsonDict, obs: JsonDict) -> JsonDict:
     """The arguments of the first call_tool call (the call that produced the rows), else the order's."""
     calls = door_calls(obs)
     args = calls[0].get("args") if calls else None
@@ -392,7 +394,7 @@ def called_args(operation: dict, obs: dict) -> dict:
     return _order_args(operation["args"][0])
 
 
-def _ok_judge(probes: list, observations: list) -> Verdict:
+def _ok_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         operation, rec, _runs = the_run(probe, obs)
         value = result_of(rec, operation, RESULT_KEYS, "run_naive")
@@ -426,7 +428,7 @@ add("step6/naive_ok", 3, "run_naive on a good order: ok, answer from the first r
     ["6.reply", "6.reply_used_args", "6.run_naive", "6.fetch"], naive_probes("found", "found_repicked"), _ok_judge)
 
 
-def check_pick_passed_through(operation: dict, obs: dict) -> None:
+def check_pick_passed_through(operation: JsonDict, obs: JsonDict) -> None:
     """The first call_tool call carries the order's sku, region and limit unchanged.
 
     Judged where the module called the grader's door by name; a failure of a later aspect
@@ -447,14 +449,14 @@ def check_pick_passed_through(operation: dict, obs: dict) -> None:
                    got=f"call_tool({', '.join(show(a) for a in calls[0].get('args') or [])})")
 
 
-def expected_reason(operation: dict, obs: dict) -> str:
+def expected_reason(operation: JsonDict, obs: JsonDict) -> str:
     """The reason run_naive must carry: what the grader's door returned, else the spec's reason for the order."""
     calls = door_calls(obs)
     reason = door_failure(calls[-1]) if calls else None
     return reason if reason is not None else operation["expect_reason"]
 
 
-def _failure_judge(probes: list, observations: list) -> Verdict:
+def _failure_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     """run_naive gives up with the door's reason, after as many tool runs as the operation's ``runs`` say."""
     for probe, obs in zip(probes, observations):
         run_operation, rec_run, runs = the_run(probe, obs)
@@ -491,7 +493,7 @@ add("step6/naive_empty", 2, "run_naive on an empty result gives up with result:e
     ["6.fetch", "6.giveup"], naive_probes("empty"), _failure_judge)
 
 
-def _bound(seen: dict) -> object:
+def _bound(seen: JsonDict) -> object:
     """The arguments a spied tool was called with, by name: ``fn(sku, region, limit)`` counts as keywords."""
     positional = seen.get("positional")
     kwargs = seen.get("kwargs")
@@ -500,7 +502,7 @@ def _bound(seen: dict) -> object:
     return {**dict(zip(spec.ARG_NAMES, positional)), **kwargs}
 
 
-def _default_tool_judge(probes: list, observations: list) -> Verdict:
+def _default_tool_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         operation, rec, runs = the_run(probe, obs)
         value = result_of(rec, operation, RESULT_KEYS, "run_naive")
@@ -538,7 +540,7 @@ add("step6/naive_default_tool", 2, "pick uses the order's tool (default stock_lo
     ["6.pick"], naive_probes(*NAIVE_RUNS), _default_tool_judge)
 
 
-def _no_retry_judge(probes: list, observations: list) -> Verdict:
+def _no_retry_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         operation, rec, runs = the_run(probe, obs)
         value = result_of(rec, operation, RESULT_KEYS, "run_naive")
@@ -564,7 +566,7 @@ add("step6/naive_no_retry", 1, "The naive graph calls once and never retries",
     ["6.nodes", "6.fetch"], naive_probes("refused_limit", "refused_region", "empty", "raised"), _no_retry_judge)
 
 
-def _order_unchanged_judge(probes: list, observations: list) -> Verdict:
+def _order_unchanged_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         operation, rec, _runs = the_run(probe, obs)
         if "args_after" not in rec:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from grader.checks import cases
 from grader import spec
@@ -27,7 +27,8 @@ from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, 
 from grader.checks.step6 import (check_answer_mentions, door_calls, door_failure, door_lines, door_op, expect_field,
                                  judge_nodes, judge_reducers, reducer_probes, result_of)
 from grader.engine.encode import decode, encode, show, strict_equal
-from grader.checks.registry import Probe, Verdict, shared_rng
+from grader.checks.registry import Observation, Probe, Verdict, shared_rng
+from grader.engine.wire import JsonDict
 
 HANDLE_KEYS = ("ok", "answer", "rows", "errors", "calls", "fixes", "attempts", "tool_runs")
 # Short names for the spec's step-7 reasons, which the judges below name often.
@@ -77,7 +78,7 @@ def _can_repair_probes(rng: random.Random) -> list[Probe]:
                         dict(call_op("can_repair", r), expect_any_bool=True) for r, want in reasons])]
 
 
-def _can_repair_judge(probes: list, observations: list) -> Verdict:
+def _can_repair_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     """The spec's reasons get the spec's answer; any other reason gets a bool (which one is the learner's choice)."""
     probe, obs = probes[0], observations[0]
     for operation, rec in zip(probe.params["operations"], records_of(probe, obs)):
@@ -110,7 +111,7 @@ ONE_FIX_RUNS = ("limit_only",)
 REPAIR_DOUBLES = [double_op("can_repair"), double_op("repair")]
 
 
-def _handle_op(order: dict, note: str = "") -> dict:
+def _handle_op(order: JsonDict, note: str = "") -> JsonDict:
     """A handle call; the order is read back after it (``step7/order_unchanged``)."""
     operation = dict(call_op("handle", order), args_after=True)
     if note:
@@ -124,12 +125,12 @@ def _handle_op(order: dict, note: str = "") -> dict:
 STEP6_NODES = [double_op("pick"), double_op("fetch"), double_op("reply"), double_op("giveup")]
 
 
-def graph_doubles(**door: object) -> list:
+def graph_doubles(**door: object) -> list[Any]:
     """The double ops of a step-7 run: the grader's door in ``call_tool``, step 6's four nodes."""
     return [door_op(**door)] + STEP6_NODES
 
 
-def _run(ops: list, spies: "dict | None" = None, doubles: "list | None" = None) -> Probe:
+def _run(ops: list[Any], spies: "JsonDict | None" = None, doubles: "list[Any] | None" = None) -> Probe:
     """A shared run: the grader's doubles (:func:`graph_doubles`, then ``doubles``), then ``ops``."""
     return call_probe(graph_doubles() + (doubles or []) + ops,
                       spies=spies if spies is not None else TOOL_SPIES_ORIGINAL, reset=True)
@@ -207,33 +208,33 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
 class HandleRun:
     """One ``handle`` call of a probe as the judge sees it."""
 
-    operation: dict   # the operation sent (its label is the learner-facing call)
-    rec: dict         # what the child recorded for it
-    before: dict      # the record (or the probe's start snapshot) just before it
-    earlier: list = field(default_factory=list)  # the probe's earlier handle runs
-    door: list = field(default_factory=list)     # every call the grader's door received in the probe
-    _value: "dict | None" = field(default=None, init=False, repr=False)
+    operation: JsonDict   # the operation sent (its label is the learner-facing call)
+    rec: JsonDict         # what the child recorded for it
+    before: JsonDict      # the record (or the probe's start snapshot) just before it
+    earlier: list[Any] = field(default_factory=list)  # the probe's earlier handle runs
+    door: list[Any] = field(default_factory=list)     # every call the grader's door received in the probe
+    _value: "JsonDict | None" = field(default=None, init=False, repr=False)
 
     @property
-    def value(self) -> dict:
+    def value(self) -> JsonDict:
         """handle's (encoded) result with its eight keys, or :class:`Fail`."""
         if self._value is None:
             self._value = result_of(self.rec, self.operation, HANDLE_KEYS, "handle")
         return self._value
 
     @property
-    def order(self) -> dict:
+    def order(self) -> JsonDict:
         return decode(self.operation["args"][0])
 
     @property
-    def shown(self) -> dict:
+    def shown(self) -> JsonDict:
         """The operation with every call_tool call of the probe on its call line (what a failure shows)."""
         return dict(self.operation, label=self.operation["label"] + door_lines({"double_seen": {"call_tool": self.door}}))
 
     def fail(self, message: str, expected: str, got: str) -> None:
         raise Fail(message, call=self.shown["label"], expected=expected, got=got)
 
-    def door_success(self) -> "dict | None":
+    def door_success(self) -> "JsonDict | None":
         """The result the grader's door returned for this run's successful call, when the door was called.
 
         A success ends a run, so the probe's successful door results belong to its
@@ -246,7 +247,7 @@ class HandleRun:
         return wins[done] if done < len(wins) else None
 
 
-def handle_runs_of(probe: Probe, obs: dict) -> list[HandleRun]:
+def handle_runs_of(probe: Probe, obs: JsonDict) -> list[HandleRun]:
     """The probe's ``handle`` ops, in order, with their records."""
     records = records_of(probe, obs)
     runs: list[HandleRun] = []
@@ -260,9 +261,9 @@ def handle_runs_of(probe: Probe, obs: dict) -> list[HandleRun]:
 Aspect = Callable[[HandleRun], None]
 
 
-def judge_runs(wants: list) -> Callable:
+def judge_runs(wants: list[Any]) -> Callable:
     """A judge: ``wants[i][j]`` lists the aspects the j-th handle run of probe i must show (None: not judged)."""
-    def judge(probes: list, observations: list) -> Verdict:
+    def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
         for probe, obs, per_run in zip(probes, observations, wants):
             for run, aspects in zip(handle_runs_of(probe, obs), per_run):
                 for aspect in aspects or ():
@@ -271,7 +272,7 @@ def judge_runs(wants: list) -> Callable:
     return judge
 
 
-def on_runs(**wants: list) -> tuple[Callable, Callable]:
+def on_runs(**wants: list[Any]) -> tuple[Callable, Callable]:
     """``(probes, judge)`` of a check that judges the shared runs named by the keywords.
 
     >>> probes, judge = on_runs(spec_empty=[[shape]])
@@ -321,16 +322,16 @@ def ends(why: str = "", **want: object) -> Aspect:
     return aspect
 
 
-def _region_fix(tool: object, args: dict) -> tuple:
+def _region_fix(tool: object, args: JsonDict) -> tuple[Any, ...]:
     return tool, {**args, "region": spec.FALLBACK_REGION}
 
 
-def _limit_fix(tool: object, args: dict) -> tuple:
+def _limit_fix(tool: object, args: JsonDict) -> tuple[Any, ...]:
     limit = args.get("limit")
     return tool, {**args, "limit": cases.clamp(limit) if type(limit) is int else limit}
 
 
-def _tool_fix(tool: object, args: dict) -> tuple:
+def _tool_fix(tool: object, args: JsonDict) -> tuple[Any, ...]:
     return "stock_lookup", args
 
 
@@ -382,7 +383,7 @@ def fixed_after(reason: str, if_reached: bool = False) -> Aspect:
     return aspect
 
 
-def _fix_of_another_reason(earlier: list, reason: str, before: dict, after: dict) -> "str | None":
+def _fix_of_another_reason(earlier: list[Any], reason: str, before: JsonDict, after: JsonDict) -> "str | None":
     """An earlier reason whose fix, applied to ``before``, gives ``after`` (a repair that read the wrong reason)."""
     for other in dict.fromkeys(earlier):
         if other == reason or other not in _FIXES:
@@ -440,7 +441,7 @@ def rows_of_last_call(run: HandleRun) -> None:
     expect_field(run.value, "rows", want, run.operation, "rows must be the rows of the successful retry.")
 
 
-def _spy_total(rec: dict) -> int:
+def _spy_total(rec: JsonDict) -> int:
     return sum(n for n in rec.get("spy_runs", {}).values() if type(n) is int)
 
 
@@ -713,7 +714,7 @@ def ends_without_raising(run: HandleRun) -> None:
     check_answer_mentions(value, [reason], run.shown, GIVEUP_NAMES_REASON)
 
 
-def _raised_judge(probes: list, observations: list) -> Verdict:
+def _raised_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     exc_reason = spec.RAISED_PREFIX + probes[0].params["spies"]["stock_lookup"]["exc"]
     raised = [[ends(ok=False, n_fixes=0, attempts=1, errors=[exc_reason], answer_has=exc_reason)]]
     return judge_runs([raised] + [[[ends_without_raising]]] * (len(probes) - 1))(probes, observations)
@@ -794,7 +795,7 @@ def _fixes_probes(rng: random.Random) -> list[Probe]:
     return reducer_probes(rng, ("fixes",)) + _TWO_REPAIRS_FIXES[0](rng)
 
 
-def _fixes_judge(probes: list, observations: list) -> Verdict:
+def _fixes_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     verdict = judge_reducers(probes[:1], observations[:1])
     return verdict if not verdict.passed else _TWO_REPAIRS_FIXES[1](probes[1:], observations[1:])
 

@@ -39,7 +39,8 @@ from grader import spec
 from grader.checks._common import (REAL_EXTRA_KEY, REAL_SPIES_KEY, TOOL_SPIES_ORIGINAL, WATCH_KEY, Fail, add, call_op, call_probe,
                                    double_op, mentions_number, on_real_route, op, records_of, value_of)
 from grader.engine.encode import encode, show, strict_equal
-from grader.checks.registry import Probe, Verdict, shared_rng
+from grader.checks.registry import Observation, Probe, Verdict, shared_rng
+from grader.engine.wire import JsonDict
 
 JSON_FILE, MD_FILE = spec.REPORT_FILES
 FAILURE_HEADINGS = {h[-1] for h in spec.HEADING_SETS.values()}
@@ -55,12 +56,12 @@ VALUE_REASONS = (spec.TYPE, spec.ALLOWED, spec.RANGE)
 SHOWN_CALLS = 10  # recorded calls shown on a failed row
 
 
-def _report_op(folder: str = "scratch") -> dict:
+def _report_op(folder: str = "scratch") -> JsonDict:
     label = "write_report()" if folder == "default" else "write_report(folder=<a new scratch folder>)"
     return op("report", folder=folder, label=label)
 
 
-def _report_record(probe: Probe, obs: dict) -> tuple[dict, dict]:
+def _report_record(probe: Probe, obs: JsonDict) -> tuple[JsonDict, JsonDict]:
     """The (operation, record) of the probe's write_report call, which must have returned."""
     for operation, rec in zip(probe.params["operations"], records_of(probe, obs)):
         if operation.get("op") == "report":
@@ -71,8 +72,8 @@ def _report_record(probe: Probe, obs: dict) -> tuple[dict, dict]:
     raise Fail("The grader's probe has no write_report operation.")  # a grader bug; never for learners
 
 
-def _files(operation: dict, rec: dict, *, json_needed: bool = True, md_needed: bool = False,
-           anywhere: bool = False) -> dict:
+def _files(operation: JsonDict, rec: JsonDict, *, json_needed: bool = True, md_needed: bool = False,
+           anywhere: bool = False) -> JsonDict:
     """The report files the record read; ``anywhere``: those in the working folder if the default had none.
 
     ``step8/default_folder`` alone judges where ``write_report()`` writes; the
@@ -99,7 +100,7 @@ def _files(operation: dict, rec: dict, *, json_needed: bool = True, md_needed: b
 # --------------------------------------------------------------------------- the three reports
 
 
-def _handle_result(ok: bool, errors: list, answer: str) -> dict:
+def _handle_result(ok: bool, errors: list[Any], answer: str) -> JsonDict:
     """What a ``handle`` returns after ``errors`` (one per failed attempt; then a success when ``ok``)."""
     fixes = [f"{reason}: the grader's fix" for reason in (errors if ok else errors[:-1])]
     calls = [{"tool": "stock_lookup", "error": reason} for reason in errors] + (
@@ -113,7 +114,7 @@ def _handle_result(ok: bool, errors: list, answer: str) -> dict:
 _OTHER = _handle_result(False, [spec.ARGS_PREFIX + "missing:sku"], "the grader's handle: neither order kind")
 
 
-def handle_results(name: str, rng: random.Random) -> dict:
+def handle_results(name: str, rng: random.Random) -> JsonDict:
     """The results of the grader's ``handle`` in report ``name``, by kind of order (doubles_report.order_kind).
 
     >>> r = handle_results(CHANGED, random.Random(1))
@@ -135,8 +136,8 @@ def handle_results(name: str, rng: random.Random) -> dict:
             "other": _OTHER}
 
 
-def _report_probe(name: str, rng: random.Random, folder: str, door: dict, changes: list,
-                  real_extra: "list | None" = None, real_spies: "dict | None" = None) -> Probe:
+def _report_probe(name: str, rng: random.Random, folder: str, door: JsonDict, changes: list[Any],
+                  real_extra: "list[Any] | None" = None, real_spies: "JsonDict | None" = None) -> Probe:
     """A fresh probe: ``changes`` (operations, note), the doubles, ``write_report``, then ``TOOLS``' keys.
 
     On the learner's own route (what decides) the doubles give way to watches of the module's
@@ -144,7 +145,7 @@ def _report_probe(name: str, rng: random.Random, folder: str, door: dict, change
     functions did during the report (the tools' own bodies run, so ``CALLS`` moves with
     them). ``real_extra`` runs first there only, with the tools' spies ``real_spies`` if given.
     """
-    ops: list = []
+    ops: list[Any] = []
     notes = []
     for operations, note in changes:
         ops += operations
@@ -156,7 +157,7 @@ def _report_probe(name: str, rng: random.Random, folder: str, door: dict, change
     notes.append(DOOR_NOTES[(door.get("leak", False), door.get("store", True))])
     report["label"] += "  # with " + ", ".join(notes)
     ops += [report, op("keys", name="TOOLS")]
-    extra: dict = {REAL_EXTRA_KEY: real_extra} if real_extra else {}
+    extra: JsonDict = {REAL_EXTRA_KEY: real_extra} if real_extra else {}
     if real_spies:
         extra[REAL_SPIES_KEY] = real_spies
     return call_probe(ops, spies=TOOL_SPIES_ORIGINAL, fresh=True, expect_report=name,
@@ -179,12 +180,12 @@ def as_is_probe(rng: random.Random) -> Probe:
     return _report_probe(AS_IS, shared_rng(rng, AS_IS), "scratch", {}, [])
 
 
-def _limit_change(rng: random.Random) -> tuple[list, str]:
+def _limit_change(rng: random.Random) -> tuple[list[Any], str]:
     limit = rng.randint(4, 9)  # never 2 or 3, the spec's attempts and limit
     return [op("set", name="MAX_ATTEMPTS", value=limit)], f"MAX_ATTEMPTS = {limit}"
 
 
-def _used_before(rng: random.Random) -> tuple[list, str]:
+def _used_before(rng: random.Random) -> tuple[list[Any], str]:
     """Tool runs before the report: a count must be a difference, not CALLS itself (nor a sum with it)."""
     runs = rng.randint(1, 3)
     calls = [call_op(tool, sku, region, 1) for tool, (sku, region) in
@@ -221,7 +222,7 @@ RELAXED_ARGS = [op("contract", path=[tool, "args", arg, rule], delete=True)
 NO_ROWS_ALLOWED = [op("contract", path=[tool, "returns", "rows", "max_len"], value=0) for tool in spec.TOOL_NAMES]
 
 
-def _rows_everywhere(rng: random.Random) -> dict:
+def _rows_everywhere(rng: random.Random) -> JsonDict:
     """Spies that run the tools' own bodies (``CALLS`` moves) and give rows where the table has none.
 
     As if the stock held a row for every sku in every region: no order finds nothing.
@@ -252,22 +253,22 @@ def no_cache_probe(rng: random.Random) -> Probe:
 # --------------------------------------------------------------------------- what the doubles saw
 
 
-def _double_params(probe: Probe, name: str) -> dict:
+def _double_params(probe: Probe, name: str) -> JsonDict:
     """The params of the double in ``name`` (``{}`` on the real route, where the module's own function ran)."""
     ops = probe.params["operations"]
     return next((o.get("params", {}) for o in ops if o.get("op") == "double" and o["name"] == name), {})
 
 
-def _seen(obs: dict, name: str) -> list:
+def _seen(obs: JsonDict, name: str) -> list[Any]:
     seen = obs.get("double_seen", {}).get(name, []) if isinstance(obs.get("double_seen"), dict) else []
     return [entry for entry in seen if isinstance(entry, dict)] if isinstance(seen, list) else []
 
 
-def _outcome(entry: dict) -> str:
+def _outcome(entry: JsonDict) -> str:
     return show(entry["returned"], 160) if "returned" in entry else f"raised {entry.get('raised')}"
 
 
-def _call_line(name: str, entry: dict, note: str = "") -> str:
+def _call_line(name: str, entry: JsonDict, note: str = "") -> str:
     args = entry.get("args") if isinstance(entry.get("args"), list) else []
     return f"{name}({', '.join(show(a, 160) for a in args)}) -> {_outcome(entry)}{note}"
 
@@ -280,7 +281,7 @@ ORDER_NOTES = {  # the kinds of grader.engine.doubles_report.order_kind
 }
 
 
-def _door_calls(probe: Probe, obs: dict) -> list[dict]:
+def _door_calls(probe: Probe, obs: JsonDict) -> list[JsonDict]:
     """Each ``call_tool`` call of the report: its key, whether its arguments were wrong and the body runs it made.
 
     Read off what the grader's door returned (see :mod:`grader.engine.doubles_report`).
@@ -288,7 +289,7 @@ def _door_calls(probe: Probe, obs: dict) -> list[dict]:
     params = _double_params(probe, DOOR)
     leak, store = params.get("leak") is True, params.get("store") is not False
     real = on_real_route(probe)
-    out: list = []
+    out: list[Any] = []
     for entry in _seen(obs, DOOR):
         value = entry.get("returned")
         error = value.get("error") if isinstance(value, dict) else None
@@ -337,7 +338,7 @@ def _names_all_args(key: Any) -> bool:
     return isinstance(args, dict) and sorted(args) == sorted(spec.ARG_NAMES)
 
 
-def _second_identical(calls: list) -> "tuple[dict, dict] | None":
+def _second_identical(calls: list[Any]) -> "tuple[JsonDict, JsonDict] | None":
     """The last call with valid arguments that repeats an earlier one, and that earlier one."""
     for i in range(len(calls) - 1, -1, -1):
         if calls[i]["wrong"]:
@@ -348,7 +349,7 @@ def _second_identical(calls: list) -> "tuple[dict, dict] | None":
     return None
 
 
-def _handle_kinds(probe: Probe, obs: dict) -> list[tuple[str, Any, str]]:
+def _handle_kinds(probe: Probe, obs: JsonDict) -> list[tuple[str, Any, str]]:
     """``(kind, result, line)`` for each ``handle`` call of the report, the kind known by what it got."""
     params = _double_params(probe, HANDLE)
     out = []
@@ -368,11 +369,11 @@ def _handle_kinds(probe: Probe, obs: dict) -> list[tuple[str, Any, str]]:
 # --------------------------------------------------------------------------- the true values, and the measurement
 
 
-def _lines_of(calls: list) -> list:
+def _lines_of(calls: list[Any]) -> list[Any]:
     return [c["line"] for c in calls]
 
 
-def _door_truth(probe: Probe, obs: dict, values: dict, problems: list, lines: dict) -> None:
+def _door_truth(probe: Probe, obs: JsonDict, values: JsonDict, problems: list[Any], lines: JsonDict) -> None:
     """blocked_before_call and memo_second_call_runs as the grader's door ran them, and what blocks reading them."""
     calls = _door_calls(probe, obs)
     lines["blocked_before_call"] = lines["memo_second_call_runs"] = _lines_of(calls)
@@ -401,7 +402,7 @@ def _door_truth(probe: Probe, obs: dict, values: dict, problems: list, lines: di
                          "Use arguments that find rows."))
 
 
-def _reasons_truth(obs: dict, values: dict, problems: list, lines: dict, one_of_each: bool) -> None:
+def _reasons_truth(obs: JsonDict, values: JsonDict, problems: list[Any], lines: JsonDict, one_of_each: bool) -> None:
     seen = _seen(obs, RESULTS)
     lines["bad_result_reasons"] = [_call_line(RESULTS, entry) for entry in seen]
     reasons = sorted((e["returned"] for e in seen if "returned" in e), key=str)
@@ -415,7 +416,7 @@ def _reasons_truth(obs: dict, values: dict, problems: list, lines: dict, one_of_
                          f"({', '.join(sorted(spec.RESULT_REASONS))})."))
 
 
-def _handle_truth(probe: Probe, obs: dict, values: dict, problems: list, lines: dict) -> None:
+def _handle_truth(probe: Probe, obs: JsonDict, values: JsonDict, problems: list[Any], lines: JsonDict) -> None:
     kinds = _handle_kinds(probe, obs)
     lines["repaired"] = lines["attempts"] = lines["gave_up"] = [line for _, _, line in kinds]
     repaired = next((result for kind, result, _ in kinds if kind == "repaired"), None)
@@ -438,15 +439,15 @@ def _handle_truth(probe: Probe, obs: dict, values: dict, problems: list, lines: 
         values["gave_up"] = (empty.get("ok") if isinstance(empty, dict) else None) is not True
 
 
-def _truth(probe: Probe, obs: dict, *, one_of_each: bool) -> tuple[dict, list, dict]:
+def _truth(probe: Probe, obs: JsonDict, *, one_of_each: bool) -> tuple[JsonDict, list[Any], JsonDict]:
     """``(values, problems, lines)``: the true report of this probe, what the spec's measurement lacks, the calls.
 
     ``one_of_each``: the bad results must give one reason of each kind (true in the untouched module only).
     """
     ops, records = probe.params["operations"], records_of(probe, obs)
-    values: dict = {}
-    problems: list = []
-    lines: dict = {"tools": []}
+    values: JsonDict = {}
+    problems: list[Any] = []
+    lines: JsonDict = {"tools": []}
     tools_rec = records[next(i for i, o in enumerate(ops) if o.get("op") == "keys")]
     if tools_rec.get("not_dict") or not isinstance(tools_rec.get("value"), list):
         raise Fail("The grader could not read the keys of TOOLS after the report.", call="sorted(TOOLS)")
@@ -492,13 +493,13 @@ def _why(probe: Probe, key: str) -> str:
             "attempts that run's attempts, gave_up is not ok of the empty order's run.")
 
 
-def _call_with(operation: dict, lines: list) -> str:
+def _call_with(operation: JsonDict, lines: list[Any]) -> str:
     shown = lines[:SHOWN_CALLS]
     more = [f"... and {len(lines) - SHOWN_CALLS} more"] if len(lines) > SHOWN_CALLS else []
     return "\n".join([operation["label"]] + [f"    {line}" for line in shown + more])
 
 
-def _values_judge(probes: list, observations: list, *, one_of_each: bool = True, anywhere: bool = False) -> Verdict:
+def _values_judge(probes: list[Probe], observations: list[Observation], *, one_of_each: bool = True, anywhere: bool = False) -> Verdict:
     """Each number in the written JSON equals its true value, read off the doubles' records of the report."""
     for probe, obs in zip(probes, observations):
         operation, rec = _report_record(probe, obs)
@@ -527,7 +528,7 @@ def _values_judge(probes: list, observations: list, *, one_of_each: bool = True,
 # --------------------------------------------------------------------------- files and the returned dict
 
 
-def _files_judge(probes: list, observations: list) -> Verdict:
+def _files_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         _files(*_report_record(probe, obs), md_needed=True)
     return Verdict.ok()
@@ -544,7 +545,7 @@ add("step8/default_folder", 1, "write_report() without a folder writes next to t
     ["8.default_folder"], lambda rng: [changed_probe(rng)], _files_judge)
 
 
-def _returns_judge(probes: list, observations: list) -> Verdict:
+def _returns_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     operation, rec = _report_record(probes[0], observations[0])
     files = _files(operation, rec)
     value = rec["value"]
@@ -598,12 +599,12 @@ def failure_section(md: str) -> "str | None":
     return "\n".join(out) if any(line.rstrip() in FAILURE_HEADINGS for line in lines) else None
 
 
-def _md(probe: Probe, obs: dict, *, anywhere: bool = False) -> tuple[dict, str]:
+def _md(probe: Probe, obs: JsonDict, *, anywhere: bool = False) -> tuple[JsonDict, str]:
     operation, rec = _report_record(probe, obs)
     return operation, _files(operation, rec, json_needed=False, md_needed=True, anywhere=anywhere)["md"]
 
 
-def _headings_judge(probes: list, observations: list) -> Verdict:
+def _headings_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     operation, md = _md(probes[0], observations[0])
     found = headings_of(md)
     for name, wanted in spec.HEADING_SETS.items():
@@ -619,7 +620,7 @@ add("step8/md_headings", 2, f"{MD_FILE} has the four ## sections of one heading 
     ["8.headings"], lambda rng: [as_is_probe(rng)], _headings_judge)
 
 
-def _limit_in_md(operation: dict, md: str, limit: int) -> None:
+def _limit_in_md(operation: JsonDict, md: str, limit: int) -> None:
     section = failure_section(md)
     if section is None:
         raise Fail(f"{MD_FILE} has no failure-path section ({spec.HEADING_SETS['English'][-1]}).",
@@ -630,7 +631,7 @@ def _limit_in_md(operation: dict, md: str, limit: int) -> None:
                    got=section.strip()[:400])
 
 
-def _limit_when_written(probe: Probe, obs: dict) -> int:
+def _limit_when_written(probe: Probe, obs: JsonDict) -> int:
     """``MAX_ATTEMPTS`` as the module held it when the report was written (the spec's 3 if not an int)."""
     ops, records = probe.params["operations"], records_of(probe, obs)
     rec = records[next(i for i, o in enumerate(ops) if o.get("op") == "attr" and o.get("name") == "MAX_ATTEMPTS")]
@@ -638,7 +639,7 @@ def _limit_when_written(probe: Probe, obs: dict) -> int:
     return value if type(value) is int else spec.MAX_ATTEMPTS
 
 
-def _attempt_limit_judge(probes: list, observations: list) -> Verdict:
+def _attempt_limit_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     operation, md = _md(probes[0], observations[0])
     _limit_in_md(operation, md, _limit_when_written(probes[0], observations[0]))
     return Verdict.ok()
@@ -649,7 +650,7 @@ add("step8/md_attempt_limit", 1, "The failure section states the attempt limit (
     ["8.attempt_limit"], lambda rng: [as_is_probe(rng)], _attempt_limit_judge)
 
 
-def _follows_judge(probes: list, observations: list) -> Verdict:
+def _follows_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     _values_judge(probes, observations, one_of_each=False, anywhere=True)
     for probe, obs in zip(probes, observations):
         operation, md = _md(probe, obs, anywhere=True)

@@ -22,8 +22,9 @@ from grader import spec
 from grader.checks import cases
 from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_op, call_probe,
                                    check_calls_unchanged, double_op, judged, op, outcome, records_of, value_of)
-from grader.checks.registry import Probe, Verdict
+from grader.checks.registry import Observation, Probe, Verdict
 from grader.engine.encode import encode, show, strict_equal
+from grader.engine.wire import JsonDict
 
 NO_RUNS = {"stock_lookup": 0, "legacy_stock": 0}
 _SPACES = [" ", "  ", "   "]   # the pad every strip removes
@@ -75,7 +76,7 @@ def recased(rng: random.Random, word: str) -> str:
     return rng.choice([c for c in choices if c != word])
 
 
-def _base(rng: random.Random) -> dict:
+def _base(rng: random.Random) -> JsonDict:
     return cases.random_valid_args(rng)
 
 
@@ -84,7 +85,7 @@ def _base(rng: random.Random) -> dict:
 # ---------------------------------------------------------------------------
 
 
-def on_spec_contract(ops: list, **options: Any) -> Probe:
+def on_spec_contract(ops: list[Any], **options: Any) -> Probe:
     """A probe that first puts the spec's ``args`` contract in both tools (undone when it ends).
 
     >>> [o["path"] for o in on_spec_contract([]).params["operations"]][:2]
@@ -94,7 +95,7 @@ def on_spec_contract(ops: list, **options: Any) -> Probe:
     return call_probe(setup + ops, reset=True, **options)
 
 
-def coerce_op(tool: str, raw: dict, contract: "dict | None" = ..., note: str = "") -> dict:
+def coerce_op(tool: str, raw: JsonDict, contract: "JsonDict | None" = ..., note: str = "") -> JsonDict:
     """A ``coerce`` call with the spec's answer (``contract``: the tool's args rules; default: the spec's).
 
     >>> coerce_op("stock_lookup", {"limit": " 2"})["expect_args"]
@@ -112,7 +113,7 @@ def coerce_op(tool: str, raw: dict, contract: "dict | None" = ..., note: str = "
     return operation
 
 
-def _strip_ops(rng: random.Random) -> list:
+def _strip_ops(rng: random.Random) -> list[Any]:
     ops = []
     for arg, side in (("sku", "left"), ("sku", "right"), ("region", "both"), ("region", "right")):
         raw = _base(rng)
@@ -134,7 +135,7 @@ def _strip_ops(rng: random.Random) -> list:
     return ops
 
 
-def _lower_ops(rng: random.Random) -> list:
+def _lower_ops(rng: random.Random) -> list[Any]:
     ops = []
     for _ in range(2):
         raw = _base(rng)
@@ -163,7 +164,7 @@ _ACCENTED = [("zürich", "ZÜRICH"), ("örebro", "Örebro"), ("ålesund", "ÅLES
 _SHARP_S = [("straße", "STRAßE"), ("gießen", "GIEßEN"), ("weißwasser", "Weißwasser")]
 
 
-def _lower_unicode_ops(rng: random.Random) -> list:
+def _lower_unicode_ops(rng: random.Random) -> list[Any]:
     """A contract whose ``allowed`` holds non-ASCII values: lower() is Unicode-aware and is not casefold().
 
     The seed picks the words, never the classes (a capital outside A-Z; a sharp s, which casefold() changes).
@@ -181,7 +182,7 @@ def _lower_unicode_ops(rng: random.Random) -> list:
     return ops
 
 
-def _int_ops(rng: random.Random) -> list:
+def _int_ops(rng: random.Random) -> list[Any]:
     ops = []
     digits = [str(rng.randint(1, spec.MAX_ROWS)), "0" + str(rng.randint(1, 9)), str(rng.randint(6, 99)), "0"]
     for text, side in zip(digits, ["", "left", "right", "both"]):
@@ -191,7 +192,7 @@ def _int_ops(rng: random.Random) -> list:
     return ops
 
 
-def _never_values(rng: random.Random) -> list:
+def _never_values(rng: random.Random) -> list[Any]:
     """``(arg, value)`` pairs that no rule may change: one of each class on every run."""
     n = rng.randint(1, spec.MAX_ROWS)
     return [("limit", True), ("limit", False), ("region", True), ("limit", float(n)), ("limit", f"{n}.0"),
@@ -204,7 +205,7 @@ def _never_values(rng: random.Random) -> list:
             ("limit", cases.unicode_padded(rng, str(n))), ("limit", padded(rng, cases.unicode_padded(rng, str(n)), "both"))]
 
 
-def _never_ops(rng: random.Random) -> list:
+def _never_ops(rng: random.Random) -> list[Any]:
     ops = []
     for arg, value in _never_values(rng):
         raw = _base(rng)
@@ -223,13 +224,13 @@ def n_of(rng: random.Random) -> int:
     return rng.randint(1, spec.MAX_ROWS)
 
 
-def _contract_ops(rng: random.Random) -> list:
+def _contract_ops(rng: random.Random) -> list[Any]:
     """Contracts the grader changes: an added str/int argument, ``allowed`` grown and shrunk, types swapped."""
     tool = rng.choice(spec.TOOL_NAMES)
     rules = cases.spec_args_contract()
-    ops: list = []
+    ops: list[Any] = []
 
-    def change(path: list, value: Any = None, delete: bool = False) -> str:
+    def change(path: list[Any], value: Any = None, delete: bool = False) -> str:
         target = rules
         for key in path[:-1]:
             target = target[key]
@@ -241,7 +242,7 @@ def _contract_ops(rng: random.Random) -> list:
                    else op("contract", path=[tool, "args"] + path, value=value))
         return f"TOOLS[{tool!r}]['args'][{path[0]!r}]" + (" removed" if delete else f" = {show(rules[path[0]])}")
 
-    def call(raw: dict, note: str) -> None:
+    def call(raw: JsonDict, note: str) -> None:
         ops.append(coerce_op(tool, {**_base(rng), **raw}, {k: dict(v) for k, v in rules.items()}, note))
 
     word, number = rng.choice(cases.TYPED_ARG_NAMES["str"]), rng.choice(cases.TYPED_ARG_NAMES["int"])
@@ -272,7 +273,7 @@ def _contract_ops(rng: random.Random) -> list:
 # ---------------------------------------------------------------------------
 
 
-def split_return(value: Any, label: str) -> tuple:
+def split_return(value: Any, label: str) -> tuple[Any, ...]:
     """``(args, coercions)`` of an encoded return value (a tuple or a list of two), else :class:`Fail`.
 
     >>> split_return({"$tuple": [{}, []]}, "x")
@@ -300,7 +301,7 @@ def rule_names(rule: Any) -> "set | None":
     return None
 
 
-def _coerce_records(probes: list, observations: list) -> list:
+def _coerce_records(probes: list[Probe], observations: list[Observation]) -> list[Any]:
     """``(operation, record, return value)`` of every coerce call, with the labels of the calls before it."""
     out = []
     for probe, obs in zip(probes, observations):
@@ -310,7 +311,7 @@ def _coerce_records(probes: list, observations: list) -> list:
     return out
 
 
-def _judge_args(probes: list, observations: list, message: str) -> Verdict:
+def _judge_args(probes: list[Probe], observations: list[Observation], message: str) -> Verdict:
     for operation, _rec, value in _coerce_records(probes, observations):
         args, _ledger = split_return(value, operation["label"])
         if not strict_equal(args, operation["expect_args"]):
@@ -323,7 +324,7 @@ def args_judge(message: str):
     return lambda probes, observations: _judge_args(probes, observations, message)
 
 
-def check_ledger(ledger: Any, changes: dict, label: str) -> None:
+def check_ledger(ledger: Any, changes: JsonDict, label: str) -> None:
     """:class:`Fail` unless ``ledger`` has exactly one right entry per changed argument (any order)."""
     if isinstance(ledger, dict) and set(ledger) == {"$tuple"}:
         ledger = ledger["$tuple"]
@@ -345,14 +346,14 @@ def check_ledger(ledger: Any, changes: dict, label: str) -> None:
                        got=show(entry))
 
 
-def _ledger_judge(probes: list, observations: list) -> Verdict:
+def _ledger_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for operation, _rec, value in _coerce_records(probes, observations):
         _args, ledger = split_return(value, operation["label"])
         check_ledger(ledger, operation["expect_changes"], operation["label"])
     return Verdict.ok()
 
 
-def _keys_input_judge(probes: list, observations: list) -> Verdict:
+def _keys_input_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for operation, rec, value in _coerce_records(probes, observations):
         args, _ledger = split_return(value, operation["label"])
         raw = operation["args"][1]
@@ -367,7 +368,7 @@ def _keys_input_judge(probes: list, observations: list) -> Verdict:
     return Verdict.ok()
 
 
-def _no_body_judge(probes: list, observations: list) -> Verdict:
+def _no_body_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         start = obs.get("start") if isinstance(obs, dict) else None
         for operation, rec in judged(probe, records_of(probe, obs)):
@@ -389,11 +390,11 @@ def _no_body_judge(probes: list, observations: list) -> Verdict:
 # ---------------------------------------------------------------------------
 
 
-def _table_probes(rng: random.Random) -> list:
+def _table_probes(rng: random.Random) -> list[Any]:
     return [call_probe([op("attr", name="COERCIONS", label="COERCIONS")], reset=True)]
 
 
-def _table_judge(probes: list, observations: list) -> Verdict:
+def _table_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     operation, rec = judged(probes[0], records_of(probes[0], observations[0]))[0]
     value = value_of(rec, operation, "The module needs a name COERCIONS.")
     text = show(value, limit=100000)
@@ -475,7 +476,7 @@ add("step9/no_body_run", 1, "coerce never runs a tool body",
 # ---------------------------------------------------------------------------
 
 
-def coerced_call_probe(tool: str, raw: dict, note: str) -> Probe:
+def coerced_call_probe(tool: str, raw: JsonDict, note: str) -> Probe:
     """One ``call_coerced`` call, the grader's ``validate_args`` and ``call_tool`` in place, body spies on."""
     operation = coerce_op(tool, raw)
     operation.update(fn="call_coerced", label=operation["label"].replace("coerce(", "call_coerced(", 1) + f"  # {note}")
@@ -484,14 +485,14 @@ def coerced_call_probe(tool: str, raw: dict, note: str) -> Probe:
     return on_spec_contract(doubles + [operation], spies=TOOL_SPIES_TABLE, watch_on_real=["call_tool"])
 
 
-def _valid_raw(rng: random.Random) -> dict:
+def _valid_raw(rng: random.Random) -> JsonDict:
     raw = cases.random_valid_args(rng, stocked=True)
     raw["region"] = padded(rng, recased(rng, raw["region"]), "both")
     raw["limit"] = padded(rng, "0" + str(raw["limit"]), "right")
     return raw
 
 
-def _invalid_raws(rng: random.Random) -> list:
+def _invalid_raws(rng: random.Random) -> list[Any]:
     """Raw arguments still refused after coercion, one of each kind on every run."""
     out = []
     for arg, value in (("limit", rng.choice(_INT_TAKES)), ("limit", str(rng.randint(spec.MAX_ROWS + 1, 99))),
@@ -504,7 +505,7 @@ def _invalid_raws(rng: random.Random) -> list:
     return out
 
 
-def _call_coerced_probes(rng: random.Random) -> list:
+def _call_coerced_probes(rng: random.Random) -> list[Any]:
     """Valid once coerced: a call that succeeds with each tool, and one whose result is refused (too_big).
 
     Each class on every run: whether a result refusal is among them is never the seed's draw.
@@ -522,13 +523,13 @@ def _call_coerced_probes(rng: random.Random) -> list:
     return [coerced_call_probe(*call) for call in calls] + [own_coerce_probe([call[:2] for call in calls])]
 
 
-def _refused_probes(rng: random.Random) -> list:
+def _refused_probes(rng: random.Random) -> list[Any]:
     calls = [(rng.choice(spec.TOOL_NAMES), raw) for raw in _invalid_raws(rng)]
     return [coerced_call_probe(tool, raw, "still refused after coercion") for tool, raw in calls] + [
         own_coerce_probe(calls)]
 
 
-def own_coerce_probe(calls: list) -> Probe:
+def own_coerce_probe(calls: list[Any]) -> Probe:
     """The module's own ``coerce`` of each ``call_coerced`` call ``(tool, raw)``, last in a check's probes.
 
     For the judge only: when call_tool got the wrong arguments (or the ledger is wrong) and they are what
@@ -540,7 +541,7 @@ def own_coerce_probe(calls: list) -> Probe:
     return on_spec_contract([coerce_op(tool, raw) for tool, raw in calls])
 
 
-def _own_coerce_fail(own: Any, operation: dict, what: str) -> Fail:
+def _own_coerce_fail(own: Any, operation: JsonDict, what: str) -> Fail:
     """The failure of a call_coerced call whose wrong ``what`` is what the module's own coerce returned."""
     coerce_label = operation["label"].split("  # ")[0].replace("call_coerced(", "coerce(", 1)
     want = (operation["expect_args"] if what == "args" else
@@ -564,7 +565,7 @@ def _own_coerce(own_probe: "Probe | None", own_obs: Any, i: int) -> Any:
         return None
 
 
-def _judge_door(probe: Probe, obs: dict, refused: bool, own: Any = None) -> None:
+def _judge_door(probe: Probe, obs: JsonDict, refused: bool, own: Any = None) -> None:
     operation, rec = [pair for pair in judged(probe, records_of(probe, obs)) if pair[0].get("op") == "call"][0]
     label = operation["label"]
     value = value_of(rec, operation, "call_coerced should return call_tool's dict plus 'coercions'.")
@@ -604,7 +605,7 @@ def _judge_door(probe: Probe, obs: dict, refused: bool, own: Any = None) -> None
 def door_judge(refused: bool):
     """A judge of ``call_coerced`` probes (one call each) against the call_tool double's record; the last probe
     holds the module's own coerce of the same raw arguments (:func:`own_coerce_probe`)."""
-    def judge(probes: list, observations: list) -> Verdict:
+    def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
         own_probe, own_obs = probes[-1], observations[-1]
         for i, (probe, obs) in enumerate(zip(probes[:-1], observations[:-1])):
             _judge_door(probe, obs, refused, _own_coerce(own_probe, own_obs, i))

@@ -45,6 +45,7 @@ import os
 import signal
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from grader.settings import Settings, current, env_name
 
@@ -409,7 +410,7 @@ class StepGroup:
     dirs: "dict[str, str]"
     limits: "dict[str, object]" = field(default_factory=dict)
     server: "ServerGroup | None" = field(default=None, repr=False, compare=False)
-    applied: tuple = field(default=(), repr=False, compare=False)
+    applied: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     baseline: "dict[str, int]" = field(default_factory=dict, repr=False, compare=False)
 
     POOL = 16  # step groups a fork server keeps for reuse
@@ -532,7 +533,7 @@ class StepGroup:
             return ()
 
 
-def _key(limits) -> tuple:
+def _key(limits) -> tuple[Any, ...]:
     return (int(limits.memory_bytes), int(limits.pids), float(limits.cpus))
 
 

@@ -42,6 +42,7 @@ from grader.engine.proctree import die_with_parent  # noqa: E402
 from grader.engine.protocol import (CHANGED, DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR,  # noqa: E402
                                     IMPORTED, MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, OBS,
                                     RUN, START_AT_IMPORT, WAKE_BYTES, ImportErrorMessage, Limits, Message, StepJob)
+from grader.engine.wire import JsonDict  # noqa: E402
 
 # What running a fresh probe in a fork uses, bound before any learner code
 # runs: a module that replaces ``os.fork`` or ``os.waitpid`` must not decide
@@ -273,7 +274,7 @@ class _ResultChannel:
                 except OSError:  # full (the fork server drains it when woken) or closed by the module
                     pass
 
-        def send(message: dict, *, urgent: bool = True) -> None:
+        def send(message: JsonDict, *, urgent: bool = True) -> None:
             message["nonce"] = nonce[0]
             try:
                 data = dumps(message).encode("ascii") + b"\n"
@@ -419,11 +420,11 @@ def _read_start(fd: "int | None") -> bytes:
 
 
 def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: Callable,
-                send: Callable[[dict], None], exit_now: Callable[[int], NoReturn],
+                send: Callable[[JsonDict], None], exit_now: Callable[[int], NoReturn],
                 before: "ProcessState") -> None:
     """Run the job's probes on ``module`` in order (from ``job.first_probe``), one ``obs`` message each."""
 
-    def observe(index: int, probe: dict, on: "ModuleType | None" = None) -> None:
+    def observe(index: int, probe: JsonDict, on: "ModuleType | None" = None) -> None:
         try:
             obs = run_probe(module if on is None else on, probe, ctx)
         except BaseException as exc:  # run_probe catches Exception; the rest is ours to record
@@ -468,8 +469,8 @@ def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: C
             observe(index, probe)
 
 
-def _observe_reimported(observe: Callable[..., None], index: int, probe: dict, ctx: StepContext,
-                        send: Callable[[dict], None], exit_now: Callable[[int], NoReturn], before: "ProcessState") -> None:
+def _observe_reimported(observe: Callable[..., None], index: int, probe: JsonDict, ctx: StepContext,
+                        send: Callable[[JsonDict], None], exit_now: Callable[[int], NoReturn], before: "ProcessState") -> None:
     """Run one fresh probe on a new import of its own in this process; end the process if the probe changed it."""
     # The step's module stays as imported; a probe function that asks
     # ctx.fresh_module() gets the new one too.
@@ -491,7 +492,7 @@ def _observe_reimported(observe: Callable[..., None], index: int, probe: dict, c
         exit_now(0)
 
 
-def is_fresh(probe: dict) -> bool:
+def is_fresh(probe: JsonDict) -> bool:
     """Whether ``probe`` asks to start from the module as just imported (``params["fresh"] is True``).
 
     >>> is_fresh({"kind": "calls", "params": {"fresh": True}}), is_fresh({"kind": "calls"})
@@ -501,7 +502,7 @@ def is_fresh(probe: dict) -> bool:
     return isinstance(params, dict) and params.get("fresh") is True
 
 
-def _observe_forked(observe: Callable[[int, dict], None], index: int, probe: dict, ctx: StepContext,
+def _observe_forked(observe: Callable[[int, JsonDict], None], index: int, probe: JsonDict, ctx: StepContext,
                     module: ModuleType, exit_now: Callable[[int], NoReturn]) -> None:
     """Run one fresh probe in a fork of this just-imported process and wait for it.
 
@@ -588,7 +589,7 @@ def describe_import_error(exc: BaseException, module_path: str) -> ImportErrorMe
     }
 
 
-def _probe_error_message(message: dict, kind: str, detail: Any, nonce: str) -> Message:
+def _probe_error_message(message: JsonDict, kind: str, detail: Any, nonce: str) -> Message:
     detail = _safe_str(detail) if isinstance(detail, BaseException) else detail
     if message.get("type") != OBS:
         return {"type": FATAL, "message": f"{kind}: {_cap(str(detail))}", "nonce": nonce}

@@ -51,6 +51,7 @@ from grader.engine.protocol import StepJob, StepResult, encode_request
 from grader.engine.sandbox import (PACKAGE_ROOT, SANDBOXES, Isolation, IsolationUnavailable, bwrap_prefix,
                                    require, server_import_paths)
 from grader.settings import Settings, current, env_name
+from grader.engine.wire import JsonDict
 
 __all__ = ["EngineClient", "EngineUnavailable", "shared_client", "close", "idle_timeout_default",
            "CLIENT_GRACE_SECONDS", "STARTUP_TIMEOUT_SECONDS", "IDLE_TIMEOUT_SECONDS"]
@@ -357,7 +358,7 @@ class EngineClient:
         error = error or "the grader's worker process did not report this step"
         return [r if r is not None else StepResult(infra_error=error) for r in results]
 
-    def _read_line(self, wait: float) -> dict:
+    def _read_line(self, wait: float) -> JsonDict:
         return read_line(self._proc, self._buffer, wait)
 
     def _kill(self) -> None:
@@ -430,7 +431,7 @@ def _bootstrap(extra: "list[str]") -> str:
     )
 
 
-def read_line(proc: "subprocess.Popen", buffer: bytearray, wait: float) -> dict:
+def read_line(proc: "subprocess.Popen", buffer: bytearray, wait: float) -> JsonDict:
     """The fork server's next line (from ``buffer``, else read from its stdout), within ``wait`` seconds.
 
     Our own buffer over the raw fd: a buffered reader could hold a line that

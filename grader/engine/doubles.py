@@ -45,6 +45,7 @@ from typing import Any, Callable
 
 from grader import spec as lab_spec
 from grader.engine.encode import decode, encode, strict_equal
+from grader.engine.wire import JsonDict, LearnerFn
 
 # Taken when the grader is imported, before any learner code runs: a submission
 # that patches builtins (``builtins.isinstance = ...``) does not change the doubles.
@@ -95,7 +96,7 @@ def args_reason(tools: Any, name: Any, args: Any) -> str:
     return ""
 
 
-def _value_reason(value: Any, rule: dict) -> str:
+def _value_reason(value: Any, rule: JsonDict) -> str:
     if not type_ok(value, rule["type"]):
         return lab_spec.TYPE
     if "allowed" in rule and value not in rule["allowed"]:
@@ -105,7 +106,7 @@ def _value_reason(value: Any, rule: dict) -> str:
     return ""
 
 
-def result_reason(returns: dict, value: Any) -> str:
+def result_reason(returns: JsonDict, value: Any) -> str:
     """LAB_SPEC step 4: ``""`` or the one reason ``validate_result`` gives ``value`` under ``returns``.
 
     A row must be a dict (``rows=[None]`` is ``shape``, not an exception).
@@ -136,7 +137,7 @@ def result_reason(returns: dict, value: Any) -> str:
     return ""
 
 
-def _row_ok(row: Any, item: dict) -> bool:
+def _row_ok(row: Any, item: JsonDict) -> bool:
     return _isinstance(row, dict) and all(field in row and type_ok(row[field], rule["type"])
                                          for field, rule in item.items())
 
@@ -177,7 +178,7 @@ def _tools(module: Any) -> Any:
     return getattr(module, "TOOLS")
 
 
-def spec_contract() -> dict:
+def spec_contract() -> JsonDict:
     """LAB_SPEC step 1's ``args`` and ``returns`` of one tool (both tools share them), as a new dict.
 
     >>> spec_contract()["args"]["limit"]
@@ -199,7 +200,7 @@ class SpecTable:
     (3, 5)
     """
 
-    def __init__(self, module: Any, changes: "list | None" = None) -> None:
+    def __init__(self, module: Any, changes: "list[Any] | None" = None) -> None:
         self._module = module
         self.TOOLS = {name: {"fn": self._tool(name), **spec_contract()} for name in lab_spec.TOOL_NAMES}
         for *path, value in changes or []:
@@ -208,7 +209,7 @@ class SpecTable:
                 target = target[key]
             target[path[-1]] = decode(value)
 
-    def _tool(self, name: str) -> Callable:
+    def _tool(self, name: str) -> LearnerFn:
         def fn(**args: Any) -> Any:
             return getattr(self._module, "TOOLS")[name]["fn"](**args)
 
@@ -219,7 +220,7 @@ class SpecTable:
         return getattr(self._module, "CACHE", None)
 
 
-def validate_args_double(module: Any, params: dict) -> Callable:
+def validate_args_double(module: Any, params: JsonDict) -> LearnerFn:
     """``validate_args`` by LAB_SPEC step 2 over the module's ``TOOLS`` at call time.
 
     ``params["refuse"]``: ``[[tool, args, reason], ...]`` -- exactly those calls give ``reason``.
@@ -230,7 +231,7 @@ def validate_args_double(module: Any, params: dict) -> Callable:
     >>> check("t", {"s": "x"}), check("t", {"s": "y"}), check("t", {"s": 1})
     ('allowed:s', '', 'type:s')
     """
-    refuse = [(tool, args, reason) for tool, args, reason in params.get("refuse") or []]
+    refuse: list[tuple[Any, Any, str]] = [(tool, args, reason) for tool, args, reason in params.get("refuse") or []]
 
     def validate_args(name: Any, args: Any) -> str:
         for tool, wanted, reason in refuse:
@@ -241,7 +242,7 @@ def validate_args_double(module: Any, params: dict) -> Callable:
     return validate_args
 
 
-def validate_result_double(module: Any, params: dict) -> Callable:
+def validate_result_double(module: Any, params: JsonDict) -> LearnerFn:
     """``validate_result`` by LAB_SPEC step 4 over the module's ``TOOLS[name]["returns"]`` at call time.
 
     >>> import types
@@ -256,7 +257,7 @@ def validate_result_double(module: Any, params: dict) -> Callable:
     return validate_result
 
 
-def cache_key_double(module: Any, params: dict) -> Callable:
+def cache_key_double(module: Any, params: JsonDict) -> LearnerFn:
     """``cache_key`` by LAB_SPEC step 5 (:func:`key_of`).
 
     >>> key = cache_key_double(None, {})
@@ -270,13 +271,13 @@ def cache_key_double(module: Any, params: dict) -> Callable:
     return cache_key
 
 
-def _door(module: Any, name: Any, args: Any, own_cache: dict) -> dict:
+def _door(module: Any, name: Any, args: Any, own_cache: JsonDict) -> JsonDict:
     """LAB_SPEC steps 3-5: validate, look up the cache, call ``TOOLS[name]["fn"](**args)``, check, store."""
     tools = _tools(module)
     reason = args_reason(tools, name, args)
     if reason:
         return _failure(lab_spec.ARGS_PREFIX + reason)
-    cache = getattr(module, "CACHE", None)
+    cache: Any = getattr(module, "CACHE", None)  # the learner's CACHE, a dict (checked through the bound builtin)
     cache = cache if _isinstance(cache, dict) else own_cache
     key = key_of(name, args)
     if key in cache:
@@ -292,17 +293,17 @@ def _door(module: Any, name: Any, args: Any, own_cache: dict) -> dict:
     return {"ok": True, "value": value, "error": ""}
 
 
-def _failure(error: str) -> dict:
+def _failure(error: str) -> JsonDict:
     return {"ok": False, "value": None, "error": error}
 
 
-def _scripted(entry: dict) -> dict:
+def _scripted(entry: JsonDict) -> JsonDict:
     """A script entry as a whole result: ``error`` alone means a failure, ``value`` alone a success."""
     error = entry.get("error", "")
     return {"ok": entry.get("ok", not error), "value": decode(entry.get("value")), "error": error}
 
 
-def call_tool_double(module: Any, params: dict) -> Callable:
+def call_tool_double(module: Any, params: JsonDict) -> LearnerFn:
     """``call_tool``: the spec's door over the module's ``TOOLS``/``CACHE`` and the (spied) tool functions.
 
     ``params["script"]``: results given in order instead (``{"ok", "value", "error"}``, missing fields
@@ -317,9 +318,9 @@ def call_tool_double(module: Any, params: dict) -> Callable:
     ('x', 'args:range:n', 'result:too_big', {'ok': True, 'value': {'rows': [{}]}, 'error': ''})
     """
     script = list(params.get("script") or [])
-    own_cache: dict = {}  # when the module has no CACHE dict
+    own_cache: JsonDict = {}  # when the module has no CACHE dict
 
-    def call_tool(name: Any, args: Any) -> dict:
+    def call_tool(name: Any, args: Any) -> JsonDict:
         entry = script.pop(0) if script else None
         if entry is not None:
             return _scripted(entry)
@@ -328,7 +329,7 @@ def call_tool_double(module: Any, params: dict) -> Callable:
     return call_tool
 
 
-def can_repair_double(module: Any, params: dict) -> Callable:
+def can_repair_double(module: Any, params: JsonDict) -> LearnerFn:
     """``can_repair``: true for exactly the spec's three repairable reasons (the learner's choice aside).
 
     >>> can = can_repair_double(None, {})
@@ -342,7 +343,7 @@ def can_repair_double(module: Any, params: dict) -> Callable:
     return can_repair
 
 
-def _state_key(state: Any, given: Any, default: str, looks_right: Callable[[Any], bool]) -> str:
+def _state_key(state: Any, given: "str | None", default: str, looks_right: Callable[[Any], bool]) -> str:
     """The State field a repair reads: ``given``, else ``default`` when present, else the one field that fits."""
     if given:
         return given
@@ -352,7 +353,7 @@ def _state_key(state: Any, given: Any, default: str, looks_right: Callable[[Any]
     return fits[0] if fits else default
 
 
-def repair_double(module: Any, params: dict) -> Callable:
+def repair_double(module: Any, params: JsonDict) -> LearnerFn:
     """The ``repair`` node by LAB_SPEC step 7: the fix of the last reason in ``errors``, and its ``fixes`` line.
 
     The State's field names other than ``errors``/``fixes`` are the learner's: ``params["tool_key"]``
@@ -397,7 +398,7 @@ def routes_by_command(fn: Any) -> bool:
     return isinstance(annotations, dict) and "Command" in str(annotations.get("return", ""))
 
 
-def _routed(own: Any, state: Any, values: dict) -> Any:
+def _routed(own: Any, state: Any, values: JsonDict) -> Any:
     """The spec's ``values`` with the learner's route: a repair that routes by ``Command`` goes where it goes.
 
     Its graph may hold no static edge back to ``fetch``, so a plain update would end the run. The
@@ -414,8 +415,8 @@ def _routed(own: Any, state: Any, values: dict) -> Any:
     return Command(update=values, goto=goto or "fetch")
 
 
-def _results_in_order(fn_name: str) -> Callable[[Any, dict], Callable]:
-    def factory(module: Any, params: dict) -> Callable:
+def _results_in_order(fn_name: str) -> Callable[[Any, JsonDict], LearnerFn]:
+    def factory(module: Any, params: JsonDict) -> LearnerFn:
         results = list(params.get("results") or [None])
         count = [0]
 
@@ -431,7 +432,7 @@ def _results_in_order(fn_name: str) -> Callable[[Any, dict], Callable]:
     return factory
 
 
-DOUBLES: "dict[str, Callable[[Any, dict], Callable]]" = {
+DOUBLES: "dict[str, Callable[[Any, JsonDict], LearnerFn]]" = {
     "validate_args": validate_args_double,
     "validate_result": validate_result_double,
     "cache_key": cache_key_double,
@@ -465,7 +466,7 @@ def _merge_extensions() -> None:
 # ---------------------------------------------------------------------------
 
 
-def make_double(kind: str, module: Any, params: dict, seen: list) -> Callable:
+def make_double(kind: str, module: Any, params: JsonDict, seen: list[Any]) -> LearnerFn:
     """The double of ``kind`` for ``module``, recording each call into ``seen`` (see the module docstring).
 
     ``params["when"]``: ``[[args, answer], ...]`` -- a call whose positional arguments equal ``args``
@@ -482,7 +483,7 @@ def make_double(kind: str, module: Any, params: dict, seen: list) -> Callable:
     when = [(args, answer) for args, answer in params.get("when") or []]
 
     def double(*args: Any, **kwargs: Any) -> Any:
-        entry: dict = {"args": encode(list(args))}
+        entry: JsonDict = {"args": encode(list(args))}
         if kwargs:
             entry["kwargs"] = encode(kwargs)
         if _len(seen) < MAX_DOUBLE_SEEN:
@@ -499,7 +500,7 @@ def make_double(kind: str, module: Any, params: dict, seen: list) -> Callable:
     return double
 
 
-def _answer(when: list, entry: dict, impl: Callable, args: tuple, kwargs: dict) -> Any:
+def _answer(when: list[Any], entry: JsonDict, impl: LearnerFn, args: tuple[Any, ...], kwargs: JsonDict) -> Any:
     if not kwargs:
         for wanted, answer in when:
             if strict_equal(entry["args"], wanted):
@@ -514,7 +515,7 @@ def _trampoline(*args: Any, _agtool_double: Any = None, **kwargs: Any) -> Any:
 _TRAMPOLINE = _trampoline.__code__
 
 
-def install(module: Any, name: str, double: Callable) -> Callable[[], None]:
+def install(module: Any, name: str, double: LearnerFn) -> Callable[[], None]:
     """Put ``double`` in ``module.<name>``; return the function that undoes it.
 
     The function object that held the name (a plain top-level function) runs the
@@ -531,7 +532,7 @@ def install(module: Any, name: str, double: Callable) -> Callable[[], None]:
     ('learner', 'learner')
     """
     missing = object()
-    old = getattr(module, name, missing)
+    old: Any = getattr(module, name, missing)  # the learner's object, or the sentinel
     setattr(module, name, double)
     undo_code = _reroute(old, double) if _type(old) is _FunctionType and not old.__closure__ else None
 
@@ -546,7 +547,7 @@ def install(module: Any, name: str, double: Callable) -> Callable[[], None]:
     return undo
 
 
-def _reroute(fn: Any, double: Callable) -> Callable[[], None]:
+def _reroute(fn: Any, double: LearnerFn) -> Callable[[], None]:
     """Make the function object ``fn`` call ``double``; return the undo."""
     code, defaults, kwdefaults = fn.__code__, fn.__defaults__, fn.__kwdefaults__
     fn.__code__, fn.__defaults__, fn.__kwdefaults__ = _TRAMPOLINE, None, {"_agtool_double": double}

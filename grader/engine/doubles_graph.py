@@ -25,18 +25,20 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import types
 from typing import Any, Callable
 
 from grader import spec as lab_spec
 from grader.engine import doubles as base
 from grader.engine.encode import decode
+from grader.engine.wire import JsonDict, LearnerFn
 
 # LAB_SPEC step 1: both tools share one argument contract and one result contract.
 SPEC_ARGS = lab_spec.args_contract()
 SPEC_RETURNS = lab_spec.returns_contract()
 
 
-def _module_fn(module: Any, name: str) -> Callable:
+def _module_fn(module: Any, name: str) -> LearnerFn:
     """A function that calls the module's ``TOOLS[name]["fn"]`` as it is at call time (the grader's spy).
 
     A table without that entry fails inside the door's ``try`` (``raised:KeyError``), like a tool that raises.
@@ -66,7 +68,7 @@ class SpecView:
         return getattr(self._module, "CACHE", None)
 
 
-def call_tool_spec_double(module: Any, params: dict) -> Callable:
+def call_tool_spec_double(module: Any, params: JsonDict) -> LearnerFn:
     """``call_tool``: the spec's door over the spec's contract, the module's tool functions and ``CACHE``."""
     return base.call_tool_double(SpecView(module), params)
 
@@ -101,10 +103,10 @@ def reference_layout(module: Any) -> bool:
     return isinstance(fields, dict) and frozenset(fields) == REFERENCE_FIELDS
 
 
-_FunctionType = type(_module_fn)
+_FunctionType = types.FunctionType  # type(_module_fn)
 
 
-def _own_copy(fn: Any) -> "Callable | None":
+def _own_copy(fn: Any) -> "LearnerFn | None":
     """A function running ``fn``'s code: the double op reroutes ``fn`` itself to the double."""
     if type(fn) is not _FunctionType:
         return fn if callable(fn) else None
@@ -114,17 +116,18 @@ def _own_copy(fn: Any) -> "Callable | None":
 
 
 
-def _with_values(got: Any, values: dict) -> Any:
+def _with_values(got: Any, values: JsonDict) -> Any:
     """``got`` (a node's return) with ``values`` put in its update: a dict, a Command, else ``values`` alone."""
     if isinstance(got, dict):
         return {**got, **values}
     if dataclasses.is_dataclass(got) and hasattr(got, "goto") and hasattr(got, "update"):
         update = got.update if isinstance(got.update, dict) else {}
-        return dataclasses.replace(got, update={**update, **values})
+        # got is a node's Command (an instance); replace() raises on a dataclass class, as before
+        return dataclasses.replace(got, update={**update, **values})  # type: ignore[type-var]
     return dict(values)
 
 
-def _node_double(name: str, values: Callable[[Any, Any, dict], dict]) -> Callable[[Any, dict], Callable]:
+def _node_double(name: str, values: Callable[[Any, Any, JsonDict], JsonDict]) -> Callable[[Any, JsonDict], LearnerFn]:
     """A factory: run the learner's node ``name``, then put in ``values(module, state)`` (see above).
 
     >>> import types
@@ -136,7 +139,7 @@ def _node_double(name: str, values: Callable[[Any, Any, dict], dict]) -> Callabl
     >>> DOUBLES["pick"](types.SimpleNamespace(State=dict, pick=pick), {})({"order": order})["tool"]
     'legacy_stock'
     """
-    def factory(module: Any, params: dict) -> Callable:
+    def factory(module: Any, params: JsonDict) -> LearnerFn:
         own = _own_copy(getattr(module, name, None))
         active = reference_layout(module)
 
@@ -155,7 +158,7 @@ def _node_double(name: str, values: Callable[[Any, Any, dict], dict]) -> Callabl
     return factory
 
 
-def pick_values(module: Any, state: Any, params: dict) -> dict:
+def pick_values(module: Any, state: Any, params: JsonDict) -> JsonDict:
     """LAB_SPEC step 6 ``pick``: the order's tool (default stock_lookup) and its values unchanged.
 
     ``params["args"]``: these arguments instead (a step-6 check then knows what the call used).
@@ -165,18 +168,18 @@ def pick_values(module: Any, state: Any, params: dict) -> dict:
     return {"tool": order.get("tool", "stock_lookup"), "args": args}
 
 
-def reply_values(module: Any, state: Any, params: dict) -> dict:
+def reply_values(module: Any, state: Any, params: JsonDict) -> JsonDict:
     """LAB_SPEC step 6 ``reply``: the answer from the first row and the arguments of the call that produced it."""
     first, args = state["rows"][0], state["args"]
     return {"answer": f"{args['sku']} in {args['region']}: bin {first['bin']} holds {first['count']}."}
 
 
-def giveup_values(module: Any, state: Any, params: dict) -> dict:
+def giveup_values(module: Any, state: Any, params: JsonDict) -> JsonDict:
     """LAB_SPEC step 6 ``giveup``: the answer names the last reason in ``errors``."""
     return {"answer": f"Could not answer: {state['errors'][-1]}"}
 
 
-def fetch_node_double(module: Any, params: dict) -> Callable:
+def fetch_node_double(module: Any, params: JsonDict) -> LearnerFn:
     """LAB_SPEC step 6 ``fetch``: one ``call_tool`` (the module's name, so the grader's door when doubled).
 
     The update records the call (tool, the state's args, error), the error on failure, the rows on success.
@@ -214,7 +217,7 @@ def fetch_node_double(module: Any, params: dict) -> Callable:
     return fetch
 
 
-def _attempts_counted(module: Any, own: Any, state: Any, result: dict) -> dict:
+def _attempts_counted(module: Any, own: Any, state: Any, result: JsonDict) -> JsonDict:
     """``{"attempts": n}`` as the learner's fetch counts it, run with ``call_tool`` answering ``result`` again.
 
     Nothing when that fetch leaves attempts to another node (a dict without it); ``{"attempts": 1}``
@@ -233,7 +236,7 @@ def _attempts_counted(module: Any, own: Any, state: Any, result: dict) -> dict:
     return {"attempts": got["attempts"]} if "attempts" in got else {}
 
 
-def can_repair_answer_double(module: Any, params: dict) -> Callable:
+def can_repair_answer_double(module: Any, params: JsonDict) -> LearnerFn:
     """``can_repair``: the learner's answer as the graph reads it, and False where it raises.
 
     For step 7's runs that judge what ``handle`` does after a reason the spec does not
@@ -258,7 +261,7 @@ def can_repair_answer_double(module: Any, params: dict) -> Callable:
     return can_repair
 
 
-DOUBLES: "dict[str, Callable[[Any, dict], Callable]]" = {
+DOUBLES: "dict[str, Callable[[Any, JsonDict], LearnerFn]]" = {
     "call_tool_spec": call_tool_spec_double,
     "can_repair_answer": can_repair_answer_double,
     # Named as the nodes: the recording wrapper takes the kind's name, and a graph built

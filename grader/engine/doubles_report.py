@@ -47,6 +47,7 @@ from typing import Any, Callable
 from grader import spec as lab_spec
 from grader.engine import doubles as base
 from grader.engine.encode import decode
+from grader.engine.wire import JsonDict, LearnerFn
 
 # The reasons of a wrong *value*: only such a call can reach a tool body when validation comes too late
 # (a missing or extra argument, or an unknown tool, fails in Python's own call first).
@@ -71,12 +72,12 @@ def leaks(reason: str, args: Any, contract: Any) -> bool:
     return isinstance(args, dict) and required <= set(args) <= set(contract)
 
 
-def report_door(module: Any, params: dict) -> Callable:
+def report_door(module: Any, params: JsonDict) -> LearnerFn:
     """``call_tool``: the spec's door with its own cache; ``leak``/``store`` as the module docstring says."""
     leak, store = bool(params.get("leak")), params.get("store", True) is not False
-    cache: dict = {}
+    cache: JsonDict = {}
 
-    def call_tool(name: Any, args: Any) -> dict:
+    def call_tool(name: Any, args: Any) -> JsonDict:
         tools = getattr(module, "TOOLS")
         reason = base.args_reason(tools, name, args)
         if reason:
@@ -103,7 +104,7 @@ def report_door(module: Any, params: dict) -> Callable:
     return call_tool
 
 
-def spec_run(tool: str, args: dict) -> "tuple[bool, list[str]]":
+def spec_run(tool: str, args: JsonDict) -> "tuple[bool, list[str]]":
     """``(ok, errors)`` of a correct module's ``handle`` (:func:`grader.spec.handle_outcome`).
 
     >>> spec_run("stock_lookup", {"sku": "SKU-9999", "region": "mars", "limit": 2})
@@ -115,7 +116,7 @@ def spec_run(tool: str, args: dict) -> "tuple[bool, list[str]]":
 order_kind = lab_spec.order_kind  # the kind of a report's order: the spec's, whatever the module's table says
 
 
-def report_handle(module: Any, params: dict) -> Callable:
+def report_handle(module: Any, params: JsonDict) -> LearnerFn:
     """``handle``: ``params[order_kind(order)]``, a fresh copy each call."""
     results = {kind: params.get(kind) for kind in ORDER_KINDS}
 
@@ -126,7 +127,7 @@ def report_handle(module: Any, params: dict) -> Callable:
     return handle
 
 
-DOUBLES: "dict[str, Callable[[Any, dict], Callable]]" = {
+DOUBLES: "dict[str, Callable[[Any, JsonDict], LearnerFn]]" = {
     "report_door": report_door,
     "report_handle": report_handle,
 }

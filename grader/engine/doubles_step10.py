@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from grader import spec as lab_spec
 from grader.engine import doubles as base
+from grader.engine.wire import JsonDict, LearnerFn
 
 _DIGITS = "0123456789"  # ASCII digits only ("３".isdigit() is True)
 
@@ -48,10 +49,10 @@ def coerced_value(rule: Any, value: Any) -> "tuple[Any, list[str]]":
     return new, applied
 
 
-def coerce_double(module: Any, params: dict) -> Callable:
+def coerce_double(module: Any, params: JsonDict) -> LearnerFn:
     """``coerce(name, raw_args)`` by LAB_SPEC step 9 over ``module.TOOLS`` at call time."""
 
-    def coerce(name: Any, raw_args: Any) -> tuple:
+    def coerce(name: Any, raw_args: Any) -> tuple[Any, ...]:
         args = dict(raw_args)
         tools = getattr(module, "TOOLS")
         if name not in tools:
@@ -68,7 +69,7 @@ def coerce_double(module: Any, params: dict) -> Callable:
     return coerce
 
 
-def _fixed_value(rule: dict, kind: str, value: Any) -> Any:
+def _fixed_value(rule: JsonDict, kind: str, value: Any) -> Any:
     """The one value an ``allowed``/``type`` refusal honestly stands for, else ``None`` (validated later)."""
     if not isinstance(value, str):
         return None
@@ -85,7 +86,7 @@ def _fixed_value(rule: dict, kind: str, value: Any) -> Any:
     return None
 
 
-def suggestion_for(tools: dict, name: Any, args: dict, reason: str) -> "dict | None":
+def suggestion_for(tools: JsonDict, name: Any, args: JsonDict, reason: str) -> "JsonDict | None":
     """The complete corrected copy of ``args`` when exactly one honest fix exists and it validates, else ``None``.
 
     >>> tools = {"t": {"args": {"r": {"type": str, "required": True, "allowed": ["east", "west", "north"]},
@@ -96,7 +97,7 @@ def suggestion_for(tools: dict, name: Any, args: dict, reason: str) -> "dict | N
     """
     kind, _, arg = reason.partition(":")
     if kind == lab_spec.EXTRA:
-        fixed: "dict | None" = {key: value for key, value in args.items() if key != arg}
+        fixed: "JsonDict | None" = {key: value for key, value in args.items() if key != arg}
     elif kind in (lab_spec.ALLOWED, lab_spec.TYPE) and arg in args:
         value = _fixed_value(tools[name]["args"][arg], kind, args[arg])
         fixed = None if value is None else {**args, arg: value}
@@ -105,7 +106,7 @@ def suggestion_for(tools: dict, name: Any, args: dict, reason: str) -> "dict | N
     return fixed if fixed is not None and not base.args_reason(tools, name, fixed) else None
 
 
-def _message(tools: dict, name: Any, reason: str, arg: "str | None", args: dict) -> str:
+def _message(tools: JsonDict, name: Any, reason: str, arg: "str | None", args: JsonDict) -> str:
     if arg is None:
         return f"There is no tool {name!r}: use one of {sorted(tools)}."
     if arg not in args:
@@ -116,7 +117,7 @@ def _message(tools: dict, name: Any, reason: str, arg: "str | None", args: dict)
     return f"{name}: argument {arg!r} = {args[arg]!r} was refused ({reason}).{accepted.get(reason.partition(':')[0], '')}"
 
 
-def explain_double(module: Any, params: dict) -> Callable:
+def explain_double(module: Any, params: JsonDict) -> LearnerFn:
     """``explain(name, args)`` by LAB_SPEC step 10 over ``module.TOOLS`` at call time.
 
     >>> import types
@@ -126,7 +127,7 @@ def explain_double(module: Any, params: dict) -> Callable:
     ({'r': 'a'}, True)
     """
 
-    def explain(name: Any, args: Any) -> dict:
+    def explain(name: Any, args: Any) -> JsonDict:
         tools = getattr(module, "TOOLS")
         reason = base.args_reason(tools, name, args)
         if not reason:

@@ -27,9 +27,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from grader import spec as lab_spec
+from grader.engine.wire import JsonDict, LearnerFn
 
 
-def resolved(products: dict, query: str) -> dict:
+def resolved(products: JsonDict, query: str) -> JsonDict:
     """What ``resolve_sku(query)`` returns under LAB_SPEC step 11 for ``products`` (not changed)."""
     q = query.strip().casefold()
     if not q:  # "" is inside every name
@@ -48,10 +49,10 @@ def resolved(products: dict, query: str) -> dict:
             "candidates": [{"sku": sku, "label": f"{products[sku]} ({sku})"} for sku in found]}
 
 
-def resolve_double(module: Any, params: dict) -> Callable:
+def resolve_double(module: Any, params: JsonDict) -> LearnerFn:
     """``resolve_sku(query)`` over ``module.PRODUCTS`` at call time (a copy is read: nothing is written)."""
 
-    def resolve_sku(query: Any) -> dict:
+    def resolve_sku(query: Any) -> JsonDict:
         return resolved(dict(getattr(module, "PRODUCTS")), query)
 
     return resolve_sku

@@ -35,6 +35,7 @@ import importlib.util
 import math
 from types import ModuleType
 from typing import Any
+from grader.engine.wire import JsonDict
 
 MAX_STR = 4000      # longer strings arrive tagged (and so never equal a plain value)
 MAX_ITEMS = 200     # list/dict items kept; the rest is summarised
@@ -99,7 +100,7 @@ def _qualname(tp: type) -> str:
     return name if isinstance(name, str) else "?"
 
 
-def _opaque(value: Any) -> dict:
+def _opaque(value: Any) -> JsonDict:
     return {"$type": _qualname(type(value)), "$repr": _safe_repr(value)}
 
 
@@ -142,7 +143,7 @@ def _encode(value: Any, depth: int, active: set, budget: _Budget) -> Any:
     return _opaque(value)
 
 
-def _encode_items(items: list, depth: int, active: set, budget: _Budget) -> list:
+def _encode_items(items: list[Any], depth: int, active: set, budget: _Budget) -> list[Any]:
     out = [_encode(item, depth + 1, active, budget) for item in items[:MAX_ITEMS]]
     if len(items) > MAX_ITEMS:
         out.append({"$more": len(items) - MAX_ITEMS})

@@ -44,7 +44,7 @@ import shutil
 import signal
 import tempfile
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from grader.engine import cgroups, confine
 from grader.engine.hugepages import collapse_heap
@@ -55,6 +55,7 @@ from grader.engine.scheduling import StepScheduler
 from grader.engine.sharedpages import memoize_builtin_signatures
 from grader.engine.step_process import SERVER
 from grader.settings import Settings, current
+from grader.engine.wire import JsonDict
 
 # What step children need, imported once here. Not grader.checks: judging
 # happens in the client, never where learner code runs.
@@ -260,7 +261,7 @@ def _read_request(channel_in: int) -> "bytes | None":
         chunks.append(chunk)
 
 
-def _read_status(fd: int) -> dict:
+def _read_status(fd: int) -> JsonDict:
     """What a finished grading worker wrote on its status pipe: ``{"request": id, "answered": bool, "end": bool}``."""
     os.set_blocking(fd, False)
     data = b""
@@ -274,7 +275,7 @@ def _read_status(fd: int) -> dict:
         pass
     finally:
         os.close(fd)
-    status: dict = {}
+    status: JsonDict = {}
     for line in data.decode("ascii", errors="replace").splitlines():
         word, _, rest = line.partition(" ")
         if word == "request":
@@ -393,7 +394,7 @@ def _run_tiny_graph() -> None:
     # The functional form: this module's ``from __future__ import annotations``
     # would leave a class body's annotations as strings that LangGraph cannot
     # resolve here (the warm-up then failed, silently, and did nothing).
-    _State = TypedDict("_State", {"seen": Annotated[list, operator.add]})
+    _State = TypedDict("_State", {"seen": Annotated[list[Any], operator.add]})
 
     graph = StateGraph(_State)
     graph.add_node("only", lambda state: {"seen": [1]})

@@ -39,13 +39,14 @@ import ctypes.util
 import os
 
 from grader.settings import current, env_name
+from grader.engine.wire import JsonDict
 
 HUGEPAGES_ENV = env_name("hugepages")
 HUGE = 2 << 20
 MADV_HUGEPAGE, MADV_COLLAPSE = 14, 25  # linux/mman-common.h
 
 
-def collapse_heap(maps: str = "/proc/self/maps", *, enabled: "bool | None" = None) -> dict:
+def collapse_heap(maps: str = "/proc/self/maps", *, enabled: "bool | None" = None) -> JsonDict:
     """Advise, and collapse into huge pages, the 2 MiB-aligned parts of this process's heap regions.
 
     ``enabled``: the ``hugepages`` setting (default: this process's, :func:`grader.settings.current`).

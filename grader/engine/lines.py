@@ -18,15 +18,17 @@ from __future__ import annotations
 import json
 import os
 import re
+from typing import Any
 
 from grader.engine.protocol import RUN, StepResult
+from grader.engine.wire import JsonDict
 
 # How the step child writes a ``run`` line (grader.engine.child.run_steps), up to the tool's name.
 _RUN_HEAD = b'{"type": "run", "tool": "'
 _PLAIN_TOOL = re.compile(rb"[A-Za-z0-9_.-]{1,100}")
 
 
-def plain_run(line: bytes, nonce: str) -> "dict | None":
+def plain_run(line: bytes, nonce: str) -> "JsonDict | None":
     """A ``run`` line exactly as the step child writes it for a plain tool name, read without JSON; else None.
 
     A third of a step's lines are these (one per tool-body run). Any other
@@ -61,12 +63,12 @@ class Received(dict):
 
     __slots__ = ("line",)
 
-    def __init__(self, message: dict, line: bytes):
+    def __init__(self, message: JsonDict, line: bytes):
         super().__init__(message)
         self.line = line if line.isascii() else None
 
 
-def forget_line(message: dict) -> None:
+def forget_line(message: JsonDict) -> None:
     """(``message`` is about to change.) Encode it anew when it is sent on."""
     if isinstance(message, Received):
         message.line = None
@@ -87,7 +89,7 @@ def result_line(request_id, index: int, result: StepResult) -> bytes:
     return head[:-2].encode("ascii") + b', "messages": [' + b", ".join(lines) + b"]}}\n"
 
 
-def write_line(fd: int, message: dict) -> None:
+def write_line(fd: int, message: JsonDict) -> None:
     """Write ``message`` as one line of ASCII JSON on ``fd``, all of it."""
     write_bytes(fd, json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n")
 

@@ -66,11 +66,14 @@ from grader.engine.doubles import DOUBLES, install as install_double, make_doubl
 from grader.engine.encode import decode, encode
 from grader.engine.instrument import entry_of, tool_codes, uncounted_tool_message, watch
 from grader.engine.report_files import REPORT_FILES
+from grader.engine.wire import JsonDict, LearnerFn
 
 MAX_MESSAGE = 300
 MAX_SEEN = 12          # spy calls remembered per spy
 MAX_WATCHED = 60       # calls remembered per watched learner function (``watch``)
-_MISSING = object()
+# A sentinel for getattr on the learner's module; Any, so what such a read returns keeps the type of a
+# learner object (Any) once the sentinel is ruled out.
+_MISSING: Any = object()
 
 # What the report probe uses to move and make folders, taken when the grader
 # is imported (before any learner code runs): C functions whose behaviour
@@ -91,13 +94,13 @@ def _message(exc: BaseException) -> str:
     return text[:MAX_MESSAGE] if isinstance(text, str) else "<non-str message>"
 
 
-def _raised(exc: BaseException, module: Any = None) -> dict:
+def _raised(exc: BaseException, module: Any = None) -> JsonDict:
     record = {"raised": type(exc).__name__, "message": _message(exc)}
     record.update(_crash_line(exc, module))
     return record
 
 
-def _crash_line(exc: BaseException, module: Any) -> dict:
+def _crash_line(exc: BaseException, module: Any) -> JsonDict:
     r"""``{"line": N, "function": name}`` of the deepest frame of ``exc`` in the learner's file, or ``{}``.
 
     The learner reads where their code crashed (a row names its line, issue 36.4). Only
@@ -110,7 +113,7 @@ def _crash_line(exc: BaseException, module: Any) -> dict:
     {'line': 2, 'function': 'f'}
     """
     path = getattr(module, "__file__", None) if module is not None else None
-    found: dict = {}
+    found: JsonDict = {}
     if not isinstance(path, str):
         return found
     try:
@@ -129,13 +132,13 @@ class SetupError(Exception):
     """The grader could not prepare a probe (e.g. ``TOOLS`` has no entry to spy on)."""
 
 
-def run_probe(module: Any, probe: dict, ctx: Any) -> dict:
+def run_probe(module: Any, probe: JsonDict, ctx: Any) -> JsonDict:
     """Run one probe (``Probe.to_json()``) and return its JSON observation.
 
     >>> run_probe(None, {"kind": "no_such_kind"}, None)
     {'grader_error': "unknown probe kind 'no_such_kind'"}
     """
-    kind = probe.get("kind")
+    kind: Any = probe.get("kind")  # JSON: a kind the engine does not know is an observation, not a crash
     fn = PROBES.get(kind)
     if fn is None:
         return {"grader_error": f"unknown probe kind {kind!r}"}
@@ -198,7 +201,7 @@ class Tally:
 
     def __init__(self, names: "list[str]", trace: "Callable[[str], None] | None" = None) -> None:
         self.runs = {name: 0 for name in names}
-        self.seen: dict[str, list] = {name: [] for name in names}
+        self.seen: dict[str, list[Any]] = {name: [] for name in names}
         self._depth: dict[int, int] = {}  # thread id -> spied runs in progress
         # The interrupts the spies raised (by identity): only these become data
         # when they come back out of an operation; any other escapes as before.
@@ -206,10 +209,10 @@ class Tally:
         # Each counted run is also written to the fork server at once (the
         # step child's trace_run): winding ``runs`` back is then caught there.
         self._trace = trace
-        self._codes: list = []  # the watched tool code objects (kept alive: their ids stay theirs)
+        self._codes: list[Any] = []  # the watched tool code objects (kept alive: their ids stay theirs)
         self._code_ids: set[int] = set()
 
-    def note_call(self, name: str, args: tuple, kwargs: dict) -> None:
+    def note_call(self, name: str, args: tuple[Any, ...], kwargs: JsonDict) -> None:
         seen = self.seen[name]
         if len(seen) < MAX_SEEN:
             seen.append({"positional": encode(list(args)), "kwargs": encode(kwargs)})
@@ -278,7 +281,7 @@ def _trampoline(*args: Any, _agtool_run: Any = None, **kwargs: Any) -> Any:
 # The code an instrumented learner function runs instead of its own (see
 # _Session.instrument): no free variables, so it fits any top-level function.
 _TRAMPOLINE = _trampoline.__code__
-_FunctionType = type(_trampoline)
+_FunctionType = types.FunctionType  # type(_trampoline)
 _TRAMPOLINES: "dict[tuple[str, ...], Any]" = {(): _TRAMPOLINE}
 
 
@@ -304,7 +307,7 @@ def trampoline_for(freevars: "tuple[str, ...]") -> Any:
         source = (f"def _factory():\n    {names} = {', '.join('None' for _ in freevars)},\n"
                   f"    def _trampoline(*args, _agtool_run=None, **kwargs):\n        ({names},)\n"
                   f"        return _agtool_run(args, kwargs)\n    return _trampoline\n")
-        space: dict = {}
+        space: JsonDict = {}
         exec(compile(source, "<agtool-trampoline>", "exec"), space)  # noqa: S102 - the grader's own code
         code = _TRAMPOLINES[freevars] = space["_factory"]().__code__
         if code.co_freevars != freevars:  # the compiler ordered them otherwise: no swap possible
@@ -312,7 +315,7 @@ def trampoline_for(freevars: "tuple[str, ...]") -> Any:
     return code
 
 
-def make_act(spec: dict, original: Callable, tally: Tally) -> Callable[[tuple, dict], Any]:
+def make_act(spec: JsonDict, original: LearnerFn, tally: Tally) -> Callable[[tuple[Any, ...], JsonDict], Any]:
     """What a spy does with its arguments, as ``spec`` says (see :func:`make_spy`)."""
     mode = spec.get("mode", "original")
     if mode not in ("original", "return", "raise", "table"):
@@ -322,7 +325,7 @@ def make_act(spec: dict, original: Callable, tally: Tally) -> Callable[[tuple, d
 
     fill = spec.get("fill_rows")
 
-    def act(args: tuple, kwargs: dict) -> Any:
+    def act(args: tuple[Any, ...], kwargs: JsonDict) -> Any:
         if mode == "original":
             value = original(*args, **kwargs)
             if fill is not None and isinstance(value, dict) and value.get("rows") == []:
@@ -332,6 +335,7 @@ def make_act(spec: dict, original: Callable, tally: Tally) -> Callable[[tuple, d
             value = decode(spec.get("value"))
             return _echoed(value, args, kwargs) if echo else value
         if mode == "raise":
+            assert exc_class is not None  # set above for mode "raise"
             exc = exc_class("raised by the grader's spy")
             raise exc if isinstance(exc, Exception) else tally.interrupt(exc)
         bound = dict(zip(lab_spec.ARG_NAMES, args))
@@ -342,7 +346,7 @@ def make_act(spec: dict, original: Callable, tally: Tally) -> Callable[[tuple, d
     return act
 
 
-def _echoed(value: Any, args: tuple, kwargs: dict) -> Any:
+def _echoed(value: Any, args: tuple[Any, ...], kwargs: JsonDict) -> Any:
     """``value`` with the ``sku`` and ``region`` of the call it answers (the spec's tools echo both).
 
     A spy's ``echo`` keeps the world one the spec allows: whichever arguments the learner's
@@ -363,7 +367,7 @@ def _echoed(value: Any, args: tuple, kwargs: dict) -> Any:
     return value
 
 
-def make_spy(name: str, spec: dict, original: Callable, tally: Tally) -> Callable:
+def make_spy(name: str, spec: JsonDict, original: LearnerFn, tally: Tally) -> LearnerFn:
     """The function put in ``TOOLS[name]["fn"]``: counts a run in ``tally``, then acts as ``spec`` says.
 
     Modes: ``original`` (call the learner's function; with ``fill_rows``, those rows in a result
@@ -383,8 +387,8 @@ def make_spy(name: str, spec: dict, original: Callable, tally: Tally) -> Callabl
     return spy
 
 
-def make_module_spy(name: str, original: Callable, tally: Tally,
-                    act: "Callable[[tuple, dict], Any] | None" = None) -> Callable:
+def make_module_spy(name: str, original: LearnerFn, tally: Tally,
+                    act: "Callable[[tuple[Any, ...], JsonDict], Any] | None" = None) -> LearnerFn:
     """The function put in the module's own name ``name``: counts a run, then calls the learner's function.
 
     It catches a ``call_tool`` that goes around ``TOOLS`` (``globals()[name](**args)``);
@@ -411,7 +415,7 @@ def make_module_spy(name: str, original: Callable, tally: Tally,
 class _Session:
     """One probe's changes to the module, undone in reverse order by :meth:`restore`."""
 
-    def __init__(self, module: Any, params: dict, ctx: Any) -> None:
+    def __init__(self, module: Any, params: JsonDict, ctx: Any) -> None:
         self.module = module
         self.ctx = ctx
         self.undo: list[Callable[[], None]] = []
@@ -419,12 +423,12 @@ class _Session:
         self._instrumented: set[int] = set()
         self._swapped: dict[int, Any] = {}  # id of a function instrumented -> its own code
         self._watched: dict[int, list[str]] = {}  # id of a watched code -> the tools it runs
-        self._watches: list = []  # (instrument.Watch, the tools it runs), for check_counters
-        self.double_seen: dict[str, list] = {}  # doubled or watched name -> its calls (op_double, op_watch)
+        self._watches: list[Any] = []  # (instrument.Watch, the tools it runs), for check_counters
+        self.double_seen: dict[str, list[Any]] = {}  # doubled or watched name -> its calls (op_double, op_watch)
         self._watch_depth = 0  # watched calls in progress: only the outermost is recorded
 
     # -- setup --------------------------------------------------------------
-    def tools(self) -> dict:
+    def tools(self) -> JsonDict:
         tools = getattr(self.module, "TOOLS", _MISSING)
         if tools is _MISSING:
             raise SetupError("the module has no TOOLS")
@@ -432,7 +436,7 @@ class _Session:
             raise SetupError(f"TOOLS is a {type(tools).__name__}, not a dict")
         return tools
 
-    def install_spy(self, name: str, spec: dict) -> None:
+    def install_spy(self, name: str, spec: JsonDict) -> None:
         tools = self.tools()
         entry = tools.get(name)
         if not isinstance(entry, dict) or "fn" not in entry:
@@ -471,7 +475,11 @@ class _Session:
                 if names is None:
                     names = self._watched[id(code)] = []
                     tally.watching(code)
-                    watching = watch([code], lambda frame, names=names: tally.entered(names, frame))
+
+                    def on_entry(frame: types.FrameType, names: list[str] = names) -> None:
+                        tally.entered(names, frame)
+
+                    watching = watch([code], on_entry)
                     self.undo.append(watching.stop)
                     self._watches.append((watching, names))
                 if name not in names:
@@ -489,7 +497,7 @@ class _Session:
                 for name in names:
                     self.tally.count(name)
 
-    def instrument(self, name: str, fn: Any, act: "Callable[[tuple, dict], Any] | None" = None) -> None:
+    def instrument(self, name: str, fn: Any, act: "Callable[[tuple[Any, ...], JsonDict], Any] | None" = None) -> None:
         """Make calls of the function object ``fn`` itself count as runs of ``name`` (undone in restore).
 
         With ``act`` (``every_route``) such a call is noted and acts as the spy does
@@ -501,8 +509,8 @@ class _Session:
         self._swapped[id(fn)] = fn.__code__
         tally = self.tally
 
-        def make_run(body: Callable) -> Callable[[tuple, dict], Any]:
-            def run(args: tuple, kwargs: dict) -> Any:
+        def make_run(body: LearnerFn) -> Callable[[tuple[Any, ...], JsonDict], Any]:
+            def run(args: tuple[Any, ...], kwargs: JsonDict) -> Any:
                 if act is not None:
                     tally.note_call(name, args, kwargs)
                     return tally.run(name, lambda: act(args, kwargs))
@@ -511,7 +519,7 @@ class _Session:
 
         self._reroute(fn, _TRAMPOLINE, make_run)
 
-    def _reroute(self, fn: Any, trampoline: Any, make_run: Callable[[Callable], Callable[[tuple, dict], Any]]) -> None:
+    def _reroute(self, fn: Any, trampoline: Any, make_run: Callable[[LearnerFn], Callable[[tuple[Any, ...], JsonDict], Any]]) -> None:
         """Make every call of the function object ``fn`` go to ``make_run(body)`` (undone in restore).
 
         ``body`` is ``fn`` as it was (its code, defaults and closure, in a new function object);
@@ -537,20 +545,20 @@ class _Session:
             self.undo.pop()()
 
     # -- snapshots ----------------------------------------------------------
-    def snapshot(self) -> dict:
+    def snapshot(self) -> JsonDict:
         self.check_counters()
         out = {"spy_runs": dict(self.tally.runs)}
         out["calls"] = encode(getattr(self.module, "CALLS", None))
         return out
 
     # -- operations ---------------------------------------------------------
-    def run(self, operation: dict) -> dict:
+    def run(self, operation: JsonDict) -> JsonDict:
         op = operation.get("op", "call")
         handler = getattr(self, f"op_{op}", None)
         if handler is None:
             raise SetupError(f"unknown operation {op!r}")
         try:
-            record = handler(operation)
+            record: JsonDict = handler(operation)
         except SetupError:
             raise
         except Exception as exc:  # noqa: BLE001 - learner code
@@ -564,7 +572,7 @@ class _Session:
         record.update(self.snapshot())
         return record
 
-    def op_call(self, operation: dict) -> dict:
+    def op_call(self, operation: JsonDict) -> JsonDict:
         fn = getattr(self.module, operation["fn"], _MISSING)
         if fn is _MISSING:
             return {"missing": operation["fn"]}
@@ -580,30 +588,30 @@ class _Session:
         out["args_after"] = encode(args)
         return out
 
-    def op_attr(self, operation: dict) -> dict:
+    def op_attr(self, operation: JsonDict) -> JsonDict:
         value = getattr(self.module, operation["name"], _MISSING)
         return {"missing": operation["name"]} if value is _MISSING else {"value": encode(value)}
 
-    def op_keys(self, operation: dict) -> dict:
+    def op_keys(self, operation: JsonDict) -> JsonDict:
         value = getattr(self.module, operation["name"], _MISSING)
         if not isinstance(value, dict):
             return {"value": encode(None if value is _MISSING else value), "not_dict": True}
         return {"value": encode(list(value.keys()))}
 
-    def op_cache(self, operation: dict) -> dict:
+    def op_cache(self, operation: JsonDict) -> JsonDict:
         cache = getattr(self.module, "CACHE", _MISSING)
         if not isinstance(cache, dict):
             return {"not_dict": True, "value": encode(None if cache is _MISSING else cache)}
         return {"value": encode(list(cache.keys()))}
 
-    def op_set(self, operation: dict) -> dict:
+    def op_set(self, operation: JsonDict) -> JsonDict:
         name, module = operation["name"], self.module
         old = getattr(module, name, _MISSING)
         setattr(module, name, decode(operation["value"]))
         self.undo.append(lambda: delattr(module, name) if old is _MISSING else setattr(module, name, old))
         return {}
 
-    def op_double(self, operation: dict) -> dict:
+    def op_double(self, operation: JsonDict) -> JsonDict:
         """Put the grader's double of kind ``double`` in the module name ``name`` (undone in restore).
 
         Its calls are recorded under the probe's ``double_seen[name]`` (:mod:`grader.engine.doubles`).
@@ -616,7 +624,7 @@ class _Session:
         self.undo.append(install_double(self.module, name, fn))
         return {}
 
-    def op_watch(self, operation: dict) -> dict:
+    def op_watch(self, operation: JsonDict) -> JsonDict:
         """Record every call of the learner's function ``name`` without replacing it (undone in restore).
 
         The function object itself is watched (its code swapped for a recording trampoline), so
@@ -631,7 +639,8 @@ class _Session:
         fn = getattr(self.module, name, _MISSING)
         # What the name's calls put before the caller's arguments: a bound method's object, a partial's
         # arguments. The function behind them is watched; those leading arguments are not recorded.
-        target, bound = fn, ()
+        target: Any = fn  # the learner's object, unwrapped below
+        bound: tuple[Any, ...] = ()
         for _ in range(8):
             if type(target) is functools.partial and not target.keywords:
                 target, bound = target.func, tuple(target.args) + bound
@@ -647,14 +656,14 @@ class _Session:
         tally = self.tally
         session = self
 
-        def make_run(body: Callable) -> Callable[[tuple, dict], Any]:
+        def make_run(body: LearnerFn) -> Callable[[tuple[Any, ...], JsonDict], Any]:
             return lambda args, kwargs: run(body, args, kwargs)
 
-        def run(body: Callable, args: tuple, kwargs: dict) -> Any:
+        def run(body: LearnerFn, args: tuple[Any, ...], kwargs: JsonDict) -> Any:
             if session._watch_depth:  # inside another watched call: that call is what was made
                 return body(*args, **kwargs)
             lead = len(bound) if len(args) >= len(bound) and all(a is b for a, b in zip(args, bound)) else 0
-            entry: dict = {"args": encode(list(args[lead:]))}
+            entry: JsonDict = {"args": encode(list(args[lead:]))}
             if kwargs:
                 entry["kwargs"] = encode(kwargs)
             if len(seen) < MAX_WATCHED:
@@ -676,7 +685,7 @@ class _Session:
         self._reroute(target, trampoline, make_run)
         return {}
 
-    def op_contract(self, operation: dict) -> dict:
+    def op_contract(self, operation: JsonDict) -> JsonDict:
         """Change (or with ``delete`` remove) ``TOOLS[path[0]][path[1]]...``."""
         path = operation["path"]
         target: Any = self.tools()
@@ -695,7 +704,7 @@ class _Session:
         self.undo.append(lambda: parent.pop(last, None) if old is _MISSING else parent.__setitem__(last, old))
         return {}
 
-    def op_add_tool(self, operation: dict) -> dict:
+    def op_add_tool(self, operation: JsonDict) -> JsonDict:
         """Add a copy of an existing entry under a new name (to see ``tools`` follow)."""
         tools = self.tools()
         source = tools.get(operation["like"])
@@ -706,11 +715,11 @@ class _Session:
         self.undo.append(lambda: tools.pop(name, None))
         return {}
 
-    def op_clear_cache(self, operation: dict) -> dict:
+    def op_clear_cache(self, operation: JsonDict) -> JsonDict:
         self.clear_cache()
         return {}
 
-    def op_report(self, operation: dict) -> dict:
+    def op_report(self, operation: JsonDict) -> JsonDict:
         """Run ``write_report`` into a new scratch folder (or its default) and read both files."""
         fn = getattr(self.module, "write_report", _MISSING)
         if fn is _MISSING:
@@ -778,7 +787,7 @@ def _keep(folder: str, scratch: str) -> str:
     return kept
 
 
-def probe_calls(module: Any, params: dict, ctx: Any) -> dict:
+def probe_calls(module: Any, params: JsonDict, ctx: Any) -> JsonDict:
     """Run ``params["operations"]`` with ``params["spies"]`` installed; see the module docstring."""
     if params.get("fresh"):
         module = ctx.fresh_module()
@@ -803,7 +812,7 @@ def probe_calls(module: Any, params: dict, ctx: Any) -> dict:
 # ---------------------------------------------------------------------------
 
 
-def probe_tools_table(module: Any, params: dict, ctx: Any) -> dict:
+def probe_tools_table(module: Any, params: JsonDict, ctx: Any) -> JsonDict:
     """The shape of ``TOOLS``: entry keys, whether ``fn`` is the module's function, args, returns."""
     tools = getattr(module, "TOOLS", _MISSING)
     if not isinstance(tools, dict):
@@ -826,7 +835,7 @@ def probe_tools_table(module: Any, params: dict, ctx: Any) -> dict:
     return {"names": encode(list(tools.keys())), "entries": entries}
 
 
-def probe_state_reducers(module: Any, params: dict, ctx: Any) -> dict:
+def probe_state_reducers(module: Any, params: JsonDict, ctx: Any) -> JsonDict:
     """Invoke a two-node graph over ``State``; report the listed fields of the final state."""
     from langgraph.graph import END, START, StateGraph
 
@@ -846,7 +855,7 @@ def probe_state_reducers(module: Any, params: dict, ctx: Any) -> dict:
     return {"final": {field: encode(final.get(field, None)) for field in params["fields"]}}
 
 
-def probe_graph_nodes(module: Any, params: dict, ctx: Any) -> dict:
+def probe_graph_nodes(module: Any, params: JsonDict, ctx: Any) -> JsonDict:
     """Node names and edges of ``<builder>().get_graph()``."""
     builder = getattr(module, params["builder"], _MISSING)
     if builder is _MISSING:
@@ -857,7 +866,7 @@ def probe_graph_nodes(module: Any, params: dict, ctx: Any) -> dict:
     return {"nodes": nodes, "edges": edges}
 
 
-PROBES: dict[str, Callable[[Any, dict, Any], dict]] = {
+PROBES: dict[str, Callable[[Any, JsonDict, Any], JsonDict]] = {
     "calls": probe_calls,
     "tools_table": probe_tools_table,
     "state_reducers": probe_state_reducers,

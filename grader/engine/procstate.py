@@ -22,7 +22,8 @@ import resource
 import signal
 import sys
 from operator import is_
-from typing import Callable
+from typing import Any, Callable
+from grader.engine.wire import JsonDict
 
 
 class ProcessState:
@@ -71,7 +72,7 @@ class ProcessState:
         # entries cost a step child 0.7 ms a look, 19 looks a submission.
         self._spaces = [[space, *_entries(space), dict_version(space)] for space in self._namespaces()]
 
-    def _namespaces(self) -> "list[dict]":
+    def _namespaces(self) -> "list[JsonDict]":
         modules = [sys.modules.get(name) for name in self.MODULES]
         return [vars(m) for m in modules if m is not None] + [f.__globals__ for f in self._functions]
 
@@ -92,7 +93,7 @@ class ProcessState:
                 entry[3] = dict_version(space)
         return True
 
-    def _take(self) -> tuple:
+    def _take(self) -> tuple[Any, ...]:
         modules = [sys.modules.get(name) for name in self.MODULES]
         umask = os.umask(0o077)
         os.umask(umask)
@@ -140,7 +141,7 @@ _SIGNALS = tuple(sorted(signal.valid_signals()))
 _getsignal = getattr(__import__("_signal"), "getsignal", signal.getsignal)
 
 
-def _version_reader() -> "Callable[[dict], int | None]":
+def _version_reader() -> "Callable[[JsonDict], int | None]":
     """How to read a dict's version tag (PEP 509), or a reader that always says ``None``.
 
     CPython bumps a dict's ``ma_version_tag`` at every write (3.6 to 3.13 at
@@ -152,7 +153,7 @@ def _version_reader() -> "Callable[[dict], int | None]":
     >>> before is None or read(d) != before
     True
     """
-    def unknown(space: dict) -> None:
+    def unknown(space: JsonDict) -> None:
         return None
 
     try:
@@ -165,10 +166,10 @@ def _version_reader() -> "Callable[[dict], int | None]":
         at = ctypes.c_uint64.from_address
         offset = 3 * ctypes.sizeof(ctypes.c_ssize_t)  # after ob_refcnt, ob_type and ma_used
 
-        def read(space: dict) -> int:
+        def read(space: JsonDict) -> int:
             return at(id(space) + offset).value
 
-        probe: dict = {"a": 1}
+        probe: JsonDict = {"a": 1}
         first = read(probe)
         held = [probe, probe, probe]  # its reference count moves: the tag must not
         still = read(probe)
@@ -191,7 +192,7 @@ _RLIMITS = tuple(getattr(resource, name) for name in (
     "RLIMIT_STACK", "RLIMIT_DATA", "RLIMIT_MEMLOCK") if hasattr(resource, name))
 
 
-def _entries(space: dict) -> "tuple[list, list]":
+def _entries(space: JsonDict) -> "tuple[list[Any], list[Any]]":
     """The keys and values of a namespace, but ``_`` (the interactive prompt's last value: not a change).
 
     >>> _entries({"_": 1, "a": None})

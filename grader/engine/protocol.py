@@ -44,6 +44,7 @@ import base64
 import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, TypedDict, Union
+from grader.engine.wire import JsonDict
 
 DEFAULT_PROBE_FUNCTION = "grader.engine.probes:run_probe"
 
@@ -116,7 +117,7 @@ class ObsMessage(TypedDict):
     type: str
     nonce: str
     index: int
-    obs: dict
+    obs: JsonDict
 
 
 class FatalMessage(TypedDict):
@@ -166,7 +167,7 @@ class RunMessage(TypedDict):
     tool: str
 
 
-def claimed_runs(obs: dict) -> "dict[str, int]":
+def claimed_runs(obs: JsonDict) -> "dict[str, int]":
     """The tool runs an observation's own snapshots account for: last snapshot minus the first.
 
     >>> claimed_runs({"start": {"spy_runs": {"a": 0}}, "records": [{"spy_runs": {"a": 2}}]})
@@ -230,7 +231,7 @@ class Limits:
     disk_bytes: int = 64 << 20
 
     @classmethod
-    def from_value(cls, value: "Limits | dict | None", *, timeout: "float | None" = None) -> "Limits":
+    def from_value(cls, value: "Limits | JsonDict | None", *, timeout: "float | None" = None) -> "Limits":
         """Build from a ``Limits``, a dict of field overrides or ``None``; ``timeout`` wins.
 
         >>> Limits.from_value(Limits(timeout=3), timeout=4).timeout
@@ -285,7 +286,7 @@ class Limits:
         """
         return int(self.cpu_seconds if self.cpu_seconds is not None else self.wall_bound + 1)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonDict:
         """Every field, as the step job carries them.
 
         >>> Limits().to_json()["open_files"]
@@ -326,7 +327,7 @@ class StepJob:
 
     step: "int | None"
     source_b64: str
-    probes: "tuple[dict, ...]"
+    probes: "tuple[JsonDict, ...]"
     nonce: str
     limits: Limits = field(default_factory=Limits)
     probe_function: "str | None" = None
@@ -335,7 +336,7 @@ class StepJob:
     # a step resumed in a new step child, see ChangedMessage).
     first_probe: int = 0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonDict:
         """The job as it travels to the fork server (``probe_function`` only when set).
 
         >>> StepJob(1, "", (), "n1", probe_function="m:f").to_json()["probe_function"]
@@ -350,7 +351,7 @@ class StepJob:
         return wire
 
     @classmethod
-    def from_json(cls, wire: dict) -> "StepJob":
+    def from_json(cls, wire: JsonDict) -> "StepJob":
         """The job a line of the engine client's request holds.
 
         >>> StepJob.from_json({"step": 1, "source_b64": "", "probes": [], "nonce": "n1"}).limits.timeout
@@ -373,7 +374,7 @@ def _seconds_or_none(value) -> "float | None":
     return float(value)
 
 
-def request_to_json(request_id: int, jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False) -> dict:
+def request_to_json(request_id: int, jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False) -> JsonDict:
     """A request as it travels to the fork server, each distinct source once.
 
     A submission's steps share one source (up to 4 MiB, base64): sent once
@@ -420,10 +421,10 @@ def encode_request(request_id: int, jobs: "list[StepJob]", *, parallel: int = 1,
     return line.encode("ascii") + b"\n"
 
 
-_PROBES_JSON: "dict[int, tuple[tuple, str]]" = {}  # id(probes) -> (probes, their JSON); holding them keeps the id
+_PROBES_JSON: "dict[int, tuple[tuple[Any, ...], str]]" = {}  # id(probes) -> (probes, their JSON); holding them keeps the id
 
 
-def _probes_json(probes: "tuple[dict, ...]") -> str:
+def _probes_json(probes: "tuple[JsonDict, ...]") -> str:
     known = _PROBES_JSON.get(id(probes))
     if known is not None and known[0] is probes:
         return known[1]
@@ -434,7 +435,7 @@ def _probes_json(probes: "tuple[dict, ...]") -> str:
     return text
 
 
-def jobs_from_request(request: dict) -> "list[StepJob]":
+def jobs_from_request(request: JsonDict) -> "list[StepJob]":
     """The step jobs of a request made by :func:`request_to_json` (a job may also carry its own ``source_b64``)."""
     sources = request.get("sources") or []
     jobs = []
@@ -491,7 +492,7 @@ class StepResult:
     limits_hit: "tuple[str, ...]" = ()
     infra_error: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonDict:
         """The result as the fork server writes it (``infra_error`` only when set).
 
         >>> StepResult(timed_out=True).to_json()["timed_out"]
@@ -505,7 +506,7 @@ class StepResult:
         return wire
 
     @classmethod
-    def from_json(cls, wire: dict) -> "StepResult":
+    def from_json(cls, wire: JsonDict) -> "StepResult":
         """The result a line of the fork server holds; missing fields keep their defaults.
 
         >>> StepResult.from_json({"type": "result", "signal": 9}).signal

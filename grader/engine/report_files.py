@@ -37,6 +37,7 @@ from typing import Any
 
 from grader.engine.encode import encode
 from grader.engine.protocol import MAX_MESSAGE_BYTES, MAX_REPORT_TEXT
+from grader.engine.wire import JsonDict
 
 REPORT_FILES = ("tool_report.json", "tool_report.md")
 # Where the probe says it left files -> where the judges read them.
@@ -86,7 +87,7 @@ def resolve_report_files(obs: Any, scratch: str) -> Any:
     return obs
 
 
-def read_report_folder(folder: Any, root: str) -> dict:
+def read_report_folder(folder: Any, root: str) -> JsonDict:
     """Both report files of ``folder`` as the judges read them; ``root`` is the step's real scratch path.
 
     >>> read_report_folder(7, "/tmp")["refused"]
@@ -96,7 +97,7 @@ def read_report_folder(folder: Any, root: str) -> dict:
         return _refused(_NOT_INSIDE)
     read = {key: _read_regular(os.path.join(folder, name), MAX_JSON_BYTES if key == "json" else 4 * MAX_REPORT_TEXT + 4)
             for name, key in zip(REPORT_FILES, ("json", "md"))}
-    out: dict = {f"{key}_exists": data is not None or bool(problem) for key, (data, problem) in read.items()}
+    out: JsonDict = {f"{key}_exists": data is not None or bool(problem) for key, (data, problem) in read.items()}
     for key, (data, problem) in read.items():
         if problem:
             out[f"{key}_error"] = problem
@@ -151,5 +152,5 @@ def _read_regular(path: str, cap: int) -> "tuple[bytes | None, str]":
         os.close(fd)
 
 
-def _refused(why: str) -> dict:
+def _refused(why: str) -> JsonDict:
     return {"json_exists": False, "md_exists": False, "refused": why}

@@ -22,7 +22,7 @@ import dataclasses
 import selectors
 import shutil
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from grader.engine.proctree import kill_descendants
 from grader.engine.protocol import IMPORTED, StepJob, StepResult
@@ -187,7 +187,7 @@ def chains(jobs: "list[StepJob]", parallel: int) -> "list[list[int]]":
     >>> chains([job(1), job(2, "x")], 2)
     [[0], [1]]
     """
-    groups: "dict[tuple, list[int]]" = {}
+    groups: "dict[tuple[Any, ...], list[int]]" = {}
     for i, job in enumerate(jobs):
         groups.setdefault((job.source_b64, job.limits, job.probe_function), []).append(i)
     runs: "list[list[int]]" = []

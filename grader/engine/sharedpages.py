@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+from grader.engine.wire import JsonDict
 
 # Built-ins a ``State`` reducer is commonly made of: their signatures are worked out in the fork server.
 COMMON_REDUCERS = (operator.add, operator.iadd, operator.concat, operator.or_)
@@ -44,7 +45,7 @@ def memoize_builtin_signatures() -> bool:
         return False
     if getattr(original, "_agtool_memo", False):
         return True
-    remembered: dict = {}
+    remembered: JsonDict = {}
 
     def _signature_fromstr(cls, obj, s, skip_bound_arg=True):
         bound_to = getattr(obj, "__self__", None)

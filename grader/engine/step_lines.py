@@ -33,6 +33,7 @@ import time
 from grader.engine.lines import Received, forget_line, plain_run
 from grader.engine.protocol import (CHANGED, DONE, FINAL_TYPES, IMPORTED, MAX_MESSAGE_BYTES, MAX_TOTAL_MESSAGE_BYTES,
                                     MESSAGE_TYPES, OBS, RUN, TRACE_MISMATCH, Message, claimed_runs)
+from grader.engine.wire import JsonDict
 
 MAX_CHANNEL_ERRORS = 20  # a step's channel errors kept (the first ones say what went wrong)
 MAX_TRACED_TOOLS = 64  # distinct tool names counted from ``run`` lines
@@ -167,7 +168,7 @@ class StepLines:
             self._probe_over()
         self.messages.append(message)
 
-    def _check_trace(self, message: dict) -> None:
+    def _check_trace(self, message: JsonDict) -> None:
         """Replace an observation that accounts for fewer tool runs than the trace showed."""
         runs, self._runs = self._runs, {}
         claimed = claimed_runs(message["obs"])

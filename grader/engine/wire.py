@@ -17,7 +17,16 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict, Union, get_args, get_type_hints
+from typing import Any, Callable, Literal, TypedDict, Union, get_args, get_type_hints
+
+# A JSON object on either side of the protocol: a probe's params, an operation, a spy, an observation,
+# a record. Its values are Any on purpose: they are encoded learner values (grader.engine.encode) or what
+# a check wrote for its own judge, and each reader checks the keys and types it reads (a judge that
+# cannot read one fails its check: grader.checks._common.safe_judge).
+JsonDict = dict[str, Any]
+# A function of the learner's module or a stand-in for one (a double, a spy, a trampoline): called with
+# whatever a probe or the learner's own code passes, it returns whatever that code returns.
+LearnerFn = Callable[..., Any]
 
 # --------------------------------------------------------------------------- operations of a ``calls`` probe
 
@@ -27,8 +36,8 @@ class CallOperation(TypedDict, total=False):
 
     op: Literal["call"]
     fn: str
-    args: list
-    kwargs: dict
+    args: list[Any]
+    kwargs: JsonDict
     args_after: bool
 
 
@@ -39,14 +48,14 @@ class NameOperation(TypedDict, total=False):
     name: str
     value: Any
     double: str    # ``double``: the kind (grader.engine.doubles.DOUBLES)
-    params: dict   # ``double``: the kind's parameters
+    params: JsonDict   # ``double``: the kind's parameters
 
 
 class TableOperation(TypedDict, total=False):
     """Change ``TOOLS`` (``contract``: the value at ``path``, or ``delete`` it) or copy an entry (``add_tool``)."""
 
     op: Literal["contract", "add_tool"]
-    path: list
+    path: list[Any]
     value: Any
     delete: bool
     name: str
@@ -72,7 +81,7 @@ class SpySpec(TypedDict, total=False):
     ignore_limit: bool
     every_route: bool
     echo: bool
-    fill_rows: list
+    fill_rows: list[Any]
 
 
 class CallsParams(TypedDict, total=False):
@@ -88,9 +97,9 @@ class CallsParams(TypedDict, total=False):
 class ReducersParams(TypedDict, total=False):
     """A ``state_reducers`` probe: a two-node graph over ``State`` adding ``updates`` to ``initial``."""
 
-    fields: list
-    initial: dict
-    updates: list
+    fields: list[Any]
+    initial: JsonDict
+    updates: list[Any]
 
 
 class NodesParams(TypedDict, total=False):
@@ -120,7 +129,7 @@ SPY_FIELDS = _fields(SpySpec)
 PARAMS_FIELDS: "dict[str, frozenset[str]]" = {kind: _fields(cls) for kind, cls in PARAMS_OF_KIND.items()}
 
 
-def to_wire(probe: dict) -> dict:
+def to_wire(probe: JsonDict) -> JsonDict:
     """``probe`` (``{"kind", "params"}``) with the declared fields only: what the step child receives.
 
     An operation of an undeclared kind travels as ``{"op": kind}`` alone (the step child then
@@ -136,7 +145,7 @@ def to_wire(probe: dict) -> dict:
     if kind not in PARAMS_FIELDS:  # a kind of the engine's own tests (their probe_function): not the lab's protocol
         return {"kind": kind, "params": params}
     wanted = PARAMS_FIELDS[kind]
-    out: dict = {key: value for key, value in params.items() if key in wanted}
+    out: JsonDict = {key: value for key, value in params.items() if key in wanted}
     if kind == "calls":
         out["operations"] = [_operation(o) for o in params.get("operations") or []]
         if params.get("spies"):
@@ -147,13 +156,13 @@ def to_wire(probe: dict) -> dict:
     return {"kind": kind, "params": out}
 
 
-def _operation(operation: dict) -> dict:
+def _operation(operation: JsonDict) -> JsonDict:
     fields = OPERATION_FIELDS.get(operation.get("op", "call"), frozenset({"op"}))
     return {key: value for key, value in operation.items() if key in fields}
 
 
-def _schema_of(cls: type, required: "tuple[str, ...]" = ()) -> dict:
-    properties: dict = {}
+def _schema_of(cls: type, required: "tuple[str, ...]" = ()) -> JsonDict:
+    properties: JsonDict = {}
     for name, annotation in get_type_hints(cls).items():
         if name == "op":
             properties[name] = {"enum": list(_literals(cls))}
@@ -164,7 +173,7 @@ def _schema_of(cls: type, required: "tuple[str, ...]" = ()) -> dict:
 
 
 # The wire form as a JSON Schema: a probe as to_wire leaves it validates; a field no type declares does not.
-PROBE_SCHEMA: dict = {
+PROBE_SCHEMA: JsonDict = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "required": ["kind", "params"],
