@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[lab,batch,test,dask,service,postgres,lti-test]'
+	$(BIN)/pip install --quiet -e '.[lab,batch,test,dask,service,postgres,lti-test,lint]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -40,6 +40,12 @@ FAST_SKIPS := --ignore=tests/e2e --ignore=tests/test_notebooks.py --ignore=tests
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest $(FAST_SKIPS)
+
+# mypy as pyproject.toml's [tool.mypy] says: --strict on grader/engine, grader/checks, grader/spec.py and
+# grader/report.py (its `files`), the default on what they import.
+.PHONY: typecheck
+typecheck: $(STAMP)
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
