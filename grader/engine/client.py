@@ -96,7 +96,7 @@ class EngineClient:
         self.isolation: "Isolation | None" = None
         self.python = python or sys.executable
         self.extra_sys_path = [str(p) for p in extra_sys_path]
-        self._proc: "subprocess.Popen | None" = None
+        self._proc: "subprocess.Popen[bytes] | None" = None
         # The cgroup the fork server's steps live under (made here, outside any sandbox; None without cgroups).
         self._cgroup: "ServerGroup | None" = None
         self._ready = False
@@ -115,7 +115,7 @@ class EngineClient:
     def __enter__(self) -> "EngineClient":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property
@@ -227,7 +227,8 @@ class EngineClient:
             if group is not None and self.sandbox_in_use != "bwrap":  # under bwrap one runs since its start
                 _cgroup_janitor(proc.pid, group.folders())
             try:
-                proc.stdin.close()
+                if proc.stdin is not None:  # always: started with a pipe
+                    proc.stdin.close()
             except OSError:
                 pass
         finally:
@@ -334,6 +335,7 @@ class EngineClient:
         return self.isolation or require(self.sandbox, self.settings or current())
 
     def _send(self, line: bytes) -> None:
+        assert self._proc is not None and self._proc.stdin is not None  # started (_ensure_started), with a pipe
         self._proc.stdin.write(line)
         self._proc.stdin.flush()
 
@@ -371,7 +373,8 @@ class EngineClient:
             group.remove()
         for stream in (proc.stdin, proc.stdout):
             try:
-                stream.close()
+                if stream is not None:  # always: started with pipes
+                    stream.close()
             except OSError:
                 pass
         if self._scratch_base:  # what a killed fork server could not remove
@@ -431,7 +434,7 @@ def _bootstrap(extra: "list[str]") -> str:
     )
 
 
-def read_line(proc: "subprocess.Popen", buffer: bytearray, wait: float) -> JsonDict:
+def read_line(proc: "subprocess.Popen[bytes] | None", buffer: bytearray, wait: float) -> JsonDict:
     """The fork server's next line (from ``buffer``, else read from its stdout), within ``wait`` seconds.
 
     Our own buffer over the raw fd: a buffered reader could hold a line that
@@ -442,6 +445,8 @@ def read_line(proc: "subprocess.Popen", buffer: bytearray, wait: float) -> JsonD
     while (cut := buffer.find(b"\n")) < 0:
         remaining = deadline - time.monotonic()
         try:
+            if proc is None or proc.stdout is None:  # what reading it would raise as AttributeError, below
+                raise AttributeError("no fork server")
             with selectors.DefaultSelector() as sel:
                 sel.register(proc.stdout.fileno(), selectors.EVENT_READ)
                 if remaining <= 0 or not sel.select(remaining):
@@ -454,10 +459,11 @@ def read_line(proc: "subprocess.Popen", buffer: bytearray, wait: float) -> JsonD
         buffer += data
     line = bytes(buffer[:cut])
     del buffer[:cut + 1]
-    return json.loads(line)
+    message: JsonDict = json.loads(line)  # a JSON object per line (grader.engine.protocol)
+    return message
 
 
-def _stop_process(proc: "subprocess.Popen") -> None:
+def _stop_process(proc: "subprocess.Popen[bytes]") -> None:
     """End the fork server (SIGTERM, then SIGKILL of its group) and wait for it; close nothing."""
     if proc.poll() is None:
         proc.terminate()  # the fork server kills its steps' processes, then exits
@@ -471,10 +477,11 @@ def _stop_process(proc: "subprocess.Popen") -> None:
     proc.wait()
 
 
-def _end_idle(proc: "subprocess.Popen") -> None:
+def _end_idle(proc: "subprocess.Popen[bytes]") -> None:
     """Close an idle fork server's stdin: it ends at once, cleaning up after itself (waited for, briefly)."""
     try:
-        proc.stdin.close()
+        if proc.stdin is not None:  # always: started with a pipe
+            proc.stdin.close()
         proc.wait(timeout=2)
     except (OSError, subprocess.TimeoutExpired):
         pass

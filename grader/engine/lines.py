@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any
+from typing import Any, Mapping
 
 from grader.engine.protocol import RUN, StepResult
 from grader.engine.wire import JsonDict
@@ -48,7 +48,7 @@ def plain_run(line: bytes, nonce: str) -> "JsonDict | None":
     return {"type": RUN, "nonce": nonce, "tool": tool.decode("ascii")}
 
 
-class Received(dict):
+class Received(dict[str, Any]):
     """A message as parsed, with the line it came on while that line still says exactly it.
 
     A step's result carries its messages to the engine client: their lines
@@ -68,13 +68,13 @@ class Received(dict):
         self.line = line if line.isascii() else None
 
 
-def forget_line(message: JsonDict) -> None:
+def forget_line(message: Mapping[str, object]) -> None:
     """(``message`` is about to change.) Encode it anew when it is sent on."""
     if isinstance(message, Received):
         message.line = None
 
 
-def result_line(request_id, index: int, result: StepResult) -> bytes:
+def result_line(request_id: object, index: int, result: StepResult) -> bytes:
     """``{"type": "result", "request": ..., "index": ..., "result": result.to_json()}`` as one line of bytes.
 
     >>> line = result_line(3, 0, StepResult(messages=(Received({"type": "done"}, b'{"type":"done"}'),)))

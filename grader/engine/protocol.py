@@ -175,10 +175,11 @@ def claimed_runs(obs: JsonDict) -> "dict[str, int]":
     >>> claimed_runs({"value": 1})
     {}
     """
-    start = obs.get("start") if isinstance(obs.get("start"), dict) else {}
-    records = obs.get("records") if isinstance(obs.get("records"), list) else []
-    first = start.get("spy_runs") if isinstance(start.get("spy_runs"), dict) else {}
-    last = records[-1].get("spy_runs") if records and isinstance(records[-1], dict) else first
+    # JSON from the step child (read by the learner's module first): each value checked as it is read.
+    start: Any = obs.get("start") if isinstance(obs.get("start"), dict) else {}
+    records: Any = obs.get("records") if isinstance(obs.get("records"), list) else []
+    first: Any = start.get("spy_runs") if isinstance(start.get("spy_runs"), dict) else {}
+    last: Any = records[-1].get("spy_runs") if records and isinstance(records[-1], dict) else first
     last = last if isinstance(last, dict) else {}
     out = {}
     for name in set(first) | set(last):
@@ -342,7 +343,7 @@ class StepJob:
         >>> StepJob(1, "", (), "n1", probe_function="m:f").to_json()["probe_function"]
         'm:f'
         """
-        wire = {"step": self.step, "source_b64": self.source_b64, "probes": list(self.probes),
+        wire: JsonDict = {"step": self.step, "source_b64": self.source_b64, "probes": list(self.probes),
                 "nonce": self.nonce, "limits": self.limits.to_json()}
         if self.probe_function:
             wire["probe_function"] = self.probe_function
@@ -363,7 +364,7 @@ class StepJob:
                    reimport_seconds=_seconds_or_none(wire.get("reimport_seconds")))
 
 
-def _seconds_or_none(value) -> "float | None":
+def _seconds_or_none(value: Any) -> "float | None":  # JSON: any value
     """A finite number of seconds of at least 0 from the wire, else ``None`` (the default applies).
 
     >>> _seconds_or_none(5), _seconds_or_none("x"), _seconds_or_none(-1), _seconds_or_none(None)
@@ -513,5 +514,5 @@ class StepResult:
         9
         """
         known = {f.name for f in fields(cls)}
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in wire.items() if k in known}
+        values: JsonDict = {k: tuple(v) if isinstance(v, list) else v for k, v in wire.items() if k in known}
         return cls(**values)

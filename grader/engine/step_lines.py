@@ -29,6 +29,7 @@ import errno
 import json
 import os
 import time
+from typing import Callable, cast
 
 from grader.engine.lines import Received, forget_line, plain_run
 from grader.engine.protocol import (CHANGED, DONE, FINAL_TYPES, IMPORTED, MAX_MESSAGE_BYTES, MAX_TOTAL_MESSAGE_BYTES,
@@ -166,7 +167,7 @@ class StepLines:
             self._next_index += 1
             self._check_trace(message)
             self._probe_over()
-        self.messages.append(message)
+        self.messages.append(cast(Message, message))  # its shape checked above (_shape_problem)
 
     def _check_trace(self, message: JsonDict) -> None:
         """Replace an observation that accounts for fewer tool runs than the trace showed."""
@@ -219,7 +220,7 @@ class StepLines:
             self.channel_errors.append(text)
 
 
-def drain(reader) -> None:
+def drain(reader: Callable[[], int]) -> None:
     """Call ``reader`` until it has nothing more (at most 64 times: a writer outside the group could go on forever)."""
     for _ in range(64):
         if reader() <= 0:

@@ -32,7 +32,7 @@ import time
 
 from grader.engine import cgroups, confine, namespaces
 from grader.engine.proctree import kill_descendants, kill_group
-from grader.engine.protocol import OBS, START_AT_IMPORT, StepJob, StepResult
+from grader.engine.protocol import OBS, START_AT_IMPORT, Limits, StepJob, StepResult
 from grader.engine.report_files import names_report_files, resolve_report_files
 from grader.engine.lines import forget_line
 from grader.engine.step_lines import StepLines, drain, read_some
@@ -67,8 +67,9 @@ class StepProcess(StepLines):
     _import_judged = True
     probe_started = 0.0
     work_deadline = deadline = float("inf")
-    limits = None
-    confinement = None
+    # Both set in __init__; None only on the tests' objects built without a process, which never read them.
+    limits: Limits = None  # type: ignore[assignment]
+    confinement: confine.StepConfinement = None  # type: ignore[assignment]
     _exit_seen = True  # (no pidfd: ask the kernel every time)
 
     def __init__(self, jobs: "list[StepJob]", sel: selectors.BaseSelector, *, indices: "list[int]",
@@ -229,6 +230,7 @@ class StepProcess(StepLines):
         return self.indices[self.position + (1 if self.in_flight else 0):]
 
     def _write_start(self, byte: bytes) -> None:
+        assert self._start_fd is not None  # closed (_close_start) only once nothing more is said
         try:
             os.write(self._start_fd, byte)
         except OSError:  # the step child is gone: poll_ended() will say how
@@ -420,7 +422,7 @@ def fork_step_child(jobs: "list[StepJob]", scratch: str,
     return pid, result_r, output_r, start_w, wake_r
 
 
-def _step_confinement(scratch: str, limits) -> "confine.StepConfinement":
+def _step_confinement(scratch: str, limits: Limits) -> "confine.StepConfinement":
     """The step's cgroup (if the server has one) and scratch budget, with the words for what holds."""
     server_group = SERVER.group
     group = server_group.step(f"s{next(_step_names)}", limits) if server_group is not None else None
