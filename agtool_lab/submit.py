@@ -36,15 +36,15 @@ from pathlib import Path
 from agtool_lab.load import learner_path
 from agtool_lab.view import course_html, course_line, notice_html, render_html
 from grader.escape import html_text
+from grader.limits import COURSE_WAIT, SUBMIT_WAIT
 from grader.locate import SubmissionNotFound
 from grader.report import Report
 from grader.settings import Settings, env_name
 
 SERVICE_URL_ENV = env_name("service_url")
 TOKEN_ENV = env_name("hub_api_token")
-WAIT = 180.0  # seconds to wait for the grade; a class-wide burst on two cores takes well under a minute
+WAIT = SUBMIT_WAIT  # seconds to wait for the grade (grader.limits says why)
 POLL = 0.5
-COURSE_WAIT = 5.0  # seconds for api/course: the Check panel asks it while the learner waits for Check
 
 
 class NotConfigured(RuntimeError):

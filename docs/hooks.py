@@ -1,8 +1,9 @@
 """MkDocs hooks: the pages generated from the code, and their committed copies.
 
 Three pages are generated: ``checks.md`` from the check registry,
-``settings.md`` from ``grader/settings.py`` and ``imports.md`` from the table
-of allowed imports (``grader/layers.py``). At build time the hook below
+``settings.md`` from ``grader/settings.py``, ``grader/shared_options.py``,
+``grader/limits.py`` and the engine's ``Limits``, and ``imports.md`` from
+the table of allowed imports (``grader/layers.py``). At build time the hook below
 replaces each page's text with a fresh generation, so the site always says
 what the code does; the copies committed in ``docs/`` (read on GitHub) are
 held to the same text by ``tests/test_docs.py``. Refresh them with::
@@ -32,6 +33,35 @@ its own child processes; never set it yourself).
 
 """
 
+OPTIONS_INTRO = """
+## Options shared by `check`, `batch` and `serve`
+
+Declared once in `grader/shared_options.py` (type, default, the variable
+that gives the default, help); both parsers add them from there, and this
+table is generated from it (`grader.shared_options.options_markdown()`). A
+command's own options are in its `--help`.
+
+"""
+
+LIMITS_INTRO = """
+## Limits
+
+Every limit above the engine, declared once with its reason in
+`grader/limits.py` (`grader.limits.limits_markdown()`). "Changed by" names
+the option that changes it, if any.
+
+"""
+
+STEP_LIMITS_INTRO = """
+### Limits of one step
+
+The bounds of one step's process, declared once in
+`grader.engine.protocol.Limits` (its docstring says what each means; the
+[architecture](architecture.md#limits-of-a-step-as-a-whole) says how they
+are enforced).
+
+"""
+
 IMPORTS_INTRO = """# Allowed imports
 
 What each package may import, and where its code runs. The table is data in
@@ -58,9 +88,25 @@ def checks_page() -> str:
 
 def settings_page() -> str:
     """``docs/settings.md``: every setting of ``grader.settings.Settings``."""
+    import grader.limits
     import grader.settings
+    import grader.shared_options
 
-    return SETTINGS_INTRO + grader.settings.settings_markdown()
+    return (SETTINGS_INTRO + grader.settings.settings_markdown() + OPTIONS_INTRO
+            + grader.shared_options.options_markdown() + LIMITS_INTRO + grader.limits.limits_markdown()
+            + STEP_LIMITS_INTRO + step_limits_markdown())
+
+
+def step_limits_markdown() -> str:
+    """The engine's limits of one step (``grader.engine.protocol.Limits``), with their defaults."""
+    import dataclasses
+
+    from grader.engine.protocol import Limits
+
+    rows = ["| limit | default |", "|---|---|"]
+    for f in dataclasses.fields(Limits):
+        rows.append(f"| `{f.name}` | {'(see its docstring)' if f.default is None else f'`{f.default}`'} |")
+    return "\n".join(rows) + "\n"
 
 
 def imports_page() -> str:

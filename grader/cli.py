@@ -34,18 +34,17 @@ from grader.batch.gradescope import RESULTS_FILE, SUBMISSION_DIR, grade_for_grad
 from grader.batch.task import SUBMISSION_TIMEOUT
 from grader.checks.registry import UnknownCheck, checks_for
 from grader.engine.client import EngineClient
-from grader.engine.sandbox import SANDBOX_ENV, SANDBOXES, IsolationUnavailable, require
+from grader.engine.sandbox import SANDBOXES, IsolationUnavailable, require
 from grader.grading import STEP_TIMEOUT, grade
 from grader.locate import SubmissionNotFound
 from grader.escape import md_cell, md_code_cell, terminal_text
 from grader.render import render_json, render_markdown, render_text
 from grader.report import STEPS
 from grader import settings
-from grader.seeds import SEED_KEY_ENV
 from grader.service.command import add_serve_parser
+from grader.shared_options import BATCH, CHECK, DEFAULT_SANDBOX, GRADESCOPE, add_shared_options, positive_int
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNGRADABLE = 0, 1, 2
-DEFAULT_SANDBOX = "auto"  # of the commands; the Python API's default stays $AGTOOL_SANDBOX or none
 RENDERERS = {"text": render_text, "json": render_json, "markdown": render_markdown}
 BATCH_EXTRA = "agtool-grade batch needs the batch extra: pip install 'agtool-lab[batch]'"
 
@@ -126,25 +125,6 @@ def seconds(text: str) -> float:
     return value
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a count of processes, a whole number of at least 1.
-
-    >>> positive_int("3")
-    3
-    >>> positive_int("0")
-    Traceback (most recent call last):
-    argparse.ArgumentTypeError: '0' is not a number of processes: give a whole number of at least 1, e.g. 2
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes: give a whole number of at "
-                                         "least 1, e.g. 2")
-    return value
-
-
 def step_list(text: str) -> list[int]:
     """An argparse type: comma-separated step numbers (checked against the steps by the batch).
 
@@ -194,8 +174,6 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("path", help="tools.py, or a folder holding tools.py or agtool/tools.py")
     p.add_argument("--step", type=int, action="append", metavar="N",
                    help=f"grade only step N ({STEPS[0]}-{STEPS[-1]}); repeatable")
-    p.add_argument("--only", action="append", metavar="ID", help="grade only this check id; repeatable")
-    p.add_argument("--seed", type=int, help="seed of the random cases (default: a new one, printed)")
     p.add_argument("--format", choices=sorted(RENDERERS), default="text", help="output format (default: text)")
     p.add_argument("--out", type=out_file, metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--timeout", type=seconds, metavar="S", default=STEP_TIMEOUT,
@@ -203,9 +181,7 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
                         f"$AGTOOL_IMPORT_TIMEOUT (default {settings.Settings().import_timeout:g})")
     p.add_argument("--parallel", type=positive_int, metavar="N", default=_default(grade, "parallel"),
                    help="step processes at once after the first step (default: 2 on 2+ cores)")
-    p.add_argument("--sandbox", choices=SANDBOXES, default=None,
-                   help=f"run learner code inside bubblewrap (bwrap: warn if unusable; auto: where bubblewrap "
-                        f"works, else without); default ${SANDBOX_ENV} or {DEFAULT_SANDBOX}")
+    add_shared_options(p, CHECK)  # --seed, --only, --sandbox: grader.shared_options
     p.set_defaults(func=check_command)
     return p
 
@@ -325,36 +301,16 @@ def add_batch_parser(subparsers) -> argparse.ArgumentParser:
                                           "keep every result.")
     p.add_argument("submissions", help="folder of learner folders, a quoted glob, or a zip")
     p.add_argument("--out", required=True, type=out_folder, help="output folder")
-    p.add_argument("--jobs", type=positive_int, default=None, help="parallel batch workers (default: number of cores)")
-    p.add_argument("--seed", type=int, default=None, help="one seed for the class (default: random)")
     p.add_argument("--resume", action="store_true", help="skip learners whose file is unchanged")
     p.add_argument("--timeout", type=seconds, default=SUBMISSION_TIMEOUT,
                    help="seconds of calls per submission, shared between its steps; imports not counted "
                         f"(default {SUBMISSION_TIMEOUT:g})")
     p.add_argument("--steps", type=step_list, default=None,
                    help="only these steps, e.g. 1,2,3")
-    p.add_argument("--only", action="append", default=None, help="only this check id (repeatable)")
-    p.add_argument("--executor", choices=["local", "dask"], default="local")
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786")
-    p.add_argument("--sandbox", choices=SANDBOXES, default=None,
-                   help="run learner code inside bubblewrap (read-only file system, no network), so no "
-                        f"submission can touch another's files; default ${SANDBOX_ENV} or {DEFAULT_SANDBOX}")
-    p.add_argument("--seed-key-file", type=Path, default=None, metavar="FILE",
-                   help="a secret class key (one line; make one with: python -c 'import grader.seeds as s; "
-                        "print(s.new_key())'): the grade that counts uses per-learner seeds nobody sees, "
-                        f"feedback other cases (default ${SEED_KEY_ENV}; ignored with --seed)")
-    p.add_argument("--course", type=Path, default=None, metavar="FILE",
-                   help="a course file (TOML: due dates, late credit, weights; docs/classroom.md, \"Course policy\"): "
-                        "grades.csv gains the credited score, which attempt counted and why")
-    p.add_argument("--roster", type=Path, default=None, metavar="FILE",
-                   help="a CSV learner,lms_id[,name,sis_user_id,sis_login_id,section,email]: writes "
-                        "OUT/lms/canvas.csv and moodle.csv, and lists the learners it did not match")
+    add_shared_options(p, BATCH)  # --seed, --only, --jobs, --executor, --sandbox...: grader.shared_options
     p.add_argument("--similarity", action="store_true",
                    help="write OUT/similarity.html and similarity.csv: pairs sharing unusually much code "
                         "beyond the starter and the spec's data")
-    p.add_argument("--reference", type=Path, default=None, metavar="FILE",
-                   help="flag submissions that closely match this file (e.g. solutions/tools.py; implies "
-                        "--similarity; read by the grader only, never by learner code)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=batch_command)
     return p
@@ -429,7 +385,7 @@ def add_gradescope_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--submission", type=Path, default=SUBMISSION_DIR,
                    help=f"the learner's upload (default {SUBMISSION_DIR})")
     p.add_argument("--results", type=Path, default=RESULTS_FILE, help=f"where to write (default {RESULTS_FILE})")
-    p.add_argument("--seed", type=int, default=None, help="seed (default: random, recorded in results.json)")
+    add_shared_options(p, GRADESCOPE)  # --seed: grader.shared_options
     p.add_argument("--timeout", type=seconds, default=_default(grade_for_gradescope, "timeout"),
                    help="seconds per step (default: the grader's)")
     p.set_defaults(func=gradescope_command)

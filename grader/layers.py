@@ -44,7 +44,8 @@ EVERYONE = (ROOT, "grader.lazy")
 FOUNDATION = ("grader.spec", "grader.settings", "grader.escape", "grader.lazy", "grader.seeds", "grader.locate")
 
 LAYERS: "tuple[Layer, ...]" = (
-    Layer((ROOT,) + FOUNDATION, "anywhere, the step child included", (),
+    Layer(("grader.limits",), "anywhere, the step child included", (), "the standard library only"),
+    Layer((ROOT,) + FOUNDATION, "anywhere, the step child included", ("grader.limits",),
           "the standard library only"),
     Layer(("grader.report",), "anywhere", ("grader.escape",),
           "the standard library only (`import grader.report` loads neither the engine nor LangGraph)"),
@@ -54,8 +55,10 @@ LAYERS: "tuple[Layer, ...]" = (
           "the standard library only"),
     Layer(("grader.layers",), "the tests and the documentation build", (), "the standard library only"),
     Layer(("grader.engine",), "the grading process (client), the fork server and the step child (the rest)",
-          ("grader.spec", "grader.settings"),
+          ("grader.spec", "grader.settings", "grader.limits"),
           "LangGraph (preloaded by the fork server); never judging, batch, CLI or kernel-side code"),
+    Layer(("grader.shared_options",), "the command line and the service's start (`check`, `batch`, `serve`)",
+          ("grader.engine.sandbox", "grader.settings"), "the standard library only (argparse)"),
     Layer(("grader.checks",), "the grading process",
           ("grader.spec", "grader.engine.encode", "grader.engine.wire", "grader.report"),
           "none (judging reads the spec and the observations)"),
@@ -68,10 +71,10 @@ LAYERS: "tuple[Layer, ...]" = (
           "tomli before Python 3.11"),
     Layer(("grader.outputs",), "the instructor's process and the service",
           ("grader.course", "grader.report", "grader.render", "grader.escape", "grader.checks.registry",
-           "grader.settings", "grader.spec", "grader.messages"),
+           "grader.settings", "grader.limits", "grader.spec", "grader.messages"),
           "pandas, matplotlib, copydetect (extra `batch`)"),
     Layer(("grader.batch",), "the instructor's process and batch workers",
-          ("grader.grading", "grader.outputs", "grader.course") + FOUNDATION
+          ("grader.grading", "grader.outputs", "grader.course", "grader.limits") + FOUNDATION
           + ("grader.engine", "grader.checks", "grader.report", "grader.render", "grader.messages"),
           "tqdm, pandas, matplotlib (extra `batch`), dask (extra `dask`)"),
     Layer(("grader.service.lti",), "the service's process; `hub_auth` in the hub's",
@@ -80,13 +83,14 @@ LAYERS: "tuple[Layer, ...]" = (
           "jupyterhub-ltiauthenticator (extra `lti`)"),
     Layer(("grader.service",), "the service's process (learner code never runs there)",
           ("grader.batch", "grader.outputs", "grader.course", "grader.report", "grader.render", "grader.engine.sandbox",
-           "grader.settings", "grader.escape", "grader.spec", "grader.messages", "grader.service.lti"),
+           "grader.settings", "grader.limits", "grader.seeds", "grader.shared_options", "grader.escape", "grader.spec",
+           "grader.messages", "grader.service.lti"),
           "tornado, SQLAlchemy, Alembic, JupyterHub (extra `service`)"),
     Layer(("grader.cli", "grader.__main__"), "the command line (`agtool-grade`)", (EVERY_GRADER_MODULE,),
           "whatever the command it runs needs"),
     Layer(("agtool_lab",), "the learner's Jupyter kernel",
           ("grader.grading", "grader.report", "grader.render", "grader.spec", "grader.locate", "grader.escape",
-           "grader.settings", "grader.messages"),
+           "grader.settings", "grader.limits", "grader.messages"),
           "ipywidgets, pandas, matplotlib (extra `lab`)"),
 )
 

@@ -17,9 +17,11 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
+from grader.limits import SOURCE_BYTES
+
 MODULE_NAME = "tools.py"
 PACKAGE_MODULE = Path("agtool") / MODULE_NAME  # the learner's package layout, agtool/tools.py
-MAX_SUBMISSION_BYTES = 4 << 20  # what read_submission reads at most (one more byte tells "larger")
+MAX_SUBMISSION_BYTES = SOURCE_BYTES  # what read_submission reads at most (one more byte tells "larger")
 
 
 class SubmissionNotFound(ValueError):

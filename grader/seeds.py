@@ -32,6 +32,7 @@ import hashlib
 import hmac
 import secrets
 import unicodedata
+from dataclasses import dataclass
 
 SEED_KEY_ENV = "AGTOOL_SEED_KEY"  # the setting ``seed_key`` of grader.settings (read there, not here)
 _SEED_BITS = 63  # a positive int that every JSON reader and spreadsheet keeps exact as text
@@ -91,3 +92,38 @@ def _norm(learner_id: str) -> str:
 def _derive(key: bytes, message: str) -> int:
     digest = hmac.new(key, message.encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") >> (64 - _SEED_BITS)
+
+
+@dataclass(frozen=True)
+class SeedPlan:
+    """The seeds a batch or the service grades with: one class seed, or per-learner seeds from a secret key.
+
+    Without a key every learner's grade uses ``seed`` (printed in the
+    feedback, so it replays). With a key (this module's) the grade that
+    counts uses a seed derived from the key and the learner id, never shown,
+    and each learner also gets a feedback run on a seed of ``round``: a new
+    batch run is a new round (new feedback cases), ``--resume`` keeps it.
+
+    >>> SeedPlan(seed=7).grading("ana"), SeedPlan(seed=7).feedback("ana")
+    (7, None)
+    >>> keyed = SeedPlan(key=b"k", round=1)
+    >>> keyed.grading("ana") != keyed.feedback("ana"), keyed.manifest()["seed"]
+    (True, None)
+    """
+
+    seed: "int | None" = None
+    key: "bytes | None" = None
+    round: int = 0
+
+    def grading(self, learner: str) -> int:
+        return grading_seed(self.key, learner) if self.key else self.seed
+
+    def feedback(self, learner: str) -> "int | None":
+        return feedback_seed(self.key, learner, self.round) if self.key else None
+
+    def manifest(self) -> dict:
+        # Never the key; with one, not even a seed: they are derived per learner.
+        return {"seed": None, "seed_policy": "keyed", "feedback_round": self.round} if self.key else {"seed": self.seed}
+
+    def describe(self) -> str:
+        return f"per-learner seeds (keyed), feedback round {self.round}" if self.key else f"seed {self.seed}"

@@ -123,6 +123,10 @@ class Settings:
     hub_api_token: str = _setting(
         "JUPYTERHUB_API_TOKEN", "",
         "The hub's token for this server or service (set by JupyterHub).", audience="hub")
+    hub_api_url: str = _setting(
+        "JUPYTERHUB_API_URL", "",
+        "The hub's API (set by JupyterHub): the grading service's pages take the hub's look when it is set, and "
+        "its LTI sender reads learners' launches there.", audience="hub")
     service_prefix: str = _setting(
         "JUPYTERHUB_SERVICE_PREFIX", "",
         "The URL prefix of the grading service (set by JupyterHub; default `/`).", audience="hub")

@@ -33,13 +33,12 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from grader.limits import ZIP_MEMBER_BYTES, ZIP_MEMBERS, ZIP_TOTAL_BYTES
 from grader.locate import SubmissionNotFound, module_in, resolve_submission
 from grader.outputs.learner_ids import sanitize_learner_id, unique_ids  # noqa: F401 (re-exported: the batch's face)
 
-# Caps for zip extraction: an LMS download of a class is a few megabytes.
-ZIP_MAX_MEMBERS = 20_000
-ZIP_MAX_MEMBER_BYTES = 5 * 1024 * 1024
-ZIP_MAX_TOTAL_BYTES = 500 * 1024 * 1024
+# Caps for zip extraction (grader.limits says why).
+ZIP_MAX_MEMBERS, ZIP_MAX_MEMBER_BYTES, ZIP_MAX_TOTAL_BYTES = ZIP_MEMBERS, ZIP_MEMBER_BYTES, ZIP_TOTAL_BYTES
 
 _SKIPPED_NAMES = {"__MACOSX", "__pycache__", ".ipynb_checkpoints"}
 # Loose files a file manager or an LMS leaves beside the uploads: not learners.

@@ -65,55 +65,22 @@ from grader.batch.dask_executor import run_on_dask
 from grader.batch.discovery import LearnerFile, discover
 from grader.batch.pool import WorkerPool, run_pool
 from grader.batch.records import MANIFEST, RESULTS_DIR, load_record, load_records, result_record, write_json_atomically
-from grader.batch.task import (GRADER_FAILED, SUBMISSION_TIMEOUT, WORKER_DIED, GradeFn, GradeTask, failed_report,
-                               grade_task, step_timeout, warm_engine)
+from grader.batch.task import (SUBMISSION_TIMEOUT, GradeFn, GradeTask, failed_report, grade_task, step_timeout,
+                               warm_engine)
 from grader.checks.registry import checks_for
 from grader.course.policy import Policy, batch_credit, load_policy
 from grader.grading import MAX_SOURCE_BYTES
+from grader.limits import WORKER_GRACE
 from grader.locate import SubmissionNotFound, read_submission
+from grader.messages import WORKER_DIED, grader_failed, over_time
 from grader.outputs.class_folder import write_extras, write_outputs
 from grader.outputs.lms import read_roster
 from grader.outputs.record import LearnerRecord
-from grader.report import STEPS, new_seed
-from grader.seeds import class_key, feedback_seed, grading_seed
+from grader.report import STEPS, FailureKind, new_seed
+from grader.seeds import SeedPlan, class_key
 from grader.settings import current as current_settings
 
-GRACE = 5.0  # extra seconds before the pool kills a batch worker whose grade() has not returned
-
-
-@dataclass(frozen=True)
-class SeedPlan:
-    """The seeds a batch grades with: one class seed, or per-learner seeds from a secret key.
-
-    Without a key every learner's grade uses ``seed`` (printed in the
-    feedback, so it replays). With a key (``grader.seeds``) the grade that
-    counts uses a seed derived from the key and the learner id, never shown,
-    and each learner also gets a feedback run on a seed of ``round``: a new
-    batch run is a new round (new feedback cases), ``--resume`` keeps it.
-
-    >>> SeedPlan(seed=7).grading("ana"), SeedPlan(seed=7).feedback("ana")
-    (7, None)
-    >>> keyed = SeedPlan(key=b"k", round=1)
-    >>> keyed.grading("ana") != keyed.feedback("ana"), keyed.manifest()["seed"]
-    (True, None)
-    """
-
-    seed: "int | None" = None
-    key: "bytes | None" = None
-    round: int = 0
-
-    def grading(self, learner: str) -> int:
-        return grading_seed(self.key, learner) if self.key else self.seed
-
-    def feedback(self, learner: str) -> "int | None":
-        return feedback_seed(self.key, learner, self.round) if self.key else None
-
-    def manifest(self) -> dict:
-        # Never the key; with one, not even a seed: they are derived per learner.
-        return {"seed": None, "seed_policy": "keyed", "feedback_round": self.round} if self.key else {"seed": self.seed}
-
-    def describe(self) -> str:
-        return f"per-learner seeds (keyed), feedback round {self.round}" if self.key else f"seed {self.seed}"
+GRACE = WORKER_GRACE  # extra seconds before the pool kills a batch worker whose grade() has not returned
 
 
 @dataclass
@@ -307,9 +274,9 @@ def _store(out: Path, record: LearnerRecord, kept: "dict[str, LearnerRecord]") -
         return
     except (OSError, TypeError, ValueError) as exc:
         selection = record.selection or {}
-        message = f"{GRADER_FAILED}its result could not be saved ({type(exc).__name__}: {exc})"
-        report = failed_report(record.seed, record.source, message,
-                               steps=selection.get("steps"), only=selection.get("only"))
+        message = grader_failed(exc, "its result could not be saved")
+        report = failed_report(record.seed, record.source, message, steps=selection.get("steps"),
+                               only=selection.get("only"), kind=FailureKind.GRADER)
         record = dataclasses.replace(record, report=report.to_dict())
     try:
         write_json_atomically(path, record.to_dict())
@@ -384,9 +351,21 @@ def _choose_seed(out: Path, seed: int | None, resume: bool) -> int:
 
 
 def _lost_report(task: GradeTask, timed_out: bool, *, budget: float) -> dict:
-    """The row of a learner whose worker died or ran over its budget (and was killed)."""
-    message = f"grading stopped: over the time limit of {budget:g} s" if timed_out else WORKER_DIED
-    return failed_report(task.seed, task.display, message, steps=task.steps, only=task.only).to_dict()
+    """The row of a learner whose worker died (the machinery's failure) or ran over its budget (the submission's).
+
+    Its kind is said, not read back from the text, as the service's lost runs do.
+
+    >>> task = GradeTask("ana", "ana/tools.py", b"", "", seed=1, only=("step1/names",))
+    >>> [_lost_report(task, over, budget=60.0)["failure"]["kind"] for over in (True, False)]
+    ['time', 'grader']
+    """
+    if timed_out:
+        report = failed_report(task.seed, task.display, over_time(budget), steps=task.steps, only=task.only,
+                               kind=FailureKind.TIME)
+    else:
+        report = failed_report(task.seed, task.display, WORKER_DIED, steps=task.steps, only=task.only,
+                               kind=FailureKind.GRADER)
+    return report.to_dict()
 
 
 def _hard_limit(timeout) -> float:

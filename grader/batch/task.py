@@ -21,14 +21,14 @@ from grader.batch.pool import worker_lanes
 from grader.checks.registry import checks_for
 from grader.engine.client import shared_client
 from grader.grading import STEP_TIMEOUT, grade
+from grader.limits import MIN_STEP_TIMEOUT, SUBMISSION_TIMEOUT
 from grader.locate import Submission
-# GRADER_FAILED and WORKER_DIED: the batch's own messages (grader.batch.run) import them from here.
+# GRADER_FAILED and WORKER_DIED: re-exported for the batch's modules (grader.batch.gradescope reads one here).
 from grader.messages import GRADER_FAILED, WORKER_DIED, grader_failed  # noqa: F401
 from grader.report import CheckResult, Failure, FailureKind, Report
 from grader.settings import Settings, current
 
-SUBMISSION_TIMEOUT = 60.0  # seconds per submission, shared between its steps; a correct module needs well under one
-MIN_STEP_TIMEOUT = 0.5  # below this a correct step can miss its limit on a busy machine
+# SUBMISSION_TIMEOUT (a submission's budget) and MIN_STEP_TIMEOUT: grader.limits says why.
 
 GradeFn = Callable[..., Report]
 

@@ -24,6 +24,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from grader.limits import PLOT_WAIT
 from grader.outputs.gradebook import Records, check_stats, counted_records, gradebook_frame, step_frame
 
 # No date or version in the PNG: the same class gives the same bytes.
@@ -149,9 +150,6 @@ def write_plots(book: pd.DataFrame, stats: pd.DataFrame, steps: pd.DataFrame, fo
     folder.mkdir(parents=True, exist_ok=True)
     figures = [score_histogram(book), check_pass_rate(stats), step_scores(steps)]
     return [save_png(figure, folder / name) for figure, name in zip(figures, PLOT_FILES)]
-
-
-PLOT_WAIT = 120.0  # seconds a forked drawing may take before it is given up and the plots drawn here
 
 
 def start_plots(book: pd.DataFrame, stats: pd.DataFrame, steps: pd.DataFrame,

@@ -75,6 +75,7 @@ from grader.service.handlers import is_instructor  # noqa: F401 - callers import
 from grader.service.hubauth import TokenCache
 from grader.service.options import APPEAL_PREVIEW, CONTENT_TYPES, UPLOAD_RETRY_AFTER, ServiceOptions
 from grader.service.queue import GradingQueue
+from grader.settings import current
 
 log = logging.getLogger("agtool.service")
 
@@ -189,7 +190,8 @@ class PageHandler(_Base):
 
     def chrome(self) -> "layout.Chrome":
         """Who reads the page and where the hub is (its stylesheet, logo, home and the reader's lab)."""
-        hub_prefix = getattr(self.hub_auth, "hub_prefix", "") if os.environ.get("JUPYTERHUB_API_URL") else ""
+        under_hub = (self.conf.settings or current()).hub_api_url  # $JUPYTERHUB_API_URL, read by grader.settings
+        hub_prefix = getattr(self.hub_auth, "hub_prefix", "") if under_hub else ""
         return layout.Chrome(prefix=self.conf.prefix, hub_prefix=hub_prefix or "", user=self.learner,
                              instructor=self.instructor)
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from grader.service.options import (APPEAL_LIMIT, APPEAL_WINDOW, MAX_BYTES, MAX_LEARNER_BYTES, MAX_UPLOADS, RATE_LIMIT,
                                     RATE_WINDOW)
 from grader.settings import Settings, current
+from grader.shared_options import KEY_FILE, SERVE, add_shared_options
 
 REFERENCE = Path(__file__).resolve().parents[2] / "solutions" / "tools.py"  # a checkout's, or none installed
-KEY_FILE = "seed.key"  # in --data-dir: the class's seed key when neither --seed-key-file nor $AGTOOL_SEED_KEY
 
 
 def add_serve_parser(subparsers, settings=None) -> argparse.ArgumentParser:
@@ -43,14 +43,8 @@ def add_serve_parser(subparsers, settings=None) -> argparse.ArgumentParser:
                    help="the service's data folder (default: $AGTOOL_SERVICE_DATA or ./agtool-service-data)")
     p.add_argument("--instructor-group", default="agtool-instructors", metavar="GROUP",
                    help="hub group whose members are instructors, besides hub admins (default: %(default)s)")
-    p.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1), metavar="N",
-                   help="grading worker processes (default: CPUs - 1)")
-    p.add_argument("--executor", choices=("local", "dask"), default="local",
-                   help="local worker processes, or a Dask cluster (--scheduler)")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786")
-    p.add_argument("--sandbox", choices=("none", "bwrap", "auto"), default=None,
-                   help="how learner code is confined (default: $AGTOOL_SANDBOX, else auto); the service "
-                        "refuses to start without a usable sandbox unless --insecure-no-sandbox")
+    # --jobs, --executor, --scheduler, --sandbox, --seed-key-file, --course, --roster, --reference
+    add_shared_options(p, SERVE)
     p.add_argument("--insecure-no-sandbox", action="store_true",
                    help="start even when learner code would run without a sandbox (it could then read and "
                         "change the service's data); the class page says so")
@@ -70,21 +64,6 @@ def add_serve_parser(subparsers, settings=None) -> argparse.ArgumentParser:
                         "saying when the next is allowed)")
     p.add_argument("--appeal-window", type=float, default=APPEAL_WINDOW, metavar="S",
                    help="seconds of the regrade requests' limit window (default: %(default)s)")
-    p.add_argument("--course", default=None, metavar="FILE",
-                   help="a course file (TOML: due dates, late credit, attempt limit, weights; "
-                        "docs/classroom.md, \"Course policy\"): over the limit a submission gets 429 "
-                        "saying when the next is allowed")
-    p.add_argument("--roster", default=None, metavar="FILE",
-                   help="a CSV learner,lms_id[,name,...]: instructors download lms/canvas.csv, lms/moodle.csv "
-                        "and lms/unmatched.csv (docs/instructor.md, \"LMS import files\")")
-    p.add_argument("--reference", default="auto", metavar="FILE",
-                   help="the reference solution similarity compares each learner with (read by the service "
-                        "only, never served); default: solutions/tools.py of this install or checkout if there "
-                        "is one; 'none': compare learners only")
-    p.add_argument("--seed-key-file", default=None, metavar="FILE",
-                   help="the assignment's secret seed key: the grade that counts is drawn from a seed derived "
-                        "from it and the learner, the same for every attempt (default: $AGTOOL_SEED_KEY, else "
-                        f"--data-dir/{KEY_FILE}, made at the first start); never served, never logged")
     p.add_argument("--lti", default=None, metavar="FILE",
                    help="the LMS's LTI 1.3 registration (TOML, docs/lti.md): counted grades go to its gradebook "
                         "through AGS; checked at start, each wrong field named")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 from urllib.parse import quote
 
@@ -34,6 +33,7 @@ from grader.service.db import Store
 from grader.service.lti import keys, store as lti_store
 from grader.service.lti.ags import Client
 from grader.service.lti.sender import Sender
+from grader.settings import Settings, current
 
 log = logging.getLogger("agtool.service.lti")
 LAUNCH_CLAIM = lti_store.CLAIM + "deployment_id"
@@ -47,9 +47,10 @@ def counted_grades(store: Store, policy) -> "dict[str, tuple[float, float]]":
 class HubLaunches:
     """Reads learners' launches from the hub's API (``auth_state``), with the service's own token."""
 
-    def __init__(self, api_url: "str | None" = None, token: "str | None" = None):
-        self.api_url = (api_url or os.environ.get("JUPYTERHUB_API_URL", "")).rstrip("/")
-        self.token = token or os.environ.get("JUPYTERHUB_API_TOKEN", "")
+    def __init__(self, api_url: "str | None" = None, token: "str | None" = None, settings: "Settings | None" = None):
+        settings = settings or current()  # the hub's address and the service's token: $JUPYTERHUB_API_URL, _TOKEN
+        self.api_url = (api_url or settings.hub_api_url).rstrip("/")
+        self.token = token or settings.hub_api_token
 
     def _get(self, path: str):
         import requests

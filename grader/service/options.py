@@ -11,18 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MAX_BYTES = 256 * 1024  # a tools.py is a few kB; this cap keeps one request from filling the database
-RATE_LIMIT, RATE_WINDOW = 10, 60.0  # submissions per learner per window (seconds)
+from grader import limits
+
+# The service's limits are declared, with their reasons, in grader.limits; these are their names here.
+MAX_BYTES = limits.UPLOAD_BYTES  # the largest module a submission may carry (not SOURCE_BYTES: the service keeps it)
+RATE_LIMIT, RATE_WINDOW = limits.RATE_LIMIT, limits.RATE_WINDOW
+MAX_LEARNER_BYTES, MAX_UPLOADS, UPLOAD_RETRY_AFTER = limits.LEARNER_BYTES, limits.MAX_UPLOADS, limits.UPLOAD_RETRY_AFTER
+PRE_AUTH_BYTES, MAX_HEADER_BYTES = limits.PRE_AUTH_BYTES, limits.HEADER_BYTES
+IDLE_TIMEOUT, BODY_TIMEOUT = limits.IDLE_TIMEOUT, limits.BODY_TIMEOUT
+APPEAL_LIMIT, APPEAL_WINDOW = limits.APPEAL_LIMIT, limits.APPEAL_WINDOW
 CONTENT_TYPES = ("text/x-python", "application/octet-stream")  # not text/plain: a form could post that cross-site
 CLASS_REFRESH = 10  # seconds between reloads of the class page
-MAX_LEARNER_BYTES = 128 * 1024 * 1024  # kept per learner (sources and reports, ~1 MB an attempt): over it, 413
-MAX_UPLOADS = 32  # authenticated uploads being read at once; more get 503 with Retry-After
-UPLOAD_RETRY_AFTER = 5  # seconds a 503 for too many uploads asks the client to wait
-PRE_AUTH_BYTES = 8 * 1024  # the most body tornado reads before a handler has checked the caller (GETs need none)
-MAX_HEADER_BYTES = 32 * 1024  # request line and headers (the hub's cookies fit many times over)
-IDLE_TIMEOUT = 10.0  # seconds a connection may take to send its headers, or sit idle between requests
-BODY_TIMEOUT = 30.0  # seconds a client may take to send a whole body (a 256 KiB module on a slow link is ~1 s)
-APPEAL_LIMIT, APPEAL_WINDOW = 5, 3600.0  # regrade requests per learner per window (seconds): over it, 429
 APPEAL_PREVIEW, APPEAL_PREVIEW_CHARS = 3, 200  # the class page quotes the oldest open requests, shortened; the rest
 #                                              are a count and a link to class/actions
 
@@ -47,3 +46,4 @@ class ServiceOptions:
     sandbox_words: str = ""  # how learner code is confined, shown on the class page; "" until serve says
     insecure: bool = False  # --insecure-no-sandbox: learner code runs unconfined, and the class page says so
     lti: object = None  # a grader.service.lti_service.LtiService (--lti FILE), or None: no LMS gradebook
+    settings: object = None  # the grader.settings.Settings serve read at start; None: read when needed

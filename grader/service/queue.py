@@ -55,11 +55,12 @@ from functools import partial
 from typing import Callable
 
 from grader.batch.pool import WorkerPool  # the batch's pool: same kill and replace rules
-from grader.batch.run import GRACE, SeedPlan
 from grader.batch.task import SUBMISSION_TIMEOUT, GradeTask, failed_report, grade_task, step_timeout, warm_engine
+from grader.limits import WORKER_GRACE
 from grader.messages import WORKER_DIED, cluster_failed, over_time
 from grader.report import STEPS, FailureKind, failure_of
 from grader.service.db import ERROR, GRADED, Store
+from grader.seeds import SeedPlan
 from grader.service.fairness import FairQueue, share_for
 
 log = logging.getLogger("agtool.service")
@@ -167,7 +168,7 @@ def task_for(attempt) -> GradeTask:
 
 
 def counted_task(task: GradeTask, plan: SeedPlan) -> GradeTask:
-    """The counted run of a shown task: the same bytes on the learner's hidden seed (``grader.batch.run.SeedPlan``).
+    """The counted run of a shown task: the same bytes on the learner's hidden seed (``grader.seeds.SeedPlan``).
 
     >>> from types import SimpleNamespace as A
     >>> shown = task_for(A(id=3, learner="ana", source=b"x", sha256="ab", seed=7))
@@ -204,7 +205,7 @@ class GradingQueue:
         self.plan = SeedPlan(key=seed_key) if seed_key else None
         self.fingerprint = fingerprint(seed_key) if seed_key else None
         # A keyed attempt is two gradings in one worker: each may use the whole submission budget.
-        self.hard_limit = SUBMISSION_TIMEOUT * (2 if seed_key else 1) + GRACE
+        self.hard_limit = SUBMISSION_TIMEOUT * (2 if seed_key else 1) + WORKER_GRACE
         self._fair = FairQueue(per_learner or share_for(self.jobs))
         self._known: set[int] = set()  # queued, being graded or its report not stored yet: never sent twice
         self._learners: dict[int, str] = {}  # attempts being graded: whose

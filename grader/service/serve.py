@@ -79,7 +79,8 @@ def serve(args, settings: "Settings | None" = None) -> int:
                         appeal_limit=getattr(args, "appeal_limit", ServiceOptions.appeal_limit),
                         appeal_window=getattr(args, "appeal_window", ServiceOptions.appeal_window),
                         insecure=bool(getattr(args, "insecure_why", "")),
-                        sandbox_words=getattr(args, "insecure_why", "") or f"sandbox: {args.sandbox}")
+                        sandbox_words=getattr(args, "insecure_why", "") or f"sandbox: {args.sandbox}",
+                        settings=settings)
     if options.insecure:
         log.warning("learner code runs WITHOUT a sandbox (%s): --insecure-no-sandbox", options.sandbox_words)
     log.info("step limits: %s", _limits_words(args.sandbox, settings))
