@@ -22,7 +22,7 @@ STEPS = tuple(range(1, 12))  # part one: steps 1-8; part two (LAB_SPEC): steps 9
 SEED_RANGE = 1_000_000  # six digits at most: short enough to type in a replay command
 
 
-def new_seed(avoid: "int | None" = None) -> int:
+def new_seed(avoid: int | None = None) -> int:
     """A new random seed for a run's cases, different from ``avoid`` (the last one shown).
 
     >>> 0 <= new_seed() < SEED_RANGE, new_seed(avoid=5) != 5
@@ -97,11 +97,11 @@ class Failure:
         return {"kind": self.kind.value, "message": self.message}
 
     @classmethod
-    def from_dict(cls, data: "dict[str, Any] | None") -> "Failure | None":
+    def from_dict(cls, data: dict[str, Any] | None) -> Failure | None:
         return cls(data["kind"], data.get("message", "")) if data else None
 
     @classmethod
-    def from_text(cls, message: str) -> "Failure | None":
+    def from_text(cls, message: str) -> Failure | None:
         """The failure an untyped error text stands for (reports stored before failures had a kind).
 
         Read from the prefixes the grader used to write; any other text is the learner's.
@@ -131,7 +131,7 @@ _OLD_MARKS = (
 )
 
 
-def failure_of(report: dict[str, Any]) -> "Failure | None":
+def failure_of(report: dict[str, Any]) -> Failure | None:
     """The typed failure of a stored ``Report.to_dict()``, also of one written before the ``failure`` key.
 
     The one reading batch, ``--resume``, the service and the class outputs
@@ -217,7 +217,7 @@ class Report:
     elapsed: float = 0.0
     # The limits that held for each step as a whole (cgroup, priority, disk, sandbox), as the engine said.
     limits: str = ""
-    failure: "Failure | None" = None
+    failure: Failure | None = None
     # The isolation learner code ran under (sandbox, account: grader.engine.sandbox.Isolation.words);
     # "" in reports older than it, and in reports no step ran for.
     isolation: str = ""
@@ -293,7 +293,7 @@ class Report:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Report":
+    def from_dict(cls, data: dict[str, Any]) -> Report:
         """The report ``to_dict`` gave (also of an older shape, without ``failure``: typed from ``error``).
 
         >>> Report.from_dict(Report(seed=1, path="t.py", error="the grading process died").to_dict()).failure.retry

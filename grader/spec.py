@@ -115,7 +115,7 @@ def returns_contract() -> dict[str, Any]:
             "rows": {"max_len": MAX_ROWS, "item": {"bin": {"type": str}, "count": {"type": int, "min": 0}}}}
 
 
-def rows_for(sku: str, region: str, limit: "int | None" = None) -> list[dict[str, Any]]:
+def rows_for(sku: str, region: str, limit: int | None = None) -> list[dict[str, Any]]:
     """Rows ``{"bin", "count"}`` of the spec table for one sku and region, in table order.
 
     >>> rows_for("SKU-2040", "west")
@@ -126,7 +126,7 @@ def rows_for(sku: str, region: str, limit: "int | None" = None) -> list[dict[str
     return rows if limit is None else rows[:limit]
 
 
-def lookup_result(sku: str, region: str, limit: "int | None" = None) -> dict[str, Any]:
+def lookup_result(sku: str, region: str, limit: int | None = None) -> dict[str, Any]:
     """The exact result a correct tool returns (``limit=None``: the legacy tool).
 
     >>> lookup_result("SKU-1001", "north", 1)
@@ -164,7 +164,7 @@ def args_reason_of(tool: object, args: object) -> str:
     return ""
 
 
-def handle_outcome(order: object) -> "tuple[bool, list[str]]":
+def handle_outcome(order: object) -> tuple[bool, list[str]]:
     """``(ok, errors)`` of a correct module's ``handle(order)`` (LAB_SPEC steps 2-7 over the spec's table).
 
     >>> handle_outcome(REPAIR_EXAMPLE), handle_outcome(EMPTY_EXAMPLE)
@@ -326,7 +326,7 @@ ASCII_WHITESPACE = " \t\n\r\x0b\x0c"
 ASCII_DIGITS = "0123456789"
 
 
-def coerced_value(rule: dict[str, Any], value: object) -> "tuple[object, tuple[str, ...]]":
+def coerced_value(rule: dict[str, Any], value: object) -> tuple[object, tuple[str, ...]]:
     """One argument under LAB_SPEC step 9: ``(new value, rules applied)``; no rule: the value as it was.
 
     ``rule`` is the argument's contract entry. For an ``int`` argument the strip is part of
@@ -352,7 +352,7 @@ def coerced_value(rule: dict[str, Any], value: object) -> "tuple[object, tuple[s
     return new, applied
 
 
-def coerced_args(contract: "dict[str, Any] | None", raw_args: dict[str, Any]) -> "tuple[dict[str, Any], dict[str, Any]]":
+def coerced_args(contract: dict[str, Any] | None, raw_args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``coerce`` under LAB_SPEC step 9 over an ``args`` contract (``None``: unknown tool).
 
     Returns the new arguments and ``{arg: (from, to, rules)}`` for each changed argument.

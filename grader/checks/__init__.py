@@ -32,7 +32,7 @@ def _with_facts(sentence: str) -> str:
     >>> _with_facts("`MAX_ATTEMPTS` | `@MAX_ATTEMPTS@`")
     '`MAX_ATTEMPTS` | `3`'
     """
-    def fill(match: "re.Match") -> str:
+    def fill(match: re.Match) -> str:
         value = getattr(spec, match.group(1))
         return str(value) if isinstance(value, int) else json.dumps(value)
     return re.sub(r"@([A-Z_]+)@", fill, sentence)

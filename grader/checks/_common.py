@@ -93,7 +93,7 @@ def call_text(fn: str, *args: Any) -> str:
     return f"{fn}({', '.join(repr(a) for a in args)})"
 
 
-def call_op(fn: str, *args: Any, expect: Any = ..., runs: "JsonDict | None" = None, label: str = "") -> JsonDict:
+def call_op(fn: str, *args: Any, expect: Any = ..., runs: JsonDict | None = None, label: str = "") -> JsonDict:
     """One ``call`` operation; ``expect`` (a plain value) and ``runs`` are for the judge only."""
     out: JsonDict = {"op": "call", "fn": fn, "args": encode(list(args)), "label": label or call_text(fn, *args)}
     if expect is not ...:
@@ -145,7 +145,7 @@ def own_route(*names: str, **params: Any) -> list[Any]:
     return [double_op(name, **params) for name in names]
 
 
-def real_route(probe: Probe) -> "Probe | None":
+def real_route(probe: Probe) -> Probe | None:
     """``probe`` as the learner wired it: no ``double`` operations, and tools whose results echo their call.
 
     ``None`` when ``probe`` puts no double in (it already runs on the learner's route). The
@@ -202,7 +202,7 @@ def on_real_route(probe: Probe) -> bool:
     return probe.params.get(ROUTE_KEY) == REAL
 
 
-def doubled_steps(probes: "list[Probe]") -> "set[int]":
+def doubled_steps(probes: list[Probe]) -> set[int]:
     """The steps whose rules the doubles of ``probes`` stand in for (:data:`grader.spec.FUNCTION_STEPS`).
 
     A double over the spec's contract table (``contract="spec"``, or a ``*_spec`` kind) stands in
@@ -223,7 +223,7 @@ def doubled_steps(probes: "list[Probe]") -> "set[int]":
     return steps
 
 
-def doubled_names(probes: "list[Probe]") -> "list[str]":
+def doubled_names(probes: list[Probe]) -> list[str]:
     """The module names the ``double`` operations of ``probes`` replace, in order, once each.
 
     >>> doubled_names([call_probe(own_route("validate_args", "cache_key"))])
@@ -248,7 +248,7 @@ def judged(probe: Probe, records: list[Any]) -> list[Any]:
             if operation.get("op") != "double"]
 
 
-def call_probe(ops: list[Any], *, spies: "JsonDict | None" = None, fresh: bool = False, reset: bool = False,
+def call_probe(ops: list[Any], *, spies: JsonDict | None = None, fresh: bool = False, reset: bool = False,
                clear_cache: bool = True, **extra: Any) -> Probe:
     """A ``calls`` probe of ``ops`` (sent under the wire key ``operations``); its label is the first labelled operation.
 
@@ -323,7 +323,7 @@ def value_of(rec: JsonDict, operation: JsonDict, message: str) -> Any:
     return rec["value"]
 
 
-def check_expect(operation: JsonDict, rec: JsonDict, message: str, start: "JsonDict | None" = None) -> None:
+def check_expect(operation: JsonDict, rec: JsonDict, message: str, start: JsonDict | None = None) -> None:
     """Compare one record with its operation's ``expect`` (strict types), and its spy ``runs``.
 
     When ``runs`` says no tool body may have run yet, ``CALLS`` must also be
@@ -399,7 +399,7 @@ def expectations_judge(message: str, *, whole_probe: bool = False) -> Callable:
 _MAPPING_REPR = re.compile(r"^[A-Za-z_][\w.]*\((?:.*?, )?(\{.*\}|\[.*\])\)$", re.S)
 
 
-def counts_of(value: Any) -> "JsonDict | None":
+def counts_of(value: Any) -> JsonDict | None:
     """The counts an encoded ``CALLS`` holds (name -> int), whatever dict type holds them; else ``None``.
 
     The spec asks for counts, not for a container type: a ``collections.Counter``
@@ -430,7 +430,7 @@ def counts_of(value: Any) -> "JsonDict | None":
     return value
 
 
-def calls_delta(before: Any, after: Any) -> "JsonDict | None":
+def calls_delta(before: Any, after: Any) -> JsonDict | None:
     """``CALLS`` after minus before, when both hold int counts (:func:`counts_of`); else ``None``.
 
     >>> calls_delta({"stock_lookup": 1}, {"$type": "Counter", "$repr": "Counter({'stock_lookup': 2})"})

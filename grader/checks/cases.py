@@ -84,7 +84,7 @@ DEFECT_KINDS = ("unknown_tool", "missing", "extra", "type_wrong", "type_bool", "
                 "type_float", "allowed", "range_low", "range_high")
 
 
-def _pick(rng: random.Random, options: list[Any], variant: "int | None") -> Any:
+def _pick(rng: random.Random, options: list[Any], variant: int | None) -> Any:
     """``options[variant]`` (cycling) when a variant is asked for, else a random option.
 
     Checks ask for variants 0, 1, 2... so that every family of bad values is sent on
@@ -96,19 +96,19 @@ def _pick(rng: random.Random, options: list[Any], variant: "int | None") -> Any:
 Defect = tuple[str, JsonDict, str]  # (tool, args, reason): one call with exactly one defect
 
 
-def _unknown_tool(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
+def _unknown_tool(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     # Only a check that asks for variants meets the look-alikes (the other steps' draws stay as they were).
     name = rng.choice(UNKNOWN_TOOLS) if variant is None else _pick(rng, UNKNOWN_TOOLS + TOOL_LOOKALIKES, variant)
     return name, args, UNKNOWN_TOOL
 
 
-def _missing(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
+def _missing(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     name = _pick(rng, ARG_NAMES, variant)
     del args[name]
     return tool, shuffled(rng, args), arg_reason(MISSING, name)
 
 
-def _extra(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
+def _extra(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     name = rng.choice(sorted(EXTRA_ARGS))
     # Sometimes None: an unknown argument is extra whatever its value.
     args[name] = _pick(rng, [None, EXTRA_ARGS[name]], variant) if variant is not None else \
@@ -116,7 +116,7 @@ def _extra(rng: random.Random, tool: str, args: JsonDict, variant: "int | None",
     return tool, shuffled(rng, args), arg_reason(EXTRA, name)
 
 
-def _type_wrong(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
+def _type_wrong(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     # Every family's values are drawn, whichever kind is asked (the seeds' cases stay as they were).
     families = {
         "type_wrong": [("sku", rng.randint(1000, 9999)), ("limit", rng.choice(WORD_NUMBERS)), ("limit", None),
@@ -130,43 +130,43 @@ def _type_wrong(rng: random.Random, tool: str, args: JsonDict, variant: "int | N
     return tool, args, arg_reason(TYPE, name)
 
 
-def _type_bool(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
+def _type_bool(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     args["limit"] = _pick(rng, [True, False], variant)
     return tool, args, arg_reason(TYPE, "limit")
 
 
-def _type_numeric_string(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
+def _type_numeric_string(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     args["limit"] = str(rng.randint(1, MAX_ROWS))
     return tool, args, arg_reason(TYPE, "limit")
 
 
-def _type_float(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
+def _type_float(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     args["limit"] = float(rng.randint(1, MAX_ROWS))
     return tool, args, arg_reason(TYPE, "limit")
 
 
-def _allowed(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
+def _allowed(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     args["region"] = rng.choice(_pick(rng, BAD_REGION_FAMILIES, variant))
     return tool, args, arg_reason(ALLOWED, "region")
 
 
-def _range_low(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
+def _range_low(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     args["limit"] = _pick(rng, [0, rng.choice([-1, rng.randint(-50, -2)])], variant)
     return tool, args, arg_reason(RANGE, "limit")
 
 
-def _range_high(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
+def _range_high(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     args["limit"] = _pick(rng, [MAX_ROWS + 1, rng.randint(MAX_ROWS + 2, 99)], variant)
     return tool, args, arg_reason(RANGE, "limit")
 
 
-def _allowed_lookalike(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
+def _allowed_lookalike(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     # Variant i is class i of region_lookalikes(): every class is sent on every run.
     args["region"] = _pick(rng, region_lookalikes(rng.choice(REGIONS)), variant)[1]
     return tool, args, arg_reason(ALLOWED, "region")
 
 
-def _extra_lookalike(rng: random.Random, tool: str, args: JsonDict, variant: "int | None", kind: str) -> Defect:
+def _extra_lookalike(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     # A listed name written another way is not listed: names are compared exactly too.
     listed = rng.choice(ARG_NAMES)
     name = _pick(rng, [listed.capitalize(), listed + " ", listed.upper()], variant)
@@ -182,7 +182,7 @@ _DEFECTS = {"unknown_tool": _unknown_tool, "missing": _missing, "extra": _extra,
             "allowed_lookalike": _allowed_lookalike, "extra_lookalike": _extra_lookalike}
 
 
-def single_defect(rng: random.Random, kind: str, variant: "int | None" = None, *,
+def single_defect(rng: random.Random, kind: str, variant: int | None = None, *,
                   inner: bool = False) -> tuple[str, JsonDict, str]:
     """One call ``(tool, args, reason)`` with exactly one defect of ``kind``.
 
@@ -216,7 +216,7 @@ def _homoglyph(word: str) -> str:
     return word[:i] + _HOMOGLYPHS[word[i]] + word[i + 1:]
 
 
-def region_lookalikes(region: str) -> "list[tuple[str, str]]":
+def region_lookalikes(region: str) -> list[tuple[str, str]]:
     """``(class, value)``: one value of each class that looks like ``region`` and is not in ``REGIONS``.
 
     An allowed value is compared exactly (LAB_SPEC step 2): stripping, lower-casing,
@@ -231,7 +231,7 @@ def region_lookalikes(region: str) -> "list[tuple[str, str]]":
             ("capital letter", region.capitalize()), ("new line", region + "\n")]
 
 
-def any_str_values(rng: random.Random) -> "list[tuple[str, str]]":
+def any_str_values(rng: random.Random) -> list[tuple[str, str]]:
     """``(class, value)``: one value of each class of ``str`` a rule that states only ``type: str`` allows.
 
     The contract gives ``sku`` no pattern, prefix, length or alphabet, so every one is
@@ -258,7 +258,7 @@ TYPED_ARG_NAMES = {"str": ["note", "channel", "memo"], "int": ["batch", "priorit
                    "list": ["tags", "bins", "codes"]}
 
 
-def typed_values(rng: random.Random, type_name: str) -> "tuple[list[Any], list[Any]]":
+def typed_values(rng: random.Random, type_name: str) -> tuple[list[Any], list[Any]]:
     """``(valid, invalid)`` lists of ``(class, value)`` for an argument of type ``type_name``.
 
     Every class is in the lists on every run; the seed picks the values inside.
@@ -300,7 +300,7 @@ def random_rows(rng: random.Random, n: int, *, prefix: str = "") -> list[JsonDic
     return [{"bin": f"{letters}-{k}", "count": 0 if rng.random() < 0.2 else rng.randint(1, 999)} for k in numbers]
 
 
-def random_valid_result(rng: random.Random, n: "int | None" = None) -> JsonDict:
+def random_valid_result(rng: random.Random, n: int | None = None) -> JsonDict:
     """A result that passes every rule of ``returns`` (1..MAX_ROWS rows)."""
     n = rng.randint(1, MAX_ROWS) if n is None else n
     return {"sku": rng.choice(SKUS), "region": rng.choice(REGIONS), "rows": random_rows(rng, n)}
@@ -310,7 +310,7 @@ BAD_RESULT_KINDS = ("shape_not_dict", "shape_missing_key", "shape_key_type", "sh
                     "empty", "too_big", "range")
 
 
-def bad_result(rng: random.Random, kind: str, variant: "int | None" = None) -> tuple[Any, str]:
+def bad_result(rng: random.Random, kind: str, variant: int | None = None) -> tuple[Any, str]:
     """A result with one defect of ``kind`` and the reason it must give.
 
     The value may hold tuples; it travels encoded (``grader.engine.encode``).
@@ -363,7 +363,7 @@ def bad_result(rng: random.Random, kind: str, variant: "int | None" = None) -> t
 # ---------------------------------------------------------------------------
 
 
-def order(sku: str, region: Any, limit: Any, tool: "str | None" = None) -> JsonDict:
+def order(sku: str, region: Any, limit: Any, tool: str | None = None) -> JsonDict:
     """An order dict; ``tool`` is left out when ``None`` (the default tool applies)."""
     out = {"sku": sku, "region": region, "limit": limit}
     if tool is not None:
@@ -418,7 +418,7 @@ def unicode_padded(rng: random.Random, text: str) -> str:
 CASEFOLD_ONLY = {"s": "\u017f"}   # the long s
 
 
-def long_s(word: str) -> "str | None":
+def long_s(word: str) -> str | None:
     """``word`` with its first ``s`` written as the long s (``ſ``): ``lower()`` keeps it, ``casefold()`` gives ``word``;
     ``None`` for a word without an ``s``.
 

@@ -81,11 +81,11 @@ class Verdict:
     message: str = ""
 
     @classmethod
-    def ok(cls) -> "Verdict":
+    def ok(cls) -> Verdict:
         return cls(passed=True)
 
     @classmethod
-    def fail(cls, message: str, *, call: str = "", expected: Any = "", got: Any = "") -> "Verdict":
+    def fail(cls, message: str, *, call: str = "", expected: Any = "", got: Any = "") -> Verdict:
         return cls(False, call=call, expected=_text(expected), got=_text(got), message=message)
 
 
@@ -166,7 +166,7 @@ def check_rng(seed: int, check_id: str) -> CheckRandom:
     return CheckRandom(seed, check_id)
 
 
-def checks_for(steps: "list[int] | None" = None, only: "list[str] | None" = None) -> list[Check]:
+def checks_for(steps: list[int] | None = None, only: list[str] | None = None) -> list[Check]:
     """Registered checks by step, in registry order within a step, filtered by step numbers and/or ids.
 
     By step first: a module that imports a step module before the registry

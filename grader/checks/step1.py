@@ -79,7 +79,7 @@ add("step1/stock_table", 2, "STOCK holds exactly the 19 rows of the table, in or
 # --------------------------------------------------------------------------- stock_lookup
 
 
-def _every_pair() -> "list[tuple[str, str]]":
+def _every_pair() -> list[tuple[str, str]]:
     """Every (sku, region) of the table's skus and one sku without rows, each region: the tools' whole domain."""
     return [(sku, region) for sku in spec.SKUS + [spec.UNKNOWN_SKU] for region in spec.REGIONS]
 
@@ -238,7 +238,7 @@ def _cls(name: str) -> JsonDict:
     return {"$class": f"builtins.{name}"}
 
 
-def _as_elements(value: object) -> "list[Any] | None":
+def _as_elements(value: object) -> list[Any] | None:
     """Elements of an encoded list/tuple/set/frozenset, else None."""
     if isinstance(value, list):
         return value

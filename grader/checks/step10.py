@@ -87,7 +87,7 @@ class Case:
     kind: str = ""  # the class, for the message of a miss
 
     @property
-    def arg(self) -> "str | None":
+    def arg(self) -> str | None:
         return self.reason.partition(":")[2] or None
 
     @property
@@ -102,7 +102,7 @@ class Contract:
     allowed: list[Any]
     low: int
     high: int
-    limit_allowed: "list[Any] | None" = None  # an allowed list on the int argument too (values never str)
+    limit_allowed: list[Any] | None = None  # an allowed list on the int argument too (values never str)
 
     def table(self) -> JsonDict:
         limit = {"type": int, "required": True, "min": self.low, "max": self.high}
@@ -111,7 +111,7 @@ class Contract:
         return {"sku": {"type": str, "required": True},
                 "region": {"type": str, "required": True, "allowed": list(self.allowed)}, "limit": limit}
 
-    def allowed_of(self, arg: "str | None") -> list[Any]:
+    def allowed_of(self, arg: str | None) -> list[Any]:
         return list(self.limit_allowed) if arg == "limit" and self.limit_allowed is not None else list(self.allowed)
 
 
@@ -173,7 +173,7 @@ def _spec_contract() -> Contract:
     return Contract(list(spec.REGIONS), 1, spec.MAX_ROWS)
 
 
-def _other_contract(rng: random.Random) -> "tuple[Contract, JsonDict]":
+def _other_contract(rng: random.Random) -> tuple[Contract, JsonDict]:
     """Another allowed list and other bounds; also values for its two-fix and exact-beats-near classes.
 
     The list holds ``stem`` and a one-letter variant of it (so a third variant is at distance 1
@@ -224,7 +224,7 @@ def _transposed(rng: random.Random, allowed: list[Any], at: str) -> str:
 
 
 def _allowed_cases(rng: random.Random, contract: Contract, two: list[Any], exact_near: list[Any],
-                   folded: "tuple[Any, ...] | None" = None) -> list[Case]:
+                   folded: tuple[Any, ...] | None = None) -> list[Case]:
     # Each edit at each place on every run: a fix found by substitutions alone, or by comparing letters at the
     # same positions, is missed on every seed, not on the seeds that put the edit where it shows.
     values = [("exact", _padded(rng, rng.choice(contract.allowed))), ("exact", rng.choice(contract.allowed).upper()),
@@ -307,7 +307,7 @@ def _unfixable_cases(rng: random.Random, contract: Contract) -> list[Case]:
     return out
 
 
-def explain_cases(rng: random.Random) -> "list[tuple[Contract, list[Case]]]":
+def explain_cases(rng: random.Random) -> list[tuple[Contract, list[Case]]]:
     """Every class of refused call, under the spec's contract, the grader's other one, and one with an
     allowed list on ``limit``; each case with the spec's reason and suggestion.
 
@@ -325,7 +325,7 @@ def explain_cases(rng: random.Random) -> "list[tuple[Contract, list[Case]]]":
     return out + [_int_allowed_cases(rng)]
 
 
-def _int_allowed_cases(rng: random.Random) -> "tuple[Contract, list[Case]]":
+def _int_allowed_cases(rng: random.Random) -> tuple[Contract, list[Case]]:
     """An allowed list on ``limit``: an int value outside it has no fix (the rule is for str values), and a
     digit string whose int is not allowed has none either (the suggestion must pass validation)."""
     kept = sorted(rng.sample(range(1, spec.MAX_ROWS + 1), 3))
@@ -413,7 +413,7 @@ def check_args_unchanged(fn: str, operation: JsonDict, rec: JsonDict) -> None:
                    got=f"args after the call = {show(after[1])}")
 
 
-def _judge_fields(keys: tuple[Any, ...], message: str, kinds: "tuple[Any, ...] | None" = None):
+def _judge_fields(keys: tuple[Any, ...], message: str, kinds: tuple[Any, ...] | None = None):
     """A judge: for every explain call (of a reason kind in ``kinds``), the fields ``keys`` equal the spec's
     (and, when a suggestion is judged, the caller's ``args`` are unchanged)."""
 
@@ -482,7 +482,7 @@ def _names_number(text: str, number: int) -> bool:
     return number in {int(token) for token in re.findall(r"(?<!\d)-?\d+", text)}
 
 
-def _message_miss(case: JsonDict, message: Any) -> "tuple[str, str] | None":
+def _message_miss(case: JsonDict, message: Any) -> tuple[str, str] | None:
     """What the message lacks (sentence, what was expected), or ``None`` when it says enough."""
     if not isinstance(message, str) or not message.strip():
         return "The message must be a non-empty str for a refused call.", "a sentence"

@@ -440,7 +440,7 @@ def named_probe(rng: random.Random, classes: tuple[Any, ...]) -> Probe:
     return probe
 
 
-def _own_resolve(probe: Probe, obs: JsonDict, query: Any) -> "JsonDict | None":
+def _own_resolve(probe: Probe, obs: JsonDict, query: Any) -> JsonDict | None:
     """The watched call of the module's own ``resolve_sku`` for ``query`` on the learner's route (``returned`` or
     ``raised``), else ``None`` (the spec's resolve_sku in that name, or no such call)."""
     if not on_real_route(probe):
@@ -474,7 +474,7 @@ def _as_spec_says(entry: JsonDict, want: JsonDict) -> bool:
     return True
 
 
-def _resolve_fail(probe: Probe, obs: JsonDict, order: JsonDict, want: JsonDict, label: str) -> "Fail | None":
+def _resolve_fail(probe: Probe, obs: JsonDict, order: JsonDict, want: JsonDict, label: str) -> Fail | None:
     """The failure to report when the module's own resolve_sku answered this order's query otherwise than the
     spec: handle_named acted on that answer, so the mistake to fix is resolve_sku's."""
     entry = _own_resolve(probe, obs, order.get("product"))
@@ -501,7 +501,7 @@ def _named_calls(probe: Probe, obs: JsonDict, *, returned: bool = True) -> list[
     return out
 
 
-def _first_resolve_fail(probe: Probe, obs: JsonDict, calls: list[Any]) -> "Fail | None":
+def _first_resolve_fail(probe: Probe, obs: JsonDict, calls: list[Any]) -> Fail | None:
     """The resolve_sku failure of the first of ``calls`` whose query it answered otherwise than the spec."""
     return next((f for order, _rec, want, label in calls for f in [_resolve_fail(probe, obs, order, want, label)]
                  if f is not None), None)

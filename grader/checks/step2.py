@@ -48,7 +48,7 @@ def _with_note(operation: JsonDict, args: JsonDict) -> JsonDict:
     return operation
 
 
-def _reason_probes(kind: "str | tuple[Any, ...]", n: int):
+def _reason_probes(kind: str | tuple[Any, ...], n: int):
     """Probes: calls of validate_args with one defect each, every class of every kind on every run.
 
     ``kind`` is one kind or a tuple of kinds; each kind is sent with variants
@@ -68,7 +68,7 @@ def _reason_probes(kind: "str | tuple[Any, ...]", n: int):
     return probes
 
 
-def _reason_check(check_id: str, kind: "str | tuple[Any, ...]", n: int, points: int, title: str, hint: str, rules: list[Any],
+def _reason_check(check_id: str, kind: str | tuple[Any, ...], n: int, points: int, title: str, hint: str, rules: list[Any],
                   message: str) -> None:
     add(check_id, points, title, hint, rules, _reason_probes(kind, n), expectations_judge(message))
 

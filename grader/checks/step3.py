@@ -21,7 +21,7 @@ from grader.checks.registry import Observation, Probe, Verdict
 from grader.engine.wire import JsonDict
 
 
-def door_probe(ops: list[Any], **kwargs: object) -> "Probe":
+def door_probe(ops: list[Any], **kwargs: object) -> Probe:
     """A probe of ``call_tool`` alone: the grader's doubles of the other steps' functions go first.
 
     >>> [operation.get("name") for operation in door_probe([]).params["operations"]]

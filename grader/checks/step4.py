@@ -97,7 +97,7 @@ def _bad_rows(rng: random.Random, good: JsonDict) -> list[Any]:
     return values
 
 
-def _bad_probes(make: "callable", reason: str):
+def _bad_probes(make: callable, reason: str):
     """One op per class of bad value ``make(rng, good)`` gives, each with a new valid result as its base."""
     def probes(rng: random.Random) -> list[Probe]:
         values = make(rng, _nonzero(rng, cases.random_valid_result(rng)))
@@ -124,7 +124,7 @@ def _draw_probes(kind: str, n: int):
     return probes
 
 
-def _bad_check(check_id: str, probes: "callable", points: int, title: str, hint: str, rules: list[Any],
+def _bad_check(check_id: str, probes: callable, points: int, title: str, hint: str, rules: list[Any],
                message: str) -> None:
     add(check_id, points, title, hint, rules, probes, expectations_judge(message))
 

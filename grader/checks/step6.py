@@ -117,7 +117,7 @@ def check_answer_mentions(value: JsonDict, parts: list[Any], operation: JsonDict
                        got=repr(answer))
 
 
-def check_calls_entries(value: JsonDict, tools: list[Any], args: "list[Any] | None", operation: JsonDict) -> None:
+def check_calls_entries(value: JsonDict, tools: list[Any], args: list[Any] | None, operation: JsonDict) -> None:
     calls = value.get("calls")
     if not isinstance(calls, list) or len(calls) != len(tools):
         raise Fail(f"calls must hold one entry per call_tool made ({len(tools)} here).", call=operation["label"],
@@ -180,7 +180,7 @@ def door_lines(obs: JsonDict) -> str:
     return ("  # call_tool calls: " + "; ".join(lines)) if lines else "  # call_tool was not called by its name"
 
 
-def door_failure(call: JsonDict) -> "str | None":
+def door_failure(call: JsonDict) -> str | None:
     """The error a door call returned when it failed, else None."""
     returned = call.get("returned")
     if isinstance(returned, dict) and returned.get("ok") is False and type(returned.get("error")) is str:
@@ -204,11 +204,11 @@ NAIVE_RUNS = ("found", "refused_limit", "refused_region", "refused_type", "empty
 GRADER_NODE_RUNS = ("found_repicked", "two_reasons")
 
 
-def _used(tool: "str | None") -> str:
+def _used(tool: str | None) -> str:
     return tool or "stock_lookup"
 
 
-def _naive_op(order: JsonDict, tool: "str | None", n: int, reason: str = "") -> JsonDict:
+def _naive_op(order: JsonDict, tool: str | None, n: int, reason: str = "") -> JsonDict:
     """The run_naive call of a shared run; the order is read back after it (``step6/order_unchanged``).
 
     ``reason``: the error the spec's door gives this order (judge-only), for a module that does the
@@ -220,7 +220,7 @@ def _naive_op(order: JsonDict, tool: "str | None", n: int, reason: str = "") -> 
     return operation
 
 
-def _runs_of(tool: "str | None", n: int) -> JsonDict:
+def _runs_of(tool: str | None, n: int) -> JsonDict:
     """Expected tool-body runs of one run_naive call: ``n`` of the tool it uses, none of the other."""
     return {name: (n if name == _used(tool) else 0) for name in spec.TOOL_NAMES}
 
@@ -289,7 +289,7 @@ def _two_reasons_run(rng: random.Random) -> Probe:
                       spies=TOOL_SPIES_ORIGINAL, reset=True)
 
 
-def _found_run(rng: random.Random, tool: "str | None") -> Probe:
+def _found_run(rng: random.Random, tool: str | None) -> Probe:
     args = cases.random_valid_args(rng, stocked=True)
     # At least two rows, so an answer built from another row than the first shows.
     rows = cases.random_rows(rng, rng.randint(2, spec.MAX_ROWS), prefix=rng.choice(["Q", "Z", "X"]))
@@ -304,14 +304,14 @@ def _found_run(rng: random.Random, tool: "str | None") -> Probe:
                                                                  for t in spec.TOOL_NAMES}), reset=True)
 
 
-def _refused_run(rng: random.Random, kind: str, tool: "str | None", variant: "int | None" = None) -> Probe:
+def _refused_run(rng: random.Random, kind: str, tool: str | None, variant: int | None = None) -> Probe:
     _tool, args, reason = cases.single_defect(rng, kind, variant)
     order = cases.order(args["sku"], args["region"], args["limit"], tool)
     return call_probe([door_op(), _naive_op(order, tool, 0, spec.ARGS_PREFIX + reason)],
                       spies=TOOL_SPIES_ORIGINAL, reset=True)
 
 
-def _empty_run(rng: random.Random, tool: "str | None") -> Probe:
+def _empty_run(rng: random.Random, tool: str | None) -> Probe:
     if rng.random() < 0.5:
         sku, region = spec.UNKNOWN_SKU, rng.choice(spec.REGIONS)
     else:  # a known sku in a region where it has no row
@@ -335,7 +335,7 @@ def untidy_sku(rng: random.Random) -> str:
     return f"{rng.choice([' ', chr(9)])}Sku-{digits}{rng.choice([chr(0xA0), ' ', chr(0x3000)])}"
 
 
-def _raised_run(rng: random.Random, tool: "str | None") -> Probe:
+def _raised_run(rng: random.Random, tool: str | None) -> Probe:
     args = cases.random_valid_args(rng)
     # An untidy sku: the tool raises whatever it is given, so pick's pass-through is all it shows.
     order = cases.order(untidy_sku(rng), args["region"], args["limit"], tool)

@@ -130,7 +130,7 @@ def graph_doubles(**door: object) -> list[Any]:
     return [door_op(**door)] + STEP6_NODES
 
 
-def _run(ops: list[Any], spies: "JsonDict | None" = None, doubles: "list[Any] | None" = None) -> Probe:
+def _run(ops: list[Any], spies: JsonDict | None = None, doubles: list[Any] | None = None) -> Probe:
     """A shared run: the grader's doubles (:func:`graph_doubles`, then ``doubles``), then ``ops``."""
     return call_probe(graph_doubles() + (doubles or []) + ops,
                       spies=spies if spies is not None else TOOL_SPIES_ORIGINAL, reset=True)
@@ -213,7 +213,7 @@ class HandleRun:
     before: JsonDict      # the record (or the probe's start snapshot) just before it
     earlier: list[Any] = field(default_factory=list)  # the probe's earlier handle runs
     door: list[Any] = field(default_factory=list)     # every call the grader's door received in the probe
-    _value: "JsonDict | None" = field(default=None, init=False, repr=False)
+    _value: JsonDict | None = field(default=None, init=False, repr=False)
 
     @property
     def value(self) -> JsonDict:
@@ -234,7 +234,7 @@ class HandleRun:
     def fail(self, message: str, expected: str, got: str) -> None:
         raise Fail(message, call=self.shown["label"], expected=expected, got=got)
 
-    def door_success(self) -> "JsonDict | None":
+    def door_success(self) -> JsonDict | None:
         """The result the grader's door returned for this run's successful call, when the door was called.
 
         A success ends a run, so the probe's successful door results belong to its
@@ -383,7 +383,7 @@ def fixed_after(reason: str, if_reached: bool = False) -> Aspect:
     return aspect
 
 
-def _fix_of_another_reason(earlier: list[Any], reason: str, before: JsonDict, after: JsonDict) -> "str | None":
+def _fix_of_another_reason(earlier: list[Any], reason: str, before: JsonDict, after: JsonDict) -> str | None:
     """An earlier reason whose fix, applied to ``before``, gives ``after`` (a repair that read the wrong reason)."""
     for other in dict.fromkeys(earlier):
         if other == reason or other not in _FIXES:
@@ -445,7 +445,7 @@ def _spy_total(rec: JsonDict) -> int:
     return sum(n for n in rec.get("spy_runs", {}).values() if type(n) is int)
 
 
-def _calls_total(calls: object) -> "int | None":
+def _calls_total(calls: object) -> int | None:
     """``sum(CALLS.values())`` as the spec defines tool_runs, or None when CALLS holds other than counts.
 
     A bool counter is summed like the spec's ``sum`` does (False + 1 == 1): whether

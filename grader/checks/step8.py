@@ -137,7 +137,7 @@ def handle_results(name: str, rng: random.Random) -> JsonDict:
 
 
 def _report_probe(name: str, rng: random.Random, folder: str, door: JsonDict, changes: list[Any],
-                  real_extra: "list[Any] | None" = None, real_spies: "JsonDict | None" = None) -> Probe:
+                  real_extra: list[Any] | None = None, real_spies: JsonDict | None = None) -> Probe:
     """A fresh probe: ``changes`` (operations, note), the doubles, ``write_report``, then ``TOOLS``' keys.
 
     On the learner's own route (what decides) the doubles give way to watches of the module's
@@ -338,7 +338,7 @@ def _names_all_args(key: Any) -> bool:
     return isinstance(args, dict) and sorted(args) == sorted(spec.ARG_NAMES)
 
 
-def _second_identical(calls: list[Any]) -> "tuple[JsonDict, JsonDict] | None":
+def _second_identical(calls: list[Any]) -> tuple[JsonDict, JsonDict] | None:
     """The last call with valid arguments that repeats an earlier one, and that earlier one."""
     for i in range(len(calls) - 1, -1, -1):
         if calls[i]["wrong"]:
@@ -583,7 +583,7 @@ def headings_of(md: str) -> list[str]:
     return [line.rstrip() for line in md.splitlines() if line.startswith("## ")]
 
 
-def failure_section(md: str) -> "str | None":
+def failure_section(md: str) -> str | None:
     """The text under the 'failure path' heading, up to the next ## heading.
 
     >>> failure_section("## How failure was handled as a path\\nAt most 3.\\n## Other\\nx")

@@ -95,7 +95,7 @@ def on_spec_contract(ops: list[Any], **options: Any) -> Probe:
     return call_probe(setup + ops, reset=True, **options)
 
 
-def coerce_op(tool: str, raw: JsonDict, contract: "JsonDict | None" = ..., note: str = "") -> JsonDict:
+def coerce_op(tool: str, raw: JsonDict, contract: JsonDict | None = ..., note: str = "") -> JsonDict:
     """A ``coerce`` call with the spec's answer (``contract``: the tool's args rules; default: the spec's).
 
     >>> coerce_op("stock_lookup", {"limit": " 2"})["expect_args"]
@@ -286,7 +286,7 @@ def split_return(value: Any, label: str) -> tuple[Any, ...]:
     return pair[0], pair[1]
 
 
-def rule_names(rule: Any) -> "set | None":
+def rule_names(rule: Any) -> set | None:
     """The rule names a ledger entry's ``rule`` gives (``'strip+lower'`` or a list), or ``None`` if unreadable.
 
     >>> sorted(rule_names("strip+lower")), rule_names(["int_from_str"]), rule_names(3)
@@ -553,7 +553,7 @@ def _own_coerce_fail(own: Any, operation: JsonDict, what: str) -> Fail:
                 call=f"{coerce_label}  # inside call_coerced", expected=show(want), got=show(own))
 
 
-def _own_coerce(own_probe: "Probe | None", own_obs: Any, i: int) -> Any:
+def _own_coerce(own_probe: Probe | None, own_obs: Any, i: int) -> Any:
     """What the module's own coerce returned (a ``(args, ledger)`` list) for the ``i``-th call, else ``None``."""
     if own_probe is None or not isinstance(own_obs, dict):
         return None

@@ -78,7 +78,7 @@ _WHY = {
 _installed = []  # the scratch folder, once installed (one hook per process)
 
 
-def install(scratch: str, builders: "tuple[types.CodeType, ...]" = ()) -> None:
+def install(scratch: str, builders: tuple[types.CodeType, ...] = ()) -> None:
     """Instrument ``compile``/``exec``/``eval`` in ``builtins`` and add the refusing audit hook (once a process).
 
     ``scratch`` is the step's folder: compiled modules under it (the
@@ -100,7 +100,7 @@ def install(scratch: str, builders: "tuple[types.CodeType, ...]" = ()) -> None:
                                 loaders, trusted, _realpath(scratch) + _sep))
 
 
-def _trusted_roots(scratch: str) -> "tuple[str, ...]":
+def _trusted_roots(scratch: str) -> tuple[str, ...]:
     """The folders compiled modules may be loaded from: the import path and the grader's checkout, not scratch."""
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(instrument.__file__))))
     roots = []

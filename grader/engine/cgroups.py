@@ -58,7 +58,7 @@ PREFIX = "agtool-"
 _serial = iter(range(1, 1 << 30))
 
 
-def wanted(settings: "Settings | None" = None) -> "tuple[str, ...]":
+def wanted(settings: Settings | None = None) -> tuple[str, ...]:
     """The controllers to use: all of ``CONTROLLERS``, or those ``$AGTOOL_CGROUPS`` lists.
 
     >>> wanted(Settings(cgroups="pids,memory"))
@@ -70,7 +70,7 @@ def wanted(settings: "Settings | None" = None) -> "tuple[str, ...]":
     return tuple(c for c in CONTROLLERS if c in listed) if listed else CONTROLLERS
 
 
-def missing(group: "ServerGroup | None", settings: "Settings | None" = None) -> "tuple[str, ...]":
+def missing(group: ServerGroup | None, settings: Settings | None = None) -> tuple[str, ...]:
     """The controllers ``$AGTOOL_CGROUPS`` names explicitly that ``group`` lacks (none asked for: none).
 
     The engine client refuses to grade without them (fail closed): an
@@ -86,7 +86,7 @@ def missing(group: "ServerGroup | None", settings: "Settings | None" = None) -> 
     return tuple(c for c in wanted(settings) if c not in have)
 
 
-def enabled(settings: "Settings | None" = None) -> bool:
+def enabled(settings: Settings | None = None) -> bool:
     """Whether cgroups may be used at all (``$AGTOOL_CGROUPS`` is not ``0``/``no``/``off``).
 
     >>> enabled(Settings(cgroups="0")), enabled(Settings())
@@ -102,7 +102,7 @@ def _unescape(path: str) -> str:
     return path
 
 
-def _mounts() -> "list[tuple[str, str, set[str]]]":
+def _mounts() -> list[tuple[str, str, set[str]]]:
     """(mount point, fs type, super options) of every cgroup file system this process sees."""
     found = []
     try:
@@ -117,7 +117,7 @@ def _mounts() -> "list[tuple[str, str, set[str]]]":
     return found
 
 
-def _own_paths() -> "dict[str, str]":
+def _own_paths() -> dict[str, str]:
     """This process's group per v1 controller, and ``""`` for the v2 tree, from ``/proc/self/cgroup``."""
     own: dict[str, str] = {}
     try:
@@ -165,12 +165,12 @@ class ServerGroup:
     """
 
     version: int
-    dirs: "dict[str, str]" = field(default_factory=dict)
+    dirs: dict[str, str] = field(default_factory=dict)
     # Step groups of ended steps, empty and within their limits, kept to be used again (no mkdir, no rmdir).
-    free: "list[StepGroup]" = field(default_factory=list, repr=False, compare=False)
+    free: list[StepGroup] = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
-    def create(cls, settings: "Settings | None" = None) -> "ServerGroup | None":
+    def create(cls, settings: Settings | None = None) -> ServerGroup | None:
         """Make a new server group below this process's own groups; ``None`` where that is not possible.
 
         Prefers v1 controllers (where they are mounted: a v2 tree beside
@@ -236,7 +236,7 @@ class ServerGroup:
         return json.dumps({"version": self.version, "dirs": self.dirs})
 
     @classmethod
-    def from_env(cls, text: "str | None", settings: "Settings | None" = None) -> "ServerGroup | None":
+    def from_env(cls, text: str | None, settings: Settings | None = None) -> ServerGroup | None:
         """The group ``text`` (``$AGTOOL_SERVER_CGROUP``) names, or ``None`` for none or nonsense.
 
         >>> ServerGroup.from_env(None), ServerGroup.from_env("not json")
@@ -249,7 +249,7 @@ class ServerGroup:
         except (ValueError, TypeError, KeyError, AttributeError):
             return None
 
-    def folders(self) -> "list[str]":
+    def folders(self) -> list[str]:
         """Each distinct folder of the group (one with v2).
 
         >>> ServerGroup(2, {"memory": "/g", "pids": "/g"}).folders()
@@ -257,7 +257,7 @@ class ServerGroup:
         """
         return list(dict.fromkeys(self.dirs.values()))
 
-    def bind_args(self) -> "list[str]":
+    def bind_args(self) -> list[str]:
         """bubblewrap arguments that make just this group's folders writable inside the sandbox.
 
         >>> ServerGroup(1, {"pids": "/sys/fs/cgroup/pids/agtool-1-1"}).bind_args()
@@ -283,7 +283,7 @@ class ServerGroup:
 
     shared_cpu = False
 
-    def step(self, name: str, limits) -> "StepGroup | None":
+    def step(self, name: str, limits) -> StepGroup | None:
         """A step group with ``limits`` (a ``Limits``): one an ended step left, else a new one named ``name``.
 
         ``None`` if none could be made.
@@ -337,11 +337,11 @@ def _rmdir(folder: str, attempts: int = 20) -> bool:
     return False
 
 
-def _pids(folder: str) -> "list[int]":
+def _pids(folder: str) -> list[int]:
     return [int(p) for p in _read(os.path.join(folder, "cgroup.procs")).split() if p.isdigit()]
 
 
-def _kill_all(folder: str, rounds: int = 100, *, keep: "int | None" = None) -> int:
+def _kill_all(folder: str, rounds: int = 100, *, keep: int | None = None) -> int:
     """SIGKILL every process in ``folder``'s group until it is empty (or only zombies are left).
 
     With ``keep``, every process but that one (and never ``cgroup.kill``, which would take it too).
@@ -407,16 +407,16 @@ class StepGroup:
     """
 
     version: int
-    dirs: "dict[str, str]"
-    limits: "dict[str, object]" = field(default_factory=dict)
-    server: "ServerGroup | None" = field(default=None, repr=False, compare=False)
+    dirs: dict[str, str]
+    limits: dict[str, object] = field(default_factory=dict)
+    server: ServerGroup | None = field(default=None, repr=False, compare=False)
     applied: tuple[Any, ...] = field(default=(), repr=False, compare=False)
-    baseline: "dict[str, int]" = field(default_factory=dict, repr=False, compare=False)
+    baseline: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     POOL = 16  # step groups a fork server keeps for reuse
 
     @classmethod
-    def create(cls, server: ServerGroup, name: str, limits) -> "StepGroup | None":
+    def create(cls, server: ServerGroup, name: str, limits) -> StepGroup | None:
         dirs: dict[str, str] = {}
         for controller, parent in server.dirs.items():
             if controller == "cpu" and server.shared_cpu:  # the fork server's group holds its steps' CPU
@@ -453,7 +453,7 @@ class StepGroup:
         self.baseline = self._counts()
         return True
 
-    def _counts(self) -> "dict[str, int]":
+    def _counts(self) -> dict[str, int]:
         counts = {}
         memory, pids = self.dirs.get("memory"), self.dirs.get("pids")
         if memory:
@@ -499,20 +499,20 @@ class StepGroup:
         """SIGKILL every process of the group but ``keep`` (a chained step's process between steps)."""
         return sum(_kill_all(folder, 20, keep=keep) for folder in dict.fromkeys(self.dirs.values()))
 
-    def next_step(self) -> "tuple[str, ...]":
+    def next_step(self) -> tuple[str, ...]:
         """The limits hit since the step began (see :meth:`hits`); count the next step's from now."""
         now = self._counts()
         hit, self.baseline = self._hits_in(now), now
         return hit
 
-    def hits(self) -> "tuple[str, ...]":
+    def hits(self) -> tuple[str, ...]:
         """The limits the step ran into: ``"memory"`` (a process was OOM-killed), ``"pids"`` (a fork was refused)."""
         return self._hits_in(self._counts())
 
-    def _hits_in(self, now: "dict[str, int]") -> "tuple[str, ...]":
+    def _hits_in(self, now: dict[str, int]) -> tuple[str, ...]:
         return tuple(name for name in ("memory", "pids") if now.get(name, 0) > self.baseline.get(name, 0))
 
-    def close(self) -> "tuple[str, ...]":
+    def close(self) -> tuple[str, ...]:
         """Kill what is left, say which limits were hit; keep the group for the next step or remove it.
 
         Never raises. A group is kept (at most ``POOL`` per fork server) when
@@ -537,7 +537,7 @@ def _key(limits) -> tuple[Any, ...]:
     return (int(limits.memory_bytes), int(limits.pids), float(limits.cpus))
 
 
-def describe(version: int, limits: "dict[str, object]") -> str:
+def describe(version: int, limits: dict[str, object]) -> str:
     """The words for what a step group holds, as ``agtool-grade check`` prints them.
 
     >>> describe(1, {"memory": 1 << 30, "pids": 256, "cpu": 1.0})

@@ -82,8 +82,8 @@ class StepContext:
     ('m', True)
     """
 
-    def __init__(self, scratch: str, module_path: str, name_prefix: str, code: "CodeType | None" = None,
-                 trace_run: "Callable[[str], None] | None" = None):
+    def __init__(self, scratch: str, module_path: str, name_prefix: str, code: CodeType | None = None,
+                 trace_run: Callable[[str], None] | None = None):
         self.scratch = scratch
         # Writes one ``run`` message to the fork server per tool-body run (see
         # grader.engine.protocol); made before any learner code ran.
@@ -94,8 +94,8 @@ class StepContext:
         self._code = with_filename(code, module_path) if code is not None else None
         # The module as it was right after the step's import, in a process of
         # its own (a forked fresh probe): handed out once, instead of importing again.
-        self.pristine: "ModuleType | None" = None
-        self.imported: "list[str]" = []  # the names this step's imports took in sys.modules
+        self.pristine: ModuleType | None = None
+        self.imported: list[str] = []  # the names this step's imports took in sys.modules
         self.import_seconds = 0.0  # how long the step's own import took
 
     def fresh_module(self) -> ModuleType:
@@ -111,7 +111,7 @@ class StepContext:
         return import_file(self.module_path, name, code=self._code)
 
     @property
-    def compiled(self) -> "CodeType | None":
+    def compiled(self) -> CodeType | None:
         """The module's code once a :meth:`fresh_module` compiled it (``None`` before)."""
         return self._code
 
@@ -162,7 +162,7 @@ _GUARDED_BUILTINS = {**__builtins__, "__import__": guarded_import} if isinstance
     {**vars(__builtins__), "__import__": guarded_import}
 
 
-def import_file(path: str, name: str, *, code: "CodeType | None" = None) -> ModuleType:
+def import_file(path: str, name: str, *, code: CodeType | None = None) -> ModuleType:
     """Import ``path`` as module ``name`` without putting its folder on ``sys.path``.
 
     Registered in ``sys.modules`` because LangGraph resolves a ``State``'s
@@ -192,7 +192,7 @@ _json_encode = private_module_copy("json.encoder").JSONEncoder(ensure_ascii=True
 
 
 def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
-             code: "CodeType | None" = None, start_fd: "int | None" = None, wake_fd: "int | None" = None) -> NoReturn:
+             code: CodeType | None = None, start_fd: int | None = None, wake_fd: int | None = None) -> NoReturn:
     """Run one step job's probes in this (freshly forked) process, then ``os._exit``.
 
     ``code`` is the submission's compiled code, or ``None`` (as the fork
@@ -205,9 +205,9 @@ def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
               wake_fd=wake_fd)
 
 
-def run_steps(jobs: "tuple[StepJob, ...]", *, scratch: str, result_fd: int, output_fd: int,
-              code: "CodeType | None" = None, start_fd: "int | None" = None,
-              wake_fd: "int | None" = None) -> NoReturn:
+def run_steps(jobs: tuple[StepJob, ...], *, scratch: str, result_fd: int, output_fd: int,
+              code: CodeType | None = None, start_fd: int | None = None,
+              wake_fd: int | None = None) -> NoReturn:
     """Run step jobs of one submission one after another in this process, then ``os._exit``.
 
     Every step imports the module again, as a new module (``CALLS`` and
@@ -260,7 +260,7 @@ class _ResultChannel:
     attribute or global the module can patch is looked up when they write.
     """
 
-    def __init__(self, result_fd: int, wake_fd: "int | None", dumps: Callable[[Any], str],
+    def __init__(self, result_fd: int, wake_fd: int | None, dumps: Callable[[Any], str],
                  write: Callable[[int, Any], int]):
         nonce = [""]  # the current step's (each step has its own)
         run_line = [""]
@@ -316,12 +316,12 @@ class _ResultChannel:
 class _SubmissionSteps:
     """The steps of one submission in this step child: the process made ready once, then each step in turn."""
 
-    def __init__(self, jobs: "tuple[StepJob, ...]", scratch: str, channel: _ResultChannel,
-                 exit_now: Callable[[int], NoReturn], start_fd: "int | None"):
+    def __init__(self, jobs: tuple[StepJob, ...], scratch: str, channel: _ResultChannel,
+                 exit_now: Callable[[int], NoReturn], start_fd: int | None):
         self.jobs, self.scratch, self.channel, self.exit_now, self.start_fd = jobs, scratch, channel, exit_now, start_fd
         self.chained, self.last = len(jobs) > 1, len(jobs) - 1
 
-    def prepare_process(self, result_fd: int, output_fd: int, wake_fd: "int | None", code: "CodeType | None") -> None:
+    def prepare_process(self, result_fd: int, output_fd: int, wake_fd: int | None, code: CodeType | None) -> None:
         """(Before any learner code.) Isolate this process, write the submission, set its limits, note its state."""
         jobs, start_fd = self.jobs, self.start_fd
         _isolate_process(output_fd, result_fd, *(fd for fd in (start_fd, wake_fd) if fd is not None))
@@ -392,7 +392,7 @@ def _back_to(folder: str) -> None:
         pass
 
 
-def _fd_identity(fd: "int | None") -> "tuple[int, int] | None":
+def _fd_identity(fd: int | None) -> tuple[int, int] | None:
     """(device, inode) of what ``fd`` is open on, or ``None``."""
     try:
         info = os.fstat(fd)
@@ -401,12 +401,12 @@ def _fd_identity(fd: "int | None") -> "tuple[int, int] | None":
     return info.st_dev, info.st_ino
 
 
-def _wait_byte(fd: "int | None") -> bool:
+def _wait_byte(fd: int | None) -> bool:
     """Wait for one byte on ``fd``; False at its end (the fork server wants no more)."""
     return _read_start(fd) != b""
 
 
-def _read_start(fd: "int | None") -> bytes:
+def _read_start(fd: int | None) -> bytes:
     """The next byte on the start pipe ``fd`` (waiting for it), or ``b""`` at its end."""
     if fd is None:
         return b""
@@ -421,10 +421,10 @@ def _read_start(fd: "int | None") -> bytes:
 
 def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: Callable,
                 send: Callable[[JsonDict], None], exit_now: Callable[[int], NoReturn],
-                before: "ProcessState") -> None:
+                before: ProcessState) -> None:
     """Run the job's probes on ``module`` in order (from ``job.first_probe``), one ``obs`` message each."""
 
-    def observe(index: int, probe: JsonDict, on: "ModuleType | None" = None) -> None:
+    def observe(index: int, probe: JsonDict, on: ModuleType | None = None) -> None:
         try:
             obs = run_probe(module if on is None else on, probe, ctx)
         except BaseException as exc:  # run_probe catches Exception; the rest is ours to record
@@ -470,7 +470,7 @@ def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: C
 
 
 def _observe_reimported(observe: Callable[..., None], index: int, probe: JsonDict, ctx: StepContext,
-                        send: Callable[[JsonDict], None], exit_now: Callable[[int], NoReturn], before: "ProcessState") -> None:
+                        send: Callable[[JsonDict], None], exit_now: Callable[[int], NoReturn], before: ProcessState) -> None:
     """Run one fresh probe on a new import of its own in this process; end the process if the probe changed it."""
     # The step's module stays as imported; a probe function that asks
     # ctx.fresh_module() gets the new one too.
@@ -550,7 +550,7 @@ def _observe_forked(observe: Callable[[int, JsonDict], None], index: int, probe:
     exit_now(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)
 
 
-def _wait_child(pid: int) -> "tuple[int, int]":
+def _wait_child(pid: int) -> tuple[int, int]:
     while True:
         try:
             return _waitpid(pid, 0)
@@ -640,7 +640,7 @@ def _clean_environment(scratch: str) -> None:
 
 
 def _set_limits(limits: Limits, *, steps: int = 1) -> None:
-    def lower(kind: int, value: int, most: "int | None" = None) -> None:
+    def lower(kind: int, value: int, most: int | None = None) -> None:
         soft, hard = resource.getrlimit(kind)
         most = value if most is None else most
         if hard != resource.RLIM_INFINITY:
@@ -721,8 +721,8 @@ class GraderModules:
     True
     """
 
-    _listed: "tuple[str, ...]" = ()
-    _seen: "tuple[int, str]" = (-1, "")
+    _listed: tuple[str, ...] = ()
+    _seen: tuple[int, str] = (-1, "")
 
     @classmethod
     def prepare(cls) -> None:
@@ -732,15 +732,15 @@ class GraderModules:
             cls._listed, cls._seen = cls._walk(), state
 
     @classmethod
-    def names(cls) -> "tuple[str, ...]":
+    def names(cls) -> tuple[str, ...]:
         return cls._listed if cls._state() == cls._seen else cls._walk()
 
     @staticmethod
-    def _walk() -> "tuple[str, ...]":
+    def _walk() -> tuple[str, ...]:
         return tuple(n for n in sys.modules if n == "grader" or n.startswith("grader."))
 
     @staticmethod
-    def _state() -> "tuple[int, str]":
+    def _state() -> tuple[int, str]:
         modules = sys.modules
         return len(modules), next(reversed(modules), "")
 

@@ -83,9 +83,9 @@ class EngineClient:
         0
     """
 
-    def __init__(self, *, python: "str | None" = None, extra_sys_path: "tuple[str, ...] | list[str]" = (),
-                 sandbox: "str | None" = None, idle_timeout: "float | None" = None,
-                 settings: "Settings | None" = None):
+    def __init__(self, *, python: str | None = None, extra_sys_path: tuple[str, ...] | list[str] = (),
+                 sandbox: str | None = None, idle_timeout: float | None = None,
+                 settings: Settings | None = None):
         """``settings``: the sandbox, idle time and fork server settings (default: read at each start)."""
         self.settings = settings
         self.sandbox = sandbox or (settings or current()).sandbox or "none"
@@ -93,15 +93,15 @@ class EngineClient:
             raise ValueError(f"sandbox must be one of {', '.join(SANDBOXES)}, not {self.sandbox!r}")
         self.sandbox_in_use = "none"
         # What the last fork server started with (require() settles it at each start).
-        self.isolation: "Isolation | None" = None
+        self.isolation: Isolation | None = None
         self.python = python or sys.executable
         self.extra_sys_path = [str(p) for p in extra_sys_path]
-        self._proc: "subprocess.Popen[bytes] | None" = None
+        self._proc: subprocess.Popen[bytes] | None = None
         # The cgroup the fork server's steps live under (made here, outside any sandbox; None without cgroups).
-        self._cgroup: "ServerGroup | None" = None
+        self._cgroup: ServerGroup | None = None
         self._ready = False
         self._buffer = bytearray()
-        self._scratch_base: "str | None" = None
+        self._scratch_base: str | None = None
         self._owner = os.getpid()
         self._lock = threading.Lock()
         self._jobs = itertools.count(1)
@@ -110,16 +110,16 @@ class EngineClient:
         self.idle_timeout = idle_timeout_default(settings) if idle_timeout is None else max(float(idle_timeout), 0.0)
         self.idle_stops = 0
         self._last_used = time.monotonic()
-        self._idle_timer: "threading.Timer | None" = None
+        self._idle_timer: threading.Timer | None = None
 
-    def __enter__(self) -> "EngineClient":
+    def __enter__(self) -> EngineClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     @property
-    def pid(self) -> "int | None":
+    def pid(self) -> int | None:
         return self._proc.pid if self._proc and self._proc.poll() is None else None
 
     def start(self) -> None:
@@ -128,12 +128,12 @@ class EngineClient:
             self._ensure_started()
             self._arm_idle()
 
-    def run(self, job: StepJob, *, timeout: "float | None" = None) -> StepResult:
+    def run(self, job: StepJob, *, timeout: float | None = None) -> StepResult:
         """Run one step job; return the fork server's result (see :meth:`run_many`)."""
         return self.run_many([job], timeout=timeout)[0]
 
-    def run_many(self, jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False,
-                 timeout: "float | None" = None) -> "list[StepResult]":
+    def run_many(self, jobs: list[StepJob], *, parallel: int = 1, chain: bool = False,
+                 timeout: float | None = None) -> list[StepResult]:
         """Run step jobs, up to ``parallel`` step children at once; one result per job, in order.
 
         With ``chain``, a step child may run several jobs of one submission
@@ -339,9 +339,9 @@ class EngineClient:
         self._proc.stdin.write(line)
         self._proc.stdin.flush()
 
-    def _collect(self, request_id: int, n_jobs: int, wait: float) -> "list[StepResult]":
+    def _collect(self, request_id: int, n_jobs: int, wait: float) -> list[StepResult]:
         """The results of one request; the jobs it never reported get an ``infra_error``."""
-        results: "list[StepResult | None]" = [None] * n_jobs
+        results: list[StepResult | None] = [None] * n_jobs
         deadline = time.monotonic() + wait
         error = ""
         try:
@@ -383,7 +383,7 @@ class EngineClient:
 
 
 
-def _require_cgroups(group: "ServerGroup | None", settings: Settings) -> None:
+def _require_cgroups(group: ServerGroup | None, settings: Settings) -> None:
     """Raise (after removing ``group``) when controllers named in ``$AGTOOL_CGROUPS`` are not to be had."""
     lacking = cgroups.missing(group, settings)
     if not lacking:
@@ -396,8 +396,8 @@ def _require_cgroups(group: "ServerGroup | None", settings: Settings) -> None:
         f"Delegate=yes), or leave ${cgroups.CGROUPS_ENV} unset (every controller that works) or off")
 
 
-def fork_server_env(settings: Settings, group: "ServerGroup | None" = None,
-                    isolation: "Isolation | None" = None) -> "dict[str, str]":
+def fork_server_env(settings: Settings, group: ServerGroup | None = None,
+                    isolation: Isolation | None = None) -> dict[str, str]:
     """The fork server's whole environment: a clean one, its own settings, the cgroup made for it, the step user.
 
     >>> env = fork_server_env(Settings(hugepages=True, seed_key="secret"))
@@ -414,7 +414,7 @@ def fork_server_env(settings: Settings, group: "ServerGroup | None" = None,
     return env
 
 
-def _bootstrap(extra: "list[str]") -> str:
+def _bootstrap(extra: list[str]) -> str:
     """The fork server's ``python -I -c`` program.
 
     -I keeps PYTHON* variables and the working folder out; what the caller
@@ -434,7 +434,7 @@ def _bootstrap(extra: "list[str]") -> str:
     )
 
 
-def read_line(proc: "subprocess.Popen[bytes] | None", buffer: bytearray, wait: float) -> JsonDict:
+def read_line(proc: subprocess.Popen[bytes] | None, buffer: bytearray, wait: float) -> JsonDict:
     """The fork server's next line (from ``buffer``, else read from its stdout), within ``wait`` seconds.
 
     Our own buffer over the raw fd: a buffered reader could hold a line that
@@ -463,7 +463,7 @@ def read_line(proc: "subprocess.Popen[bytes] | None", buffer: bytearray, wait: f
     return message
 
 
-def _stop_process(proc: "subprocess.Popen[bytes]") -> None:
+def _stop_process(proc: subprocess.Popen[bytes]) -> None:
     """End the fork server (SIGTERM, then SIGKILL of its group) and wait for it; close nothing."""
     if proc.poll() is None:
         proc.terminate()  # the fork server kills its steps' processes, then exits
@@ -477,7 +477,7 @@ def _stop_process(proc: "subprocess.Popen[bytes]") -> None:
     proc.wait()
 
 
-def _end_idle(proc: "subprocess.Popen[bytes]") -> None:
+def _end_idle(proc: subprocess.Popen[bytes]) -> None:
     """Close an idle fork server's stdin: it ends at once, cleaning up after itself (waited for, briefly)."""
     try:
         if proc.stdin is not None:  # always: started with a pipe
@@ -494,7 +494,7 @@ _JANITOR = ('while kill -0 "$1" 2>/dev/null; do sleep 0.5; done; shift; '
             'for d in "$@"; do for s in "$d"/*/; do [ -d "$s" ] && rmdir "$s"; done; rmdir "$d"; done 2>/dev/null')
 
 
-def _cgroup_janitor(pid: int, folders: "list[str]") -> None:
+def _cgroup_janitor(pid: int, folders: list[str]) -> None:
     try:
         subprocess.Popen(["/bin/sh", "-c", _JANITOR, "agtool-cgroup-janitor", str(pid), *folders],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -503,7 +503,7 @@ def _cgroup_janitor(pid: int, folders: "list[str]") -> None:
         pass
 
 
-def idle_timeout_default(settings: "Settings | None" = None) -> float:
+def idle_timeout_default(settings: Settings | None = None) -> float:
     """Idle seconds before a fork server stops: ``$AGTOOL_ENGINE_IDLE_SECONDS``, else 600 (0: never).
 
     >>> idle_timeout_default(Settings(engine_idle_seconds=0.0)), idle_timeout_default(Settings())
@@ -512,11 +512,11 @@ def idle_timeout_default(settings: "Settings | None" = None) -> float:
     return (settings or current()).engine_idle_seconds
 
 
-_shared: "EngineClient | None" = None
+_shared: EngineClient | None = None
 _shared_lock = threading.Lock()
 
 
-def shared_client(sandbox: "str | None" = None) -> EngineClient:
+def shared_client(sandbox: str | None = None) -> EngineClient:
     """The engine client of this process, created on first use (one per process).
 
     ``sandbox`` (``none``, ``bwrap``, ``auto``; None: the default) is the mode it

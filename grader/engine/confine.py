@@ -74,7 +74,7 @@ except OSError:  # not Linux: nothing below applies
     _libc = None
 
 
-def mounts_enabled(settings: "Settings | None" = None) -> bool:
+def mounts_enabled(settings: Settings | None = None) -> bool:
     """Whether per-step mounts may be used (``$AGTOOL_STEP_MOUNTS`` is not ``0``) and we may mount (root).
 
     >>> mounts_enabled(Settings(step_mounts=False))
@@ -95,7 +95,7 @@ def _bytes(path: str) -> bytes:
     return os.fsencode(path)
 
 
-def private_mounts(settings: "Settings | None" = None) -> bool:
+def private_mounts(settings: Settings | None = None) -> bool:
     """Give the calling process (the fork server) a mount namespace of its own; True if it has one.
 
     The steps' scratch mounts then live and die with it, invisible elsewhere.
@@ -107,7 +107,7 @@ def private_mounts(settings: "Settings | None" = None) -> bool:
 
 
 _server_private = False
-_step_user: "tuple[int, int] | None" = None
+_step_user: tuple[int, int] | None = None
 
 
 def set_server_private(value: bool) -> None:
@@ -116,7 +116,7 @@ def set_server_private(value: bool) -> None:
     _server_private = value
 
 
-def set_step_user(text: str) -> "tuple[int, int] | None":
+def set_step_user(text: str) -> tuple[int, int] | None:
     """Record (in the fork server) the ``uid:gid`` its step children switch to (``""``: none); what was recorded.
 
     >>> set_step_user("999:995"), set_step_user(""), set_step_user("nonsense")
@@ -128,7 +128,7 @@ def set_step_user(text: str) -> "tuple[int, int] | None":
     return _step_user
 
 
-def step_user() -> "tuple[int, int] | None":
+def step_user() -> tuple[int, int] | None:
     """The ``(uid, gid)`` step children switch to, or None (what :func:`set_step_user` recorded).
 
     >>> _ = set_step_user(""); step_user() is None
@@ -148,13 +148,13 @@ class StepConfinement:
     words = ""  # what holds for the step, as ``agtool-grade check`` names it (set by the fork server)
 
     def __init__(self, scratch: str, disk_bytes: int, group=None, mounted: bool = False,
-                 user: "tuple[int, int] | None" = None):
+                 user: tuple[int, int] | None = None):
         self.scratch, self.disk_bytes, self.group, self.mounted = scratch, int(disk_bytes), group, mounted
         self.read_only = mounted  # the step child makes the rest read-only only where scratch is its own tmpfs
         self.user = user  # (uid, gid) the step child switches to, or None
 
     @classmethod
-    def open(cls, scratch: str, *, disk_bytes: int, group=None) -> "StepConfinement":
+    def open(cls, scratch: str, *, disk_bytes: int, group=None) -> StepConfinement:
         """Mount a tmpfs of ``disk_bytes`` on ``scratch`` where the fork server may; never raises."""
         mounted = False
         if _server_private:  # only where mounts_enabled() was true when the fork server started
@@ -204,7 +204,7 @@ class StepConfinement:
         """SIGKILL every process of the step's group (nothing without a group)."""
         return self.group.kill() if self.group is not None else 0
 
-    def next_step(self, keep: int) -> "tuple[int, tuple[str, ...]]":
+    def next_step(self, keep: int) -> tuple[int, tuple[str, ...]]:
         """(Between two steps of one process.) Kill the group but ``keep``; how many, the limits the step hit.
 
         Then the scratch folder is emptied for the next step (the step's
@@ -231,7 +231,7 @@ class StepConfinement:
         except OSError:
             return False
 
-    def close(self) -> "tuple[str, ...]":
+    def close(self) -> tuple[str, ...]:
         """Kill what is left, unmount the scratch tmpfs; the limits the step hit (``memory``, ``pids``, ``disk``)."""
         hits = list(self.group.close()) if self.group is not None else []
         if self._disk_over():
@@ -306,7 +306,7 @@ def lowest_priority() -> None:
             pass
 
 
-def _mount_points() -> "list[tuple[str, int]]":
+def _mount_points() -> list[tuple[str, int]]:
     """(mount point, flags to keep) of every mount of this namespace, parents first."""
     found = []
     try:
@@ -356,7 +356,7 @@ def _proc_read_only() -> bool:
                       | _MS_NODEV | _MS_NOEXEC, None))
 
 
-def drop_privileges(user: "tuple[int, int] | None" = None) -> None:
+def drop_privileges(user: tuple[int, int] | None = None) -> None:
     """Drop every capability (bounding and ambient sets included), become ``user``, set ``PR_SET_NO_NEW_PRIVS``.
 
     ``user`` (uid, gid): the grading account, with no supplementary groups;
@@ -436,7 +436,7 @@ def become_user(uid: int, gid: int) -> None:
         raise OSError("the step could not switch to the grading account")
 
 
-def sweep_private_tmp(keep: "str | None", tmp: str = "/tmp", shm: str = "/dev/shm") -> None:
+def sweep_private_tmp(keep: str | None, tmp: str = "/tmp", shm: str = "/dev/shm") -> None:
     """(A sandboxed fork server, between gradings.) Empty its private ``/tmp`` but ``keep``, ``keep``, ``/dev/shm``.
 
     What one learner's steps left there (in bubblewrap without root they may

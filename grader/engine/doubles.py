@@ -200,7 +200,7 @@ class SpecTable:
     (3, 5)
     """
 
-    def __init__(self, module: Any, changes: "list[Any] | None" = None) -> None:
+    def __init__(self, module: Any, changes: list[Any] | None = None) -> None:
         self._module = module
         self.TOOLS = {name: {"fn": self._tool(name), **spec_contract()} for name in lab_spec.TOOL_NAMES}
         for *path, value in changes or []:
@@ -343,7 +343,7 @@ def can_repair_double(module: Any, params: JsonDict) -> LearnerFn:
     return can_repair
 
 
-def _state_key(state: Any, given: "str | None", default: str, looks_right: Callable[[Any], bool]) -> str:
+def _state_key(state: Any, given: str | None, default: str, looks_right: Callable[[Any], bool]) -> str:
     """The State field a repair reads: ``given``, else ``default`` when present, else the one field that fits."""
     if given:
         return given
@@ -432,7 +432,7 @@ def _results_in_order(fn_name: str) -> Callable[[Any, JsonDict], LearnerFn]:
     return factory
 
 
-DOUBLES: "dict[str, Callable[[Any, JsonDict], LearnerFn]]" = {
+DOUBLES: dict[str, Callable[[Any, JsonDict], LearnerFn]] = {
     "validate_args": validate_args_double,
     "validate_result": validate_result_double,
     "cache_key": cache_key_double,

@@ -106,7 +106,7 @@ def reference_layout(module: Any) -> bool:
 _FunctionType = types.FunctionType  # type(_module_fn)
 
 
-def _own_copy(fn: Any) -> "LearnerFn | None":
+def _own_copy(fn: Any) -> LearnerFn | None:
     """A function running ``fn``'s code: the double op reroutes ``fn`` itself to the double."""
     if type(fn) is not _FunctionType:
         return fn if callable(fn) else None
@@ -261,7 +261,7 @@ def can_repair_answer_double(module: Any, params: JsonDict) -> LearnerFn:
     return can_repair
 
 
-DOUBLES: "dict[str, Callable[[Any, JsonDict], LearnerFn]]" = {
+DOUBLES: dict[str, Callable[[Any, JsonDict], LearnerFn]] = {
     "call_tool_spec": call_tool_spec_double,
     "can_repair_answer": can_repair_answer_double,
     # Named as the nodes: the recording wrapper takes the kind's name, and a graph built

@@ -104,7 +104,7 @@ def report_door(module: Any, params: JsonDict) -> LearnerFn:
     return call_tool
 
 
-def spec_run(tool: str, args: JsonDict) -> "tuple[bool, list[str]]":
+def spec_run(tool: str, args: JsonDict) -> tuple[bool, list[str]]:
     """``(ok, errors)`` of a correct module's ``handle`` (:func:`grader.spec.handle_outcome`).
 
     >>> spec_run("stock_lookup", {"sku": "SKU-9999", "region": "mars", "limit": 2})
@@ -127,7 +127,7 @@ def report_handle(module: Any, params: JsonDict) -> LearnerFn:
     return handle
 
 
-DOUBLES: "dict[str, Callable[[Any, JsonDict], LearnerFn]]" = {
+DOUBLES: dict[str, Callable[[Any, JsonDict], LearnerFn]] = {
     "report_door": report_door,
     "report_handle": report_handle,
 }

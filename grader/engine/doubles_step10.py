@@ -28,7 +28,7 @@ from grader.engine.wire import JsonDict, LearnerFn
 _DIGITS = "0123456789"  # ASCII digits only ("３".isdigit() is True)
 
 
-def coerced_value(rule: Any, value: Any) -> "tuple[Any, list[str]]":
+def coerced_value(rule: Any, value: Any) -> tuple[Any, list[str]]:
     """One argument's value after the step-9 rules, and the names of the rules applied.
 
     >>> coerced_value({"type": str, "allowed": ["north"]}, " North "), coerced_value({"type": int}, "\\uff13")
@@ -86,7 +86,7 @@ def _fixed_value(rule: JsonDict, kind: str, value: Any) -> Any:
     return None
 
 
-def suggestion_for(tools: JsonDict, name: Any, args: JsonDict, reason: str) -> "JsonDict | None":
+def suggestion_for(tools: JsonDict, name: Any, args: JsonDict, reason: str) -> JsonDict | None:
     """The complete corrected copy of ``args`` when exactly one honest fix exists and it validates, else ``None``.
 
     >>> tools = {"t": {"args": {"r": {"type": str, "required": True, "allowed": ["east", "west", "north"]},
@@ -97,7 +97,7 @@ def suggestion_for(tools: JsonDict, name: Any, args: JsonDict, reason: str) -> "
     """
     kind, _, arg = reason.partition(":")
     if kind == lab_spec.EXTRA:
-        fixed: "JsonDict | None" = {key: value for key, value in args.items() if key != arg}
+        fixed: JsonDict | None = {key: value for key, value in args.items() if key != arg}
     elif kind in (lab_spec.ALLOWED, lab_spec.TYPE) and arg in args:
         value = _fixed_value(tools[name]["args"][arg], kind, args[arg])
         fixed = None if value is None else {**args, arg: value}
@@ -106,7 +106,7 @@ def suggestion_for(tools: JsonDict, name: Any, args: JsonDict, reason: str) -> "
     return fixed if fixed is not None and not base.args_reason(tools, name, fixed) else None
 
 
-def _message(tools: JsonDict, name: Any, reason: str, arg: "str | None", args: JsonDict) -> str:
+def _message(tools: JsonDict, name: Any, reason: str, arg: str | None, args: JsonDict) -> str:
     if arg is None:
         return f"There is no tool {name!r}: use one of {sorted(tools)}."
     if arg not in args:

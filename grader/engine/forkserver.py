@@ -241,7 +241,7 @@ def _serve_one(channel_in: int, channel_out: int, status_fd: int) -> int:
     return 0
 
 
-def _read_request(channel_in: int) -> "bytes | None":
+def _read_request(channel_in: int) -> bytes | None:
     """One request line from the channel, read by a grading worker; ``None`` at end of input.
 
     Read in chunks without a buffer of its own, so nothing of the next line can
@@ -307,7 +307,7 @@ def _stop_on_sigterm(signum, frame) -> None:
     os._exit(0)
 
 
-def run_job(job: StepJob, *, leftovers: "list[str] | None" = None) -> StepResult:
+def run_job(job: StepJob, *, leftovers: list[str] | None = None) -> StepResult:
     """Run one step job: see :func:`run_jobs`.
 
     Example (in the fork server: it kills every descendant of the calling process)::
@@ -318,9 +318,9 @@ def run_job(job: StepJob, *, leftovers: "list[str] | None" = None) -> StepResult
     return run_jobs([job], leftovers=leftovers)[0]
 
 
-def run_jobs(jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False,
-             leftovers: "list[str] | None" = None,
-             on_result: "Callable[[int, StepResult], None] | None" = None) -> "list[StepResult]":
+def run_jobs(jobs: list[StepJob], *, parallel: int = 1, chain: bool = False,
+             leftovers: list[str] | None = None,
+             on_result: Callable[[int, StepResult], None] | None = None) -> list[StepResult]:
     """Run step jobs in step children, at most ``parallel`` past their import at a time; watch, clean up, describe each.
 
     Without ``chain``, each job has a step child of its own, and every one

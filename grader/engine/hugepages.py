@@ -46,7 +46,7 @@ HUGE = 2 << 20
 MADV_HUGEPAGE, MADV_COLLAPSE = 14, 25  # linux/mman-common.h
 
 
-def collapse_heap(maps: str = "/proc/self/maps", *, enabled: "bool | None" = None) -> JsonDict:
+def collapse_heap(maps: str = "/proc/self/maps", *, enabled: bool | None = None) -> JsonDict:
     """Advise, and collapse into huge pages, the 2 MiB-aligned parts of this process's heap regions.
 
     ``enabled``: the ``hugepages`` setting (default: this process's, :func:`grader.settings.current`).
@@ -77,7 +77,7 @@ def collapse_heap(maps: str = "/proc/self/maps", *, enabled: "bool | None" = Non
     return done
 
 
-def _heap_ranges(lines) -> "list[tuple[int, int]]":
+def _heap_ranges(lines) -> list[tuple[int, int]]:
     """(start, length) of each private writable anonymous region's whole 2 MiB pages.
 
     >>> _heap_ranges(["7f0000000000-7f0000600000 rw-p 00000000 00:00 0 ",

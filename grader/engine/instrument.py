@@ -76,7 +76,7 @@ MAX_LINKS = 32  # objects followed from one tool (partials, methods, __wrapped__
 
 # The watched entries and what each calls: kept here, not on the entries, so
 # that an entry found in a code's constants has no state to switch off.
-_WATCHING: "dict[Entry, Callable[[types.FrameType], None]]" = {}
+_WATCHING: dict[Entry, Callable[[types.FrameType], None]] = {}
 
 
 class Entry:
@@ -103,7 +103,7 @@ _ENTER_CODE = _ENTER.__code__
 _ENTER_GLOBALS = _ENTER.__globals__
 
 
-def compile_instrumented(source: "bytes | str", filename: str) -> CodeType:
+def compile_instrumented(source: bytes | str, filename: str) -> CodeType:
     """The module code of ``source`` with an :class:`Entry` at the top of every function body.
 
     Raises what ``compile`` raises (``SyntaxError``, a warning turned into an
@@ -158,7 +158,7 @@ def _compile_with_entries(source: Any, filename: Any, every_node: bool, mode: st
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # where statements hold statements
 
 
-def _statements(tree: ast.AST) -> "Iterable[ast.AST]":
+def _statements(tree: ast.AST) -> Iterable[ast.AST]:
     """Every statement of ``tree`` (and except handlers, match cases), without recursion."""
     pending = [tree]
     while pending:
@@ -184,7 +184,7 @@ def _located(new: ast.AST, where: ast.AST) -> ast.AST:
     return new
 
 
-def _add_entry_statement(function: "ast.FunctionDef | ast.AsyncFunctionDef") -> None:
+def _add_entry_statement(function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
     body = function.body
     first = body[0]
     has_docstring = (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
@@ -224,7 +224,7 @@ def _check_every_function_counts(code: CodeType) -> None:
         pending.extend(c for c in current.co_consts if type(c) is CodeType)
 
 
-def entry_of(code: CodeType) -> "Entry | None":
+def entry_of(code: CodeType) -> Entry | None:
     """The :class:`Entry` compiled into ``code``, if it has one.
 
     >>> entry_of(compile("def f(): pass", "<doc>", "exec")) is None
@@ -236,7 +236,7 @@ def entry_of(code: CodeType) -> "Entry | None":
     return None
 
 
-def tool_codes(fn: Any, swapped: "dict[int, CodeType] | None" = None) -> "list[CodeType]":
+def tool_codes(fn: Any, swapped: dict[int, CodeType] | None = None) -> list[CodeType]:
     """The code objects that run when ``fn`` is called: through partials, methods, ``__wrapped__``, ``__call__``.
 
     Reads every link with the type's own descriptors, so an attribute the
@@ -261,7 +261,7 @@ def tool_codes(fn: Any, swapped: "dict[int, CodeType] | None" = None) -> "list[C
     return found
 
 
-def _links(obj: Any) -> "list[Any]":
+def _links(obj: Any) -> list[Any]:
     """The objects a call of ``obj`` goes on to (read without running learner code)."""
     kind = type(obj)
     if kind is _FunctionType or kind is _LruWrapper:  # functools.wraps and lru_cache keep the function they wrap
@@ -294,7 +294,7 @@ def _class_attribute(cls: type, name: str) -> Any:
 class Watch:
     """Entries watched for one probe: :meth:`stop` ends it, :meth:`intact` says whether they still count."""
 
-    def __init__(self, entries: "list[Entry]", on_entry: Callable[[types.FrameType], None]) -> None:
+    def __init__(self, entries: list[Entry], on_entry: Callable[[types.FrameType], None]) -> None:
         self.entries, self.on_entry = entries, on_entry
         for entry in entries:
             _WATCHING[entry] = on_entry
@@ -398,7 +398,7 @@ def _as_source(source: Any) -> Any:
     raise TypeError("exec() arg 1 must be a string, bytes or code object")
 
 
-def _namespaces(caller: Any, globals: Any, locals: Any) -> "tuple[Any, Any]":
+def _namespaces(caller: Any, globals: Any, locals: Any) -> tuple[Any, Any]:
     """The namespaces the built-in would use: the caller's when none are given, its builtins in new globals."""
     if globals is None:
         return caller.f_globals, (caller.f_locals if locals is None else locals)

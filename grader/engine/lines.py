@@ -28,7 +28,7 @@ _RUN_HEAD = b'{"type": "run", "tool": "'
 _PLAIN_TOOL = re.compile(rb"[A-Za-z0-9_.-]{1,100}")
 
 
-def plain_run(line: bytes, nonce: str) -> "JsonDict | None":
+def plain_run(line: bytes, nonce: str) -> JsonDict | None:
     """A ``run`` line exactly as the step child writes it for a plain tool name, read without JSON; else None.
 
     A third of a step's lines are these (one per tool-body run). Any other

@@ -77,7 +77,7 @@ def enter_own(uid: int, gid: int) -> None:
         raise OSError("the step's own user namespace does not map the grading account")
 
 
-def counts_processes_per_namespace(release: "str | None" = None) -> bool:
+def counts_processes_per_namespace(release: str | None = None) -> bool:
     """Whether ``RLIMIT_NPROC`` counts per user namespace here (Linux 5.14 and later).
 
     >>> counts_processes_per_namespace("6.1.0-13-amd64"), counts_processes_per_namespace("5.10.0")
@@ -91,7 +91,7 @@ def counts_processes_per_namespace(release: "str | None" = None) -> bool:
     return tuple(parts) >= (5, 14)
 
 
-def own_process_count_words(own: bool, release: "str | None" = None) -> str:
+def own_process_count_words(own: bool, release: str | None = None) -> str:
     """How the limits line names what the step's process limit counts.
 
     >>> own_process_count_words(True, "6.1.0")

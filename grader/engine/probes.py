@@ -199,7 +199,7 @@ class Tally:
     {'stock_lookup': 1}
     """
 
-    def __init__(self, names: "list[str]", trace: "Callable[[str], None] | None" = None) -> None:
+    def __init__(self, names: list[str], trace: Callable[[str], None] | None = None) -> None:
         self.runs = {name: 0 for name in names}
         self.seen: dict[str, list[Any]] = {name: [] for name in names}
         self._depth: dict[int, int] = {}  # thread id -> spied runs in progress
@@ -244,7 +244,7 @@ class Tally:
             self._codes.append(code)
             self._code_ids.add(id(code))
 
-    def entered(self, names: "list[str]", frame: Any) -> None:
+    def entered(self, names: list[str], frame: Any) -> None:
         """``frame`` entered a watched code of the tools ``names``: a run of each, unless one is in progress.
 
         >>> tally = Tally(["t"])
@@ -282,10 +282,10 @@ def _trampoline(*args: Any, _agtool_run: Any = None, **kwargs: Any) -> Any:
 # _Session.instrument): no free variables, so it fits any top-level function.
 _TRAMPOLINE = _trampoline.__code__
 _FunctionType = types.FunctionType  # type(_trampoline)
-_TRAMPOLINES: "dict[tuple[str, ...], Any]" = {(): _TRAMPOLINE}
+_TRAMPOLINES: dict[tuple[str, ...], Any] = {(): _TRAMPOLINE}
 
 
-def trampoline_for(freevars: "tuple[str, ...]") -> Any:
+def trampoline_for(freevars: tuple[str, ...]) -> Any:
     """A trampoline's code with exactly ``freevars`` (a closure's code can only be swapped for one like it).
 
     >>> def outer():
@@ -388,7 +388,7 @@ def make_spy(name: str, spec: JsonDict, original: LearnerFn, tally: Tally) -> Le
 
 
 def make_module_spy(name: str, original: LearnerFn, tally: Tally,
-                    act: "Callable[[tuple[Any, ...], JsonDict], Any] | None" = None) -> LearnerFn:
+                    act: Callable[[tuple[Any, ...], JsonDict], Any] | None = None) -> LearnerFn:
     """The function put in the module's own name ``name``: counts a run, then calls the learner's function.
 
     It catches a ``call_tool`` that goes around ``TOOLS`` (``globals()[name](**args)``);
@@ -462,7 +462,7 @@ class _Session:
         for fn in (original, own):
             self.instrument(name, fn, act)
 
-    def watch(self, name: str, fns: "tuple[Any, ...]") -> None:
+    def watch(self, name: str, fns: tuple[Any, ...]) -> None:
         """Count each entry into the code objects behind ``fns`` as a run of ``name`` (undone in restore)."""
         tally = self.tally
         codes = [code for fn in fns for code in tool_codes(fn, self._swapped)]
@@ -497,7 +497,7 @@ class _Session:
                 for name in names:
                     self.tally.count(name)
 
-    def instrument(self, name: str, fn: Any, act: "Callable[[tuple[Any, ...], JsonDict], Any] | None" = None) -> None:
+    def instrument(self, name: str, fn: Any, act: Callable[[tuple[Any, ...], JsonDict], Any] | None = None) -> None:
         """Make calls of the function object ``fn`` itself count as runs of ``name`` (undone in restore).
 
         With ``act`` (``every_route``) such a call is noted and acts as the spy does

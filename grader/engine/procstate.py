@@ -72,7 +72,7 @@ class ProcessState:
         # entries cost a step child 0.7 ms a look, 19 looks a submission.
         self._spaces = [[space, *_entries(space), dict_version(space)] for space in self._namespaces()]
 
-    def _namespaces(self) -> "list[JsonDict]":
+    def _namespaces(self) -> list[JsonDict]:
         modules = [sys.modules.get(name) for name in self.MODULES]
         return [vars(m) for m in modules if m is not None] + [f.__globals__ for f in self._functions]
 
@@ -141,7 +141,7 @@ _SIGNALS = tuple(sorted(signal.valid_signals()))
 _getsignal = getattr(__import__("_signal"), "getsignal", signal.getsignal)
 
 
-def _version_reader() -> "Callable[[JsonDict], int | None]":
+def _version_reader() -> Callable[[JsonDict], int | None]:
     """How to read a dict's version tag (PEP 509), or a reader that always says ``None``.
 
     CPython bumps a dict's ``ma_version_tag`` at every write (3.6 to 3.13 at
@@ -192,7 +192,7 @@ _RLIMITS = tuple(getattr(resource, name) for name in (
     "RLIMIT_STACK", "RLIMIT_DATA", "RLIMIT_MEMLOCK") if hasattr(resource, name))
 
 
-def _entries(space: JsonDict) -> "tuple[list[Any], list[Any]]":
+def _entries(space: JsonDict) -> tuple[list[Any], list[Any]]:
     """The keys and values of a namespace, but ``_`` (the interactive prompt's last value: not a change).
 
     >>> _entries({"_": 1, "a": None})

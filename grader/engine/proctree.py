@@ -44,7 +44,7 @@ def kill_group(pid: int) -> None:
         pass
 
 
-def kill_descendants(root: "int | None" = None, rounds: int = 50) -> int:
+def kill_descendants(root: int | None = None, rounds: int = 50) -> int:
     """SIGKILL every living descendant of ``root`` (default: this process) and reap them.
 
     Repeats until a scan of ``/proc`` finds none, because a process can fork
@@ -86,7 +86,7 @@ def descendants(root: int) -> list[tuple[int, str]]:
     return found
 
 
-def _children_of(pid: int) -> "list[int] | None":
+def _children_of(pid: int) -> list[int] | None:
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:

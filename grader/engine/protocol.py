@@ -103,7 +103,7 @@ class ImportErrorMessage(TypedDict):
     error_type: str
     message: str
     file: str
-    line: "int | None"
+    line: int | None
     source: str
 
 
@@ -167,7 +167,7 @@ class RunMessage(TypedDict):
     tool: str
 
 
-def claimed_runs(obs: JsonDict) -> "dict[str, int]":
+def claimed_runs(obs: JsonDict) -> dict[str, int]:
     """The tool runs an observation's own snapshots account for: last snapshot minus the first.
 
     >>> claimed_runs({"start": {"spy_runs": {"a": 0}}, "records": [{"spy_runs": {"a": 2}}]})
@@ -220,9 +220,9 @@ class Limits:
 
     timeout: float = 10.0
     import_timeout: float = 30.0
-    probe_timeout: "float | None" = None
+    probe_timeout: float | None = None
     memory_bytes: int = 1 << 30
-    cpu_seconds: "int | None" = None
+    cpu_seconds: int | None = None
     file_size_bytes: int = 16 << 20
     open_files: int = 256
     nproc: int = 64
@@ -232,7 +232,7 @@ class Limits:
     disk_bytes: int = 64 << 20
 
     @classmethod
-    def from_value(cls, value: "Limits | JsonDict | None", *, timeout: "float | None" = None) -> "Limits":
+    def from_value(cls, value: Limits | JsonDict | None, *, timeout: float | None = None) -> Limits:
         """Build from a ``Limits``, a dict of field overrides or ``None``; ``timeout`` wins.
 
         >>> Limits.from_value(Limits(timeout=3), timeout=4).timeout
@@ -326,13 +326,13 @@ class StepJob:
         (2, [{'kind': 'calls', 'params': {}}], False)
     """
 
-    step: "int | None"
+    step: int | None
     source_b64: str
-    probes: "tuple[JsonDict, ...]"
+    probes: tuple[JsonDict, ...]
     nonce: str
     limits: Limits = field(default_factory=Limits)
-    probe_function: "str | None" = None
-    reimport_seconds: "float | None" = None
+    probe_function: str | None = None
+    reimport_seconds: float | None = None
     # Where the step child begins in ``probes`` (the fork server's own, never on the wire:
     # a step resumed in a new step child, see ChangedMessage).
     first_probe: int = 0
@@ -352,7 +352,7 @@ class StepJob:
         return wire
 
     @classmethod
-    def from_json(cls, wire: JsonDict) -> "StepJob":
+    def from_json(cls, wire: JsonDict) -> StepJob:
         """The job a line of the engine client's request holds.
 
         >>> StepJob.from_json({"step": 1, "source_b64": "", "probes": [], "nonce": "n1"}).limits.timeout
@@ -364,7 +364,7 @@ class StepJob:
                    reimport_seconds=_seconds_or_none(wire.get("reimport_seconds")))
 
 
-def _seconds_or_none(value: Any) -> "float | None":  # JSON: any value
+def _seconds_or_none(value: Any) -> float | None:  # JSON: any value
     """A finite number of seconds of at least 0 from the wire, else ``None`` (the default applies).
 
     >>> _seconds_or_none(5), _seconds_or_none("x"), _seconds_or_none(-1), _seconds_or_none(None)
@@ -375,7 +375,7 @@ def _seconds_or_none(value: Any) -> "float | None":  # JSON: any value
     return float(value)
 
 
-def request_to_json(request_id: int, jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False) -> JsonDict:
+def request_to_json(request_id: int, jobs: list[StepJob], *, parallel: int = 1, chain: bool = False) -> JsonDict:
     """A request as it travels to the fork server, each distinct source once.
 
     A submission's steps share one source (up to 4 MiB, base64): sent once
@@ -388,7 +388,7 @@ def request_to_json(request_id: int, jobs: "list[StepJob]", *, parallel: int = 1
     >>> [job.source_b64 for job in jobs_from_request(wire)]
     ['QQ==', 'QQ==']
     """
-    sources: "dict[str, int]" = {}
+    sources: dict[str, int] = {}
     wires = []
     for job in jobs:
         wire = job.to_json()
@@ -398,7 +398,7 @@ def request_to_json(request_id: int, jobs: "list[StepJob]", *, parallel: int = 1
             "chain": bool(chain)}
 
 
-def encode_request(request_id: int, jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False) -> bytes:
+def encode_request(request_id: int, jobs: list[StepJob], *, parallel: int = 1, chain: bool = False) -> bytes:
     """:func:`request_to_json` as one line of JSON, each job's probes encoded once per probe tuple.
 
     A batch grades every learner with the same probes (one seed, one plan
@@ -422,10 +422,10 @@ def encode_request(request_id: int, jobs: "list[StepJob]", *, parallel: int = 1,
     return line.encode("ascii") + b"\n"
 
 
-_PROBES_JSON: "dict[int, tuple[tuple[Any, ...], str]]" = {}  # id(probes) -> (probes, their JSON); holding them keeps the id
+_PROBES_JSON: dict[int, tuple[tuple[Any, ...], str]] = {}  # id(probes) -> (probes, their JSON); holding them keeps the id
 
 
-def _probes_json(probes: "tuple[JsonDict, ...]") -> str:
+def _probes_json(probes: tuple[JsonDict, ...]) -> str:
     known = _PROBES_JSON.get(id(probes))
     if known is not None and known[0] is probes:
         return known[1]
@@ -436,7 +436,7 @@ def _probes_json(probes: "tuple[JsonDict, ...]") -> str:
     return text
 
 
-def jobs_from_request(request: JsonDict) -> "list[StepJob]":
+def jobs_from_request(request: JsonDict) -> list[StepJob]:
     """The step jobs of a request made by :func:`request_to_json` (a job may also carry its own ``source_b64``)."""
     sources = request.get("sources") or []
     jobs = []
@@ -476,12 +476,12 @@ class StepResult:
         'the worker ended'
     """
 
-    messages: "tuple[Message, ...]" = ()
-    channel_errors: "tuple[str, ...]" = ()
+    messages: tuple[Message, ...] = ()
+    channel_errors: tuple[str, ...] = ()
     output: str = ""
     output_truncated: bool = False
-    exit_status: "int | None" = None
-    signal: "int | None" = None
+    exit_status: int | None = None
+    signal: int | None = None
     timed_out: bool = False
     timeout_phase: str = ""
     phase_seconds: float = 0.0
@@ -490,7 +490,7 @@ class StepResult:
     cpu: float = 0.0
     killed_descendants: int = 0
     limits: str = ""
-    limits_hit: "tuple[str, ...]" = ()
+    limits_hit: tuple[str, ...] = ()
     infra_error: str = ""
 
     def to_json(self) -> JsonDict:
@@ -499,7 +499,7 @@ class StepResult:
         >>> StepResult(timed_out=True).to_json()["timed_out"]
         True
         """
-        wire: "dict[str, Any]" = {"type": "result"}
+        wire: dict[str, Any] = {"type": "result"}
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name != "infra_error" or value:
@@ -507,7 +507,7 @@ class StepResult:
         return wire
 
     @classmethod
-    def from_json(cls, wire: JsonDict) -> "StepResult":
+    def from_json(cls, wire: JsonDict) -> StepResult:
         """The result a line of the fork server holds; missing fields keep their defaults.
 
         >>> StepResult.from_json({"type": "result", "signal": 9}).signal

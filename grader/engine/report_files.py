@@ -123,7 +123,7 @@ def _inside(folder: str, root: str) -> bool:
     return real == normal and (real == root or real.startswith(root + os.sep)) and os.path.isdir(real)
 
 
-def _read_regular(path: str, cap: int) -> "tuple[bytes | None, str]":
+def _read_regular(path: str, cap: int) -> tuple[bytes | None, str]:
     """(bytes, "") for a regular file; (None, "") when there is none; (None, problem) otherwise."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)

@@ -87,7 +87,7 @@ class Isolation:
         return f"{self.uid}:{self.gid}" if self.switches_user else ""
 
 
-def require(sandbox: str, settings: "Settings | None" = None) -> Isolation:
+def require(sandbox: str, settings: Settings | None = None) -> Isolation:
     """The isolation ``sandbox`` (``none``, ``bwrap``, ``auto``) gives here; raise if it cannot be had.
 
     ``bwrap`` needs bubblewrap to work and, when this process is root, the
@@ -127,7 +127,7 @@ def require(sandbox: str, settings: "Settings | None" = None) -> Isolation:
         raise
 
 
-def limits_in_force(isolation: Isolation, settings: "Settings | None" = None) -> str:
+def limits_in_force(isolation: Isolation, settings: Settings | None = None) -> str:
     """What bounds a step's memory and processes on this machine, in words (the service logs it at start).
 
     Probed by making (and removing) the cgroup a fork server would get: a
@@ -157,7 +157,7 @@ def limits_in_force(isolation: Isolation, settings: "Settings | None" = None) ->
     return "; ".join(words)
 
 
-def grading_account(name: str) -> "tuple[str, int, int]":
+def grading_account(name: str) -> tuple[str, int, int]:
     """(name, uid, gid) of the grading account ``name``; raise if it is missing or is root.
 
     >>> grading_account("root")  # doctest: +ELLIPSIS
@@ -214,7 +214,7 @@ def is_checkout(root: str = PACKAGE_ROOT) -> bool:
     return os.path.basename(os.path.normpath(root)) not in ("site-packages", "dist-packages")
 
 
-def server_import_paths(extra: "list[str] | tuple[str, ...]" = ()) -> list[str]:
+def server_import_paths(extra: list[str] | tuple[str, ...] = ()) -> list[str]:
     """The import paths the fork server (and so every step child) may have besides the interpreter's.
 
     ``extra`` (given explicitly, e.g. the engine's own test probes), then
@@ -242,7 +242,7 @@ def server_import_paths(extra: "list[str] | tuple[str, ...]" = ()) -> list[str]:
     return list(dict.fromkeys([*extra, *(p for p in importable_paths() if allowed(p))]))
 
 
-def library_paths() -> "list[str]":
+def library_paths() -> list[str]:
     """The interpreter's own library folders (real paths): its standard library and site-packages, the user site.
 
     >>> import sysconfig; os.path.realpath(sysconfig.get_path("stdlib")) in library_paths()
@@ -260,8 +260,8 @@ def library_paths() -> "list[str]":
     return sorted({os.path.realpath(p) for p in found if p and os.path.isdir(p)})
 
 
-def bwrap_prefix(keep: "list[str] | tuple[str, ...]" = (),
-                 writable: "list[str] | tuple[str, ...]" = ()) -> list[str]:
+def bwrap_prefix(keep: list[str] | tuple[str, ...] = (),
+                 writable: list[str] | tuple[str, ...] = ()) -> list[str]:
     """The bubblewrap command line that runs the fork server sandboxed.
 
     Its own PID namespace (step code cannot see or signal the grader's other
@@ -284,7 +284,7 @@ def bwrap_prefix(keep: "list[str] | tuple[str, ...]" = (),
     args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
             "--unshare-uts", *_system_binds(), "--dev", "/dev", "--proc", "/proc",
             "--perms", "0755", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]
-    made: "set[str]" = {"/", "/tmp", "/dev", "/proc", "/etc", *SYSTEM_DIRS}
+    made: set[str] = {"/", "/tmp", "/dev", "/proc", "/etc", *SYSTEM_DIRS}
     for path in allowed_paths(keep):
         args += [*_parents(path, made), "--ro-bind", path, path]
     for path in _hidden_parts():
@@ -294,7 +294,7 @@ def bwrap_prefix(keep: "list[str] | tuple[str, ...]" = (),
     return [*args, "--chdir", "/tmp"]
 
 
-def allowed_paths(keep: "list[str] | tuple[str, ...]" = ()) -> "list[str]":
+def allowed_paths(keep: list[str] | tuple[str, ...] = ()) -> list[str]:
     """The real paths bound read-only into the sandbox besides the system's, outermost only, sorted.
 
     >>> any(p.endswith(os.sep + "solutions") or p == os.path.realpath(PACKAGE_ROOT) for p in allowed_paths())
@@ -304,7 +304,7 @@ def allowed_paths(keep: "list[str] | tuple[str, ...]" = ()) -> "list[str]":
               os.path.dirname(os.path.realpath(sys.executable)), os.path.join(PACKAGE_ROOT, "grader"),
               *server_import_paths(keep), *keep]
     found = sorted({os.path.realpath(p) for p in wanted if p and os.path.exists(p)})
-    outer: "list[str]" = []
+    outer: list[str] = []
     for path in found:
         covered = any(path == o or path.startswith(o.rstrip("/") + "/") for o in (*outer, *SYSTEM_DIRS))
         # Never a folder the sandbox makes itself, nor one above it: a script's folder /tmp on the
@@ -315,9 +315,9 @@ def allowed_paths(keep: "list[str] | tuple[str, ...]" = ()) -> "list[str]":
     return outer
 
 
-def _system_binds() -> "list[str]":
+def _system_binds() -> list[str]:
     """/usr and its usual companions (bound, or the same symlinks as here), and the loader's /etc files."""
-    args: "list[str]" = []
+    args: list[str] = []
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
@@ -329,7 +329,7 @@ def _system_binds() -> "list[str]":
     return args
 
 
-def _parents(path: str, made: "set[str]") -> "list[str]":
+def _parents(path: str, made: set[str]) -> list[str]:
     """``--dir`` arguments (mode 0755) for each parent of ``path`` not made yet.
 
     Without them bubblewrap makes missing parents with the host's modes:
@@ -347,13 +347,13 @@ def _parents(path: str, made: "set[str]") -> "list[str]":
     return args
 
 
-def _hidden_parts() -> "list[str]":
+def _hidden_parts() -> list[str]:
     """The grader's subpackages a step never needs, hidden under empty read-only folders."""
     package = os.path.realpath(os.path.join(PACKAGE_ROOT, "grader"))
     return [os.path.join(package, name) for name in HIDDEN_SUBPACKAGES if os.path.isdir(os.path.join(package, name))]
 
 
-_bwrap_checked: "str | None" = None
+_bwrap_checked: str | None = None
 
 
 def bwrap_problem() -> str:

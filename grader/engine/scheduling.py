@@ -38,20 +38,20 @@ NO_PIDFD_TICK = 0.01
 class StepScheduler:
     """The step children of one request: which jobs each runs, which may work now, what each step gave."""
 
-    def __init__(self, jobs: "list[StepJob]", *, parallel: int = 1, chain: bool = False,
-                 on_result: "Callable[[int, StepResult], None] | None" = None):
+    def __init__(self, jobs: list[StepJob], *, parallel: int = 1, chain: bool = False,
+                 on_result: Callable[[int, StepResult], None] | None = None):
         self.jobs, self.slots, self.on_result = jobs, max(parallel, 1), on_result
-        self.results: "list[StepResult | None]" = [None] * len(jobs)
+        self.results: list[StepResult | None] = [None] * len(jobs)
         runs = chains(jobs, parallel) if chain else [[i] for i in range(len(jobs))]
         # With ``chain``, the first run starts alone, the others wait for its import (``later``).
         self.waiting, self.later = (runs[:1], runs[1:]) if chain else (runs, [])
         self.chain = chain
-        self.first: "StepProcess | None" = None  # the step child of the first run (with ``chain``)
-        self.running: "list[StepProcess]" = []
+        self.first: StepProcess | None = None  # the step child of the first run (with ``chain``)
+        self.running: list[StepProcess] = []
         self.scratches: list[str] = []
         self.sel = selectors.DefaultSelector()
 
-    def run(self, leftovers: "list[str] | None" = None) -> "list[StepResult | None]":
+    def run(self, leftovers: list[str] | None = None) -> list[StepResult | None]:
         """Run every job; each step's result in job order.
 
         Scratch folders are removed before returning, or appended to
@@ -76,7 +76,7 @@ class StepScheduler:
         if self.on_result is not None:
             self.on_result(index, result)
 
-    def _spawn(self, jobs: "list[StepJob]", indices: "list[int]", carry: "StepResult | None" = None) -> StepProcess:
+    def _spawn(self, jobs: list[StepJob], indices: list[int], carry: StepResult | None = None) -> StepProcess:
         child = StepProcess(jobs, self.sel, indices=indices, carry=carry)
         self.running.append(child)
         self.scratches.append(child.scratch)
@@ -160,7 +160,7 @@ class StepScheduler:
         if first and self.later:  # it ended after importing: the others go on
             self._let_later_runs_start()
 
-    def _clean_up(self, leftovers: "list[str] | None") -> None:
+    def _clean_up(self, leftovers: list[str] | None) -> None:
         for child in self.running:  # only after an exception in this process
             try:
                 child.finish(self.sel, alone=True)
@@ -175,7 +175,7 @@ class StepScheduler:
             leftovers.extend(self.scratches)
 
 
-def chains(jobs: "list[StepJob]", parallel: int) -> "list[list[int]]":
+def chains(jobs: list[StepJob], parallel: int) -> list[list[int]]:
     """Job indices in at most ``parallel`` runs of consecutive jobs that one step child may run in turn.
 
     Only jobs with the same source, limits and probe function share a step
@@ -187,10 +187,10 @@ def chains(jobs: "list[StepJob]", parallel: int) -> "list[list[int]]":
     >>> chains([job(1), job(2, "x")], 2)
     [[0], [1]]
     """
-    groups: "dict[tuple[Any, ...], list[int]]" = {}
+    groups: dict[tuple[Any, ...], list[int]] = {}
     for i, job in enumerate(jobs):
         groups.setdefault((job.source_b64, job.limits, job.probe_function), []).append(i)
-    runs: "list[list[int]]" = []
+    runs: list[list[int]] = []
     for indices in groups.values():
         lanes = max(min(parallel, len(indices)), 1)
         weights = [len(jobs[i].probes) + 1 for i in indices]

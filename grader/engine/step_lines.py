@@ -47,7 +47,7 @@ class StepLines:
     """
 
     # Set by begin_lines() (here for objects the tests build without it).
-    imported_at: "float | None" = None
+    imported_at: float | None = None
     step_over = False
     _resumed = False
     _results_over = False  # the result pipe ended or was refused: read no more
@@ -66,12 +66,12 @@ class StepLines:
         self._next_index = 0
         # The body-run trace since the last observation, counted here: the
         # step child's own counts can be wound back by the module, these cannot.
-        self._runs: "dict[str, int]" = {}
+        self._runs: dict[str, int] = {}
         self.imported_at = None
         self.step_over = self._resumed = False
         self.resume_at = 0  # a fresh probe changed the step child: probes from here go to a new one
 
-    def carry_lines(self, messages: "tuple[Message, ...]", channel_errors: "tuple[str, ...]", next_index: int) -> None:
+    def carry_lines(self, messages: tuple[Message, ...], channel_errors: tuple[str, ...], next_index: int) -> None:
         """Go on from the messages an earlier step child sent of this step (it resumes at ``next_index``)."""
         self.messages = list(messages)
         self.channel_errors = list(channel_errors)
@@ -227,7 +227,7 @@ def drain(reader: Callable[[], int]) -> None:
             break
 
 
-def read_some(fd: int, size: int = 65536) -> "bytes | None":
+def read_some(fd: int, size: int = 65536) -> bytes | None:
     """Up to ``size`` bytes from the non-blocking ``fd``: ``None`` if nothing now, ``b""`` at its end.
 
     >>> r, w = os.pipe(); os.set_blocking(r, False)

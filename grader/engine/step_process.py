@@ -48,8 +48,8 @@ END_GRACE_SECONDS = 5.0
 class ForkServerPlaces:
     """Where the fork server puts its step children: the scratch folder and the cgroup (set by ``serve()``)."""
 
-    scratch_base: "str | None" = None
-    group: "cgroups.ServerGroup | None" = None
+    scratch_base: str | None = None
+    group: cgroups.ServerGroup | None = None
 
 
 SERVER = ForkServerPlaces()
@@ -72,16 +72,16 @@ class StepProcess(StepLines):
     confinement: confine.StepConfinement = None  # type: ignore[assignment]
     _exit_seen = True  # (no pidfd: ask the kernel every time)
 
-    def __init__(self, jobs: "list[StepJob]", sel: selectors.BaseSelector, *, indices: "list[int]",
-                 carry: "StepResult | None" = None):
+    def __init__(self, jobs: list[StepJob], sel: selectors.BaseSelector, *, indices: list[int],
+                 carry: StepResult | None = None):
         """``carry``: what an earlier step child sent of the first job (it resumes at ``first_probe``)."""
         self.jobs, self.indices, self.position = list(jobs), list(indices), 0
         self.limits = self.jobs[0].limits
-        self.exit_status: "int | None" = None
-        self.signal: "int | None" = None
+        self.exit_status: int | None = None
+        self.signal: int | None = None
         self.cpu_seconds = 0.0  # of the step's own process (not of what it forked)
         self._cpu_used = 0.0  # by the steps already over (a chain's)
-        self._status: "int | None" = None  # raw wait status once reaped
+        self._status: int | None = None  # raw wait status once reaped
         self._more = True  # the step child has not said it ends after its current step
         self._begin_step()
         if carry is not None:
@@ -92,7 +92,7 @@ class StepProcess(StepLines):
 
     def _fork(self, sel: selectors.BaseSelector) -> None:
         pid, result_r, output_r, start_w, wake_r = fork_step_child(self.jobs, self.scratch, self.confinement)
-        self._start_fd: "int | None" = start_w
+        self._start_fd: int | None = start_w
         self.pid, self._result_fd, self._output_fd, self._wake_fd = pid, result_r, output_r, wake_r
         # The result pipe is read when the step child wakes us (and at every
         # wake-up of the scheduler), not at every line: see grader.engine.child.run_steps.
@@ -114,7 +114,7 @@ class StepProcess(StepLines):
         self.killed = 0
         self.output = OutputCapture(self.limits.output_bytes)
         self.working = self._import_judged = self._starts_at_import = False
-        self._carried_hits: "tuple[str, ...]" = ()
+        self._carried_hits: tuple[str, ...] = ()
         self.in_flight = True
         self.started = time.monotonic()
         # The deadline follows the step's phases (see Limits): the import has
@@ -170,7 +170,7 @@ class StepProcess(StepLines):
         if self.position == len(self.jobs) - 1:  # nothing more to say to it
             self._close_start()
 
-    def end_step(self, *, start_at_import: bool = False) -> "tuple[int, StepResult]":
+    def end_step(self, *, start_at_import: bool = False) -> tuple[int, StepResult]:
         """(A chained step said ``done``.) Its result; let the step child begin its next step, if any.
 
         With ``start_at_import`` the next step runs its probes as soon as it
@@ -217,7 +217,7 @@ class StepProcess(StepLines):
         """When :meth:`slow_import` has to be asked (infinity once it answered)."""
         return float("inf") if self._import_judged else self.started + CHAIN_IMPORT_SECONDS
 
-    def split_off(self) -> "list[int]":
+    def split_off(self) -> list[int]:
         """Take the jobs after the current one away from this step child; their indices."""
         rest = self.indices[self.position + 1:]
         del self.jobs[self.position + 1:], self.indices[self.position + 1:]
@@ -225,7 +225,7 @@ class StepProcess(StepLines):
             self._close_start()
         return rest
 
-    def rest(self) -> "list[int]":
+    def rest(self) -> list[int]:
         """(The step child ended.) The indices of the jobs it did not begin, for a new step child."""
         return self.indices[self.position + (1 if self.in_flight else 0):]
 
@@ -262,7 +262,7 @@ class StepProcess(StepLines):
             self.phase_seconds = round(now - (self.started if self.imported_at is None else self.probe_started), 3)
         return self._status is not None or self.timed_out or (not self.in_flight and now >= self.deadline)
 
-    def finish(self, sel: selectors.BaseSelector, *, alone: bool) -> "StepResult | None":
+    def finish(self, sel: selectors.BaseSelector, *, alone: bool) -> StepResult | None:
         """Kill what is left of the step child, read what it sent, close its fds; the result of its step in flight.
 
         ``None`` when no step was in flight (a chained step child that ended
@@ -312,8 +312,8 @@ class StepProcess(StepLines):
                 forget_line(message)
         self._resolved = len(self.messages)
 
-    def _result(self, *, exit_status: "int | None", signal: "int | None", cpu: float,
-                limits_hit: "tuple[str, ...]") -> StepResult:
+    def _result(self, *, exit_status: int | None, signal: int | None, cpu: float,
+                limits_hit: tuple[str, ...]) -> StepResult:
         return StepResult(
             messages=tuple(self.messages),
             channel_errors=tuple(self.channel_errors),
@@ -379,8 +379,8 @@ class OutputCapture:
         return text + TRUNCATED_MARK if self.dropped else text
 
 
-def fork_step_child(jobs: "list[StepJob]", scratch: str,
-                    confinement: "confine.StepConfinement") -> "tuple[int, int, int, int, int]":
+def fork_step_child(jobs: list[StepJob], scratch: str,
+                    confinement: confine.StepConfinement) -> tuple[int, int, int, int, int]:
     """Fork a step child running ``jobs``; its pid and the fork server's ends of its pipes (result, capture, start, wake-up).
 
     The fork server's ends are non-blocking, but for the start pipe's (it writes one byte at a time).
@@ -422,7 +422,7 @@ def fork_step_child(jobs: "list[StepJob]", scratch: str,
     return pid, result_r, output_r, start_w, wake_r
 
 
-def _step_confinement(scratch: str, limits: Limits) -> "confine.StepConfinement":
+def _step_confinement(scratch: str, limits: Limits) -> confine.StepConfinement:
     """The step's cgroup (if the server has one) and scratch budget, with the words for what holds."""
     server_group = SERVER.group
     group = server_group.step(f"s{next(_step_names)}", limits) if server_group is not None else None
@@ -454,7 +454,7 @@ def _process_cpu(pid: int) -> float:
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _pidfd_open(pid: int) -> "int | None":
+def _pidfd_open(pid: int) -> int | None:
     try:
         return os.pidfd_open(pid)  # readable when the process ends (Linux 5.3+)
     except (AttributeError, OSError):

@@ -87,8 +87,8 @@ class SpySpec(TypedDict, total=False):
 class CallsParams(TypedDict, total=False):
     """A ``calls`` probe: its operations in order, the spies, and where it starts from."""
 
-    operations: "list[Operation]"
-    spies: "dict[str, SpySpec]"
+    operations: list[Operation]
+    spies: dict[str, SpySpec]
     fresh: bool
     reset: bool  # the step child ignores it; a step job's list shows which probes the grading shares
     clear_cache: bool
@@ -108,25 +108,25 @@ class NodesParams(TypedDict, total=False):
     builder: str
 
 
-PARAMS_OF_KIND: "dict[str, type]" = {"calls": CallsParams, "state_reducers": ReducersParams,
+PARAMS_OF_KIND: dict[str, type] = {"calls": CallsParams, "state_reducers": ReducersParams,
                                      "graph_nodes": NodesParams, "tools_table": NodesParams}
-OPERATION_TYPES: "tuple[type, ...]" = (CallOperation, NameOperation, TableOperation, ModuleOperation)
+OPERATION_TYPES: tuple[type, ...] = (CallOperation, NameOperation, TableOperation, ModuleOperation)
 
 
-def _literals(cls: type) -> "tuple[str, ...]":
+def _literals(cls: type) -> tuple[str, ...]:
     return get_args(get_type_hints(cls)["op"])  # the Literal's values
 
 
-def _fields(cls: type) -> "frozenset[str]":
+def _fields(cls: type) -> frozenset[str]:
     return frozenset(get_type_hints(cls))
 
 
 _JSON_TYPES = {bool: "boolean", str: "string", list: "array", dict: "object"}
 
 
-OPERATION_FIELDS: "dict[str, frozenset[str]]" = {op: _fields(cls) for cls in OPERATION_TYPES for op in _literals(cls)}
+OPERATION_FIELDS: dict[str, frozenset[str]] = {op: _fields(cls) for cls in OPERATION_TYPES for op in _literals(cls)}
 SPY_FIELDS = _fields(SpySpec)
-PARAMS_FIELDS: "dict[str, frozenset[str]]" = {kind: _fields(cls) for kind, cls in PARAMS_OF_KIND.items()}
+PARAMS_FIELDS: dict[str, frozenset[str]] = {kind: _fields(cls) for kind, cls in PARAMS_OF_KIND.items()}
 
 
 def to_wire(probe: JsonDict) -> JsonDict:
@@ -161,7 +161,7 @@ def _operation(operation: JsonDict) -> JsonDict:
     return {key: value for key, value in operation.items() if key in fields}
 
 
-def _schema_of(cls: type, required: "tuple[str, ...]" = ()) -> JsonDict:
+def _schema_of(cls: type, required: tuple[str, ...] = ()) -> JsonDict:
     properties: JsonDict = {}
     for name, annotation in get_type_hints(cls).items():
         if name == "op":
