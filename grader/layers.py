@@ -85,7 +85,28 @@ LAYERS: "tuple[Layer, ...]" = (
           ("grader.batch", "grader.outputs", "grader.course", "grader.report", "grader.render", "grader.engine.sandbox",
            "grader.settings", "grader.limits", "grader.seeds", "grader.shared_options", "grader.escape", "grader.spec",
            "grader.messages", "grader.service.lti"),
-          "tornado, SQLAlchemy, Alembic, JupyterHub (extra `service`)"),
+          "tornado, SQLAlchemy, Alembic, JupyterHub, Jinja (extra `service`)"),
+    Layer(("grader.service.handlers",), "the service's process: its HTML pages (templates render them)",
+          ("grader.service", "grader.outputs", "grader.report"),
+          "tornado, JupyterHub (extra `service`)"),
+    Layer(("grader.service.api",), "the service's process: its REST API (JSON and the class's downloads)",
+          ("grader.service", "grader.outputs", "grader.report"),
+          "tornado, JupyterHub (extra `service`)"),
+    Layer(("grader.service.app",), "the service's process: its routes, each to an API or a page handler",
+          ("grader.service", "grader.service.handlers", "grader.service.api", "grader.service.lti",
+           "grader.outputs.plots"),
+          "tornado, JupyterHub (extra `service`)"),
+    Layer(("grader.service.serve",), "the service's process: the server, its database, queue and application",
+          ("grader.service.app", "grader.service", "grader.service.lti", "grader.engine.sandbox", "grader.settings",
+           "grader.limits", "grader.seeds"),
+          "tornado (extra `service`)"),
+    Layer(("grader.service.command",), "the command line (`agtool-grade serve`): options, then the server",
+          ("grader.service.serve", "grader.service", "grader.service.lti", "grader.course", "grader.outputs",
+           "grader.engine.sandbox", "grader.settings", "grader.limits", "grader.seeds", "grader.shared_options",
+           "grader.spec"),
+          "the standard library only"),
+    Layer(("grader.service.__main__",), "`python -m grader.service`", ("grader.service.command",),
+          "the standard library only"),
     Layer(("grader.cli", "grader.__main__"), "the command line (`agtool-grade`)", (EVERY_GRADER_MODULE,),
           "whatever the command it runs needs"),
     Layer(("agtool_lab",), "the learner's Jupyter kernel",
@@ -122,8 +143,9 @@ def may_import(importer: str, imported: str) -> bool:
     """Whether module ``importer`` may import module ``imported`` (both of this project).
 
     A module may import its own row's packages, the package face, and the
-    row's ``may_import`` (a package there allows its submodules;
-    ``grader.*`` allows every grader module).
+    row's ``may_import`` (a package there allows its submodules, but not
+    those of a more specific row: ``grader.service`` does not allow
+    ``grader.service.api``; ``grader.*`` allows every grader module).
 
     Example::
 
@@ -133,6 +155,8 @@ def may_import(importer: str, imported: str) -> bool:
         True
         >>> may_import("grader.cli", "grader.service.app")
         True
+        >>> may_import("grader.service.db", "grader.service.api.base"), may_import("grader.service.app", "grader.service.api")
+        (False, True)
     """
     layer = owner(importer)
     if layer is None:
@@ -140,7 +164,9 @@ def may_import(importer: str, imported: str) -> bool:
     own = tuple(package for package in layer.packages if _within(importer, package))
     if EVERY_GRADER_MODULE in layer.may_import and (imported == ROOT or imported.startswith(ROOT + ".")):
         return True
-    return any(_within(imported, name) for name in own + EVERYONE + layer.may_import)
+    # A name allows the modules of its own row: "grader.service" is not "grader.service.api", a row above it.
+    target = owner(imported)
+    return any(_within(imported, name) and owner(name) is target for name in own + EVERYONE + layer.may_import)
 
 
 def imports_markdown() -> str:

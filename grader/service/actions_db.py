@@ -318,3 +318,17 @@ def kept_bytes(store: Store, learner: str) -> int:
     13
     """
     return store.stored_bytes_of(learner) + ActionLog(store).request_bytes(learner)
+
+
+def learner_view(actions: "list[dict]", learner: str, own_ids: "set[int]") -> "list[dict]":
+    """The actions as ``learner`` may see them: a class-wide regrade lists only their own attempts.
+
+    >>> learner_view([{"kind": "regrade", "learner": None, "data": {"scope": "all", "attempts": [1, 2]}}], "ana", {2})
+    [{'kind': 'regrade', 'learner': None, 'data': {'scope': 'all', 'attempts': [2]}}]
+    """
+    shown = []
+    for a in actions:
+        if a["learner"] is None and a["kind"] == REGRADE:
+            a = {**a, "data": {**a["data"], "attempts": [i for i in a["data"].get("attempts", []) if i in own_ids]}}
+        shown.append(a)
+    return shown

@@ -29,6 +29,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from sqlalchemy import desc as descending
 from sqlalchemy import (BigInteger, DateTime, Index, Integer, LargeBinary, String, Text, create_engine,
                         event, func, select, update)
 from sqlalchemy.engine import Engine
@@ -101,6 +102,7 @@ def hidden_failed(counted: dict, shown: dict) -> "list[dict]":
 REGRADING = "being graded again: the grader failed, not your code; this attempt does not count until then"
 
 
+NEWEST_FIRST = descending(Attempt.id)  # attempts' ids grow: the newest attempt first
 _SUMMARY = (Attempt.id, Attempt.learner, Attempt.submitted_at, Attempt.status, Attempt.score, Attempt.max_score,
             Attempt.sha256)
 
@@ -217,13 +219,13 @@ class Store:
         """A learner's attempts with their reports, newest first (not their source bytes: ``get`` has those)."""
         with self.session() as s:
             return list(s.scalars(select(Attempt).options(defer(Attempt.source)).where(Attempt.learner == learner)
-                                  .order_by(Attempt.id.desc()).limit(limit)))
+                                  .order_by(NEWEST_FIRST).limit(limit)))
 
     def summaries_of(self, learner: str, limit: int = 1000) -> list[dict]:
         """A learner's attempts as ``GET api/submissions`` lists them, newest first (no source, no report read)."""
         with self.session() as s:
             rows = s.execute(select(*_SUMMARY).where(Attempt.learner == learner)
-                             .order_by(Attempt.id.desc()).limit(limit))
+                             .order_by(NEWEST_FIRST).limit(limit))
             return [_summary(r) for r in rows]
 
     def version(self) -> tuple:

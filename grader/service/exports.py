@@ -6,6 +6,8 @@ ones ``agtool-grade batch`` writes files with, so a download is what
 ``batch`` writes for the same records:
 
 * :func:`attachment`: a ``Content-Disposition`` header whose file name is safe whatever the learner's name.
+* :func:`similarity_of` and :func:`lms_files`: the similarity report and the LMS import files of the
+  counting records (the pages and the downloads both show them).
 
 :class:`ClassCache` keeps what was computed for one state of the class
 (new attempts, reports or instructor actions change its version), so a class page that reloads
@@ -21,6 +23,12 @@ from __future__ import annotations
 import re
 import threading
 from urllib.parse import quote
+
+from grader.outputs import lms
+from grader.outputs.record import as_records
+from grader.outputs.similarity import similarity_outputs
+from grader.service.db import Store
+from grader.service.options import ServiceOptions
 
 
 def attachment(filename: str) -> str:
@@ -69,3 +77,42 @@ class ClassCache:
             if version == self._version:
                 self._values[key] = value
         return value
+
+
+# ------------------------------------------------------------------------------ outputs
+
+
+def similarity_of(store: Store, records, references: dict[str, str] | None) -> dict:
+    """:func:`grader.outputs.similarity.similarity_outputs` of each learner's counting attempt's stored source.
+
+    References are compared, never shown: the page reaches more people than a batch's folder.
+
+    >>> store = Store("sqlite://")
+    >>> code = b"def f(a, b):\\n    return a + b * 2 - a + b * 3 - a * b + a - b * 4 + a * a - b * b\\n"
+    >>> ids = [store.add_attempt(who, code, seed=1) for who in ("ana", "bob")]
+    >>> out = similarity_of(store, [{"learner": "ana", "attempt": ids[0], "report": {}},
+    ...                             {"learner": "bob", "attempt": ids[1], "report": {}}], None)
+    >>> [(p.a, p.b, p.kind) for p in out["pairs"]]
+    [('ana', 'bob', 'pair')]
+    """
+    records = as_records(records)
+    sources = store.sources([r.attempt for r in records])
+    texts = {r.learner: sources[r.attempt].decode("utf-8", "replace") for r in records if r.attempt in sources}
+    return similarity_outputs(texts, references or None, show_references=False)
+
+
+def lms_files(records, settings: ServiceOptions) -> dict[str, str] | None:
+    """:func:`grader.outputs.lms.lms_files` of the counting records (None without a roster).
+
+    >>> from grader.outputs.lms import read_roster_text
+    >>> records = [{"learner": "ana", "report": {"score": 5, "max_score": 10}}]
+    >>> files = lms_files(records, ServiceOptions(roster=read_roster_text("learner,lms_id\\nana,7\\nbob,8\\n")))
+    >>> files["canvas"].splitlines()[2], files["list"]
+    ('ana,7,,,,5', [('bob', 'in the roster, but no graded submission')])
+    >>> lms_files(records, ServiceOptions()) is None
+    True
+    """
+    if settings.roster is None:
+        return None
+    name = settings.course.name if settings.course is not None and settings.course.name else "agtool lab"
+    return lms.lms_files(records, settings.roster, assignment=name)

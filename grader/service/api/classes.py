@@ -1,28 +1,32 @@
-"""The class's data and its downloads for instructors: class rows, the gradebook, Gradescope, plots, similarity, LMS.
+"""The REST API of the class for instructors: class rows, the gradebook, Gradescope, plots, similarity, LMS files.
+
+Routes (relative to the prefix)::
+
+    GET  api/class              instructors: one row per learner, pass rates, common wrong answers
+    GET  api/course             the caller's due dates and attempts left (null without --course)
+    GET  grades.csv             instructors: the gradebook in ``agtool-grade batch``'s columns
+    GET  gradescope.zip         instructors: gradescope/<learner>/results.json of every learner
+    GET  plots/NAME.png|svg     instructors: batch's plots (score_histogram, check_pass_rate, step_scores)
+    GET  similarity.html, similarity.csv   instructors: shared code between the counting attempts
+    GET  lms/canvas.csv, lms/moodle.csv, lms/unmatched.csv   instructors, with --roster: LMS import files
 
 The outputs are :mod:`grader.outputs`' (as ``agtool-grade batch`` writes them),
 computed off the event loop and kept while the class is unchanged
 (:class:`grader.service.exports.ClassCache`); instructor actions (overrides,
-extensions) are applied to the counting records first.
-
-Example::
-
-    >>> lms_files([], ServiceOptions()) is None
-    True
+extensions) are applied to the counting records first. Every download has a
+``Content-Disposition: attachment`` with a safe file name
+(:func:`grader.service.exports.attachment`).
 """
 from __future__ import annotations
 
 from tornado import web
 
-from grader.outputs import lms
 from grader.outputs.gradescope_results import gradescope_zip
-from grader.outputs.record import as_records
-from grader.outputs.similarity import similarity_outputs
 from grader.service import exports
+from grader.service.api.base import ApiHandler
 from grader.service.class_records import course_status
-from grader.service.db import Store, iso, utcnow
-from grader.service.handlers import ApiHandler
-from grader.service.options import ServiceOptions
+from grader.service.db import iso, utcnow
+from grader.service.exports import lms_files, similarity_of
 
 
 class CourseHandler(ApiHandler):
@@ -84,42 +88,6 @@ class SimilarityHandler(ApiHandler):
 
     def similarity(self) -> dict:
         return self.derived("similarity", lambda records: similarity_of(self.store, records, self.conf.references))
-
-
-def similarity_of(store: Store, records, references: "dict[str, str] | None") -> dict:
-    """:func:`grader.outputs.similarity.similarity_outputs` of each learner's counting attempt's stored source.
-
-    References are compared, never shown: the page reaches more people than a batch's folder.
-
-    >>> store = Store("sqlite://")
-    >>> code = b"def f(a, b):\\n    return a + b * 2 - a + b * 3 - a * b + a - b * 4 + a * a - b * b\\n"
-    >>> ids = [store.add_attempt(who, code, seed=1) for who in ("ana", "bob")]
-    >>> out = similarity_of(store, [{"learner": "ana", "attempt": ids[0], "report": {}},
-    ...                             {"learner": "bob", "attempt": ids[1], "report": {}}], None)
-    >>> [(p.a, p.b, p.kind) for p in out["pairs"]]
-    [('ana', 'bob', 'pair')]
-    """
-    records = as_records(records)
-    sources = store.sources([r.attempt for r in records])
-    texts = {r.learner: sources[r.attempt].decode("utf-8", "replace") for r in records if r.attempt in sources}
-    return similarity_outputs(texts, references or None, show_references=False)
-
-
-def lms_files(records, settings: ServiceOptions) -> "dict[str, str] | None":
-    """:func:`grader.outputs.lms.lms_files` of the counting records (None without a roster).
-
-    >>> from grader.outputs.lms import read_roster_text
-    >>> records = [{"learner": "ana", "report": {"score": 5, "max_score": 10}}]
-    >>> files = lms_files(records, ServiceOptions(roster=read_roster_text("learner,lms_id\\nana,7\\nbob,8\\n")))
-    >>> files["canvas"].splitlines()[2], files["list"]
-    ('ana,7,,,,5', [('bob', 'in the roster, but no graded submission')])
-    >>> lms_files(records, ServiceOptions()) is None
-    True
-    """
-    if settings.roster is None:
-        return None
-    name = settings.course.name if settings.course is not None and settings.course.name else "agtool lab"
-    return lms.lms_files(records, settings.roster, assignment=name)
 
 
 def _gradebook_csv(records) -> str:

@@ -1,7 +1,7 @@
 """LTI 1.3 for the grading service: launches from the course's LMS, grades back to its gradebook, its roster.
 
-One module per job, none of them a web handler (``grader.service.lti_handlers``
-serves them):
+One module per job, none of them a web handler (``grader.service.api.lti`` and
+``grader.service.handlers.lti`` serve them):
 
 * ``config``: the one file an instructor fills in from the LMS's registration
   page, checked at start with an error per missing or wrong field;
@@ -18,5 +18,5 @@ serves them):
   deployment check and LMS roles mapped to the instructors' group.
 
 Imports nothing of the service: the service hands it the grades that count
-(:mod:`grader.service.lti_handlers`), so the grade is computed in one place.
+(:mod:`grader.service.handlers.lti`, :mod:`grader.service.api.lti`), so the grade is computed in one place.
 """
