@@ -87,7 +87,7 @@ LAYERS: "tuple[Layer, ...]" = (
            "grader.messages", "grader.service.lti"),
           "tornado, SQLAlchemy, Alembic, JupyterHub, Jinja (extra `service`)"),
     Layer(("grader.service.handlers",), "the service's process: its HTML pages (templates render them)",
-          ("grader.service", "grader.outputs", "grader.report"),
+          ("grader.service", "grader.outputs", "grader.report", "grader.settings"),
           "tornado, JupyterHub (extra `service`)"),
     Layer(("grader.service.api",), "the service's process: its REST API (JSON and the class's downloads)",
           ("grader.service", "grader.outputs", "grader.report"),

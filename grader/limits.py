@@ -111,6 +111,10 @@ PRE_AUTH_BYTES = _limit(
 HEADER_BYTES = _limit(
     "HEADER_BYTES", 32 << 10, "bytes", "service: a request's line and headers",
     "the hub's cookies fit many times over")
+ACTION_BODY_BYTES = _limit(
+    "ACTION_BODY_BYTES", 64 << 10, "bytes", "service: the fields of one instructor action or regrade request",
+    "read only once the caller is known; the texts in it are capped in characters (a reason, a request), so this "
+    "only bounds what is read before they are checked")
 ZIP_MEMBER_BYTES = _limit(
     "ZIP_MEMBER_BYTES", 5 << 20, "bytes", "batch: one file extracted from an LMS zip",
     "an LMS download of a class is a few megabytes; a zip bomb's member is refused, not extracted")

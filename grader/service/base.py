@@ -22,6 +22,7 @@ import re
 from tornado import httputil, web
 from tornado.ioloop import IOLoop
 
+from grader.limits import ACTION_BODY_BYTES
 from grader.service import exports, layout
 from grader.service.actions import ActionError, Context, RequestLimits, file_appeal, perform
 from grader.service.actions_db import ActionLog
@@ -31,7 +32,7 @@ from grader.service.hubauth import TokenCache
 from grader.service.options import ServiceOptions
 from grader.service.queue import GradingQueue
 
-MAX_BODY = 64 * 1024  # bytes of one action's fields, once the caller is known (texts are capped in characters)
+MAX_BODY = ACTION_BODY_BYTES  # bytes of one action's fields, once the caller is known (grader.limits says why)
 _SAFE_PATH = re.compile(r"[A-Za-z0-9/._~%-]*\Z")
 
 log = logging.getLogger("agtool.service")

@@ -1,12 +1,11 @@
 """The pages' base handler: the hub's login for an unknown visitor, the page's chrome, errors as pages."""
 from __future__ import annotations
 
-import os
-
 from tornado.escape import to_unicode
 
 from grader.service import layout
 from grader.service.base import BaseHandler
+from grader.settings import current
 
 
 class PageHandler(BaseHandler):
@@ -23,7 +22,8 @@ class PageHandler(BaseHandler):
 
     def chrome(self) -> layout.Chrome:
         """Who reads the page and where the hub is (its stylesheet, logo, home and the reader's lab)."""
-        hub_prefix = getattr(self.hub_auth, "hub_prefix", "") if os.environ.get("JUPYTERHUB_API_URL") else ""
+        under_hub = (self.conf.settings or current()).hub_api_url  # $JUPYTERHUB_API_URL, read by grader.settings
+        hub_prefix = getattr(self.hub_auth, "hub_prefix", "") if under_hub else ""
         return layout.Chrome(prefix=self.conf.prefix, hub_prefix=hub_prefix or "", user=self.learner,
                              instructor=self.instructor)
 
