@@ -34,7 +34,8 @@ REPO = Path(__file__).resolve().parent.parent
 TOP_DIRS = ("docs", "labs", "deploy", "grader", "agtool_lab", "tests", "benchmarks", "solutions", "agtool", ".ci")
 TOP_FILES = ("README.md", "SECURITY.md", "Makefile", "pyproject.toml", "mkdocs.yml")
 # Named in prose as a pattern, or written by a run (git ignores them), not files of the repository.
-PLACEHOLDERS = {"grader/checks/stepN.py", "benchmarks/results/bench.md", "benchmarks/results/bench.png"}
+PLACEHOLDERS = {"grader/checks/stepN.py", "labs/NN_slug.ipynb", "tests/defects/planted/stepN.py",
+                "benchmarks/results/bench.md", "benchmarks/results/bench.png"}
 
 MARKDOWN_LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 REPO_PATH = re.compile(

@@ -79,7 +79,8 @@ def test_the_core_requires_none_of_the_extras_packages(wheel):
         meta = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
         requires = Parser().parsestr(zf.read(meta).decode()).get_all("Requires-Dist")
     core = [r for r in requires if "extra ==" not in r]
-    assert [r.split(">")[0].split("[")[0].strip() for r in core] == ["langgraph"]
+    # LangGraph, and the step child's syscall filter (pyseccomp: a small ctypes binding to the system's libseccomp).
+    assert [r.split(">")[0].split("[")[0].strip() for r in core] == ["langgraph", "pyseccomp"]
     assert not [r for r in core if r.split(">")[0].strip() in EXTRAS_ONLY]
 
 

@@ -504,13 +504,16 @@ def test_in_process_harness_agrees_with_the_spec_on_the_solution():
 def _saved_reference_module():
     import types
 
+    from grader.engine.instrument import compile_instrumented
+
     module = types.ModuleType("saved_refs")
-    exec("CALLS = {'t': 0}\n"
+    # Compiled as the step child compiles a submission: every function carries the run counter the probe watches.
+    exec(compile_instrumented("CALLS = {'t': 0}\n"
          "def t(x):\n    CALLS['t'] += 1\n    return x\n"
          "TOOLS = {'t': {'fn': t}}\n"
          "_SAVED = TOOLS['t']['fn']\n"
          "def sneaky(x):\n    before = dict(CALLS)\n    _SAVED(x)\n    CALLS.update(before)\n    return 'blocked'\n",
-         module.__dict__)
+         "<saved_refs>"), module.__dict__)
     return module
 
 

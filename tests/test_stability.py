@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import pytest
 
+from defects.catalog import DEFECTS, MORE_DEFECTS
+from grader.checks.registry import CHECKS
 from mutation.stability import (SEEDS, corpus, describe, expected_failure, grade_corpus, outcome, unplantable,
                                 unstable, wrong)
 
@@ -67,6 +69,34 @@ def test_a_correct_module_keeps_full_marks_and_a_mistake_fails_its_check_on_ever
     check = expected_failure(name)
     what = "lost a check" if check is None else f"passed {check}"
     assert not bad, f"{name} {what} on seeds {bad.get(name)}"
+
+
+def steps_it_may_cost(name: str) -> "frozenset[int] | None":
+    """The steps a planted defect or a plausible mistake may cost: its own check's step and its ``affects``.
+
+    >>> sorted(steps_it_may_cost("defect/step2/extra")), steps_it_may_cost("solution") is None
+    ([2], True)
+    """
+    kind, _, rest = name.partition("/")
+    if kind == "defect":
+        return frozenset({CHECKS[rest].step}) | DEFECTS[rest].affects
+    if kind == "mistake":
+        check_id, defect = MORE_DEFECTS[rest]
+        return frozenset({CHECKS[check_id].step}) | defect.affects
+    return None
+
+
+# One sweep for the whole corpus (issue 38.5): "one defect costs one step" is judged on the outcomes the
+# seed test above reads, on every seed graded, instead of grading each defect and mistake again on one seed.
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [name for name in NAMES if name.startswith(("defect/", "mistake/"))])
+def test_a_defect_or_a_mistake_costs_only_its_own_steps_on_every_seed(outcomes, name):
+    allowed = steps_it_may_cost(name)
+    for seed, failed in _graded(outcomes, name).items():
+        if name.startswith("defect/"):  # a planted defect is graded, never a grading failure
+            assert not [f for f in failed if f.startswith("failure:")], f"{name} on seed {seed}: {failed}"
+        outside = [c for c in failed if not c.startswith("failure:") and CHECKS[c].step not in allowed]
+        assert not outside, f"{name} on seed {seed}: steps outside {sorted(allowed)} lost points: {outside}"
 
 
 def test_the_corpora_hold_every_kind_of_module():

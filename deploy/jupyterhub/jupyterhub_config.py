@@ -161,8 +161,8 @@ if LTI.exists():
         except KeyError:
             raise RuntimeError(
                 f"no Unix account {spawner.user.name!r} on this hub for this LTI launch: set username_key in {LTI} "
-                "to a launch claim carrying the roster's login names (docs/lti.md, 'User names on the classroom "
-                "hub')") from None
+                "to a launch claim carrying the roster's login names "
+                "(docs/lti.md, 'User names on the classroom hub')") from None
         copy_lab_into_home(spawner)
 
     c.Spawner.pre_spawn_hook = lti_learner_account

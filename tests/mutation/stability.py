@@ -32,7 +32,7 @@ TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 SEEDS = tuple(range(1, 21))
 CORRECT_PREFIXES = ("solution", "alt_styles/")  # the modules that must also get full marks
-PART_TWO_STYLES = ("aaa", "bbb", "aba", "bab")  # tests/alt_styles/part_two: each step's two styles, mixed
+PART_TWO_STYLES = ("aaa", "bbb", "aba", "bab", "abb", "baa")  # tests/alt_styles/part_two: each step's two styles, mixed
 
 
 def corpus() -> "dict[str, bytes]":
