@@ -217,11 +217,15 @@ def attempt_html(attempt: dict, step: "int | None" = None) -> str:
 
     >>> "waiting" in attempt_html({"id": 3, "status": "queued", "report": None})
     True
+    >>> "Attempt 1 submitted" in attempt_html({"id": 7, "number": 1, "status": "queued", "report": None})
+    True
     >>> "being graded again" in attempt_html({"id": 3, "status": "error", "note": "being graded again: ..."})
     True
     """
     attempt_id = html_text(attempt.get("id"))
-    head = f"<p><b>Attempt {attempt_id} submitted to the class grading service</b>"
+    # The learner's own number (1, 2, 3, as the service's page shows it); the id is the service's, for wait_only.
+    number = html_text(attempt.get("number") or attempt.get("id"))
+    head = f"<p><b>Attempt {number} submitted to the class grading service</b>"
     later = f"Run <code>submit(wait_only={attempt_id})</code> again later, or look at the service's page.</p>"
     if attempt.get("status") == "error":  # the grader failed, not the code: the service grades it again
         return head + f": {html_text(attempt.get('note') or 'being graded again')}. " + later

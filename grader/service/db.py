@@ -228,6 +228,16 @@ class Store:
                              .order_by(NEWEST_FIRST).limit(limit))
             return [_summary(r) for r in rows]
 
+    def attempt_number(self, learner: str, attempt_id: int) -> int:
+        """The attempt's number in its learner's own order (1, 2, 3...), as the learner's page numbers them.
+
+        The service's ids count every learner's attempts; a learner's first is their attempt 1
+        (``grader.service.pages.learner_numbers`` orders the same way: ids grow with time).
+        """
+        with self.session() as s:
+            return int(s.scalar(select(func.count()).select_from(Attempt)
+                                .where(Attempt.learner == learner, Attempt.id <= attempt_id)) or 0)
+
     def version(self) -> tuple:
         """What the class outputs depend on: the newest attempt's id, how many are finished, the last report's time.
 

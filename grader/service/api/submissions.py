@@ -105,7 +105,8 @@ class SubmissionsHandler(ApiHandler):
         self.queue.put(attempt_id, self.learner)
         url = f"{self.conf.prefix}api/submissions/{attempt_id}"
         self.set_header("Location", url)
-        self.send_json(202, {"id": attempt_id, "status": "queued", "url": url})
+        self.send_json(202, {"id": attempt_id, "number": self.store.attempt_number(self.learner, attempt_id),
+                             "status": "queued", "url": url})
 
     def get(self) -> None:
         learner = self.get_argument("learner", None)
@@ -122,4 +123,4 @@ class SubmissionHandler(ApiHandler):
         if attempt is None or (attempt.learner != self.learner and not self.instructor):
             raise web.HTTPError(404, "no such attempt of yours" if attempt_id is None
                                 else f"no attempt {attempt_id} of yours")
-        self.send_json(200, attempt.detail())
+        self.send_json(200, {**attempt.detail(), "number": self.store.attempt_number(attempt.learner, attempt.id)})
