@@ -275,30 +275,19 @@ def _held_by(root: int) -> int:
     """Tasks (threads included) of the grading account below process ``root``: what the hog holds."""
     import pwd
 
+    from grader.engine.proctree import descendants
+
     uid = pwd.getpwnam(Settings().grading_user).pw_uid
-    parents: "dict[int, int]" = {}
-    tasks: "dict[int, int]" = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:  # not st_uid: a process that switched from root is not dumpable, and its /proc entry is root's
-                with open(f"/proc/{name}/status", encoding="ascii", errors="replace") as fh:
-                    fields = dict(line.split(":", 1) for line in fh if ":" in line)
-                parents[int(name)] = int(fields["PPid"])
-                if int(fields["Uid"].split()[0]) == uid:
-                    tasks[int(name)] = int(fields["Threads"])
-            except (OSError, KeyError, ValueError):
-                pass
-
-    def below(pid: int) -> bool:
-        for _ in range(64):
-            pid = parents.get(pid, 0)
-            if pid == root:
-                return True
-            if pid <= 1:
-                return False
-        return False
-
-    return sum(n for pid, n in tasks.items() if below(pid))
+    count = 0
+    for pid, _ in descendants(root):
+        try:  # not st_uid: a process that switched from root is not dumpable, and its /proc entry is root's
+            with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+                fields = dict(line.split(":", 1) for line in fh if ":" in line)
+            if int(fields["Uid"].split()[0]) == uid:
+                count += int(fields["Threads"])
+        except (OSError, KeyError, ValueError):
+            pass
+    return count
 
 
 # A correct module that runs its tool calls on a worker thread (an allowed style): it needs one task more.

@@ -25,6 +25,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from grader.engine.namespaces import CLONE_NEWIPC, CLONE_NEWUSER
 from grader.settings import Settings, current, env_name
 
 SANDBOXES = ("none", "bwrap", "auto")  # "bwrap" fails closed where unusable, "auto" says what it chose
@@ -397,7 +398,7 @@ if pid == 0:
             raise pyseccomp
         if os.geteuid() == 0:
             os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)
-        if ctypes.CDLL(None, use_errno=True).unshare(0x10000000 | 0x08000000) != 0:
+        if ctypes.CDLL(None, use_errno=True).unshare(%(flags)d) != 0:
             os.write(2, b"a step cannot make its own user and IPC namespaces (user namespaces are not allowed)\\n")
             os._exit(3)
         pyseccomp.SyscallFilter(pyseccomp.ALLOW).load()
@@ -406,7 +407,7 @@ if pid == 0:
         os.write(2, f"a step cannot load its syscall filter ({type(exc).__name__}: {exc})\\n".encode())
         os._exit(4)
 sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
-"""
+""" % {"flags": CLONE_NEWUSER | CLONE_NEWIPC}  # the flags grader.engine.namespaces.enter_own unshares
 
 
 def bwrap_usable() -> bool:
