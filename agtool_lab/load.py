@@ -30,7 +30,7 @@ DEFAULT_MODULE = REPO_ROOT / PACKAGE_MODULE
 _counter = itertools.count()
 
 
-def learner_path(path: "str | os.PathLike[str] | None" = None, *, settings: "Settings | None" = None) -> Path:
+def learner_path(path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Path:
     """The module the labs work on.
 
     ``path`` if given, else ``$AGTOOL_MODULE`` (``settings.module``; the
@@ -46,7 +46,7 @@ def learner_path(path: "str | os.PathLike[str] | None" = None, *, settings: "Set
     return resolve_submission(chosen)
 
 
-def _nearby_module() -> "Path | None":
+def _nearby_module() -> Path | None:
     here = Path.cwd()
     for folder in (here, here.parent):
         candidate = folder / PACKAGE_MODULE
@@ -55,7 +55,7 @@ def _nearby_module() -> "Path | None":
     return None
 
 
-def load_module(path: "str | os.PathLike[str] | None" = None) -> ModuleType:
+def load_module(path: str | os.PathLike[str] | None = None) -> ModuleType:
     """Import the learner module afresh, under a new name, so edits on disk are seen.
 
     For playgrounds only: this runs learner code in the calling process. The

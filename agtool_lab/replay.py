@@ -24,7 +24,7 @@ def _esc(value: object) -> str:
     return html_text(terminal_text(value))
 
 
-def replay_line(command: str, runner: "str | None" = None) -> str:
+def replay_line(command: str, runner: str | None = None) -> str:
     """A replay command as it runs here: ``runner`` (shell words) in place of ``agtool-grade``, if given
     (:func:`grader.messages.replay_for`, reader ``lab``).
 

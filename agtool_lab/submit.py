@@ -55,7 +55,7 @@ class SubmitFailed(RuntimeError):
     """The service refused or could not take the submission; the message is the service's own."""
 
 
-def service_config(env: "dict | None" = None) -> tuple[str, str]:
+def service_config(env: dict | None = None) -> tuple[str, str]:
     """``(service URL ending in /, hub token)`` from the environment, or :class:`NotConfigured`.
 
     >>> service_config(env={"AGTOOL_SERVICE_URL": "http://h/services/agtool-grader", "JUPYTERHUB_API_TOKEN": "t"})
@@ -76,7 +76,7 @@ def service_config(env: "dict | None" = None) -> tuple[str, str]:
     return url.rstrip("/") + "/", token
 
 
-def configured(env: "dict | None" = None) -> bool:
+def configured(env: dict | None = None) -> bool:
     """Whether this server can submit to a grading service (the Check panel then offers Submit).
 
     >>> configured(env={}), configured(env={"AGTOOL_SERVICE_URL": "http://h/s/", "JUPYTERHUB_API_TOKEN": "t"})
@@ -94,7 +94,7 @@ def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
-def _request(method: str, url: str, token: str, body: "bytes | None" = None, *, timeout: float = 30) -> object:
+def _request(method: str, url: str, token: str, body: bytes | None = None, *, timeout: float = 30) -> object:
     headers = {"Authorization": f"token {token}", "Accept": "application/json"}
     if body is not None:
         headers["Content-Type"] = "text/x-python"
@@ -125,13 +125,13 @@ def _attempt(answer: object, url: str) -> dict:
     return answer
 
 
-def send(source: bytes, *, env: "dict | None" = None) -> dict:
+def send(source: bytes, *, env: dict | None = None) -> dict:
     """POST ``source`` to the service; return its answer (``{"id", "status", "url"}``)."""
     url, token = service_config(env)
     return _attempt(_request("POST", url + "api/submissions", token, source), url)
 
 
-def wait_for(attempt_id: int, *, env: "dict | None" = None, timeout: float = WAIT) -> dict:
+def wait_for(attempt_id: int, *, env: dict | None = None, timeout: float = WAIT) -> dict:
     """Poll one attempt until it is graded, or ``timeout`` seconds passed; return it with its report.
 
     An ``error`` (the grader failed, not the learner's code) is graded again
@@ -146,7 +146,7 @@ def wait_for(attempt_id: int, *, env: "dict | None" = None, timeout: float = WAI
         time.sleep(POLL)
 
 
-def fetch_course(*, env: "dict | None" = None, timeout: float = COURSE_WAIT) -> "dict | None":
+def fetch_course(*, env: dict | None = None, timeout: float = COURSE_WAIT) -> dict | None:
     """The service's ``GET api/course`` for this learner: due dates and attempts left, ``None`` without a course file.
 
     Raises :class:`NotConfigured` (no service here) or :class:`SubmitFailed`
@@ -172,7 +172,7 @@ class CourseStatus:
     'Course status unavailable: could not reach the grading service at http://h/: refused'
     """
 
-    def __init__(self, status: "dict | None", problem: str = ""):
+    def __init__(self, status: dict | None, problem: str = ""):
         self.status, self.problem = status, problem
 
     @property
@@ -190,7 +190,7 @@ class CourseStatus:
         return self.text
 
 
-def course_status(*, env: "dict | None" = None, timeout: float = COURSE_WAIT) -> CourseStatus:
+def course_status(*, env: dict | None = None, timeout: float = COURSE_WAIT) -> CourseStatus:
     """The learner's due date and attempts left from the service; never raises.
 
     In a notebook cell on the hub, ``course_status()`` shows the line the
@@ -205,7 +205,7 @@ def course_status(*, env: "dict | None" = None, timeout: float = COURSE_WAIT) ->
         return CourseStatus(None, problem=str(exc))
 
 
-def attempt_html(attempt: dict, step: "int | None" = None) -> str:
+def attempt_html(attempt: dict, step: int | None = None) -> str:
     """The grade of one attempt: a line of its own, then the Check cell's table of its checks.
 
     The score is the attempt's (with a seed key: the run that counts, on
@@ -274,7 +274,7 @@ def step_html(report: Report, step: int) -> str:
     return render_html(own, step, heading=f"Step {step} of this attempt") + rest
 
 
-def hidden_html(hidden: "list | None") -> str:
+def hidden_html(hidden: list | None) -> str:
     """The checks failed on the hidden cases the grade counts but passed on those shown (``""``: none).
 
     >>> "step1/a" in hidden_html([{"id": "step1/a", "title": "<b>"}]), "&lt;b&gt;" in hidden_html([{"title": "<b>"}])
@@ -292,13 +292,13 @@ def hidden_html(hidden: "list | None") -> str:
 class Submitted:
     """What :func:`submit` returns: the attempt as JSON, shown as HTML in a notebook, with the course line after it."""
 
-    def __init__(self, attempt: dict, course: "CourseStatus | None" = None, step: "int | None" = None):
+    def __init__(self, attempt: dict, course: CourseStatus | None = None, step: int | None = None):
         self.attempt = attempt
         self.course = course
         self.step = step  # the notebook's step: its checks alone are shown (attempt_html)
 
     @property
-    def report(self) -> "Report | None":
+    def report(self) -> Report | None:
         return Report.from_dict(self.attempt["report"]) if self.attempt.get("report") else None
 
     def _repr_html_(self) -> str:
@@ -334,8 +334,8 @@ class Refused(Message):
     """
 
 
-def submit(path=None, *, wait: bool = True, timeout: float = WAIT, wait_only: "int | None" = None,
-           show_course: bool = True, step: "int | None" = None, env: "dict | None" = None):
+def submit(path=None, *, wait: bool = True, timeout: float = WAIT, wait_only: int | None = None,
+           show_course: bool = True, step: int | None = None, env: dict | None = None):
     """Send the learner's module, wait for the grade, and return something that shows it.
 
     Never raises into the notebook: a missing service, a refused submission

@@ -26,7 +26,7 @@ from grader.report import STEPS
 _ISO = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d)?Z\b")
 
 
-def blocked(status: "dict | None", now: "dt.datetime | None" = None) -> str:
+def blocked(status: dict | None, now: dt.datetime | None = None) -> str:
     """Why Submit is disabled now (``""``: it is not): no attempt left, and when the next one is allowed.
 
     >>> blocked({"limit": 3, "attempts_left": 1}), blocked(None)
@@ -48,7 +48,7 @@ def steps_graded(step: int) -> str:
     return f"It grades your whole module, steps {STEPS[0]} to {STEPS[-1]}, not only step {step}."
 
 
-def confirmation(step: int, status: "dict | None") -> str:
+def confirmation(step: int, status: dict | None) -> str:
     """The question asked before an attempt that counts: what is kept, which steps, attempts left after it.
 
     >>> confirmation(2, {"limit": 3, "attempts_left": 2})  # doctest: +NORMALIZE_WHITESPACE
@@ -63,7 +63,7 @@ def confirmation(step: int, status: "dict | None") -> str:
     return " ".join(words)
 
 
-def refusal_text(message: str, now: "dt.datetime | None" = None, *, kept: bool = True) -> str:
+def refusal_text(message: str, now: dt.datetime | None = None, *, kept: bool = True) -> str:
     """The service's refusal as one plain sentence, its ISO times as the widget shows times (``kept``: a grade shown).
 
     >>> refusal_text("the grading service answered 429: at most 3 attempts per 60 minutes; your next attempt "
@@ -86,7 +86,7 @@ class SubmitControls:
         import ipywidgets as widgets
 
         self.path, self.step, self.status = path, step, status
-        self.info: "service.CourseStatus | None" = None
+        self.info: service.CourseStatus | None = None
         auto = widgets.Layout(width="auto", flex="0 0 auto")
         self.button = widgets.Button(description="Submit", icon="upload", button_style="primary", layout=auto,
                                      tooltip="Send this file to the class grading service: the attempt is kept "
@@ -114,7 +114,7 @@ class SubmitControls:
     def _close(self) -> None:
         self.asking.layout.display = "none"
 
-    def _status(self) -> "dict | None":
+    def _status(self) -> dict | None:
         return self.info.status if self.info is not None else None
 
     def send(self):
@@ -138,7 +138,7 @@ class SubmitControls:
         self.refresh_course()
         return shown
 
-    def refresh_course(self) -> "service.CourseStatus":
+    def refresh_course(self) -> service.CourseStatus:
         """Ask the service for the due date and attempts left, show them, and disable Submit with none left."""
         self.info = service.course_status()
         reason = blocked(self.info.status) if not self.info.problem else ""

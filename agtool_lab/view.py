@@ -70,14 +70,14 @@ def next_step_line(step: int, report: Report) -> str:
     return f"Step {step} passes. Next: {NOTEBOOKS[step + 1]}"
 
 
-def _details(c: CheckResult, runner: "str | None", notes: "dict[str, str] | None" = None) -> list[tuple[str, str]]:
+def _details(c: CheckResult, runner: str | None, notes: dict[str, str] | None = None) -> list[tuple[str, str]]:
     # The replay line as it runs where the panel is shown (agtool_lab.replay); every other detail as written;
     # a row that repeats an earlier row's crash is its note only (grader.render.crash_notes).
     return [(label, replay_line(value, runner) if label == "replay" else value)
             for label, value in shown_details(c, notes or {})]
 
 
-def check_panel_text(report: Report, step: int, *, runner: "str | None" = None) -> str:
+def check_panel_text(report: Report, step: int, *, runner: str | None = None) -> str:
     """The Check panel of one step as plain text (``text/plain`` of the Check cell, and outside a notebook).
 
     Not :func:`grader.render.render_text`, the whole report for a terminal.
@@ -154,8 +154,8 @@ def _one_reason_row(report: Report) -> str:
             f'<td style="{_CELL}" colspan="2">{_esc(one_reason_text(report))}</td></tr>')
 
 
-def _check_row(c: CheckResult, *, open_details: bool = True, runner: "str | None" = None,
-               copy: bool = False, notes: "dict[str, str] | None" = None) -> str:
+def _check_row(c: CheckResult, *, open_details: bool = True, runner: str | None = None,
+               copy: bool = False, notes: dict[str, str] | None = None) -> str:
     colour = _GREEN if c.passed else _RED
     mark = f'<td style="{_CELL};color:{colour};font-weight:bold">{PASS_MARK if c.passed else FAIL_MARK}</td>'
     word = f'<td style="{_CELL};color:{colour}">{"passed" if c.passed else "failed"}</td>'
@@ -174,7 +174,7 @@ def _check_row(c: CheckResult, *, open_details: bool = True, runner: "str | None
     return f"<tr>{mark}{word}{title}{details}</tr>"
 
 
-def render_html(report: Report, step: int, *, heading: "str | None" = None, runner: "str | None" = None,
+def render_html(report: Report, step: int, *, heading: str | None = None, runner: str | None = None,
                 copy: bool = False) -> str:
     """The Check cell as a plain HTML table (the fallback where widgets do not run).
 
@@ -234,7 +234,7 @@ def render_html(report: Report, step: int, *, heading: "str | None" = None, runn
 COURSE_SEP = " \u00b7 "  # middle dot between the parts of the course line
 
 
-def _moment(value: object) -> "dt.datetime | None":
+def _moment(value: object) -> dt.datetime | None:
     # The service sends ISO 8601 with a Z; Python 3.10's fromisoformat does not read the Z.
     if not isinstance(value, str) or not value.strip():
         return None
@@ -261,7 +261,7 @@ def _span(seconds: float) -> str:
     return f"{secs} s"
 
 
-def when_text(value: object, now: "dt.datetime | None" = None) -> str:
+def when_text(value: object, now: dt.datetime | None = None) -> str:
     """A time from the service as a learner reads it: UTC to the minute, and how far away.
 
     A value that is not an ISO time is shown as it came.
@@ -281,7 +281,7 @@ def when_text(value: object, now: "dt.datetime | None" = None) -> str:
     return f"{shown} ({'in ' + _span(delta) if delta >= 0 else _span(delta) + ' ago'})"
 
 
-def _count(value: object) -> "int | None":
+def _count(value: object) -> int | None:
     # bool is an int in Python: a True here is a malformed answer, not 1.
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -299,7 +299,7 @@ def _points(value: object) -> str:
     return str(value)
 
 
-def course_line(course: object, now: "dt.datetime | None" = None) -> str:
+def course_line(course: object, now: dt.datetime | None = None) -> str:
     """The learner's course status in one line: due date, late credit, attempts left, which attempt counts.
 
     ``course`` is the service's ``GET api/course`` answer; fields it lacks are
@@ -324,7 +324,7 @@ def course_line(course: object, now: "dt.datetime | None" = None) -> str:
     return terminal_text(COURSE_SEP.join(parts), multiline=False)
 
 
-def _deadline_parts(course: dict, now: "dt.datetime | None") -> list[str]:
+def _deadline_parts(course: dict, now: dt.datetime | None) -> list[str]:
     # The course's name and due dates, then the period the learner is in now.
     parts = []
     name = course.get("name")
@@ -347,7 +347,7 @@ def _deadline_parts(course: dict, now: "dt.datetime | None") -> list[str]:
     return parts
 
 
-def _attempt_parts(course: dict, now: "dt.datetime | None") -> list[str]:
+def _attempt_parts(course: dict, now: dt.datetime | None) -> list[str]:
     # The attempt limit: how many are left, and when the next one is allowed when none is.
     limit = course.get("limit")
     if not limit:
@@ -384,7 +384,7 @@ def _counting_parts(course: dict) -> list[str]:
     return parts
 
 
-def course_html(course: object, now: "dt.datetime | None" = None) -> str:
+def course_html(course: object, now: dt.datetime | None = None) -> str:
     """The course line as HTML (``""`` without a policy); every value from the service is escaped.
 
     >>> course_html({"name": "<b>lab</b>", "due": "2026-03-01T12:00:00Z"},

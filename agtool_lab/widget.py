@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import traceback
-from typing import Callable
+from collections.abc import Callable
 
 import ipywidgets as widgets
 
@@ -59,7 +59,7 @@ def kernel_runner() -> str:
 # --------------------------------------------------------------------------
 
 
-def _error_report(message: str, *, path: str = "", seed: "int | None" = None) -> Report:
+def _error_report(message: str, *, path: str = "", seed: int | None = None) -> Report:
     return Report(seed=seed if seed is not None else 0, path=path, error=message)
 
 
@@ -75,7 +75,7 @@ def _default_grade(path, *, steps, seed) -> Report:
     return grade(path, steps=steps, seed=seed, settings=settings.with_values(sandbox=settings.sandbox or "auto"))
 
 
-def grade_step(step: int, *, path=None, seed: "int | None" = None, grade: GradeFn | None = None) -> Report:
+def grade_step(step: int, *, path=None, seed: int | None = None, grade: GradeFn | None = None) -> Report:
     """Grade one step of the learner's module; every failure comes back inside the Report.
 
     >>> grade_step(1, path="/no/such/file.py").error.startswith("/no/such/file.py does not exist")
@@ -156,7 +156,7 @@ class CheckPanel(widgets.VBox):
     def summary(self) -> str:
         return summary_line(self.report)
 
-    def rerun(self, seed: "int | None" = None) -> Report:
+    def rerun(self, seed: int | None = None) -> Report:
         """Grade again (with ``seed``, or a fresh one) and update the panel in place."""
         seed = new_seed(avoid=self.report.seed) if seed is None else seed
         self.button.disabled = True
@@ -172,12 +172,12 @@ class CheckPanel(widgets.VBox):
         """Submit the file now (the confirmation's button calls this), show the grade, refresh the course line."""
         return self.controls.send()
 
-    def refresh_course(self) -> "service.CourseStatus":
+    def refresh_course(self) -> service.CourseStatus:
         """Ask the service for the due date and attempts left and show them beside the buttons (never raises)."""
         return self.controls.refresh_course()
 
     @property
-    def course_info(self) -> "service.CourseStatus | None":
+    def course_info(self) -> service.CourseStatus | None:
         return self.controls.info if self.controls is not None else None
 
     def _show(self, report: Report) -> None:
@@ -198,7 +198,7 @@ class CheckPanel(widgets.VBox):
 # --------------------------------------------------------------------------
 
 
-def working_on(path=None, *, settings: "Settings | None" = None) -> str:
+def working_on(path=None, *, settings: Settings | None = None) -> str:
     """Say which file the Check cells and playgrounds of this notebook use; never raises.
 
     ``settings`` defaults to this kernel's environment, read now.
@@ -223,7 +223,7 @@ class CheckedReport(Report):
     of the returned value is skipped: the result never appears twice.
     """
 
-    panel: "CheckPanel | None" = dataclasses.field(default=None, repr=False, compare=False)
+    panel: CheckPanel | None = dataclasses.field(default=None, repr=False, compare=False)
     _skip_next_display: bool = dataclasses.field(default=False, repr=False, compare=False)
 
     def _ipython_display_(self) -> None:
@@ -235,7 +235,7 @@ class CheckedReport(Report):
         display(self.panel if self.panel is not None else check_panel_text(self, 0))
 
 
-def check(step: int, *, path=None, seed: "int | None" = None) -> Report:
+def check(step: int, *, path=None, seed: int | None = None) -> Report:
     """Grade ``step`` of the learner's module on disk, show the panel, return the Report.
 
     ``path`` defaults to ``$AGTOOL_MODULE`` or ``agtool/tools.py``; ``seed``

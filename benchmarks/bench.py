@@ -271,7 +271,7 @@ def plot(figures: dict, png: Path) -> None:
     plt.close(fig)
 
 
-def main(argv: "list[str] | None" = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--submissions", type=int, default=1000)
     parser.add_argument("--nb-sample", type=int, default=10, help="submissions graded the notebook way")

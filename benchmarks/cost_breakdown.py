@@ -35,10 +35,10 @@ import time
 from pathlib import Path
 
 from grader import grading
+from grader.checks.registry import checks_for
 from grader.engine import child, probes
 from grader.engine.client import EngineClient
 from grader.engine.protocol import StepJob, encode_source
-from grader.checks.registry import checks_for
 from grader.report import STEPS
 
 SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
@@ -46,7 +46,7 @@ SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
 
 def measure_isolation(source: bytes, n: int = 10) -> float:
     """Mean wall ms of ``n`` submissions' eight probe-less steps, one step child each (as a batch worker runs them)."""
-    def jobs() -> "list[StepJob]":
+    def jobs() -> list[StepJob]:
         return [StepJob(step=step, source_b64=encode_source(source), probes=(), nonce=secrets.token_hex(16))
                 for step in STEPS]
 
@@ -60,7 +60,7 @@ def measure_isolation(source: bytes, n: int = 10) -> float:
         return (time.perf_counter() - start) / n * 1000
 
 
-def measure_probe_work(source: bytes, seed: int = 1, repeat: int = 5) -> "tuple[float, int]":
+def measure_probe_work(source: bytes, seed: int = 1, repeat: int = 5) -> tuple[float, int]:
     """Median ms of every step's probes run in-process, and the graph compiles they cause."""
     from langgraph.graph import StateGraph
 

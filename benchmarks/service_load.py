@@ -49,7 +49,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from e2e.classroom import SOLUTION, Classroom, proxy_command as _chp  # noqa: E402  (the tests' hub harness)
+from e2e.classroom import SOLUTION, Classroom  # noqa: E402 - the tests' hub harness, found through the path above
+from e2e.classroom import proxy_command as _chp  # noqa: E402 - as above
 
 
 def _cpu(proc) -> float:
@@ -179,7 +180,7 @@ def open_connections(pid: int, port: int) -> int:
                if c.laddr and c.laddr.port == port and c.status == psutil.CONN_ESTABLISHED)
 
 
-def hold_uploads(port: int, n: int, token: "str | None", length: int = HELD_BODY) -> list[socket.socket]:
+def hold_uploads(port: int, n: int, token: str | None, length: int = HELD_BODY) -> list[socket.socket]:
     """``n`` uploads to 127.0.0.1:``port`` that announce ``length`` bytes, send what the socket takes, then wait."""
     auth = f"Authorization: token {token}\r\n" if token else ""
     head = (f"POST /services/agtool-grader/api/submissions HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}"
@@ -201,7 +202,7 @@ def hold_uploads(port: int, n: int, token: "str | None", length: int = HELD_BODY
     return held
 
 
-def held_uploads(room: Classroom, n: int, token: "str | None", label: str, length: int = HELD_BODY) -> None:
+def held_uploads(room: Classroom, n: int, token: str | None, label: str, length: int = HELD_BODY) -> None:
     """Print the service process's memory before and at its peak while ``n`` uploads are held."""
     pid = room.service.pid
     before, peak = rss_mib(pid), 0.0

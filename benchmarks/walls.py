@@ -31,14 +31,14 @@ def _engine(walls: bool) -> EngineClient:
     return EngineClient(sandbox="bwrap", idle_timeout=0, settings=settings)
 
 
-def main(argv: "list[str] | None" = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gradings", type=int, default=16, help="gradings a side (default 16)")
     parser.add_argument("--module", default=str(REPO / "solutions" / "tools.py"))
     args = parser.parse_args(argv)
     source = Path(args.module).read_bytes()
     engines = {"on": _engine(True), "off": _engine(False)}
-    times: "dict[str, list[float]]" = {"on": [], "off": []}
+    times: dict[str, list[float]] = {"on": [], "off": []}
     try:
         for i in range(args.gradings + 1):  # the first round warms both engines up and is not counted
             order = ("on", "off") if i % 2 else ("off", "on")

@@ -146,7 +146,7 @@ def on_page_content(html: str, **_) -> str:
     return SPHINX_ROLE.sub(lambda match: f"<code>{match.group(1)}</code>", html)
 
 
-def write_copies() -> "list[str]":
+def write_copies() -> list[str]:
     """Rewrite the committed copies that differ from the code; the names of those rewritten."""
     changed = []
     for name, make in GENERATED.items():

@@ -27,20 +27,20 @@ import contextlib
 import inspect
 import math
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
+from grader import settings
 from grader.batch.gradescope import RESULTS_FILE, SUBMISSION_DIR, grade_for_gradescope
 from grader.batch.task import SUBMISSION_TIMEOUT
 from grader.checks.registry import UnknownCheck, checks_for
 from grader.engine.client import EngineClient
-from grader.engine.sandbox import SANDBOXES, IsolationUnavailable, require
+from grader.engine.sandbox import IsolationUnavailable, require
+from grader.escape import md_cell, terminal_text
 from grader.grading import STEP_TIMEOUT, grade
 from grader.locate import SubmissionNotFound
-from grader.escape import md_cell, md_code_cell, terminal_text
 from grader.render import render_json, render_markdown, render_text
 from grader.report import STEPS
-from grader import settings
 from grader.service.command import add_serve_parser
 from grader.shared_options import BATCH, CHECK, DEFAULT_SANDBOX, GRADESCOPE, add_shared_options, positive_int
 
@@ -49,7 +49,7 @@ RENDERERS = {"text": render_text, "json": render_json, "markdown": render_markdo
 BATCH_EXTRA = "agtool-grade batch needs the batch extra: pip install 'agtool-lab[batch]'"
 
 
-def main(argv: "list[str] | None" = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the subcommand, return its exit status.
 
     The environment's settings are read once, here, and travel with the arguments (``args.settings``).
@@ -76,7 +76,7 @@ class _Parser(argparse.ArgumentParser):
                                    f"(see: {self.prog} --help)\n")
 
 
-def build_parser(environment: "settings.Settings | None" = None) -> argparse.ArgumentParser:
+def build_parser(environment: settings.Settings | None = None) -> argparse.ArgumentParser:
     """The ``agtool-grade`` parser; ``environment`` gives the defaults that come from the environment.
 
     >>> build_parser().prog
@@ -186,7 +186,7 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def sandbox_choice(given: "str | None", environment: "settings.Settings | None" = None) -> str:
+def sandbox_choice(given: str | None, environment: settings.Settings | None = None) -> str:
     """The sandbox a command runs learner code in: the option, else ``$AGTOOL_SANDBOX``, else ``auto``.
 
     ``auto`` is the default of the commands (not of the Python API): where
@@ -200,7 +200,7 @@ def sandbox_choice(given: "str | None", environment: "settings.Settings | None" 
 
 
 @contextlib.contextmanager
-def engine_for(sandbox: str) -> "Iterator[EngineClient]":
+def engine_for(sandbox: str) -> Iterator[EngineClient]:
     """The engine client one command grades with: its own fork server, let go when the command ends.
 
     Done, the fork server is detached (it ends by itself; a one-shot command
@@ -364,7 +364,7 @@ def batch_command(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
-def _read_key(file: "Path | None") -> "str | None":
+def _read_key(file: Path | None) -> str | None:
     """The class key in ``file`` (``None``: none given, ``$AGTOOL_SEED_KEY`` applies); refused if empty or unreadable."""
     if file is None:
         return None

@@ -24,7 +24,7 @@ import functools
 import html
 import re
 import shlex
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 __all__ = ["shell_quote", "shell_join", "md_text", "md_prose", "md_code", "md_fence", "md_cell", "md_code_cell",
            "html_text", "terminal_text", "plain_text", "csv_cell", "CSV_FORMULA_STARTS"]
@@ -72,7 +72,7 @@ _CONTROLS_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
-def _visible(match: "re.Match[str]") -> str:
+def _visible(match: re.Match[str]) -> str:
     char = match.group(0)
     if char in _NAMED:
         return _NAMED[char]

@@ -33,13 +33,13 @@ import traceback
 from dataclasses import dataclass
 
 from grader import messages
+from grader.checks._common import doubled_steps, real_route
+from grader.checks.registry import Check, Probe, Verdict, check_rng, checks_for
 from grader.engine.cgroups import size_words
 from grader.engine.client import EngineClient, shared_client
 from grader.engine.forkserver import SERVER_FAILED
 from grader.engine.protocol import FATAL, IMPORT_ERROR, IMPORTED, OBS, Limits, StepJob, StepResult, encode_source
 from grader.locate import MAX_SUBMISSION_BYTES, Submission
-from grader.checks._common import doubled_steps, real_route
-from grader.checks.registry import Check, Probe, Verdict, check_rng, checks_for
 from grader.messages import INTERNAL_ERROR, REPLAY_PATH_WORD, WORKER_LOST  # noqa: F401 (importable from here too)
 from grader.report import STEPS, CheckResult, Failure, FailureKind, Report, new_seed
 from grader.settings import Settings, current, env_name
@@ -61,12 +61,12 @@ class _Planned:
     probes: list[Probe]  # on the learner's own route (no doubles): what decides
     indices: list[int]  # where each of ``probes`` sits in the step job's probe list
     error: str = ""  # drawing the probes failed (a grader bug)
-    doubled: "list[Probe] | None" = None  # the probes with the spec's doubles, when they have any: to attribute
+    doubled: list[Probe] | None = None  # the probes with the spec's doubles, when they have any: to attribute
 
 
 def grade(submission, *, steps=None, only=None, seed=None, timeout=None, limits=None,
-          engine: "EngineClient | None" = None, probe_function: "str | None" = None,
-          parallel: "int | None" = None, within=None, settings: "Settings | None" = None) -> Report:
+          engine: EngineClient | None = None, probe_function: str | None = None,
+          parallel: int | None = None, within=None, settings: Settings | None = None) -> Report:
     """Grade a ``tools.py`` and return a :class:`Report`.
 
     ``submission`` is a :class:`grader.locate.Submission` (the module's bytes
@@ -117,7 +117,7 @@ def grade(submission, *, steps=None, only=None, seed=None, timeout=None, limits=
             for step, (_, probes) in zip(by_step, planned)]
     results, kills_always = _run_steps(engine, jobs, parallel)
     report.isolation = isolation_words(engine)
-    judged: "set[str]" = set()  # checks whose verdict came from their judge (not a step's death or budget)
+    judged: set[str] = set()  # checks whose verdict came from their judge (not a step's death or budget)
     for (step, step_checks), (plan, _), result in zip(by_step.items(), planned, results):
         report.limits = report.limits or limits_words(result, engine)
         _add_step(report, step, step_checks, plan, _StepOutcome(result, limits), kills_always, replay,
@@ -128,16 +128,16 @@ def grade(submission, *, steps=None, only=None, seed=None, timeout=None, limits=
     return report
 
 
-def _refused(report: Report, message: str, checks: "list[Check]", replay: "_ReplayCommand") -> Report:
+def _refused(report: Report, message: str, checks: list[Check], replay: _ReplayCommand) -> Report:
     """``report`` with every check failed for ``message``, a refused input: no step process ran."""
     report.failure = Failure(FailureKind.REFUSED, message)
     report.checks += [_failed(c, message, replay) for c in checks]
     return report
 
 
-def _add_step(report: Report, step: int, step_checks: "list[Check]", plan: "list[_Planned]",
-              outcome: "_StepOutcome", kills_always: bool, replay: "_ReplayCommand", file_name: str,
-              judged: "set[str] | None" = None) -> None:
+def _add_step(report: Report, step: int, step_checks: list[Check], plan: list[_Planned],
+              outcome: _StepOutcome, kills_always: bool, replay: _ReplayCommand, file_name: str,
+              judged: set[str] | None = None) -> None:
     """Add one step's output and check results to ``report``.
 
     A module that does not import, or that kills the worker whatever runs,
@@ -165,7 +165,7 @@ def _add_step(report: Report, step: int, step_checks: "list[Check]", plan: "list
         over = limit_text(result.limits_hit, outcome.limits)
         report.checks += [_failed(c, over, replay) for c in step_checks]
     else:
-        bugs: "list[str]" = []
+        bugs: list[str] = []
         report.checks += [_judge(item, outcome, replay, bugs, judged) for item in plan]
         if outcome.fatal:  # the step child's own preparation failed (a full disk...): no grade, graded again
             bugs.insert(0, INTERNAL_ERROR + outcome.fatal)
@@ -173,7 +173,7 @@ def _add_step(report: Report, step: int, step_checks: "list[Check]", plan: "list
             report.failure = Failure(FailureKind.GRADER, bugs[0])
 
 
-def _run_steps(engine: EngineClient, jobs: "list[StepJob]", parallel: int) -> "tuple[list[StepResult], bool]":
+def _run_steps(engine: EngineClient, jobs: list[StepJob], parallel: int) -> tuple[list[StepResult], bool]:
     """Run the step jobs; replay each step that lost the worker alone, so it costs only itself.
 
     The fork server runs the first step alone until it imported (a module
@@ -199,7 +199,7 @@ def _run_steps(engine: EngineClient, jobs: "list[StepJob]", parallel: int) -> "t
     return results, False
 
 
-def import_timeout_default(settings: "Settings | None" = None) -> float:
+def import_timeout_default(settings: Settings | None = None) -> float:
     """The import's bound unless ``limits`` say: ``settings.import_timeout`` (``$AGTOOL_IMPORT_TIMEOUT``), else 30.
 
     >>> import_timeout_default(Settings(import_timeout=5.0)), import_timeout_default(Settings())
@@ -208,14 +208,14 @@ def import_timeout_default(settings: "Settings | None" = None) -> float:
     return (settings or current()).import_timeout
 
 
-def _with_import_timeout(limits: Limits, given, settings: "Settings | None" = None) -> Limits:
+def _with_import_timeout(limits: Limits, given, settings: Settings | None = None) -> Limits:
     """``limits`` with the settings' import bound, unless the caller set one."""
     if isinstance(given, Limits) or (isinstance(given, dict) and "import_timeout" in given):
         return limits
     return Limits.from_value({**limits.to_json(), "import_timeout": import_timeout_default(settings)})
 
 
-def default_parallel(settings: "Settings | None" = None) -> int:
+def default_parallel(settings: Settings | None = None) -> int:
     """How many step processes run at once unless told: ``settings.parallel_steps``, else up to 2 cores.
 
     >>> default_parallel(Settings(parallel_steps=3)), 1 <= default_parallel(Settings()) <= 2
@@ -225,14 +225,14 @@ def default_parallel(settings: "Settings | None" = None) -> int:
     return chosen if chosen else max(1, min(2, os.cpu_count() or 1))
 
 
-def _step_job(step: int, probes: "tuple[dict, ...]", source_b64: str, limits: Limits,
-              probe_function: "str | None") -> StepJob:
+def _step_job(step: int, probes: tuple[dict, ...], source_b64: str, limits: Limits,
+              probe_function: str | None) -> StepJob:
     """The job of one step: the module's bytes (base64), its probes, a fresh nonce, the limits."""
     return StepJob(step=step, source_b64=source_b64, probes=tuple(probes),
                    nonce=secrets.token_hex(16), limits=limits, probe_function=probe_function)
 
 
-def _valid_steps(steps) -> "list[int] | None":
+def _valid_steps(steps) -> list[int] | None:
     if not steps:
         return None
     if isinstance(steps, (int, str)):
@@ -245,7 +245,7 @@ def _valid_steps(steps) -> "list[int] | None":
     return chosen
 
 
-def _plan(step_checks: list[Check], seed: int) -> "tuple[list[_Planned], tuple[dict, ...]]":
+def _plan(step_checks: list[Check], seed: int) -> tuple[list[_Planned], tuple[dict, ...]]:
     """The plan of one step (see :func:`_draw_plan`), drawn once per seed and selection.
 
     Probes depend on the seed and the checks only, never on the submission:
@@ -256,7 +256,7 @@ def _plan(step_checks: list[Check], seed: int) -> "tuple[list[_Planned], tuple[d
 
 
 @functools.lru_cache(maxsize=32)
-def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Planned], tuple[dict, ...]]":
+def _draw_plan(step_checks: tuple[Check, ...], seed: int) -> tuple[list[_Planned], tuple[dict, ...]]:
     """Draw every check's probes; return the plan and the step job's probe list.
 
     A ``fresh`` probe starts from the module as just imported, and a
@@ -287,7 +287,7 @@ def _draw_plan(step_checks: "tuple[Check, ...]", seed: int) -> "tuple[list[_Plan
     return plan, job
 
 
-def _pack(probe_lists: "list[list[Probe]]") -> "tuple[list[list[int]], tuple[dict, ...]]":
+def _pack(probe_lists: list[list[Probe]]) -> tuple[list[list[int]], tuple[dict, ...]]:
     """One step job's probe list for ``probe_lists`` (one list a check), and where each probe sits in it.
 
     Identical ``fresh`` or ``reset`` probes are sent once (see :func:`_draw_plan`).
@@ -348,7 +348,7 @@ class _StepOutcome:
             return messages.import_error(self.import_error, file_name)
         return messages.import_death(*self.death())
 
-    def death(self) -> "tuple[str, str]":
+    def death(self) -> tuple[str, str]:
         """How the step's process ended early (a sentence's predicate) and a likely cause."""
         r, limits = self.result, self.limits
         if r.timed_out:
@@ -380,8 +380,8 @@ class _StepOutcome:
         return ""
 
 
-def _judge(item: _Planned, outcome: _StepOutcome, replay: "_ReplayCommand", bugs: "list[str]",
-           judged: "set[str] | None" = None) -> CheckResult:
+def _judge(item: _Planned, outcome: _StepOutcome, replay: _ReplayCommand, bugs: list[str],
+           judged: set[str] | None = None) -> CheckResult:
     """The check's result from its observations; an exception of the grader's own code is added to ``bugs``.
 
     ``judged`` collects the ids of the checks whose verdict came from their judge.
@@ -409,8 +409,8 @@ def _judge(item: _Planned, outcome: _StepOutcome, replay: "_ReplayCommand", bugs
                    got=verdict.got, message=verdict.message, reproduce=replay.for_check(item.check.id))
 
 
-def _attribute(report: Report, candidates: "list[_Planned]", engine: EngineClient, source_b64: str,
-               limits: Limits, probe_function: "str | None", parallel: int) -> None:
+def _attribute(report: Report, candidates: list[_Planned], engine: EngineClient, source_b64: str,
+               limits: Limits, probe_function: str | None, parallel: int) -> None:
     """Charge each failure seen on the learner's own route to the step at fault (in ``report``).
 
     A check that failed on the module as wired, and whose probes put the spec's
@@ -432,7 +432,7 @@ def _attribute(report: Report, candidates: "list[_Planned]", engine: EngineClien
     jobs = [_step_job(step, job, source_b64, limits, probe_function) for step, (_, job) in packed.items()]
     results, _ = _run_steps(engine, jobs, parallel)
     cleared: dict[str, list[int]] = {}  # check id -> the other steps a pass with doubles points to
-    for (step, step_items), (placed, _), result in zip(by_step.items(), packed.values(), results):
+    for (_step, step_items), (placed, _), result in zip(by_step.items(), packed.values(), results):
         outcome = _StepOutcome(result, limits)
         if result.limits_hit or outcome.import_failure(""):
             continue
@@ -456,7 +456,7 @@ def _result_of_id(failed: CheckResult, message: str) -> CheckResult:
                        max_points=failed.max_points, title=failed.title, hint=failed.hint, message=message)
 
 
-def _failed(check: Check, message: str, replay: "_ReplayCommand", *, call: str = "") -> CheckResult:
+def _failed(check: Check, message: str, replay: _ReplayCommand, *, call: str = "") -> CheckResult:
     return _result(check, passed=False, call=call, message=message, reproduce=replay.for_check(check.id))
 
 
@@ -504,7 +504,7 @@ def isolation_words(engine) -> str:
     return isolation.words() if isolation is not None else ""
 
 
-def limit_text(hits: "tuple[str, ...]", limits: Limits) -> str:
+def limit_text(hits: tuple[str, ...], limits: Limits) -> str:
     """The message every check of a step gets when the step went over a budget of the step as a whole.
 
     >>> limit_text(("disk",), Limits()).split(": ")[0]

@@ -29,9 +29,9 @@ EVERY_GRADER_MODULE = "grader.*"  # in ``may_import``: any module of the grader 
 class Layer:
     """One row of the table: ``packages`` run in ``runs_in`` and may import ``may_import`` (and themselves)."""
 
-    packages: "tuple[str, ...]"
+    packages: tuple[str, ...]
     runs_in: str
-    may_import: "tuple[str, ...]"
+    may_import: tuple[str, ...]
     third_party: str = ""
 
     def holds(self, module: str) -> bool:
@@ -43,7 +43,7 @@ class Layer:
 EVERYONE = (ROOT, "grader.lazy")
 FOUNDATION = ("grader.spec", "grader.settings", "grader.escape", "grader.lazy", "grader.seeds", "grader.locate")
 
-LAYERS: "tuple[Layer, ...]" = (
+LAYERS: tuple[Layer, ...] = (
     Layer(("grader.limits",), "anywhere, the step child included", (), "the standard library only"),
     Layer((ROOT,) + FOUNDATION, "anywhere, the step child included", ("grader.limits",),
           "the standard library only"),
@@ -121,7 +121,7 @@ def _within(module: str, package: str) -> bool:
     return module == package or (package != ROOT and module.startswith(package + "."))
 
 
-def owner(module: str) -> "Layer | None":
+def owner(module: str) -> Layer | None:
     """The row that holds ``module`` (the most specific package wins), or ``None``.
 
     Example::
@@ -131,7 +131,7 @@ def owner(module: str) -> "Layer | None":
         >>> owner("json") is None
         True
     """
-    best: "tuple[int, Layer] | None" = None
+    best: tuple[int, Layer] | None = None
     for layer in LAYERS:
         for package in layer.packages:
             if _within(module, package) and (best is None or len(package) > best[0]):

@@ -15,10 +15,10 @@ Example::
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 
-def lazy_face(package: str, names: "dict[str, str]") -> "tuple[Callable[[str], object], list[str]]":
+def lazy_face(package: str, names: dict[str, str]) -> tuple[Callable[[str], object], list[str]]:
     """A module ``__getattr__`` for ``package`` and its ``__all__``, from ``{name: module that defines it}``."""
 
     def __getattr__(name: str) -> object:

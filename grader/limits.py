@@ -45,7 +45,7 @@ class Limit:
     option: str = ""  # the command-line option or setting that changes it, if any
 
 
-LIMITS: "dict[str, Limit]" = {}
+LIMITS: dict[str, Limit] = {}
 
 
 def _limit(name: str, value, unit: str, applies: str, reason: str, option: str = ""):

@@ -46,8 +46,8 @@ class Submission:
     name: str = MODULE_NAME
 
     @classmethod
-    def read(cls, path: "str | os.PathLike[str]", *, within: "str | os.PathLike[str] | None" = None,
-             limit: int = MAX_SUBMISSION_BYTES) -> "Submission":
+    def read(cls, path: str | os.PathLike[str], *, within: str | os.PathLike[str] | None = None,
+             limit: int = MAX_SUBMISSION_BYTES) -> Submission:
         """The module ``path`` designates (:func:`resolve_submission`), read safely (:func:`read_submission`).
 
         At most ``limit + 1`` bytes are read: more than ``limit`` means "too large".
@@ -57,8 +57,8 @@ class Submission:
         return cls(read_submission(file, limit=limit, within=within), str(file))
 
     @classmethod
-    def of(cls, value: "Submission | str | os.PathLike[str]", *,
-           within: "str | os.PathLike[str] | None" = None) -> "Submission":
+    def of(cls, value: Submission | str | os.PathLike[str], *,
+           within: str | os.PathLike[str] | None = None) -> Submission:
         """``value`` itself if it is a submission, else the module its path designates (:meth:`read`).
 
         >>> Submission.of(Submission(b"", "x/tools.py")).name
@@ -75,7 +75,7 @@ class Submission:
         return self.name
 
 
-def resolve_submission(path: "str | os.PathLike[str]", *, within: "str | os.PathLike[str] | None" = None) -> Path:
+def resolve_submission(path: str | os.PathLike[str], *, within: str | os.PathLike[str] | None = None) -> Path:
     """Return the ``tools.py`` that ``path`` designates, or raise :class:`SubmissionNotFound`.
 
     ``within`` is the folder an instructor named for a whole class (a batch,
@@ -94,7 +94,7 @@ def resolve_submission(path: "str | os.PathLike[str]", *, within: "str | os.Path
     return file
 
 
-def _resolve(path: "str | os.PathLike[str]") -> Path:
+def _resolve(path: str | os.PathLike[str]) -> Path:
     p = Path(path).expanduser()
     if not p.exists():
         raise SubmissionNotFound(
@@ -116,7 +116,7 @@ def _resolve(path: "str | os.PathLike[str]") -> Path:
     return p
 
 
-def module_in(folder: Path) -> "Path | None":
+def module_in(folder: Path) -> Path | None:
     """The module a folder holds: its ``tools.py``, else its ``agtool/tools.py``, else ``None``.
 
     >>> module_in(Path("solutions")).name, module_in(Path("labs"))
@@ -204,8 +204,8 @@ def check_within(path: Path, file: Path, within: Path) -> None:
             "Save your own copy (not a link) and submit that.")
 
 
-def read_submission(file: "str | os.PathLike[str]", *, limit: int = MAX_SUBMISSION_BYTES,
-                    within: "str | os.PathLike[str] | None" = None) -> bytes:
+def read_submission(file: str | os.PathLike[str], *, limit: int = MAX_SUBMISSION_BYTES,
+                    within: str | os.PathLike[str] | None = None) -> bytes:
     """The bytes of ``file`` (at most ``limit + 1``), read without following a link or waiting on a pipe.
 
     The path is resolved first (links inside a submission are fine), then the
@@ -247,7 +247,7 @@ def read_submission(file: "str | os.PathLike[str]", *, limit: int = MAX_SUBMISSI
         os.close(fd)
 
 
-def _opened_path(fd: int) -> "str | None":
+def _opened_path(fd: int) -> str | None:
     # The kernel's name for what was opened (Linux): no race with a later rename of the path.
     try:
         return os.readlink(f"/proc/self/fd/{fd}")

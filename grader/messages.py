@@ -101,7 +101,7 @@ LAB_MODULE = "agtool/tools.py"   # the learner's module, from the lab's (and the
 READERS = ("terminal", "lab", "service", "feedback", "gradescope")
 
 
-def replay_for(command: str, reader: str, *, runner: "str | None" = None, module: str = LAB_MODULE) -> str:
+def replay_for(command: str, reader: str, *, runner: str | None = None, module: str = LAB_MODULE) -> str:
     """The replay line a reader runs where they read it, from the one the grader wrote (:func:`replay_command`).
 
     Every reader gets the timeout rounded up to a tenth of a second (a report stored
@@ -209,7 +209,7 @@ def _at_most(spent: float, limit: float) -> float:
 
 
 def timeout_text(phase: str, spent: float, *, import_timeout: float, timeout: float,
-                 per_probe: float) -> "tuple[str, str]":
+                 per_probe: float) -> tuple[str, str]:
     """What was slow in a step that outlived its limit (a sentence's predicate) and a likely cause.
 
     ``phase`` is ``"import"`` or ``"probe"``, ``spent`` the seconds it ran.
@@ -246,7 +246,7 @@ def memory_killed(memory: str) -> str:
     return f"was killed by the kernel: the step's processes together used more than {memory} of memory"
 
 
-def refused_results(errors: "list[str]") -> str:
+def refused_results(errors: list[str]) -> str:
     """How a step ended whose results the fork server refused (the first three reasons).
 
     >>> refused_results(["bad nonce"])
@@ -274,7 +274,7 @@ def signal_text(number: int, cpu_seconds: float) -> str:
     return f"was killed by {name}"
 
 
-def exit_text(status: "int | None") -> "tuple[str, str]":
+def exit_text(status: int | None) -> tuple[str, str]:
     """How a step ended that exited by itself (``None``: it ended without a word) and a likely cause.
 
     >>> exit_text(2)
@@ -285,7 +285,7 @@ def exit_text(status: "int | None") -> "tuple[str, str]":
     return "ended without reporting", ""
 
 
-def limit_text(hits: "tuple[str, ...]", *, memory: str, pids: int, disk: str) -> str:
+def limit_text(hits: tuple[str, ...], *, memory: str, pids: int, disk: str) -> str:
     """The message every check of a step gets when the step went over a budget of the step as a whole.
 
     ``memory`` and ``disk`` are the budgets in words, ``pids`` a number.
@@ -305,7 +305,7 @@ its working folder are refused). The step loses its points.']
     return f"The step went over its {names} {budget}: {'; '.join(words)}. The step loses its points."
 
 
-def follows_from(checks: "list[str]", seen: str) -> str:
+def follows_from(checks: list[str], seen: str) -> str:
     """A passed row's note: its failure on the learner's own route is charged to ``checks`` (``seen``: what failed).
 
     >>> print(follows_from(["step2/allowed_region", "step3/args_prefix"], "A successful call must end with ok True."))

@@ -78,7 +78,7 @@ def _text_details(check: CheckResult, shared_error: str) -> list[str]:
     return lines
 
 
-def _indent(text: str, first: str, rest: "str | None" = None) -> str:
+def _indent(text: str, first: str, rest: str | None = None) -> str:
     # Escaped first, then split on "\n" only: str.splitlines() also breaks at
     # \r, \x0c, \x1c.. and \u2028, lines a learner could forge that way.
     rest = first if rest is None else rest
@@ -154,7 +154,7 @@ def one_reason(report: Report) -> bool:
         not c.passed and c.message == report.error for c in report.checks)
 
 
-def _steps_words(steps: "list[int]") -> str:
+def _steps_words(steps: list[int]) -> str:
     if len(steps) == 1:
         return f"step {steps[0]}"
     if steps == list(range(steps[0], steps[-1] + 1)):
@@ -204,7 +204,7 @@ def _crash(check: CheckResult) -> str:
     return check.message if check.message.startswith("Your code raised ") else ""
 
 
-def crash_notes(checks: "list[CheckResult]") -> "dict[str, str]":
+def crash_notes(checks: list[CheckResult]) -> dict[str, str]:
     """``{check id: note}`` for the failed rows that only repeat an earlier row's crash in the same step.
 
     One crash is shown once (issue 36.4): the first row of a step that failed on a call raising an
@@ -216,7 +216,7 @@ def crash_notes(checks: "list[CheckResult]") -> "dict[str, str]":
     >>> sorted(crash_notes(rows))
     ['step10/b', 'step10/c']
     """
-    first: "dict[tuple[int, str], str]" = {}
+    first: dict[tuple[int, str], str] = {}
     notes = {}
     for check in checks:
         crash = _crash(check)
@@ -230,7 +230,7 @@ def crash_notes(checks: "list[CheckResult]") -> "dict[str, str]":
     return notes
 
 
-def shown_details(check: CheckResult, notes: "dict[str, str]") -> "list[tuple[str, str]]":
+def shown_details(check: CheckResult, notes: dict[str, str]) -> list[tuple[str, str]]:
     """:func:`failure_details`, or the one note of a row that repeats an earlier crash (:func:`crash_notes`).
 
     >>> shown_details(CheckResult("step1/x", 1, False, 0, 1, "x", call="f()"), {"step1/x": "Follows."})
@@ -239,7 +239,7 @@ def shown_details(check: CheckResult, notes: "dict[str, str]") -> "list[tuple[st
     return [("why", notes[check.id])] if check.id in notes else failure_details(check)
 
 
-def failure_details(check: CheckResult) -> "list[tuple[str, str]]":
+def failure_details(check: CheckResult) -> list[tuple[str, str]]:
     """The labelled lines under a failed check, in reading order, empty ones left out (widget and service page).
 
     >>> failure_details(CheckResult("step1/x", 1, False, 0, 1, "x", message="m", call="f(1)", reproduce="r"))

@@ -47,7 +47,7 @@ def new_key() -> str:
     return secrets.token_hex(32)
 
 
-def class_key(value: "str | bytes | None" = None, settings=None) -> "bytes | None":
+def class_key(value: str | bytes | None = None, settings=None) -> bytes | None:
     """The class key from ``value``, else ``settings.seed_key`` (``$AGTOOL_SEED_KEY``), else ``None`` (random seeds).
 
     ``settings`` is a :class:`grader.settings.Settings`, which the caller
@@ -75,7 +75,7 @@ def grading_seed(key: bytes, learner_id: str) -> int:
     return _derive(key, "grade:" + _norm(learner_id))
 
 
-def feedback_seed(key: bytes, learner_id: str, round_: "int | str" = 0) -> int:
+def feedback_seed(key: bytes, learner_id: str, round_: int | str = 0) -> int:
     """The seed feedback shows and replays for ``learner_id`` (a different one per ``round_``).
 
     >>> feedback_seed(b"k", "alice", 1) != feedback_seed(b"k", "alice", 2)
@@ -111,14 +111,14 @@ class SeedPlan:
     (True, None)
     """
 
-    seed: "int | None" = None
-    key: "bytes | None" = None
+    seed: int | None = None
+    key: bytes | None = None
     round: int = 0
 
     def grading(self, learner: str) -> int:
         return grading_seed(self.key, learner) if self.key else self.seed
 
-    def feedback(self, learner: str) -> "int | None":
+    def feedback(self, learner: str) -> int | None:
         return feedback_seed(self.key, learner, self.round) if self.key else None
 
     def manifest(self) -> dict:

@@ -22,8 +22,8 @@ Example::
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Callable, Mapping
 
 _OFF = ("0", "no", "off", "false")
 
@@ -76,7 +76,7 @@ class Settings:
         "AGTOOL_SANDBOX", "",
         "The sandbox of learner code: `none`, `bwrap` or `auto`. Default of `--sandbox` "
         "(the commands' own default is `auto`, the Python API's `none`).")
-    parallel_steps: "int | None" = _setting(
+    parallel_steps: int | None = _setting(
         "AGTOOL_PARALLEL_STEPS", None,
         "How many step children of one grading run at once (default: up to 2, one per core).",
         _positive_int)
@@ -148,7 +148,7 @@ class Settings:
         "Internal: how the engine client names the fork server's cgroup to it.", audience="internal")
 
     @classmethod
-    def from_environ(cls, environ: "Mapping[str, str] | None" = None) -> "Settings":
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """The settings that ``environ`` (default: this process's environment) gives.
 
         >>> Settings.from_environ({"AGTOOL_PARALLEL_STEPS": "3"}).parallel_steps
@@ -162,7 +162,7 @@ class Settings:
                 values[f.name] = f.metadata["parse"](raw, f.default)
         return cls(**values)
 
-    def with_values(self, **changes) -> "Settings":
+    def with_values(self, **changes) -> Settings:
         """A copy with some values changed (the object itself is frozen).
 
         >>> Settings().with_values(sandbox="none").sandbox
@@ -170,7 +170,7 @@ class Settings:
         """
         return replace(self, **changes)
 
-    def to_environ(self) -> "dict[str, str]":
+    def to_environ(self) -> dict[str, str]:
         """The variables that give these settings again, for a process started with a clean environment.
 
         Only values that differ from the defaults are listed.
@@ -196,7 +196,7 @@ class Settings:
         return self.cgroups.strip().lower() not in _OFF
 
     @property
-    def cgroup_controllers(self) -> "frozenset[str]":
+    def cgroup_controllers(self) -> frozenset[str]:
         """The names ``$AGTOOL_CGROUPS`` lists (the engine keeps those it knows, in its own order)."""
         return frozenset(c.strip() for c in self.cgroups.split(",") if c.strip())
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from grader.engine.sandbox import SANDBOXES
 from grader.settings import env_name
@@ -64,14 +65,14 @@ class Option:
     """
 
     flag: str
-    commands: "tuple[str, ...]"
+    commands: tuple[str, ...]
     help: str
-    type: "Callable[[str], Any] | None" = None
-    choices: "tuple[str, ...] | None" = None
+    type: Callable[[str], Any] | None = None
+    choices: tuple[str, ...] | None = None
     default: Any = None
-    default_for: "dict[str, Any]" = field(default_factory=dict)
+    default_for: dict[str, Any] = field(default_factory=dict)
     setting: str = ""
-    metavar: "str | None" = None
+    metavar: str | None = None
     repeatable: bool = False
     default_words: str = ""  # the default as the settings page says it, when it is computed (e.g. from the CPUs)
 
@@ -90,7 +91,7 @@ class Option:
 
     def add_to(self, parser: argparse.ArgumentParser, command: str) -> None:
         """Add this option to ``command``'s ``parser``."""
-        keywords: "dict[str, Any]" = {"default": self.default_of(command), "help": self.help}
+        keywords: dict[str, Any] = {"default": self.default_of(command), "help": self.help}
         if self.repeatable:
             keywords["action"] = "append"
         for name in ("type", "choices", "metavar"):
@@ -99,11 +100,11 @@ class Option:
         parser.add_argument(self.flag, **keywords)
 
 
-def _declare(*options: Option) -> "dict[str, Option]":
+def _declare(*options: Option) -> dict[str, Option]:
     return {option.flag: option for option in options}
 
 
-OPTIONS: "dict[str, Option]" = _declare(
+OPTIONS: dict[str, Option] = _declare(
     Option("--seed", (CHECK, BATCH, GRADESCOPE), type=int,
            help="seed of the random cases: the same seed gives the same cases (default: a new one, printed; "
                 "batch: one for the class, kept by --resume; gradescope: recorded in results.json)"),

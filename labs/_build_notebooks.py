@@ -85,7 +85,7 @@ SETUP_CODE = "from agtool_lab.widget import working_on\nprint(working_on())"
 
 
 def setup_md(step: int) -> str:
-    return dedent(f"""\
+    return dedent("""\
         ## Where your code goes
 
         You write your code in **`agtool/tools.py`** (open it beside this notebook in

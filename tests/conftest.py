@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import MISSING_REASONS
 
 from agtool_lab.load import load_module
 from grader.checks.registry import CHECKS, Check, register
 from grader.engine.client import EngineClient
-from helpers import MISSING_REASONS
 
 TESTS_DIR = Path(__file__).resolve().parent
 
@@ -73,7 +73,7 @@ def temp_checks():
 @pytest.fixture
 def write_module(tmp_path):
     """``write_module(source)`` writes ``tools.py`` into a fresh folder and returns its path."""
-    def write(source: "str | bytes", name: str = "tools.py") -> Path:
+    def write(source: str | bytes, name: str = "tools.py") -> Path:
         path = tmp_path / name
         path.write_bytes(source if isinstance(source, bytes) else source.encode())
         return path

@@ -36,9 +36,8 @@ import logging
 import socket
 import threading
 import time
-import uuid
 from html import escape
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 
 import jwt
 from cryptography.hazmat.primitives import serialization
@@ -76,8 +75,8 @@ def _request(handler):
 class Platform:
     """The stand-in LMS: ``members`` is ``{context: {sub: {"name", "email", "roles"}}}``."""
 
-    def __init__(self, tool_jwks: "dict | None" = None, *, tool_key_set_url: str = "", tool_login_url: str = "",
-                 target_link_uri: str = "", redirect_uris: "tuple[str, ...]" = (), host: str = "127.0.0.1"):
+    def __init__(self, tool_jwks: dict | None = None, *, tool_key_set_url: str = "", tool_login_url: str = "",
+                 target_link_uri: str = "", redirect_uris: tuple[str, ...] = (), host: str = "127.0.0.1"):
         self.port = free_port()
         self.url = f"http://{host}:{self.port}"  # host "localhost": another site than a tool on 127.0.0.1
         private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -88,12 +87,12 @@ class Platform:
         self.tool_jwks, self.tool_key_set_url = tool_jwks, tool_key_set_url
         self.tool_login_url, self.target_link_uri = tool_login_url, target_link_uri
         self.redirect_uris = tuple(redirect_uris)
-        self.members: "dict[str, dict[str, dict]]" = {}
-        self.posts: "list[dict]" = []
-        self.scores: "dict[tuple[str, str, str], dict]" = {}
-        self.refusals: "list[str]" = []
-        self.launches: "list[dict]" = []  # every id_token signed: {"id_token", "state", "redirect_uri", "claims"}
-        self.seen_jti: "set[str]" = set()
+        self.members: dict[str, dict[str, dict]] = {}
+        self.posts: list[dict] = []
+        self.scores: dict[tuple[str, str, str], dict] = {}
+        self.refusals: list[str] = []
+        self.launches: list[dict] = []  # every id_token signed: {"id_token", "state", "redirect_uri", "claims"}
+        self.seen_jti: set[str] = set()
         self.id_token_ttl = 300
         self._loop = self._server = self._thread = None
         self.start()
@@ -114,7 +113,7 @@ class Platform:
     def kid(self) -> str:
         return self.registration().get_kid()
 
-    def sign(self, claims: dict, *, key_pem: "str | None" = None) -> str:
+    def sign(self, claims: dict, *, key_pem: str | None = None) -> str:
         """``claims`` as an id_token signed by this LMS (``key_pem``: by another key, under this LMS's ``kid``)."""
         return jwt.encode(claims, key_pem or self.private_pem, algorithm="RS256", headers={"kid": self.kid})
 
@@ -284,7 +283,7 @@ class AuthorizeHandler(_Handler):
             launch.validate_preflight_response(preflight)
         except Exception as exc:
             p.refuse(f"authorization request refused: {exc!r}")
-            raise web.HTTPError(400, "bad authorization request")
+            raise web.HTTPError(400, "bad authorization request") from None
         data = launch.generate_launch_request()
         record = {**data, "redirect_uri": preflight["redirect_uri"],
                   "claims": jwt.decode(data["id_token"], options={"verify_signature": False})}
@@ -295,7 +294,7 @@ class AuthorizeHandler(_Handler):
                     f'{fields}<button type=submit>Continue</button></form><script>document.getElementById("f").submit()'
                     "</script>")
 
-    def strict_problem(self, preflight: dict) -> "str | None":
+    def strict_problem(self, preflight: dict) -> str | None:
         """What a strict LMS refuses in the tool's authentication request (OIDC, LTI security framework 5.1.1.2)."""
         p = self.platform
         if p.redirect_uris and preflight.get("redirect_uri") not in p.redirect_uris:
@@ -326,7 +325,7 @@ class TokenHandler(_Handler):
             return
         self.finish(answer)
 
-    def strict_problem(self, data: dict) -> "str | None":
+    def strict_problem(self, data: dict) -> str | None:
         p = self.platform
         if data.get("grant_type") != "client_credentials":
             return "grant_type is not client_credentials"

@@ -43,7 +43,7 @@ def failing_report(got: str) -> dict:
                  "hint": "check limit > 0", "reproduce": "agtool-grade check tools.py --only step2/limit --seed 7"}]}
 
 
-def postgres_url() -> "str | None":
+def postgres_url() -> str | None:
     """``$AGTOOL_TEST_POSTGRES_URL``; under CI its absence fails the test (``.ci/run`` must start PostgreSQL)."""
     url = os.environ.get("AGTOOL_TEST_POSTGRES_URL")
     if not url and os.environ.get("CI"):
@@ -183,7 +183,7 @@ class Service:
         self.server = self.thread.call(start)
         self.base = f"http://127.0.0.1:{self.port}{PREFIX}"
 
-    def request(self, method: str, path: str, token: "str | None" = None, body: "bytes | None" = None,
+    def request(self, method: str, path: str, token: str | None = None, body: bytes | None = None,
                 ctype: str = "text/x-python", timeout: float = 20):
         headers = {"Authorization": f"token {token}"} if token else {}
         if body is not None:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 # Run as a script, grader is importable from the install (`make setup`): no change of sys.path here.
 REPO = Path(__file__).resolve().parent.parent
@@ -26,7 +26,7 @@ def _read(path: str) -> str:
     return (REPO / path).read_text(encoding="utf-8")
 
 
-def _check_ids(step: int) -> "list[str]":
+def _check_ids(step: int) -> list[str]:
     from grader.checks.registry import checks_for
 
     return [c.id for c in checks_for() if c.step == step]
@@ -78,7 +78,7 @@ def _defects(step: int) -> bool:
 
 
 # (what the page calls it, the file it lives in, how to find it for one step), in the page's order.
-ARTEFACTS: "list[tuple[str, str, Callable[[int], bool]]]" = [
+ARTEFACTS: list[tuple[str, str, Callable[[int], bool]]] = [
     ("the step's number", "grader/report.py", _spec_step),
     ("the solution's section", "solutions/tools.py", _solution_section),
     ("the mutation step map", "tests/mutation/steps.py", _mutation_map),
@@ -90,7 +90,7 @@ ARTEFACTS: "list[tuple[str, str, Callable[[int], bool]]]" = [
 ]
 
 
-def missing(step: int) -> "list[str]":
+def missing(step: int) -> list[str]:
     """What ``step`` lacks, as the page names it (``[]``: nothing)."""
     lacking = []
     for name, where, found in ARTEFACTS:

@@ -17,14 +17,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers import ALL_PASS, FAKE_CHECKS, fake_grade, make_class
 
+from grader.batch import discover, discovery, run_batch, sanitize_learner_id
 from grader.batch import run as batch
-from grader.batch import discovery
 from grader.batch.discovery import UnsafeArchive
 from grader.cli import main as cli_main
-from grader.batch import discover, run_batch, sanitize_learner_id
 from grader.report import CheckResult, Report
-from helpers import ALL_PASS, FAKE_CHECKS, fake_grade, make_class
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO = TESTS_DIR.parent

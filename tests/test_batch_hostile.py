@@ -30,18 +30,18 @@ import mistune
 import pytest
 from bs4 import BeautifulSoup
 
-from agtool_lab.view import render_html as widget_html
 from agtool_lab.view import check_panel_text as widget_text
+from agtool_lab.view import render_html as widget_html
 from grader import cli
 from grader.batch import discover, run_batch
 from grader.batch import run as batch_run
+from grader.engine.sandbox import bwrap_usable
+from grader.escape import CSV_FORMULA_STARTS, md_code, shell_join, terminal_text
+from grader.grading import _ReplayCommand
+from grader.messages import GRADER_FAILED
 from grader.outputs.class_folder import write_outputs
 from grader.outputs.feedback import render_feedback
 from grader.outputs.gradescope_results import results_json
-from grader.messages import GRADER_FAILED
-from grader.engine.sandbox import bwrap_usable
-from grader.escape import CSV_FORMULA_STARTS, md_code, md_text, shell_join, terminal_text
-from grader.grading import _ReplayCommand
 from grader.render import render_json, render_markdown, render_text
 from grader.report import CheckResult, Report
 
@@ -458,9 +458,10 @@ LIVE_TAGS = ("img", "a", "script", "iframe", "title", "svg")
 
 @pytest.fixture(scope="module")
 def graded_text_cases(tmp_path_factory):
-    from grader.grading import grade
     from hostile.build import materialise
     from hostile.manifest import CASES_BY_NAME
+
+    from grader.grading import grade
 
     root = tmp_path_factory.mktemp("text_cases")
     reports = {}

@@ -10,11 +10,11 @@ import random
 
 import pytest
 
-from grader.checks import cases
-from grader import spec
-from grader.engine.encode import decode
 from agtool_lab.load import load_module
+from grader import spec
+from grader.checks import cases
 from grader.checks.registry import CHECKS, check_rng, checks_for
+from grader.engine.encode import decode
 
 checks_for()
 

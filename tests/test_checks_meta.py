@@ -16,14 +16,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from defects.catalog import DEFECTS, SOLUTION, materialise_more, materialise_text
+from helpers import PART_ONE_MARKS
+
 from grader.checks import RULES, rules_table_markdown
-from grader.checks.sentences import NOTEBOOK_SENTENCES, normalised
 from grader.checks.registry import CHECKS, checks_for
+from grader.checks.sentences import NOTEBOOK_SENTENCES, normalised
 from grader.grading import grade
 from grader.report import STEPS
-from helpers import PART_ONE_MARKS
 
 ROOT = Path(__file__).resolve().parent.parent
 STARTER = ROOT / "agtool" / "tools.py"

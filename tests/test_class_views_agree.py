@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from defects.catalog import SOLUTION, materialise_text
+
 from grader.batch import load_records, run_batch
 from grader.outputs import class_folder, class_tables
 from grader.service.classview import class_outputs
@@ -52,7 +52,7 @@ def batched(tmp_path_factory):
     return root / "out", drawn["stats"]
 
 
-def _summary_rates(out: Path) -> "dict[str, str]":
+def _summary_rates(out: Path) -> dict[str, str]:
     summary = (out / "summary.md").read_text(encoding="utf-8")
     hardest = summary.split("## Hardest checks", 1)[1].split("\n## ", 1)[0]
     return {m.group(1): m.group(2) for m in re.finditer(r"\| `([^`]+)` \| [^|]* \| (\d+/\d+) \|", hardest)}

@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from engine_probes import ENGINE_PROBES
+from helpers import call_check
+
 from grader import cli
 from grader.checks.registry import checks_for
 from grader.grading import grade
-from helpers import call_check
 
 REPO = Path(__file__).resolve().parent.parent
 MODULE = "def one():\n    return 1\ndef two():\n    return 2\n"

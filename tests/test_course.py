@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from grader.course.policy import (AFTER_LATE, LATE, ON_TIME, Attempt, CourseError, credit, load_policy,
-                                  parse_policy)
 from helpers import ALL_PASS, fake_grade, make_class  # the batch tests' fake grader
-from helpers import disguised as _disguised, renamed as _renamed, reordered as _reordered
+from helpers import disguised as _disguised
+from helpers import renamed as _renamed
+from helpers import reordered as _reordered
+
+from grader.course.policy import AFTER_LATE, LATE, ON_TIME, Attempt, CourseError, credit, load_policy, parse_policy
 
 TESTS_DIR = Path(__file__).resolve().parent
 
@@ -217,7 +218,8 @@ def _store_with_times(times, learner="ana"):
     """A store whose attempts were submitted at ``times`` (the store stamps now; the test moves them)."""
     from sqlalchemy import update
 
-    from grader.service.db import Attempt as Row, Store
+    from grader.service.db import Attempt as Row
+    from grader.service.db import Store
 
     store = Store("sqlite://")
     ids = [store.add_attempt(learner, b"x = 1\n", seed=1) for _ in times]
@@ -434,8 +436,9 @@ def _commented(source: str) -> str:
 
 def test_on_a_generated_class_each_disguised_copy_ranks_above_every_honest_pair(tmp_path):
     """Issue 18's generated class: solution, starter, planted defects, independent styles, disguised copies."""
-    from grader.batch import run_batch
     from defects.catalog import materialise_text
+
+    from grader.batch import run_batch
 
     styles = {p.stem: p.read_text(encoding="utf-8") for p in sorted((TESTS_DIR / "alt_styles").glob("*.py"))}
     independent = ["command_routing", "decorated_tools", "hashed_keys", "rules_objects"]

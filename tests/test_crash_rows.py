@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from defects.crashes import CRASHES, materialise_crash
 
 from agtool_lab.view import check_panel_text, render_html
-from defects.crashes import CRASHES, materialise_crash
 from grader import grade
 from grader.render import crash_notes, render_markdown, render_text
 from grader.service.pages import feedback_html

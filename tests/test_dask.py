@@ -8,8 +8,9 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from grader.batch import run_batch  # noqa: E402
 from helpers import full_marks  # noqa: E402
+
+from grader.batch import run_batch  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTION = REPO / "solutions" / "tools.py"
@@ -77,11 +78,11 @@ def test_dask_resume_skips_on_the_cluster_too(cluster, tmp_path):
 
 def test_the_service_queue_grades_stored_attempts_on_the_cluster(cluster, tmp_path):
     """``agtool-grade serve --executor dask --scheduler ADDRESS``: the same queue, its tasks run by Dask workers."""
+    import argparse
+
     from grader.service.command import add_serve_parser
     from grader.service.db import ERROR, GRADED, Store
     from grader.service.queue import GradingQueue
-
-    import argparse
 
     parser = argparse.ArgumentParser()
     add_serve_parser(parser.add_subparsers())

@@ -59,7 +59,7 @@ def test_the_readme_is_a_five_minute_read():
     assert lines[2].split("#")[0].strip() == "make lab" and lines[3].split("#")[0].strip() == "make test"
 
 
-def make_targets() -> "set[str]":
+def make_targets() -> set[str]:
     text = (REPO / "Makefile").read_text(encoding="utf-8")
     return set(re.findall(r"^([\w-]+):", text, flags=re.MULTILINE))
 
@@ -80,7 +80,7 @@ def test_every_page_is_in_the_navigation():
     assert {path.name for path in DOCS.glob("*.md")} == in_nav
 
 
-def glossary_words() -> "list[str]":
+def glossary_words() -> list[str]:
     text = (DOCS / "architecture.md").read_text(encoding="utf-8").split("## Glossary", 1)[1]
     return [match.lower() for match in re.findall(r"^\| \*\*([^*]+)\*\*", text, flags=re.MULTILINE)]
 
@@ -133,7 +133,7 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
     assert (tmp_path / "site" / "instructor" / "index.html").is_file()
 
 
-def _registry_counts() -> "tuple[int, int, int]":
+def _registry_counts() -> tuple[int, int, int]:
     from grader.checks.registry import checks_for
 
     checks = checks_for()
@@ -141,7 +141,7 @@ def _registry_counts() -> "tuple[int, int, int]":
     return len(checks), part_one, sum(c.points for c in checks)
 
 
-def stated_counts(text: str) -> "list[tuple[int, int, int]]":
+def stated_counts(text: str) -> list[tuple[int, int, int]]:
     """Every "the N checks (P points for steps 1-8, T for all eleven steps)" of a page.
 
     >>> stated_counts("the 9 checks (3 points for steps 1-8, 5 for all eleven steps)")

@@ -34,9 +34,9 @@ def test_docstring_examples_hold(name):
 
 def test_examples_that_would_kill_or_stop_this_process_s_children_are_not_run():
     # kill_descendants() in a doctest killed the test session's browser and servers once.
-    import grader.engine.proctree
     import grader.engine.client
     import grader.engine.forkserver
+    import grader.engine.proctree
     import grader.engine.scheduling
     import grader.engine.step_process
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import random
 import types
-
-import pytest
-
 from pathlib import Path
 
+import pytest
 from defects.harness import Context
+
 from grader import spec
 from grader.checks import cases
 from grader.checks._common import TOOL_SPIES_ORIGINAL, call_op, call_probe, double_op

@@ -12,9 +12,9 @@ import random
 from pathlib import Path
 
 import pytest
-
 from defects.catalog import materialise_more
 from defects.harness import Context
+
 from grader import spec
 from grader.checks import step8
 from grader.checks.registry import check_rng

@@ -16,15 +16,15 @@ import time
 from pathlib import Path
 
 import pytest
-
 from engine_probes import ENGINE_PROBES
 from helpers import call_check
+
+from grader.checks.registry import CHECKS, Check, Probe, Verdict, checks_for
 from grader.engine.child import with_filename
 from grader.engine.instrument import compile_instrumented
-from grader.locate import SubmissionNotFound
-from grader.checks.registry import CHECKS, Check, Probe, Verdict, checks_for
-from grader.grading import grade
 from grader.engine.step_process import TRUNCATED_MARK
+from grader.grading import grade
+from grader.locate import SubmissionNotFound
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from engine_probes import ENGINE_PROBES
+from helpers import ALL_PASS, call_check, fake_grade, make_class
 
 from grader.batch import run as batch_run
 from grader.batch import run_batch
@@ -24,8 +26,6 @@ from grader.locate import Submission
 from grader.report import Failure, FailureKind, Report, failure_of
 from grader.service.db import ERROR, GRADED, Store
 from grader.service.queue import GradingQueue, status_of
-from engine_probes import ENGINE_PROBES
-from helpers import ALL_PASS, call_check, fake_grade, make_class
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((REPO / "tests" / "schemas" / "report.schema.json").read_text())
@@ -36,12 +36,12 @@ def _boom(submission, **kwargs):
     raise RuntimeError("a bug of the grader")
 
 
-def kind_of(report: dict) -> "str | None":
+def kind_of(report: dict) -> str | None:
     failure = failure_of(report)
     return failure.kind.value if failure is not None else None
 
 
-def _typed_reports(tmp_path: Path) -> "dict[str, dict]":
+def _typed_reports(tmp_path: Path) -> dict[str, dict]:
     """One report per kind of failure, each made where the code makes it."""
     task = GradeTask("ana", "ana/agtool/tools.py", b"def broken(:\n    pass\n", "", seed=5, only=("step1/names",))
     queue = GradingQueue(Store(f"sqlite:///{tmp_path / 'q.sqlite'}"), jobs=1)

@@ -55,7 +55,7 @@ def _lab_top(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _make_lab_terminal() -> "tuple[list[str], str]":
+def _make_lab_terminal() -> tuple[list[str], str]:
     """The shell a ``make lab`` terminal runs (the Makefile's terminado setting) and its PATH."""
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     done = subprocess.run(["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "lab"], cwd=REPO,
@@ -93,7 +93,7 @@ def _run_in_hub(command: str, top: Path, tmp_path: Path) -> subprocess.Completed
                           env={"PATH": f"{VENV_BIN}:/usr/bin:/bin", "HOME": str(top)})
 
 
-def _learner_commands(report) -> "dict[str, str]":
+def _learner_commands(report) -> dict[str, str]:
     """One replay line of each place a learner reads one."""
     record = {"learner": "ana", "report": report.to_dict()}
     feedback = REPLAY.findall(render_feedback(record))

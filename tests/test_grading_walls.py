@@ -75,7 +75,7 @@ print("READER FOUND", sorted(_FOUND))
 '''
 
 
-def _victim() -> "tuple[str, dict[str, str]]":
+def _victim() -> tuple[str, dict[str, str]]:
     marks = {kind: f"VICTIM-MARK-{kind}-{secrets.token_hex(8)}" for kind in ("source", "printed", "returned",
                                                                              "raised")}
     return SOLUTION + VICTIM.format(**marks), marks
@@ -92,7 +92,7 @@ except ValueError as _exc:
 '''
 
 
-def _memory_leaks(**settings) -> "dict[str, bool]":
+def _memory_leaks(**settings) -> dict[str, bool]:
     source, marks = _victim()
     with _engine(**settings) as engine:
         victim = _graded(engine, source + _victim_calls(), steps=(1, 2))

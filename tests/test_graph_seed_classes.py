@@ -11,7 +11,6 @@ fail the same checks, the module's own among them.
 from __future__ import annotations
 
 import pytest
-
 from defects.harness import grade_in_process
 from mutation.stability import corpus, expected_failure
 

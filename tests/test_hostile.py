@@ -26,20 +26,32 @@ import traceback
 from pathlib import Path
 
 import pytest
-
-from grader.locate import SubmissionNotFound
-from grader.checks.registry import checks_for
-from grader.report import Report
-from grader.grading import grade
-from grader.engine.client import EngineClient
-from grader.engine.sandbox import bwrap_usable
 from hostile.build import SOLUTION, honest, materialise
-from hostile.manifest import (BATCH_HOSTILE, CASES, CASES_BY_NAME, FAST_SECONDS, HONEST, MUTANT_PAYLOADS,
-                              PART_TWO, SANDBOX_CASES, SANDBOX_ONLY, STEP_TIMEOUT, STEPS, Case,
-                              Expect)
+from hostile.manifest import (
+    BATCH_HOSTILE,
+    CASES,
+    CASES_BY_NAME,
+    FAST_SECONDS,
+    HONEST,
+    MUTANT_PAYLOADS,
+    PART_TWO,
+    SANDBOX_CASES,
+    SANDBOX_ONLY,
+    STEP_TIMEOUT,
+    STEPS,
+    Case,
+    Expect,
+)
 from hostile.planted import planted_class_data
 from hostile.procs import kill_marked, marked_processes
 from hostile.verify import Run, extra_check_problems, step_outcome_problems, unmet_need
+
+from grader.checks.registry import checks_for
+from grader.engine.client import EngineClient
+from grader.engine.sandbox import bwrap_usable
+from grader.grading import grade
+from grader.locate import SubmissionNotFound
+from grader.report import Report
 
 SEED = 20261129
 REPO = Path(__file__).resolve().parent.parent
@@ -293,7 +305,7 @@ def test_honest_learners_get_the_same_grades_in_a_batch_mixed_with_hostile_ones(
 STORM = "cpu_storm_import"
 
 
-def storm_batch(root: Path, marker: str) -> "tuple[dict[str, int], float, list]":
+def storm_batch(root: Path, marker: str) -> tuple[dict[str, int], float, list]:
     """A batch (``--jobs 2``) of six copies of the solution between three CPU-storm submissions.
 
     Returns each honest learner's score, the batch's wall time and the storm's surviving processes.

@@ -295,7 +295,7 @@ def as_root(command: list) -> list:
     return ["unshare", "--user", "--map-root-user", *command]
 
 
-def grade_class_setup(tmp_path: Path, agtool_grade: str) -> "tuple[Path, Path, Path]":
+def grade_class_setup(tmp_path: Path, agtool_grade: str) -> tuple[Path, Path, Path]:
     """A prefix whose agtool-grade is ``agtool_grade`` (a sh script body), with a roster; the written grade-class."""
     prefix = fake_prefix(tmp_path)
     fake = prefix / "venv" / "bin" / "agtool-grade"

@@ -16,8 +16,13 @@ import types
 import pytest
 
 from grader.engine import instrument
-from grader.engine.instrument import (NotInstrumented, _check_every_function_counts, compile_instrumented, entry_of,
-                                      tool_codes)
+from grader.engine.instrument import (
+    NotInstrumented,
+    _check_every_function_counts,
+    compile_instrumented,
+    entry_of,
+    tool_codes,
+)
 from grader.engine.probes import Tally, run_probe
 
 TOOL = '''
@@ -88,11 +93,11 @@ ROUTES = {
 
 def _module(source: str, compiler=compile_instrumented) -> types.ModuleType:
     module = types.ModuleType("agtool_instrument_test")
-    exec(compiler(textwrap.dedent(source), "/scratch/agtool/tools.py"), module.__dict__)  # noqa: S102
+    exec(compiler(textwrap.dedent(source), "/scratch/agtool/tools.py"), module.__dict__)
     return module
 
 
-def _runs(module, *operations) -> "list[int]":
+def _runs(module, *operations) -> list[int]:
     params = {"spies": {"stock_lookup": {}}, "operations": list(operations)}
     out = run_probe(module, {"kind": "calls", "params": params}, None)
     return [record["spy_runs"]["stock_lookup"] for record in out["records"]]

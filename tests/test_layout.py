@@ -39,7 +39,7 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imported_names(source: str, module: str, is_package: bool = False) -> "set[str]":
+def imported_names(source: str, module: str, is_package: bool = False) -> set[str]:
     """Every module name an import statement anywhere in ``source`` names (``from a import b``: ``a`` and ``a.b``).
 
     ``b`` may be a submodule or a name defined in ``a``; both are listed,
@@ -66,24 +66,24 @@ def imported_names(source: str, module: str, is_package: bool = False) -> "set[s
     return names
 
 
-def forbidden_imports(source: str, module: str) -> "list[str]":
+def forbidden_imports(source: str, module: str) -> list[str]:
     """The names among ``source``'s imports that the engine must not import."""
     return sorted(name for name in imported_names(source, module)
                   if any(name == bad or name.startswith(bad + ".") for bad in ENGINE_MAY_NOT_IMPORT))
 
 
-def import_graph(sources: "dict[str, tuple[str, bool]]") -> "dict[str, set[str]]":
+def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
     """``{module: modules of the same set it imports}`` from ``{module: (source, is_package)}``."""
     return {module: {name for name in imported_names(source, module, is_package) if name in sources} - {module}
             for module, (source, is_package) in sources.items()}
 
 
-def find_cycle(graph: "dict[str, set[str]]") -> "list[str]":
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
     """One import cycle of ``graph`` as ``[a, b, ..., a]``, or ``[]``."""
     state: dict[str, str] = {}  # "open" while on the current path, "done" once fully explored
     path: list[str] = []
 
-    def visit(node: str) -> "list[str]":
+    def visit(node: str) -> list[str]:
         state[node] = "open"
         path.append(node)
         for target in sorted(graph.get(node, ())):
@@ -101,18 +101,18 @@ def find_cycle(graph: "dict[str, set[str]]") -> "list[str]":
     return []
 
 
-def grader_sources() -> "dict[str, tuple[str, bool]]":
+def grader_sources() -> dict[str, tuple[str, bool]]:
     return {module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py")
             for path in sorted(GRADER.rglob("*.py"))}
 
 
-def project_sources() -> "dict[str, tuple[str, bool]]":
+def project_sources() -> dict[str, tuple[str, bool]]:
     """The grader's modules and the kernel side's (``agtool_lab``), as :func:`grader_sources` gives them."""
     return {module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py")
             for root in (GRADER, REPO / "agtool_lab") for path in sorted(root.rglob("*.py"))}
 
 
-def modules_loaded_by(statement: str) -> "list[str]":
+def modules_loaded_by(statement: str) -> list[str]:
     """The modules a fresh interpreter has loaded after running ``statement``."""
     code = f"{statement}; import json, sys; print(json.dumps(sorted(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
@@ -120,7 +120,7 @@ def modules_loaded_by(statement: str) -> "list[str]":
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def engine_modules(loaded: "list[str]") -> "list[str]":
+def engine_modules(loaded: list[str]) -> list[str]:
     return [name for name in loaded if name == "grader.engine" or name.startswith("grader.engine.")]
 
 
@@ -191,7 +191,7 @@ def test_a_module_that_loads_the_engine_is_seen():
 
 # -- (d) every row of the table of allowed imports (grader/layers.py) holds
 
-def table_violations(sources: "dict[str, tuple[str, bool]]") -> "list[str]":
+def table_violations(sources: dict[str, tuple[str, bool]]) -> list[str]:
     """``importer -> imported`` for every import of a project module that the importer's row does not allow."""
     return sorted(f"{module} -> {target}" for module, targets in import_graph(sources).items()
                   for target in targets if not layers.may_import(module, target))
@@ -203,7 +203,7 @@ def package_of(module: str) -> str:
     return "agtool_lab" if parts[0] == "agtool_lab" else ".".join(parts[:2])
 
 
-def package_graph(sources: "dict[str, tuple[str, bool]]") -> "dict[str, set[str]]":
+def package_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
     """``{package: other packages it imports}`` (imports inside functions count)."""
     graph: dict[str, set[str]] = {}
     for module, targets in import_graph(sources).items():

@@ -26,6 +26,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hostile.build import SOLUTION, materialise
+from hostile.manifest import CASES_BY_NAME, STEP_TIMEOUT
+from hostile.planted import planted_class_data
+from hostile.procs import kill_marked
+from hostile.verify import Run, extra_check_problems, step_outcome_problems
 
 from grader.engine import client as client_module
 from grader.engine import sandbox
@@ -37,11 +42,6 @@ from grader.grading import grade
 from grader.render import render_markdown, render_text
 from grader.report import FailureKind, Report
 from grader.settings import Settings
-from hostile.build import SOLUTION, materialise
-from hostile.manifest import CASES_BY_NAME, STEP_TIMEOUT
-from hostile.planted import planted_class_data
-from hostile.procs import kill_marked
-from hostile.verify import Run, extra_check_problems, step_outcome_problems
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = 20261202
@@ -57,7 +57,7 @@ def need(what: str) -> None:
         pytest.skip(message)
 
 
-def cli_check(path: Path, *args: str, env: "dict | None" = None) -> subprocess.CompletedProcess:
+def cli_check(path: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "grader", "check", str(path), "--step", "1", "--seed", "3", *args]
     return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120,
                           env={**os.environ, **(env or {})})
@@ -199,7 +199,7 @@ def test_least_privilege_holds_without_per_step_mounts(name, unmounted_engine, t
 
 # ---------------------------------------------------------------- the Check is the graded run (27.11)
 
-def _seen(report: Report) -> "dict[str, str]":
+def _seen(report: Report) -> dict[str, str]:
     line = next(line for text in report.output.values() for line in text.splitlines() if "HOSTILE-SEES" in line)
     return dict(part.split("=", 1) for part in line.split()[1:])
 

@@ -44,13 +44,13 @@ REPO_PATH = re.compile(
 SECTION_REFERENCE = re.compile(r"\b(README(?:\.md)?|(?:[\w-]+/)*[\w-]+\.md)\\?[\"']?,? \\?[\"']([A-Z][^\"'\\\n]{1,60})\\?[\"']")
 
 
-def markdown_files() -> "list[Path]":
+def markdown_files() -> list[Path]:
     found = [REPO / "README.md", REPO / "SECURITY.md", REPO / "labs" / "README.md"]
     found += sorted((REPO / "docs").glob("*.md")) + sorted((REPO / "deploy").rglob("README.md"))
     return found
 
 
-def notebook_texts() -> "list[tuple[Path, str]]":
+def notebook_texts() -> list[tuple[Path, str]]:
     """``(notebook, text of its markdown and code cells)`` for every notebook of ``labs/``."""
     texts = []
     for path in sorted((REPO / "labs").glob("*.ipynb")):
@@ -60,7 +60,7 @@ def notebook_texts() -> "list[tuple[Path, str]]":
     return texts
 
 
-def code_files() -> "list[Path]":
+def code_files() -> list[Path]:
     """The code whose messages, comments and docstrings may point a reader somewhere."""
     found = [path for root in ("grader", "agtool_lab", "benchmarks") for path in (REPO / root).rglob("*.py")]
     found += [path for path in (REPO / "deploy").rglob("*") if path.suffix in (".py", ".sh", "")
@@ -68,7 +68,7 @@ def code_files() -> "list[Path]":
     return sorted(found + [REPO / "labs" / "_build_notebooks.py", REPO / "Makefile", REPO / ".ci" / "run"])
 
 
-def headings(path: Path) -> "list[str]":
+def headings(path: Path) -> list[str]:
     """The headings of a Markdown file, outside fenced and indented code."""
     found, fenced = [], False
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -85,7 +85,7 @@ def slug(heading: str) -> str:
     return re.sub(r" ", "-", text)
 
 
-def dead_links(text: str, source: Path) -> "list[str]":
+def dead_links(text: str, source: Path) -> list[str]:
     """The Markdown links of ``text`` (the text of file ``source``) that lead nowhere (code spans hold none)."""
     dead = []
     for target in MARKDOWN_LINK.findall(re.sub(r"`[^`\n]*`", "", text)):
@@ -105,7 +105,7 @@ def dead_links(text: str, source: Path) -> "list[str]":
     return dead
 
 
-def missing_paths(text: str) -> "list[str]":
+def missing_paths(text: str) -> list[str]:
     """Repository paths named in ``text`` that are not in the repository.
 
     A notebook may be named without ``.ipynb`` (``labs/01_contract_table``);
@@ -123,7 +123,7 @@ def missing_paths(text: str) -> "list[str]":
     return sorted(set(missing))
 
 
-def missing_sections(text: str, base: Path = REPO) -> "list[str]":
+def missing_sections(text: str, base: Path = REPO) -> list[str]:
     """Section references (``README, "Course policy"``) whose file lacks that heading."""
     missing = []
     for name, section in SECTION_REFERENCE.findall(text):
@@ -138,7 +138,7 @@ CODE_NAME = re.compile(r"`((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)(?:\([\w=]*\))?`")
 FILE_SUFFIXES = {"md", "py", "html", "zip", "csv", "json", "png", "svg", "toml", "txt", "sh", "ipynb", "yml"}
 
 
-def project_modules() -> "dict[str, list[str]]":
+def project_modules() -> dict[str, list[str]]:
     """``{last part of a module's name, or a class's name: [full names]}`` for the grader and the kernel side."""
     found: dict[str, list[str]] = {}
     for root in ("grader", "agtool_lab"):
@@ -176,7 +176,7 @@ def resolves(name: str) -> bool:
     return False
 
 
-def unknown_code_names(text: str, modules: "dict[str, list[str]]") -> "list[str]":
+def unknown_code_names(text: str, modules: dict[str, list[str]]) -> list[str]:
     """The ``grader.x.NAME`` / ``module.NAME`` names of ``text`` that the code does not have."""
     unknown = []
     for name in sorted(set(CODE_NAME.findall(text))):

@@ -15,7 +15,6 @@ import time
 import jwt
 import pytest
 import requests
-
 from lti_platform import CLIENT_ID, INSTRUCTOR, SCORE, Platform
 from service_stand_ins import database_url
 
@@ -36,7 +35,7 @@ class StubHub(HubLaunches):
 
     def __init__(self):
         super().__init__(api_url="", token="")
-        self.states: "dict[str, dict]" = {}
+        self.states: dict[str, dict] = {}
 
     def names(self):
         return sorted(self.states)

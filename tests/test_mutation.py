@@ -9,8 +9,6 @@ import ast
 import doctest
 import json
 
-import pytest
-
 import mutation.classify
 import mutation.equivalent
 import mutation.gate
@@ -20,6 +18,7 @@ import mutation.outputs
 import mutation.run
 import mutation.stability
 import mutation.steps
+import pytest
 from mutation import generate
 from mutation.__main__ import main as mutation_main
 from mutation.equivalent import CHOICE_NAMES, CODE_EQUIVALENT, EQUIVALENT, LEARNER_CHOICE
@@ -110,7 +109,7 @@ def test_the_equivalent_list_is_small_and_each_listed_mutant_exists_and_gets_ful
 
 
 # ------------------------------------------------------------------ the gate and its debt list
-def _rows(classes: "dict[str, str]") -> "list[dict]":
+def _rows(classes: dict[str, str]) -> list[dict]:
     return [{"id": mutant, "class": kind} for mutant, kind in classes.items()]
 
 

@@ -15,10 +15,12 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-from agtool_lab.noisy import layers as noisy_layers, model as noisy_model, routes as noisy_routes
+from agtool_lab.load import load_module
+from agtool_lab.noisy import layers as noisy_layers
+from agtool_lab.noisy import model as noisy_model
+from agtool_lab.noisy import routes as noisy_routes
 from agtool_lab.noisy.model import CHAPTER_MIX, MISTAKES, LabData, ModelCall, NoisyModel, draw_orders, right_rows
 from agtool_lab.noisy.routes import ROUTE_LABELS, chapter_comparison, check_ready, run_routes, sweep, tally
-from agtool_lab.load import load_module
 
 matplotlib.use("Agg")
 
@@ -331,7 +333,7 @@ def test_every_named_mistake_is_made_and_a_higher_rate_only_adds_mistakes():
     low = [noisy_layers.model_writes(o, products, data, error_rate=0.1, seed=2, index=i) for i, o in enumerate(orders)]
     high = [noisy_layers.model_writes(o, products, data, error_rate=0.6, seed=2, index=i) for i, o in enumerate(orders)]
     assert {m for _, m in high} - {None} == set(noisy_layers.NAMED_MISTAKES)
-    assert all(l == h for l, h in zip(low, high) if l[1] is not None)
+    assert all(lo == hi for lo, hi in zip(low, high) if lo[1] is not None)
     assert all(call["product"] != order["sku"] or call != {"product": order["sku"], "region": order["region"],
                                                             "limit": order["limit"]}
                for order, (call, mistake) in zip(orders, high) if mistake)

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
-
 from helpers import load_file, notebook_builder
+from nbclient import NotebookClient
 
 REPO = Path(__file__).resolve().parent.parent
 LABS = REPO / "labs"
@@ -85,7 +84,7 @@ def test_stock_block_of_notebook_01_is_the_solution_data(builder, solution):
     text = builder.build(1).cells[2].source
     block = re.search(r"```python\n(STOCK = \[.*?\n\])\n```", text, re.S).group(1)
     namespace: dict = {}
-    exec(block, namespace)  # noqa: S102 - our own generated text
+    exec(block, namespace)
     assert namespace["STOCK"] == solution.STOCK
 
 

@@ -29,8 +29,7 @@ from grader.messages import replay_command
 from grader.outputs.class_folder import write_outputs
 from grader.outputs.feedback import LAB_MODULE, lab_replay, render_feedback
 from grader.outputs.plain import render_feedback_plain
-from grader.outputs.starter import starter_text
-from grader.outputs.starter import starter_submissions
+from grader.outputs.starter import starter_submissions, starter_text
 from grader.report import CheckResult, Report
 
 REPO = Path(__file__).resolve().parent.parent
@@ -46,7 +45,7 @@ def _replay(path: str, check_id: str, seed: int) -> str:
     return replay_command(path, check_id, seed, 10.0, default_timeout=10.0)
 
 
-def feedback_record(*, credit: "dict | None" = CREDIT, keyed: bool = False) -> dict:
+def feedback_record(*, credit: dict | None = CREDIT, keyed: bool = False) -> dict:
     """One learner under the instructor's folder: passes, then failures with grader and hostile learner text."""
     path = f"{CLASS}/ana/agtool/tools.py"
     checks = [
@@ -205,7 +204,7 @@ def test_md_prose_and_plain_text_escape_only_what_their_reader_acts_on():
 # ---------------------------------------------------------------- summary.md and the starter
 
 
-def starter_class() -> "tuple[list[dict], dict[str, str]]":
+def starter_class() -> tuple[list[dict], dict[str, str]]:
     """ben handed in the starter with comments and layout changed; cleo wrote step 1 only; dan changed one line."""
     starter = starter_text()
     ben = "# my lab\n" + starter.replace("    ", "  ").replace("\n\n", "\n\n\n")
@@ -258,11 +257,11 @@ def test_without_sources_the_summary_names_no_starter_but_still_counts_steps_not
 # ---------------------------------------------------------------- plots
 
 
-def png_size(path: Path) -> "tuple[int, int]":
+def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", path.read_bytes()[16:24])
 
 
-def eleven_step_class() -> "list[dict]":
+def eleven_step_class() -> list[dict]:
     """Three learners, 16 checks in the fullest step, as many steps as the lab has."""
     records = []
     for n, learner in enumerate(("ana", "ben", "cleo")):

@@ -18,7 +18,6 @@ from email.parser import Parser
 from pathlib import Path
 
 import pytest
-
 from helpers import full_marks
 
 REPO = Path(__file__).resolve().parents[1]

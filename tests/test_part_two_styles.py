@@ -15,12 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from defects.catalog import SOLUTION
+from helpers import PART_ONE_MARKS
+
 from grader.checks.registry import CHECKS, checks_for
 from grader.grading import grade
 from grader.report import STEPS
-from helpers import PART_ONE_MARKS
 
 ROOT = Path(__file__).resolve().parent.parent
 FRAGMENTS = ROOT / "tests" / "alt_styles" / "part_two"

@@ -20,9 +20,9 @@ import pytest
 from langgraph.graph import StateGraph
 
 from grader import grading
-from grader.engine import child, probes
 from grader.checks import step7
 from grader.checks.registry import checks_for
+from grader.engine import child, probes
 
 SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
 # Probes sent to the child per step after sharing, and graph compiles one grading of the solution makes.
@@ -35,7 +35,7 @@ COMPILE_BUDGET = {6: 10, 7: 17, 8: 6}
 FORK_BUDGET = {1: 2, 2: 0, 3: 0, 4: 0, 5: 0, 6: 0, 7: 1, 8: 2}
 
 
-def _job_probes(step: int, seed: int) -> "tuple[int, list[dict]]":
+def _job_probes(step: int, seed: int) -> tuple[int, list[dict]]:
     plan, job = grading._plan(checks_for([step]), seed)
     return sum(len(item.probes) for item in plan), job
 
@@ -103,7 +103,7 @@ def test_one_grading_of_the_solution_stays_within_its_graph_compiles(step):
     assert _compiles_in_process(step, seed=4) <= COMPILE_BUDGET[step]
 
 
-def _walk() -> "tuple[str, ...]":
+def _walk() -> tuple[str, ...]:
     import sys
     return tuple(n for n in sys.modules if n == "grader" or n.startswith("grader."))
 

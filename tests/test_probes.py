@@ -3,16 +3,15 @@ from __future__ import annotations
 
 import json
 import random
-
-import pytest
-
 from pathlib import Path
 
+import pytest
 from defects.harness import Context, grade_in_process
+
+from grader.checks.registry import CHECKS, Verdict, check_rng, checks_for
 from grader.engine.encode import ExplodingArgument, decode, encode, show, strict_equal
 from grader.engine.probes import run_probe
 from grader.engine.report_files import resolve_report_files
-from grader.checks.registry import CHECKS, Verdict, check_rng, checks_for
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTION = ROOT / "solutions" / "tools.py"
@@ -129,7 +128,7 @@ def test_a_spy_interrupt_that_passes_through_call_tool_is_a_record(solution, exc
     def catches_all(name, args):  # the BaseException mistake: the interrupt comes back as a value
         try:
             return module.TOOLS[name]["fn"](**args)
-        except BaseException as caught:  # noqa: BLE001
+        except BaseException as caught:
             return {"ok": False, "value": None, "error": "raised:" + type(caught).__name__}
 
     module.call_tool = catches_all

@@ -11,7 +11,6 @@ import doctest
 from collections import Counter
 
 import pytest
-
 import refactoring.astkit
 import refactoring.bases
 import refactoring.behaviour

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 import jsonschema
+import pytest
 
 from grader.checks.registry import Probe, check_rng, checks_for
 from grader.engine.wire import PROBE_SCHEMA

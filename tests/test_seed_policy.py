@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from grader.batch.run import run_batch
 from grader.report import CheckResult, Report
 from grader.seeds import feedback_seed, grading_seed

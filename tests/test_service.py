@@ -18,11 +18,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
-from grader.service.db import ERROR, GRADED, GRADING, QUEUED, Store
 from e2e.classroom import Classroom, http, proxy_command
 from helpers import full_marks
 from service_stand_ins import database_url, empty_postgres, postgres_url
+
+from grader.service.db import ERROR, GRADED, GRADING, QUEUED, Store
 
 REPO = Path(__file__).resolve().parents[1]
 SOLUTION = (REPO / "solutions" / "tools.py").read_bytes()

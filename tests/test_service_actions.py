@@ -18,10 +18,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from service_stand_ins import FakeHub, Service, database_url
 
 from grader.service.actions_db import ActionLog
 from grader.service.db import Store
-from service_stand_ins import FakeHub, Service, database_url
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "actions"
 COURSE = ('[assignment]\nname = "lab"\ndue = 2030-03-01T12:00:00Z\nlate_due = 2030-03-08T12:00:00Z\n'
@@ -48,7 +48,7 @@ def report(score: int, top: int = 10, seed: int = 1) -> dict:
     return Report(seed=seed, path="tools.py", checks=[check]).to_dict()
 
 
-def graded(store: Store, learner: str, score: int, *, at: "dt.datetime | None" = None) -> int:
+def graded(store: Store, learner: str, score: int, *, at: dt.datetime | None = None) -> int:
     """A graded attempt of ``learner`` (submitted at ``at``, naive UTC, when given)."""
     from sqlalchemy import update
 
@@ -84,7 +84,7 @@ def post(svc, path: str, token: str, fields: dict):
     return status, json.loads(body) if body else None
 
 
-def get(svc, path: str, token: str) -> "tuple[int, str]":
+def get(svc, path: str, token: str) -> tuple[int, str]:
     status, _headers, body = svc.request("GET", path, token)
     return status, body.decode("utf-8", "replace")
 
@@ -327,7 +327,7 @@ def test_a_learner_files_a_regrade_request_that_is_escaped_capped_and_answered(s
 
 
 def test_grades_csv_and_lms_files_with_an_override_and_an_extension_match_their_golden_files():
-    from grader.course.policy import credit, parse_policy, Attempt
+    from grader.course.policy import Attempt, credit, parse_policy
     from grader.outputs.gradebook import gradebook_csv
     from grader.outputs.lms import lms_files, read_roster_text
     from grader.outputs.record import LearnerRecord

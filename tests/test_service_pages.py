@@ -16,12 +16,12 @@ import pytest
 
 pytest.importorskip("jupyterhub")
 
-from bs4 import BeautifulSoup  # noqa: E402
+from bs4 import BeautifulSoup
+from service_stand_ins import FakeHub, Service, failing_report
 
-from grader.messages import replay_for  # noqa: E402
-from grader.service import code_pages, layout, pages  # noqa: E402
-from grader.service.db import GRADED, Store  # noqa: E402
-from service_stand_ins import FakeHub, Service, failing_report  # noqa: E402
+from grader.messages import replay_for
+from grader.service import code_pages, layout, pages
+from grader.service.db import GRADED, Store
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "pages"
 HOSTILE = "</code><script>alert(1)</script>\u202e<img src=x onerror=alert(2)>"

@@ -22,9 +22,10 @@ import pytest
 
 pytest.importorskip("jupyterhub")
 
-from grader.service.actions_db import APPEAL, ActionLog, kept_bytes  # noqa: E402
-from grader.service.db import Store  # noqa: E402
-from service_stand_ins import FakeHub, Service, database_url  # noqa: E402
+from service_stand_ins import FakeHub, Service, database_url
+
+from grader.service.actions_db import APPEAL, ActionLog, kept_bytes
+from grader.service.db import Store
 
 MODULE = b"def search_stocks(query):\n    return []\n"
 

@@ -51,7 +51,7 @@ def unlucky_key(learner: str = LEARNER) -> bytes:
     return next(k for k in (f"key-{n}".encode() for n in range(100)) if SeedPlan(key=k).grading(learner) % 3 == 0)
 
 
-def _grade(store: Store, key: "bytes | None", attempts, grade_fn=seedy_grade) -> list[int]:
+def _grade(store: Store, key: bytes | None, attempts, grade_fn=seedy_grade) -> list[int]:
     """Store ``attempts`` ((learner, bytes, shown seed)), grade them on one worker, return their ids."""
     from grader.service.queue import GradingQueue
 
@@ -106,7 +106,7 @@ def test_the_counted_run_is_the_instructor_s_record_and_resubmitting_cannot_rais
         assert record.feedback_seed in SHOWN_SEEDS + (7,) and record.feedback_report["seed"] == record.feedback_seed
 
 
-def _leaks(store: Store, key: bytes, text: str) -> "list[str]":
+def _leaks(store: Store, key: bytes, text: str) -> list[str]:
     """What of the counted runs ``text`` shows: the grading seed's digits, a call, a value or a hint."""
     secret = [str(SeedPlan(key=key).grading(LEARNER))]
     for attempt in store.finished_of(LEARNER):

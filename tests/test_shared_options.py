@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 PARSER_MODULES = ("grader/cli.py", "grader/service/command.py")
 
 
-def command_parsers() -> "dict[str, argparse.ArgumentParser]":
+def command_parsers() -> dict[str, argparse.ArgumentParser]:
     from grader.cli import build_parser
     from grader.settings import Settings
 
@@ -33,7 +33,7 @@ def command_parsers() -> "dict[str, argparse.ArgumentParser]":
     return {name: subparsers.choices[name] for name in ("check", "batch", "serve")}
 
 
-def action_of(parser: argparse.ArgumentParser, flag: str) -> "argparse.Action | None":
+def action_of(parser: argparse.ArgumentParser, flag: str) -> argparse.Action | None:
     return next((a for a in parser._actions if flag in a.option_strings), None)
 
 
@@ -61,7 +61,7 @@ def test_every_option_two_commands_take_is_in_the_table():
     assert shared - set(OPTIONS) <= {"--timeout", "--out"}, shared - set(OPTIONS)
 
 
-def declared_flags(source: str) -> "list[str]":
+def declared_flags(source: str) -> list[str]:
     """The flags that ``add_argument`` calls in ``source`` declare."""
     return [node.args[0].value for node in ast.walk(ast.parse(source))
             if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"
@@ -141,7 +141,7 @@ def _numeric(node: ast.AST) -> bool:
     return False
 
 
-def numbers_named_like_limits(source: str) -> "list[str]":
+def numbers_named_like_limits(source: str) -> list[str]:
     """Module-level names that look like limits and are given a number in ``source``."""
     found = []
     for node in ast.parse(source).body:

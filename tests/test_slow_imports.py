@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import full_marks
 
 from grader.report import STEPS
-from helpers import full_marks
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -54,7 +54,7 @@ def slow_module(folder: Path, name: str) -> Path:
     return path
 
 
-def check_cli(path: Path, *extra: str) -> "tuple[subprocess.CompletedProcess, float]":
+def check_cli(path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, float]:
     env = {k: v for k, v in os.environ.items() if k != "AGTOOL_IMPORT_TIMEOUT"}
     began = time.monotonic()
     done = subprocess.run([str(BIN / "agtool-grade"), "check", str(path), "--seed", "3", *extra],
@@ -81,7 +81,7 @@ def test_a_10_s_import_gets_full_marks_from_check(tmp_path):
     assert done.returncode == 0 and f"{FULL}/{FULL} points" in done.stdout, done.stdout[-3000:]
 
 
-def _notebook_score(path: Path) -> "tuple[int, int]":
+def _notebook_score(path: Path) -> tuple[int, int]:
     from agtool_lab.widget import grade_step
 
     reports = [grade_step(step, path=path, seed=3) for step in STEPS]

@@ -16,7 +16,6 @@ import string
 
 import pytest
 
-
 # The `sol` fixture (tests/conftest.py) imports $AGTOOL_SPEC_MODULE, else the reference solution.
 SEEDS = range(6)
 TOOL_NAMES = ("stock_lookup", "legacy_stock")
@@ -210,14 +209,14 @@ class Poison:
 @pytest.mark.parametrize("poisoned", ["sku", "region"])
 def test_step1_tool_counts_on_its_first_line_even_when_it_then_fails(sol, tool, poisoned):
     args = {"sku": "SKU-1001", "region": "north", "limit": 2, poisoned: Poison()}
-    with pytest.raises(Exception):
+    with pytest.raises((RuntimeError, TypeError)):  # Poison's own error, or a comparison it cannot make
         getattr(sol, tool)(**args)
     assert sol.CALLS[tool] == 1
     assert sum(sol.CALLS.values()) == 1
 
 
 def test_step1_stock_lookup_counts_before_a_bad_limit_fails(sol):
-    with pytest.raises(Exception):
+    with pytest.raises((RuntimeError, TypeError)):  # Poison's own error, or a comparison it cannot make
         sol.stock_lookup("SKU-1001", "north", Poison())
     assert sol.CALLS == {"stock_lookup": 1, "legacy_stock": 0}
 

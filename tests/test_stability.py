@@ -15,11 +15,20 @@ mutation gate grades every mutant of the solution on two more seeds);
 from __future__ import annotations
 
 import pytest
-
 from defects.catalog import DEFECTS, MORE_DEFECTS
+from mutation.stability import (
+    SEEDS,
+    corpus,
+    describe,
+    expected_failure,
+    grade_corpus,
+    outcome,
+    unplantable,
+    unstable,
+    wrong,
+)
+
 from grader.checks.registry import CHECKS
-from mutation.stability import (SEEDS, corpus, describe, expected_failure, grade_corpus, outcome, unplantable,
-                                unstable, wrong)
 
 MODULES = corpus()
 UNPLANTABLE = unplantable()  # a defect whose edits no longer apply fails its own tests, not the collection
@@ -31,7 +40,7 @@ WRONG_SEEDS = 5
 # found (issue 29) now meet fixed classes of cases on every seed -- each whitespace character and end, every
 # non-ASCII digit and separator, each edit at each place, a refused result in call_coerced, and the grader's
 # explain and resolve_sku in the retry and handle_named checks.
-KNOWN_UNSTABLE: "dict[str, str]" = {}
+KNOWN_UNSTABLE: dict[str, str] = {}
 # (Issue 34's last one, styled/state_keys_c_pick_tidies_the_region, left when step 7's loop run took its
 # wrong regions from cases.UNTIDYABLE_REGIONS: a tidying pick no longer meets a case variant there on some
 # seeds only.)
@@ -71,7 +80,7 @@ def test_a_correct_module_keeps_full_marks_and_a_mistake_fails_its_check_on_ever
     assert not bad, f"{name} {what} on seeds {bad.get(name)}"
 
 
-def steps_it_may_cost(name: str) -> "frozenset[int] | None":
+def steps_it_may_cost(name: str) -> frozenset[int] | None:
     """The steps a planted defect or a plausible mistake may cost: its own check's step and its ``affects``.
 
     >>> sorted(steps_it_may_cost("defect/step2/extra")), steps_it_may_cost("solution") is None

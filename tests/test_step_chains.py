@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from engine_probes import ENGINE_PROBES
+
 from grader.engine import cgroups
 from grader.engine.protocol import IMPORT_ERROR, IMPORTED, OBS, StepJob, encode_source
 
@@ -24,7 +24,7 @@ BASE = ("import os, sys, time, threading, json\n"
         "    return [os.getpid(), len(COUNT)]\n")
 
 
-def _jobs(source: str, *calls: "str | tuple[str, ...]") -> "list[StepJob]":
+def _jobs(source: str, *calls: str | tuple[str, ...]) -> list[StepJob]:
     """One job per entry: the functions it calls, in order (``seen`` last)."""
     jobs = []
     for n, fns in enumerate(calls, start=1):
@@ -35,7 +35,7 @@ def _jobs(source: str, *calls: "str | tuple[str, ...]") -> "list[StepJob]":
     return jobs
 
 
-def _seen(result) -> "tuple[int, int] | None":
+def _seen(result) -> tuple[int, int] | None:
     """(pid, counter) the step's last probe saw, or None."""
     obs = [m["obs"] for m in result.messages if m["type"] == OBS]
     value = obs[-1].get("value") if obs else None

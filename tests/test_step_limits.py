@@ -100,7 +100,7 @@ def test_cgroup_step_group_holds_a_forked_tree_and_kills_it():
 def test_the_limits_line_is_in_the_text_and_json_output_of_check():
     command = [sys.executable, "-m", "grader", "check", str(SOLUTION), "--step", "1", "--seed", "3"]
     text = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120).stdout
-    line = [l for l in text.splitlines() if l.startswith("limits: ")]
+    line = [row for row in text.splitlines() if row.startswith("limits: ")]
     assert line and "cpu nice 19" in line[0] and "sandbox" in line[0] and "disk 64 MiB/step" in line[0]
     probe = cgroups.ServerGroup.create()
     if probe is not None:

@@ -22,15 +22,13 @@ every other step at full marks, on three seeds.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
 from defects.styled import ALSO_CHARGED, ALT_STYLES, STYLED_MISTAKES, materialise_styled
+from helpers import PART_ONE_MARKS
+
 from grader.checks.registry import CHECKS, checks_for
 from grader.grading import grade
 from grader.locate import Submission
-from helpers import PART_ONE_MARKS
 
 checks_for()  # load the registry
 

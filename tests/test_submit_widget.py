@@ -46,12 +46,12 @@ class FakeService:
     def __init__(self):
         self.course: object = dict(COURSE)
         self.course_status = 200
-        self.course_body: "bytes | None" = None  # raw bytes instead of JSON (a proxy's HTML page)
+        self.course_body: bytes | None = None  # raw bytes instead of JSON (a proxy's HTML page)
         self.course_delay = 0.0
-        self.refuse: "tuple[int, str] | None" = None  # POST answers this status and error
+        self.refuse: tuple[int, str] | None = None  # POST answers this status and error
         self.requests: list[tuple[str, str, str]] = []  # method, path, Authorization
         self.attempts: dict[int, bytes] = {}
-        self.report: "dict | None" = None  # the graded attempt's report (None: _report())
+        self.report: dict | None = None  # the graded attempt's report (None: _report())
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -348,7 +348,7 @@ def test_a_submitted_report_of_every_step_is_headed_by_its_steps_not_one_step():
 
 def _whole_module() -> Report:
     """A submitted attempt's report: every step graded, a failure in step 3 and one in step 10."""
-    checks = [CheckResult(f"step{step}/c{i}", step, not ((step, i) in {(3, 0), (10, 1)}), 0 if (step, i) in
+    checks = [CheckResult(f"step{step}/c{i}", step, (step, i) not in {(3, 0), (10, 1)}, 0 if (step, i) in
                           {(3, 0), (10, 1)} else 1, 1, f"Check {i} of step {step}", message="wrong")
               for step in range(1, 12) for i in range(3)]
     return Report(seed=3, path="tools.py", checks=checks, output={"10": "printed in step 10", "3": "printed in 3"})

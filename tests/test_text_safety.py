@@ -13,8 +13,8 @@ import pytest
 
 from grader.outputs.class_folder import write_outputs
 from grader.outputs.gradescope_results import write_results
-from grader.report import CheckResult, Report, clean_text
 from grader.render import render_json, render_markdown, render_text
+from grader.report import CheckResult, Report, clean_text
 
 LONE = ["\ud800", "\udcff", "a\udc80b", "\udfff\ud800"]
 

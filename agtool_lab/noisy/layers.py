@@ -33,8 +33,8 @@ Example::
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from types import ModuleType
-from typing import Mapping
 
 import pandas as pd
 
@@ -92,7 +92,7 @@ def draw_named_orders(data: LabData, products: Mapping[str, str], n: int, *, see
     return orders
 
 
-def _shared_word(products: Mapping[str, str], sku: str) -> "str | None":
+def _shared_word(products: Mapping[str, str], sku: str) -> str | None:
     # A word of this product's name that another product's name also has: "bolt", "wire".
     others = [name.casefold() for other, name in products.items() if other != sku]
     return next((w for w in products[sku].split() if any(w.casefold() in o for o in others)), None)
@@ -115,7 +115,7 @@ NAMED_MISTAKES = {
 
 
 def model_writes(order: dict, products: Mapping[str, str], data: LabData, *,
-                 error_rate: float, seed: int, index: int) -> tuple[dict, "str | None"]:
+                 error_rate: float, seed: int, index: int) -> tuple[dict, str | None]:
     """The call the model writes for ``order`` (``product`` instead of ``sku``), and its mistake or None.
 
     >>> data = LabData(regions=("north",), max_rows=5, stock=())
@@ -258,7 +258,7 @@ def plot_layers(table: pd.DataFrame):
 # --------------------------------------------------------------------------
 
 
-def _guess(module, reason: str, args: dict, rng: random.Random) -> "dict | None":
+def _guess(module, reason: str, args: dict, rng: random.Random) -> dict | None:
     # What a model does with "args:allowed:region" alone: any value the contract accepts.
     arg = reason.split(":", 2)[-1]
     rule = module.TOOLS[_TOOL]["args"].get(arg, {})
@@ -269,7 +269,7 @@ def _guess(module, reason: str, args: dict, rng: random.Random) -> "dict | None"
     return None
 
 
-def _first_retries(module, call: dict, truth: list, rng_seed: str) -> "tuple[bool, bool] | None":
+def _first_retries(module, call: dict, truth: list, rng_seed: str) -> tuple[bool, bool] | None:
     found = module.resolve_sku(call["product"])
     if found.get("kind") != "resolved":
         return None

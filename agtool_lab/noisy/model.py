@@ -50,9 +50,9 @@ Example::
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Callable, Mapping
 
 __all__ = [
     "CATEGORIES",
@@ -110,7 +110,7 @@ class LabData:
     max_rows: int
 
     @classmethod
-    def from_module(cls, module: ModuleType) -> "LabData":
+    def from_module(cls, module: ModuleType) -> LabData:
         """Read ``REGIONS``, ``STOCK`` and ``MAX_ROWS`` from a learner module."""
         return cls(
             regions=tuple(module.REGIONS),
@@ -132,11 +132,11 @@ class LabData:
         return sum(1 for row in self.stock if row["sku"] == sku and row["region"] == region)
 
 
-def _as_data(source: "ModuleType | LabData") -> LabData:
+def _as_data(source: ModuleType | LabData) -> LabData:
     return source if isinstance(source, LabData) else LabData.from_module(source)
 
 
-def right_rows(source: "ModuleType | LabData", order: Mapping) -> list[dict]:
+def right_rows(source: ModuleType | LabData, order: Mapping) -> list[dict]:
     """The right answer to ``order``: its first ``limit`` bins, read from the module's ``STOCK``.
 
     >>> from agtool_lab.load import load_module
@@ -152,7 +152,7 @@ def right_rows(source: "ModuleType | LabData", order: Mapping) -> list[dict]:
     return rows[: order["limit"]]
 
 
-def draw_orders(source: "ModuleType | LabData", n: int, *, seed: int = 0) -> list[dict]:
+def draw_orders(source: ModuleType | LabData, n: int, *, seed: int = 0) -> list[dict]:
     """Draw ``n`` orders that each have a right answer, from the module's own ``STOCK``.
 
     Each order picks a stock row at random (so a region with many bins is asked
@@ -321,7 +321,7 @@ class NoisyModel:
     'format'
     """
 
-    source: "ModuleType | LabData"
+    source: ModuleType | LabData
     error_rate: float = CHAPTER_ERROR_RATE
     mix: Mapping[str, float] = field(default_factory=lambda: dict(CHAPTER_MIX))
     seed: int = 0

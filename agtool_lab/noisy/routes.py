@@ -40,10 +40,10 @@ Example::
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Iterable, Iterator, Sequence
 
 import pandas as pd
 

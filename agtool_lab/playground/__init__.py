@@ -20,8 +20,8 @@ from __future__ import annotations
 from agtool_lab.playground._live import LiveModule, friendly_error
 from agtool_lab.playground.args import ArgsBuilder, args_playground, cache_playground, call_playground
 from agtool_lab.playground.data import contract_playground, result_playground
-from agtool_lab.playground.path import draw_path, order_path, path_playground
 from agtool_lab.playground.part_two import coercion_playground, identity_playground, suggestion_playground
+from agtool_lab.playground.path import draw_path, order_path, path_playground
 from agtool_lab.playground.report import report_playground
 
 __all__ = [

@@ -5,8 +5,9 @@ import html
 import io
 import pprint
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
@@ -95,7 +96,7 @@ def chart_image() -> widgets.Image:
     return widgets.Image(format="png", layout=widgets.Layout(display="none"))
 
 
-def show_chart(chart: widgets.Image, fig: "Figure | None") -> None:
+def show_chart(chart: widgets.Image, fig: Figure | None) -> None:
     """Draw ``fig`` in ``chart``; with ``None`` hide it: an Image without a picture shows as a broken one.
 
     >>> chart = chart_image(); show_chart(chart, None); chart.layout.display, bytes(chart.value)

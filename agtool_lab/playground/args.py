@@ -1,7 +1,7 @@
 """Steps 2, 3 and 5: build a call with widgets (traps included), see validate_args, call_tool and the cache."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure

@@ -7,11 +7,22 @@ import pprint
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from agtool_lab.playground._live import (GREEN, GREY, RED, LiveModule, chart_image, esc, friendly_error, guard,
-                                        missing_data, missing_html, pre, show_chart)
+from agtool_lab.playground._live import (
+    GREEN,
+    GREY,
+    RED,
+    LiveModule,
+    chart_image,
+    esc,
+    friendly_error,
+    guard,
+    missing_data,
+    missing_html,
+    pre,
+    show_chart,
+)
 from agtool_lab.playground.args import SKUS
 from grader import spec
-
 
 # --------------------------------------------------------------------------
 # Step 1: the data and the contract table
@@ -130,7 +141,7 @@ def result_playground(path=None) -> widgets.VBox:
         try:
             value = live.get().legacy_stock("SKU-3300", "north", 2)
         except Exception as exc:
-            guard(shown, lambda: friendly_error(exc))
+            guard(shown, lambda error=exc: friendly_error(error))
             return
         editor.value = pprint.pformat(value, width=90, sort_dicts=False)  # re-renders through observe
 

@@ -126,7 +126,7 @@ def suggestion_playground(path=None) -> widgets.VBox:
     return widgets.VBox([region, shown])
 
 
-def first_containing(products: dict, query: str) -> "str | None":
+def first_containing(products: dict, query: str) -> str | None:
     """The shortcut step 11 must not take: the first sku whose name contains ``query``.
 
     >>> first_containing({"A-1": "Steel bolt M6", "A-2": "Steel bolt M8"}, "bolt")

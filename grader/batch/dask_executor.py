@@ -21,7 +21,7 @@ Example::
 from __future__ import annotations
 
 import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 from grader.batch.task import failed_report, grade_task
 from grader.messages import cluster_failed

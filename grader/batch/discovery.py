@@ -66,11 +66,11 @@ class LearnerFile:
     path: Path | None
     display: str
     error: str = ""
-    within: "Path | None" = None
+    within: Path | None = None
 
 
-def discover(submissions: "str | os.PathLike[str]", *, workdir: "Path | None" = None,
-             skipped: "list[tuple[str, str]] | None" = None) -> list[LearnerFile]:
+def discover(submissions: str | os.PathLike[str], *, workdir: Path | None = None,
+             skipped: list[tuple[str, str]] | None = None) -> list[LearnerFile]:
     """Find every learner's submission; sorted by learner id.
 
     ``workdir`` is where a zip is extracted (required for zips); zip members
@@ -204,7 +204,7 @@ def _ids_from_paths(paths: list[Path], pattern: str) -> list[str]:
     return ["-".join(p[first_diff:len(p) - suffix]) or p[-1] for p in parts]
 
 
-def extract_zip_safely(archive: Path, workdir: Path, *, skipped: "list[tuple[str, str]] | None" = None) -> Path:
+def extract_zip_safely(archive: Path, workdir: Path, *, skipped: list[tuple[str, str]] | None = None) -> Path:
     """Extract ``archive`` into ``workdir/submissions`` (emptied first) and return that folder.
 
     Refuses the whole archive (:class:`UnsafeArchive`) when a member is an

@@ -42,8 +42,8 @@ def find_module(submission: Path) -> Path:
         return candidates[0]
 
 
-def grade_for_gradescope(submission: "str | os.PathLike[str]" = SUBMISSION_DIR,
-                         results: "str | os.PathLike[str]" = RESULTS_FILE, *,
+def grade_for_gradescope(submission: str | os.PathLike[str] = SUBMISSION_DIR,
+                         results: str | os.PathLike[str] = RESULTS_FILE, *,
                          seed: int | None = None, timeout: float | None = None, grade_fn=None) -> Report:
     """Grade the upload in ``submission`` and write Gradescope's ``results.json`` to ``results``.
 

@@ -35,8 +35,9 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import wait
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from grader.engine.proctree import die_with_parent
 
@@ -62,7 +63,7 @@ def worker_lanes() -> int:
     return _lanes
 
 
-def _worker_main(conn, work: Callable[[Any], Any], prepare: "Callable[[], Any] | None" = None,
+def _worker_main(conn, work: Callable[[Any], Any], prepare: Callable[[], Any] | None = None,
                  lanes: int = 0) -> None:
     global _lanes
     # Own process group, so a time-out kills this worker and whatever it forked.
@@ -81,7 +82,7 @@ def _worker_main(conn, work: Callable[[Any], Any], prepare: "Callable[[], Any] |
         if prepare is not None:
             try:
                 prepare()  # e.g. start the fork server now, not when the first task is already waiting
-            except Exception:  # noqa: BLE001 - the first task will meet the same problem and report it
+            except Exception:
                 pass
         while True:
             try:
@@ -101,7 +102,7 @@ def _worker_main(conn, work: Callable[[Any], Any], prepare: "Callable[[], Any] |
 
 
 class _Worker:
-    def __init__(self, ctx, work: Callable[[Any], Any], prepare: "Callable[[], Any] | None" = None,
+    def __init__(self, ctx, work: Callable[[Any], Any], prepare: Callable[[], Any] | None = None,
                  lanes: int = 0):
         self.conn, child = ctx.Pipe()
         _PARENT_ENDS.add(self.conn)
@@ -179,8 +180,8 @@ class WorkerPool:
     """
 
     def __init__(self, work: Callable[[Any], Any], *, jobs: int, hard_limit: float,
-                 on_lost: Callable[[Any, bool], Any], feed: "Callable[[], Any] | None" = None,
-                 prepare: "Callable[[], Any] | None" = None):
+                 on_lost: Callable[[Any, bool], Any], feed: Callable[[], Any] | None = None,
+                 prepare: Callable[[], Any] | None = None):
         self.work, self.jobs, self.hard_limit = work, max(1, int(jobs)), hard_limit
         # Step children a worker's grading runs at once: the cores the workers leave.
         self.lanes = max(1, (os.cpu_count() or 1) // self.jobs)
@@ -188,11 +189,11 @@ class WorkerPool:
         self._pending: deque = deque()
         self._workers: list[_Worker] = []
         self._ctx = None
-        self._wake: "_WakePipe | None" = None
+        self._wake: _WakePipe | None = None
         self._lock = threading.Lock()  # only wake() comes from other threads
 
     # --------------------------------------------------------------- life
-    def start(self) -> "WorkerPool":
+    def start(self) -> WorkerPool:
         """Start the worker processes (done by the first :meth:`poll` if not called)."""
         if self._ctx is None:
             self._ctx = start_context()
@@ -217,7 +218,7 @@ class WorkerPool:
                 self._wake = None
         self._ctx = None
 
-    def __enter__(self) -> "WorkerPool":
+    def __enter__(self) -> WorkerPool:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -260,7 +261,7 @@ class WorkerPool:
         except (BrokenPipeError, OSError):
             pass  # the worker died while idle: recv() reports EOF
 
-    def poll(self, timeout: "float | None" = None) -> "list[tuple[Any, Any]]":
+    def poll(self, timeout: float | None = None) -> list[tuple[Any, Any]]:
         """Give free workers tasks, then wait for results: ``[(task, result), ...]`` (may be empty).
 
         Waits until a worker answers, one runs past its deadline, :meth:`wake`
@@ -310,7 +311,7 @@ class WorkerPool:
 
 
 def run_pool(tasks: Iterable[Any], *, jobs: int, hard_limit: float, work: Callable[[Any], Any],
-             on_lost: Callable[[Any, bool], Any], pool: "WorkerPool | None" = None) -> Iterator[tuple[Any, Any]]:
+             on_lost: Callable[[Any, bool], Any], pool: WorkerPool | None = None) -> Iterator[tuple[Any, Any]]:
     """Run ``work(task)`` on ``jobs`` workers (no more than there are tasks); yield ``(task, result)`` as each finishes.
 
     A worker that dies, or has not answered ``hard_limit`` seconds after it got
@@ -327,7 +328,7 @@ def run_pool(tasks: Iterable[Any], *, jobs: int, hard_limit: float, work: Callab
         yield from _drain(pool, pending)
 
 
-def _drain(pool: WorkerPool, tasks: "list[Any]") -> Iterator[tuple[Any, Any]]:
+def _drain(pool: WorkerPool, tasks: list[Any]) -> Iterator[tuple[Any, Any]]:
     for task in tasks:
         pool.submit(task)
     while pool.pending() or pool.busy():

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from grader.outputs.record import LearnerRecord
 
@@ -33,7 +33,7 @@ def write_json_atomically(path: Path, data: dict) -> None:
 
 
 def result_record(learner: str, display: str, sha256: str, seed: int, selection: dict, report: dict,
-                  feedback: "tuple[int, dict] | None" = None, submitted_at: "str | None" = None) -> LearnerRecord:
+                  feedback: tuple[int, dict] | None = None, submitted_at: str | None = None) -> LearnerRecord:
     """One learner's saved result; ``feedback`` is ``(seed, report)`` of the run they are shown, if separate.
 
     ``report`` is the grade that counts. With a seed key (``grader.seeds``) its
@@ -48,7 +48,7 @@ def result_record(learner: str, display: str, sha256: str, seed: int, selection:
                          submitted_at=submitted_at)
 
 
-def load_record(out: Path, learner: str) -> "LearnerRecord | None":
+def load_record(out: Path, learner: str) -> LearnerRecord | None:
     """The saved record of ``learner`` under ``out/results``, or ``None`` (none, or not readable as one)."""
     try:
         data = json.loads((Path(out) / RESULTS_DIR / f"{learner}.json").read_text(encoding="utf-8"))
@@ -57,7 +57,7 @@ def load_record(out: Path, learner: str) -> "LearnerRecord | None":
         return None
 
 
-def load_records(out: "str | os.PathLike[str]", learners: Iterable[str] | None = None) -> "list[LearnerRecord]":
+def load_records(out: str | os.PathLike[str], learners: Iterable[str] | None = None) -> list[LearnerRecord]:
     """The result records under ``out/results``, sorted by learner (all, or only ``learners``).
 
     >>> [r.learner for r in load_records("out/")]   # doctest: +SKIP

@@ -54,10 +54,10 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Iterable
 
 from tqdm.auto import tqdm
 
@@ -65,8 +65,15 @@ from grader.batch.dask_executor import run_on_dask
 from grader.batch.discovery import LearnerFile, discover
 from grader.batch.pool import WorkerPool, run_pool
 from grader.batch.records import MANIFEST, RESULTS_DIR, load_record, load_records, result_record, write_json_atomically
-from grader.batch.task import (SUBMISSION_TIMEOUT, GradeFn, GradeTask, failed_report, grade_task, step_timeout,
-                               warm_engine)
+from grader.batch.task import (
+    SUBMISSION_TIMEOUT,
+    GradeFn,
+    GradeTask,
+    failed_report,
+    grade_task,
+    step_timeout,
+    warm_engine,
+)
 from grader.checks.registry import checks_for
 from grader.course.policy import Policy, batch_credit, load_policy
 from grader.grading import MAX_SOURCE_BYTES
@@ -88,7 +95,7 @@ class BatchResult:
     """What :func:`run_batch` did: where the outputs are and how many learners it graded."""
 
     out: Path
-    seed: "int | None"
+    seed: int | None
     learners: list[str] = field(default_factory=list)
     graded: int = 0
     skipped: int = 0
@@ -100,13 +107,13 @@ class BatchResult:
     isolation: list = field(default_factory=list)  # how learner code ran, in this run's reports (each way once)
 
 
-def run_batch(submissions: "str | os.PathLike[str]", out: "str | os.PathLike[str]", *,
+def run_batch(submissions: str | os.PathLike[str], out: str | os.PathLike[str], *,
               jobs: int | None = None, seed: int | None = None, resume: bool = False,
               timeout: float | None = SUBMISSION_TIMEOUT, steps: Iterable[int] | None = None,
               only: Iterable[str] | None = None, executor: str = "local", scheduler=None, sandbox: str | None = None,
-              grade_fn: GradeFn | None = None, progress: bool = True, seed_key: "str | bytes | None" = None,
-              course=None, submitted_at: "dt.datetime | None" = None, roster: "str | os.PathLike[str] | None" = None,
-              similarity: bool = False, reference: "str | os.PathLike[str] | None" = None) -> BatchResult:
+              grade_fn: GradeFn | None = None, progress: bool = True, seed_key: str | bytes | None = None,
+              course=None, submitted_at: dt.datetime | None = None, roster: str | os.PathLike[str] | None = None,
+              similarity: bool = False, reference: str | os.PathLike[str] | None = None) -> BatchResult:
     """Grade every submission and write the class outputs under ``out`` (options: the module's docstring).
 
     >>> run_batch("class/", "out/", seed=3).outputs["csv"]   # doctest: +SKIP
@@ -149,7 +156,7 @@ def run_batch(submissions: "str | os.PathLike[str]", out: "str | os.PathLike[str
 class _Batch:
     """One run's state: the result so far, records that could not be saved, and each learner's runs until all are in."""
 
-    def __init__(self, out: Path, selection: dict, plan: "SeedPlan", *, stamp: "str | None", keep_sources: bool):
+    def __init__(self, out: Path, selection: dict, plan: SeedPlan, *, stamp: str | None, keep_sources: bool):
         self.out, self.selection, self.plan, self.stamp = out, selection, plan, stamp
         self.keep_sources = keep_sources
         self.result = BatchResult(out=out, seed=plan.seed, seeds=plan.describe())
@@ -157,7 +164,7 @@ class _Batch:
         self.texts: dict[str, str] = {}  # learner -> source text: starter check, --similarity (never executed)
         self.runs: dict[str, dict[str, dict]] = {}  # learner -> purpose -> report, until a learner's runs are all in
 
-    def plan_tasks(self, found: "list[LearnerFile]", *, resume: bool, timeout, sandbox) -> "list[GradeTask]":
+    def plan_tasks(self, found: list[LearnerFile], *, resume: bool, timeout, sandbox) -> list[GradeTask]:
         """The grading tasks of ``found``; a submission that cannot be read is stored as its failed row now."""
         self.result.learners = [s.learner for s in found]
         selection, tasks = self.selection, []
@@ -198,7 +205,7 @@ class _Batch:
     def store(self, record: LearnerRecord) -> None:
         _store(self.out, record, self.kept)
 
-    def records(self, policy: "Policy | None", now: dt.datetime) -> "list[LearnerRecord]":
+    def records(self, policy: Policy | None, now: dt.datetime) -> list[LearnerRecord]:
         """This run's learners' records, as saved (or kept), with their credit under the course policy."""
         learners = self.result.learners
         saved = {r.learner: r for r in load_records(self.out, learners)}
@@ -211,7 +218,7 @@ class _Batch:
                 for r in records]
 
 
-def _stamp(now: dt.datetime, policy) -> "str | None":
+def _stamp(now: dt.datetime, policy) -> str | None:
     """The attempt's time, in the records, under a course policy only (due dates).
 
     Without one a record holds nothing that changes between two runs on the
@@ -228,13 +235,13 @@ def _out_folder(out) -> Path:
     return out
 
 
-def _find(submissions, out: Path, result: BatchResult) -> "list[LearnerFile]":
+def _find(submissions, out: Path, result: BatchResult) -> list[LearnerFile]:
     """The submissions, minus OUT itself (it may sit inside the submissions folder; it is not a learner)."""
     found = discover(submissions, workdir=out, skipped=result.archive_skipped)
     return [s for s in found if not (s.path is None and Path(s.display).resolve() == out.resolve())]
 
 
-def _references(reference) -> "dict[str, str]":
+def _references(reference) -> dict[str, str]:
     """The ``--reference`` file's text, named ``reference:<file name>`` so no learner id can equal it."""
     if reference is None:
         return {}
@@ -260,7 +267,7 @@ def _course(course):
     return course if isinstance(course, Policy) else load_policy(course)
 
 
-def _store(out: Path, record: LearnerRecord, kept: "dict[str, LearnerRecord]") -> None:
+def _store(out: Path, record: LearnerRecord, kept: dict[str, LearnerRecord]) -> None:
     """Save one learner's record; a failure to save it becomes that learner's row, not the batch's end.
 
     The record that could not be written (a report the JSON encoder refuses,
@@ -303,8 +310,8 @@ def _check_selection(selection: dict) -> None:
     checks_for(selection["steps"], selection["only"])  # KeyError for an unknown check id
 
 
-def _still_valid(old: "LearnerRecord | None", digest: str, seed: int, selection: dict,
-                 feedback: "int | None") -> bool:
+def _still_valid(old: LearnerRecord | None, digest: str, seed: int, selection: dict,
+                 feedback: int | None) -> bool:
     """Whether a saved result can stand: same bytes, seeds and selection, and a grade.
 
     A failure of the grading machinery (``failure_of(report).retry``: the
@@ -328,7 +335,7 @@ def _read_submission(sub: LearnerFile) -> tuple[bytes, str]:
     return source, ""
 
 
-def _choose_plan(out: Path, seed: "int | None", key: "bytes | None", resume: bool) -> SeedPlan:
+def _choose_plan(out: Path, seed: int | None, key: bytes | None, resume: bool) -> SeedPlan:
     """The batch's seeds: a given seed; else with a key, per-learner seeds; else a class seed (kept on resume)."""
     if key is None:
         return SeedPlan(seed=_choose_seed(out, seed, resume))
@@ -373,7 +380,7 @@ def _hard_limit(timeout) -> float:
     return (timeout if timeout else SUBMISSION_TIMEOUT) + GRACE
 
 
-def _early_pool(executor, jobs, timeout, grade_fn, sandbox) -> "WorkerPool | None":
+def _early_pool(executor, jobs, timeout, grade_fn, sandbox) -> WorkerPool | None:
     """The local executor's pool, started before there are tasks (``None`` for Dask).
 
     With the real grader each worker starts its fork server at once

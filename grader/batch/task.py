@@ -14,15 +14,16 @@ Example::
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from grader.batch.pool import worker_lanes
 from grader.checks.registry import checks_for
 from grader.engine.client import shared_client
 from grader.grading import STEP_TIMEOUT, grade
-from grader.limits import MIN_STEP_TIMEOUT, SUBMISSION_TIMEOUT
+from grader.limits import MIN_STEP_TIMEOUT
 from grader.locate import Submission
+
 # GRADER_FAILED and WORKER_DIED: re-exported for the batch's modules (grader.batch.gradescope reads one here).
 from grader.messages import GRADER_FAILED, WORKER_DIED, grader_failed  # noqa: F401
 from grader.report import CheckResult, Failure, FailureKind, Report
@@ -70,7 +71,7 @@ def step_timeout(budget: float | None, n_steps: int) -> float | None:
 
 
 def failed_report(seed: int, path: str, message: str, *, steps=None, only=None,
-                  kind: "FailureKind | str | None" = None) -> Report:
+                  kind: FailureKind | str | None = None) -> Report:
     """A report where every selected check failed with ``message`` (used when grading could not run).
 
     ``kind`` says who failed (:class:`grader.report.FailureKind`); without
@@ -89,7 +90,7 @@ def failed_report(seed: int, path: str, message: str, *, steps=None, only=None,
     return Report(seed=seed, path=path, checks=checks, failure=failure)
 
 
-def grade_task(task: GradeTask, grade_fn: GradeFn | None = None, settings: "Settings | None" = None) -> dict:
+def grade_task(task: GradeTask, grade_fn: GradeFn | None = None, settings: Settings | None = None) -> dict:
     """Grade one task in the calling process and return ``Report.to_dict()``.
 
     Learner code never runs here: ``grade`` runs it in child processes, from
@@ -117,7 +118,7 @@ def grade_task(task: GradeTask, grade_fn: GradeFn | None = None, settings: "Sett
     return report.to_dict()
 
 
-def task_settings(task: GradeTask, settings: "Settings | None" = None) -> Settings:
+def task_settings(task: GradeTask, settings: Settings | None = None) -> Settings:
     """The settings a task is graded with: ``settings`` (default: this process's), in the task's sandbox mode.
 
     In a pool's worker, the steps of one grading run in as many step children

@@ -18,11 +18,12 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from grader import spec
-from grader.engine.encode import encode, show, strict_equal
 from grader.checks.registry import Check, Observation, Probe, Verdict, register
+from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
 TOOL_SPIES_ORIGINAL = {"stock_lookup": {"mode": "original"}, "legacy_stock": {"mode": "original"}}

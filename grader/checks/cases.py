@@ -19,10 +19,28 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from grader.spec import (ALLOWED, args_contract, ARG_NAMES, EMPTY, EXTRA, FALLBACK_REGION, MAX_ROWS, MISSING, RANGE, REGIONS,
-                         SHAPE, SKUS, TOO_BIG, TOOL_NAMES, TYPE, UNKNOWN_SKU, UNKNOWN_TOOL, arg_reason,
-                         stocked_pairs)
 from grader.engine.wire import JsonDict
+from grader.spec import (
+    ALLOWED,
+    ARG_NAMES,
+    EMPTY,
+    EXTRA,
+    FALLBACK_REGION,
+    MAX_ROWS,
+    MISSING,
+    RANGE,
+    REGIONS,
+    SHAPE,
+    SKUS,
+    TOO_BIG,
+    TOOL_NAMES,
+    TYPE,
+    UNKNOWN_SKU,
+    UNKNOWN_TOOL,
+    arg_reason,
+    args_contract,
+    stocked_pairs,
+)
 
 # Values a model plausibly writes for a region that is not allowed.
 # Families: another case, a stray space, a typo, something else entirely.

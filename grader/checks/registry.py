@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import importlib
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from grader.engine.wire import JsonDict, to_wire
 

@@ -4,12 +4,24 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from grader.checks import cases
 from grader import spec
-from grader.checks._common import (Fail, add, call_probe, calls_delta, counts_of, get_field, expectations_judge,
-                                   judge_expectations, op, outcome, records_of, call_op)
-from grader.engine.encode import ExplodingArgument, encode, show, strict_equal
+from grader.checks import cases
+from grader.checks._common import (
+    Fail,
+    add,
+    call_op,
+    call_probe,
+    calls_delta,
+    counts_of,
+    expectations_judge,
+    get_field,
+    judge_expectations,
+    op,
+    outcome,
+    records_of,
+)
 from grader.checks.registry import Observation, Probe, Verdict
+from grader.engine.encode import ExplodingArgument, encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
 # --------------------------------------------------------------------------- names

@@ -29,13 +29,24 @@ from typing import Any
 
 from grader import spec
 from grader.checks import cases
-from grader.checks._common import (TOOL_SPIES_TABLE, Fail, add, call_op, call_probe, check_expect, double_op,
-                                   get_field, judged, on_real_route, op, outcome, records_of)
+from grader.checks._common import (
+    TOOL_SPIES_TABLE,
+    Fail,
+    add,
+    call_op,
+    call_probe,
+    check_expect,
+    double_op,
+    get_field,
+    judged,
+    on_real_route,
+    op,
+    outcome,
+    records_of,
+)
 from grader.checks.registry import Observation, Probe, Verdict, shared_rng
 from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict
-
-
 
 # ---------------------------------------------------------------------------
 # The spec's answers, worked out in the parent

@@ -29,10 +29,24 @@ from typing import Any
 
 from grader import spec
 from grader.checks import cases
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_op, call_probe, check_calls_unchanged,
-                                   check_expect, double_op, judged, on_real_route, op, outcome, records_of, value_of)
-from grader.engine.encode import encode, show, strict_equal
+from grader.checks._common import (
+    TOOL_SPIES_ORIGINAL,
+    Fail,
+    add,
+    call_op,
+    call_probe,
+    check_calls_unchanged,
+    check_expect,
+    double_op,
+    judged,
+    on_real_route,
+    op,
+    outcome,
+    records_of,
+    value_of,
+)
 from grader.checks.registry import Observation, Probe, Verdict
+from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
 MATERIALS = ["Steel", "Copper", "Brass", "Nylon", "Zinc", "Oak", "Glass", "Cobalt", "Teflon", "Granite", "Chrome"]
@@ -215,7 +229,7 @@ def _kind_judge(message: str, *, exact_dict: bool = True):
 
     def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
         for probe, obs in zip(probes, observations):
-            for query, value, want, label in _resolve_calls(probe, obs):
+            for _query, value, want, label in _resolve_calls(probe, obs):
                 if want["kind"] == spec.AMBIGUOUS:
                     got = value.get("kind") if isinstance(value, dict) else value
                     if got != spec.AMBIGUOUS:
@@ -313,7 +327,7 @@ def _ambiguous_judge(probes: list[Probe], observations: list[Observation]) -> Ve
 
 
 def _sorted_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
-    for query, value, want, label in _ambiguous_calls(probes, observations):
+    for _query, value, want, label in _ambiguous_calls(probes, observations):
         skus = _skus_of(_candidates(value, label), label)
         if skus != want["candidates"]:
             raise Fail("The candidates must be sorted by sku (not in PRODUCTS' order).", call=label,
@@ -324,7 +338,7 @@ def _sorted_judge(probes: list[Probe], observations: list[Observation]) -> Verdi
 def _labels_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         table = probe.params["table"]
-        for query, value, want, label in _ambiguous_calls([probe], [obs]):
+        for _query, value, _want, label in _ambiguous_calls([probe], [obs]):
             candidates = _candidates(value, label)
             for c in candidates:
                 if not isinstance(c, dict) or set(c) != {"sku", "label"} or not isinstance(c["label"], str):
@@ -527,7 +541,7 @@ def resolve_named(judge):
 
 def _unresolved_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
-        for order, rec, want, label in _named_calls(probe, obs):
+        for _order, rec, want, label in _named_calls(probe, obs):
             value = rec["value"]
             cands = [{"sku": s} for s in want.get("candidates", [])]
             shape = isinstance(value, dict) and set(value) == set(spec.NAMED_KEYS)
@@ -554,7 +568,7 @@ def _unresolved_judge(probes: list[Probe], observations: list[Observation]) -> V
 
 def _answer_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
-        for order, rec, want, label in _named_calls(probe, obs):
+        for order, rec, _want, label in _named_calls(probe, obs):
             value = rec["value"]
             answer = value.get("answer") if isinstance(value, dict) else None
             cands = value.get("candidates") if isinstance(value, dict) else None
@@ -596,7 +610,7 @@ def _resolved_judge(probes: list[Probe], observations: list[Observation]) -> Ver
 
 def _order_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
-        for order, rec, want, label in _named_calls(probe, obs):
+        for order, rec, _want, label in _named_calls(probe, obs):
             # Each call returned (above): a missing or raising handle_named leaves the order alone without earning it.
             if not strict_equal(rec.get("args_after"), [order]):
                 raise Fail("handle_named changed the caller's order: build a new dict for handle.", call=label,

@@ -5,10 +5,20 @@ import random
 import unicodedata
 from typing import Any
 
-from grader.checks import cases
 from grader import spec
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, Fail, add, call_probe, check_calls_unchanged,
-                                   expectations_judge, op, outcome, records_of, call_op)
+from grader.checks import cases
+from grader.checks._common import (
+    TOOL_SPIES_ORIGINAL,
+    Fail,
+    add,
+    call_op,
+    call_probe,
+    check_calls_unchanged,
+    expectations_judge,
+    op,
+    outcome,
+    records_of,
+)
 from grader.checks.registry import Observation, Probe, Verdict
 from grader.engine.wire import JsonDict
 

@@ -11,13 +11,26 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from grader.checks import cases
 from grader import spec
-from grader.checks._common import (DOOR_PARTS, TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe,
-                                   check_expect, every_route, expectations_judge, call_op, judged, outcome,
-                                   own_route, records_of)
-from grader.engine.encode import encode, show, strict_equal
+from grader.checks import cases
+from grader.checks._common import (
+    DOOR_PARTS,
+    TOOL_SPIES_ORIGINAL,
+    TOOL_SPIES_TABLE,
+    Fail,
+    add,
+    call_op,
+    call_probe,
+    check_expect,
+    every_route,
+    expectations_judge,
+    judged,
+    outcome,
+    own_route,
+    records_of,
+)
 from grader.checks.registry import Observation, Probe, Verdict
+from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
 

@@ -11,12 +11,22 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from grader.checks import cases
 from grader import spec
-from grader.checks._common import (Fail, add, call_probe, expectations_judge, judged, op, call_op, outcome,
-                                   own_route, records_of)
-from grader.engine.encode import encode, show, strict_equal
+from grader.checks import cases
+from grader.checks._common import (
+    Fail,
+    add,
+    call_op,
+    call_probe,
+    expectations_judge,
+    judged,
+    op,
+    outcome,
+    own_route,
+    records_of,
+)
 from grader.checks.registry import Observation, Probe, Verdict
+from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
 

@@ -12,13 +12,27 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from grader.checks import cases
 from grader import spec
-from grader.checks._common import (TOOL_SPIES_TABLE, Fail, add, call_probe, double_op, every_route,
-                                   expectations_judge, judged, op, outcome, own_route, records_of, call_op, value_of)
+from grader.checks import cases
+from grader.checks._common import (
+    TOOL_SPIES_TABLE,
+    Fail,
+    add,
+    call_op,
+    call_probe,
+    double_op,
+    every_route,
+    expectations_judge,
+    judged,
+    op,
+    outcome,
+    own_route,
+    records_of,
+    value_of,
+)
+from grader.checks.registry import Observation, Probe, Verdict
 from grader.checks.step3 import safe_pair, success
 from grader.engine.encode import encode, show, strict_equal
-from grader.checks.registry import Observation, Probe, Verdict
 from grader.engine.wire import JsonDict
 
 

@@ -4,12 +4,25 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from grader.checks import cases
 from grader import spec
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe, double_op,
-                                   every_route, get_field, mentions_number, outcome, records_of, call_op, value_of)
-from grader.engine.encode import decode, encode, show, strict_equal
+from grader.checks import cases
+from grader.checks._common import (
+    TOOL_SPIES_ORIGINAL,
+    TOOL_SPIES_TABLE,
+    Fail,
+    add,
+    call_op,
+    call_probe,
+    double_op,
+    every_route,
+    get_field,
+    mentions_number,
+    outcome,
+    records_of,
+    value_of,
+)
 from grader.checks.registry import Observation, Probe, Verdict, shared_rng
+from grader.engine.encode import decode, encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
 NAIVE_NODES = ("pick", "fetch", "reply", "giveup")

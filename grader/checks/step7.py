@@ -17,17 +17,42 @@ the learner's, and the answer checks below judge them here.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from grader.checks import cases
 from grader import spec
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_probe, check_expect,
-                                   counts_of, double_op, every_route, expectations_judge, op, outcome, records_of, call_op)
-from grader.checks.step6 import (check_answer_mentions, door_calls, door_failure, door_lines, door_op, expect_field,
-                                 judge_nodes, judge_reducers, reducer_probes, result_of)
-from grader.engine.encode import decode, encode, show, strict_equal
+from grader.checks import cases
+from grader.checks._common import (
+    TOOL_SPIES_ORIGINAL,
+    TOOL_SPIES_TABLE,
+    Fail,
+    add,
+    call_op,
+    call_probe,
+    check_expect,
+    counts_of,
+    double_op,
+    every_route,
+    expectations_judge,
+    op,
+    outcome,
+    records_of,
+)
 from grader.checks.registry import Observation, Probe, Verdict, shared_rng
+from grader.checks.step6 import (
+    check_answer_mentions,
+    door_calls,
+    door_failure,
+    door_lines,
+    door_op,
+    expect_field,
+    judge_nodes,
+    judge_reducers,
+    reducer_probes,
+    result_of,
+)
+from grader.engine.encode import decode, encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
 HANDLE_KEYS = ("ok", "answer", "rows", "errors", "calls", "fixes", "attempts", "tool_runs")

@@ -36,10 +36,24 @@ import random
 from typing import Any
 
 from grader import spec
-from grader.checks._common import (REAL_EXTRA_KEY, REAL_SPIES_KEY, TOOL_SPIES_ORIGINAL, WATCH_KEY, Fail, add, call_op, call_probe,
-                                   double_op, mentions_number, on_real_route, op, records_of, value_of)
-from grader.engine.encode import encode, show, strict_equal
+from grader.checks._common import (
+    REAL_EXTRA_KEY,
+    REAL_SPIES_KEY,
+    TOOL_SPIES_ORIGINAL,
+    WATCH_KEY,
+    Fail,
+    add,
+    call_op,
+    call_probe,
+    double_op,
+    mentions_number,
+    on_real_route,
+    op,
+    records_of,
+    value_of,
+)
 from grader.checks.registry import Observation, Probe, Verdict, shared_rng
+from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
 JSON_FILE, MD_FILE = spec.REPORT_FILES
@@ -607,7 +621,7 @@ def _md(probe: Probe, obs: JsonDict, *, anywhere: bool = False) -> tuple[JsonDic
 def _headings_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     operation, md = _md(probes[0], observations[0])
     found = headings_of(md)
-    for name, wanted in spec.HEADING_SETS.items():
+    for _name, wanted in spec.HEADING_SETS.items():
         if sorted(found) == sorted(wanted):
             return Verdict.ok()
     raise Fail(f"{MD_FILE} needs exactly four ## sections, all four headings from one set (Korean or English, "

@@ -20,8 +20,21 @@ from typing import Any
 
 from grader import spec
 from grader.checks import cases
-from grader.checks._common import (TOOL_SPIES_ORIGINAL, TOOL_SPIES_TABLE, Fail, add, call_op, call_probe,
-                                   check_calls_unchanged, double_op, judged, op, outcome, records_of, value_of)
+from grader.checks._common import (
+    TOOL_SPIES_ORIGINAL,
+    TOOL_SPIES_TABLE,
+    Fail,
+    add,
+    call_op,
+    call_probe,
+    check_calls_unchanged,
+    double_op,
+    judged,
+    op,
+    outcome,
+    records_of,
+    value_of,
+)
 from grader.checks.registry import Observation, Probe, Verdict
 from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict

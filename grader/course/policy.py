@@ -78,15 +78,15 @@ class Policy:
     """A validated course file. Times are aware (UTC); ``window`` is seconds (``None``: no limit)."""
 
     due: dt.datetime
-    late_due: "dt.datetime | None" = None
+    late_due: dt.datetime | None = None
     late_credit: float = 0.0
     counts: str = BEST
-    limit: "int | None" = None
-    window: "float | None" = None
+    limit: int | None = None
+    window: float | None = None
     weights: dict = field(default_factory=dict)
     name: str = ""
 
-    def factor(self, when: dt.datetime) -> "tuple[float, str]":
+    def factor(self, when: dt.datetime) -> tuple[float, str]:
         """The share of the points an attempt at ``when`` keeps, and its period.
 
         >>> p = Policy(due=dt.datetime(2026, 3, 1, tzinfo=UTC), late_due=dt.datetime(2026, 3, 8, tzinfo=UTC),
@@ -128,7 +128,7 @@ class Attempt:
 
     key: object
     submitted_at: dt.datetime
-    report: "dict | None"
+    report: dict | None
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ class Credit:
         return dict(self.__dict__)
 
 
-def iso_utc(moment: "dt.datetime | None") -> "str | None":
+def iso_utc(moment: dt.datetime | None) -> str | None:
     """``moment`` in UTC as ISO 8601 with a ``Z`` (naive times are taken as UTC, as the service stores them).
 
     >>> iso_utc(dt.datetime(2026, 3, 1, 13, 0, tzinfo=dt.timezone(dt.timedelta(hours=1))))
@@ -178,7 +178,7 @@ def aware(moment: dt.datetime) -> dt.datetime:
 # ---------------------------------------------------------------------------- loading
 
 
-def load_policy(path: "str | Path") -> Policy:
+def load_policy(path: str | Path) -> Policy:
     """Read and validate a course file; :class:`CourseError` names the field and the fix.
 
     >>> load_policy("no-such-course.toml")
@@ -195,7 +195,7 @@ def load_policy(path: "str | Path") -> Policy:
     return parse_policy(text, source=str(path))
 
 
-def parse_policy(text: str, *, source: str = "course file", check_ids: "set[str] | None" = None) -> Policy:
+def parse_policy(text: str, *, source: str = "course file", check_ids: set[str] | None = None) -> Policy:
     """Validate the TOML ``text`` of a course file (``check_ids``: the known ids; default the registry's).
 
     >>> parse_policy('[assignment]\\ndue = 2026-03-01\\n')
@@ -209,7 +209,7 @@ def parse_policy(text: str, *, source: str = "course file", check_ids: "set[str]
         raise CourseError(f"{source} is not valid TOML ({exc}); fix the syntax there "
                           '(strings in "quotes", times like 2026-03-01T23:59:00+01:00)') from None
 
-    def fail(where: str, problem: str, fix: str) -> "None":
+    def fail(where: str, problem: str, fix: str) -> None:
         raise CourseError(f"{source}: {where} {problem}; {fix}")
 
     _check_tables(data, fail)
@@ -233,7 +233,7 @@ def _check_tables(data: dict, fail) -> None:
                 fail(f"[{table}] {key}", "is not a field of this table", f"the fields are {', '.join(sorted(known))}")
 
 
-def _moment(assignment: dict, key: str, fail) -> "dt.datetime | None":
+def _moment(assignment: dict, key: str, fail) -> dt.datetime | None:
     """``[assignment] key``: a TOML time with its zone, as UTC (``None`` when absent)."""
     value = assignment.get(key)
     if value is None:
@@ -280,7 +280,7 @@ def _assignment(data: dict, fail) -> dict:
             "name": name}
 
 
-def _attempts(data: dict, fail) -> "tuple[int | None, float | None]":
+def _attempts(data: dict, fail) -> tuple[int | None, float | None]:
     """``[attempts]``: the limit and its window in minutes, both or neither."""
     attempts = data.get("attempts", {})
     limit, window = attempts.get("limit"), attempts.get("window_minutes")
@@ -296,7 +296,7 @@ def _attempts(data: dict, fail) -> "tuple[int | None, float | None]":
     return limit, window
 
 
-def _weights(data: dict, fail, check_ids: "set[str] | None") -> "dict[str, float]":
+def _weights(data: dict, fail, check_ids: set[str] | None) -> dict[str, float]:
     """``[weights]``: a weight of 0 or more per step or check id (the registry's ids, read only when needed)."""
     weights = {}
     table = data.get("weights", {})
@@ -317,7 +317,7 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _registry_ids() -> "set[str]":
+def _registry_ids() -> set[str]:
     from grader.checks.registry import checks_for  # late: a course file without weights needs no checks
 
     return {check.id for check in checks_for()}
@@ -326,7 +326,7 @@ def _registry_ids() -> "set[str]":
 # ---------------------------------------------------------------------------- credit
 
 
-def weighted(report: dict, policy: Policy) -> "tuple[float, float]":
+def weighted(report: dict, policy: Policy) -> tuple[float, float]:
     """The report's score and maximum under the policy's weights (the raw points when there are none).
 
     >>> p = Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC), weights={"step1": 2.0})
@@ -345,7 +345,7 @@ def weighted(report: dict, policy: Policy) -> "tuple[float, float]":
     return round(score, 4), round(total, 4)
 
 
-def credit(attempts, policy: Policy) -> "Credit | None":
+def credit(attempts, policy: Policy) -> Credit | None:
     """The attempt that counts among ``attempts`` (:class:`Attempt`), with its scores and why; ``None`` if none is graded.
 
     ``best``: the highest credited score (the earliest of equal ones).
@@ -365,7 +365,7 @@ def credit(attempts, policy: Policy) -> "Credit | None":
     graded = sorted((a for a in attempts if a.report is not None), key=lambda a: (aware(a.submitted_at), str(a.key)))
     if not graded:
         return None
-    best: "tuple[Attempt, float, str, float, float, float] | None" = None
+    best: tuple[Attempt, float, str, float, float, float] | None = None
     for a in graded:
         factor, period = policy.factor(a.submitted_at)
         score, total = weighted(a.report, policy)
@@ -406,7 +406,7 @@ def _why(chosen: Attempt, graded: list, period: str, factor: float, policy: Poli
 # ---------------------------------------------------------------------------- attempt limits
 
 
-def next_allowed(times, policy: Policy, now: dt.datetime) -> "dt.datetime | None":
+def next_allowed(times, policy: Policy, now: dt.datetime) -> dt.datetime | None:
     """When the next attempt is allowed, given the times of earlier ones; ``None``: it is allowed now.
 
     >>> p = Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC), limit=2, window=3600.0)
@@ -427,7 +427,7 @@ def next_allowed(times, policy: Policy, now: dt.datetime) -> "dt.datetime | None
     return recent[-policy.limit] + window
 
 
-def attempts_left(times, policy: Policy, now: dt.datetime) -> "int | None":
+def attempts_left(times, policy: Policy, now: dt.datetime) -> int | None:
     """How many attempts are left in the current window (``None``: no limit).
 
     >>> p = Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC), limit=3, window=60.0)
@@ -441,7 +441,7 @@ def attempts_left(times, policy: Policy, now: dt.datetime) -> "int | None":
     return max(0, policy.limit - sum(1 for t in times if aware(t) > start))
 
 
-def refusal(times, policy: Policy, now: dt.datetime) -> "str | None":
+def refusal(times, policy: Policy, now: dt.datetime) -> str | None:
     """The message refusing one more attempt now (``None``: allowed); it says when the next one is.
 
     >>> p = Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC), limit=1, window=600.0)
@@ -461,7 +461,7 @@ def refusal(times, policy: Policy, now: dt.datetime) -> "str | None":
 # ---------------------------------------------------------------------------- batch records
 
 
-def parse_time(text: "str | None") -> "dt.datetime | None":
+def parse_time(text: str | None) -> dt.datetime | None:
     """An ISO 8601 time as stored in a record (``...Z``) as an aware UTC time.
 
     >>> parse_time("2026-03-01T12:00:00Z")
@@ -472,7 +472,7 @@ def parse_time(text: "str | None") -> "dt.datetime | None":
     return aware(dt.datetime.fromisoformat(text.replace("Z", "+00:00"))).astimezone(UTC)
 
 
-def batch_credit(report: dict, submitted_at: "str | None", policy: Policy, default_time: dt.datetime) -> dict:
+def batch_credit(report: dict, submitted_at: str | None, policy: Policy, default_time: dt.datetime) -> dict:
     """The credit (``Credit.to_dict()``) of a batch's one attempt: a batch has one attempt per learner.
 
     Its time is ``submitted_at`` (the run that first graded those bytes),

@@ -36,12 +36,11 @@ Example (what the step child does; the hook stays for the life of the process)::
 """
 from __future__ import annotations
 
+import _frozen_importlib_external as _external
 import builtins
 import os
 import sys
 import types
-
-import _frozen_importlib_external as _external
 
 from grader.engine import instrument
 

@@ -315,7 +315,7 @@ class ServerGroup:
                 _write(os.path.join(os.path.dirname(self.dirs["cpu"]), "cgroup.procs"), "0")
             for folder in self.folders():
                 _rmdir(folder, attempts=1)
-        except Exception:  # noqa: BLE001 - on the way out: nothing must stop the exit
+        except Exception:
             pass
 
     def remove(self) -> None:
@@ -529,7 +529,7 @@ class StepGroup:
                 for folder in dict.fromkeys(self.dirs.values()):
                     _rmdir(folder)
             return hit
-        except Exception:  # noqa: BLE001 - clean-up must not end the fork server
+        except Exception:
             return ()
 
 

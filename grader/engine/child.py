@@ -25,24 +25,53 @@ import resource
 import signal
 import sys
 import traceback
-from types import CodeType, ModuleType
-from typing import Any, Callable, NoReturn
 
 # Module-level bindings of the builtins the reporting path uses: learner code
 # that patches ``builtins`` (say ``len`` or ``isinstance``) does not reach
 # these names, which are found in this module's globals first.
-from builtins import BaseException, Exception, compile, enumerate, exec, isinstance, len, memoryview, str, type  # noqa: E402,A004
+from builtins import (  # noqa: UP029 - bound here on purpose (see above)
+    BaseException,
+    Exception,
+    enumerate,
+    exec,
+    isinstance,
+    len,
+    memoryview,
+    str,
+    type,
+)
+from collections.abc import Callable
+from types import CodeType, ModuleType
+from typing import Any, NoReturn
 
-from grader.engine import confine, namespaces  # noqa: E402
-from grader.engine import audit  # noqa: E402
-from grader.engine.encode import private_module_copy  # noqa: E402
-from grader.engine.instrument import RUNTIME_BUILTINS, compile_instrumented  # noqa: E402
-from grader.engine.procstate import ProcessState  # noqa: E402
-from grader.engine.proctree import die_with_parent  # noqa: E402
-from grader.engine.protocol import (CHANGED, DEFAULT_PROBE_FUNCTION, DONE, FATAL, IMPORT_ERROR,  # noqa: E402
-                                    IMPORTED, MAX_EXCEPTION_TEXT, MAX_MESSAGE_BYTES, OBS,
-                                    RUN, START_AT_IMPORT, WAKE_BYTES, ImportErrorMessage, Limits, Message, StepJob)
-from grader.engine.wire import JsonDict  # noqa: E402
+from grader.engine import (
+    audit,
+    confine,
+    namespaces,
+)
+from grader.engine.encode import private_module_copy
+from grader.engine.instrument import RUNTIME_BUILTINS, compile_instrumented
+from grader.engine.procstate import ProcessState
+from grader.engine.proctree import die_with_parent
+from grader.engine.protocol import (
+    CHANGED,
+    DEFAULT_PROBE_FUNCTION,
+    DONE,
+    FATAL,
+    IMPORT_ERROR,
+    IMPORTED,
+    MAX_EXCEPTION_TEXT,
+    MAX_MESSAGE_BYTES,
+    OBS,
+    RUN,
+    START_AT_IMPORT,
+    WAKE_BYTES,
+    ImportErrorMessage,
+    Limits,
+    Message,
+    StepJob,
+)
+from grader.engine.wire import JsonDict
 
 # What running a fresh probe in a fork uses, bound before any learner code
 # runs: a module that replaces ``os.fork`` or ``os.waitpid`` must not decide
@@ -177,7 +206,7 @@ def import_file(path: str, name: str, *, code: CodeType | None = None) -> Module
         if code is None:
             spec.loader.exec_module(module)
         else:
-            exec(code, module.__dict__)  # noqa: S102 - this is the import of the submission
+            exec(code, module.__dict__)
     except BaseException:
         sys.modules.pop(name, None)
         raise
@@ -477,7 +506,7 @@ def _observe_reimported(observe: Callable[..., None], index: int, probe: JsonDic
     try:
         ctx.pristine = None
         ctx.pristine = own = ctx.fresh_module()
-    except BaseException as exc:  # noqa: BLE001 - the module imported once: this is the probe's failure
+    except BaseException as exc:
         _flush_std_streams()
         send({"type": OBS, "index": index,
               "obs": {"probe_error": type(exc).__name__, "message": _cap(_safe_str(exc))}})

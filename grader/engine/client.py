@@ -48,10 +48,17 @@ import time
 from grader.engine import cgroups
 from grader.engine.cgroups import ServerGroup
 from grader.engine.protocol import StepJob, StepResult, encode_request
-from grader.engine.sandbox import (PACKAGE_ROOT, SANDBOXES, Isolation, IsolationUnavailable, bwrap_prefix,
-                                   require, server_import_paths)
-from grader.settings import Settings, current, env_name
+from grader.engine.sandbox import (
+    PACKAGE_ROOT,
+    SANDBOXES,
+    Isolation,
+    IsolationUnavailable,
+    bwrap_prefix,
+    require,
+    server_import_paths,
+)
 from grader.engine.wire import JsonDict
+from grader.settings import Settings, current, env_name
 
 __all__ = ["EngineClient", "EngineUnavailable", "shared_client", "close", "idle_timeout_default",
            "CLIENT_GRACE_SECONDS", "STARTUP_TIMEOUT_SECONDS", "IDLE_TIMEOUT_SECONDS"]
@@ -160,7 +167,7 @@ class EngineClient:
                     except OSError:  # it died since the last request: start a new one once
                         self._kill()
                         if attempt == 2:
-                            raise EngineUnavailable("the grader's worker process could not be started")
+                            raise EngineUnavailable("the grader's worker process could not be started") from None
                         continue
                     try:
                         return self._collect(request_id, len(jobs), timeout)
@@ -426,11 +433,11 @@ def _bootstrap(extra: list[str]) -> str:
     test's module from it (issue 16.3).
     """
     return (
-        "import sys; sys.path.extend(p for p in %r if p not in sys.path); root = %r; "
+        f"import sys; sys.path.extend(p for p in {extra!r} if p not in sys.path); root = {PACKAGE_ROOT!r}; "
         "added = root not in sys.path; added and sys.path.append(root); "
         "import grader.engine.forkserver as forkserver; "
         "added and (sys.path.remove(root), sys.path_importer_cache.pop(root, None)); "
-        "forkserver.serve()" % (extra, PACKAGE_ROOT)
+        "forkserver.serve()"
     )
 
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from grader import spec as lab_spec
 from grader.engine import doubles as base
@@ -44,7 +45,7 @@ def _module_fn(module: Any, name: str) -> LearnerFn:
     A table without that entry fails inside the door's ``try`` (``raised:KeyError``), like a tool that raises.
     """
     def fn(**args: Any) -> Any:
-        return getattr(module, "TOOLS")[name]["fn"](**args)
+        return module.TOOLS[name]["fn"](**args)
 
     return fn
 
@@ -64,7 +65,7 @@ class SpecView:
                       for name in lab_spec.TOOL_NAMES}
 
     @property
-    def CACHE(self) -> Any:  # noqa: N802 - the module attribute's name
+    def CACHE(self) -> Any:
         return getattr(self._module, "CACHE", None)
 
 
@@ -148,7 +149,7 @@ def _node_double(name: str, values: Callable[[Any, Any, JsonDict], JsonDict]) ->
                 return own(state)
             try:
                 got = own(state) if own is not None else None
-            except Exception:  # noqa: BLE001 - step 6's node failing is step 6's to judge
+            except Exception:
                 got = None
             return _with_values(got, values(module, state, params))
 
@@ -203,7 +204,7 @@ def fetch_node_double(module: Any, params: JsonDict) -> LearnerFn:
         # The state's own args dict in the calls entry, not a copy: fetch changes nothing, and a
         # repair that changes that dict in place (instead of copying) then shows in calls[0].
         tool, args = state["tool"], state["args"]
-        result = getattr(module, "call_tool")(tool, args)
+        result = module.call_tool(tool, args)
         update = {"ok": result["ok"], "calls": [{"tool": tool, "args": args, "error": result["error"]}]}
         if result["ok"]:
             update["rows"] = result["value"]["rows"]
@@ -224,13 +225,13 @@ def _attempts_counted(module: Any, own: Any, state: Any, result: JsonDict) -> Js
     when it fails or returns no update at all (a broken fetch is step 6's to judge).
     """
     door = getattr(module, "call_tool", None)
-    setattr(module, "call_tool", lambda *args, **kwargs: copy.deepcopy(result))
+    module.call_tool = lambda *args, **kwargs: copy.deepcopy(result)
     try:
         got = own(state) if own is not None else None
-    except Exception:  # noqa: BLE001 - a broken fetch is step 6's to judge
+    except Exception:
         return {"attempts": 1}
     finally:
-        setattr(module, "call_tool", door)
+        module.call_tool = door
     if not isinstance(got, dict):
         return {"attempts": 1}
     return {"attempts": got["attempts"]} if "attempts" in got else {}
@@ -255,7 +256,7 @@ def can_repair_answer_double(module: Any, params: JsonDict) -> LearnerFn:
     def can_repair(reason: Any) -> bool:
         try:
             return bool(own(reason)) if own is not None else False
-        except Exception:  # noqa: BLE001 - a can_repair that raises is step 7's can_repair_table to judge
+        except Exception:
             return False
 
     return can_repair

@@ -42,7 +42,8 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from grader import spec as lab_spec
 from grader.engine import doubles as base
@@ -78,13 +79,13 @@ def report_door(module: Any, params: JsonDict) -> LearnerFn:
     cache: JsonDict = {}
 
     def call_tool(name: Any, args: Any) -> JsonDict:
-        tools = getattr(module, "TOOLS")
+        tools = module.TOOLS
         reason = base.args_reason(tools, name, args)
         if reason:
             if leak and reason != lab_spec.UNKNOWN_TOOL and leaks(reason, args, tools[name]["args"]):
                 try:
                     tools[name]["fn"](**args)  # validation too late: the body runs, then the refusal
-                except Exception:  # noqa: BLE001 - what the body did does not matter, that it ran does
+                except Exception:
                     pass
             return base._failure(lab_spec.ARGS_PREFIX + reason)
         key = base.key_of(name, args)
@@ -92,7 +93,7 @@ def report_door(module: Any, params: JsonDict) -> LearnerFn:
             return {"ok": True, "value": cache[key], "error": ""}
         try:
             value = tools[name]["fn"](**args)
-        except Exception as exc:  # noqa: BLE001 - the door's boundary (interrupts pass)
+        except Exception as exc:
             return base._failure(lab_spec.RAISED_PREFIX + type(exc).__name__)
         reason = base.result_reason(tools[name]["returns"], value)
         if reason:

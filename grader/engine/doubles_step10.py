@@ -19,7 +19,7 @@ mistake costs step 9 only.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from grader import spec as lab_spec
 from grader.engine import doubles as base
@@ -54,7 +54,7 @@ def coerce_double(module: Any, params: JsonDict) -> LearnerFn:
 
     def coerce(name: Any, raw_args: Any) -> tuple[Any, ...]:
         args = dict(raw_args)
-        tools = getattr(module, "TOOLS")
+        tools = module.TOOLS
         if name not in tools:
             return args, []
         contract, ledger = tools[name]["args"], []
@@ -128,7 +128,7 @@ def explain_double(module: Any, params: JsonDict) -> LearnerFn:
     """
 
     def explain(name: Any, args: Any) -> JsonDict:
-        tools = getattr(module, "TOOLS")
+        tools = module.TOOLS
         reason = base.args_reason(tools, name, args)
         if not reason:
             return dict(lab_spec.EMPTY_EXPLANATION)

@@ -24,7 +24,7 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from grader import spec as lab_spec
 from grader.engine.wire import JsonDict, LearnerFn
@@ -53,7 +53,7 @@ def resolve_double(module: Any, params: JsonDict) -> LearnerFn:
     """``resolve_sku(query)`` over ``module.PRODUCTS`` at call time (a copy is read: nothing is written)."""
 
     def resolve_sku(query: Any) -> JsonDict:
-        return resolved(dict(getattr(module, "PRODUCTS")), query)
+        return resolved(dict(module.PRODUCTS), query)
 
     return resolve_sku
 

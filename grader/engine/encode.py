@@ -35,6 +35,7 @@ import importlib.util
 import math
 from types import ModuleType
 from typing import Any
+
 from grader.engine.wire import JsonDict
 
 MAX_STR = 4000      # longer strings arrive tagged (and so never equal a plain value)
@@ -87,7 +88,7 @@ def _safe_repr(value: Any) -> str:
     # repr runs learner code (a custom __repr__); it may raise, so guard it.
     try:
         text = repr(value)
-    except Exception as exc:  # noqa: BLE001 - learner code
+    except Exception as exc:
         text = f"<repr raised {type(exc).__name__}>"
     if not isinstance(text, str):
         text = "<repr returned a non-str>"

@@ -44,7 +44,8 @@ import shutil
 import signal
 import tempfile
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from grader.engine import cgroups, confine
 from grader.engine.hugepages import collapse_heap
@@ -54,8 +55,8 @@ from grader.engine.protocol import StepJob, StepResult, jobs_from_request
 from grader.engine.scheduling import StepScheduler
 from grader.engine.sharedpages import memoize_builtin_signatures
 from grader.engine.step_process import SERVER
-from grader.settings import Settings, current
 from grader.engine.wire import JsonDict
+from grader.settings import Settings, current
 
 # What step children need, imported once here. Not grader.checks: judging
 # happens in the client, never where learner code runs.
@@ -394,7 +395,7 @@ def _run_tiny_graph() -> None:
     # The functional form: this module's ``from __future__ import annotations``
     # would leave a class body's annotations as strings that LangGraph cannot
     # resolve here (the warm-up then failed, silently, and did nothing).
-    _State = TypedDict("_State", {"seen": Annotated[list[Any], operator.add]})
+    _State = TypedDict("_State", {"seen": Annotated[list[Any], operator.add]})  # noqa: UP013 - see above
 
     graph = StateGraph(_State)
     graph.add_node("only", lambda state: {"seen": [1]})

@@ -38,8 +38,8 @@ import ctypes
 import ctypes.util
 import os
 
-from grader.settings import current, env_name
 from grader.engine.wire import JsonDict
+from grader.settings import current, env_name
 
 HUGEPAGES_ENV = env_name("hugepages")
 HUGE = 2 << 20

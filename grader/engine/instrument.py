@@ -46,11 +46,12 @@ from __future__ import annotations
 import ast
 import functools
 import secrets
-from copy import deepcopy as _deepcopy
 import sys
 import types
+from collections.abc import Callable, Iterable
+from copy import deepcopy as _deepcopy
 from types import CodeType
-from typing import Any, Callable, Iterable
+from typing import Any
 
 # Taken when the grader is imported, before any learner code runs.
 _compile = compile

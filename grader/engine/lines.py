@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from grader.engine.protocol import RUN, StepResult
 from grader.engine.wire import JsonDict

@@ -59,10 +59,12 @@ import itertools
 import os
 import sys
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from grader import spec as lab_spec
-from grader.engine.doubles import DOUBLES, install as install_double, make_double
+from grader.engine.doubles import DOUBLES, make_double
+from grader.engine.doubles import install as install_double
 from grader.engine.encode import decode, encode
 from grader.engine.instrument import entry_of, tool_codes, uncounted_tool_message, watch
 from grader.engine.report_files import REPORT_FILES
@@ -89,7 +91,7 @@ def _message(exc: BaseException) -> str:
     # str(exc) may run learner code (a custom __str__); guard and cap it.
     try:
         text = str(exc)
-    except Exception:  # noqa: BLE001
+    except Exception:
         text = "<str() of the exception failed>"
     return text[:MAX_MESSAGE] if isinstance(text, str) else "<non-str message>"
 
@@ -123,7 +125,7 @@ def _crash_line(exc: BaseException, module: Any) -> JsonDict:
             if code.co_filename == path:
                 found = {"line": int(tb.tb_lineno), "function": str(code.co_name)[:100]}
             tb = tb.tb_next
-    except Exception:  # noqa: BLE001 - where it crashed is a help, never a reason to fail the probe
+    except Exception:
         return {}
     return found
 
@@ -146,7 +148,7 @@ def run_probe(module: Any, probe: JsonDict, ctx: Any) -> JsonDict:
         return fn(module, probe.get("params") or {}, ctx)
     except SetupError as exc:
         return {"setup_error": str(exc)}
-    except Exception as exc:  # noqa: BLE001 - learner code failing is an observation
+    except Exception as exc:
         return _raised(exc, module)
 
 
@@ -308,7 +310,7 @@ def trampoline_for(freevars: tuple[str, ...]) -> Any:
                   f"    def _trampoline(*args, _agtool_run=None, **kwargs):\n        ({names},)\n"
                   f"        return _agtool_run(args, kwargs)\n    return _trampoline\n")
         space: JsonDict = {}
-        exec(compile(source, "<agtool-trampoline>", "exec"), space)  # noqa: S102 - the grader's own code
+        exec(compile(source, "<agtool-trampoline>", "exec"), space)
         code = _TRAMPOLINES[freevars] = space["_factory"]().__code__
         if code.co_freevars != freevars:  # the compiler ordered them otherwise: no swap possible
             code = _TRAMPOLINES[freevars] = None
@@ -561,7 +563,7 @@ class _Session:
             record: JsonDict = handler(operation)
         except SetupError:
             raise
-        except Exception as exc:  # noqa: BLE001 - learner code
+        except Exception as exc:
             record = _raised(exc, self.module)
         except BaseException as exc:
             # A spy's own interrupt that came back out is an observation (call_tool let
@@ -583,7 +585,7 @@ class _Session:
         # The arguments as the call left them: did it write into what it was given?
         try:
             out = {"value": encode(fn(*args, **kwargs))}
-        except Exception as exc:  # noqa: BLE001 - learner code
+        except Exception as exc:
             out = _raised(exc, self.module)
         out["args_after"] = encode(args)
         return out

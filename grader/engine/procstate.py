@@ -21,8 +21,10 @@ import os
 import resource
 import signal
 import sys
+from collections.abc import Callable
 from operator import is_
-from typing import Any, Callable
+from typing import Any
+
 from grader.engine.wire import JsonDict
 
 
@@ -113,14 +115,14 @@ class ProcessState:
             if len(os.listdir("/proc/self/task")) != 1 or _has_children():
                 return False
             return self.same_interpreter()
-        except BaseException:  # noqa: BLE001 - a module that broke what we look at: a new process
+        except BaseException:
             return False
 
     def same_interpreter(self) -> bool:
         """True when the signal handlers, limits, umask, hooks, builtins and modules listed are as taken."""
         try:
             return self._take() == self._taken and self._same_namespaces()
-        except BaseException:  # noqa: BLE001 - a module that broke what we look at
+        except BaseException:
             return False
 
     def restore(self) -> None:
@@ -180,7 +182,7 @@ def _version_reader() -> Callable[[JsonDict], int | None]:
         del held
         if first == still and len({still, written, added}) == 3:
             return read
-    except Exception:  # noqa: BLE001 - no ctypes, or a layout we do not know: walk every namespace
+    except Exception:
         pass
     return unknown
 

@@ -43,7 +43,8 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, TypedDict, Union
+from typing import Any, TypedDict
+
 from grader.engine.wire import JsonDict
 
 DEFAULT_PROBE_FUNCTION = "grader.engine.probes:run_probe"
@@ -188,7 +189,7 @@ def claimed_runs(obs: JsonDict) -> dict[str, int]:
     return out
 
 
-Message = Union[ImportedMessage, ImportErrorMessage, ObsMessage, RunMessage, FatalMessage, DoneMessage, ChangedMessage]
+Message = ImportedMessage | ImportErrorMessage | ObsMessage | RunMessage | FatalMessage | DoneMessage | ChangedMessage
 
 
 @dataclass(frozen=True)

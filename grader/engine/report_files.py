@@ -109,7 +109,7 @@ def read_report_folder(folder: Any, root: str) -> JsonDict:
                     # Up to MAX_REPORT_TEXT characters: a cut in the middle of a
                     # character is the cap's doing, not a decoding error.
                     out["md"] = codecs.getincrementaldecoder("utf-8")().decode(data)[:MAX_REPORT_TEXT]
-            except Exception as exc:  # noqa: BLE001 - not UTF-8, not JSON, too deep: all "unreadable"
+            except Exception as exc:
                 out[f"{key}_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
     return out
 

@@ -22,7 +22,8 @@ import dataclasses
 import selectors
 import shutil
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from grader.engine.proctree import kill_descendants
 from grader.engine.protocol import IMPORTED, StepJob, StepResult

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+
 from grader.engine.wire import JsonDict
 
 # Built-ins a ``State`` reducer is commonly made of: their signatures are worked out in the fork server.

@@ -29,11 +29,24 @@ import errno
 import json
 import os
 import time
-from typing import Callable, cast
+from collections.abc import Callable
+from typing import cast
 
 from grader.engine.lines import Received, forget_line, plain_run
-from grader.engine.protocol import (CHANGED, DONE, FINAL_TYPES, IMPORTED, MAX_MESSAGE_BYTES, MAX_TOTAL_MESSAGE_BYTES,
-                                    MESSAGE_TYPES, OBS, RUN, TRACE_MISMATCH, Message, claimed_runs)
+from grader.engine.protocol import (
+    CHANGED,
+    DONE,
+    FINAL_TYPES,
+    IMPORTED,
+    MAX_MESSAGE_BYTES,
+    MAX_TOTAL_MESSAGE_BYTES,
+    MESSAGE_TYPES,
+    OBS,
+    RUN,
+    TRACE_MISMATCH,
+    Message,
+    claimed_runs,
+)
 from grader.engine.wire import JsonDict
 
 MAX_CHANNEL_ERRORS = 20  # a step's channel errors kept (the first ones say what went wrong)

@@ -31,10 +31,10 @@ import tempfile
 import time
 
 from grader.engine import cgroups, confine, namespaces
+from grader.engine.lines import forget_line
 from grader.engine.proctree import kill_descendants, kill_group
 from grader.engine.protocol import OBS, START_AT_IMPORT, Limits, StepJob, StepResult
 from grader.engine.report_files import names_report_files, resolve_report_files
-from grader.engine.lines import forget_line
 from grader.engine.step_lines import StepLines, drain, read_some
 
 TRUNCATED_MARK = "\n[... output truncated]\n"

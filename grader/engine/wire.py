@@ -17,7 +17,8 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, TypedDict, Union, get_args, get_type_hints
+from collections.abc import Callable
+from typing import Any, Literal, TypedDict, get_args, get_type_hints
 
 # A JSON object on either side of the protocol: a probe's params, an operation, a spy, an observation,
 # a record. Its values are Any on purpose: they are encoded learner values (grader.engine.encode) or what
@@ -69,7 +70,7 @@ class ModuleOperation(TypedDict, total=False):
     folder: str
 
 
-Operation = Union[CallOperation, NameOperation, TableOperation, ModuleOperation]
+Operation = CallOperation | NameOperation | TableOperation | ModuleOperation
 
 
 class SpySpec(TypedDict, total=False):

@@ -18,8 +18,15 @@ import shutil
 from pathlib import Path
 
 from grader.outputs.feedback import feedback_text, learner_reports
-from grader.outputs.gradebook import (Records, check_stats, counted_records, gradebook_frame, step_frame,
-                                      write_gradebook, wrong_answers)
+from grader.outputs.gradebook import (
+    Records,
+    check_stats,
+    counted_records,
+    gradebook_frame,
+    step_frame,
+    write_gradebook,
+    wrong_answers,
+)
 from grader.outputs.gradescope_results import gradescope_text
 from grader.outputs.lms import write_lms
 from grader.outputs.plain import feedback_plain_text
@@ -32,7 +39,7 @@ from grader.outputs.summary import render_summary
 PER_LEARNER = ("feedback", "gradescope", "plots")  # emptied first: learners who left leave no files
 
 
-def write_learner_outputs(record: "LearnerRecord | dict", out: Path, *, starter: bool = False) -> None:
+def write_learner_outputs(record: LearnerRecord | dict, out: Path, *, starter: bool = False) -> None:
     """Write one learner's ``feedback/<learner>.md`` and ``.txt`` and ``gradescope/<learner>/results.json``.
 
     >>> write_learner_outputs({"learner": "ana", "report": {"seed": 1, "path": "t.py", "checks": []}},
@@ -49,8 +56,8 @@ def write_learner_outputs(record: "LearnerRecord | dict", out: Path, *, starter:
     results.write_text(gradescope_text(record), encoding="utf-8")
 
 
-def write_outputs(records: Records, out: "str | Path", *, archive_skipped: "list[tuple[str, str]]" = (),
-                  sources: "dict[str, str] | None" = None) -> dict[str, Path]:
+def write_outputs(records: Records, out: str | Path, *, archive_skipped: list[tuple[str, str]] = (),
+                  sources: dict[str, str] | None = None) -> dict[str, Path]:
     """Write every class output under ``out`` and return their paths by name.
 
     The per-learner folders (``feedback/``, ``gradescope/``) and ``plots/``
@@ -79,7 +86,7 @@ def write_outputs(records: Records, out: "str | Path", *, archive_skipped: "list
             **{f"plot:{p.stem}": p for p in plots}}
 
 
-def class_tables(records: Records, sources: "dict[str, str] | None" = None) -> dict:
+def class_tables(records: Records, sources: dict[str, str] | None = None) -> dict:
     """The class tables as ``summary.md`` and the plots count them (the instructor dashboard shows these).
 
     ``starter``: the learners who handed in the starter unchanged (from ``sources``, learner -> text; by
@@ -104,8 +111,8 @@ def class_tables(records: Records, sources: "dict[str, str] | None" = None) -> d
 
 
 def write_extras(records: Records, out: Path, *, roster=None, assignment: str = "agtool lab",
-                 sources: "dict[str, str] | None" = None,
-                 references: "dict[str, str] | None" = None) -> "tuple[dict[str, Path], list, list]":
+                 sources: dict[str, str] | None = None,
+                 references: dict[str, str] | None = None) -> tuple[dict[str, Path], list, list]:
     """The optional outputs: ``lms/*.csv`` with a roster, ``similarity.*`` with sources or references.
 
     Returns ``(paths, unmatched learners, similar pairs)``.

@@ -46,7 +46,7 @@ class FailedCheck:
     title: str
     points: int
     max_points: int
-    details: "list[tuple[str, str]]"
+    details: list[tuple[str, str]]
 
 
 @dataclass
@@ -67,11 +67,11 @@ class Feedback:
     checks: str = ""
     error: str = ""
     replay: str = ""
-    failed: "list[FailedCheck]" = field(default_factory=list)
-    steps: "list[tuple[int, int, int, int, int]]" = field(default_factory=list)  # step, score, max, passed, checks
-    output: "dict[int, str]" = field(default_factory=dict)
+    failed: list[FailedCheck] = field(default_factory=list)
+    steps: list[tuple[int, int, int, int, int]] = field(default_factory=list)  # step, score, max, passed, checks
+    output: dict[int, str] = field(default_factory=dict)
     # step -> (failed checks, the starter's "step N: write NAME (labs/...)" they met): one line a step, not a row each
-    not_started: "dict[int, tuple[int, list[str]]]" = field(default_factory=dict)
+    not_started: dict[int, tuple[int, list[str]]] = field(default_factory=dict)
     starter: bool = False  # the file is the starter as given: one paragraph, no check by check (issue 36.5)
 
 
@@ -79,11 +79,11 @@ STARTER_TEXT = ("Your file is the starter as it was given: no step is written ye
                 "Begin with labs/01_contract_table.ipynb; the Check cell at its end grades step 1.")
 
 
-def _typed(record: "LearnerRecord | dict") -> LearnerRecord:
+def _typed(record: LearnerRecord | dict) -> LearnerRecord:
     return record if isinstance(record, LearnerRecord) else LearnerRecord.from_dict(record)
 
 
-def learner_reports(record: "LearnerRecord | dict") -> "tuple[Report, Report]":
+def learner_reports(record: LearnerRecord | dict) -> tuple[Report, Report]:
     """``(shown, counting)``: the report a learner is shown and the grade that counts, each parsed once.
 
     They are the same report unless the class has a seed key (a feedback run).
@@ -110,7 +110,7 @@ def which_attempt(credit: dict) -> str:
     return "this submission" if credit.get("attempt") in (None, "batch") else f"attempt {credit['attempt']}"
 
 
-def grade_statement(record: "LearnerRecord | dict", counting: Report) -> "tuple[str, str]":
+def grade_statement(record: LearnerRecord | dict, counting: Report) -> tuple[str, str]:
     """``(grade, why)``: the one sentence stating the grade that counts, and how the course policy chose it.
 
     With a course policy the grade is the credited score and the sentence
@@ -171,7 +171,7 @@ def _starter_body(check) -> str:
 _PLACEHOLDER = re.compile(r"NotImplementedError: (step \d+: write [^(\n]*(?:\([^)\n]*\))?)")
 
 
-def build_feedback(record: "LearnerRecord | dict", shown: Report, counting: Report, *,
+def build_feedback(record: LearnerRecord | dict, shown: Report, counting: Report, *,
                    starter: bool = False) -> Feedback:
     """The :class:`Feedback` of one learner from the record's reports (:func:`learner_reports`).
 
@@ -218,7 +218,7 @@ def build_feedback(record: "LearnerRecord | dict", shown: Report, counting: Repo
 # -------------------------------------------------------------------------- Markdown
 
 
-def render_feedback(record: "LearnerRecord | dict") -> str:
+def render_feedback(record: LearnerRecord | dict) -> str:
     """Markdown feedback for one learner (``feedback/<learner>.md``, the service's ``feedback.md``).
 
     With a seed key the learner sees the feedback run (its own seed, replayable)
@@ -231,7 +231,7 @@ def render_feedback(record: "LearnerRecord | dict") -> str:
     return feedback_text(record, *learner_reports(record))
 
 
-def feedback_text(record: "LearnerRecord | dict", shown: Report, counting: Report, *, starter: bool = False) -> str:
+def feedback_text(record: LearnerRecord | dict, shown: Report, counting: Report, *, starter: bool = False) -> str:
     """:func:`render_feedback` from the record's reports, already parsed by :func:`learner_reports`.
 
     >>> r = Report(seed=1, path="t.py")
@@ -273,7 +273,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _markdown_details(details: "list[tuple[str, str]]") -> list[str]:
+def _markdown_details(details: list[tuple[str, str]]) -> list[str]:
     lines = []
     for label, value in details:
         if "\n" in value:

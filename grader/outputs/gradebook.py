@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import pandas as pd
 
@@ -73,7 +73,7 @@ def _row(record: LearnerRecord, columns: list[str]) -> dict:
     return row
 
 
-def _instructor_columns(records: "list[LearnerRecord]") -> "list[str]":
+def _instructor_columns(records: list[LearnerRecord]) -> list[str]:
     """The override columns when a grade was overridden, ``extended_due`` when a learner has their own due date.
 
     >>> _instructor_columns([LearnerRecord("a", {}, credit={"extension": {"due": "x"}})])
@@ -184,7 +184,7 @@ def step_frame(records: Records) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["learner", "step", "score", "max_score"])
 
 
-def counted_records(records: Records, starter: "Iterable[str]" = ()) -> "list[LearnerRecord]":
+def counted_records(records: Records, starter: Iterable[str] = ()) -> list[LearnerRecord]:
     """The records the class's statistics count, the same for ``summary.md``, the plots, the dashboard
     and the class page: graded, imported (an ungradable file answered nothing), and not the starter
     handed in unchanged (``starter``: those learners, :func:`grader.outputs.starter.starter_submissions`).
@@ -197,7 +197,7 @@ def counted_records(records: Records, starter: "Iterable[str]" = ()) -> "list[Le
     return [r for r in as_records(records) if r.graded and not r.error and r.learner not in left_out]
 
 
-def wrong_answers(records: Records, starter: "Iterable[str]" = (), top: "int | None" = WRONG_ANSWERS_SHOWN) -> pd.DataFrame:
+def wrong_answers(records: Records, starter: Iterable[str] = (), top: int | None = WRONG_ANSWERS_SHOWN) -> pd.DataFrame:
     """The class's most common wrong answers: :func:`common_wrong_answers` of :func:`counted_records`,
     without the starter's ``NotImplementedError`` (a step not started is no wrong answer).
 
@@ -241,7 +241,7 @@ def common_wrong_answers(records: Records, top: int = WRONG_ANSWERS_SHOWN) -> pd
     return pd.DataFrame(rows[:top], columns=["check", "got", "expected", "count", "learners"])
 
 
-def write_gradebook(records: Records, out: Path) -> "dict[str, Path]":
+def write_gradebook(records: Records, out: Path) -> dict[str, Path]:
     """Write ``grades.csv`` and ``grades.json`` under ``out``; their paths by name.
 
     >>> write_gradebook([], Path("out"))["csv"].name   # doctest: +SKIP

@@ -57,7 +57,7 @@ def check_output_text(check, note: str = "") -> str:
     return "\n".join(lines)
 
 
-def results_json(report: Report, *, visibility: str = VISIBILITY, score: "float | None" = None) -> dict:
+def results_json(report: Report, *, visibility: str = VISIBILITY, score: float | None = None) -> dict:
     """Gradescope's ``results.json`` content for one graded submission."""
     notes = crash_notes(report.checks)
     output = [f"{report.summary()} (seed {report.seed})."]
@@ -97,7 +97,7 @@ def _numbered(checks):
         yield counts[c.step], c
 
 
-def write_results(report: Report, path: "str | os.PathLike[str]", *, score: "float | None" = None) -> Path:
+def write_results(report: Report, path: str | os.PathLike[str], *, score: float | None = None) -> Path:
     """Write ``results_json(report)`` to ``path`` (parents created); ``score`` is the grade that counts, if not the report's."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,7 +109,7 @@ def write_results(report: Report, path: "str | os.PathLike[str]", *, score: "flo
 _ZIP_TIME = (2000, 1, 1, 0, 0, 0)
 
 
-def gradescope_json(record: "LearnerRecord | dict") -> dict:
+def gradescope_json(record: LearnerRecord | dict) -> dict:
     """``gradescope/<learner>/results.json`` of one learner: the report shown, the score that counts
     (the credited one under a course policy).
 
@@ -130,7 +130,7 @@ def gradescope_json(record: "LearnerRecord | dict") -> dict:
     return data
 
 
-def gradescope_text(record: "LearnerRecord | dict") -> str:
+def gradescope_text(record: LearnerRecord | dict) -> str:
     """The text of one ``results.json`` file (UTF-8 JSON and a newline).
 
     >>> gradescope_text({"report": {"seed": 1, "path": "t.py", "checks": []}})[-2:] == "}" + chr(10)

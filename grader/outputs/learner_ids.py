@@ -43,7 +43,7 @@ def _suffix(key: str) -> str:
     return hashlib.sha256(unicodedata.normalize("NFC", key).encode("utf-8", "surrogateescape")).hexdigest()[:8]
 
 
-def unique_ids(raw_ids: list[str], keys: "list[str] | None" = None) -> list[str]:
+def unique_ids(raw_ids: list[str], keys: list[str] | None = None) -> list[str]:
     """Sanitised ids, unique and independent of order: colliding entries get a suffix from their ``keys``.
 
     ``keys`` name the entries (a folder's or a file's name, a matched path);

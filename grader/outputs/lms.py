@@ -41,9 +41,9 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.outputs.learner_ids import sanitize_learner_id  # the ids the batch gives learner folders
 from grader.escape import csv_cell
 from grader.outputs.feedback import which_attempt  # the feedback's words for the attempt that counts
+from grader.outputs.learner_ids import sanitize_learner_id  # the ids the batch gives learner folders
 from grader.outputs.record import as_records
 
 CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -69,7 +69,7 @@ class RosterEntry:
     email: str = ""
 
 
-def read_roster(path: "str | Path") -> "dict[str, RosterEntry]":
+def read_roster(path: str | Path) -> dict[str, RosterEntry]:
     """The roster file at ``path`` by learner; :class:`RosterError` names a bad column, row or duplicate."""
     path = Path(path)
     try:
@@ -80,7 +80,7 @@ def read_roster(path: "str | Path") -> "dict[str, RosterEntry]":
     return read_roster_text(text, source=str(path))
 
 
-def read_roster_text(text: str, *, source: str = "roster") -> "dict[str, RosterEntry]":
+def read_roster_text(text: str, *, source: str = "roster") -> dict[str, RosterEntry]:
     """Parse a roster's CSV text (see the module's docstring).
 
     >>> read_roster_text("learner,id\\nana,1\\n")
@@ -110,7 +110,7 @@ def read_roster_text(text: str, *, source: str = "roster") -> "dict[str, RosterE
     return roster
 
 
-def match(rows: list[dict], roster: "dict[str, RosterEntry]") -> "tuple[list[tuple[RosterEntry, dict]], list]":
+def match(rows: list[dict], roster: dict[str, RosterEntry]) -> tuple[list[tuple[RosterEntry, dict]], list]:
     """Pair grade rows with roster entries by learner; ``(pairs, unmatched)`` with why each is unmatched.
 
     A batch learner id is the folder name made safe (``ana maría`` ->
@@ -131,7 +131,7 @@ def match(rows: list[dict], roster: "dict[str, RosterEntry]") -> "tuple[list[tup
     return pairs, unmatched
 
 
-def _write(table: "list[list]") -> str:
+def _write(table: list[list]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     for row in table:
@@ -143,7 +143,7 @@ def _number(value) -> object:
     return "" if value is None else (int(value) if float(value).is_integer() else round(float(value), 4))
 
 
-def canvas_csv(rows: list[dict], roster, *, assignment: str, assignment_id: str = "") -> "tuple[str, list]":
+def canvas_csv(rows: list[dict], roster, *, assignment: str, assignment_id: str = "") -> tuple[str, list]:
     """Canvas's gradebook import CSV and the unmatched learners; ``rows`` have ``learner``, ``score``, ``max_score``."""
     pairs, unmatched = match(rows, roster)
     column = f"{assignment} ({assignment_id})" if assignment_id else assignment
@@ -155,7 +155,7 @@ def canvas_csv(rows: list[dict], roster, *, assignment: str, assignment_id: str 
     return _write(table), unmatched
 
 
-def moodle_csv(rows: list[dict], roster, *, assignment: str) -> "tuple[str, list]":
+def moodle_csv(rows: list[dict], roster, *, assignment: str) -> tuple[str, list]:
     """Moodle's grade import CSV and the unmatched learners.
 
     >>> text, _ = moodle_csv([{"learner": "ana", "score": 8, "max_score": 10, "why": "=late"}],
@@ -218,7 +218,7 @@ def lms_files(records, roster, *, assignment: str) -> dict:
             "unmatched": unmatched_csv(unmatched), "list": unmatched}
 
 
-def write_lms(records, roster, out: "str | Path", *, assignment: str) -> "tuple[dict[str, Path], list]":
+def write_lms(records, roster, out: str | Path, *, assignment: str) -> tuple[dict[str, Path], list]:
     """Write ``canvas.csv``, ``moodle.csv`` and ``unmatched.csv`` under ``out``; their paths and the unmatched learners.
 
     >>> write_lms([], {}, "out/lms", assignment="lab")   # doctest: +SKIP

@@ -24,7 +24,7 @@ INDENT = "   "
 LABEL_WIDTH = 10  # "expected: " and the rest lined up under it
 
 
-def render_feedback_plain(record: "LearnerRecord | dict") -> str:
+def render_feedback_plain(record: LearnerRecord | dict) -> str:
     """Plain-text feedback for one learner (``feedback/<learner>.txt``).
 
     >>> report = {"seed": 1, "path": "t.py", "checks": []}
@@ -34,7 +34,7 @@ def render_feedback_plain(record: "LearnerRecord | dict") -> str:
     return feedback_plain_text(record, *learner_reports(record))
 
 
-def feedback_plain_text(record: "LearnerRecord | dict", shown: Report, counting: Report, *,
+def feedback_plain_text(record: LearnerRecord | dict, shown: Report, counting: Report, *,
                         starter: bool = False) -> str:
     """:func:`render_feedback_plain` from reports already parsed by :func:`~grader.outputs.feedback.learner_reports`."""
     return feedback_plain(build_feedback(record, shown, counting, starter=starter))

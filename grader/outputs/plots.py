@@ -15,9 +15,9 @@ from __future__ import annotations
 import io
 import multiprocessing
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -195,7 +195,7 @@ def _quietly(draw: Callable[[], object]) -> None:
     """``draw()`` in the forked process: a failure only sets the exit code (the caller draws again and raises it)."""
     try:
         draw()
-    except BaseException:  # noqa: BLE001 - reported by the caller's own drawing, not twice
+    except BaseException:
         sys.exit(1)
 
 

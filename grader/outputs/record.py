@@ -19,8 +19,8 @@ Example::
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
-from typing import Iterable
 
 from grader.report import Failure, Report, failure_of
 
@@ -47,13 +47,13 @@ class LearnerRecord:
     report: dict
     source: str = ""
     sha256: str = ""
-    seed: "int | None" = None
+    seed: int | None = None
     selection: dict = field(default_factory=lambda: dict(NO_SELECTION))
-    feedback_seed: "int | None" = None
-    feedback_report: "dict | None" = None
-    submitted_at: "str | None" = None
-    attempt: "int | None" = None
-    credit: "dict | None" = None
+    feedback_seed: int | None = None
+    feedback_report: dict | None = None
+    submitted_at: str | None = None
+    attempt: int | None = None
+    credit: dict | None = None
     # The parsed reports, made once: feedback, Gradescope and LMS outputs each read them
     # (parsing 80 checks three times a learner cost a class's outputs 6 ms a learner).
     _parsed: dict = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -83,7 +83,7 @@ class LearnerRecord:
         return self._parsed["shown"]
 
     @classmethod
-    def from_dict(cls, data: dict) -> "LearnerRecord":
+    def from_dict(cls, data: dict) -> LearnerRecord:
         """A record from its JSON data (unknown keys are ignored, missing ones take their defaults).
 
         >>> LearnerRecord.from_dict({"report": {}}).learner
@@ -126,7 +126,7 @@ class LearnerRecord:
         return self.to_dict().get(key, default)
 
     @property
-    def failure(self) -> "Failure | None":
+    def failure(self) -> Failure | None:
         """Why the submission could not be graded as a whole, typed (``None``: it was graded)."""
         return failure_of(self.report)
 
@@ -141,12 +141,12 @@ class LearnerRecord:
         return failure is None or not failure.retry
 
     @property
-    def score(self) -> "int | None":
+    def score(self) -> int | None:
         """The report's points, or ``None`` when it is not a grade."""
         return self.report.get("score") if self.graded else None
 
     @property
-    def max_score(self) -> "int | None":
+    def max_score(self) -> int | None:
         return self.report.get("max_score")
 
     @property
@@ -155,7 +155,7 @@ class LearnerRecord:
         return self.report.get("error") or ""
 
 
-def as_records(records: "Iterable[LearnerRecord | dict]") -> "list[LearnerRecord]":
+def as_records(records: Iterable[LearnerRecord | dict]) -> list[LearnerRecord]:
     """Records, typed and sorted by learner (dicts, e.g. read from JSON, are parsed), so outputs do not depend on order.
 
     >>> [r.learner for r in as_records([{"learner": "bo", "report": {}}, LearnerRecord("al", {})])]
@@ -165,7 +165,7 @@ def as_records(records: "Iterable[LearnerRecord | dict]") -> "list[LearnerRecord
     return sorted(typed, key=lambda r: r.learner)
 
 
-def attempt_record(attempt, *, credit: "dict | None" = None) -> LearnerRecord:
+def attempt_record(attempt, *, credit: dict | None = None) -> LearnerRecord:
     """The record of one of the service's stored attempts (an object with ``learner``, ``id``, ``sha256``,
     ``seed``, ``report`` (JSON text) and ``submitted_at``).
 

@@ -60,7 +60,7 @@ def _fingerprint(name: str, code: str, boilerplate, k: int):
     return CodeFingerprint(name, k, WINDOW, boilerplate=boilerplate, fp=io.StringIO(code), language="python")
 
 
-def given_texts() -> "dict[str, str]":
+def given_texts() -> dict[str, str]:
     """What every learner was given, by name: the starter and the spec's data (``grader/spec.py``).
 
     >>> sorted(given_texts())
@@ -69,7 +69,7 @@ def given_texts() -> "dict[str, str]":
     return {"agtool/tools.py": starter_text(), "grader/spec.py": SPEC_FILE.read_text(encoding="utf-8")}
 
 
-def given_boilerplate(texts: "dict[str, str] | None" = None, k: int = K) -> list:
+def given_boilerplate(texts: dict[str, str] | None = None, k: int = K) -> list:
     """The fingerprints of ``texts`` (default: :func:`given_texts`), discounted as code everyone was given.
 
     >>> len(given_boilerplate()) > 100
@@ -81,8 +81,8 @@ def given_boilerplate(texts: "dict[str, str] | None" = None, k: int = K) -> list
     return sorted(hashes)
 
 
-def compare(sources: "dict[str, str]", *, references: "dict[str, str] | None" = None, boilerplate=None,
-            k: int = K, threshold: float = THRESHOLD) -> "list[Pair]":
+def compare(sources: dict[str, str], *, references: dict[str, str] | None = None, boilerplate=None,
+            k: int = K, threshold: float = THRESHOLD) -> list[Pair]:
     """Every pair of ``sources`` (name -> text), and each source against each reference, most similar first."""
     from copydetect import compare_files
 
@@ -102,7 +102,7 @@ def compare(sources: "dict[str, str]", *, references: "dict[str, str] | None" = 
     return pairs
 
 
-def similarity_csv(pairs: "list[Pair]") -> str:
+def similarity_csv(pairs: list[Pair]) -> str:
     """``similarity.csv``: one row per pair, ranked, every cell escaped for spreadsheets.
 
     >>> print(similarity_csv([Pair("=a", "b", 0.9, 0.8, 120, True, "pair", [], [])]), end="")
@@ -133,7 +133,7 @@ def _marked(code: str, spans: list) -> str:
 HIDDEN_REFERENCE = "(the reference solution is compared, never shown here)"
 
 
-def similarity_html(pairs: "list[Pair]", sources: "dict[str, str]", references: "dict[str, str] | None" = None,
+def similarity_html(pairs: list[Pair], sources: dict[str, str], references: dict[str, str] | None = None,
                     *, shown: int = 20, show_references: bool = True) -> str:
     """``similarity.html``: the pairs ranked, and for the first ``shown`` the two files side by side, shared code marked.
 
@@ -173,7 +173,7 @@ def similarity_html(pairs: "list[Pair]", sources: "dict[str, str]", references: 
             f"<th>shared tokens</th><th>flagged</th></tr>{rows}</table>{details}</body></html>")
 
 
-def capped(texts: "dict[str, str] | None", most: int = MAX_CHARS) -> "dict[str, str] | None":
+def capped(texts: dict[str, str] | None, most: int = MAX_CHARS) -> dict[str, str] | None:
     """Each text cut to its first ``most`` characters: what is compared and shown (the rest is padding or worse).
 
     >>> {k: len(v) for k, v in capped({"ana": "x" * 10, "bob": "y" * 3}, most=4).items()}
@@ -184,7 +184,7 @@ def capped(texts: "dict[str, str] | None", most: int = MAX_CHARS) -> "dict[str, 
     return {name: text[:most] for name, text in texts.items()}
 
 
-def similarity_outputs(sources: "dict[str, str]", references: "dict[str, str] | None" = None, *,
+def similarity_outputs(sources: dict[str, str], references: dict[str, str] | None = None, *,
                        show_references: bool = True) -> dict:
     """``{"html", "csv", "pairs"}`` for ``sources`` (learner -> text); ``show_references=False``: references
     are compared, never shown (the service's page, which more people reach than the batch's folder).
@@ -201,8 +201,8 @@ def similarity_outputs(sources: "dict[str, str]", references: "dict[str, str] | 
             "csv": similarity_csv(pairs), "pairs": pairs}
 
 
-def write_similarity(sources: "dict[str, str]", out: "str | Path", *,
-                     references: "dict[str, str] | None" = None) -> "tuple[dict[str, Path], list[Pair]]":
+def write_similarity(sources: dict[str, str], out: str | Path, *,
+                     references: dict[str, str] | None = None) -> tuple[dict[str, Path], list[Pair]]:
     """Write ``similarity.html`` and ``similarity.csv`` under ``out``; their paths and the ranked pairs.
 
     >>> write_similarity({}, "out/")   # doctest: +SKIP

@@ -85,7 +85,7 @@ def _from_git() -> bytes:
     return done.stdout if done.returncode == 0 else b""
 
 
-def normalised(code: str) -> "tuple[tuple[int, str], ...] | None":
+def normalised(code: str) -> tuple[tuple[int, str], ...] | None:
     """``code`` as its tokens without comments and layout; ``None`` when it does not tokenize.
 
     >>> normalised("x = 1  # one\\n") == normalised("x=1\\n"), normalised("def f(:\\n  '''")
@@ -98,7 +98,7 @@ def normalised(code: str) -> "tuple[tuple[int, str], ...] | None":
         return None
 
 
-def starter_submissions(sources: "dict[str, str]", *, starter: "str | None" = None) -> "list[str]":
+def starter_submissions(sources: dict[str, str], *, starter: str | None = None) -> list[str]:
     """The learners (keys of ``sources``, learner -> text) whose file is the starter, sorted.
 
     ``starter`` defaults to the packaged starter.
@@ -114,7 +114,7 @@ def starter_submissions(sources: "dict[str, str]", *, starter: "str | None" = No
     return sorted(learner for learner, code in sources.items() if normalised(code) == given)
 
 
-def not_started_step(answer: str) -> "int | None":
+def not_started_step(answer: str) -> int | None:
     """The step whose function still raises the starter's ``NotImplementedError`` in ``answer``, if any.
 
     >>> not_started_step("raised NotImplementedError: step 6: write pick (labs/06_failure_path.ipynb)")

@@ -14,19 +14,18 @@ Example::
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 from grader.escape import md_cell, md_code, md_code_cell, md_text
-from grader.outputs.gradebook import (Records, check_stats, counted_records, gradebook_frame, step_frame,
-                                      wrong_answers)
+from grader.outputs.gradebook import Records, check_stats, counted_records, gradebook_frame, step_frame, wrong_answers
 from grader.outputs.record import LearnerRecord, as_records
 from grader.outputs.starter import not_started_step
 
 HARDEST_SHOWN = 10
 
 
-def render_summary(records: Records, archive_skipped: "list[tuple[str, str]]" = (),
-                   starter: "Iterable[str]" = ()) -> str:
+def render_summary(records: Records, archive_skipped: list[tuple[str, str]] = (),
+                   starter: Iterable[str] = ()) -> str:
     """``summary.md``: score statistics, per-step means, hardest checks, common wrong answers, errors.
 
     ``archive_skipped`` lists the zip members that could not be extracted
@@ -50,7 +49,7 @@ def render_summary(records: Records, archive_skipped: "list[tuple[str, str]]" = 
     return "\n".join(lines) + "\n"
 
 
-def _totals(records: "list[LearnerRecord]") -> list[str]:
+def _totals(records: list[LearnerRecord]) -> list[str]:
     seeds = sorted({r.seed for r in records if r.seed is not None})
     lines = ["# Class summary", "", f"- learners: {len(records)}", f"- seed: {', '.join(map(str, seeds)) or '-'}"]
     if not records:
@@ -67,7 +66,7 @@ def _totals(records: "list[LearnerRecord]") -> list[str]:
                     f"- could not be graded: {int((book['error'] != '').sum())}"]
 
 
-def _steps(records: "list[LearnerRecord]") -> list[str]:
+def _steps(records: list[LearnerRecord]) -> list[str]:
     steps = step_frame(records)
     if steps.empty:
         return []
@@ -78,7 +77,7 @@ def _steps(records: "list[LearnerRecord]") -> list[str]:
     return lines
 
 
-def _hardest(records: "list[LearnerRecord]") -> list[str]:
+def _hardest(records: list[LearnerRecord]) -> list[str]:
     stats = check_stats(records)
     if stats.empty:
         return []
@@ -90,7 +89,7 @@ def _hardest(records: "list[LearnerRecord]") -> list[str]:
     return lines
 
 
-def _starter(starter: "list[str]") -> list[str]:
+def _starter(starter: list[str]) -> list[str]:
     if not starter:
         return []
     who = "learner" if len(starter) == 1 else "learners"
@@ -100,7 +99,7 @@ def _starter(starter: "list[str]") -> list[str]:
             *[f"- {md_text(learner)}" for learner in starter]]
 
 
-def _wrong_answers(records: "list[LearnerRecord]", starter: "list[str]") -> list[str]:
+def _wrong_answers(records: list[LearnerRecord], starter: list[str]) -> list[str]:
     wrong = wrong_answers(records, starter)  # the dashboard's and the class page's table too
     lines = ["", "## Most common wrong answers", ""]
     if wrong.empty:
@@ -112,9 +111,9 @@ def _wrong_answers(records: "list[LearnerRecord]", starter: "list[str]") -> list
     return lines
 
 
-def _not_started(records: "list[LearnerRecord]") -> list[str]:
+def _not_started(records: list[LearnerRecord]) -> list[str]:
     """Per step, the learners whose answers are still the starter's ``NotImplementedError``."""
-    steps: "dict[int, set[str]]" = {}
+    steps: dict[int, set[str]] = {}
     for r in records:
         for c in r.report.get("checks", []) if not r.error else []:
             step = None if c["passed"] else not_started_step(c["got"] or c["message"])
@@ -128,7 +127,7 @@ def _not_started(records: "list[LearnerRecord]") -> list[str]:
                     f"{md_text(', '.join(sorted(who)))}" for step, who in sorted(steps.items())]
 
 
-def _errors(records: "list[LearnerRecord]") -> list[str]:
+def _errors(records: list[LearnerRecord]) -> list[str]:
     errors = [(r.learner, r.error) for r in records if r.error]
     if not errors:
         return []
@@ -138,7 +137,7 @@ def _errors(records: "list[LearnerRecord]") -> list[str]:
               for learner, error in errors]]
 
 
-def _course(records: "list[LearnerRecord]") -> list[str]:
+def _course(records: list[LearnerRecord]) -> list[str]:
     credited = [r.credit for r in records if r.credit and r.graded]
     if not credited:
         return []

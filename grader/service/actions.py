@@ -31,13 +31,22 @@ import datetime as dt
 import math
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from grader.course.policy import iso_utc, parse_time
 from grader.outputs.record import LearnerRecord
-from grader.service.actions_db import (ANSWER, APPEAL, ATTEMPTS, EXTENSION, OVERRIDE, REGRADE, ActionLog, kept_bytes,
-                                       overrides_of)
+from grader.service.actions_db import (
+    ANSWER,
+    APPEAL,
+    ATTEMPTS,
+    EXTENSION,
+    OVERRIDE,
+    REGRADE,
+    ActionLog,
+    kept_bytes,
+    overrides_of,
+)
 from grader.service.db import iso, utcnow
 from grader.service.options import APPEAL_LIMIT, APPEAL_WINDOW, MAX_LEARNER_BYTES
 
@@ -51,7 +60,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2
 class ActionError(ValueError):
     """An action refused: ``status`` is the HTTP status, the message says what to fix (``retry_after``: when, in s)."""
 
-    def __init__(self, message: str, status: int = 400, retry_after: "int | None" = None):
+    def __init__(self, message: str, status: int = 400, retry_after: int | None = None):
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
@@ -69,8 +78,8 @@ class RequestLimits:
     max_bytes: int = MAX_LEARNER_BYTES
 
 
-def request_refusal(times: "list[dt.datetime]", limits: RequestLimits,
-                    now: dt.datetime) -> "tuple[str, int] | None":
+def request_refusal(times: list[dt.datetime], limits: RequestLimits,
+                    now: dt.datetime) -> tuple[str, int] | None:
     """``(message, seconds to wait)`` when one more regrade request now is over the limit, else ``None``.
 
     ``times``: when the learner filed their earlier requests (naive UTC, as stored).
@@ -103,7 +112,7 @@ class Context:
     log: ActionLog
     queue: object
     policy: object
-    counting: Callable[[], "list[LearnerRecord]"]
+    counting: Callable[[], list[LearnerRecord]]
 
 
 def text_field(fields: dict, name: str, *, limit: int, required: bool = False, what: str = "") -> str:
@@ -155,7 +164,7 @@ def number_field(fields: dict, name: str, *, low: float, high: float, whole: boo
     return int(value) if whole else value
 
 
-def time_field(fields: dict, name: str, *, required: bool) -> "dt.datetime | None":
+def time_field(fields: dict, name: str, *, required: bool) -> dt.datetime | None:
     """A time: ISO 8601 with its zone, or a form's ``YYYY-MM-DDTHH:MM`` taken as UTC (the forms say so).
 
     >>> time_field({"due": "2030-01-02T10:00"}, "due", required=True)
@@ -223,7 +232,7 @@ def _counting_of(ctx: Context, learner: str) -> LearnerRecord:
     return mine[0]
 
 
-def _override(ctx: Context, actor: str, fields: dict, *, refers_to: "int | None" = None) -> dict:
+def _override(ctx: Context, actor: str, fields: dict, *, refers_to: int | None = None) -> dict:
     learner = learner_field(fields)
     reason = text_field(fields, "reason", limit=MAX_REASON, required=True,
                         what="an override needs a reason: say why the grade changes (the learner reads it)")
@@ -234,14 +243,14 @@ def _override(ctx: Context, actor: str, fields: dict, *, refers_to: "int | None"
                           reason=reason, data={"score": score, "max_score": most, "was": was})
 
 
-def _grade_of(record: LearnerRecord) -> "tuple[float, float]":
+def _grade_of(record: LearnerRecord) -> tuple[float, float]:
     """The grade that counts now and its maximum: the credited one under a policy, else the raw score."""
     if record.credit is not None:
         return float(record.credit["credited"]), float(record.credit["max_score"])
     return float(record.score or 0), float(record.max_score or 0)
 
 
-def _regrade(ctx: Context, actor: str, fields: dict, *, refers_to: "int | None" = None) -> dict:
+def _regrade(ctx: Context, actor: str, fields: dict, *, refers_to: int | None = None) -> dict:
     """``attempt=ID``: that attempt; ``scope=counting``: every learner's counting attempt; ``scope=all``: every one."""
     reason = text_field(fields, "reason", limit=MAX_REASON)
     scope = text_field(fields, "scope", limit=16) or "attempt"
@@ -322,7 +331,7 @@ def file_appeal(log: ActionLog, learner: str, fields: dict, limits: RequestLimit
 # ------------------------------------------------------------------------------- applying
 
 
-def apply_overrides(records: "list[LearnerRecord]", actions: "list[dict]") -> "list[LearnerRecord]":
+def apply_overrides(records: list[LearnerRecord], actions: list[dict]) -> list[LearnerRecord]:
     """The records with each override's score as the grade that counts (``credit``), saying it was overridden.
 
     The report is left as graded; ``credit.override`` keeps who, when, why and
@@ -353,7 +362,7 @@ def apply_overrides(records: "list[LearnerRecord]", actions: "list[dict]") -> "l
     return out
 
 
-def with_extensions(records: "list[LearnerRecord]", terms: dict) -> "list[LearnerRecord]":
+def with_extensions(records: list[LearnerRecord], terms: dict) -> list[LearnerRecord]:
     """The records of learners with their own due dates, their ``credit`` saying so (``extension``).
 
     >>> from grader.service.actions_db import Terms

@@ -30,7 +30,20 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 
-from sqlalchemy import BigInteger, DateTime, Index, Integer, LargeBinary, String, Text, cast, func, insert, select, update
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    cast,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from grader.service.db import ERROR, GRADED, QUEUED, Attempt, Base, Store, iso, utcnow
@@ -95,12 +108,12 @@ class PastResult(Base):
 class Terms:
     """A learner's own terms: their due and late dates (``None``: the course's) and extra attempts."""
 
-    due: "dt.datetime | None" = None
-    late_due: "dt.datetime | None" = None
+    due: dt.datetime | None = None
+    late_due: dt.datetime | None = None
     extra_attempts: int = 0
 
 
-def terms_of(actions: "list[dict]") -> Terms:
+def terms_of(actions: list[dict]) -> Terms:
     """The terms the actions of one learner (oldest first) grant: the newest extension, the sum of extra attempts.
 
     >>> terms_of([{"kind": "extension", "data": {"due": "2030-01-02T00:00:00Z", "late_due": None}},
@@ -119,7 +132,7 @@ def terms_of(actions: "list[dict]") -> Terms:
     return Terms(due=due, late_due=late_due, extra_attempts=extra)
 
 
-def terms_by_learner(actions: "list[dict]") -> "dict[str, Terms]":
+def terms_by_learner(actions: list[dict]) -> dict[str, Terms]:
     """Every learner with an extension or extra attempts in ``actions`` (oldest first): their :class:`Terms`.
 
     >>> terms_by_learner([{"kind": "attempts", "learner": "ana", "data": {"extra": 1}}, {"kind": "regrade"}])
@@ -132,7 +145,7 @@ def terms_by_learner(actions: "list[dict]") -> "dict[str, Terms]":
     return {learner: terms_of(mine) for learner, mine in by_learner.items()}
 
 
-def overrides_of(actions: "list[dict]") -> "dict[str, dict]":
+def overrides_of(actions: list[dict]) -> dict[str, dict]:
     """The override that counts per learner: the newest ``override`` action (oldest first in ``actions``).
 
     >>> overrides_of([{"kind": "override", "learner": "ana", "data": {"score": 1}},
@@ -142,7 +155,7 @@ def overrides_of(actions: "list[dict]") -> "dict[str, dict]":
     return {a["learner"]: a for a in actions if a["kind"] == OVERRIDE}
 
 
-def open_appeals(actions: "list[dict]") -> "list[dict]":
+def open_appeals(actions: list[dict]) -> list[dict]:
     """The appeals no answer refers to yet, oldest first.
 
     >>> open_appeals([{"id": 1, "kind": "appeal"}, {"id": 2, "kind": "appeal"}, {"id": 3, "kind": "answer",
@@ -159,8 +172,8 @@ class ActionLog:
     def __init__(self, store: Store):
         self.store = store
 
-    def record(self, actor: str, kind: str, *, learner: "str | None" = None, attempt: "int | None" = None,
-               refers_to: "int | None" = None, reason: str = "", data: "dict | None" = None) -> dict:
+    def record(self, actor: str, kind: str, *, learner: str | None = None, attempt: int | None = None,
+               refers_to: int | None = None, reason: str = "", data: dict | None = None) -> dict:
         """Store one action now; return it as :meth:`InstructorAction.as_dict` gives it."""
         if kind not in KINDS:
             raise ValueError(f"an action is one of {', '.join(KINDS)}, not {kind!r}")
@@ -171,12 +184,12 @@ class ActionLog:
             s.add(row)
         return row.as_dict()
 
-    def get(self, action_id: int) -> "dict | None":
+    def get(self, action_id: int) -> dict | None:
         with self.store.session() as s:
             row = s.get(InstructorAction, action_id)
             return None if row is None else row.as_dict()
 
-    def all(self, learner: "str | None" = None, *, with_class: bool = False, kinds=None) -> "list[dict]":
+    def all(self, learner: str | None = None, *, with_class: bool = False, kinds=None) -> list[dict]:
         """Every action, oldest first; ``learner``: theirs only (``with_class``: and those for the whole class);
         ``kinds``: of those kinds only (e.g. :data:`INSTRUCTOR_KINDS`: not the learners' requests)."""
         query = select(InstructorAction).order_by(InstructorAction.id)
@@ -191,10 +204,10 @@ class ActionLog:
     def terms(self, learner: str) -> Terms:
         return terms_of(self.all(learner))
 
-    def all_terms(self) -> "dict[str, Terms]":
+    def all_terms(self) -> dict[str, Terms]:
         return terms_by_learner(self.all())
 
-    def overrides(self) -> "dict[str, dict]":
+    def overrides(self) -> dict[str, dict]:
         return overrides_of(self.all())
 
     def version(self) -> int:
@@ -214,7 +227,7 @@ class ActionLog:
             return s.scalar(select(func.max(InstructorAction.id))
                             .where(InstructorAction.kind.notin_((APPEAL, LTI)))) or 0
 
-    def requests_since(self, learner: str, since: dt.datetime) -> "list[dt.datetime]":
+    def requests_since(self, learner: str, since: dt.datetime) -> list[dt.datetime]:
         """When ``learner`` filed each regrade request at or after ``since`` (naive UTC), oldest first: their limit."""
         with self.store.session() as s:
             return list(s.scalars(select(InstructorAction.at)
@@ -237,7 +250,7 @@ class ActionLog:
             return int(s.scalar(select(func.sum(size)).where(InstructorAction.kind == APPEAL,
                                                               InstructorAction.learner == learner)) or 0)
 
-    def open_requests(self, limit: int) -> "tuple[int, int, list[dict]]":
+    def open_requests(self, limit: int) -> tuple[int, int, list[dict]]:
         """The regrade requests no answer refers to yet: how many, from how many learners, and the oldest ``limit``.
 
         The class page shows these, not every text (``class/actions`` has them all).
@@ -259,8 +272,8 @@ class ActionLog:
                                                          .order_by(InstructorAction.id).limit(limit))]
         return count, learners, oldest
 
-    def regrade(self, actor: str, ids, *, scope: str, learner: "str | None" = None, attempt: "int | None" = None,
-                refers_to: "int | None" = None, reason: str = "") -> "tuple[dict, list[tuple[int, str]]]":
+    def regrade(self, actor: str, ids, *, scope: str, learner: str | None = None, attempt: int | None = None,
+                refers_to: int | None = None, reason: str = "") -> tuple[dict, list[tuple[int, str]]]:
         """Record a regrade of the finished attempts among ``ids``, keep their results, queue them: one transaction.
 
         Returns the action (``data.attempts``: the attempts put back, ``queued``)
@@ -298,7 +311,7 @@ class ActionLog:
                                   graded_at=None, stored_bytes=func.length(Attempt.source)))
             return action.as_dict(), [(r.id, r.learner) for r in rows]
 
-    def past_results(self, learner: "str | None" = None) -> "list[dict]":
+    def past_results(self, learner: str | None = None) -> list[dict]:
         """The results regrades replaced, oldest first (``learner``: theirs only)."""
         query = select(PastResult).order_by(PastResult.id)
         if learner is not None:
@@ -320,7 +333,7 @@ def kept_bytes(store: Store, learner: str) -> int:
     return store.stored_bytes_of(learner) + ActionLog(store).request_bytes(learner)
 
 
-def learner_view(actions: "list[dict]", learner: str, own_ids: "set[int]") -> "list[dict]":
+def learner_view(actions: list[dict], learner: str, own_ids: set[int]) -> list[dict]:
     """The actions as ``learner`` may see them: a class-wide regrade lists only their own attempts.
 
     >>> learner_view([{"kind": "regrade", "learner": None, "data": {"scope": "all", "attempts": [1, 2]}}], "ana", {2})

@@ -28,7 +28,7 @@ from grader.outputs.record import LearnerRecord, attempt_record
 from grader.service.db import Store, utcnow
 
 
-def for_learner(policy: "Policy | None", terms=None) -> "Policy | None":
+def for_learner(policy: Policy | None, terms=None) -> Policy | None:
     """The course policy as it applies to one learner: their own due and late dates, their extra attempts.
 
     ``terms``: a :class:`grader.service.actions_db.Terms` (``None``: the course's policy as it is). An
@@ -54,7 +54,7 @@ def for_learner(policy: "Policy | None", terms=None) -> "Policy | None":
     return dataclasses.replace(policy, **changes) if changes else policy
 
 
-def _now(now: "dt.datetime | None") -> dt.datetime:
+def _now(now: dt.datetime | None) -> dt.datetime:
     return aware(now or utcnow())
 
 
@@ -63,8 +63,8 @@ def _recent(store: Store, learner: str, policy: Policy, now: dt.datetime, exclud
     return store.times_since(learner, since, exclude)
 
 
-def refuse(store: Store, learner: str, policy: "Policy | None",
-           now: "dt.datetime | None" = None, exclude=(), terms=None) -> "tuple[str, int] | None":
+def refuse(store: Store, learner: str, policy: Policy | None,
+           now: dt.datetime | None = None, exclude=(), terms=None) -> tuple[str, int] | None:
     """``(message, seconds to wait)`` when ``learner`` may not submit now under the course's attempt limit, else None.
 
     The message says when the next attempt is allowed (``429`` with ``Retry-After``). Attempts the
@@ -83,8 +83,8 @@ def refuse(store: Store, learner: str, policy: "Policy | None",
     return message, max(1, wait)
 
 
-def status(store: Store, learner: str, policy: "Policy | None", now: "dt.datetime | None" = None,
-           terms=None) -> "dict | None":
+def status(store: Store, learner: str, policy: Policy | None, now: dt.datetime | None = None,
+           terms=None) -> dict | None:
     """``GET api/course``: the due dates, which attempt counts, attempts used and left, when the next is allowed.
 
     ``None`` without a course file. The keys (docs/classroom.md, "The course status"): ``name``,
@@ -130,7 +130,7 @@ def status(store: Store, learner: str, policy: "Policy | None", now: "dt.datetim
     return shown
 
 
-def credited_records(attempts, policy: Policy, terms: "dict | None" = None) -> "list[LearnerRecord]":
+def credited_records(attempts, policy: Policy, terms: dict | None = None) -> list[LearnerRecord]:
     """One record per learner: the attempt the course policy counts, with its ``credit``, by learner.
 
     Attempts the grading machinery failed on are no attempts here: they are graded again. ``terms``:
@@ -150,7 +150,7 @@ def credited_records(attempts, policy: Policy, terms: "dict | None" = None) -> "
     return records
 
 
-def credited_from_scores(rows, policy: Policy, read, terms: "dict | None" = None) -> "list[LearnerRecord]":
+def credited_from_scores(rows, policy: Policy, read, terms: dict | None = None) -> list[LearnerRecord]:
     """:func:`credited_records` chosen from stored scores (``rows``: id, learner, submitted_at, score, max_score).
 
     Without check weights the credit needs only the score, so ``read(ids)``

@@ -18,7 +18,7 @@ from grader.service.actions_db import TERMS_KINDS, ActionLog, overrides_of, term
 from grader.service.db import Store
 
 
-def class_data(store: Store, policy=None) -> "tuple[list[dict], list[LearnerRecord], dict]":
+def class_data(store: Store, policy=None) -> tuple[list[dict], list[LearnerRecord], dict]:
     """(rows per learner, the counting records, pass rates and wrong answers) from what is stored now.
 
     Without a course policy the best attempt counts; with one, the attempt
@@ -37,7 +37,7 @@ def class_data(store: Store, policy=None) -> "tuple[list[dict], list[LearnerReco
     return rows, records, classview.class_outputs(records)
 
 
-def counting_records(store: Store, policy=None, terms: "dict | None" = None) -> "list[LearnerRecord]":
+def counting_records(store: Store, policy=None, terms: dict | None = None) -> list[LearnerRecord]:
     """Each learner's counting attempt, reading the reports of those attempts only (not every attempt's).
 
     The choice is made on the stored scores; a course policy with check
@@ -56,14 +56,14 @@ def counting_records(store: Store, policy=None, terms: "dict | None" = None) -> 
     return attempt_policy.credited_from_scores(rows, policy, store.with_reports, terms)
 
 
-def _records(attempts, policy, actions=()) -> "list[LearnerRecord]":
+def _records(attempts, policy, actions=()) -> list[LearnerRecord]:
     terms = terms_by_learner(actions)
     records = (attempt_policy.credited_records(attempts, policy, terms) if policy is not None
                else classview.best_records(attempts))
     return apply_overrides(with_extensions(records, terms), list(actions))
 
 
-def course_status(store: Store, learner: str, policy) -> "dict | None":
+def course_status(store: Store, learner: str, policy) -> dict | None:
     """``GET api/course`` of ``learner``: their own dates and limit; ``counted`` says when a grade was overridden."""
     log = ActionLog(store)
     actions = log.all(learner)

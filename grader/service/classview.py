@@ -19,7 +19,7 @@ from grader.outputs.record import LearnerRecord, attempt_record
 from grader.report import STEPS
 
 
-def best_records(attempts) -> "list[LearnerRecord]":
+def best_records(attempts) -> list[LearnerRecord]:
     """One record per learner from finished attempts (``db.Attempt``): the best one, sorted by learner."""
     best: dict[str, object] = {}
     for a in attempts:
@@ -31,7 +31,7 @@ def best_records(attempts) -> "list[LearnerRecord]":
     return [attempt_record(a) for _, a in sorted(best.items())]
 
 
-def class_rows(summaries: list[dict], records_by_learner: "dict[str, LearnerRecord]") -> list[dict]:
+def class_rows(summaries: list[dict], records_by_learner: dict[str, LearnerRecord]) -> list[dict]:
     """``GET api/class``: per learner attempts, graded count, best and last score, per-step points, last time."""
     rows: dict[str, dict] = {}
     for s in summaries:  # oldest first
@@ -58,7 +58,7 @@ def class_rows(summaries: list[dict], records_by_learner: "dict[str, LearnerReco
     return [rows[k] for k in sorted(rows)]
 
 
-def class_outputs(records: "list[LearnerRecord]") -> dict:
+def class_outputs(records: list[LearnerRecord]) -> dict:
     """Per-check pass rates and the most common wrong answers (the class tables ``batch`` also uses), as JSON rows."""
     if not records:
         return {"checks": [], "wrong_answers": []}

@@ -17,8 +17,15 @@ import secrets
 import sys
 from pathlib import Path
 
-from grader.service.options import (APPEAL_LIMIT, APPEAL_WINDOW, MAX_BYTES, MAX_LEARNER_BYTES, MAX_UPLOADS, RATE_LIMIT,
-                                    RATE_WINDOW)
+from grader.service.options import (
+    APPEAL_LIMIT,
+    APPEAL_WINDOW,
+    MAX_BYTES,
+    MAX_LEARNER_BYTES,
+    MAX_UPLOADS,
+    RATE_LIMIT,
+    RATE_WINDOW,
+)
 from grader.settings import Settings, current
 from grader.shared_options import KEY_FILE, SERVE, add_shared_options
 
@@ -87,23 +94,23 @@ def run_serve(args) -> int:
         try:
             args.course_policy = load_policy(args.course)
         except CourseError as exc:
-            raise SystemExit(f"agtool-grade serve: {exc}")
+            raise SystemExit(f"agtool-grade serve: {exc}") from None
     if getattr(args, "roster", None):
         from grader.outputs.lms import RosterError, read_roster
 
         try:
             args.roster_entries = read_roster(args.roster)
         except RosterError as exc:
-            raise SystemExit(f"agtool-grade serve: {exc}")
+            raise SystemExit(f"agtool-grade serve: {exc}") from None
     if getattr(args, "lti", None):
         try:
             from grader.service.lti.config import LtiConfigError, load_config
         except ImportError as exc:
-            raise SystemExit(f"agtool-grade serve --lti needs the lti extra: pip install 'agtool-lab[lti]' ({exc})")
+            raise SystemExit(f"agtool-grade serve --lti needs the lti extra: pip install 'agtool-lab[lti]' ({exc})") from None
         try:
             args.lti_config = load_config(args.lti)
         except LtiConfigError as exc:
-            raise SystemExit(f"agtool-grade serve: {exc}")
+            raise SystemExit(f"agtool-grade serve: {exc}") from None
     args.references = reference_texts(getattr(args, "reference", "auto"))
     requested = args.sandbox or (getattr(args, "settings", None) or current()).sandbox or "auto"
     # With Dask the workers are elsewhere: the engine there refuses a sandbox it cannot make.
@@ -118,7 +125,7 @@ def run_serve(args) -> int:
     try:
         from grader.service.serve import serve
     except ImportError as exc:
-        raise SystemExit(f"agtool-grade serve needs the service extra: pip install 'agtool-lab[service]' ({exc})")
+        raise SystemExit(f"agtool-grade serve needs the service extra: pip install 'agtool-lab[service]' ({exc})") from None
     return serve(args, getattr(args, "settings", None))
 
 
@@ -136,7 +143,7 @@ def sandbox_problem(requested: str) -> str:
     return "" if isolation.sandbox == "bwrap" else "bubblewrap is not usable on this machine"
 
 
-def data_owner_problem(data_dir: "str | Path", uid: "int | None" = None) -> str:
+def data_owner_problem(data_dir: str | Path, uid: int | None = None) -> str:
     """Why learner code would run as the account that owns the service's data (``""``: it would not).
 
     As root, the step children switch to the grading account (``agtool-sandbox``), which owns
@@ -195,7 +202,7 @@ def refusal(why: str) -> str:
             "--insecure-no-sandbox (the class page then says so)")
 
 
-def start_sandbox(requested: str, insecure: bool, problem) -> "tuple[str, str]":
+def start_sandbox(requested: str, insecure: bool, problem) -> tuple[str, str]:
     """``(the sandbox the workers get, why learner code is unconfined or "")``; fail closed without ``insecure``.
 
     ``problem(requested)`` says why the sandbox cannot be had here (``""``: it
@@ -219,7 +226,7 @@ def start_sandbox(requested: str, insecure: bool, problem) -> "tuple[str, str]":
     return "none", why
 
 
-def seed_key(file: "str | None", environment: str, data_dir: "str | Path") -> bytes:
+def seed_key(file: str | None, environment: str, data_dir: str | Path) -> bytes:
     """The seed key: ``file``'s, else ``environment`` (``$AGTOOL_SEED_KEY``), else ``data_dir/seed.key``.
 
     A key file that does not exist is made (mode 0600, a fresh key in the
@@ -242,20 +249,20 @@ def seed_key(file: "str | None", environment: str, data_dir: "str | Path") -> by
     except FileExistsError:
         pass
     except OSError as exc:
-        raise SystemExit(f"agtool-grade serve: cannot make the seed key file {path} ({exc.strerror})")
+        raise SystemExit(f"agtool-grade serve: cannot make the seed key file {path} ({exc.strerror})") from None
     else:
         with os.fdopen(made, "w", encoding="utf-8") as out:
             out.write(secrets.token_hex(32) + "\n")
     try:
         key = path.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise SystemExit(f"agtool-grade serve: the seed key file {path} cannot be read ({type(exc).__name__})")
+        raise SystemExit(f"agtool-grade serve: the seed key file {path} cannot be read ({type(exc).__name__})") from None
     if not key:
         raise SystemExit(f"agtool-grade serve: the seed key file {path} is empty; restore the key it held")
     return key.encode("utf-8")
 
 
-def reference_texts(reference: "str | None") -> "dict[str, str]":
+def reference_texts(reference: str | None) -> dict[str, str]:
     """``--reference``: ``{"reference:<file name>": text}`` to compare with, read now (``{}``: none).
 
     ``auto`` is the install's (or checkout's) ``solutions/tools.py`` when there is one.
@@ -272,10 +279,10 @@ def reference_texts(reference: "str | None") -> "dict[str, str]":
         return {f"reference:{path.name}": path.read_text(encoding="utf-8")}
     except (OSError, UnicodeDecodeError) as exc:
         raise SystemExit(f"agtool-grade serve: --reference {path} cannot be read ({type(exc).__name__}); give "
-                         "the path of a tools.py (e.g. solutions/tools.py), or --reference none")
+                         "the path of a tools.py (e.g. solutions/tools.py), or --reference none") from None
 
 
-def main(argv: "list[str] | None" = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """``python -m grader.service [options]``: the same as ``agtool-grade serve [options]``."""
     environment = Settings.from_environ()  # read once, here, and passed down
     parser = argparse.ArgumentParser(prog="python -m grader.service")

@@ -29,9 +29,21 @@ import hashlib
 import json
 from pathlib import Path
 
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    create_engine,
+    event,
+    func,
+    select,
+    update,
+)
 from sqlalchemy import desc as descending
-from sqlalchemy import (BigInteger, DateTime, Index, Integer, LargeBinary, String, Text, create_engine,
-                        event, func, select, update)
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, defer, mapped_column, sessionmaker
 from sqlalchemy.pool import StaticPool
@@ -87,7 +99,7 @@ class Attempt(Base):
                 "hidden_failed": hidden}
 
 
-def hidden_failed(counted: dict, shown: dict) -> "list[dict]":
+def hidden_failed(counted: dict, shown: dict) -> list[dict]:
     """The checks failed in the counted run and passed in the shown one, as ``{"id", "title"}`` only.
 
     >>> hidden_failed({"checks": [{"id": "a", "title": "A", "passed": False, "got": "42"}]},
@@ -126,7 +138,7 @@ def with_note(summary: dict) -> dict:
     return summary
 
 
-def iso(moment: "dt.datetime | None") -> "str | None":
+def iso(moment: dt.datetime | None) -> str | None:
     """A stored UTC time as ISO 8601 with its zone.
 
     >>> iso(dt.datetime(2025, 1, 2, 3, 4, 5))
@@ -139,7 +151,7 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
-def default_url(data_dir: "str | Path") -> str:
+def default_url(data_dir: str | Path) -> str:
     """The embedded default: an SQLite file in the service's data folder.
 
     >>> default_url("/srv/agtool")
@@ -211,7 +223,7 @@ class Store:
             s.add(attempt)
         return attempt.id
 
-    def get(self, attempt_id: int) -> "Attempt | None":
+    def get(self, attempt_id: int) -> Attempt | None:
         with self.session() as s:
             return s.get(Attempt, attempt_id)
 
@@ -257,7 +269,7 @@ class Store:
             last = s.scalar(select(func.max(Attempt.graded_at)))
             return newest, done, last.isoformat() if last else None
 
-    def sources(self, ids) -> "dict[int, bytes]":
+    def sources(self, ids) -> dict[int, bytes]:
         """The stored bytes of the attempts ``ids`` (similarity reads the counting attempts only)."""
         ids = list(ids)
         if not ids:
@@ -302,7 +314,7 @@ class Store:
         with self.session() as s:
             return int(s.scalar(select(func.sum(Attempt.stored_bytes)).where(Attempt.learner == learner)) or 0)
 
-    def learner_of(self, attempt_id: int) -> "str | None":
+    def learner_of(self, attempt_id: int) -> str | None:
         """Whose attempt ``attempt_id`` is (None: no such attempt)."""
         with self.session() as s:
             return s.scalar(select(Attempt.learner).where(Attempt.id == attempt_id))
@@ -311,7 +323,7 @@ class Store:
         """Ids of every attempt not yet graded (queued, or cut off while grading), oldest first."""
         return [attempt_id for attempt_id, _learner in self.unfinished_with_learners()]
 
-    def unfinished_with_learners(self) -> "list[tuple[int, str]]":
+    def unfinished_with_learners(self) -> list[tuple[int, str]]:
         """``(id, learner)`` of every attempt not yet graded, oldest first (the queue shares workers by learner)."""
         with self.session() as s:
             rows = s.execute(select(Attempt.id, Attempt.learner).where(Attempt.status.in_(UNFINISHED))
@@ -357,7 +369,7 @@ class Store:
                              .values(status=GRADING))
             return done.rowcount == 1
 
-    def take(self, attempt_id: int) -> "Attempt | None":
+    def take(self, attempt_id: int) -> Attempt | None:
         """Claim an unfinished attempt (``grading``) and read it, in one transaction; None when finished or gone.
 
         >>> store = Store("sqlite://")
@@ -372,8 +384,8 @@ class Store:
                 return None
             return s.get(Attempt, attempt_id)
 
-    def finish(self, attempt_id: int, status: str, report: dict, counted: "dict | None" = None,
-               fingerprint: "str | None" = None) -> bool:
+    def finish(self, attempt_id: int, status: str, report: dict, counted: dict | None = None,
+               fingerprint: str | None = None) -> bool:
         """Store the result of one grading, once: False (and nothing written) if the attempt was already finished.
 
         ``report`` is the run the learner is shown; ``counted`` (with a seed
@@ -405,7 +417,7 @@ class Store:
                                      graded_at=utcnow(), stored_bytes=func.length(Attempt.source) + size))
             return done.rowcount == 1
 
-    def fingerprints(self) -> "set[str]":
+    def fingerprints(self) -> set[str]:
         """The fingerprints of the seed keys stored attempts were counted with (one, unless the key changed).
 
         >>> Store("sqlite://").fingerprints()

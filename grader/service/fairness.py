@@ -37,14 +37,14 @@ class FairQueue:
 
     def __init__(self, per_learner: int = 1):
         self.per_learner = max(1, per_learner)
-        self._waiting: "dict[str, deque[int]]" = {}  # insertion order is the turn order
+        self._waiting: dict[str, deque[int]] = {}  # insertion order is the turn order
         self._running: Counter = Counter()
 
     def push(self, attempt_id: int, learner: str) -> None:
         """Add an attempt at the end of its learner's line (a new learner joins the end of the turn order)."""
         self._waiting.setdefault(learner, deque()).append(attempt_id)
 
-    def pop(self) -> "tuple[int, str] | None":
+    def pop(self) -> tuple[int, str] | None:
         """The next attempt to grade, ``(id, learner)``, counted as running; None if all waiting are at the cap."""
         for learner in list(self._waiting):
             if self._running[learner] >= self.per_learner:

@@ -27,7 +27,7 @@ import asyncio
 import hashlib
 import time
 from collections import OrderedDict
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 TOKEN_TTL = 45.0  # seconds a hub answer is trusted: a revoked token works at most this long
 TOKEN_CACHE_SIZE = 4096  # answers kept; the oldest go first (a flood of random tokens cannot grow it)
@@ -48,13 +48,13 @@ class TokenCache:
     def __init__(self, ttl: float = TOKEN_TTL, size: int = TOKEN_CACHE_SIZE,
                  clock: Callable[[], float] = time.monotonic):
         self.ttl, self.size, self.clock = ttl, max(1, size), clock
-        self._answers: "OrderedDict[str, tuple[float, dict | None]]" = OrderedDict()
-        self._asking: "dict[str, asyncio.Future]" = {}
+        self._answers: OrderedDict[str, tuple[float, dict | None]] = OrderedDict()
+        self._asking: dict[str, asyncio.Future] = {}
 
     def __len__(self) -> int:
         return len(self._answers)
 
-    def cached(self, token: str) -> "tuple[bool, dict | None]":
+    def cached(self, token: str) -> tuple[bool, dict | None]:
         """``(True, answer)`` when a fresh answer is kept for ``token``, else ``(False, None)``."""
         key = token_key(token)
         kept = self._answers.get(key)
@@ -63,14 +63,14 @@ class TokenCache:
             return False, None
         return True, kept[1]
 
-    def keep(self, token: str, answer: "dict | None") -> None:
+    def keep(self, token: str, answer: dict | None) -> None:
         key = token_key(token)
         self._answers.pop(key, None)
         self._answers[key] = (self.clock() + self.ttl, answer)
         while len(self._answers) > self.size:
             self._answers.popitem(last=False)
 
-    async def user(self, token: str, ask: "Callable[[str], Awaitable[dict | None]]") -> "dict | None":
+    async def user(self, token: str, ask: Callable[[str], Awaitable[dict | None]]) -> dict | None:
         """The user model of ``token`` (None: the hub knows no such token), asking ``ask(token)`` only on a miss."""
         found, answer = self.cached(token)
         if found:

@@ -30,7 +30,8 @@ from grader.service.actions import _grade_of
 from grader.service.actions_db import LTI, ActionLog
 from grader.service.class_records import class_data
 from grader.service.db import Store
-from grader.service.lti import keys, store as lti_store
+from grader.service.lti import keys
+from grader.service.lti import store as lti_store
 from grader.service.lti.ags import Client
 from grader.service.lti.sender import Sender
 from grader.settings import Settings, current
@@ -39,7 +40,7 @@ log = logging.getLogger("agtool.service.lti")
 LAUNCH_CLAIM = lti_store.CLAIM + "deployment_id"
 
 
-def counted_grades(store: Store, policy) -> "dict[str, tuple[float, float]]":
+def counted_grades(store: Store, policy) -> dict[str, tuple[float, float]]:
     """Each graded learner's grade that counts, ``(score, maximum)``, as the gradebook has it."""
     return {r.learner: _grade_of(r) for r in class_data(store, policy)[1] if r.graded}
 
@@ -47,7 +48,7 @@ def counted_grades(store: Store, policy) -> "dict[str, tuple[float, float]]":
 class HubLaunches:
     """Reads learners' launches from the hub's API (``auth_state``), with the service's own token."""
 
-    def __init__(self, api_url: "str | None" = None, token: "str | None" = None, settings: "Settings | None" = None):
+    def __init__(self, api_url: str | None = None, token: str | None = None, settings: Settings | None = None):
         settings = settings or current()  # the hub's address and the service's token: $JUPYTERHUB_API_URL, _TOKEN
         self.api_url = (api_url or settings.hub_api_url).rstrip("/")
         self.token = token or settings.hub_api_token
@@ -60,10 +61,10 @@ class HubLaunches:
         answer.raise_for_status()
         return answer.json()
 
-    def names(self) -> "list[str]":
+    def names(self) -> list[str]:
         return [u["name"] for u in self._get("users")] if self.api_url else []
 
-    def claims(self, name: str) -> "dict | None":
+    def claims(self, name: str) -> dict | None:
         """The launch the hub keeps for ``name`` (None: no LTI launch, or the hub did not say)."""
         if not self.api_url:
             return None
@@ -74,7 +75,7 @@ class HubLaunches:
 class LtiService:
     """Everything LTI the running service holds; ``start()``/``stop()`` the sender with the service."""
 
-    def __init__(self, store: Store, config, data_dir: "str | Path", *, policy=None, hub: "HubLaunches | None" = None,
+    def __init__(self, store: Store, config, data_dir: str | Path, *, policy=None, hub: HubLaunches | None = None,
                  interval: float = 2.0, base: float = 2.0, cap: float = 300.0):
         self.store, self.config, self.policy = store, config, policy
         self.key = keys.load_or_create(config.tool_key_file or Path(data_dir) / keys.KEY_FILE)
@@ -86,7 +87,7 @@ class LtiService:
         self.sender = Sender(self.outbox, self.launches, self.client, grades=self.grades, version=self.version,
                              record=self.record, sync=self.sync, interval=interval, base=base, cap=cap)
 
-    def grades(self) -> "dict[str, tuple[float, float]]":
+    def grades(self) -> dict[str, tuple[float, float]]:
         return counted_grades(self.store, self.policy)
 
     def version(self) -> tuple:
@@ -96,7 +97,7 @@ class LtiService:
     def record(self, actor: str, learner: str, text: str, data: dict) -> None:
         self.log.record(actor, LTI, learner=learner, reason=text, data=data)
 
-    def sync(self, learners: "set[str] | None" = None) -> int:
+    def sync(self, learners: set[str] | None = None) -> int:
         """Store the hub's launch of each of ``learners`` (None: every hub user); how many were stored."""
         stored = 0
         try:
@@ -116,23 +117,23 @@ class LtiService:
     def stop(self) -> None:
         self.sender.stop()
 
-    def send_class(self, actor: str) -> "list[dict]":
+    def send_class(self, actor: str) -> list[dict]:
         """The instructor action "send grades to the LMS": a result per learner (see ``Sender.send_class``)."""
         return self.sender.send_class(actor)
 
-    def status(self) -> "list[dict]":
+    def status(self) -> list[dict]:
         """Per learner with a grade or a launch: the grade, their launches and what the LMS last answered."""
         grades = self.grades()
-        launches: "dict[str, list]" = {}
+        launches: dict[str, list] = {}
         for launch in self.launches.all():
             launches.setdefault(launch["learner"], []).append(launch)
-        rows: "dict[str, list]" = {}
+        rows: dict[str, list] = {}
         for row in self.outbox.all():
             rows.setdefault(row["learner"], []).append(row)
         return [{"learner": name, "grade": grades.get(name), "launches": launches.get(name, []),
                  "outbox": rows.get(name, [])} for name in sorted(set(grades) | set(launches))]
 
-    def roster(self) -> "tuple[str, dict | None]":
+    def roster(self) -> tuple[str, dict | None]:
         """The NRPS roster against the hub's learners: (what happened, the comparison or None)."""
         from grader.service.lti.roster import compare
 

@@ -51,16 +51,16 @@ import logging
 import queue as stdlib_queue
 import threading
 import time
+from collections.abc import Callable
 from functools import partial
-from typing import Callable
 
 from grader.batch.pool import WorkerPool  # the batch's pool: same kill and replace rules
 from grader.batch.task import SUBMISSION_TIMEOUT, GradeTask, failed_report, grade_task, step_timeout, warm_engine
 from grader.limits import WORKER_GRACE
 from grader.messages import WORKER_DIED, cluster_failed, over_time
 from grader.report import STEPS, FailureKind, failure_of
-from grader.service.db import ERROR, GRADED, Store
 from grader.seeds import SeedPlan
+from grader.service.db import ERROR, GRADED, Store
 from grader.service.fairness import FairQueue, share_for
 
 log = logging.getLogger("agtool.service")
@@ -121,8 +121,8 @@ def check_key(store: Store, key: bytes) -> None:
     >>> try:
     ...     check_key(store, b"other")
     ... except KeyChanged as exc:
-    ...     print(str(exc)[:22])
-    the seed key changed: 
+    ...     print(str(exc)[:21])
+    the seed key changed:
     """
     if store.fingerprints() - {fingerprint(key)}:
         raise KeyChanged("the seed key changed: the counted grades stored would change. Restore the key file "
@@ -138,7 +138,7 @@ def fingerprint(key: bytes) -> str:
     return hmac.new(key, b"fingerprint", hashlib.sha256).hexdigest()[:16]
 
 
-def grade_attempt(item: "tuple[int, GradeTask, GradeTask | None]", grade_fn=None) -> dict:
+def grade_attempt(item: tuple[int, GradeTask, GradeTask | None], grade_fn=None) -> dict:
     """Run in a worker: ``{"feedback": report, "grade": report or None}`` of ``(attempt id, shown, counted)``.
 
     The pool hands the whole item back with the result; the counted run
@@ -190,11 +190,11 @@ class GradingQueue:
     that run's score is the one stored (same code, same grade).
     """
 
-    def __init__(self, store: Store, *, jobs: int = 2, sandbox: "str | None" = None,
+    def __init__(self, store: Store, *, jobs: int = 2, sandbox: str | None = None,
                  executor: str = "local", scheduler=None, grade_fn=None,
-                 on_finished: "Callable[[int], None] | None" = None, per_learner: "int | None" = None,
-                 regrade_delays: "tuple[float, ...]" = REGRADE_DELAYS, retry_first: float = RETRY_FIRST,
-                 seed_key: "bytes | None" = None):
+                 on_finished: Callable[[int], None] | None = None, per_learner: int | None = None,
+                 regrade_delays: tuple[float, ...] = REGRADE_DELAYS, retry_first: float = RETRY_FIRST,
+                 seed_key: bytes | None = None):
         if executor not in ("local", "dask"):
             raise ValueError(f"unknown executor {executor!r}: use 'local' or 'dask'")
         if executor == "dask" and not scheduler:
@@ -215,9 +215,9 @@ class GradingQueue:
         self.regrade_delays, self.retry_first = tuple(regrade_delays), retry_first
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._thread: "threading.Thread | None" = None
+        self._thread: threading.Thread | None = None
         self.finished_count = 0
-        self._pool: "WorkerPool | None" = None
+        self._pool: WorkerPool | None = None
 
     def _wake(self) -> None:
         with self._lock:
@@ -226,7 +226,7 @@ class GradingQueue:
             pool.wake()  # the dispatcher hands the attempt to a free worker now, not after a poll
 
     # ------------------------------------------------------------------ public
-    def start(self) -> "GradingQueue":
+    def start(self) -> GradingQueue:
         """Queue every stored unfinished attempt again, and each the grading machinery failed, then start grading.
 
         With a seed key: :class:`KeyChanged` when it is not the key of the stored
@@ -250,7 +250,7 @@ class GradingQueue:
         self._thread.start()
         return self
 
-    def put(self, attempt_id: int, learner: "str | None" = None) -> None:
+    def put(self, attempt_id: int, learner: str | None = None) -> None:
         """Queue a stored attempt of ``learner`` (default: read); a second put while it is pending is ignored."""
         if learner is None:
             learner = self.store.learner_of(attempt_id)
@@ -263,7 +263,7 @@ class GradingQueue:
             self._fair.push(attempt_id, learner)
         self._wake()
 
-    def not_stored(self) -> "set[int]":
+    def not_stored(self) -> set[int]:
         """Attempts graded here whose report the database has not taken yet (they do not count against limits)."""
         with self._lock:
             return set(self._unstored)
@@ -294,14 +294,14 @@ class GradingQueue:
         if self._thread is not None:
             self._thread.join(timeout=30)
 
-    def __enter__(self) -> "GradingQueue":
+    def __enter__(self) -> GradingQueue:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
     # ------------------------------------------------------------------ both executors
-    def _next_task(self) -> "tuple[int, GradeTask, GradeTask | None] | None":
+    def _next_task(self) -> tuple[int, GradeTask, GradeTask | None] | None:
         """Claim the next attempt in turn (:class:`FairQueue`); None when there is none right now."""
         while True:
             with self._lock:

@@ -58,7 +58,7 @@ def http_server_options(idle: float = IDLE_TIMEOUT, body: float = BODY_TIMEOUT) 
             "idle_connection_timeout": idle, "body_timeout": body, "xheaders": True}
 
 
-def serve(args, settings: "Settings | None" = None) -> int:
+def serve(args, settings: Settings | None = None) -> int:
     """Run until stopped (the ``serve`` subcommand's body); returns an exit status.
 
     ``settings`` (default: read now) give the hub's prefix and address when the options do not.
@@ -90,7 +90,7 @@ def serve(args, settings: "Settings | None" = None) -> int:
         queue.start()
     except KeyChanged as exc:
         store.close()
-        raise SystemExit(f"agtool-grade serve: refusing to start: {exc}")
+        raise SystemExit(f"agtool-grade serve: refusing to start: {exc}") from None
     if getattr(args, "lti_config", None) is not None:  # after the queue: the sender reads what it stores
         from grader.service.lti_service import LtiService
 
@@ -121,7 +121,7 @@ def serve(args, settings: "Settings | None" = None) -> int:
     return 0
 
 
-def _limits_words(sandbox: str, settings: "Settings") -> str:
+def _limits_words(sandbox: str, settings: Settings) -> str:
     """What bounds each step's memory and processes here (cgroups, or the resource limits that stand in)."""
     from grader.engine.sandbox import IsolationUnavailable, limits_in_force, require
 

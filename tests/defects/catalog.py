@@ -238,7 +238,7 @@ DEFECTS: dict[str, Defect] = {
 }
 
 
-def materialise_text(check_id: str, source: "str | None" = None) -> str:
+def materialise_text(check_id: str, source: str | None = None) -> str:
     """The solution's text with the defect of ``check_id`` planted (anchors must occur once)."""
     text = SOLUTION.read_text(encoding="utf-8") if source is None else source
     for anchor, replacement in DEFECTS[check_id].edits:

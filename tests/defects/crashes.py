@@ -43,7 +43,7 @@ CRASHES: dict = {
 }
 
 
-def materialise_crash(name: str, folder: Path) -> "tuple[Path, int]":
+def materialise_crash(name: str, folder: Path) -> tuple[Path, int]:
     """Write the crashing copy of ``name`` under ``folder``; return its path and the line number of the crash."""
     step, edits, crash_source = CRASHES[name]
     text = SOLUTION.read_text(encoding="utf-8")

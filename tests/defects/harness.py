@@ -20,10 +20,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from grader.checks.registry import Verdict, check_rng, checks_for
 from grader.engine.instrument import compile_instrumented
 from grader.engine.probes import run_probe
 from grader.engine.report_files import resolve_report_files
-from grader.checks.registry import Verdict, check_rng, checks_for
 
 _names = itertools.count()
 

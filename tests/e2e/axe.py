@@ -56,14 +56,14 @@ def describe(violations: list) -> str:
     return "\n".join(lines)
 
 
-def run_axe(page, scope: "str | None" = None) -> AxeResult:
+def run_axe(page, scope: str | None = None) -> AxeResult:
     """axe-core's WCAG 2.1 A and AA rules on ``page`` (only ``scope``, a CSS selector, when given)."""
     if not AXE_JS.exists():
         missing(f"{AXE_JS} not found: make e2e-deps (npm install axe-core into .venv/node)")
     if not _loaded(page):
         try:
             page.add_script_tag(path=str(AXE_JS))
-        except Exception:  # noqa: BLE001  a page's Content-Security-Policy may refuse the tag: evaluated below
+        except Exception:
             pass
     if not _loaded(page):  # the service's pages allow one script, by hash: DevTools evaluation is not a page script
         page.evaluate(AXE_JS.read_text(encoding="utf-8") + "\n;undefined")
@@ -75,7 +75,7 @@ def _loaded(page) -> bool:
     return page.evaluate("() => typeof window.axe !== 'undefined'")
 
 
-def check_page(page, artifacts_dir: Path, name: str, scope: "str | None" = None) -> AxeResult:
+def check_page(page, artifacts_dir: Path, name: str, scope: str | None = None) -> AxeResult:
     """Run axe, keep its findings and a screenshot in ``artifacts_dir``, fail on a serious or critical violation."""
     result = run_axe(page, scope)
     (artifacts_dir / f"axe-{name}.json").write_text(json.dumps(

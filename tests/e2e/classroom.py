@@ -55,7 +55,7 @@ c.JupyterHub.load_roles = [
 '''
 
 
-def http(method: str, url: str, *, token: "str | None" = None, body: "bytes | None" = None,
+def http(method: str, url: str, *, token: str | None = None, body: bytes | None = None,
           ctype: str = "text/x-python") -> tuple[int, object, bytes]:
     headers = {"Authorization": f"token {token}"} if token else {}
     if body is not None:
@@ -132,7 +132,7 @@ class Classroom:
             if proc is not None:
                 stop_tree(proc)
 
-    def api(self, method: str, path: str, user: str, body: "bytes | None" = None, **kw):
+    def api(self, method: str, path: str, user: str, body: bytes | None = None, **kw):
         status, headers, data = http(method, self.base + path, token=self.tokens[user], body=body, **kw)
         ctype = headers.get("Content-Type", "")
         return status, (json.loads(data) if ctype.startswith("application/json") else data.decode())

@@ -17,7 +17,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from helpers import skip_missing
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

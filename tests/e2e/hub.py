@@ -27,9 +27,9 @@ import re
 import secrets
 import shutil
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from e2e.lab import isolated_jupyter_env
 from e2e.processes import child_env, free_ports, start_logged, stop_tree, venv_bin, wait_for_http
@@ -124,7 +124,7 @@ class HubServer:
     port: int
     log: Path
     home_root: Path
-    service: "GradingService | None" = None
+    service: GradingService | None = None
 
     @property
     def origin(self) -> str:
@@ -149,7 +149,7 @@ class HubServer:
 
 
 def write_hub_config(work: Path, *, ports: list[int], home_root: Path, users: list[str], password: str,
-                     proxy: str, service: "GradingService | None" = None) -> Path:
+                     proxy: str, service: GradingService | None = None) -> Path:
     """Write ``jupyterhub_config.py`` for a localhost classroom and return its path.
 
     ``ports`` are three free ports: the public one (the proxy), the hub's
@@ -184,7 +184,7 @@ def write_hub_config(work: Path, *, ports: list[int], home_root: Path, users: li
 
 @contextlib.contextmanager
 def running_hub(*, work: Path, home_root: Path, users: list[str], password: str,
-                proxy: str, service: "GradingService | None" = None) -> Iterator[HubServer]:
+                proxy: str, service: GradingService | None = None) -> Iterator[HubServer]:
     """Start JupyterHub (and through it the proxy and ``service``); stop it, every learner server and the service after."""
     work.mkdir(parents=True, exist_ok=True)
     ports = free_ports(4 if service is not None else 3)
@@ -219,7 +219,7 @@ def give_home(home: Path, *, tools_source: Path, notebooks: tuple[str, ...] = ()
         shutil.copyfile(REPO_ROOT / "labs" / name, home / name)
 
 
-def submit_login(page, hub: HubServer, user: str, password: str, *, url: "str | None" = None) -> None:
+def submit_login(page, hub: HubServer, user: str, password: str, *, url: str | None = None) -> None:
     """Fill in and send the hub's login form, at ``url`` (default: the hub's login page) or where it redirected."""
     page.goto(url or hub.login_url)
     page.fill("#username_input", user)

@@ -12,9 +12,9 @@ import json
 import secrets
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from e2e.processes import child_env, free_port, start_logged, stop_tree, venv_bin, wait_for_http
 

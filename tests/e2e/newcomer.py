@@ -19,8 +19,9 @@ import re
 import secrets
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from e2e.lab import START_TIMEOUT, LabServer, isolated_jupyter_env
 from e2e.processes import free_port, start_logged, stop_tree, wait_for_http
@@ -167,7 +168,7 @@ def open_terminal(page: Page) -> None:
                            timeout=60_000)
 
 
-def run_in_terminal(page: Page, command: str, *, timeout_ms: int = 120_000) -> "tuple[str, int]":
+def run_in_terminal(page: Page, command: str, *, timeout_ms: int = 120_000) -> tuple[str, int]:
     """Type ``command`` and Enter in the open terminal, then ask the shell its exit status; (what it printed, status)."""
     marker = f"agtool-e2e-{secrets.token_hex(4)}"
     page.locator(".jp-Terminal .xterm").first.click()

@@ -19,7 +19,11 @@ import pytest
 
 from e2e.hub import give_home, log_in, running_hub, submit_login
 from e2e.notebook_ui import (
-    open_notebook, output_errors, run_all_cells, screenshot_check_panel, wait_for_check_panel,
+    open_notebook,
+    output_errors,
+    run_all_cells,
+    screenshot_check_panel,
+    wait_for_check_panel,
 )
 from e2e.processes import child_env, venv_bin
 

@@ -39,7 +39,6 @@ import hashlib
 import io
 import json
 import os
-import shlex
 import shutil
 import signal
 import subprocess
@@ -101,7 +100,7 @@ def checkout_files() -> list[str]:
     return sorted({name for name in out.decode().split("\0") if name and (REPO / name).is_file()})
 
 
-def host_pip_sources() -> "tuple[dict[str, str], list[str]]":
+def host_pip_sources() -> tuple[dict[str, str], list[str]]:
     """The host pip's sources as PIP_* variables, and the local paths they name (to bind read-only)."""
     out = subprocess.run([str(REPO / ".venv" / "bin" / "pip"), "config", "list"], capture_output=True, text=True,
                          check=False).stdout
@@ -179,8 +178,8 @@ def kill_all_in(namespace: str) -> None:
             time.sleep(0.3)
 
 
-def http(method: str, url: str, *, token: "str | None" = None, body: "bytes | None" = None,
-         ctype: str = "application/json") -> "tuple[int, bytes]":
+def http(method: str, url: str, *, token: str | None = None, body: bytes | None = None,
+         ctype: str = "application/json") -> tuple[int, bytes]:
     headers = {"Authorization": f"token {token}"} if token else {}
     if body is not None:
         headers["Content-Type"] = ctype
@@ -263,7 +262,7 @@ def make_tree(root: Path, log: Path) -> None:
                        stdout=out, stderr=subprocess.STDOUT, check=True, timeout=900)
 
 
-def prepare_tree(root: Path, work: Path) -> "tuple[dict, int]":
+def prepare_tree(root: Path, work: Path) -> tuple[dict, int]:
     """Copy the checkout in, write the roster and first passwords; return the run's environment and hub port."""
     src = root / "opt" / "agtool-src"
     for name in checkout_files():
@@ -286,7 +285,7 @@ def prepare_tree(root: Path, work: Path) -> "tuple[dict, int]":
             "AGTOOL_SERVICE_PORT": str(service_port)}, port
 
 
-def submit_both(origin: str) -> "tuple[dict, dict]":
+def submit_both(origin: str) -> tuple[dict, dict]:
     """alice submits the reference solution, bob the starter; return (their graded records, everyone's tokens)."""
     base = f"{origin}/services/{SERVICE}/"
     tokens = {user: log_in(origin, user) for user in PASSWORDS}
@@ -401,7 +400,7 @@ def learner_secrets() -> dict:
     return secrets
 
 
-def account(root: Path, name: str) -> "tuple[int, int]":
+def account(root: Path, name: str) -> tuple[int, int]:
     """``name``'s uid and gid in the Debian tree's /etc/passwd."""
     for line in (root / "etc" / "passwd").read_text().splitlines():
         fields = line.split(":")

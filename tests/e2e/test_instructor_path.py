@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from defects.catalog import materialise_text
 from defects.crashes import materialise_crash
+
 from e2e.lab import running_lab
 from e2e.notebook_ui import open_notebook, output_errors, run_all_cells
 from e2e.processes import venv_bin
@@ -47,7 +47,7 @@ _IMAGES_JS = """() => [...window.jupyterapp.shell.currentWidget.node.querySelect
   .map(i => i.getAttribute('src'))"""
 
 
-def _table(tables: list, *columns: str) -> "list[dict]":
+def _table(tables: list, *columns: str) -> list[dict]:
     """The first table whose header holds ``columns``, as dicts (the index column's header is empty)."""
     for table in tables:
         if all(c in table["head"] for c in columns):
@@ -55,12 +55,12 @@ def _table(tables: list, *columns: str) -> "list[dict]":
     raise AssertionError(f"no table with columns {columns}: {[t['head'] for t in tables]}")
 
 
-def _summary_hardest(summary: str) -> "dict[str, str]":
+def _summary_hardest(summary: str) -> dict[str, str]:
     hardest = summary.split("## Hardest checks", 1)[1].split("\n## ", 1)[0]
     return {m.group(1): m.group(2) for m in re.finditer(r"\| `([^`]+)` \| [^|]* \| (\d+/\d+) \|", hardest)}
 
 
-def _plotted_rates(stats) -> "dict[str, float]":
+def _plotted_rates(stats) -> dict[str, float]:
     """The pass-rate plot drawn from ``stats`` as grader.outputs.plots draws it: each bar's check and length (%)."""
     from grader.outputs.plots import check_pass_rate
 

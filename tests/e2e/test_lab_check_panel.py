@@ -13,7 +13,11 @@ import pytest
 
 from e2e.lab import running_lab
 from e2e.notebook_ui import (
-    open_notebook, output_errors, run_all_cells, screenshot_check_panel, try_new_random_values,
+    open_notebook,
+    output_errors,
+    run_all_cells,
+    screenshot_check_panel,
+    try_new_random_values,
     wait_for_check_panel,
 )
 

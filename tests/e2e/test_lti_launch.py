@@ -111,7 +111,7 @@ class LtiClass:
     def log(self) -> str:
         return self.hub.log.read_text(errors="replace")
 
-    def user(self, name: str) -> "dict | None":
+    def user(self, name: str) -> dict | None:
         import requests
 
         answer = requests.get(f"{self.hub_api}/users/{name}", timeout=10,
@@ -128,7 +128,7 @@ class LtiClass:
 
         return create_engine(default_url(self.work / "service"))
 
-    def launch_rows(self) -> "list[dict]":
+    def launch_rows(self) -> list[dict]:
         from grader.service.lti.store import Launches
 
         engine = self.service_db()
@@ -137,7 +137,7 @@ class LtiClass:
         finally:
             engine.dispose()
 
-    def outbox_rows(self) -> "list[dict]":
+    def outbox_rows(self) -> list[dict]:
         from grader.service.lti.store import Outbox
 
         engine = self.service_db()
@@ -146,7 +146,7 @@ class LtiClass:
         finally:
             engine.dispose()
 
-    def refusals_since(self, mark: int) -> "list[str]":
+    def refusals_since(self, mark: int) -> list[str]:
         return [line for line in self.log[mark:].splitlines() if "LTI launch refused:" in line]
 
 
@@ -230,7 +230,7 @@ def start_launch(lti: LtiClass, sub: str, context: str = "c1") -> Launch:
     return Launch(session, html.unescape(action.group(1)), fields)
 
 
-def wait_until(condition, timeout: float, what: str, log: "LtiClass | None" = None):
+def wait_until(condition, timeout: float, what: str, log: LtiClass | None = None):
     deadline = time.monotonic() + timeout
     while True:
         value = condition()

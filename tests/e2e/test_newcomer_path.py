@@ -17,8 +17,15 @@ from pathlib import Path
 import pytest
 
 from e2e.newcomer import (
-    activate_tab, fresh_clone, make_lab, make_lab_command, open_in_file_browser, open_terminal, run_check_cell,
-    run_in_terminal, save_in_editor,
+    activate_tab,
+    fresh_clone,
+    make_lab,
+    make_lab_command,
+    open_in_file_browser,
+    open_terminal,
+    run_check_cell,
+    run_in_terminal,
+    save_in_editor,
 )
 from e2e.notebook_ui import open_notebook, output_errors, read_check_panel, run_all_cells, wait_for_check_panel
 

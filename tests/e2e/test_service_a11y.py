@@ -12,10 +12,10 @@ page and two codes side by side. Screenshots and axe's findings go to
 from __future__ import annotations
 
 import pytest
+from service_stand_ins import failing_report
 
 from e2e.axe import check_page
 from e2e.conftest import VIEWPORT
-from service_stand_ins import failing_report
 
 pytestmark = pytest.mark.e2e
 
@@ -28,9 +28,10 @@ CODE = b"def validate_args(tool, args):\n    # shared by both\n    if args.get('
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
     pytest.importorskip("jupyterhub")
+    from service_stand_ins import FakeHub, Service
+
     from grader.course.policy import parse_policy
     from grader.service.db import GRADED, Store
-    from service_stand_ins import FakeHub, Service
 
     store = Store(f"sqlite:///{tmp_path_factory.mktemp('a11y') / 'db.sqlite'}")
     ids = {}

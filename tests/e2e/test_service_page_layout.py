@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from service_stand_ins import failing_report
 
 from e2e.conftest import missing
-from service_stand_ins import failing_report
 
 pytestmark = pytest.mark.e2e
 
@@ -45,9 +45,10 @@ def _hub_css() -> Path:
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
     pytest.importorskip("jupyterhub")
+    from service_stand_ins import FakeHub, Service
+
     from grader.course.policy import parse_policy
     from grader.service.db import GRADED, Store
-    from service_stand_ins import FakeHub, Service
 
     store = Store(f"sqlite:///{tmp_path_factory.mktemp('layout') / 'db.sqlite'}")
     ids: dict[str, list[int]] = {}

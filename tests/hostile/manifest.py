@@ -129,7 +129,7 @@ _SAVE_TOOL_CODES = (("def call_tool(name: str, args: dict) -> dict:\n",
                      "def call_tool(name: str, args: dict) -> dict:\n"),)
 
 
-def _tools_made_by(code: str) -> "tuple[tuple[str, str], ...]":
+def _tools_made_by(code: str) -> tuple[tuple[str, str], ...]:
     """An edit that rebinds both tool names with ``code`` just before ``TOOLS`` is built from them."""
     return (("TOOLS = {\n", code.strip("\n") + "\n\n\nTOOLS = {\n"),)
 

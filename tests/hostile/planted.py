@@ -21,8 +21,8 @@ import json
 import os
 import shutil
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from .build import SOLUTION
 
@@ -35,7 +35,7 @@ OUT = COURSE / "batch-out"
 
 
 @contextlib.contextmanager
-def planted_class_data(enabled: "bool | None" = None) -> Iterator[bool]:
+def planted_class_data(enabled: bool | None = None) -> Iterator[bool]:
     """Plant a classmate's module, a course checkout, a service database, batch outputs and a /root file."""
     enabled = os.geteuid() == 0 if enabled is None else enabled
     if not enabled:
@@ -69,8 +69,8 @@ def _plant() -> None:
     ROOT_SECRET.write_text(PLANTED_MARK + "\n", encoding="utf-8")
 
 
-def database_rows() -> "list[tuple]":
+def database_rows() -> list[tuple]:
     """Every row of every table of the planted database (to see that nobody wrote it)."""
     with contextlib.closing(sqlite3.connect(f"file:{DATABASE}?mode=ro", uri=True)) as db:
         tables = [r[0] for r in db.execute("select name from sqlite_master where type = 'table'")]
-        return [(t, *row) for t in tables for row in db.execute(f"select * from {t}")]  # noqa: S608 (our own names)
+        return [(t, *row) for t in tables for row in db.execute(f"select * from {t}")]

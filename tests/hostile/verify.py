@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.checks.registry import checks_for
-from grader.report import Report
-from grader.grading import grade
 from grader.engine.client import EngineClient
+from grader.grading import grade
+from grader.report import Report
 
 from .build import SOLUTION
 from .manifest import STEP_TIMEOUT, Case
@@ -39,9 +39,9 @@ class Run:
     outside: Path
     marker: str
     elapsed: float = 0.0
-    report: "Report | None" = None
+    report: Report | None = None
     refused: str = ""  # SubmissionNotFound message (API) or the CLI's stderr
-    exit_code: "int | None" = None
+    exit_code: int | None = None
     cli_output: str = ""
     crash: str = ""  # grade() raised something else: a grader bug
     leftovers: list = field(default_factory=list)
@@ -148,7 +148,7 @@ def extra_check_problems(run: Run, engine: EngineClient, secret: str) -> list[st
     return problems
 
 
-def _said_numbers(report: Report, word: str) -> "list[int]":
+def _said_numbers(report: Report, word: str) -> list[int]:
     """The numbers a case printed after ``word`` (``HOSTILE-PIDS-MADE 250``), in every step's output."""
     found = []
     for text in report.output.values():
@@ -161,7 +161,7 @@ def _said_numbers(report: Report, word: str) -> "list[int]":
 STEP_MEMORY_MIB, STEP_PIDS = 1024, 256  # the grader's default budgets of a step
 
 
-def memory_problems(run: Run) -> "list[str]":
+def memory_problems(run: Run) -> list[str]:
     """The case's children held more memory at once than a step's 1 GiB, or step 7 does not say why it lost."""
     held = _said_numbers(run.report, "HOSTILE-MEM-HELD-MIB")
     if not held:
@@ -173,7 +173,7 @@ def memory_problems(run: Run) -> "list[str]":
     return []
 
 
-def pids_problems(run: Run) -> "list[str]":
+def pids_problems(run: Run) -> list[str]:
     """More processes than the step's pids budget, or no word of the limit in step 8."""
     made = _said_numbers(run.report, "HOSTILE-PIDS-MADE")
     if not made:
@@ -185,7 +185,7 @@ def pids_problems(run: Run) -> "list[str]":
     return []
 
 
-def disk_problems(run: Run) -> "list[str]":
+def disk_problems(run: Run) -> list[str]:
     """Files the case wrote that are still on disk after grading, or no word of the budget in step 5."""
     left = []
     for place in (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), run.path, Path.home()):

@@ -29,8 +29,8 @@ CLASSES = ("own", "equivalent", "collateral", "elsewhere", "seed_dependent", "su
 KILLED = ("own", "collateral", "elsewhere")  # a failing check on every seed, the same steps on each
 
 
-def classify(function: str, failed_per_seed: "list[list[int]]", *, equivalent: bool = False,
-             grader_failed: bool = False) -> "tuple[str, list[int]]":
+def classify(function: str, failed_per_seed: list[list[int]], *, equivalent: bool = False,
+             grader_failed: bool = False) -> tuple[str, list[int]]:
     """The class of a mutant of ``function`` from its failing steps on each seed, and the steps outside its own."""
     if grader_failed or not failed_per_seed:
         return "error", []
@@ -48,7 +48,7 @@ def classify(function: str, failed_per_seed: "list[list[int]]", *, equivalent: b
     return ("collateral" if extra else "own"), extra
 
 
-def summarize(rows: "list[dict]") -> dict:
+def summarize(rows: list[dict]) -> dict:
     """Counts per class, the mutation score (killed on every seed) and the exact score (own step only).
 
     >>> summarize([{"class": "own"}, {"class": "collateral"}, {"class": "equivalent"}, {"class": "survived"}])["score"]
@@ -69,8 +69,8 @@ def summarize(rows: "list[dict]") -> dict:
     }
 
 
-def worst_classes(rows: "list[dict]", kind: str, limit: int = 10, *,
-                  by_function: bool = False) -> "list[tuple[str, int]]":
+def worst_classes(rows: list[dict], kind: str, limit: int = 10, *,
+                  by_function: bool = False) -> list[tuple[str, int]]:
     """The most frequent (function, operator, extra steps) groups among mutants of class ``kind``.
 
     >>> rows = [{"class": "collateral", "function": "f", "operator": "o", "extra": [3]}] * 2

@@ -32,7 +32,7 @@ _REPAIR_ORDER = "still a wrong-region order that one fix repairs: which one is t
 _EMPTY_ORDER = "still an order a correct handle gives up on with result:empty: which one is the learner's choice"
 _MEMO_ARGS = "still two identical successful calls: which arguments is the learner's choice (spec, step 8)"
 
-_FIRST: "dict[str, str]" = {
+_FIRST: dict[str, str] = {
     "cache_key:6:str_empty:0": "without ':' the keys stay one per (name, args): JSON after a name starts with '{'",
     "cache_key:6:kwarg_drop:1": _ESCAPES,
     "cache_key:6:kwarg_bool:1": _ESCAPES,
@@ -72,7 +72,7 @@ _FIRST: "dict[str, str]" = {
 # of each kind, so the report measures the same (measured: each got full marks on seeds 11 and 22).
 _WRONG = "every call in the list stays a call with wrong arguments: which ones is the learner's choice (step 8)"
 _BAD = "the four bad results stay one of each kind: which values is the learner's choice (step 8)"
-LEARNER_DATA: "dict[str, str]" = {
+LEARNER_DATA: dict[str, str] = {
     **{f"_WRONG_ARGS:{line}:str_empty:{n}": _WRONG
        for line, last in ((1, 4), (2, 7), (3, 5), (4, 5), (5, 5), (6, 5)) for n in range(last + 1)},
     **{f"_WRONG_ARGS:{line}:item_drop:{n}": _WRONG for line in range(1, 7) for n in (0, 3, 4, 5)
@@ -100,7 +100,7 @@ _ENCODING = ("the spec names no encoding; the step child runs under C.UTF-8, whe
 _SYMMETRIC = "edit distance is symmetric: comparing (b, a) instead of (a, b) gives the same answer"
 _QUESTION = "the question still names the query and every candidate's label, all the spec asks (step 11)"
 
-_MORE_CODE: "dict[str, str]" = {
+_MORE_CODE: dict[str, str] = {
     "_has_type:4:return_none:0": _TRUTH,
     "_row_has_shape:2:return_none:0": _TRUTH,
     **{f"_initial_state:1:{op}:{n}": _REDUCER_START for op in ("item_drop", "str_empty") for n in (1, 2, 3, 4)},
@@ -122,7 +122,7 @@ _MORE_CODE: "dict[str, str]" = {
 
 _WORDING = ("explain's message must name the argument, show the value and what is accepted (spec, step 10): "
             "the rest of its wording is the learner's choice")
-_WORDS: "dict[str, str]" = {key: _WORDING for key in (
+_WORDS: dict[str, str] = {key: _WORDING for key in (
     "_accepted:3:str_empty:0", "_accepted:3:str_empty:1", "_message:4:return_other:0", "_message:4:str_empty:0")}
 
 # The names whose values or prose LAB_SPEC leaves to the learner (step 8's fixtures, orders and prose;
@@ -132,6 +132,6 @@ _CHOICE_REASONS = (_PROSE, _GIVEUP_ROWS, _REPAIR_ORDER, _EMPTY_ORDER, _MEMO_ARGS
 _choice_first = {key: why for key, why in _FIRST.items()
                  if key.split(":")[0] in CHOICE_NAMES and any(why.startswith(r) for r in _CHOICE_REASONS)}
 
-LEARNER_CHOICE: "dict[str, str]" = {**_choice_first, **LEARNER_DATA, **_WORDS}
-CODE_EQUIVALENT: "dict[str, str]" = {**{k: v for k, v in _FIRST.items() if k not in _choice_first}, **_MORE_CODE}
-EQUIVALENT: "dict[str, str]" = {**CODE_EQUIVALENT, **LEARNER_CHOICE}
+LEARNER_CHOICE: dict[str, str] = {**_choice_first, **LEARNER_DATA, **_WORDS}
+CODE_EQUIVALENT: dict[str, str] = {**{k: v for k, v in _FIRST.items() if k not in _choice_first}, **_MORE_CODE}
+EQUIVALENT: dict[str, str] = {**CODE_EQUIVALENT, **LEARNER_CHOICE}

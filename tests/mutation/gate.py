@@ -38,10 +38,10 @@ class GateVerdict:
 
     listed: int  # the debt list's size
     judged: int  # listed mutants this run graded
-    new: "dict[str, str]" = field(default_factory=dict)
-    cleared: "dict[str, str]" = field(default_factory=dict)  # the class the list had
-    changed: "dict[str, str]" = field(default_factory=dict)  # "listed -> now"
-    stale: "dict[str, str]" = field(default_factory=dict)
+    new: dict[str, str] = field(default_factory=dict)
+    cleared: dict[str, str] = field(default_factory=dict)  # the class the list had
+    changed: dict[str, str] = field(default_factory=dict)  # "listed -> now"
+    stale: dict[str, str] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -56,7 +56,7 @@ class GateVerdict:
         return {"passed": self.passed, "debt_listed": self.listed, "debt_judged": self.judged,
                 **{name: len(getattr(self, name)) for name in ("new", "cleared", "changed", "stale")}}
 
-    def lines(self) -> "list[str]":
+    def lines(self) -> list[str]:
         """The gate's verdict for a terminal: one line, then each disagreement and what to do about it.
 
         >>> GateVerdict(listed=1, judged=1, cleared={"x": "survived"}).lines()[1]
@@ -79,7 +79,7 @@ class GateVerdict:
         return lines
 
 
-def offenders(rows: "list[dict]") -> "dict[str, str]":
+def offenders(rows: list[dict]) -> dict[str, str]:
     """The graded mutants outside the clean classes, ``{id: class}``.
 
     >>> offenders([{"id": "a", "class": "own"}, {"id": "b", "class": "error"}])
@@ -88,8 +88,8 @@ def offenders(rows: "list[dict]") -> "dict[str, str]":
     return {row["id"]: row["class"] for row in rows if row["class"] not in CLEAN}
 
 
-def compare(rows: "list[dict]", debt: "dict[str, str]", *,
-            generated: "set[str] | None" = None) -> GateVerdict:
+def compare(rows: list[dict], debt: dict[str, str], *,
+            generated: set[str] | None = None) -> GateVerdict:
     """Judge a run's ``rows`` against ``debt``; ``generated``: every id the mutator makes (a whole run only).
 
     >>> compare([], {"gone": "survived"}, generated={"a"}).stale
@@ -108,7 +108,7 @@ def compare(rows: "list[dict]", debt: "dict[str, str]", *,
     return verdict
 
 
-def load_debt(path: "str | Path | None" = None) -> "dict[str, str]":
+def load_debt(path: str | Path | None = None) -> dict[str, str]:
     """The debt list at ``path`` (default :data:`DEBT`; ``{}`` when there is none).
 
     >>> load_debt("/nonexistent/debt.json")
@@ -120,7 +120,7 @@ def load_debt(path: "str | Path | None" = None) -> "dict[str, str]":
     return dict(json.loads(path.read_text(encoding="utf-8"))["debt"])
 
 
-def updated_debt(rows: "list[dict]", debt: "dict[str, str]", generated: "set[str]") -> "dict[str, str]":
+def updated_debt(rows: list[dict], debt: dict[str, str], generated: set[str]) -> dict[str, str]:
     """The list after a run: graded mutants as measured, ungraded ones kept, ids no longer made dropped.
 
     >>> updated_debt([{"id": "a", "class": "own"}, {"id": "b", "class": "survived"}],
@@ -132,7 +132,7 @@ def updated_debt(rows: "list[dict]", debt: "dict[str, str]", generated: "set[str
     return dict(sorted({**kept, **offenders(rows)}.items()))
 
 
-def write_debt(debt: "dict[str, str]", summary: dict, path: "str | Path | None" = None) -> Path:
+def write_debt(debt: dict[str, str], summary: dict, path: str | Path | None = None) -> Path:
     """Write the list (default :data:`DEBT`; sorted, one mutant a line) with the run it was measured on."""
     path = Path(path or DEBT)
     measured = {key: summary.get(key) for key in ("mutants", "counts", "score", "exact_score", "seeds", "tree")}

@@ -40,12 +40,12 @@ class _Context:
     owner: str
     owner_line: int
     statement: ast.AST
-    returns: "tuple[ast.expr, ...]" = ()
+    returns: tuple[ast.expr, ...] = ()
     in_compare: bool = False
     in_keyword: bool = False
 
 
-def generate(source: str) -> "list[Mutant]":
+def generate(source: str) -> list[Mutant]:
     """All mutants of ``source``, in source order, each compiling and each different from the others.
 
     >>> [m.operator for m in generate("def f(x):\\n    return x < 1\\n")]
@@ -81,7 +81,7 @@ def baseline_source(source: str) -> str:
     return "\n".join(ast.unparse(statement) for statement in ast.parse(source).body)
 
 
-def stratified(mutants: "list[Mutant]", size: int, *, seed: int = 0) -> "list[Mutant]":
+def stratified(mutants: list[Mutant], size: int, *, seed: int = 0) -> list[Mutant]:
     """A sample of ``size`` mutants: each function in proportion to its mutants (at least one), its operators in turn.
 
     The same ``size`` and ``seed`` give the same ids every time.
@@ -93,7 +93,7 @@ def stratified(mutants: "list[Mutant]", size: int, *, seed: int = 0) -> "list[Mu
     if size >= len(mutants):
         return list(mutants)
     rng = random.Random(seed)
-    by_function: "dict[str, list[Mutant]]" = defaultdict(list)
+    by_function: dict[str, list[Mutant]] = defaultdict(list)
     for mutant in mutants:
         by_function[mutant.function].append(mutant)
     quotas = _quotas({name: len(group) for name, group in by_function.items()}, size)
@@ -101,7 +101,7 @@ def stratified(mutants: "list[Mutant]", size: int, *, seed: int = 0) -> "list[Mu
     return [m for m in mutants if m.id in chosen]
 
 
-def _quotas(sizes: "dict[str, int]", total: int) -> "dict[str, int]":
+def _quotas(sizes: dict[str, int], total: int) -> dict[str, int]:
     """``total`` shared in proportion to ``sizes``, at least one each while that fits (largest remainders)."""
     whole = sum(sizes.values())
     exact = {key: total * size / whole for key, size in sizes.items()}
@@ -117,9 +117,9 @@ def _quotas(sizes: "dict[str, int]", total: int) -> "dict[str, int]":
     return quota
 
 
-def _spread(group: "list[Mutant]", rng: random.Random) -> "list[Mutant]":
+def _spread(group: list[Mutant], rng: random.Random) -> list[Mutant]:
     """A function's mutants shuffled within each operator, the operators taking turns."""
-    by_operator: "dict[str, list[Mutant]]" = defaultdict(list)
+    by_operator: dict[str, list[Mutant]] = defaultdict(list)
     for mutant in group:
         by_operator[mutant.operator].append(mutant)
     queues = [by_operator[name] for name in sorted(by_operator)]
@@ -141,7 +141,7 @@ def _sites(tree: ast.Module):
         yield from ((position, site) for site in _visit(statement, None, context))
 
 
-def _owner(statement: ast.stmt) -> "str | None":
+def _owner(statement: ast.stmt) -> str | None:
     if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
         return statement.name
     targets = statement.targets if isinstance(statement, ast.Assign) else [getattr(statement, "target", None)]
@@ -149,7 +149,7 @@ def _owner(statement: ast.stmt) -> "str | None":
     return names[0] if names and isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
 
 
-def _visit(node: ast.AST, place: "Place | None", context: _Context):
+def _visit(node: ast.AST, place: Place | None, context: _Context):
     if place is not None and place.index == 0 and ops.is_docstring(place.holder, place.field, 0):
         return  # text for readers and doctests, not behaviour
     if isinstance(node, ast.stmt):
@@ -168,7 +168,7 @@ def _visit(node: ast.AST, place: "Place | None", context: _Context):
                 yield from _visit(child, Place(node, name, index if isinstance(value, list) else None), inner)
 
 
-def _node_sites(node: ast.AST, place: "Place | None", context: _Context):
+def _node_sites(node: ast.AST, place: Place | None, context: _Context):
     for operator in ops.OPERATORS:
         yield from operator(node, place)
     if not isinstance(place and place.holder, ast.JoinedStr):  # an f-string's text: prose, the learner's choice
@@ -200,9 +200,9 @@ class _applied:
 
     def __init__(self, site: Site) -> None:
         self.site = site
-        self.saved: "list[tuple[ast.AST, str, object]]" = []
+        self.saved: list[tuple[ast.AST, str, object]] = []
 
-    def __enter__(self) -> "_applied":
+    def __enter__(self) -> _applied:
         place, new = self.site.place, self.site.new
         old = getattr(place.holder, place.field)
         self._set(place.field, _replaced(old, place.index, new))
@@ -220,7 +220,7 @@ class _applied:
             setattr(holder, name, value)
 
 
-def _replaced(old: object, index: "int | None", new: object) -> object:
+def _replaced(old: object, index: int | None, new: object) -> object:
     if index is None:
         return new
     items = list(old)

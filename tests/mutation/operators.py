@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import ast
 import copy
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class Place:
 
     holder: ast.AST
     field: str
-    index: "int | None" = None
+    index: int | None = None
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ _COPIERS = {"dict", "list", "set", "tuple"}
 _COMMUTATIVE = {"min", "max"}  # swapping their arguments changes nothing: not a mutant
 
 
-def compare_ops(node: ast.AST, place: "Place | None") -> Iterator[Site]:
+def compare_ops(node: ast.AST, place: Place | None) -> Iterator[Site]:
     """``<`` -> ``<=`` (boundary) and ``<`` -> ``>=`` (negation), ``==`` <-> ``!=``, ``in`` <-> ``not in``."""
     if not isinstance(node, ast.Compare):
         return
@@ -59,7 +60,7 @@ def compare_ops(node: ast.AST, place: "Place | None") -> Iterator[Site]:
             yield Site(Place(node, "ops", index), _NEGATION[type(op)](), "cmp_negate")
 
 
-def constants(node: ast.AST, place: "Place | None", *, in_compare: bool = False,
+def constants(node: ast.AST, place: Place | None, *, in_compare: bool = False,
               in_keyword: bool = False) -> Iterator[Site]:
     """Ints +1 and -1, booleans flipped, strings emptied (an empty one filled)."""
     if not isinstance(node, ast.Constant):
@@ -74,7 +75,7 @@ def constants(node: ast.AST, place: "Place | None", *, in_compare: bool = False,
         yield Site(here, "" if value else "X", "str_empty" if value else "str_fill")
 
 
-def boolean_ops(node: ast.AST, place: "Place | None") -> Iterator[Site]:
+def boolean_ops(node: ast.AST, place: Place | None) -> Iterator[Site]:
     """``and`` <-> ``or``; ``not x`` -> ``x``."""
     if isinstance(node, ast.BoolOp):
         yield Site(Place(node, "op"), ast.Or() if isinstance(node.op, ast.And) else ast.And(), "boolop_swap")
@@ -82,7 +83,7 @@ def boolean_ops(node: ast.AST, place: "Place | None") -> Iterator[Site]:
         yield Site(place, node.operand, "not_drop")
 
 
-def conditions(node: ast.AST, place: "Place | None") -> Iterator[Site]:
+def conditions(node: ast.AST, place: Place | None) -> Iterator[Site]:
     """``if c`` -> ``if not c`` (unless ``c`` is already a ``not``); ``a if c else b`` -> ``b if c else a``."""
     if isinstance(node, (ast.If, ast.While, ast.IfExp)):
         test = node.test
@@ -92,14 +93,14 @@ def conditions(node: ast.AST, place: "Place | None") -> Iterator[Site]:
         yield Site(place, ast.IfExp(node.test, node.orelse, node.body), "ifexp_swap")
 
 
-def arithmetic(node: ast.AST, place: "Place | None") -> Iterator[Site]:
+def arithmetic(node: ast.AST, place: Place | None) -> Iterator[Site]:
     """``+`` <-> ``-`` in expressions and in ``+=``/``-=``."""
     swap = {ast.Add: ast.Sub, ast.Sub: ast.Add}
     if isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in swap:
         yield Site(Place(node, "op"), swap[type(node.op)](), "arith_swap")
 
 
-def except_classes(node: ast.AST, place: "Place | None") -> Iterator[Site]:
+def except_classes(node: ast.AST, place: Place | None) -> Iterator[Site]:
     """``except X`` narrowed to ``ValueError`` and widened to ``BaseException``."""
     if not isinstance(node, ast.ExceptHandler) or node.type is None:
         return
@@ -109,7 +110,7 @@ def except_classes(node: ast.AST, place: "Place | None") -> Iterator[Site]:
             yield Site(Place(node, "type"), ast.Name(name, ast.Load()), operator)
 
 
-def calls(node: ast.AST, place: "Place | None") -> Iterator[Site]:
+def calls(node: ast.AST, place: Place | None) -> Iterator[Site]:
     """Adjacent positional arguments swapped, keyword arguments dropped, copies and ``sorted`` dropped."""
     if not isinstance(node, ast.Call):
         return
@@ -134,7 +135,7 @@ def calls(node: ast.AST, place: "Place | None") -> Iterator[Site]:
         yield Site(place, node.func.value, "copy_drop")
 
 
-def returns(node: ast.AST, place: "Place | None", *, others: "tuple[ast.expr, ...]" = ()) -> Iterator[Site]:
+def returns(node: ast.AST, place: Place | None, *, others: tuple[ast.expr, ...] = ()) -> Iterator[Site]:
     """``return x`` -> ``return None``, and -> the next different value this function returns."""
     if not isinstance(node, ast.Return) or node.value is None:
         return
@@ -146,7 +147,7 @@ def returns(node: ast.AST, place: "Place | None", *, others: "tuple[ast.expr, ..
         yield Site(Place(node, "value"), copy.deepcopy(later[0]), "return_other")
 
 
-def subscripts(node: ast.AST, place: "Place | None") -> Iterator[Site]:
+def subscripts(node: ast.AST, place: Place | None) -> Iterator[Site]:
     """``x[-1]`` <-> ``x[0]``; ``x[a:b]`` -> ``x`` (the slice dropped)."""
     if not isinstance(node, ast.Subscript) or place is None or not isinstance(node.ctx, ast.Load):
         return
@@ -158,7 +159,7 @@ def subscripts(node: ast.AST, place: "Place | None") -> Iterator[Site]:
         yield Site(place, node.value, "slice_drop")
 
 
-def displays(node: ast.AST, place: "Place | None") -> Iterator[Site]:
+def displays(node: ast.AST, place: Place | None) -> Iterator[Site]:
     """One item of a list, tuple, set or dict display (two items or more) left out."""
     if isinstance(node, (ast.List, ast.Tuple)) and not isinstance(node.ctx, ast.Load):
         return  # an unpacking target, not a value
@@ -170,7 +171,7 @@ def displays(node: ast.AST, place: "Place | None") -> Iterator[Site]:
             yield Site(Place(node, "keys", i), DROP, "item_drop")
 
 
-def statements(node: ast.AST, place: "Place | None") -> Iterator[Site]:
+def statements(node: ast.AST, place: Place | None) -> Iterator[Site]:
     """Each statement of a body replaced by ``pass`` (returns are left to :func:`returns`)."""
     for field in ("body", "orelse", "finalbody"):
         body = getattr(node, field, None)
@@ -191,6 +192,6 @@ def is_docstring(node: ast.AST, field: str, index: int) -> bool:
 
 
 # Every operator, in the order its sites are numbered; constants and returns take context words.
-OPERATORS: "tuple[Callable[..., Iterator[Site]], ...]" = (
+OPERATORS: tuple[Callable[..., Iterator[Site]], ...] = (
     compare_ops, boolean_ops, conditions, arithmetic, except_classes, calls, subscripts, displays, statements,
 )

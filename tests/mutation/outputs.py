@@ -17,7 +17,7 @@ from .classify import worst_classes
 LISTED = ("survived", "equivalent_killed", "error", "seed_dependent", "elsewhere", "collateral")
 
 
-def write_outputs(folder: "str | Path", summary: dict, rows: "list[dict]") -> "tuple[Path, Path]":
+def write_outputs(folder: str | Path, summary: dict, rows: list[dict]) -> tuple[Path, Path]:
     """Write both files into ``folder`` (made if missing) and return their paths."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -28,7 +28,7 @@ def write_outputs(folder: "str | Path", summary: dict, rows: "list[dict]") -> "t
     return json_path, md_path
 
 
-def render_markdown(summary: dict, rows: "list[dict]") -> str:
+def render_markdown(summary: dict, rows: list[dict]) -> str:
     """The summary, the worst groups, then every mutant of each class in :data:`LISTED`."""
     lines = ["# Mutation run of solutions/tools.py", "", summary_line(summary), ""]
     if summary.get("tree"):
@@ -54,7 +54,7 @@ def render_markdown(summary: dict, rows: "list[dict]") -> str:
     return "\n".join(lines)
 
 
-def extra_steps(rows: "list[dict]") -> "list[tuple[int, int]]":
+def extra_steps(rows: list[dict]) -> list[tuple[int, int]]:
     """How many mutants fail each step that their change does not belong to, most first.
 
     >>> extra_steps([{"extra": [3, 8]}, {"extra": [8]}, {"extra": []}])
@@ -64,7 +64,7 @@ def extra_steps(rows: "list[dict]") -> "list[tuple[int, int]]":
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
-def foreign_checks(rows: "list[dict]") -> "list[tuple[str, int]]":
+def foreign_checks(rows: list[dict]) -> list[tuple[str, int]]:
     """How many mutants fail each check of a step their change does not belong to (on any seed), most first.
 
     >>> foreign_checks([{"extra": [3], "seeds": [{"failed_checks": ["step2/x", "step3/y"]}]}])

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .classify import classify, summarize
 from .equivalent import EQUIVALENT
@@ -20,8 +20,8 @@ from .steps import STEPS
 SEED_PAIR = (11, 22)
 
 
-def select(*, sample: "int | None" = None, ids: "list[str] | None" = None, functions: "list[str] | None" = None,
-           mutants: "list[Mutant] | None" = None) -> "list[Mutant]":
+def select(*, sample: int | None = None, ids: list[str] | None = None, functions: list[str] | None = None,
+           mutants: list[Mutant] | None = None) -> list[Mutant]:
     """The mutants of a run: all, those with the given ids, those of the given functions, or a stratified sample.
 
     >>> len(select(sample=20)), select(ids=["cache_key:6:kwarg_drop:0"])[0].after
@@ -36,10 +36,10 @@ def select(*, sample: "int | None" = None, ids: "list[str] | None" = None, funct
     return stratified(mutants, sample) if sample else mutants
 
 
-def run(*, sample: "int | None" = None, ids: "list[str] | None" = None, functions: "list[str] | None" = None,
-        seeds: "tuple[int, ...]" = SEED_PAIR,
-        jobs: int = 2, out: "str | Path | None" = None,
-        progress: "Callable[[dict], None] | None" = None) -> dict:
+def run(*, sample: int | None = None, ids: list[str] | None = None, functions: list[str] | None = None,
+        seeds: tuple[int, ...] = SEED_PAIR,
+        jobs: int = 2, out: str | Path | None = None,
+        progress: Callable[[dict], None] | None = None) -> dict:
     """Grade the selected mutants on ``seeds`` and return ``{"summary", "mutants", "gate"}`` (written to ``out``).
 
     ``gate`` is the :class:`tests.mutation.gate.GateVerdict` of the graded
@@ -65,7 +65,7 @@ def run(*, sample: "int | None" = None, ids: "list[str] | None" = None, function
     return {"summary": summary, "mutants": rows, "gate": verdict}
 
 
-def resummarize(path: "str | Path", *, sample: "int | None" = None, out: "str | Path | None" = None) -> dict:
+def resummarize(path: str | Path, *, sample: int | None = None, out: str | Path | None = None) -> dict:
     """A written run's rows classified again (with today's equivalent list), optionally cut to the sample.
 
     The stratified sample of a size is the same set of ids every time, so the
@@ -106,7 +106,7 @@ def declared(functions) -> None:
         raise SystemExit(f"declare the step(s) of {missing} in tests/mutation/steps.py (STEPS) first")
 
 
-def judged(rows: "list[dict]", generated: "set[str]", debt: "dict[str, str] | None" = None) -> GateVerdict:
+def judged(rows: list[dict], generated: set[str], debt: dict[str, str] | None = None) -> GateVerdict:
     """The gate's verdict on ``rows`` (``debt``: default the committed list); stale ids only when all were graded.
 
     >>> judged([{"id": "x", "class": "survived"}], {"x"}, debt={}).new
@@ -121,7 +121,7 @@ def _timing(summary: dict) -> dict:
     return {key: summary[key] for key in ("jobs", "seconds", "seconds_per_mutant") if key in summary}
 
 
-def _grading_time(rows: "list[dict]") -> dict:
+def _grading_time(rows: list[dict]) -> dict:
     """Seconds one worker spent per mutant (every seed), on average: the cost of a mutant."""
     spent = [row["seconds"] for row in rows if row.get("seconds")]
     return {"worker_seconds_per_mutant": round(sum(spent) / len(spent), 2) if spent else 0.0}

@@ -14,9 +14,9 @@ from __future__ import annotations
 import multiprocessing
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Callable, Iterable
 
 from grader.grading import grade
 
@@ -64,7 +64,7 @@ def grade_source(source: str, name: str, seed: int, *, steps=None, parallel: int
     }
 
 
-def grade_mutant(mutant: Mutant, seeds: "tuple[int, ...]", parallel: int = 1) -> dict:
+def grade_mutant(mutant: Mutant, seeds: tuple[int, ...], parallel: int = 1) -> dict:
     """One mutant graded on every seed: ``{"id", "seconds", "seeds": [grade_source(...), ...], "error"}``.
 
     >>> grade_mutant(generate(SOLUTION_TEXT)[0], (11, 22))["seeds"][0]["failed_steps"]  # doctest: +SKIP
@@ -80,8 +80,8 @@ def grade_mutant(mutant: Mutant, seeds: "tuple[int, ...]", parallel: int = 1) ->
     return {"id": mutant.id, "seconds": round(time.monotonic() - started, 3), "seeds": per_seed, "error": error}
 
 
-def grade_all(mutants: "Iterable[Mutant]", seeds: "tuple[int, ...]", *, jobs: int = 2,
-              progress: "Callable[[dict], None] | None" = None) -> "dict[str, dict]":
+def grade_all(mutants: Iterable[Mutant], seeds: tuple[int, ...], *, jobs: int = 2,
+              progress: Callable[[dict], None] | None = None) -> dict[str, dict]:
     """Every mutant graded on ``seeds``, ``jobs`` at a time (worker processes; 1 grades here).
 
     Each worker grades one step process at a time, so ``jobs`` is the number of busy cores.
@@ -90,7 +90,7 @@ def grade_all(mutants: "Iterable[Mutant]", seeds: "tuple[int, ...]", *, jobs: in
     dict_keys(['REGIONS:0:item_drop:0', 'REGIONS:0:item_drop:1'])
     """
     mutants = list(mutants)
-    results: "dict[str, dict]" = {}
+    results: dict[str, dict] = {}
     if jobs <= 1:
         for mutant in mutants:
             results[mutant.id] = _reported(grade_mutant(mutant, seeds), progress)
@@ -102,7 +102,7 @@ def grade_all(mutants: "Iterable[Mutant]", seeds: "tuple[int, ...]", *, jobs: in
     return results
 
 
-def _reported(done: dict, progress: "Callable[[dict], None] | None") -> dict:
+def _reported(done: dict, progress: Callable[[dict], None] | None) -> dict:
     if progress is not None:
         progress(done)
     return done

@@ -25,8 +25,8 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
@@ -35,7 +35,7 @@ CORRECT_PREFIXES = ("solution", "alt_styles/")  # the modules that must also get
 PART_TWO_STYLES = ("aaa", "bbb", "aba", "bab", "abb", "baa")  # tests/alt_styles/part_two: each step's two styles, mixed
 
 
-def corpus() -> "dict[str, bytes]":
+def corpus() -> dict[str, bytes]:
     """Every module of the corpora by name: ``solution``, ``alt_styles/<stem>``, ``defect/<id>``, ``mistake/<name>``.
 
     A defect or mistake whose edits no longer apply to the solution is left
@@ -47,7 +47,7 @@ def corpus() -> "dict[str, bytes]":
     return {name: text.encode("utf-8") for name, text in _texts().items() if not isinstance(text, Exception)}
 
 
-def unplantable() -> "dict[str, str]":
+def unplantable() -> dict[str, str]:
     """The defects and mistakes whose edits do not apply to the solution (an anchor not found once), with why.
 
     >>> isinstance(unplantable(), dict)
@@ -56,10 +56,10 @@ def unplantable() -> "dict[str, str]":
     return {name: str(text) for name, text in _texts().items() if isinstance(text, Exception)}
 
 
-def _texts() -> "dict[str, str | AssertionError]":
+def _texts() -> dict[str, str | AssertionError]:
     catalog = _catalog()
     solution = catalog.SOLUTION.read_text(encoding="utf-8")
-    texts: "dict[str, str | AssertionError]" = {"solution": solution}
+    texts: dict[str, str | AssertionError] = {"solution": solution}
     texts.update({f"alt_styles/{p.stem}": p.read_text(encoding="utf-8")
                   for p in sorted((TESTS / "alt_styles").glob("*.py"))})
     import test_part_two_styles as part_two  # steps 1-8 of the solution with other styles of steps 9-11
@@ -78,7 +78,7 @@ def _texts() -> "dict[str, str | AssertionError]":
     return texts
 
 
-def expected_failure(name: str) -> "str | None":
+def expected_failure(name: str) -> str | None:
     """The check a defect or mistake must fail on every seed (``None`` for a correct module).
 
     >>> expected_failure("defect/step2/extra"), expected_failure("solution")
@@ -108,7 +108,7 @@ def _styled():
     return defects.styled
 
 
-def _planted(text: str, edits) -> "str | AssertionError":
+def _planted(text: str, edits) -> str | AssertionError:
     # Every anchor must occur once (as tests/defects/catalog.py requires); else the error, kept for the report.
     for anchor, replacement in edits:
         if text.count(anchor) != 1:
@@ -117,7 +117,7 @@ def _planted(text: str, edits) -> "str | AssertionError":
     return text
 
 
-def outcome(report: dict) -> "tuple[str, ...]":
+def outcome(report: dict) -> tuple[str, ...]:
     """What a report says about the module: the failed check ids, and the failure's kind when grading failed.
 
     >>> outcome({"checks": [{"id": "step2/x", "passed": False}, {"id": "step1/y", "passed": True}], "failure": None})
@@ -130,8 +130,8 @@ def outcome(report: dict) -> "tuple[str, ...]":
     return tuple(failed + ([f"failure:{failure['kind']}"] if failure.get("kind") else []))
 
 
-def grade_corpus(modules: "dict[str, bytes]", seeds: "tuple[int, ...]" = SEEDS, *, jobs: int = 2,
-                 progress: "Callable[[str, int], None] | None" = None) -> "dict[str, dict[int, tuple[str, ...]]]":
+def grade_corpus(modules: dict[str, bytes], seeds: tuple[int, ...] = SEEDS, *, jobs: int = 2,
+                 progress: Callable[[str, int], None] | None = None) -> dict[str, dict[int, tuple[str, ...]]]:
     """Every module graded on every seed in the batch's worker pool: ``{name: {seed: outcome}}``.
 
     >>> grade_corpus({"solution": (ROOT / "solutions/tools.py").read_bytes()}, (1, 2))  # doctest: +SKIP
@@ -145,7 +145,7 @@ def grade_corpus(modules: "dict[str, bytes]", seeds: "tuple[int, ...]" = SEEDS, 
     tasks = [GradeTask(learner=name, display=f"{name}/tools.py", source=source, sha256="", seed=seed,
                        timeout=step_timeout(SUBMISSION_TIMEOUT, len(STEPS)))
              for name, source in modules.items() for seed in seeds]
-    results: "dict[str, dict[int, tuple[str, ...]]]" = {name: {} for name in modules}
+    results: dict[str, dict[int, tuple[str, ...]]] = {name: {} for name in modules}
     limit = SUBMISSION_TIMEOUT + GRACE
     for task, report in run_pool(tasks, jobs=jobs, hard_limit=limit, work=grade_task,
                                  on_lost=_lost):
@@ -162,19 +162,19 @@ def _lost(task, timed_out: bool) -> dict:
     return failed_report(task.seed, task.display, f"batch worker lost ({kind})", kind=kind).to_dict()
 
 
-def unstable(results: "dict[str, dict[int, tuple[str, ...]]]") -> "dict[str, dict[str, list[int]]]":
+def unstable(results: dict[str, dict[int, tuple[str, ...]]]) -> dict[str, dict[str, list[int]]]:
     """The modules whose outcome differs between seeds: ``{name: {outcome as text: [seeds]}}``."""
     found = {}
     for name, per_seed in results.items():
         if len(set(per_seed.values())) > 1:
-            groups: "dict[str, list[int]]" = {}
+            groups: dict[str, list[int]] = {}
             for seed, failed in sorted(per_seed.items()):
                 groups.setdefault(", ".join(failed) or "(none)", []).append(seed)
             found[name] = groups
     return found
 
 
-def varying(per_seed: "dict[int, tuple[str, ...]]") -> "dict[str, list[int]]":
+def varying(per_seed: dict[int, tuple[str, ...]]) -> dict[str, list[int]]:
     """The checks failed on some seeds and not on others, each with the seeds it failed on.
 
     >>> varying({1: ("a", "b"), 2: ("a",), 3: ("a", "b")})
@@ -188,7 +188,7 @@ def varying(per_seed: "dict[int, tuple[str, ...]]") -> "dict[str, list[int]]":
             for check in sorted(ever - always)}
 
 
-def describe(name: str, per_seed: "dict[int, tuple[str, ...]]") -> str:
+def describe(name: str, per_seed: dict[int, tuple[str, ...]]) -> str:
     """One line for an unstable module: what it fails on every seed, then each check that comes and goes.
 
     >>> describe("m", {1: ("a", "b"), 2: ("a",)})
@@ -200,7 +200,7 @@ def describe(name: str, per_seed: "dict[int, tuple[str, ...]]") -> str:
     return f"{name}: fails [{', '.join(always)}] on every seed; {changing}"
 
 
-def _lost(name: str, failed: "tuple[str, ...]") -> "tuple[str, ...]":
+def _lost(name: str, failed: tuple[str, ...]) -> tuple[str, ...]:
     """The failed checks a correct module must not have: a part-one style (``tests/alt_styles/*.py``,
     steps 1-8 only) fails part two's checks (steps 9-11) by design, so only steps 1-8 count for it.
 
@@ -215,7 +215,7 @@ def _lost(name: str, failed: "tuple[str, ...]") -> "tuple[str, ...]":
     return tuple(c for c, s in zip(failed, step) if not (s.isdigit() and int(s) > 8))
 
 
-def wrong(results: "dict[str, dict[int, tuple[str, ...]]]") -> "dict[str, list[int]]":
+def wrong(results: dict[str, dict[int, tuple[str, ...]]]) -> dict[str, list[int]]:
     """Seeds on which a correct module lost a check, or a defect or mistake kept its own: ``{name: [seeds]}``.
 
     >>> wrong({"solution": {1: (), 2: ("step1/x",)}, "defect/step1/x": {1: ("step1/x",), 2: ()}})
@@ -240,7 +240,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: "list[str] | None" = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     modules = corpus()
     if args.only:

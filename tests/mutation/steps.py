@@ -14,7 +14,7 @@ from __future__ import annotations
 
 ALL_STEPS = frozenset(range(1, 12))
 
-STEPS: "dict[str, frozenset[int]]" = {name: frozenset(steps) for name, steps in {
+STEPS: dict[str, frozenset[int]] = {name: frozenset(steps) for name, steps in {
     # Step 1: data, tools and the contract table.
     "REGIONS": {1}, "MAX_ROWS": {1}, "CALLS": {1}, "STOCK": {1},
     "FALLBACK_REGION": {1, 7},  # listed with the data, used by step 7's repair
@@ -57,10 +57,10 @@ STEPS: "dict[str, frozenset[int]]" = {name: frozenset(steps) for name, steps in 
 # ``giveup`` quotes the last reason in ``errors``: a naive run holds one reason, so which one it quotes
 # shows only after a repair added another (step 7's runs; the grader builds no world where a naive run
 # holds two, issue 34).
-LINES: "dict[str, frozenset[int]]" = {"fetch:6": frozenset({6, 7}), "giveup:2": frozenset({6, 7})}
+LINES: dict[str, frozenset[int]] = {"fetch:6": frozenset({6, 7}), "giveup:2": frozenset({6, 7})}
 
 
-def steps_of(name: str) -> "frozenset[int]":
+def steps_of(name: str) -> frozenset[int]:
     """The step(s) a top-level name (or a ``name:line`` site of :data:`LINES`) belongs to.
 
     ``KeyError`` for a name the map does not declare; a site that is not in
@@ -74,7 +74,7 @@ def steps_of(name: str) -> "frozenset[int]":
     return STEPS[name.split(":")[0]]
 
 
-def allowed_steps(name: str) -> "frozenset[int]":
+def allowed_steps(name: str) -> frozenset[int]:
     """The steps a mutant of ``name`` may fail: its own, and every later one for step-1 names.
 
     >>> sorted(allowed_steps("STOCK")) == list(range(1, 12))

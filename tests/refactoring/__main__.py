@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: "list[str] | None" = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from .run import select
     everything, chosen = select(limit=args.limit, ids=args.ids, base_names=args.bases, kinds=args.kinds)

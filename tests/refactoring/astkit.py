@@ -14,7 +14,7 @@ import copy
 import pickle
 import re
 from collections import Counter
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 # Names a transform may not rely on being free to take.
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -28,7 +28,7 @@ PURE_METHODS = frozenset({"get", "items", "keys", "values", "copy", "strip", "lo
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-_PRISTINE: "dict[str, dict[bytes, str]]" = {}  # source -> {a top-level statement pickled: its text}
+_PRISTINE: dict[str, dict[bytes, str]] = {}  # source -> {a top-level statement pickled: its text}
 
 
 def parse(source: str) -> ast.Module:
@@ -82,7 +82,7 @@ class _Unparser(getattr(ast, "_Unparser", object)):
             return ast.unparse(ast.fix_missing_locations(tree))
 
 
-def stmt(text: str) -> "list[ast.stmt]":
+def stmt(text: str) -> list[ast.stmt]:
     """Statements parsed from text (for the small bits a transform inserts)."""
     return ast.parse(text).body
 
@@ -91,7 +91,7 @@ def expr(text: str) -> ast.expr:
     return ast.parse(text, mode="eval").body
 
 
-def top_functions(tree: ast.Module) -> "dict[str, tuple[int, ast.FunctionDef]]":
+def top_functions(tree: ast.Module) -> dict[str, tuple[int, ast.FunctionDef]]:
     """Each top-level ``def`` by name: its index in the module body and the node (the last one wins)."""
     return {node.name: (index, node) for index, node in enumerate(tree.body) if isinstance(node, ast.FunctionDef)}
 
@@ -118,7 +118,7 @@ def module_bindings(tree: ast.Module) -> Counter:
     return counts
 
 
-def _bound_by_statement(node: ast.stmt) -> "list[str]":
+def _bound_by_statement(node: ast.stmt) -> list[str]:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [node.name]
     if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -132,7 +132,7 @@ def _bound_by_statement(node: ast.stmt) -> "list[str]":
     return names
 
 
-def plain_function(tree: ast.Module, name: str) -> "tuple[int, ast.FunctionDef] | None":
+def plain_function(tree: ast.Module, name: str) -> tuple[int, ast.FunctionDef] | None:
     """``(index, node)`` of a top-level ``def name`` without decorators that nothing else at module level binds."""
     found = top_functions(tree).get(name)
     if found is None or found[1].decorator_list or module_bindings(tree)[name] != 1:
@@ -140,9 +140,9 @@ def plain_function(tree: ast.Module, name: str) -> "tuple[int, ast.FunctionDef] 
     return found
 
 
-def stored_names(node: ast.AST) -> "set[str]":
+def stored_names(node: ast.AST) -> set[str]:
     """Every name bound anywhere inside ``node``, nested scopes included (parameters, targets, imports, ...)."""
-    names: "set[str]" = set()
+    names: set[str] = set()
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
             names.add(sub.id)
@@ -166,7 +166,7 @@ def stored_names(node: ast.AST) -> "set[str]":
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def function_locals(fn: ast.FunctionDef) -> "set[str]":
+def function_locals(fn: ast.FunctionDef) -> set[str]:
     """The names local to ``fn`` itself: its parameters and what its own scope binds (not what its
     comprehensions, lambdas or nested functions bind inside themselves; a nested def's name is local).
 
@@ -197,19 +197,19 @@ def function_locals(fn: ast.FunctionDef) -> "set[str]":
     return names
 
 
-def loaded_names(node: ast.AST) -> "set[str]":
+def loaded_names(node: ast.AST) -> set[str]:
     """Every name read anywhere inside ``node``."""
     return {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
 
 
-def all_names(tree: ast.AST) -> "set[str]":
+def all_names(tree: ast.AST) -> set[str]:
     """Every identifier of the module (read, bound or an attribute's name): a new name must avoid them all."""
     names = loaded_names(tree) | stored_names(tree)
     names.update(sub.attr for sub in ast.walk(tree) if isinstance(sub, ast.Attribute))
     return names
 
 
-def fresh(tree: ast.AST, wanted: str, taken: "set[str] | None" = None) -> str:
+def fresh(tree: ast.AST, wanted: str, taken: set[str] | None = None) -> str:
     """``wanted``, or ``wanted_2``, ``wanted_3``...: the first one the module does not use.
 
     >>> fresh(parse("_ROUTES = 1"), "_ROUTES")
@@ -227,12 +227,12 @@ def fresh(tree: ast.AST, wanted: str, taken: "set[str] | None" = None) -> str:
     return name
 
 
-def called_names(node: ast.AST) -> "set[str]":
+def called_names(node: ast.AST) -> set[str]:
     """Names called as ``name(...)`` inside ``node``."""
     return {sub.func.id for sub in ast.walk(node) if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name)}
 
 
-def own_statements(fn: ast.AST) -> "Iterator[ast.AST]":
+def own_statements(fn: ast.AST) -> Iterator[ast.AST]:
     """The nodes of ``fn``'s body, not descending into nested functions, lambdas or classes."""
     stack = list(ast.iter_child_nodes(fn))
     while stack:
@@ -242,7 +242,7 @@ def own_statements(fn: ast.AST) -> "Iterator[ast.AST]":
             stack.extend(ast.iter_child_nodes(node))
 
 
-def callers(tree: ast.Module) -> "Iterator[ast.FunctionDef]":
+def callers(tree: ast.Module) -> Iterator[ast.FunctionDef]:
     """The module's function bodies: top-level ``def``s and the methods of top-level classes."""
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
@@ -254,7 +254,7 @@ def callers(tree: ast.Module) -> "Iterator[ast.FunctionDef]":
 class NameReplacer(ast.NodeTransformer):
     """Replace reads of the given names by a new expression (``calls_only``: only where the name is called)."""
 
-    def __init__(self, make: "dict[str, Callable[[ast.Name], ast.expr]]", calls_only: bool = False):
+    def __init__(self, make: dict[str, Callable[[ast.Name], ast.expr]], calls_only: bool = False):
         self.make, self.calls_only, self.count = make, calls_only, 0
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
@@ -274,7 +274,7 @@ class NameReplacer(ast.NodeTransformer):
         return node
 
 
-def replace_in_functions(tree: ast.Module, make: "dict[str, Callable[[ast.Name], ast.expr]]", *,
+def replace_in_functions(tree: ast.Module, make: dict[str, Callable[[ast.Name], ast.expr]], *,
                          calls_only: bool, skip: Iterable[str] = ()) -> int:
     """Apply a :class:`NameReplacer` to every function body that does not bind one of the names itself.
 
@@ -309,12 +309,12 @@ def add_import(tree: ast.Module, module: str, alias: str) -> str:
     return name
 
 
-def signature_call(fn: ast.FunctionDef, callee: ast.expr) -> "ast.Call | None":
+def signature_call(fn: ast.FunctionDef, callee: ast.expr) -> ast.Call | None:
     """``callee(...)`` forwarding every parameter of ``fn`` as it came (``None`` for positional-only)."""
     a = fn.args
     if a.posonlyargs:
         return None
-    args: "list[ast.expr]" = [ast.Name(p.arg, ast.Load()) for p in a.args]
+    args: list[ast.expr] = [ast.Name(p.arg, ast.Load()) for p in a.args]
     if a.vararg:
         args.append(ast.Starred(ast.Name(a.vararg.arg, ast.Load()), ast.Load()))
     keywords = [ast.keyword(p.arg, ast.Name(p.arg, ast.Load())) for p in a.kwonlyargs]
@@ -323,7 +323,7 @@ def signature_call(fn: ast.FunctionDef, callee: ast.expr) -> "ast.Call | None":
     return ast.Call(callee, args, keywords)
 
 
-def simple_params(fn: ast.FunctionDef) -> "list[str] | None":
+def simple_params(fn: ast.FunctionDef) -> list[str] | None:
     """The parameter names when ``fn`` takes plain positional parameters only (no defaults, no ``*``)."""
     a = fn.args
     if a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or a.defaults:
@@ -331,7 +331,7 @@ def simple_params(fn: ast.FunctionDef) -> "list[str] | None":
     return [p.arg for p in a.args]
 
 
-def import_time_refs(tree: ast.Module, node: ast.stmt) -> "set[str]":
+def import_time_refs(tree: ast.Module, node: ast.stmt) -> set[str]:
     """Names a module-level statement may read while the module is imported, through the functions it calls.
 
     A ``def`` reads its decorators and defaults; a ``class`` its bases and its own body;
@@ -355,9 +355,9 @@ def import_time_refs(tree: ast.Module, node: ast.stmt) -> "set[str]":
     return seen
 
 
-def _eager_reads(node: ast.stmt) -> "set[str]":
+def _eager_reads(node: ast.stmt) -> set[str]:
     if isinstance(node, ast.FunctionDef):
-        parts: "list[ast.AST]" = [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]
+        parts: list[ast.AST] = [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]
         return set().union(*(loaded_names(p) for p in parts if p is not None)) if parts else set()
     if isinstance(node, ast.ClassDef):
         reads = set().union(*(loaded_names(p) for p in [*node.bases, *node.decorator_list]), set())
@@ -376,7 +376,7 @@ def _eager_reads(node: ast.stmt) -> "set[str]":
     return reads
 
 
-def safe_span(tree: ast.Module, lo: int, hi: int, names: "set[str]", *, ignore: "set[int]" = frozenset()) -> bool:
+def safe_span(tree: ast.Module, lo: int, hi: int, names: set[str], *, ignore: set[int] = frozenset()) -> bool:
     """No module-level statement in ``tree.body[lo:hi]`` (but those in ``ignore``) reads ``names`` at import."""
     for index in range(max(lo, 0), min(hi, len(tree.body))):
         if index in ignore:
@@ -413,11 +413,11 @@ def clone(node):
     return copy.deepcopy(node)
 
 
-def const_str(node: ast.AST) -> "str | None":
+def const_str(node: ast.AST) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def sub_key(node: ast.AST) -> "tuple[ast.expr, str] | None":
+def sub_key(node: ast.AST) -> tuple[ast.expr, str] | None:
     """``(value, key)`` of ``value["key"]`` with a constant string key."""
     if isinstance(node, ast.Subscript):
         key = const_str(node.slice)
@@ -426,11 +426,11 @@ def sub_key(node: ast.AST) -> "tuple[ast.expr, str] | None":
     return None
 
 
-def name_id(node: ast.AST) -> "str | None":
+def name_id(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def body_lists(node: ast.AST) -> "Iterator[list[ast.stmt]]":
+def body_lists(node: ast.AST) -> Iterator[list[ast.stmt]]:
     """Every statement list inside ``node`` (bodies, ``else``, ``finally``, handlers, cases), nested scopes excluded."""
     for sub in [node, *own_statements(node)]:
         if isinstance(sub, SCOPES) and sub is not node:

@@ -36,10 +36,10 @@ class Base:
 
     name: str
     text: str = field(repr=False)
-    steps: "tuple[int, ...] | None" = None
+    steps: tuple[int, ...] | None = None
 
 
-def _style_files() -> "list[Path]":
+def _style_files() -> list[Path]:
     """The part-one styles git tracks (work in progress beside them is not a base until it is committed);
     every ``*.py`` of the folder when git cannot say."""
     try:
@@ -59,7 +59,7 @@ def _part_two():
 
 
 @functools.lru_cache(maxsize=1)
-def bases() -> "dict[str, Base]":
+def bases() -> dict[str, Base]:
     """Every base by name, in a fixed order: the solution, the part-one styles, the composed part-two modules."""
     found = {"solution": Base("solution", SOLUTION.read_text(encoding="utf-8"))}
     for path in _style_files():

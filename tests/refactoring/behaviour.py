@@ -104,7 +104,7 @@ NAMED_ORDERS = [{"product": "gasket", "region": "west", "limit": 1}, {"product":
                 {"product": "Steel bolt M6", "region": "mars", "limit": 2}]
 
 
-def load(text: str, folder: "str | Path") -> Any:
+def load(text: str, folder: str | Path) -> Any:
     """Import ``text`` as ``folder/tools.py`` under a name of its own, registered in ``sys.modules`` (dataclasses
     and LangGraph's reading of ``State``'s annotations look the module up there); :func:`unload` forgets it."""
     path = Path(folder) / "tools.py"
@@ -136,9 +136,9 @@ def _calls(m) -> int:
     return sum(m.CALLS.values())
 
 
-def observe(m, folder: "str | Path") -> "dict[str, Any]":
+def observe(m, folder: str | Path) -> dict[str, Any]:
     """What the spec can see of module ``m`` on the fixed inputs (``folder``: where its report goes)."""
-    seen: "dict[str, Any]" = {}
+    seen: dict[str, Any] = {}
     seen["validate_args"] = [_run(m.validate_args, n, copy.deepcopy(a)) for n, a in ARGS_CASES]
     tool_calls = []
     for n, a in ARGS_CASES:
@@ -204,10 +204,10 @@ def _same(base: Any, other: Any, more_keys: bool = False) -> bool:
     return type(base) is type(other) and base == other
 
 
-_OBSERVED: "dict[str, dict[str, Any]]" = {}
+_OBSERVED: dict[str, dict[str, Any]] = {}
 
 
-def observed(text: str) -> "dict[str, Any]":
+def observed(text: str) -> dict[str, Any]:
     """:func:`observe` of the module ``text``, imported from a temporary folder (a base's is kept)."""
     with tempfile.TemporaryDirectory(prefix="refactoring-") as folder:
         module = load(text, folder)
@@ -217,7 +217,7 @@ def observed(text: str) -> "dict[str, Any]":
             unload(module)
 
 
-def differences(base_text: str, text: str) -> "list[str]":
+def differences(base_text: str, text: str) -> list[str]:
     """Where the module ``text`` behaves otherwise than ``base_text``: ``["handle", ...]`` (empty: the same)."""
     if base_text not in _OBSERVED:
         _OBSERVED[base_text] = observed(base_text)

@@ -29,9 +29,9 @@ class Verdict:
     generated: int
     minimum: int
     graded: int
-    losing: "list[dict]" = field(default_factory=list)  # rows of rewrites that lost a point
-    bases_losing: "list[dict]" = field(default_factory=list)
-    base_failures: "dict[tuple[str, int], set[str]]" = field(default_factory=dict)  # (base, seed) -> check ids
+    losing: list[dict] = field(default_factory=list)  # rows of rewrites that lost a point
+    bases_losing: list[dict] = field(default_factory=list)
+    base_failures: dict[tuple[str, int], set[str]] = field(default_factory=dict)  # (base, seed) -> check ids
 
     @property
     def too_few(self) -> bool:
@@ -41,7 +41,7 @@ class Verdict:
     def passed(self) -> bool:
         return not (self.losing or self.bases_losing or self.too_few)
 
-    def failures(self) -> "list[dict]":
+    def failures(self) -> list[dict]:
         """One entry per (rewrite, seed, check): ``{"rewrite", "base", "kind", "seed", "check", "message",
         "base_too"}``; a grading that failed as a whole is the check ``failure:<kind>``, a crash ``error``."""
         found = []
@@ -61,9 +61,9 @@ class Verdict:
         return {"rewrite": row["id"], "base": base, "kind": row["kind"], "seed": seed, "check": check,
                 "message": message, "base_too": base_too}
 
-    def by_check(self) -> "dict[str, list[dict]]":
+    def by_check(self) -> dict[str, list[dict]]:
         """:meth:`failures` grouped by check id (most rewrites first), each rewrite once per distinct message."""
-        groups: "dict[str, dict[tuple[str, str], dict]]" = {}
+        groups: dict[str, dict[tuple[str, str], dict]] = {}
         for entry in self.failures():
             key = (entry["rewrite"], entry["message"])
             line = groups.setdefault(entry["check"], {}).setdefault(key, {**entry, "seeds": []})
@@ -79,7 +79,7 @@ class Verdict:
                                                            for c, lines in checks.items()},
                 "losing_ids": [row["id"] for row in self.losing]}
 
-    def lines(self) -> "list[str]":
+    def lines(self) -> list[str]:
         """The verdict for a terminal: one line, then per check id each rewrite that failed it."""
         state = "passed" if self.passed else "FAILED"
         head = (f"refactoring gate {state}: {self.generated} rewrites generated (minimum {self.minimum}), "
@@ -96,11 +96,11 @@ class Verdict:
         return lines
 
 
-def judge(rows: "list[dict]", *, generated: int, minimum: int) -> Verdict:
+def judge(rows: list[dict], *, generated: int, minimum: int) -> Verdict:
     """The verdict on graded ``rows`` (bases are the rows of kind ``base``)."""
     losing = [row for row in rows if row["kind"] != "base" and (row["lost"] or row["error"])]
     bases_losing = [row for row in rows if row["kind"] == "base" and (row["lost"] or row["error"])]
-    failures: "dict[tuple[str, int], set[str]]" = {}
+    failures: dict[tuple[str, int], set[str]] = {}
     for row in bases_losing:
         for lost in row["lost"]:
             failures.setdefault((row["id"].split(":")[0], lost["seed"]), set()).update(c["id"] for c in lost["failed"])

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 
-def write_outputs(folder: "str | Path", summary: dict, rows: "list[dict]") -> "tuple[Path, Path]":
+def write_outputs(folder: str | Path, summary: dict, rows: list[dict]) -> tuple[Path, Path]:
     """Write both files into ``folder`` (made if missing) and return their paths."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -37,7 +37,7 @@ def summary_line(summary: dict) -> str:
     return text
 
 
-def render_markdown(summary: dict, rows: "list[dict]") -> str:
+def render_markdown(summary: dict, rows: list[dict]) -> str:
     """The summary, the counts per transform and per base, then one table row per graded module, failing first."""
     lines = ["# Refactoring run: behaviour-preserving rewrites of correct modules", "", summary_line(summary), ""]
     if summary.get("tree"):
@@ -59,8 +59,8 @@ def render_markdown(summary: dict, rows: "list[dict]") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _losing_by(rows: "list[dict]") -> "dict[str, dict[str, int]]":
-    found: "dict[str, dict[str, int]]" = {"kind": {}, "base": {}}
+def _losing_by(rows: list[dict]) -> dict[str, dict[str, int]]:
+    found: dict[str, dict[str, int]] = {"kind": {}, "base": {}}
     for row in rows:
         if row["kind"] != "base" and (row["lost"] or row["error"]):
             for key in found:

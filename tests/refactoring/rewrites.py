@@ -29,14 +29,37 @@ from __future__ import annotations
 import ast
 import functools
 import multiprocessing
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable
 
-from .astkit import (SCOPES, add_import, function_locals, body_lists, called_names, callers, clone, const_str, expr, first_code_index,
-                     fresh, import_time_refs, is_pure, loaded_names, module_bindings, own_statements, parse,
-                     plain_function, replace_in_functions, safe_span, same, signature_call, simple_params, stmt,
-                     stored_names, sub_key, top_functions, unparse)
+from .astkit import (
+    add_import,
+    body_lists,
+    called_names,
+    callers,
+    clone,
+    const_str,
+    expr,
+    first_code_index,
+    fresh,
+    function_locals,
+    is_pure,
+    loaded_names,
+    own_statements,
+    parse,
+    plain_function,
+    replace_in_functions,
+    safe_span,
+    same,
+    signature_call,
+    simple_params,
+    stmt,
+    stored_names,
+    sub_key,
+    top_functions,
+    unparse,
+)
 from .bases import Base, bases
 
 TOOL_NAMES = ("stock_lookup", "legacy_stock")
@@ -78,7 +101,7 @@ class Rewrite:
     base: str
     kind: str
     variant: str
-    steps: "tuple[int, ...] | None"
+    steps: tuple[int, ...] | None
     source: str = field(repr=False)
 
 
@@ -87,7 +110,7 @@ class Rewrite:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def table(source: str, target: str) -> "str | None":
+def table(source: str, target: str) -> str | None:
     """``_ROUTES = {"name": name, ...}`` after the function(s); callers call ``_ROUTES["name"](...)``.
 
     ``target``: one function, or ``all`` (every callee of :data:`CALLEES` the module has, one table).
@@ -95,7 +118,7 @@ def table(source: str, target: str) -> "str | None":
     return _routed(source, target, "_ROUTES", lambda name, fn: ast.Name(name, ast.Load()))
 
 
-def lambda_dispatch(source: str, target: str) -> "str | None":
+def lambda_dispatch(source: str, target: str) -> str | None:
     """``_DISPATCH = {"name": lambda a, b: name(a, b)}``: a dict of lambdas that call the function by its name."""
     def make(name: str, fn: ast.FunctionDef) -> ast.expr:
         params = simple_params(fn)
@@ -105,7 +128,7 @@ def lambda_dispatch(source: str, target: str) -> "str | None":
     return _routed(source, target, "_DISPATCH", make)
 
 
-def _routed(source: str, target: str, wanted: str, value: "Callable[[str, ast.FunctionDef], ast.expr]") -> "str | None":
+def _routed(source: str, target: str, wanted: str, value: Callable[[str, ast.FunctionDef], ast.expr]) -> str | None:
     tree = parse(source)
     names = [n for n in CALLEES if plain_function(tree, n)] if target == "all" else [target]
     found = [plain_function(tree, n) for n in names]
@@ -113,7 +136,7 @@ def _routed(source: str, target: str, wanted: str, value: "Callable[[str, ast.Fu
         return None
     table_name = fresh(tree, wanted)
 
-    def route(name: str) -> "Callable[[ast.Name], ast.expr]":
+    def route(name: str) -> Callable[[ast.Name], ast.expr]:
         return lambda node: ast.Subscript(ast.Name(table_name, ast.Load()), ast.Constant(name), ast.Load())
 
     if not replace_in_functions(tree, {n: route(n) for n in names}, calls_only=True):
@@ -126,7 +149,7 @@ def _routed(source: str, target: str, wanted: str, value: "Callable[[str, ast.Fu
     return unparse(tree)
 
 
-def _routed_variants(tree: ast.Module) -> "list[str]":
+def _routed_variants(tree: ast.Module) -> list[str]:
     called = set()
     for fn in callers(tree):
         called |= called_names(fn) - {fn.name}
@@ -139,7 +162,7 @@ def _routed_variants(tree: ast.Module) -> "list[str]":
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def closure(source: str, variant: str) -> "str | None":
+def closure(source: str, variant: str) -> str | None:
     """``def _make_F(G): def F(...): ... G(...) ...; return F`` then ``F = _make_F(G)``.
 
     ``variant`` ``F.G`` (one saved function) or ``F.*`` (every earlier module function ``F`` reads).
@@ -157,7 +180,7 @@ def closure(source: str, variant: str) -> "str | None":
     return unparse(tree)
 
 
-def _held(tree: ast.Module, variant: str) -> "tuple[int, ast.FunctionDef, list[str]] | None":
+def _held(tree: ast.Module, variant: str) -> tuple[int, ast.FunctionDef, list[str]] | None:
     """``(index, def, names)``: the function of ``F.G`` / ``F.*`` and the earlier functions it would hold."""
     owner, _, wanted = variant.partition(".")
     found = plain_function(tree, owner)
@@ -175,11 +198,11 @@ def _held(tree: ast.Module, variant: str) -> "tuple[int, ast.FunctionDef, list[s
     return (index, fn, names) if names else None
 
 
-def _arguments(names: "list[str]") -> ast.arguments:
+def _arguments(names: list[str]) -> ast.arguments:
     return ast.arguments([], [ast.arg(n) for n in names], None, [], [], None, [])
 
 
-def _holder_pairs(tree: ast.Module) -> "list[str]":
+def _holder_pairs(tree: ast.Module) -> list[str]:
     """``F.G`` for each holder ``F`` (:data:`HOLDERS`) and the first earlier callee ``G`` it reads (:data:`CALLEES`)."""
     out = []
     functions = top_functions(tree)
@@ -193,13 +216,13 @@ def _holder_pairs(tree: ast.Module) -> "list[str]":
     return out
 
 
-def _holder_variants(tree: ast.Module) -> "list[str]":
+def _holder_variants(tree: ast.Module) -> list[str]:
     pairs = _holder_pairs(tree)
     owners = {p.split(".")[0] for p in pairs}
     return pairs + [f"{owner}.*" for owner in ("call_tool", "fetch", "handle") if owner in owners]
 
 
-def partial(source: str, variant: str) -> "str | None":
+def partial(source: str, variant: str) -> str | None:
     """``functools.partial`` three ways.
 
     - ``def:F.G``: ``def _F_impl(G, ...)`` and ``F = partial(_F_impl, G)`` (``G`` saved in the partial);
@@ -215,7 +238,7 @@ def partial(source: str, variant: str) -> "str | None":
         if what not in TOOL_NAMES or found is None or _reads_dunder_name(tree):
             return None
         index, fn = found
-        names: "list[str]" = []
+        names: list[str] = []
     else:
         held = _held(tree, what)
         if held is None or "*" in what:
@@ -237,7 +260,7 @@ def partial(source: str, variant: str) -> "str | None":
     return unparse(tree)
 
 
-def _partial_calls(tree: ast.Module, target: str) -> "str | None":
+def _partial_calls(tree: ast.Module, target: str) -> str | None:
     if not plain_function(tree, target):
         return None
     alias = fresh(tree, "_functools")
@@ -258,7 +281,7 @@ def _partial_calls(tree: ast.Module, target: str) -> "str | None":
     return unparse(tree)
 
 
-def _partial_variants(tree: ast.Module) -> "list[str]":
+def _partial_variants(tree: ast.Module) -> list[str]:
     holders, owners = [], set()
     for pair in _holder_pairs(tree):  # one saved function per holder
         owner = pair.split(".")[0]
@@ -297,18 +320,18 @@ GROUPS = {
 }
 
 
-def bound_methods(source: str, group: str) -> "str | None":
+def bound_methods(source: str, group: str) -> str | None:
     """The group's functions become methods of ``class _Impl`` calling each other through ``self.``;
     one instance, and ``name = _impl.name`` for each right after the class."""
     return _bound(source, group, late=False)
 
 
-def bound_late(source: str, group: str) -> "str | None":
+def bound_late(source: str, group: str) -> str | None:
     """As :func:`bound_methods`, but the instance is made and its methods bound to the names at the module's end."""
     return _bound(source, group, late=True)
 
 
-def _bound(source: str, group: str, *, late: bool) -> "str | None":
+def _bound(source: str, group: str, *, late: bool) -> str | None:
     tree = parse(source)
     members = [(n, plain_function(tree, n)) for n in GROUPS[group]]
     members = [(n, found) for n, found in members if found]
@@ -323,7 +346,7 @@ def _bound(source: str, group: str, *, late: bool) -> "str | None":
         return None
     cls, inst = fresh(tree, "_Impl"), fresh(tree, "_impl")
     methods = []
-    for name, (_, fn) in sorted(members, key=lambda m: m[1][0]):
+    for _name, (_, fn) in sorted(members, key=lambda m: m[1][0]):
         local = stored_names(fn)
         make = {other: (lambda node, other=other: ast.Attribute(ast.Name("self", ast.Load()), other, ast.Load()))
                 for other in names if other not in local}
@@ -351,7 +374,7 @@ def _replaced(node: ast.stmt, make: dict) -> ast.stmt:
     return NameReplacer(make).visit(node)
 
 
-def _group_variants(tree: ast.Module) -> "list[str]":
+def _group_variants(tree: ast.Module) -> list[str]:
     out = []
     for group, names in GROUPS.items():
         present = [n for n in names if plain_function(tree, n)]
@@ -365,7 +388,7 @@ def _group_variants(tree: ast.Module) -> "list[str]":
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def rebind(source: str, variant: str) -> "str | None":
+def rebind(source: str, variant: str) -> str | None:
     """A function's name bound again.
 
     - ``wrap:X``: ``_real_X = X`` and a new ``def X(...)`` returning ``_real_X(...)``, right after the first;
@@ -404,7 +427,7 @@ def rebind(source: str, variant: str) -> "str | None":
     return unparse(tree)
 
 
-def _rebind_variants(tree: ast.Module) -> "list[str]":
+def _rebind_variants(tree: ast.Module) -> list[str]:
     called = set().union(*(called_names(fn) - {fn.name} for fn in callers(tree)))
     return [f"{how}:{n}" for how, names in REBIND.items() for n in names
             if plain_function(tree, n) and (n in called or how != "wrap")]
@@ -415,7 +438,7 @@ def _rebind_variants(tree: ast.Module) -> "list[str]":
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def state_key(source: str, variant: str) -> "str | None":
+def state_key(source: str, variant: str) -> str | None:
     """An extra ``State`` key written by one of the module's nodes and read by another.
 
     - ``picked_sku``: ``pick`` stores the order's sku; ``reply`` names that sku (repairs never change it);
@@ -453,7 +476,7 @@ def state_key(source: str, variant: str) -> "str | None":
     return unparse(tree)
 
 
-def result_echo(source: str, variant: str) -> "str | None":
+def result_echo(source: str, variant: str) -> str | None:
     """``fetch`` keeps the sku and region the tool's result echoes; ``reply`` names those instead of the args'.
 
     ``region``: only the region is read from the result; ``sku_region``: both.
@@ -473,7 +496,7 @@ def result_echo(source: str, variant: str) -> "str | None":
     return unparse(tree)
 
 
-def _called_tool(fn: ast.FunctionDef) -> "ast.expr | None":
+def _called_tool(fn: ast.FunctionDef) -> ast.expr | None:
     """The tool name ``fn`` passes to its one ``call_tool(...)`` (however the door is reached), when it is a
     local name or a read of the state (then it can be read again where the update is built)."""
     found = []
@@ -508,7 +531,7 @@ def _add_state_field(tree: ast.Module, key: str, annotation: str) -> bool:
     return False
 
 
-def _update_dict(value: ast.expr) -> "ast.Dict | None":
+def _update_dict(value: ast.expr) -> ast.Dict | None:
     """The update a node returns: a dict literal, or ``Command(update={...})``'s."""
     if isinstance(value, ast.Dict) and None not in value.keys:
         return value
@@ -519,11 +542,11 @@ def _update_dict(value: ast.expr) -> "ast.Dict | None":
     return None
 
 
-def _returns(fn: ast.FunctionDef) -> "list[ast.Return]":
+def _returns(fn: ast.FunctionDef) -> list[ast.Return]:
     return [n for n in own_statements(fn) if isinstance(n, ast.Return) and n.value is not None]
 
 
-def _add_to_update_dicts(fn: ast.FunctionDef, key: str, value: "Callable[[], ast.expr]") -> int:
+def _add_to_update_dicts(fn: ast.FunctionDef, key: str, value: Callable[[], ast.expr]) -> int:
     found = [_update_dict(r.value) for r in _returns(fn)]
     if not found or None in found:
         return 0
@@ -533,7 +556,7 @@ def _add_to_update_dicts(fn: ast.FunctionDef, key: str, value: "Callable[[], ast
     return len(found)
 
 
-def _hoist_pick_update(fn: ast.FunctionDef, key: str, value: "Callable[[str], ast.expr]") -> int:
+def _hoist_pick_update(fn: ast.FunctionDef, key: str, value: Callable[[str], ast.expr]) -> int:
     """``update = {...}; update[key] = value(update); return update`` (or ``Command(update=update, ...)``)."""
     count = 0
     name = fresh(fn, "update")
@@ -559,7 +582,7 @@ def _hoist_pick_update(fn: ast.FunctionDef, key: str, value: "Callable[[str], as
     return count
 
 
-def _add_to_dicts(fn: ast.FunctionDef, needed: "set[str]", key: str, value: "Callable[[], ast.expr]") -> int:
+def _add_to_dicts(fn: ast.FunctionDef, needed: set[str], key: str, value: Callable[[], ast.expr]) -> int:
     count = 0
     for node in own_statements(fn):
         if isinstance(node, ast.Dict) and None not in node.keys \
@@ -584,7 +607,7 @@ def _extend_answer(fn: ast.FunctionDef, key: str) -> int:
     return count
 
 
-def _arg_aliases(fn: ast.FunctionDef, state: str) -> "set[str]":
+def _arg_aliases(fn: ast.FunctionDef, state: str) -> set[str]:
     """Local names bound to ``state["args"]`` itself (``args = state["args"]``, ``a, b = x, state["args"]``)."""
     aliases, stores = set(), {}
     for node in own_statements(fn):
@@ -608,7 +631,7 @@ def _is_state_args(node: ast.AST, state: str) -> bool:
     return bool(got) and got[1] == "args" and isinstance(got[0], ast.Name) and got[0].id == state
 
 
-def _replace_arg_reads(fn: ast.FunctionDef, make: "dict[str, Callable[[], ast.expr]]") -> int:
+def _replace_arg_reads(fn: ast.FunctionDef, make: dict[str, Callable[[], ast.expr]]) -> int:
     """Replace ``state["args"]["sku"]`` (or ``args["sku"]`` of an alias) by ``make["sku"]()``; the count."""
     state = _first_param(fn)
     aliases = _arg_aliases(fn, state)
@@ -632,7 +655,7 @@ def _replace_arg_reads(fn: ast.FunctionDef, make: "dict[str, Callable[[], ast.ex
 def _keep_echo(fn: ast.FunctionDef, key: str) -> int:
     """Next to each ``<u>["rows"] = <r>["value"]["rows"]`` (or ``"rows": <r>["value"]["rows"]`` in a dict),
     keep ``{"sku": <r>["value"]["sku"], "region": <r>["value"]["region"]}`` under ``key``."""
-    def echo_of(value: ast.AST) -> "ast.expr | None":
+    def echo_of(value: ast.AST) -> ast.expr | None:
         outer = sub_key(value)
         inner = sub_key(outer[0]) if outer and outer[1] == "rows" else None
         if not inner or inner[1] != "value":
@@ -677,7 +700,7 @@ _COUNTERS = {
 }
 
 
-def counter(source: str, variant: str) -> "str | None":
+def counter(source: str, variant: str) -> str | None:
     """Each tool also counts its run in a counter of the module's own (a dict, an object or a closure), on its
     second line; step 8's report reads that counter where it read the sum of ``CALLS``. ``CALLS`` is still
     counted on each tool's first line, and ``handle``'s ``tool_runs`` still reads ``CALLS``."""
@@ -710,11 +733,11 @@ def counter(source: str, variant: str) -> "str | None":
     return unparse(tree)
 
 
-def _report_functions(tree: ast.Module) -> "set[str]":
+def _report_functions(tree: ast.Module) -> set[str]:
     """``write_report`` and the module functions only it reaches (not ``handle`` or any other spec function)."""
     functions = top_functions(tree)
 
-    def reach(start: "set[str]") -> "set[str]":
+    def reach(start: set[str]) -> set[str]:
         seen, todo = set(), list(start)
         while todo:
             name = todo.pop()
@@ -751,7 +774,7 @@ def _replace_calls_sum(fn: ast.FunctionDef, read: ast.expr) -> int:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def helpers(source: str, variant: str) -> "str | None":
+def helpers(source: str, variant: str) -> str | None:
     """``inline:_h``: a one-expression private helper written out at its call sites (and its def removed when
     nothing else names it); ``extract:F``: ``F``'s final ``return <expression>`` moved into a new helper
     ``_F_answer(<the locals it reads>)``."""
@@ -764,7 +787,7 @@ def helpers(source: str, variant: str) -> "str | None":
     return None
 
 
-def _inline(tree: ast.Module, name: str) -> "str | None":
+def _inline(tree: ast.Module, name: str) -> str | None:
     found = plain_function(tree, name)
     if not name.startswith("_") or found is None:
         return None
@@ -815,7 +838,7 @@ def _simple(node: ast.AST) -> bool:
     return isinstance(node, (ast.Name, ast.Constant))
 
 
-def _extract(tree: ast.Module, name: str) -> "str | None":
+def _extract(tree: ast.Module, name: str) -> str | None:
     found = plain_function(tree, name)
     if found is None:
         return None
@@ -838,7 +861,7 @@ def _extract(tree: ast.Module, name: str) -> "str | None":
     return unparse(tree)
 
 
-def _helper_variants(tree: ast.Module) -> "list[str]":
+def _helper_variants(tree: ast.Module) -> list[str]:
     out = []
     called = set().union(*(called_names(fn) - {fn.name} for fn in callers(tree)))
     for name, (_, fn) in top_functions(tree).items():
@@ -860,7 +883,7 @@ def _helper_variants(tree: ast.Module) -> "list[str]":
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def exception(source: str, variant: str) -> "str | None":
+def exception(source: str, variant: str) -> str | None:
     """Every ``return value`` of a function becomes ``raise _Invalid(value)``, caught and returned again.
 
     ``try:F``: the ``try`` wraps ``F``'s own body; ``helper:F``: the raising body moves into ``_F_checks``,
@@ -917,7 +940,7 @@ def expr_stmt_return(text: str) -> ast.Return:
     return ast.Return(expr(text))
 
 
-def _exception_variants(tree: ast.Module) -> "list[str]":
+def _exception_variants(tree: ast.Module) -> list[str]:
     out = []
     functions = top_functions(tree)
     for name in RAISING:
@@ -938,7 +961,7 @@ def _exception_variants(tree: ast.Module) -> "list[str]":
 _FOLDS = ("sorted", "list", "tuple", "set", "sum")
 
 
-def loops(source: str, variant: str) -> "str | None":
+def loops(source: str, variant: str) -> str | None:
     """``comp2loop:F``: each comprehension ``F`` assigns or returns becomes a ``for`` loop filling the value;
     ``loop2comp:F``: each loop of ``F`` that fills a fresh list or dict becomes a comprehension, and each loop
     that returns on the first hit becomes ``next((hit for ... if ...), <no hit>)``."""
@@ -954,7 +977,7 @@ def loops(source: str, variant: str) -> "str | None":
     return unparse(tree) if count else None
 
 
-def _names_outside(fn: ast.FunctionDef, inside: ast.AST) -> "set[str]":
+def _names_outside(fn: ast.FunctionDef, inside: ast.AST) -> set[str]:
     """Names read or bound in ``fn`` outside the node ``inside`` (parameters included)."""
     skip = {id(n) for n in ast.walk(inside)}
     names = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
@@ -966,7 +989,7 @@ def _names_outside(fn: ast.FunctionDef, inside: ast.AST) -> "set[str]":
     return names
 
 
-def _target_names(target: ast.AST) -> "set[str] | None":
+def _target_names(target: ast.AST) -> set[str] | None:
     if isinstance(target, ast.Name):
         return {target.id}
     if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
@@ -976,7 +999,7 @@ def _target_names(target: ast.AST) -> "set[str] | None":
 
 def _comp_to_loop(tree: ast.Module, fn: ast.FunctionDef) -> int:
     count = 0
-    taken: "set[str]" = set()
+    taken: set[str] = set()
     for block in body_lists(fn):
         position = 0
         while position < len(block):
@@ -991,7 +1014,7 @@ def _comp_to_loop(tree: ast.Module, fn: ast.FunctionDef) -> int:
     return count
 
 
-def _unrolled(tree: ast.Module, fn: ast.FunctionDef, node: ast.stmt, taken: "set[str]") -> "list[ast.stmt] | None":
+def _unrolled(tree: ast.Module, fn: ast.FunctionDef, node: ast.stmt, taken: set[str]) -> list[ast.stmt] | None:
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
         target, value = node.targets[0].id, node.value
     elif isinstance(node, ast.Return) and node.value is not None:
@@ -1027,7 +1050,7 @@ def _unrolled(tree: ast.Module, fn: ast.FunctionDef, node: ast.stmt, taken: "set
         method = "add" if isinstance(comp, ast.SetComp) else "append"
         start = "set()" if isinstance(comp, ast.SetComp) else "[]"
         inner = ast.Expr(ast.Call(ast.Attribute(ast.Name(acc, ast.Load()), method, ast.Load()), [comp.elt], []))
-    body: "list[ast.stmt]" = [inner]
+    body: list[ast.stmt] = [inner]
     for g in reversed(comp.generators):
         for test in reversed(g.ifs):
             body = [ast.If(test, body, [])]
@@ -1079,7 +1102,7 @@ def _loop_to_comp(tree: ast.Module, fn: ast.FunctionDef) -> int:
     return count
 
 
-def _folded(fn: ast.FunctionDef, block: "list[ast.stmt]", position: int) -> "ast.stmt | None":
+def _folded(fn: ast.FunctionDef, block: list[ast.stmt], position: int) -> ast.stmt | None:
     """``acc = []`` / ``acc = {}`` and the loop filling it that follows, as one comprehension."""
     if position + 1 >= len(block):
         return None
@@ -1124,7 +1147,7 @@ def _folded(fn: ast.FunctionDef, block: "list[ast.stmt]", position: int) -> "ast
     return ast.Assign([ast.Name(acc, ast.Store())], comp)
 
 
-def _hit_chain(fn: ast.FunctionDef, loop: ast.For) -> "tuple[list[ast.comprehension], ast.expr] | None":
+def _hit_chain(fn: ast.FunctionDef, loop: ast.For) -> tuple[list[ast.comprehension], ast.expr] | None:
     """``for x in xs: [for ...:] if c: return a`` as the generators of ``(a for x in xs ... if c)`` and ``a``."""
     generators, node, bound = [], loop, set()
     while isinstance(node, ast.For):
@@ -1148,7 +1171,7 @@ def _hit_chain(fn: ast.FunctionDef, loop: ast.For) -> "tuple[list[ast.comprehens
     return generators, answer
 
 
-def _loop_variants(tree: ast.Module) -> "list[str]":
+def _loop_variants(tree: ast.Module) -> list[str]:
     """At most :data:`LOOPS_PER_BASE` functions each way, the spec's functions first."""
     out = {"comp2loop": [], "loop2comp": []}
     functions = top_functions(tree)
@@ -1171,7 +1194,7 @@ def _loop_variants(tree: ast.Module) -> "list[str]":
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def order(source: str, variant: str) -> "str | None":
+def order(source: str, variant: str) -> str | None:
     """Orders LAB_SPEC leaves to the learner.
 
     - ``dict_keys:F``: the keys of each dict literal ``F`` returns (or builds and returns) in reverse order;
@@ -1235,7 +1258,7 @@ def _reverse_key_tuples(fn: ast.FunctionDef) -> int:
     return count
 
 
-def _guard(node: ast.stmt) -> "ast.expr | None":
+def _guard(node: ast.stmt) -> ast.expr | None:
     """The test of ``if <test>: return <value>`` (no ``else``)."""
     if isinstance(node, ast.If) and not node.orelse and len(node.body) == 1 and isinstance(node.body[0], ast.Return) \
             and node.body[0].value is not None and is_pure(node.test):
@@ -1256,7 +1279,7 @@ def _shape(test: ast.expr) -> str:
     return ast.dump(Blank().visit(clone(test)))
 
 
-def _emptiness(test: ast.expr) -> "str | None":
+def _emptiness(test: ast.expr) -> str | None:
     """``rows`` for ``not rows``, ``len(rows) == 0``, ``rows == []`` and (a count) ``n == 0``."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return ast.dump(test.operand)
@@ -1271,7 +1294,7 @@ def _emptiness(test: ast.expr) -> "str | None":
     return None
 
 
-def _too_long(test: ast.expr) -> "str | None":
+def _too_long(test: ast.expr) -> str | None:
     """``rows`` for ``len(rows) > limit`` and (a count) ``n > limit``."""
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Gt):
         left = test.left
@@ -1364,7 +1387,7 @@ def _swap_report_files(fn: ast.FunctionDef) -> int:
     return 0
 
 
-def _swap_constants(tree: ast.Module) -> "str | None":
+def _swap_constants(tree: ast.Module) -> str | None:
     for position in range(len(tree.body) - 1):
         a, b = tree.body[position], tree.body[position + 1]
         if all(isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
@@ -1374,7 +1397,7 @@ def _swap_constants(tree: ast.Module) -> "str | None":
     return None
 
 
-def _order_variants(tree: ast.Module) -> "list[str]":
+def _order_variants(tree: ast.Module) -> list[str]:
     out = []
     functions = top_functions(tree)
     for name in SPEC_NAMES:
@@ -1396,8 +1419,8 @@ class Kind:
     """One kind of rewrite: the transform and the function proposing its variants for a parsed module."""
 
     name: str
-    transform: "Callable[[str, str], str | None]"
-    variants: "Callable[[ast.Module], list[str]]"
+    transform: Callable[[str, str], str | None]
+    variants: Callable[[ast.Module], list[str]]
 
 
 KINDS = {kind.name: kind for kind in [
@@ -1419,7 +1442,7 @@ KINDS = {kind.name: kind for kind in [
 ]}
 
 
-def rewrites_of(base: Base, kinds: "list[str] | None" = None) -> "list[Rewrite]":
+def rewrites_of(base: Base, kinds: list[str] | None = None) -> list[Rewrite]:
     """Every distinct rewrite of one base (a text equal to the base's, or to an earlier rewrite's, is dropped)."""
     tree = parse(base.text)
     seen = {unparse(tree)}
@@ -1436,8 +1459,8 @@ def rewrites_of(base: Base, kinds: "list[str] | None" = None) -> "list[Rewrite]"
 
 
 @functools.lru_cache(maxsize=4)
-def _generated(names: "tuple[str, ...] | None", kinds: "tuple[str, ...] | None",
-               jobs: int) -> "tuple[Rewrite, ...]":
+def _generated(names: tuple[str, ...] | None, kinds: tuple[str, ...] | None,
+               jobs: int) -> tuple[Rewrite, ...]:
     every = bases()
     chosen = names or tuple(every)
     wanted = list(kinds) if kinds else None
@@ -1449,12 +1472,12 @@ def _generated(names: "tuple[str, ...] | None", kinds: "tuple[str, ...] | None",
     return tuple(r for name in chosen for r in rewrites_of(every[name], wanted))
 
 
-def _rewrites_of_named(name: str, kinds: "list[str] | None") -> "list[Rewrite]":
+def _rewrites_of_named(name: str, kinds: list[str] | None) -> list[Rewrite]:
     return rewrites_of(bases()[name], kinds)
 
 
-def generate(names: "list[str] | None" = None, kinds: "list[str] | None" = None, *,
-             jobs: int = 1) -> "list[Rewrite]":
+def generate(names: list[str] | None = None, kinds: list[str] | None = None, *,
+             jobs: int = 1) -> list[Rewrite]:
     """Every rewrite of every base (or of the named bases, or of some kinds), in a fixed order.
 
     ``jobs``: bases rewritten at once (forked worker processes); the list is the same whatever the number.

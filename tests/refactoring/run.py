@@ -18,9 +18,9 @@ from __future__ import annotations
 import multiprocessing
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Callable, Iterable
 
 from .bases import bases
 from .rewrites import KINDS, Rewrite, generate
@@ -38,7 +38,7 @@ def _runner():
     return runner
 
 
-def grade_text(source: str, name: str, seed: int, steps: "tuple[int, ...] | None") -> dict:
+def grade_text(source: str, name: str, seed: int, steps: tuple[int, ...] | None) -> dict:
     """Grade ``source`` as a ``tools.py`` on ``seed`` (``steps``: ``None`` for all): the score and every
     failed check with its message (as ``tests/mutation/runner.grade_source``, plus the messages)."""
     from grader.grading import grade
@@ -64,7 +64,7 @@ def grade_text(source: str, name: str, seed: int, steps: "tuple[int, ...] | None
     }
 
 
-def grade_rewrite(rewrite: Rewrite, seeds: "tuple[int, ...]") -> dict:
+def grade_rewrite(rewrite: Rewrite, seeds: tuple[int, ...]) -> dict:
     """One rewrite (or base) graded on every seed: ``{"id", "seconds", "seeds": [grade_text(...)], "error"}``."""
     started = time.monotonic()
     name = f"rewrites/{rewrite.id.replace(':', '_').replace('/', '_')}/tools.py"
@@ -76,12 +76,12 @@ def grade_rewrite(rewrite: Rewrite, seeds: "tuple[int, ...]") -> dict:
     return {"id": rewrite.id, "seconds": round(time.monotonic() - started, 3), "seeds": per_seed, "error": error}
 
 
-def grade_all(rewrites: "Iterable[Rewrite]", seeds: "tuple[int, ...]", *, jobs: int = 2,
-              progress: "Callable[[dict], None] | None" = None) -> "dict[str, dict]":
+def grade_all(rewrites: Iterable[Rewrite], seeds: tuple[int, ...], *, jobs: int = 2,
+              progress: Callable[[dict], None] | None = None) -> dict[str, dict]:
     """Every rewrite graded on ``seeds``, ``jobs`` at a time (worker processes; 1 grades here)."""
     rewrites = list(rewrites)
     reported = _runner()._reported
-    results: "dict[str, dict]" = {}
+    results: dict[str, dict] = {}
     if jobs <= 1:
         for rewrite in rewrites:
             results[rewrite.id] = reported(grade_rewrite(rewrite, seeds), progress)
@@ -93,7 +93,7 @@ def grade_all(rewrites: "Iterable[Rewrite]", seeds: "tuple[int, ...]", *, jobs: 
     return results
 
 
-def controls(names: "Iterable[str]") -> "list[Rewrite]":
+def controls(names: Iterable[str]) -> list[Rewrite]:
     """Each named base twice, as rows of kind ``base``: as written, and as ``ast.unparse`` writes it (every
     rewrite's text is unparsed: if that alone lost a point, every rewrite would)."""
     from .astkit import parse, unparse
@@ -105,7 +105,7 @@ def controls(names: "Iterable[str]") -> "list[Rewrite]":
     return rows
 
 
-def sample(rewrites: "list[Rewrite]", limit: "int | None") -> "list[Rewrite]":
+def sample(rewrites: list[Rewrite], limit: int | None) -> list[Rewrite]:
     """The first ``limit`` rewrites taken in turn from each kind (all of them without a limit).
 
     >>> rows = [Rewrite(f"b:{k}:{i}", "b", k, str(i), None, "") for k in "xy" for i in range(3)]
@@ -114,7 +114,7 @@ def sample(rewrites: "list[Rewrite]", limit: "int | None") -> "list[Rewrite]":
     """
     if limit is None:
         return rewrites
-    by_kind: "dict[str, list[Rewrite]]" = {}
+    by_kind: dict[str, list[Rewrite]] = {}
     for rewrite in rewrites:
         by_kind.setdefault(rewrite.kind, []).append(rewrite)
     taken, lists = [], list(by_kind.values())
@@ -123,8 +123,8 @@ def sample(rewrites: "list[Rewrite]", limit: "int | None") -> "list[Rewrite]":
     return taken[:limit]
 
 
-def select(*, limit: "int | None" = None, ids: "list[str] | None" = None, base_names: "list[str] | None" = None,
-           kinds: "list[str] | None" = None) -> "tuple[list[Rewrite], list[Rewrite]]":
+def select(*, limit: int | None = None, ids: list[str] | None = None, base_names: list[str] | None = None,
+           kinds: list[str] | None = None) -> tuple[list[Rewrite], list[Rewrite]]:
     """``(every rewrite generated, the ones to grade)``: by id, base or kind, then ``limit`` of them."""
     everything = generate(jobs=2)
     chosen = everything
@@ -137,10 +137,10 @@ def select(*, limit: "int | None" = None, ids: "list[str] | None" = None, base_n
     return everything, sample(chosen, limit)
 
 
-def run(*, limit: "int | None" = None, ids: "list[str] | None" = None, base_names: "list[str] | None" = None,
-        kinds: "list[str] | None" = None, seeds: "tuple[int, ...]" = SEEDS, jobs: int = 2,
-        out: "str | Path | None" = None, bases_too: bool = True,
-        progress: "Callable[[dict], None] | None" = None) -> dict:
+def run(*, limit: int | None = None, ids: list[str] | None = None, base_names: list[str] | None = None,
+        kinds: list[str] | None = None, seeds: tuple[int, ...] = SEEDS, jobs: int = 2,
+        out: str | Path | None = None, bases_too: bool = True,
+        progress: Callable[[dict], None] | None = None) -> dict:
     """Grade the selected rewrites (and their bases) on ``seeds``; ``{"summary", "rows", "verdict"}``, written to
     ``out`` (``summary.json``, ``summary.md``)."""
     from .gate import judge

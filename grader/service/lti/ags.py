@@ -30,7 +30,7 @@ NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.r
 class Answer:
     """What the LMS answered one request: its HTTP status (None: not reached) and body (or why)."""
 
-    status: "int | None"
+    status: int | None
     text: str
 
     @property
@@ -89,8 +89,8 @@ class Client:
         """Drop the kept access tokens (the LMS refused one: the next request asks for a new token)."""
         self._tokens.clear()
 
-    def post_score(self, lineitem: str, scopes: "list[str]", sub: str, given: float, maximum: float,
-                   when: "dt.datetime | None" = None) -> Answer:
+    def post_score(self, lineitem: str, scopes: list[str], sub: str, given: float, maximum: float,
+                   when: dt.datetime | None = None) -> Answer:
         """Post one score for ``sub`` to ``lineitem``: completed, fully graded, at ``when`` (UTC, default now)."""
         import requests
         from pylti1p3.assignments_grades import AssignmentsGradesService
@@ -120,7 +120,7 @@ class Client:
             self.forget_tokens()
         return Answer(response.status_code, f"{exc}: {response.text[:1500]}")
 
-    def members(self, url: str) -> "tuple[Answer, list[dict]]":
+    def members(self, url: str) -> tuple[Answer, list[dict]]:
         """The roster at the NRPS ``url`` (every page): the answer, and the members (``user_id``, ``roles``, ...)."""
         import requests
         from pylti1p3.exception import LtiServiceException

@@ -76,17 +76,17 @@ class LtiConfig:
 
     issuer: str
     client_id: str
-    deployment_ids: "tuple[str, ...]"
+    deployment_ids: tuple[str, ...]
     key_set_url: str
     login_url: str
     token_url: str
     token_audience: str
-    tool_key_file: "str | None" = None
+    tool_key_file: str | None = None
     username_key: str = "sub"
-    instructor_roles: "tuple[str, ...]" = field(default=INSTRUCTOR_ROLES)
+    instructor_roles: tuple[str, ...] = field(default=INSTRUCTOR_ROLES)
 
 
-def _url_problem(value: str) -> "str | None":
+def _url_problem(value: str) -> str | None:
     """Why ``value`` is not a URL an LMS may use: https, or http only on this machine (a test's stand-in LMS).
 
     >>> _url_problem("https://lms.example.edu/x"), _url_problem("http://127.0.0.1:9/x")
@@ -134,7 +134,7 @@ def parse_config(data: dict) -> LtiConfig:
                      instructor_roles=tuple(data.get("instructor_roles") or INSTRUCTOR_ROLES))
 
 
-def load_config(path: "str | Path") -> LtiConfig:
+def load_config(path: str | Path) -> LtiConfig:
     """Read and check the TOML file at ``path`` (:class:`LtiConfigError` naming the file and each problem)."""
     if sys.version_info >= (3, 11):
         import tomllib

@@ -55,7 +55,7 @@ class UsedNonces:
 
     def __init__(self, keep: float = NONCE_KEEP, clock=time.monotonic):
         self.keep, self.clock = keep, clock
-        self._seen: "dict[str, float]" = {}
+        self._seen: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def first_use(self, nonce: str) -> bool:
@@ -69,7 +69,7 @@ class UsedNonces:
             return True
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _classes():
     """The authenticator classes (built on first use: ``ltiauthenticator`` is imported in the hub only)."""
     from ltiauthenticator.lti13.auth import LTI13Authenticator
@@ -157,7 +157,7 @@ def configure_hub(c, path, *, instructor_group: str = "agtool-instructors") -> N
 
 
 def configure_lti(c, path, *, service: str = "agtool-grader", instructor_group: str = "agtool-instructors",
-                  crypt_key_file: "str | None" = "/srv/jupyterhub/jupyterhub_crypt_key") -> None:
+                  crypt_key_file: str | None = "/srv/jupyterhub/jupyterhub_crypt_key") -> None:
     """The hub recipe's LTI block: :func:`configure_hub`, the ``auth_state`` key, and ``service`` given the launches.
 
     * The LMS's roles decide who is in ``instructor_group`` (``manage_groups``):

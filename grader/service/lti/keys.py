@@ -74,7 +74,7 @@ def public_jwk(private_pem: str) -> dict:
     return {**core, "alg": "RS256", "use": "sig", "kid": kid}
 
 
-def load_or_create(path: "str | Path") -> ToolKey:
+def load_or_create(path: str | Path) -> ToolKey:
     """The key pair in ``path``, made there first if absent (created 0600 in one step: never readable by others)."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa

@@ -14,7 +14,7 @@ from __future__ import annotations
 LEARNER_ROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
 
 
-def compare(members: "list[dict]", *, launches: "list[dict]", hub_learners: "set[str]") -> dict:
+def compare(members: list[dict], *, launches: list[dict], hub_learners: set[str]) -> dict:
     """``matched`` (hub name, sub), ``lms_only`` (LMS learners with no launch yet), ``hub_only`` (hub learners the
     LMS does not list as learners, or who never launched). Names are shown, never used to match."""
     by_sub = {launch["sub"]: launch["learner"] for launch in launches}

@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from grader.service.lti.ags import Answer
 from grader.service.lti.store import Launches, Outbox, utcnow
@@ -51,19 +51,19 @@ class Sender:
     """Outbox, client and the service's callbacks; ``start()`` runs the thread, ``send_class()`` is the action."""
 
     def __init__(self, outbox: Outbox, launches: Launches, client, *,
-                 grades: "Callable[[], dict[str, tuple[float, float]]]", version: "Callable[[], object]",
-                 record: "Callable[[str, str, str, dict], None]",
-                 sync: "Callable[[set[str] | None], object] | None" = None,
+                 grades: Callable[[], dict[str, tuple[float, float]]], version: Callable[[], object],
+                 record: Callable[[str, str, str, dict], None],
+                 sync: Callable[[set[str] | None], object] | None = None,
                  interval: float = 2.0, base: float = 2.0, cap: float = 300.0):
         self.outbox, self.launches, self.client = outbox, launches, client
         self.grades, self.version, self.record, self.sync = grades, version, record, sync
         self.interval, self.base, self.cap = interval, base, cap
         self._seen_version = None
-        self._wanted: "dict[str, tuple[float, float]]" = {}
+        self._wanted: dict[str, tuple[float, float]] = {}
         self._sending = threading.Lock()  # the thread and an instructor's action never send the same row twice
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._thread: "threading.Thread | None" = None
+        self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ the thread
 
@@ -90,7 +90,7 @@ class Sender:
             self._wake.wait(self.interval)
             self._wake.clear()
 
-    def step(self) -> "list[dict]":
+    def step(self) -> list[dict]:
         """One round: want the grades that changed since the last round, then send what is due."""
         version = self.version()
         if version != self._seen_version:
@@ -101,7 +101,7 @@ class Sender:
             self._seen_version = version
         return self.send_due()
 
-    def _want_changed(self, grades: "dict[str, tuple[float, float]]") -> None:
+    def _want_changed(self, grades: dict[str, tuple[float, float]]) -> None:
         for learner, grade in grades.items():
             if self._wanted.get(learner) == grade:
                 continue
@@ -112,7 +112,7 @@ class Sender:
 
     # ------------------------------------------------------------------ sending
 
-    def send_due(self, learners: "set[str] | None" = None, actor: str = "agtool-lti") -> "list[dict]":
+    def send_due(self, learners: set[str] | None = None, actor: str = "agtool-lti") -> list[dict]:
         """Send every due row (``learners``: theirs only); one result per row sent."""
         results = []
         with self._sending:
@@ -153,7 +153,7 @@ class Sender:
         self.record(actor, row.learner, text, {**data, "result": result})
         return {"learner": row.learner, "result": result, "text": text, **data}
 
-    def send_class(self, actor: str) -> "list[dict]":
+    def send_class(self, actor: str) -> list[dict]:
         """The instructor action: want every counted grade now and send it; one result per learner with a grade.
 
         Learners who never launched are listed as such (never guessed by
@@ -162,7 +162,7 @@ class Sender:
         if self.sync is not None:
             self.sync(None)  # every hub user's launch: the instructor asks for the whole class
         grades = self.grades()
-        results: "dict[str, list[dict]]" = {}
+        results: dict[str, list[dict]] = {}
         for learner, grade in sorted(grades.items()):
             launches = self.launches.of(learner)
             if not launches:

@@ -154,12 +154,12 @@ class Launches:
             s.flush()
             return row.as_dict()
 
-    def of(self, learner: str) -> "list[dict]":
+    def of(self, learner: str) -> list[dict]:
         """``learner``'s launches, oldest first."""
         with self._session() as s:
             return [r.as_dict() for r in s.scalars(select(Launch).where(Launch.learner == learner).order_by(Launch.id))]
 
-    def all(self) -> "list[dict]":
+    def all(self) -> list[dict]:
         with self._session() as s:
             return [r.as_dict() for r in s.scalars(select(Launch).order_by(Launch.id))]
 
@@ -203,7 +203,7 @@ class Outbox:
             row.scopes = json.dumps(launch["ags_scopes"])
             return "queued"
 
-    def due(self, now: "dt.datetime | None" = None, limit: int = 100) -> "list[OutboxRow]":
+    def due(self, now: dt.datetime | None = None, limit: int = 100) -> list[OutboxRow]:
         """Pending rows whose next try has come, oldest wish first."""
         with self._session() as s:
             return list(s.scalars(select(OutboxRow).where(OutboxRow.state == PENDING,
@@ -232,7 +232,7 @@ class Outbox:
         """The LMS refused the score for good (4xx): kept, shown, tried again only when the grade changes."""
         self._finish(row_id, given, maximum, state=REFUSED, last_status=status, last_answer=answer[:2000])
 
-    def failed(self, row_id: int, status: "int | None", answer: str, retry_at: dt.datetime) -> None:
+    def failed(self, row_id: int, status: int | None, answer: str, retry_at: dt.datetime) -> None:
         """The LMS did not take it now (down, 5xx, 429): tried again at ``retry_at``."""
         with self._session() as s, s.begin():
             row = s.get(OutboxRow, row_id)
@@ -241,12 +241,12 @@ class Outbox:
                 row.next_try_at, row.last_status, row.last_answer = retry_at, status, answer[:2000]
                 row.updated_at = utcnow()
 
-    def get(self, row_id: int) -> "dict | None":
+    def get(self, row_id: int) -> dict | None:
         with self._session() as s:
             row = s.get(OutboxRow, row_id)
             return None if row is None else row.as_dict()
 
-    def all(self) -> "list[dict]":
+    def all(self) -> list[dict]:
         with self._session() as s:
             return [r.as_dict() for r in s.scalars(select(OutboxRow).order_by(OutboxRow.id))]
 

@@ -1,7 +1,7 @@
 """Plausible step-10 mistakes: each must fail the check it names, and no other step."""
 from __future__ import annotations
 
-from ..catalog import d  # noqa: F401 - used by the entries
+from ..catalog import d
 
 _ARG = 'arg = reason.partition(":")[2] or None'
 _VALUE = '"value": args.get(arg) if arg else None'

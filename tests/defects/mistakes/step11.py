@@ -1,7 +1,7 @@
 """Plausible step-11 mistakes: each must fail the check it names, and no other step."""
 from __future__ import annotations
 
-from ..catalog import d  # noqa: F401 - used by the entries
+from ..catalog import d
 
 _KEY_LOOP = '''    for sku in PRODUCTS:
         if sku.casefold() == q:

@@ -8,7 +8,7 @@ reply and giveup mistakes that only a repair shows, which step 7 catches.
 """
 from __future__ import annotations
 
-from ..catalog import d  # noqa: F401 - used by the entries
+from ..catalog import d
 
 _CALL = '        value = TOOLS[name]["fn"](**args)'
 _ROW = '        {"bin": row["bin"], "count": row["count"]}\n        for row in STOCK'

@@ -1,7 +1,7 @@
 """Plausible step-7 mistakes: each must fail the check it names, and no other step."""
 from __future__ import annotations
 
-from ..catalog import d  # noqa: F401 - used by the entries
+from ..catalog import d
 
 _CAN_REPAIR = '    return reason in REPAIRS\n'
 _REPAIR_READS = '    reason = state["errors"][-1]\n    tool, args, description = REPAIRS[reason]'

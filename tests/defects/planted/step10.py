@@ -1,7 +1,7 @@
 """Planted defects of step 10: one per check, each rejected by its check and by no other step."""
 from __future__ import annotations
 
-from ..catalog import d  # noqa: F401 - used by the entries
+from ..catalog import d
 
 _EMPTY = '{"error": "", "arg": None, "value": None, "message": "", "suggestion": None}'
 _VALID = "    if not reason:\n        return " + _EMPTY + "\n"
