@@ -15,6 +15,7 @@ Example::
     >>> agtool_lab.check.__module__
     'agtool_lab.widget'
 """
+
 from __future__ import annotations
 
 from grader.lazy import lazy_face

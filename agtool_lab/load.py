@@ -11,6 +11,7 @@ Example::
     >>> learner_path("solutions").name
     'tools.py'
 """
+
 from __future__ import annotations
 
 import importlib.util

@@ -11,6 +11,7 @@ Example::
     >>> replay_line("agtool-grade check t.py --seed 3", "python3 -m grader")
     'python3 -m grader check t.py --seed 3'
 """
+
 from __future__ import annotations
 
 import re
@@ -44,11 +45,13 @@ def replay_line(command: str, runner: str | None = None) -> str:
 # strips it from sanitized HTML, so the fallback HTML has no button (``copy=False``).
 _WORD = '<span style="white-space:nowrap">{}</span>'
 # The clipboard where the page may write it (https, loopback); else the line is selected for Ctrl+C.
-_COPY_SCRIPT = ("const b=this,t=b.dataset.copy,show=w=>{b.textContent=w};"
-                "const pick=()=>{const r=document.createRange();r.selectNodeContents(b.previousElementSibling);"
-                "const s=getSelection();s.removeAllRanges();s.addRange(r);show('selected: press Ctrl+C')};"
-                "if(navigator.clipboard&&window.isSecureContext)"
-                "{navigator.clipboard.writeText(t).then(()=>show('copied'),pick)}else{pick()}")
+_COPY_SCRIPT = (
+    "const b=this,t=b.dataset.copy,show=w=>{b.textContent=w};"
+    "const pick=()=>{const r=document.createRange();r.selectNodeContents(b.previousElementSibling);"
+    "const s=getSelection();s.removeAllRanges();s.addRange(r);show('selected: press Ctrl+C')};"
+    "if(navigator.clipboard&&window.isSecureContext)"
+    "{navigator.clipboard.writeText(t).then(()=>show('copied'),pick)}else{pick()}"
+)
 
 
 def _replay_word(word: str) -> str:
@@ -72,6 +75,8 @@ def replay_html(command: str, *, copy: bool = False) -> str:
     code = f'<code class="agtool-replay">{words}</code>'
     if not copy or terminal_text(command) != command:  # control characters are shown as escapes, never copied
         return code
-    return (f'{code} <button type="button" class="agtool-copy" aria-label="Copy the replay command" '
-            f'title="Copy the replay command" data-copy="{html_text(command)}" '
-            f'onclick="{html_text(_COPY_SCRIPT)}">copy</button>')
+    return (
+        f'{code} <button type="button" class="agtool-copy" aria-label="Copy the replay command" '
+        f'title="Copy the replay command" data-copy="{html_text(command)}" '
+        f'onclick="{html_text(_COPY_SCRIPT)}">copy</button>'
+    )

@@ -23,6 +23,7 @@ Example::
     ...
     agtool_lab.submit.NotConfigured: No grading service here: ...
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -67,12 +68,14 @@ def service_config(env: dict | None = None) -> tuple[str, str]:
         raise NotConfigured(
             "No grading service here: this notebook is not running on a JupyterHub ($JUPYTERHUB_API_TOKEN "
             "is not set). Use the Check cells to grade your module in this notebook, or "
-            "`agtool-grade check agtool/tools.py` in a terminal; hand your tools.py in the way your course says.")
+            "`agtool-grade check agtool/tools.py` in a terminal; hand your tools.py in the way your course says."
+        )
     if not url:
         raise NotConfigured(
             "No grading service here: this hub does not set $AGTOOL_SERVICE_URL. The Check cells still grade "
             "your module in this notebook; ask your instructor whether the class uses the grading service "
-            "(deploy/jupyterhub/README.md, 'Classroom grading service').")
+            "(deploy/jupyterhub/README.md, 'Classroom grading service')."
+        )
     return url.rstrip("/") + "/", token
 
 
@@ -115,8 +118,10 @@ def _request(method: str, url: str, token: str, body: bytes | None = None, *, ti
         return json.loads(data)
     except ValueError:
         # A 200 page that is not JSON: $AGTOOL_SERVICE_URL names something else (a hub's login page, a proxy).
-        raise SubmitFailed(f"{url} did not answer like the grading service (not JSON): is "
-                           f"${SERVICE_URL_ENV} the service's URL with its prefix?") from None
+        raise SubmitFailed(
+            f"{url} did not answer like the grading service (not JSON): is "
+            f"${SERVICE_URL_ENV} the service's URL with its prefix?"
+        ) from None
 
 
 def _attempt(answer: object, url: str) -> dict:
@@ -234,15 +239,22 @@ def attempt_html(attempt: dict, step: int | None = None) -> str:
     try:
         report = Report.from_dict(attempt["report"])
     except Exception:  # a report this version cannot read: say so, not a traceback
-        return head + f": {html_text(attempt.get('score'))}/{html_text(attempt.get('max_score'))} points " \
-                      "(the service's page shows the details).</p>"
+        return (
+            head + f": {html_text(attempt.get('score'))}/{html_text(attempt.get('max_score'))} points "
+            "(the service's page shows the details).</p>"
+        )
     score = attempt.get("score") if attempt.get("score") is not None else report.score
     max_score = attempt.get("max_score") if attempt.get("max_score") is not None else report.max_score
     head += f": {html_text(score)}/{html_text(max_score)} points.</p>"
     hidden = attempt.get("hidden_failed")
     if step is not None and any(c.step == step for c in report.checks):
-        return head + step_html(report, step) + hidden_html(
-            [c for c in hidden or () if isinstance(c, dict) and str(c.get("id", "")).startswith(f"step{step}/")])
+        return (
+            head
+            + step_html(report, step)
+            + hidden_html(
+                [c for c in hidden or () if isinstance(c, dict) and str(c.get("id", "")).startswith(f"step{step}/")]
+            )
+        )
     steps = sorted({c.step for c in report.checks})
     first_failed = next((c.step for c in report.checks if not c.passed), steps[-1] if steps else 1)
     heading = f"Steps {steps[0]}-{steps[-1]}" if len(steps) > 1 else None  # the whole module, not one step
@@ -258,17 +270,22 @@ def step_html(report: Report, step: int) -> str:
     >>> html = step_html(r, 2); "step1/a" in html, "Step 2 of this attempt: 1/1 checks passed" in html
     (False, True)
     """
-    own = dataclasses.replace(report, checks=[c for c in report.checks if c.step == step],
-                              output={k: v for k, v in report.output.items() if k == str(step)})
+    own = dataclasses.replace(
+        report,
+        checks=[c for c in report.checks if c.step == step],
+        output={k: v for k, v in report.output.items() if k == str(step)},
+    )
     others = [c for c in report.checks if c.step != step]
     failed = sorted({c.step for c in others if not c.passed})
     if not others:
         rest = ""
     elif failed:
         which = ", ".join(str(s) for s in failed)
-        rest = (f"<p>Other steps: {sum(c.passed for c in others)}/{len(others)} checks passed; checks failed in "
-                f"step{'s' if len(failed) > 1 else ''} {which} (their rows are on the service's page, and in "
-                "each step's own Check cell).</p>")
+        rest = (
+            f"<p>Other steps: {sum(c.passed for c in others)}/{len(others)} checks passed; checks failed in "
+            f"step{'s' if len(failed) > 1 else ''} {which} (their rows are on the service's page, and in "
+            "each step's own Check cell).</p>"
+        )
     else:
         rest = f"<p>Other steps: all {len(others)} checks passed.</p>"
     return render_html(own, step, heading=f"Step {step} of this attempt") + rest
@@ -282,11 +299,16 @@ def hidden_html(hidden: list | None) -> str:
     """
     if not hidden:
         return ""
-    items = "".join(f"<li><code>{html_text(c.get('id'))}</code>: {html_text(c.get('title'))}</li>"
-                    for c in hidden if isinstance(c, dict))
-    return ("<p>Your grade is computed on hidden cases that stay the same for every attempt; these checks failed "
-            "there but passed on the cases shown. Your code is right for some values and not others: try "
-            "<code>agtool-grade check tools.py --seed N</code> with other seeds.</p>" + f"<ul>{items}</ul>")
+    items = "".join(
+        f"<li><code>{html_text(c.get('id'))}</code>: {html_text(c.get('title'))}</li>"
+        for c in hidden
+        if isinstance(c, dict)
+    )
+    return (
+        "<p>Your grade is computed on hidden cases that stay the same for every attempt; these checks failed "
+        "there but passed on the cases shown. Your code is right for some values and not others: try "
+        "<code>agtool-grade check tools.py --seed N</code> with other seeds.</p>" + f"<ul>{items}</ul>"
+    )
 
 
 class Submitted:
@@ -334,8 +356,16 @@ class Refused(Message):
     """
 
 
-def submit(path=None, *, wait: bool = True, timeout: float = WAIT, wait_only: int | None = None,
-           show_course: bool = True, step: int | None = None, env: dict | None = None):
+def submit(
+    path=None,
+    *,
+    wait: bool = True,
+    timeout: float = WAIT,
+    wait_only: int | None = None,
+    show_course: bool = True,
+    step: int | None = None,
+    env: dict | None = None,
+):
     """Send the learner's module, wait for the grade, and return something that shows it.
 
     Never raises into the notebook: a missing service, a refused submission

@@ -13,6 +13,7 @@ The sentences are pure functions of the service's ``api/course`` answer:
     >>> blocked(status, now=dt.datetime(2026, 3, 1, 10, 18, tzinfo=dt.timezone.utc))
     'No attempt left: your next attempt is allowed 2026-03-01 11:00 UTC (in 42 min).'
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -35,8 +36,11 @@ def blocked(status: dict | None, now: dt.datetime | None = None) -> str:
     if not isinstance(status, dict) or not status.get("limit") or status.get("attempts_left") != 0:
         return ""
     when = status.get("next_allowed")
-    return ("No attempt left: your next attempt is allowed " + when_text(when, now) + "."
-            if when else "No attempt left in this course.")
+    return (
+        "No attempt left: your next attempt is allowed " + when_text(when, now) + "."
+        if when
+        else "No attempt left in this course."
+    )
 
 
 def steps_graded(step: int) -> str:
@@ -55,8 +59,10 @@ def confirmation(step: int, status: dict | None) -> str:
     'Submit this file? The class grading service keeps the attempt and it can count toward your grade.
      It grades your whole module, steps 1 to 11, not only step 2. It uses 1 of your 2 attempts left.'
     """
-    words = ["Submit this file? The class grading service keeps the attempt and it can count toward your grade.",
-             steps_graded(step)]
+    words = [
+        "Submit this file? The class grading service keeps the attempt and it can count toward your grade.",
+        steps_graded(step),
+    ]
     left = status.get("attempts_left") if isinstance(status, dict) else None
     if isinstance(left, int) and not isinstance(left, bool) and status.get("limit"):
         words.append(f"It uses 1 of your {left} attempt{'s' if left != 1 else ''} left.")
@@ -88,14 +94,20 @@ class SubmitControls:
         self.path, self.step, self.status = path, step, status
         self.info: service.CourseStatus | None = None
         auto = widgets.Layout(width="auto", flex="0 0 auto")
-        self.button = widgets.Button(description="Submit", icon="upload", button_style="primary", layout=auto,
-                                     tooltip="Send this file to the class grading service: the attempt is kept "
-                                             "and graded there (you confirm first)")
+        self.button = widgets.Button(
+            description="Submit",
+            icon="upload",
+            button_style="primary",
+            layout=auto,
+            tooltip="Send this file to the class grading service: the attempt is kept "
+            "and graded there (you confirm first)",
+        )
         self.confirm = widgets.Button(description="Confirm submit", button_style="warning", layout=auto)
         self.cancel = widgets.Button(description="Cancel", layout=auto)
         self.question = widgets.HTML()
-        self.asking = widgets.HBox([self.question, self.confirm, self.cancel],
-                                   layout=widgets.Layout(display="none", align_items="center"))
+        self.asking = widgets.HBox(
+            [self.question, self.confirm, self.cancel], layout=widgets.Layout(display="none", align_items="center")
+        )
         # The line takes the room the buttons leave; the buttons never shrink to make room for it.
         self.course_label = widgets.HTML(layout=widgets.Layout(margin="0 0 0 12px", flex="1 1 auto"))
         self.notice = widgets.HTML()  # a refusal: beside the last grade, never instead of it

@@ -12,6 +12,7 @@ Example::
     >>> summary_line(r)
     '1/1 checks passed, 2/2 points'
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -73,8 +74,10 @@ def next_step_line(step: int, report: Report) -> str:
 def _details(c: CheckResult, runner: str | None, notes: dict[str, str] | None = None) -> list[tuple[str, str]]:
     # The replay line as it runs where the panel is shown (agtool_lab.replay); every other detail as written;
     # a row that repeats an earlier row's crash is its note only (grader.render.crash_notes).
-    return [(label, replay_line(value, runner) if label == "replay" else value)
-            for label, value in shown_details(c, notes or {})]
+    return [
+        (label, replay_line(value, runner) if label == "replay" else value)
+        for label, value in shown_details(c, notes or {})
+    ]
 
 
 def check_panel_text(report: Report, step: int, *, runner: str | None = None) -> str:
@@ -102,7 +105,9 @@ def check_panel_text(report: Report, step: int, *, runner: str | None = None) ->
     for c in [] if one_reason(report) else report.checks:
         lines.append(f"  [{'passed' if c.passed else 'FAILED'}] {terminal_text(c.title, multiline=False)}")
         if not c.passed:
-            lines.extend(f"      {label + ':':<10}{terminal_text(value)}" for label, value in _details(c, runner, notes))
+            lines.extend(
+                f"      {label + ':':<10}{terminal_text(value)}" for label, value in _details(c, runner, notes)
+            )
         elif c.message:
             lines.append(f"      {'note:':<10}{terminal_text(c.message)}")
     printed = report.output.get(str(step), "")
@@ -149,18 +154,25 @@ def _detail_row(label: str, value: str, copy: bool) -> str:
 
 
 def _one_reason_row(report: Report) -> str:
-    return (f'<tr><td style="{_CELL};color:{_RED};font-weight:bold">{FAIL_MARK}</td>'
-            f'<td style="{_CELL};color:{_RED}">failed</td>'
-            f'<td style="{_CELL}" colspan="2">{_esc(one_reason_text(report))}</td></tr>')
+    return (
+        f'<tr><td style="{_CELL};color:{_RED};font-weight:bold">{FAIL_MARK}</td>'
+        f'<td style="{_CELL};color:{_RED}">failed</td>'
+        f'<td style="{_CELL}" colspan="2">{_esc(one_reason_text(report))}</td></tr>'
+    )
 
 
-def _check_row(c: CheckResult, *, open_details: bool = True, runner: str | None = None,
-               copy: bool = False, notes: dict[str, str] | None = None) -> str:
+def _check_row(
+    c: CheckResult,
+    *,
+    open_details: bool = True,
+    runner: str | None = None,
+    copy: bool = False,
+    notes: dict[str, str] | None = None,
+) -> str:
     colour = _GREEN if c.passed else _RED
     mark = f'<td style="{_CELL};color:{colour};font-weight:bold">{PASS_MARK if c.passed else FAIL_MARK}</td>'
     word = f'<td style="{_CELL};color:{colour}">{"passed" if c.passed else "failed"}</td>'
-    title = (f'<td style="{_CELL}">{_esc(c.title)} '
-             f'<small style="color:{_GREY}"><code>{_esc(c.id)}</code></small></td>')
+    title = f'<td style="{_CELL}">{_esc(c.title)} <small style="color:{_GREY}"><code>{_esc(c.id)}</code></small></td>'
     if c.passed and c.message:  # points kept: its failure on the learner's route is charged to another step
         details = f'<td style="{_CELL}"><small>{_esc(c.message)}</small></td>'
     elif c.passed:
@@ -169,13 +181,16 @@ def _check_row(c: CheckResult, *, open_details: bool = True, runner: str | None 
         items = "".join(_detail_row(label, value, copy) for label, value in _details(c, runner, notes))
         # Only the first failure is unfolded: one thing to fix at a time, the rest a click away.
         summary = "<summary>details</summary>"
-        details = (f'<td style="{_CELL}"><details{" open" if open_details else ""}>{summary}'
-                   f"<table>{items}</table></details></td>")
+        details = (
+            f'<td style="{_CELL}"><details{" open" if open_details else ""}>{summary}'
+            f"<table>{items}</table></details></td>"
+        )
     return f"<tr>{mark}{word}{title}{details}</tr>"
 
 
-def render_html(report: Report, step: int, *, heading: str | None = None, runner: str | None = None,
-                copy: bool = False) -> str:
+def render_html(
+    report: Report, step: int, *, heading: str | None = None, runner: str | None = None, copy: bool = False
+) -> str:
     """The Check cell as a plain HTML table (the fallback where widgets do not run).
 
     Marks are words and symbols as well as colours, so the table reads the
@@ -201,23 +216,25 @@ def render_html(report: Report, step: int, *, heading: str | None = None, runner
         parts.append(_error_box(_no_checks(step)))
     if report.checks:
         parts.append("<table>")
-        parts.append("<thead><tr>" + "".join(
-            f'<th style="{_CELL}">{name}</th>' for name in ("", "result", "check", "details")) + "</tr></thead>")
+        parts.append(
+            "<thead><tr>"
+            + "".join(f'<th style="{_CELL}">{name}</th>' for name in ("", "result", "check", "details"))
+            + "</tr></thead>"
+        )
         parts.append("<tbody>")
         first_failure = next((c.id for c in report.checks if not c.passed), None)
         if one_reason(report):
             parts.append(_one_reason_row(report))
         else:
             notes = crash_notes(report.checks)
-            parts.extend(_check_row(c, open_details=c.id == first_failure, runner=runner, copy=copy, notes=notes)
-                         for c in report.checks)
+            parts.extend(
+                _check_row(c, open_details=c.id == first_failure, runner=runner, copy=copy, notes=notes)
+                for c in report.checks
+            )
         parts.append("</tbody></table>")
     printed = report.output.get(str(step), "")
     if printed:
-        parts.append(
-            "<details><summary>Your module printed</summary>"
-            f"<pre>{_esc(printed)}</pre></details>"
-        )
+        parts.append(f"<details><summary>Your module printed</summary><pre>{_esc(printed)}</pre></details>")
     follow = next_step_line(step, report)
     if follow:
         parts.append(f'<p style="color:{_GREEN}"><b>{_esc(follow)}</b></p>')
@@ -378,8 +395,11 @@ def _counting_parts(course: dict) -> list[str]:
         parts.append("Your last attempt on time counts")
     counted = course.get("counted")
     if isinstance(counted, dict) and counted.get("attempt") is not None:
-        score = f": {_points(counted.get('credited'))}/{_points(counted.get('max_score'))}" \
-            if counted.get("credited") is not None and counted.get("max_score") is not None else ""
+        score = (
+            f": {_points(counted.get('credited'))}/{_points(counted.get('max_score'))}"
+            if counted.get("credited") is not None and counted.get("max_score") is not None
+            else ""
+        )
         parts.append(f"counting now: attempt {counted['attempt']}{score}")
     return parts
 

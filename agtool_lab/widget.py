@@ -18,6 +18,7 @@ Example (in a notebook cell)::
     from agtool_lab.widget import check
     check(3)
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -148,8 +149,7 @@ class CheckPanel(widgets.VBox):
     def rows(self) -> list[dict]:
         """One dict per check: ``id``, ``title``, ``passed`` and, for failures, the details."""
         return [
-            {"id": c.id, "title": c.title, "passed": c.passed, **dict(failure_details(c))}
-            for c in self.report.checks
+            {"id": c.id, "title": c.title, "passed": c.passed, **dict(failure_details(c))} for c in self.report.checks
         ]
 
     @property

@@ -24,6 +24,7 @@ It writes the table to ``benchmarks/results/bench.md`` and a bar chart to
 CI runs it small (``--submissions 40 --nb-sample 2 --repeat 3 --batch-repeat 1``) as a smoke test
 that prints the numbers; no test asserts a wall time.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,7 +72,9 @@ def measure_cold(repeat: int) -> float:
         start = time.perf_counter()
         subprocess.run(
             [sys.executable, "-m", "grader", "check", str(SOLUTION), "--seed", str(i), "--format", "json"],
-            check=True, stdout=subprocess.DEVNULL, cwd=REPO,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            cwd=REPO,
         )
         times.append(time.perf_counter() - start)
     return statistics.median(times)
@@ -181,9 +184,10 @@ def measure_batch(folder: Path, jobs: int, n: int, *, sample_memory: bool = Fals
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out),
-         "--jobs", str(jobs), "--seed", "1"],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--jobs", str(jobs), "--seed", "1"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     sampler = WorkerMemory(proc.pid) if sample_memory else None
     if sampler is not None:
@@ -209,8 +213,7 @@ GRADING_NOTEBOOK_CELLS = [
     "spec.loader.exec_module(tools)",
     "assert tools.validate_args('stock_lookup', {'sku': 'SKU-1001', 'region': 'north', 'limit': True}) == 'type:limit'\n"
     "assert tools.call_tool('stock_lookup', {'sku': 'SKU-1001', 'region': 'mars', 'limit': 2})['error'] == 'args:allowed:region'",
-    "r = tools.handle({'sku': 'SKU-1001', 'region': 'mars', 'limit': 2})\n"
-    "assert r['ok'] and r['attempts'] == 2",
+    "r = tools.handle({'sku': 'SKU-1001', 'region': 'mars', 'limit': 2})\nassert r['ok'] and r['attempts'] == 2",
     "r = tools.handle({'sku': 'SKU-9999', 'region': 'north', 'limit': 2})\n"
     "assert not r['ok'] and 'result:empty' in r['answer']",
 ]
@@ -242,11 +245,18 @@ def render_table(figures: dict, args: argparse.Namespace) -> str:
         value = figures[key]
         met = "" if ok is None else ("yes" if ok(value) else "NO")
         lines.append(f"| {title} | {value:.3g} {unit} | {target} | {met} |")
-    lines += ["", "Each batch run beside the work-only ceiling measured just before it "
-              "(submissions/s; (c)/(c0) above is the median of these ratios):", "",
-              "| batch run | (c) | (c0) | (c)/(c0) |", "|---|---|---|---|"]
-    lines += [f"| {n} | {rate:.3g} | {ceiling:.3g} | {rate / ceiling:.3g} |"
-              for n, (rate, ceiling) in enumerate(figures["pairs"], 1)]
+    lines += [
+        "",
+        "Each batch run beside the work-only ceiling measured just before it "
+        "(submissions/s; (c)/(c0) above is the median of these ratios):",
+        "",
+        "| batch run | (c) | (c0) | (c)/(c0) |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {n} | {rate:.3g} | {ceiling:.3g} | {rate / ceiling:.3g} |"
+        for n, (rate, ceiling) in enumerate(figures["pairs"], 1)
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -261,8 +271,11 @@ def plot(figures: dict, png: Path) -> None:
     left.bar_label(bars, fmt="%.2f s")
     left.set_ylabel("seconds (median)")
     left.set_title("Time to feedback")
-    bars = right.bar(["(c) agtool-grade batch", "(d) notebook per submission"],
-                     [figures["batch"], figures["notebook"]], color=["#2a7", "#888"])
+    bars = right.bar(
+        ["(c) agtool-grade batch", "(d) notebook per submission"],
+        [figures["batch"], figures["notebook"]],
+        color=["#2a7", "#888"],
+    )
     right.bar_label(bars, fmt="%.2f/s")
     right.set_ylabel("submissions per second")
     right.set_title(f"Throughput: {figures['ratio']:.0f}x")
@@ -281,8 +294,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
     args = parser.parse_args(argv)
 
-    figures = {"cold": measure_cold(args.repeat), "cold_after_idle": measure_cold_after_idle(args.repeat),
-               "warm": measure_warm(args.repeat)}
+    figures = {
+        "cold": measure_cold(args.repeat),
+        "cold_after_idle": measure_cold_after_idle(args.repeat),
+        "warm": measure_warm(args.repeat),
+    }
     with tempfile.TemporaryDirectory() as tmp:
         paths = make_class(Path(tmp) / "class", args.submissions)
         # Each batch run right after a ceiling of its own, in a process as lean as the

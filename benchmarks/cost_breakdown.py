@@ -24,6 +24,7 @@ Example::
     >>> sorted(figures)                          # doctest: +SKIP
     ['ceiling_per_s', 'graph_runs', 'isolation_ms', 'parent_ms', 'probe_work_ms', 'work_only_per_s']
 """
+
 from __future__ import annotations
 
 import os
@@ -46,9 +47,12 @@ SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
 
 def measure_isolation(source: bytes, n: int = 10) -> float:
     """Mean wall ms of ``n`` submissions' eight probe-less steps, one step child each (as a batch worker runs them)."""
+
     def jobs() -> list[StepJob]:
-        return [StepJob(step=step, source_b64=encode_source(source), probes=(), nonce=secrets.token_hex(16))
-                for step in STEPS]
+        return [
+            StepJob(step=step, source_b64=encode_source(source), probes=(), nonce=secrets.token_hex(16))
+            for step in STEPS
+        ]
 
     with EngineClient() as engine:
         engine.run_many(jobs(), chain=True)  # start-up is not part of it
@@ -125,16 +129,21 @@ def measure_breakdown(repeat: int = 5) -> dict:
 def render_breakdown(figures: dict) -> str:
     """The breakdown as a Markdown table."""
     steps = len(STEPS)
-    return "\n".join([
-        "| cost per submission (solution) | ms |",
-        "|---|---|",
-        f"| isolation: {steps} steps with no probe in a step child (fork, isolate, {steps} imports, exit) "
-        f"| {figures['isolation_ms']:.0f} |",
-        f"| probe work in-process ({figures['graph_runs']} LangGraph compiles) | {figures['probe_work_ms']:.0f} |",
-        f"| grading process (draw, judge, report) | {figures['parent_ms']:.0f} |",
-        f"| ceiling on {os.cpu_count()} cores | {figures['ceiling_per_s']:.1f} submissions/s |",
-        f"| ceiling if the isolation cost nothing | {figures['work_only_per_s']:.1f} submissions/s |",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                "| cost per submission (solution) | ms |",
+                "|---|---|",
+                f"| isolation: {steps} steps with no probe in a step child (fork, isolate, {steps} imports, exit) "
+                f"| {figures['isolation_ms']:.0f} |",
+                f"| probe work in-process ({figures['graph_runs']} LangGraph compiles) | {figures['probe_work_ms']:.0f} |",
+                f"| grading process (draw, judge, report) | {figures['parent_ms']:.0f} |",
+                f"| ceiling on {os.cpu_count()} cores | {figures['ceiling_per_s']:.1f} submissions/s |",
+                f"| ceiling if the isolation cost nothing | {figures['work_only_per_s']:.1f} submissions/s |",
+            ]
+        )
+        + "\n"
+    )
 
 
 def measure_in_new_process(repeat: int = 5) -> dict:
@@ -150,8 +159,13 @@ def measure_in_new_process(repeat: int = 5) -> dict:
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, __file__, "--json", "--repeat", str(repeat)], check=True,
-                         capture_output=True, text=True, cwd=str(SOLUTION.parent.parent))
+    out = subprocess.run(
+        [sys.executable, __file__, "--json", "--repeat", str(repeat)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=str(SOLUTION.parent.parent),
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -33,6 +33,7 @@ Hostile load (``--only hostile``; issue 27, items 4 and 5), on loopback only and
 Uses the hub harness of ``tests/test_service.py`` (configurable-http-proxy
 from ``make e2e-deps``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,8 +64,7 @@ def cpu_by_part(room: Classroom) -> dict[str, float]:
     """CPU seconds so far of the service (its own process, workers, engine), the hub, the proxy, this script."""
     import psutil
 
-    parts = {"service process": 0.0, "grading workers": 0.0, "engine (learner code)": 0.0, "hub": 0.0,
-             "proxy": 0.0}
+    parts = {"service process": 0.0, "grading workers": 0.0, "engine (learner code)": 0.0, "hub": 0.0, "proxy": 0.0}
     try:
         service = psutil.Process(room.service.pid)
         parts["service process"] = sum(service.cpu_times()[:2])
@@ -176,17 +176,22 @@ def open_connections(pid: int, port: int) -> int:
     """Established TCP connections of process ``pid`` on its listening ``port``."""
     import psutil
 
-    return sum(1 for c in psutil.Process(pid).net_connections("tcp")
-               if c.laddr and c.laddr.port == port and c.status == psutil.CONN_ESTABLISHED)
+    return sum(
+        1
+        for c in psutil.Process(pid).net_connections("tcp")
+        if c.laddr and c.laddr.port == port and c.status == psutil.CONN_ESTABLISHED
+    )
 
 
 def hold_uploads(port: int, n: int, token: str | None, length: int = HELD_BODY) -> list[socket.socket]:
     """``n`` uploads to 127.0.0.1:``port`` that announce ``length`` bytes, send what the socket takes, then wait."""
     auth = f"Authorization: token {token}\r\n" if token else ""
-    head = (f"POST /services/agtool-grader/api/submissions HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}"
-            f"Content-Type: text/x-python\r\nContent-Length: {length}\r\n\r\n").encode()
+    head = (
+        f"POST /services/agtool-grader/api/submissions HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}"
+        f"Content-Type: text/x-python\r\nContent-Length: {length}\r\n\r\n"
+    ).encode()
     if length == 0:  # slowloris: the headers never end
-        head = head[:head.index(b"Content-Type")]
+        head = head[: head.index(b"Content-Type")]
     chunk = b"#" * 65536
     held = []
     for _ in range(n):
@@ -227,9 +232,12 @@ def held_uploads(room: Classroom, n: int, token: str | None, label: str, length:
     sampler.join()
     for sock in held:
         sock.close()
-    print(f"{n} held {label} uploads (opened in {opened:.1f} s): service RSS {before:.0f} MiB before, peak "
-          f"{peak:.0f} MiB (+{peak - before:.1f} MiB); connections it still held 3 s later: {still}, "
-          f"13 s later: {later}", flush=True)
+    print(
+        f"{n} held {label} uploads (opened in {opened:.1f} s): service RSS {before:.0f} MiB before, peak "
+        f"{peak:.0f} MiB (+{peak - before:.1f} MiB); connections it still held 3 s later: {still}, "
+        f"13 s later: {later}",
+        flush=True,
+    )
 
 
 def graded_time(room: Classroom, user: str, body: bytes, timeout: float = 300) -> float:
@@ -265,18 +273,26 @@ def flood(room: Classroom, n: int, sleep: float, samples: int = 3) -> None:
     loaded = [graded_time(room, "bob", SOLUTION) for _ in range(samples)]
     ratio = max(loaded) / statistics.median(idle)  # the worst: later samples may find the flood drained
     waiting = sum(1 for a in room.api("GET", "api/submissions", "alice")[1] if a["status"] in ("queued", "grading"))
-    print(f"flood of {n} attempts sleeping {sleep:g} s at import from one learner: a classmate's attempt graded "
-          f"in {' '.join(f'{x:.1f}' for x in loaded)} s (idle: {' '.join(f'{x:.1f}' for x in idle)} s); "
-          f"worst / idle median {ratio:.2f} (must be < 2); the flood's attempts still queued or grading then: {waiting}; "
-          f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    print(
+        f"flood of {n} attempts sleeping {sleep:g} s at import from one learner: a classmate's attempt graded "
+        f"in {' '.join(f'{x:.1f}' for x in loaded)} s (idle: {' '.join(f'{x:.1f}' for x in idle)} s); "
+        f"worst / idle median {ratio:.2f} (must be < 2); the flood's attempts still queued or grading then: {waiting}; "
+        f"load average {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
 
 
 def hostile(room: Classroom, args) -> None:
     held_uploads(room, args.held, None, "unauthenticated")
     held_uploads(room, args.held, None, "half-header (slowloris)", length=0)
     held_uploads(room, args.held, "not-a-token", "bad-token")
-    held_uploads(room, args.held, room.tokens["alice"], "authenticated (one learner's token, 256 KiB announced)",
-                 length=256 * 1024)
+    held_uploads(
+        room,
+        args.held,
+        room.tokens["alice"],
+        "authenticated (one learner's token, 256 KiB announced)",
+        length=256 * 1024,
+    )
     flood(room, args.flood, args.sleep)
 
 
@@ -290,10 +306,13 @@ def bursts(room: Classroom, args) -> None:
         stop.set()
         poller.join()
         lat = [done[a_id] - t for _, a_id, t in accepted]
-        print(f"burst {n}: accepted {len(accepted)}, graded {len(done)}; submit->graded "
-              f"p50 {statistics.median(lat):.1f} s, p95 {pct(lat, .95):.1f} s, all within "
-              f"{max(done.values()) - t0:.1f} s; GET api/submissions p95 {1000 * pct(gets, .95):.0f} ms "
-              f"({len(gets)} GETs)", flush=True)
+        print(
+            f"burst {n}: accepted {len(accepted)}, graded {len(done)}; submit->graded "
+            f"p50 {statistics.median(lat):.1f} s, p95 {pct(lat, 0.95):.1f} s, all within "
+            f"{max(done.values()) - t0:.1f} s; GET api/submissions p95 {1000 * pct(gets, 0.95):.0f} ms "
+            f"({len(gets)} GETs)",
+            flush=True,
+        )
         print("  " + cpu_line(cpu0, cpu_by_part(room), len(done)), flush=True)
     # The fault: kill -9 in the middle of a burst, restart, every accepted attempt graded.
     accepted, gets, stop, poller = burst(room, 60)
@@ -305,9 +324,12 @@ def bursts(room: Classroom, args) -> None:
     room.start_service("--rate-limit", "100000", "--jobs", str(args.jobs))
     done = wait_all(room, accepted, timeout=300)
     total = sum(len(room.api("GET", "api/submissions", u)[1]) for u in ("alice", "bob"))
-    print(f"kill -9 after 3 s of a burst of 60, restart: {len(done)}/{len(accepted)} accepted attempts "
-          f"graded {time.monotonic() - t:.1f} s after the restart; attempts stored {total} "
-          f"(= {sum(args.bursts) + 60} submitted)", flush=True)
+    print(
+        f"kill -9 after 3 s of a burst of 60, restart: {len(done)}/{len(accepted)} accepted attempts "
+        f"graded {time.monotonic() - t:.1f} s after the restart; attempts stored {total} "
+        f"(= {sum(args.bursts) + 60} submitted)",
+        flush=True,
+    )
 
 
 def main() -> int:

@@ -11,6 +11,7 @@ Needs bubblewrap and root (as the walls do).
     walls off: median 0.255 s (min 0.236, max 0.301)
     paired ratio on/off: median 1.02 (min 0.93, max 1.14)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,10 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"module {args.module}, {args.gradings} gradings a side, every step")
     for name in ("on", "off"):
         values = times[name]
-        print(f"walls {name:<3}: median {statistics.median(values):.3f} s (min {min(values):.3f}, "
-              f"max {max(values):.3f})")
-    print(f"paired ratio on/off: median {statistics.median(ratios):.2f} (min {min(ratios):.2f}, "
-          f"max {max(ratios):.2f})")
+        print(
+            f"walls {name:<3}: median {statistics.median(values):.3f} s (min {min(values):.3f}, max {max(values):.3f})"
+        )
+    print(f"paired ratio on/off: median {statistics.median(ratios):.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})")
     return 0
 
 

@@ -6,6 +6,7 @@ read a bare ``>>> x["a"]`` as text (with ``[...]`` as a link), so bare
 examples become fenced ``pycon`` blocks, and a paragraph's closing ``::``
 becomes ``:`` (the indented block after it is already code in Markdown).
 """
+
 from __future__ import annotations
 
 import griffe

@@ -10,6 +10,7 @@ held to the same text by ``tests/test_docs.py``. Refresh them with::
 
     .venv/bin/python docs/hooks.py
 """
+
 from __future__ import annotations
 
 import re
@@ -92,9 +93,16 @@ def settings_page() -> str:
     import grader.settings
     import grader.shared_options
 
-    return (SETTINGS_INTRO + grader.settings.settings_markdown() + OPTIONS_INTRO
-            + grader.shared_options.options_markdown() + LIMITS_INTRO + grader.limits.limits_markdown()
-            + STEP_LIMITS_INTRO + step_limits_markdown())
+    return (
+        SETTINGS_INTRO
+        + grader.settings.settings_markdown()
+        + OPTIONS_INTRO
+        + grader.shared_options.options_markdown()
+        + LIMITS_INTRO
+        + grader.limits.limits_markdown()
+        + STEP_LIMITS_INTRO
+        + step_limits_markdown()
+    )
 
 
 def step_limits_markdown() -> str:
@@ -126,8 +134,7 @@ def literal_brackets(markdown: str) -> str:
     for line in markdown.splitlines(keepends=True):
         if line.startswith("|"):
             parts = line.split("`")
-            line = "`".join(part.replace("[", "\\[") if index % 2 == 0 else part
-                            for index, part in enumerate(parts))
+            line = "`".join(part.replace("[", "\\[") if index % 2 == 0 else part for index, part in enumerate(parts))
         lines.append(line)
     return "".join(lines)
 

@@ -19,13 +19,17 @@ Example::
     >>> grader.grade.__module__, grader.Report.__module__
     ('grader.grading', 'grader.report')
 """
+
 from __future__ import annotations
 
 from grader.lazy import lazy_face
 
-__getattr__, __all__ = lazy_face(__name__, {
-    "grade": "grader.grading",
-    "Report": "grader.report",
-    "CheckResult": "grader.report",
-    "CHECKS": "grader.checks.registry",
-})
+__getattr__, __all__ = lazy_face(
+    __name__,
+    {
+        "grade": "grader.grading",
+        "Report": "grader.report",
+        "CheckResult": "grader.report",
+        "CHECKS": "grader.checks.registry",
+    },
+)

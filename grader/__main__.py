@@ -1,4 +1,5 @@
 """``python -m grader``: the same as ``agtool-grade``."""
+
 import sys
 
 from grader.cli import main

@@ -20,6 +20,7 @@ Example::
     >>> build_parser().parse_args(["check", "tools.py"]).timeout == STEP_TIMEOUT
     True
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,12 +33,12 @@ from pathlib import Path
 
 from grader import settings
 from grader.batch.gradescope import RESULTS_FILE, SUBMISSION_DIR, grade_for_gradescope
-from grader.batch.task import SUBMISSION_TIMEOUT
 from grader.checks.registry import UnknownCheck, checks_for
 from grader.engine.client import EngineClient
 from grader.engine.sandbox import IsolationUnavailable, require
 from grader.escape import md_cell, terminal_text
 from grader.grading import STEP_TIMEOUT, grade
+from grader.limits import SUBMISSION_TIMEOUT
 from grader.locate import SubmissionNotFound
 from grader.render import render_json, render_markdown, render_text
 from grader.report import STEPS
@@ -72,8 +73,10 @@ class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line naming the problem (exit 2)."""
 
     def error(self, message: str):
-        self.exit(EXIT_UNGRADABLE, f"{self.prog}: error: {terminal_text(message, multiline=False)} "
-                                   f"(see: {self.prog} --help)\n")
+        self.exit(
+            EXIT_UNGRADABLE,
+            f"{self.prog}: error: {terminal_text(message, multiline=False)} (see: {self.prog} --help)\n",
+        )
 
 
 def build_parser(environment: settings.Settings | None = None) -> argparse.ArgumentParser:
@@ -103,6 +106,7 @@ def _cannot_grade(message: str, command: str = "cannot grade") -> int:
 
 # ----------------------------------------------------------------- instructor input
 
+
 def seconds(text: str) -> float:
     """An argparse type: a time limit, a finite number of seconds above 0.
 
@@ -120,8 +124,9 @@ def seconds(text: str) -> float:
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a time limit: give a finite number of seconds above 0, "
-                                         "e.g. 60")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time limit: give a finite number of seconds above 0, e.g. 60"
+        )
     return value
 
 
@@ -134,8 +139,10 @@ def step_list(text: str) -> list[int]:
     try:
         return [int(part) for part in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a list of steps: give numbers separated by commas, "
-                                         f"e.g. 1,2,3 (steps are {STEPS[0]}..{STEPS[-1]})") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a list of steps: give numbers separated by commas, "
+            f"e.g. 1,2,3 (steps are {STEPS[0]}..{STEPS[-1]})"
+        ) from None
 
 
 def out_folder(text: str) -> Path:
@@ -147,8 +154,9 @@ def out_folder(text: str) -> Path:
     """
     path = Path(text)
     if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text!r} is a file, not a folder: name a new or existing folder "
-                                         "for the outputs")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a file, not a folder: name a new or existing folder for the outputs"
+        )
     return path
 
 
@@ -167,20 +175,35 @@ def out_file(text: str) -> Path:
 
 # ------------------------------------------------------------------------------- check
 
+
 def add_check_parser(subparsers) -> argparse.ArgumentParser:
     """``agtool-grade check``: grade one submission."""
-    p = subparsers.add_parser("check", help="grade one tools.py and print the feedback",
-                              description="Grade one tools.py (or a folder holding tools.py or agtool/tools.py).")
+    p = subparsers.add_parser(
+        "check",
+        help="grade one tools.py and print the feedback",
+        description="Grade one tools.py (or a folder holding tools.py or agtool/tools.py).",
+    )
     p.add_argument("path", help="tools.py, or a folder holding tools.py or agtool/tools.py")
-    p.add_argument("--step", type=int, action="append", metavar="N",
-                   help=f"grade only step N ({STEPS[0]}-{STEPS[-1]}); repeatable")
+    p.add_argument(
+        "--step", type=int, action="append", metavar="N", help=f"grade only step N ({STEPS[0]}-{STEPS[-1]}); repeatable"
+    )
     p.add_argument("--format", choices=sorted(RENDERERS), default="text", help="output format (default: text)")
     p.add_argument("--out", type=out_file, metavar="FILE", help="write the report to FILE instead of stdout")
-    p.add_argument("--timeout", type=seconds, metavar="S", default=STEP_TIMEOUT,
-                   help=f"seconds of calls per step, the import not counted: it has its own bound, "
-                        f"$AGTOOL_IMPORT_TIMEOUT (default {settings.Settings().import_timeout:g})")
-    p.add_argument("--parallel", type=positive_int, metavar="N", default=_default(grade, "parallel"),
-                   help="step processes at once after the first step (default: 2 on 2+ cores)")
+    p.add_argument(
+        "--timeout",
+        type=seconds,
+        metavar="S",
+        default=STEP_TIMEOUT,
+        help=f"seconds of calls per step, the import not counted: it has its own bound, "
+        f"$AGTOOL_IMPORT_TIMEOUT (default {settings.Settings().import_timeout:g})",
+    )
+    p.add_argument(
+        "--parallel",
+        type=positive_int,
+        metavar="N",
+        default=_default(grade, "parallel"),
+        help="step processes at once after the first step (default: 2 on 2+ cores)",
+    )
     add_shared_options(p, CHECK)  # --seed, --only, --sandbox: grader.shared_options
     p.set_defaults(func=check_command)
     return p
@@ -193,6 +216,7 @@ def sandbox_choice(given: str | None, environment: settings.Settings | None = No
     bubblewrap works a submission cannot read the solution or write another
     learner's files (SECURITY.md); where it does not, grading goes on without.
 
+    >>> from grader.engine.sandbox import SANDBOXES
     >>> sandbox_choice("none"), sandbox_choice(None) in SANDBOXES
     ('none', True)
     """
@@ -224,8 +248,15 @@ def check_command(args: argparse.Namespace) -> int:
         return _cannot_grade(str(exc))
     with engine_for(sandbox) as engine:
         try:
-            report = grade(args.path, steps=args.step, only=args.only, seed=args.seed, timeout=args.timeout,
-                           parallel=args.parallel, engine=engine)
+            report = grade(
+                args.path,
+                steps=args.step,
+                only=args.only,
+                seed=args.seed,
+                timeout=args.timeout,
+                parallel=args.parallel,
+                engine=engine,
+            )
         except SubmissionNotFound as exc:
             return _cannot_grade(str(exc))
         except UnknownCheck as exc:
@@ -254,11 +285,15 @@ def _sandbox_words(engine: EngineClient) -> str:
 
 # ------------------------------------------------------------------------------ checks
 
+
 def add_checks_parser(subparsers) -> argparse.ArgumentParser:
     """``agtool-grade checks``: list the registry."""
     p = subparsers.add_parser("checks", help="list every check: id, step, points, title")
-    p.add_argument("--markdown", action="store_true",
-                   help="print the table of docs/checks.md: which check covers which LAB_SPEC rule")
+    p.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the table of docs/checks.md: which check covers which LAB_SPEC rule",
+    )
     p.set_defaults(func=checks_command)
     return p
 
@@ -283,8 +318,10 @@ def checks_markdown(checks) -> str:
     lines = ["| check | step | points | title | LAB_SPEC rules |", "|---|---|---|---|---|"]
     rules: dict[str, list[str]] = {}
     for c in checks:
-        lines.append(f"| `{c.id}` | {c.step} | {c.points} | {md_cell(c.title)} | "
-                     f"{', '.join(md_cell(r) for r in c.rules) or '-'} |")
+        lines.append(
+            f"| `{c.id}` | {c.step} | {c.points} | {md_cell(c.title)} | "
+            f"{', '.join(md_cell(r) for r in c.rules) or '-'} |"
+        )
         for rule in c.rules:
             rules.setdefault(rule, []).append(c.id)
     lines += ["", "| LAB_SPEC rule | covered by |", "|---|---|"]
@@ -294,23 +331,32 @@ def checks_markdown(checks) -> str:
 
 # ------------------------------------------------------------------------------- batch
 
+
 def add_batch_parser(subparsers) -> argparse.ArgumentParser:
     """``agtool-grade batch``: grade a whole class (:func:`grader.batch.run.run_batch`)."""
-    p = subparsers.add_parser("batch", help="grade a whole class and write the gradebook",
-                              description="Grade a whole class: find the submissions, grade them in parallel, "
-                                          "keep every result.")
+    p = subparsers.add_parser(
+        "batch",
+        help="grade a whole class and write the gradebook",
+        description="Grade a whole class: find the submissions, grade them in parallel, keep every result.",
+    )
     p.add_argument("submissions", help="folder of learner folders, a quoted glob, or a zip")
     p.add_argument("--out", required=True, type=out_folder, help="output folder")
     p.add_argument("--resume", action="store_true", help="skip learners whose file is unchanged")
-    p.add_argument("--timeout", type=seconds, default=SUBMISSION_TIMEOUT,
-                   help="seconds of calls per submission, shared between its steps; imports not counted "
-                        f"(default {SUBMISSION_TIMEOUT:g})")
-    p.add_argument("--steps", type=step_list, default=None,
-                   help="only these steps, e.g. 1,2,3")
+    p.add_argument(
+        "--timeout",
+        type=seconds,
+        default=SUBMISSION_TIMEOUT,
+        help="seconds of calls per submission, shared between its steps; imports not counted "
+        f"(default {SUBMISSION_TIMEOUT:g})",
+    )
+    p.add_argument("--steps", type=step_list, default=None, help="only these steps, e.g. 1,2,3")
     add_shared_options(p, BATCH)  # --seed, --only, --jobs, --executor, --sandbox...: grader.shared_options
-    p.add_argument("--similarity", action="store_true",
-                   help="write OUT/similarity.html and similarity.csv: pairs sharing unusually much code "
-                        "beyond the starter and the spec's data")
+    p.add_argument(
+        "--similarity",
+        action="store_true",
+        help="write OUT/similarity.html and similarity.csv: pairs sharing unusually much code "
+        "beyond the starter and the spec's data",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=batch_command)
     return p
@@ -328,12 +374,25 @@ def batch_command(args: argparse.Namespace) -> int:
         return _cannot_grade(f"{BATCH_EXTRA} ({exc})", "batch")
     try:
         require(sandbox_choice(args.sandbox, getattr(args, "settings", None)))  # fail closed, before any worker
-        result = run_batch(args.submissions, args.out, jobs=args.jobs, seed=args.seed, resume=args.resume,
-                           timeout=args.timeout, steps=args.steps, only=args.only, executor=args.executor,
-                           scheduler=args.scheduler, sandbox=sandbox_choice(args.sandbox, getattr(args, "settings", None)),
-                           progress=not args.no_progress, seed_key=_read_key(args.seed_key_file),
-                           course=args.course, roster=args.roster, similarity=args.similarity,
-                           reference=args.reference)
+        result = run_batch(
+            args.submissions,
+            args.out,
+            jobs=args.jobs,
+            seed=args.seed,
+            resume=args.resume,
+            timeout=args.timeout,
+            steps=args.steps,
+            only=args.only,
+            executor=args.executor,
+            scheduler=args.scheduler,
+            sandbox=sandbox_choice(args.sandbox, getattr(args, "settings", None)),
+            progress=not args.no_progress,
+            seed_key=_read_key(args.seed_key_file),
+            course=args.course,
+            roster=args.roster,
+            similarity=args.similarity,
+            reference=args.reference,
+        )
     except UnknownCheck as exc:
         return _cannot_grade(f"{exc}. See the ids with: agtool-grade checks", "batch")
     except (SubmissionNotFound, UnsafeArchive, ValueError) as exc:
@@ -341,19 +400,29 @@ def batch_command(args: argparse.Namespace) -> int:
     except RuntimeError as exc:  # e.g. --executor dask without Dask installed
         return _cannot_grade(str(exc), "batch")
     except KeyboardInterrupt:
-        print(f"\ninterrupted: the results graded so far are in {args.out / RESULTS_DIR}; "
-              "run the same command with --resume to continue.", file=sys.stderr)
+        print(
+            f"\ninterrupted: the results graded so far are in {args.out / RESULTS_DIR}; "
+            "run the same command with --resume to continue.",
+            file=sys.stderr,
+        )
         return 130
     if not result.learners:
-        print(f"agtool-grade batch: no learner found in {terminal_text(args.submissions, multiline=False)} "
-              "(a folder needs one folder per learner)", file=sys.stderr)
-    print(f"{result.seeds}: {len(result.learners)} learners, {result.graded} graded, "
-          f"{result.skipped} unchanged (skipped)")
+        print(
+            f"agtool-grade batch: no learner found in {terminal_text(args.submissions, multiline=False)} "
+            "(a folder needs one folder per learner)",
+            file=sys.stderr,
+        )
+    print(
+        f"{result.seeds}: {len(result.learners)} learners, {result.graded} graded, {result.skipped} unchanged (skipped)"
+    )
     for isolation in getattr(result, "isolation", ()):  # which sandbox the batch used (--sandbox, default auto)
         print(f"  learner code ran with isolation {terminal_text(isolation, multiline=False)}")
     for member, reason in getattr(result, "archive_skipped", ()):  # zip members that could not be extracted
-        print(f"  skipped from the zip: {terminal_text(member, multiline=False)}: "
-              f"{terminal_text(reason, multiline=False)}", file=sys.stderr)
+        print(
+            f"  skipped from the zip: {terminal_text(member, multiline=False)}: "
+            f"{terminal_text(reason, multiline=False)}",
+            file=sys.stderr,
+        )
     for name, path in result.outputs.items():
         print(f"  {name:<22} {terminal_text(path, multiline=False)}")
     flagged = [p for p in getattr(result, "similar", ()) if p.flagged]
@@ -379,15 +448,21 @@ def _read_key(file: Path | None) -> str | None:
 
 # -------------------------------------------------------------------------- gradescope
 
+
 def add_gradescope_parser(subparsers) -> argparse.ArgumentParser:
     """``agtool-grade gradescope``: Gradescope's autograder entry, writes ``results.json``."""
     p = subparsers.add_parser("gradescope", help="Gradescope autograder entry: write results.json")
-    p.add_argument("--submission", type=Path, default=SUBMISSION_DIR,
-                   help=f"the learner's upload (default {SUBMISSION_DIR})")
+    p.add_argument(
+        "--submission", type=Path, default=SUBMISSION_DIR, help=f"the learner's upload (default {SUBMISSION_DIR})"
+    )
     p.add_argument("--results", type=Path, default=RESULTS_FILE, help=f"where to write (default {RESULTS_FILE})")
     add_shared_options(p, GRADESCOPE)  # --seed: grader.shared_options
-    p.add_argument("--timeout", type=seconds, default=_default(grade_for_gradescope, "timeout"),
-                   help="seconds per step (default: the grader's)")
+    p.add_argument(
+        "--timeout",
+        type=seconds,
+        default=_default(grade_for_gradescope, "timeout"),
+        help="seconds per step (default: the grader's)",
+    )
     p.set_defaults(func=gradescope_command)
     return p
 

@@ -18,6 +18,7 @@ Example::
     >>> csv_cell("=1+1")
     "'=1+1"
 """
+
 from __future__ import annotations
 
 import functools
@@ -26,8 +27,21 @@ import re
 import shlex
 from collections.abc import Callable, Iterable
 
-__all__ = ["shell_quote", "shell_join", "md_text", "md_prose", "md_code", "md_fence", "md_cell", "md_code_cell",
-           "html_text", "terminal_text", "plain_text", "csv_cell", "CSV_FORMULA_STARTS"]
+__all__ = [
+    "shell_quote",
+    "shell_join",
+    "md_text",
+    "md_prose",
+    "md_code",
+    "md_fence",
+    "md_cell",
+    "md_code_cell",
+    "html_text",
+    "terminal_text",
+    "plain_text",
+    "csv_cell",
+    "CSV_FORMULA_STARTS",
+]
 
 # ------------------------------------------------------------------------------ shell
 

@@ -22,6 +22,7 @@ Example::
     >>> report.steps[2]["passed"], report.seed
     (True, 7)
 """
+
 from __future__ import annotations
 
 import functools
@@ -64,9 +65,20 @@ class _Planned:
     doubled: list[Probe] | None = None  # the probes with the spec's doubles, when they have any: to attribute
 
 
-def grade(submission, *, steps=None, only=None, seed=None, timeout=None, limits=None,
-          engine: EngineClient | None = None, probe_function: str | None = None,
-          parallel: int | None = None, within=None, settings: Settings | None = None) -> Report:
+def grade(
+    submission,
+    *,
+    steps=None,
+    only=None,
+    seed=None,
+    timeout=None,
+    limits=None,
+    engine: EngineClient | None = None,
+    probe_function: str | None = None,
+    parallel: int | None = None,
+    within=None,
+    settings: Settings | None = None,
+) -> Report:
     """Grade a ``tools.py`` and return a :class:`Report`.
 
     ``submission`` is a :class:`grader.locate.Submission` (the module's bytes
@@ -113,17 +125,32 @@ def grade(submission, *, steps=None, only=None, seed=None, timeout=None, limits=
     parallel = default_parallel(settings) if parallel is None else max(int(parallel), 1)
     planned = [_plan(step_checks, seed) for step_checks in by_step.values()]
     source_b64 = encode_source(submission.source)  # once: every step carries the same bytes
-    jobs = [_step_job(step, probes, source_b64, limits, probe_function)
-            for step, (_, probes) in zip(by_step, planned)]
+    jobs = [_step_job(step, probes, source_b64, limits, probe_function) for step, (_, probes) in zip(by_step, planned)]
     results, kills_always = _run_steps(engine, jobs, parallel)
     report.isolation = isolation_words(engine)
     judged: set[str] = set()  # checks whose verdict came from their judge (not a step's death or budget)
     for (step, step_checks), (plan, _), result in zip(by_step.items(), planned, results):
         report.limits = report.limits or limits_words(result, engine)
-        _add_step(report, step, step_checks, plan, _StepOutcome(result, limits), kills_always, replay,
-                  submission.file_name, judged)
-    _attribute(report, [item for plan, _ in planned for item in plan if item.check.id in judged],
-               engine, source_b64, limits, probe_function, parallel)
+        _add_step(
+            report,
+            step,
+            step_checks,
+            plan,
+            _StepOutcome(result, limits),
+            kills_always,
+            replay,
+            submission.file_name,
+            judged,
+        )
+    _attribute(
+        report,
+        [item for plan, _ in planned for item in plan if item.check.id in judged],
+        engine,
+        source_b64,
+        limits,
+        probe_function,
+        parallel,
+    )
     report.elapsed = round(time.monotonic() - started, 3)
     return report
 
@@ -135,9 +162,17 @@ def _refused(report: Report, message: str, checks: list[Check], replay: _ReplayC
     return report
 
 
-def _add_step(report: Report, step: int, step_checks: list[Check], plan: list[_Planned],
-              outcome: _StepOutcome, kills_always: bool, replay: _ReplayCommand, file_name: str,
-              judged: set[str] | None = None) -> None:
+def _add_step(
+    report: Report,
+    step: int,
+    step_checks: list[Check],
+    plan: list[_Planned],
+    outcome: _StepOutcome,
+    kills_always: bool,
+    replay: _ReplayCommand,
+    file_name: str,
+    judged: set[str] | None = None,
+) -> None:
     """Add one step's output and check results to ``report``.
 
     A module that does not import, or that kills the worker whatever runs,
@@ -225,11 +260,18 @@ def default_parallel(settings: Settings | None = None) -> int:
     return chosen if chosen else max(1, min(2, os.cpu_count() or 1))
 
 
-def _step_job(step: int, probes: tuple[dict, ...], source_b64: str, limits: Limits,
-              probe_function: str | None) -> StepJob:
+def _step_job(
+    step: int, probes: tuple[dict, ...], source_b64: str, limits: Limits, probe_function: str | None
+) -> StepJob:
     """The job of one step: the module's bytes (base64), its probes, a fresh nonce, the limits."""
-    return StepJob(step=step, source_b64=source_b64, probes=tuple(probes),
-                   nonce=secrets.token_hex(16), limits=limits, probe_function=probe_function)
+    return StepJob(
+        step=step,
+        source_b64=source_b64,
+        probes=tuple(probes),
+        nonce=secrets.token_hex(16),
+        limits=limits,
+        probe_function=probe_function,
+    )
 
 
 def _valid_steps(steps) -> list[int] | None:
@@ -337,8 +379,7 @@ class _StepOutcome:
         self.obs = {m["index"]: m["obs"] for m in messages if m["type"] == OBS}
         self.import_error = next((m for m in messages if m["type"] == IMPORT_ERROR), None)
         self.fatal = next((m["message"] for m in messages if m["type"] == FATAL), "")
-        self.first_missing = min(
-            (i for i in range(len(self.obs) + 1) if i not in self.obs), default=0)
+        self.first_missing = min((i for i in range(len(self.obs) + 1) if i not in self.obs), default=0)
 
     def import_failure(self, file_name: str) -> str:
         """The one message every check gets when the module cannot be imported, else ``""``."""
@@ -352,8 +393,13 @@ class _StepOutcome:
         """How the step's process ended early (a sentence's predicate) and a likely cause."""
         r, limits = self.result, self.limits
         if r.timed_out:
-            return messages.timeout_text(r.timeout_phase, r.phase_seconds, import_timeout=limits.import_timeout,
-                                         timeout=limits.timeout, per_probe=limits.per_probe)
+            return messages.timeout_text(
+                r.timeout_phase,
+                r.phase_seconds,
+                import_timeout=limits.import_timeout,
+                timeout=limits.timeout,
+                per_probe=limits.per_probe,
+            )
         # Before the signal: the fork server SIGKILLs a step child whose results it refused.
         if r.channel_errors:
             return messages.refused_results(r.channel_errors), ""
@@ -373,15 +419,17 @@ class _StepOutcome:
         if obs is None:
             what, cause = self.death()
             stopped = self.result.timed_out and self.result.timeout_phase == "probe"
-            return messages.missing_observation(label, what, cause, first=index == self.first_missing,
-                                                stopped_in_call=stopped)
+            return messages.missing_observation(
+                label, what, cause, first=index == self.first_missing, stopped_in_call=stopped
+            )
         if "probe_error" in obs:
             return messages.probe_error(obs, label)
         return ""
 
 
-def _judge(item: _Planned, outcome: _StepOutcome, replay: _ReplayCommand, bugs: list[str],
-           judged: set[str] | None = None) -> CheckResult:
+def _judge(
+    item: _Planned, outcome: _StepOutcome, replay: _ReplayCommand, bugs: list[str], judged: set[str] | None = None
+) -> CheckResult:
     """The check's result from its observations; an exception of the grader's own code is added to ``bugs``.
 
     ``judged`` collects the ids of the checks whose verdict came from their judge.
@@ -405,12 +453,26 @@ def _judge(item: _Planned, outcome: _StepOutcome, replay: _ReplayCommand, bugs: 
         judged.add(item.check.id)
     if verdict.passed:
         return _result(item.check, passed=True)
-    return _result(item.check, passed=False, call=verdict.call, expected=verdict.expected,
-                   got=verdict.got, message=verdict.message, reproduce=replay.for_check(item.check.id))
+    return _result(
+        item.check,
+        passed=False,
+        call=verdict.call,
+        expected=verdict.expected,
+        got=verdict.got,
+        message=verdict.message,
+        reproduce=replay.for_check(item.check.id),
+    )
 
 
-def _attribute(report: Report, candidates: list[_Planned], engine: EngineClient, source_b64: str,
-               limits: Limits, probe_function: str | None, parallel: int) -> None:
+def _attribute(
+    report: Report,
+    candidates: list[_Planned],
+    engine: EngineClient,
+    source_b64: str,
+    limits: Limits,
+    probe_function: str | None,
+    parallel: int,
+) -> None:
     """Charge each failure seen on the learner's own route to the step at fault (in ``report``).
 
     A check that failed on the module as wired, and whose probes put the spec's
@@ -452,8 +514,16 @@ def _attribute(report: Report, candidates: list[_Planned], engine: EngineClient,
 
 def _result_of_id(failed: CheckResult, message: str) -> CheckResult:
     """``failed`` with its points: its failure follows from another step's (``message`` says which)."""
-    return CheckResult(id=failed.id, step=failed.step, passed=True, points=failed.max_points,
-                       max_points=failed.max_points, title=failed.title, hint=failed.hint, message=message)
+    return CheckResult(
+        id=failed.id,
+        step=failed.step,
+        passed=True,
+        points=failed.max_points,
+        max_points=failed.max_points,
+        title=failed.title,
+        hint=failed.hint,
+        message=message,
+    )
 
 
 def _failed(check: Check, message: str, replay: _ReplayCommand, *, call: str = "") -> CheckResult:
@@ -461,9 +531,16 @@ def _failed(check: Check, message: str, replay: _ReplayCommand, *, call: str = "
 
 
 def _result(check: Check, *, passed: bool, **fields) -> CheckResult:
-    return CheckResult(id=check.id, step=check.step, passed=passed, points=check.points if passed else 0,
-                       max_points=check.points, title=check.title,
-                       hint=check.hint, **fields)
+    return CheckResult(
+        id=check.id,
+        step=check.step,
+        passed=passed,
+        points=check.points if passed else 0,
+        max_points=check.points,
+        title=check.title,
+        hint=check.hint,
+        **fields,
+    )
 
 
 @dataclass(frozen=True)
@@ -474,8 +551,7 @@ class _ReplayCommand:
 
     def for_check(self, check_id: str) -> str:
         """The shell line that replays exactly this check on the same cases (:func:`grader.messages.replay_command`)."""
-        return messages.replay_command(str(self.name), check_id, self.seed, self.timeout,
-                                       default_timeout=STEP_TIMEOUT)
+        return messages.replay_command(str(self.name), check_id, self.seed, self.timeout, default_timeout=STEP_TIMEOUT)
 
 
 def limits_words(result: StepResult, engine) -> str:
@@ -510,5 +586,6 @@ def limit_text(hits: tuple[str, ...], limits: Limits) -> str:
     >>> limit_text(("disk",), Limits()).split(": ")[0]
     'The step went over its disk budget'
     """
-    return messages.limit_text(hits, memory=size_words(limits.memory_bytes), pids=limits.pids,
-                               disk=size_words(limits.disk_bytes))
+    return messages.limit_text(
+        hits, memory=size_words(limits.memory_bytes), pids=limits.pids, disk=size_words(limits.disk_bytes)
+    )

@@ -12,6 +12,7 @@ Example::
     >>> __getattr__("dumps").__module__, names
     ('json', ['dumps'])
 """
+
 from __future__ import annotations
 
 import importlib

@@ -4,7 +4,7 @@ A limit is a bound the grader puts on a submission, a class or a request:
 time (seconds), bytes, or counts. Each is a module constant declared here
 with :func:`_limit`, which also records why it has that value; the modules
 that apply a limit import it from here (some keep their older name as an
-alias, e.g. ``grader.batch.task.SUBMISSION_TIMEOUT``), and the settings page
+alias, e.g. ``grader.grading.MAX_SOURCE_BYTES``), and the settings page
 of the documentation lists them (:func:`limits_markdown`).
 
 The bounds of one step's process (its time, memory, processes, files,
@@ -28,6 +28,7 @@ Example::
     >>> UPLOAD_BYTES < SOURCE_BYTES
     True
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -57,85 +58,178 @@ def _limit(name: str, value, unit: str, applies: str, reason: str, option: str =
 
 # ------------------------------------------------------------------------- time, seconds
 SUBMISSION_TIMEOUT = _limit(
-    "SUBMISSION_TIMEOUT", 60.0, "s", "batch, service: one submission's calls, shared between its steps",
+    "SUBMISSION_TIMEOUT",
+    60.0,
+    "s",
+    "batch, service: one submission's calls, shared between its steps",
     "a correct module needs well under a second per step; 60 s over 11 steps still gives a slow honest one "
-    "about 5.5 s a step, while a module that hangs in every step ends within its budget", "`batch --timeout`")
+    "about 5.5 s a step, while a module that hangs in every step ends within its budget",
+    "`batch --timeout`",
+)
 MIN_STEP_TIMEOUT = _limit(
-    "MIN_STEP_TIMEOUT", 0.5, "s", "batch, service: the least share of the budget a step gets",
-    "below this a correct step can miss its limit on a busy machine")
+    "MIN_STEP_TIMEOUT",
+    0.5,
+    "s",
+    "batch, service: the least share of the budget a step gets",
+    "below this a correct step can miss its limit on a busy machine",
+)
 WORKER_GRACE = _limit(
-    "WORKER_GRACE", 5.0, "s", "batch, service: past a task's budget before its worker is killed",
+    "WORKER_GRACE",
+    5.0,
+    "s",
+    "batch, service: past a task's budget before its worker is killed",
     "the budget counts calls only: the grace covers the imports and the report's way back; a 60 s budget "
-    "leaves room for a 10 s import (docs/benchmarks.md, \"Slow imports\")")
+    'leaves room for a 10 s import (docs/benchmarks.md, "Slow imports")',
+)
 PLOT_WAIT = _limit(
-    "PLOT_WAIT", 120.0, "s", "batch, service: a forked drawing of the class plots",
-    "past it the forked drawing is given up and the plots are drawn in the calling process instead")
+    "PLOT_WAIT",
+    120.0,
+    "s",
+    "batch, service: a forked drawing of the class plots",
+    "past it the forked drawing is given up and the plots are drawn in the calling process instead",
+)
 RATE_WINDOW = _limit(
-    "RATE_WINDOW", 60.0, "s", "service: the window of `RATE_LIMIT`",
-    "a learner who clicks Submit again and again is slowed, not one who submits now and then", "`serve --rate-window`")
+    "RATE_WINDOW",
+    60.0,
+    "s",
+    "service: the window of `RATE_LIMIT`",
+    "a learner who clicks Submit again and again is slowed, not one who submits now and then",
+    "`serve --rate-window`",
+)
 APPEAL_WINDOW = _limit(
-    "APPEAL_WINDOW", 3600.0, "s", "service: the window of `APPEAL_LIMIT`",
-    "regrade requests are read by a person: a few an hour is plenty", "`serve --appeal-window`")
+    "APPEAL_WINDOW",
+    3600.0,
+    "s",
+    "service: the window of `APPEAL_LIMIT`",
+    "regrade requests are read by a person: a few an hour is plenty",
+    "`serve --appeal-window`",
+)
 IDLE_TIMEOUT = _limit(
-    "IDLE_TIMEOUT", 10.0, "s", "service: a connection sending its headers, or idle between requests",
-    "slow or silent clients are cut off instead of holding a connection")
+    "IDLE_TIMEOUT",
+    10.0,
+    "s",
+    "service: a connection sending its headers, or idle between requests",
+    "slow or silent clients are cut off instead of holding a connection",
+)
 BODY_TIMEOUT = _limit(
-    "BODY_TIMEOUT", 30.0, "s", "service: a client sending a whole body",
-    "a 256 KiB module on a slow link takes about 1 s; a client that trickles bytes is cut off")
+    "BODY_TIMEOUT",
+    30.0,
+    "s",
+    "service: a client sending a whole body",
+    "a 256 KiB module on a slow link takes about 1 s; a client that trickles bytes is cut off",
+)
 UPLOAD_RETRY_AFTER = _limit(
-    "UPLOAD_RETRY_AFTER", 5, "s", "service: the Retry-After of a 503 for too many uploads at once",
-    "a module of `UPLOAD_BYTES` is read in about a second: the client tries again soon, not at once")
+    "UPLOAD_RETRY_AFTER",
+    5,
+    "s",
+    "service: the Retry-After of a 503 for too many uploads at once",
+    "a module of `UPLOAD_BYTES` is read in about a second: the client tries again soon, not at once",
+)
 SUBMIT_WAIT = _limit(
-    "SUBMIT_WAIT", 180.0, "s", "lab: the Submit cell waiting for its grade",
-    "a class-wide burst on two cores takes well under a minute")
+    "SUBMIT_WAIT",
+    180.0,
+    "s",
+    "lab: the Submit cell waiting for its grade",
+    "a class-wide burst on two cores takes well under a minute",
+)
 COURSE_WAIT = _limit(
-    "COURSE_WAIT", 5.0, "s", "lab: the Check panel asking the service for the course's deadlines",
-    "the learner is waiting for Check: without an answer the panel shows no deadline")
+    "COURSE_WAIT",
+    5.0,
+    "s",
+    "lab: the Check panel asking the service for the course's deadlines",
+    "the learner is waiting for Check: without an answer the panel shows no deadline",
+)
 
 # ------------------------------------------------------------------------------- bytes
 SOURCE_BYTES = _limit(
-    "SOURCE_BYTES", 4 << 20, "bytes", "check, batch, notebook: the largest tools.py graded (larger is refused)",
+    "SOURCE_BYTES",
+    4 << 20,
+    "bytes",
+    "check, batch, notebook: the largest tools.py graded (larger is refused)",
     "a tools.py is a few kB; the cap keeps a stray data file from being read and compiled, while an honest "
-    "module with a large table of its own still grades")
+    "module with a large table of its own still grades",
+)
 UPLOAD_BYTES = _limit(
-    "UPLOAD_BYTES", 256 << 10, "bytes", "service: the largest module accepted by a submission (larger gets 413)",
-    "the service keeps every attempt in its database: one request must not be able to fill it (a tools.py is a "
-    "few kB)", "`serve --max-bytes`")
+    "UPLOAD_BYTES",
+    256 << 10,
+    "bytes",
+    "service: the largest module accepted by a submission (larger gets 413)",
+    "the service keeps every attempt in its database: one request must not be able to fill it (a tools.py is a few kB)",
+    "`serve --max-bytes`",
+)
 LEARNER_BYTES = _limit(
-    "LEARNER_BYTES", 128 << 20, "bytes", "service: attempts (sources, reports) and regrade requests kept per learner",
+    "LEARNER_BYTES",
+    128 << 20,
+    "bytes",
+    "service: attempts (sources, reports) and regrade requests kept per learner",
     "an attempt is about 1 MB with its reports: a hundred attempts each, and one learner cannot fill the disk",
-    "`serve --max-learner-bytes`")
+    "`serve --max-learner-bytes`",
+)
 PRE_AUTH_BYTES = _limit(
-    "PRE_AUTH_BYTES", 8 << 10, "bytes", "service: the body read before a handler has checked the caller",
-    "GETs need none; an unknown caller must not make the service read megabytes")
+    "PRE_AUTH_BYTES",
+    8 << 10,
+    "bytes",
+    "service: the body read before a handler has checked the caller",
+    "GETs need none; an unknown caller must not make the service read megabytes",
+)
 HEADER_BYTES = _limit(
-    "HEADER_BYTES", 32 << 10, "bytes", "service: a request's line and headers",
-    "the hub's cookies fit many times over")
+    "HEADER_BYTES", 32 << 10, "bytes", "service: a request's line and headers", "the hub's cookies fit many times over"
+)
 ACTION_BODY_BYTES = _limit(
-    "ACTION_BODY_BYTES", 64 << 10, "bytes", "service: the fields of one instructor action or regrade request",
+    "ACTION_BODY_BYTES",
+    64 << 10,
+    "bytes",
+    "service: the fields of one instructor action or regrade request",
     "read only once the caller is known; the texts in it are capped in characters (a reason, a request), so this "
-    "only bounds what is read before they are checked")
+    "only bounds what is read before they are checked",
+)
 ZIP_MEMBER_BYTES = _limit(
-    "ZIP_MEMBER_BYTES", 5 << 20, "bytes", "batch: one file extracted from an LMS zip",
-    "an LMS download of a class is a few megabytes; a zip bomb's member is refused, not extracted")
+    "ZIP_MEMBER_BYTES",
+    5 << 20,
+    "bytes",
+    "batch: one file extracted from an LMS zip",
+    "an LMS download of a class is a few megabytes; a zip bomb's member is refused, not extracted",
+)
 ZIP_TOTAL_BYTES = _limit(
-    "ZIP_TOTAL_BYTES", 500 << 20, "bytes", "batch: all the files extracted from one LMS zip",
-    "an LMS download of a class is a few megabytes; a zip bomb stops here")
+    "ZIP_TOTAL_BYTES",
+    500 << 20,
+    "bytes",
+    "batch: all the files extracted from one LMS zip",
+    "an LMS download of a class is a few megabytes; a zip bomb stops here",
+)
 
 # ------------------------------------------------------------------------------ counts
 RATE_LIMIT = _limit(
-    "RATE_LIMIT", 10, "count", "service: submissions per learner per `RATE_WINDOW` (more get 429)",
+    "RATE_LIMIT",
+    10,
+    "count",
+    "service: submissions per learner per `RATE_WINDOW` (more get 429)",
     "a learner who fixes and resubmits needs a few a minute; a loop that submits must not fill the queue",
-    "`serve --rate-limit`")
+    "`serve --rate-limit`",
+)
 APPEAL_LIMIT = _limit(
-    "APPEAL_LIMIT", 5, "count", "service: regrade requests per learner per `APPEAL_WINDOW` (more get 429)",
-    "requests are read by a person", "`serve --appeal-limit`")
+    "APPEAL_LIMIT",
+    5,
+    "count",
+    "service: regrade requests per learner per `APPEAL_WINDOW` (more get 429)",
+    "requests are read by a person",
+    "`serve --appeal-limit`",
+)
 MAX_UPLOADS = _limit(
-    "MAX_UPLOADS", 32, "count", "service: authenticated uploads being read at once (more get 503 with Retry-After)",
-    "each holds up to `UPLOAD_BYTES` in memory while it is read", "`serve --max-uploads`")
+    "MAX_UPLOADS",
+    32,
+    "count",
+    "service: authenticated uploads being read at once (more get 503 with Retry-After)",
+    "each holds up to `UPLOAD_BYTES` in memory while it is read",
+    "`serve --max-uploads`",
+)
 ZIP_MEMBERS = _limit(
-    "ZIP_MEMBERS", 20_000, "count", "batch: files in one LMS zip",
-    "an LMS download of a class is a few files per learner; a zip of millions of empty files is refused")
+    "ZIP_MEMBERS",
+    20_000,
+    "count",
+    "batch: files in one LMS zip",
+    "an LMS download of a class is a few files per learner; a zip of millions of empty files is refused",
+)
 
 
 def _value_words(limit: Limit) -> str:
@@ -160,6 +254,7 @@ def limits_markdown() -> str:
     """
     rows = ["| limit | value | applies to | why | changed by |", "|---|---|---|---|---|"]
     for limit in LIMITS.values():
-        rows.append(f"| `{limit.name}` | {_value_words(limit)} | {limit.applies} | {limit.reason} | "
-                    f"{limit.option or '-'} |")
+        rows.append(
+            f"| `{limit.name}` | {_value_words(limit)} | {limit.applies} | {limit.reason} | {limit.option or '-'} |"
+        )
     return "\n".join(rows) + "\n"

@@ -10,6 +10,7 @@ Example::
     >>> resolve_submission("solutions").name
     'tools.py'
 """
+
 from __future__ import annotations
 
 import os
@@ -46,8 +47,13 @@ class Submission:
     name: str = MODULE_NAME
 
     @classmethod
-    def read(cls, path: str | os.PathLike[str], *, within: str | os.PathLike[str] | None = None,
-             limit: int = MAX_SUBMISSION_BYTES) -> Submission:
+    def read(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        within: str | os.PathLike[str] | None = None,
+        limit: int = MAX_SUBMISSION_BYTES,
+    ) -> Submission:
         """The module ``path`` designates (:func:`resolve_submission`), read safely (:func:`read_submission`).
 
         At most ``limit + 1`` bytes are read: more than ``limit`` means "too large".
@@ -57,8 +63,9 @@ class Submission:
         return cls(read_submission(file, limit=limit, within=within), str(file))
 
     @classmethod
-    def of(cls, value: Submission | str | os.PathLike[str], *,
-           within: str | os.PathLike[str] | None = None) -> Submission:
+    def of(
+        cls, value: Submission | str | os.PathLike[str], *, within: str | os.PathLike[str] | None = None
+    ) -> Submission:
         """``value`` itself if it is a submission, else the module its path designates (:meth:`read`).
 
         >>> Submission.of(Submission(b"", "x/tools.py")).name
@@ -181,11 +188,13 @@ def check_within(path: Path, file: Path, within: Path) -> None:
     """
     folder = learner_folder(path, within)
     real_within, real_folder = within.resolve(), folder.resolve()
-    if folder.is_symlink() and (real_folder == real_within or real_within in real_folder.parents
-                                or real_folder in real_within.parents):
+    if folder.is_symlink() and (
+        real_folder == real_within or real_within in real_folder.parents or real_folder in real_within.parents
+    ):
         raise SubmissionNotFound(
             f"{folder} is a symbolic link to {real_folder}, another folder of the class: a learner is "
-            "graded for the files in their own folder, not for a link to someone else's.")
+            "graded for the files in their own folder, not for a link to someone else's."
+        )
     real = file.resolve()
     # A loose upload (``ana_tools.py`` in the class folder) is its own learner "folder":
     # it must be that very file, not a link to one.
@@ -193,7 +202,8 @@ def check_within(path: Path, file: Path, within: Path) -> None:
     if not loose and real_folder not in real.parents:
         raise SubmissionNotFound(
             f"{file} leads out of {folder} (its real path is {real}): the grader does not follow links "
-            "out of a learner's folder. Copy the file into the folder instead of linking to it.")
+            "out of a learner's folder. Copy the file into the folder instead of linking to it."
+        )
     try:
         links = os.stat(real).st_nlink
     except OSError as exc:
@@ -201,11 +211,13 @@ def check_within(path: Path, file: Path, within: Path) -> None:
     if links > 1:
         raise SubmissionNotFound(
             f"{file} has {links} hard links: it may be another learner's file under a second name. "
-            "Save your own copy (not a link) and submit that.")
+            "Save your own copy (not a link) and submit that."
+        )
 
 
-def read_submission(file: str | os.PathLike[str], *, limit: int = MAX_SUBMISSION_BYTES,
-                    within: str | os.PathLike[str] | None = None) -> bytes:
+def read_submission(
+    file: str | os.PathLike[str], *, limit: int = MAX_SUBMISSION_BYTES, within: str | os.PathLike[str] | None = None
+) -> bytes:
     """The bytes of ``file`` (at most ``limit + 1``), read without following a link or waiting on a pipe.
 
     The path is resolved first (links inside a submission are fine), then the
@@ -225,7 +237,9 @@ def read_submission(file: str | os.PathLike[str], *, limit: int = MAX_SUBMISSION
     try:
         fd = os.open(real, flags)
     except OSError as exc:
-        raise SubmissionNotFound(f"{file} cannot be read ({exc.strerror}); was it replaced while being graded?") from None
+        raise SubmissionNotFound(
+            f"{file} cannot be read ({exc.strerror}); was it replaced while being graded?"
+        ) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

@@ -14,6 +14,7 @@ Example::
     >>> replay_command("ana/tools.py", "step2/x", 7, 10.0, default_timeout=10.0)
     'agtool-grade check ana/tools.py --only step2/x --seed 7'
 """
+
 from __future__ import annotations
 
 import math
@@ -25,8 +26,10 @@ from grader.escape import shell_join
 # ------------------------------------------------------------------ the whole submission
 IMPORT_FAILED = "Your module could not be imported: "
 INTERNAL_ERROR = "internal grader error (please report it, with the reproduce command): "
-WORKER_LOST = ("The grader's worker process stopped during this step ({}). Does your code kill or signal "
-               "other processes? It must not; if it does not, please report this.")
+WORKER_LOST = (
+    "The grader's worker process stopped during this step ({}). Does your code kill or signal "
+    "other processes? It must not; if it does not, please report this."
+)
 TOO_LARGE = "tools.py is larger than {size}; the grader does not read it."
 # Failures of the grading machinery, not of the learner (their kind is ``grader``).
 GRADER_FAILED = "the grader failed: "
@@ -90,7 +93,7 @@ def _tenths(seconds: float) -> str:
 
 
 REPLAY_PROGRAM = "agtool-grade"  # the first word of every replay command the grader writes
-LAB_MODULE = "agtool/tools.py"   # the learner's module, from the lab's (and the hub home's) top folder
+LAB_MODULE = "agtool/tools.py"  # the learner's module, from the lab's (and the hub home's) top folder
 # Who reads a replay line, and where they run it:
 #   terminal    the grader's own user (``agtool-grade check`` in a shell): the path as graded
 #   lab         the Check panel in the learner's kernel: the path as graded, run by the kernel's Python
@@ -126,7 +129,7 @@ def replay_for(command: str, reader: str, *, runner: str | None = None, module: 
     except ValueError:  # not a command the grader wrote: shown as it is (run by the kernel's Python in the lab)
         words = []
     if len(words) <= REPLAY_PATH_WORD or words[:2] != [REPLAY_PROGRAM, "check"]:
-        return runner + command[len(REPLAY_PROGRAM):] if runs_here else command
+        return runner + command[len(REPLAY_PROGRAM) :] if runs_here else command
     if reader in ("service", "feedback", "gradescope"):
         words[REPLAY_PATH_WORD] = module
     if "--timeout" in words[:-1]:
@@ -137,7 +140,7 @@ def replay_for(command: str, reader: str, *, runner: str | None = None, module: 
             pass
     line = shell_join(words, paths=[REPLAY_PATH_WORD])
     if reader == "lab" and runner:
-        line = runner + line[len(REPLAY_PROGRAM):]
+        line = runner + line[len(REPLAY_PROGRAM) :]
     return line
 
 
@@ -208,8 +211,9 @@ def _at_most(spent: float, limit: float) -> float:
     return limit if spent >= limit else spent
 
 
-def timeout_text(phase: str, spent: float, *, import_timeout: float, timeout: float,
-                 per_probe: float) -> tuple[str, str]:
+def timeout_text(
+    phase: str, spent: float, *, import_timeout: float, timeout: float, per_probe: float
+) -> tuple[str, str]:
     """What was slow in a step that outlived its limit (a sentence's predicate) and a likely cause.
 
     ``phase`` is ``"import"`` or ``"probe"``, ``spent`` the seconds it ran.
@@ -223,18 +227,19 @@ def timeout_text(phase: str, spent: float, *, import_timeout: float, timeout: fl
     # kill took after it depend on the machine's load, and the same code must get the
     # same feedback on every run (a resumed batch writes the same files as a fresh one).
     if phase == "import":
-        return (f"was killed: the import ran {_at_most(spent, import_timeout):.1f} s, "
-                f"over its time limit of {import_timeout:g} s",
-                " (an endless loop or a blocking call at import, or a module that takes that long to compile:"
-                " thousands of functions or lambdas?)")
+        return (
+            f"was killed: the import ran {_at_most(spent, import_timeout):.1f} s, "
+            f"over its time limit of {import_timeout:g} s",
+            " (an endless loop or a blocking call at import, or a module that takes that long to compile:"
+            " thousands of functions or lambdas?)",
+        )
     if per_probe < timeout and spent >= per_probe - 0.05:
         limit, spent = f"the time limit of {per_probe:g} s per call", _at_most(spent, per_probe)
     elif per_probe < timeout or spent < timeout - 0.05:
         limit = f"the step's time limit of {timeout:g} s for all its calls"
     else:
         limit, spent = f"the time limit of {timeout:g} s", _at_most(spent, timeout)
-    return (f"was killed after the call ran {spent:.1f} s, over {limit}",
-            " (an endless loop or a blocking call?)")
+    return (f"was killed after the call ran {spent:.1f} s, over {limit}", " (an endless loop or a blocking call?)")
 
 
 def memory_killed(memory: str) -> str:
@@ -313,8 +318,10 @@ def follows_from(checks: list[str], seen: str) -> str:
     """
     shown = checks[:3] + ([f"{len(checks) - 3} more"] if len(checks) > 3 else [])
     which = ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
-    return (f"Follows from {which}: on your own route this failed ({seen}), and it passes with the lab's "
-            "versions of the functions those checks judge in place, so they count it; fix them first.")
+    return (
+        f"Follows from {which}: on your own route this failed ({seen}), and it passes with the lab's "
+        "versions of the functions those checks judge in place, so they count it; fix them first."
+    )
 
 
 def same_crash(first: str) -> str:
@@ -325,5 +332,6 @@ def same_crash(first: str) -> str:
     >>> same_crash("step10/reason")
     'Follows from the crash shown under step10/reason: the same error, raised at the same place. Fix that crash first.'
     """
-    return (f"Follows from the crash shown under {first}: the same error, raised at the same place. "
-            "Fix that crash first.")
+    return (
+        f"Follows from the crash shown under {first}: the same error, raised at the same place. Fix that crash first."
+    )

@@ -14,6 +14,7 @@ Example::
     >>> print(render_text(report).splitlines()[3])
       PASS  step1/names  Data names  (2/2)
 """
+
 from __future__ import annotations
 
 import json
@@ -33,6 +34,7 @@ def render_json(report: Report) -> str:
 
 # ------------------------------------------------------------------------------ text
 
+
 def render_text(report: Report) -> str:
     """A terminal report: one line per check with a PASS/FAIL mark, details under failures."""
     lines = [f"agtool-grade {terminal_text(report.path, multiline=False)}  (seed {report.seed})"]
@@ -41,16 +43,24 @@ def render_text(report: Report) -> str:
     steps = report.steps
     notes = crash_notes(report.checks)
     if one_reason(report):  # a module that does not import: one row, one replay line (as the Check panel)
-        lines += ["", f"  {FAIL_MARK}  {one_reason_text(report, again='run it again')}  (0/{report.max_score})",
-                  _indent(whole_replay(report.checks[0].reproduce), f"        {'reproduce:':<11}")]
+        lines += [
+            "",
+            f"  {FAIL_MARK}  {one_reason_text(report, again='run it again')}  (0/{report.max_score})",
+            _indent(whole_replay(report.checks[0].reproduce), f"        {'reproduce:':<11}"),
+        ]
         steps = {}
     for step, total in steps.items():
-        lines += ["", f"Step {step}: {total['score']}/{total['max_score']} points"
-                      f"{'' if total['passed'] else '  (some checks failed)'}"]
+        lines += [
+            "",
+            f"Step {step}: {total['score']}/{total['max_score']} points"
+            f"{'' if total['passed'] else '  (some checks failed)'}",
+        ]
         for check in (c for c in report.checks if c.step == step):
             mark = PASS_MARK if check.passed else FAIL_MARK
-            lines.append(f"  {mark}  {terminal_text(check.id, multiline=False)}  "
-                         f"{terminal_text(check.title, multiline=False)}  ({check.points}/{check.max_points})")
+            lines.append(
+                f"  {mark}  {terminal_text(check.id, multiline=False)}  "
+                f"{terminal_text(check.title, multiline=False)}  ({check.points}/{check.max_points})"
+            )
             if check.id in notes:  # the same crash as a row above: said once, there
                 lines.append(_indent(notes[check.id], f"        {'message:':<11}", "        " + " " * 11))
             elif not check.passed:
@@ -88,6 +98,7 @@ def _indent(text: str, first: str, rest: str | None = None) -> str:
 
 # -------------------------------------------------------------------------- Markdown
 
+
 def render_markdown(report: Report) -> str:
     """Feedback for a learner as Markdown: score, per-step tables, details of each failure."""
     out = [
@@ -104,23 +115,39 @@ def render_markdown(report: Report) -> str:
     same_crash = crash_notes(report.checks)
     for step, total in report.steps.items():
         status = "passed" if total["passed"] else "not yet"
-        out += ["", f"## Step {step}: {total['score']}/{total['max_score']} ({status})", "",
-                "| | check | title | points |", "|---|---|---|---|"]
+        out += [
+            "",
+            f"## Step {step}: {total['score']}/{total['max_score']} ({status})",
+            "",
+            "| | check | title | points |",
+            "|---|---|---|---|",
+        ]
         step_checks = [c for c in report.checks if c.step == step]
         for check in step_checks:
             mark = PASS_MARK if check.passed else FAIL_MARK
-            out.append(f"| {mark} | {md_code_cell(check.id)} | {md_cell(check.title)} | {check.points}/{check.max_points} |")
+            out.append(
+                f"| {mark} | {md_code_cell(check.id)} | {md_cell(check.title)} | {check.points}/{check.max_points} |"
+            )
         notes = [c for c in step_checks if c.passed and c.message]  # points kept: charged to another step
         if notes:
             out += [""] + [f"- {md_code(c.id)}: {md_text(c.message)}" for c in notes]
         for check in (c for c in step_checks if not c.passed):
             out += ["", f"### {FAIL_MARK} {md_code(check.id)}: {md_text(check.title)}", ""]
-            out += ([f"- **message:** {md_text(same_crash[check.id])}"] if check.id in same_crash
-                    else _markdown_details(check, report.error))
+            out += (
+                [f"- **message:** {md_text(same_crash[check.id])}"]
+                if check.id in same_crash
+                else _markdown_details(check, report.error)
+            )
         output = report.output.get(str(step), "")
         if output and not total["passed"]:
-            out += ["", f"<details><summary>Output of your code during step {step}</summary>", "",
-                    md_fence(output.rstrip("\n")), "", "</details>"]
+            out += [
+                "",
+                f"<details><summary>Output of your code during step {step}</summary>",
+                "",
+                md_fence(output.rstrip("\n")),
+                "",
+                "</details>",
+            ]
     return "\n".join(out) + "\n"
 
 
@@ -151,7 +178,8 @@ def one_reason(report: Report) -> bool:
     True
     """
     return bool(report.error and report.checks) and all(
-        not c.passed and c.message == report.error for c in report.checks)
+        not c.passed and c.message == report.error for c in report.checks
+    )
 
 
 def _steps_words(steps: list[int]) -> str:
@@ -188,18 +216,27 @@ def whole_replay(reproduce: str) -> str:
     words = reproduce.split(" ")
     if "--only" in words[:-1]:
         at = words.index("--only")
-        del words[at:at + 2]
+        del words[at : at + 2]
     return " ".join(words)
 
-FAILURE_LABELS = (("call", "call"), ("expected", "expected"), ("got", "got"), ("message", "why"),
-                  ("hint", "hint"), ("reproduce", "replay"))
+
+FAILURE_LABELS = (
+    ("call", "call"),
+    ("expected", "expected"),
+    ("got", "got"),
+    ("message", "why"),
+    ("hint", "hint"),
+    ("reproduce", "replay"),
+)
 
 
 def _crash(check: CheckResult) -> str:
     """What a failed check saw raised (its ``got`` or message), or ``""`` when it did not fail on a crash."""
     if check.passed:
         return ""
-    if check.got.startswith("raised "):  # the error and, when seen, its line: another call reaching it is the same crash
+    if check.got.startswith(
+        "raised "
+    ):  # the error and, when seen, its line: another call reaching it is the same crash
         return check.got
     return check.message if check.message.startswith("Your code raised ") else ""
 

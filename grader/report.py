@@ -11,6 +11,7 @@ Example::
     >>> r.score, r.max_score, r.steps[1]["passed"]
     (2, 2, True)
 """
+
 from __future__ import annotations
 
 import secrets
@@ -59,8 +60,8 @@ class FailureKind(str, Enum):
     """Who or what stopped a grading: the one word every reader of a :class:`Failure` branches on."""
 
     LEARNER = "learner"  # the learner's code: it does not import, is too large, is not UTF-8 text...
-    GRADER = "grader"    # the grading machinery: an exception of the grader, a worker that died, a full disk
-    TIME = "time"        # the submission's whole time budget ran out before its steps did
+    GRADER = "grader"  # the grading machinery: an exception of the grader, a worker that died, a full disk
+    TIME = "time"  # the submission's whole time budget ran out before its steps did
     REFUSED = "refused"  # the input was refused before grading: no tools.py, a link out of the class folder...
 
 
@@ -121,13 +122,36 @@ class Failure:
 
 # How untyped error texts of older reports say who failed: (kind, (prefixes, fragments)).
 _OLD_MARKS = (
-    (FailureKind.GRADER, (("the grader failed: ", "the grading process died", "grading failed on the Dask cluster: ",
-                           "internal grader error"), ())),
+    (
+        FailureKind.GRADER,
+        (
+            (
+                "the grader failed: ",
+                "the grading process died",
+                "grading failed on the Dask cluster: ",
+                "internal grader error",
+            ),
+            (),
+        ),
+    ),
     (FailureKind.TIME, (("grading stopped: over the time limit",), ())),
-    (FailureKind.REFUSED, (("no tools.py found",), ("; it was not graded", "does not exist. Give the path",
-                                                    "is a symbolic link to", "hard links:", "leads out of",
-                                                    "was moved out of", "is not a regular file",
-                                                    "is a folder without tools.py", "the grader does not read it"))),
+    (
+        FailureKind.REFUSED,
+        (
+            ("no tools.py found",),
+            (
+                "; it was not graded",
+                "does not exist. Give the path",
+                "is a symbolic link to",
+                "hard links:",
+                "leads out of",
+                "was moved out of",
+                "is not a regular file",
+                "is a folder without tools.py",
+                "the grader does not read it",
+            ),
+        ),
+    ),
 )
 
 

@@ -26,6 +26,7 @@ Example::
     >>> feedback_seed(key, "alice", 1) != grading_seed(key, "alice")
     True
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -19,6 +19,7 @@ Example::
     >>> Settings.from_environ({}).parallel_steps is None
     True
 """
+
 from __future__ import annotations
 
 import os
@@ -45,6 +46,7 @@ def _seconds(allow_zero: bool) -> Callable[[str, float], float]:
             return default
         low_ok = seconds >= 0 if allow_zero else seconds > 0
         return seconds if low_ok and seconds < float("inf") else default
+
     return parse
 
 
@@ -73,79 +75,128 @@ class Settings:
     """
 
     sandbox: str = _setting(
-        "AGTOOL_SANDBOX", "",
+        "AGTOOL_SANDBOX",
+        "",
         "The sandbox of learner code: `none`, `bwrap` or `auto`. Default of `--sandbox` "
-        "(the commands' own default is `auto`, the Python API's `none`).")
+        "(the commands' own default is `auto`, the Python API's `none`).",
+    )
     parallel_steps: int | None = _setting(
-        "AGTOOL_PARALLEL_STEPS", None,
+        "AGTOOL_PARALLEL_STEPS",
+        None,
         "How many step children of one grading run at once (default: up to 2, one per core).",
-        _positive_int)
+        _positive_int,
+    )
     import_timeout: float = _setting(
-        "AGTOOL_IMPORT_TIMEOUT", 30.0,
+        "AGTOOL_IMPORT_TIMEOUT",
+        30.0,
         "Seconds a learner module's import may take, in every step (not counted in `--timeout`).",
-        _seconds(False))
+        _seconds(False),
+    )
     engine_idle_seconds: float = _setting(
-        "AGTOOL_ENGINE_IDLE_SECONDS", 600.0,
-        "Idle seconds after which a warm fork server stops (`0`: never).", _seconds(True))
+        "AGTOOL_ENGINE_IDLE_SECONDS",
+        600.0,
+        "Idle seconds after which a warm fork server stops (`0`: never).",
+        _seconds(True),
+    )
     cgroups: str = _setting(
-        "AGTOOL_CGROUPS", "",
-        "`0`/`off`: never put steps in cgroups; a comma list (`memory,pids,cpu`): only those controllers.")
+        "AGTOOL_CGROUPS",
+        "",
+        "`0`/`off`: never put steps in cgroups; a comma list (`memory,pids,cpu`): only those controllers.",
+    )
     step_mounts: bool = _setting(
-        "AGTOOL_STEP_MOUNTS", True,
-        "`0`/`off`: no per-step mount namespace (read-only files, private /tmp) even as root.", _switch_on)
+        "AGTOOL_STEP_MOUNTS",
+        True,
+        "`0`/`off`: no per-step mount namespace (read-only files, private /tmp) even as root.",
+        _switch_on,
+    )
     clean_start: bool = _setting(
-        "AGTOOL_CLEAN_START", True,
+        "AGTOOL_CLEAN_START",
+        True,
         "`0`/`off`: serve every grading from the fork server itself, whose freed memory then holds earlier "
-        "gradings' modules (only for the test that shows why this is on).", _switch_on, audience="internal")
+        "gradings' modules (only for the test that shows why this is on).",
+        _switch_on,
+        audience="internal",
+    )
     step_walls: bool = _setting(
-        "AGTOOL_STEP_WALLS", True,
+        "AGTOOL_STEP_WALLS",
+        True,
         "`0`/`off`: in bubblewrap, no user and IPC namespace of each step's own and no syscall filter (only for "
-        "the tests that show why they are on).", _switch_on, audience="internal")
+        "the tests that show why they are on).",
+        _switch_on,
+        audience="internal",
+    )
     grading_user: str = _setting(
-        "AGTOOL_GRADING_USER", "agtool-sandbox",
+        "AGTOOL_GRADING_USER",
+        "agtool-sandbox",
         "The account learner code runs as when the grader runs as root inside bubblewrap (never created "
         "at grading time: `useradd --system --no-create-home --shell /usr/sbin/nologin --user-group "
-        "agtool-sandbox`; see SECURITY.md).")
+        "agtool-sandbox`; see SECURITY.md).",
+    )
     hugepages: bool = _setting(
-        "AGTOOL_HUGEPAGES", False,
-        "`1`: back the fork server's heap with huge pages (opt-in; for the benchmark).", _exactly_one)
+        "AGTOOL_HUGEPAGES",
+        False,
+        "`1`: back the fork server's heap with huge pages (opt-in; for the benchmark).",
+        _exactly_one,
+    )
     seed_key: str = _setting(
-        "AGTOOL_SEED_KEY", "",
-        "The class key (hex) from which each learner's grading and feedback seeds are drawn.")
+        "AGTOOL_SEED_KEY", "", "The class key (hex) from which each learner's grading and feedback seeds are drawn."
+    )
     module: str = _setting(
-        "AGTOOL_MODULE", "",
+        "AGTOOL_MODULE",
+        "",
         "The `tools.py` the lab's notebooks work on (default: the `agtool/tools.py` near the notebook).",
-        audience="lab")
+        audience="lab",
+    )
     service_url: str = _setting(
-        "AGTOOL_SERVICE_URL", "",
+        "AGTOOL_SERVICE_URL",
+        "",
         "The classroom grading service that the lab's Submit cell sends to (set by the hub).",
-        audience="lab")
+        audience="lab",
+    )
     hub_api_token: str = _setting(
-        "JUPYTERHUB_API_TOKEN", "",
-        "The hub's token for this server or service (set by JupyterHub).", audience="hub")
+        "JUPYTERHUB_API_TOKEN", "", "The hub's token for this server or service (set by JupyterHub).", audience="hub"
+    )
     hub_api_url: str = _setting(
-        "JUPYTERHUB_API_URL", "",
+        "JUPYTERHUB_API_URL",
+        "",
         "The hub's API (set by JupyterHub): the grading service's pages take the hub's look when it is set, and "
-        "its LTI sender reads learners' launches there.", audience="hub")
+        "its LTI sender reads learners' launches there.",
+        audience="hub",
+    )
     service_prefix: str = _setting(
-        "JUPYTERHUB_SERVICE_PREFIX", "",
-        "The URL prefix of the grading service (set by JupyterHub; default `/`).", audience="hub")
+        "JUPYTERHUB_SERVICE_PREFIX",
+        "",
+        "The URL prefix of the grading service (set by JupyterHub; default `/`).",
+        audience="hub",
+    )
     service_bind_url: str = _setting(
-        "JUPYTERHUB_SERVICE_URL", "",
-        "The address the grading service listens on (set by JupyterHub).", audience="hub")
+        "JUPYTERHUB_SERVICE_URL", "", "The address the grading service listens on (set by JupyterHub).", audience="hub"
+    )
     service_data: str = _setting(
-        "AGTOOL_SERVICE_DATA", "agtool-service-data",
-        "The grading service's data folder (default of `serve --data-dir`).", audience="service")
+        "AGTOOL_SERVICE_DATA",
+        "agtool-service-data",
+        "The grading service's data folder (default of `serve --data-dir`).",
+        audience="service",
+    )
     step_user: str = _setting(
-        "AGTOOL_STEP_USER", "",
-        "Internal: `uid:gid` the fork server's step children switch to before learner code.", audience="internal")
+        "AGTOOL_STEP_USER",
+        "",
+        "Internal: `uid:gid` the fork server's step children switch to before learner code.",
+        audience="internal",
+    )
     server_sandboxed: bool = _setting(
-        "AGTOOL_SERVER_SANDBOXED", False,
+        "AGTOOL_SERVER_SANDBOXED",
+        False,
         "Internal: the fork server runs in bubblewrap (its /tmp is private: emptied between gradings).",
-        _exactly_one, audience="internal")
+        _exactly_one,
+        audience="internal",
+    )
     server_cgroup: str = _setting(
-        "AGTOOL_SERVER_CGROUP", "",
-        "Internal: how the engine client names the fork server's cgroup to it.", audience="internal")
+        "AGTOOL_SERVER_CGROUP",
+        "",
+        "Internal: how the engine client names the fork server's cgroup to it.",
+        audience="internal",
+    )
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -231,6 +282,7 @@ def settings_markdown() -> str:
     rows = ["| variable | setting | default | for | what it does |", "|---|---|---|---|---|"]
     for f in SETTINGS:
         default = "(none)" if f.default in ("", None) else f"`{f.default}`"
-        rows.append(f"| `{f.metadata['env']}` | `{f.name}` | {default} | {f.metadata['audience']} | "
-                    f"{f.metadata['help']} |")
+        rows.append(
+            f"| `{f.metadata['env']}` | `{f.name}` | {default} | {f.metadata['audience']} | {f.metadata['help']} |"
+        )
     return "\n".join(rows) + "\n"

@@ -17,6 +17,7 @@ Example::
     >>> args.sandbox, args.jobs, args.executor, args.reference
     ('bwrap', 2, 'local', None)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,9 @@ def positive_int(text: str) -> int:
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes: give a whole number of at "
-                                         "least 1, e.g. 2")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of processes: give a whole number of at least 1, e.g. 2"
+        )
     return value
 
 
@@ -105,42 +107,88 @@ def _declare(*options: Option) -> dict[str, Option]:
 
 
 OPTIONS: dict[str, Option] = _declare(
-    Option("--seed", (CHECK, BATCH, GRADESCOPE), type=int,
-           help="seed of the random cases: the same seed gives the same cases (default: a new one, printed; "
-                "batch: one for the class, kept by --resume; gradescope: recorded in results.json)"),
-    Option("--only", (CHECK, BATCH), metavar="ID", repeatable=True,
-           help="grade only this check id; repeatable (the ids: agtool-grade checks)"),
-    Option("--jobs", (BATCH, SERVE), type=positive_int, metavar="N", default_for={SERVE: SERVE_JOBS},
-           default_words="batch: one per core; serve: CPUs - 1",
-           help="grading worker processes (default: batch one per core; serve one per core but one, for the "
-                "service itself)"),
-    Option("--executor", (BATCH, SERVE), choices=EXECUTORS, default="local",
-           help="local worker processes, or a Dask cluster (--scheduler) (default: %(default)s)"),
+    Option(
+        "--seed",
+        (CHECK, BATCH, GRADESCOPE),
+        type=int,
+        help="seed of the random cases: the same seed gives the same cases (default: a new one, printed; "
+        "batch: one for the class, kept by --resume; gradescope: recorded in results.json)",
+    ),
+    Option(
+        "--only",
+        (CHECK, BATCH),
+        metavar="ID",
+        repeatable=True,
+        help="grade only this check id; repeatable (the ids: agtool-grade checks)",
+    ),
+    Option(
+        "--jobs",
+        (BATCH, SERVE),
+        type=positive_int,
+        metavar="N",
+        default_for={SERVE: SERVE_JOBS},
+        default_words="batch: one per core; serve: CPUs - 1",
+        help="grading worker processes (default: batch one per core; serve one per core but one, for the "
+        "service itself)",
+    ),
+    Option(
+        "--executor",
+        (BATCH, SERVE),
+        choices=EXECUTORS,
+        default="local",
+        help="local worker processes, or a Dask cluster (--scheduler) (default: %(default)s)",
+    ),
     Option("--scheduler", (BATCH, SERVE), metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://host:8786"),
-    Option("--sandbox", (CHECK, BATCH, SERVE), choices=SANDBOXES, setting="sandbox",
-           help=f"how learner code is confined: bwrap runs it inside bubblewrap (own PID namespace, no network, "
-                f"read-only files, so no submission can touch another's files; refused where unusable), auto "
-                f"where bubblewrap works, else without, none without (default ${env_name('sandbox')}, else "
-                f"{DEFAULT_SANDBOX}); serve refuses to start without a usable sandbox unless "
-                f"--insecure-no-sandbox"),
-    Option("--seed-key-file", (BATCH, SERVE), type=Path, metavar="FILE", setting="seed_key",
-           help="a secret class key (one line; make one with: python -c 'import grader.seeds as s; "
-                "print(s.new_key())'): the grade that counts uses per-learner seeds derived from it, which nobody "
-                f"sees, and feedback other cases; never served, never logged (default ${env_name('seed_key')}; "
-                f"serve: else --data-dir/{KEY_FILE}, made at the first start; batch: ignored with --seed)"),
-    Option("--course", (BATCH, SERVE), type=Path, metavar="FILE",
-           help="a course file (TOML: due dates, late credit, attempt limit, weights; docs/classroom.md, "
-                "\"Course policy\"): grades gain the credited score, which attempt counted and why; serve: over "
-                "the attempt limit a submission gets 429 saying when the next is allowed"),
-    Option("--roster", (BATCH, SERVE), type=Path, metavar="FILE",
-           help="a CSV learner,lms_id[,name,sis_user_id,sis_login_id,section,email]: the LMS import files "
-                "lms/canvas.csv and lms/moodle.csv, and lms/unmatched.csv listing the learners it did not match "
-                "(docs/instructor.md, \"LMS import files\")"),
-    Option("--reference", (BATCH, SERVE), metavar="FILE", default_for={SERVE: "auto"},
-           help="a reference solution (e.g. solutions/tools.py) similarity compares each learner with; read by "
-                "the grader only, never by learner code, never served (batch: default none, implies "
-                "--similarity; serve: default auto, the solutions/tools.py of this install or checkout if there "
-                "is one, 'none' compares learners only)"),
+    Option(
+        "--sandbox",
+        (CHECK, BATCH, SERVE),
+        choices=SANDBOXES,
+        setting="sandbox",
+        help=f"how learner code is confined: bwrap runs it inside bubblewrap (own PID namespace, no network, "
+        f"read-only files, so no submission can touch another's files; refused where unusable), auto "
+        f"where bubblewrap works, else without, none without (default ${env_name('sandbox')}, else "
+        f"{DEFAULT_SANDBOX}); serve refuses to start without a usable sandbox unless "
+        f"--insecure-no-sandbox",
+    ),
+    Option(
+        "--seed-key-file",
+        (BATCH, SERVE),
+        type=Path,
+        metavar="FILE",
+        setting="seed_key",
+        help="a secret class key (one line; make one with: python -c 'import grader.seeds as s; "
+        "print(s.new_key())'): the grade that counts uses per-learner seeds derived from it, which nobody "
+        f"sees, and feedback other cases; never served, never logged (default ${env_name('seed_key')}; "
+        f"serve: else --data-dir/{KEY_FILE}, made at the first start; batch: ignored with --seed)",
+    ),
+    Option(
+        "--course",
+        (BATCH, SERVE),
+        type=Path,
+        metavar="FILE",
+        help="a course file (TOML: due dates, late credit, attempt limit, weights; docs/classroom.md, "
+        '"Course policy"): grades gain the credited score, which attempt counted and why; serve: over '
+        "the attempt limit a submission gets 429 saying when the next is allowed",
+    ),
+    Option(
+        "--roster",
+        (BATCH, SERVE),
+        type=Path,
+        metavar="FILE",
+        help="a CSV learner,lms_id[,name,sis_user_id,sis_login_id,section,email]: the LMS import files "
+        "lms/canvas.csv and lms/moodle.csv, and lms/unmatched.csv listing the learners it did not match "
+        '(docs/instructor.md, "LMS import files")',
+    ),
+    Option(
+        "--reference",
+        (BATCH, SERVE),
+        metavar="FILE",
+        default_for={SERVE: "auto"},
+        help="a reference solution (e.g. solutions/tools.py) similarity compares each learner with; read by "
+        "the grader only, never by learner code, never served (batch: default none, implies "
+        "--similarity; serve: default auto, the solutions/tools.py of this install or checkout if there "
+        "is one, 'none' compares learners only)",
+    ),
 )
 
 
@@ -159,8 +207,13 @@ def options_markdown() -> str:
     """
     rows = ["| option | commands | type | default | variable | what it does |", "|---|---|---|---|---|---|"]
     for option in OPTIONS.values():
-        kind = ("one of " + ", ".join(f"`{c}`" for c in option.choices) if option.choices
-                else getattr(option.type, "__name__", "text") if option.type else "text")
+        kind = (
+            "one of " + ", ".join(f"`{c}`" for c in option.choices)
+            if option.choices
+            else getattr(option.type, "__name__", "text")
+            if option.type
+            else "text"
+        )
         kind = {"int": "whole number", "positive_int": "whole number, at least 1", "Path": "file"}.get(kind, kind)
         defaults = [f"`{option.default}`" if option.default is not None else "(none)"]
         defaults += [f"{command}: `{value}`" for command, value in option.default_for.items()]
@@ -168,6 +221,8 @@ def options_markdown() -> str:
         variable = f"`{env_name(option.setting)}`" if option.setting else "-"
         help_text = option.help.replace("%(default)s", str(option.default)).replace("|", "\\|")
         repeatable = " (repeatable)" if option.repeatable else ""
-        rows.append(f"| `{option.flag}` | {', '.join(option.commands)} | {kind}{repeatable} | {default} | {variable} "
-                    f"| {help_text} |")
+        rows.append(
+            f"| `{option.flag}` | {', '.join(option.commands)} | {kind}{repeatable} | {default} | {variable} "
+            f"| {help_text} |"
+        )
     return "\n".join(rows) + "\n"

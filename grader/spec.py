@@ -13,6 +13,7 @@ Example::
     >>> rows_for("SKU-2040", "west")
     [{'bin': 'W-01', 'count': 0}]
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -33,7 +34,8 @@ SKU-4411 south S-02 22|SKU-4411 west W-02 5|SKU-4411 central C-04 9|SKU-5000 wes
 """
 STOCK = [
     {"sku": s, "region": r, "bin": b, "count": int(c)}
-    for line in _ROWS.replace("\n", "|").split("|") if line.strip()
+    for line in _ROWS.replace("\n", "|").split("|")
+    if line.strip()
     for s, r, b, c in [line.split()]
 ]
 SKUS = sorted({row["sku"] for row in STOCK})
@@ -87,10 +89,18 @@ REPORT_EXPECTED = {
 }
 REPORT_KEYS = tuple(REPORT_EXPECTED)
 HEADING_SETS = {
-    "Korean": ("## 도구 계약을 어디에 적었나", "## 부르기 전에 무엇을 막았나",
-               "## 돌려준 결과를 어떻게 믿지 않았나", "## 실패를 어떤 경로로 다뤘나"),
-    "English": ("## Where the tool contract is written", "## What was blocked before calling",
-                "## How returned results were not trusted", "## How failure was handled as a path"),
+    "Korean": (
+        "## 도구 계약을 어디에 적었나",
+        "## 부르기 전에 무엇을 막았나",
+        "## 돌려준 결과를 어떻게 믿지 않았나",
+        "## 실패를 어떤 경로로 다뤘나",
+    ),
+    "English": (
+        "## Where the tool contract is written",
+        "## What was blocked before calling",
+        "## How returned results were not trusted",
+        "## How failure was handled as a path",
+    ),
 }
 
 
@@ -100,9 +110,11 @@ def args_contract() -> dict[str, dict[str, Any]]:
     >>> args_contract()["limit"] == {"type": int, "required": True, "min": 1, "max": MAX_ROWS}
     True
     """
-    return {"sku": {"type": str, "required": True},
-            "region": {"type": str, "required": True, "allowed": list(REGIONS)},
-            "limit": {"type": int, "required": True, "min": 1, "max": MAX_ROWS}}
+    return {
+        "sku": {"type": str, "required": True},
+        "region": {"type": str, "required": True, "allowed": list(REGIONS)},
+        "limit": {"type": int, "required": True, "min": 1, "max": MAX_ROWS},
+    }
 
 
 def returns_contract() -> dict[str, Any]:
@@ -111,8 +123,10 @@ def returns_contract() -> dict[str, Any]:
     >>> returns_contract()["rows"]["max_len"] == MAX_ROWS
     True
     """
-    return {"keys": {"sku": str, "region": str, "rows": list},
-            "rows": {"max_len": MAX_ROWS, "item": {"bin": {"type": str}, "count": {"type": int, "min": 0}}}}
+    return {
+        "keys": {"sku": str, "region": str, "rows": list},
+        "rows": {"max_len": MAX_ROWS, "item": {"bin": {"type": str}, "count": {"type": int, "min": 0}}},
+    }
 
 
 def rows_for(sku: str, region: str, limit: int | None = None) -> list[dict[str, Any]]:
@@ -121,8 +135,7 @@ def rows_for(sku: str, region: str, limit: int | None = None) -> list[dict[str, 
     >>> rows_for("SKU-2040", "west")
     [{'bin': 'W-01', 'count': 0}]
     """
-    rows = [{"bin": r["bin"], "count": r["count"]} for r in STOCK
-            if r["sku"] == sku and r["region"] == region]
+    rows = [{"bin": r["bin"], "count": r["count"]} for r in STOCK if r["sku"] == sku and r["region"] == region]
     return rows if limit is None else rows[:limit]
 
 
@@ -250,7 +263,7 @@ RULES: dict[str, str] = {
     "1.tools": "`TOOLS` has one entry per tool holding exactly `fn`, `args`, `returns`; `fn` is the function",
     "1.args": "`args` contract: sku str required; region str required, allowed = REGIONS; limit int required, 1..MAX_ROWS",
     "1.returns": "`returns` contract: keys sku/region/rows with types; rows max_len MAX_ROWS; item bin str, count int min 0",
-    "2.valid": "`validate_args` returns `\"\"` for a valid call",
+    "2.valid": '`validate_args` returns `""` for a valid call',
     "2.unknown_tool": "`unknown_tool` when the name is not a key of `TOOLS`",
     "2.missing": "`missing:<arg>` when a required argument is absent",
     "2.extra": "`extra:<arg>` for an argument the contract does not list",
@@ -262,19 +275,19 @@ RULES: dict[str, str] = {
     "2.no_body": "`validate_args` never runs a tool body",
     "2.plain_str": "`validate_args` returns a `str`",
     "3.shape": "`call_tool` always returns `{ok, value, error}`",
-    "3.args_prefix": "validation failure: `ok=False`, `value=None`, `error=\"args:\" + reason`",
+    "3.args_prefix": 'validation failure: `ok=False`, `value=None`, `error="args:" + reason`',
     "3.blocked": "a call refused by validation never runs the tool body",
-    "3.through_table": "the function comes from `TOOLS[name][\"fn\"]`, called as `fn(**args)`",
-    "3.raised": "a tool that raises gives `error=\"raised:\" + type(exc).__name__`",
+    "3.through_table": 'the function comes from `TOOLS[name]["fn"]`, called as `fn(**args)`',
+    "3.raised": 'a tool that raises gives `error="raised:" + type(exc).__name__`',
     "3.no_exception": "`call_tool` never lets an `Exception` out",
-    "3.success": "success: `ok=True`, `value=<result>`, `error=\"\"`",
-    "4.valid": "`validate_result` returns `\"\"` for a trustworthy result",
+    "3.success": 'success: `ok=True`, `value=<result>`, `error=""`',
+    "4.valid": '`validate_result` returns `""` for a trustworthy result',
     "4.shape": "`shape`: not a dict, key missing or of wrong type, or a bad row",
     "4.empty": "`empty`: `rows` is an empty list",
     "4.too_big": "`too_big`: more rows than `max_len`",
     "4.range": "`range`: a row field below its `min`",
     "4.contract_only": "`validate_result` reads only the contract's `returns`",
-    "4.call_tool": "`call_tool` validates every successful return: `error=\"result:\" + reason`",
+    "4.call_tool": '`call_tool` validates every successful return: `error="result:" + reason`',
     "4.legacy_too_big": "`legacy_stock` for SKU-3300 in north gives `result:too_big` for any limit",
     "5.key_order": "`cache_key` gives the same string whatever the argument order",
     "5.key_distinct": "`cache_key` differs for different arguments or tool names",
@@ -295,7 +308,7 @@ RULES: dict[str, str] = {
     "6.no_mutation": "nodes never mutate what they are given: the caller's order is unchanged after the run",
     "3.base_exception": "`call_tool` catches `Exception`, not `BaseException`: `KeyboardInterrupt` passes through",
     "6.run_naive": "`run_naive` returns ok/answer/rows/errors/calls; one `calls` entry per call_tool with tool and args",
-    "7.constants": "`MAX_ATTEMPTS = 3`, `FALLBACK_REGION = \"central\"`",
+    "7.constants": '`MAX_ATTEMPTS = 3`, `FALLBACK_REGION = "central"`',
     "7.repairable": "repairable: args:allowed:region, args:range:limit, result:too_big",
     "7.not_repairable": "not repairable: result:empty and any raised:...",
     "7.fixes": "region -> FALLBACK_REGION, limit clamped into 1..MAX_ROWS, too_big -> stock_lookup",
@@ -373,21 +386,23 @@ def coerced_args(contract: dict[str, Any] | None, raw_args: dict[str, Any]) -> t
     return args, changes
 
 
-RULES.update({
-    "9.table": "`COERCIONS` is a module-level table naming the three rules strip, lower and int_from_str",
-    "9.strip": "strip: a str value of a str argument loses leading/trailing ASCII whitespace",
-    "9.lower": "lower: only for an argument with `allowed`, when only the lower-case form (after strip) is allowed",
-    "9.int_from_str": "int_from_str: a str value of an int argument, ASCII digits only after strip, becomes int",
-    "9.never": "never coerced: bool, floats, signs, separators/units, non-ASCII digits, '', unlisted args, "
-               "an unknown tool",
-    "9.contract": "the rules follow the contract table when called (types, `allowed`, added arguments)",
-    "9.keys": "`coerce` returns a new dict with the same keys: nothing added, nothing removed",
-    "9.input": "`coerce` never changes the dict it was given",
-    "9.ledger": "one ledger entry per changed argument: arg, from, to, rule naming every applied rule",
-    "9.no_body": "`coerce` never runs a tool body",
-    "9.call_coerced": "`call_coerced` returns `call_tool`'s dict on the coerced args plus `coercions`",
-    "9.refused": "a call still invalid after coercion is refused as args:... with no body run",
-})
+RULES.update(
+    {
+        "9.table": "`COERCIONS` is a module-level table naming the three rules strip, lower and int_from_str",
+        "9.strip": "strip: a str value of a str argument loses leading/trailing ASCII whitespace",
+        "9.lower": "lower: only for an argument with `allowed`, when only the lower-case form (after strip) is allowed",
+        "9.int_from_str": "int_from_str: a str value of an int argument, ASCII digits only after strip, becomes int",
+        "9.never": "never coerced: bool, floats, signs, separators/units, non-ASCII digits, '', unlisted args, "
+        "an unknown tool",
+        "9.contract": "the rules follow the contract table when called (types, `allowed`, added arguments)",
+        "9.keys": "`coerce` returns a new dict with the same keys: nothing added, nothing removed",
+        "9.input": "`coerce` never changes the dict it was given",
+        "9.ledger": "one ledger entry per changed argument: arg, from, to, rule naming every applied rule",
+        "9.no_body": "`coerce` never runs a tool body",
+        "9.call_coerced": "`call_coerced` returns `call_tool`'s dict on the coerced args plus `coercions`",
+        "9.refused": "a call still invalid after coercion is refused as args:... with no body run",
+    }
+)
 
 
 # ---- step 10: errors as prompts ----
@@ -409,23 +424,27 @@ def one_edit(a: str, b: str) -> bool:
     short, long_ = sorted((a, b), key=len)
     if len(short) == len(long_):
         return sum(x != y for x, y in zip(a, b)) == 1
-    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
 RETRY_KEYS = ("suggested", "explanation")
-RULES.update({
-    "10.reason": "`explain`'s `error` is `validate_args`' reason; `arg` the argument it names, `value` its value",
-    "10.valid": "valid arguments give the empty explanation",
-    "10.message": "`message` names the argument, shows the value (`repr`), and for allowed/range what is accepted",
-    "10.allowed": "allowed: the allowed value equal to the stripped, lower-cased value, or the unique one at "
-                  "edit distance 1; none for two or more",
-    "10.int": "type of an int argument: the `int_from_str` value; none for bool, float and anything else",
-    "10.extra": "extra: `args` without that argument",
-    "10.none": "no suggestion for range, missing, unknown_tool",
-    "10.validates": "a suggestion always passes `validate_args`",
-    "10.no_body": "`explain` never runs a tool body",
-    "10.retry": "`retry_with_suggestion`: `call_tool`, then once more with the suggestion; the last dict plus "
-                "`suggested` and `explanation`",
-    "10.retry_runs": "`retry_with_suggestion` runs a tool body at most once in total",
-})
+RULES.update(
+    {
+        "10.reason": "`explain`'s `error` is `validate_args`' reason; `arg` the argument it names, `value` its value",
+        "10.valid": "valid arguments give the empty explanation",
+        "10.message": "`message` names the argument, shows the value (`repr`), and for allowed/range what is accepted",
+        "10.allowed": "allowed: the allowed value equal to the stripped, lower-cased value, or the unique one at "
+        "edit distance 1; none for two or more",
+        "10.int": "type of an int argument: the `int_from_str` value; none for bool, float and anything else",
+        "10.extra": "extra: `args` without that argument",
+        "10.none": "no suggestion for range, missing, unknown_tool",
+        "10.validates": "a suggestion always passes `validate_args`",
+        "10.no_body": "`explain` never runs a tool body",
+        "10.retry": "`retry_with_suggestion`: `call_tool`, then once more with the suggestion; the last dict plus "
+        "`suggested` and `explanation`",
+        "10.retry_runs": "`retry_with_suggestion` runs a tool body at most once in total",
+    }
+)
 
 
 # ---- step 11: identity resolution ----
@@ -441,22 +460,24 @@ PRODUCTS = {
 RESOLVED, NOT_FOUND, AMBIGUOUS = "resolved", "not_found", "ambiguous"
 NAMED_KEYS = ("ok", "kind", "candidates", "answer", "tool_runs")
 
-RULES.update({
-    "11.products": "`PRODUCTS` maps each sku of `STOCK` to the spec's product name, exactly",
-    "11.reads_now": "`resolve_sku` reads `PRODUCTS` when called, whatever its order",
-    "11.key": "a query equal to a key of `PRODUCTS` (after `strip`, casefolded) resolves to that key",
-    "11.unique": "exactly one name containing the query (after `strip`, `casefold`) resolves to its sku",
-    "11.exact_wins": "several names contain the query but exactly one equals it: that one resolves",
-    "11.not_found": "no name contains the query, or a blank query: `{kind: not_found, query}`",
-    "11.ambiguous": "otherwise `{kind: ambiguous, query, candidates}`: every match, never one picked",
-    "11.candidates": "candidates sorted by sku, each `{sku, label}`, the label holding name and sku",
-    "11.no_body": "`resolve_sku` never runs a tool body",
-    "11.products_unchanged": "`resolve_sku` never changes `PRODUCTS` (content or order)",
-    "11.named_unresolved": "`handle_named` unresolved: `{ok: False, kind, candidates, answer, tool_runs: 0}`, no tool called",
-    "11.named_answer": "that answer names the query and every candidate's label",
-    "11.named_resolved": "`handle_named` resolved: `handle()` of the order with `sku` set and no `product`, plus `kind`",
-    "11.named_order": "`handle_named` never changes the caller's order",
-})
+RULES.update(
+    {
+        "11.products": "`PRODUCTS` maps each sku of `STOCK` to the spec's product name, exactly",
+        "11.reads_now": "`resolve_sku` reads `PRODUCTS` when called, whatever its order",
+        "11.key": "a query equal to a key of `PRODUCTS` (after `strip`, casefolded) resolves to that key",
+        "11.unique": "exactly one name containing the query (after `strip`, `casefold`) resolves to its sku",
+        "11.exact_wins": "several names contain the query but exactly one equals it: that one resolves",
+        "11.not_found": "no name contains the query, or a blank query: `{kind: not_found, query}`",
+        "11.ambiguous": "otherwise `{kind: ambiguous, query, candidates}`: every match, never one picked",
+        "11.candidates": "candidates sorted by sku, each `{sku, label}`, the label holding name and sku",
+        "11.no_body": "`resolve_sku` never runs a tool body",
+        "11.products_unchanged": "`resolve_sku` never changes `PRODUCTS` (content or order)",
+        "11.named_unresolved": "`handle_named` unresolved: `{ok: False, kind, candidates, answer, tool_runs: 0}`, no tool called",
+        "11.named_answer": "that answer names the query and every candidate's label",
+        "11.named_resolved": "`handle_named` resolved: `handle()` of the order with `sku` set and no `product`, plus `kind`",
+        "11.named_order": "`handle_named` never changes the caller's order",
+    }
+)
 
 
 # The steps whose rules each module name's function carries (LAB_SPEC's headings): its own first, then
@@ -465,13 +486,27 @@ RULES.update({
 # (grader.grading).
 _DOOR = (2, 3, 4, 5)
 FUNCTION_STEPS: dict[str, tuple[int, ...]] = {
-    "stock_lookup": (1,), "legacy_stock": (1,),
-    "validate_args": (2,), "call_tool": (3, 2, 4, 5), "validate_result": (4,), "cache_key": (5,),
-    "pick": (6,), "fetch": (6, 1) + _DOOR, "reply": (6,), "giveup": (6,), "build_naive": (6, 1) + _DOOR,
+    "stock_lookup": (1,),
+    "legacy_stock": (1,),
+    "validate_args": (2,),
+    "call_tool": (3, 2, 4, 5),
+    "validate_result": (4,),
+    "cache_key": (5,),
+    "pick": (6,),
+    "fetch": (6, 1) + _DOOR,
+    "reply": (6,),
+    "giveup": (6,),
+    "build_naive": (6, 1) + _DOOR,
     "run_naive": (6, 1) + _DOOR,
-    "can_repair": (7,), "repair": (7,), "build_graph": (7, 6, 1) + _DOOR, "handle": (7, 6, 1) + _DOOR,
+    "can_repair": (7,),
+    "repair": (7,),
+    "build_graph": (7, 6, 1) + _DOOR,
+    "handle": (7, 6, 1) + _DOOR,
     "write_report": (8, 7, 6, 1) + _DOOR,
-    "coerce": (9,), "call_coerced": (9, 1) + _DOOR,
-    "explain": (10, 2, 9), "retry_with_suggestion": (10, 9, 1) + _DOOR,
-    "resolve_sku": (11,), "handle_named": (11, 7, 6, 1) + _DOOR,
+    "coerce": (9,),
+    "call_coerced": (9, 1) + _DOOR,
+    "explain": (10, 2, 9),
+    "retry_with_suggestion": (10, 9, 1) + _DOOR,
+    "resolve_sku": (11,),
+    "handle_named": (11, 7, 6, 1) + _DOOR,
 }

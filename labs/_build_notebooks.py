@@ -9,6 +9,7 @@ are written without outputs and with fixed cell ids, so a rebuild of
 unchanged text gives byte-identical files; ``tests/test_notebooks.py`` fails
 when the committed notebooks and this script drift apart.
 """
+
 from __future__ import annotations
 
 import json
@@ -240,7 +241,7 @@ NB01 = {
 NB02 = {
     "file": "02_validate_args.ipynb",
     "title": "Step 2 · Check the arguments before the call",
-    "goal": "Write `validate_args(name, args)`, which reads only the contract table and names the one thing wrong with a call, or returns `\"\"`.",
+    "goal": 'Write `validate_args(name, args)`, which reads only the contract table and names the one thing wrong with a call, or returns `""`.',
     "minutes": 25,
     "why": """\
         The arguments are where a tool loop breaks most (91% correct, against 99% for picking
@@ -1056,19 +1057,29 @@ CAPSTONE = "12_capstone.ipynb"
 
 
 def _navigation(step: int) -> str:
-    prev_link = f"[← {NOTEBOOKS[step - 2]['file']}]({NOTEBOOKS[step - 2]['file']})" if step > 1 else "[← README](README.md)"
-    next_link = (f"[{NOTEBOOKS[step]['file']} →]({NOTEBOOKS[step]['file']})" if step < len(NOTEBOOKS)
-                 else f"[{CAPSTONE} →]({CAPSTONE})")
+    prev_link = (
+        f"[← {NOTEBOOKS[step - 2]['file']}]({NOTEBOOKS[step - 2]['file']})" if step > 1 else "[← README](README.md)"
+    )
+    next_link = (
+        f"[{NOTEBOOKS[step]['file']} →]({NOTEBOOKS[step]['file']})"
+        if step < len(NOTEBOOKS)
+        else f"[{CAPSTONE} →]({CAPSTONE})"
+    )
     return f"{prev_link} · step {step} of {len(NOTEBOOKS)} · {next_link}"
 
 
 def _facts() -> dict[str, str]:
     """The text of each ``@NAME@`` placeholder of the notes: the spec's facts, written as Python/JSON literals."""
     return {
-        "STOCK_TABLE": stock_table(), "STOCK_BLOCK": stock_block(), "REPORT_TABLE": report_table(),
-        "HEADINGS_TABLE": headings_table(), "REGIONS": json.dumps(spec.REGIONS),
-        "FALLBACK_REGION": json.dumps(spec.FALLBACK_REGION), "MAX_ROWS": str(spec.MAX_ROWS),
-        "MAX_ATTEMPTS": str(spec.MAX_ATTEMPTS), "CALLS": json.dumps(spec.CALLS_START),
+        "STOCK_TABLE": stock_table(),
+        "STOCK_BLOCK": stock_block(),
+        "REPORT_TABLE": report_table(),
+        "HEADINGS_TABLE": headings_table(),
+        "REGIONS": json.dumps(spec.REGIONS),
+        "FALLBACK_REGION": json.dumps(spec.FALLBACK_REGION),
+        "MAX_ROWS": str(spec.MAX_ROWS),
+        "MAX_ATTEMPTS": str(spec.MAX_ATTEMPTS),
+        "CALLS": json.dumps(spec.CALLS_START),
     }
 
 
@@ -1083,15 +1094,20 @@ def build(step: int) -> nbformat.NotebookNode:
     """The notebook of one step, without outputs and with stable cell ids."""
     page = NOTEBOOKS[step - 1]
     header = dedent(f"""\
-        # {page['title']}
+        # {page["title"]}
 
-        **Goal:** {page['goal']}
+        **Goal:** {page["goal"]}
 
-        *About {page['minutes']} minutes.* {_navigation(step)}
+        *About {page["minutes"]} minutes.* {_navigation(step)}
         """)
-    task = "## Your task\n\n" + dedent(page["task"]) + (
-        "\n<details>\n<summary><b>Hints</b> (click to open)</summary>\n\n"
-        + dedent(page["hints"]) + "\n</details>\n"
+    task = (
+        "## Your task\n\n"
+        + dedent(page["task"])
+        + (
+            "\n<details>\n<summary><b>Hints</b> (click to open)</summary>\n\n"
+            + dedent(page["hints"])
+            + "\n</details>\n"
+        )
     )
     closing = (
         f"When every row is green, go on to **[{NOTEBOOKS[step]['file']}]({NOTEBOOKS[step]['file']})**."

@@ -2,6 +2,7 @@
 
 Helpers that are not fixtures live in ``tests/helpers.py``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -39,7 +40,9 @@ def pytest_runtest_makereport(item, call):
     reason = str(report.longrepr[2]).removeprefix("Skipped: ")
     missing = missing_e2e_modules()
     if missing and any(name in reason for name in missing):
-        reason = f"the e2e extra is not installed (no {', '.join(missing)}): pip install -e '.[e2e]' (make test does it)"
+        reason = (
+            f"the e2e extra is not installed (no {', '.join(missing)}): pip install -e '.[e2e]' (make test does it)"
+        )
     elif reason not in MISSING_REASONS:
         return report
     report.longrepr = (str(Path(__file__)), None, reason)  # no line number: one summary line per reason
@@ -73,6 +76,7 @@ def temp_checks():
 @pytest.fixture
 def write_module(tmp_path):
     """``write_module(source)`` writes ``tools.py`` into a fresh folder and returns its path."""
+
     def write(source: str | bytes, name: str = "tools.py") -> Path:
         path = tmp_path / name
         path.write_bytes(source if isinstance(source, bytes) else source.encode())

@@ -6,6 +6,7 @@ Probe ``{"kind": "call", "params": {"fn": "name", "args": [...]}}`` calls
 ``module.name(*args)`` and observes the returned value (JSON data only) or the
 exception type.
 """
+
 from __future__ import annotations
 
 # What tests pass as grade(..., probe_function=...): this module, importable in the fork server.

@@ -11,6 +11,7 @@ module imports another one.
 * skipping a test for a missing prerequisite, summed up on one line (``skip_missing``);
 * the solution's score, for tests that grade it end to end (``full_marks``, ``PART_ONE_MARKS``).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -70,11 +71,21 @@ def fake_grade(path, *, steps=None, only=None, seed=None, timeout=None):
     checks = []
     for cid, step, points in FAKE_CHECKS:
         ok = f"pass:{cid}" in source
-        checks.append(CheckResult(
-            id=cid, step=step, passed=ok, points=points if ok else 0, max_points=points,
-            title=f"title of {cid}", call="" if ok else f"validate_args(...)  # {path}",
-            expected="" if ok else "'type:limit'", got="" if ok else "''",
-            message="" if ok else "wrong reason", reproduce="" if ok else f"agtool-grade {path} --only {cid}"))
+        checks.append(
+            CheckResult(
+                id=cid,
+                step=step,
+                passed=ok,
+                points=points if ok else 0,
+                max_points=points,
+                title=f"title of {cid}",
+                call="" if ok else f"validate_args(...)  # {path}",
+                expected="" if ok else "'type:limit'",
+                got="" if ok else "''",
+                message="" if ok else "wrong reason",
+                reproduce="" if ok else f"agtool-grade {path} --only {cid}",
+            )
+        )
     return Report(seed=seed, path=str(path), checks=checks)
 
 
@@ -98,8 +109,13 @@ def renamed(source: str, template: str = "q{}_z") -> str:
     names: dict = {}
     out = []
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type == tokenize.NAME and not keyword.iskeyword(tok.string) and tok.string.islower() \
-                and len(tok.string) > 3 and tok.string not in dir(__builtins__):
+        if (
+            tok.type == tokenize.NAME
+            and not keyword.iskeyword(tok.string)
+            and tok.string.islower()
+            and len(tok.string) > 3
+            and tok.string not in dir(__builtins__)
+        ):
             tok = tok._replace(string=names.setdefault(tok.string, template.format(len(names))))
         out.append(tok)
     return tokenize.untokenize(out)
@@ -121,6 +137,7 @@ def disguised(source: str) -> str:
 
 def call_check(step: int, name: str, fn: str, *, expect=None, draw=None, args=(), points=1) -> Check:
     """A check whose one probe calls ``fn(*args)`` (or ``fn(draw(rng))``) and wants ``expect``."""
+
     def probes(rng):
         call_args = [draw(rng)] if draw else list(args)
         return [Probe("call", {"fn": fn, "args": call_args}, label=f"{fn}({', '.join(map(repr, call_args))})")]
@@ -131,8 +148,15 @@ def call_check(step: int, name: str, fn: str, *, expect=None, draw=None, args=()
             return Verdict.ok()
         return Verdict.fail("unexpected value", call=probes[0].label, expected=expect, got=got.get("value", got))
 
-    return Check(id=f"step{step}/zz_engine_{name}", step=step, points=points, title=f"engine test {name}",
-                 hint="engine hint", probes=probes, judge=judge)
+    return Check(
+        id=f"step{step}/zz_engine_{name}",
+        step=step,
+        points=points,
+        title=f"engine test {name}",
+        hint="engine hint",
+        probes=probes,
+        judge=judge,
+    )
 
 
 # ---------------------------------------------------------------- files that are not on sys.path

@@ -28,6 +28,7 @@ between a real LMS and the hub.
 
 ``stop()`` and ``start()`` take the LMS down and up again on the same port.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -66,8 +67,15 @@ def _request(handler):
         def build_metadata(self, request):
             args = {k: v[-1].decode() for k, v in request.query_arguments.items()}
             form = {k: v[-1].decode() for k, v in request.body_arguments.items()}
-            return {"method": request.method, "form_data": form, "get_data": args, "headers": request.headers,
-                    "content_type": request.headers.get("Content-Type"), "path": request.path, "json": None}
+            return {
+                "method": request.method,
+                "form_data": form,
+                "get_data": args,
+                "headers": request.headers,
+                "content_type": request.headers.get("Content-Type"),
+                "path": request.path,
+                "json": None,
+            }
 
     return TornadoRequest(handler.request)
 
@@ -75,15 +83,27 @@ def _request(handler):
 class Platform:
     """The stand-in LMS: ``members`` is ``{context: {sub: {"name", "email", "roles"}}}``."""
 
-    def __init__(self, tool_jwks: dict | None = None, *, tool_key_set_url: str = "", tool_login_url: str = "",
-                 target_link_uri: str = "", redirect_uris: tuple[str, ...] = (), host: str = "127.0.0.1"):
+    def __init__(
+        self,
+        tool_jwks: dict | None = None,
+        *,
+        tool_key_set_url: str = "",
+        tool_login_url: str = "",
+        target_link_uri: str = "",
+        redirect_uris: tuple[str, ...] = (),
+        host: str = "127.0.0.1",
+    ):
         self.port = free_port()
         self.url = f"http://{host}:{self.port}"  # host "localhost": another site than a tool on 127.0.0.1
         private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        self.private_pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                 serialization.NoEncryption()).decode()
-        self.public_pem = private.public_key().public_bytes(serialization.Encoding.PEM,
-                                                            serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+        self.private_pem = private.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ).decode()
+        self.public_pem = (
+            private.public_key()
+            .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+            .decode()
+        )
         self.tool_jwks, self.tool_key_set_url = tool_jwks, tool_key_set_url
         self.tool_login_url, self.target_link_uri = tool_login_url, target_link_uri
         self.redirect_uris = tuple(redirect_uris)
@@ -102,9 +122,16 @@ class Platform:
     def registration(self):
         from lti1p3platform.registration import Registration
 
-        registration = (Registration().set_iss(self.url).set_client_id(CLIENT_ID).set_deployment_id(DEPLOYMENT)
-                        .set_oidc_login_url(self.tool_login_url).set_launch_url(self.target_link_uri)
-                        .set_platform_public_key(self.public_pem).set_platform_private_key(self.private_pem))
+        registration = (
+            Registration()
+            .set_iss(self.url)
+            .set_client_id(CLIENT_ID)
+            .set_deployment_id(DEPLOYMENT)
+            .set_oidc_login_url(self.tool_login_url)
+            .set_launch_url(self.target_link_uri)
+            .set_platform_public_key(self.public_pem)
+            .set_platform_private_key(self.private_pem)
+        )
         if self.tool_jwks is not None:
             return registration.set_tool_key_set(self.tool_jwks)
         return registration.set_tool_key_set_url(self.tool_key_set_url)  # fetched at each token request
@@ -139,9 +166,15 @@ class Platform:
 
     def lti_config(self, **extra) -> dict:
         """The LTI file's fields for this LMS (what an instructor copies from the registration page)."""
-        return {"issuer": self.url, "client_id": CLIENT_ID, "deployment_ids": [DEPLOYMENT],
-                "key_set_url": f"{self.url}/jwks", "login_url": f"{self.url}/authorize",
-                "token_url": f"{self.url}/token", **extra}
+        return {
+            "issuer": self.url,
+            "client_id": CLIENT_ID,
+            "deployment_ids": [DEPLOYMENT],
+            "key_set_url": f"{self.url}/jwks",
+            "login_url": f"{self.url}/authorize",
+            "token_url": f"{self.url}/token",
+            **extra,
+        }
 
     def lineitem(self, context: str, item: str = "lab") -> str:
         return f"{self.url}/contexts/{context}/lineitems/{item}"
@@ -157,8 +190,9 @@ class Platform:
 
     def claims_for(self, sub: str, context: str, link: str = "lab-link", nonce: str = "n") -> dict:
         """The payload of a launch of ``sub`` from ``link`` of ``context`` (what the tool receives, signed)."""
-        launch = self._launch_object({"nonce": nonce, "state": "s", "redirect_uri": "x", "client_id": CLIENT_ID},
-                                     sub, context, link)
+        launch = self._launch_object(
+            {"nonce": nonce, "state": "s", "redirect_uri": "x", "client_id": CLIENT_ID}, sub, context, link
+        )
         message, _state = launch.get_launch_data()
         return message
 
@@ -216,19 +250,24 @@ class Platform:
 
     def app(self) -> web.Application:
         args = {"platform": self}
-        return web.Application([
-            (r"/jwks", JwksHandler, args), (r"/start", StartHandler, args), (r"/authorize", AuthorizeHandler, args),
-            (r"/token", TokenHandler, args),
-            (r"/contexts/([^/]+)/lineitems/([^/]+)/scores", ScoresHandler, args),
-            (r"/contexts/([^/]+)/memberships", MembershipsHandler, args),
-        ])
+        return web.Application(
+            [
+                (r"/jwks", JwksHandler, args),
+                (r"/start", StartHandler, args),
+                (r"/authorize", AuthorizeHandler, args),
+                (r"/token", TokenHandler, args),
+                (r"/contexts/([^/]+)/lineitems/([^/]+)/scores", ScoresHandler, args),
+                (r"/contexts/([^/]+)/memberships", MembershipsHandler, args),
+            ]
+        )
 
     def check_token(self, handler, scope: str) -> bool:
         """A bearer token the platform signed, alive, with ``scope``; else 401 with a log line."""
         auth = handler.request.headers.get("Authorization", "")
         try:
-            token = jwt.decode(auth.removeprefix("Bearer "), self.public_pem, algorithms=["RS256"],
-                               options={"require": ["exp", "iat"]})
+            token = jwt.decode(
+                auth.removeprefix("Bearer "), self.public_pem, algorithms=["RS256"], options={"require": ["exp", "iat"]}
+            )
         except jwt.PyJWTError as exc:
             self.refuse(f"access token refused: {exc}")
             handler.set_status(401)
@@ -257,10 +296,21 @@ class StartHandler(_Handler):
 
     def get(self) -> None:
         p = self.platform
-        hint = json.dumps({"sub": self.get_argument("sub"), "context": self.get_argument("context"),
-                           "link": self.get_argument("link", "lab-link")})
-        params = {"iss": p.url, "target_link_uri": p.target_link_uri, "login_hint": self.get_argument("sub"),
-                  "lti_message_hint": hint, "client_id": CLIENT_ID, "lti_deployment_id": DEPLOYMENT}
+        hint = json.dumps(
+            {
+                "sub": self.get_argument("sub"),
+                "context": self.get_argument("context"),
+                "link": self.get_argument("link", "lab-link"),
+            }
+        )
+        params = {
+            "iss": p.url,
+            "target_link_uri": p.target_link_uri,
+            "login_hint": self.get_argument("sub"),
+            "lti_message_hint": hint,
+            "client_id": CLIENT_ID,
+            "lti_deployment_id": DEPLOYMENT,
+        }
         self.redirect(f"{p.tool_login_url}?{urlencode(params)}")
 
 
@@ -271,7 +321,9 @@ class AuthorizeHandler(_Handler):
         p = self.platform
         preflight = {k: v[-1].decode() for k, v in self.request.query_arguments.items()}
         hint = json.loads(preflight.get("lti_message_hint") or "{}")
-        if preflight.get("login_hint") != hint.get("sub") or hint.get("sub") not in p.members.get(hint.get("context"), {}):
+        if preflight.get("login_hint") != hint.get("sub") or hint.get("sub") not in p.members.get(
+            hint.get("context"), {}
+        ):
             p.refuse("authorization request for an unknown user")
             raise web.HTTPError(400, "unknown user")
         why = self.strict_problem(preflight)
@@ -285,14 +337,21 @@ class AuthorizeHandler(_Handler):
             p.refuse(f"authorization request refused: {exc!r}")
             raise web.HTTPError(400, "bad authorization request") from None
         data = launch.generate_launch_request()
-        record = {**data, "redirect_uri": preflight["redirect_uri"],
-                  "claims": jwt.decode(data["id_token"], options={"verify_signature": False})}
+        record = {
+            **data,
+            "redirect_uri": preflight["redirect_uri"],
+            "claims": jwt.decode(data["id_token"], options={"verify_signature": False}),
+        }
         p.launches.append(record)
-        fields = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">'
-                         for k, v in (("id_token", data["id_token"]), ("state", data["state"])))
-        self.finish(f'<!doctype html><title>LMS</title><form id=f method=post action="{escape(record["redirect_uri"])}">'
-                    f'{fields}<button type=submit>Continue</button></form><script>document.getElementById("f").submit()'
-                    "</script>")
+        fields = "".join(
+            f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">'
+            for k, v in (("id_token", data["id_token"]), ("state", data["state"]))
+        )
+        self.finish(
+            f'<!doctype html><title>LMS</title><form id=f method=post action="{escape(record["redirect_uri"])}">'
+            f'{fields}<button type=submit>Continue</button></form><script>document.getElementById("f").submit()'
+            "</script>"
+        )
 
     def strict_problem(self, preflight: dict) -> str | None:
         """What a strict LMS refuses in the tool's authentication request (OIDC, LTI security framework 5.1.1.2)."""
@@ -381,7 +440,9 @@ class MembershipsHandler(_Handler):
         p = self.platform
         if not p.check_token(self, NRPS):
             return
-        members = [{"user_id": sub, "name": m["name"], "email": m["email"], "roles": m["roles"], "status": "Active"}
-                   for sub, m in p.members.get(context, {}).items()]
+        members = [
+            {"user_id": sub, "name": m["name"], "email": m["email"], "roles": m["roles"], "status": "Active"}
+            for sub, m in p.members.get(context, {}).items()
+        ]
         self.set_header("Content-Type", "application/vnd.ims.lti-nrps.v2.membershipcontainer+json")
         self.finish(json.dumps({"id": self.request.full_url(), "context": {"id": context}, "members": members}))

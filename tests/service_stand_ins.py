@@ -8,6 +8,7 @@ answers ``GET /hub/api/user`` as JupyterHub does for the tokens of
 :data:`HUB_USERS`; :class:`Service` runs ``grader.service.app`` with
 ``serve``'s HTTP server options on a free port, in a tornado loop of its own.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -24,23 +25,43 @@ from grader.service.db import Store
 SERVICE = "agtool-grader"
 PREFIX = f"/services/{SERVICE}/"
 SCOPE = f"access:services!service={SERVICE}"
-HUB_USERS = {"tok-alice": {"name": "alice", "admin": False, "groups": []},
-             "tok-bob": {"name": "bob", "admin": False, "groups": []},
-             "tok-slow": {"name": "slow", "admin": False, "groups": []},
-             "tok-teacher": {"name": "teacher", "admin": False, "groups": ["agtool-instructors"]}}
-
+HUB_USERS = {
+    "tok-alice": {"name": "alice", "admin": False, "groups": []},
+    "tok-bob": {"name": "bob", "admin": False, "groups": []},
+    "tok-slow": {"name": "slow", "admin": False, "groups": []},
+    "tok-teacher": {"name": "teacher", "admin": False, "groups": ["agtool-instructors"]},
+}
 
 
 def failing_report(got: str) -> dict:
     """A stored report of one passed and one failed check whose ``got`` is ``got`` (the pages' tests put hostile
     text there)."""
-    return {"seed": 7, "path": "tools.py", "score": 1, "max_score": 3, "steps": {}, "output": {}, "error": "",
-            "checks": [
-                {"id": "step1/names", "step": 1, "passed": True, "points": 1, "max_points": 1, "title": "Data names"},
-                {"id": "step2/limit", "step": 2, "passed": False, "points": 0, "max_points": 2,
-                 "title": "Rejects a limit <= 0", "call": "validate_args('lookup', {'limit': 0})",
-                 "expected": "'type:limit'", "got": got, "message": "the limit was accepted",
-                 "hint": "check limit > 0", "reproduce": "agtool-grade check tools.py --only step2/limit --seed 7"}]}
+    return {
+        "seed": 7,
+        "path": "tools.py",
+        "score": 1,
+        "max_score": 3,
+        "steps": {},
+        "output": {},
+        "error": "",
+        "checks": [
+            {"id": "step1/names", "step": 1, "passed": True, "points": 1, "max_points": 1, "title": "Data names"},
+            {
+                "id": "step2/limit",
+                "step": 2,
+                "passed": False,
+                "points": 0,
+                "max_points": 2,
+                "title": "Rejects a limit <= 0",
+                "call": "validate_args('lookup', {'limit': 0})",
+                "expected": "'type:limit'",
+                "got": got,
+                "message": "the limit was accepted",
+                "hint": "check limit > 0",
+                "reproduce": "agtool-grade check tools.py --only step2/limit --seed 7",
+            },
+        ],
+    }
 
 
 def postgres_url() -> str | None:
@@ -160,8 +181,9 @@ class NoGrading:
 class Service:
     """The service's application behind the real HubOAuth client and ``serve``'s HTTP server options."""
 
-    def __init__(self, store: Store, hub: FakeHub, *, queue=None, idle: float = 1.0, body: float = 1.0,
-                 tokens=None, **options):
+    def __init__(
+        self, store: Store, hub: FakeHub, *, queue=None, idle: float = 1.0, body: float = 1.0, tokens=None, **options
+    ):
         from jupyterhub.services.auth import HubOAuth
 
         from grader.service.app import make_app
@@ -170,8 +192,14 @@ class Service:
 
         self.store, self.queue = store, queue or NoGrading()
         self.settings = ServiceOptions(prefix=PREFIX, **options)
-        self.auth = auth = HubOAuth(api_token="service-token", api_url=hub.api, oauth_client_id=f"service-{SERVICE}",
-                        access_scopes={SCOPE}, base_url=PREFIX, hub_prefix="/hub/")
+        self.auth = auth = HubOAuth(
+            api_token="service-token",
+            api_url=hub.api,
+            oauth_client_id=f"service-{SERVICE}",
+            access_scopes={SCOPE},
+            base_url=PREFIX,
+            hub_prefix="/hub/",
+        )
         self.thread = _LoopThread()
         self.port = _free_port()
         server_options = http_server_options(idle=idle, body=body)
@@ -183,8 +211,15 @@ class Service:
         self.server = self.thread.call(start)
         self.base = f"http://127.0.0.1:{self.port}{PREFIX}"
 
-    def request(self, method: str, path: str, token: str | None = None, body: bytes | None = None,
-                ctype: str = "text/x-python", timeout: float = 20):
+    def request(
+        self,
+        method: str,
+        path: str,
+        token: str | None = None,
+        body: bytes | None = None,
+        ctype: str = "text/x-python",
+        timeout: float = 20,
+    ):
         headers = {"Authorization": f"token {token}"} if token else {}
         if body is not None:
             headers["Content-Type"] = ctype

@@ -9,6 +9,7 @@ new step still lacks::
 
     .venv/bin/python tests/test_add_a_step.py 12
 """
+
 from __future__ import annotations
 
 import re
@@ -56,12 +57,15 @@ def _starter_section(step: int) -> bool:
 def _checks_module(step: int) -> bool:
     from grader.checks.registry import STEP_MODULES
 
-    return (f"grader.checks.step{step}" in STEP_MODULES and (REPO / f"grader/checks/step{step}.py").is_file()
-            and bool(_check_ids(step)))
+    return (
+        f"grader.checks.step{step}" in STEP_MODULES
+        and (REPO / f"grader/checks/step{step}.py").is_file()
+        and bool(_check_ids(step))
+    )
 
 
 def _notebook(step: int) -> bool:
-    built = re.search(rf'^NB{step:02d} = ', _read("labs/_build_notebooks.py"), re.M) is not None
+    built = re.search(rf"^NB{step:02d} = ", _read("labs/_build_notebooks.py"), re.M) is not None
     listed = re.search(rf"^NOTEBOOKS = \[.*\bNB{step:02d}\b", _read("labs/_build_notebooks.py"), re.M) is not None
     return built and listed and any((REPO / "labs").glob(f"{step:02d}_*.ipynb"))
 

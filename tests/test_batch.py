@@ -4,6 +4,7 @@ Most tests inject ``fake_grade`` (a grade function whose verdicts are written
 in the submitted source) so they test the orchestration, not the checks;
 ``test_real_class_*`` grade a generated class with the real grader.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,6 +28,7 @@ from grader.report import CheckResult, Report
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO = TESTS_DIR.parent
+
 
 def read_csv(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype={"learner": str, "error": str}).fillna({"error": ""})
@@ -53,7 +55,10 @@ def test_loose_module_files_are_learners_too(tmp_path):
     (tmp_path / "notes.txt").write_text("not a module")
     found = discover(tmp_path)
     assert [(s.learner, s.path.name) for s in found] == [
-        ("ana_1234_5678", "ana_1234_5678_tools.py"), ("bob", "tools.py"), ("cy", "cy.py")]
+        ("ana_1234_5678", "ana_1234_5678_tools.py"),
+        ("bob", "tools.py"),
+        ("cy", "cy.py"),
+    ]
 
 
 def test_loose_uploads_that_are_not_py_files_get_a_row_saying_why(tmp_path):
@@ -130,7 +135,7 @@ def test_zip_symlinks_are_not_created(tmp_path):
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("alice/tools.py", "x")
         link = zipfile.ZipInfo("bob/tools.py")
-        link.external_attr = (0o120777 << 16)
+        link.external_attr = 0o120777 << 16
         zf.writestr(link, "/etc/passwd")
     found = {s.learner: s for s in discover(archive, workdir=tmp_path / "out")}
     assert found["alice"].path is not None
@@ -152,14 +157,18 @@ def test_zip_size_cap_counts_real_bytes(tmp_path, monkeypatch):
 
 @pytest.fixture
 def fake_class(tmp_path):
-    return make_class(tmp_path / "class", {
-        "full": ALL_PASS,
-        "half": "pass:step1/names pass:step1/table",
-        "none": "# nothing yet",
-        "hangs": "HANG",
-        "dies": "DIE",
-        "buggy": "RAISE",
-    }, nested={"half"})
+    return make_class(
+        tmp_path / "class",
+        {
+            "full": ALL_PASS,
+            "half": "pass:step1/names pass:step1/table",
+            "none": "# nothing yet",
+            "hangs": "HANG",
+            "dies": "DIE",
+            "buggy": "RAISE",
+        },
+        nested={"half"},
+    )
 
 
 def test_batch_outputs_and_isolation(fake_class, tmp_path, monkeypatch):
@@ -187,6 +196,7 @@ def test_batch_outputs_and_isolation(fake_class, tmp_path, monkeypatch):
 
     record = json.loads((out / "results" / "half.json").read_text())
     import hashlib
+
     module = fake_class / "half" / "agtool" / "tools.py"
     assert record["sha256"] == hashlib.sha256(module.read_bytes()).hexdigest()
     # Reports name the learner's file, never the worker's scratch copy.
@@ -202,8 +212,12 @@ def test_batch_outputs_and_isolation(fake_class, tmp_path, monkeypatch):
         assert (out / "feedback" / f"{learner}.md").read_text().strip()
         assert (out / "gradescope" / learner / "results.json").is_file()
     assert sorted(p.name for p in (out / "plots").iterdir()) == [
-        "check_pass_rate.png", "score_histogram.png", "step_scores.png"]
+        "check_pass_rate.png",
+        "score_histogram.png",
+        "step_scores.png",
+    ]
     from PIL import Image
+
     for png in (out / "plots").glob("*.png"):
         with Image.open(png) as image:
             image.verify()  # a valid PNG, not just a file with the name
@@ -224,12 +238,20 @@ def test_workers_grade_the_bytes_under_the_learners_names_with_no_scratch_copy(f
     monkeypatch.setattr(batch, "GRACE", 1.0)
     log = tmp_path / "scratch.log"
     monkeypatch.setenv("AGTOOL_TEST_SCRATCH_LOG", str(log))
-    run_batch(fake_class, tmp_path / "out", jobs=2, seed=11, timeout=1.0, grade_fn=scratch_logging_grade,
-              progress=False)
+    run_batch(
+        fake_class, tmp_path / "out", jobs=2, seed=11, timeout=1.0, grade_fn=scratch_logging_grade, progress=False
+    )
     names = [Path(line) for line in log.read_text().splitlines()]
     # A worker grades the learner's bytes (grader.locate.Submission) under the learner's own path: no
     # copy is written, so none is left behind, also by the killed workers ("hangs", "dies").
-    assert sorted(p.relative_to(fake_class).parts[0] for p in names) == ["buggy", "dies", "full", "half", "hangs", "none"]
+    assert sorted(p.relative_to(fake_class).parts[0] for p in names) == [
+        "buggy",
+        "dies",
+        "full",
+        "half",
+        "hangs",
+        "none",
+    ]
     assert not any("agtool-batch" in str(p) for p in names)
 
 
@@ -267,6 +289,7 @@ def test_outputs_drop_learners_who_left(tmp_path):
     out = tmp_path / "out"
     run_batch(root, out, jobs=1, seed=1, grade_fn=fake_grade, progress=False)
     import shutil
+
     shutil.rmtree(root / "b")
     run_batch(root, out, jobs=1, seed=1, resume=True, grade_fn=fake_grade, progress=False)
     assert list(read_csv(out / "grades.csv")["learner"]) == ["a"]
@@ -319,8 +342,9 @@ def test_cli_rejects_unknown_submissions(tmp_path, capsys):
     assert "neither a folder" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args, message", [(["--steps", "2,12"], "no step 12"),
-                                           (["--only", "step2/no_such_check"], "unknown check id")])
+@pytest.mark.parametrize(
+    "args, message", [(["--steps", "2,12"], "no step 12"), (["--only", "step2/no_such_check"], "unknown check id")]
+)
 def test_cli_rejects_a_bad_selection_before_grading(tmp_path, capsys, args, message):
     root = make_class(tmp_path / "class", {"a": "x"})
     code = cli_main(["batch", str(root), "--out", str(tmp_path / "out"), "--no-progress", *args])
@@ -332,8 +356,7 @@ def test_cli_rejects_a_bad_selection_before_grading(tmp_path, capsys, args, mess
 
 SOLUTION = REPO / "solutions" / "tools.py"
 STARTER = REPO / "agtool" / "tools.py"
-SOME_DEFECTS = ["step2/type_bool_limit", "step3/blocked_before_call", "step5/second_call_cached",
-                "step7/repair_region"]
+SOME_DEFECTS = ["step2/type_bool_limit", "step3/blocked_before_call", "step5/second_call_cached", "step7/repair_region"]
 
 
 def generated_class(root: Path, defects: list[str]) -> Path:
@@ -343,8 +366,9 @@ def generated_class(root: Path, defects: list[str]) -> Path:
     sources = {
         "solution": SOLUTION.read_text(),
         "starter": STARTER.read_text(),
-        "syntax_error": SOLUTION.read_text().replace("def call_tool(name: str, args: dict) -> dict:",
-                                                     "def call_tool(name: str, args: dict) -> dict"),
+        "syntax_error": SOLUTION.read_text().replace(
+            "def call_tool(name: str, args: dict) -> dict:", "def call_tool(name: str, args: dict) -> dict"
+        ),
         "hangs_at_import": "import time\nwhile True:\n    time.sleep(0.1)\n",
     }
     for check_id in defects:
@@ -375,8 +399,15 @@ def test_real_class_gradebook(tmp_path):
     result = run_batch(root, out, jobs=2, seed=1234, timeout=40, progress=False)
     assert result.graded == 4 + len(SOME_DEFECTS)
     book = read_csv(out / "grades.csv")
-    assert list(book["learner"]) == sorted(["solution", "starter", "syntax_error", "hangs_at_import",
-                                            *("defect-" + d.replace("/", "-") for d in SOME_DEFECTS)])
+    assert list(book["learner"]) == sorted(
+        [
+            "solution",
+            "starter",
+            "syntax_error",
+            "hangs_at_import",
+            *("defect-" + d.replace("/", "-") for d in SOME_DEFECTS),
+        ]
+    )
     assert_expected_rows(book, SOME_DEFECTS)
     feedback = (out / "feedback" / "defect-step2-type_bool_limit.md").read_text()
     # The learner's own file and a replay they can run in the lab: never the instructor's folder.
@@ -389,6 +420,7 @@ def test_real_class_gradebook(tmp_path):
     assert counts and counts == sorted(counts, reverse=True)  # most frequent first
     records = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
     from grader.outputs.gradebook import common_wrong_answers
+
     groups = common_wrong_answers(records, top=1000)
     bool_limit = groups[groups["check"] == "step2/type_bool_limit"]
     defect_row = bool_limit[bool_limit["learners"] == "defect-step2-type_bool_limit"]
@@ -416,8 +448,12 @@ def load_hub_config(prefix: Path) -> dict:
     old = os.environ.get("AGTOOL_PREFIX")
     os.environ["AGTOOL_PREFIX"] = str(prefix)
     try:
-        exec(compile((REPO / "deploy" / "jupyterhub" / "jupyterhub_config.py").read_text(), "jupyterhub_config.py",
-                     "exec"), namespace)
+        exec(
+            compile(
+                (REPO / "deploy" / "jupyterhub" / "jupyterhub_config.py").read_text(), "jupyterhub_config.py", "exec"
+            ),
+            namespace,
+        )
     finally:
         if old is None:
             del os.environ["AGTOOL_PREFIX"]
@@ -442,15 +478,18 @@ def test_hub_config_gives_each_learner_the_lab_once(tmp_path):
     c = ns["c"]
     assert c.Authenticator.allowed_users == {"ana", "ben"} and c.Authenticator.admin_users == {"teacher"}
     # Each learner's server grades their own file and knows where the grading service is.
-    assert c.Spawner.environment == {"AGTOOL_MODULE": "~/agtool/tools.py",
-                                     "AGTOOL_SERVICE_URL": "http://127.0.0.1:10101/services/agtool-grader/"}
+    assert c.Spawner.environment == {
+        "AGTOOL_MODULE": "~/agtool/tools.py",
+        "AGTOOL_SERVICE_URL": "http://127.0.0.1:10101/services/agtool-grader/",
+    }
     assert c.Spawner.cmd == [str(prefix / "venv" / "bin" / "jupyterhub-singleuser")]
 
     home = tmp_path / "home" / "ana"
     home.mkdir(parents=True)
     me = pwd.getpwuid(os.getuid())
-    ns["pwd"] = SimpleNamespace(getpwnam=lambda name: SimpleNamespace(pw_dir=str(home), pw_uid=me.pw_uid,
-                                                                      pw_gid=me.pw_gid))
+    ns["pwd"] = SimpleNamespace(
+        getpwnam=lambda name: SimpleNamespace(pw_dir=str(home), pw_uid=me.pw_uid, pw_gid=me.pw_gid)
+    )
     spawner = SimpleNamespace(user=SimpleNamespace(name="ana"))
     c.Spawner.pre_spawn_hook(spawner)
     module = home / "agtool" / "tools.py"
@@ -483,8 +522,7 @@ def test_dashboard_executes_headless_on_a_small_class(tmp_path):
     from nbclient import NotebookClient
 
     nb = nbformat.read(DASHBOARD, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     assert sum("image/png" in o.get("data", {}) for o in outputs) == 3  # the three plots, inline
@@ -527,7 +565,8 @@ def test_sandbox_keeps_a_hostile_submission_away_from_the_outputs(tmp_path, sand
     forged = out / "forged.txt"  # OUT exists before any learner is graded
     future = "from __future__ import annotations\n"
     hostile = SOLUTION.read_text().replace(
-        future, future + f"from pathlib import Path\nPath({str(forged)!r}).write_text('forged')\n", 1)
+        future, future + f"from pathlib import Path\nPath({str(forged)!r}).write_text('forged')\n", 1
+    )
     root = make_class(tmp_path / "class", {"mallory": hostile, "ok": SOLUTION.read_text()})
     run_batch(root, out, jobs=1, seed=8, timeout=80, sandbox=sandbox, progress=False)
     rows = read_csv(out / "grades.csv").set_index("learner")
@@ -547,22 +586,51 @@ def test_sandbox_keeps_a_hostile_submission_away_from_the_outputs(tmp_path, sand
 
 def _record(learner, names_ok, limit_ok, *, got="''", error=""):
     checks = [
-        CheckResult(id="step1/names", step=1, passed=names_ok, points=2 * names_ok, max_points=2, title="Names",
-                    expected="" if names_ok else "['north']", got="" if names_ok else "[]"),
-        CheckResult(id="step2/type_bool_limit", step=2, passed=limit_ok, points=3 * limit_ok, max_points=3,
-                    title="bool | int", expected="" if limit_ok else "'type:limit'", got="" if limit_ok else got),
+        CheckResult(
+            id="step1/names",
+            step=1,
+            passed=names_ok,
+            points=2 * names_ok,
+            max_points=2,
+            title="Names",
+            expected="" if names_ok else "['north']",
+            got="" if names_ok else "[]",
+        ),
+        CheckResult(
+            id="step2/type_bool_limit",
+            step=2,
+            passed=limit_ok,
+            points=3 * limit_ok,
+            max_points=3,
+            title="bool | int",
+            expected="" if limit_ok else "'type:limit'",
+            got="" if limit_ok else got,
+        ),
     ]
     if error:
-        checks = [CheckResult(id=c.id, step=c.step, passed=False, points=0, max_points=c.max_points, title=c.title,
-                              message=error) for c in checks]
-    return {"learner": learner, "source": f"{learner}/tools.py", "sha256": "0" * 64, "seed": 5,
-            "selection": {"steps": None, "only": None},
-            "report": Report(seed=5, path=f"{learner}/tools.py", checks=checks, error=error).to_dict()}
+        checks = [
+            CheckResult(
+                id=c.id, step=c.step, passed=False, points=0, max_points=c.max_points, title=c.title, message=error
+            )
+            for c in checks
+        ]
+    return {
+        "learner": learner,
+        "source": f"{learner}/tools.py",
+        "sha256": "0" * 64,
+        "seed": 5,
+        "selection": {"steps": None, "only": None},
+        "report": Report(seed=5, path=f"{learner}/tools.py", checks=checks, error=error).to_dict(),
+    }
 
 
-HAND_CLASS = [_record("dan", True, False, got="'range:limit'"), _record("ann", True, True),
-              _record("bob", True, False), _record("cat", False, False),
-              _record("eve", False, False, error="SyntaxError at tools.py line 3\n  detail")]
+HAND_CLASS = [
+    _record("dan", True, False, got="'range:limit'"),
+    _record("ann", True, True),
+    _record("bob", True, False),
+    _record("cat", False, False),
+    _record("eve", False, False, error="SyntaxError at tools.py line 3\n  detail"),
+]
 
 EXPECTED_CSV = """\
 learner,score,max_score,step1,step2,step3,step4,step5,step6,step7,step8,step9,step10,step11,step1/names,step2/type_bool_limit,seed,error,source
@@ -625,8 +693,21 @@ def test_agtool_grade_batch_command(tmp_path, capsys):
     from grader.cli import main as agtool_grade
 
     root = make_class(tmp_path / "class", {"solo": SOLUTION.read_text()}, nested={"solo"})
-    code = agtool_grade(["batch", str(root / "*" / "agtool" / "tools.py"), "--out", str(tmp_path / "out"),
-                         "--seed", "31", "--jobs", "1", "--steps", "1,2", "--no-progress"])
+    code = agtool_grade(
+        [
+            "batch",
+            str(root / "*" / "agtool" / "tools.py"),
+            "--out",
+            str(tmp_path / "out"),
+            "--seed",
+            "31",
+            "--jobs",
+            "1",
+            "--steps",
+            "1,2",
+            "--no-progress",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert printed.startswith("seed 31: 1 learners, 1 graded, 0 unchanged")
@@ -650,10 +731,26 @@ def test_resume_grades_again_the_rows_the_grader_itself_failed(fake_class, tmp_p
 def test_real_batch_command_killed_midway_resumes_to_identical_outputs(tmp_path):
     root = generated_class(tmp_path / "class", SOME_DEFECTS)  # 8 learners
     out, reference = tmp_path / "out", tmp_path / "reference"
-    command = [sys.executable, "-m", "grader.batch", str(root), "--seed", "77", "--jobs", "1", "--no-progress",
-               "--timeout", "40"]
-    proc = subprocess.Popen([*command, "--out", str(out)], cwd=REPO, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = [
+        sys.executable,
+        "-m",
+        "grader.batch",
+        str(root),
+        "--seed",
+        "77",
+        "--jobs",
+        "1",
+        "--no-progress",
+        "--timeout",
+        "40",
+    ]
+    proc = subprocess.Popen(
+        [*command, "--out", str(out)],
+        cwd=REPO,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while len(list((out / "results").glob("*.json"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -695,9 +792,14 @@ def test_saved_records_fit_the_learner_record_schema_and_round_trip(fake_class, 
 def _failed(kind: str, message: str) -> dict:
     from grader.report import Failure
 
-    report = Report(seed=1, path="t.py", checks=[CheckResult(id="step1/names", step=1, passed=False, points=0,
-                                                             max_points=2, title="t", message=message)],
-                    failure=Failure(kind, message))
+    report = Report(
+        seed=1,
+        path="t.py",
+        checks=[
+            CheckResult(id="step1/names", step=1, passed=False, points=0, max_points=2, title="t", message=message)
+        ],
+        failure=Failure(kind, message),
+    )
     return report.to_dict()
 
 
@@ -705,12 +807,17 @@ def test_a_grading_failure_is_a_row_but_never_a_grade_in_any_output(tmp_path):
     from grader.outputs.class_folder import write_outputs
     from grader.outputs.lms import grade_rows
 
-    ok = Report(seed=1, path="t.py", checks=[CheckResult(id="step1/names", step=1, passed=True, points=2,
-                                                         max_points=2, title="t")]).to_dict()
-    records = [{"learner": "ana", "seed": 1, "report": ok},
-               {"learner": "bob", "seed": 1, "report": _failed("grader", "the grading process died")},
-               {"learner": "cy", "seed": 1, "report": _failed("time", "grading stopped: over the time limit of 1 s")},
-               {"learner": "dee", "seed": 1, "report": _failed("learner", "SyntaxError at tools.py line 1")}]
+    ok = Report(
+        seed=1,
+        path="t.py",
+        checks=[CheckResult(id="step1/names", step=1, passed=True, points=2, max_points=2, title="t")],
+    ).to_dict()
+    records = [
+        {"learner": "ana", "seed": 1, "report": ok},
+        {"learner": "bob", "seed": 1, "report": _failed("grader", "the grading process died")},
+        {"learner": "cy", "seed": 1, "report": _failed("time", "grading stopped: over the time limit of 1 s")},
+        {"learner": "dee", "seed": 1, "report": _failed("learner", "SyntaxError at tools.py line 1")},
+    ]
     outputs = write_outputs(records, tmp_path)
     book = read_csv(outputs["csv"]).set_index("learner")
     # The learner's own failures (its code, or its code using the whole time budget): a zero.
@@ -728,9 +835,11 @@ def test_resume_grades_again_every_stored_failure_of_the_grading_machinery(tmp_p
     root = make_class(tmp_path / "class", {name: ALL_PASS for name in ("ana", "bob", "cy", "dee")})
     out = tmp_path / "out"
     run_batch(root, out, jobs=1, seed=2, grade_fn=fake_grade, progress=False)
-    failures = {"bob": _failed("grader", "the grader failed: OSError: disk full"),
-                "cy": _failed("time", "grading stopped: over the time limit of 1 s"),
-                "dee": _failed("learner", "SyntaxError at tools.py line 1")}
+    failures = {
+        "bob": _failed("grader", "the grader failed: OSError: disk full"),
+        "cy": _failed("time", "grading stopped: over the time limit of 1 s"),
+        "dee": _failed("learner", "SyntaxError at tools.py line 1"),
+    }
     for learner, report in failures.items():  # as stored by an earlier run
         path = out / "results" / f"{learner}.json"
         path.write_text(json.dumps({**json.loads(path.read_text()), "report": report}))

@@ -11,6 +11,7 @@ and zips with hostile names, uploads and members, and bad instructor input.
 Most batches here use a fake grader (fast, and the text it reports is the
 attack); one grades a hostile upload name for real.
 """
+
 from __future__ import annotations
 
 import csv
@@ -71,12 +72,27 @@ ONE_LINE = {name: text for name, text in HOSTILE.items() if "\n" not in text}
 
 def hostile_report(path: str = f"class/{HOSTILE['command']} {HOSTILE['backticks']}/tools.py") -> Report:
     replay = _ReplayCommand(Path(path), 7, 10.0)
-    report = Report(seed=7, path=path, checks=[
-        CheckResult(id="step2/valid_passes", step=2, passed=False, points=0, max_points=2, title="Valid calls pass",
-                    call=f"validate_args({EVERYTHING!r})", expected="''", got=EVERYTHING, message=EVERYTHING,
-                    hint="Return '' for a valid call.", reproduce=replay.for_check("step2/valid_passes")),
-        CheckResult(id="step1/names", step=1, passed=True, points=2, max_points=2, title="Data names"),
-    ])
+    report = Report(
+        seed=7,
+        path=path,
+        checks=[
+            CheckResult(
+                id="step2/valid_passes",
+                step=2,
+                passed=False,
+                points=0,
+                max_points=2,
+                title="Valid calls pass",
+                call=f"validate_args({EVERYTHING!r})",
+                expected="''",
+                got=EVERYTHING,
+                message=EVERYTHING,
+                hint="Return '' for a valid call.",
+                reproduce=replay.for_check("step2/valid_passes"),
+            ),
+            CheckResult(id="step1/names", step=1, passed=True, points=2, max_points=2, title="Data names"),
+        ],
+    )
     report.add_output(2, EVERYTHING)
     return report
 
@@ -137,7 +153,7 @@ def test_the_dashboard_shows_feedback_through_the_escaping_renderer():
     nb = json.loads((REPO / "labs" / "instructor_dashboard.ipynb").read_text(encoding="utf-8"))
     code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
     assert "Markdown(gradebook.render_feedback(record))" in code
-    assert ".md\").read_text()))" not in code  # no old feedback file is displayed as live Markdown
+    assert '.md").read_text()))' not in code  # no old feedback file is displayed as live Markdown
 
 
 def test_widget_html_and_text_show_hostile_text_and_run_nothing():
@@ -152,9 +168,17 @@ def hostile_records() -> list[dict]:
     records = []
     for learner in ids:
         report = hostile_report(f"class/{learner}/tools.py")
-        report.error = f"=HYPERLINK(\"http://evil\") {HOSTILE['html']} <title>pwned</title>"
-        records.append({"learner": learner, "source": f"class/{learner}/tools.py", "sha256": "0" * 64, "seed": 7,
-                        "selection": {"steps": None, "only": None}, "report": report.to_dict()})
+        report.error = f'=HYPERLINK("http://evil") {HOSTILE["html"]} <title>pwned</title>'
+        records.append(
+            {
+                "learner": learner,
+                "source": f"class/{learner}/tools.py",
+                "sha256": "0" * 64,
+                "seed": 7,
+                "selection": {"steps": None, "only": None},
+                "report": report.to_dict(),
+            }
+        )
     return records
 
 
@@ -199,7 +223,7 @@ HOSTILE_PATHS = [
     "class/it's; rm -rf ~/tools.py",
     "-1-1_tools.py",
     f"class/{HOSTILE['korean']}/tools.py",
-    "class/a\"b\\c$HOME/tools.py",
+    'class/a"b\\c$HOME/tools.py',
 ]
 
 
@@ -211,8 +235,13 @@ def test_a_batch_reproduce_line_gives_back_the_learner_path_and_runs_nothing(dis
     expected = display if not display.startswith("-") else "./" + display
     assert words[:3] == ["agtool-grade", "check", expected] and words[3:5] == ["--only", "step2/x"]
     # Pasted into bash: printf shows the words, and nothing in them runs.
-    done = subprocess.run(["bash", "-c", f"printf '%s\\n' {rebased.removeprefix('agtool-grade ')}"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=10)
+    done = subprocess.run(
+        ["bash", "-c", f"printf '%s\\n' {rebased.removeprefix('agtool-grade ')}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
     assert done.returncode == 0 and done.stdout.splitlines()[1] == expected
     assert not (tmp_path / "PWNED.txt").exists() and not list(tmp_path.iterdir())
 
@@ -230,16 +259,41 @@ def test_the_markdown_of_a_reproduce_line_is_one_code_span():
 def hostile_fake_grade(path, *, steps=None, only=None, seed=None, timeout=None):
     """Fails one check with the hostile text as the learner's message, and a real replay command."""
     replay = _ReplayCommand(str(path), seed, timeout or 10.0)  # path: the Submission a batch worker passes
-    return Report(seed=seed, path=str(path), checks=[
-        CheckResult(id="step1/names", step=1, passed=False, points=0, max_points=2, title="Data names",
-                    got=EVERYTHING, expected="'x'", message=EVERYTHING, reproduce=replay.for_check("step1/names")),
-    ])
+    return Report(
+        seed=seed,
+        path=str(path),
+        checks=[
+            CheckResult(
+                id="step1/names",
+                step=1,
+                passed=False,
+                points=0,
+                max_points=2,
+                title="Data names",
+                got=EVERYTHING,
+                expected="'x'",
+                message=EVERYTHING,
+                reproduce=replay.for_check("step1/names"),
+            ),
+        ],
+    )
 
 
 def hostile_class(root: Path) -> Path:
     """Learner folders and loose uploads whose names are the attack (issue 16.9-14)."""
-    names = ["moodle student", "back`tick", "-1-1", "=1+1", "@SUM(A1)", "김민준", "김 민준", "김_민준",
-             "<img src=x onerror=alert(1)>", "ana", "ANA"]
+    names = [
+        "moodle student",
+        "back`tick",
+        "-1-1",
+        "=1+1",
+        "@SUM(A1)",
+        "김민준",
+        "김 민준",
+        "김_민준",
+        "<img src=x onerror=alert(1)>",
+        "ana",
+        "ANA",
+    ]
     for name in names:
         (root / name).mkdir(parents=True)
         (root / name / "tools.py").write_text(f"# {name}\n", encoding="utf-8")
@@ -257,8 +311,9 @@ def test_a_hostile_class_folder_keeps_every_learner_apart_and_runs_nothing(tmp_p
     root = hostile_class(tmp_path / "class")
     out = tmp_path / "out"
     result = run_batch(root, out, seed=7, jobs=2, grade_fn=hostile_fake_grade, progress=False)
-    records = {r["learner"]: r for r in (json.loads(p.read_text(encoding="utf-8"))
-                                         for p in (out / "results").glob("*.json"))}
+    records = {
+        r["learner"]: r for r in (json.loads(p.read_text(encoding="utf-8")) for p in (out / "results").glob("*.json"))
+    }
     assert len(records) == len(result.learners) == 19  # 11 folders, 4 loose .py, 4 loose uploads that are not
     sources = {r["source"] for r in records.values()}
     assert len(sources) == 19  # nobody's feedback is someone else's
@@ -268,8 +323,13 @@ def test_a_hostile_class_folder_keeps_every_learner_apart_and_runs_nothing(tmp_p
         if record["sha256"]:
             words = shlex.split(check["reproduce"])
             assert words[2].removeprefix("./") == record["source"].removeprefix("./")
-            done = subprocess.run(["bash", "-c", f"printf '%s\\n' {check['reproduce'].removeprefix('agtool-grade ')}"],
-                                  cwd=tmp_path, capture_output=True, text=True, timeout=10)
+            done = subprocess.run(
+                ["bash", "-c", f"printf '%s\\n' {check['reproduce'].removeprefix('agtool-grade ')}"],
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
             assert done.stdout.splitlines()[1] == words[2]
     assert not (tmp_path / "PWNED.txt").exists() and not (REPO / "PWNED.txt").exists()
     not_graded = {r["learner"]: r["report"]["error"] for r in records.values() if not r["sha256"]}
@@ -309,8 +369,13 @@ def test_a_hostile_upload_name_graded_for_real_gives_a_safe_replay(tmp_path):
     assert replays, "the starter fails step 1: its failures carry replay lines"
     for line in replays:
         assert shlex.split(line)[2] == str(upload)
-        subprocess.run(["bash", "-c", f"printf '%s\\n' {line.removeprefix('agtool-grade ')}"], cwd=tmp_path,
-                       capture_output=True, timeout=10, check=True)
+        subprocess.run(
+            ["bash", "-c", f"printf '%s\\n' {line.removeprefix('agtool-grade ')}"],
+            cwd=tmp_path,
+            capture_output=True,
+            timeout=10,
+            check=True,
+        )
     assert not (tmp_path / "PWNED.txt").exists() and not (REPO / "PWNED.txt").exists()
 
 
@@ -358,8 +423,23 @@ def test_broken_zip_members_are_skipped_and_listed_not_fatal(tmp_path):
 
 def test_a_batch_of_a_broken_zip_lists_the_skipped_members(tmp_path, capsys):
     archive = hostile_zip(tmp_path / "class.zip")
-    code = cli.main(["batch", str(archive), "--out", str(tmp_path / "out"), "--seed", "2", "--jobs", "1",
-                     "--no-progress", "--steps", "1", "--timeout", "30"])
+    code = cli.main(
+        [
+            "batch",
+            str(archive),
+            "--out",
+            str(tmp_path / "out"),
+            "--seed",
+            "2",
+            "--jobs",
+            "1",
+            "--no-progress",
+            "--steps",
+            "1",
+            "--timeout",
+            "30",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "skipped from the zip: hw/gus/tools.py: corrupt" in captured.err
@@ -370,19 +450,22 @@ def test_a_batch_of_a_broken_zip_lists_the_skipped_members(tmp_path, capsys):
 # ---------------------------------------------------------------- instructor input
 
 
-@pytest.mark.parametrize("argv", [
-    ["batch", "class", "--out", "OUT", "--timeout", "inf"],
-    ["batch", "class", "--out", "OUT", "--timeout", "nan"],
-    ["batch", "class", "--out", "OUT", "--timeout", "-10"],
-    ["batch", "class", "--out", "OUT", "--timeout", "0"],
-    ["batch", "class", "--out", "OUT", "--jobs", "0"],
-    ["batch", "class", "--out", "OUT", "--jobs", "-1"],
-    ["batch", "class", "--out", "FILE"],
-    ["check", "tools.py", "--timeout", "inf"],
-    ["check", "tools.py", "--parallel", "0"],
-    ["check", "tools.py", "--out", "OUT"],
-    ["gradescope", "--timeout", "nan"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["batch", "class", "--out", "OUT", "--timeout", "inf"],
+        ["batch", "class", "--out", "OUT", "--timeout", "nan"],
+        ["batch", "class", "--out", "OUT", "--timeout", "-10"],
+        ["batch", "class", "--out", "OUT", "--timeout", "0"],
+        ["batch", "class", "--out", "OUT", "--jobs", "0"],
+        ["batch", "class", "--out", "OUT", "--jobs", "-1"],
+        ["batch", "class", "--out", "FILE"],
+        ["check", "tools.py", "--timeout", "inf"],
+        ["check", "tools.py", "--parallel", "0"],
+        ["check", "tools.py", "--out", "OUT"],
+        ["gradescope", "--timeout", "nan"],
+    ],
+)
 def test_bad_instructor_input_is_one_clear_line_and_exit_2(argv, tmp_path, capsys):
     (tmp_path / "FILE").write_text("an existing file")
     (tmp_path / "OUT").mkdir()
@@ -395,11 +478,17 @@ def test_bad_instructor_input_is_one_clear_line_and_exit_2(argv, tmp_path, capsy
     assert "give a" in err or "name a" in err  # says what to give instead
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    ({"timeout": float("inf")}, "timeout=inf"), ({"timeout": float("nan")}, "timeout=nan"),
-    ({"timeout": -10}, "timeout=-10"), ({"timeout": 0}, "timeout=0"),
-    ({"jobs": 0}, "jobs=0"), ({"jobs": -1}, "jobs=-1"),
-])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"timeout": float("inf")}, "timeout=inf"),
+        ({"timeout": float("nan")}, "timeout=nan"),
+        ({"timeout": -10}, "timeout=-10"),
+        ({"timeout": 0}, "timeout=0"),
+        ({"jobs": 0}, "jobs=0"),
+        ({"jobs": -1}, "jobs=-1"),
+    ],
+)
 def test_run_batch_refuses_bad_limits_before_grading_anyone(kwargs, words, tmp_path):
     root = hostile_class(tmp_path / "class")
     with pytest.raises(ValueError, match=words.replace("+", r"\+")):
@@ -449,10 +538,20 @@ def test_a_failure_to_store_one_result_becomes_that_learners_row(tmp_path, monke
 
 # ---------------------------------------------------------------- the corpus's text cases, graded for real
 
-TEXT_CASES = ("markdown_in_exception", "markdown_in_return", "markdown_in_output", "html_in_import_error",
-              "terminal_escapes_in_exception", "terminal_escapes_in_output", "terminal_escapes_in_import_error",
-              "bidi_in_return", "shell_in_exception", "formula_in_import_error", "formula_in_return",
-              "formula_at_sign_in_exception")
+TEXT_CASES = (
+    "markdown_in_exception",
+    "markdown_in_return",
+    "markdown_in_output",
+    "html_in_import_error",
+    "terminal_escapes_in_exception",
+    "terminal_escapes_in_output",
+    "terminal_escapes_in_import_error",
+    "bidi_in_return",
+    "shell_in_exception",
+    "formula_in_import_error",
+    "formula_in_return",
+    "formula_at_sign_in_exception",
+)
 LIVE_TAGS = ("img", "a", "script", "iframe", "title", "svg")
 
 
@@ -478,18 +577,33 @@ def test_each_text_case_of_the_corpus_is_shown_and_never_live(name, graded_text_
     report = graded_text_cases[name]
     step = next(iter(report.steps))
     assert not report.passed or "HOSTILE" in "".join(report.output.values()), f"{name}: its text is not in the report"
-    texts = {"text": render_text(report), "markdown": render_markdown(report),
-             "widget html": widget_html(report, step), "widget text": widget_text(report, step)}
-    record = {"learner": "-1-1", "source": str(report.path), "sha256": "0" * 64, "seed": 11,
-              "selection": {"steps": [step], "only": None}, "report": report.to_dict()}
+    texts = {
+        "text": render_text(report),
+        "markdown": render_markdown(report),
+        "widget html": widget_html(report, step),
+        "widget text": widget_text(report, step),
+    }
+    record = {
+        "learner": "-1-1",
+        "source": str(report.path),
+        "sha256": "0" * 64,
+        "seed": 11,
+        "selection": {"steps": [step], "only": None},
+        "report": report.to_dict(),
+    }
     outputs = write_outputs([record], tmp_path)
     texts["summary"] = outputs["summary"].read_text(encoding="utf-8")
     texts["feedback"] = (tmp_path / "feedback" / "-1-1.md").read_text(encoding="utf-8")
     for where, text in texts.items():
         assert_no_raw_controls(text, f"{name} {where}")
         assert "\u202e" not in text and "\x9b" not in text
-        soup = rendered_markdown(text) if where in ("markdown", "summary", "feedback") else \
-            BeautifulSoup(text, "html.parser") if where == "widget html" else None
+        soup = (
+            rendered_markdown(text)
+            if where in ("markdown", "summary", "feedback")
+            else BeautifulSoup(text, "html.parser")
+            if where == "widget html"
+            else None
+        )
         if soup is not None:
             assert not soup.find_all(LIVE_TAGS), f"{name} {where}: {soup.find_all(LIVE_TAGS)}"
             assert not soup.find_all(class_="math"), f"{name} {where}: learner text became math"
@@ -503,19 +617,20 @@ def test_each_text_case_of_the_corpus_is_shown_and_never_live(name, graded_text_
 
 # ---------------------------------------------------------------- borrowed grades (issue 16.2, 16.4)
 
+
 def _borrowing_class(root: Path) -> Path:
     """bob did the work; four classmates point at it by links, one swaps in a FIFO."""
     (root / "bob" / "agtool").mkdir(parents=True)
     (root / "bob" / "agtool" / "tools.py").write_text("X = 'bob'\n")
-    (root / "alice").symlink_to(root / "bob")                                   # the whole folder
+    (root / "alice").symlink_to(root / "bob")  # the whole folder
     (root / "carl").mkdir()
-    (root / "carl" / "agtool").symlink_to(root / "bob" / "agtool")              # the package folder
+    (root / "carl" / "agtool").symlink_to(root / "bob" / "agtool")  # the package folder
     (root / "dora").mkdir()
     (root / "dora" / "tools.py").symlink_to(root / "bob" / "agtool" / "tools.py")  # the file
     (root / "emil").mkdir()
-    os.link(root / "bob" / "agtool" / "tools.py", root / "emil" / "tools.py")     # a hard link
+    os.link(root / "bob" / "agtool" / "tools.py", root / "emil" / "tools.py")  # a hard link
     (root / "fay").mkdir()
-    os.mkfifo(root / "fay" / "tools.py")                                          # never written to
+    os.mkfifo(root / "fay" / "tools.py")  # never written to
     return root
 
 
@@ -540,12 +655,12 @@ def _odd_files_class(root: Path) -> Path:
     os.mknod(root / "gus" / "tools.py", 0o666 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero: endless bytes
     (root / "hal").mkdir()
     listener = socket.socket(socket.AF_UNIX)
-    listener.bind(str(root / "hal" / "tools.py"))                                 # a socket
+    listener.bind(str(root / "hal" / "tools.py"))  # a socket
     (root / "ivy").mkdir()
-    with open(root / "ivy" / "tools.py", "wb") as fh:                            # sparse, 64 MiB
+    with open(root / "ivy" / "tools.py", "wb") as fh:  # sparse, 64 MiB
         fh.truncate(64 << 20)
     (root / "jon").mkdir()
-    (root / "jon" / "tools.py").symlink_to("/dev/zero")                          # a link to a device
+    (root / "jon" / "tools.py").symlink_to("/dev/zero")  # a link to a device
     return root
 
 
@@ -589,14 +704,16 @@ def test_a_file_swapped_with_a_fifo_while_the_batch_runs_never_hangs_it(tmp_path
         stop.set()
         swapper.join(5)
     assert elapsed < 60 and sorted(result.learners) == ["ana", "kim"]
-    rows = {r["learner"]: r for r in (json.loads(p.read_text(encoding="utf-8"))
-                                      for p in (tmp_path / "out" / "results").glob("*.json"))}
+    rows = {
+        r["learner"]: r
+        for r in (json.loads(p.read_text(encoding="utf-8")) for p in (tmp_path / "out" / "results").glob("*.json"))
+    }
     assert rows["ana"]["sha256"] and set(rows) == {"ana", "kim"}  # kim: graded bytes, or a row saying why not
 
 
 # ---------------------------------------------------------------- classmates' results (issue 16.8)
 
-_REWRITER = '''
+_REWRITER = """
 import os as _ro
 
 _OUT, _CLASS = {out!r}, {klass!r}
@@ -629,7 +746,7 @@ def _break_classmate():
 
 _TRIED = [_attempt(f) for f in (_rewrite_records, _append_grade, _break_classmate)]
 print("REWRITER", _TRIED)
-'''
+"""
 
 
 @pytest.mark.parametrize("sandbox", ["default", "none"])
@@ -648,8 +765,9 @@ def test_a_submission_cannot_rewrite_a_classmates_result_or_file_under_the_defau
     for name in ("bob", "zzz"):
         (klass / name).mkdir(parents=True)
     (klass / "bob" / "tools.py").write_text(solution, encoding="utf-8")
-    (klass / "zzz" / "tools.py").write_text(solution + _REWRITER.format(out=str(out), klass=str(klass)),
-                                            encoding="utf-8")
+    (klass / "zzz" / "tools.py").write_text(
+        solution + _REWRITER.format(out=str(out), klass=str(klass)), encoding="utf-8"
+    )
     argv = ["batch", str(klass), "--out", str(out), "--jobs", "1", "--seed", "5", "--steps", "1"]
     code = cli.main(argv + (["--sandbox", "none"] if sandbox == "none" else []))
     assert code in (0, 1)
@@ -669,6 +787,7 @@ def test_a_submission_cannot_rewrite_a_classmates_result_or_file_under_the_defau
 
 
 # ----------------------------------------------------------- least privilege in a batch (issue 27.1-27.3)
+
 
 def _need_bwrap_here() -> None:
     if not bwrap_usable():
@@ -696,10 +815,12 @@ def test_a_learner_who_fills_tmp_costs_the_next_learner_on_the_worker_nothing(tm
     klass, out = tmp_path / "class", tmp_path / "out"
     for name in ("aaa", "bbb"):
         (klass / name).mkdir(parents=True)
-    (klass / "aaa" / "tools.py").write_text(_hostile_module("tmp_fill_next_learner", tmp_path / "corpus"),
-                                            encoding="utf-8")
-    (klass / "bbb" / "tools.py").write_text((REPO / "solutions" / "tools.py").read_text(encoding="utf-8"),
-                                            encoding="utf-8")
+    (klass / "aaa" / "tools.py").write_text(
+        _hostile_module("tmp_fill_next_learner", tmp_path / "corpus"), encoding="utf-8"
+    )
+    (klass / "bbb" / "tools.py").write_text(
+        (REPO / "solutions" / "tools.py").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     monkeypatch.setenv("AGTOOL_STEP_MOUNTS", "0")
     run_batch(klass, out, seed=5, jobs=1, sandbox="bwrap", progress=False)
     report = json.loads((out / "results" / "bbb.json").read_text(encoding="utf-8"))["report"]
@@ -722,15 +843,18 @@ def test_a_learner_reaches_neither_the_batch_out_nor_the_service_database(tmp_pa
     for name in ("aaa", "bbb"):
         (klass / name).mkdir(parents=True)
     writer = (Path(__file__).parent / "hostile" / "cases" / "writes_service_database" / "payload.py").read_text(
-        encoding="utf-8")
+        encoding="utf-8"
+    )
     hostile = _hostile_module("reads_service_database", tmp_path / "corpus") + "\n\n" + writer
-    (klass / "aaa" / "tools.py").write_text(hostile + _REWRITER.format(out=str(out), klass=str(klass)),
-                                            encoding="utf-8")
+    (klass / "aaa" / "tools.py").write_text(
+        hostile + _REWRITER.format(out=str(out), klass=str(klass)), encoding="utf-8"
+    )
     (klass / "bbb" / "tools.py").write_text(solution, encoding="utf-8")
     with planted_class_data() as planted:
         before = database_rows() if planted else []
-        code = cli.main(["batch", str(klass), "--out", str(out), "--jobs", "1", "--seed", "5", "--steps", "1",
-                         "--sandbox", "bwrap"])
+        code = cli.main(
+            ["batch", str(klass), "--out", str(out), "--jobs", "1", "--seed", "5", "--steps", "1", "--sandbox", "bwrap"]
+        )
         after = database_rows() if planted else []
     assert code in (0, 1) and before == after
     aaa = json.loads((out / "results" / "aaa.json").read_text(encoding="utf-8"))["report"]

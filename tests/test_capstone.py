@@ -4,6 +4,7 @@ Against the solution (small N through ``AGTOOL_NOISY_N``) the outputs must hold
 the tally table and a PNG plot; against the starter the notebook must end
 without an error output and show one friendly message instead of a traceback.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,14 +24,20 @@ def _execute(monkeypatch, module: Path, n: int = 120) -> nbformat.NotebookNode:
     monkeypatch.setenv("AGTOOL_MODULE", str(module))
     monkeypatch.setenv("AGTOOL_NOISY_N", str(n))
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+    ).execute()
     return nb
 
 
 def _outputs(nb, kind: str) -> list:
-    return [out for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs
-            if out.get("output_type") == kind or kind in out.get("data", {})]
+    return [
+        out
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.outputs
+        if out.get("output_type") == kind or kind in out.get("data", {})
+    ]
 
 
 def test_committed_without_outputs_and_with_a_parameters_cell():
@@ -47,9 +54,17 @@ def test_runs_against_the_solution_and_shows_the_table_and_the_plot(monkeypatch)
     assert _outputs(nb, "error") == []
     html = "\n".join(out["data"]["text/html"] for out in _outputs(nb, "text/html"))
     # The tally: one row per route, the outcome columns, the two rates.
-    for text in ("(a) tool called directly", "(b) run_naive", "(c) handle",
-                 "wrong (silent)", "refused (honest)", "tool body runs", "repairs that succeeded",
-                 "silent-wrong rate", "chapter before"):
+    for text in (
+        "(a) tool called directly",
+        "(b) run_naive",
+        "(c) handle",
+        "wrong (silent)",
+        "refused (honest)",
+        "tool body runs",
+        "repairs that succeeded",
+        "silent-wrong rate",
+        "chapter before",
+    ):
         assert text in html, f"{text!r} missing from the notebook's tables"
     pngs = _outputs(nb, "image/png")
     assert pngs, "the sweep plot was not shown"
@@ -58,8 +73,15 @@ def test_runs_against_the_solution_and_shows_the_table_and_the_plot(monkeypatch)
     assert "Ready: 120 orders" in markdown
     assert "First-retry success" in markdown
     # Part two: one row per layer, the new outcome columns, the retry comparison and its plot.
-    for text in ("(c) + resolve_sku", "(d) + coerce", "(e) + retry_with_suggestion", "asked back",
-                 "tool body runs per order", "bare reason", "with explain"):
+    for text in (
+        "(c) + resolve_sku",
+        "(d) + coerce",
+        "(e) + retry_with_suggestion",
+        "asked back",
+        "tool body runs per order",
+        "bare reason",
+        "with explain",
+    ):
         assert text in html, f"{text!r} missing from part two's tables"
     assert len(pngs) >= 2, "part two's plot was not shown"
     assert "First-retry success here" in markdown and "Part two is not ready" not in markdown
@@ -89,8 +111,9 @@ def test_the_notebook_table_of_mistakes_follows_the_simulator():
     """The shares and mistakes the notebook explains are the ones the simulator uses."""
     from agtool_lab.noisy.model import CHAPTER_MIX, MISTAKES
 
-    text = "\n".join(cell.source for cell in nbformat.read(NOTEBOOK, as_version=4).cells
-                     if cell.cell_type == "markdown")
+    text = "\n".join(
+        cell.source for cell in nbformat.read(NOTEBOOK, as_version=4).cells if cell.cell_type == "markdown"
+    )
     rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| ")}
     for category, share in CHAPTER_MIX.items():
         row = rows[category.replace("_", " ")]

@@ -3,6 +3,7 @@
 The reference solution is used here as an oracle for the case generators
 (the grader itself never imports it).
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,10 @@ def reference():
 
 
 def _probes_json(seed: int) -> str:
-    return json.dumps({cid: [p.to_json() for p in check.probes(check_rng(seed, cid))]
-                       for cid, check in CHECKS.items()}, sort_keys=True)
+    return json.dumps(
+        {cid: [p.to_json() for p in check.probes(check_rng(seed, cid))] for cid, check in CHECKS.items()},
+        sort_keys=True,
+    )
 
 
 def test_same_seed_gives_the_same_probes():
@@ -35,9 +38,12 @@ def test_same_seed_gives_the_same_probes():
 
 def test_different_seeds_give_different_values():
     assert _probes_json(17) != _probes_json(18)
-    varied = [cid for cid, check in CHECKS.items()
-              if json.dumps([p.to_json() for p in check.probes(check_rng(1, cid))])
-              != json.dumps([p.to_json() for p in check.probes(check_rng(2, cid))])]
+    varied = [
+        cid
+        for cid, check in CHECKS.items()
+        if json.dumps([p.to_json() for p in check.probes(check_rng(1, cid))])
+        != json.dumps([p.to_json() for p in check.probes(check_rng(2, cid))])
+    ]
     # Checks of fixed facts (names, table, structure) have nothing to vary; most others must.
     assert len(varied) >= len(CHECKS) * 2 // 3
 

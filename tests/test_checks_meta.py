@@ -11,6 +11,7 @@
   correct modules that keep state between runs (``STATEFUL_BUT_CORRECT``) get full marks;
 * the rules table in ``docs/checks.md`` is generated from the registry and up to date.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,8 +34,10 @@ checks_for()  # load the registry
 
 
 def _failed_summary(report) -> str:
-    return "\n".join(f"{c.id}: {c.message} | call {c.call} | expected {c.expected} | got {c.got}"
-                     for c in report.failed) or report.error
+    return (
+        "\n".join(f"{c.id}: {c.message} | call {c.call} | expected {c.expected} | got {c.got}" for c in report.failed)
+        or report.error
+    )
 
 
 def test_every_check_has_a_defect_and_every_defect_a_check():
@@ -59,8 +62,7 @@ def test_there_are_enough_checks_and_each_is_well_formed():
 
 # Rules of LAB_SPEC that no check can observe yet, each with what it waits for. docs/checks.md
 # shows them as "not covered"; a rule leaves this list as soon as a check covers it.
-WAITING_FOR_PROBES = {
-}
+WAITING_FOR_PROBES = {}
 
 
 def test_every_lab_spec_rule_is_covered_by_a_check():
@@ -73,8 +75,10 @@ def _notebook_texts() -> dict:
     from helpers import notebook_builder
 
     generator = notebook_builder()
-    texts = {page["file"]: normalised("\n".join(cell.source for cell in generator.build(step).cells))
-             for step, page in enumerate(generator.NOTEBOOKS, start=1)}
+    texts = {
+        page["file"]: normalised("\n".join(cell.source for cell in generator.build(step).cells))
+        for step, page in enumerate(generator.NOTEBOOKS, start=1)
+    }
     return texts, generator._fill
 
 
@@ -93,8 +97,9 @@ def test_the_sentence_test_can_fail():
 def test_docs_checks_table_is_up_to_date():
     written = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
     assert written == rules_table_markdown(), (
-        "docs/checks.md is stale: python -c \"import grader.checks as c; "
-        "print(c.rules_table_markdown(), end='')\" > docs/checks.md")
+        'docs/checks.md is stale: python -c "import grader.checks as c; '
+        "print(c.rules_table_markdown(), end='')\" > docs/checks.md"
+    )
 
 
 # The solution on 20 seeds, each planted defect and each plausible mistake are graded once, in
@@ -135,7 +140,9 @@ def test_correct_part_one_modules_in_other_styles_keep_steps_1_to_8(path, seed):
     assert report.error == "", report.error
     assert len(report.checks) == len(CHECKS)
     part_one = [c for c in report.checks if c.step in PART_ONE]
-    assert sum(c.points for c in part_one) == sum(c.max_points for c in part_one) == PART_ONE_MARKS, _failed_summary(report)
+    assert sum(c.points for c in part_one) == sum(c.max_points for c in part_one) == PART_ONE_MARKS, _failed_summary(
+        report
+    )
     part_two = [c for c in report.checks if c.step not in PART_ONE]
     unclean = [f"{c.id}: {c.message} | got {c.got}" for c in part_two if not _fails_cleanly_for_a_missing_name(c)]
     assert unclean == [], "\n".join(unclean)
@@ -144,12 +151,15 @@ def test_correct_part_one_modules_in_other_styles_keep_steps_1_to_8(path, seed):
 def test_the_clean_missing_test_can_fail():
     from grader.report import CheckResult
 
-    crashed = CheckResult(id="step9/x", step=9, passed=False, points=0, max_points=2, title="t",
-                          message="coerce raised ZeroDivisionError")
+    crashed = CheckResult(
+        id="step9/x", step=9, passed=False, points=0, max_points=2, title="t", message="coerce raised ZeroDivisionError"
+    )
     assert not _fails_cleanly_for_a_missing_name(crashed)
     assert _fails_cleanly_for_a_missing_name(
-        CheckResult(id="step9/x", step=9, passed=False, points=0, max_points=2, title="t",
-                    got="the module has no name 'coerce'"))
+        CheckResult(
+            id="step9/x", step=9, passed=False, points=0, max_points=2, title="t", got="the module has no name 'coerce'"
+        )
+    )
 
 
 # Correct modules that keep state between runs, as the spec allows: graphs a step's runs
@@ -158,18 +168,32 @@ def test_the_clean_missing_test_can_fail():
 _HANDLE_TOOL_RUNS = '    result["tool_runs"] = sum(CALLS.values()) - before\n'
 STATEFUL_BUT_CORRECT = {
     "graphs_compiled_once": [
-        ("    final = build_graph().invoke(_initial_state(order))", "    final = _compiled(build_graph).invoke(_initial_state(order))"),
-        ("    final = build_naive().invoke(_initial_state(order))", "    final = _compiled(build_naive).invoke(_initial_state(order))"),
-        ("def can_repair(reason: str) -> bool:",
-         "_COMPILED = {}\n\n\ndef _compiled(builder):\n    if builder.__name__ not in _COMPILED:\n"
-         "        _COMPILED[builder.__name__] = builder()\n    return _COMPILED[builder.__name__]\n\n\n"
-         "def can_repair(reason: str) -> bool:")],
+        (
+            "    final = build_graph().invoke(_initial_state(order))",
+            "    final = _compiled(build_graph).invoke(_initial_state(order))",
+        ),
+        (
+            "    final = build_naive().invoke(_initial_state(order))",
+            "    final = _compiled(build_naive).invoke(_initial_state(order))",
+        ),
+        (
+            "def can_repair(reason: str) -> bool:",
+            "_COMPILED = {}\n\n\ndef _compiled(builder):\n    if builder.__name__ not in _COMPILED:\n"
+            "        _COMPILED[builder.__name__] = builder()\n    return _COMPILED[builder.__name__]\n\n\n"
+            "def can_repair(reason: str) -> bool:",
+        ),
+    ],
     "runs_logged": [
         (_HANDLE_TOOL_RUNS, _HANDLE_TOOL_RUNS + "    HISTORY.append(dict(result))\n"),
-        ("def can_repair(reason: str) -> bool:", "HISTORY = []\n\n\ndef can_repair(reason: str) -> bool:")],
+        ("def can_repair(reason: str) -> bool:", "HISTORY = []\n\n\ndef can_repair(reason: str) -> bool:"),
+    ],
     "can_repair_memoized": [
-        ("def can_repair(reason: str) -> bool:", "@functools.lru_cache(maxsize=None)\ndef can_repair(reason: str) -> bool:"),
-        ("import json\n", "import functools\nimport json\n")],
+        (
+            "def can_repair(reason: str) -> bool:",
+            "@functools.lru_cache(maxsize=None)\ndef can_repair(reason: str) -> bool:",
+        ),
+        ("import json\n", "import functools\nimport json\n"),
+    ],
 }
 
 

@@ -8,6 +8,7 @@ same learners: not the starter, not the ungradable file; and no wrong answer is
 the starter's ``[]`` or ``NotImplementedError``. The starter's feedback file is
 a paragraph, not a thousand lines.
 """
+
 from __future__ import annotations
 
 import re
@@ -28,11 +29,13 @@ STEPS = [1, 2]
 def batched(tmp_path_factory):
     root = tmp_path_factory.mktemp("views")
     subs = root / "subs"
-    texts = {"starter": (REPO / "agtool" / "tools.py").read_text(encoding="utf-8"),
-             "broken": "import no_such_module_anywhere\n",
-             "mistake_a": materialise_text("step2/valid_passes"),
-             "mistake_b": materialise_text("step2/unknown_tool"),
-             "solution": SOLUTION.read_text(encoding="utf-8")}
+    texts = {
+        "starter": (REPO / "agtool" / "tools.py").read_text(encoding="utf-8"),
+        "broken": "import no_such_module_anywhere\n",
+        "mistake_a": materialise_text("step2/valid_passes"),
+        "mistake_b": materialise_text("step2/unknown_tool"),
+        "solution": SOLUTION.read_text(encoding="utf-8"),
+    }
     for learner, text in texts.items():
         (subs / learner).mkdir(parents=True)
         (subs / learner / "tools.py").write_text(text, encoding="utf-8")

@@ -3,6 +3,7 @@
 Most tests run ``grader.cli.main`` in-process with the engine's test checks
 (``helpers.call_check``); a few run the real command in a subprocess.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -30,8 +31,11 @@ def engine_cli(monkeypatch, engine_client, temp_checks):
     # The session's engine (it can import the test probes), lent to the command without being closed.
     monkeypatch.setattr(cli, "engine_for", lambda sandbox: contextlib.nullcontext(engine_client))
     monkeypatch.setattr(cli, "grade", functools.partial(grade, probe_function=ENGINE_PROBES))
-    return temp_checks(call_check(1, "one", "one", expect=1), call_check(2, "two", "two", expect=2),
-                       call_check(2, "wrong", "two", expect=3))
+    return temp_checks(
+        call_check(1, "one", "one", expect=1),
+        call_check(2, "two", "two", expect=2),
+        call_check(2, "wrong", "two", expect=3),
+    )
 
 
 def test_exit_0_when_every_selected_check_passes(write_module, engine_cli, capsys):
@@ -54,12 +58,15 @@ def test_exit_1_when_the_module_does_not_import(write_module, engine_cli, capsys
     assert "SyntaxError at tools.py line 1" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["check", "{missing}"], "does not exist"),
-    (["check", "{folder}"], "folder without tools.py"),
-    (["check", "{module}", "--only", "step1/no_such_check"], "agtool-grade checks"),
-    (["check", "{module}", "--step", "12"], "there is no step 12"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["check", "{missing}"], "does not exist"),
+        (["check", "{folder}"], "folder without tools.py"),
+        (["check", "{module}", "--only", "step1/no_such_check"], "agtool-grade checks"),
+        (["check", "{module}", "--step", "12"], "there is no step 12"),
+    ],
+)
 def test_exit_2_with_one_line_saying_what_to_do(argv, words, tmp_path, write_module, engine_cli, capsys):
     module = write_module(MODULE)
     empty = tmp_path / "empty"
@@ -79,14 +86,12 @@ def test_usage_errors_exit_2(capsys):
 
 def test_step_selects_whole_steps(write_module, engine_cli, capsys):
     path = write_module(MODULE)
-    cli.main(["check", str(path), "--step", "2", "--only", engine_cli[0], "--only", engine_cli[1],
-              "--format", "json"])
+    cli.main(["check", str(path), "--step", "2", "--only", engine_cli[0], "--only", engine_cli[1], "--format", "json"])
     report = json.loads(capsys.readouterr().out)
     assert [c["id"] for c in report["checks"]] == [engine_cli[1]]
 
 
-@pytest.mark.parametrize("fmt, marker", [("json", '"max_score"'), ("markdown", "# Grading report"),
-                                         ("text", "Total:")])
+@pytest.mark.parametrize("fmt, marker", [("json", '"max_score"'), ("markdown", "# Grading report"), ("text", "Total:")])
 def test_formats(fmt, marker, write_module, engine_cli, capsys):
     path = write_module(MODULE)
     cli.main(["check", str(path), "--only", engine_cli[2], "--format", fmt, "--seed", "11"])
@@ -100,8 +105,7 @@ def test_formats(fmt, marker, write_module, engine_cli, capsys):
 def test_out_writes_the_report_to_a_file(tmp_path, write_module, engine_cli, capsys):
     path = write_module(MODULE)
     target = tmp_path / "reports" / "feedback.md"
-    assert cli.main(["check", str(path), "--only", engine_cli[0], "--format", "markdown",
-                     "--out", str(target)]) == 0
+    assert cli.main(["check", str(path), "--only", engine_cli[0], "--format", "markdown", "--out", str(target)]) == 0
     assert target.read_text().startswith("# Grading report")
     assert str(target) in capsys.readouterr().out
 
@@ -116,17 +120,35 @@ def test_checks_lists_the_registry(temp_checks, capsys):
 
 
 def test_python_dash_m_grader_is_the_same_command(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "grader", "check", str(tmp_path / "nope.py")],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "check", str(tmp_path / "nope.py")], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2 and "cannot grade" in done.stderr
 
 
-@pytest.mark.skipif(not checks_for() or not (REPO / "grader" / "engine" / "probes.py").exists(),
-                    reason="no real checks registered yet")
+@pytest.mark.skipif(
+    not checks_for() or not (REPO / "grader" / "engine" / "probes.py").exists(), reason="no real checks registered yet"
+)
 def test_real_command_on_the_solution_exits_0(tmp_path):
     out = tmp_path / "report.json"
-    done = subprocess.run([sys.executable, "-m", "grader", "check", str(REPO / "solutions"), "--seed", "8",
-                           "--format", "json", "--out", str(out)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "check",
+            str(REPO / "solutions"),
+            "--seed",
+            "8",
+            "--format",
+            "json",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(out.read_text())
     assert report["score"] == report["max_score"] > 0 and report["path"].endswith("tools.py")

@@ -7,6 +7,7 @@ same crash only says it follows from that row, in every view (terminal,
 Markdown, Check panel, service page). Collapsing rows changes how failures
 are shown, never the points.
 """
+
 from __future__ import annotations
 
 import re
@@ -41,8 +42,13 @@ def test_a_crash_is_one_row_naming_its_line(graded, name):
         shown = [c for c in crashed if c.id not in notes]
         assert len(shown) == 1, [c.id for c in shown]
         assert re.search(rf"\(line {line}, in \w+\)$", shown[0].got), shown[0].got
-        for view in (render_text(report), render_markdown(report), check_panel_text(report, report.checks[0].step),
-                     render_html(report, report.checks[0].step), feedback_html(report.to_dict())):
+        for view in (
+            render_text(report),
+            render_markdown(report),
+            check_panel_text(report, report.checks[0].step),
+            render_html(report, report.checks[0].step),
+            feedback_html(report.to_dict()),
+        ):
             assert view.count(f"line {line}, in") == 1, name
             assert view.count("Follows from the crash shown under") == len(crashed) - 1
 

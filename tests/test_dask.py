@@ -1,4 +1,5 @@
 """The batch on a Dask cluster gives the same outputs as the local pool."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,9 @@ FULL = full_marks()  # the solution's score: every registered check's points
 @pytest.fixture(scope="module")
 def cluster():
     # Real worker processes (as on a cluster), each of which starts its own warm runner.
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=40) as local:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+    ) as local:
         yield local
 
 
@@ -29,7 +31,7 @@ def small_class(root: Path) -> Path:
     solution = SOLUTION.read_text()
     sources = {
         "ada": solution,
-        "bea": solution.replace('if isinstance(value, bool) and expected is not bool:', 'if False:'),
+        "bea": solution.replace("if isinstance(value, bool) and expected is not bool:", "if False:"),
         "cy": solution.replace("    CACHE[key] = value\n", "    CACHE[key] = value\n    CACHE.clear()\n"),
         "dee": "def broken(:\n",
     }
@@ -44,8 +46,15 @@ def small_class(root: Path) -> Path:
 def test_dask_and_local_give_the_same_outputs(cluster, tmp_path):
     root = small_class(tmp_path / "class")
     local = run_batch(root, tmp_path / "local", jobs=2, seed=42, timeout=80, progress=False)
-    on_dask = run_batch(root, tmp_path / "dask", executor="dask", scheduler=cluster.scheduler_address,
-                        seed=42, timeout=80, progress=False)
+    on_dask = run_batch(
+        root,
+        tmp_path / "dask",
+        executor="dask",
+        scheduler=cluster.scheduler_address,
+        seed=42,
+        timeout=80,
+        progress=False,
+    )
     assert local.graded == on_dask.graded == 4
 
     for learner in ("ada", "bea", "cy", "dee"):  # first per learner: a difference names the check
@@ -66,10 +75,12 @@ def test_dask_and_local_give_the_same_outputs(cluster, tmp_path):
 def test_dask_resume_skips_on_the_cluster_too(cluster, tmp_path):
     root = small_class(tmp_path / "class")
     out = tmp_path / "out"
-    first = run_batch(root, out, executor="dask", scheduler=cluster.scheduler_address, seed=1, timeout=80,
-                      progress=False)
-    again = run_batch(root, out, executor="dask", scheduler=cluster.scheduler_address, resume=True, timeout=80,
-                      progress=False)
+    first = run_batch(
+        root, out, executor="dask", scheduler=cluster.scheduler_address, seed=1, timeout=80, progress=False
+    )
+    again = run_batch(
+        root, out, executor="dask", scheduler=cluster.scheduler_address, resume=True, timeout=80, progress=False
+    )
     assert (first.graded, again.graded, again.skipped, again.seed) == (4, 0, 4, 1)
 
 
@@ -91,8 +102,7 @@ def test_the_service_queue_grades_stored_attempts_on_the_cluster(cluster, tmp_pa
     solution = SOLUTION.read_bytes()
     ids = [store.add_attempt("ana", solution, seed=5), store.add_attempt("ben", b"def broken(:\n", seed=6)]
     # Built as server.serve builds it from the options.
-    queue = GradingQueue(store, jobs=args.jobs, sandbox=args.sandbox, executor=args.executor,
-                         scheduler=args.scheduler)
+    queue = GradingQueue(store, jobs=args.jobs, sandbox=args.sandbox, executor=args.executor, scheduler=args.scheduler)
     with queue:
         late = store.add_attempt("ana", solution, seed=7)  # given while the queue runs
         queue.put(late)

@@ -7,6 +7,7 @@
 * every page is in the site's navigation, and the glossary defines each word once;
 * where MkDocs is installed (``make docs``), the site builds with warnings as errors.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -38,7 +39,8 @@ HOOKS = load_hooks()
 @pytest.mark.parametrize("name", sorted(HOOKS.GENERATED))
 def test_a_generated_page_is_what_the_code_generates(name):
     assert (DOCS / name).read_text(encoding="utf-8") == HOOKS.GENERATED[name](), (
-        f"docs/{name} is stale: run .venv/bin/python docs/hooks.py")
+        f"docs/{name} is stale: run .venv/bin/python docs/hooks.py"
+    )
 
 
 def test_the_settings_page_lists_every_setting():
@@ -68,8 +70,11 @@ MAKE_COMMAND = re.compile(r"`make ([\w-]+)`|^\s+make ([\w-]+)", flags=re.MULTILI
 
 
 def test_every_make_target_the_docs_name_exists():
-    named = {inline or shown for path in [REPO / "README.md", *DOCS.glob("*.md")]
-             for inline, shown in MAKE_COMMAND.findall(path.read_text(encoding="utf-8"))}
+    named = {
+        inline or shown
+        for path in [REPO / "README.md", *DOCS.glob("*.md")]
+        for inline, shown in MAKE_COMMAND.findall(path.read_text(encoding="utf-8"))
+    }
     assert {"lab", "test", "docs"} <= named
     assert named - make_targets() == set()
 
@@ -88,21 +93,37 @@ def glossary_words() -> list[str]:
 def test_the_glossary_defines_each_word_once():
     words = glossary_words()
     assert len(words) == len(set(words))
-    for word in ("step", "operation", "probe", "engine client", "fork server", "step child", "batch worker",
-                 "report", "the learner's report files"):
+    for word in (
+        "step",
+        "operation",
+        "probe",
+        "engine client",
+        "fork server",
+        "step child",
+        "batch worker",
+        "report",
+        "the learner's report files",
+    ):
         assert any(entry == word or entry.startswith(word + " ") for entry in words), word
 
 
-SHOWN_IMPORT = re.compile(r"^\s*((?:from (?:grader|agtool_lab)[\w.]* import [\w, ]+|import (?:grader|agtool_lab)[\w.]*))"
-                          r"(?:;|\s*#|$)", flags=re.MULTILINE)
+SHOWN_IMPORT = re.compile(
+    r"^\s*((?:from (?:grader|agtool_lab)[\w.]* import [\w, ]+|import (?:grader|agtool_lab)[\w.]*))"
+    r"(?:;|\s*#|$)",
+    flags=re.MULTILINE,
+)
 
 
 def test_every_import_the_pages_show_works():
-    shown = {line for path in [REPO / "README.md", *DOCS.glob("*.md")]
-             for line in SHOWN_IMPORT.findall(path.read_text(encoding="utf-8"))}
+    shown = {
+        line
+        for path in [REPO / "README.md", *DOCS.glob("*.md")]
+        for line in SHOWN_IMPORT.findall(path.read_text(encoding="utf-8"))
+    }
     assert "from grader.outputs import gradebook" in shown
-    done = subprocess.run([sys.executable, "-c", "\n".join(sorted(shown))], cwd=REPO, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", "\n".join(sorted(shown))], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-2000:]
 
 
@@ -110,7 +131,8 @@ def test_sphinx_roles_are_shown_as_code_and_brackets_are_no_links():
     html = "grade a :class:<code>~grader.report.Report</code> with :func:<code>grade</code>"
     assert HOOKS.on_page_content(html) == "grade a <code>grader.report.Report</code> with <code>grade</code>"
     assert HOOKS.literal_brackets("| calls TOOLS[name]['fn'] `a[b]` |\n[x](y)\n") == (
-        "| calls TOOLS\\[name]\\['fn'] `a[b]` |\n[x](y)\n")
+        "| calls TOOLS\\[name]\\['fn'] `a[b]` |\n[x](y)\n"
+    )
 
 
 def test_docstrings_read_as_markdown_in_the_api_reference():
@@ -120,15 +142,21 @@ def test_docstrings_read_as_markdown_in_the_api_reference():
     spec.loader.exec_module(module)
     text = "Sum::\n\n    >>> 1 + 1\n    2\n\nThen\n>>> d['k']\n1\n\nEnd"
     assert module.markdown_docstring(text) == (
-        "Sum:\n\n    >>> 1 + 1\n    2\n\nThen\n\n```pycon\n>>> d['k']\n1\n```\n\nEnd")
+        "Sum:\n\n    >>> 1 + 1\n    2\n\nThen\n\n```pycon\n>>> d['k']\n1\n```\n\nEnd"
+    )
 
 
 def test_the_site_builds_with_warnings_as_errors(tmp_path):
     pytest.importorskip("mkdocs", reason="the docs extra is not installed: `make docs` installs and builds it")
     pytest.importorskip("mkdocstrings", reason="the docs extra is not installed: `make docs` installs it")
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                          cwd=REPO, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "site" / "instructor" / "index.html").is_file()
 

@@ -5,6 +5,7 @@ spec, then the reference solution over the random cases of every kind, as a
 second opinion), record its calls, undo itself, and offer learner code nothing
 but a function to call.
 """
+
 from __future__ import annotations
 
 import random
@@ -62,8 +63,9 @@ ARGS_TABLE = [
 ]
 
 
-@pytest.mark.parametrize("tool, args, reason", ARGS_TABLE, ids=[f"{r or 'valid'}-{i}" for i, (_, _, r)
-                                                                 in enumerate(ARGS_TABLE)])
+@pytest.mark.parametrize(
+    "tool, args, reason", ARGS_TABLE, ids=[f"{r or 'valid'}-{i}" for i, (_, _, r) in enumerate(ARGS_TABLE)]
+)
 def test_validate_args_double_follows_the_spec_table(solution, tool, args, reason):
     module, _ = solution
     assert _double("validate_args", module)(tool, args) == reason
@@ -89,7 +91,10 @@ def _row(count=1):
 RESULT_TABLE = [
     ({"sku": "S", "region": "north", "rows": [_row(0)]}, ""),
     ({"sku": "S", "region": "north", "rows": [_row()] * spec.MAX_ROWS, "extra": 1}, ""),
-    (None, "shape"), (3, "shape"), ("x", "shape"), ([], "shape"),
+    (None, "shape"),
+    (3, "shape"),
+    ("x", "shape"),
+    ([], "shape"),
     ({"sku": "S", "region": "north"}, "shape"),
     ({"sku": "S", "region": "north", "rows": (_row(),)}, "shape"),
     ({"sku": 1, "region": "north", "rows": [_row()]}, "shape"),
@@ -107,8 +112,9 @@ RESULT_TABLE = [
 ]
 
 
-@pytest.mark.parametrize("value, reason", RESULT_TABLE, ids=[f"{r or 'valid'}-{i}" for i, (_, r)
-                                                             in enumerate(RESULT_TABLE)])
+@pytest.mark.parametrize(
+    "value, reason", RESULT_TABLE, ids=[f"{r or 'valid'}-{i}" for i, (_, r) in enumerate(RESULT_TABLE)]
+)
 def test_validate_result_double_follows_the_spec_table(solution, value, reason):
     module, _ = solution
     assert _double("validate_result", module)(random.choice(spec.TOOL_NAMES), value) == reason
@@ -142,8 +148,11 @@ def test_call_tool_double_is_the_spec_door(solution):
     module, _ = solution
     door = _double("call_tool", module)
     before = dict(module.CALLS)
-    assert door("stock_lookup", {**GOOD, "region": "mars"}) == {"ok": False, "value": None,
-                                                                "error": "args:allowed:region"}
+    assert door("stock_lookup", {**GOOD, "region": "mars"}) == {
+        "ok": False,
+        "value": None,
+        "error": "args:allowed:region",
+    }
     assert door("legacy_stock", {"sku": "SKU-3300", "region": "north", "limit": 1})["error"] == "result:too_big"
     assert door("stock_lookup", {"sku": "SKU-9999", "region": "north", "limit": 1})["error"] == "result:empty"
     first = door("stock_lookup", GOOD)
@@ -177,9 +186,11 @@ def test_step7_doubles_follow_the_spec():
     assert not any(can(r) for r in ("result:empty", "raised:KeyError", "args:missing:sku", "", "result:shape"))
     fix = _double("repair", None)
     state = {"order": {**GOOD, "tool": "legacy_stock"}, "tool": "legacy_stock", "args": dict(GOOD), "errors": []}
-    for reason, tool, args in [("args:allowed:region", "legacy_stock", {**GOOD, "region": "central"}),
-                               ("args:range:limit", "legacy_stock", {**GOOD, "limit": 2}),
-                               ("result:too_big", "stock_lookup", GOOD)]:
+    for reason, tool, args in [
+        ("args:allowed:region", "legacy_stock", {**GOOD, "region": "central"}),
+        ("args:range:limit", "legacy_stock", {**GOOD, "limit": 2}),
+        ("result:too_big", "stock_lookup", GOOD),
+    ]:
         update = fix({**state, "errors": ["raised:X", reason]})
         assert (update["tool"], update["args"]) == (tool, args) and update["fixes"][0].startswith(reason)
     clamp = fix({**state, "args": {**GOOD, "limit": 99}, "errors": ["args:range:limit"]})
@@ -209,16 +220,19 @@ def test_when_answers_exact_calls_for_every_kind():
 def test_the_op_installs_records_and_undoes_itself(solution):
     module, ctx = solution
     real_validate, real_code = module.validate_args, module.validate_args.__code__
-    ops = [double_op("validate_args", refuse=[["stock_lookup", GOOD, "range:limit"]]),
-           call_op("call_tool", "stock_lookup", GOOD),
-           call_op("call_tool", "stock_lookup", {**GOOD, "limit": 3})]
+    ops = [
+        double_op("validate_args", refuse=[["stock_lookup", GOOD, "range:limit"]]),
+        call_op("call_tool", "stock_lookup", GOOD),
+        call_op("call_tool", "stock_lookup", {**GOOD, "limit": 3}),
+    ]
     obs = run_probe(module, call_probe(ops, spies=TOOL_SPIES_ORIGINAL).to_json(), ctx)
     refused = obs["records"][1]
     assert refused["value"]["error"] == "args:range:limit" and refused["spy_runs"]["stock_lookup"] == 0
     assert obs["records"][2]["value"]["ok"] is True
     assert obs["double_seen"]["validate_args"] == [
         {"args": ["stock_lookup", GOOD], "returned": "range:limit"},
-        {"args": ["stock_lookup", {**GOOD, "limit": 3}], "returned": ""}]
+        {"args": ["stock_lookup", {**GOOD, "limit": 3}], "returned": ""},
+    ]
     assert module.validate_args is real_validate and real_validate.__code__ is real_code
     assert module.validate_args("stock_lookup", GOOD) == ""
 
@@ -237,8 +251,10 @@ def test_a_reference_saved_at_import_reaches_the_double(solution):
     module, ctx = solution
     saved = module.validate_args
     module.call_tool.__globals__["_saved_check"] = saved
-    ops = [double_op("validate_args", refuse=[["stock_lookup", GOOD, "extra:x"]]),
-           {"op": "call", "fn": "_saved_check", "args": encode(["stock_lookup", GOOD])}]
+    ops = [
+        double_op("validate_args", refuse=[["stock_lookup", GOOD, "extra:x"]]),
+        {"op": "call", "fn": "_saved_check", "args": encode(["stock_lookup", GOOD])},
+    ]
     obs = run_probe(module, call_probe(ops).to_json(), ctx)
     assert obs["records"][1]["value"] == "extra:x"
     assert saved("stock_lookup", GOOD) == ""
@@ -266,8 +282,9 @@ def test_extension_modules_are_merged_and_a_kind_twice_is_an_error(monkeypatch):
     fake = types.SimpleNamespace(DOUBLES={"validate_args": doubles.cache_key_double})
     monkeypatch.setattr(doubles.pkgutil, "iter_modules", lambda path: [types.SimpleNamespace(name="doubles_fake")])
     real_import = doubles.importlib.import_module
-    monkeypatch.setattr(doubles.importlib, "import_module",
-                        lambda name: fake if name.endswith("doubles_fake") else real_import(name))
+    monkeypatch.setattr(
+        doubles.importlib, "import_module", lambda name: fake if name.endswith("doubles_fake") else real_import(name)
+    )
     with pytest.raises(RuntimeError, match="defined twice"):
         doubles._merge_extensions()
     fake.DOUBLES = {"grader_test_kind": doubles.cache_key_double}

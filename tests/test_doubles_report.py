@@ -6,6 +6,7 @@ The door's ways of being wrong on purpose must do what the checks assume
 reads off the door's records must equal what the spies counted in the same
 report, in each of the three reports and for a module that measures badly.
 """
+
 from __future__ import annotations
 
 import random
@@ -32,11 +33,15 @@ class _Module:
 
     def __init__(self) -> None:
         self.runs = 0
-        contract = {"sku": {"type": str, "required": True},
-                    "region": {"type": str, "required": True, "allowed": list(spec.REGIONS)},
-                    "limit": {"type": int, "required": True, "min": 1, "max": spec.MAX_ROWS}}
-        returns = {"keys": {"sku": str, "region": str, "rows": list},
-                   "rows": {"max_len": spec.MAX_ROWS, "item": {"bin": {"type": str}, "count": {"type": int}}}}
+        contract = {
+            "sku": {"type": str, "required": True},
+            "region": {"type": str, "required": True, "allowed": list(spec.REGIONS)},
+            "limit": {"type": int, "required": True, "min": 1, "max": spec.MAX_ROWS},
+        }
+        returns = {
+            "keys": {"sku": str, "region": str, "rows": list},
+            "rows": {"max_len": spec.MAX_ROWS, "item": {"bin": {"type": str}, "count": {"type": int}}},
+        }
         self.TOOLS = {"stock_lookup": {"fn": self.tool, "args": contract, "returns": returns}}
 
     def tool(self, sku, region, limit):
@@ -44,11 +49,18 @@ class _Module:
         return spec.lookup_result(sku, region, limit)
 
 
-@pytest.mark.parametrize("args, leak_runs", [
-    ({**GOOD, "limit": True}, 1), ({**GOOD, "region": "mars"}, 1), ({**GOOD, "limit": 99}, 1),
-    ({**GOOD, "sku": 7}, 1), ({"sku": "SKU-1001", "region": "north"}, 0), ({**GOOD, "color": "red"}, 0),
-    ({"sku": "SKU-1001", "region": "mars"}, 0),  # a wrong value, but Python's call fails first (no limit)
-])
+@pytest.mark.parametrize(
+    "args, leak_runs",
+    [
+        ({**GOOD, "limit": True}, 1),
+        ({**GOOD, "region": "mars"}, 1),
+        ({**GOOD, "limit": 99}, 1),
+        ({**GOOD, "sku": 7}, 1),
+        ({"sku": "SKU-1001", "region": "north"}, 0),
+        ({**GOOD, "color": "red"}, 0),
+        ({"sku": "SKU-1001", "region": "mars"}, 0),  # a wrong value, but Python's call fails first (no limit)
+    ],
+)
 def test_the_door_refuses_every_wrong_call_and_runs_the_body_first_only_with_leak(args, leak_runs):
     for leak in (False, True):
         module = _Module()
@@ -69,20 +81,25 @@ def test_the_door_caches_successes_only_with_store():
     assert [door("stock_lookup", empty)["error"] for _ in range(2)] == ["result:empty"] * 2 and module.runs == 2
 
 
-@pytest.mark.parametrize("order, kind", [
-    (spec.REPAIR_EXAMPLE, "repaired"), (spec.EMPTY_EXAMPLE, "empty"),
-    ({"sku": "SKU-3300", "region": "Central", "limit": 4}, "repaired"),
-    ({"sku": "SKU-2040", "region": "south", "limit": 1}, "empty"),
-    ({"sku": "SKU-2040", "region": "nowhere", "limit": 2, "tool": "legacy_stock"}, "repaired"),
-    ({"sku": "SKU-5000", "region": "mars", "limit": 2}, "empty"),      # no stock in the fallback region either
-    ({"sku": "SKU-1001", "region": "mars", "limit": 0}, "other"),      # a second fault: two fixes
-    ({"sku": spec.UNKNOWN_SKU, "region": "mars", "limit": 2}, "empty"),  # fixed, then empty
-    ({"sku": "SKU-3300", "region": "north", "limit": 2, "tool": "legacy_stock"}, "other"),  # fixed: too_big
-    ({"sku": spec.UNKNOWN_SKU, "region": "north", "limit": 9}, "empty"),  # limit clamped, then empty
-    ({"sku": "SKU-1001", "region": "north", "limit": 2}, "other"),     # finds rows at once
-    ({"sku": "SKU-1001", "region": "north"}, "other"), (None, "other"),
-    ({**spec.EMPTY_EXAMPLE, "tool": ["stock_lookup"]}, "other"),
-])
+@pytest.mark.parametrize(
+    "order, kind",
+    [
+        (spec.REPAIR_EXAMPLE, "repaired"),
+        (spec.EMPTY_EXAMPLE, "empty"),
+        ({"sku": "SKU-3300", "region": "Central", "limit": 4}, "repaired"),
+        ({"sku": "SKU-2040", "region": "south", "limit": 1}, "empty"),
+        ({"sku": "SKU-2040", "region": "nowhere", "limit": 2, "tool": "legacy_stock"}, "repaired"),
+        ({"sku": "SKU-5000", "region": "mars", "limit": 2}, "empty"),  # no stock in the fallback region either
+        ({"sku": "SKU-1001", "region": "mars", "limit": 0}, "other"),  # a second fault: two fixes
+        ({"sku": spec.UNKNOWN_SKU, "region": "mars", "limit": 2}, "empty"),  # fixed, then empty
+        ({"sku": "SKU-3300", "region": "north", "limit": 2, "tool": "legacy_stock"}, "other"),  # fixed: too_big
+        ({"sku": spec.UNKNOWN_SKU, "region": "north", "limit": 9}, "empty"),  # limit clamped, then empty
+        ({"sku": "SKU-1001", "region": "north", "limit": 2}, "other"),  # finds rows at once
+        ({"sku": "SKU-1001", "region": "north"}, "other"),
+        (None, "other"),
+        ({**spec.EMPTY_EXAMPLE, "tool": ["stock_lookup"]}, "other"),
+    ],
+)
 def test_the_kind_of_an_order_is_what_a_correct_handle_does_with_it(order, kind):
     assert order_kind(order) == kind
     results = {"repaired": 1, "empty": 2, "other": 3}
@@ -104,8 +121,11 @@ def _spy_runs_during_report(probe, obs) -> int:
 
 
 # A correct module whose wrong calls each have two faults: a wrong value and a missing or extra argument.
-_TWO_FAULTS = ("_WRONG_ARGS = [\n", '_WRONG_ARGS = [\n    ("stock_lookup", {"sku": "SKU-1001", "region": "mars"}),\n'
-               '    ("stock_lookup", {"sku": 7, "region": "north", "limit": 2, "x": 1}),\n')
+_TWO_FAULTS = (
+    "_WRONG_ARGS = [\n",
+    '_WRONG_ARGS = [\n    ("stock_lookup", {"sku": "SKU-1001", "region": "mars"}),\n'
+    '    ("stock_lookup", {"sku": 7, "region": "north", "limit": 2, "x": 1}),\n',
+)
 
 
 def _module(name: str, tmp_path: Path) -> Path:
@@ -119,8 +139,9 @@ def _module(name: str, tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("module", ["solution", "two_faults", "memo_counts_both_calls", "blocked_counts_refusals"])
-@pytest.mark.parametrize("probe_of", [step8.as_is_probe, step8.changed_probe, step8.no_cache_probe],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "probe_of", [step8.as_is_probe, step8.changed_probe, step8.no_cache_probe], ids=lambda f: f.__name__
+)
 def test_the_runs_read_off_the_door_equal_the_spies_count(module, probe_of, tmp_path):
     path = _module(module, tmp_path)
     probe = probe_of(check_rng(3, "step8/x"))
@@ -133,8 +154,9 @@ def test_the_true_values_of_each_report_differ_from_the_spec_s_numbers_where_the
     seen = {}
     for probe_of in (step8.as_is_probe, step8.changed_probe, step8.no_cache_probe):
         probe = probe_of(random.Random(5))
-        values, problems, _ = step8._truth(probe, _observe(SOLUTION, probe, tmp_path / probe_of.__name__),
-                                           one_of_each=probe_of is step8.as_is_probe)
+        values, problems, _ = step8._truth(
+            probe, _observe(SOLUTION, probe, tmp_path / probe_of.__name__), one_of_each=probe_of is step8.as_is_probe
+        )
         assert problems == []
         seen[probe_of.__name__] = values
     assert seen["as_is_probe"] == dict(spec.REPORT_EXPECTED)

@@ -5,6 +5,7 @@ whose probes call learner functions through ``tests/engine_probes.py``, so
 they exercise the engine independently of the real checks. The last tests use
 the real registry once it has checks.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,9 @@ def by_id(report):
 
 def test_each_step_runs_in_its_own_fresh_module(write_module, temp_checks, engine_client):
     path = write_module("COUNT = []\ndef bump():\n    COUNT.append(1)\n    return len(COUNT)\n")
-    ids = temp_checks(call_check(1, "a", "bump", expect=1), call_check(2, "b", "bump", expect=1),
-                      call_check(2, "c", "bump", expect=2))
+    ids = temp_checks(
+        call_check(1, "a", "bump", expect=1), call_check(2, "b", "bump", expect=1), call_check(2, "c", "bump", expect=2)
+    )
     report = run(path, ids, engine_client, seed=1)
     assert [c.passed for c in report.checks] == [True, True, True]
     assert report.score == report.max_score == 3 and report.error == ""
@@ -55,30 +57,51 @@ def fresh_check(step: int, name: str, *, expect: int, shareable: bool = True) ->
         got = observations[0].get("value")
         return Verdict.ok() if got == expect else Verdict.fail("unexpected", expected=expect, got=got)
 
-    return Check(id=f"step{step}/zz_engine_{name}", step=step, points=1, title=f"engine test {name}",
-                 hint="engine hint", probes=lambda rng: [Probe("fresh", dict(params), label="import")], judge=judge)
+    return Check(
+        id=f"step{step}/zz_engine_{name}",
+        step=step,
+        points=1,
+        title=f"engine test {name}",
+        hint="engine hint",
+        probes=lambda rng: [Probe("fresh", dict(params), label="import")],
+        judge=judge,
+    )
 
 
-@pytest.mark.parametrize("import_line, imports", [
-    # A quick import: each fresh probe has an import of its own (cheaper than a fork).
-    ("", {"a": 2, "b": 2, "c": 3, "d": 1}),  # (d, its step's last probe, takes the step's import)
-    # A slower one (over child.REIMPORT_SECONDS): the step imports once, a fresh
-    # probe gets that import's module in a fork; only c, which re-imports after
-    # other probes ran, imports again.
-    ("import time; time.sleep(0.05)\n", {"a": 1, "b": 1, "c": 2, "d": 1}),
-], ids=["quick import", "slower import"])
+@pytest.mark.parametrize(
+    "import_line, imports",
+    [
+        # A quick import: each fresh probe has an import of its own (cheaper than a fork).
+        ("", {"a": 2, "b": 2, "c": 3, "d": 1}),  # (d, its step's last probe, takes the step's import)
+        # A slower one (over child.REIMPORT_SECONDS): the step imports once, a fresh
+        # probe gets that import's module in a fork; only c, which re-imports after
+        # other probes ran, imports again.
+        ("import time; time.sleep(0.05)\n", {"a": 1, "b": 1, "c": 2, "d": 1}),
+    ],
+    ids=["quick import", "slower import"],
+)
 def test_identical_fresh_probes_of_a_step_run_once_and_each_check_gets_the_observation(
-        write_module, temp_checks, engine_client, import_line, imports):
+    write_module, temp_checks, engine_client, import_line, imports
+):
     # Every import appends to a log in the step's scratch folder; IMPORTS is its length.
     # b is the same probe as a: it runs once and both get its observation.
-    path = write_module(import_line + "with open('imports.log', 'a') as f:\n    f.write('x')\n"
-                        "IMPORTS = len(open('imports.log').read())\n")
-    ids = temp_checks(fresh_check(2, "a", expect=imports["a"]), fresh_check(2, "b", expect=imports["b"]),
-                      fresh_check(2, "c", expect=imports["c"], shareable=False),
-                      fresh_check(3, "d", expect=imports["d"]))
+    path = write_module(
+        import_line + "with open('imports.log', 'a') as f:\n    f.write('x')\n"
+        "IMPORTS = len(open('imports.log').read())\n"
+    )
+    ids = temp_checks(
+        fresh_check(2, "a", expect=imports["a"]),
+        fresh_check(2, "b", expect=imports["b"]),
+        fresh_check(2, "c", expect=imports["c"], shareable=False),
+        fresh_check(3, "d", expect=imports["d"]),
+    )
     report = run(path, ids, engine_client, seed=1)
     assert {k: (c.passed, c.got) for k, c in by_id(report).items()} == {
-        "a": (True, ""), "b": (True, ""), "c": (True, ""), "d": (True, "")}
+        "a": (True, ""),
+        "b": (True, ""),
+        "c": (True, ""),
+        "d": (True, ""),
+    }
 
 
 def fresh_call_check(step: int, name: str, *, expect: int, fresh: bool, n: int, fn: str = "bump") -> Check:
@@ -89,42 +112,64 @@ def fresh_call_check(step: int, name: str, *, expect: int, fresh: bool, n: int, 
         got = observations[0].get("value")
         return Verdict.ok() if got == expect else Verdict.fail("unexpected", expected=expect, got=got)
 
-    return Check(id=f"step{step}/zz_engine_{name}", step=step, points=1, title=f"engine test {name}",
-                 hint="engine hint", probes=lambda rng: [Probe("call", dict(params), label="bump()")], judge=judge)
+    return Check(
+        id=f"step{step}/zz_engine_{name}",
+        step=step,
+        points=1,
+        title=f"engine test {name}",
+        hint="engine hint",
+        probes=lambda rng: [Probe("call", dict(params), label="bump()")],
+        judge=judge,
+    )
 
 
 def test_each_fresh_probe_starts_from_the_import_and_changes_nothing_another_probe_sees(
-        write_module, temp_checks, engine_client):
+    write_module, temp_checks, engine_client
+):
     # bump() changes module state and the process (an environment variable);
     # each fresh probe sees neither what another fresh probe did nor what the
     # shared probes did, and the shared probes (run after the fresh ones) see
     # nothing of the fresh ones.
-    path = write_module("import os\nCOUNT = []\ndef bump():\n    COUNT.append(1)\n"
-                        "    os.environ['BUMPS'] = os.environ.get('BUMPS', '') + 'x'\n"
-                        "    return len(COUNT) * 10 + len(os.environ['BUMPS'])\n")
-    ids = temp_checks(fresh_call_check(2, "shared1", expect=11, fresh=False, n=1),
-                      fresh_call_check(2, "fresh1", expect=11, fresh=True, n=2),
-                      fresh_call_check(2, "shared2", expect=22, fresh=False, n=3),
-                      fresh_call_check(2, "fresh2", expect=11, fresh=True, n=4))
+    path = write_module(
+        "import os\nCOUNT = []\ndef bump():\n    COUNT.append(1)\n"
+        "    os.environ['BUMPS'] = os.environ.get('BUMPS', '') + 'x'\n"
+        "    return len(COUNT) * 10 + len(os.environ['BUMPS'])\n"
+    )
+    ids = temp_checks(
+        fresh_call_check(2, "shared1", expect=11, fresh=False, n=1),
+        fresh_call_check(2, "fresh1", expect=11, fresh=True, n=2),
+        fresh_call_check(2, "shared2", expect=22, fresh=False, n=3),
+        fresh_call_check(2, "fresh2", expect=11, fresh=True, n=4),
+    )
     report = run(path, ids, engine_client, seed=1)
     assert {k: (c.passed, c.got) for k, c in by_id(report).items()} == {
-        "shared1": (True, ""), "fresh1": (True, ""), "shared2": (True, ""), "fresh2": (True, "")}
+        "shared1": (True, ""),
+        "fresh1": (True, ""),
+        "shared2": (True, ""),
+        "fresh2": (True, ""),
+    }
 
 
 def test_a_fresh_probe_that_ends_the_job_sees_the_import_as_it_was(write_module, temp_checks, engine_client):
     # The job's last probe, when fresh, runs in the step child itself (no fork):
     # it still sees only the import, and a module that ends the process there
     # costs that probe, as it would in a fork.
-    path = write_module("import os\nCOUNT = []\ndef bump():\n    COUNT.append(1)\n"
-                        "    os.environ['BUMPS'] = os.environ.get('BUMPS', '') + 'x'\n"
-                        "    return len(COUNT) * 10 + len(os.environ['BUMPS'])\n"
-                        "def leave():\n    os._exit(3)\n")
-    ids = temp_checks(fresh_call_check(2, "fresh1", expect=11, fresh=True, n=1),
-                      fresh_call_check(2, "fresh2", expect=11, fresh=True, n=2))
+    path = write_module(
+        "import os\nCOUNT = []\ndef bump():\n    COUNT.append(1)\n"
+        "    os.environ['BUMPS'] = os.environ.get('BUMPS', '') + 'x'\n"
+        "    return len(COUNT) * 10 + len(os.environ['BUMPS'])\n"
+        "def leave():\n    os._exit(3)\n"
+    )
+    ids = temp_checks(
+        fresh_call_check(2, "fresh1", expect=11, fresh=True, n=1),
+        fresh_call_check(2, "fresh2", expect=11, fresh=True, n=2),
+    )
     report = run(path, ids, engine_client, seed=1)
     assert {k: c.passed for k, c in by_id(report).items()} == {"fresh1": True, "fresh2": True}
-    ids = temp_checks(fresh_call_check(3, "fine", expect=11, fresh=True, n=1),
-                      fresh_call_check(3, "gone", expect=0, fresh=True, n=2, fn="leave"))
+    ids = temp_checks(
+        fresh_call_check(3, "fine", expect=11, fresh=True, n=1),
+        fresh_call_check(3, "gone", expect=0, fresh=True, n=2, fn="leave"),
+    )
     report = run(path, ids, engine_client, seed=1)
     assert by_id(report)["fine"].passed and not by_id(report)["gone"].passed
     assert "exit" in (by_id(report)["gone"].message + by_id(report)["gone"].got).lower()
@@ -163,10 +208,13 @@ def test_import_that_hangs_costs_one_timeout_not_one_per_step(write_module, temp
 def test_a_slow_import_has_its_own_bound_and_is_paid_once_per_step(write_module, temp_checks, engine_client):
     # The import takes longer than the step's whole time limit for its calls;
     # three fresh probes and a shared one in a step, none pays for it again.
-    path = write_module("import time\ntime.sleep(1.5)\nCOUNT = []\ndef bump():\n"
-                        "    COUNT.append(1)\n    return len(COUNT)\n")
-    ids = temp_checks(*(fresh_call_check(2, f"f{n}", expect=1, fresh=True, n=n) for n in range(3)),
-                      fresh_call_check(2, "shared", expect=1, fresh=False, n=9))
+    path = write_module(
+        "import time\ntime.sleep(1.5)\nCOUNT = []\ndef bump():\n    COUNT.append(1)\n    return len(COUNT)\n"
+    )
+    ids = temp_checks(
+        *(fresh_call_check(2, f"f{n}", expect=1, fresh=True, n=n) for n in range(3)),
+        fresh_call_check(2, "shared", expect=1, fresh=False, n=9),
+    )
     began = time.monotonic()
     report = run(path, ids, engine_client, seed=1, timeout=1)
     assert report.score == report.max_score == 4, [c.message for c in report.checks]
@@ -182,8 +230,12 @@ def test_a_call_past_its_limit_is_named_with_how_long_it_ran(write_module, temp_
 
 def test_exit_inside_a_function_costs_only_that_step(write_module, temp_checks, engine_client):
     path = write_module("import os\ndef ok():\n    return 1\ndef leave():\n    os._exit(0)\n")
-    ids = temp_checks(call_check(1, "first", "ok", expect=1), call_check(2, "dies", "leave", expect=1),
-                      call_check(2, "after", "ok", expect=1), call_check(3, "later", "ok", expect=1))
+    ids = temp_checks(
+        call_check(1, "first", "ok", expect=1),
+        call_check(2, "dies", "leave", expect=1),
+        call_check(2, "after", "ok", expect=1),
+        call_check(3, "later", "ok", expect=1),
+    )
     checks = by_id(run(path, ids, engine_client))
     assert checks["first"].passed and checks["later"].passed
     assert not checks["dies"].passed and not checks["after"].passed
@@ -193,8 +245,9 @@ def test_exit_inside_a_function_costs_only_that_step(write_module, temp_checks, 
 
 
 def test_system_exit_and_keyboard_interrupt_are_recorded_per_probe(write_module, temp_checks, engine_client):
-    path = write_module("import sys\ndef quit():\n    sys.exit(0)\ndef stop():\n    raise KeyboardInterrupt\n"
-                        "def ok():\n    return 1\n")
+    path = write_module(
+        "import sys\ndef quit():\n    sys.exit(0)\ndef stop():\n    raise KeyboardInterrupt\ndef ok():\n    return 1\n"
+    )
     ids = temp_checks(call_check(1, "quit", "quit"), call_check(1, "stop", "stop"), call_check(1, "ok", "ok", expect=1))
     checks = by_id(run(path, ids, engine_client))
     assert "raised SystemExit(0)" in checks["quit"].message
@@ -203,11 +256,13 @@ def test_system_exit_and_keyboard_interrupt_are_recorded_per_probe(write_module,
 
 
 def test_steps_of_a_submission_share_one_compile_and_still_name_the_learner_line(
-        write_module, temp_checks, engine_client):
+    write_module, temp_checks, engine_client
+):
     # Compiled once in the step child (under its limits) for the steps it runs: the traceback names tools.py.
     path = write_module("def f():\n    return 1\n\ndef broken():\n    return {}['k']\n")
-    ids = temp_checks(call_check(1, "f", "f", expect=1), call_check(2, "g", "f", expect=1),
-                      call_check(3, "b", "broken", expect=1))
+    ids = temp_checks(
+        call_check(1, "f", "f", expect=1), call_check(2, "g", "f", expect=1), call_check(3, "b", "broken", expect=1)
+    )
     report = run(path, ids, engine_client)
     assert [c.passed for c in report.checks] == [True, True, False]
     tree = compile_instrumented(Path(path).read_bytes(), "<agtool-submission>")
@@ -223,8 +278,10 @@ def test_a_compile_time_warning_reaches_the_steps_output(write_module, temp_chec
 
 def test_output_is_captured_and_capped_while_reading(write_module, temp_checks, engine_client):
     # 200 MB of prints: if the parent buffered it before capping, its memory would show it.
-    path = write_module("import sys\ndef loud():\n    print('fake: 100/100 PASSED')\n    chunk = 'x' * 1_000_000\n"
-                        "    for _ in range(200):\n        sys.stdout.write(chunk)\n    return 1\n")
+    path = write_module(
+        "import sys\ndef loud():\n    print('fake: 100/100 PASSED')\n    chunk = 'x' * 1_000_000\n"
+        "    for _ in range(200):\n        sys.stdout.write(chunk)\n    return 1\n"
+    )
     ids = temp_checks(call_check(1, "loud", "loud", expect=1))
     report = run(path, ids, engine_client, limits={"output_bytes": 4096})
     assert report.checks[0].passed
@@ -260,36 +317,44 @@ def test_timeout_kills_the_group_and_an_escaped_grandchild(write_module, temp_ch
     report = run(path, ids, engine_client, timeout=1)
     assert time.monotonic() - began < 5
     assert "`spawn()` was stopped after it ran 1.0 s, over the time limit of 1 s" in report.checks[0].message
-    pids = [int(line.split()[1]) for line in report.output["1"].splitlines() if line.split()[0] in ("child", "grandchild")]
+    pids = [
+        int(line.split()[1]) for line in report.output["1"].splitlines() if line.split()[0] in ("child", "grandchild")
+    ]
     assert len(pids) == 2
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists(), f"process {pid} survived the step"
 
 
 def test_children_left_behind_after_a_normal_end_are_killed(write_module, temp_checks, engine_client):
-    path = write_module("import os, time\ndef spawn():\n    pid = os.fork()\n    if pid == 0:\n"
-                        "        os.setsid()\n        time.sleep(300)\n    return pid\n")
+    path = write_module(
+        "import os, time\ndef spawn():\n    pid = os.fork()\n    if pid == 0:\n"
+        "        os.setsid()\n        time.sleep(300)\n    return pid\n"
+    )
     ids = temp_checks(call_check(1, "spawn", "spawn", expect=-1))
     pid = run(path, ids, engine_client).checks[0].got
     assert not Path(f"/proc/{int(pid)}").exists()
 
 
 def test_a_stray_thread_does_not_lose_results(write_module, temp_checks, engine_client):
-    path = write_module("import threading, time\ndef start():\n"
-                        "    threading.Thread(target=time.sleep, args=(300,)).start()\n    return 1\n")
+    path = write_module(
+        "import threading, time\ndef start():\n"
+        "    threading.Thread(target=time.sleep, args=(300,)).start()\n    return 1\n"
+    )
     ids = temp_checks(call_check(1, "thread", "start", expect=1))
     began = time.monotonic()
     report = run(path, ids, engine_client, timeout=5)
     assert report.checks[0].passed and time.monotonic() - began < 4  # not the 5 s timeout
 
 
-def test_child_environment_is_clean_and_works_in_a_scratch_folder(write_module, temp_checks, engine_client,
-                                                                  monkeypatch):
+def test_child_environment_is_clean_and_works_in_a_scratch_folder(
+    write_module, temp_checks, engine_client, monkeypatch
+):
     monkeypatch.setenv("AGTOOL_TEST_SECRET", "hunter2")
     path = write_module("import os\ndef env():\n    return sorted(os.environ)\ndef cwd():\n    return os.getcwd()\n")
     (path.parent / "json.py").write_text("raise SystemExit('shadowed')\n")  # must not be importable
-    ids = temp_checks(call_check(1, "env", "env", expect=["HOME", "LANG", "LC_ALL", "PATH"]),
-                      call_check(1, "cwd", "cwd", expect="?"))
+    ids = temp_checks(
+        call_check(1, "env", "env", expect=["HOME", "LANG", "LC_ALL", "PATH"]), call_check(1, "cwd", "cwd", expect="?")
+    )
     checks = by_id(run(path, ids, engine_client))
     assert checks["env"].passed, checks["env"].got
     assert str(path.parent) not in checks["cwd"].got and "agtool-step-" in checks["cwd"].got
@@ -316,8 +381,15 @@ def test_a_judge_that_raises_is_an_internal_error_not_a_crash(write_module, temp
         raise RuntimeError("bug in a judge")
 
     path = write_module("def f():\n    return 1\n")
-    broken = Check(id="step1/zz_engine_broken", step=1, points=2, title="t", hint="h",
-                   probes=lambda rng: [Probe("call", {"fn": "f"}, "f()")], judge=bad_judge)
+    broken = Check(
+        id="step1/zz_engine_broken",
+        step=1,
+        points=2,
+        title="t",
+        hint="h",
+        probes=lambda rng: [Probe("call", {"fn": "f"}, "f()")],
+        judge=bad_judge,
+    )
     ids = temp_checks(broken, call_check(1, "fine", "f", expect=1))
     checks = by_id(run(path, ids, engine_client))
     assert checks["broken"].message.startswith("internal grader error") and "bug in a judge" in checks["broken"].message
@@ -352,7 +424,8 @@ def test_the_fork_server_restarts_after_its_process_dies(write_module, temp_chec
 # --------------------------------------------------------------- with the real checks
 
 real_checks = pytest.mark.skipif(
-    not checks_for() or not (REPO / "grader" / "engine" / "probes.py").exists(), reason="no real checks registered yet")
+    not checks_for() or not (REPO / "grader" / "engine" / "probes.py").exists(), reason="no real checks registered yet"
+)
 
 
 @real_checks
@@ -381,8 +454,10 @@ def test_solution_gets_full_marks_and_starter_zero():
 
 def test_killing_the_worker_costs_that_submission_only(write_module, temp_checks, engine_client):
     path = write_module("import os\ndef kill_parent():\n    os.kill(os.getppid(), 9)\ndef ok():\n    return 1\n")
-    ids = temp_checks(call_check(1, "first", "ok", expect=1),
-                      *(call_check(step, f"kill{step}", "kill_parent") for step in (2, 3, 4, 5)))
+    ids = temp_checks(
+        call_check(1, "first", "ok", expect=1),
+        *(call_check(step, f"kill{step}", "kill_parent") for step in (2, 3, 4, 5)),
+    )
     checks = by_id(run(path, ids, engine_client))
     assert checks["first"].passed
     assert all("worker process stopped" in checks[f"kill{s}"].message for s in (2, 3, 4, 5))
@@ -414,7 +489,9 @@ def test_a_forked_process_gets_its_own_shared_engine_client():
     os.close(write_end)
 
 
-@pytest.mark.skipif(not __import__("grader.engine.sandbox").engine.sandbox.bwrap_usable(), reason="bubblewrap not usable here")
+@pytest.mark.skipif(
+    not __import__("grader.engine.sandbox").engine.sandbox.bwrap_usable(), reason="bubblewrap not usable here"
+)
 def test_bwrap_sandbox_keeps_the_file_system_read_only(write_module, temp_checks, tmp_path):
     from grader.engine.client import EngineClient
 
@@ -440,7 +517,8 @@ def test_lines_written_to_inherited_fds_are_refused_not_believed(write_module, t
         "            pass\n"
         "    return 1\n"
         "def honest():\n"
-        "    return 1\n")
+        "    return 1\n"
+    )
     ids = temp_checks(call_check(1, "forge", "forge", expect=1), call_check(1, "honest", "honest", expect=2))
     checks = by_id(run(path, ids, engine_client))
     assert checks["forge"].passed  # its own observation still arrives
@@ -448,8 +526,10 @@ def test_lines_written_to_inherited_fds_are_refused_not_believed(write_module, t
 
 
 def test_an_observation_that_is_not_json_is_a_probe_error(write_module, temp_checks, engine_client):
-    path = write_module("def deep():\n    value = []\n    for _ in range(100_000):\n        value = [value]\n"
-                        "    return value\ndef ok():\n    return 1\n")
+    path = write_module(
+        "def deep():\n    value = []\n    for _ in range(100_000):\n        value = [value]\n"
+        "    return value\ndef ok():\n    return 1\n"
+    )
     ids = temp_checks(call_check(1, "deep", "deep"), call_check(1, "ok", "ok", expect=1))
     checks = by_id(run(path, ids, engine_client))
     assert "could not take back" in checks["deep"].message
@@ -461,9 +541,11 @@ def test_closing_the_engine_client_mid_step_leaves_nothing_running(write_module,
 
     from grader.engine.client import EngineClient
 
-    path = write_module("import os, time\ndef spawn():\n    if os.fork() == 0:\n        os.setsid()\n"
-                        "        print('grandchild', os.getpid(), flush=True)\n        time.sleep(300)\n"
-                        "    time.sleep(300)\n")
+    path = write_module(
+        "import os, time\ndef spawn():\n    if os.fork() == 0:\n        os.setsid()\n"
+        "        print('grandchild', os.getpid(), flush=True)\n        time.sleep(300)\n"
+        "    time.sleep(300)\n"
+    )
     ids = temp_checks(call_check(1, "spawn", "spawn"))
     engine = EngineClient(extra_sys_path=[str(Path(__file__).parent)])
     engine.start()
@@ -504,14 +586,15 @@ def test_patched_builtins_and_json_do_not_change_what_is_reported(write_module, 
         "import builtins, json\n"
         "class _Liar(json.JSONEncoder):\n"
         "    def encode(self, o):\n"
-        "        return '{\"type\": \"done\"}'\n"
+        '        return \'{"type": "done"}\'\n'
         "json._default_encoder = _Liar()\n"
         "json.encoder.c_make_encoder = None\n"
         "json.dumps = lambda *a, **k: '{}'\n"
         "builtins.len = lambda value: 0\n"
         "builtins.isinstance = lambda *a: True\n"
         "def answer():\n"
-        "    return 41\n")
+        "    return 41\n"
+    )
     ids = temp_checks(call_check(1, "answer", "answer", expect=42))
     check = run(path, ids, engine_client).checks[0]
     assert not check.passed and check.got == "41"
@@ -519,8 +602,10 @@ def test_patched_builtins_and_json_do_not_change_what_is_reported(write_module, 
 
 def test_steps_after_the_first_run_in_parallel(write_module, temp_checks, engine_client):
     path = write_module("import time\ndef ok():\n    return 1\ndef slow():\n    time.sleep(0.75)\n    return 1\n")
-    ids = temp_checks(call_check(1, "ok", "ok", expect=1),
-                      *(call_check(step, f"slow{step}", "slow", expect=1) for step in (2, 3, 4, 5)))
+    ids = temp_checks(
+        call_check(1, "ok", "ok", expect=1),
+        *(call_check(step, f"slow{step}", "slow", expect=1) for step in (2, 3, 4, 5)),
+    )
     timings = {}
     for parallel in (1, 2):
         began = time.monotonic()
@@ -538,9 +623,14 @@ def test_a_parallel_step_that_hangs_costs_only_itself(write_module, temp_checks,
         "        os.setsid()\n"
         "        print('escaped', os.getpid(), flush=True)\n"
         "        time.sleep(300)\n"
-        "    time.sleep(300)\n")
-    ids = temp_checks(call_check(1, "first", "ok", expect=1), call_check(2, "hang", "spawn"),
-                      call_check(3, "sibling", "ok", expect=1), call_check(4, "later", "ok", expect=1))
+        "    time.sleep(300)\n"
+    )
+    ids = temp_checks(
+        call_check(1, "first", "ok", expect=1),
+        call_check(2, "hang", "spawn"),
+        call_check(3, "sibling", "ok", expect=1),
+        call_check(4, "later", "ok", expect=1),
+    )
     report = run(path, ids, engine_client, timeout=1, parallel=2)
     checks = by_id(report)
     assert checks["first"].passed and checks["sibling"].passed and checks["later"].passed
@@ -550,11 +640,17 @@ def test_a_parallel_step_that_hangs_costs_only_itself(write_module, temp_checks,
 
 
 def test_a_step_that_kills_the_worker_in_parallel_costs_only_itself(write_module, temp_checks, engine_client):
-    path = write_module("import os, time\ndef kill_parent():\n    time.sleep(0.2)\n    os.kill(os.getppid(), 9)\n"
-                        "def ok():\n    time.sleep(0.2)\n    return 1\n")
-    ids = temp_checks(call_check(1, "s1", "ok", expect=1), call_check(2, "s2", "ok", expect=1),
-                      call_check(3, "s3", "kill_parent"), call_check(4, "s4", "ok", expect=1),
-                      call_check(5, "s5", "ok", expect=1))
+    path = write_module(
+        "import os, time\ndef kill_parent():\n    time.sleep(0.2)\n    os.kill(os.getppid(), 9)\n"
+        "def ok():\n    time.sleep(0.2)\n    return 1\n"
+    )
+    ids = temp_checks(
+        call_check(1, "s1", "ok", expect=1),
+        call_check(2, "s2", "ok", expect=1),
+        call_check(3, "s3", "kill_parent"),
+        call_check(4, "s4", "ok", expect=1),
+        call_check(5, "s5", "ok", expect=1),
+    )
     report = run(path, ids, engine_client, parallel=2)
     checks = by_id(report)
     assert [name for name, c in checks.items() if not c.passed] == ["s3"]

@@ -6,6 +6,7 @@ the grading machinery (``Failure.retry``: the grader) is graded again and
 never stored or counted as a grade; the others are grades (zero points with
 the reason as feedback).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -70,19 +71,31 @@ def test_every_producer_types_its_failure_and_every_reader_agrees(tmp_path):
         assert failure_of(older) == failure_of(report), name
     assert reports["learner"]["error"].startswith("Your module could not be imported: SyntaxError")
     assert reports["learner"]["path"] == "ana/agtool/tools.py"  # the learner's name for it, not a scratch file
-    assert all(c["reproduce"].startswith("agtool-grade check ana/agtool/tools.py ")
-               for c in reports["learner"]["checks"])
+    assert all(
+        c["reproduce"].startswith("agtool-grade check ana/agtool/tools.py ") for c in reports["learner"]["checks"]
+    )
 
 
 def test_a_judge_that_raises_makes_the_report_a_failure_of_the_grader_not_a_grade(temp_checks, engine_client):
     def bad_judge(probes, observations):
         raise RuntimeError("bug in a judge")
 
-    broken = Check(id="step1/zz_failures_broken", step=1, points=2, title="t", hint="h",
-                   probes=lambda rng: [Probe("call", {"fn": "f"}, "f()")], judge=bad_judge)
+    broken = Check(
+        id="step1/zz_failures_broken",
+        step=1,
+        points=2,
+        title="t",
+        hint="h",
+        probes=lambda rng: [Probe("call", {"fn": "f"}, "f()")],
+        judge=bad_judge,
+    )
     ids = temp_checks(broken, call_check(1, "zz_failures_fine", "f", expect=1))
-    report = grade(Submission(b"def f():\n    return 1\n", "ana/tools.py"), only=ids, engine=engine_client,
-                   probe_function=ENGINE_PROBES)
+    report = grade(
+        Submission(b"def f():\n    return 1\n", "ana/tools.py"),
+        only=ids,
+        engine=engine_client,
+        probe_function=ENGINE_PROBES,
+    )
     assert [c.passed for c in report.checks] == [False, True]
     assert report.failure.kind is FailureKind.GRADER and "bug in a judge" in report.error
     assert status_of(report.to_dict()) == ERROR
@@ -120,8 +133,9 @@ def test_the_service_grades_again_at_its_next_start_what_the_machinery_failed(tm
     store = Store(f"sqlite:///{tmp_path / 's.sqlite'}")
     attempt = store.add_attempt("ana", ALL_PASS.encode(), seed=1)
     store.take(attempt)
-    died = Report(seed=1, path="ana/attempt-1/tools.py",
-                  failure=Failure(FailureKind.GRADER, "the grading process died"))
+    died = Report(
+        seed=1, path="ana/attempt-1/tools.py", failure=Failure(FailureKind.GRADER, "the grading process died")
+    )
     assert store.finish(attempt, status_of(died.to_dict()), died.to_dict())
     assert (store.get(attempt).status, store.get(attempt).score) == (ERROR, None)
     with GradingQueue(store, jobs=1, grade_fn=fake_grade) as queue:

@@ -11,6 +11,7 @@ module is ``agtool/tools.py``. "Runs" means the grader graded it: exit 1
 
 Point 7: the sentences that are figures are checked against their source.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,13 +59,20 @@ def _lab_top(tmp_path: Path) -> Path:
 def _make_lab_terminal() -> tuple[list[str], str]:
     """The shell a ``make lab`` terminal runs (the Makefile's terminado setting) and its PATH."""
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-    done = subprocess.run(["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "lab"], cwd=REPO,
-                          capture_output=True, text=True, timeout=60, env=env)
+    done = subprocess.run(
+        ["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "lab"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     line = " ".join(x.strip().rstrip("\\") for x in done.stdout.splitlines() if "jupyter" in x or "--" in x)
     setting = re.search(r'--ServerApp\.terminado_settings="shell_command=([^"]*)"', line)
     assert setting, f"make lab sets no terminal shell: JupyterLab starts a login shell when headless\n{line}"
-    shell = shlex.split(subprocess.run([BASH, "-c", f'echo "{setting.group(1)}"'], capture_output=True,
-                                       text=True, check=True).stdout)
+    shell = shlex.split(
+        subprocess.run([BASH, "-c", f'echo "{setting.group(1)}"'], capture_output=True, text=True, check=True).stdout
+    )
     assert "-l" not in shell and "--login" not in shell, shell
     path = re.match(r'PATH="([^"]*):\$PATH"', line).group(1)
     return shell, f"{path}:/usr/bin:/bin"
@@ -72,8 +80,14 @@ def _make_lab_terminal() -> tuple[list[str], str]:
 
 def _run_in_make_lab(command: str, top: Path) -> subprocess.CompletedProcess:
     shell, path = _make_lab_terminal()
-    return subprocess.run([*shell, "-c", command], cwd=top, capture_output=True, text=True, timeout=300,
-                          env={"PATH": path, "HOME": str(top), "TERM": "dumb"})
+    return subprocess.run(
+        [*shell, "-c", command],
+        cwd=top,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": path, "HOME": str(top), "TERM": "dumb"},
+    )
 
 
 def _run_in_hub(command: str, top: Path, tmp_path: Path) -> subprocess.CompletedProcess:
@@ -82,30 +96,50 @@ def _run_in_hub(command: str, top: Path, tmp_path: Path) -> subprocess.Completed
     prefix.mkdir(parents=True)
     (prefix / "venv").symlink_to(REPO / ".venv")
     root = tmp_path / "root"
-    subprocess.run([BASH, "-c", f"source {REPO / 'deploy/jupyterhub/setup_hub.sh'}\nINSTRUCTOR=''\nwrite_profile"],
-                   env={"PATH": os.environ["PATH"], "AGTOOL_ROOT": str(root), "AGTOOL_PREFIX": str(prefix)},
-                   capture_output=True, text=True, check=True)
+    subprocess.run(
+        [BASH, "-c", f"source {REPO / 'deploy/jupyterhub/setup_hub.sh'}\nINSTRUCTOR=''\nwrite_profile"],
+        env={"PATH": os.environ["PATH"], "AGTOOL_ROOT": str(root), "AGTOOL_PREFIX": str(prefix)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     profile = tmp_path / "profile"
     profile.write_text(RESET_PROFILE.format(d=root / "etc" / "profile.d"), encoding="utf-8")
     # A login shell: the venv the hub started in is on PATH, and /etc/profile throws it away.
-    return subprocess.run([BASH, "--noprofile", "--norc", "-c", f". {profile}; {command}"], cwd=top,
-                          capture_output=True, text=True, timeout=300,
-                          env={"PATH": f"{VENV_BIN}:/usr/bin:/bin", "HOME": str(top)})
+    return subprocess.run(
+        [BASH, "--noprofile", "--norc", "-c", f". {profile}; {command}"],
+        cwd=top,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": f"{VENV_BIN}:/usr/bin:/bin", "HOME": str(top)},
+    )
 
 
 def _learner_commands(report) -> dict[str, str]:
     """One replay line of each place a learner reads one."""
     record = {"learner": "ana", "report": report.to_dict()}
     feedback = REPLAY.findall(render_feedback(record))
-    page = [m.replace("&#x27;", "'").replace("&amp;", "&")
-            for m in REPLAY.findall(re.sub(r"<[^>]+>", "", feedback_html(report.to_dict()).replace("</dd>", "\n")))]
-    scope = [line.split("Replay: ", 1)[1] for test in results_json(report)["tests"]
-             for line in test["output"].splitlines() if line.startswith("Replay: ")]
+    page = [
+        m.replace("&#x27;", "'").replace("&amp;", "&")
+        for m in REPLAY.findall(re.sub(r"<[^>]+>", "", feedback_html(report.to_dict()).replace("</dd>", "\n")))
+    ]
+    scope = [
+        line.split("Replay: ", 1)[1]
+        for test in results_json(report)["tests"]
+        for line in test["output"].splitlines()
+        if line.startswith("Replay: ")
+    ]
     notebook = json.loads((REPO / "labs" / "11_identity.ipynb").read_text(encoding="utf-8"))
     notebook_text = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
     readme = (REPO / "labs" / "README.md").read_text(encoding="utf-8")
-    commands = {"feedback": feedback[1], "service page": page[0], "gradescope": scope[0],
-                "notebook 11": REPLAY.findall(notebook_text)[0], "labs/README.md": REPLAY.findall(readme)[0]}
+    commands = {
+        "feedback": feedback[1],
+        "service page": page[0],
+        "gradescope": scope[0],
+        "notebook 11": REPLAY.findall(notebook_text)[0],
+        "labs/README.md": REPLAY.findall(readme)[0],
+    }
     for where, command in commands.items():
         assert "teacher" not in command and "attempt-" not in command, (where, command)  # the learner's path
         assert "agtool/tools.py" in command, (where, command)
@@ -123,8 +157,12 @@ def test_every_command_a_learner_reads_runs_in_a_make_lab_terminal(graded, tmp_p
 
 def test_every_command_a_learner_reads_runs_in_a_hub_terminal_whose_login_profile_resets_path(graded, tmp_path):
     top = _lab_top(tmp_path / "home")
-    lost = subprocess.run([BASH, "--noprofile", "--norc", "-c", 'PATH="/usr/bin:/bin"; command -v agtool-grade'],
-                          capture_output=True, text=True, env={"PATH": f"{VENV_BIN}:/usr/bin:/bin"})
+    lost = subprocess.run(
+        [BASH, "--noprofile", "--norc", "-c", 'PATH="/usr/bin:/bin"; command -v agtool-grade'],
+        capture_output=True,
+        text=True,
+        env={"PATH": f"{VENV_BIN}:/usr/bin:/bin"},
+    )
     assert lost.returncode != 0  # what a login shell without the recipe's snippet gets: "not found"
     for i, (where, command) in enumerate(_learner_commands(graded).items()):
         if where in ("notebook 11", "labs/README.md"):
@@ -136,10 +174,16 @@ def test_every_command_a_learner_reads_runs_in_a_hub_terminal_whose_login_profil
 def test_replay_lines_for_each_reader_come_from_one_function():
     from grader.messages import replay_for
 
-    graded_as = "agtool-grade check '/srv/agtool/attempts/bob/attempt-3/tools.py' --only step2/x --seed 4 --timeout 5.45455"
-    assert replay_for(graded_as, "service") == "agtool-grade check agtool/tools.py --only step2/x --seed 4 --timeout 5.5"
+    graded_as = (
+        "agtool-grade check '/srv/agtool/attempts/bob/attempt-3/tools.py' --only step2/x --seed 4 --timeout 5.45455"
+    )
+    assert (
+        replay_for(graded_as, "service") == "agtool-grade check agtool/tools.py --only step2/x --seed 4 --timeout 5.5"
+    )
     assert replay_for(graded_as, "gradescope") == replay_for(graded_as, "feedback") == replay_for(graded_as, "service")
-    assert replay_for(graded_as, "terminal").endswith("--timeout 5.5") and "attempt-3" in replay_for(graded_as, "terminal")
+    assert replay_for(graded_as, "terminal").endswith("--timeout 5.5") and "attempt-3" in replay_for(
+        graded_as, "terminal"
+    )
     assert replay_for(graded_as, "lab", runner="/v/python -m grader").startswith("/v/python -m grader check /srv")
 
 
@@ -165,8 +209,10 @@ def test_check_help_gives_the_import_timeout_of_the_settings():
 
 
 def test_make_test_minutes_are_one_figure_in_the_readme_and_the_development_guide():
-    said = {name: re.findall(r"`make test` runs everything \(about (\d+) minutes", (REPO / name).read_text("utf-8"))
-            for name in ("README.md", "docs/development.md")}
+    said = {
+        name: re.findall(r"`make test` runs everything \(about (\d+) minutes", (REPO / name).read_text("utf-8"))
+        for name in ("README.md", "docs/development.md")
+    }
     assert all(len(v) == 1 for v in said.values()) and len({v[0] for v in said.values()}) == 1, said
     # CI measured 33 minutes on two cores (issue 36.7): "about" may round it, not divide it by three.
     assert abs(int(said["README.md"][0]) - 33) <= 5

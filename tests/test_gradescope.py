@@ -1,4 +1,5 @@
 """Gradescope: results.json against a schema of Gradescope's format, the entry, the deploy scripts."""
+
 from __future__ import annotations
 
 import json
@@ -31,14 +32,28 @@ def validate(results: dict) -> None:
 
 
 def hand_report() -> Report:
-    return Report(seed=9, path="alice/tools.py", checks=[
-        CheckResult(id="step1/names", step=1, passed=True, points=2, max_points=2, title="Names"),
-        CheckResult(id="step2/type_bool_limit", step=2, passed=False, points=0, max_points=3,
-                    title="bool is not int", call="validate_args('stock_lookup', {...})",
-                    expected="'type:limit'", got="''", message="True was accepted as a limit",
-                    hint="check bool before int", reproduce="agtool-grade check alice/tools.py --seed 9"),
-        CheckResult(id="step2/missing", step=2, passed=True, points=1, max_points=1, title="Missing"),
-    ])
+    return Report(
+        seed=9,
+        path="alice/tools.py",
+        checks=[
+            CheckResult(id="step1/names", step=1, passed=True, points=2, max_points=2, title="Names"),
+            CheckResult(
+                id="step2/type_bool_limit",
+                step=2,
+                passed=False,
+                points=0,
+                max_points=3,
+                title="bool is not int",
+                call="validate_args('stock_lookup', {...})",
+                expected="'type:limit'",
+                got="''",
+                message="True was accepted as a limit",
+                hint="check bool before int",
+                reproduce="agtool-grade check alice/tools.py --seed 9",
+            ),
+            CheckResult(id="step2/missing", step=2, passed=True, points=1, max_points=1, title="Missing"),
+        ],
+    )
 
 
 def test_results_json_has_gradescope_shape():
@@ -46,20 +61,26 @@ def test_results_json_has_gradescope_shape():
     validate(results)
     assert results["score"] == 3.0
     assert [(t["number"], t["status"]) for t in results["tests"]] == [
-        ("1.1", "passed"), ("2.1", "failed"), ("2.2", "passed")]
+        ("1.1", "passed"),
+        ("2.1", "failed"),
+        ("2.2", "passed"),
+    ]
     failed = results["tests"][1]
     for text in ("True was accepted", "Expected: 'type:limit'", "Got: ''", "--seed 9", "check bool before int"):
         assert text in failed["output"]
     assert "seed 9" in results["output"]
 
 
-@pytest.mark.parametrize("break_it", [
-    lambda r: r["tests"][0].update(status="ok"),
-    lambda r: r["tests"][0].pop("max_score"),
-    lambda r: r["tests"][0].update(visibility="sometimes"),
-    lambda r: r.update(score="3"),
-    lambda r: r.pop("tests"),
-])
+@pytest.mark.parametrize(
+    "break_it",
+    [
+        lambda r: r["tests"][0].update(status="ok"),
+        lambda r: r["tests"][0].pop("max_score"),
+        lambda r: r["tests"][0].update(visibility="sometimes"),
+        lambda r: r.update(score="3"),
+        lambda r: r.pop("tests"),
+    ],
+)
 def test_schema_rejects_what_gradescope_would_reject(break_it):
     results = results_json(hand_report())
     break_it(results)
@@ -95,9 +116,14 @@ def test_run_autograder_script_end_to_end(tmp_path):
     root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
     (root / "submission" / "tools.py").write_text(
-        SOLUTION.read_text().replace('"count": 0}', '"count": 1}'))  # one wrong count in STOCK
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AGTOOL_GRADE": str(VENV_BIN / "agtool-grade"),
-           "AGTOOL_SEED": "77"}
+        SOLUTION.read_text().replace('"count": 0}', '"count": 1}')
+    )  # one wrong count in STOCK
+    env = {
+        **os.environ,
+        "AUTOGRADER_ROOT": str(root),
+        "AGTOOL_GRADE": str(VENV_BIN / "agtool-grade"),
+        "AGTOOL_SEED": "77",
+    }
     done = subprocess.run([str(DEPLOY / "run_autograder")], env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     results = json.loads((root / "results" / "results.json").read_text())
@@ -131,7 +157,9 @@ def test_autograder_zip_has_gradescope_layout(tmp_path):
     target = tmp_path / "autograder.zip"
     subprocess.run([str(DEPLOY / "build_zip.sh"), str(target)], check=True, capture_output=True, timeout=120)
     names = zipfile.ZipFile(target).namelist()
-    assert {"setup.sh", "run_autograder", "agtool-lab/pyproject.toml", "agtool-lab/grader/batch/gradescope.py"} <= set(names)
+    assert {"setup.sh", "run_autograder", "agtool-lab/pyproject.toml", "agtool-lab/grader/batch/gradescope.py"} <= set(
+        names
+    )
     assert not any(n.startswith("agtool-lab/.venv") for n in names)
 
 

@@ -7,6 +7,7 @@ would be), with the layer on and, to show the test can fail, with the layer off
 these tests only). They need bubblewrap (as ``.ci/run`` installs it) and root
 (learner code runs as the grading account).
 """
+
 from __future__ import annotations
 
 import os
@@ -28,7 +29,8 @@ SOLUTION = (REPO / "solutions" / "tools.py").read_text(encoding="utf-8")
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("CI") and not (bwrap_usable() and os.geteuid() == 0),
-    reason="needs bubblewrap and root (CI has both: a missing one fails there)")
+    reason="needs bubblewrap and root (CI has both: a missing one fails there)",
+)
 
 
 def _engine(**settings) -> EngineClient:
@@ -47,7 +49,7 @@ def _output(report) -> str:
 
 # What the victim leaves in the worker that serves it: its source, what it prints, what a tool
 # returns, what an exception says. Each carries a marker of its own the reader cannot know.
-VICTIM = '''
+VICTIM = """
 # {source}
 print("{printed}")
 
@@ -58,9 +60,9 @@ def _leak_value():
 
 def _leak_raise():
     raise ValueError("{raised}")
-'''
+"""
 
-READER = '''
+READER = """
 import ctypes as _c, re as _re
 _FOUND = set()
 _NEEDLE = _re.compile(("VIC" + "TIM-MARK-").encode() + rb"[a-z]+-[0-9a-f]{16}")
@@ -72,24 +74,23 @@ with open("/proc/self/maps") as _fh:
                 _x in _line for _x in ("[vvar", "[vsyscall", "[vdso")):
             _FOUND.update(m.decode() for m in _NEEDLE.findall(_c.string_at(_lo, _hi - _lo)))
 print("READER FOUND", sorted(_FOUND))
-'''
+"""
 
 
 def _victim() -> tuple[str, dict[str, str]]:
-    marks = {kind: f"VICTIM-MARK-{kind}-{secrets.token_hex(8)}" for kind in ("source", "printed", "returned",
-                                                                             "raised")}
+    marks = {kind: f"VICTIM-MARK-{kind}-{secrets.token_hex(8)}" for kind in ("source", "printed", "returned", "raised")}
     return SOLUTION + VICTIM.format(**marks), marks
 
 
 def _victim_calls() -> str:
     # Run the leaking functions at import, so their values pass through the step child's messages too.
-    return '''
+    return """
 try:
     print(_leak_value())
     _leak_raise()
 except ValueError as _exc:
     print("raised", _exc)
-'''
+"""
 
 
 def _memory_leaks(**settings) -> dict[str, bool]:
@@ -116,7 +117,7 @@ def test_without_the_clean_start_the_same_reader_finds_the_earlier_grading():
 
 # ------------------------------------------------------------------ 35.2: keyrings
 
-KEY_WRITER = '''
+KEY_WRITER = """
 import ctypes as _c
 _libc = _c.CDLL(None, use_errno=True)
 _KEYRING = {keyring}
@@ -124,9 +125,9 @@ if {persistent}:
     _KEYRING = _libc.syscall(250, 22, -1, -4)  # keyctl(KEYCTL_GET_PERSISTENT, self, user keyring)
 _r = _libc.syscall(248, b"user", b"agtool-leak", b"{mark}", len(b"{mark}"), _KEYRING)  # add_key
 print("KEY WRITE", _r, _c.get_errno())
-'''
+"""
 
-KEY_READER = '''
+KEY_READER = """
 import ctypes as _c
 _libc = _c.CDLL(None, use_errno=True)
 _found = []
@@ -141,7 +142,7 @@ for _ring in (-4, -5, -3, -2):
             _n = _libc.syscall(250, 11, _id, _buf, 256)  # KEYCTL_READ
             _found.append(_buf.raw[:max(_n, 0)].decode(errors="replace"))
 print("KEY READ", _found)
-'''
+"""
 
 # The user keyring, the user session keyring, the session keyring, the persistent keyring.
 KEYRINGS = {"user": (-4, False), "user_session": (-5, False), "session": (-3, False), "persistent": (-4, True)}
@@ -170,7 +171,7 @@ def test_without_the_walls_the_user_keyring_carries_it():
 
 # ------------------------------------------------------------------ 35.3: System V IPC
 
-IPC_WRITER = '''
+IPC_WRITER = """
 import ctypes as _c
 _libc = _c.CDLL(None, use_errno=True)
 _libc.shmat.restype = _c.c_void_p
@@ -192,9 +193,9 @@ elif "{kind}" == "sem":
     _id = _libc.semget(_KEY, 1, 0o1666)
     _libc.semctl(_id, 0, 16, int(_MARK[-4:], 16) & 0x7FFF)  # SETVAL (at most SEMVMX): from the marker's end
 print("IPC WRITE", "{kind}", _id)
-'''
+"""
 
-IPC_READER = '''
+IPC_READER = """
 import ctypes as _c
 _libc = _c.CDLL(None, use_errno=True)
 _libc.shmat.restype = _c.c_void_p
@@ -218,7 +219,7 @@ if _q >= 0:
     _n = _libc.mq_receive(_q, _buf, 8192, None)
     _seen.append(_buf.raw[:max(_n, 0)].decode(errors="replace"))
 print("IPC READ", _seen)
-'''
+"""
 
 
 def _ipc_leaks(kind: str, **settings) -> bool:
@@ -244,7 +245,7 @@ def test_without_the_walls_the_same_ipc_outlives_the_grading(kind):
 
 # ------------------------------------------------------------------ 35.4 (issue's 4): process counts
 
-HOG = '''
+HOG = """
 import os as _os, threading as _t, time as _time
 _kind = "{kind}"
 _t.stack_size(64 << 10)  # small stacks: the step's address-space limit is not what stops the threads
@@ -268,7 +269,7 @@ while _held < 400:
         break
 print("HOG HELD", _held)
 _time.sleep(25)
-'''
+"""
 
 
 def _held_by(root: int) -> int:
@@ -291,7 +292,9 @@ def _held_by(root: int) -> int:
 
 
 # A correct module that runs its tool calls on a worker thread (an allowed style): it needs one task more.
-THREADED = SOLUTION + """
+THREADED = (
+    SOLUTION
+    + """
 import threading as _threading
 _started = []
 _worker = _threading.Thread(target=_started.append, args=(1,))
@@ -299,6 +302,7 @@ _worker.start()
 _worker.join()
 print("THREAD OK", _started)
 """
+)
 
 
 def _classmate_under_a_hog(kind: str, tmp_path: Path, **settings):
@@ -311,10 +315,13 @@ def _classmate_under_a_hog(kind: str, tmp_path: Path, **settings):
     hog_file.write_text(SOLUTION + HOG.format(kind=kind), encoding="utf-8")
     environ = {**os.environ, **Settings(cgroups="off", **settings).to_environ()}
     settings = dict(settings, cgroups="off")  # no pids cgroup: RLIMIT_NPROC is the process limit
-    script = ("from grader.grading import grade; from grader.engine.client import EngineClient; "
-              f"grade({str(hog_file)!r}, only=['step1/names'], seed=5, engine=EngineClient(sandbox='bwrap'))")
-    hog = subprocess.Popen([sys.executable, "-c", script], env=environ, cwd=tmp_path,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    script = (
+        "from grader.grading import grade; from grader.engine.client import EngineClient; "
+        f"grade({str(hog_file)!r}, only=['step1/names'], seed=5, engine=EngineClient(sandbox='bwrap'))"
+    )
+    hog = subprocess.Popen(
+        [sys.executable, "-c", script], env=environ, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 30
         while _held_by(hog.pid) < 60 and time.monotonic() < deadline:
@@ -331,8 +338,9 @@ def _classmate_under_a_hog(kind: str, tmp_path: Path, **settings):
 @pytest.mark.parametrize("kind", ["processes", "threads", "setsid", "zombies"])
 def test_a_learner_s_processes_never_count_against_a_classmate(kind, tmp_path):
     report = _classmate_under_a_hog(kind, tmp_path)
-    assert report.failure is None and report.score == report.max_score > 0, \
-        [(c.id, c.message[:160]) for c in report.failed]
+    assert report.failure is None and report.score == report.max_score > 0, [
+        (c.id, c.message[:160]) for c in report.failed
+    ]
 
 
 def test_without_the_walls_the_hog_costs_the_classmate_points(tmp_path):
@@ -349,10 +357,10 @@ def test_the_limits_line_says_the_walls_hold():
 
 # ------------------------------------------------------------------ 35.7: binds are an allow-list
 
-PEEKER = '''
+PEEKER = """
 import os as _os
 print("PEEK", sorted(p for p in PATHS if _os.path.exists(p)))
-'''
+"""
 
 RUNNER = """
 import sys
@@ -386,10 +394,13 @@ def test_a_service_started_from_its_data_folder_binds_neither_it_nor_a_pythonpat
     module.write_text(SOLUTION + PEEKER.replace("PATHS", repr(wanted)), encoding="utf-8")
     tmp_path.chmod(0o755)
     environ = {**os.environ, "PYTHONPATH": str(extra)}
-    command = {"python -m from the folder": ["-m", "grade_here"],  # sys.path[0] is the folder
-               "a script in the folder": [str(data / "grade_here.py")],  # sys.path[0] is the script's folder
-               "the folder as cwd only": ["-c", RUNNER]}[how]  # sys.path[0] is ''
-    done = subprocess.run([sys.executable, *command, str(module)], cwd=data, env=environ,
-                          capture_output=True, text=True, timeout=120)
+    command = {
+        "python -m from the folder": ["-m", "grade_here"],  # sys.path[0] is the folder
+        "a script in the folder": [str(data / "grade_here.py")],  # sys.path[0] is the script's folder
+        "the folder as cwd only": ["-c", RUNNER],
+    }[how]  # sys.path[0] is ''
+    done = subprocess.run(
+        [sys.executable, *command, str(module)], cwd=data, env=environ, capture_output=True, text=True, timeout=120
+    )
     assert "PEEK" in done.stdout, done.stdout + done.stderr
     assert "PEEK []" in done.stdout, done.stdout

@@ -8,6 +8,7 @@ limit), which reasons of a class can_repair meets (``step7/can_repair_table``).
 Each is graded on seeds that once gave different outcomes; every seed must
 fail the same checks, the module's own among them.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -16,9 +17,14 @@ from mutation.stability import corpus, expected_failure
 
 # Seeds that, before the fix, gave each module below at least two different outcomes.
 SEEDS = (1, 3, 5, 8, 15)
-NAMES = ("defect/step6/naive_default_tool", "defect/step7/repair_limit", "defect/step7/repair_region",
-         "mistake/can_repair_indexes_the_table", "mistake/fallback_to_the_region_tidied",
-         "mistake/clamp_only_the_low_side")
+NAMES = (
+    "defect/step6/naive_default_tool",
+    "defect/step7/repair_limit",
+    "defect/step7/repair_region",
+    "mistake/can_repair_indexes_the_table",
+    "mistake/fallback_to_the_region_tidied",
+    "mistake/clamp_only_the_low_side",
+)
 MODULES = corpus()
 
 

@@ -11,6 +11,7 @@ the corpus payloads into places the manifest never listed.
 Run just this: ``.venv/bin/pytest tests/test_hostile.py`` (about 1.5 minutes,
 3 with the slow extras; ``-m "not slow"`` skips them).
 """
+
 from __future__ import annotations
 
 import json
@@ -115,12 +116,22 @@ def sandboxed_corpus(tmp_path_factory, session_marker, secret):
     # The class's data the least-privilege cases look for (root only: elsewhere they look for what is there).
     with planted_class_data(), EngineClient(sandbox="bwrap") as engine:
         cases = [CASES_BY_NAME[name] for name in SANDBOX_CASES]
-        yield grade_corpus(cases, tmp_path_factory.mktemp("hostile-bwrap"), engine,
-                           f"{session_marker}-bwrap", secret, sandbox="bwrap"), engine
+        yield (
+            grade_corpus(
+                cases,
+                tmp_path_factory.mktemp("hostile-bwrap"),
+                engine,
+                f"{session_marker}-bwrap",
+                secret,
+                sandbox="bwrap",
+            ),
+            engine,
+        )
 
 
-def grade_corpus(cases, root: Path, engine: EngineClient, marker_prefix: str, secret: str,
-                 sandbox: str = "") -> dict[str, Run]:
+def grade_corpus(
+    cases, root: Path, engine: EngineClient, marker_prefix: str, secret: str, sandbox: str = ""
+) -> dict[str, Run]:
     runs = {}
     for case in cases:
         marker = f"{marker_prefix}-{case.name}"
@@ -157,11 +168,25 @@ def _grade_with_cli(run: Run, secret: str) -> None:
     # The secret is in the grading process's environment from its first
     # instruction, as a token in a CI job or on an instructor's shell would be.
     env = {**os.environ, SECRET_VAR: secret}
-    command = [sys.executable, "-m", "grader", "check", str(run.path), "--format", "json",
-               "--seed", str(SEED), "--timeout", f"{STEP_TIMEOUT:g}", "--sandbox", run.sandbox or "none"]
+    command = [
+        sys.executable,
+        "-m",
+        "grader",
+        "check",
+        str(run.path),
+        "--format",
+        "json",
+        "--seed",
+        str(SEED),
+        "--timeout",
+        f"{STEP_TIMEOUT:g}",
+        "--sandbox",
+        run.sandbox or "none",
+    ]
     try:
-        done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True,
-                              timeout=run.case.bound_seconds * 3)
+        done = subprocess.run(
+            command, env=env, cwd=REPO, capture_output=True, text=True, timeout=run.case.bound_seconds * 3
+        )
     except subprocess.TimeoutExpired as exc:
         run.crash = f"the CLI did not finish within {exc.timeout:.0f} s"
         return
@@ -182,8 +207,10 @@ KNOWN_GAPS: dict[str, str] = {}
 
 
 def _with_known_gaps(names):
-    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[n])) if n in KNOWN_GAPS else n
-            for n in names]
+    return [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[n])) if n in KNOWN_GAPS else n
+        for n in names
+    ]
 
 
 # Graded without a sandbox: all but the cases only bubblewrap defends against.
@@ -220,8 +247,10 @@ def assert_graded_as_expected(run: Run, engine: EngineClient, secret: str) -> No
         if case.via == "cli" and run.exit_code != (0 if run.report.passed else 1):
             problems.append(f"the CLI exited {run.exit_code} (0 = all passed, 1 = graded with failures)")
     if run.elapsed > case.bound_seconds:
-        problems.append(f"took {run.elapsed:.1f} s, bound {case.bound_seconds:.0f} s "
-                        f"({case.timeouts} step timeout(s) of {STEP_TIMEOUT:g} s allowed)")
+        problems.append(
+            f"took {run.elapsed:.1f} s, bound {case.bound_seconds:.0f} s "
+            f"({case.timeouts} step timeout(s) of {STEP_TIMEOUT:g} s allowed)"
+        )
     if run.leftovers:
         problems.append(f"{len(run.leftovers)} process(es) it started outlived grading: {run.leftovers[:5]}")
     if not problems and (run.report is not None or case.expect.refused):
@@ -257,13 +286,15 @@ def test_the_corpus_runs_within_its_budget(corpus):
 
 # --------------------------------------------------------------------------- mixed batch
 
+
 def _grades(report: dict) -> tuple:
     return report["score"], [(c["id"], c["passed"], c["points"]) for c in report["checks"]]
 
 
 @pytest.mark.slow
 def test_honest_learners_get_the_same_grades_in_a_batch_mixed_with_hostile_ones(
-        tmp_path, corpus_engine, session_marker):
+    tmp_path, corpus_engine, session_marker
+):
     marker = f"{session_marker}-batch"
     batch_root = tmp_path / "class"
     for name in BATCH_HOSTILE:
@@ -278,21 +309,23 @@ def test_honest_learners_get_the_same_grades_in_a_batch_mixed_with_hostile_ones(
     started = time.monotonic()
     # The batch's timeout is a budget per submission, shared between its steps:
     # this one gives each step the STEP_TIMEOUT the learners had alone.
-    result = run_batch(batch_root, tmp_path / "out", jobs=2, seed=SEED, timeout=STEP_TIMEOUT * len(STEPS),
-                       progress=False)
+    result = run_batch(
+        batch_root, tmp_path / "out", jobs=2, seed=SEED, timeout=STEP_TIMEOUT * len(STEPS), progress=False
+    )
     elapsed = time.monotonic() - started
     time.sleep(0.3)
     leftovers = marked_processes(marker)
     kill_marked(marker)
 
-    records = {name: json.loads((result.out / "results" / f"{name}.json").read_text())
-               for name in [*HONEST, *BATCH_HOSTILE]}
+    records = {
+        name: json.loads((result.out / "results" / f"{name}.json").read_text()) for name in [*HONEST, *BATCH_HOSTILE]
+    }
     for name in HONEST:
         report = records[name]["report"]
         differs = [c for c in report["checks"] if (c["id"], c["passed"], c["points"]) not in alone[name][1]]
-        assert _grades(report) == alone[name], (
-            f"{name} graded differently in the batch: "
-            + "; ".join(f"{c['id']}: {c['message'][:200]}" for c in differs))
+        assert _grades(report) == alone[name], f"{name} graded differently in the batch: " + "; ".join(
+            f"{c['id']}: {c['message'][:200]}" for c in differs
+        )
     assert alone["honest_solution"][0] == records["honest_solution"]["report"]["max_score"]
     for name in BATCH_HOSTILE:  # graded, each costing only its own row
         assert records[name]["report"]["checks"], f"{name} has no graded checks"
@@ -321,14 +354,18 @@ def storm_batch(root: Path, marker: str) -> tuple[dict[str, int], float, list]:
             names.append(f"{i}b_honest_{j}")
             honest("honest_solution", root / "class").rename(root / "class" / names[-1])
     started = time.monotonic()
-    result = run_batch(root / "class", root / "out", jobs=2, seed=SEED, timeout=STEP_TIMEOUT * len(STEPS),
-                       progress=False)
+    result = run_batch(
+        root / "class", root / "out", jobs=2, seed=SEED, timeout=STEP_TIMEOUT * len(STEPS), progress=False
+    )
     elapsed = time.monotonic() - started
     time.sleep(0.3)
     leftovers = marked_processes(marker)
     kill_marked(marker)
-    scores = {name: json.loads((result.out / "results" / f"{name}.json").read_text())["report"]["score"]
-              for name in names if "honest" in name}
+    scores = {
+        name: json.loads((result.out / "results" / f"{name}.json").read_text())["report"]["score"]
+        for name in names
+        if "honest" in name
+    }
     return scores, elapsed, leftovers
 
 
@@ -351,6 +388,7 @@ def test_honest_learners_keep_every_point_beside_a_cpu_storm(tmp_path, session_m
 
 
 # --------------------------------------------------------------------------- symbolic links
+
 
 def test_links_out_of_a_submission_are_refused_and_links_inside_it_are_followed(tmp_path, corpus_engine):
     """The policy of SECURITY.md: graded for what the folder holds, never for what it points at."""
@@ -397,8 +435,16 @@ def test_payloads_in_places_the_corpus_never_listed_cost_only_bounded_time(tmp_p
     for i in range(FUZZ_MUTANTS):
         payload, function, step = rng.choice(MUTANT_PAYLOADS), rng.choice(functions), rng.choice(STEPS)
         outside_only = rng.random() < 0.3
-        case = Case(f"mutant_{i}", f"{payload} in {function}", "solution", Expect(others="any"), at=function,
-                    outside_only=outside_only, include=("spawn",), payload=payload)
+        case = Case(
+            f"mutant_{i}",
+            f"{payload} in {function}",
+            "solution",
+            Expect(others="any"),
+            at=function,
+            outside_only=outside_only,
+            include=("spawn",),
+            payload=payload,
+        )
         marker = f"{session_marker}-mutant-{i}"
         path = materialise(case, tmp_path / "mutants", marker=marker, outside=tmp_path / "outside" / case.name)
         what = f"{case.threat} (outside_only={outside_only}), step {step}, HOSTILE_FUZZ_SEED={FUZZ_SEED}"

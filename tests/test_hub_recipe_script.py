@@ -8,6 +8,7 @@ loaded as JupyterHub loads it (``get_config()``) with a prefix holding the
 seeded course file and roster. The whole recipe on a fresh Debian is
 ``tests/e2e/test_hub_recipe.py``.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,13 @@ BASH = shutil.which("bash") or "/bin/bash"  # absolute: some tests run with a PA
 def sh(snippet: str, root: Path, **env: str) -> subprocess.CompletedProcess:
     """Run ``snippet`` in bash after sourcing the script, with ``AGTOOL_ROOT=root``."""
     full = {"PATH": os.environ["PATH"], "AGTOOL_ROOT": str(root), "AGTOOL_SYSTEM_PYTHON": sys.executable, **env}
-    return subprocess.run([BASH, "-c", f"source {SCRIPT}\nINSTRUCTOR=''\n{snippet}"], env=full,
-                          capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [BASH, "-c", f"source {SCRIPT}\nINSTRUCTOR=''\n{snippet}"],
+        env=full,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def test_script_parses():
@@ -41,8 +47,9 @@ def test_shellcheck_finds_nothing(tmp_path):
     done = subprocess.run(["shellcheck", str(SCRIPT)], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout
     sh("write_grade_class", tmp_path, AGTOOL_PREFIX="/opt/agtool")  # the script it writes, too
-    done = subprocess.run(["shellcheck", str(tmp_path / "opt" / "agtool" / "bin" / "grade-class")],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["shellcheck", str(tmp_path / "opt" / "agtool" / "bin" / "grade-class")], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stdout
 
 
@@ -56,8 +63,9 @@ def test_existing_config_is_kept_and_the_recipe_version_written_beside_it(tmp_pa
     dest = tmp_path / "etc" / "jupyterhub" / "jupyterhub_config.py"
     dest.parent.mkdir(parents=True)
     dest.write_text("# the instructor's own config\n")
-    done = sh(f"install_file {HERE / 'jupyterhub_config.py'} /etc/jupyterhub/jupyterhub_config.py || echo rc=$?",
-              tmp_path)
+    done = sh(
+        f"install_file {HERE / 'jupyterhub_config.py'} /etc/jupyterhub/jupyterhub_config.py || echo rc=$?", tmp_path
+    )
     assert dest.read_text() == "# the instructor's own config\n"
     assert (dest.parent / "jupyterhub_config.py.new").read_bytes() == (HERE / "jupyterhub_config.py").read_bytes()
     assert "kept your /etc/jupyterhub/jupyterhub_config.py" in done.stdout
@@ -96,8 +104,7 @@ def test_the_hub_binds_loopback_by_default(tmp_path):
 
 
 def test_an_address_asked_for_is_kept_by_the_next_run(tmp_path):
-    done = sh('parse_args --ip 0.0.0.0 --port 8443 teacher; echo "$INSTRUCTOR"; write_env_file /usr/bin:/bin',
-              tmp_path)
+    done = sh('parse_args --ip 0.0.0.0 --port 8443 teacher; echo "$INSTRUCTOR"; write_env_file /usr/bin:/bin', tmp_path)
     assert done.stdout.startswith("teacher\n"), done.stderr
     assert (env_file(tmp_path)["AGTOOL_HUB_IP"], env_file(tmp_path)["AGTOOL_HUB_PORT"]) == ("0.0.0.0", "8443")
     again = sh("parse_args; write_env_file /usr/bin:/bin", tmp_path)
@@ -116,12 +123,15 @@ def fake_bin(tmp_path: Path, *names: str) -> str:
     return str(folder)
 
 
-@pytest.mark.parametrize(("present", "node_packages"), [
-    ((), {"node-configurable-http-proxy"}),             # nothing: Debian's proxy (it brings a nodejs)
-    (("node",), {"node-configurable-http-proxy"}),      # a Node already (e.g. NodeSource's): its nodejs will do
-    (("node", "npm"), set()),                           # an npm: the proxy from npm, no Debian Node package
-    (("configurable-http-proxy",), set()),
-])
+@pytest.mark.parametrize(
+    ("present", "node_packages"),
+    [
+        ((), {"node-configurable-http-proxy"}),  # nothing: Debian's proxy (it brings a nodejs)
+        (("node",), {"node-configurable-http-proxy"}),  # a Node already (e.g. NodeSource's): its nodejs will do
+        (("node", "npm"), set()),  # an npm: the proxy from npm, no Debian Node package
+        (("configurable-http-proxy",), set()),
+    ],
+)
 def test_node_is_installed_only_when_missing(tmp_path, present, node_packages):
     path = fake_bin(tmp_path, "bwrap", "useradd", *present)
     done = sh("missing_packages", tmp_path, PATH=path)
@@ -139,11 +149,11 @@ def test_a_venv_from_another_python_is_foreign(tmp_path):
     assert sh(f"foreign_venv {venv}", tmp_path).returncode == 1
 
 
-ACCOUNTS = '''
+ACCOUNTS = """
 id() { case "$1" in ana|ben) return 0 ;; *) return 1 ;; esac; }
 getent() { case "$2" in ana) echo 'ana:!:19000::::::' ;; ben) echo 'ben:$6$salt$hash:19000::::::' ;; esac; }
 usermod() { printf '%s\\n' "$*" >> "$AGTOOL_ROOT/usermod.log"; }
-'''
+"""
 
 
 def test_first_passwords_without_pam(tmp_path):
@@ -163,8 +173,10 @@ def test_first_passwords_without_pam(tmp_path):
 def test_no_start_prints_the_command(tmp_path):
     done = sh("NO_START=1; start_hub", tmp_path)
     assert "not started (--no-start)" in done.stdout
-    assert "/opt/agtool/venv/bin/jupyterhub -f /etc/jupyterhub/jupyterhub_config.py >> /var/log/agtool-hub.log" \
+    assert (
+        "/opt/agtool/venv/bin/jupyterhub -f /etc/jupyterhub/jupyterhub_config.py >> /var/log/agtool-hub.log"
         in done.stdout
+    )
 
 
 # ---------------------------------------------------------------- jupyterhub_config.py
@@ -177,8 +189,10 @@ def load_config(prefix: Path, **env: str):
     old = dict(os.environ)
     os.environ.update({"AGTOOL_PREFIX": str(prefix), **env})
     try:
-        exec(compile((HERE / "jupyterhub_config.py").read_text(), "jupyterhub_config.py", "exec"),
-             {"get_config": lambda: config, "__name__": "jupyterhub_config"})
+        exec(
+            compile((HERE / "jupyterhub_config.py").read_text(), "jupyterhub_config.py", "exec"),
+            {"get_config": lambda: config, "__name__": "jupyterhub_config"},
+        )
     finally:
         os.environ.clear()
         os.environ.update(old)
@@ -241,8 +255,13 @@ def test_a_hub_that_does_not_answer_is_reported_not_up(tmp_path):
     log = tmp_path / "hub.log"
     log.write_text("[E] the last words of the hub\n")
     root = tmp_path / "root"
-    done = sh(f"write_env_file /usr/bin:/bin; report_hub 0 {log}", root, AGTOOL_PREFIX=str(fake_prefix(tmp_path)),
-              AGTOOL_HUB_PORT=str(free_port()), AGTOOL_HUB_TIMEOUT="2")
+    done = sh(
+        f"write_env_file /usr/bin:/bin; report_hub 0 {log}",
+        root,
+        AGTOOL_PREFIX=str(fake_prefix(tmp_path)),
+        AGTOOL_HUB_PORT=str(free_port()),
+        AGTOOL_HUB_TIMEOUT="2",
+    )
     assert done.returncode == 1
     assert "the hub is NOT up" in done.stdout and f"Its log: {log}" in done.stdout
     assert "the last words of the hub" in done.stderr
@@ -253,9 +272,13 @@ def test_a_hub_that_exited_is_reported_at_once(tmp_path):
 
     dead = subprocess.Popen(["true"])
     dead.wait()
-    done = sh(f"write_env_file /usr/bin:/bin; SECONDS=0; (report_hub {dead.pid} /nowhere) || echo took=$SECONDS",
-              tmp_path / "root", AGTOOL_PREFIX=str(fake_prefix(tmp_path)), AGTOOL_HUB_PORT=str(free_port()),
-              AGTOOL_HUB_TIMEOUT="60")
+    done = sh(
+        f"write_env_file /usr/bin:/bin; SECONDS=0; (report_hub {dead.pid} /nowhere) || echo took=$SECONDS",
+        tmp_path / "root",
+        AGTOOL_PREFIX=str(fake_prefix(tmp_path)),
+        AGTOOL_HUB_PORT=str(free_port()),
+        AGTOOL_HUB_TIMEOUT="60",
+    )
     assert "the hub is NOT up" in done.stdout
     assert int(done.stdout.split("took=")[1]) < 10
 
@@ -277,9 +300,13 @@ def test_a_hub_that_answers_is_reported_up(tmp_path):
     server = http.server.HTTPServer(("127.0.0.1", 0), Api)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        done = sh("write_env_file /usr/bin:/bin; report_hub 0 /nowhere", tmp_path / "root",
-                  AGTOOL_PREFIX=str(fake_prefix(tmp_path)), AGTOOL_HUB_PORT=str(server.server_port),
-                  AGTOOL_HUB_TIMEOUT="20")
+        done = sh(
+            "write_env_file /usr/bin:/bin; report_hub 0 /nowhere",
+            tmp_path / "root",
+            AGTOOL_PREFIX=str(fake_prefix(tmp_path)),
+            AGTOOL_HUB_PORT=str(server.server_port),
+            AGTOOL_HUB_TIMEOUT="20",
+        )
     finally:
         server.shutdown()
     assert done.returncode == 0, done.stdout + done.stderr
@@ -346,7 +373,9 @@ def test_grade_class_grades_the_roster_s_learners_and_no_other_home(tmp_path):
     assert done.returncode == 0, done.stderr
     home = root / "home"
     assert [line for line in done.stdout.splitlines() if line.startswith("seen ")] == [
-        f"seen {home}/ana/agtool/tools.py", f"seen {home}/ben/agtool/tools.py"]
+        f"seen {home}/ana/agtool/tools.py",
+        f"seen {home}/ben/agtool/tools.py",
+    ]
     assert sorted(line for line in done.stdout.splitlines() if line.startswith("home ")) == ["home ana", "home ben"]
     # The homes are the learners' own (the same paths, bound, not copies), and the host's /home is untouched.
     assert sorted(p.name for p in home.iterdir()) == ["ana", "ben", "guest", "teacher"]
@@ -354,7 +383,7 @@ def test_grade_class_grades_the_roster_s_learners_and_no_other_home(tmp_path):
 
 
 def test_grade_class_refuses_a_roster_name_that_is_no_account_name_and_a_missing_roster(tmp_path):
-    prefix, root, script = grade_class_setup(tmp_path, 'echo graded\n')
+    prefix, root, script = grade_class_setup(tmp_path, "echo graded\n")
     (prefix / "roster.csv").write_text("learner,lms_id\nana,1\n../etc,2\n")
     env = {"PATH": f"{tmp_path / 'bin'}:/usr/sbin:/usr/bin:/sbin:/bin"}
     done = subprocess.run([str(script), "week3"], capture_output=True, text=True, env=env)
@@ -370,9 +399,13 @@ def test_grade_class_refuses_a_roster_name_that_is_no_account_name_and_a_missing
 def fake_checkout(tmp_path: Path) -> Path:
     """A checkout as `git clone` leaves it with umask 022: everything readable by everyone, history included."""
     src = tmp_path / "agtool-src"
-    for name, text in {"solutions/tools.py": "ANSWER = 42\n", "tests/alt_styles/a.py": "STYLE = 1\n",
-                       "tests/test_x.py": "def test(): pass\n", "labs/01.ipynb": "{}\n",
-                       "agtool/tools.py": "# starter\n"}.items():
+    for name, text in {
+        "solutions/tools.py": "ANSWER = 42\n",
+        "tests/alt_styles/a.py": "STYLE = 1\n",
+        "tests/test_x.py": "def test(): pass\n",
+        "labs/01.ipynb": "{}\n",
+        "agtool/tools.py": "# starter\n",
+    }.items():
         (src / name).parent.mkdir(parents=True, exist_ok=True)
         (src / name).write_text(text)
     git = ["git", "-C", str(src), "-c", "user.name=t", "-c", "user.email=t@example.org"]
@@ -416,12 +449,20 @@ def test_a_learner_account_reads_nothing_of_the_protected_checkout(open_folder):
         pytest.skip("needs root to run as another account")
     tmp_path = open_folder
     src = fake_checkout(tmp_path)
-    learner = dict(user=65534, group=65534, extra_groups=[], env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
-                   capture_output=True, text=True)
-    tries = [["git", "-c", "safe.directory=*", "-C", str(src), "show", "HEAD:solutions/tools.py"],
-             ["git", "-c", "safe.directory=*", "-C", str(src), "log", "-p"],
-             ["cat", str(src / "solutions" / "tools.py"), str(src / "tests" / "alt_styles" / "a.py")],
-             ["ls", str(src)]]
+    learner = dict(
+        user=65534,
+        group=65534,
+        extra_groups=[],
+        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
+        capture_output=True,
+        text=True,
+    )
+    tries = [
+        ["git", "-c", "safe.directory=*", "-C", str(src), "show", "HEAD:solutions/tools.py"],
+        ["git", "-c", "safe.directory=*", "-C", str(src), "log", "-p"],
+        ["cat", str(src / "solutions" / "tools.py"), str(src / "tests" / "alt_styles" / "a.py")],
+        ["ls", str(src)],
+    ]
     before = [subprocess.run(command, **learner) for command in tries]
     assert "ANSWER = 42" in before[0].stdout and "STYLE = 1" in before[1].stdout  # what the fix closes
     sh(f"PREFIX=/opt/agtool; protect_checkout {src}", tmp_path / "root")
@@ -446,12 +487,15 @@ def wheel_of(path: Path, files: dict) -> Path:
     return path
 
 
-@pytest.mark.parametrize("extra", [
-    {"solutions/tools.py": b"x"},                                            # the folder, by name
-    {"tests/alt_styles/a.py": b"y"},
-    {"grader/answer.py": (REPO / "solutions" / "tools.py").read_bytes()},    # the solution under another name
-    {"agtool_lab/style.py": next((REPO / "tests" / "alt_styles").glob("*.py")).read_bytes()},
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"solutions/tools.py": b"x"},  # the folder, by name
+        {"tests/alt_styles/a.py": b"y"},
+        {"grader/answer.py": (REPO / "solutions" / "tools.py").read_bytes()},  # the solution under another name
+        {"agtool_lab/style.py": next((REPO / "tests" / "alt_styles").glob("*.py")).read_bytes()},
+    ],
+)
 def test_a_wheel_with_the_solution_or_the_tests_is_refused(tmp_path, extra):
     shipped = {"grader/__init__.py": b"", "grader/starter/tools.py": (REPO / "agtool" / "tools.py").read_bytes()}
     clean = sh(f"check_wheel {wheel_of(tmp_path / 'clean.whl', shipped)} {REPO}", tmp_path)
@@ -480,8 +524,13 @@ def test_the_venv_gets_the_checked_wheel_never_the_checkout(tmp_path, bad):
     if bad:
         files["solutions/tools.py"] = b"ANSWER = 42\n"
     log = tmp_path / "pip.log"
-    done = sh("make_venv", tmp_path / "root", AGTOOL_PREFIX=str(prefix), PIP_LOG=str(log),
-              FAKE_WHEEL=str(wheel_of(tmp_path / "w.whl", files)))
+    done = sh(
+        "make_venv",
+        tmp_path / "root",
+        AGTOOL_PREFIX=str(prefix),
+        PIP_LOG=str(log),
+        FAKE_WHEEL=str(wheel_of(tmp_path / "w.whl", files)),
+    )
     calls = log.read_text().splitlines()
     assert calls[1].startswith("pip wheel --quiet --no-deps --wheel-dir ") and calls[1].endswith(f" {REPO}")
     if bad:
@@ -499,8 +548,12 @@ def test_the_venv_gets_the_checked_wheel_never_the_checkout(tmp_path, bad):
 @pytest.mark.slow
 def test_the_wheel_built_from_this_checkout_passes_the_recipe_s_check(tmp_path):
     # pyproject.toml lists the packages; the recipe's check says none of solutions/ or tests/ is among them.
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(REPO)],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(REPO)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     wheel = next(tmp_path.glob("agtool_lab-*.whl"))
     done = sh(f"check_wheel {wheel} {REPO}", tmp_path / "root")
     assert done.returncode == 0 and "none of solutions/, tests/ or .git" in done.stdout, done.stderr
@@ -510,8 +563,9 @@ def test_terminals_get_the_lab_s_tools_on_their_path(tmp_path):
     # JupyterLab's terminals are login shells: /etc/profile resets PATH, and the replay commands need agtool-grade.
     sh("write_profile", tmp_path, AGTOOL_PREFIX="/opt/agtool")
     profile = tmp_path / "etc" / "profile.d" / "agtool-lab.sh"
-    done = subprocess.run([BASH, "-c", f"PATH=/usr/bin:/bin; . {profile}; . {profile}; echo $PATH"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [BASH, "-c", f"PATH=/usr/bin:/bin; . {profile}; . {profile}; echo $PATH"], capture_output=True, text=True
+    )
     assert done.stdout.strip() == "/opt/agtool/venv/bin:/usr/bin:/bin", done.stderr
 
 

@@ -6,6 +6,7 @@ probe, and runs a function ``sneak`` that reaches the tool's body past every
 spy the grader can swap. With plain ``compile`` (the counters off) those runs
 count 0; the honest routes must keep counting exactly one run.
 """
+
 from __future__ import annotations
 
 import sys
@@ -46,48 +47,59 @@ TOOLS = {"stock_lookup": {"fn": stock_lookup}}
 ROUTES = {
     "saved code object, fresh function": (
         "_CODE = stock_lookup.__code__",
-        "types.FunctionType(_CODE, globals())('a', 'north', 1)"),
+        "types.FunctionType(_CODE, globals())('a', 'north', 1)",
+    ),
     "code.replace copy": (
         "_CODE = stock_lookup.__code__.replace(co_name='other')",
-        "types.FunctionType(_CODE, globals())('a', 'north', 1)"),
+        "types.FunctionType(_CODE, globals())('a', 'north', 1)",
+    ),
     "FunctionType copy saved at import": (
         "_COPY = types.FunctionType(stock_lookup.__code__, globals(), 'copy')",
-        "_COPY('a', 'north', 1)"),
+        "_COPY('a', 'north', 1)",
+    ),
     "closure": (
         "def _make():\n    n = 1\n    def tool(sku, region, limit):\n        CALLS['stock_lookup'] += n\n"
         "        return {}\n    return tool\nstock_lookup = _make()\nTOOLS['stock_lookup']['fn'] = stock_lookup\n"
         "_SAVED = stock_lookup",
-        "_SAVED('a', 'north', 1)"),
+        "_SAVED('a', 'north', 1)",
+    ),
     "functools.partial": (
         "stock_lookup = functools.partial(types.FunctionType(stock_lookup.__code__, globals()))\n"
         "TOOLS['stock_lookup']['fn'] = stock_lookup\n_SAVED = stock_lookup",
-        "_SAVED('a', 'north', 1)"),
+        "_SAVED('a', 'north', 1)",
+    ),
     "bound method": (
         "class _S:\n    def run(self, sku, region, limit):\n        CALLS['stock_lookup'] += 1\n        return {}\n"
         "stock_lookup = _S().run\nTOOLS['stock_lookup']['fn'] = stock_lookup\n_SAVED = stock_lookup",
-        "_SAVED('a', 'north', 1)"),
+        "_SAVED('a', 'north', 1)",
+    ),
     "callable object": (
         "class _T:\n    def __call__(self, sku, region, limit):\n        CALLS['stock_lookup'] += 1\n        return {}\n"
         "stock_lookup = _T()\nTOOLS['stock_lookup']['fn'] = stock_lookup\n_SAVED = stock_lookup",
-        "_SAVED('a', 'north', 1)"),
+        "_SAVED('a', 'north', 1)",
+    ),
     "functools.wraps: the original": (
         "def _deco(fn):\n    @functools.wraps(fn)\n    def wrapper(*a, **k):\n        return fn(*a, **k)\n"
         "    return wrapper\nstock_lookup = _deco(stock_lookup)\nTOOLS['stock_lookup']['fn'] = stock_lookup\n"
         "_SAVED = stock_lookup",
-        "_SAVED.__wrapped__('a', 'north', 1)"),
+        "_SAVED.__wrapped__('a', 'north', 1)",
+    ),
     "functools.wraps: the wrapper": (
         "def _deco(fn):\n    @functools.wraps(fn)\n    def wrapper(*a, **k):\n        return fn(*a, **k)\n"
         "    return wrapper\nstock_lookup = _deco(stock_lookup)\nTOOLS['stock_lookup']['fn'] = stock_lookup\n"
         "_SAVED = stock_lookup",
-        "_SAVED('a', 'north', 1)"),
+        "_SAVED('a', 'north', 1)",
+    ),
     "lambda": (
         "stock_lookup = lambda sku, region, limit: CALLS.__setitem__('stock_lookup', CALLS['stock_lookup'] + 1)\n"
         "TOOLS['stock_lookup']['fn'] = stock_lookup\n_CODE = stock_lookup.__code__",
-        "types.FunctionType(_CODE, globals())('a', 'north', 1)"),
+        "types.FunctionType(_CODE, globals())('a', 'north', 1)",
+    ),
     "class whose __new__ is the body": (
         "class stock_lookup:\n    def __new__(cls, sku, region, limit):\n        CALLS['stock_lookup'] += 1\n"
         "        return {}\nTOOLS['stock_lookup']['fn'] = stock_lookup\n_NEW = stock_lookup.__dict__['__new__']",
-        "_NEW.__func__(None, 'a', 'north', 1)"),
+        "_NEW.__func__(None, 'a', 'north', 1)",
+    ),
 }
 
 
@@ -105,8 +117,14 @@ def _runs(module, *operations) -> list[int]:
 
 def _sneaky_module(route: str) -> types.ModuleType:
     keep, run = ROUTES[route]
-    return _module(TOOL + "\n" + keep + "\n\n\ndef sneak():\n    before = dict(CALLS)\n    " + run
-                   + "\n    CALLS.clear()\n    CALLS.update(before)\n")
+    return _module(
+        TOOL
+        + "\n"
+        + keep
+        + "\n\n\ndef sneak():\n    before = dict(CALLS)\n    "
+        + run
+        + "\n    CALLS.clear()\n    CALLS.update(before)\n"
+    )
 
 
 @pytest.mark.parametrize("route", ROUTES)
@@ -117,7 +135,9 @@ def test_a_run_through_any_route_counts_once(route):
 
 
 def test_honest_calls_through_tools_a_saved_reference_or_recursion_count_once_each():
-    module = _module(TOOL + '''
+    module = _module(
+        TOOL
+        + """
 def _deco(fn):
     @functools.wraps(fn)
     def wrapper(*a, **k):
@@ -140,14 +160,21 @@ def via_saved():
 
 def via_module_name():
     return stock_lookup("a", "north", 1)
-''')
-    runs = _runs(module, {"op": "call", "fn": "via_tools"}, {"op": "call", "fn": "via_saved"},
-                 {"op": "call", "fn": "via_module_name"})
+"""
+    )
+    runs = _runs(
+        module,
+        {"op": "call", "fn": "via_tools"},
+        {"op": "call", "fn": "via_saved"},
+        {"op": "call", "fn": "via_module_name"},
+    )
     assert runs == [1, 2, 3]
 
 
 def test_a_wrapper_past_the_spies_that_calls_the_spied_module_function_is_one_run():
-    module = _module(TOOL + '''
+    module = _module(
+        TOOL
+        + """
 def _make():
     name = "stock_lookup"
     return lambda sku, region, limit: globals()[name](sku, region, limit)
@@ -158,12 +185,13 @@ TOOLS["stock_lookup"]["fn"] = _SAVED = _make()
 
 def sneak():
     _SAVED("a", "north", 1)
-''')
+"""
+    )
     assert _runs(module, {"op": "call", "fn": "sneak"}) == [1]
 
 
 def test_a_code_shared_by_two_tools_counts_for_both_on_a_run_past_the_spies():
-    module = _module('''
+    module = _module("""
 CALLS = {}
 
 
@@ -178,7 +206,7 @@ _SAVED = TOOLS["legacy_stock"]["fn"]
 
 def sneak():
     _SAVED("a", "north", 1)
-''')
+""")
     params = {"spies": {"stock_lookup": {}, "legacy_stock": {}}, "operations": [{"op": "call", "fn": "sneak"}]}
     record = run_probe(module, {"kind": "calls", "params": params}, None)["records"][0]
     assert record["spy_runs"] == {"stock_lookup": 1, "legacy_stock": 1}
@@ -199,7 +227,9 @@ SWITCH_OFF = {
 
 @pytest.mark.parametrize("how", SWITCH_OFF)
 def test_a_counter_the_module_switches_off_counts_a_run(how):
-    module = _module(TOOL + f'''
+    module = _module(
+        TOOL
+        + f"""
 _CODE = stock_lookup.__code__
 
 
@@ -210,7 +240,8 @@ def sneak():
     types.FunctionType(_CODE, globals())("a", "north", 1)
     CALLS.clear()
     CALLS.update(before)
-''')
+"""
+    )
     try:
         assert _runs(module, {"op": "call", "fn": "sneak"}) == [1]
     finally:
@@ -293,9 +324,19 @@ def _finished(coroutine):
 
 def _behaviour(module) -> list:
     child = module.Child
-    return [child().who(), child.__doc__, child.who.__doc__, list(module.gen(3)), _finished(module.coro(1)),
-            module.square(4), module.outer()(2), module.cached(5), module.fails.__doc__,
-            module.fails.__code__.co_firstlineno, [line for _, _, line in module.fails.__code__.co_lines()][-1]]
+    return [
+        child().who(),
+        child.__doc__,
+        child.who.__doc__,
+        list(module.gen(3)),
+        _finished(module.coro(1)),
+        module.square(4),
+        module.outer()(2),
+        module.cached(5),
+        module.fails.__doc__,
+        module.fails.__code__.co_firstlineno,
+        [line for _, _, line in module.fails.__code__.co_lines()][-1],
+    ]
 
 
 def test_instrumented_code_behaves_like_the_plain_code():
@@ -322,9 +363,20 @@ def test_every_function_has_an_entry_and_comprehensions_and_classes_have_none():
         current = pending.pop()
         names[current.co_name] = entry_of(current) is not None
         pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    assert names == {"<module>": False, "Base": False, "Child": False, "who": True, "gen": True, "coro": True,
-                     "<lambda>": True, "outer": True, "inner": True, "cached": True, "<listcomp>": False,
-                     "fails": True}
+    assert names == {
+        "<module>": False,
+        "Base": False,
+        "Child": False,
+        "who": True,
+        "gen": True,
+        "coro": True,
+        "<lambda>": True,
+        "outer": True,
+        "inner": True,
+        "cached": True,
+        "<listcomp>": False,
+        "fails": True,
+    }
 
 
 def test_a_lambda_the_source_does_not_spell_out_still_gets_its_entry():
@@ -373,7 +425,7 @@ def _plain(source: str, filename: str) -> types.CodeType:
 
 # --------------------------------------------------------------------------- run-time code (issue 35, item 6)
 
-_AUDITED = r'''
+_AUDITED = r"""
 import builtins, marshal, sys, types
 from grader.engine import audit, instrument
 from grader.engine.child import with_filename
@@ -397,7 +449,7 @@ for name, attempt in [("original compile", lambda: original_compile("x = 1", "<s
         print(name, "allowed")
     except audit.CodeRefused as exc:
         print(name, "refused", str(exc)[:8])
-'''
+"""
 
 
 def test_code_made_at_run_time_is_counted_or_refused():

@@ -14,6 +14,7 @@
 Each rule is checked by a function that also runs on a made-up example of
 the mistake it catches, so that a rule which could never fail is noticed.
 """
+
 from __future__ import annotations
 
 import ast
@@ -55,27 +56,37 @@ def imported_names(source: str, module: str, is_package: bool = False) -> set[st
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                anchor = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
                 base = ".".join(anchor + ([base] if base else []))
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr == "import_module" and node.args
-              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             names.add(node.args[0].value)
     return names
 
 
 def forbidden_imports(source: str, module: str) -> list[str]:
     """The names among ``source``'s imports that the engine must not import."""
-    return sorted(name for name in imported_names(source, module)
-                  if any(name == bad or name.startswith(bad + ".") for bad in ENGINE_MAY_NOT_IMPORT))
+    return sorted(
+        name
+        for name in imported_names(source, module)
+        if any(name == bad or name.startswith(bad + ".") for bad in ENGINE_MAY_NOT_IMPORT)
+    )
 
 
 def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
     """``{module: modules of the same set it imports}`` from ``{module: (source, is_package)}``."""
-    return {module: {name for name in imported_names(source, module, is_package) if name in sources} - {module}
-            for module, (source, is_package) in sources.items()}
+    return {
+        module: {name for name in imported_names(source, module, is_package) if name in sources} - {module}
+        for module, (source, is_package) in sources.items()
+    }
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str]:
@@ -88,7 +99,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
         path.append(node)
         for target in sorted(graph.get(node, ())):
             if state.get(target) == "open":
-                return path[path.index(target):] + [target]
+                return path[path.index(target) :] + [target]
             if target not in state and (cycle := visit(target)):
                 return cycle
         state[node] = "done"
@@ -102,14 +113,19 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
 
 
 def grader_sources() -> dict[str, tuple[str, bool]]:
-    return {module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py")
-            for path in sorted(GRADER.rglob("*.py"))}
+    return {
+        module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py")
+        for path in sorted(GRADER.rglob("*.py"))
+    }
 
 
 def project_sources() -> dict[str, tuple[str, bool]]:
     """The grader's modules and the kernel side's (``agtool_lab``), as :func:`grader_sources` gives them."""
-    return {module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py")
-            for root in (GRADER, REPO / "agtool_lab") for path in sorted(root.rglob("*.py"))}
+    return {
+        module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py")
+        for root in (GRADER, REPO / "agtool_lab")
+        for path in sorted(root.rglob("*.py"))
+    }
 
 
 def modules_loaded_by(statement: str) -> list[str]:
@@ -144,18 +160,22 @@ def test_the_fork_server_preloads_nothing_the_engine_may_not_import():
     assert forbidden_imports("\n".join(f"import {name}" for name in PRELOAD), "grader.engine.forkserver") == []
 
 
-@pytest.mark.parametrize("source", [
-    "def later():\n    from grader.checks.registry import Check\n",
-    "from grader import grading\n",
-    "from ..batch import pool\n",
-    "import agtool_lab.widget\n",
-    "import importlib\nimportlib.import_module('grader.cli')\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def later():\n    from grader.checks.registry import Check\n",
+        "from grader import grading\n",
+        "from ..batch import pool\n",
+        "import agtool_lab.widget\n",
+        "import importlib\nimportlib.import_module('grader.cli')\n",
+    ],
+)
 def test_a_forbidden_import_in_the_engine_is_seen(source):
     assert forbidden_imports(source, "grader.engine.client")
 
 
 # -- (b) no import cycle among the grader's modules
+
 
 def test_the_grader_s_modules_import_each_other_without_a_cycle():
     graph = import_graph(grader_sources())
@@ -174,6 +194,7 @@ def test_a_cycle_through_a_function_level_import_is_seen():
 
 # -- (c) the package faces load nothing they do not need
 
+
 def test_importing_grader_starts_no_engine():
     assert engine_modules(modules_loaded_by("import grader, sys")) == []
 
@@ -191,10 +212,15 @@ def test_a_module_that_loads_the_engine_is_seen():
 
 # -- (d) every row of the table of allowed imports (grader/layers.py) holds
 
+
 def table_violations(sources: dict[str, tuple[str, bool]]) -> list[str]:
     """``importer -> imported`` for every import of a project module that the importer's row does not allow."""
-    return sorted(f"{module} -> {target}" for module, targets in import_graph(sources).items()
-                  for target in targets if not layers.may_import(module, target))
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph(sources).items()
+        for target in targets
+        if not layers.may_import(module, target)
+    )
 
 
 def package_of(module: str) -> str:
@@ -231,19 +257,32 @@ def test_the_table_points_no_arrow_back_up():
                 assert above is not None and layers.LAYERS.index(above) < index, (layer.packages, name)
 
 
-@pytest.mark.parametrize("module, source", [
-    ("grader.batch.run", "def later():\n    from grader.cli import main\n"),
-    ("grader.course.policy", "from grader.batch import discovery\n"),
-    ("grader.render", "from grader import grading\n"),
-    ("grader.report", "import grader.engine.client\n"),
-    ("grader.checks.step1", "from grader.batch import pool\n"),
-    ("grader.service.app", "import grader.cli\n"),
-    ("agtool_lab.widget", "from grader.batch import run\n"),
-    ("grader.spec", "from grader import escape\n"),
-])
+@pytest.mark.parametrize(
+    "module, source",
+    [
+        ("grader.batch.run", "def later():\n    from grader.cli import main\n"),
+        ("grader.course.policy", "from grader.batch import discovery\n"),
+        ("grader.render", "from grader import grading\n"),
+        ("grader.report", "import grader.engine.client\n"),
+        ("grader.checks.step1", "from grader.batch import pool\n"),
+        ("grader.service.app", "import grader.cli\n"),
+        ("agtool_lab.widget", "from grader.batch import run\n"),
+        ("grader.spec", "from grader import escape\n"),
+    ],
+)
 def test_an_import_the_table_forbids_is_seen(module, source):
-    names = ("grader", "grader.batch", "grader.batch.discovery", "grader.batch.pool", "grader.batch.run",
-             "grader.cli", "grader.grading", "grader.engine", "grader.engine.client", "grader.escape")
+    names = (
+        "grader",
+        "grader.batch",
+        "grader.batch.discovery",
+        "grader.batch.pool",
+        "grader.batch.run",
+        "grader.cli",
+        "grader.grading",
+        "grader.engine",
+        "grader.engine.client",
+        "grader.escape",
+    )
     sources = {name: ("", name in ("grader", "grader.batch", "grader.engine")) for name in names}
     sources[module] = (source, False)
     assert [line for line in table_violations(sources) if line.startswith(module + " ")]

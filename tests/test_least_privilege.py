@@ -17,6 +17,7 @@ tests/test_hostile.py). Here:
 Tests that need bubblewrap or root skip elsewhere, but fail under ``$CI``
 (.ci/run installs bubblewrap and runs as root).
 """
+
 from __future__ import annotations
 
 import json
@@ -59,11 +60,13 @@ def need(what: str) -> None:
 
 def cli_check(path: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "grader", "check", str(path), "--step", "1", "--seed", "3", *args]
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        command, cwd=REPO, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})}
+    )
 
 
 # ---------------------------------------------------------------- fail closed (27.3/4)
+
 
 def test_bwrap_asked_for_where_it_is_missing_stops_grading_with_the_fix(tmp_path):
     done = cli_check(SOLUTION, "--sandbox", "bwrap", env={"PATH": str(tmp_path)})  # no bwrap on PATH
@@ -104,6 +107,7 @@ def test_cgroups_asked_for_by_name_that_cannot_be_had_stop_grading(monkeypatch):
 
 
 # ---------------------------------------------------------------- the isolation in every output
+
 
 def test_every_report_says_which_isolation_was_in_force(tmp_path):
     with EngineClient(sandbox="none") as engine:
@@ -151,6 +155,7 @@ def test_a_full_disk_in_the_graders_own_work_is_a_grader_failure_not_a_grade(whe
 
 # ---------------------------------------------------------------- the allow-list (27.1)
 
+
 def test_the_sandbox_binds_an_allow_list_not_the_root_of_the_file_system():
     args = sandbox.bwrap_prefix()
     binds = [args[i + 1] for i, a in enumerate(args) if a in ("--ro-bind", "--bind")]
@@ -170,8 +175,15 @@ def test_a_script_run_from_tmp_does_not_hide_the_private_tmp(tmp_path):
 
 # ---------------------------------------------------------------- as a grader without root would run (27.2/3)
 
-UNMOUNTED_CASES = ("tmp_mark_seen_later", "tmp_fill_next_learner", "writes_beside_scratch", "runs_as_root",
-                   "signals_grader", "lists_root", "solution_from_classmate_home")
+UNMOUNTED_CASES = (
+    "tmp_mark_seen_later",
+    "tmp_fill_next_learner",
+    "writes_beside_scratch",
+    "runs_as_root",
+    "signals_grader",
+    "lists_root",
+    "solution_from_classmate_home",
+)
 
 
 @pytest.fixture(scope="module")
@@ -198,6 +210,7 @@ def test_least_privilege_holds_without_per_step_mounts(name, unmounted_engine, t
 
 
 # ---------------------------------------------------------------- the Check is the graded run (27.11)
+
 
 def _seen(report: Report) -> dict[str, str]:
     line = next(line for text in report.output.values() for line in text.splitlines() if "HOSTILE-SEES" in line)

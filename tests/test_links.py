@@ -11,11 +11,12 @@ Followed, without the network:
 * section references such as ``(README, "Course policy")`` or
   ``docs/classroom.md, "Course policy"``: the file must have that heading;
 * the code names the README and the pages give in backticks
-  (``grader.batch.task.SUBMISSION_TIMEOUT``, ``child.REIMPORT_SECONDS``):
+  (``grader.limits.SUBMISSION_TIMEOUT``, ``child.REIMPORT_SECONDS``):
   the module has that name.
 
 Each finder also runs on a made-up example of the mistake it catches.
 """
+
 from __future__ import annotations
 
 import ast
@@ -34,14 +35,22 @@ REPO = Path(__file__).resolve().parent.parent
 TOP_DIRS = ("docs", "labs", "deploy", "grader", "agtool_lab", "tests", "benchmarks", "solutions", "agtool", ".ci")
 TOP_FILES = ("README.md", "SECURITY.md", "Makefile", "pyproject.toml", "mkdocs.yml")
 # Named in prose as a pattern, or written by a run (git ignores them), not files of the repository.
-PLACEHOLDERS = {"grader/checks/stepN.py", "labs/NN_slug.ipynb", "tests/defects/planted/stepN.py",
-                "benchmarks/results/bench.md", "benchmarks/results/bench.png"}
+PLACEHOLDERS = {
+    "grader/checks/stepN.py",
+    "labs/NN_slug.ipynb",
+    "tests/defects/planted/stepN.py",
+    "benchmarks/results/bench.md",
+    "benchmarks/results/bench.png",
+}
 
 MARKDOWN_LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 REPO_PATH = re.compile(
     r"(?<![\w/.~<$-])((?:" + "|".join(re.escape(name) for name in TOP_DIRS) + r")/[\w./-]*[\w-]"
-    r"|(?:" + "|".join(re.escape(name) for name in TOP_FILES) + r")(?![\w.]))")
-SECTION_REFERENCE = re.compile(r"\b(README(?:\.md)?|(?:[\w-]+/)*[\w-]+\.md)\\?[\"']?,? \\?[\"']([A-Z][^\"'\\\n]{1,60})\\?[\"']")
+    r"|(?:" + "|".join(re.escape(name) for name in TOP_FILES) + r")(?![\w.]))"
+)
+SECTION_REFERENCE = re.compile(
+    r"\b(README(?:\.md)?|(?:[\w-]+/)*[\w-]+\.md)\\?[\"']?,? \\?[\"']([A-Z][^\"'\\\n]{1,60})\\?[\"']"
+)
 
 
 def markdown_files() -> list[Path]:
@@ -55,16 +64,16 @@ def notebook_texts() -> list[tuple[Path, str]]:
     texts = []
     for path in sorted((REPO / "labs").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        texts.append((path, "\n".join("".join(cell["source"]) for cell in cells
-                                      if cell["cell_type"] in ("markdown", "code"))))
+        texts.append(
+            (path, "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] in ("markdown", "code")))
+        )
     return texts
 
 
 def code_files() -> list[Path]:
     """The code whose messages, comments and docstrings may point a reader somewhere."""
     found = [path for root in ("grader", "agtool_lab", "benchmarks") for path in (REPO / root).rglob("*.py")]
-    found += [path for path in (REPO / "deploy").rglob("*") if path.suffix in (".py", ".sh", "")
-              and path.is_file()]
+    found += [path for path in (REPO / "deploy").rglob("*") if path.suffix in (".py", ".sh", "") and path.is_file()]
     return sorted(found + [REPO / "labs" / "_build_notebooks.py", REPO / "Makefile", REPO / ".ci" / "run"])
 
 
@@ -116,7 +125,7 @@ def missing_paths(text: str) -> list[str]:
     text = "\n".join(line for line in text.splitlines() if "doctest: +SKIP" not in line)
     for match in REPO_PATH.finditer(text):
         name = match.group(1).rstrip(".")
-        if text[match.end():match.end() + 1] == "*" or name in PLACEHOLDERS:
+        if text[match.end() : match.end() + 1] == "*" or name in PLACEHOLDERS:
             continue
         if not (REPO / name).exists() and not (REPO / f"{name}.ipynb").exists():
             missing.append(name)
@@ -127,8 +136,7 @@ def missing_sections(text: str, base: Path = REPO) -> list[str]:
     """Section references (``README, "Course policy"``) whose file lacks that heading."""
     missing = []
     for name, section in SECTION_REFERENCE.findall(text):
-        path = REPO / "README.md" if name == "README" else (
-            REPO / name if (REPO / name).exists() else base / name)
+        path = REPO / "README.md" if name == "README" else (REPO / name if (REPO / name).exists() else base / name)
         if not path.exists() or section.lower() not in {heading.lower() for heading in headings(path)}:
             missing.append(f'{name}, "{section}"')
     return missing
@@ -186,7 +194,7 @@ def unknown_code_names(text: str, modules: dict[str, list[str]]) -> list[str]:
         if first in ("grader", "agtool_lab"):
             full = name
         elif len(modules.get(first, ())) == 1:
-            full = modules[first][0] + name[len(first):]
+            full = modules[first][0] + name[len(first) :]
         else:
             continue  # not a module of this project (`Store.version()`, `os.write`)
         if not resolves(full):
@@ -196,6 +204,7 @@ def unknown_code_names(text: str, modules: dict[str, list[str]]) -> list[str]:
 
 # -- the documents
 
+
 @pytest.mark.parametrize("path", markdown_files(), ids=lambda path: str(path.relative_to(REPO)))
 def test_every_link_of_a_markdown_file_resolves(path):
     text = path.read_text(encoding="utf-8")
@@ -204,8 +213,9 @@ def test_every_link_of_a_markdown_file_resolves(path):
     assert missing_sections(text, path.parent) == []
 
 
-@pytest.mark.parametrize("path", markdown_files()[:2] + sorted((REPO / "docs").glob("*.md")),
-                         ids=lambda path: str(path.relative_to(REPO)))
+@pytest.mark.parametrize(
+    "path", markdown_files()[:2] + sorted((REPO / "docs").glob("*.md")), ids=lambda path: str(path.relative_to(REPO))
+)
 def test_every_code_name_a_page_gives_exists(path):
     assert unknown_code_names(path.read_text(encoding="utf-8"), project_modules()) == []
 
@@ -233,42 +243,55 @@ def test_the_dashboard_s_instructor_page_exists():
 
 # -- each finder catches the mistake it is for
 
+
 def test_a_link_out_of_the_repository_is_seen():
     assert dead_links("[design](../shared/DESIGN.md) [ok](docs/index.md)", REPO / "README.md") == [
-        "../shared/DESIGN.md"]
+        "../shared/DESIGN.md"
+    ]
 
 
 def test_a_dead_link_is_seen(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
     (tmp_path / "here.md").write_text("# Title\n\n## A section\n", encoding="utf-8")
-    text = ("[ok](here.md) [ok](here.md#a-section) [ok](https://example.org/x) [ok](#title)\n"
-            "[gone](nowhere.md) [bad anchor](here.md#no-such) [bad url](https://) [outside](../../no/such.md)")
+    text = (
+        "[ok](here.md) [ok](here.md#a-section) [ok](https://example.org/x) [ok](#title)\n"
+        "[gone](nowhere.md) [bad anchor](here.md#no-such) [bad url](https://) [outside](../../no/such.md)"
+    )
     (tmp_path / "page.md").write_text("# Title\n", encoding="utf-8")
     dead = dead_links(text + " [gone](#no-such-heading)", tmp_path / "page.md")
     assert dead == ["nowhere.md", "here.md#no-such", "https://", "../../no/such.md", "#no-such-heading"]
 
 
 def test_a_missing_repository_path_is_seen():
-    text = ("see docs/instructor.md, `deploy/jupyterhub/README.md`, grader/checks/stepN.py and SECURITY.md;\n"
-            "labs/01_contract_table, tests/test_spec_*.py; OUT/feedback/<learner>.md is no repository path;\n"
-            ">>> discover('tests/no/such/class')   # doctest: +SKIP\n"
-            "not docs/instructors.md nor grader/engine/no_such.py")
+    text = (
+        "see docs/instructor.md, `deploy/jupyterhub/README.md`, grader/checks/stepN.py and SECURITY.md;\n"
+        "labs/01_contract_table, tests/test_spec_*.py; OUT/feedback/<learner>.md is no repository path;\n"
+        ">>> discover('tests/no/such/class')   # doctest: +SKIP\n"
+        "not docs/instructors.md nor grader/engine/no_such.py"
+    )
     assert missing_paths(text) == ["docs/instructors.md", "grader/engine/no_such.py"]
 
 
 def test_a_missing_section_is_seen():
-    text = ('a course file (docs/classroom.md, "Course policy"); '
-            "(deploy/jupyterhub/README.md, 'Classroom grading service'); "
-            '(README, "No such section") and (docs/classroom.md, "Nothing here")')
+    text = (
+        'a course file (docs/classroom.md, "Course policy"); '
+        "(deploy/jupyterhub/README.md, 'Classroom grading service'); "
+        '(README, "No such section") and (docs/classroom.md, "Nothing here")'
+    )
     assert missing_sections(text) == ['README, "No such section"', 'docs/classroom.md, "Nothing here"']
 
 
 def test_an_unknown_code_name_is_seen():
-    text = ("`grader.grading.grade`, `child.REIMPORT_SECONDS`, `grader.report.Report.to_dict()`, `summary.md`,\n"
-            "`os.write`, `Report.to_dict()`, but `grader.grading.no_such_name`, `child.NO_SUCH_CONSTANT`\n"
-            "and `Report.no_such_method()`")
+    text = (
+        "`grader.grading.grade`, `child.REIMPORT_SECONDS`, `grader.report.Report.to_dict()`, `summary.md`,\n"
+        "`os.write`, `Report.to_dict()`, but `grader.grading.no_such_name`, `child.NO_SUCH_CONSTANT`\n"
+        "and `Report.no_such_method()`"
+    )
     assert unknown_code_names(text, project_modules()) == [
-        "Report.no_such_method", "child.NO_SUCH_CONSTANT", "grader.grading.no_such_name"]
+        "Report.no_such_method",
+        "child.NO_SUCH_CONSTANT",
+        "grader.grading.no_such_name",
+    ]
 
 
 def test_headings_become_the_anchors_the_site_gives_them():

@@ -1,4 +1,5 @@
 """Which tools.py the labs and the grader pick, and the errors for bad paths."""
+
 from __future__ import annotations
 
 import os
@@ -40,16 +41,20 @@ def test_without_a_nearby_module_the_checkout_starter_is_used(tmp_path, monkeypa
     assert learner_path() == DEFAULT_MODULE
 
 
-@pytest.mark.parametrize("make, words", [
-    (lambda p: p / "missing", "does not exist"),
-    (lambda p: p, "without tools.py"),
-])
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (lambda p: p / "missing", "does not exist"),
+        (lambda p: p, "without tools.py"),
+    ],
+)
 def test_bad_paths_say_what_to_give_instead(tmp_path, make, words):
     with pytest.raises(SubmissionNotFound, match=words):
         resolve_submission(make(tmp_path))
 
 
 # --------------------------------------------------------------------------- a class folder (issue 16.2, 16.4)
+
 
 def _class(tmp_path):
     root = tmp_path / "home"

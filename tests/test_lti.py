@@ -5,6 +5,7 @@ the grade that counts from ``class_data``, the outbox, the sender thread, the
 AGS client on ``pylti1p3``); only the hub's copy of each launch is a stub (the
 hub e2e test, tests/e2e/test_lti_launch.py, has the real one).
 """
+
 from __future__ import annotations
 
 import logging
@@ -83,14 +84,27 @@ def launched(lms, hub, learner, sub, context="c1"):
 
 def test_the_lti_file_names_every_missing_or_wrong_field(tmp_path):
     with pytest.raises(LtiConfigError) as err:
-        parse_config({"issuer": "http://lms.example.edu", "client_id": "", "deployment_ids": [],
-                      "key_set_url": "https://lms/jwks", "login_url": "ftp://x", "colour": "red"})
+        parse_config(
+            {
+                "issuer": "http://lms.example.edu",
+                "client_id": "",
+                "deployment_ids": [],
+                "key_set_url": "https://lms/jwks",
+                "login_url": "ftp://x",
+                "colour": "red",
+            }
+        )
     text = str(err.value)
-    for line in ("issuer: 'http://lms.example.edu' is not an https URL", "client_id: '' should be non-empty",
-                 "deployment_ids: [] should be non-empty", "login_url: 'ftp://x' is not an https URL",
-                 "token_url: missing", "colour: unknown field"):
+    for line in (
+        "issuer: 'http://lms.example.edu' is not an https URL",
+        "client_id: '' should be non-empty",
+        "deployment_ids: [] should be non-empty",
+        "login_url: 'ftp://x' is not an https URL",
+        "token_url: missing",
+        "colour: unknown field",
+    ):
         assert line in text, text
-    assert "Moodle: \"Access token URL\"" in text  # where the LMS shows it
+    assert 'Moodle: "Access token URL"' in text  # where the LMS shows it
     path = tmp_path / "lti.toml"
     path.write_text('issuer = "https://lms.example.edu"\n')
     with pytest.raises(LtiConfigError, match=r"lti\.toml: the LTI file has 5 problems"):
@@ -127,11 +141,19 @@ def test_the_class_s_counted_grades_reach_the_lms_once_and_the_unlaunched_are_li
     assert len(lms.posts) == 2 and {r["result"] for r in again if r["learner"] != "cem"} == {"already sent"}
     # Every send is in the instructor actions' log with the LMS's answer.
     sent = [a for a in ActionLog(store).all() if a["kind"] == LTI]
-    assert [(a["learner"], a["data"]["status"], a["actor"]) for a in sent] == [("ana", 200, "teacher"),
-                                                                                ("bob", 200, "teacher")]
+    assert [(a["learner"], a["data"]["status"], a["actor"]) for a in sent] == [
+        ("ana", 200, "teacher"),
+        ("bob", 200, "teacher"),
+    ]
     # An override is the grade that counts: the sender sends it without being asked, once.
-    ActionLog(store).record("teacher", "override", learner="bob", attempt=3, reason="typo in the spec",
-                            data={"score": 5.0, "max_score": 10.0, "was": 3.0})
+    ActionLog(store).record(
+        "teacher",
+        "override",
+        learner="bob",
+        attempt=3,
+        reason="typo in the spec",
+        data={"score": 5.0, "max_score": 10.0, "was": 3.0},
+    )
     lti.sender.step()
     lti.sender.step()
     assert lms.scores[("c1", "lab", "lms-bob")]["scoreGiven"] == 5.0 and len(lms.posts) == 3
@@ -186,19 +208,32 @@ def test_a_score_for_a_learner_of_another_context_is_refused_and_nothing_stored(
 
 def _assertion(key, lms, **changes) -> dict:
     now = int(time.time())
-    claims = {"iss": CLIENT_ID, "sub": CLIENT_ID, "aud": f"{lms.url}/token", "iat": now, "exp": now + 60,
-              "jti": f"j-{time.monotonic_ns()}", **changes}
-    return {"grant_type": "client_credentials", "scope": SCORE,
-            "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
-            "client_assertion": jwt.encode(claims, key.private_pem, algorithm="RS256", headers={"kid": key.kid})}
+    claims = {
+        "iss": CLIENT_ID,
+        "sub": CLIENT_ID,
+        "aud": f"{lms.url}/token",
+        "iat": now,
+        "exp": now + 60,
+        "jti": f"j-{time.monotonic_ns()}",
+        **changes,
+    }
+    return {
+        "grant_type": "client_credentials",
+        "scope": SCORE,
+        "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        "client_assertion": jwt.encode(claims, key.private_pem, algorithm="RS256", headers={"kid": key.kid}),
+    }
 
 
-@pytest.mark.parametrize("change, why", [
-    ({"aud": "https://elsewhere/token"}, "audience"),
-    ({"iat": "1700000000"}, "iat and exp must be numbers"),
-    ({"exp": int(time.time()) - 10}, "expired"),
-    ({"iss": "someone-else"}, "iss/sub"),
-])
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        ({"aud": "https://elsewhere/token"}, "audience"),
+        ({"iat": "1700000000"}, "iat and exp must be numbers"),
+        ({"exp": int(time.time()) - 10}, "expired"),
+        ({"iss": "someone-else"}, "iss/sub"),
+    ],
+)
 def test_the_stand_in_lms_refuses_a_token_request_a_strict_lms_refuses(tool_key, lms, change, why):
     answer = requests.post(f"{lms.url}/token", data=_assertion(tool_key, lms, **change), timeout=10)
     assert answer.status_code == 400 and why in answer.json()["error_description"]
@@ -209,15 +244,20 @@ def test_the_stand_in_lms_refuses_a_reused_jti_an_unknown_scope_and_a_bad_signat
     request = _assertion(tool_key, lms, jti="once")
     assert requests.post(f"{lms.url}/token", data=request, timeout=10).status_code == 200
     assert "used before" in requests.post(f"{lms.url}/token", data=request, timeout=10).text
-    assert requests.post(f"{lms.url}/token", data={**_assertion(tool_key, lms), "scope": "admin"},
-                         timeout=10).status_code == 400
+    assert (
+        requests.post(f"{lms.url}/token", data={**_assertion(tool_key, lms), "scope": "admin"}, timeout=10).status_code
+        == 400
+    )
     other = keys.load_or_create(tmp_path / "other.pem")
     assert requests.post(f"{lms.url}/token", data=_assertion(other, lms), timeout=10).status_code == 400
     # A score with an expired or forged access token is refused too.
     forged = jwt.encode({"scopes": SCORE, "iat": 1, "exp": 2}, tool_key.private_pem, algorithm="RS256")
-    answer = requests.post(lms.lineitem("c1") + "/scores", data="{}", timeout=10,
-                           headers={"Authorization": f"Bearer {forged}",
-                                    "Content-Type": "application/vnd.ims.lis.v1.score+json"})
+    answer = requests.post(
+        lms.lineitem("c1") + "/scores",
+        data="{}",
+        timeout=10,
+        headers={"Authorization": f"Bearer {forged}", "Content-Type": "application/vnd.ims.lis.v1.score+json"},
+    )
     assert answer.status_code == 401 and lms.scores == {}
 
 
@@ -265,8 +305,7 @@ def test_the_key_set_is_public_and_sending_is_for_instructors_with_a_result_per_
         assert status == 200 and json.loads(body) == lti.key.jwks() and b"PRIVATE" not in body
         assert web.request("POST", "api/lti/send", token="tok-alice", body=b"{}", ctype="application/json")[0] == 403
         assert lms.posts == []
-        status, _, body = web.request("POST", "api/lti/send", token="tok-teacher", body=b"{}",
-                                      ctype="application/json")
+        status, _, body = web.request("POST", "api/lti/send", token="tok-teacher", body=b"{}", ctype="application/json")
         results = {r["learner"]: r for r in json.loads(body)["results"]}
         assert status == 200 and results["alice"]["result"] == "sent" and results["alice"]["status"] == 200
         assert results["bob"]["result"] == "not sent" and "never launched" in results["bob"]["text"]
@@ -293,10 +332,12 @@ def test_the_recipe_s_lti_block_makes_a_hub_config_jupyterhub_accepts(tmp_path, 
     from grader.service.lti.hub_auth import configure_lti
 
     recipe = Path(__file__).resolve().parents[1] / "deploy" / "jupyterhub" / "jupyterhub_config.py"
-    (tmp_path / "lti.toml").write_text('issuer = "https://lms.example.edu"\nclient_id = "1"\ndeployment_ids = ["d"]\n'
-                                       'key_set_url = "https://lms.example.edu/jwks"\n'
-                                       'login_url = "https://lms.example.edu/auth"\n'
-                                       'token_url = "https://lms.example.edu/token"\n')
+    (tmp_path / "lti.toml").write_text(
+        'issuer = "https://lms.example.edu"\nclient_id = "1"\ndeployment_ids = ["d"]\n'
+        'key_set_url = "https://lms.example.edu/jwks"\n'
+        'login_url = "https://lms.example.edu/auth"\n'
+        'token_url = "https://lms.example.edu/token"\n'
+    )
     monkeypatch.setenv("AGTOOL_PREFIX", str(tmp_path))
     monkeypatch.setenv("JUPYTERHUB_CRYPT_KEY", "ab" * 32)
     c = Config()

@@ -3,6 +3,7 @@
 Fast: the whole set is generated (about a second), but only a few mutants are
 graded here. ``make mutation`` grades them all.
 """
+
 from __future__ import annotations
 
 import ast
@@ -30,9 +31,24 @@ from mutation.steps import ALL_STEPS, STEPS, steps_of
 
 SOURCE = SOLUTION.read_text(encoding="utf-8")
 # The kinds of change issue 26 names; each must make mutants of the solution.
-NAMED_OPERATORS = {"cmp_boundary", "cmp_negate", "int_up", "str_empty", "boolop_swap", "not_drop", "stmt_pass",
-                   "return_none", "return_other", "except_narrow", "except_widen", "args_swap", "copy_drop",
-                   "kwarg_bool", "item_drop", "index_flip"}
+NAMED_OPERATORS = {
+    "cmp_boundary",
+    "cmp_negate",
+    "int_up",
+    "str_empty",
+    "boolop_swap",
+    "not_drop",
+    "stmt_pass",
+    "return_none",
+    "return_other",
+    "except_narrow",
+    "except_widen",
+    "args_swap",
+    "copy_drop",
+    "kwarg_bool",
+    "item_drop",
+    "index_flip",
+}
 # Two mutants of different functions, and the step each must fail.
 HAND_PICKED = {"validate_args:22:cmp_boundary:0": 2, "cache_key:6:kwarg_drop:0": 5}
 
@@ -68,16 +84,33 @@ def test_mutant_ids_are_unique_and_stable(mutants):
 def test_the_step_map_declares_every_top_level_name_of_the_solution(mutants):
     tree = ast.parse(SOURCE)
     names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    names |= {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
-              for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    names |= {
+        t.id
+        for n in tree.body
+        if isinstance(n, (ast.Assign, ast.AnnAssign))
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        if isinstance(t, ast.Name)
+    }
     assert names == set(STEPS)
     assert {m.function for m in mutants} <= set(STEPS)
     assert all(steps and steps <= ALL_STEPS for steps in STEPS.values())
 
 
-@pytest.mark.parametrize("module", [mutation.classify, mutation.equivalent, mutation.gate, mutation.mutator,
-                                    mutation.operators, mutation.run, mutation.outputs, mutation.stability,
-                                    mutation.steps], ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module",
+    [
+        mutation.classify,
+        mutation.equivalent,
+        mutation.gate,
+        mutation.mutator,
+        mutation.operators,
+        mutation.run,
+        mutation.outputs,
+        mutation.stability,
+        mutation.steps,
+    ],
+    ids=lambda m: m.__name__,
+)
 def test_the_mutation_modules_examples_hold(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
     assert result.failed == 0
@@ -103,8 +136,11 @@ def test_the_equivalent_list_is_small_and_each_listed_mutant_exists_and_gets_ful
     assert not set(CODE_EQUIVALENT) & set(LEARNER_CHOICE)
     assert not set(EQUIVALENT) - set(by_id), "listed ids the mutator no longer makes"
     graded = grade_all([by_id[i] for i in sorted(EQUIVALENT)], SEED_PAIR, jobs=2)
-    failing = {i: [s["failed_checks"] for s in g["seeds"]] for i, g in graded.items()
-               if g["error"] or any(s["failed_checks"] for s in g["seeds"])}
+    failing = {
+        i: [s["failed_checks"] for s in g["seeds"]]
+        for i, g in graded.items()
+        if g["error"] or any(s["failed_checks"] for s in g["seeds"])
+    }
     assert not failing, f"not equivalent: {failing}"
 
 
@@ -114,10 +150,22 @@ def _rows(classes: dict[str, str]) -> list[dict]:
 
 
 def test_the_gate_fails_on_a_new_offender_a_cleared_or_changed_listing_and_a_stale_one():
-    run = _rows({"a:1:x:0": "own", "b:1:x:0": "survived", "c:1:x:0": "collateral", "d:1:x:0": "seed_dependent",
-                 "e:1:x:0": "equivalent"})
-    debt = {"a:1:x:0": "collateral", "c:1:x:0": "collateral", "d:1:x:0": "collateral", "e:1:x:0": "survived",
-            "gone:1:x:0": "survived"}
+    run = _rows(
+        {
+            "a:1:x:0": "own",
+            "b:1:x:0": "survived",
+            "c:1:x:0": "collateral",
+            "d:1:x:0": "seed_dependent",
+            "e:1:x:0": "equivalent",
+        }
+    )
+    debt = {
+        "a:1:x:0": "collateral",
+        "c:1:x:0": "collateral",
+        "d:1:x:0": "collateral",
+        "e:1:x:0": "survived",
+        "gone:1:x:0": "survived",
+    }
     verdict = compare(run, debt, generated={row["id"] for row in run})
     assert verdict.new == {"b:1:x:0": "survived"}
     assert verdict.cleared == {"a:1:x:0": "collateral", "e:1:x:0": "survived"}
@@ -125,16 +173,21 @@ def test_the_gate_fails_on_a_new_offender_a_cleared_or_changed_listing_and_a_sta
     assert verdict.stale == {"gone:1:x:0": "survived"}
     assert not verdict.passed and verdict.judged == 4
     # What the run measured, listed as measured, passes; a partial run judges no stale ids.
-    assert compare(run, {"b:1:x:0": "survived", "c:1:x:0": "collateral", "d:1:x:0": "seed_dependent"},
-                   generated={row["id"] for row in run}).passed
+    assert compare(
+        run,
+        {"b:1:x:0": "survived", "c:1:x:0": "collateral", "d:1:x:0": "seed_dependent"},
+        generated={row["id"] for row in run},
+    ).passed
     assert compare(run[:1], {"gone:1:x:0": "survived"}).passed
 
 
 def test_the_debt_list_is_rewritten_from_a_run_and_read_back(tmp_path):
     path = tmp_path / "debt.json"
-    debt = updated_debt(_rows({"a:1:x:0": "own", "b:1:x:0": "survived"}),
-                        {"a:1:x:0": "collateral", "z:1:x:0": "elsewhere", "gone:1:x:0": "error"},
-                        generated={"a:1:x:0", "b:1:x:0", "z:1:x:0"})
+    debt = updated_debt(
+        _rows({"a:1:x:0": "own", "b:1:x:0": "survived"}),
+        {"a:1:x:0": "collateral", "z:1:x:0": "elsewhere", "gone:1:x:0": "error"},
+        generated={"a:1:x:0", "b:1:x:0", "z:1:x:0"},
+    )
     write_debt(debt, {"mutants": 2, "counts": {}, "score": 1.0}, path)
     assert load_debt(path) == {"b:1:x:0": "survived", "z:1:x:0": "elsewhere"}
     assert json.loads(path.read_text(encoding="utf-8"))["measured"]["mutants"] == 2
@@ -143,10 +196,20 @@ def test_the_debt_list_is_rewritten_from_a_run_and_read_back(tmp_path):
 def test_make_mutation_exits_1_when_the_gate_fails_and_0_when_it_passes(tmp_path, monkeypatch, capsys):
     # A written run of two mutants, judged again (--from) against two debt lists.
     mutant_id = "cache_key:6:kwarg_drop:0"
-    seeds = [{"seed": s, "failed_steps": [5, 8], "failed_checks": ["step5/x", "step8/y"], "failure": ""}
-             for s in SEED_PAIR]
-    row = {"id": mutant_id, "function": "cache_key", "line": 1, "operator": "kwarg_drop", "before": "", "after": "",
-           "seconds": 0.1, "error": "", "seeds": seeds}
+    seeds = [
+        {"seed": s, "failed_steps": [5, 8], "failed_checks": ["step5/x", "step8/y"], "failure": ""} for s in SEED_PAIR
+    ]
+    row = {
+        "id": mutant_id,
+        "function": "cache_key",
+        "line": 1,
+        "operator": "kwarg_drop",
+        "before": "",
+        "after": "",
+        "seconds": 0.1,
+        "error": "",
+        "seeds": seeds,
+    }
     run_json = tmp_path / "mutation.json"
     run_json.write_text(json.dumps({"summary": {"seeds": list(SEED_PAIR)}, "mutants": [row]}), encoding="utf-8")
     debt = tmp_path / "debt.json"

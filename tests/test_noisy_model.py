@@ -5,6 +5,7 @@ written down: which route serves silent wrong answers, which answers more.
 A planted defect (a validator that accepts everything) shows that the
 "no silent wrong answer" test can fail.
 """
+
 from __future__ import annotations
 
 import ast
@@ -70,12 +71,18 @@ def test_orders_come_from_stock_and_each_has_a_right_answer(solution):
 
 def test_right_rows_are_read_from_the_module_stock(solution):
     order = {"sku": "SKU-3300", "region": "north", "limit": 3}
-    expected = [{"bin": r["bin"], "count": r["count"]} for r in solution.STOCK
-                if r["sku"] == "SKU-3300" and r["region"] == "north"][:3]
+    expected = [
+        {"bin": r["bin"], "count": r["count"]}
+        for r in solution.STOCK
+        if r["sku"] == "SKU-3300" and r["region"] == "north"
+    ][:3]
     assert right_rows(solution, order) == expected
     # Change the table and the truth follows it: nothing is hard-coded.
-    changed = LabData(regions=tuple(solution.REGIONS), max_rows=5, stock=(
-        {"sku": "SKU-3300", "region": "north", "bin": "X-9", "count": 99},))
+    changed = LabData(
+        regions=tuple(solution.REGIONS),
+        max_rows=5,
+        stock=({"sku": "SKU-3300", "region": "north", "bin": "X-9", "count": 99},),
+    )
     assert right_rows(changed, order) == [{"bin": "X-9", "count": 99}]
 
 
@@ -144,8 +151,9 @@ def test_a_higher_error_rate_only_adds_mistakes(solution):
             assert high_call == low_call
 
 
-@pytest.mark.parametrize("kwargs", [{"error_rate": 1.5}, {"error_rate": -0.1},
-                                    {"mix": {"typo": 1.0}}, {"mix": {"format": 0}}])
+@pytest.mark.parametrize(
+    "kwargs", [{"error_rate": 1.5}, {"error_rate": -0.1}, {"mix": {"typo": 1.0}}, {"mix": {"format": 0}}]
+)
 def test_bad_settings_are_refused(solution, kwargs):
     with pytest.raises(ValueError):
         NoisyModel(solution, **kwargs)
@@ -162,8 +170,7 @@ def test_the_legacy_tool_is_only_chosen_for_a_region_larger_than_max_rows(many_c
 def test_the_simulator_does_not_import_the_solution():
     for module in (noisy_model, noisy_routes, noisy_layers):
         tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
-        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
-                    for alias in node.names}
+        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
         imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         assert not any(name.split(".")[0] == "solutions" for name in imported), module.__name__
 
@@ -235,8 +242,7 @@ def test_a_route_that_raises_or_returns_no_dict_is_counted_as_crashed(solution):
     solution.handle = broken
     solution.run_naive = lambda order: None
     order = {"sku": "SKU-1001", "region": "north", "limit": 1}
-    outcomes = run_routes(solution, [order], [ModelCall("stock_lookup", dict(order))],
-                          routes=["naive", "repair"])
+    outcomes = run_routes(solution, [order], [ModelCall("stock_lookup", dict(order))], routes=["naive", "repair"])
     assert list(outcomes["outcome"]) == ["crashed", "crashed"]
     assert list(outcomes["error"]) == ["crashed:returned NoneType", "crashed:KeyError"]
 
@@ -334,9 +340,12 @@ def test_every_named_mistake_is_made_and_a_higher_rate_only_adds_mistakes():
     high = [noisy_layers.model_writes(o, products, data, error_rate=0.6, seed=2, index=i) for i, o in enumerate(orders)]
     assert {m for _, m in high} - {None} == set(noisy_layers.NAMED_MISTAKES)
     assert all(lo == hi for lo, hi in zip(low, high) if lo[1] is not None)
-    assert all(call["product"] != order["sku"] or call != {"product": order["sku"], "region": order["region"],
-                                                            "limit": order["limit"]}
-               for order, (call, mistake) in zip(orders, high) if mistake)
+    assert all(
+        call["product"] != order["sku"]
+        or call != {"product": order["sku"], "region": order["region"], "limit": order["limit"]}
+        for order, (call, mistake) in zip(orders, high)
+        if mistake
+    )
 
 
 def test_each_layer_turns_its_mistakes_into_right_answers_or_questions(layer_runs):

@@ -2,6 +2,7 @@
 
 Refresh the golden files with ``UPDATE_GOLDEN=1 pytest tests/test_notebook_widget.py``.
 """
+
 from __future__ import annotations
 
 import html as html_module
@@ -23,10 +24,14 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _passing(step: int, seed: int = 11) -> Report:
-    return Report(seed=seed, path="agtool/tools.py", checks=[
-        CheckResult(f"step{step}/first", step, True, 2, 2, "First behaviour"),
-        CheckResult(f"step{step}/second", step, True, 3, 3, "Second behaviour"),
-    ])
+    return Report(
+        seed=seed,
+        path="agtool/tools.py",
+        checks=[
+            CheckResult(f"step{step}/first", step, True, 2, 2, "First behaviour"),
+            CheckResult(f"step{step}/second", step, True, 3, 3, "Second behaviour"),
+        ],
+    )
 
 
 def _mixed(seed: int = 4242) -> Report:
@@ -36,32 +41,63 @@ def _mixed(seed: int = 4242) -> Report:
         checks=[
             CheckResult("step3/returns_dict", 3, True, 2, 2, "call_tool returns ok/value/error"),
             CheckResult(
-                "step3/blocked_before_call", 3, False, 0, 3, "A refused call never runs the tool body",
+                "step3/blocked_before_call",
+                3,
+                False,
+                0,
+                3,
+                "A refused call never runs the tool body",
                 call="call_tool('stock_lookup', {'sku': 'SKU-2040', 'region': 'mars', 'limit': 2})",
-                expected="body runs: 0", got="body runs: 1",
+                expected="body runs: 0",
+                got="body runs: 1",
                 message="The tool ran although validate_args refused the arguments.",
                 hint="Return the args: failure before touching TOOLS[name]['fn'].",
                 reproduce="agtool-grade agtool/tools.py --only step3/blocked_before_call --seed 4242",
             ),
             CheckResult(
-                "step3/raised_name", 3, False, 0, 2, "An exception becomes raised:<Name> <&>",
-                call="call_tool('stock_lookup', {...})", expected="'raised:KeyError'",
-                got="KeyError: 'boom' escaped call_tool", message="", hint="",
+                "step3/raised_name",
+                3,
+                False,
+                0,
+                2,
+                "An exception becomes raised:<Name> <&>",
+                call="call_tool('stock_lookup', {...})",
+                expected="'raised:KeyError'",
+                got="KeyError: 'boom' escaped call_tool",
+                message="",
+                hint="",
             ),
         ],
         output={"3": "debug: called stock_lookup\n<b>not html</b>"},
     )
 
 
-IMPORT_FAILURE = "Your module could not be imported: SyntaxError at tools.py line 12: invalid syntax\n    12 | REGIONS = ["
+IMPORT_FAILURE = (
+    "Your module could not be imported: SyntaxError at tools.py line 12: invalid syntax\n    12 | REGIONS = ["
+)
+
 
 # As the grader reports a module that does not import: every check failed with that one message and its own hint.
 def _import_failed() -> Report:
-    return Report(seed=9, path="agtool/tools.py", error=IMPORT_FAILURE, checks=[
-        CheckResult(f"step2/check_{i}", 2, False, 0, 2, f"Check {i} of step 2", message=IMPORT_FAILURE,
-                    hint=f"HINT-{i}: an unrelated hint", reproduce=f"agtool-grade check agtool/tools.py --only "
-                                                                  f"step2/check_{i} --seed 9")
-        for i in range(14)])
+    return Report(
+        seed=9,
+        path="agtool/tools.py",
+        error=IMPORT_FAILURE,
+        checks=[
+            CheckResult(
+                f"step2/check_{i}",
+                2,
+                False,
+                0,
+                2,
+                f"Check {i} of step 2",
+                message=IMPORT_FAILURE,
+                hint=f"HINT-{i}: an unrelated hint",
+                reproduce=f"agtool-grade check agtool/tools.py --only step2/check_{i} --seed 9",
+            )
+            for i in range(14)
+        ],
+    )
 
 
 # A path with a space: the replay line quotes it, and wraps only between its words.
@@ -200,8 +236,7 @@ def test_grader_exception_is_a_report(monkeypatch, tmp_path):
     assert report.seed == 5 and report.path == str(module)
 
 
-@pytest.mark.parametrize("source, error", [("REGIONS = [\n", "SyntaxError"),
-                                           ("X = undefined_name + 1\n", "NameError")])
+@pytest.mark.parametrize("source, error", [("REGIONS = [\n", "SyntaxError"), ("X = undefined_name + 1\n", "NameError")])
 def test_module_that_fails_to_import_shows_one_red_row_without_hints(tmp_path, source, error):
     module = tmp_path / "tools.py"
     module.write_text(source)
@@ -239,8 +274,7 @@ def test_the_replay_command_the_widget_shows_replays_the_check_in_a_terminal_wit
     assert f'data-copy="{line.replace(chr(39), "&#x27;")}"' in report.panel.body.value
     # Run as a terminal would: from the lab's folder, by bash, with no virtualenv on PATH.
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
-    done = subprocess.run(["bash", "-c", line], cwd=REPO / "labs", env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(["bash", "-c", line], cwd=REPO / "labs", env=env, capture_output=True, text=True, timeout=300)
     assert "command not found" not in done.stderr and "No module named" not in done.stderr, done.stderr
     assert done.returncode == 1, (done.returncode, done.stderr)  # a check failed, as in the panel
     assert "step2/unknown_tool" in done.stdout and "seed 8" in done.stdout, done.stdout
@@ -332,20 +366,28 @@ def test_submit_is_offered_beside_check_only_where_a_grading_service_is_configur
     panel = CheckPanel(1, report, path="t.py")
     assert panel.submit_button is not None and panel.submit_button in panel.children[1].children
     sent = []
-    monkeypatch.setattr(service, "submit", lambda path, **kw: sent.append(path) or service.Message("Attempt 4 <graded>"))
+    monkeypatch.setattr(
+        service, "submit", lambda path, **kw: sent.append(path) or service.Message("Attempt 4 <graded>")
+    )
     panel.send()
     assert sent == ["t.py"] and "Attempt 4 &lt;graded&gt;" in panel.submitted.value
 
 
 def test_make_lab_starts_jupyter_with_the_venv_bin_first_on_the_path_its_terminals_inherit():
     # Before: `make lab` left PATH as it was, so `agtool-grade` in a lab terminal was "command not found".
-    done = subprocess.run(["make", "-n", "-o", ".venv/.installed", "lab"], cwd=REPO, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        ["make", "-n", "-o", ".venv/.installed", "lab"], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
     line = next(x for x in done.stdout.splitlines() if "jupyter lab" in x)
     assignment = line.split(" ", 1)[0]
     assert assignment == f'PATH="{REPO / ".venv" / "bin"}:$PATH"', line
-    found = subprocess.run(["bash", "-c", f"{assignment}; command -v agtool-grade"], capture_output=True, text=True,
-                           env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    found = subprocess.run(
+        ["bash", "-c", f"{assignment}; command -v agtool-grade"],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
     assert found.stdout.strip() == str(REPO / ".venv" / "bin" / "agtool-grade"), found.stderr
 
 
@@ -369,9 +411,14 @@ def test_make_lab_serves_the_checkout_so_the_learner_can_open_agtool_tools_py():
     # Under CI this test runs inside `make test`: a make called from a make prints "Entering directory"
     # lines unless told not to, and inherits the parent's MAKEFLAGS; both are kept out.
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-    done = subprocess.run(["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "lab",
-                           "LAB_ARGS=--no-browser --port=9999"],
-                          cwd=REPO, capture_output=True, text=True, timeout=60, env=env)
+    done = subprocess.run(
+        ["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "lab", "LAB_ARGS=--no-browser --port=9999"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     line = " ".join(x.strip().rstrip("\\") for x in done.stdout.splitlines() if x.strip())
     assert f'--ServerApp.root_dir="{REPO}"' in line and "--LabApp.default_url=/lab/tree/labs" in line, line
     assert line.endswith("--no-browser --port=9999"), line

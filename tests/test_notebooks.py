@@ -7,6 +7,7 @@
   check row passed, and against the starter to the end without raising, with
   failing rows.
 """
+
 from __future__ import annotations
 
 import ast
@@ -71,7 +72,15 @@ def test_notebook_is_valid_and_has_no_outputs(path):
 def test_notebook_has_goal_why_notes_task_hints_playground_and_check(builder, step):
     nb = builder.build(step)
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    for part in ("**Goal:**", "## Why it matters", "## Notes", "## Your task", "<details>", "## Playground", "## Check"):
+    for part in (
+        "**Goal:**",
+        "## Why it matters",
+        "## Notes",
+        "## Your task",
+        "<details>",
+        "## Playground",
+        "## Check",
+    ):
         assert part in text, f"step {step}: {part!r} missing"
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     assert f"from agtool_lab.widget import check\ncheck({step})" in code
@@ -108,8 +117,9 @@ def _execute(path: Path, monkeypatch, module: Path) -> nbformat.NotebookNode:
     nb = nbformat.read(path, as_version=4)
     # "immediate": a graceful kernel shutdown waits seconds for nothing; the grader's warm
     # process stops by itself when the kernel (its client) goes away.
-    client = NotebookClient(nb, timeout=120, kernel_name="python3", shutdown_kernel="immediate",
-                            resources={"metadata": {"path": str(LABS)}})
+    client = NotebookClient(
+        nb, timeout=120, kernel_name="python3", shutdown_kernel="immediate", resources={"metadata": {"path": str(LABS)}}
+    )
     client.execute()  # raises CellExecutionError if any cell raises
     return nb
 
@@ -271,11 +281,14 @@ def test_every_public_name_of_the_solution_is_taught_by_a_notebook(builder):
     assert not missing, f"names of solutions/tools.py no notebook mentions: {missing}"
 
 
-@pytest.mark.parametrize("step, reasons", [
-    (2, ["unknown_tool", "missing:", "extra:", "type:", "allowed:", "range:"]),
-    (3, ["args:", "raised:"]),
-    (4, ["shape", "empty", "too_big", "range", "result:"]),
-])
+@pytest.mark.parametrize(
+    "step, reasons",
+    [
+        (2, ["unknown_tool", "missing:", "extra:", "type:", "allowed:", "range:"]),
+        (3, ["args:", "raised:"]),
+        (4, ["shape", "empty", "too_big", "range", "result:"]),
+    ],
+)
 def test_reason_names_are_spelled_out(builder, step, reasons):
     notes = builder.build(step).cells[2].source
     for reason in reasons:
@@ -347,8 +360,11 @@ def test_suggestion_examples_of_notebook_10_agree_with_the_solution(builder, sol
 
 
 def test_resolve_examples_of_notebook_11_agree_with_the_solution(builder, solution):
-    rows = re.findall(r'^\| `"(.*?)"`(?:, `"(.*?)"`)? \| (resolved, `(SKU-\d+)`|not_found|ambiguous: (.*)) \|$',
-                      _notes(builder, 11), re.M)
+    rows = re.findall(
+        r'^\| `"(.*?)"`(?:, `"(.*?)"`)? \| (resolved, `(SKU-\d+)`|not_found|ambiguous: (.*)) \|$',
+        _notes(builder, 11),
+        re.M,
+    )
     assert len(rows) == 6
     for first, second, kind_text, sku, ambiguous in rows:
         for query in filter(None, (first, second)):

@@ -11,6 +11,7 @@ dashboard notebook says what its code does.
 Golden files: ``tests/golden/feedback/`` and ``tests/golden/summary_starter.md``;
 refresh them with ``UPDATE_GOLDEN=1 pytest tests/test_outputs_feedback.py``.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,9 +37,18 @@ REPO = Path(__file__).resolve().parent.parent
 GOLDEN = REPO / "tests" / "golden"
 CLASS = "/home/teacher/courses/2026/class"  # the instructor's folder: never in what a learner reads
 HOSTILE = "<img src=x onerror=alert(1)> [x](javascript:alert(1)) \x1b[2J\x1b[32mPASS FAIL\u202eSSAP `a` $x^2$ &amp;"
-CREDIT = {"attempt": 3, "submitted_at": "2026-03-02T10:00:00Z", "period": "late", "raw_score": 4, "raw_max": 9,
-          "score": 4.0, "max_score": 9.0, "factor": 0.8, "credited": 3.2,
-          "why": "the last attempt on time, of 3; late (80% credit until 2026-03-08T12:00:00Z)"}
+CREDIT = {
+    "attempt": 3,
+    "submitted_at": "2026-03-02T10:00:00Z",
+    "period": "late",
+    "raw_score": 4,
+    "raw_max": 9,
+    "score": 4.0,
+    "max_score": 9.0,
+    "factor": 0.8,
+    "credited": 3.2,
+    "why": "the last attempt on time, of 3; late (80% credit until 2026-03-08T12:00:00Z)",
+}
 
 
 def _replay(path: str, check_id: str, seed: int) -> str:
@@ -51,23 +61,50 @@ def feedback_record(*, credit: dict | None = CREDIT, keyed: bool = False) -> dic
     checks = [
         CheckResult("step1/names", 1, True, 2, 2, "REGIONS, MAX_ROWS and CALLS have the spec's values"),
         CheckResult("step2/missing", 2, True, 1, 1, "A required argument that is absent gives missing:<arg>"),
-        CheckResult("step2/extra", 2, False, 0, 1, "An argument the contract does not list gives extra:<arg>",
-                    call="validate_args('stock_lookup', {'sku': 'SKU-1001', 'colour': 'red'})",
-                    expected="'extra:colour'", got=HOSTILE, message=f"Your code raised ValueError: {HOSTILE}",
-                    hint="Give 'extra:<arg>' for an argument whose name is not in TOOLS[name]['args'].",
-                    reproduce=_replay(path, "step2/extra", 41)),
+        CheckResult(
+            "step2/extra",
+            2,
+            False,
+            0,
+            1,
+            "An argument the contract does not list gives extra:<arg>",
+            call="validate_args('stock_lookup', {'sku': 'SKU-1001', 'colour': 'red'})",
+            expected="'extra:colour'",
+            got=HOSTILE,
+            message=f"Your code raised ValueError: {HOSTILE}",
+            hint="Give 'extra:<arg>' for an argument whose name is not in TOOLS[name]['args'].",
+            reproduce=_replay(path, "step2/extra", 41),
+        ),
         CheckResult("step2/valid_passes", 2, True, 2, 2, "A valid call gives the empty string"),
-        CheckResult("step3/args_prefix", 3, False, 0, 3, "A refused call gives error 'args:<reason>'",
-                    call="call_tool('stock_lookup', {'limit': 0})", expected="'args:range:limit'", got="None",
-                    message="Traceback (most recent call last):\n  File \"tools.py\", line 9\nKeyError: 'limit'",
-                    reproduce=_replay(path, "step3/args_prefix", 41)),
+        CheckResult(
+            "step3/args_prefix",
+            3,
+            False,
+            0,
+            3,
+            "A refused call gives error 'args:<reason>'",
+            call="call_tool('stock_lookup', {'limit': 0})",
+            expected="'args:range:limit'",
+            got="None",
+            message="Traceback (most recent call last):\n  File \"tools.py\", line 9\nKeyError: 'limit'",
+            reproduce=_replay(path, "step3/args_prefix", 41),
+        ),
     ]
     report = Report(seed=41, path=path, checks=checks, output={"3": "debug: limit=0\n\x1b[31mred\n"})
-    record = {"learner": "ana", "source": path, "sha256": "0" * 64, "seed": 41,
-              "selection": {"steps": None, "only": None}, "report": report.to_dict()}
+    record = {
+        "learner": "ana",
+        "source": path,
+        "sha256": "0" * 64,
+        "seed": 41,
+        "selection": {"steps": None, "only": None},
+        "report": report.to_dict(),
+    }
     if keyed:  # the grade that counts ran on a hidden seed; the learner is shown another run
-        counted = Report(seed=999, path=path, checks=[CheckResult(c.id, c.step, True, c.max_points, c.max_points,
-                                                                  c.title) for c in checks])
+        counted = Report(
+            seed=999,
+            path=path,
+            checks=[CheckResult(c.id, c.step, True, c.max_points, c.max_points, c.title) for c in checks],
+        )
         record.update(report=counted.to_dict(), seed=999, feedback_seed=41, feedback_report=report.to_dict())
     if credit:
         record["credit"] = credit
@@ -77,9 +114,17 @@ def feedback_record(*, credit: dict | None = CREDIT, keyed: bool = False) -> dic
 def import_error_record() -> dict:
     path = f"{CLASS}/eli/tools.py"
     error = "Your module could not be imported: SyntaxError at tools.py line 3: invalid syntax\n    3 | def f(:"
-    report = Report(seed=8, path=path, error=error, checks=[
-        CheckResult(f"step{n}/x", n, False, 0, 1, "x", message=error, hint="h", reproduce=_replay(path, f"step{n}/x", 8))
-        for n in (1, 2)])
+    report = Report(
+        seed=8,
+        path=path,
+        error=error,
+        checks=[
+            CheckResult(
+                f"step{n}/x", n, False, 0, 1, "x", message=error, hint="h", reproduce=_replay(path, f"step{n}/x", 8)
+            )
+            for n in (1, 2)
+        ],
+    )
     return {"learner": "eli", "source": path, "report": report.to_dict()}
 
 
@@ -142,9 +187,15 @@ def test_the_grade_that_counts_is_stated_once_with_its_attempt_and_late_credit(r
 
 
 def test_an_overridden_grade_is_the_one_grade_stated_with_the_instructor_s_reason():
-    record = feedback_record(credit={"attempt": 3, "max_score": 9.0, "credited": 7.0,
-                                     "why": "overridden by t at 2030-01-01T00:00:00Z: hand-checked (the grade was 3/9)",
-                                     "override": {"score": 7.0, "reason": "hand-checked", "was": 3.0}})
+    record = feedback_record(
+        credit={
+            "attempt": 3,
+            "max_score": 9.0,
+            "credited": 7.0,
+            "why": "overridden by t at 2030-01-01T00:00:00Z: hand-checked (the grade was 3/9)",
+            "override": {"score": 7.0, "reason": "hand-checked", "was": 3.0},
+        }
+    )
     for text in (render_feedback(record), render_feedback_plain(record)):
         assert text.count("The grade that counts") == 1 and "7/9, set by your instructor for attempt 3" in text
         assert "hand-checked (the grade was 3/9)" in text
@@ -184,13 +235,21 @@ def test_an_import_failure_is_said_once_with_one_replay():
         assert "agtool-grade check agtool/tools.py --seed 8" in text
 
 
-@pytest.mark.parametrize("given, expected", [
-    ("agtool-grade check '/srv/a b/$(id)/tools.py' --only step1/x --seed 3 --timeout 2.5",
-     "agtool-grade check agtool/tools.py --only step1/x --seed 3 --timeout 2.5"),
-    ("agtool-grade check -x.py --only step1/x --seed 3", "agtool-grade check agtool/tools.py --only step1/x --seed 3"),
-    ("not a 'command", "not a 'command"),
-    ("python -m other thing", "python -m other thing"),
-])
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        (
+            "agtool-grade check '/srv/a b/$(id)/tools.py' --only step1/x --seed 3 --timeout 2.5",
+            "agtool-grade check agtool/tools.py --only step1/x --seed 3 --timeout 2.5",
+        ),
+        (
+            "agtool-grade check -x.py --only step1/x --seed 3",
+            "agtool-grade check agtool/tools.py --only step1/x --seed 3",
+        ),
+        ("not a 'command", "not a 'command"),
+        ("python -m other thing", "python -m other thing"),
+    ],
+)
 def test_lab_replay_puts_the_lab_module_in_the_path_word_only(given, expected):
     assert lab_replay(given) == expected
 
@@ -216,14 +275,31 @@ def starter_class() -> tuple[list[dict], dict[str, str]]:
         return {"learner": learner, "source": report.path, "seed": 5, "report": report.to_dict()}
 
     records = [
-        record("ben", [CheckResult("step1/names", 1, False, 0, 2, "Names", expected="['north']", got="[]"),
-                       CheckResult("step2/missing", 2, False, 0, 1, "Missing", expected="'missing:sku'",
-                                   got=not_started.format(2))]),
-        record("cleo", [CheckResult("step1/names", 1, True, 2, 2, "Names"),
-                        CheckResult("step2/missing", 2, False, 0, 1, "Missing", expected="'missing:sku'",
-                                    got=not_started.format(2))]),
-        record("dan", [CheckResult("step1/names", 1, False, 0, 2, "Names", expected="['north']", got="[]"),
-                       CheckResult("step2/missing", 2, True, 1, 1, "Missing")]),
+        record(
+            "ben",
+            [
+                CheckResult("step1/names", 1, False, 0, 2, "Names", expected="['north']", got="[]"),
+                CheckResult(
+                    "step2/missing", 2, False, 0, 1, "Missing", expected="'missing:sku'", got=not_started.format(2)
+                ),
+            ],
+        ),
+        record(
+            "cleo",
+            [
+                CheckResult("step1/names", 1, True, 2, 2, "Names"),
+                CheckResult(
+                    "step2/missing", 2, False, 0, 1, "Missing", expected="'missing:sku'", got=not_started.format(2)
+                ),
+            ],
+        ),
+        record(
+            "dan",
+            [
+                CheckResult("step1/names", 1, False, 0, 2, "Names", expected="['north']", got="[]"),
+                CheckResult("step2/missing", 2, True, 1, 1, "Missing"),
+            ],
+        ),
     ]
     return records, {"ben": ben, "cleo": starter.replace("REGIONS: list = []", "REGIONS: list = ['north']"), "dan": dan}
 
@@ -265,8 +341,11 @@ def eleven_step_class() -> list[dict]:
     """Three learners, 16 checks in the fullest step, as many steps as the lab has."""
     records = []
     for n, learner in enumerate(("ana", "ben", "cleo")):
-        checks = [CheckResult(f"step{step}/check_with_a_long_name_{i}", step, (i + n) % 3 != 0, 1, 1, "t")
-                  for step in range(1, 12) for i in range(16 if step in (2, 7) else 9)]
+        checks = [
+            CheckResult(f"step{step}/check_with_a_long_name_{i}", step, (i + n) % 3 != 0, 1, 1, "t")
+            for step in range(1, 12)
+            for i in range(16 if step in (2, 7) else 9)
+        ]
         records.append({"learner": learner, "seed": 1, "report": Report(seed=1, path="t.py", checks=checks).to_dict()})
     return records
 
@@ -315,4 +394,4 @@ def test_the_dashboard_renders_summary_md_as_markdown():
     cells = json.loads((REPO / "labs" / "instructor_dashboard.ipynb").read_text(encoding="utf-8"))["cells"]
     code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     assert 'display(Markdown((Path(OUT) / "summary.md").read_text(' in code
-    assert "print((Path(OUT) / \"summary.md\")" not in code
+    assert 'print((Path(OUT) / "summary.md")' not in code

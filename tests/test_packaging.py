@@ -6,6 +6,7 @@ JupyterLab, ipywidgets, pandas, matplotlib or tqdm, and the wheel must not
 install a package named ``agtool`` (a learner's ``import agtool.tools`` must
 find their own file, never a starter in site-packages).
 """
+
 from __future__ import annotations
 
 import csv
@@ -43,8 +44,12 @@ sys.exit(main({argv!r}))
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-                    "-w", str(out), str(REPO)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     return next(out.glob("agtool_lab-*.whl"))
 
 
@@ -59,11 +64,19 @@ def test_the_wheel_installs_no_package_named_agtool(wheel):
 def test_the_wheel_ships_every_package_of_the_checkout_and_the_starter_but_never_the_solution(wheel):
     # pyproject.toml lists the packages: a new folder must be listed too, or a normal install lacks it.
     names = set(zipfile.ZipFile(wheel).namelist())
-    packages = sorted(str(p.parent.relative_to(REPO)) for root in ("grader", "agtool_lab")
-                      for p in (REPO / root).rglob("__init__.py") if "__pycache__" not in p.parts)
+    packages = sorted(
+        str(p.parent.relative_to(REPO))
+        for root in ("grader", "agtool_lab")
+        for p in (REPO / root).rglob("__init__.py")
+        if "__pycache__" not in p.parts
+    )
     assert [p for p in packages if f"{p}/__init__.py" not in names] == []
-    data = sorted(str(p.relative_to(REPO)) for root in ("grader", "agtool_lab") for p in (REPO / root).rglob("*")
-                  if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts)
+    data = sorted(
+        str(p.relative_to(REPO))
+        for root in ("grader", "agtool_lab")
+        for p in (REPO / root).rglob("*")
+        if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts
+    )
     assert [f for f in data if f not in names] == []  # the service's templates...: package-data
     # The starter ships as grader.starter, byte for byte the checkout's agtool/ (mapped, not copied).
     with zipfile.ZipFile(wheel) as zf:
@@ -85,8 +98,10 @@ def test_the_core_requires_none_of_the_extras_packages(wheel):
 
 def test_check_gives_full_marks_with_the_extras_packages_blocked(tmp_path):
     out = tmp_path / "report.json"
-    code = BLOCKED_RUN.format(blocked=EXTRAS_ONLY, argv=["check", str(REPO / "solutions" / "tools.py"),
-                                                        "--seed", "5", "--format", "json", "--out", str(out)])
+    code = BLOCKED_RUN.format(
+        blocked=EXTRAS_ONLY,
+        argv=["check", str(REPO / "solutions" / "tools.py"), "--seed", "5", "--format", "json", "--out", str(out)],
+    )
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
@@ -135,10 +150,18 @@ def installed(wheel, tmp_path_factory) -> Path:
     venv = tmp_path_factory.mktemp("fresh") / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-                    "-q", str(wheel)], check=True, capture_output=True, timeout=300)
-    own = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                         check=True, capture_output=True, text=True).stdout.strip()
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q", str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    own = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     theirs = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
     (Path(own) / "zz_test_dependencies.pth").write_text("\n".join(theirs) + "\n", encoding="utf-8")
     return venv
@@ -163,9 +186,29 @@ def _pairs(table: str) -> dict:
 def test_batch_similarity_runs_on_a_normal_install_and_discounts_the_starter(installed, tmp_path):
     # Before: FileNotFoundError .../site-packages/agtool/tools.py (the starter was not packaged).
     folder, out = _class_folder(tmp_path / "class"), tmp_path / "out"
-    done = subprocess.run([str(installed / "bin" / "agtool-grade"), "batch", str(folder), "--out", str(out),
-                           "--similarity", "--steps", "1", "--jobs", "1", "--sandbox", "none", "--no-progress",
-                           "--seed", "3"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            str(installed / "bin" / "agtool-grade"),
+            "batch",
+            str(folder),
+            "--out",
+            str(out),
+            "--similarity",
+            "--steps",
+            "1",
+            "--jobs",
+            "1",
+            "--sandbox",
+            "none",
+            "--no-progress",
+            "--seed",
+            "3",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     pairs = _pairs((out / "similarity.csv").read_text(encoding="utf-8"))
     # Two untouched starters share nothing once the starter is discounted; two copies of one solution do.
@@ -177,10 +220,12 @@ def test_batch_similarity_runs_on_a_normal_install_and_discounts_the_starter(ins
 def test_the_service_similarity_pages_answer_on_a_normal_install(installed, tmp_path):
     # Before: similarity.html and similarity.csv answered 500 on a normal install.
     starter = (REPO / "agtool" / "tools.py").read_text(encoding="utf-8")
-    code = SERVICE_RUN.format(tests=str(REPO / "tests"), db=f"sqlite:///{tmp_path / 'service.db'}",
-                              sources={"ana": starter, "ben": starter})
-    done = subprocess.run([str(installed / "bin" / "python"), "-c", code], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300)
+    code = SERVICE_RUN.format(
+        tests=str(REPO / "tests"), db=f"sqlite:///{tmp_path / 'service.db'}", sources={"ana": starter, "ben": starter}
+    )
+    done = subprocess.run(
+        [str(installed / "bin" / "python"), "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert Path(got["grader"]).is_relative_to(installed), got["grader"]  # the wheel's grader, not the checkout's

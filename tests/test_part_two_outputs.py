@@ -5,6 +5,7 @@ the gradebook, ``summary.md``, the step plot and the service's class page must
 show steps 9-11 like the others, and a part-one-only run (``--steps 1..8``)
 leaves their cells empty rather than zero.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,11 +22,18 @@ PART_TWO = (9, 10, 11)
 
 
 def _record(learner: str, steps, passed: bool = True) -> dict:
-    checks = [CheckResult(id=f"step{s}/c", step=s, passed=passed, points=2 * passed, max_points=2, title=f"step {s}")
-              for s in steps]
-    return {"learner": learner, "source": f"{learner}/tools.py", "sha256": "0" * 64, "seed": 5,
-            "selection": {"steps": None, "only": None},
-            "report": Report(seed=5, path=f"{learner}/tools.py", checks=checks).to_dict()}
+    checks = [
+        CheckResult(id=f"step{s}/c", step=s, passed=passed, points=2 * passed, max_points=2, title=f"step {s}")
+        for s in steps
+    ]
+    return {
+        "learner": learner,
+        "source": f"{learner}/tools.py",
+        "sha256": "0" * 64,
+        "seed": 5,
+        "selection": {"steps": None, "only": None},
+        "report": Report(seed=5, path=f"{learner}/tools.py", checks=checks).to_dict(),
+    }
 
 
 def test_the_grader_has_eleven_steps():
@@ -39,7 +47,7 @@ def test_the_gradebook_has_a_column_per_step_including_part_two():
     # bob was graded on part one only: part two's cells are empty, not 0.
     assert all(book.isna().loc["bob", f"step{s}"] for s in PART_TWO)
     header = gradebook_csv([_record("ana", STEPS)]).splitlines()[0].split(",")
-    assert header[3:3 + len(STEPS)] == [f"step{s}" for s in STEPS]
+    assert header[3 : 3 + len(STEPS)] == [f"step{s}" for s in STEPS]
 
 
 def test_the_summary_and_the_step_plot_have_a_row_per_step_including_part_two():

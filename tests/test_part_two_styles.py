@@ -9,6 +9,7 @@ on steps 1-11: a check that fails one of them rejects a correct learner.
 The part-one text is the solution cut at its part-two banner, so these modules
 share nothing with the solution's own steps 9-11.
 """
+
 from __future__ import annotations
 
 import sys
@@ -33,15 +34,35 @@ checks_for()  # load the registry
 
 # Which fragment of each step (9, 10, 11) a composed module takes: "aba" is 9a, 10b, 11a.
 MIXED = ["bbb", "aba", "bab", "abb", "baa"]
-TWENTY_SEEDS = [0, 1, 2, 7, 42, 99, 123, 256, 1000, 4242, 31337, 65535, 99999, 123456,
-                200000, 314159, 500000, 654321, 777777, 999999]
+TWENTY_SEEDS = [
+    0,
+    1,
+    2,
+    7,
+    42,
+    99,
+    123,
+    256,
+    1000,
+    4242,
+    31337,
+    65535,
+    99999,
+    123456,
+    200000,
+    314159,
+    500000,
+    654321,
+    777777,
+    999999,
+]
 
 
 def part_one_text() -> str:
     """The solution's steps 1-8: its text up to the part-two banner (which must occur once)."""
     text = SOLUTION.read_text(encoding="utf-8")
     assert text.count(PART_TWO_BANNER) == 1, "the solution's part-two banner moved or repeats"
-    return text[:text.index(PART_TWO_BANNER)]
+    return text[: text.index(PART_TWO_BANNER)]
 
 
 def fragment(step: int, style: str) -> str:
@@ -71,8 +92,10 @@ def compose(styles: str, folder: Path) -> Path:
 
 
 def _failed_summary(report) -> str:
-    return "\n".join(f"{c.id}: {c.message} | call {c.call} | expected {c.expected} | got {c.got}"
-                     for c in report.failed) or report.error
+    return (
+        "\n".join(f"{c.id}: {c.message} | call {c.call} | expected {c.expected} | got {c.got}" for c in report.failed)
+        or report.error
+    )
 
 
 def _assert_full_marks_on_all_steps(report) -> None:
@@ -96,7 +119,7 @@ def test_part_one_is_the_solution_above_the_banner():
 @pytest.mark.parametrize("step", PART_TWO)
 def test_the_two_styles_of_a_step_are_written_differently(step):
     a, b = fragment(step, "a"), fragment(step, "b")
-    solution_part_two = SOLUTION.read_text(encoding="utf-8")[len(part_one_text()):]
+    solution_part_two = SOLUTION.read_text(encoding="utf-8")[len(part_one_text()) :]
     assert a.strip() != b.strip()
     assert a.strip() not in solution_part_two and b.strip() not in solution_part_two
 
@@ -130,7 +153,7 @@ def test_the_starter_s_part_two_stubs_earn_nothing(tmp_path):
     # Before: handle_named's stub (it raises NotImplementedError) earned step11/named_order_unchanged, since a
     # call that raises leaves the order as it was. A learner who has not begun a step earns none of its points.
     starter = (ROOT / "agtool" / "tools.py").read_text(encoding="utf-8")
-    stubs = starter[starter.rindex("\n# ====", 0, starter.index("# Part two")) + 1:]
+    stubs = starter[starter.rindex("\n# ====", 0, starter.index("# Part two")) + 1 :]
     assert "raise NotImplementedError" in stubs and "def handle_named(" in stubs
     (tmp_path / "agtool").mkdir()
     path = tmp_path / "agtool" / "tools.py"

@@ -6,6 +6,7 @@ learner code raised before drawing hides its chart and says what is missing
 and which step builds it. Refresh the golden files with
 ``UPDATE_GOLDEN=1 pytest tests/test_playground_missing.py``.
 """
+
 from __future__ import annotations
 
 import os
@@ -62,8 +63,11 @@ def test_with_its_data_the_contract_playground_draws_its_chart():
     assert "Nothing to show yet" not in box.children[2].value
 
 
-@pytest.mark.parametrize("make", [lambda: path_playground(6, STARTER), lambda: path_playground(7, STARTER),
-                                  lambda: cache_playground(STARTER)], ids=["path6", "path7", "cache"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: path_playground(6, STARTER), lambda: path_playground(7, STARTER), lambda: cache_playground(STARTER)],
+    ids=["path6", "path7", "cache"],
+)
 def test_a_playground_whose_code_is_not_written_hides_its_chart(make):
     box = make()
     _no_broken_image(box)

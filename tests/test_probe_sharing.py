@@ -9,6 +9,7 @@ double the cost, and so would a run turned back from ``reset`` into ``fresh``
 (a fork of the step child each, about 12 ms of page copies on a VM); these
 tests say so instead.
 """
+
 from __future__ import annotations
 
 import os
@@ -105,11 +106,13 @@ def test_one_grading_of_the_solution_stays_within_its_graph_compiles(step):
 
 def _walk() -> tuple[str, ...]:
     import sys
+
     return tuple(n for n in sys.modules if n == "grader" or n.startswith("grader."))
 
 
 def test_the_grader_modules_a_step_child_drops_are_all_of_them_even_after_a_new_import():
     import sys
+
     child.GraderModules.prepare()
     assert child.GraderModules.names() == _walk()
     sys.modules["grader.zz_imported_after_the_list"] = sys.modules["grader"]
@@ -136,6 +139,7 @@ def test_signatures_of_builtins_are_the_same_with_the_fork_servers_memo():
 
 def _has_signature(fn) -> bool:
     import inspect
+
     try:
         inspect.signature(fn)
         return True

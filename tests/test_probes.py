@@ -1,4 +1,5 @@
 """The child side: type-strict encoding, probes that restore what they change, judges that never raise."""
+
 from __future__ import annotations
 
 import json
@@ -33,11 +34,29 @@ class Region(str):
     pass
 
 
-@pytest.mark.parametrize("value, plain", [
-    (AlwaysEqual(), "north"), (Region("north"), "north"), (True, 1), (False, 0), (1.0, 1), ((1,), [1]),
-    ({1: "a"}, {"1": "a"}), ({"$type": "str", "$repr": "'x'"}, "x"),
-], ids=["always-equal", "str-subclass", "true-for-1", "false-for-0", "float-for-int", "tuple-for-list",
-        "int-key", "dict-shaped-like-a-tag"])
+@pytest.mark.parametrize(
+    "value, plain",
+    [
+        (AlwaysEqual(), "north"),
+        (Region("north"), "north"),
+        (True, 1),
+        (False, 0),
+        (1.0, 1),
+        ((1,), [1]),
+        ({1: "a"}, {"1": "a"}),
+        ({"$type": "str", "$repr": "'x'"}, "x"),
+    ],
+    ids=[
+        "always-equal",
+        "str-subclass",
+        "true-for-1",
+        "false-for-0",
+        "float-for-int",
+        "tuple-for-list",
+        "int-key",
+        "dict-shaped-like-a-tag",
+    ],
+)
 def test_look_alikes_never_equal_the_plain_value(value, plain):
     assert not strict_equal(encode(value), encode(plain))
     assert strict_equal(encode(plain), encode(plain))
@@ -115,7 +134,11 @@ def test_learner_exceptions_are_data_and_base_exceptions_escape(solution):
         run_probe(module, _calls([{"op": "call", "fn": "handle", "args": [{}]}]), ctx)
 
 
-_LOOKUP = {"op": "call", "fn": "call_tool", "args": ["stock_lookup", {"sku": "SKU-1001", "region": "north", "limit": 2}]}
+_LOOKUP = {
+    "op": "call",
+    "fn": "call_tool",
+    "args": ["stock_lookup", {"sku": "SKU-1001", "region": "north", "limit": 2}],
+}
 
 
 @pytest.mark.parametrize("exc", ["KeyboardInterrupt", "SystemExit"])
@@ -186,12 +209,20 @@ def test_spies_contract_changes_and_sets_are_undone(solution):
     module, ctx = solution
     original = module.TOOLS["stock_lookup"]["fn"]
     args = {"sku": "SKU-1001", "region": "north", "limit": 2}
-    probe = _calls([{"op": "set", "name": "MAX_ATTEMPTS", "value": 1},
-                    {"op": "contract", "path": ["stock_lookup", "args", "limit", "max"], "value": 1},
-                    {"op": "contract", "path": ["stock_lookup", "args", "note"], "value": {"type": {"$class": "builtins.str"}, "required": False}},
-                    {"op": "add_tool", "name": "extra", "like": "stock_lookup"},
-                    {"op": "call", "fn": "call_tool", "args": ["stock_lookup", args]}],
-                   spies={"stock_lookup": {"mode": "raise", "exc": {"custom": "Down"}}})
+    probe = _calls(
+        [
+            {"op": "set", "name": "MAX_ATTEMPTS", "value": 1},
+            {"op": "contract", "path": ["stock_lookup", "args", "limit", "max"], "value": 1},
+            {
+                "op": "contract",
+                "path": ["stock_lookup", "args", "note"],
+                "value": {"type": {"$class": "builtins.str"}, "required": False},
+            },
+            {"op": "add_tool", "name": "extra", "like": "stock_lookup"},
+            {"op": "call", "fn": "call_tool", "args": ["stock_lookup", args]},
+        ],
+        spies={"stock_lookup": {"mode": "raise", "exc": {"custom": "Down"}}},
+    )
     obs = run_probe(module, probe, ctx)
     assert obs["records"][-1]["value"]["error"] == "args:range:limit"
     assert module.MAX_ATTEMPTS == 3
@@ -235,8 +266,7 @@ def test_a_check_observes_the_same_alone_or_after_the_others(solution):
     module, ctx = solution
     for check_id in ("step5/second_call_cached", "step7/tool_runs_measured", "step8/json_values"):
         probes = CHECKS[check_id].probes(check_rng(11, check_id))
-        fresh = [resolve_report_files(run_probe(ctx.fresh_module(), p.to_json(), ctx), ctx.scratch)
-                 for p in probes]
+        fresh = [resolve_report_files(run_probe(ctx.fresh_module(), p.to_json(), ctx), ctx.scratch) for p in probes]
         for other in checks_for([CHECKS[check_id].step]):
             for p in other.probes(check_rng(11, other.id)):
                 run_probe(module, p.to_json(), ctx)
@@ -252,13 +282,17 @@ def _without_calls(observations):
         if isinstance(value, list):
             return [strip(v) for v in value]
         return value
+
     return strip(observations)
 
 
 # --------------------------------------------------------------------------- learner code working against the probes
 
-_REFUSED = {"op": "call", "fn": "call_tool",
-            "args": ["stock_lookup", {"sku": "SKU-1001", "region": "mars", "limit": 2}]}
+_REFUSED = {
+    "op": "call",
+    "fn": "call_tool",
+    "args": ["stock_lookup", {"sku": "SKU-1001", "region": "mars", "limit": 2}],
+}
 _BOTH_ORIGINAL = {"stock_lookup": {"mode": "original"}, "legacy_stock": {"mode": "original"}}
 
 
@@ -310,7 +344,11 @@ def test_a_body_run_around_tools_is_counted_and_the_module_function_restored(sol
 def test_a_tools_entry_wrapping_the_module_function_counts_one_run(solution):
     module, ctx = solution
     module.TOOLS["stock_lookup"]["fn"] = lambda **kw: module.stock_lookup(**kw)
-    step = {"op": "call", "fn": "call_tool", "args": ["stock_lookup", {"sku": "SKU-1001", "region": "north", "limit": 2}]}
+    step = {
+        "op": "call",
+        "fn": "call_tool",
+        "args": ["stock_lookup", {"sku": "SKU-1001", "region": "north", "limit": 2}],
+    }
     record = run_probe(module, _calls([step], spies=_BOTH_ORIGINAL), ctx)["records"][0]
     assert record["value"]["ok"] is True
     assert record["spy_runs"] == {"stock_lookup": 1, "legacy_stock": 0}
@@ -359,9 +397,18 @@ def test_refused_call_checks_also_watch_calls(check_id):
     def observation(moved_from: int) -> dict:
         records = []
         for i, st in enumerate(steps):
-            value = {"ok": False, "value": None, "error": "args:unknown_tool"} if st.get("args", [""])[0] not in zero else ""
-            records.append({"value": value, "spy_runs": dict(zero),
-                            "calls": {"stock_lookup": int(i >= moved_from), "legacy_stock": 0}})
+            value = (
+                {"ok": False, "value": None, "error": "args:unknown_tool"}
+                if st.get("args", [""])[0] not in zero
+                else ""
+            )
+            records.append(
+                {
+                    "value": value,
+                    "spy_runs": dict(zero),
+                    "calls": {"stock_lookup": int(i >= moved_from), "legacy_stock": 0},
+                }
+            )
         return {"start": {"spy_runs": dict(zero), "calls": dict(zero)}, "records": records}
 
     assert check.judge(probes, [observation(len(steps))]).passed
@@ -410,8 +457,14 @@ def test_report_places_outside_scratch_or_through_links_are_refused(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "tool_report.json").write_text('{"a": 1}')
-    obs = {"records": [{"files_at": str(scratch / "real")}, {"files_at": str(scratch / "linked")},
-                       {"files_at": str(outside)}, {"cwd_files_at": str(scratch / "real" / "..")}]}
+    obs = {
+        "records": [
+            {"files_at": str(scratch / "real")},
+            {"files_at": str(scratch / "linked")},
+            {"files_at": str(outside)},
+            {"cwd_files_at": str(scratch / "real" / "..")},
+        ]
+    }
     real, linked, away, dotted = resolve_report_files(obs, str(scratch))["records"]
     assert real["files"]["json"] == {"a": 1} and "symbolic link" in real["files"]["md_error"]
     assert "json" not in real["files"] or real["files"]["md_exists"]
@@ -430,8 +483,12 @@ def test_a_step_child_cannot_make_the_server_read_more_than_a_few_places(tmp_pat
 
 def test_files_a_step_child_claims_to_have_read_are_dropped(tmp_path):
     forged = {"json_exists": True, "md_exists": True, "json": {"attempts": 2}, "md": "# Report"}
-    obs = {"records": [{"files": dict(forged)}, {"files": dict(forged), "cwd_files": dict(forged),
-                                                   "files_at": str(tmp_path)}]}
+    obs = {
+        "records": [
+            {"files": dict(forged)},
+            {"files": dict(forged), "cwd_files": dict(forged), "files_at": str(tmp_path)},
+        ]
+    }
     first, second = resolve_report_files(obs, str(tmp_path))["records"]
     assert "files" not in first and second["files"] == {"json_exists": False, "md_exists": False}
     assert "cwd_files" not in second
@@ -474,10 +531,16 @@ GARBAGE = [
 
 
 def _garbage_records(probes):
-    odd = {"value": {"$type": "AlwaysEqual", "$repr": "<x>"}, "spy_runs": {"stock_lookup": "1"}, "calls": None,
-           "files": {"json_exists": True, "md_exists": True, "json": [1], "md": 7}}
-    return [{"start": {"calls": "x", "spy_runs": {}}, "records": [dict(odd) for _ in p.params.get("operations", [])]}
-            for p in probes]
+    odd = {
+        "value": {"$type": "AlwaysEqual", "$repr": "<x>"},
+        "spy_runs": {"stock_lookup": "1"},
+        "calls": None,
+        "files": {"json_exists": True, "md_exists": True, "json": [1], "md": 7},
+    }
+    return [
+        {"start": {"calls": "x", "spy_runs": {}}, "records": [dict(odd) for _ in p.params.get("operations", [])]}
+        for p in probes
+    ]
 
 
 @pytest.mark.parametrize("check_id", sorted(CHECKS))
@@ -507,12 +570,17 @@ def _saved_reference_module():
 
     module = types.ModuleType("saved_refs")
     # Compiled as the step child compiles a submission: every function carries the run counter the probe watches.
-    exec(compile_instrumented("CALLS = {'t': 0}\n"
-         "def t(x):\n    CALLS['t'] += 1\n    return x\n"
-         "TOOLS = {'t': {'fn': t}}\n"
-         "_SAVED = TOOLS['t']['fn']\n"
-         "def sneaky(x):\n    before = dict(CALLS)\n    _SAVED(x)\n    CALLS.update(before)\n    return 'blocked'\n",
-         "<saved_refs>"), module.__dict__)
+    exec(
+        compile_instrumented(
+            "CALLS = {'t': 0}\n"
+            "def t(x):\n    CALLS['t'] += 1\n    return x\n"
+            "TOOLS = {'t': {'fn': t}}\n"
+            "_SAVED = TOOLS['t']['fn']\n"
+            "def sneaky(x):\n    before = dict(CALLS)\n    _SAVED(x)\n    CALLS.update(before)\n    return 'blocked'\n",
+            "<saved_refs>",
+        ),
+        module.__dict__,
+    )
     return module
 
 
@@ -520,9 +588,17 @@ def test_a_tool_run_through_a_reference_saved_at_import_is_counted_and_traced():
     module, traced = _saved_reference_module(), []
     ctx = type("Ctx", (), {"trace_run": staticmethod(traced.append)})()
     original_code = module.t.__code__
-    obs = run_probe(module, {"kind": "calls", "params": {
-        "spies": {"t": {"mode": "original"}},
-        "operations": [{"op": "call", "fn": "sneaky", "args": [1]}]}}, ctx)
+    obs = run_probe(
+        module,
+        {
+            "kind": "calls",
+            "params": {
+                "spies": {"t": {"mode": "original"}},
+                "operations": [{"op": "call", "fn": "sneaky", "args": [1]}],
+            },
+        },
+        ctx,
+    )
     assert obs["records"][0]["spy_runs"] == {"t": 1}  # neither the TOOLS spy nor the module name saw it
     assert traced == ["t"]  # and the run went to the trace the moment it began
     assert module.t.__code__ is original_code and module.t(2) == 2  # the function is restored after the probe
@@ -536,8 +612,11 @@ def test_the_fork_server_refuses_an_observation_that_hides_a_traced_run():
     child.nonce, child.n_probes, child.messages, child.channel_errors = "n", 2, [], []
     child._last_type, child._next_index, child._runs = "imported", 0, {}
     obs = {"start": {"spy_runs": {"t": 0}}, "records": [{"spy_runs": {"t": 0}}]}
-    for line in ({"type": "run", "tool": "t", "nonce": "n"}, {"type": "obs", "index": 0, "obs": dict(obs), "nonce": "n"},
-                 {"type": "obs", "index": 1, "obs": dict(obs), "nonce": "n"}):
+    for line in (
+        {"type": "run", "tool": "t", "nonce": "n"},
+        {"type": "obs", "index": 0, "obs": dict(obs), "nonce": "n"},
+        {"type": "obs", "index": 1, "obs": dict(obs), "nonce": "n"},
+    ):
         child.accept(json.dumps(line).encode())
     assert child.messages[0]["obs"]["probe_error"] == TRACE_MISMATCH  # the run was wound back
     assert child.messages[1]["obs"] == obs  # the next probe ran nothing: untouched

@@ -3,6 +3,7 @@
 The fast path (a dict's PEP 509 version tag unchanged: not walked) and the
 slow path (keys and values compared by identity) must give the same answers.
 """
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ Fast: the whole set is generated once (some seconds) and nothing is graded;
 imports a sample of rewrites and their bases as modules and compares what
 LAB_SPEC can see of them (``refactoring/behaviour.py``).
 """
+
 from __future__ import annotations
 
 import doctest
@@ -102,10 +103,11 @@ def test_a_sample_of_rewrites_behaves_as_its_base(rewrites):
 def test_the_behaviour_check_sees_a_change():
     base = bases()["solution"].text
     # validate_result, and write_report's bad_result_reasons measured with it
-    assert differences(base, base.replace('return "range"', 'return "shape"', 1)) == ["validate_result",
-                                                                                      "write_report"]
-    assert differences(base, base.replace("tool_runs\"] = sum(CALLS.values()) - before",
-                                          "tool_runs\"] = 0")) == ["handle", "handle_named"]
+    assert differences(base, base.replace('return "range"', 'return "shape"', 1)) == ["validate_result", "write_report"]
+    assert differences(base, base.replace('tool_runs"] = sum(CALLS.values()) - before', 'tool_runs"] = 0')) == [
+        "handle",
+        "handle_named",
+    ]
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
@@ -122,23 +124,47 @@ def test_a_transform_that_does_not_apply_says_none(kind):
 
 
 def test_the_gate_fails_on_a_lost_point_and_on_too_few_and_says_which():
-    row = {"id": "solution:table:call_tool", "base": "solution", "kind": "table", "error": "",
-           "lost": [{"seed": 22, "failure": "", "failed": [{"id": "step3/calls_fn", "message": "not the spy"}]}],
-           "seeds": [11, 22, 33], "scores": ["202/202", "200/202", "202/202"]}
+    row = {
+        "id": "solution:table:call_tool",
+        "base": "solution",
+        "kind": "table",
+        "error": "",
+        "lost": [{"seed": 22, "failure": "", "failed": [{"id": "step3/calls_fn", "message": "not the spy"}]}],
+        "seeds": [11, 22, 33],
+        "scores": ["202/202", "200/202", "202/202"],
+    }
     clean = {**row, "id": "solution:table:handle", "lost": [], "scores": ["202/202"] * 3}
     verdict = judge([clean, row], generated=400, minimum=300)
     assert not verdict.passed and [r["id"] for r in verdict.losing] == ["solution:table:call_tool"]
-    assert verdict.failures() == [{"rewrite": "solution:table:call_tool", "base": "solution", "kind": "table",
-                                   "seed": 22, "check": "step3/calls_fn", "message": "not the spy",
-                                   "base_too": False}]
+    assert verdict.failures() == [
+        {
+            "rewrite": "solution:table:call_tool",
+            "base": "solution",
+            "kind": "table",
+            "seed": 22,
+            "check": "step3/calls_fn",
+            "message": "not the spy",
+            "base_too": False,
+        }
+    ]
     assert "    solution:table:call_tool (seeds 22): not the spy" in verdict.lines()
     assert judge([clean], generated=400, minimum=300).passed
     assert not judge([clean], generated=299, minimum=300).passed
-    summary = {"generated": 400, "graded": 2, "seeds": [11, 22, 33], "passed": False, "losing": 1,
-               "generated_by_kind": {"table": 2}, "generated_by_base": {"solution": 2}, **verdict.summary()}
+    summary = {
+        "generated": 400,
+        "graded": 2,
+        "seeds": [11, 22, 33],
+        "passed": False,
+        "losing": 1,
+        "generated_by_kind": {"table": 2},
+        "generated_by_base": {"solution": 2},
+        **verdict.summary(),
+    }
     text = render_markdown(summary, [clean, row])
-    assert "| `solution:table:call_tool` | solution | table | 11: 202/202, 22: 200/202, 33: 202/202 | " \
-           "seed 22: `step3/calls_fn` |" in text
+    assert (
+        "| `solution:table:call_tool` | solution | table | 11: 202/202, 22: 200/202, 33: 202/202 | "
+        "seed 22: `step3/calls_fn` |" in text
+    )
 
 
 def test_a_sample_takes_every_kind_first(rewrites):
@@ -152,9 +178,19 @@ def test_the_command_lists_the_rewrites(capsys):
     assert "solution:closure:fetch.call_tool" in out and out[-1].endswith("rewrites")
 
 
-@pytest.mark.parametrize("module", [refactoring.astkit, refactoring.bases, refactoring.behaviour, refactoring.gate,
-                                    refactoring.outputs, refactoring.rewrites, refactoring.run],
-                         ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module",
+    [
+        refactoring.astkit,
+        refactoring.bases,
+        refactoring.behaviour,
+        refactoring.gate,
+        refactoring.outputs,
+        refactoring.rewrites,
+        refactoring.run,
+    ],
+    ids=lambda m: m.__name__,
+)
 def test_the_refactoring_modules_examples_hold(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
     assert result.failed == 0

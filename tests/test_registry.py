@@ -1,4 +1,5 @@
 """The registry's own guarantees: expectations stay in the parent."""
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,9 @@ def test_an_undeclared_field_does_not_validate():
 
 
 def test_child_view_drops_expectations_at_any_depth():
-    probe = Probe("calls", {"operations": [{"op": "call", "expect": "", "runs": {"a": 1}}], "expect_handle": {"ok": True}})
+    probe = Probe(
+        "calls", {"operations": [{"op": "call", "expect": "", "runs": {"a": 1}}], "expect_handle": {"ok": True}}
+    )
     assert probe.to_json() == {"kind": "calls", "params": {"operations": [{"op": "call"}]}}
     assert probe.params["expect_handle"] == {"ok": True}  # the judge still sees it
 
@@ -29,5 +32,7 @@ def test_no_registered_probe_sends_an_expected_answer_to_the_child(seed):
             json.dumps(sent)  # must travel as JSON
             jsonschema.validate(sent, PROBE_SCHEMA)  # only declared fields travel
             for operation in sent["params"].get("operations", []):
-                leaked = sorted(k for k in operation if k in ("expect", "runs", "case", "label") or k.startswith("expect"))
+                leaked = sorted(
+                    k for k in operation if k in ("expect", "runs", "case", "label") or k.startswith("expect")
+                )
                 assert not leaked, f"{check.id} sends {leaked} to the child"

@@ -1,4 +1,5 @@
 """Renderers against golden files. Refresh them with ``UPDATE_GOLDEN=1 pytest tests/test_render.py``."""
+
 from __future__ import annotations
 
 import json
@@ -17,39 +18,91 @@ REPLAY = "agtool-grade check 'my work/tools.py' --only {} --seed 4242"
 
 def sample_report() -> Report:
     """A fixed report with passes, failures, a multi-line message, learner output and non-ASCII text."""
-    return Report(seed=4242, path="my work/tools.py", checks=[
-        CheckResult(id="step1/stock_rows", step=1, passed=True, points=2, max_points=2, title="STOCK holds the 19 rows"),
-        CheckResult(id="step1/calls_counter", step=1, passed=False, points=0, max_points=1,
-                    title="Tools count their runs | first line", call="stock_lookup('SKU-1001', 'north', 2)",
-                    expected="CALLS['stock_lookup'] == 1", got="0",
-                    message="The tool ran but its counter did not move (<b>0</b> & more).",
-                    hint="Add 1 to CALLS[<own name>] on the tool's first line.",
-                    reproduce=REPLAY.format("step1/calls_counter")),
-        CheckResult(id="step2/type_bool_limit", step=2, passed=False, points=0, max_points=3,
-                    title="bool is not an int", call="validate_args('stock_lookup', {'limit': True, ...})",
-                    expected="'type:limit'", got="''",
-                    message="Traceback (most recent call last):\n  File \"tools.py\", line 3\nValueError: `x`",
-                    hint="isinstance(True, int) is True; check bool first.",
-                    reproduce=REPLAY.format("step2/type_bool_limit")),
-        CheckResult(id="step2/unknown_tool", step=2, passed=True, points=1, max_points=1, title="Unknown tool"),
-        # Part two: two-digit steps come after step 9, not between steps 1 and 2.
-        CheckResult(id="step10/one_honest_fix", step=10, passed=False, points=0, max_points=2,
-                    title="A suggestion exactly when one honest fix exists",
-                    call="explain('stock_lookup', {'sku': 'SKU-1001', 'region': 'wast', 'limit': 2})",
-                    expected="suggestion None", got="{'region': 'east'}",
-                    message="'wast' is one edit from both east and west: a suggestion would be a coin flip.",
-                    hint="Suggest only when exactly one allowed value is one edit away.",
-                    reproduce=REPLAY.format("step10/one_honest_fix")),
-        CheckResult(id="step11/ambiguous", step=11, passed=True, points=2, max_points=2,
-                    title="\"bolt\" matching two products asks back"),
-    ], output={"1": "결과: 100/100 PASSED\n```\nnot a fence\n", "2": ""})
+    return Report(
+        seed=4242,
+        path="my work/tools.py",
+        checks=[
+            CheckResult(
+                id="step1/stock_rows", step=1, passed=True, points=2, max_points=2, title="STOCK holds the 19 rows"
+            ),
+            CheckResult(
+                id="step1/calls_counter",
+                step=1,
+                passed=False,
+                points=0,
+                max_points=1,
+                title="Tools count their runs | first line",
+                call="stock_lookup('SKU-1001', 'north', 2)",
+                expected="CALLS['stock_lookup'] == 1",
+                got="0",
+                message="The tool ran but its counter did not move (<b>0</b> & more).",
+                hint="Add 1 to CALLS[<own name>] on the tool's first line.",
+                reproduce=REPLAY.format("step1/calls_counter"),
+            ),
+            CheckResult(
+                id="step2/type_bool_limit",
+                step=2,
+                passed=False,
+                points=0,
+                max_points=3,
+                title="bool is not an int",
+                call="validate_args('stock_lookup', {'limit': True, ...})",
+                expected="'type:limit'",
+                got="''",
+                message='Traceback (most recent call last):\n  File "tools.py", line 3\nValueError: `x`',
+                hint="isinstance(True, int) is True; check bool first.",
+                reproduce=REPLAY.format("step2/type_bool_limit"),
+            ),
+            CheckResult(id="step2/unknown_tool", step=2, passed=True, points=1, max_points=1, title="Unknown tool"),
+            # Part two: two-digit steps come after step 9, not between steps 1 and 2.
+            CheckResult(
+                id="step10/one_honest_fix",
+                step=10,
+                passed=False,
+                points=0,
+                max_points=2,
+                title="A suggestion exactly when one honest fix exists",
+                call="explain('stock_lookup', {'sku': 'SKU-1001', 'region': 'wast', 'limit': 2})",
+                expected="suggestion None",
+                got="{'region': 'east'}",
+                message="'wast' is one edit from both east and west: a suggestion would be a coin flip.",
+                hint="Suggest only when exactly one allowed value is one edit away.",
+                reproduce=REPLAY.format("step10/one_honest_fix"),
+            ),
+            CheckResult(
+                id="step11/ambiguous",
+                step=11,
+                passed=True,
+                points=2,
+                max_points=2,
+                title='"bolt" matching two products asks back',
+            ),
+        ],
+        output={"1": "결과: 100/100 PASSED\n```\nnot a fence\n", "2": ""},
+    )
 
 
 def import_error_report() -> Report:
     error = "Your module could not be imported: SyntaxError at tools.py line 3: invalid syntax\n    3 | def f(:"
-    return Report(seed=7, path="tools.py", error=error, checks=[
-        CheckResult(id=f"step{n}/x", step=n, passed=False, points=0, max_points=1, title="x", message=error,
-                    hint="h", reproduce=f"agtool-grade check tools.py --only step{n}/x --seed 7") for n in (1, 2)])
+    return Report(
+        seed=7,
+        path="tools.py",
+        error=error,
+        checks=[
+            CheckResult(
+                id=f"step{n}/x",
+                step=n,
+                passed=False,
+                points=0,
+                max_points=1,
+                title="x",
+                message=error,
+                hint="h",
+                reproduce=f"agtool-grade check tools.py --only step{n}/x --seed 7",
+            )
+            for n in (1, 2)
+        ],
+    )
 
 
 CASES = {
@@ -105,12 +158,38 @@ def crash_report() -> Report:
     """Step 10's one crash (``int('²')`` inside explain) seen by five checks, and a different failure."""
     got = "raised ValueError: invalid literal for int() with base 10: '²' (line 596, in _int_fix)"
     call = "explain('stock_lookup', {'sku': 'SKU-1001', 'region': 'south', 'limit': '²'})"
-    checks = [CheckResult(f"step10/{name}", 10, False, 0, 2, name, call=call, expected="a dict", got=got,
-                          hint=f"hint about {name}", reproduce=f"agtool-grade check t.py --only step10/{name} --seed 1")
-              for name in ("reason", "message", "suggest_allowed", "suggest_extra", "no_invented_fix")]
-    checks.insert(2, CheckResult("step10/suggest_int", 10, False, 0, 2, "suggest_int", call="explain(3)",
-                                 expected="None", got="3", hint="int hint",
-                                 reproduce="agtool-grade check t.py --only step10/suggest_int --seed 1"))
+    checks = [
+        CheckResult(
+            f"step10/{name}",
+            10,
+            False,
+            0,
+            2,
+            name,
+            call=call,
+            expected="a dict",
+            got=got,
+            hint=f"hint about {name}",
+            reproduce=f"agtool-grade check t.py --only step10/{name} --seed 1",
+        )
+        for name in ("reason", "message", "suggest_allowed", "suggest_extra", "no_invented_fix")
+    ]
+    checks.insert(
+        2,
+        CheckResult(
+            "step10/suggest_int",
+            10,
+            False,
+            0,
+            2,
+            "suggest_int",
+            call="explain(3)",
+            expected="None",
+            got="3",
+            hint="int hint",
+            reproduce="agtool-grade check t.py --only step10/suggest_int --seed 1",
+        ),
+    )
     return Report(seed=1, path="t.py", checks=checks)
 
 

@@ -7,6 +7,7 @@ run, on other seeds, under the score of the grade that counts; the
 instructor's records keep the grading seed. A fake grader whose score
 depends on the seed makes every leak visible.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,9 +23,24 @@ KEY = "test-class-key-0123456789"
 def seed_grade(path, *, steps=None, only=None, seed=None, timeout=None):
     """One 4-point check whose points are the seed mod 5, and whose failing call names the seed."""
     points = seed % 5
-    return Report(seed=seed, path=str(path), checks=[CheckResult(
-        id="step1/names", step=1, passed=points == 4, points=points, max_points=4, title="names",
-        call=f"probe with case {seed}", expected="x", got="y", reproduce=f"agtool-grade check {path} --seed {seed}")])
+    return Report(
+        seed=seed,
+        path=str(path),
+        checks=[
+            CheckResult(
+                id="step1/names",
+                step=1,
+                passed=points == 4,
+                points=points,
+                max_points=4,
+                title="names",
+                call=f"probe with case {seed}",
+                expected="x",
+                got="y",
+                reproduce=f"agtool-grade check {path} --seed {seed}",
+            )
+        ],
+    )
 
 
 def make_class(root: Path) -> Path:
@@ -35,7 +51,9 @@ def make_class(root: Path) -> Path:
 
 
 def learner_files(out: Path, learner: str) -> str:
-    return (out / "feedback" / f"{learner}.md").read_text() + (out / "gradescope" / learner / "results.json").read_text()
+    return (out / "feedback" / f"{learner}.md").read_text() + (
+        out / "gradescope" / learner / "results.json"
+    ).read_text()
 
 
 def test_with_a_key_no_learner_output_shows_the_grading_seed(tmp_path):
@@ -82,6 +100,15 @@ def test_an_empty_key_file_is_refused_before_grading(tmp_path, capsys):
 
     key_file = tmp_path / "key.txt"
     key_file.write_text("\n")
-    code = main(["batch", str(make_class(tmp_path / "class")), "--out", str(tmp_path / "out"),
-                 "--seed-key-file", str(key_file), "--no-progress"])
+    code = main(
+        [
+            "batch",
+            str(make_class(tmp_path / "class")),
+            "--out",
+            str(tmp_path / "out"),
+            "--seed-key-file",
+            str(key_file),
+            "--no-progress",
+        ]
+    )
     assert code == 2 and "is empty" in capsys.readouterr().err

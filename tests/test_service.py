@@ -7,6 +7,7 @@ of skipping. The API tests (marked ``e2e``) start JupyterHub with
 configurable-http-proxy, two learners and one instructor, and the service as
 an external hub service, so that the test can kill and restart it.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,11 +37,14 @@ def counting_grade(path, **kwargs):
     from grader.grading import grade
 
     with open(os.environ[GRADE_LOG_ENV], "a") as log:
-        log.write(Path(str(path)).parts[0] + "\n")  # grade_task grades a Submission named <learner>/attempt-<id>/tools.py
+        log.write(
+            Path(str(path)).parts[0] + "\n"
+        )  # grade_task grades a Submission named <learner>/attempt-<id>/tools.py
     return grade(path, **kwargs)
 
 
 # ---------------------------------------------------------------------------- databases
+
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request, tmp_path):
@@ -150,6 +154,7 @@ def _die_for_ana(path, **kwargs):
 
 # ---------------------------------------------------------------------------- a real hub
 
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def classroom(request, tmp_path):
     pytest.importorskip("jupyterhub")
@@ -218,14 +223,16 @@ def test_two_learners_and_an_instructor_through_the_hub(classroom):
         assert http("GET", room.base + route, token=room.tokens["bob"])[0] == 403, route
     status, headers, body = http("GET", room.base + "learners/bob/results.json", token=room.tokens["bob"])
     assert status == 200 and json.loads(body)["score"] == graded_bob["score"]
-    assert "filename=\"bob-results.json\"" in headers["Content-Disposition"]
+    assert 'filename="bob-results.json"' in headers["Content-Disposition"]
     assert http("GET", room.base + "learners/bob/feedback.md", token=room.tokens["alice"])[0] == 404
 
     # The notebook's submit() goes through the same API with the learner's token, and shows the grade.
     from agtool_lab.submit import Submitted, submit
 
-    shown = submit(REPO / "solutions" / "tools.py",
-                   env={"AGTOOL_SERVICE_URL": room.base, "JUPYTERHUB_API_TOKEN": room.tokens["bob"]})
+    shown = submit(
+        REPO / "solutions" / "tools.py",
+        env={"AGTOOL_SERVICE_URL": room.base, "JUPYTERHUB_API_TOKEN": room.tokens["bob"]},
+    )
     assert isinstance(shown, Submitted), shown
     assert shown.report.score == FULL and f"{FULL}/{FULL} points" in shown._repr_html_()
     status, klass = room.api("GET", "api/class", "teacher")
@@ -279,8 +286,10 @@ def test_submit_outside_a_hub_says_what_to_do_instead():
     assert "Check cells" in repr(submit(env={}))
     no_service = submit(env={"JUPYTERHUB_API_TOKEN": "t"})
     assert isinstance(no_service, Message) and "AGTOOL_SERVICE_URL" in no_service.text
-    unreachable = submit(REPO / "solutions" / "tools.py",
-                         env={"JUPYTERHUB_API_TOKEN": "t", "AGTOOL_SERVICE_URL": "http://127.0.0.1:9/x/"})
+    unreachable = submit(
+        REPO / "solutions" / "tools.py",
+        env={"JUPYTERHUB_API_TOKEN": "t", "AGTOOL_SERVICE_URL": "http://127.0.0.1:9/x/"},
+    )
     assert "could not reach" in unreachable.text
 
 
@@ -293,9 +302,11 @@ def test_submit_outside_a_hub_says_what_to_do_instead():
 EVIL = '=HYPERLINK("http://x")<script>alert(1)</script>'  # a learner name a page, a CSV and a header must survive
 EVIL_GOT = "</pre><img src=x onerror=alert(1)>`x`](javascript:alert(1))"
 REFERENCE_MARK = "REFERENCE_ONLY_MARKER = 1\n"
-USERS = {"alice": {"name": "alice", "admin": False, "groups": []},
-         EVIL: {"name": EVIL, "admin": False, "groups": []},
-         "teacher": {"name": "teacher", "admin": False, "groups": ["agtool-instructors"]}}
+USERS = {
+    "alice": {"name": "alice", "admin": False, "groups": []},
+    EVIL: {"name": EVIL, "admin": False, "groups": []},
+    "teacher": {"name": "teacher", "admin": False, "groups": ["agtool-instructors"]},
+}
 
 
 def _report(seed: int, *, fail_steps=(3,), got: str = EVIL_GOT) -> dict:
@@ -303,11 +314,22 @@ def _report(seed: int, *, fail_steps=(3,), got: str = EVIL_GOT) -> dict:
     from grader.checks.registry import checks_for
     from grader.report import CheckResult, Report
 
-    checks = [CheckResult(id=c.id, step=c.step, passed=c.step not in fail_steps,
-                          points=0 if c.step in fail_steps else c.points, max_points=c.points, title=c.title,
-                          **({"call": "f()", "expected": "'type:limit'", "got": got, "message": got, "hint": c.hint}
-                             if c.step in fail_steps else {}))
-              for c in checks_for(None, None)]
+    checks = [
+        CheckResult(
+            id=c.id,
+            step=c.step,
+            passed=c.step not in fail_steps,
+            points=0 if c.step in fail_steps else c.points,
+            max_points=c.points,
+            title=c.title,
+            **(
+                {"call": "f()", "expected": "'type:limit'", "got": got, "message": got, "hint": c.hint}
+                if c.step in fail_steps
+                else {}
+            ),
+        )
+        for c in checks_for(None, None)
+    ]
     return Report(seed=seed, path="x/tools.py", checks=checks).to_dict()
 
 
@@ -348,13 +370,18 @@ def _run_http_case(store, settings, body) -> None:
 
     class Case(AsyncHTTPTestCase):
         def get_app(self):
-            return service_app.make_app(store, NoQueue(), settings,  # base_url: where the pages' XSRF cookie goes
-                                        hub_auth=types.SimpleNamespace(base_url=settings.prefix))
+            return service_app.make_app(
+                store,
+                NoQueue(),
+                settings,  # base_url: where the pages' XSRF cookie goes
+                hub_auth=types.SimpleNamespace(base_url=settings.prefix),
+            )
 
         def runTest(self):
             def fetch(path, user=None, **kw):
                 headers = {"X-Test-User": urllib.parse.quote(user)} if user else {}
                 return self.fetch(settings.prefix + path, headers=headers, follow_redirects=False, **kw)
+
             body(fetch)
 
     outcome: list = []
@@ -384,16 +411,29 @@ import urllib.parse  # noqa: E402  (used by the HTTP cases above)
 def graded_class(db_url):
     """alice (a copy of the solution, step 3 failing), EVIL (a disguised copy), and one queued attempt."""
     store = Store(db_url)
-    ids = {"alice": _graded(store, "alice", SOLUTION, _report(11)),
-           EVIL: _graded(store, EVIL, _disguised_solution(), _report(12, fail_steps=(3, 5)))}
+    ids = {
+        "alice": _graded(store, "alice", SOLUTION, _report(11)),
+        EVIL: _graded(store, EVIL, _disguised_solution(), _report(12, fail_steps=(3, 5))),
+    }
     store.add_attempt("alice", STARTER, seed=13)  # still queued: counted as pending
     yield store, ids
     store.close()
 
 
-INSTRUCTOR_ROUTES = ["class", "api/class", "grades.csv", "gradescope.zip", "similarity.html", "similarity.csv",
-                     "plots/score_histogram.png", "plots/check_pass_rate.svg", "plots/step_scores.png",
-                     "lms/canvas.csv", "lms/moodle.csv", "lms/unmatched.csv"]
+INSTRUCTOR_ROUTES = [
+    "class",
+    "api/class",
+    "grades.csv",
+    "gradescope.zip",
+    "similarity.html",
+    "similarity.csv",
+    "plots/score_histogram.png",
+    "plots/check_pass_rate.svg",
+    "plots/step_scores.png",
+    "lms/canvas.csv",
+    "lms/moodle.csv",
+    "lms/unmatched.csv",
+]
 
 
 def test_learners_get_403_on_every_instructor_route_and_404_on_another_s_files(graded_class):
@@ -412,8 +452,12 @@ def test_learners_get_403_on_every_instructor_route_and_404_on_another_s_files(g
             assert fetch(route, "teacher").code == 200, route
             if route != "class":  # the API answers 401 to nobody; a page sends them to log in
                 assert fetch(route).code == 401, route
-        for route in (f"learners/{other}", f"learners/{other}/feedback.md", f"learners/{other}/results.json",
-                      f"api/submissions/{ids[EVIL]}"):
+        for route in (
+            f"learners/{other}",
+            f"learners/{other}/feedback.md",
+            f"learners/{other}/results.json",
+            f"api/submissions/{ids[EVIL]}",
+        ):
             assert fetch(route, "alice").code == 404, route
             assert fetch(route, "teacher").code == 200, route
         assert fetch(f"api/submissions?learner={other}", "alice").code == 403
@@ -437,8 +481,9 @@ def test_the_class_page_downloads_and_plots_escape_hostile_learner_text(graded_c
 
     store, ids = graded_class
     roster = read_roster_text(f'learner,lms_id,name\nalice,101,Alice\nghost,102,"{EVIL}"\n')
-    settings = Settings(prefix="/p/", roster=roster,
-                        references={"reference:tools.py": SOLUTION.decode() + REFERENCE_MARK})
+    settings = Settings(
+        prefix="/p/", roster=roster, references={"reference:tools.py": SOLUTION.decode() + REFERENCE_MARK}
+    )
 
     def body(fetch):
         page = fetch("class", "teacher")
@@ -446,20 +491,32 @@ def test_the_class_page_downloads_and_plots_escape_hostile_learner_text(graded_c
         text = page.body.decode()
         soup = BeautifulSoup(text, "html.parser")
         # One script, the service's own (local times, allowed by its hash): none from learner text.
-        assert [t.string for t in soup.find_all("script")] == [layout_script()] and not soup.find_all("img", onerror=True)
+        assert [t.string for t in soup.find_all("script")] == [layout_script()] and not soup.find_all(
+            "img", onerror=True
+        )
         assert EVIL in soup.get_text()  # shown, as text
         for name in ("score_histogram", "check_pass_rate", "step_scores"):
             assert soup.find("img", src=f"/p/plots/{name}.png") is not None
         links = {a["href"] for a in soup.find_all("a")}
-        assert {"/p/grades.csv", "/p/gradescope.zip", "/p/similarity.html", "/p/similarity.csv",
-                "/p/lms/canvas.csv", "/p/lms/moodle.csv", "/p/lms/unmatched.csv",
-                f"/p/learners/{urllib.parse.quote(EVIL, safe='')}/feedback.md"} <= links
+        assert {
+            "/p/grades.csv",
+            "/p/gradescope.zip",
+            "/p/similarity.html",
+            "/p/similarity.csv",
+            "/p/lms/canvas.csv",
+            "/p/lms/moodle.csv",
+            "/p/lms/unmatched.csv",
+            f"/p/learners/{urllib.parse.quote(EVIL, safe='')}/feedback.md",
+        } <= links
         # The roster's problems are on the page: EVIL is graded but not in the roster, ghost has nothing.
         assert "graded, but not in the roster" in text and "in the roster, but no graded submission" in text
         assert "pending" in text and "Most common wrong answers" in text
 
-        for route, magic in (("plots/score_histogram.png", b"\x89PNG"), ("plots/check_pass_rate.png", b"\x89PNG"),
-                             ("plots/step_scores.svg", b"<?xml")):
+        for route, magic in (
+            ("plots/score_histogram.png", b"\x89PNG"),
+            ("plots/check_pass_rate.png", b"\x89PNG"),
+            ("plots/step_scores.svg", b"<?xml"),
+        ):
             got = fetch(route, "teacher")
             assert got.code == 200 and got.body.startswith(magic), route
             assert got.headers["Content-Type"] in ("image/png", "image/svg+xml")
@@ -515,24 +572,56 @@ def test_api_course_keeps_its_fields_and_adds_what_a_learner_needs(db_url):
 
     store = Store(db_url)
     _graded(store, "alice", SOLUTION, _report(21))
-    policy = parse_policy("[assignment]\ndue = 2099-03-01T23:59:00Z\nlate_due = 2099-03-08T23:59:00Z\n"
-                          "late_credit = 0.5\n[attempts]\nlimit = 3\nwindow_minutes = 60\n")
+    policy = parse_policy(
+        "[assignment]\ndue = 2099-03-01T23:59:00Z\nlate_due = 2099-03-08T23:59:00Z\n"
+        "late_credit = 0.5\n[attempts]\nlimit = 3\nwindow_minutes = 60\n"
+    )
 
     def body(fetch):
         got = json.loads(fetch("api/course", "alice").body)
-        old = {"name", "due", "late_due", "late_credit", "counts", "limit", "window_minutes", "attempts_left",
-               "next_allowed", "period_now"}
+        old = {
+            "name",
+            "due",
+            "late_due",
+            "late_credit",
+            "counts",
+            "limit",
+            "window_minutes",
+            "attempts_left",
+            "next_allowed",
+            "period_now",
+        }
         assert old <= set(got)
-        assert (got["due"], got["late_credit"], got["limit"], got["attempts_left"]) == ("2099-03-01T23:59:00Z", 0.5, 3, 2)
-        assert (got["attempts_used"], got["attempts_total"], got["credit_now"], got["next_allowed"]) == (1, 1, 1.0, None)
+        assert (got["due"], got["late_credit"], got["limit"], got["attempts_left"]) == (
+            "2099-03-01T23:59:00Z",
+            0.5,
+            3,
+            2,
+        )
+        assert (got["attempts_used"], got["attempts_total"], got["credit_now"], got["next_allowed"]) == (
+            1,
+            1,
+            1.0,
+            None,
+        )
         assert got["counted"]["credited"] == _report(21)["score"] and got["now"].endswith("Z")
         page = fetch("", "alice").body.decode()
-        assert 'Due <time datetime="2099-03-01T23:59:00Z"' in page and "Attempts left: 2 of 3" in page and "Counting now" in page
+        assert (
+            'Due <time datetime="2099-03-01T23:59:00Z"' in page
+            and "Attempts left: 2 of 3" in page
+            and "Counting now" in page
+        )
         assert json.loads(fetch("api/course", EVIL).body)["counted"] is None
 
     _run_http_case(store, Settings(course=policy), body)
-    _run_http_case(store, Settings(), lambda fetch: json.loads(fetch("api/course", "alice").body) is None
-                   or pytest.fail("api/course without a course file is null"))
+    _run_http_case(
+        store,
+        Settings(),
+        lambda fetch: (
+            json.loads(fetch("api/course", "alice").body) is None
+            or pytest.fail("api/course without a course file is null")
+        ),
+    )
     store.close()
 
 
@@ -554,8 +643,13 @@ def test_the_worker_pool_takes_tasks_while_running_and_replaces_dead_and_stuck_w
 
     fed = ["f1", "f2"]
     lost = []
-    pool = WorkerPool(_pool_work, jobs=2, hard_limit=2.0, feed=lambda: fed.pop(0) if fed else None,
-                      on_lost=lambda task, timed_out: lost.append((task, timed_out)) or "lost")
+    pool = WorkerPool(
+        _pool_work,
+        jobs=2,
+        hard_limit=2.0,
+        feed=lambda: fed.pop(0) if fed else None,
+        on_lost=lambda task, timed_out: lost.append((task, timed_out)) or "lost",
+    )
     with pool:
         results = []
         while len(results) < 2:
@@ -585,10 +679,24 @@ def test_the_class_outputs_of_the_service_never_count_a_grading_failure():
 
     schema = json.loads((Path(__file__).parent / "schemas" / "learner_record.schema.json").read_text())
     store = Store("sqlite://")
-    report = {"seed": 1, "path": "tools.py", "score": 2, "max_score": 2, "steps": {"1": {"score": 2, "max_score": 2,
-              "passed": True}}, "checks": [], "output": {}, "error": "", "failure": None, "limits": ""}
-    died = {**report, "score": 0, "error": "the grading process died",
-            "failure": {"kind": "grader", "message": "the grading process died"}}
+    report = {
+        "seed": 1,
+        "path": "tools.py",
+        "score": 2,
+        "max_score": 2,
+        "steps": {"1": {"score": 2, "max_score": 2, "passed": True}},
+        "checks": [],
+        "output": {},
+        "error": "",
+        "failure": None,
+        "limits": "",
+    }
+    died = {
+        **report,
+        "score": 0,
+        "error": "the grading process died",
+        "failure": {"kind": "grader", "message": "the grading process died"},
+    }
     for learner, status, got in (("ana", GRADED, report), ("bob", ERROR, died)):
         attempt = store.add_attempt(learner, b"x = 1\n", seed=1)
         store.take(attempt)

@@ -7,6 +7,7 @@ teacher is an instructor, alice and bob are learners. Golden files
 (``tests/golden/actions/``; refresh with ``UPDATE_GOLDEN=1``) hold
 grades.csv and the LMS files of a class with an override and an extension.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -24,8 +25,10 @@ from grader.service.actions_db import ActionLog
 from grader.service.db import Store
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "actions"
-COURSE = ('[assignment]\nname = "lab"\ndue = 2030-03-01T12:00:00Z\nlate_due = 2030-03-08T12:00:00Z\n'
-          'late_credit = 0.5\n[attempts]\nlimit = 1\nwindow_minutes = 600\n')
+COURSE = (
+    '[assignment]\nname = "lab"\ndue = 2030-03-01T12:00:00Z\nlate_due = 2030-03-08T12:00:00Z\n'
+    "late_credit = 0.5\n[attempts]\nlimit = 1\nwindow_minutes = 600\n"
+)
 ROSTER = "learner,lms_id,email\nalice,101,alice@example.org\nbob,102,bob@example.org\n"
 HOSTILE = '<script>alert(1)</script>=HYPERLINK("x")\n"; rm -rf /'
 
@@ -42,9 +45,18 @@ def report(score: int, top: int = 10, seed: int = 1) -> dict:
     """A grade report: one check of ``top`` points with ``score`` of them."""
     from grader.report import CheckResult, Report
 
-    check = CheckResult(id="step1/search", step=1, passed=score == top, points=score, max_points=top,
-                        title="search", call="search_stocks('x')", expected="[1]", got="[]" if score < top else "",
-                        hint="look again")
+    check = CheckResult(
+        id="step1/search",
+        step=1,
+        passed=score == top,
+        points=score,
+        max_points=top,
+        title="search",
+        call="search_stocks('x')",
+        expected="[1]",
+        got="[]" if score < top else "",
+        hint="look again",
+    )
     return Report(seed=seed, path="tools.py", checks=[check]).to_dict()
 
 
@@ -97,17 +109,20 @@ def test_every_instructor_action_is_recorded_with_who_when_what_and_why(store, h
     svc = serve(store, hub)
     try:
         before = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-        sent = [("extension", {"learner": "alice", "due": "2030-03-04T12:00:00Z", "reason": "ill, note seen"}),
-                ("attempts", {"learner": "alice", "extra": 2, "reason": "network outage"}),
-                ("override", {"learner": "alice", "score": 9, "reason": "hand-checked step 1"}),
-                ("regrade", {"scope": "attempt", "attempt": first, "reason": "grader fix 1.2"})]
+        sent = [
+            ("extension", {"learner": "alice", "due": "2030-03-04T12:00:00Z", "reason": "ill, note seen"}),
+            ("attempts", {"learner": "alice", "extra": 2, "reason": "network outage"}),
+            ("override", {"learner": "alice", "score": 9, "reason": "hand-checked step 1"}),
+            ("regrade", {"scope": "attempt", "attempt": first, "reason": "grader fix 1.2"}),
+        ]
         for kind, fields in sent:
             status, action = post(svc, f"api/actions/{kind}", "tok-teacher", fields)
             assert status == 201, (kind, action)
         status, listed = get(svc, "api/actions", "tok-teacher")
         actions = json.loads(listed)["actions"]
         assert [(a["kind"], a["actor"], a["learner"], a["reason"]) for a in actions] == [
-            (kind, "teacher", "alice", fields["reason"]) for kind, fields in sent]
+            (kind, "teacher", "alice", fields["reason"]) for kind, fields in sent
+        ]
         for a in actions:
             when = dt.datetime.fromisoformat(a["at"].replace("Z", "+00:00"))
             assert before - dt.timedelta(seconds=1) <= when <= dt.datetime.now(dt.timezone.utc)
@@ -128,13 +143,16 @@ def test_every_instructor_action_is_recorded_with_who_when_what_and_why(store, h
         svc.stop()
 
 
-@pytest.mark.parametrize("kind,fields", [
-    ("extension", {"learner": "alice", "due": "2031-01-01T00:00:00Z"}),
-    ("attempts", {"learner": "alice", "extra": 5}),
-    ("override", {"learner": "alice", "score": 10, "reason": "me"}),
-    ("regrade", {"scope": "all"}),
-    ("answer", {"appeal": 1, "answer": "yes", "accepted": True}),
-])
+@pytest.mark.parametrize(
+    "kind,fields",
+    [
+        ("extension", {"learner": "alice", "due": "2031-01-01T00:00:00Z"}),
+        ("attempts", {"learner": "alice", "extra": 5}),
+        ("override", {"learner": "alice", "score": 10, "reason": "me"}),
+        ("regrade", {"scope": "all"}),
+        ("answer", {"appeal": 1, "answer": "yes", "accepted": True}),
+    ],
+)
 def test_a_learner_gets_403_on_every_instructor_action_and_nothing_is_recorded(store, hub, kind, fields):
     graded(store, "alice", 4)
     svc = serve(store, hub)
@@ -143,8 +161,9 @@ def test_a_learner_gets_403_on_every_instructor_action_and_nothing_is_recorded(s
         assert status == 403 and "instructors only" in body["error"]
         # The form route too (the token stands for the login: no XSRF question), and nobody unknown.
         data = urllib.parse.urlencode({k: str(v) for k, v in fields.items()}).encode()
-        status, _h, _b = svc.request("POST", f"actions/{kind}", "tok-alice", data,
-                                     ctype="application/x-www-form-urlencoded")
+        status, _h, _b = svc.request(
+            "POST", f"actions/{kind}", "tok-alice", data, ctype="application/x-www-form-urlencoded"
+        )
         assert status == 403
         status, _h, _b = svc.request("POST", f"actions/{kind}", None, data, ctype="application/x-www-form-urlencoded")
         assert status == 403
@@ -158,14 +177,20 @@ def test_a_form_posts_the_same_action_and_returns_to_the_page(store, hub):
     graded(store, "alice", 4)
     svc = serve(store, hub)
     try:
-        data = urllib.parse.urlencode({"learner": "alice", "extra": "1", "reason": "form",
-                                       "next": "//evil.example/"}).encode()
-        status, _h, body = svc.request("POST", "actions/attempts", "tok-teacher", data,
-                                       ctype="application/x-www-form-urlencoded")
+        data = urllib.parse.urlencode(
+            {"learner": "alice", "extra": "1", "reason": "form", "next": "//evil.example/"}
+        ).encode()
+        status, _h, body = svc.request(
+            "POST", "actions/attempts", "tok-teacher", data, ctype="application/x-www-form-urlencoded"
+        )
         assert status == 200 and "Changes made for alice" not in body.decode()  # followed back to the prefix
         [action] = ActionLog(store).all()
-        assert (action["kind"], action["actor"], action["reason"], action["data"]) == ("attempts", "teacher", "form",
-                                                                                       {"extra": 1})
+        assert (action["kind"], action["actor"], action["reason"], action["data"]) == (
+            "attempts",
+            "teacher",
+            "form",
+            {"extra": 1},
+        )
     finally:
         svc.stop()
 
@@ -189,8 +214,18 @@ def test_extra_attempts_raise_one_learner_s_limit_and_an_extension_moves_their_d
     assert attempt_policy.refuse(store, "bob", policy, now, terms=log.terms("bob")) is not None
     mine = attempt_policy.status(store, "alice", policy, now, terms=log.terms("alice"))
     bobs = attempt_policy.status(store, "bob", policy, now, terms=log.terms("bob"))
-    assert (mine["due"], mine["limit"], mine["attempts_left"], mine["credit_now"]) == ("2030-03-04T12:00:00Z", 2, 1, 1.0)
-    assert (bobs["due"], bobs["limit"], bobs["attempts_left"], bobs["credit_now"]) == ("2030-03-01T12:00:00Z", 1, 0, 0.5)
+    assert (mine["due"], mine["limit"], mine["attempts_left"], mine["credit_now"]) == (
+        "2030-03-04T12:00:00Z",
+        2,
+        1,
+        1.0,
+    )
+    assert (bobs["due"], bobs["limit"], bobs["attempts_left"], bobs["credit_now"]) == (
+        "2030-03-01T12:00:00Z",
+        1,
+        0,
+        0.5,
+    )
     # The late date stays the course's when it is after the new due date.
     assert mine["late_due"] == "2030-03-08T12:00:00Z"
     assert (mine["counted"]["credited"], bobs["counted"]["credited"]) == (8.0, 4.0)
@@ -205,16 +240,25 @@ def test_grades_csv_lms_and_gradescope_use_the_extension_and_the_override(store,
     log.record("teacher", "extension", learner="alice", data={"due": "2030-03-04T12:00:00Z", "late_due": None})
     svc = serve(store, hub)
     try:
-        status, body = post(svc, "api/actions/override", "tok-teacher", {"learner": "bob", "score": 7,
-                                                                       "reason": "step 1 was right by hand"})
+        status, body = post(
+            svc,
+            "api/actions/override",
+            "tok-teacher",
+            {"learner": "bob", "score": 7, "reason": "step 1 was right by hand"},
+        )
         assert status == 201 and body["data"] == {"score": 7.0, "max_score": 10.0, "was": 3.0}
         status, csv_text = get(svc, "grades.csv", "tok-teacher")
         book = pd.read_csv(io.StringIO(csv_text)).set_index("learner")
-        assert book.loc["alice", "credited_score"] == 8.0 and book.loc["alice", "extended_due"] == "2030-03-04T12:00:00Z"
+        assert (
+            book.loc["alice", "credited_score"] == 8.0 and book.loc["alice", "extended_due"] == "2030-03-04T12:00:00Z"
+        )
         assert book.loc["alice", "period"] == "on time" and pd.isna(book.loc["alice", "override_reason"])
         assert book.loc["bob", "credited_score"] == 7.0 and book.loc["bob", "score"] == 6
-        assert (book.loc["bob", "override_reason"], book.loc["bob", "override_by"],
-                book.loc["bob", "overridden_from"]) == ("step 1 was right by hand", "teacher", 3.0)
+        assert (
+            book.loc["bob", "override_reason"],
+            book.loc["bob", "override_by"],
+            book.loc["bob", "overridden_from"],
+        ) == ("step 1 was right by hand", "teacher", 3.0)
         canvas = get(svc, "lms/canvas.csv", "tok-teacher")[1].splitlines()
         assert canvas[2:] == ["alice,101,,,,8", "bob,102,,,,7"]
         moodle = get(svc, "lms/moodle.csv", "tok-teacher")[1]
@@ -235,11 +279,13 @@ def test_an_override_needs_a_reason_a_score_in_range_and_a_graded_attempt(store,
     graded(store, "alice", 4)
     svc = serve(store, hub)
     try:
-        cases = [({"learner": "alice", "score": 9}, 400, "needs a reason"),
-                 ({"learner": "alice", "score": 9, "reason": "   "}, 400, "needs a reason"),
-                 ({"learner": "alice", "score": 11, "reason": "r"}, 400, "from 0 to 10"),
-                 ({"learner": "alice", "score": "NaN", "reason": "r"}, 400, "from 0 to 10"),
-                 ({"learner": "bob", "score": 1, "reason": "r"}, 409, "no graded attempt")]
+        cases = [
+            ({"learner": "alice", "score": 9}, 400, "needs a reason"),
+            ({"learner": "alice", "score": 9, "reason": "   "}, 400, "needs a reason"),
+            ({"learner": "alice", "score": 11, "reason": "r"}, 400, "from 0 to 10"),
+            ({"learner": "alice", "score": "NaN", "reason": "r"}, 400, "from 0 to 10"),
+            ({"learner": "bob", "score": 1, "reason": "r"}, 409, "no graded attempt"),
+        ]
         for fields, code, words in cases:
             status, body = post(svc, "api/actions/override", "tok-teacher", fields)
             assert (status, words in body["error"]) == (code, True), (fields, body)
@@ -268,7 +314,10 @@ def test_a_class_regrade_requeues_the_counting_attempts_and_keeps_the_old_grades
             store.take(attempt)
             store.finish(attempt, "graded", report(score))
         past = ActionLog(store).past_results()
-        assert [(p["attempt"], p["score"], p["regrade"]) for p in past] == [(best, 9, action["id"]), (bob, 2, action["id"])]
+        assert [(p["attempt"], p["score"], p["regrade"]) for p in past] == [
+            (best, 9, action["id"]),
+            (bob, 2, action["id"]),
+        ]
         assert store.get(best).score == 10
         page = get(svc, "", "tok-alice")[1]
         assert "fix #12" in page and f"attempt {best}: 9/10" in page and "Before the regrade (kept)" in page
@@ -308,11 +357,16 @@ def test_a_learner_files_a_regrade_request_that_is_escaped_capped_and_answered(s
             status, page = get(svc, path, "tok-teacher")
             soup = BeautifulSoup(page, "html.parser")
             assert status == 200 and "<script>alert" not in page and "Open regrade requests (2)" in page
-            assert HOSTILE.strip() in soup.get_text() and [s.string for s in soup.find_all("script")
-                                                           if "alert" in (s.string or "")] == []
-        status, answer = post(svc, "api/actions/answer", "tok-teacher",
-                              {"appeal": appeal["id"], "answer": "Right: step 1 passes by hand.", "accepted": True,
-                               "score": 8})
+            assert (
+                HOSTILE.strip() in soup.get_text()
+                and [s.string for s in soup.find_all("script") if "alert" in (s.string or "")] == []
+            )
+        status, answer = post(
+            svc,
+            "api/actions/answer",
+            "tok-teacher",
+            {"appeal": appeal["id"], "answer": "Right: step 1 passes by hand.", "accepted": True, "score": 8},
+        )
         assert status == 201 and answer["data"]["accepted"] is True and len(answer["data"]["actions"]) == 1
         assert post(svc, "api/actions/answer", "tok-teacher", {"appeal": appeal["id"], "answer": "again"})[0] == 409
         page = get(svc, "", "tok-alice")[1]
@@ -337,18 +391,39 @@ def test_grades_csv_and_lms_files_with_an_override_and_an_extension_match_their_
 
     policy = parse_policy(COURSE)
     actions = [
-        {"id": 1, "kind": "extension", "learner": "alice", "actor": "teacher", "at": "2030-03-02T09:00:00Z",
-         "reason": "ill", "attempt": None, "refers_to": None, "data": {"due": "2030-03-04T12:00:00Z", "late_due": None}},
-        {"id": 2, "kind": "override", "learner": "bob", "actor": "teacher", "at": "2030-03-09T10:00:00Z",
-         "reason": "=step 1, \"checked\" by hand", "attempt": 2, "refers_to": None,
-         "data": {"score": 7.0, "max_score": 10.0, "was": 3.0}}]
+        {
+            "id": 1,
+            "kind": "extension",
+            "learner": "alice",
+            "actor": "teacher",
+            "at": "2030-03-02T09:00:00Z",
+            "reason": "ill",
+            "attempt": None,
+            "refers_to": None,
+            "data": {"due": "2030-03-04T12:00:00Z", "late_due": None},
+        },
+        {
+            "id": 2,
+            "kind": "override",
+            "learner": "bob",
+            "actor": "teacher",
+            "at": "2030-03-09T10:00:00Z",
+            "reason": '=step 1, "checked" by hand',
+            "attempt": 2,
+            "refers_to": None,
+            "data": {"score": 7.0, "max_score": 10.0, "was": 3.0},
+        },
+    ]
     terms = terms_by_learner(actions)
     records = []
     for i, (who, score) in enumerate((("alice", 8), ("bob", 6)), start=1):
         when = dt.datetime(2030, 3, 3, tzinfo=dt.timezone.utc)
         got = credit([Attempt(i, when, report(score))], for_learner(policy, terms.get(who)))
-        records.append(LearnerRecord(who, report(score), source=f"{who}/attempt-{i}/tools.py", seed=1, attempt=i,
-                                     credit=got.to_dict()))
+        records.append(
+            LearnerRecord(
+                who, report(score), source=f"{who}/attempt-{i}/tools.py", seed=1, attempt=i, credit=got.to_dict()
+            )
+        )
     records = apply_overrides(with_extensions(records, terms), actions)
     files = {"grades.csv": gradebook_csv(records)}
     lms = lms_files(records, read_roster_text(ROSTER), assignment="lab")
@@ -392,12 +467,18 @@ def test_without_a_course_file_an_override_still_replaces_the_grade_and_extensio
     graded(store, "alice", 4)
     svc = serve(store, hub, course=None)
     try:
-        status, body = post(svc, "api/actions/extension", "tok-teacher", {"learner": "alice", "due": "2031-01-01T00:00Z"})
+        status, body = post(
+            svc, "api/actions/extension", "tok-teacher", {"learner": "alice", "due": "2031-01-01T00:00Z"}
+        )
         assert status == 409 and "no course file" in body["error"]
         status, body = post(svc, "api/actions/attempts", "tok-teacher", {"learner": "alice", "extra": 1})
         assert status == 409 and "no attempt limit" in body["error"]
-        assert post(svc, "api/actions/override", "tok-teacher", {"learner": "alice", "score": 6.5,
-                                                                 "reason": "oral exam"})[0] == 201
+        assert (
+            post(svc, "api/actions/override", "tok-teacher", {"learner": "alice", "score": 6.5, "reason": "oral exam"})[
+                0
+            ]
+            == 201
+        )
         book = pd.read_csv(io.StringIO(get(svc, "grades.csv", "tok-teacher")[1])).set_index("learner")
         assert (book.loc["alice", "score"], book.loc["alice", "credited_score"]) == (4, 6.5)
         assert book.loc["alice", "override_reason"] == "oral exam"

@@ -10,6 +10,7 @@ cases are about the service, and the engine has its own corpus).
 Each case says what it checks and what the service did before the fix
 (the "before" a test fails with when the protection is turned off).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -66,8 +67,10 @@ def _closed_within(sock: socket.socket, wait: float) -> bool:
 
 def _post_head(token: str | None, length: int, path: str = "api/submissions") -> bytes:
     auth = f"Authorization: token {token}\r\n" if token else ""
-    return (f"POST {PREFIX}{path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: text/x-python\r\n"
-            f"Content-Length: {length}\r\n\r\n").encode()
+    return (
+        f"POST {PREFIX}{path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: text/x-python\r\n"
+        f"Content-Length: {length}\r\n\r\n"
+    ).encode()
 
 
 @pytest.fixture
@@ -92,6 +95,7 @@ def service(store, hub):
 
 
 # ---------------------------------------------------------------------------- item 4: bodies, timeouts, uploads
+
 
 def test_an_unknown_caller_s_upload_is_refused_from_its_headers_before_any_body_byte(service):
     # Before: the 1.25 MiB body was read into memory first; with no body sent, no answer ever came.
@@ -124,11 +128,14 @@ def test_a_body_on_a_route_that_reads_none_is_capped_small_before_authentication
     sock.close()
 
 
-@pytest.mark.parametrize("partial", [
-    b"POST /services/agtool-grader/api/submissions HTTP/1.1\r\nHost: x\r\n",  # slowloris: headers never end
-    b"GET /services/agtool-grader/api/submissions HTTP/1.1\r\nHost: x\r\nX-a: ",  # the same on a GET
-    b"",  # connected, says nothing
-])
+@pytest.mark.parametrize(
+    "partial",
+    [
+        b"POST /services/agtool-grader/api/submissions HTTP/1.1\r\nHost: x\r\n",  # slowloris: headers never end
+        b"GET /services/agtool-grader/api/submissions HTTP/1.1\r\nHost: x\r\nX-a: ",  # the same on a GET
+        b"",  # connected, says nothing
+    ],
+)
 def test_a_client_that_sends_headers_slowly_or_not_at_all_is_cut_off(service, partial):
     # Before: header_timeout was tornado's default, an hour.
     sock = _raw(service.port, partial)
@@ -155,7 +162,7 @@ def test_an_upload_whose_body_trickles_is_cut_off_at_the_body_timeout(service):
 def test_headers_larger_than_the_cap_are_refused(service):
     from grader.service.options import MAX_HEADER_BYTES
 
-    head = (f"GET {PREFIX}api/submissions HTTP/1.1\r\nHost: x\r\nX-Pad: {'a' * (MAX_HEADER_BYTES + 10)}\r\n\r\n")
+    head = f"GET {PREFIX}api/submissions HTTP/1.1\r\nHost: x\r\nX-Pad: {'a' * (MAX_HEADER_BYTES + 10)}\r\n\r\n"
     sock = _raw(service.port, head.encode())
     got = _answer(sock, 5)
     assert got in (b"",) or (got and got.startswith(b"HTTP/1.1 431")), got
@@ -186,6 +193,7 @@ def test_a_learner_s_upload_within_the_limits_is_stored_and_queued(service):
 
 
 # ---------------------------------------------------------------------------- item 10: ids and token checks
+
 
 @pytest.mark.parametrize("bad", ["1" * 23, "-1", "0", "%D9%A3", "1e3", "99999999999", "2147483648", "x" * 300])
 def test_a_bad_attempt_id_answers_404_never_500(service, bad):
@@ -235,8 +243,7 @@ def test_a_slow_hub_answer_does_not_block_other_callers(service, hub):
 
 
 def test_a_flood_of_one_unknown_token_costs_one_hub_round_trip(service, hub):
-    threads = [threading.Thread(target=lambda: service.request("GET", "api/class", "same-bad-token"))
-               for _ in range(8)]
+    threads = [threading.Thread(target=lambda: service.request("GET", "api/class", "same-bad-token")) for _ in range(8)]
     for t in threads:
         t.start()
     for t in threads:
@@ -245,6 +252,7 @@ def test_a_flood_of_one_unknown_token_costs_one_hub_round_trip(service, hub):
 
 
 # ---------------------------------------------------------------------------- item 6: storage per learner
+
 
 def test_a_learner_over_the_storage_bound_gets_a_clear_413_and_a_classmate_is_unaffected(store, hub):
     # Before: every attempt was kept whole, without bound, until the disk was full and everyone got 500.
@@ -288,8 +296,12 @@ def test_the_migration_fills_the_size_of_attempts_kept_before_it(tmp_path):
     with engine.begin() as conn:
         config.attributes["connection"] = conn
         command.upgrade(config, "0001")
-        conn.execute(text("INSERT INTO attempts (learner, submitted_at, source, sha256, seed, status, report) "
-                          "VALUES ('ana', '2026-01-01 00:00:00', x'41424344', '', 1, 'graded', '{\"a\": 1}')"))
+        conn.execute(
+            text(
+                "INSERT INTO attempts (learner, submitted_at, source, sha256, seed, status, report) "
+                "VALUES ('ana', '2026-01-01 00:00:00', x'41424344', '', 1, 'graded', '{\"a\": 1}')"
+            )
+        )
     engine.dispose()
     store = Store(url)
     assert store.stored_bytes_of("ana") == 4 + len('{"a": 1}')
@@ -307,8 +319,20 @@ def test_class_views_read_the_reports_of_counting_attempts_only(store):
         for score in (1, 5, 3):
             attempt_id = store.add_attempt(learner, b"x", seed=score)
             store.take(attempt_id)
-            store.finish(attempt_id, GRADED, {"seed": score, "path": "t.py", "score": score, "max_score": 5,
-                                              "steps": {}, "checks": [], "output": {}, "error": ""})
+            store.finish(
+                attempt_id,
+                GRADED,
+                {
+                    "seed": score,
+                    "path": "t.py",
+                    "score": score,
+                    "max_score": 5,
+                    "steps": {},
+                    "checks": [],
+                    "output": {},
+                    "error": "",
+                },
+            )
     loaded = []
     listener = lambda target, _context: loaded.append(target.id)
     event.listen(Attempt, "load", listener)
@@ -331,8 +355,20 @@ def test_class_views_under_a_course_policy_read_counting_attempts_only_too(store
     for score in (5, 2):
         attempt_id = store.add_attempt("ana", b"x", seed=score)
         store.take(attempt_id)
-        store.finish(attempt_id, GRADED, {"seed": score, "path": "t.py", "score": score, "max_score": 5,
-                                          "steps": {}, "checks": [], "output": {}, "error": ""})
+        store.finish(
+            attempt_id,
+            GRADED,
+            {
+                "seed": score,
+                "path": "t.py",
+                "score": score,
+                "max_score": 5,
+                "steps": {},
+                "checks": [],
+                "output": {},
+                "error": "",
+            },
+        )
     loaded = []
     listener = lambda target, _context: loaded.append(target.id)
     event.listen(Attempt, "load", listener)
@@ -344,6 +380,7 @@ def test_class_views_under_a_course_policy_read_counting_attempts_only_too(store
 
 
 # ---------------------------------------------------------------------------- item 5: fair share
+
 
 def test_the_queue_serves_learners_in_turn_and_caps_one_learner_s_workers():
     # Before: first come, first served: four slow attempts of one learner pushed a classmate from 2 s to 64 s.
@@ -416,6 +453,7 @@ def test_a_classmate_is_graded_within_twice_its_idle_time_under_one_learner_s_fl
 
 # ---------------------------------------------------------------------------- items 7 and 8: never stuck, never a grade
 
+
 class FlakyStore(Store):
     """A store whose ``finish`` fails the first ``failures`` times with ``error`` (a full disk, a locked database)."""
 
@@ -475,8 +513,12 @@ def failing_once_grade(submission, **kwargs):
     marker = Path(os.environ["AGTOOL_TEST_FAIL_ONCE"])
     if not marker.exists():
         marker.write_text("failed once")
-        return Report(seed=kwargs.get("seed") or 1, path="t.py", error="the grader failed: boom",
-                      failure=Failure(FailureKind.GRADER, "the grader failed: boom"))
+        return Report(
+            seed=kwargs.get("seed") or 1,
+            path="t.py",
+            error="the grader failed: boom",
+            failure=Failure(FailureKind.GRADER, "the grader failed: boom"),
+        )
     return sleepy_grade(submission, **kwargs)
 
 
@@ -503,10 +545,22 @@ def test_error_attempts_never_count_never_replace_a_grade_and_read_as_being_regr
     from grader.service.app import class_data
     from grader.service.pages import learner_page
 
-    report = {"seed": 1, "path": "t.py", "score": 133, "max_score": 133, "steps": {}, "checks": [], "output": {},
-              "error": ""}
-    died = {**report, "score": 0, "error": "the grading process died",
-            "failure": {"kind": "grader", "message": "the grading process died"}}
+    report = {
+        "seed": 1,
+        "path": "t.py",
+        "score": 133,
+        "max_score": 133,
+        "steps": {},
+        "checks": [],
+        "output": {},
+        "error": "",
+    }
+    died = {
+        **report,
+        "score": 0,
+        "error": "the grading process died",
+        "failure": {"kind": "grader", "message": "the grading process died"},
+    }
     for got, status in ((report, GRADED), (died, ERROR)):
         attempt_id = store.add_attempt("ana", b"x", seed=1)
         store.take(attempt_id)
@@ -537,14 +591,16 @@ def test_the_class_version_changes_when_an_error_is_graded_again(store):
 
 # ---------------------------------------------------------------------------- similarity and the fail-closed start
 
+
 def test_similarity_compares_a_capped_share_of_each_attempt(monkeypatch):
     # Before: three 231 KiB counting attempts made similarity.html take 33 s.
     from grader.outputs import similarity
 
     seen = []
     real = similarity._fingerprint
-    monkeypatch.setattr(similarity, "_fingerprint", lambda name, code, b, k: seen.append(len(code)) or real(
-        name, code, b, k))
+    monkeypatch.setattr(
+        similarity, "_fingerprint", lambda name, code, b, k: seen.append(len(code)) or real(name, code, b, k)
+    )
     huge = "def f(a, b):\n    return a + b * 2 - a\n" * 8000
     similarity.similarity_outputs({"ana": huge, "bob": huge + "x = 1\n"}, {"reference:tools.py": huge})
     learner_prints = [n for n in seen if n > 20_000]

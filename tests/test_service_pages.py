@@ -4,6 +4,7 @@ Pages are checked as documents (BeautifulSoup) and against golden files in
 ``tests/golden/pages/`` (refresh them with ``UPDATE_GOLDEN=1 pytest tests/test_service_pages.py``);
 the routes run behind the real ``HubOAuth`` client and a stand-in hub (tests/service_stand_ins.py).
 """
+
 from __future__ import annotations
 
 import base64
@@ -26,10 +27,25 @@ from grader.service.db import GRADED, Store
 GOLDEN = Path(__file__).resolve().parent / "golden" / "pages"
 HOSTILE = "</code><script>alert(1)</script>\u202e<img src=x onerror=alert(2)>"
 REPORT = failing_report(HOSTILE)
-ATTEMPT = {"id": 4, "status": "graded", "submitted_at": "2026-03-01T09:30:00Z", "sha256": "ab" * 32, "seed": 7,
-           "score": 1, "max_score": 3, "report": REPORT}
-COURSE = {"due": "2026-03-01T12:00:00Z", "late_due": None, "counts": "best", "attempts_left": 0, "limit": 3,
-          "window_minutes": 60, "next_allowed": "2026-03-01T10:15:00Z"}
+ATTEMPT = {
+    "id": 4,
+    "status": "graded",
+    "submitted_at": "2026-03-01T09:30:00Z",
+    "sha256": "ab" * 32,
+    "seed": 7,
+    "score": 1,
+    "max_score": 3,
+    "report": REPORT,
+}
+COURSE = {
+    "due": "2026-03-01T12:00:00Z",
+    "late_due": None,
+    "counts": "best",
+    "attempts_left": 0,
+    "limit": 3,
+    "window_minutes": 60,
+    "next_allowed": "2026-03-01T10:15:00Z",
+}
 
 
 def _golden(name: str, text: str) -> None:
@@ -73,8 +89,10 @@ def test_times_carry_utc_in_the_markup_and_on_hover():
     assert times["2026-03-01T12:00:00Z"] == ("2026-03-01 12:00 UTC", "2026-03-01 12:00 UTC")
     assert "2026-03-01T10:15:00Z" in times  # the next allowed attempt, too
     assert layout.time_html('"><script>') == "&quot;&gt;&lt;script&gt;"
-    counted = {**COURSE, "counted": {"attempt": 4, "credited": 1, "max_score": 3,
-                                     "why": "on time (due 2026-03-01T12:00:00Z) <b>"}}
+    counted = {
+        **COURSE,
+        "counted": {"attempt": 4, "credited": 1, "max_score": 3, "why": "on time (due 2026-03-01T12:00:00Z) <b>"},
+    }
     why = BeautifulSoup(pages.course_html(counted), "html.parser")
     assert len(why.find_all("time")) == 3 and "(due 2026-03-01 12:00 UTC) <b>" in why.get_text()
 
@@ -86,8 +104,14 @@ def test_the_learner_page_shows_the_failing_call_and_the_replay_line_as_the_widg
     from grader.render import failure_details
     from grader.report import CheckResult
 
-    html = pages.learner_page("ben", [ATTEMPT], prefix="/p/", is_instructor=False, course=COURSE,
-                              chrome=layout.Chrome(prefix="/p/", hub_prefix="/hub/", user="ben"))
+    html = pages.learner_page(
+        "ben",
+        [ATTEMPT],
+        prefix="/p/",
+        is_instructor=False,
+        course=COURSE,
+        chrome=layout.Chrome(prefix="/p/", hub_prefix="/hub/", user="ben"),
+    )
     _golden("learner.html", html)
     soup = BeautifulSoup(html, "html.parser")
     shown = [dt.get_text() for dt in soup.find("dl", class_="failure").find_all("dt")]
@@ -102,8 +126,14 @@ def test_the_learner_page_shows_the_failing_call_and_the_replay_line_as_the_widg
 
 
 def test_an_instructor_reads_the_learner_s_name_not_your():
-    html = pages.learner_page("ben", [ATTEMPT], prefix="/p/", is_instructor=True, course=COURSE,
-                              chrome=layout.Chrome(prefix="/p/", user="teacher", instructor=True))
+    html = pages.learner_page(
+        "ben",
+        [ATTEMPT],
+        prefix="/p/",
+        is_instructor=True,
+        course=COURSE,
+        chrome=layout.Chrome(prefix="/p/", user="teacher", instructor=True),
+    )
     main = BeautifulSoup(html, "html.parser").main
     assert main.h1.get_text() == "ben's attempts" and "Your" not in main.get_text()  # the navbar's are the reader's
     assert "ben's best attempt counts" in main.get_text() or "ben's last attempt on time counts" in main.get_text()
@@ -112,10 +142,26 @@ def test_an_instructor_reads_the_learner_s_name_not_your():
 
 
 def test_the_class_page_golden():
-    rows = [{"learner": "ana", "attempts": 2, "pending": 0, "best_score": 3, "last_score": 1, "max_score": 3,
-             "steps": {"1": 1}, "last_submitted_at": "2026-03-01T09:30:00Z", "best_attempt": 4}]
-    html = pages.class_page(rows, {"checks": [], "wrong_answers": []}, prefix="/p/", refresh=10,
-                            chrome=layout.Chrome(prefix="/p/", hub_prefix="/hub/", user="teacher", instructor=True))
+    rows = [
+        {
+            "learner": "ana",
+            "attempts": 2,
+            "pending": 0,
+            "best_score": 3,
+            "last_score": 1,
+            "max_score": 3,
+            "steps": {"1": 1},
+            "last_submitted_at": "2026-03-01T09:30:00Z",
+            "best_attempt": 4,
+        }
+    ]
+    html = pages.class_page(
+        rows,
+        {"checks": [], "wrong_answers": []},
+        prefix="/p/",
+        refresh=10,
+        chrome=layout.Chrome(prefix="/p/", hub_prefix="/hub/", user="teacher", instructor=True),
+    )
     _golden("class.html", html)
     assert '<time datetime="2026-03-01T09:30:00Z"' in html and 'href="/p/similarity"' in html
 
@@ -134,8 +180,10 @@ def test_code_is_numbered_and_escaped_and_bidi_shows():
 def served(tmp_path):
     store = Store(f"sqlite:///{tmp_path / 'db.sqlite'}")
     ids = {}
-    for who, source in (("alice", b"def f(a, b):\n    return a + b * 2  # <alice>\n"),
-                        ("bob", b"def f(a, b):\n    return a + b * 2  # </code><script>x</script>\n")):
+    for who, source in (
+        ("alice", b"def f(a, b):\n    return a + b * 2  # <alice>\n"),
+        ("bob", b"def f(a, b):\n    return a + b * 2  # </code><script>x</script>\n"),
+    ):
         ids[who] = store.add_attempt(who, source, seed=1)
         store.claim(ids[who])
         store.finish(ids[who], GRADED, {**REPORT, "path": f"{who}.py"})
@@ -172,8 +220,11 @@ def test_the_code_page_is_headed_by_the_learner_s_own_attempt_number_as_their_pa
         store.add_attempt("alice", b"y = 0\n", seed=1)  # another learner's attempt between bob's
         more.append(store.add_attempt("bob", source, seed=1))
     status, _h, body = service.request("GET", "learners/bob", "tok-bob")
-    links = {a.get_text(): a["href"] for a in BeautifulSoup(body, "html.parser").find_all("a")
-             if a.get_text().startswith("code of attempt")}
+    links = {
+        a.get_text(): a["href"]
+        for a in BeautifulSoup(body, "html.parser").find_all("a")
+        if a.get_text().startswith("code of attempt")
+    }
     assert status == 200 and sorted(links) == ["code of attempt 1", "code of attempt 2", "code of attempt 3"]
     for number, attempt_id in zip((1, 2, 3), (ids["bob"], *more)):
         assert links[f"code of attempt {number}"].endswith(f"/attempts/{attempt_id}/code")
@@ -201,8 +252,14 @@ def test_the_similarity_page_leads_to_two_codes_side_by_side(served):
 
 def _three_attempts() -> list[dict]:
     """ben's three attempts, newest first, with the service's ids (other learners' attempts come between)."""
-    full = {**ATTEMPT, "id": 31, "submitted_at": "2026-03-01T11:00:00Z", "score": 202, "max_score": 202,
-            "report": {"checks": []}}
+    full = {
+        **ATTEMPT,
+        "id": 31,
+        "submitted_at": "2026-03-01T11:00:00Z",
+        "score": 202,
+        "max_score": 202,
+        "report": {"checks": []},
+    }
     partial = {**ATTEMPT, "id": 17, "submitted_at": "2026-03-01T10:00:00Z", "score": 199, "max_score": 202}
     zero = {**ATTEMPT, "id": 2, "submitted_at": "2026-03-01T09:00:00Z", "score": 0, "max_score": 202}
     return [full, partial, zero]
@@ -223,9 +280,19 @@ def test_a_three_attempt_learner_page_numbers_colours_and_folds_by_meaning():
 
 
 def test_the_class_page_shows_human_dates_in_why():
-    row = {"learner": "ben", "attempts": 3, "pending": 0, "best_score": 202, "last_score": 202, "max_score": 202,
-           "steps": {}, "last_submitted_at": "2026-03-01T11:00:00Z", "credited_score": 202.0,
-           "why": "the best attempt of 3; on time (due 2026-03-01T12:00:00Z)", "best_attempt": 31}
+    row = {
+        "learner": "ben",
+        "attempts": 3,
+        "pending": 0,
+        "best_score": 202,
+        "last_score": 202,
+        "max_score": 202,
+        "steps": {},
+        "last_submitted_at": "2026-03-01T11:00:00Z",
+        "credited_score": 202.0,
+        "why": "the best attempt of 3; on time (due 2026-03-01T12:00:00Z)",
+        "best_attempt": 31,
+    }
     html = pages.class_page([row], {"checks": [], "wrong_answers": []}, prefix="/p/", refresh=10)
     why = BeautifulSoup(html, "html.parser").find("td", class_="why")
     assert why.find("time")["datetime"] == "2026-03-01T12:00:00Z" and "2026-03-01 12:00 UTC" in why.get_text()

@@ -12,6 +12,7 @@ the real ``HubOAuth`` client and a stand-in hub (tests/service_stand_ins.py):
 alice and bob are learners, the teacher an instructor. Each says what the
 service did before (what it fails with when its fix is turned off).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -53,8 +54,9 @@ def graded(store: Store, learner: str) -> int:
 
 def ask(svc, token: str, attempt: int, text: str):
     """``POST api/appeals``: (status, headers, the JSON answer)."""
-    status, headers, body = svc.request("POST", "api/appeals", token, json.dumps({"attempt": attempt, "text": text})
-                                        .encode(), ctype="application/json")
+    status, headers, body = svc.request(
+        "POST", "api/appeals", token, json.dumps({"attempt": attempt, "text": text}).encode(), ctype="application/json"
+    )
     return status, headers, json.loads(body) if body else None
 
 
@@ -96,6 +98,7 @@ def test_a_burst_of_requests_is_held_to_the_limit(store, hub, monkeypatch):
     svc = Service(store, hub)  # the defaults: 5 requests an hour
     codes: list[int] = []
     try:
+
         def burst(n):
             for i in range(n):
                 codes.append(ask(svc, "tok-alice", alice, f"burst {i}")[0])
@@ -167,8 +170,14 @@ def test_a_request_leaves_the_cached_class_outputs_alone(store):
     before = log.version()
     log.record("alice", APPEAL, learner="alice", attempt=alice, reason="step 1?")
     assert log.version() == before
-    override = log.record("teacher", "override", learner="alice", attempt=alice, reason="by hand",
-                          data={"score": 2.0, "max_score": 2.0, "was": 1.0})
+    override = log.record(
+        "teacher",
+        "override",
+        learner="alice",
+        attempt=alice,
+        reason="by hand",
+        data={"score": 2.0, "max_score": 2.0, "was": 1.0},
+    )
     assert log.version() == override["id"] != before
 
 
@@ -183,7 +192,9 @@ def test_the_limits_are_serve_options_with_help_and_defaults_declared_once():
     args = parser.parse_args(["serve"])
     assert (args.appeal_limit, args.appeal_window) == (options.APPEAL_LIMIT, options.APPEAL_WINDOW)
     assert (options.ServiceOptions().appeal_limit, options.ServiceOptions().appeal_window) == (
-        options.APPEAL_LIMIT, options.APPEAL_WINDOW)
+        options.APPEAL_LIMIT,
+        options.APPEAL_WINDOW,
+    )
     text = " ".join(serve.format_help().split())
     assert "--appeal-limit N regrade requests per learner per --appeal-window (default: 5;" in text
     assert "--appeal-window S seconds of the regrade requests' limit window (default: 3600.0)" in text

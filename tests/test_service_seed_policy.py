@@ -6,6 +6,7 @@ attempt) and on the fresh seed the learner is shown. The fake grader below
 fails one check iff ``seed % 3 == 0``: a module whose verdict depends on the
 seed, the unfairness of issue 26 (one unchanged file scored 125, 120 and 122).
 """
+
 from __future__ import annotations
 
 import json
@@ -29,10 +30,21 @@ def seedy_grade(submission, **kwargs):
 
     seed = kwargs["seed"]
     lucky = seed % 3 != 0
-    checks = [CheckResult(id="step1/always", step=1, passed=True, points=2, max_points=2, title="always right"),
-              CheckResult(id="step1/lucky", step=1, passed=lucky, points=1 if lucky else 0, max_points=1,
-                          title="right on some values", call=f"search_stocks('call-{seed}')",
-                          expected="[]", got="" if lucky else f"got-{seed}", hint=f"hint-{seed}")]
+    checks = [
+        CheckResult(id="step1/always", step=1, passed=True, points=2, max_points=2, title="always right"),
+        CheckResult(
+            id="step1/lucky",
+            step=1,
+            passed=lucky,
+            points=1 if lucky else 0,
+            max_points=1,
+            title="right on some values",
+            call=f"search_stocks('call-{seed}')",
+            expected="[]",
+            got="" if lucky else f"got-{seed}",
+            hint=f"hint-{seed}",
+        ),
+    ]
     return Report(seed=seed, path=str(getattr(submission, "display", "tools.py")), checks=checks)
 
 
@@ -41,8 +53,12 @@ def counted_fails_grade(submission, **kwargs):
     from grader.report import Failure, FailureKind, Report
 
     if str(kwargs["seed"]) == os.environ["AGTOOL_TEST_FAIL_SEED"]:
-        return Report(seed=kwargs["seed"], path="t.py", error="the grader failed: boom",
-                      failure=Failure(FailureKind.GRADER, "the grader failed: boom"))
+        return Report(
+            seed=kwargs["seed"],
+            path="t.py",
+            error="the grader failed: boom",
+            failure=Failure(FailureKind.GRADER, "the grader failed: boom"),
+        )
     return seedy_grade(submission, **kwargs)
 
 
@@ -123,8 +139,14 @@ def test_no_learner_facing_response_shows_the_counted_seed_or_its_cases(graded):
     svc = Service(store, hub)
     try:
         bodies = {}
-        for path in ("api/submissions", *(f"api/submissions/{i}" for i in ids), "", "learners/alice",
-                     "learners/alice/feedback.md", "learners/alice/results.json"):
+        for path in (
+            "api/submissions",
+            *(f"api/submissions/{i}" for i in ids),
+            "",
+            "learners/alice",
+            "learners/alice/feedback.md",
+            "learners/alice/results.json",
+        ):
             status, _headers, body = svc.request("GET", path, token="tok-alice")
             assert status == 200, (path, status, body[:300])
             bodies[path] = body.decode()
@@ -179,8 +201,9 @@ def test_a_keyed_batch_regrade_of_the_counting_attempts_gives_the_service_s_scor
     key_file.write_text(key.decode() + "\n")
     from grader.cli import _read_key  # what `agtool-grade batch --seed-key-file` reads
 
-    run_batch(tmp_path / "class", tmp_path / "out", jobs=1, grade_fn=seedy_grade, progress=False,
-              seed_key=_read_key(key_file))
+    run_batch(
+        tmp_path / "class", tmp_path / "out", jobs=1, grade_fn=seedy_grade, progress=False, seed_key=_read_key(key_file)
+    )
     (batch,) = load_records(tmp_path / "out")
     assert (batch.seed, batch.score) == (record.seed, record.score)
 
@@ -223,8 +246,14 @@ def test_submit_keeps_waiting_while_an_attempt_is_graded_again_and_shows_the_cou
     env = {service.SERVICE_URL_ENV: "http://hub/services/agtool-grader/", service.TOKEN_ENV: "token"}
     error = {"id": 1, "status": "error", "note": REGRADING, "score": None, "max_score": None, "report": None}
     shown = seedy_grade(None, seed=4).to_dict()
-    graded = {"id": 1, "status": "graded", "score": 2, "max_score": 3, "report": shown,
-              "hidden_failed": [{"id": "step1/lucky", "title": "right on some values"}]}
+    graded = {
+        "id": 1,
+        "status": "graded",
+        "score": 2,
+        "max_score": 3,
+        "report": shown,
+        "hidden_failed": [{"id": "step1/lucky", "title": "right on some values"}],
+    }
     answers = iter([error, error, graded])
     monkeypatch.setattr(service, "POLL", 0.01)
     monkeypatch.setattr(service, "_request", lambda *args, **kwargs: next(answers))

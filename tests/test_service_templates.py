@@ -7,6 +7,7 @@ but ``layout`` calls or imports an escaping function or makes ``Markup``, and
 no string in any module but its docstrings holds an HTML tag. Each rule also
 runs on a made-up example of the mistake it catches.
 """
+
 from __future__ import annotations
 
 import ast
@@ -44,8 +45,12 @@ def html_in_python(source: str) -> list[str]:
                 problems.append(f"{node.lineno}: calls {name}()")
         elif isinstance(node, ast.ImportFrom):
             problems += [f"{node.lineno}: imports {alias.name}" for alias in node.names if alias.name in ESCAPERS]
-        elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
-              and TAG.search(node.value)):
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docs
+            and TAG.search(node.value)
+        ):
             problems.append(f"{node.lineno}: HTML in a string: {node.value[:60]!r}")
     return problems
 
@@ -68,19 +73,26 @@ def test_no_module_of_the_service_builds_html_in_python(path):
 
 def test_only_the_template_filter_escapes():
     """The Done-when of issue 38.2: ``grep -rn "esc(" grader/service/`` finds only the template filter."""
-    hits = [f"{path.relative_to(SERVICE)}:{number}" for path in sorted(SERVICE.rglob("*.py"))
-            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if "esc(" in line]
+    hits = [
+        f"{path.relative_to(SERVICE)}:{number}"
+        for path in sorted(SERVICE.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "esc(" in line
+    ]
     assert hits and all(hit.startswith("layout.py:") for hit in hits), hits
 
 
-@pytest.mark.parametrize("source", [
-    'def row(name):\n    return f"<td>{esc(name)}</td>"\n',
-    "from grader.service.layout import esc\n",
-    'BUTTON = "<button type=submit>Send</button>"\n',
-    "def form(self):\n    return self.xsrf_form_html()\n",
-    'def dot():\n    return " &middot; "\n',
-    "from markupsafe import Markup\nx = Markup(1)\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        'def row(name):\n    return f"<td>{esc(name)}</td>"\n',
+        "from grader.service.layout import esc\n",
+        'BUTTON = "<button type=submit>Send</button>"\n',
+        "def form(self):\n    return self.xsrf_form_html()\n",
+        'def dot():\n    return " &middot; "\n',
+        "from markupsafe import Markup\nx = Markup(1)\n",
+    ],
+)
 def test_html_built_in_python_is_seen(source):
     assert html_in_python(source)
 

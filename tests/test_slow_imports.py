@@ -10,6 +10,7 @@ from that import (``grader.engine.child``), and the import has its own time
 bound (``Limits.import_timeout``), so none of them pays the import per probe
 or counts it against the step's time for its calls.
 """
+
 from __future__ import annotations
 
 import csv
@@ -57,8 +58,13 @@ def slow_module(folder: Path, name: str) -> Path:
 def check_cli(path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, float]:
     env = {k: v for k, v in os.environ.items() if k != "AGTOOL_IMPORT_TIMEOUT"}
     began = time.monotonic()
-    done = subprocess.run([str(BIN / "agtool-grade"), "check", str(path), "--seed", "3", *extra],
-                          capture_output=True, text=True, timeout=180, env=env)
+    done = subprocess.run(
+        [str(BIN / "agtool-grade"), "check", str(path), "--seed", "3", *extra],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+    )
     return done, time.monotonic() - began
 
 
@@ -103,8 +109,12 @@ def test_the_notebook_path_gives_full_marks_to_slower_imports(tmp_path, name):
 def _batch_scores(tmp_path: Path, names) -> dict:
     for name in names:
         slow_module(tmp_path / "class", name)
-    done = subprocess.run([str(BIN / "agtool-grade"), "batch", str(tmp_path / "class"), "--out",
-                           str(tmp_path / "out"), "--seed", "3"], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [str(BIN / "agtool-grade"), "batch", str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--seed", "3"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode in (0, 1), done.stderr[-3000:]
     with open(tmp_path / "out" / "grades.csv", newline="") as fh:
         return {row["learner"]: (row["score"], row["max_score"], row["error"]) for row in csv.DictReader(fh)}
@@ -123,8 +133,15 @@ def test_batch_gives_a_10_s_import_full_marks(tmp_path):
 def test_an_import_past_its_own_bound_says_so(tmp_path):
     path = slow_module(tmp_path, "sleep4")
     env = {**os.environ, "AGTOOL_IMPORT_TIMEOUT": "1.5"}
-    done = subprocess.run([str(BIN / "agtool-grade"), "check", str(path), "--seed", "3", "--step", "1"],
-                          capture_output=True, text=True, timeout=120, env=env)
+    done = subprocess.run(
+        [str(BIN / "agtool-grade"), "check", str(path), "--seed", "3", "--step", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert done.returncode == 1
-    assert ("Your module could not be imported: while importing it, the process was killed: the import ran 1.5 s, "
-            "over its time limit of 1.5 s") in done.stdout
+    assert (
+        "Your module could not be imported: while importing it, the process was killed: the import ran 1.5 s, "
+        "over its time limit of 1.5 s"
+    ) in done.stdout

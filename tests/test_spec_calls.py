@@ -9,6 +9,7 @@ never from the solution itself.
 Each test gets a fresh import of the solution, so ``CALLS`` and ``CACHE``
 start clean.
 """
+
 from __future__ import annotations
 
 import random
@@ -65,11 +66,7 @@ class Spy:
 
 
 def spec_rows(sku: str, region: str) -> list[dict]:
-    return [
-        {"bin": r["bin"], "count": r["count"]}
-        for r in SPEC_STOCK
-        if r["sku"] == sku and r["region"] == region
-    ]
+    return [{"bin": r["bin"], "count": r["count"]} for r in SPEC_STOCK if r["sku"] == sku and r["region"] == region]
 
 
 def random_word(rng: random.Random, n: int = 6) -> str:
@@ -360,8 +357,17 @@ class UnprintableError(Exception):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_step3_a_raising_tool_becomes_raised_and_its_class_name(sol, spies, seed):
     rng = random.Random(seed)
-    raisers = [KeyError("x"), ValueError(), ZeroDivisionError(), TypeError("t"), RuntimeError(),
-               LabError(), UnprintableError(), AttributeError(), IndexError()]
+    raisers = [
+        KeyError("x"),
+        ValueError(),
+        ZeroDivisionError(),
+        TypeError("t"),
+        RuntimeError(),
+        LabError(),
+        UnprintableError(),
+        AttributeError(),
+        IndexError(),
+    ]
     rng.shuffle(raisers)
     for exc in raisers:
         tool = rng.choice(TOOL_NAMES)
@@ -382,9 +388,16 @@ def test_step3_an_exploding_argument_is_refused_as_a_value(sol, spies, arg):
 def test_step3_real_tools_through_the_door(sol):
     ok = sol.call_tool("stock_lookup", {"sku": "SKU-2040", "region": "west", "limit": 3})
     # A count of 0 is an empty bin, which is valid stock, not an empty result.
-    assert ok == {"ok": True, "value": {"sku": "SKU-2040", "region": "west", "rows": [{"bin": "W-01", "count": 0}]}, "error": ""}
+    assert ok == {
+        "ok": True,
+        "value": {"sku": "SKU-2040", "region": "west", "rows": [{"bin": "W-01", "count": 0}]},
+        "error": "",
+    }
     assert sol.call_tool("stock_lookup", {"sku": "SKU-1001", "region": "mars", "limit": 2}) == {
-        "ok": False, "value": None, "error": "args:allowed:region"}
+        "ok": False,
+        "value": None,
+        "error": "args:allowed:region",
+    }
     assert sol.call_tool("nope", {}) == {"ok": False, "value": None, "error": "args:unknown_tool"}
 
 
@@ -403,7 +416,11 @@ def bad_results(rng: random.Random) -> list[tuple[object, str]]:
         return {**good, "rows": rows}
 
     shape = [
-        None, [], "rows", rng.randint(0, 9), [good],
+        None,
+        [],
+        "rows",
+        rng.randint(0, 9),
+        [good],
         {k: v for k, v in good.items() if k != dropped},
         {**good, "sku": rng.randint(1000, 9999)},
         {**good, "region": None},
@@ -419,10 +436,11 @@ def bad_results(rng: random.Random) -> list[tuple[object, str]]:
     too_big = [{"bin": f"B-{i}", "count": 1} for i in range(rng.randint(SPEC_MAX_ROWS + 1, 12))]
     negative = [dict(r) for r in good["rows"]]
     negative[rng.randrange(len(negative))]["count"] = rng.randint(-20, -1)
-    return (
-        [(value, "shape") for value in shape]
-        + [(with_rows([]), "empty"), (with_rows(too_big), "too_big"), (with_rows(negative), "range")]
-    )
+    return [(value, "shape") for value in shape] + [
+        (with_rows([]), "empty"),
+        (with_rows(too_big), "too_big"),
+        (with_rows(negative), "range"),
+    ]
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -9,6 +9,7 @@ steps 1-5 (``test_spec_calls.py``) pin the whole table.
 Each test gets a fresh import of the solution, so ``CALLS`` and ``CACHE``
 start clean.
 """
+
 from __future__ import annotations
 
 import json
@@ -294,8 +295,10 @@ def test_step7_two_repairs_in_a_row_are_bounded_by_max_attempts(sol, max_attempt
 def test_step7_tool_runs_is_the_calls_delta_and_the_cache_shows_zero(sol, seed):
     rng = random.Random(seed)
     orders = [found_order(rng)[0] for _ in range(3)]
-    orders += [{"sku": rng.choice(sorted(CENTRAL)), "region": wrong_region(rng), "limit": 2},
-               {"sku": "SKU-9999", "region": rng.choice(REGIONS), "limit": 1}]
+    orders += [
+        {"sku": rng.choice(sorted(CENTRAL)), "region": wrong_region(rng), "limit": 2},
+        {"sku": "SKU-9999", "region": rng.choice(REGIONS), "limit": 1},
+    ]
     for order in orders:
         before = total_runs(sol)
         first = sol.handle(order)
@@ -398,5 +401,8 @@ def test_step8_tools_follow_the_table(sol, tmp_path):
 def test_step8_gave_up_is_measured(sol, tmp_path):
     # A module that pretends every lookup found something can no longer give up.
     sol.TOOLS["stock_lookup"]["fn"] = lambda sku, region, limit: {
-        "sku": sku, "region": region, "rows": [{"bin": "FAKE", "count": 1}]}
+        "sku": sku,
+        "region": region,
+        "rows": [{"bin": "FAKE", "count": 1}],
+    }
     assert sol.write_report(tmp_path)["gave_up"] is False

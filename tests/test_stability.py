@@ -12,6 +12,7 @@ planted defects and the plausible mistakes (about 420) on the first
 mutation gate grades every mutant of the solution on two more seeds);
 ``make stability`` grades every module on all 20.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -49,8 +50,11 @@ KNOWN_UNSTABLE: dict[str, str] = {}
 @pytest.fixture(scope="module")
 def outcomes(request):
     # Only the modules of the selected tests are graded (one pool for all of them, the batch's way).
-    selected = {item.callspec.params["name"] for item in request.session.items
-                if item.module is request.module and hasattr(item, "callspec")}
+    selected = {
+        item.callspec.params["name"]
+        for item in request.session.items
+        if item.module is request.module and hasattr(item, "callspec")
+    }
     chosen = {name: MODULES[name] for name in sorted(selected) if name in MODULES}
     wrong = {name: text for name, text in chosen.items() if name.startswith(("mistake/", "defect/", "styled/"))}
     correct = {name: text for name, text in chosen.items() if name not in wrong}
@@ -64,8 +68,15 @@ def _graded(outcomes: dict, name: str) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_UNSTABLE[name]))
-                                  if name in KNOWN_UNSTABLE else name for name in NAMES])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_UNSTABLE[name]))
+        if name in KNOWN_UNSTABLE
+        else name
+        for name in NAMES
+    ],
+)
 def test_a_module_fails_the_same_checks_on_every_seed(outcomes, name):
     per_seed = _graded(outcomes, name)
     assert not unstable({name: per_seed}), f"graded differently by seed: {describe(name, per_seed)}"
@@ -117,6 +128,7 @@ def test_the_corpora_hold_every_kind_of_module():
 def test_an_outcome_that_changes_with_the_seed_is_found():
     # The check above can fail: one failed check more on one seed is an unstable module.
     per_seed = {seed: ("step2/extra",) for seed in SEEDS} | {SEEDS[-1]: ("step2/extra", "step5/cached")}
-    assert unstable({"m": per_seed}) == {"m": {"step2/extra": list(SEEDS[:-1]),
-                                               "step2/extra, step5/cached": [SEEDS[-1]]}}
+    assert unstable({"m": per_seed}) == {
+        "m": {"step2/extra": list(SEEDS[:-1]), "step2/extra, step5/cached": [SEEDS[-1]]}
+    }
     assert outcome({"checks": [], "failure": {"kind": "time"}}) == ("failure:time",)

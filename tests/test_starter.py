@@ -4,6 +4,7 @@ The drift test follows the course-repository habit of deriving the exercise
 from the solution: both files must define the same public names, of the same
 kinds, with the same parameters, so a rename in one cannot go unnoticed.
 """
+
 from __future__ import annotations
 
 import ast
@@ -24,10 +25,23 @@ SOLUTION = ROOT / "solutions" / "tools.py"
 
 # The lab step that introduces each public function (LAB_SPEC headings).
 FUNCTION_STEP = {
-    "stock_lookup": 1, "legacy_stock": 1, "validate_args": 2, "call_tool": 3,
-    "validate_result": 4, "cache_key": 5, "pick": 6, "fetch": 6, "reply": 6, "giveup": 6,
-    "build_naive": 6, "run_naive": 6, "can_repair": 7, "repair": 7, "build_graph": 7,
-    "handle": 7, "write_report": 8,
+    "stock_lookup": 1,
+    "legacy_stock": 1,
+    "validate_args": 2,
+    "call_tool": 3,
+    "validate_result": 4,
+    "cache_key": 5,
+    "pick": 6,
+    "fetch": 6,
+    "reply": 6,
+    "giveup": 6,
+    "build_naive": 6,
+    "run_naive": 6,
+    "can_repair": 7,
+    "repair": 7,
+    "build_graph": 7,
+    "handle": 7,
+    "write_report": 8,
 }
 
 
@@ -144,8 +158,9 @@ def test_the_starter_fingerprints_match_the_committed_starter():
 
     data = (ROOT / "agtool" / "tools.py").read_bytes()
     assert hashlib.sha256(data).hexdigest() == starter_module.STARTER_SHA256
-    blob = subprocess.run(["git", "hash-object", str(ROOT / "agtool" / "tools.py")], capture_output=True,
-                          text=True, check=True).stdout.strip()
+    blob = subprocess.run(
+        ["git", "hash-object", str(ROOT / "agtool" / "tools.py")], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert blob == starter_module.STARTER_GIT_BLOB
 
 
@@ -163,5 +178,6 @@ def test_an_edited_starter_in_the_checkout_is_not_taken_for_the_starter(monkeypa
     assert "NotImplementedError" in text and text != edited.read_text(encoding="utf-8")
     monkeypatch.setattr(starter_module, "_from_git", lambda: b"")
     import pytest as _pytest
+
     with _pytest.raises(FileNotFoundError, match="git checkout -- agtool/tools.py"):
         starter_module.starter_text()

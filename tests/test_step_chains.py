@@ -7,6 +7,7 @@ with ``chain``). These tests drive it with the engine's own probe function
 says which steps shared it, a module-level counter that every import starts
 at zero says each step had its module anew.
 """
+
 from __future__ import annotations
 
 import time
@@ -17,11 +18,13 @@ from engine_probes import ENGINE_PROBES
 from grader.engine import cgroups
 from grader.engine.protocol import IMPORT_ERROR, IMPORTED, OBS, StepJob, encode_source
 
-BASE = ("import os, sys, time, threading, json\n"
-        "COUNT = []\n"
-        "def seen():\n"
-        "    COUNT.append(1)\n"
-        "    return [os.getpid(), len(COUNT)]\n")
+BASE = (
+    "import os, sys, time, threading, json\n"
+    "COUNT = []\n"
+    "def seen():\n"
+    "    COUNT.append(1)\n"
+    "    return [os.getpid(), len(COUNT)]\n"
+)
 
 
 def _jobs(source: str, *calls: str | tuple[str, ...]) -> list[StepJob]:
@@ -30,8 +33,15 @@ def _jobs(source: str, *calls: str | tuple[str, ...]) -> list[StepJob]:
     for n, fns in enumerate(calls, start=1):
         fns = () if fns == "seen" else (fns,) if isinstance(fns, str) else fns
         probes = tuple({"kind": "call", "params": {"fn": fn, "args": []}} for fn in (*fns, "seen"))
-        jobs.append(StepJob(step=n, source_b64=encode_source(source.encode()), probes=probes,
-                            nonce=f"{n:02d}" + "ab" * 15, probe_function=ENGINE_PROBES))
+        jobs.append(
+            StepJob(
+                step=n,
+                source_b64=encode_source(source.encode()),
+                probes=probes,
+                nonce=f"{n:02d}" + "ab" * 15,
+                probe_function=ENGINE_PROBES,
+            )
+        )
     return jobs
 
 
@@ -48,8 +58,7 @@ def test_the_steps_of_a_submission_share_a_step_child_and_each_imports_its_modul
     assert all(s is not None for s in seen), results
     assert len({pid for pid, _ in seen}) == 1  # one step child ran all five
     assert [count for _, count in seen] == [1] * 5  # each step had its own, just-imported module
-    assert all(r.exit_status == 0 and not r.timed_out and IMPORTED in {m["type"] for m in r.messages}
-               for r in results)
+    assert all(r.exit_status == 0 and not r.timed_out and IMPORTED in {m["type"] for m in r.messages} for r in results)
 
 
 def test_parallel_lanes_split_the_steps_between_step_children(engine_client):
@@ -67,18 +76,20 @@ LEFT_BEHIND = {
     "a lowered limit": "import resource\ndef leave():\n    resource.setrlimit(resource.RLIMIT_NOFILE, (100, 100))\n",
     "a child process": "def leave():\n    if os.fork() == 0:\n        time.sleep(20)\n        os._exit(0)\n",
     "a trace function": "def leave():\n    sys.settrace(lambda *a: None)\n",
-    "its start pipe closed": ("import stat\n"
-                           "def leave():\n"
-                           "    for fd in range(3, 256):\n"
-                           "        try:\n"
-                           "            info = os.fstat(fd)\n"
-                           "        except OSError:\n"
-                           "            continue\n"
-                           "        if stat.S_ISFIFO(info.st_mode):\n"
-                           "            with open(f'/proc/self/fdinfo/{fd}') as fh:\n"
-                           "                flags = int(fh.read().split('flags:')[1].split()[0], 8)\n"
-                           "            if flags & 3 == 0:  # read-only: a pipe the grader writes to\n"
-                           "                os.close(fd)\n"),
+    "its start pipe closed": (
+        "import stat\n"
+        "def leave():\n"
+        "    for fd in range(3, 256):\n"
+        "        try:\n"
+        "            info = os.fstat(fd)\n"
+        "        except OSError:\n"
+        "            continue\n"
+        "        if stat.S_ISFIFO(info.st_mode):\n"
+        "            with open(f'/proc/self/fdinfo/{fd}') as fh:\n"
+        "                flags = int(fh.read().split('flags:')[1].split()[0], 8)\n"
+        "            if flags & 3 == 0:  # read-only: a pipe the grader writes to\n"
+        "                os.close(fd)\n"
+    ),
 }
 
 
@@ -101,8 +112,10 @@ def test_the_solution_keeps_one_step_child_for_all_its_steps(engine_client):
     solution = (Path(__file__).resolve().parent.parent / "solutions" / "tools.py").read_text()
     source = solution + "\nimport os as _os\ndef seen():\n    return [_os.getpid(), 1]\n"
     calls = ["seen", "handle_demo", "report_demo", "seen"]
-    source += ("def handle_demo():\n    return handle('please check sku A-1 in eu') and None\n"
-               "def report_demo():\n    import tempfile\n    return write_report(tempfile.mkdtemp()) and None\n")
+    source += (
+        "def handle_demo():\n    return handle('please check sku A-1 in eu') and None\n"
+        "def report_demo():\n    import tempfile\n    return write_report(tempfile.mkdtemp()) and None\n"
+    )
     results = engine_client.run_many(_jobs(source, *calls), parallel=1, chain=True)
     assert len({_seen(r)[0] for r in results}) == 1, [r.messages[-2:] for r in results]
 
@@ -119,8 +132,9 @@ def test_a_step_that_overruns_is_killed_alone_and_the_rest_still_run(engine_clie
     from grader.engine.protocol import Limits
 
     source = BASE + "def hang():\n    time.sleep(30)\n"
-    jobs = [StepJob(**{**job.__dict__, "limits": Limits(timeout=1.0)})
-            for job in _jobs(source, "seen", ("hang",), "seen")]
+    jobs = [
+        StepJob(**{**job.__dict__, "limits": Limits(timeout=1.0)}) for job in _jobs(source, "seen", ("hang",), "seen")
+    ]
     results = engine_client.run_many(jobs, parallel=1, chain=True)
     assert results[1].timed_out and results[1].timeout_phase == "probe"
     assert _seen(results[0]) and _seen(results[2]) and _seen(results[2])[0] != _seen(results[0])[0]
@@ -146,8 +160,10 @@ def test_a_slow_import_gives_each_step_a_step_child_of_its_own_and_the_imports_o
 
 @pytest.mark.skipif(not cgroups.enabled(), reason="no usable cgroups here: a step's leftovers die with the request")
 def test_what_a_step_left_running_in_its_group_is_killed_before_the_next_step(engine_client):
-    source = BASE + ("def leave():\n    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
-                     "            time.sleep(30)\n        os._exit(0)\n    os.wait()\n")
+    source = BASE + (
+        "def leave():\n    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
+        "            time.sleep(30)\n        os._exit(0)\n    os.wait()\n"
+    )
     results = engine_client.run_many(_jobs(source, ("leave",), "seen"), parallel=1, chain=True)
     assert results[0].killed_descendants >= 1  # the orphan of step 1 was killed at its end
     assert _seen(results[1])[1] == 1
@@ -156,7 +172,9 @@ def test_what_a_step_left_running_in_its_group_is_killed_before_the_next_step(en
 def test_each_step_of_a_step_child_has_its_own_cpu_seconds(engine_client):
     from grader.engine.protocol import Limits
 
-    source = BASE + "def burn():\n    end = time.process_time() + 0.7\n    while time.process_time() < end:\n        pass\n"
+    source = (
+        BASE + "def burn():\n    end = time.process_time() + 0.7\n    while time.process_time() < end:\n        pass\n"
+    )
     jobs = [StepJob(**{**job.__dict__, "limits": Limits(cpu_seconds=1)}) for job in _jobs(source, *[("burn",)] * 3)]
     results = engine_client.run_many(jobs, parallel=1, chain=True)
     assert [r.signal for r in results] == [None] * 3 and all(_seen(r) for r in results)  # 2.1 s in all, 0.7 a step
@@ -170,9 +188,14 @@ def test_a_fresh_probe_that_changes_the_step_child_hands_the_rest_of_its_step_to
     source = BASE + LEFT_BEHIND[what] + "def leave_here():\n    leave()\n    return [os.getpid(), 0]\n"
     call = lambda fn, fresh: {"kind": "call", "params": {"fn": fn, "args": [], **({"fresh": True} if fresh else {})}}
     # Its import counts as quick however busy the machine is (its quickness is not what is tested).
-    job = StepJob(step=1, source_b64=encode_source(source.encode()), nonce="cd" * 16, probe_function=ENGINE_PROBES,
-                  probes=(call("seen", True), call("leave_here", True), call("seen", True), call("seen", False)),
-                  reimport_seconds=5.0)
+    job = StepJob(
+        step=1,
+        source_b64=encode_source(source.encode()),
+        nonce="cd" * 16,
+        probe_function=ENGINE_PROBES,
+        probes=(call("seen", True), call("leave_here", True), call("seen", True), call("seen", False)),
+        reimport_seconds=5.0,
+    )
     result = engine_client.run(job)
     values = [m["obs"].get("value") for m in result.messages if m["type"] == OBS]
     assert len(values) == 4 and result.exit_status == 0, result
@@ -182,11 +205,18 @@ def test_a_fresh_probe_that_changes_the_step_child_hands_the_rest_of_its_step_to
 
 
 def test_a_quick_fresh_probe_runs_without_a_fork_and_sees_the_environment_as_it_was(engine_client):
-    source = BASE + "def env():\n    os.environ['LEFT'] = 'x'\n    return [os.getpid(), len(os.environ.get('SEEN', ''))]\n"
+    source = (
+        BASE + "def env():\n    os.environ['LEFT'] = 'x'\n    return [os.getpid(), len(os.environ.get('SEEN', ''))]\n"
+    )
     source += "def look():\n    return [os.getpid(), len(os.environ.get('LEFT', ''))]\n"
     call = lambda fn: {"kind": "call", "params": {"fn": fn, "args": [], "fresh": True}}
-    job = StepJob(step=1, source_b64=encode_source(source.encode()), nonce="ef" * 16, probe_function=ENGINE_PROBES,
-                  probes=(call("env"), call("look"), call("seen")))
+    job = StepJob(
+        step=1,
+        source_b64=encode_source(source.encode()),
+        nonce="ef" * 16,
+        probe_function=ENGINE_PROBES,
+        probes=(call("env"), call("look"), call("seen")),
+    )
     values = [m["obs"]["value"] for m in engine_client.run(job).messages if m["type"] == OBS]
     assert len({v[0] for v in values}) == 1  # one process: no fork, no new step child
     assert values[1][1] == 0 and values[2][1] == 1  # the environment was put back; a new module
@@ -197,8 +227,13 @@ def test_fresh_probes_of_an_import_that_changes_the_process_run_in_forks(engine_
     # a new import per fresh probe would not start where the import left off.
     source = BASE + "json.dumps = lambda *a, **k: 'patched'\n"
     call = lambda fn, fresh: {"kind": "call", "params": {"fn": fn, "args": [], **({"fresh": True} if fresh else {})}}
-    job = StepJob(step=1, source_b64=encode_source(source.encode()), nonce="aa" * 16, probe_function=ENGINE_PROBES,
-                  probes=(call("seen", True), call("seen", True), call("seen", False)))
+    job = StepJob(
+        step=1,
+        source_b64=encode_source(source.encode()),
+        nonce="aa" * 16,
+        probe_function=ENGINE_PROBES,
+        probes=(call("seen", True), call("seen", True), call("seen", False)),
+    )
     values = [m["obs"]["value"] for m in engine_client.run(job).messages if m["type"] == OBS]
     assert [v[1] for v in values] == [1, 1, 1]
     assert values[0][0] != values[1][0] != values[2][0]  # forks of the step child, then the step child itself

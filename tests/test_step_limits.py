@@ -6,6 +6,7 @@ disk_spread_in_function, priority_raise_import, and the CPU storm batch in
 the pieces on their own, the words ``agtool-grade check`` prints, and the
 fallback (``AGTOOL_CGROUPS=0``, ``AGTOOL_STEP_MOUNTS=0``), which runs everywhere.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,9 +47,11 @@ def test_the_fallback_still_bounds_each_process_and_measures_the_scratch_folder(
     # cache_key (step 5) writes five 15 MiB files into its working folder: 75 MiB, over the 64 MiB budget.
     source = SOLUTION.read_text(encoding="utf-8")
     anchor = "def cache_key(name: str, args: dict) -> str:\n"
-    payload = ("    import os as _o\n    if not _o.environ.get('FILLED'):\n        _o.environ['FILLED'] = '1'\n"
-               "        for _i in range(5):\n            with open(f'fill{_i}.bin', 'wb') as _f:\n"
-               "                _f.write(b'1' * (15 << 20))\n")
+    payload = (
+        "    import os as _o\n    if not _o.environ.get('FILLED'):\n        _o.environ['FILLED'] = '1'\n"
+        "        for _i in range(5):\n            with open(f'fill{_i}.bin', 'wb') as _f:\n"
+        "                _f.write(b'1' * (15 << 20))\n"
+    )
     assert source.count(anchor) == 1
     (tmp_path / "tools.py").write_text(source.replace(anchor, anchor + payload), encoding="utf-8")
     report = grade(tmp_path / "tools.py", steps=[1, 5], seed=3, engine=fallback)
@@ -60,8 +63,10 @@ def test_the_fallback_still_bounds_each_process_and_measures_the_scratch_folder(
 
 
 def test_the_fallback_keeps_the_priority_low(fallback, tmp_path):
-    code = ("import os\ntry:\n    os.nice(-5)\nexcept OSError:\n    pass\n"
-            "print('NICE', os.getpriority(os.PRIO_PROCESS, 0))\n")
+    code = (
+        "import os\ntry:\n    os.nice(-5)\nexcept OSError:\n    pass\n"
+        "print('NICE', os.getpriority(os.PRIO_PROCESS, 0))\n"
+    )
     (tmp_path / "tools.py").write_text(SOLUTION.read_text(encoding="utf-8") + "\n" + code, encoding="utf-8")
     report = grade(tmp_path / "tools.py", steps=[1], seed=3, engine=fallback)
     assert "NICE 19" in report.output["1"]
@@ -106,6 +111,7 @@ def test_the_limits_line_is_in_the_text_and_json_output_of_check():
     if probe is not None:
         probe.remove()
         assert "cgroup v" in line[0] and "memory 1 GiB/step" in line[0] and "pids 256/step" in line[0]
-    data = json.loads(subprocess.run(command + ["--format", "json"], cwd=REPO, capture_output=True, text=True,
-                                     timeout=120).stdout)
-    assert data["limits"] == line[0][len("limits: "):]
+    data = json.loads(
+        subprocess.run(command + ["--format", "json"], cwd=REPO, capture_output=True, text=True, timeout=120).stdout
+    )
+    assert data["limits"] == line[0][len("limits: ") :]

@@ -20,6 +20,7 @@ lost points; ``tests/alt_styles`` now holds three or more of each class:
 mistake of ``tests/defects/styled.py`` fails the check it names and leaves
 every other step at full marks, on three seeds.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -39,13 +40,14 @@ PART_ONE = list(range(1, 9))
 
 
 def _graded(source: str, name: str, seed: int):
-    return grade(Submission(source=source.encode("utf-8"), name=f"{name}/agtool/tools.py"), seed=seed,
-                 steps=PART_ONE)
+    return grade(Submission(source=source.encode("utf-8"), name=f"{name}/agtool/tools.py"), seed=seed, steps=PART_ONE)
 
 
 def _failed_summary(report) -> str:
-    return "\n".join(f"{c.id}: {c.message} | call {c.call} | expected {c.expected} | got {c.got}"
-                     for c in report.failed) or report.error
+    return (
+        "\n".join(f"{c.id}: {c.message} | call {c.call} | expected {c.expected} | got {c.got}" for c in report.failed)
+        or report.error
+    )
 
 
 # ---------------------------------------------------------------- the corpus is what it claims to be
@@ -114,8 +116,9 @@ def test_a_styled_mistake_fails_its_check_and_no_other_step(mistake_id, seed):
     verdicts = {c.id: c for c in report.checks}
     own_step = CHECKS[check_id].step
     assert not verdicts[check_id].passed, (
-        f"{mistake_id} (on {stem}, seed {seed}) passed {check_id}; it failed:\n{_failed_summary(report)}")
+        f"{mistake_id} (on {stem}, seed {seed}) passed {check_id}; it failed:\n{_failed_summary(report)}"
+    )
     elsewhere = [c for c in report.failed if c.step != own_step and c.step not in ALSO_CHARGED.get(mistake_id, ())]
-    assert elsewhere == [], (
-        f"{mistake_id} (on {stem}, seed {seed}) lost points outside step {own_step}:\n"
-        + "\n".join(f"{c.id}: {c.message} | got {c.got}" for c in elsewhere))
+    assert elsewhere == [], f"{mistake_id} (on {stem}, seed {seed}) lost points outside step {own_step}:\n" + "\n".join(
+        f"{c.id}: {c.message} | got {c.got}" for c in elsewhere
+    )

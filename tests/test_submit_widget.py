@@ -10,6 +10,7 @@ traceback. The course status itself comes from the service's own
 ``grader.service.attempt_policy.status`` where the test can build it, so the widget
 reads the fields the service really sends.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -30,14 +31,24 @@ from grader.report import CheckResult, Report
 REPO = Path(__file__).resolve().parents[1]
 SOLUTION = REPO / "solutions" / "tools.py"
 NOW = dt.datetime(2026, 3, 1, 10, 0, tzinfo=dt.timezone.utc)
-COURSE = {"name": "agtool lab", "due": "2026-03-01T12:00:00Z", "late_due": "2026-03-08T12:00:00Z",
-          "late_credit": 0.8, "counts": "best", "limit": 3, "window_minutes": 60.0,
-          "attempts_left": 3, "next_allowed": None, "period_now": "on time"}
+COURSE = {
+    "name": "agtool lab",
+    "due": "2026-03-01T12:00:00Z",
+    "late_due": "2026-03-08T12:00:00Z",
+    "late_credit": 0.8,
+    "counts": "best",
+    "limit": 3,
+    "window_minutes": 60.0,
+    "attempts_left": 3,
+    "next_allowed": None,
+    "period_now": "on time",
+}
 
 
 def _report(score: int = 2) -> dict:
-    return Report(seed=7, path="tools.py", checks=[
-        CheckResult("step1/names", 1, score == 2, score, 2, "Data names <&>")]).to_dict()
+    return Report(
+        seed=7, path="tools.py", checks=[CheckResult("step1/names", 1, score == 2, score, 2, "Data names <&>")]
+    ).to_dict()
 
 
 class FakeService:
@@ -94,8 +105,16 @@ class FakeService:
                 if attempt_id not in fake.attempts:
                     return self._json(404, {"error": f"no attempt {attempt_id} of yours"})
                 report = fake.report or _report()
-                self._json(200, {"id": attempt_id, "status": "graded", "score": report["score"],
-                                 "max_score": report["max_score"], "report": report})
+                self._json(
+                    200,
+                    {
+                        "id": attempt_id,
+                        "status": "graded",
+                        "score": report["score"],
+                        "max_score": report["max_score"],
+                        "report": report,
+                    },
+                )
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}/services/agtool-grader/"
@@ -151,15 +170,19 @@ def test_the_course_line_reads_what_the_service_sends():
     now = dt.datetime.now(dt.timezone.utc).replace(second=0, microsecond=0)
     due, late = now + dt.timedelta(days=2, minutes=1), now + dt.timedelta(days=9, minutes=1)
     stamp = "%Y-%m-%dT%H:%M:00Z"
-    policy = parse_policy(f'[assignment]\nname = "agtool lab"\ndue = {due:{stamp}}\n'
-                          f'late_due = {late:{stamp}}\nlate_credit = 0.8\n'
-                          '[attempts]\nlimit = 3\nwindow_minutes = 60\n')
+    policy = parse_policy(
+        f'[assignment]\nname = "agtool lab"\ndue = {due:{stamp}}\n'
+        f"late_due = {late:{stamp}}\nlate_credit = 0.8\n"
+        "[attempts]\nlimit = 3\nwindow_minutes = 60\n"
+    )
     store = Store("sqlite://")
     store.add_attempt("ana", b"x = 1\n", seed=1)
     sent = json.loads(json.dumps(status(store, "ana", policy)))  # as it travels: JSON
     line = course_line(sent, now)
-    assert line.startswith(f"agtool lab: Due {due:%Y-%m-%d %H:%M} UTC (in 2 days), late until "
-                           f"{late:%Y-%m-%d %H:%M} UTC (in 9 days) for 80% of the points"), line
+    assert line.startswith(
+        f"agtool lab: Due {due:%Y-%m-%d %H:%M} UTC (in 2 days), late until "
+        f"{late:%Y-%m-%d %H:%M} UTC (in 9 days) for 80% of the points"
+    ), line
     assert "Attempts left: 2 of 3 per 60 minutes" in line and "Your best attempt counts" in line
     assert "Now late" not in line and "Past the deadline" not in line
     assert "\n" not in line
@@ -177,33 +200,48 @@ def test_the_course_line_after_the_due_date_and_out_of_attempts_says_when_to_com
 
 
 def test_the_course_line_uses_the_service_s_clock_credit_now_and_the_counting_attempt_when_sent():
-    newer = {**COURSE, "now": "2026-03-01T11:30:00Z", "period_now": "late", "credit_now": 0.5,
-             "attempts_used": 1, "attempts_left": 2, "counted": {"attempt": 4, "credited": 106.4, "max_score": 133,
-                                                                 "period": "late", "why": "the best"}}
+    newer = {
+        **COURSE,
+        "now": "2026-03-01T11:30:00Z",
+        "period_now": "late",
+        "credit_now": 0.5,
+        "attempts_used": 1,
+        "attempts_left": 2,
+        "counted": {"attempt": 4, "credited": 106.4, "max_score": 133, "period": "late", "why": "the best"},
+    }
     line = course_line(newer)  # no clock given: the service's
     assert "Due 2026-03-01 12:00 UTC (in 30 min)" in line and "Now late: 50% credit" in line
     assert line.endswith("Your best attempt counts \u00b7 counting now: attempt 4: 106.4/133"), line
     assert "counting now" not in course_line({**COURSE, "counted": None}, NOW)
 
 
-@pytest.mark.parametrize("sent, expected", [
-    (None, ""),                                            # no course file: no line at all
-    ([1, 2], ""), ("due tomorrow", ""),                    # not an object: nothing to show
-    ({}, ""),
-    ({"due": "2026-03-01T12:00:00Z"}, "Due 2026-03-01 12:00 UTC (in 2 h)"),
-    ({"due": "not a time"}, "Due not a time"),
-    ({"limit": 3, "attempts_used": 1}, "Attempts left: 2 of 3"),            # a newer field, alone
-    ({"limit": 3, "attempts_left": True}, "At most 3 attempts"),            # a bool is not a count
-    ({"limit": None, "attempts_left": None, "counts": "last", "future_field": {"x": 1}},
-     "Your last attempt on time counts"),
-])
+@pytest.mark.parametrize(
+    "sent, expected",
+    [
+        (None, ""),  # no course file: no line at all
+        ([1, 2], ""),
+        ("due tomorrow", ""),  # not an object: nothing to show
+        ({}, ""),
+        ({"due": "2026-03-01T12:00:00Z"}, "Due 2026-03-01 12:00 UTC (in 2 h)"),
+        ({"due": "not a time"}, "Due not a time"),
+        ({"limit": 3, "attempts_used": 1}, "Attempts left: 2 of 3"),  # a newer field, alone
+        ({"limit": 3, "attempts_left": True}, "At most 3 attempts"),  # a bool is not a count
+        (
+            {"limit": None, "attempts_left": None, "counts": "last", "future_field": {"x": 1}},
+            "Your last attempt on time counts",
+        ),
+    ],
+)
 def test_the_course_line_tolerates_missing_extra_and_odd_fields(sent, expected):
     assert course_line(sent, NOW) == expected
 
 
 def test_server_text_is_escaped_in_the_html_and_kept_on_one_line():
-    hostile = {"name": "<img src=x onerror=alert(1)>\u202eevil\nline", "due": "<script>alert(1)</script>",
-               "counts": "best"}
+    hostile = {
+        "name": "<img src=x onerror=alert(1)>\u202eevil\nline",
+        "due": "<script>alert(1)</script>",
+        "counts": "best",
+    }
     html = course_html(hostile, NOW)
     assert "<img" not in html and "<script" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html and "&lt;script&gt;" in html
@@ -227,11 +265,14 @@ def test_a_course_without_a_policy_shows_no_line(fake):
     assert (got.status, got.problem, got.text, got._repr_html_()) == (None, "", "", "")
 
 
-@pytest.mark.parametrize("setup, words", [
-    (lambda f: setattr(f, "course_status", 404), "answered 404: no such route"),       # an older service
-    (lambda f: setattr(f, "course_body", b"<html>Sign in to the hub</html>"), "not JSON"),  # a login page
-    (lambda f: setattr(f, "course", [1, 2]), "not an object"),
-])
+@pytest.mark.parametrize(
+    "setup, words",
+    [
+        (lambda f: setattr(f, "course_status", 404), "answered 404: no such route"),  # an older service
+        (lambda f: setattr(f, "course_body", b"<html>Sign in to the hub</html>"), "not JSON"),  # a login page
+        (lambda f: setattr(f, "course", [1, 2]), "not an object"),
+    ],
+)
 def test_a_service_that_answers_oddly_gives_one_line(fake, setup, words):
     setup(fake)
     got = service.course_status(env=fake.env())
@@ -338,9 +379,14 @@ def test_a_submit_that_raises_anyway_never_reaches_the_notebook_as_a_traceback(o
 
 
 def test_a_submitted_report_of_every_step_is_headed_by_its_steps_not_one_step():
-    report = Report(seed=3, path="tools.py", checks=[
-        CheckResult("step1/names", 1, True, 2, 2, "Data names"),
-        CheckResult("step8/writes", 8, False, 0, 3, "Writes both files", message="no tool_report.md")])
+    report = Report(
+        seed=3,
+        path="tools.py",
+        checks=[
+            CheckResult("step1/names", 1, True, 2, 2, "Data names"),
+            CheckResult("step8/writes", 8, False, 0, 3, "Writes both files", message="no tool_report.md"),
+        ],
+    )
     html = service.attempt_html({"id": 9, "status": "graded", "report": report.to_dict()})
     assert "Attempt 9 submitted to the class grading service</b>: 2/5 points." in html
     assert "<b>Steps 1-8: 1/2 checks passed, 2/5 points</b>" in html and "<b>Step 8:" not in html
@@ -348,9 +394,19 @@ def test_a_submitted_report_of_every_step_is_headed_by_its_steps_not_one_step():
 
 def _whole_module() -> Report:
     """A submitted attempt's report: every step graded, a failure in step 3 and one in step 10."""
-    checks = [CheckResult(f"step{step}/c{i}", step, (step, i) not in {(3, 0), (10, 1)}, 0 if (step, i) in
-                          {(3, 0), (10, 1)} else 1, 1, f"Check {i} of step {step}", message="wrong")
-              for step in range(1, 12) for i in range(3)]
+    checks = [
+        CheckResult(
+            f"step{step}/c{i}",
+            step,
+            (step, i) not in {(3, 0), (10, 1)},
+            0 if (step, i) in {(3, 0), (10, 1)} else 1,
+            1,
+            f"Check {i} of step {step}",
+            message="wrong",
+        )
+        for step in range(1, 12)
+        for i in range(3)
+    ]
     return Report(seed=3, path="tools.py", checks=checks, output={"10": "printed in step 10", "3": "printed in 3"})
 
 

@@ -7,6 +7,7 @@
   import by their plain names.
 * Every target the Makefile declares ``.PHONY`` has a rule.
 """
+
 from __future__ import annotations
 
 import ast
@@ -41,8 +42,12 @@ def _path_changes(tree: ast.AST) -> list[int]:
     # sys.path.insert(...), sys.path.append(...), sys.path.extend(...), sys.path[...] = ...
     lines = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in ("insert", "append", "extend") and ast.unparse(node.func.value) == "sys.path":
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("insert", "append", "extend")
+            and ast.unparse(node.func.value) == "sys.path"
+        ):
             lines.append(node.lineno)
         elif isinstance(node, (ast.Assign, ast.AugAssign)) and "sys.path" in ast.unparse(node).split("=")[0]:
             lines.append(node.lineno)

@@ -5,6 +5,7 @@ captured output or an import error (the hostile corpus grades each for
 real: ``surrogate_in_*``). Here the same texts go through every writer:
 the three renderers, the Gradescope file and a whole batch's outputs.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,12 +21,27 @@ LONE = ["\ud800", "\udcff", "a\udc80b", "\udfff\ud800"]
 
 
 def hostile_report(text: str) -> Report:
-    report = Report(seed=3, path=f"learners/{text}/tools.py", checks=[
-        CheckResult(id="step2/valid_passes", step=2, passed=False, points=0, max_points=2, title="t",
-                    call=f"validate_args({text!r})", expected="''", got=text, message=f"raised {text}",
-                    hint="h", reproduce="r"),
-        CheckResult(id="step1/names", step=1, passed=True, points=2, max_points=2, title="names"),
-    ])
+    report = Report(
+        seed=3,
+        path=f"learners/{text}/tools.py",
+        checks=[
+            CheckResult(
+                id="step2/valid_passes",
+                step=2,
+                passed=False,
+                points=0,
+                max_points=2,
+                title="t",
+                call=f"validate_args({text!r})",
+                expected="''",
+                got=text,
+                message=f"raised {text}",
+                hint="h",
+                reproduce="r",
+            ),
+            CheckResult(id="step1/names", step=1, passed=True, points=2, max_points=2, title="names"),
+        ],
+    )
     report.error = f"Your module could not be imported: ValueError: {text}"
     report.add_output(2, f"printed {text}")
     return report
@@ -45,9 +61,17 @@ def test_every_renderer_gives_encodable_text(render, text):
 
 
 def test_a_class_with_a_hostile_learner_gets_all_its_outputs(tmp_path):
-    records = [{"learner": name, "source": f"{name}/tools.py", "sha256": "0" * 64, "seed": 3,
-                "selection": {"steps": None, "only": None}, "report": report.to_dict()}
-               for name, report in (("ana", hostile_report(LONE[0])), ("bo", hostile_report("fine")))]
+    records = [
+        {
+            "learner": name,
+            "source": f"{name}/tools.py",
+            "sha256": "0" * 64,
+            "seed": 3,
+            "selection": {"steps": None, "only": None},
+            "report": report.to_dict(),
+        }
+        for name, report in (("ana", hostile_report(LONE[0])), ("bo", hostile_report("fine")))
+    ]
     outputs = write_outputs(records, tmp_path)
     for name in ("csv", "json", "summary"):
         outputs[name].read_bytes().decode("utf-8")

@@ -3,6 +3,7 @@
 The reference solution is the oracle for what the case generators claim (as in
 ``test_cases.py``); the grader itself never imports it.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,9 +25,14 @@ def reference():
     return load_module("solutions/tools.py")
 
 
-@pytest.mark.parametrize("kind, classes", [("allowed_lookalike", len(cases.region_lookalikes("north"))),
-                                           ("extra_lookalike", 3), ("unknown_tool", len(cases.UNKNOWN_TOOLS)
-                                                                    + len(cases.TOOL_LOOKALIKES))])
+@pytest.mark.parametrize(
+    "kind, classes",
+    [
+        ("allowed_lookalike", len(cases.region_lookalikes("north"))),
+        ("extra_lookalike", 3),
+        ("unknown_tool", len(cases.UNKNOWN_TOOLS) + len(cases.TOOL_LOOKALIKES)),
+    ],
+)
 def test_each_class_of_the_new_kinds_gives_its_reason(reference, kind, classes):
     for seed in SEEDS:
         for variant in range(classes):
@@ -71,8 +77,14 @@ def _expected_reasons(check_id: str, seed: int) -> str:
     expected = [op.get("expect", "-") for p in probes for op in p.params["operations"] if op.get("op") == "call"]
     # A name other than the spec's three is a value the seed picks (extra:color, type:fresh): the
     # class is its kind.
-    return json.dumps([e.split(":")[0] + ":<other>" if isinstance(e, str) and ":" in e
-                       and e.split(":", 1)[1] not in spec.ARG_NAMES else e for e in expected])
+    return json.dumps(
+        [
+            e.split(":")[0] + ":<other>"
+            if isinstance(e, str) and ":" in e and e.split(":", 1)[1] not in spec.ARG_NAMES
+            else e
+            for e in expected
+        ]
+    )
 
 
 @pytest.mark.parametrize("check_id", sorted(c.id for c in checks_for([2])))
@@ -92,5 +104,5 @@ def test_the_tools_meet_every_pair_of_sku_and_region_on_every_seed(check_id):
 def test_step_2_probes_run_on_the_spec_contract_not_the_module_table():
     for check in checks_for([2]):
         for probe in check.probes(check_rng(1, check.id)):
-            setup = probe.params["operations"][:len(spec.TOOL_NAMES)]
+            setup = probe.params["operations"][: len(spec.TOOL_NAMES)]
             assert [op["path"] for op in setup] == [[tool, "args"] for tool in spec.TOOL_NAMES], check.id

@@ -30,6 +30,7 @@ Example::
     >>> [o["sku"] for o in draw_named_orders(data, {"S-1": "Steel bolt"}, 2, seed=0)]
     ['S-1', 'S-1']
 """
+
 from __future__ import annotations
 
 import random
@@ -40,8 +41,17 @@ import pandas as pd
 
 from agtool_lab.noisy.model import LabData, right_rows
 
-__all__ = ["LAYER_LABELS", "NAMED_MISTAKES", "check_layers_ready", "draw_named_orders", "layer_table",
-           "model_writes", "plot_layers", "retry_table", "run_layers"]
+__all__ = [
+    "LAYER_LABELS",
+    "NAMED_MISTAKES",
+    "check_layers_ready",
+    "draw_named_orders",
+    "layer_table",
+    "model_writes",
+    "plot_layers",
+    "retry_table",
+    "run_layers",
+]
 
 LAYER_LABELS = {
     "direct": "(a) tool called directly",
@@ -50,11 +60,23 @@ LAYER_LABELS = {
     "coerced": "(d) + coerce",
     "retried": "(e) + retry_with_suggestion",
 }
-OUTCOME_LABELS = {"right": "right", "wrong": "wrong (silent)", "refused": "refused (honest)",
-                  "asked": "asked back", "crashed": "crashed"}
+OUTCOME_LABELS = {
+    "right": "right",
+    "wrong": "wrong (silent)",
+    "refused": "refused (honest)",
+    "asked": "asked back",
+    "crashed": "crashed",
+}
 # Names the second half needs, with the step that adds each.
-_NEEDED = {"PRODUCTS": 11, "resolve_sku": 11, "coerce": 9, "call_coerced": 9, "explain": 10,
-           "retry_with_suggestion": 10, "call_tool": 3}
+_NEEDED = {
+    "PRODUCTS": 11,
+    "resolve_sku": 11,
+    "coerce": 9,
+    "call_coerced": 9,
+    "explain": 10,
+    "retry_with_suggestion": 10,
+    "call_tool": 3,
+}
 _FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
 
 
@@ -99,13 +121,13 @@ def _shared_word(products: Mapping[str, str], sku: str) -> str | None:
 
 
 def _typo(region: str, regions) -> str:
-    options = [region[:i] + region[i + 1:] for i in range(1, len(region))]
+    options = [region[:i] + region[i + 1 :] for i in range(1, len(region))]
     return next((t for t in options if t not in regions), region + "x")
 
 
 NAMED_MISTAKES = {
     "product name": lambda c, o, p, d: {**c, "product": p[o["sku"]]},
-    "two products match": lambda c, o, p, d: ({**c, "product": w} if (w := _shared_word(p, o["sku"])) else None),
+    "two products match": lambda c, o, p, d: {**c, "product": w} if (w := _shared_word(p, o["sku"])) else None,
     "limit ' 3 '": lambda c, o, p, d: {**c, "limit": f" {o['limit']} "},
     "limit '３'": lambda c, o, p, d: {**c, "limit": str(o["limit"]).translate(_FULLWIDTH)},
     "region 'North'": lambda c, o, p, d: {**c, "region": o["region"].capitalize()},
@@ -114,8 +136,9 @@ NAMED_MISTAKES = {
 }
 
 
-def model_writes(order: dict, products: Mapping[str, str], data: LabData, *,
-                 error_rate: float, seed: int, index: int) -> tuple[dict, str | None]:
+def model_writes(
+    order: dict, products: Mapping[str, str], data: LabData, *, error_rate: float, seed: int, index: int
+) -> tuple[dict, str | None]:
     """The call the model writes for ``order`` (``product`` instead of ``sku``), and its mistake or None.
 
     >>> data = LabData(regions=("north",), max_rows=5, stock=())
@@ -211,8 +234,9 @@ def run_layers(module: ModuleType, n: int, *, error_rate: float, seed: int = 0) 
         truth = right_rows(data, order)
         for route in LAYER_LABELS:
             outcome, runs = _one(module, route, call, truth)
-            rows.append({"index": index, "mistake": mistake or "none", "route": route,
-                         "outcome": outcome, "tool_runs": runs})
+            rows.append(
+                {"index": index, "mistake": mistake or "none", "route": route, "outcome": outcome, "tool_runs": runs}
+            )
     return pd.DataFrame(rows)
 
 
@@ -241,8 +265,13 @@ def plot_layers(table: pd.DataFrame):
     """
     import matplotlib.pyplot as plt
 
-    colours = {"right": "#1a7f37", "wrong (silent)": "#cf222e", "refused (honest)": "#6e7781",
-               "asked back": "#0969da", "crashed": "#000000"}
+    colours = {
+        "right": "#1a7f37",
+        "wrong (silent)": "#cf222e",
+        "refused (honest)": "#6e7781",
+        "asked back": "#0969da",
+        "crashed": "#000000",
+    }
     fig, ax = plt.subplots(figsize=(8, 3.6))
     table[list(colours)].plot.barh(stacked=True, ax=ax, color=list(colours.values()), width=0.7)
     ax.invert_yaxis()
@@ -277,12 +306,13 @@ def _first_retries(module, call: dict, truth: list, rng_seed: str) -> tuple[bool
     first = module.call_tool(_TOOL, args)
     if first.get("ok") or not str(first.get("error", "")).startswith("args:"):
         return None
-    reason = first["error"][len("args:"):]
+    reason = first["error"][len("args:") :]
     bare = _guess(module, reason, args, random.Random(rng_seed))
     suggestion = module.explain(_TOOL, args).get("suggestion")
     helped = suggestion if suggestion is not None else _guess(module, reason, args, random.Random(rng_seed))
-    return tuple(fix is not None and _rows_outcome(module.call_tool(_TOOL, fix), truth) == "right"
-                 for fix in (bare, helped))
+    return tuple(
+        fix is not None and _rows_outcome(module.call_tool(_TOOL, fix), truth) == "right" for fix in (bare, helped)
+    )
 
 
 def retry_table(module: ModuleType, n: int, *, error_rate: float, seed: int = 0) -> pd.DataFrame:
@@ -301,9 +331,14 @@ def retry_table(module: ModuleType, n: int, *, error_rate: float, seed: int = 0)
             outcome = _first_retries(module, call, right_rows(data, order), f"retry:{seed}:{index}")
             results += [outcome] if outcome else []
     retried = len(results)
-    return pd.DataFrame({
-        "first retries": [retried, retried],
-        "first-retry success": [sum(r[0] for r in results) / retried if retried else float("nan"),
-                                sum(r[1] for r in results) / retried if retried else float("nan")],
-        "chapter": [0.58, 0.94],
-    }, index=["bare reason", "with explain (message + suggestion)"])
+    return pd.DataFrame(
+        {
+            "first retries": [retried, retried],
+            "first-retry success": [
+                sum(r[0] for r in results) / retried if retried else float("nan"),
+                sum(r[1] for r in results) / retried if retried else float("nan"),
+            ],
+            "chapter": [0.58, 0.94],
+        },
+        index=["bare reason", "with explain (message + suggestion)"],
+    )

@@ -47,6 +47,7 @@ Example::
     >>> len(calls), calls[0].tool
     (3, 'stock_lookup')
 """
+
 from __future__ import annotations
 
 import random
@@ -218,7 +219,7 @@ def _region_typo(tool, args, data, rng):
     # Drop the first vowel after the first letter ("north" -> "nrth"); if that
     # is still a real region (or changes nothing), drop the last letter instead.
     typo = next(
-        (region[:i] + region[i + 1:] for i in range(1, len(region)) if region[i] in "aeiou"),
+        (region[:i] + region[i + 1 :] for i in range(1, len(region)) if region[i] in "aeiou"),
         region[:-1],
     )
     if typo == region or typo in data.regions:
@@ -250,9 +251,7 @@ def _sku_invented(tool, args, data, rng):
         return tool, {**args, "sku": args["sku"] + "-X"}
     # A near neighbour of the real SKU: plausible, well formed, and absent.
     candidates = [
-        f"{prefix}-{int(number) + step:0{len(number)}d}"
-        for step in (1, -1, 10, -10, 2, -2)
-        if int(number) + step >= 0
+        f"{prefix}-{int(number) + step:0{len(number)}d}" for step in (1, -1, 10, -10, 2, -2) if int(number) + step >= 0
     ]
     absent = [sku for sku in candidates if sku not in data.skus][:2]
     return tool, {**args, "sku": rng.choice(absent) if absent else args["sku"] + "0"}

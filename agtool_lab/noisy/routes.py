@@ -37,6 +37,7 @@ Example::
     >>> int(table.loc[ROUTE_LABELS["naive"], "wrong (silent)"])
     0
 """
+
 from __future__ import annotations
 
 import json
@@ -113,9 +114,11 @@ def check_ready(module: ModuleType) -> str:
             return "Step 1: STOCK, REGIONS or MAX_ROWS is still empty. Fill in the data of step 1."
         first = draw_orders(data, 1, seed=0)[0]
         module.TOOLS[first.get("tool", "stock_lookup")]["fn"](**_args_of(first))
-        for step, run in ((3, lambda: module.call_tool("stock_lookup", _args_of(first))),
-                          (6, lambda: module.run_naive(first)),
-                          (7, lambda: module.handle(first))):
+        for step, run in (
+            (3, lambda: module.call_tool("stock_lookup", _args_of(first))),
+            (6, lambda: module.run_naive(first)),
+            (7, lambda: module.handle(first)),
+        ):
             result = run()
             if not isinstance(result, dict):
                 return f"Step {step}: expected a dict back, got {type(result).__name__}."
@@ -242,6 +245,7 @@ def _spy_on_tools(module: ModuleType) -> Iterator[list]:
         def spy(*args, **kwargs):
             seen.append((name, dict(kwargs)))
             return fn(*args, **kwargs)
+
         return spy
 
     for name, fn in originals.items():
@@ -322,9 +326,7 @@ def _run_one(module, data: LabData, route: str, order: dict, call: ModelCall, tr
         "tool_runs": _tool_runs(module) - before,
         "calls_reaching_tool": len(seen),
         "faithful_calls_reaching_tool": sum(1 for name, args in seen if (name, args) == faithful),
-        "unknown_region_reached_tool": any(
-            args.get("region") not in data.regions for _, args in seen
-        ),
+        "unknown_region_reached_tool": any(args.get("region") not in data.regions for _, args in seen),
         "attempts": attempts,
         "repaired": bool(served.answered and served.fixes),
         "retried": isinstance(attempts, int) and attempts >= 2,
@@ -404,14 +406,16 @@ def sweep(
         outcomes = run_routes(module, orders, model.calls_for(orders), routes=routes, memo=memo)
         for route, group in outcomes.groupby("route", sort=False):
             share = group["outcome"].value_counts(normalize=True)
-            rows.append({
-                "error_rate": rate,
-                "route": route,
-                "right_rate": float(share.get("right", 0.0)),
-                "silent_wrong_rate": float(share.get("wrong", 0.0)),
-                "answered_rate": float(share.get("right", 0.0) + share.get("changed", 0.0)),
-                "refused_rate": float(share.get("refused", 0.0)),
-            })
+            rows.append(
+                {
+                    "error_rate": rate,
+                    "route": route,
+                    "right_rate": float(share.get("right", 0.0)),
+                    "silent_wrong_rate": float(share.get("wrong", 0.0)),
+                    "answered_rate": float(share.get("right", 0.0) + share.get("changed", 0.0)),
+                    "refused_rate": float(share.get("refused", 0.0)),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -432,11 +436,18 @@ def plot_sweep(curves: pd.DataFrame, *, marked_rate: float | None = CHAPTER_ERRO
         right_ax.plot(x, group["right_rate"], color=colour, marker=marker, label=label)
         wrong_ax.plot(x, group["silent_wrong_rate"], color=colour, marker=marker, label=label)
     lowest = float(curves["right_rate"].min())
-    right_ax.set(title="Right answers", xlabel="model error rate (%)", ylabel="share of orders",
-                 ylim=(min(0.5, lowest - 0.05), 1.01))
+    right_ax.set(
+        title="Right answers",
+        xlabel="model error rate (%)",
+        ylabel="share of orders",
+        ylim=(min(0.5, lowest - 0.05), 1.01),
+    )
     # (b) and (c) sit on top of each other at 0 when validation works; the markers tell them apart.
-    wrong_ax.set(title="Wrong answers served silently", xlabel="model error rate (%)",
-                 ylim=(0, max(0.05, float(curves["silent_wrong_rate"].max()) * 1.15)))
+    wrong_ax.set(
+        title="Wrong answers served silently",
+        xlabel="model error rate (%)",
+        ylim=(0, max(0.05, float(curves["silent_wrong_rate"].max()) * 1.15)),
+    )
     for ax in (right_ax, wrong_ax):
         if marked_rate is not None:
             ax.axvline(marked_rate * 100, color="gray", linestyle=":", linewidth=1)
@@ -469,8 +480,11 @@ def chapter_comparison(outcomes: pd.DataFrame) -> pd.DataFrame:
     }
     table = pd.DataFrame(
         {
-            name: {"chapter before": before, "chapter after": after,
-                   **{ROUTE_LABELS[r]: _value(series, r) for r in ROUTES if r in grouped.groups}}
+            name: {
+                "chapter before": before,
+                "chapter after": after,
+                **{ROUTE_LABELS[r]: _value(series, r) for r in ROUTES if r in grouped.groups},
+            }
             for name, (before, after, series) in rows.items()
         }
     ).T

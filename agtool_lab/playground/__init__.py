@@ -15,6 +15,7 @@ Every playground is a function returning an ipywidgets box, e.g.::
 A function that still raises ``NotImplementedError`` shows "not written yet"
 instead of a traceback.
 """
+
 from __future__ import annotations
 
 from agtool_lab.playground._live import LiveModule, friendly_error

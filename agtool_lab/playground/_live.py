@@ -1,4 +1,5 @@
 """Loading the learner module in the kernel, and showing what its code did without raising."""
+
 from __future__ import annotations
 
 import html

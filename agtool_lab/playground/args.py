@@ -1,4 +1,5 @@
 """Steps 2, 3 and 5: build a call with widgets (traps included), see validate_args, call_tool and the cache."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -45,12 +46,14 @@ class ArgsBuilder:
         self.leave_out = widgets.Dropdown(options=["nothing", "sku", "region", "limit"], description="leave out")
         self.extra = widgets.Checkbox(value=False, description="add color='red'", indent=False)
         self.controls = [self.tool, self.sku, self.region, self.limit_kind, self.limit, self.leave_out, self.extra]
-        self.box = widgets.VBox([
-            widgets.HBox([self.tool, self.sku]),
-            widgets.HBox([self.region, self.leave_out]),
-            widgets.HBox([self.limit_kind, self.limit]),
-            self.extra,
-        ])
+        self.box = widgets.VBox(
+            [
+                widgets.HBox([self.tool, self.sku]),
+                widgets.HBox([self.region, self.leave_out]),
+                widgets.HBox([self.limit_kind, self.limit]),
+                self.extra,
+            ]
+        )
 
     def value(self) -> tuple[str, dict]:
         args = {
@@ -88,10 +91,16 @@ def args_playground(path=None) -> widgets.VBox:
         runs_before = sum(tools.CALLS.values())
         reason = tools.validate_args(name, args)
         ran = sum(tools.CALLS.values()) - runs_before
-        verdict = (f'<span style="color:{GREEN}">"" (a valid call)</span>' if reason == ""
-                   else f'<span style="color:{RED}"><b>{esc(repr(reason))}</b></span>')
-        warn = (f'<br><span style="color:{RED}">validate_args ran a tool body {ran} time(s): it must only read TOOLS.</span>'
-                if ran else "")
+        verdict = (
+            f'<span style="color:{GREEN}">"" (a valid call)</span>'
+            if reason == ""
+            else f'<span style="color:{RED}"><b>{esc(repr(reason))}</b></span>'
+        )
+        warn = (
+            f'<br><span style="color:{RED}">validate_args ran a tool body {ran} time(s): it must only read TOOLS.</span>'
+            if ran
+            else ""
+        )
         return f"<code>{esc(_call_text('validate_args', name, args))}</code><br>returns {verdict}{warn}"
 
     builder.observe(lambda: guard(shown, render))
@@ -127,10 +136,15 @@ def call_playground(path=None) -> widgets.VBox:
                 entry["fn"] = original
         after = dict(tools.CALLS)
         moved = {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
-        counter = (f'<span style="color:{RED}">the tool body ran: CALLS moved by {esc(moved)}</span>' if moved
-                   else f'<span style="color:{GREY}">the tool body did not run (CALLS unchanged)</span>')
-        return (f"<code>{esc(_call_text('call_tool', name, args))}</code> returned{pre(result)}"
-                f"{counter}<br>CALLS: <code>{esc(before)}</code> &rarr; <code>{esc(after)}</code>")
+        counter = (
+            f'<span style="color:{RED}">the tool body ran: CALLS moved by {esc(moved)}</span>'
+            if moved
+            else f'<span style="color:{GREY}">the tool body did not run (CALLS unchanged)</span>'
+        )
+        return (
+            f"<code>{esc(_call_text('call_tool', name, args))}</code> returned{pre(result)}"
+            f"{counter}<br>CALLS: <code>{esc(before)}</code> &rarr; <code>{esc(after)}</code>"
+        )
 
     button.on_click(lambda _b: guard(shown, render))
     fresh.on_click(lambda _b: guard(shown, lambda: render(fresh_import=True)))
@@ -185,13 +199,18 @@ def cache_playground(path=None) -> widgets.VBox:
         ran = sum(tools.CALLS.values()) - before
         history.append({"args": args, "ran": ran, "ok": result.get("ok")})
         show_chart(chart, _cache_figure(history))
-        verdict = (f'<b style="color:{RED}">miss: the body ran</b>' if ran
-                   else f'<b style="color:{GREEN}">no body run (a cache hit, or refused before the call)</b>')
-        return (f"<code>{esc(_call_text('call_tool', name, args))}</code> &rarr; ok={esc(result.get('ok'))}, "
-                f"error={esc(repr(result.get('error')))}; {verdict}<br>"
-                f"key: <code>{esc(tools.cache_key(name, args))}</code><br>"
-                f"CACHE holds {len(tools.CACHE)} entr{'y' if len(tools.CACHE) == 1 else 'ies'}; CALLS = "
-                f"<code>{esc(tools.CALLS)}</code>")
+        verdict = (
+            f'<b style="color:{RED}">miss: the body ran</b>'
+            if ran
+            else f'<b style="color:{GREEN}">no body run (a cache hit, or refused before the call)</b>'
+        )
+        return (
+            f"<code>{esc(_call_text('call_tool', name, args))}</code> &rarr; ok={esc(result.get('ok'))}, "
+            f"error={esc(repr(result.get('error')))}; {verdict}<br>"
+            f"key: <code>{esc(tools.cache_key(name, args))}</code><br>"
+            f"CACHE holds {len(tools.CACHE)} entr{'y' if len(tools.CACHE) == 1 else 'ies'}; CALLS = "
+            f"<code>{esc(tools.CALLS)}</code>"
+        )
 
     button.on_click(lambda _b: guard(shown, render))
     fresh.on_click(lambda _b: guard(shown, lambda: render(fresh_import=True)))

@@ -1,4 +1,5 @@
 """Steps 1 and 4: the learner's STOCK, tools and TOOLS table; results fed to validate_result."""
+
 from __future__ import annotations
 
 import ast
@@ -34,8 +35,7 @@ def _stock_figure(stock: list[dict], sku: str, regions: list[str]) -> Figure:
     fig = Figure(figsize=(7, 2.6))
     ax = fig.add_subplot()
     colours = dict(zip(regions, ["#0969da", "#bf8700", "#8250df", "#1a7f37", "#cf222e"]))
-    ax.bar([r["bin"] for r in rows], [r["count"] for r in rows],
-           color=[colours.get(r["region"], GREY) for r in rows])
+    ax.bar([r["bin"] for r in rows], [r["count"] for r in rows], color=[colours.get(r["region"], GREY) for r in rows])
     for i, r in enumerate(rows):
         ax.annotate(r["region"], (i, r["count"]), ha="center", va="bottom", fontsize=8)
     ax.set_title(f"{sku}: count per bin ({len(rows)} rows in STOCK)")
@@ -93,8 +93,9 @@ def contract_playground(path=None) -> widgets.VBox:
     for control in (sku, region, limit):
         control.observe(update, names="value")
     update()
-    return widgets.VBox([widgets.HBox([sku, region, limit]), chart, text,
-                         widgets.HTML("<b>Your TOOLS table, read back:</b>"), table])
+    return widgets.VBox(
+        [widgets.HBox([sku, region, limit]), chart, text, widgets.HTML("<b>Your TOOLS table, read back:</b>"), table]
+    )
 
 
 # --------------------------------------------------------------------------
@@ -105,8 +106,7 @@ SAMPLE_RESULTS = {
     "a good result": {"sku": "SKU-1001", "region": "north", "rows": [{"bin": "N-01", "count": 12}]},
     "an empty bin (count 0)": {"sku": "SKU-2040", "region": "west", "rows": [{"bin": "W-01", "count": 0}]},
     "no rows at all": {"sku": "SKU-9999", "region": "north", "rows": []},
-    "seven rows": {"sku": "SKU-3300", "region": "north",
-                   "rows": [{"bin": f"N-1{i}", "count": i} for i in range(1, 8)]},
+    "seven rows": {"sku": "SKU-3300", "region": "north", "rows": [{"bin": f"N-1{i}", "count": i} for i in range(1, 8)]},
     "a negative count": {"sku": "SKU-1001", "region": "north", "rows": [{"bin": "N-01", "count": -4}]},
     "count as a string": {"sku": "SKU-1001", "region": "north", "rows": [{"bin": "N-01", "count": "12"}]},
     "count as True": {"sku": "SKU-1001", "region": "north", "rows": [{"bin": "N-01", "count": True}]},

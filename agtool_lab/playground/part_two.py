@@ -7,6 +7,7 @@ computed here, in a few lines, only to show its failure; the learner's
 functions are read from their module and never judged (the Check cell does
 that). A name not written yet shows "Not written yet", never a traceback.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -16,8 +17,14 @@ import ipywidgets as widgets
 
 from agtool_lab.playground._live import GREEN, GREY, RED, LiveModule, esc, guard, pre
 
-__all__ = ["coercion_playground", "identity_playground", "shortcut_int", "suggestion_playground",
-           "within_one_edit", "first_containing"]
+__all__ = [
+    "coercion_playground",
+    "identity_playground",
+    "shortcut_int",
+    "suggestion_playground",
+    "within_one_edit",
+    "first_containing",
+]
 
 
 def _missing(tools, name: str) -> None:
@@ -50,12 +57,17 @@ def _coercion_view(tools, limit_text: str, region_text: str) -> str:
     args, coercions = tools.coerce("stock_lookup", raw)
     ran = sum(tools.CALLS.values()) - before
     reason = tools.validate_args("stock_lookup", args)
-    verdict = (f'<span style="color:{GREEN}">valid: the call may run</span>' if reason == ""
-               else f'<span style="color:{RED}">refused: <b>{esc(repr(reason))}</b></span>')
+    verdict = (
+        f'<span style="color:{GREEN}">valid: the call may run</span>'
+        if reason == ""
+        else f'<span style="color:{RED}">refused: <b>{esc(repr(reason))}</b></span>'
+    )
     warn = f'<br><span style="color:{RED}">coerce ran a tool body {ran} time(s).</span>' if ran else ""
-    return (f"<b>The shortcut</b>: <code>int({esc(repr(limit_text))})</code>: {esc(shortcut_int(limit_text))}<br>"
-            f"<b>Your</b> <code>coerce('stock_lookup', {esc(repr(raw))})</code> returned<br>args{pre(args)}"
-            f"coercions (the ledger){pre(coercions)}then <code>validate_args</code>: {verdict}{warn}")
+    return (
+        f"<b>The shortcut</b>: <code>int({esc(repr(limit_text))})</code>: {esc(shortcut_int(limit_text))}<br>"
+        f"<b>Your</b> <code>coerce('stock_lookup', {esc(repr(raw))})</code> returned<br>args{pre(args)}"
+        f"coercions (the ledger){pre(coercions)}then <code>validate_args</code>: {verdict}{warn}"
+    )
 
 
 def coercion_playground(path=None) -> widgets.VBox:
@@ -65,10 +77,12 @@ def coercion_playground(path=None) -> widgets.VBox:
     True
     """
     live = LiveModule(path)
-    limit = widgets.Combobox(value="\uff13", options=["\uff13", " 3 ", "3", "+3", "1,299", "3.0", "\u00b2", ""],
-                             description="limit")
-    region = widgets.Combobox(value=" North ", options=[" North ", "north", "NORTH", "nrth", "mars"],
-                              description="region")
+    limit = widgets.Combobox(
+        value="\uff13", options=["\uff13", " 3 ", "3", "+3", "1,299", "3.0", "\u00b2", ""], description="limit"
+    )
+    region = widgets.Combobox(
+        value=" North ", options=[" North ", "north", "NORTH", "nrth", "mars"], description="region"
+    )
     shown = widgets.HTML()
 
     def render() -> str:
@@ -91,7 +105,7 @@ def within_one_edit(a: str, b: str) -> bool:
     if len(a) == len(b):
         return sum(x != y for x, y in zip(a, b)) == 1
     short, long_ = sorted((a, b), key=len)
-    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
 
 
 def _suggestion_view(tools, region_text: str) -> str:
@@ -104,11 +118,16 @@ def _suggestion_view(tools, region_text: str) -> str:
     before = sum(tools.CALLS.values())
     explained = tools.explain("stock_lookup", args)
     ran = sum(tools.CALLS.values()) - before
-    coin = (f'<span style="color:{RED}">{len(near)} regions are one edit away: a guess would be a coin flip</span>'
-            if len(near) > 1 else f'<span style="color:{GREY}">regions one edit away: {esc(near)}</span>')
+    coin = (
+        f'<span style="color:{RED}">{len(near)} regions are one edit away: a guess would be a coin flip</span>'
+        if len(near) > 1
+        else f'<span style="color:{GREY}">regions one edit away: {esc(near)}</span>'
+    )
     warn = f'<br><span style="color:{RED}">explain ran a tool body {ran} time(s).</span>' if ran else ""
-    return (f"<b>The shortcut</b>: difflib's closest match picks <code>{esc(closest)}</code>; {coin}<br>"
-            f"<b>Your</b> <code>explain('stock_lookup', {esc(repr(args))})</code> returned{pre(explained)}{warn}")
+    return (
+        f"<b>The shortcut</b>: difflib's closest match picks <code>{esc(closest)}</code>; {coin}<br>"
+        f"<b>Your</b> <code>explain('stock_lookup', {esc(repr(args))})</code> returned{pre(explained)}{warn}"
+    )
 
 
 def suggestion_playground(path=None) -> widgets.VBox:
@@ -118,8 +137,9 @@ def suggestion_playground(path=None) -> widgets.VBox:
     True
     """
     live = LiveModule(path)
-    region = widgets.Combobox(value="wast", options=["wast", "nrth", "Sout", "centrl", "North", "mars"],
-                              description="region")
+    region = widgets.Combobox(
+        value="wast", options=["wast", "nrth", "Sout", "centrl", "North", "mars"], description="region"
+    )
     shown = widgets.HTML()
     region.observe(lambda _change: guard(shown, lambda: _suggestion_view(live.get(), region.value)), names="value")
     guard(shown, lambda: _suggestion_view(live.get(), region.value))
@@ -141,8 +161,11 @@ def _identity_view(tools, query: str) -> str:
     products = dict(tools.PRODUCTS)
     guess = first_containing(products, query)
     matches = [sku for sku, name in products.items() if query.strip() and query.strip().casefold() in name.casefold()]
-    risk = (f'<span style="color:{RED}">{len(matches)} products match: the pick depends on the order of PRODUCTS</span>'
-            if len(matches) > 1 else f'<span style="color:{GREY}">{len(matches)} product(s) match</span>')
+    risk = (
+        f'<span style="color:{RED}">{len(matches)} products match: the pick depends on the order of PRODUCTS</span>'
+        if len(matches) > 1
+        else f'<span style="color:{GREY}">{len(matches)} product(s) match</span>'
+    )
     _missing(tools, "resolve_sku")
     before = sum(tools.CALLS.values())
     resolved = tools.resolve_sku(query)
@@ -153,10 +176,12 @@ def _identity_view(tools, query: str) -> str:
     except NotImplementedError as exc:  # resolve_sku may be written before handle_named
         answer = f"Not written yet: {exc}"
     ran = sum(tools.CALLS.values()) - before
-    return (f"<b>The shortcut</b>: the first name containing {esc(repr(query))} is <code>{esc(guess)}</code>; {risk}<br>"
-            f"<b>Your</b> <code>resolve_sku({esc(repr(query))})</code> returned{pre(resolved)}"
-            f"<code>handle_named({esc(repr(order))})</code> returned{pre(answer)}"
-            f'<span style="color:{GREY}">tool body runs for both: {ran}</span>')
+    return (
+        f"<b>The shortcut</b>: the first name containing {esc(repr(query))} is <code>{esc(guess)}</code>; {risk}<br>"
+        f"<b>Your</b> <code>resolve_sku({esc(repr(query))})</code> returned{pre(resolved)}"
+        f"<code>handle_named({esc(repr(order))})</code> returned{pre(answer)}"
+        f'<span style="color:{GREY}">tool body runs for both: {ran}</span>'
+    )
 
 
 def identity_playground(path=None) -> widgets.VBox:
@@ -166,8 +191,11 @@ def identity_playground(path=None) -> widgets.VBox:
     True
     """
     live = LiveModule(path)
-    query = widgets.Combobox(value="bolt", options=["bolt", "Steel bolt M8", "  copper WIRE 4 mm ", "SKU-5000",
-                                                    "gasket", "wire", "widget", ""], description="product")
+    query = widgets.Combobox(
+        value="bolt",
+        options=["bolt", "Steel bolt M8", "  copper WIRE 4 mm ", "SKU-5000", "gasket", "wire", "widget", ""],
+        description="product",
+    )
     shown = widgets.HTML()
     query.observe(lambda _change: guard(shown, lambda: _identity_view(live.get(), query.value)), names="value")
     guard(shown, lambda: _identity_view(live.get(), query.value))

@@ -1,4 +1,5 @@
 """Steps 6 and 7: run an order through the learner's graph and draw the path it took."""
+
 from __future__ import annotations
 
 import ast
@@ -47,18 +48,34 @@ def draw_path(path: list[str], labels: list[str] | None = None, *, all_nodes: bo
     ax.set_axis_off()
     x = 0.0
     for i, (node, label) in enumerate(zip(path, labels)):
-        ax.annotate(node, (x, 0.6), ha="center", va="center", color="white", fontsize=11, fontweight="bold",
-                    bbox={"boxstyle": "round,pad=0.4", "fc": NODE_COLOURS.get(node, GREY), "ec": "none"})
+        ax.annotate(
+            node,
+            (x, 0.6),
+            ha="center",
+            va="center",
+            color="white",
+            fontsize=11,
+            fontweight="bold",
+            bbox={"boxstyle": "round,pad=0.4", "fc": NODE_COLOURS.get(node, GREY), "ec": "none"},
+        )
         if label:
             ax.annotate(_wrap(label), (x, 0.3), ha="center", va="top", fontsize=7)
         if i < len(path) - 1:
-            ax.annotate("", xy=(x + 1.3, 0.6), xytext=(x + 0.6, 0.6),
-                        arrowprops={"arrowstyle": "->", "color": "#24292f"})
+            ax.annotate(
+                "", xy=(x + 1.3, 0.6), xytext=(x + 0.6, 0.6), arrowprops={"arrowstyle": "->", "color": "#24292f"}
+            )
         x += 1.9
     for node in unvisited:
         x += 0.2
-        ax.annotate(node, (x, 0.6), ha="center", va="center", color="#8c959f", fontsize=10,
-                    bbox={"boxstyle": "round,pad=0.4", "fc": "white", "ec": "#d0d7de", "ls": "--"})
+        ax.annotate(
+            node,
+            (x, 0.6),
+            ha="center",
+            va="center",
+            color="#8c959f",
+            fontsize=10,
+            bbox={"boxstyle": "round,pad=0.4", "fc": "white", "ec": "#d0d7de", "ls": "--"},
+        )
         x += 1.2
     ax.set_xlim(-0.8, max(x - 0.6, 1))
     ax.set_ylim(-0.3, 1.0)
@@ -113,8 +130,9 @@ def path_playground(step: int = 7, path=None) -> widgets.VBox:
     live = LiveModule(path)
     preset = widgets.Dropdown(options=list(ORDER_PRESETS), description="order")
     editor = widgets.Text(layout=widgets.Layout(width="95%"), description="as dict")
-    attempts = widgets.IntSlider(value=spec.MAX_ATTEMPTS, min=1, max=5, description="MAX_ATTEMPTS",
-                                 style={"description_width": "initial"})
+    attempts = widgets.IntSlider(
+        value=spec.MAX_ATTEMPTS, min=1, max=5, description="MAX_ATTEMPTS", style={"description_width": "initial"}
+    )
     button = widgets.Button(description="run_naive" if step == 6 else "handle", button_style="primary")
     chart, shown = chart_image(), widgets.HTML()
 

@@ -100,11 +100,18 @@ c.JupyterHub.services = [
     {
         "name": SERVICE,
         "url": f"http://127.0.0.1:{SERVICE_PORT}",
-        "command": [str(AGTOOL / "venv" / "bin" / "python"), "-m", "grader.service",
-                    "--data-dir", SERVICE_DATA, "--instructor-group", "agtool-instructors",
-                    # setup_hub.sh seeds both files; the service refuses a bad one, naming the fix.
-                    *(["--course", str(COURSE)] if COURSE.exists() else []),
-                    *(["--roster", str(ROSTER)] if ROSTER.exists() else [])],
+        "command": [
+            str(AGTOOL / "venv" / "bin" / "python"),
+            "-m",
+            "grader.service",
+            "--data-dir",
+            SERVICE_DATA,
+            "--instructor-group",
+            "agtool-instructors",
+            # setup_hub.sh seeds both files; the service refuses a bad one, naming the fix.
+            *(["--course", str(COURSE)] if COURSE.exists() else []),
+            *(["--roster", str(ROSTER)] if ROSTER.exists() else []),
+        ],
         "cwd": SERVICE_DATA,
         "oauth_no_confirm": True,  # a learner is not asked to "authorize" the class's own service
         "environment": {"AGTOOL_SANDBOX": os.environ.get("AGTOOL_SANDBOX", "bwrap")},
@@ -121,7 +128,9 @@ c.JupyterHub.load_roles = [
 # The token of each learner's server ($JUPYTERHUB_API_TOKEN, what submit() sends)
 # may reach the service too: the default server scopes plus access to it.
 c.Spawner.server_token_scopes = [
-    "users:activity!user", "access:servers!server", f"access:services!service={SERVICE}",
+    "users:activity!user",
+    "access:servers!server",
+    f"access:services!service={SERVICE}",
 ]
 # submit() talks to the service directly on this machine, not through the proxy.
 c.Spawner.environment["AGTOOL_SERVICE_URL"] = f"http://127.0.0.1:{SERVICE_PORT}/services/{SERVICE}/"
@@ -151,8 +160,13 @@ if LTI.exists():
     # The launch is kept as the user's auth_state, encrypted with /srv/jupyterhub/jupyterhub_crypt_key (made
     # once, root's alone); the service reads each learner's launch (admin:auth_state) and sends their grade
     # with its own key (--lti). The LMS's roles decide agtool-instructors from now on: load_groups is dropped.
-    configure_lti(c, LTI, service=SERVICE, instructor_group="agtool-instructors",
-                  crypt_key_file="/srv/jupyterhub/jupyterhub_crypt_key")
+    configure_lti(
+        c,
+        LTI,
+        service=SERVICE,
+        instructor_group="agtool-instructors",
+        crypt_key_file="/srv/jupyterhub/jupyterhub_crypt_key",
+    )
 
     def lti_learner_account(spawner):
         """The hub name is the launch's username_key claim: without a Unix account of that name, say so at spawn."""
@@ -162,7 +176,8 @@ if LTI.exists():
             raise RuntimeError(
                 f"no Unix account {spawner.user.name!r} on this hub for this LTI launch: set username_key in {LTI} "
                 "to a launch claim carrying the roster's login names "
-                "(docs/lti.md, 'User names on the classroom hub')") from None
+                "(docs/lti.md, 'User names on the classroom hub')"
+            ) from None
         copy_lab_into_home(spawner)
 
     c.Spawner.pre_spawn_hook = lti_learner_account

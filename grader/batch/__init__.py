@@ -22,15 +22,19 @@ Example::
     >>> sanitize_learner_id("ana maria")
     'ana_maria'
 """
+
 from __future__ import annotations
 
 from grader.lazy import lazy_face
 
-__getattr__, __all__ = lazy_face(__name__, {
-    "run_batch": "grader.batch.run",
-    "BatchResult": "grader.batch.run",
-    "discover": "grader.batch.discovery",
-    "sanitize_learner_id": "grader.outputs.learner_ids",
-    "UnsafeArchive": "grader.batch.discovery",
-    "load_records": "grader.batch.records",
-})
+__getattr__, __all__ = lazy_face(
+    __name__,
+    {
+        "run_batch": "grader.batch.run",
+        "BatchResult": "grader.batch.run",
+        "discover": "grader.batch.discovery",
+        "sanitize_learner_id": "grader.outputs.learner_ids",
+        "UnsafeArchive": "grader.batch.discovery",
+        "load_records": "grader.batch.records",
+    },
+)

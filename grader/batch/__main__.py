@@ -4,6 +4,7 @@ The command line sits above every package, so this entry point runs it
 (``python -m grader``) instead of importing it: ``grader.batch`` never
 imports ``grader.cli``.
 """
+
 import runpy
 import sys
 

@@ -18,6 +18,7 @@ Example::
     >>> with LocalCluster(n_workers=2, processes=True) as cluster:    # doctest: +SKIP
     ...     run_batch("class/", "out/", executor="dask", scheduler=cluster.scheduler_address)
 """
+
 from __future__ import annotations
 
 import uuid
@@ -38,8 +39,10 @@ def run_on_dask(tasks: list, *, scheduler, grade_fn=None) -> Iterator[tuple[obje
     try:
         from distributed import Client, as_completed
     except ImportError as exc:
-        raise RuntimeError("--executor dask needs Dask distributed: pip install 'agtool-lab[dask]' "
-                           "(or, in a checkout, pip install -e '.[dask]')") from exc
+        raise RuntimeError(
+            "--executor dask needs Dask distributed: pip install 'agtool-lab[dask]' "
+            "(or, in a checkout, pip install -e '.[dask]')"
+        ) from exc
 
     if not tasks:
         return
@@ -47,8 +50,14 @@ def run_on_dask(tasks: list, *, scheduler, grade_fn=None) -> Iterator[tuple[obje
     client = Client(scheduler) if own_client else scheduler
     try:
         futures = {
-            client.submit(grade_task, task, grade_fn, pure=False, retries=1,
-                          key=f"agtool-grade-{task.learner}-{uuid.uuid4().hex[:8]}"): task
+            client.submit(
+                grade_task,
+                task,
+                grade_fn,
+                pure=False,
+                retries=1,
+                key=f"agtool-grade-{task.learner}-{uuid.uuid4().hex[:8]}",
+            ): task
             for task in tasks
         }
         for future in as_completed(futures):
@@ -56,8 +65,14 @@ def run_on_dask(tasks: list, *, scheduler, grade_fn=None) -> Iterator[tuple[obje
             try:
                 report = future.result()
             except Exception as exc:  # the cluster's failure, not the learner's
-                report = failed_report(task.seed, task.display, cluster_failed(exc), steps=task.steps,
-                                       only=task.only, kind=FailureKind.GRADER).to_dict()
+                report = failed_report(
+                    task.seed,
+                    task.display,
+                    cluster_failed(exc),
+                    steps=task.steps,
+                    only=task.only,
+                    kind=FailureKind.GRADER,
+                ).to_dict()
             future.release()
             yield task, report
     finally:

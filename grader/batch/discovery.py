@@ -21,6 +21,7 @@ Example::
     >>> sanitize_learner_id("bob smith"), sanitize_learner_id("김민준")
     ('bob_smith', '김민준')
 """
+
 from __future__ import annotations
 
 import glob
@@ -69,8 +70,9 @@ class LearnerFile:
     within: Path | None = None
 
 
-def discover(submissions: str | os.PathLike[str], *, workdir: Path | None = None,
-             skipped: list[tuple[str, str]] | None = None) -> list[LearnerFile]:
+def discover(
+    submissions: str | os.PathLike[str], *, workdir: Path | None = None, skipped: list[tuple[str, str]] | None = None
+) -> list[LearnerFile]:
     """Find every learner's submission; sorted by learner id.
 
     ``workdir`` is where a zip is extracted (required for zips); zip members
@@ -97,8 +99,7 @@ def discover(submissions: str | os.PathLike[str], *, workdir: Path | None = None
 
 def _visible_dirs(folder: Path) -> list[Path]:
     return sorted(
-        p for p in folder.iterdir()
-        if p.is_dir() and not p.name.startswith(".") and p.name not in _SKIPPED_NAMES
+        p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in _SKIPPED_NAMES
     )
 
 
@@ -108,16 +109,19 @@ def _from_folder(folder: Path) -> list[LearnerFile]:
     # A loose file meant as the module but not a .py file (a notebook,
     # "tools.py.txt") gets a row saying why it was not graded instead of vanishing.
     dirs = _visible_dirs(folder)
-    loose = sorted(p for p in folder.iterdir()
-                   if p.is_file() and not p.name.startswith(".") and p.name.lower() not in _NOT_UPLOADS)
+    loose = sorted(
+        p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".") and p.name.lower() not in _NOT_UPLOADS
+    )
     files = [p for p in loose if p.suffix == ".py"]
     others = [p for p in loose if p.suffix != ".py" and _looks_like_upload(p)]
     names = [d.name for d in dirs] + [_upload_id(f) for f in [*files, *others]]
     keys = [d.name for d in dirs] + [f.name for f in [*files, *others]]
     ids = unique_ids(names, keys)
-    found = _submissions(ids[:len(dirs) + len(files)], [*dirs, *files], folder)
-    found += [LearnerFile(learner, None, str(f), error=not_a_module(f))
-              for learner, f in zip(ids[len(dirs) + len(files):], others)]
+    found = _submissions(ids[: len(dirs) + len(files)], [*dirs, *files], folder)
+    found += [
+        LearnerFile(learner, None, str(f), error=not_a_module(f))
+        for learner, f in zip(ids[len(dirs) + len(files) :], others)
+    ]
     return sorted(found, key=lambda s: s.learner)
 
 
@@ -146,16 +150,19 @@ def not_a_module(file: Path) -> str:
     ana_tools.ipynb was not graded: it is a notebook, not a .py file. Upload tools.py itself (in JupyterLab: File > Save and Export Notebook As > Executable Script, or the tools.py the notebooks edit).
     """
     kind = "a notebook" if file.suffix == ".ipynb" else f"a {file.suffix or 'extension-less'} file"
-    return (f"{file.name} was not graded: it is {kind}, not a .py file. Upload tools.py itself (in JupyterLab: "
-            "File > Save and Export Notebook As > Executable Script, or the tools.py the notebooks edit).")
+    return (
+        f"{file.name} was not graded: it is {kind}, not a .py file. Upload tools.py itself (in JupyterLab: "
+        "File > Save and Export Notebook As > Executable Script, or the tools.py the notebooks edit)."
+    )
 
 
 def _from_glob(pattern: str) -> list[LearnerFile]:
     matches = sorted(Path(m) for m in glob.glob(os.path.expanduser(pattern)))
     if not matches:
         raise SubmissionNotFound(f"no file matches {pattern!r}")
-    return _submissions(unique_ids(_ids_from_paths(matches, pattern), [str(m) for m in matches]), matches,
-                        glob_base(pattern))
+    return _submissions(
+        unique_ids(_ids_from_paths(matches, pattern), [str(m) for m in matches]), matches, glob_base(pattern)
+    )
 
 
 def glob_base(pattern: str) -> Path:
@@ -190,8 +197,7 @@ def _ids_from_paths(paths: list[Path], pattern: str) -> list[str]:
         index = min(index, len(parts[0]) - 1)
         return [parts[0][index]]
     first_diff = next(
-        i for i in range(max(len(p) for p in parts))
-        if len({p[i] if i < len(p) else None for p in parts}) > 1
+        i for i in range(max(len(p) for p in parts)) if len({p[i] if i < len(p) else None for p in parts}) > 1
     )
     ids = [p[first_diff] if first_diff < len(p) else p[-1] for p in parts]
     if len(set(ids)) == len(ids):
@@ -201,7 +207,7 @@ def _ids_from_paths(paths: list[Path], pattern: str) -> list[str]:
     suffix = 0
     while all(len(p) > suffix + first_diff and p[-1 - suffix] == parts[0][-1 - suffix] for p in parts):
         suffix += 1
-    return ["-".join(p[first_diff:len(p) - suffix]) or p[-1] for p in parts]
+    return ["-".join(p[first_diff : len(p) - suffix]) or p[-1] for p in parts]
 
 
 def extract_zip_safely(archive: Path, workdir: Path, *, skipped: list[tuple[str, str]] | None = None) -> Path:
@@ -266,8 +272,11 @@ def _member_problem(parts: tuple[str, ...], seen: dict[str, str]) -> str:
             return f"{'/'.join(parts[:depth])} is a file in this zip, so it cannot also be a folder"
     key = "/".join(folded)
     if key in seen:
-        return ("a folder of the same name is in this zip" if seen[key] == "dir"
-                else "a second member of the same name (the first one was kept)")
+        return (
+            "a folder of the same name is in this zip"
+            if seen[key] == "dir"
+            else "a second member of the same name (the first one was kept)"
+        )
     seen[key] = "file"
     for depth in range(1, len(folded)):
         seen.setdefault("/".join(folded[:depth]), "dir")

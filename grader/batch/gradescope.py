@@ -9,6 +9,7 @@ Example::
     >>> grade_for_gradescope("upload/", "results.json", seed=1).seed   # doctest: +SKIP
     1
 """
+
 from __future__ import annotations
 
 import os
@@ -42,9 +43,14 @@ def find_module(submission: Path) -> Path:
         return candidates[0]
 
 
-def grade_for_gradescope(submission: str | os.PathLike[str] = SUBMISSION_DIR,
-                         results: str | os.PathLike[str] = RESULTS_FILE, *,
-                         seed: int | None = None, timeout: float | None = None, grade_fn=None) -> Report:
+def grade_for_gradescope(
+    submission: str | os.PathLike[str] = SUBMISSION_DIR,
+    results: str | os.PathLike[str] = RESULTS_FILE,
+    *,
+    seed: int | None = None,
+    timeout: float | None = None,
+    grade_fn=None,
+) -> Report:
     """Grade the upload in ``submission`` and write Gradescope's ``results.json`` to ``results``.
 
     A missing module, or a grader failure, still produces a valid

@@ -27,6 +27,7 @@ Example::
     >>> results == {1: 1, 2: 2, 3: 3}
     True
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -63,8 +64,7 @@ def worker_lanes() -> int:
     return _lanes
 
 
-def _worker_main(conn, work: Callable[[Any], Any], prepare: Callable[[], Any] | None = None,
-                 lanes: int = 0) -> None:
+def _worker_main(conn, work: Callable[[Any], Any], prepare: Callable[[], Any] | None = None, lanes: int = 0) -> None:
     global _lanes
     # Own process group, so a time-out kills this worker and whatever it forked.
     os.setsid()
@@ -102,12 +102,10 @@ def _worker_main(conn, work: Callable[[Any], Any], prepare: Callable[[], Any] | 
 
 
 class _Worker:
-    def __init__(self, ctx, work: Callable[[Any], Any], prepare: Callable[[], Any] | None = None,
-                 lanes: int = 0):
+    def __init__(self, ctx, work: Callable[[Any], Any], prepare: Callable[[], Any] | None = None, lanes: int = 0):
         self.conn, child = ctx.Pipe()
         _PARENT_ENDS.add(self.conn)
-        self.proc = ctx.Process(target=_worker_main, args=(child, work, prepare, lanes),
-                                name="agtool-batch-worker")
+        self.proc = ctx.Process(target=_worker_main, args=(child, work, prepare, lanes), name="agtool-batch-worker")
         self.proc.start()
         child.close()
         self.task: Any = None
@@ -179,9 +177,16 @@ class WorkerPool:
     worker's parent-death signal follows that thread.
     """
 
-    def __init__(self, work: Callable[[Any], Any], *, jobs: int, hard_limit: float,
-                 on_lost: Callable[[Any, bool], Any], feed: Callable[[], Any] | None = None,
-                 prepare: Callable[[], Any] | None = None):
+    def __init__(
+        self,
+        work: Callable[[Any], Any],
+        *,
+        jobs: int,
+        hard_limit: float,
+        on_lost: Callable[[Any, bool], Any],
+        feed: Callable[[], Any] | None = None,
+        prepare: Callable[[], Any] | None = None,
+    ):
         self.work, self.jobs, self.hard_limit = work, max(1, int(jobs)), hard_limit
         # Step children a worker's grading runs at once: the cores the workers leave.
         self.lanes = max(1, (os.cpu_count() or 1) // self.jobs)
@@ -310,8 +315,15 @@ class WorkerPool:
         return out
 
 
-def run_pool(tasks: Iterable[Any], *, jobs: int, hard_limit: float, work: Callable[[Any], Any],
-             on_lost: Callable[[Any, bool], Any], pool: WorkerPool | None = None) -> Iterator[tuple[Any, Any]]:
+def run_pool(
+    tasks: Iterable[Any],
+    *,
+    jobs: int,
+    hard_limit: float,
+    work: Callable[[Any], Any],
+    on_lost: Callable[[Any, bool], Any],
+    pool: WorkerPool | None = None,
+) -> Iterator[tuple[Any, Any]]:
     """Run ``work(task)`` on ``jobs`` workers (no more than there are tasks); yield ``(task, result)`` as each finishes.
 
     A worker that dies, or has not answered ``hard_limit`` seconds after it got

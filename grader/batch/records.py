@@ -10,6 +10,7 @@ Example::
     >>> result_record("ana", "ana/tools.py", "ab12", 7, {"steps": None, "only": None}, {}).learner
     'ana'
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,16 @@ def write_json_atomically(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def result_record(learner: str, display: str, sha256: str, seed: int, selection: dict, report: dict,
-                  feedback: tuple[int, dict] | None = None, submitted_at: str | None = None) -> LearnerRecord:
+def result_record(
+    learner: str,
+    display: str,
+    sha256: str,
+    seed: int,
+    selection: dict,
+    report: dict,
+    feedback: tuple[int, dict] | None = None,
+    submitted_at: str | None = None,
+) -> LearnerRecord:
     """One learner's saved result; ``feedback`` is ``(seed, report)`` of the run they are shown, if separate.
 
     ``report`` is the grade that counts. With a seed key (``grader.seeds``) its
@@ -43,9 +52,17 @@ def result_record(learner: str, display: str, sha256: str, seed: int, selection:
     policy: the run that first graded these bytes (kept by ``--resume``).
     """
     feedback_seed, feedback_report = feedback if feedback is not None else (None, None)
-    return LearnerRecord(learner=learner, source=display, sha256=sha256, seed=seed, selection=selection,
-                         report=report, feedback_seed=feedback_seed, feedback_report=feedback_report,
-                         submitted_at=submitted_at)
+    return LearnerRecord(
+        learner=learner,
+        source=display,
+        sha256=sha256,
+        seed=seed,
+        selection=selection,
+        report=report,
+        feedback_seed=feedback_seed,
+        feedback_report=feedback_report,
+        submitted_at=submitted_at,
+    )
 
 
 def load_record(out: Path, learner: str) -> LearnerRecord | None:

@@ -46,6 +46,7 @@ Example::
     >>> result.graded, result.skipped                                # doctest: +SKIP
     (31, 0)
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -66,7 +67,6 @@ from grader.batch.discovery import LearnerFile, discover
 from grader.batch.pool import WorkerPool, run_pool
 from grader.batch.records import MANIFEST, RESULTS_DIR, load_record, load_records, result_record, write_json_atomically
 from grader.batch.task import (
-    SUBMISSION_TIMEOUT,
     GradeFn,
     GradeTask,
     failed_report,
@@ -77,7 +77,7 @@ from grader.batch.task import (
 from grader.checks.registry import checks_for
 from grader.course.policy import Policy, batch_credit, load_policy
 from grader.grading import MAX_SOURCE_BYTES
-from grader.limits import WORKER_GRACE
+from grader.limits import SUBMISSION_TIMEOUT, WORKER_GRACE
 from grader.locate import SubmissionNotFound, read_submission
 from grader.messages import WORKER_DIED, grader_failed, over_time
 from grader.outputs.class_folder import write_extras, write_outputs
@@ -107,13 +107,28 @@ class BatchResult:
     isolation: list = field(default_factory=list)  # how learner code ran, in this run's reports (each way once)
 
 
-def run_batch(submissions: str | os.PathLike[str], out: str | os.PathLike[str], *,
-              jobs: int | None = None, seed: int | None = None, resume: bool = False,
-              timeout: float | None = SUBMISSION_TIMEOUT, steps: Iterable[int] | None = None,
-              only: Iterable[str] | None = None, executor: str = "local", scheduler=None, sandbox: str | None = None,
-              grade_fn: GradeFn | None = None, progress: bool = True, seed_key: str | bytes | None = None,
-              course=None, submitted_at: dt.datetime | None = None, roster: str | os.PathLike[str] | None = None,
-              similarity: bool = False, reference: str | os.PathLike[str] | None = None) -> BatchResult:
+def run_batch(
+    submissions: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    jobs: int | None = None,
+    seed: int | None = None,
+    resume: bool = False,
+    timeout: float | None = SUBMISSION_TIMEOUT,
+    steps: Iterable[int] | None = None,
+    only: Iterable[str] | None = None,
+    executor: str = "local",
+    scheduler=None,
+    sandbox: str | None = None,
+    grade_fn: GradeFn | None = None,
+    progress: bool = True,
+    seed_key: str | bytes | None = None,
+    course=None,
+    submitted_at: dt.datetime | None = None,
+    roster: str | os.PathLike[str] | None = None,
+    similarity: bool = False,
+    reference: str | os.PathLike[str] | None = None,
+) -> BatchResult:
     """Grade every submission and write the class outputs under ``out`` (options: the module's docstring).
 
     >>> run_batch("class/", "out/", seed=3).outputs["csv"]   # doctest: +SKIP
@@ -134,10 +149,17 @@ def run_batch(submissions: str | os.PathLike[str], out: str | os.PathLike[str], 
         plan = _choose_plan(out, seed, class_key(seed_key, current_settings()) if seed is None else None, resume)
         write_json_atomically(out / MANIFEST, {**plan.manifest(), "submissions": os.fspath(submissions), **selection})
         batch = _Batch(out, selection, plan, stamp=_stamp(now, policy), keep_sources=similarity or bool(references))
-        tasks = batch.plan_tasks(_find(submissions, out, batch.result), resume=resume, timeout=timeout,
-                                 sandbox=sandbox)
-        for task, report in _execute(tasks, executor=executor, scheduler=scheduler, jobs=jobs,
-                                     grade_fn=grade_fn, timeout=timeout, progress=progress, pool=pool):
+        tasks = batch.plan_tasks(_find(submissions, out, batch.result), resume=resume, timeout=timeout, sandbox=sandbox)
+        for task, report in _execute(
+            tasks,
+            executor=executor,
+            scheduler=scheduler,
+            jobs=jobs,
+            grade_fn=grade_fn,
+            timeout=timeout,
+            progress=progress,
+            pool=pool,
+        ):
             batch.collect(task, report)
     finally:
         if pool is not None:
@@ -147,8 +169,13 @@ def run_batch(submissions: str | os.PathLike[str], out: str | os.PathLike[str], 
     result.isolation = sorted({r.report.get("isolation") or "" for r in records} - {""})
     result.outputs = write_outputs(records, out, archive_skipped=result.archive_skipped, sources=batch.texts)
     paths, result.unmatched, result.similar = write_extras(
-        records, out, roster=lms_roster, assignment=(policy.name if policy and policy.name else "agtool lab"),
-        sources=batch.texts if batch.keep_sources else None, references=references)
+        records,
+        out,
+        roster=lms_roster,
+        assignment=(policy.name if policy and policy.name else "agtool lab"),
+        sources=batch.texts if batch.keep_sources else None,
+        references=references,
+    )
     result.outputs.update(paths)
     return result
 
@@ -173,8 +200,11 @@ class _Batch:
             source, problem = _read_submission(sub)
             if problem:
                 report = failed_report(seed, sub.display, problem, steps=selection["steps"], only=selection["only"])
-                self.store(result_record(sub.learner, sub.display, "", seed, selection, report.to_dict(),
-                                         submitted_at=self.stamp))
+                self.store(
+                    result_record(
+                        sub.learner, sub.display, "", seed, selection, report.to_dict(), submitted_at=self.stamp
+                    )
+                )
                 continue
             self.texts[sub.learner] = source.decode("utf-8", "replace")
             digest = hashlib.sha256(source).hexdigest()
@@ -182,10 +212,17 @@ class _Batch:
             if _still_valid(old, digest, seed, selection, self.plan.feedback(sub.learner)):
                 self.result.skipped += 1
                 continue
-            task = GradeTask(sub.learner, sub.display, source, digest, seed,
-                             tuple(selection["steps"]) if selection["steps"] else None,
-                             tuple(selection["only"]) if selection["only"] else None,
-                             step_timeout(timeout, len(selection["steps"] or STEPS)), sandbox)
+            task = GradeTask(
+                sub.learner,
+                sub.display,
+                source,
+                digest,
+                seed,
+                tuple(selection["steps"]) if selection["steps"] else None,
+                tuple(selection["only"]) if selection["only"] else None,
+                step_timeout(timeout, len(selection["steps"] or STEPS)),
+                sandbox,
+            )
             tasks.append(task)
             if self.plan.key:
                 tasks.append(dataclasses.replace(task, seed=self.plan.feedback(sub.learner), purpose="feedback"))
@@ -198,8 +235,18 @@ class _Batch:
         if self.plan.key and len(got) < 2:
             return
         feedback = (self.plan.feedback(task.learner), got["feedback"]) if self.plan.key else None
-        self.store(result_record(task.learner, task.display, task.sha256, self.plan.grading(task.learner),
-                                 self.selection, got["grade"], feedback, submitted_at=self.stamp))
+        self.store(
+            result_record(
+                task.learner,
+                task.display,
+                task.sha256,
+                self.plan.grading(task.learner),
+                self.selection,
+                got["grade"],
+                feedback,
+                submitted_at=self.stamp,
+            )
+        )
         self.result.graded += 1
 
     def store(self, record: LearnerRecord) -> None:
@@ -209,13 +256,16 @@ class _Batch:
         """This run's learners' records, as saved (or kept), with their credit under the course policy."""
         learners = self.result.learners
         saved = {r.learner: r for r in load_records(self.out, learners)}
-        records = [saved.get(learner) or self.kept[learner] for learner in learners
-                   if learner in saved or learner in self.kept]
+        records = [
+            saved.get(learner) or self.kept[learner] for learner in learners if learner in saved or learner in self.kept
+        ]
         if policy is None:
             return records
         # A failure of the grading machinery is no attempt: it gets no credit (it is graded again).
-        return [dataclasses.replace(r, credit=batch_credit(r.report, r.submitted_at, policy, now)) if r.graded else r
-                for r in records]
+        return [
+            dataclasses.replace(r, credit=batch_credit(r.report, r.submitted_at, policy, now)) if r.graded else r
+            for r in records
+        ]
 
 
 def _stamp(now: dt.datetime, policy) -> str | None:
@@ -249,8 +299,10 @@ def _references(reference) -> dict[str, str]:
     try:
         return {f"reference:{path.name}": path.read_text(encoding="utf-8")}
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"--reference {path} cannot be read ({type(exc).__name__}); give the path of a "
-                         "tools.py (e.g. solutions/tools.py)") from None
+        raise ValueError(
+            f"--reference {path} cannot be read ({type(exc).__name__}); give the path of a "
+            "tools.py (e.g. solutions/tools.py)"
+        ) from None
 
 
 def _roster(roster):
@@ -282,8 +334,14 @@ def _store(out: Path, record: LearnerRecord, kept: dict[str, LearnerRecord]) -> 
     except (OSError, TypeError, ValueError) as exc:
         selection = record.selection or {}
         message = grader_failed(exc, "its result could not be saved")
-        report = failed_report(record.seed, record.source, message, steps=selection.get("steps"),
-                               only=selection.get("only"), kind=FailureKind.GRADER)
+        report = failed_report(
+            record.seed,
+            record.source,
+            message,
+            steps=selection.get("steps"),
+            only=selection.get("only"),
+            kind=FailureKind.GRADER,
+        )
         record = dataclasses.replace(record, report=report.to_dict())
     try:
         write_json_atomically(path, record.to_dict())
@@ -293,13 +351,18 @@ def _store(out: Path, record: LearnerRecord, kept: dict[str, LearnerRecord]) -> 
 
 def _check_limits(timeout, jobs) -> None:
     """Refuse limits that cannot work before grading anyone (``inf`` raised late, ``nan`` spun, ``-10`` gave 0s)."""
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or not math.isfinite(timeout) or timeout <= 0):
-        raise ValueError(f"timeout={timeout!r} is not a time limit: give a finite number of seconds above 0 "
-                         f"(or None for {SUBMISSION_TIMEOUT:g})")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) or timeout <= 0
+    ):
+        raise ValueError(
+            f"timeout={timeout!r} is not a time limit: give a finite number of seconds above 0 "
+            f"(or None for {SUBMISSION_TIMEOUT:g})"
+        )
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        raise ValueError(f"jobs={jobs!r} is not a number of worker processes: give a whole number of at least 1 "
-                         "(or None for one per core)")
+        raise ValueError(
+            f"jobs={jobs!r} is not a number of worker processes: give a whole number of at least 1 "
+            "(or None for one per core)"
+        )
 
 
 def _check_selection(selection: dict) -> None:
@@ -310,8 +373,7 @@ def _check_selection(selection: dict) -> None:
     checks_for(selection["steps"], selection["only"])  # KeyError for an unknown check id
 
 
-def _still_valid(old: LearnerRecord | None, digest: str, seed: int, selection: dict,
-                 feedback: int | None) -> bool:
+def _still_valid(old: LearnerRecord | None, digest: str, seed: int, selection: dict, feedback: int | None) -> bool:
     """Whether a saved result can stand: same bytes, seeds and selection, and a grade.
 
     A failure of the grading machinery (``failure_of(report).retry``: the
@@ -367,11 +429,13 @@ def _lost_report(task: GradeTask, timed_out: bool, *, budget: float) -> dict:
     ['time', 'grader']
     """
     if timed_out:
-        report = failed_report(task.seed, task.display, over_time(budget), steps=task.steps, only=task.only,
-                               kind=FailureKind.TIME)
+        report = failed_report(
+            task.seed, task.display, over_time(budget), steps=task.steps, only=task.only, kind=FailureKind.TIME
+        )
     else:
-        report = failed_report(task.seed, task.display, WORKER_DIED, steps=task.steps, only=task.only,
-                               kind=FailureKind.GRADER)
+        report = failed_report(
+            task.seed, task.display, WORKER_DIED, steps=task.steps, only=task.only, kind=FailureKind.GRADER
+        )
     return report.to_dict()
 
 
@@ -391,8 +455,13 @@ def _early_pool(executor, jobs, timeout, grade_fn, sandbox) -> WorkerPool | None
         return None
     limit = _hard_limit(timeout)
     prepare = partial(warm_engine, sandbox) if grade_fn is None else None
-    return WorkerPool(partial(grade_task, grade_fn=grade_fn), jobs=jobs or os.cpu_count() or 1, hard_limit=limit,
-                      on_lost=partial(_lost_report, budget=limit - GRACE), prepare=prepare).start()
+    return WorkerPool(
+        partial(grade_task, grade_fn=grade_fn),
+        jobs=jobs or os.cpu_count() or 1,
+        hard_limit=limit,
+        on_lost=partial(_lost_report, budget=limit - GRACE),
+        prepare=prepare,
+    ).start()
 
 
 def _execute(tasks, *, executor, scheduler, jobs, grade_fn, timeout, progress, pool=None):
@@ -402,9 +471,14 @@ def _execute(tasks, *, executor, scheduler, jobs, grade_fn, timeout, progress, p
             results = run_on_dask(tasks, scheduler=scheduler, grade_fn=grade_fn)
         elif executor == "local":
             limit = _hard_limit(timeout)
-            results = run_pool(tasks, jobs=jobs or os.cpu_count() or 1, hard_limit=limit,
-                               work=partial(grade_task, grade_fn=grade_fn),
-                               on_lost=partial(_lost_report, budget=limit - GRACE), pool=pool)
+            results = run_pool(
+                tasks,
+                jobs=jobs or os.cpu_count() or 1,
+                hard_limit=limit,
+                work=partial(grade_task, grade_fn=grade_fn),
+                on_lost=partial(_lost_report, budget=limit - GRACE),
+                pool=pool,
+            )
         else:
             raise ValueError(f"unknown executor {executor!r}: use 'local' or 'dask'")
         for task, report in results:

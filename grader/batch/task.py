@@ -12,6 +12,7 @@ Example::
     >>> step_timeout(60, 8)
     7.5
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -70,8 +71,9 @@ def step_timeout(budget: float | None, n_steps: int) -> float | None:
     return max(MIN_STEP_TIMEOUT, min(STEP_TIMEOUT, budget / max(1, n_steps)))
 
 
-def failed_report(seed: int, path: str, message: str, *, steps=None, only=None,
-                  kind: FailureKind | str | None = None) -> Report:
+def failed_report(
+    seed: int, path: str, message: str, *, steps=None, only=None, kind: FailureKind | str | None = None
+) -> Report:
     """A report where every selected check failed with ``message`` (used when grading could not run).
 
     ``kind`` says who failed (:class:`grader.report.FailureKind`); without
@@ -82,8 +84,16 @@ def failed_report(seed: int, path: str, message: str, *, steps=None, only=None,
     (True, 'the grading process died', 0, ['the grading process died'])
     """
     checks = [
-        CheckResult(id=c.id, step=c.step, passed=False, points=0, max_points=c.points,
-                    title=c.title, message=message, hint=c.hint)
+        CheckResult(
+            id=c.id,
+            step=c.step,
+            passed=False,
+            points=0,
+            max_points=c.points,
+            title=c.title,
+            message=message,
+            hint=c.hint,
+        )
         for c in checks_for(list(steps) if steps else None, list(only) if only else None)
     ]
     failure = Failure(kind, message) if kind is not None else Failure.from_text(message)
@@ -106,15 +116,20 @@ def grade_task(task: GradeTask, grade_fn: GradeFn | None = None, settings: Setti
     'grader'
     """
     submission = Submission(task.source, task.display)
-    selection = dict(steps=list(task.steps) if task.steps else None, only=list(task.only) if task.only else None,
-                     seed=task.seed, timeout=task.timeout)
+    selection = dict(
+        steps=list(task.steps) if task.steps else None,
+        only=list(task.only) if task.only else None,
+        seed=task.seed,
+        timeout=task.timeout,
+    )
     if grade_fn is None:
         grade_fn, selection["settings"] = grade, task_settings(task, settings)
     try:
         report = grade_fn(submission, **selection)
     except Exception as exc:  # a grader bug must cost one row, not the batch
-        report = failed_report(task.seed, task.display, grader_failed(exc), steps=task.steps, only=task.only,
-                               kind=FailureKind.GRADER)
+        report = failed_report(
+            task.seed, task.display, grader_failed(exc), steps=task.steps, only=task.only, kind=FailureKind.GRADER
+        )
     return report.to_dict()
 
 

@@ -13,6 +13,7 @@ Example::
     >>> "step3/blocked_before_call" in {c.id for c in checks_for()}
     True
 """
+
 from __future__ import annotations
 
 import json
@@ -32,9 +33,11 @@ def _with_facts(sentence: str) -> str:
     >>> _with_facts("`MAX_ATTEMPTS` | `@MAX_ATTEMPTS@`")
     '`MAX_ATTEMPTS` | `3`'
     """
+
     def fill(match: re.Match) -> str:
         value = getattr(spec, match.group(1))
         return str(value) if isinstance(value, int) else json.dumps(value)
+
     return re.sub(r"@([A-Z_]+)@", fill, sentence)
 
 
@@ -58,7 +61,7 @@ def rules_table_markdown() -> str:
         "How a check works: in the parent, `probes(rng)` draws this run's cases from the seed and",
         "describes calls as JSON (`grader/checks/stepN.py`, cases from `grader/checks/cases.py`); a child",
         "process runs them against the learner's module (`grader/engine/probes.py`), with spies in",
-        "`TOOLS[name][\"fn\"]` and in the module's own tool functions counting real tool-body runs",
+        '`TOOLS[name]["fn"]` and in the module\'s own tool functions counting real tool-body runs',
         "(checks of refused calls also watch `CALLS`), and sends back type-strict encodings",
         "(`grader/engine/encode.py`); the parent's `judge` compares them with the spec. Every check has a",
         "planted defect that it rejects (`tests/defects/catalog.py`), and correct modules written in",
@@ -73,17 +76,26 @@ def rules_table_markdown() -> str:
     for rule, text in RULES.items():
         checks = ", ".join(f"`{cid}`" for cid in covering[rule]) or "**not covered**"
         lines.append(f"| {rule} | {text} | {checks} |")
-    lines += ["", "## Notebook sentences and the checks that enforce them", "",
-              "Each sentence of a notebook that says what the learner's code must do, with the rule it states",
-              "(`grader/checks/sentences.py`; the meta test fails when a sentence leaves its notebook).", ""]
+    lines += [
+        "",
+        "## Notebook sentences and the checks that enforce them",
+        "",
+        "Each sentence of a notebook that says what the learner's code must do, with the rule it states",
+        "(`grader/checks/sentences.py`; the meta test fails when a sentence leaves its notebook).",
+        "",
+    ]
     for notebook, sentence, rule in NOTEBOOK_SENTENCES:
         checks = ", ".join(f"`{cid}`" for cid in covering.get(rule, [])) or "**not checked yet**"
         lines.append(f"- {notebook}: \u201c{_with_facts(normalised(sentence))}\u201d \u2014 {rule}: {checks}")
     ordered = checks_for()
     total = sum(c.points for c in ordered)
-    lines += ["", f"## Checks ({len(ordered)} checks, {total} points)", "",
-              "| id | step | points | title | rules |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        f"## Checks ({len(ordered)} checks, {total} points)",
+        "",
+        "| id | step | points | title | rules |",
+        "|---|---|---|---|---|",
+    ]
     for check in ordered:
-        lines.append(f"| `{check.id}` | {check.step} | {check.points} | {check.title} | "
-                     f"{', '.join(check.rules)} |")
+        lines.append(f"| `{check.id}` | {check.step} | {check.points} | {check.title} | {', '.join(check.rules)} |")
     return "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ Example::
     >>> judge_expectations([p], [obs], "wrong reason").passed
     True
 """
+
 from __future__ import annotations
 
 import ast
@@ -62,22 +63,35 @@ def safe_judge(fn: Callable) -> Callable:
         except Fail as exc:
             return Verdict.fail(exc.message, call=exc.call, expected=exc.expected, got=exc.got)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-            return Verdict.fail(f"The grader could not read what your code returned "
-                                f"({type(exc).__name__}: {exc}); look at the call and its return value.")
+            return Verdict.fail(
+                f"The grader could not read what your code returned "
+                f"({type(exc).__name__}: {exc}); look at the call and its return value."
+            )
         return result if isinstance(result, Verdict) else Verdict.ok()
 
     return judge
 
 
-def add(check_id: str, points: int, title: str, hint: str, rules: Iterable[str],
-        probes: Callable, judge: Callable) -> Check:
+def add(
+    check_id: str, points: int, title: str, hint: str, rules: Iterable[str], probes: Callable, judge: Callable
+) -> Check:
     """Register one check; the step comes from the id and the judge is made safe.
 
     ``rules`` name the LAB_SPEC rules the check covers, as ``"<step>: <rule>"``.
     """
-    step_no = int(check_id.split("/")[0][len("step"):])
-    return register(Check(id=check_id, step=step_no, points=points, title=title, hint=hint,
-                          probes=probes, judge=safe_judge(judge), rules=tuple(rules)))
+    step_no = int(check_id.split("/")[0][len("step") :])
+    return register(
+        Check(
+            id=check_id,
+            step=step_no,
+            points=points,
+            title=title,
+            hint=hint,
+            probes=probes,
+            judge=safe_judge(judge),
+            rules=tuple(rules),
+        )
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -124,8 +138,12 @@ def double_op(name: str, kind: str = "", **params: Any) -> JsonDict:
     >>> double_op("validate_args")
     {'op': 'double', 'name': 'validate_args', 'double': 'validate_args', 'params': {}}
     """
-    return {"op": "double", "name": name, "double": kind or name,
-            "params": {key: encode(value) for key, value in params.items()}}
+    return {
+        "op": "double",
+        "name": name,
+        "double": kind or name,
+        "params": {key: encode(value) for key, value in params.items()},
+    }
 
 
 # The other steps' functions ``call_tool`` calls by name: a check of one of steps 3-5 puts the grader's
@@ -171,8 +189,10 @@ def real_route(probe: Probe) -> Probe | None:
     operations = probe.params.get("operations") if probe.kind == "calls" else None
     if not isinstance(operations, list) or not any(o.get("op") == "double" for o in operations):
         return None
-    spies = {name: (dict(spy, echo=True) if spy.get("mode") == "return" else spy)
-             for name, spy in (probe.params.get(REAL_SPIES_KEY) or probe.params.get("spies") or {}).items()}
+    spies = {
+        name: (dict(spy, echo=True) if spy.get("mode") == "return" else spy)
+        for name, spy in (probe.params.get(REAL_SPIES_KEY) or probe.params.get("spies") or {}).items()
+    }
     # call_tool is always watched where it was doubled: the judges read the calls the door got (which
     # tool, which arguments, what came back) from the module's own door as they did from the double's.
     watched = list(probe.params.get(WATCH_KEY) or []) + [WATCHED_ALWAYS]
@@ -182,8 +202,9 @@ def real_route(probe: Probe) -> Probe | None:
             real_ops.append(operation)
         elif operation["name"] in watched and {"op": "watch", "name": operation["name"]} not in real_ops:
             real_ops.append({"op": "watch", "name": operation["name"]})
-    params = {key: value for key, value in probe.params.items()
-              if key not in (WATCH_KEY, REAL_EXTRA_KEY, REAL_SPIES_KEY)}
+    params = {
+        key: value for key, value in probe.params.items() if key not in (WATCH_KEY, REAL_EXTRA_KEY, REAL_SPIES_KEY)
+    }
     params.update(operations=real_ops, spies=spies)
     params[ROUTE_KEY] = REAL
     return Probe(probe.kind, params, probe.label)
@@ -217,9 +238,14 @@ def doubled_steps(probes: list[Probe]) -> set[int]:
     steps = {step for name in doubled_names(probes) for step in spec.FUNCTION_STEPS.get(name, ())}
     for probe in probes:
         for operation in probe.params.get("operations") or []:
-            if isinstance(operation, dict) and operation.get("op") == "double" and (
+            if (
+                isinstance(operation, dict)
+                and operation.get("op") == "double"
+                and (
                     operation.get("params", {}).get("contract") == "spec"
-                    or str(operation.get("double", "")).endswith("_spec")):
+                    or str(operation.get("double", "")).endswith("_spec")
+                )
+            ):
                 steps.add(1)
     return steps
 
@@ -245,12 +271,22 @@ def judged(probe: Probe, records: list[Any]) -> list[Any]:
     >>> [operation["op"] for operation, _ in judged(p, [{}, {"value": "k"}])]
     ['call']
     """
-    return [(operation, rec) for operation, rec in zip(probe.params["operations"], records)
-            if operation.get("op") != "double"]
+    return [
+        (operation, rec)
+        for operation, rec in zip(probe.params["operations"], records)
+        if operation.get("op") != "double"
+    ]
 
 
-def call_probe(ops: list[Any], *, spies: JsonDict | None = None, fresh: bool = False, reset: bool = False,
-               clear_cache: bool = True, **extra: Any) -> Probe:
+def call_probe(
+    ops: list[Any],
+    *,
+    spies: JsonDict | None = None,
+    fresh: bool = False,
+    reset: bool = False,
+    clear_cache: bool = True,
+    **extra: Any,
+) -> Probe:
     """A ``calls`` probe of ``ops`` (sent under the wire key ``operations``); its label is the first labelled operation.
 
     ``fresh``: it starts from the module as just imported (a fork of the step
@@ -339,16 +375,24 @@ def check_expect(operation: JsonDict, rec: JsonDict, message: str, start: JsonDi
         runs = rec.get("spy_runs", {})
         for tool, n in operation["runs"].items():
             if runs.get(tool) != n:
-                raise Fail(f"The body of {tool} ran {runs.get(tool)} time(s) by the end of this call; "
-                           f"it should have run {n} time(s).", call=operation.get("label", ""),
-                           expected=f"{n} run(s) of {tool}", got=f"{runs.get(tool)} run(s)")
+                raise Fail(
+                    f"The body of {tool} ran {runs.get(tool)} time(s) by the end of this call; "
+                    f"it should have run {n} time(s).",
+                    call=operation.get("label", ""),
+                    expected=f"{n} run(s) of {tool}",
+                    got=f"{runs.get(tool)} run(s)",
+                )
         if start is not None and not any(operation["runs"].values()):
             check_calls_unchanged(start.get("calls"), rec.get("calls"), operation.get("label", ""))
 
 
-def check_calls_unchanged(before: Any, after: Any, call: str,
-                          message: str = "CALLS changed although no tool body may run here: a tool body "
-                                         "ran, even if not through TOOLS[name]['fn'].") -> None:
+def check_calls_unchanged(
+    before: Any,
+    after: Any,
+    call: str,
+    message: str = "CALLS changed although no tool body may run here: a tool body "
+    "ran, even if not through TOOLS[name]['fn'].",
+) -> None:
     """:class:`Fail` when ``CALLS`` moved between two records (skipped when it is not a dict of ints).
 
     >>> check_calls_unchanged({"stock_lookup": 2}, {"stock_lookup": 2}, "x")
@@ -361,11 +405,17 @@ def check_calls_unchanged(before: Any, after: Any, call: str,
     delta = calls_delta(before, after)
     moved = {tool: n for tool, n in sorted((delta or {}).items(), key=lambda kv: str(kv[0])) if n}
     if moved:
-        raise Fail(message, call=call, expected="CALLS unchanged",
-                   got="CALLS changed by " + ", ".join(f"{tool}: {n:+d}" for tool, n in moved.items()))
+        raise Fail(
+            message,
+            call=call,
+            expected="CALLS unchanged",
+            got="CALLS changed by " + ", ".join(f"{tool}: {n:+d}" for tool, n in moved.items()),
+        )
 
 
-def judge_expectations(probes: list[Probe], observations: list[Observation], message: str, *, whole_probe: bool = False) -> Verdict:
+def judge_expectations(
+    probes: list[Probe], observations: list[Observation], message: str, *, whole_probe: bool = False
+) -> Verdict:
     """Every operation's ``expect``/``runs`` holds, else a failed verdict naming the first miss.
 
     ``whole_probe``: the failed verdict's call line shows every call of the probe up to the miss

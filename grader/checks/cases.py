@@ -14,6 +14,7 @@ Example::
     >>> reason, args["limit"] > MAX_ROWS
     ('range:limit', True)
 """
+
 from __future__ import annotations
 
 import random
@@ -44,22 +45,46 @@ from grader.spec import (
 
 # Values a model plausibly writes for a region that is not allowed.
 # Families: another case, a stray space, a typo, something else entirely.
-BAD_REGION_FAMILIES = [["North", "NORTH", "Central", "sOUTH"], [" north", "north ", " west", "central\n"],
-                       ["nrth", "westt", "n", "souht"], ["mars", "centre", "South-East", "", "eu-west"]]
+BAD_REGION_FAMILIES = [
+    ["North", "NORTH", "Central", "sOUTH"],
+    [" north", "north ", " west", "central\n"],
+    ["nrth", "westt", "n", "souht"],
+    ["mars", "centre", "South-East", "", "eu-west"],
+]
 BAD_REGIONS = [region for family in BAD_REGION_FAMILIES for region in family]
 # Wrong regions that stay wrong after any tidying (strip, lower, casefold): where a check judges
 # what happens after a region repair, not whether a region was repaired.
 UNTIDYABLE_REGIONS = BAD_REGION_FAMILIES[3]
-EXTRA_ARGS = {"color": "red", "warehouse": "W1", "qty": 3, "unit": "box", "urgent": True,
-              "note": "rush", "sort": "count"}
-UNKNOWN_TOOLS = ["stock_lookups", "lookup", "StockLookup", "delete_stock", "stock-lookup",
-                 "inventory", "legacy", ""]
+EXTRA_ARGS = {
+    "color": "red",
+    "warehouse": "W1",
+    "qty": 3,
+    "unit": "box",
+    "urgent": True,
+    "note": "rush",
+    "sort": "count",
+}
+UNKNOWN_TOOLS = ["stock_lookups", "lookup", "StockLookup", "delete_stock", "stock-lookup", "inventory", "legacy", ""]
 # Tool names written another way: a key of TOOLS is matched exactly, like an allowed value.
-TOOL_LOOKALIKES = ["stock_lookup ", " legacy_stock", "Stock_Lookup", "LEGACY_STOCK", "stock_lookup\u200b",
-                   "\uff53tock_lookup"]
+TOOL_LOOKALIKES = [
+    "stock_lookup ",
+    " legacy_stock",
+    "Stock_Lookup",
+    "LEGACY_STOCK",
+    "stock_lookup\u200b",
+    "\uff53tock_lookup",
+]
 WORD_NUMBERS = ["two", "five", "three", "many", "all", "1O"]
-EXCEPTION_TYPES = ["KeyError", "ValueError", "ZeroDivisionError", "RuntimeError",
-                   "LookupError", "TimeoutError", "ConnectionError", "IndexError"]
+EXCEPTION_TYPES = [
+    "KeyError",
+    "ValueError",
+    "ZeroDivisionError",
+    "RuntimeError",
+    "LookupError",
+    "TimeoutError",
+    "ConnectionError",
+    "IndexError",
+]
 CUSTOM_EXCEPTION_NAMES = ["WarehouseOffline", "StockServiceDown", "LegacyApiError", "BinLocked"]
 
 
@@ -98,8 +123,18 @@ def shuffled(rng: random.Random, args: JsonDict) -> JsonDict:
     return {k: args[k] for k in keys}
 
 
-DEFECT_KINDS = ("unknown_tool", "missing", "extra", "type_wrong", "type_bool", "type_numeric_string",
-                "type_float", "allowed", "range_low", "range_high")
+DEFECT_KINDS = (
+    "unknown_tool",
+    "missing",
+    "extra",
+    "type_wrong",
+    "type_bool",
+    "type_numeric_string",
+    "type_float",
+    "allowed",
+    "range_low",
+    "range_high",
+)
 
 
 def _pick(rng: random.Random, options: list[Any], variant: int | None) -> Any:
@@ -129,16 +164,25 @@ def _missing(rng: random.Random, tool: str, args: JsonDict, variant: int | None,
 def _extra(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     name = rng.choice(sorted(EXTRA_ARGS))
     # Sometimes None: an unknown argument is extra whatever its value.
-    args[name] = _pick(rng, [None, EXTRA_ARGS[name]], variant) if variant is not None else \
-        (None if rng.random() < 0.3 else EXTRA_ARGS[name])
+    args[name] = (
+        _pick(rng, [None, EXTRA_ARGS[name]], variant)
+        if variant is not None
+        else (None if rng.random() < 0.3 else EXTRA_ARGS[name])
+    )
     return tool, shuffled(rng, args), arg_reason(EXTRA, name)
 
 
 def _type_wrong(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     # Every family's values are drawn, whichever kind is asked (the seeds' cases stay as they were).
     families = {
-        "type_wrong": [("sku", rng.randint(1000, 9999)), ("limit", rng.choice(WORD_NUMBERS)), ("limit", None),
-                       ("sku", None), ("limit", [2]), ("sku", ["SKU-1001"])],
+        "type_wrong": [
+            ("sku", rng.randint(1000, 9999)),
+            ("limit", rng.choice(WORD_NUMBERS)),
+            ("limit", None),
+            ("sku", None),
+            ("limit", [2]),
+            ("sku", ["SKU-1001"]),
+        ],
         "type_wrong_sku": [("sku", rng.randint(1000, 9999)), ("sku", ["SKU-1001"])],
         "type_wrong_limit": [("limit", rng.choice(WORD_NUMBERS)), ("limit", [2])],
         "type_none": [("limit", None), ("sku", None)],
@@ -193,15 +237,28 @@ def _extra_lookalike(rng: random.Random, tool: str, args: JsonDict, variant: int
 
 
 # One function per defect kind: each draws after the tool and the valid arguments, in this order.
-_DEFECTS = {"unknown_tool": _unknown_tool, "missing": _missing, "extra": _extra,
-            "type_wrong": _type_wrong, "type_wrong_sku": _type_wrong, "type_wrong_limit": _type_wrong,
-            "type_none": _type_wrong, "type_bool": _type_bool, "type_numeric_string": _type_numeric_string,
-            "type_float": _type_float, "allowed": _allowed, "range_low": _range_low, "range_high": _range_high,
-            "allowed_lookalike": _allowed_lookalike, "extra_lookalike": _extra_lookalike}
+_DEFECTS = {
+    "unknown_tool": _unknown_tool,
+    "missing": _missing,
+    "extra": _extra,
+    "type_wrong": _type_wrong,
+    "type_wrong_sku": _type_wrong,
+    "type_wrong_limit": _type_wrong,
+    "type_none": _type_wrong,
+    "type_bool": _type_bool,
+    "type_numeric_string": _type_numeric_string,
+    "type_float": _type_float,
+    "allowed": _allowed,
+    "range_low": _range_low,
+    "range_high": _range_high,
+    "allowed_lookalike": _allowed_lookalike,
+    "extra_lookalike": _extra_lookalike,
+}
 
 
-def single_defect(rng: random.Random, kind: str, variant: int | None = None, *,
-                  inner: bool = False) -> tuple[str, JsonDict, str]:
+def single_defect(
+    rng: random.Random, kind: str, variant: int | None = None, *, inner: bool = False
+) -> tuple[str, JsonDict, str]:
     """One call ``(tool, args, reason)`` with exactly one defect of ``kind``.
 
     ``inner``: the valid arguments around the defect keep ``limit`` off its bounds
@@ -231,7 +288,7 @@ _HOMOGLYPHS = {"o": "\u043e", "e": "\u0435", "a": "\u0430"}
 
 def _homoglyph(word: str) -> str:
     i = next(k for k, c in enumerate(word) if c in _HOMOGLYPHS)
-    return word[:i] + _HOMOGLYPHS[word[i]] + word[i + 1:]
+    return word[:i] + _HOMOGLYPHS[word[i]] + word[i + 1 :]
 
 
 def region_lookalikes(region: str) -> list[tuple[str, str]]:
@@ -243,10 +300,16 @@ def region_lookalikes(region: str) -> list[tuple[str, str]]:
     >>> [name for name, value in region_lookalikes("north") if value.strip() == "north"]
     ['trailing space', 'leading tab', 'no-break space', 'new line']
     """
-    return [("trailing space", region + " "), ("leading tab", "\t" + region),
-            ("no-break space", "\u00a0" + region), ("zero-width space", region + "\u200b"),
-            ("full-width letter", _FULLWIDTH[region[0]] + region[1:]), ("Cyrillic look-alike", _homoglyph(region)),
-            ("capital letter", region.capitalize()), ("new line", region + "\n")]
+    return [
+        ("trailing space", region + " "),
+        ("leading tab", "\t" + region),
+        ("no-break space", "\u00a0" + region),
+        ("zero-width space", region + "\u200b"),
+        ("full-width letter", _FULLWIDTH[region[0]] + region[1:]),
+        ("Cyrillic look-alike", _homoglyph(region)),
+        ("capital letter", region.capitalize()),
+        ("new line", region + "\n"),
+    ]
 
 
 def any_str_values(rng: random.Random) -> list[tuple[str, str]]:
@@ -260,20 +323,28 @@ def any_str_values(rng: random.Random) -> list[tuple[str, str]]:
     """
     n = rng.randint(1000, 9999)
     digits = "".join(chr(ord("\uff10") + int(c)) for c in str(n))
-    return [("lower case", f"sku-{n}"), ("no prefix", str(n)),
-            ("spaces", rng.choice([f"SKU {n}", f" SKU-{n}", f"SKU-{n} "])), ("empty", ""),
-            ("non-ASCII", rng.choice([f"SKU-{digits}", f"\u00c4rtikel-{n}", f"\u8d27\u53f7-{n}", f"SKU-{n}-\u00df"])),
-            ("very long", "SKU-" + str(n) * rng.randint(30, 60)),
-            ("control character", rng.choice([f"SKU-{n}\n", f"SKU-\t{n}"])),
-            ("other separator", rng.choice([f"SKU_{n}", f"SKU.{n}", f"SKU/{n}"]))]
+    return [
+        ("lower case", f"sku-{n}"),
+        ("no prefix", str(n)),
+        ("spaces", rng.choice([f"SKU {n}", f" SKU-{n}", f"SKU-{n} "])),
+        ("empty", ""),
+        ("non-ASCII", rng.choice([f"SKU-{digits}", f"\u00c4rtikel-{n}", f"\u8d27\u53f7-{n}", f"SKU-{n}-\u00df"])),
+        ("very long", "SKU-" + str(n) * rng.randint(30, 60)),
+        ("control character", rng.choice([f"SKU-{n}\n", f"SKU-\t{n}"])),
+        ("other separator", rng.choice([f"SKU_{n}", f"SKU.{n}", f"SKU/{n}"])),
+    ]
 
 
 # Types a grader-made contract declares (LAB_SPEC: ``type`` is a Python type object),
 # each with a name pool for the argument it adds.
 DECLARED_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list}
-TYPED_ARG_NAMES = {"str": ["note", "channel", "memo"], "int": ["batch", "priority", "shelf"],
-                   "float": ["ratio", "weight", "discount"], "bool": ["fresh", "dry_run", "notify"],
-                   "list": ["tags", "bins", "codes"]}
+TYPED_ARG_NAMES = {
+    "str": ["note", "channel", "memo"],
+    "int": ["batch", "priority", "shelf"],
+    "float": ["ratio", "weight", "discount"],
+    "bool": ["fresh", "dry_run", "notify"],
+    "list": ["tags", "bins", "codes"],
+}
 
 
 def typed_values(rng: random.Random, type_name: str) -> tuple[list[Any], list[Any]]:
@@ -290,18 +361,36 @@ def typed_values(rng: random.Random, type_name: str) -> tuple[list[Any], list[An
     n, word = rng.randint(2, 999), rng.choice(["red", "box", "rush", "north"])
     x = rng.randint(1, 99) + rng.choice([0.5, 0.25, 0.75])
     table = {
-        "str": ([("a word", word), ("empty", ""), ("non-ASCII", f"{word}-\u00e9\u4e2d"), ("spaces", f" {word} {n} ")],
-                [("int of the same text", n), ("None", None), ("list", [word]), ("bool", rng.choice([True, False])),
-                 ("float", float(n))]),
-        "int": ([("positive", n), ("zero", 0), ("negative", -n), ("large", 10 ** rng.randint(10, 18))],
-                [("True", True), ("False", False), ("float of the same value", float(n)), ("numeric str", str(n)),
-                 ("None", None), ("list", [n])]),
-        "float": ([("fraction", x), ("zero", 0.0), ("negative", -x), ("whole", float(n))],
-                  [("numeric str", str(x)), ("None", None), ("list", [x])]),
-        "bool": ([("True", True), ("False", False)],
-                 [("1", 1), ("0", 0), ("str", rng.choice(["True", "false", "yes"])), ("None", None)]),
-        "list": ([("empty", []), ("items", [word, n])],
-                 [("str", f"{word},{n}"), ("None", None), ("dict", {word: n})]),
+        "str": (
+            [("a word", word), ("empty", ""), ("non-ASCII", f"{word}-\u00e9\u4e2d"), ("spaces", f" {word} {n} ")],
+            [
+                ("int of the same text", n),
+                ("None", None),
+                ("list", [word]),
+                ("bool", rng.choice([True, False])),
+                ("float", float(n)),
+            ],
+        ),
+        "int": (
+            [("positive", n), ("zero", 0), ("negative", -n), ("large", 10 ** rng.randint(10, 18))],
+            [
+                ("True", True),
+                ("False", False),
+                ("float of the same value", float(n)),
+                ("numeric str", str(n)),
+                ("None", None),
+                ("list", [n]),
+            ],
+        ),
+        "float": (
+            [("fraction", x), ("zero", 0.0), ("negative", -x), ("whole", float(n))],
+            [("numeric str", str(x)), ("None", None), ("list", [x])],
+        ),
+        "bool": (
+            [("True", True), ("False", False)],
+            [("1", 1), ("0", 0), ("str", rng.choice(["True", "false", "yes"])), ("None", None)],
+        ),
+        "list": ([("empty", []), ("items", [word, n])], [("str", f"{word},{n}"), ("None", None), ("dict", {word: n})]),
     }
     return table[type_name]
 
@@ -324,8 +413,15 @@ def random_valid_result(rng: random.Random, n: int | None = None) -> JsonDict:
     return {"sku": rng.choice(SKUS), "region": rng.choice(REGIONS), "rows": random_rows(rng, n)}
 
 
-BAD_RESULT_KINDS = ("shape_not_dict", "shape_missing_key", "shape_key_type", "shape_bad_row",
-                    "empty", "too_big", "range")
+BAD_RESULT_KINDS = (
+    "shape_not_dict",
+    "shape_missing_key",
+    "shape_key_type",
+    "shape_bad_row",
+    "empty",
+    "too_big",
+    "range",
+)
 
 
 def bad_result(rng: random.Random, kind: str, variant: int | None = None) -> tuple[Any, str]:
@@ -338,30 +434,53 @@ def bad_result(rng: random.Random, kind: str, variant: int | None = None) -> tup
     """
     good = random_valid_result(rng)
     if kind == "shape_not_dict":
-        value = _pick(rng, [rng.choice([None, 42]), rng.choice([good["rows"], list(good.items())]),
-                            rng.choice(["rows", (good["sku"], good["region"], good["rows"])])], variant)
+        value = _pick(
+            rng,
+            [
+                rng.choice([None, 42]),
+                rng.choice([good["rows"], list(good.items())]),
+                rng.choice(["rows", (good["sku"], good["region"], good["rows"])]),
+            ],
+            variant,
+        )
         return value, SHAPE
     if kind == "shape_missing_key":
         del good[rng.choice(["sku", "region", "rows"])]
         return good, SHAPE
     if kind == "shape_key_type":
-        key, value = _pick(rng, [
-            rng.choice([("sku", 1001), ("sku", None)]), ("region", rng.choice([["north"], 7])),
-            rng.choice([("rows", tuple(good["rows"])), ("rows", "N-01"), ("rows", None),
-                        ("rows", {"bin": "N-01", "count": 1})])], variant)
+        key, value = _pick(
+            rng,
+            [
+                rng.choice([("sku", 1001), ("sku", None)]),
+                ("region", rng.choice([["north"], 7])),
+                rng.choice(
+                    [
+                        ("rows", tuple(good["rows"])),
+                        ("rows", "N-01"),
+                        ("rows", None),
+                        ("rows", {"bin": "N-01", "count": 1}),
+                    ]
+                ),
+            ],
+            variant,
+        )
         good[key] = value
         return good, SHAPE
     if kind == "shape_bad_row":
         i = rng.randrange(len(good["rows"]))
         row = good["rows"][i]
-        broken = _pick(rng, [
-            rng.choice([[row["bin"], row["count"]], f"{row['bin']}:{row['count']}", None]),
-            rng.choice([{"bin": row["bin"]}, {"count": row["count"]}]),
-            {"bin": row["bin"], "count": str(row["count"])},
-            {"bin": row["bin"], "count": float(row["count"])},
-            {"bin": row["bin"], "count": rng.choice([True, False])},
-            {"bin": rng.randint(1, 99), "count": row["count"]},
-        ], variant)
+        broken = _pick(
+            rng,
+            [
+                rng.choice([[row["bin"], row["count"]], f"{row['bin']}:{row['count']}", None]),
+                rng.choice([{"bin": row["bin"]}, {"count": row["count"]}]),
+                {"bin": row["bin"], "count": str(row["count"])},
+                {"bin": row["bin"], "count": float(row["count"])},
+                {"bin": row["bin"], "count": rng.choice([True, False])},
+                {"bin": rng.randint(1, 99), "count": row["count"]},
+            ],
+            variant,
+        )
         good["rows"][i] = broken
         return good, SHAPE
     if kind == "empty":
@@ -410,7 +529,7 @@ def clamp(limit: int) -> int:
 # Non-ASCII blanks: str.strip() removes each (str.isspace() is true), step 9's strip (ASCII whitespace only)
 # keeps them, step 11's str.strip removes them. No ASCII character is here: "\x1c".."\x1f" are str.isspace()
 # too, but whether they count as whitespace is nothing the spec decides.
-NAMED_BLANKS = ("\u00a0", "\u3000")   # the no-break and the ideographic space: one on each side, on every run
+NAMED_BLANKS = ("\u00a0", "\u3000")  # the no-break and the ideographic space: one on each side, on every run
 UNICODE_BLANKS = ["\u00a0", "\u3000", "\u2003", "\u2009", "\u202f", "\u205f", "\u2007", "\u1680"]
 
 
@@ -433,7 +552,7 @@ def unicode_padded(rng: random.Random, text: str) -> str:
 
 # Lower-case letters whose str.casefold() is another text (str.lower() keeps them): a casefold in place of
 # lower turns "ſouth" into "south" and "straße" into "strasse".
-CASEFOLD_ONLY = {"s": "\u017f"}   # the long s
+CASEFOLD_ONLY = {"s": "\u017f"}  # the long s
 
 
 def long_s(word: str) -> str | None:
@@ -444,4 +563,4 @@ def long_s(word: str) -> str | None:
     ('weſt', True, False, None)
     """
     i = word.find("s")
-    return None if i < 0 else word[:i] + CASEFOLD_ONLY["s"] + word[i + 1:]
+    return None if i < 0 else word[:i] + CASEFOLD_ONLY["s"] + word[i + 1 :]

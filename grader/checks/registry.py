@@ -20,6 +20,7 @@ Example::
     >>> [check.step for check in checks_for(only=["step2/type_bool_limit"])]
     [2]
 """
+
 from __future__ import annotations
 
 import importlib

@@ -19,6 +19,7 @@ A ``coerce`` (step 9) that ``explain`` may call is the grader's too.
 the explain checks alone, on every seed): which calls reached the door, with
 which arguments, what came back, and how many times a tool body ran.
 """
+
 from __future__ import annotations
 
 import random
@@ -119,8 +120,11 @@ class Contract:
         limit = {"type": int, "required": True, "min": self.low, "max": self.high}
         if self.limit_allowed is not None:
             limit["allowed"] = list(self.limit_allowed)
-        return {"sku": {"type": str, "required": True},
-                "region": {"type": str, "required": True, "allowed": list(self.allowed)}, "limit": limit}
+        return {
+            "sku": {"type": str, "required": True},
+            "region": {"type": str, "required": True, "allowed": list(self.allowed)},
+            "limit": limit,
+        }
 
     def allowed_of(self, arg: str | None) -> list[Any]:
         return list(self.limit_allowed) if arg == "limit" and self.limit_allowed is not None else list(self.allowed)
@@ -160,11 +164,14 @@ def _edit(rng: random.Random, word: str, how: str = "", at: str = "") -> str:
     [4, 6, 5]
     """
     how, at = how or rng.choice(EDITS), at or rng.choice(PLACES)
-    end = len(word) if how == "insert" else len(word) - 1   # an insertion may also follow the last letter
+    end = len(word) if how == "insert" else len(word) - 1  # an insertion may also follow the last letter
     i = {"first": 0, "inner": rng.randint(1, max(1, end - 1)), "last": end}[at]
-    letter = rng.choice([c for c in string.ascii_lowercase if c not in word[max(0, i - 1):i + 1]])
-    edited = {"delete": word[:i] + word[i + 1:], "insert": word[:i] + letter + word[i:],
-              "substitute": word[:i] + letter + word[i + 1:]}
+    letter = rng.choice([c for c in string.ascii_lowercase if c not in word[max(0, i - 1) : i + 1]])
+    edited = {
+        "delete": word[:i] + word[i + 1 :],
+        "insert": word[:i] + letter + word[i:],
+        "substitute": word[:i] + letter + word[i + 1 :],
+    }
     return edited[how]
 
 
@@ -196,14 +203,18 @@ def _other_contract(rng: random.Random) -> tuple[Contract, JsonDict]:
     i = rng.randrange(len(stem))
     a, b = rng.sample([c for c in string.ascii_lowercase if c != stem[i]], 2)
     word = rng.choice(_WORDS)
-    allowed = rng.sample([w for w in _WORDS if w != word], 3) + [stem, stem[:i] + a + stem[i + 1:], word, word + "s"]
+    allowed = rng.sample([w for w in _WORDS if w != word], 3) + [stem, stem[:i] + a + stem[i + 1 :], word, word + "s"]
     rng.shuffle(allowed)
     low = rng.randint(2, 3)
     mixed = word + rng.choice([c for c in string.ascii_lowercase if c != "s"])
     sharp = rng.choice(_SHARP)
     allowed.insert(rng.randrange(len(allowed) + 1), sharp[0])
-    return Contract(allowed, low, rng.randint(9, 14)), {"two": stem[:i] + b + stem[i + 1:], "exact_near": word,
-                                                        "two_mixed": mixed, "sharp": sharp}
+    return Contract(allowed, low, rng.randint(9, 14)), {
+        "two": stem[:i] + b + stem[i + 1 :],
+        "exact_near": word,
+        "two_mixed": mixed,
+        "sharp": sharp,
+    }
 
 
 def _swaps(word: str) -> set:
@@ -212,7 +223,7 @@ def _swaps(word: str) -> set:
     >>> sorted(_swaps("east"))
     ['aest', 'eats', 'esat']
     """
-    return {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1) if word[i] != word[i + 1]}
+    return {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 1) if word[i] != word[i + 1]}
 
 
 def _transposed(rng: random.Random, allowed: list[Any], at: str) -> str:
@@ -228,29 +239,37 @@ def _transposed(rng: random.Random, allowed: list[Any], at: str) -> str:
         i = 0 if at == "first" else len(target) - 2
         if len(target) < 3 or target[i] == target[i + 1]:
             continue
-        value = target[:i] + target[i + 1] + target[i] + target[i + 2:]
+        value = target[:i] + target[i + 1] + target[i] + target[i + 2 :]
         if allowed_fix(value, allowed) is None and [o for o in allowed if value in _swaps(o)] == [target]:
             return value
     raise RuntimeError("no transposed value found")  # cannot happen with the grader's lists
 
 
-def _allowed_cases(rng: random.Random, contract: Contract, two: list[Any], exact_near: list[Any],
-                   folded: tuple[Any, ...] | None = None) -> list[Case]:
+def _allowed_cases(
+    rng: random.Random, contract: Contract, two: list[Any], exact_near: list[Any], folded: tuple[Any, ...] | None = None
+) -> list[Case]:
     # Each edit at each place on every run: a fix found by substitutions alone, or by comparing letters at the
     # same positions, is missed on every seed, not on the seeds that put the edit where it shows.
-    values = [("exact", _padded(rng, rng.choice(contract.allowed))), ("exact", rng.choice(contract.allowed).upper()),
-              *[("one_fix", _one_fix(rng, contract.allowed, how, at)) for how in EDITS for at in PLACES],
-              ("one_fix", _padded(rng, _one_fix(rng, contract.allowed, rng.choice(EDITS), rng.choice(PLACES))))]
+    values = [
+        ("exact", _padded(rng, rng.choice(contract.allowed))),
+        ("exact", rng.choice(contract.allowed).upper()),
+        *[("one_fix", _one_fix(rng, contract.allowed, how, at)) for how in EDITS for at in PLACES],
+        ("one_fix", _padded(rng, _one_fix(rng, contract.allowed, rng.choice(EDITS), rng.choice(PLACES)))),
+    ]
     values += [("far", rng.choice(_FAR)), ("far", _edit(rng, _edit(rng, rng.choice(_FAR))))]
     values += [("two_fixes", value) for value in two] + [("exact_near", _dress(rng, w)) for w in exact_near]
     # A swap of two neighbouring letters is two edits (LAB_SPEC: insertion, deletion or substitution), at the
     # start and at the end, as written and dressed up, on every run.
-    values += [("transposed", _transposed(rng, contract.allowed, "first")),
-               ("transposed", _padded(rng, _transposed(rng, contract.allowed, "last")))]
+    values += [
+        ("transposed", _transposed(rng, contract.allowed, "first")),
+        ("transposed", _padded(rng, _transposed(rng, contract.allowed, "last"))),
+    ]
     # v is the value after step 9's strip (ASCII whitespace only) and str.lower: other blanks stay, so these are
     # two or more edits from every allowed value; and a sharp s stays a sharp s (casefold() would make it ss).
-    values += [("unicode_blanks", cases.unicode_padded(rng, rng.choice(contract.allowed))),
-               ("unicode_blanks", _padded(rng, cases.unicode_padded(rng, rng.choice(contract.allowed))))]
+    values += [
+        ("unicode_blanks", cases.unicode_padded(rng, rng.choice(contract.allowed))),
+        ("unicode_blanks", _padded(rng, cases.unicode_padded(rng, rng.choice(contract.allowed)))),
+    ]
     if folded:
         values += [("sharp_s", folded[1])]
     out = []
@@ -260,44 +279,77 @@ def _allowed_cases(rng: random.Random, contract: Contract, two: list[Any], exact
         args = {**cases.random_valid_args(rng, inner=True), "region": value}
         args["limit"] = rng.randint(contract.low, contract.high)
         fix = allowed_fix(value, contract.allowed)
-        out.append(Case(rng.choice(spec.TOOL_NAMES), args, "allowed:region",
-                        None if fix is None else {**args, "region": fix}, kind))
+        out.append(
+            Case(
+                rng.choice(spec.TOOL_NAMES),
+                args,
+                "allowed:region",
+                None if fix is None else {**args, "region": fix},
+                kind,
+            )
+        )
     return out
 
 
 def _int_cases(rng: random.Random, contract: Contract) -> list[Case]:
     n = rng.randint(contract.low, contract.high)
-    digits = [str(n), f" {n} ", f"\t{n}\n", "0" + str(n), str(rng.randint(contract.high + 1, 99)),
-              str(contract.low - 1)]
+    digits = [
+        str(n),
+        f" {n} ",
+        f"\t{n}\n",
+        "0" + str(n),
+        str(rng.randint(contract.high + 1, 99)),
+        str(contract.low - 1),
+    ]
     # int_from_str strips ASCII whitespace only: digits between other blanks are no int (no suggestion).
-    values = digits + _NOT_INT + [True, False, float(n), None, [n], cases.unicode_padded(rng, str(n)),
-                                  f" {cases.unicode_padded(rng, str(n))}\t"]
+    values = (
+        digits
+        + _NOT_INT
+        + [
+            True,
+            False,
+            float(n),
+            None,
+            [n],
+            cases.unicode_padded(rng, str(n)),
+            f" {cases.unicode_padded(rng, str(n))}\t",
+        ]
+    )
     out = []
     for value in values:
         args = {**cases.random_valid_args(rng), "limit": value}
         args["region"] = rng.choice(contract.allowed)
         fix = int_fix(value, contract.low, contract.high)
         kind = "int_in_range" if fix is not None else ("int_out_of_range" if value in digits else "not_int")
-        out.append(Case(rng.choice(spec.TOOL_NAMES), args, "type:limit",
-                        None if fix is None else {**args, "limit": fix}, kind))
+        out.append(
+            Case(rng.choice(spec.TOOL_NAMES), args, "type:limit", None if fix is None else {**args, "limit": fix}, kind)
+        )
     return out
 
 
 def _valid_args(rng: random.Random, contract: Contract) -> JsonDict:
-    return {"sku": rng.choice(spec.SKUS + [spec.UNKNOWN_SKU]), "region": rng.choice(contract.allowed),
-            "limit": rng.randint(contract.low, contract.high)}
+    return {
+        "sku": rng.choice(spec.SKUS + [spec.UNKNOWN_SKU]),
+        "region": rng.choice(contract.allowed),
+        "limit": rng.randint(contract.low, contract.high),
+    }
 
 
 def _extra_cases(rng: random.Random, contract: Contract) -> list[Case]:
     """Extra arguments: with a value, with ``None``, and a listed name written another way."""
     out = []
     first, second = rng.sample(sorted(cases.EXTRA_ARGS), 2)
-    for name, value in ((first, cases.EXTRA_ARGS[first]), (second, None), (rng.choice(["Limit", "SKU"]), 2),
-                        ("region ", rng.choice(contract.allowed))):
+    for name, value in (
+        (first, cases.EXTRA_ARGS[first]),
+        (second, None),
+        (rng.choice(["Limit", "SKU"]), 2),
+        ("region ", rng.choice(contract.allowed)),
+    ):
         args = _valid_args(rng, contract)
         extra = {name: value}
-        out.append(Case(rng.choice(spec.TOOL_NAMES), cases.shuffled(rng, {**args, **extra}), f"extra:{name}",
-                        args, "extra"))
+        out.append(
+            Case(rng.choice(spec.TOOL_NAMES), cases.shuffled(rng, {**args, **extra}), f"extra:{name}", args, "extra")
+        )
     return out
 
 
@@ -305,16 +357,30 @@ def _unfixable_cases(rng: random.Random, contract: Contract) -> list[Case]:
     """range, missing, unknown_tool, and a type of a str argument: no honest fix."""
     out = []
     for limit in (contract.low - 1, contract.high + 1, rng.randint(contract.high + 2, 99)):
-        out.append(Case(rng.choice(spec.TOOL_NAMES), {**_valid_args(rng, contract), "limit": limit},
-                        "range:limit", None, "range"))
+        out.append(
+            Case(
+                rng.choice(spec.TOOL_NAMES),
+                {**_valid_args(rng, contract), "limit": limit},
+                "range:limit",
+                None,
+                "range",
+            )
+        )
     for name in spec.ARG_NAMES:
         args = _valid_args(rng, contract)
         del args[name]
         out.append(Case(rng.choice(spec.TOOL_NAMES), args, f"missing:{name}", None, "missing"))
     for tool in (rng.choice(cases.UNKNOWN_TOOLS), rng.choice(cases.TOOL_LOOKALIKES)):
         out.append(Case(tool, _valid_args(rng, contract), "unknown_tool", None, "unknown_tool"))
-    out.append(Case(rng.choice(spec.TOOL_NAMES), {**_valid_args(rng, contract), "sku": rng.randint(1000, 9999)},
-                    "type:sku", None, "type_of_str"))
+    out.append(
+        Case(
+            rng.choice(spec.TOOL_NAMES),
+            {**_valid_args(rng, contract), "sku": rng.randint(1000, 9999)},
+            "type:sku",
+            None,
+            "type_of_str",
+        )
+    )
     return out
 
 
@@ -327,12 +393,21 @@ def explain_cases(rng: random.Random) -> list[tuple[Contract, list[Case]]]:
     [3, ['exact', 'exact_near', 'extra', 'far']]
     """
     other, extra = _other_contract(rng)
-    plans = [(_spec_contract(), [rng.choice(_REGION_TWO_FIXES), rng.choice(_REGION_TWO_FIXES[:3])], []),
-             (other, [extra["two"], _dress(rng, extra["two"]), extra["two_mixed"]], [extra["exact_near"]])]
+    plans = [
+        (_spec_contract(), [rng.choice(_REGION_TWO_FIXES), rng.choice(_REGION_TWO_FIXES[:3])], []),
+        (other, [extra["two"], _dress(rng, extra["two"]), extra["two_mixed"]], [extra["exact_near"]]),
+    ]
     out = []
     for (contract, two, exact_near), folded in zip(plans, (None, extra["sharp"])):
-        out.append((contract, _allowed_cases(rng, contract, two, exact_near, folded) + _int_cases(rng, contract)
-                    + _extra_cases(rng, contract) + _unfixable_cases(rng, contract)))
+        out.append(
+            (
+                contract,
+                _allowed_cases(rng, contract, two, exact_near, folded)
+                + _int_cases(rng, contract)
+                + _extra_cases(rng, contract)
+                + _unfixable_cases(rng, contract),
+            )
+        )
     return out + [_int_allowed_cases(rng)]
 
 
@@ -343,8 +418,11 @@ def _int_allowed_cases(rng: random.Random) -> tuple[Contract, list[Case]]:
     left_out = [n for n in range(1, spec.MAX_ROWS + 1) if n not in kept]
     contract = Contract(list(spec.REGIONS), 1, spec.MAX_ROWS, kept)
     found = []
-    for value, reason in ((rng.choice(left_out), "allowed:limit"), (f" {rng.choice(left_out)} ", "type:limit"),
-                          (str(rng.choice(kept)), "type:limit")):
+    for value, reason in (
+        (rng.choice(left_out), "allowed:limit"),
+        (f" {rng.choice(left_out)} ", "type:limit"),
+        (str(rng.choice(kept)), "type:limit"),
+    ):
         args = {**_valid_args(rng, contract), "limit": value}
         fix = int_fix(value, 1, spec.MAX_ROWS)
         fixed = {**args, "limit": fix} if fix in kept else None
@@ -379,11 +457,21 @@ def on_contract(contract: Contract, ops: list[Any], *, door: bool = False, **opt
 
 def _explain_op(case: Case, contract: Contract) -> JsonDict:
     operation = call_op("explain", case.tool, case.args, runs={t: 0 for t in spec.TOOL_NAMES})
-    operation["args_after"] = True   # a suggestion is a corrected copy: the caller's dict stays as it was
+    operation["args_after"] = True  # a suggestion is a corrected copy: the caller's dict stays as it was
     # Judge-only: what the spec says comes back, and what the contract of this probe accepts.
-    operation["case"] = encode({"reason": case.reason, "arg": case.arg, "value": case.value,
-                                "suggestion": case.suggestion, "kind": case.kind, "shown": case.arg in case.args,
-                                "allowed": contract.allowed_of(case.arg), "low": contract.low, "high": contract.high})
+    operation["case"] = encode(
+        {
+            "reason": case.reason,
+            "arg": case.arg,
+            "value": case.value,
+            "suggestion": case.suggestion,
+            "kind": case.kind,
+            "shown": case.arg in case.args,
+            "allowed": contract.allowed_of(case.arg),
+            "low": contract.low,
+            "high": contract.high,
+        }
+    )
     return operation
 
 
@@ -394,8 +482,10 @@ def explain_probes(rng: random.Random) -> list[Probe]:
     ['explain', 'explain', 'explain']
     """
     draw = shared_rng(rng, "step10/explain")
-    return [on_contract(contract, [_explain_op(case, contract) for case in found], spies=TOOL_SPIES_TABLE)
-            for contract, found in explain_cases(draw)]
+    return [
+        on_contract(contract, [_explain_op(case, contract) for case in found], spies=TOOL_SPIES_TABLE)
+        for contract, found in explain_cases(draw)
+    ]
 
 
 def _explanations(probes: list[Probe], observations: list[Observation]):
@@ -405,8 +495,12 @@ def _explanations(probes: list[Probe], observations: list[Observation]):
             if operation.get("op") != "call":
                 continue
             if "value" not in rec:
-                raise Fail("explain must return a dict for every refused call.", call=operation["label"],
-                           expected="a dict", got=outcome(rec))
+                raise Fail(
+                    "explain must return a dict for every refused call.",
+                    call=operation["label"],
+                    expected="a dict",
+                    got=outcome(rec),
+                )
             value = rec["value"]
             for key in spec.EXPLANATION_KEYS:
                 get_field(value, key, operation["label"], "explain's dict")
@@ -418,10 +512,13 @@ def check_args_unchanged(fn: str, operation: JsonDict, rec: JsonDict) -> None:
     after = rec.get("args_after")
     if isinstance(after, list) and len(after) == 2 and not strict_equal(after[1], operation["args"][1]):
         where = fn if fn == "explain" else f"{fn} (in it, or in the explain it calls)"
-        raise Fail(f"The caller's args changed in {where}: a suggestion is a corrected copy ({{**args, arg: fixed}}, "
-                   "or a new dict without the extra argument), and the dict passed in stays as it was.",
-                   call=operation["label"], expected=f"args after the call = {show(operation['args'][1])}",
-                   got=f"args after the call = {show(after[1])}")
+        raise Fail(
+            f"The caller's args changed in {where}: a suggestion is a corrected copy ({{**args, arg: fixed}}, "
+            "or a new dict without the extra argument), and the dict passed in stays as it was.",
+            call=operation["label"],
+            expected=f"args after the call = {show(operation['args'][1])}",
+            got=f"args after the call = {show(after[1])}",
+        )
 
 
 def _judge_fields(keys: tuple[Any, ...], message: str, kinds: tuple[Any, ...] | None = None):
@@ -435,8 +532,12 @@ def _judge_fields(keys: tuple[Any, ...], message: str, kinds: tuple[Any, ...] | 
             for key in keys:
                 if not strict_equal(value[key], case[key if key != "error" else "reason"]):
                     expected = case[key if key != "error" else "reason"]
-                    raise Fail(message.format(kind=case["kind"], key=key), call=operation["label"],
-                               expected=f"{key} = {show(expected)}", got=f"{key} = {show(value[key])}")
+                    raise Fail(
+                        message.format(kind=case["kind"], key=key),
+                        call=operation["label"],
+                        expected=f"{key} = {show(expected)}",
+                        got=f"{key} = {show(value[key])}",
+                    )
             if "suggestion" in keys:
                 check_args_unchanged("explain", operation, rec)
         return Verdict.ok()
@@ -444,11 +545,16 @@ def _judge_fields(keys: tuple[Any, ...], message: str, kinds: tuple[Any, ...] | 
     return judge
 
 
-add("step10/reason", 2, "explain's error, arg and value come from validate_args' reason",
+add(
+    "step10/reason",
+    2,
+    "explain's error, arg and value come from validate_args' reason",
     "Call validate_args(name, args) and put its reason in 'error' unchanged; 'arg' is the part after the "
     "colon (None for unknown_tool), 'value' that argument's value in args (None when it is absent).",
-    ["10.reason"], explain_probes,
-    _judge_fields(("error", "arg", "value"), "explain's {key} is not what validate_args' reason says."))
+    ["10.reason"],
+    explain_probes,
+    _judge_fields(("error", "arg", "value"), "explain's {key} is not what validate_args' reason says."),
+)
 
 
 def _valid_probes(rng: random.Random) -> list[Probe]:
@@ -458,9 +564,16 @@ def _valid_probes(rng: random.Random) -> list[Probe]:
     for contract in (_spec_contract(), other):
         found = [(rng.choice(spec.TOOL_NAMES), _valid_args(rng, contract)) for _ in range(3)]
         found.append((rng.choice(spec.TOOL_NAMES), {**_valid_args(rng, contract), "limit": contract.high}))
-        probes.append(on_contract(contract, [call_op("explain", tool, args, expect=spec.EMPTY_EXPLANATION,
-                                                     runs={t: 0 for t in spec.TOOL_NAMES})
-                                             for tool, args in found], spies=TOOL_SPIES_TABLE))
+        probes.append(
+            on_contract(
+                contract,
+                [
+                    call_op("explain", tool, args, expect=spec.EMPTY_EXPLANATION, runs={t: 0 for t in spec.TOOL_NAMES})
+                    for tool, args in found
+                ],
+                spies=TOOL_SPIES_TABLE,
+            )
+        )
     return probes
 
 
@@ -475,10 +588,16 @@ def _expect_judge(message: str):
     return judge
 
 
-add("step10/valid", 1, "valid arguments give the empty explanation",
+add(
+    "step10/valid",
+    1,
+    "valid arguments give the empty explanation",
     "When validate_args returns \"\", return exactly {'error': '', 'arg': None, 'value': None, 'message': '', "
     "'suggestion': None}.",
-    ["10.valid"], _valid_probes, _expect_judge("Valid arguments must give the empty explanation."))
+    ["10.valid"],
+    _valid_probes,
+    _expect_judge("Valid arguments must give the empty explanation."),
+)
 
 
 def _names_number(text: str, number: int) -> bool:
@@ -516,43 +635,73 @@ def _message_judge(probes: list[Probe], observations: list[Observation]) -> Verd
     for operation, _rec, value, case in _explanations(probes, observations):
         miss = _message_miss(case, value["message"])
         if miss:
-            raise Fail(miss[0], call=operation["label"], expected=f"a message containing {miss[1]}",
-                       got=show(value["message"]))
+            raise Fail(
+                miss[0], call=operation["label"], expected=f"a message containing {miss[1]}", got=show(value["message"])
+            )
     return Verdict.ok()
 
 
-add("step10/message", 2, "the message names the argument, shows the value and what is accepted",
+add(
+    "step10/message",
+    2,
+    "the message names the argument, shows the value and what is accepted",
     "Build the message from the reason and the contract: the argument's name, repr(value), and for allowed/range "
     "the contract's allowed values or min..max (read TOOLS[name]['args'] when explain runs: the grader changes it).",
-    ["10.message"], explain_probes, _message_judge)
+    ["10.message"],
+    explain_probes,
+    _message_judge,
+)
 
-add("step10/suggest_allowed", 3, "allowed: a suggestion exactly when one allowed value fits",
+add(
+    "step10/suggest_allowed",
+    3,
+    "allowed: a suggestion exactly when one allowed value fits",
     "Strip a str value with step 9's strip (ASCII whitespace only, not str.strip()) and lower-case it with "
     "str.lower (not casefold); if that is allowed, suggest it; else suggest the allowed value at edit distance 1 "
     "(one insertion, deletion or substitution: a swap of two letters is two edits) only when it is the only one "
     "(two, like east and west for 'wast', is no suggestion). Read the allowed list from TOOLS when explain runs, "
     "and build the suggestion as a copy: the caller's args stay as they were.",
-    ["10.allowed", "10.validates"], explain_probes,
-    _judge_fields(("suggestion",), "Wrong suggestion for an allowed: refusal (class {kind}).", ("allowed",)))
+    ["10.allowed", "10.validates"],
+    explain_probes,
+    _judge_fields(("suggestion",), "Wrong suggestion for an allowed: refusal (class {kind}).", ("allowed",)),
+)
 
-add("step10/suggest_int", 2, "type of an int argument: the int_from_str value, if it then validates",
+add(
+    "step10/suggest_int",
+    2,
+    "type of an int argument: the int_from_str value, if it then validates",
     "Suggest int(value) only for a str of ASCII digits 0-9 after step 9's strip (ASCII whitespace only), and only "
     "when that int passes validate_args (in min..max of the contract); never for bool, float, signs, '３', '', "
     "digits between other blanks ('\\u00a03') or anything else.",
-    ["10.int", "10.validates"], explain_probes,
-    _judge_fields(("suggestion",), "Wrong suggestion for a type: refusal (class {kind}).", ("type",)))
+    ["10.int", "10.validates"],
+    explain_probes,
+    _judge_fields(("suggestion",), "Wrong suggestion for a type: refusal (class {kind}).", ("type",)),
+)
 
-add("step10/suggest_extra", 1, "extra: the arguments without the extra one",
+add(
+    "step10/suggest_extra",
+    1,
+    "extra: the arguments without the extra one",
     "For extra:<arg> suggest a new dict: args without that argument (every other argument kept). Do not pop it "
     "from the caller's args: the dict passed in stays as it was.",
-    ["10.extra"], explain_probes,
-    _judge_fields(("suggestion",), "Wrong suggestion for an extra: refusal.", ("extra",)))
+    ["10.extra"],
+    explain_probes,
+    _judge_fields(("suggestion",), "Wrong suggestion for an extra: refusal.", ("extra",)),
+)
 
-add("step10/no_invented_fix", 2, "no suggestion for range, missing or unknown_tool",
+add(
+    "step10/no_invented_fix",
+    2,
+    "no suggestion for range, missing or unknown_tool",
     "A value out of range, a missing argument or an unknown tool has no honest fix: suggestion None.",
-    ["10.none"], explain_probes,
-    _judge_fields(("suggestion",), "This refusal has no honest fix (class {kind}): the suggestion must be None.",
-                  ("range", "missing", "unknown_tool")))
+    ["10.none"],
+    explain_probes,
+    _judge_fields(
+        ("suggestion",),
+        "This refusal has no honest fix (class {kind}): the suggestion must be None.",
+        ("range", "missing", "unknown_tool"),
+    ),
+)
 
 
 def _no_body_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
@@ -563,16 +712,30 @@ def _no_body_judge(probes: list[Probe], observations: list[Observation]) -> Verd
             if operation.get("op") != "call":
                 continue
             if "value" not in rec:
-                raise Fail("explain must return for every call (it is judged on running no tool body when it "
-                           "returns).", call=operation["label"], expected="a dict", got=outcome(rec))
-            check_expect({key: value for key, value in operation.items() if key != "expect"}, rec,
-                         "explain must never run a tool body.", start)
+                raise Fail(
+                    "explain must return for every call (it is judged on running no tool body when it returns).",
+                    call=operation["label"],
+                    expected="a dict",
+                    got=outcome(rec),
+                )
+            check_expect(
+                {key: value for key, value in operation.items() if key != "expect"},
+                rec,
+                "explain must never run a tool body.",
+                start,
+            )
     return Verdict.ok()
 
 
-add("step10/explain_no_body", 1, "explain never runs a tool body",
+add(
+    "step10/explain_no_body",
+    1,
+    "explain never runs a tool body",
     "explain only reads validate_args and the contract; it never calls call_tool or a tool.",
-    ["10.no_body"], lambda rng: explain_probes(rng) + _valid_probes(rng), _no_body_judge)
+    ["10.no_body"],
+    lambda rng: explain_probes(rng) + _valid_probes(rng),
+    _no_body_judge,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -582,15 +745,19 @@ add("step10/explain_no_body", 1, "explain never runs a tool body",
 
 def _retry_probe(case: Case) -> Probe:
     operation = call_op("retry_with_suggestion", case.tool, case.args)
-    operation["args_after"] = True   # the retry sends explain's corrected copy: the caller's dict stays as it was
-    operation["case"] = encode({"tool": case.tool, "args": case.args, "reason": case.reason,
-                                "suggestion": case.suggestion, "kind": case.kind})
+    operation["args_after"] = True  # the retry sends explain's corrected copy: the caller's dict stays as it was
+    operation["case"] = encode(
+        {"tool": case.tool, "args": case.args, "reason": case.reason, "suggestion": case.suggestion, "kind": case.kind}
+    )
     return on_contract(_spec_contract(), [operation], door=True, spies=TOOL_SPIES_TABLE)
 
 
 def _retry_fixed_probes(rng: random.Random) -> list[Probe]:
     found = []
-    for region in (_dress(rng, rng.choice(spec.REGIONS)), _one_fix(rng, spec.REGIONS, rng.choice(EDITS), rng.choice(PLACES))):
+    for region in (
+        _dress(rng, rng.choice(spec.REGIONS)),
+        _one_fix(rng, spec.REGIONS, rng.choice(EDITS), rng.choice(PLACES)),
+    ):
         args = {**cases.random_valid_args(rng, stocked=True, inner=True)}
         fixed = dict(args)
         args["region"] = region
@@ -599,20 +766,30 @@ def _retry_fixed_probes(rng: random.Random) -> list[Probe]:
     args = cases.random_valid_args(rng, stocked=True)
     found.append(Case(rng.choice(spec.TOOL_NAMES), {**args, "limit": f" {args['limit']} "}, "type:limit", args, "int"))
     name = rng.choice(sorted(cases.EXTRA_ARGS))
-    found.append(Case(rng.choice(spec.TOOL_NAMES), {**args, name: cases.EXTRA_ARGS[name]}, f"extra:{name}",
-                      args, "extra"))
+    found.append(
+        Case(rng.choice(spec.TOOL_NAMES), {**args, name: cases.EXTRA_ARGS[name]}, f"extra:{name}", args, "extra")
+    )
     return [_retry_probe(case) for case in found]
 
 
 def _retry_unfixed_probes(rng: random.Random) -> list[Probe]:
     args = cases.random_valid_args(rng, stocked=True, inner=True)
-    found = [Case("stock_lookup", {**args, "region": rng.choice(_REGION_TWO_FIXES)}, "allowed:region", None, "two"),
-             Case("stock_lookup", {**args, "limit": cases.out_of_range_limit(rng)}, "range:limit", None, "range"),
-             Case("stock_lookup", {**args, "limit": str(rng.randint(spec.MAX_ROWS + 1, 9))}, "type:limit", None,
-                  "int_out_of_range"),
-             Case(rng.choice(cases.UNKNOWN_TOOLS), args, "unknown_tool", None, "unknown_tool")]
-    found += [Case("stock_lookup", {k: v for k, v in args.items() if k != missing}, f"missing:{missing}", None,
-                   "missing") for missing in spec.ARG_NAMES]
+    found = [
+        Case("stock_lookup", {**args, "region": rng.choice(_REGION_TWO_FIXES)}, "allowed:region", None, "two"),
+        Case("stock_lookup", {**args, "limit": cases.out_of_range_limit(rng)}, "range:limit", None, "range"),
+        Case(
+            "stock_lookup",
+            {**args, "limit": str(rng.randint(spec.MAX_ROWS + 1, 9))},
+            "type:limit",
+            None,
+            "int_out_of_range",
+        ),
+        Case(rng.choice(cases.UNKNOWN_TOOLS), args, "unknown_tool", None, "unknown_tool"),
+    ]
+    found += [
+        Case("stock_lookup", {k: v for k, v in args.items() if k != missing}, f"missing:{missing}", None, "missing")
+        for missing in spec.ARG_NAMES
+    ]
     return [_retry_probe(case) for case in found]
 
 
@@ -622,10 +799,17 @@ def _retry_valid_probes(rng: random.Random) -> list[Probe]:
     for tool in spec.TOOL_NAMES:
         args = cases.random_valid_args(rng, stocked=True, inner=True)
         while tool == "legacy_stock" and (args["sku"], args["region"]) == spec.BIG_PAIR:
-            args = cases.random_valid_args(rng, stocked=True, inner=True)   # result:too_big is no success
+            args = cases.random_valid_args(rng, stocked=True, inner=True)  # result:too_big is no success
         found.append(Case(tool, args, "", None, "valid"))
-    found.append(Case(rng.choice(spec.TOOL_NAMES), {**cases.random_valid_args(rng), "sku": spec.UNKNOWN_SKU}, "",
-                      None, "empty_result"))
+    found.append(
+        Case(
+            rng.choice(spec.TOOL_NAMES),
+            {**cases.random_valid_args(rng), "sku": spec.UNKNOWN_SKU},
+            "",
+            None,
+            "empty_result",
+        )
+    )
     return [_retry_probe(case) for case in found]
 
 
@@ -642,11 +826,16 @@ def _check_door(case: JsonDict, calls: list[Any], label: str) -> None:
         wanted.append([case["tool"], case["suggestion"]])
     got = [entry.get("args") for entry in calls]
     if not strict_equal(got, wanted):
-        raise Fail("retry_with_suggestion must call call_tool with the arguments as given, then once more "
-                   "only with explain's suggestion when there is one.", call=label,
-                   expected=" then ".join(f"call_tool{tuple(show(a) for a in w)}" for w in wanted),
-                   got=" then ".join(f"call_tool({', '.join(show(a) for a in g)})" if isinstance(g, list) else show(g)
-                                     for g in got) or "no call_tool call")
+        raise Fail(
+            "retry_with_suggestion must call call_tool with the arguments as given, then once more "
+            "only with explain's suggestion when there is one.",
+            call=label,
+            expected=" then ".join(f"call_tool{tuple(show(a) for a in w)}" for w in wanted),
+            got=" then ".join(
+                f"call_tool({', '.join(show(a) for a in g)})" if isinstance(g, list) else show(g) for g in got
+            )
+            or "no call_tool call",
+        )
 
 
 def _check_result(case: JsonDict, calls: list[Any], value: Any, label: str) -> None:
@@ -654,30 +843,48 @@ def _check_result(case: JsonDict, calls: list[Any], value: Any, label: str) -> N
     last = calls[-1].get("returned") if calls else None
     for key in ("ok", "value", "error"):
         if isinstance(last, dict) and not strict_equal(get_field(value, key, label), last.get(key)):
-            raise Fail(f"The result's {key!r} must be the last call_tool dict's.", call=label,
-                       expected=show(last.get(key)), got=show(get_field(value, key, label)))
+            raise Fail(
+                f"The result's {key!r} must be the last call_tool dict's.",
+                call=label,
+                expected=show(last.get(key)),
+                got=show(get_field(value, key, label)),
+            )
     if get_field(value, "suggested", label) is not (case["suggestion"] is not None):
-        raise Fail("'suggested' must be True exactly when the call was retried with a suggestion.", call=label,
-                   expected=repr(case["suggestion"] is not None), got=show(value["suggested"]))
+        raise Fail(
+            "'suggested' must be True exactly when the call was retried with a suggestion.",
+            call=label,
+            expected=repr(case["suggestion"] is not None),
+            got=show(value["suggested"]),
+        )
     explanation = get_field(value, "explanation", label)
     if not case["reason"]:
         # LAB_SPEC: None when the first call was valid -- also when its result was then refused (result:...).
         if explanation is not None:
-            refused = "" if last is None or last.get("ok") else f" (even though the call failed with {last.get('error')!r})"
-            raise Fail(f"When the first call's arguments were valid, 'explanation' must be None{refused}.",
-                       call=label, expected="None", got=show(explanation))
+            refused = (
+                "" if last is None or last.get("ok") else f" (even though the call failed with {last.get('error')!r})"
+            )
+            raise Fail(
+                f"When the first call's arguments were valid, 'explanation' must be None{refused}.",
+                call=label,
+                expected="None",
+                got=show(explanation),
+            )
         return
     for key, wanted in (("error", case["reason"]), ("suggestion", case["suggestion"])):
         if not strict_equal(get_field(explanation, key, label, "'explanation'"), encode(wanted)):
-            raise Fail(f"'explanation' must be explain's dict for the first call (its {key!r}).", call=label,
-                       expected=show(encode(wanted)), got=show(explanation[key]))
+            raise Fail(
+                f"'explanation' must be explain's dict for the first call (its {key!r}).",
+                call=label,
+                expected=show(encode(wanted)),
+                got=show(explanation[key]),
+            )
 
 
 def _called_with(entry: JsonDict, names: tuple[Any, ...]) -> list[Any]:
     """The positional arguments of a watched call, keyword ones put back in ``names``' order."""
     given = list(entry.get("args") or [])
     keywords = entry.get("kwargs") if isinstance(entry.get("kwargs"), dict) else {}
-    return given + [keywords[name] for name in names[len(given):] if name in keywords]
+    return given + [keywords[name] for name in names[len(given) :] if name in keywords]
 
 
 def _own_explain_case(case: JsonDict, probe: Probe, obs: JsonDict) -> JsonDict:
@@ -692,8 +899,9 @@ def _own_explain_case(case: JsonDict, probe: Probe, obs: JsonDict) -> JsonDict:
         return case
     seen = obs.get("double_seen") if isinstance(obs.get("double_seen"), dict) else {}
     for entry in seen.get("explain") or []:
-        if not isinstance(entry, dict) or not strict_equal(_called_with(entry, ("name", "args")),
-                                                           [case["tool"], case["args"]]):
+        if not isinstance(entry, dict) or not strict_equal(
+            _called_with(entry, ("name", "args")), [case["tool"], case["args"]]
+        ):
             continue
         own = entry.get("returned")
         if isinstance(own, dict) and "suggestion" in own and strict_equal(own.get("error"), case["reason"]):
@@ -718,8 +926,7 @@ def _retry_judge(probes: list[Probe], observations: list[Observation]) -> Verdic
                 continue
             label, case, calls = operation["label"], operation["case"], _door_calls(obs)
             if "value" not in rec:
-                raise Fail("retry_with_suggestion must return a dict.", call=label, expected="a dict",
-                           got=outcome(rec))
+                raise Fail("retry_with_suggestion must return a dict.", call=label, expected="a dict", got=outcome(rec))
             case = _own_explain_case(case, probe, obs)
             _check_door(case, calls, label)
             _check_result(case, calls, rec["value"], label)
@@ -729,23 +936,45 @@ def _retry_judge(probes: list[Probe], observations: list[Observation]) -> Verdic
             # is refused as args:... too); the calls were checked above.
             wanted = sum(1 for entry in calls if not _refused_by_args(entry.get("returned")))
             if runs != wanted:
-                raise Fail("Tool bodies ran the wrong number of times (at most once in total).", call=label,
-                           expected=f"{wanted} run(s)", got=f"{runs} run(s)")
+                raise Fail(
+                    "Tool bodies ran the wrong number of times (at most once in total).",
+                    call=label,
+                    expected=f"{wanted} run(s)",
+                    got=f"{runs} run(s)",
+                )
     return Verdict.ok()
 
 
-add("step10/retry_fixed", 2, "retry_with_suggestion retries once, with the suggestion",
+add(
+    "step10/retry_fixed",
+    2,
+    "retry_with_suggestion retries once, with the suggestion",
     "Call call_tool; when its error starts with 'args:' and explain has a suggestion, call call_tool once more "
     "with exactly that suggestion (a copy: never change the caller's args); return that last dict plus "
     "'suggested': True and 'explanation'.",
-    ["10.retry", "10.retry_runs"], _retry_fixed_probes, _retry_judge)
+    ["10.retry", "10.retry_runs"],
+    _retry_fixed_probes,
+    _retry_judge,
+)
 
-add("step10/retry_unfixed", 2, "no honest fix: no second call",
+add(
+    "step10/retry_unfixed",
+    2,
+    "no honest fix: no second call",
     "When explain's suggestion is None, return the first call_tool dict plus 'suggested': False and the "
     "explanation; never call again (no body runs for a refused call).",
-    ["10.retry", "10.retry_runs"], _retry_unfixed_probes, _retry_judge)
+    ["10.retry", "10.retry_runs"],
+    _retry_unfixed_probes,
+    _retry_judge,
+)
 
-add("step10/retry_valid", 1, "valid arguments: one call, explanation None",
+add(
+    "step10/retry_valid",
+    1,
+    "valid arguments: one call, explanation None",
     "When the first call's arguments are valid, return its dict plus 'suggested': False and 'explanation': None "
     "(one body run, no retry), even when the result was refused (result:empty): explain only for an args: error.",
-    ["10.retry"], _retry_valid_probes, _retry_judge)
+    ["10.retry"],
+    _retry_valid_probes,
+    _retry_judge,
+)

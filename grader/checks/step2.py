@@ -1,4 +1,5 @@
 """Step 2 checks: ``validate_args`` gives exactly one reason, from the contract table only."""
+
 from __future__ import annotations
 
 import random
@@ -78,8 +79,16 @@ def _reason_probes(kind: str | tuple[Any, ...], n: int):
     return probes
 
 
-def _reason_check(check_id: str, kind: str | tuple[Any, ...], n: int, points: int, title: str, hint: str, rules: list[Any],
-                  message: str) -> None:
+def _reason_check(
+    check_id: str,
+    kind: str | tuple[Any, ...],
+    n: int,
+    points: int,
+    title: str,
+    hint: str,
+    rules: list[Any],
+    message: str,
+) -> None:
     add(check_id, points, title, hint, rules, _reason_probes(kind, n), expectations_judge(message))
 
 
@@ -97,60 +106,133 @@ def _valid_probes(rng: random.Random) -> list[Probe]:
     for name, sku in cases.any_str_values(rng):
         args = {**cases.random_valid_args(rng, inner=True), "sku": sku}
         operation = _with_note(call_op("validate_args", rng.choice(spec.TOOL_NAMES), args, expect=""), args)
-        operation["expect_why"] = (f"The contract gives sku only 'type': str, so any str is valid ({name} "
-                                   "included): add no pattern, prefix, length or alphabet rule the contract does "
-                                   "not state.")
+        operation["expect_why"] = (
+            f"The contract gives sku only 'type': str, so any str is valid ({name} "
+            "included): add no pattern, prefix, length or alphabet rule the contract does "
+            "not state."
+        )
         ops.append(operation)
     return [_on_spec_contract(ops)]
 
 
-add("step2/valid_passes", 2, "A valid call gives the empty string",
-    "When every argument is present, listed, of the right type, allowed and in range, return \"\" "
+add(
+    "step2/valid_passes",
+    2,
+    "A valid call gives the empty string",
+    'When every argument is present, listed, of the right type, allowed and in range, return "" '
     "(the bounds min and max are inclusive; the order of the arguments does not matter). Check only what "
     "the contract states: a str argument with no 'allowed' takes any str (empty, lower case, spaces, "
     "non-ASCII, long).",
-    ["2.valid"], _valid_probes, expectations_judge("A valid call must give \"\"."))
+    ["2.valid"],
+    _valid_probes,
+    expectations_judge('A valid call must give "".'),
+)
 
-_reason_check("step2/unknown_tool", spec.UNKNOWN_TOOL, len(cases.UNKNOWN_TOOLS + cases.TOOL_LOOKALIKES), 1,
-              "A tool name that is not in TOOLS gives unknown_tool",
-              "Check the name against the keys of TOOLS before anything else about the call.",
-              ["2.unknown_tool"], "A name that is not a key of TOOLS must give 'unknown_tool'.")
-_reason_check("step2/missing", "missing", len(spec.ARG_NAMES), 1,
-              "A required argument that is absent gives missing:<arg>",
-              "Walk the contract's arguments: a required one that is not in args is 'missing:' + its name.",
-              ["2.missing"], "A required argument is absent: the reason is 'missing:<arg>'.")
-_reason_check("step2/extra", ("extra", "extra_lookalike"), 3, 1,
-              "An argument the contract does not list gives extra:<arg>",
-              "Walk the arguments you were given: one that the contract does not list is 'extra:' + its name "
-              "(names are compared exactly: 'Limit' and 'limit ' are not 'limit').",
-              ["2.extra"], "An argument that is not in the contract must give 'extra:<arg>'.")
-_reason_check("step2/type_wrong", ("type_wrong_sku", "type_wrong_limit", "type_none"), 2, 2,
-              "A value of the wrong type gives type:<arg>",
-              "Compare each value with the rule's 'type' (isinstance) before looking at allowed values or bounds; "
-              "None and lists are wrong types too.",
-              ["2.type"], "A value of the wrong type must give 'type:<arg>'.")
-_reason_check("step2/type_bool_limit", "type_bool", 2, 2, "True/False for limit gives type:limit",
-              "bool is a subclass of int in Python, so isinstance(True, int) is True: refuse a bool "
-              "where the contract asks for int.",
-              ["2.type", "2.bool"], "A bool where an int is asked must give 'type:limit'.")
-_reason_check("step2/type_numeric_string", "type_numeric_string", 2, 1, "A numeric string for limit gives type:limit",
-              "\"3\" is a str, not an int: do not convert it, refuse it.",
-              ["2.type"], "A numeric string where an int is asked must give 'type:limit'.")
-_reason_check("step2/type_float", "type_float", 2, 1, "A float for limit gives type:limit",
-              "2.0 is a float, not an int, even though it equals 2.",
-              ["2.type"], "A float where an int is asked must give 'type:limit'.")
-_reason_check("step2/allowed_region", ("allowed", "allowed_lookalike"), 8, 2,
-              "A region outside REGIONS gives allowed:region",
-              "Compare the value with the rule's 'allowed' collection exactly: no lower-casing, no trimming, "
-              "no Unicode normalisation, no guessing ('north ', 'ｎorth' and 'north' + a zero-width space are "
-              "not 'north').",
-              ["2.allowed"], "A region that is not in 'allowed' must give 'allowed:region'.")
-_reason_check("step2/range_low", "range_low", 2, 1, "A limit below min gives range:limit",
-              "Compare with the rule's 'min' (inclusive): 0 and negative limits are out of range.",
-              ["2.range"], "A limit below 'min' must give 'range:limit'.")
-_reason_check("step2/range_high", "range_high", 2, 1, "A limit above max gives range:limit",
-              "Compare with the rule's 'max' (inclusive): MAX_ROWS is fine, MAX_ROWS + 1 is not.",
-              ["2.range"], "A limit above 'max' must give 'range:limit'.")
+_reason_check(
+    "step2/unknown_tool",
+    spec.UNKNOWN_TOOL,
+    len(cases.UNKNOWN_TOOLS + cases.TOOL_LOOKALIKES),
+    1,
+    "A tool name that is not in TOOLS gives unknown_tool",
+    "Check the name against the keys of TOOLS before anything else about the call.",
+    ["2.unknown_tool"],
+    "A name that is not a key of TOOLS must give 'unknown_tool'.",
+)
+_reason_check(
+    "step2/missing",
+    "missing",
+    len(spec.ARG_NAMES),
+    1,
+    "A required argument that is absent gives missing:<arg>",
+    "Walk the contract's arguments: a required one that is not in args is 'missing:' + its name.",
+    ["2.missing"],
+    "A required argument is absent: the reason is 'missing:<arg>'.",
+)
+_reason_check(
+    "step2/extra",
+    ("extra", "extra_lookalike"),
+    3,
+    1,
+    "An argument the contract does not list gives extra:<arg>",
+    "Walk the arguments you were given: one that the contract does not list is 'extra:' + its name "
+    "(names are compared exactly: 'Limit' and 'limit ' are not 'limit').",
+    ["2.extra"],
+    "An argument that is not in the contract must give 'extra:<arg>'.",
+)
+_reason_check(
+    "step2/type_wrong",
+    ("type_wrong_sku", "type_wrong_limit", "type_none"),
+    2,
+    2,
+    "A value of the wrong type gives type:<arg>",
+    "Compare each value with the rule's 'type' (isinstance) before looking at allowed values or bounds; "
+    "None and lists are wrong types too.",
+    ["2.type"],
+    "A value of the wrong type must give 'type:<arg>'.",
+)
+_reason_check(
+    "step2/type_bool_limit",
+    "type_bool",
+    2,
+    2,
+    "True/False for limit gives type:limit",
+    "bool is a subclass of int in Python, so isinstance(True, int) is True: refuse a bool "
+    "where the contract asks for int.",
+    ["2.type", "2.bool"],
+    "A bool where an int is asked must give 'type:limit'.",
+)
+_reason_check(
+    "step2/type_numeric_string",
+    "type_numeric_string",
+    2,
+    1,
+    "A numeric string for limit gives type:limit",
+    '"3" is a str, not an int: do not convert it, refuse it.',
+    ["2.type"],
+    "A numeric string where an int is asked must give 'type:limit'.",
+)
+_reason_check(
+    "step2/type_float",
+    "type_float",
+    2,
+    1,
+    "A float for limit gives type:limit",
+    "2.0 is a float, not an int, even though it equals 2.",
+    ["2.type"],
+    "A float where an int is asked must give 'type:limit'.",
+)
+_reason_check(
+    "step2/allowed_region",
+    ("allowed", "allowed_lookalike"),
+    8,
+    2,
+    "A region outside REGIONS gives allowed:region",
+    "Compare the value with the rule's 'allowed' collection exactly: no lower-casing, no trimming, "
+    "no Unicode normalisation, no guessing ('north ', 'ｎorth' and 'north' + a zero-width space are "
+    "not 'north').",
+    ["2.allowed"],
+    "A region that is not in 'allowed' must give 'allowed:region'.",
+)
+_reason_check(
+    "step2/range_low",
+    "range_low",
+    2,
+    1,
+    "A limit below min gives range:limit",
+    "Compare with the rule's 'min' (inclusive): 0 and negative limits are out of range.",
+    ["2.range"],
+    "A limit below 'min' must give 'range:limit'.",
+)
+_reason_check(
+    "step2/range_high",
+    "range_high",
+    2,
+    1,
+    "A limit above max gives range:limit",
+    "Compare with the rule's 'max' (inclusive): MAX_ROWS is fine, MAX_ROWS + 1 is not.",
+    ["2.range"],
+    "A limit above 'max' must give 'range:limit'.",
+)
 
 
 def _no_body_probes(rng: random.Random) -> list[Probe]:
@@ -171,17 +253,31 @@ def _no_body_judge(probes: list[Probe], observations: list[Observation]) -> Verd
             continue  # the grader's own setup (the spec's contract) runs nothing of the module
         runs = rec.get("spy_runs", {})
         if any(runs.get(tool) != 0 for tool in spec.TOOL_NAMES):
-            raise Fail("validate_args ran a tool body: it must only read the contract table.",
-                       call=operation["label"], expected="0 runs of each tool", got=f"runs {runs}")
+            raise Fail(
+                "validate_args ran a tool body: it must only read the contract table.",
+                call=operation["label"],
+                expected="0 runs of each tool",
+                got=f"runs {runs}",
+            )
         # A body reached around the spies still moves CALLS.
-        check_calls_unchanged(start.get("calls"), rec.get("calls"), operation["label"],
-                              "validate_args ran a tool body (CALLS changed): it must only read the contract table.")
+        check_calls_unchanged(
+            start.get("calls"),
+            rec.get("calls"),
+            operation["label"],
+            "validate_args ran a tool body (CALLS changed): it must only read the contract table.",
+        )
     return Verdict.ok()
 
 
-add("step2/never_runs_body", 2, "validate_args never runs a tool body",
+add(
+    "step2/never_runs_body",
+    2,
+    "validate_args never runs a tool body",
     "Validation reads TOOLS[name]['args'] only; it never calls TOOLS[name]['fn'] or the tool functions.",
-    ["2.no_body"], _no_body_probes, _no_body_judge)
+    ["2.no_body"],
+    _no_body_probes,
+    _no_body_judge,
+)
 
 
 def _changed(operation: JsonDict, change: str, why: str = "") -> JsonDict:
@@ -199,64 +295,102 @@ def _bound_probes(rng: random.Random, tool: str, args: JsonDict) -> list[Probe]:
     """``max`` lowered and ``min`` raised: each bound, and the values beside it, on every run."""
     new_max = rng.randint(1, spec.MAX_ROWS - 1)
     change = f"TOOLS[{tool!r}]['args']['limit']['max'] = {new_max}"
-    ops = [op("contract", path=[tool, "args", "limit", "max"], value=new_max),
-           _changed(call_op("validate_args", tool, {**args, "limit": new_max + 1}, expect="range:limit"), change,
-                    f"The grader lowered 'max' to {new_max}: read the bound from the contract when called, "
-                    "do not copy MAX_ROWS into validate_args."),
-           _changed(call_op("validate_args", tool, {**args, "limit": new_max}, expect=""), change,
-                    f"limit == max is inside the range (bounds are inclusive): with 'max' = {new_max}, limit "
-                    f"{new_max} is valid. Refuse only a value above max (> not >=).")]
+    ops = [
+        op("contract", path=[tool, "args", "limit", "max"], value=new_max),
+        _changed(
+            call_op("validate_args", tool, {**args, "limit": new_max + 1}, expect="range:limit"),
+            change,
+            f"The grader lowered 'max' to {new_max}: read the bound from the contract when called, "
+            "do not copy MAX_ROWS into validate_args.",
+        ),
+        _changed(
+            call_op("validate_args", tool, {**args, "limit": new_max}, expect=""),
+            change,
+            f"limit == max is inside the range (bounds are inclusive): with 'max' = {new_max}, limit "
+            f"{new_max} is valid. Refuse only a value above max (> not >=).",
+        ),
+    ]
     probes = [_on_spec_contract(ops)]
     new_min = rng.randint(2, spec.MAX_ROWS)
     change = f"TOOLS[{tool!r}]['args']['limit']['min'] = {new_min}"
-    probes.append(_on_spec_contract([
-        op("contract", path=[tool, "args", "limit", "min"], value=new_min),
-        _changed(call_op("validate_args", tool, {**args, "limit": new_min - 1}, expect="range:limit"), change,
-                 f"The grader raised 'min' to {new_min}: read the bound from the contract when called, "
-                 "do not write 1 into validate_args."),
-        _changed(call_op("validate_args", tool, {**args, "limit": new_min}, expect=""), change,
-                 f"limit == min is inside the range (bounds are inclusive): with 'min' = {new_min}, limit "
-                 f"{new_min} is valid. Refuse only a value below min (< not <=)."),
-    ]))
+    probes.append(
+        _on_spec_contract(
+            [
+                op("contract", path=[tool, "args", "limit", "min"], value=new_min),
+                _changed(
+                    call_op("validate_args", tool, {**args, "limit": new_min - 1}, expect="range:limit"),
+                    change,
+                    f"The grader raised 'min' to {new_min}: read the bound from the contract when called, "
+                    "do not write 1 into validate_args.",
+                ),
+                _changed(
+                    call_op("validate_args", tool, {**args, "limit": new_min}, expect=""),
+                    change,
+                    f"limit == min is inside the range (bounds are inclusive): with 'min' = {new_min}, limit "
+                    f"{new_min} is valid. Refuse only a value below min (< not <=).",
+                ),
+            ]
+        )
+    )
     return probes
 
 
 def _one_sided_probe(rng: random.Random, tool: str, args: JsonDict) -> Probe:
     """A rule with ``min`` but no ``max``, then with neither: the missing bound limits nothing."""
-    high, low = rng.randint(spec.MAX_ROWS + 1, 10 ** 6), rng.randint(-99, 0)
+    high, low = rng.randint(spec.MAX_ROWS + 1, 10**6), rng.randint(-99, 0)
     no_max = f"'max' removed from TOOLS[{tool!r}]['args']['limit']"
-    return _on_spec_contract([
-        op("contract", path=[tool, "args", "limit", "max"], delete=True),
-        _changed(call_op("validate_args", tool, {**args, "limit": high}, expect=""), no_max,
-                 "A rule without 'max' has no upper bound: check 'max' only when the rule has one "
-                 "(LAB_SPEC: allowed, min and max appear where needed)."),
-        op("contract", path=[tool, "args", "limit", "min"], delete=True),
-        _changed(call_op("validate_args", tool, {**args, "limit": low}, expect=""), no_max + " and 'min' too",
-                 "A rule without 'min' has no lower bound: check 'min' only when the rule has one."),
-    ])
+    return _on_spec_contract(
+        [
+            op("contract", path=[tool, "args", "limit", "max"], delete=True),
+            _changed(
+                call_op("validate_args", tool, {**args, "limit": high}, expect=""),
+                no_max,
+                "A rule without 'max' has no upper bound: check 'max' only when the rule has one "
+                "(LAB_SPEC: allowed, min and max appear where needed).",
+            ),
+            op("contract", path=[tool, "args", "limit", "min"], delete=True),
+            _changed(
+                call_op("validate_args", tool, {**args, "limit": low}, expect=""),
+                no_max + " and 'min' too",
+                "A rule without 'min' has no lower bound: check 'min' only when the rule has one.",
+            ),
+        ]
+    )
 
 
 def _allowed_probes(rng: random.Random, tool: str, args: JsonDict) -> list[Probe]:
     """``allowed`` grown, and shrunk to a tuple or a frozenset: compared with the rule, whatever collection."""
     region = rng.choice(["mars", "arctic", "moon"])
-    grown = _on_spec_contract([
-        op("contract", path=[tool, "args", "region", "allowed"], value=spec.REGIONS + [region]),
-        _changed(call_op("validate_args", tool, {**args, "region": region}, expect=""),
-                 f"{region!r} added to TOOLS[{tool!r}]['args']['region']['allowed']",
-                 "The grader added a region to 'allowed': compare with the rule's 'allowed' when called, "
-                 "not with REGIONS."),
-    ])
+    grown = _on_spec_contract(
+        [
+            op("contract", path=[tool, "args", "region", "allowed"], value=spec.REGIONS + [region]),
+            _changed(
+                call_op("validate_args", tool, {**args, "region": region}, expect=""),
+                f"{region!r} added to TOOLS[{tool!r}]['args']['region']['allowed']",
+                "The grader added a region to 'allowed': compare with the rule's 'allowed' when called, "
+                "not with REGIONS.",
+            ),
+        ]
+    )
     dropped = rng.choice(spec.REGIONS)
     kept = [r for r in spec.REGIONS if r != dropped]
     ops = []
     for collection in (tuple, frozenset):
         change = f"TOOLS[{tool!r}]['args']['region']['allowed'] = {collection.__name__}({kept!r})"
-        ops += [op("contract", path=[tool, "args", "region", "allowed"], value=collection(kept)),
-                _changed(call_op("validate_args", tool, {**args, "region": dropped}, expect="allowed:region"), change,
-                         f"The grader took {dropped!r} out of 'allowed': compare with the rule's 'allowed' (any "
-                         "collection) when called, not with REGIONS."),
-                _changed(call_op("validate_args", tool, {**args, "region": rng.choice(kept)}, expect=""), change,
-                         "'allowed' may be any collection (a tuple, a frozenset): test membership with `in`.")]
+        ops += [
+            op("contract", path=[tool, "args", "region", "allowed"], value=collection(kept)),
+            _changed(
+                call_op("validate_args", tool, {**args, "region": dropped}, expect="allowed:region"),
+                change,
+                f"The grader took {dropped!r} out of 'allowed': compare with the rule's 'allowed' (any "
+                "collection) when called, not with REGIONS.",
+            ),
+            _changed(
+                call_op("validate_args", tool, {**args, "region": rng.choice(kept)}, expect=""),
+                change,
+                "'allowed' may be any collection (a tuple, a frozenset): test membership with `in`.",
+            ),
+        ]
     return [grown, _on_spec_contract(ops)]
 
 
@@ -268,10 +402,16 @@ def _float_bounds_probe(rng: random.Random, tool: str, args: JsonDict) -> Probe:
     rule = {"type": float, "required": True, "min": low, "max": high}
     change = f"TOOLS[{tool!r}]['args'][{name!r}] = {{'type': float, 'required': True, 'min': {low}, 'max': {high}}}"
     ops = [op("contract", path=[tool, "args", name], value=rule)]
-    for value, reason in ((low, ""), (high, ""), ((low + high) / 2, ""), (low - 0.125, f"range:{name}"),
-                          (high + 0.125, f"range:{name}")):
-        why = (f"{value!r} is {'inside' if not reason else 'outside'} {low}..{high} (bounds inclusive): "
-               + (f"the reason is 'range:{name}'." if reason else "valid."))
+    for value, reason in (
+        (low, ""),
+        (high, ""),
+        ((low + high) / 2, ""),
+        (low - 0.125, f"range:{name}"),
+        (high + 0.125, f"range:{name}"),
+    ):
+        why = f"{value!r} is {'inside' if not reason else 'outside'} {low}..{high} (bounds inclusive): " + (
+            f"the reason is 'range:{name}'." if reason else "valid."
+        )
         ops.append(_changed(call_op("validate_args", tool, {**args, name: value}, expect=reason), change, why))
     return _on_spec_contract(ops)
 
@@ -282,22 +422,33 @@ def _contract_probes(rng: random.Random) -> list[Probe]:
     probes = _bound_probes(rng, tool, args) + [_one_sided_probe(rng, tool, args)]
     probes += _allowed_probes(rng, tool, args) + [_float_bounds_probe(rng, tool, args)]
     extra = rng.choice(["warehouse", "channel", "batch"])
-    probes.append(_on_spec_contract([
-        op("contract", path=[tool, "args", extra], value={"type": str, "required": True}),
-        _changed(call_op("validate_args", tool, args, expect=f"missing:{extra}"),
-                 f"TOOLS[{tool!r}]['args'][{extra!r}] = {{'type': str, 'required': True}}",
-                 "The grader added a required argument to the contract: loop over the contract's names, "
-                 "not over sku, region and limit written by hand."),
-    ]))
+    probes.append(
+        _on_spec_contract(
+            [
+                op("contract", path=[tool, "args", extra], value={"type": str, "required": True}),
+                _changed(
+                    call_op("validate_args", tool, args, expect=f"missing:{extra}"),
+                    f"TOOLS[{tool!r}]['args'][{extra!r}] = {{'type': str, 'required': True}}",
+                    "The grader added a required argument to the contract: loop over the contract's names, "
+                    "not over sku, region and limit written by hand.",
+                ),
+            ]
+        )
+    )
     return probes
 
 
-add("step2/reads_contract", 2, "validate_args follows the contract table when it changes",
+add(
+    "step2/reads_contract",
+    2,
+    "validate_args follows the contract table when it changes",
     "Read every rule (names, required, type, allowed, min, max) from TOOLS[name]['args'] when called, with "
     "inclusive bounds (min <= value <= max), a bound checked only when the rule has it, and 'allowed' any "
     "collection; the call line shows what the grader changed.",
-    ["2.contract_only", "2.range", "2.allowed"], _contract_probes,
-    expectations_judge("The grader changed the contract in TOOLS and validate_args did not follow it."))
+    ["2.contract_only", "2.range", "2.allowed"],
+    _contract_probes,
+    expectations_judge("The grader changed the contract in TOOLS and validate_args did not follow it."),
+)
 
 
 def _optional_probe(rng: random.Random, tool: str, arg: str) -> Probe:
@@ -307,16 +458,27 @@ def _optional_probe(rng: random.Random, tool: str, arg: str) -> Probe:
     _, bad_args, reason = cases.single_defect(rng, kind, variant=0, inner=True)
     change = f"TOOLS[{tool!r}]['args'][{arg!r}]['required'] = False"
     absent = {k: v for k, v in args.items() if k != arg}
-    return _on_spec_contract([
-        op("contract", path=[tool, "args", arg, "required"], value=False),
-        _changed(call_op("validate_args", tool, absent, expect=""), change,
-                 f"With 'required': False, {arg!r} may be left out: give 'missing:' only for an absent argument "
-                 "whose rule says required True, and skip the other checks of an absent one."),
-        _changed(call_op("validate_args", tool, args, expect=""), change,
-                 f"An optional {arg!r} that is present and right is valid."),
-        _changed(call_op("validate_args", tool, {**args, arg: bad_args[arg]}, expect=reason), change,
-                 f"An optional {arg!r} that is present is checked like any other argument: here {reason!r}."),
-    ])
+    return _on_spec_contract(
+        [
+            op("contract", path=[tool, "args", arg, "required"], value=False),
+            _changed(
+                call_op("validate_args", tool, absent, expect=""),
+                change,
+                f"With 'required': False, {arg!r} may be left out: give 'missing:' only for an absent argument "
+                "whose rule says required True, and skip the other checks of an absent one.",
+            ),
+            _changed(
+                call_op("validate_args", tool, args, expect=""),
+                change,
+                f"An optional {arg!r} that is present and right is valid.",
+            ),
+            _changed(
+                call_op("validate_args", tool, {**args, arg: bad_args[arg]}, expect=reason),
+                change,
+                f"An optional {arg!r} that is present is checked like any other argument: here {reason!r}.",
+            ),
+        ]
+    )
 
 
 def _new_optional_probe(rng: random.Random, tool: str) -> Probe:
@@ -324,15 +486,26 @@ def _new_optional_probe(rng: random.Random, tool: str) -> Probe:
     name = rng.choice(cases.TYPED_ARG_NAMES["str"])
     args = cases.random_valid_args(rng, inner=True)
     change = f"TOOLS[{tool!r}]['args'][{name!r}] = {{'type': str, 'required': False}}"
-    return _on_spec_contract([
-        op("contract", path=[tool, "args", name], value={"type": str, "required": False}),
-        _changed(call_op("validate_args", tool, args, expect=""), change,
-                 f"The grader added an optional argument {name!r}: leaving it out is valid."),
-        _changed(call_op("validate_args", tool, {**args, name: rng.choice(["rush", "", "eu-west"])}, expect=""),
-                 change, f"An optional {name!r} that is present and a str is valid."),
-        _changed(call_op("validate_args", tool, {**args, name: rng.randint(1, 99)}, expect=f"type:{name}"), change,
-                 f"An optional {name!r} that is present is checked: an int where str is asked is 'type:{name}'."),
-    ])
+    return _on_spec_contract(
+        [
+            op("contract", path=[tool, "args", name], value={"type": str, "required": False}),
+            _changed(
+                call_op("validate_args", tool, args, expect=""),
+                change,
+                f"The grader added an optional argument {name!r}: leaving it out is valid.",
+            ),
+            _changed(
+                call_op("validate_args", tool, {**args, name: rng.choice(["rush", "", "eu-west"])}, expect=""),
+                change,
+                f"An optional {name!r} that is present and a str is valid.",
+            ),
+            _changed(
+                call_op("validate_args", tool, {**args, name: rng.randint(1, 99)}, expect=f"type:{name}"),
+                change,
+                f"An optional {name!r} that is present is checked: an int where str is asked is 'type:{name}'.",
+            ),
+        ]
+    )
 
 
 def _optional_probes(rng: random.Random) -> list[Probe]:
@@ -340,24 +513,35 @@ def _optional_probes(rng: random.Random) -> list[Probe]:
     return [_optional_probe(rng, tool, arg) for arg in spec.ARG_NAMES] + [_new_optional_probe(rng, tool)]
 
 
-add("step2/optional_args", 1, "An argument whose rule says required False may be left out",
+add(
+    "step2/optional_args",
+    1,
+    "An argument whose rule says required False may be left out",
     "Give 'missing:<arg>' only when the rule's 'required' is True; an optional argument that is absent is "
     "fine (check nothing more about it), one that is present is checked like any other.",
-    ["2.missing", "2.contract_only"], _optional_probes,
-    expectations_judge("An optional argument (required False) was not handled as the contract says."))
+    ["2.missing", "2.contract_only"],
+    _optional_probes,
+    expectations_judge("An optional argument (required False) was not handled as the contract says."),
+)
 
 
 def _typed_why(name: str, type_name: str, kind: str, value: object, valid: bool) -> str:
     if type_name == "bool" and valid:
-        return (f"The grader added {name!r} of type bool: {value!r} is a bool, so it is valid. Refuse a bool only "
-                "where the type asked is not bool (LAB_SPEC: never where int is asked).")
+        return (
+            f"The grader added {name!r} of type bool: {value!r} is a bool, so it is valid. Refuse a bool only "
+            "where the type asked is not bool (LAB_SPEC: never where int is asked)."
+        )
     article = "an" if type_name[0] in "aeiou" else "a"
     if valid:
-        return (f"The grader added {name!r} of type {type_name}: {value!r} ({kind}) is {article} {type_name}, so the "
-                "call is valid. Compare with the rule's 'type' (isinstance), whatever type it names; add no "
-                "other rule.")
-    return (f"The grader added {name!r} of type {type_name}: {value!r} ({kind}) is not {article} {type_name}, so the "
-            f"reason is 'type:{name}'.")
+        return (
+            f"The grader added {name!r} of type {type_name}: {value!r} ({kind}) is {article} {type_name}, so the "
+            "call is valid. Compare with the rule's 'type' (isinstance), whatever type it names; add no "
+            "other rule."
+        )
+    return (
+        f"The grader added {name!r} of type {type_name}: {value!r} ({kind}) is not {article} {type_name}, so the "
+        f"reason is 'type:{name}'."
+    )
 
 
 def _typed_probes(rng: random.Random) -> list[Probe]:
@@ -373,24 +557,36 @@ def _typed_probes(rng: random.Random) -> list[Probe]:
         for values, reason in ((valid, ""), (invalid, f"type:{name}")):
             for kind, value in values:
                 args = cases.shuffled(rng, {**base, name: value})
-                ops.append(_changed(call_op("validate_args", tool, args, expect=reason), change,
-                                    _typed_why(name, type_name, kind, value, not reason)))
+                ops.append(
+                    _changed(
+                        call_op("validate_args", tool, args, expect=reason),
+                        change,
+                        _typed_why(name, type_name, kind, value, not reason),
+                    )
+                )
         probes.append(_on_spec_contract(ops))
     return probes
 
 
-add("step2/declared_types", 1, "Contracts with str, int, float, bool and list arguments are checked by their type",
+add(
+    "step2/declared_types",
+    1,
+    "Contracts with str, int, float, bool and list arguments are checked by their type",
     "Check a value against the type its rule names, whatever it is: True/False are valid where bool is "
-    "asked (refuse a bool only where int is asked), 1 and 0 are not bools, \"2.5\" is not a float.",
-    ["2.type", "2.bool", "2.contract_only"], _typed_probes,
-    expectations_judge("A value was judged against the wrong type for an argument the grader added."))
+    'asked (refuse a bool only where int is asked), 1 and 0 are not bools, "2.5" is not a float.',
+    ["2.type", "2.bool", "2.contract_only"],
+    _typed_probes,
+    expectations_judge("A value was judged against the wrong type for an argument the grader added."),
+)
 
 
 def _plain_str_probes(rng: random.Random) -> list[Probe]:
     # A valid call and one of each defect kind: every return path of validate_args, on every run.
     ops = [call_op("validate_args", rng.choice(spec.TOOL_NAMES), cases.random_valid_args(rng, inner=True))]
-    ops += [call_op("validate_args", *cases.single_defect(rng, kind, variant=0, inner=True)[:2])
-            for kind in cases.DEFECT_KINDS]
+    ops += [
+        call_op("validate_args", *cases.single_defect(rng, kind, variant=0, inner=True)[:2])
+        for kind in cases.DEFECT_KINDS
+    ]
     return [_on_spec_contract(ops)]
 
 
@@ -398,11 +594,21 @@ def _plain_str_judge(probes: list[Probe], observations: list[Observation]) -> Ve
     probe = probes[0]
     for operation, rec in zip(probe.params["operations"], records_of(probe, observations[0])):
         if operation["op"] == "call" and type(rec.get("value")) is not str:
-            raise Fail("validate_args must return a plain str (\"\" or one reason).", call=operation["label"],
-                       expected="a str", got=outcome(rec))
+            raise Fail(
+                'validate_args must return a plain str ("" or one reason).',
+                call=operation["label"],
+                expected="a str",
+                got=outcome(rec),
+            )
     return Verdict.ok()
 
 
-add("step2/returns_plain_str", 1, "validate_args returns a plain str",
-    "Return \"\" or the reason string itself: not None, not a list of reasons, not a str subclass.",
-    ["2.plain_str"], _plain_str_probes, _plain_str_judge)
+add(
+    "step2/returns_plain_str",
+    1,
+    "validate_args returns a plain str",
+    'Return "" or the reason string itself: not None, not a list of reasons, not a str subclass.',
+    ["2.plain_str"],
+    _plain_str_probes,
+    _plain_str_judge,
+)

@@ -6,6 +6,7 @@ over the spec's contract table: those are steps 2, 4 and 5 (and the table
 step 1's), so a mistake there cannot cost step 3. A bad result reaches
 ``call_tool`` through the grader's spy in ``TOOLS[name]["fn"]``.
 """
+
 from __future__ import annotations
 
 import random
@@ -53,8 +54,7 @@ def success(value: object) -> JsonDict:
 
 def safe_pair(rng: random.Random, tool: str) -> JsonDict:
     """Valid arguments whose real result passes result validation for ``tool``."""
-    pairs = [p for p in spec.stocked_pairs()
-             if tool == "stock_lookup" or len(spec.rows_for(*p)) <= spec.MAX_ROWS]
+    pairs = [p for p in spec.stocked_pairs() if tool == "stock_lookup" or len(spec.rows_for(*p)) <= spec.MAX_ROWS]
     sku, region = rng.choice(pairs)
     return {"sku": sku, "region": region, "limit": rng.randint(1, spec.MAX_ROWS)}
 
@@ -64,20 +64,25 @@ def _success_probes(rng: random.Random) -> list[Probe]:
     for tool in (rng.choice(spec.TOOL_NAMES), "stock_lookup", "legacy_stock"):
         args = cases.shuffled(rng, safe_pair(rng, tool))
         limit = args["limit"] if tool == "stock_lookup" else None
-        ops.append(call_op("call_tool", tool, args,
-                           expect=success(spec.lookup_result(args["sku"], args["region"], limit))))
+        ops.append(
+            call_op("call_tool", tool, args, expect=success(spec.lookup_result(args["sku"], args["region"], limit)))
+        )
     return [door_probe(ops, spies=TOOL_SPIES_TABLE)]
 
 
-add("step3/success_result", 2, "A successful call gives {'ok': True, 'value': <result>, 'error': ''}",
+add(
+    "step3/success_result",
+    2,
+    "A successful call gives {'ok': True, 'value': <result>, 'error': ''}",
     "Return a dict with exactly the keys ok, value and error: ok True, value the tool's result "
     "unchanged, error the empty string.",
-    ["3.shape", "3.success"], _success_probes,
-    expectations_judge("A successful call must come back as {'ok': True, 'value': <the result>, 'error': ''}."))
+    ["3.shape", "3.success"],
+    _success_probes,
+    expectations_judge("A successful call must come back as {'ok': True, 'value': <the result>, 'error': ''}."),
+)
 
 
-_PREFIX_KINDS = ("unknown_tool", "missing", "extra", "type_wrong", "type_bool", "allowed", "range_low",
-                 "range_high")
+_PREFIX_KINDS = ("unknown_tool", "missing", "extra", "type_wrong", "type_bool", "allowed", "range_low", "range_high")
 
 
 def _defect_ops(rng: random.Random, *, runs: bool) -> list[JsonDict]:
@@ -85,23 +90,33 @@ def _defect_ops(rng: random.Random, *, runs: bool) -> list[JsonDict]:
     for kind in _PREFIX_KINDS:
         tool, args, reason = cases.single_defect(rng, kind)
         # One probe kind, two checks: the reason (args_prefix) and the spy counts (blocked_before_call).
-        judged = ({"runs": {"stock_lookup": 0, "legacy_stock": 0}} if runs
-                  else {"expect": failure(spec.ARGS_PREFIX + reason)})
+        judged = (
+            {"runs": {"stock_lookup": 0, "legacy_stock": 0}} if runs else {"expect": failure(spec.ARGS_PREFIX + reason)}
+        )
         ops.append(call_op("call_tool", tool, args, **judged))
     rng.shuffle(ops)
     return ops
 
 
-add("step3/args_prefix", 2, "A refused call gives ok False, value None, error 'args:<reason>'",
-    "Run validate_args first; when it gives a reason, return {'ok': False, 'value': None, "
-    "'error': 'args:' + reason}.",
-    ["3.shape", "3.args_prefix"], lambda rng: [door_probe(_defect_ops(rng, runs=False))],
-    expectations_judge("A call with bad arguments must give {'ok': False, 'value': None, 'error': 'args:<reason>'}."))
+add(
+    "step3/args_prefix",
+    2,
+    "A refused call gives ok False, value None, error 'args:<reason>'",
+    "Run validate_args first; when it gives a reason, return {'ok': False, 'value': None, 'error': 'args:' + reason}.",
+    ["3.shape", "3.args_prefix"],
+    lambda rng: [door_probe(_defect_ops(rng, runs=False))],
+    expectations_judge("A call with bad arguments must give {'ok': False, 'value': None, 'error': 'args:<reason>'}."),
+)
 
-add("step3/blocked_before_call", 2, "A refused call never runs the tool body",
+add(
+    "step3/blocked_before_call",
+    2,
+    "A refused call never runs the tool body",
     "Return the args failure before touching TOOLS[name]['fn']: a wrong call never reaches the tool.",
-    ["3.blocked"], lambda rng: [door_probe(_defect_ops(rng, runs=True), spies=TOOL_SPIES_ORIGINAL)],
-    expectations_judge("A tool body ran although the arguments were refused."))
+    ["3.blocked"],
+    lambda rng: [door_probe(_defect_ops(rng, runs=True), spies=TOOL_SPIES_ORIGINAL)],
+    expectations_judge("A tool body ran although the arguments were refused."),
+)
 
 
 def _spy_value(rng: random.Random, args: JsonDict) -> JsonDict:
@@ -134,15 +149,25 @@ def _through_table_judge(probes: list[Probe], observations: list[Observation]) -
         want = {"positional": [], "kwargs": args}
         if len(seen) != 1 or not strict_equal(seen[0], want):
             got = seen[0] if seen else "no call"
-            raise Fail("The tool function should be called as fn(**args): every argument by name.",
-                       call=operation["label"], expected=f"fn(**{show(args)})", got=show(got))
+            raise Fail(
+                "The tool function should be called as fn(**args): every argument by name.",
+                call=operation["label"],
+                expected=f"fn(**{show(args)})",
+                got=show(got),
+            )
     return Verdict.ok()
 
 
-add("step3/calls_through_table", 2, "call_tool calls TOOLS[name]['fn'] as fn(**args)",
+add(
+    "step3/calls_through_table",
+    2,
+    "call_tool calls TOOLS[name]['fn'] as fn(**args)",
     "Take the function from TOOLS[name]['fn'] at call time (not the module function by its name) and "
     "call it with the arguments by keyword: fn(**args).",
-    ["3.through_table"], _through_table_probes, _through_table_judge)
+    ["3.through_table"],
+    _through_table_probes,
+    _through_table_judge,
+)
 
 
 def _raised_probes(rng: random.Random) -> list[Probe]:
@@ -157,26 +182,43 @@ def _raised_probes(rng: random.Random) -> list[Probe]:
     return probes
 
 
-add("step3/raised_as_value", 1, "A tool that raises gives error 'raised:<ExceptionType>'",
+add(
+    "step3/raised_as_value",
+    1,
+    "A tool that raises gives error 'raised:<ExceptionType>'",
     "Wrap the tool call in try/except Exception and return {'ok': False, 'value': None, "
     "'error': 'raised:' + type(exc).__name__}; never let the exception out.",
-    ["3.raised", "3.no_exception"], _raised_probes,
-    expectations_judge("A tool that raises must give {'ok': False, 'value': None, 'error': 'raised:<TypeName>'}."))
+    ["3.raised", "3.no_exception"],
+    _raised_probes,
+    expectations_judge("A tool that raises must give {'ok': False, 'value': None, 'error': 'raised:<TypeName>'}."),
+)
 
 
 def _unknown_probes(rng: random.Random) -> list[Probe]:
     ops = []
     for _ in range(2):
         tool, args, _reason = cases.single_defect(rng, "unknown_tool")
-        ops.append(call_op("call_tool", tool, args, expect=failure(spec.ARGS_PREFIX + spec.UNKNOWN_TOOL),
-                           runs={"stock_lookup": 0, "legacy_stock": 0}))
+        ops.append(
+            call_op(
+                "call_tool",
+                tool,
+                args,
+                expect=failure(spec.ARGS_PREFIX + spec.UNKNOWN_TOOL),
+                runs={"stock_lookup": 0, "legacy_stock": 0},
+            )
+        )
     return [door_probe(ops, spies=TOOL_SPIES_ORIGINAL)]
 
 
-add("step3/unknown_tool", 1, "An unknown tool name gives error 'args:unknown_tool', no exception",
+add(
+    "step3/unknown_tool",
+    1,
+    "An unknown tool name gives error 'args:unknown_tool', no exception",
     "Validate before you look the name up in TOOLS: an unknown name is a value, not a KeyError.",
-    ["3.args_prefix", "3.no_exception"], _unknown_probes,
-    expectations_judge("An unknown tool must give {'ok': False, 'value': None, 'error': 'args:unknown_tool'}."))
+    ["3.args_prefix", "3.no_exception"],
+    _unknown_probes,
+    expectations_judge("An unknown tool must give {'ok': False, 'value': None, 'error': 'args:unknown_tool'}."),
+)
 
 
 def _interrupt_probes(rng: random.Random) -> list[Probe]:
@@ -186,8 +228,9 @@ def _interrupt_probes(rng: random.Random) -> list[Probe]:
         operation = call_op("call_tool", tool, cases.random_valid_args(rng), runs={tool: 1})
         operation["label"] += f"  # the tool raises {exc}"
         # On every route (the module's own functions too): this check judges the except clause only.
-        probes.append(door_probe([operation], spies=every_route({t: {"mode": "raise", "exc": exc}
-                                                                 for t in spec.TOOL_NAMES})))
+        probes.append(
+            door_probe([operation], spies=every_route({t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}))
+        )
     return probes
 
 
@@ -196,14 +239,24 @@ def _interrupt_judge(probes: list[Probe], observations: list[Observation]) -> Ve
         operation, rec = judged(probe, records_of(probe, obs))[0]
         exc = probe.params["spies"][operation["args"][0]]["exc"]
         if rec.get("passed_through") != exc:
-            raise Fail(f"{exc} must pass through call_tool: catch Exception, not BaseException (or a bare except), "
-                       "so that a learner can still stop a run.", call=operation["label"],
-                       expected=f"the {exc} raised out of call_tool", got=outcome(rec))
+            raise Fail(
+                f"{exc} must pass through call_tool: catch Exception, not BaseException (or a bare except), "
+                "so that a learner can still stop a run.",
+                call=operation["label"],
+                expected=f"the {exc} raised out of call_tool",
+                got=outcome(rec),
+            )
         check_expect(operation, rec, "The tool body must run once for valid arguments.")
     return Verdict.ok()
 
 
-add("step3/interrupt_passes_through", 1, "KeyboardInterrupt and SystemExit raised in a tool pass through call_tool",
+add(
+    "step3/interrupt_passes_through",
+    1,
+    "KeyboardInterrupt and SystemExit raised in a tool pass through call_tool",
     "Write except Exception (never except BaseException or a bare except:): an interrupt or exit must still "
     "stop the run.",
-    ["3.base_exception"], _interrupt_probes, _interrupt_judge)
+    ["3.base_exception"],
+    _interrupt_probes,
+    _interrupt_judge,
+)

@@ -6,6 +6,7 @@ is judged with the grader's own ``validate_args`` and ``cache_key`` in the
 module (steps 2 and 5), and by the ``error`` it gives alone: the rest of the
 failure dict is step 3's.
 """
+
 from __future__ import annotations
 
 import random
@@ -31,8 +32,9 @@ from grader.engine.wire import JsonDict
 
 
 def _bad_row(row: object) -> bool:
-    return not (isinstance(row, dict) and type(row.get("bin")) is str and type(row.get("count")) is int
-                and row["count"] >= 0)
+    return not (
+        isinstance(row, dict) and type(row.get("bin")) is str and type(row.get("count")) is int and row["count"] >= 0
+    )
 
 
 def _nonzero(rng: random.Random, result: JsonDict) -> JsonDict:
@@ -54,7 +56,7 @@ def _steady(rng: random.Random, kind: str, value: object) -> object:
     if kind != "too_big":
         bad = [row for row in value["rows"] if _bad_row(row)]
         good = [row for row in value["rows"] if not _bad_row(row)]
-        value["rows"] = good[:max(0, spec.MAX_ROWS - 1 - len(bad))] + bad
+        value["rows"] = good[: max(0, spec.MAX_ROWS - 1 - len(bad))] + bad
     return value
 
 
@@ -68,15 +70,26 @@ def _valid_probes(rng: random.Random) -> list[Probe]:
     return [call_probe(ops)]
 
 
-add("step4/valid_passes", 2, "A trustworthy result gives the empty string",
-    "A dict with sku and region strings and 1..max_len well-formed rows (count 0 included) is fine: return \"\".",
-    ["4.valid"], _valid_probes, expectations_judge("A result that follows every rule of 'returns' must give \"\"."))
+add(
+    "step4/valid_passes",
+    2,
+    "A trustworthy result gives the empty string",
+    'A dict with sku and region strings and 1..max_len well-formed rows (count 0 included) is fine: return "".',
+    ["4.valid"],
+    _valid_probes,
+    expectations_judge("A result that follows every rule of 'returns' must give \"\"."),
+)
 
 
 def _not_dict(rng: random.Random, good: JsonDict) -> list[Any]:
     """A value of every kind that is not a dict: None, a number, a str, a list, a tuple."""
-    return [None, rng.randint(-9, 99), rng.choice(["rows", good["sku"], ""]),
-            rng.choice([good["rows"], list(good.items()), []]), (good["sku"], good["region"], good["rows"])]
+    return [
+        None,
+        rng.randint(-9, 99),
+        rng.choice(["rows", good["sku"], ""]),
+        rng.choice([good["rows"], list(good.items()), []]),
+        (good["sku"], good["region"], good["rows"]),
+    ]
 
 
 def _missing_key(rng: random.Random, good: JsonDict) -> list[Any]:
@@ -86,22 +99,39 @@ def _missing_key(rng: random.Random, good: JsonDict) -> list[Any]:
 
 def _key_type(rng: random.Random, good: JsonDict) -> list[Any]:
     """Each key with a value of another type (rows as a tuple, a str, None, a dict)."""
-    return [{**good, "sku": rng.choice([1001, None])}, {**good, "region": rng.choice([["north"], 7])},
-            {**good, "rows": tuple(good["rows"])}, {**good, "rows": rng.choice(["N-01", ""])},
-            {**good, "rows": None}, {**good, "rows": dict(good["rows"][0])}]
+    return [
+        {**good, "sku": rng.choice([1001, None])},
+        {**good, "region": rng.choice([["north"], 7])},
+        {**good, "rows": tuple(good["rows"])},
+        {**good, "rows": rng.choice(["N-01", ""])},
+        {**good, "rows": None},
+        {**good, "rows": dict(good["rows"][0])},
+    ]
 
 
 def _bad_rows(rng: random.Random, good: JsonDict) -> list[Any]:
     """Rows that are not a dict (None, a number, a str, a list, a tuple) or lack a field or hold a wrong type."""
     row = good["rows"][0]
     bin_, count = row["bin"], row["count"]
-    broken = [None, rng.randint(0, 99), f"{bin_}:{count}", [bin_, count], (bin_, count), [],
-              {"bin": bin_}, {"count": count}, {"bin": bin_, "count": str(count)},
-              {"bin": bin_, "count": float(count)}, {"bin": bin_, "count": rng.choice([True, False])},
-              {"bin": bin_, "count": None}, {"bin": rng.randint(1, 99), "count": count}, {"bin": None, "count": count}]
+    broken = [
+        None,
+        rng.randint(0, 99),
+        f"{bin_}:{count}",
+        [bin_, count],
+        (bin_, count),
+        [],
+        {"bin": bin_},
+        {"count": count},
+        {"bin": bin_, "count": str(count)},
+        {"bin": bin_, "count": float(count)},
+        {"bin": bin_, "count": rng.choice([True, False])},
+        {"bin": bin_, "count": None},
+        {"bin": rng.randint(1, 99), "count": count},
+        {"bin": None, "count": count},
+    ]
     values = [{**good, "rows": [None]}]  # the row alone: a missing "is it a dict?" guard raises here
     for bad in broken:
-        rows = [dict(r) for r in good["rows"][:spec.MAX_ROWS - 1]]
+        rows = [dict(r) for r in good["rows"][: spec.MAX_ROWS - 1]]
         rows.insert(rng.randint(0, len(rows)), bad)
         values.append({**good, "rows": rows})
     return values
@@ -109,10 +139,12 @@ def _bad_rows(rng: random.Random, good: JsonDict) -> list[Any]:
 
 def _bad_probes(make: callable, reason: str):
     """One op per class of bad value ``make(rng, good)`` gives, each with a new valid result as its base."""
+
     def probes(rng: random.Random) -> list[Probe]:
         values = make(rng, _nonzero(rng, cases.random_valid_result(rng)))
-        ops = [call_op("validate_result", spec.TOOL_NAMES[i % 2], value, expect=reason)
-               for i, value in enumerate(values)]
+        ops = [
+            call_op("validate_result", spec.TOOL_NAMES[i % 2], value, expect=reason) for i, value in enumerate(values)
+        ]
         return [call_probe(ops)]
 
     return probes
@@ -120,65 +152,121 @@ def _bad_probes(make: callable, reason: str):
 
 def _draw_probes(kind: str, n: int):
     """``n`` results of ``cases.bad_result`` kind ``kind`` (variants 0..n-1)."""
+
     def probes(rng: random.Random) -> list[Probe]:
         ops = []
         for i in range(n):  # both tools, every run; off the boundaries of other reasons
             value, reason = cases.bad_result(rng, kind, variant=i)
             value = _steady(rng, kind, value)
             if kind == "too_big":  # the boundary (max_len + 1) and far above it, on every run
-                value["rows"] = cases.random_rows(rng, spec.MAX_ROWS + 1 if i == 0 else rng.randint(
-                    2 * spec.MAX_ROWS, 3 * spec.MAX_ROWS))
+                value["rows"] = cases.random_rows(
+                    rng, spec.MAX_ROWS + 1 if i == 0 else rng.randint(2 * spec.MAX_ROWS, 3 * spec.MAX_ROWS)
+                )
             ops.append(call_op("validate_result", spec.TOOL_NAMES[i % 2], value, expect=reason))
         return [call_probe(ops)]
 
     return probes
 
 
-def _bad_check(check_id: str, probes: callable, points: int, title: str, hint: str, rules: list[Any],
-               message: str) -> None:
+def _bad_check(
+    check_id: str, probes: callable, points: int, title: str, hint: str, rules: list[Any], message: str
+) -> None:
     add(check_id, points, title, hint, rules, probes, expectations_judge(message))
 
 
-_bad_check("step4/shape_not_dict", _bad_probes(_not_dict, spec.SHAPE), 1, "A result that is not a dict gives shape",
-           "Check isinstance(value, dict) first: a list, a tuple, a str or None is a 'shape' failure, not a crash.",
-           ["4.shape"], "A result that is not a dict must give 'shape'.")
-_bad_check("step4/shape_missing_key", _bad_probes(_missing_key, spec.SHAPE), 1,
-           "A result without sku, region or rows gives shape",
-           "Every key of returns['keys'] must be present.",
-           ["4.shape"], "A result missing one of the keys in returns['keys'] must give 'shape'.")
-_bad_check("step4/shape_key_type", _bad_probes(_key_type, spec.SHAPE), 1,
-           "A top-level value of the wrong type gives shape",
-           "Check each key's value against its type in returns['keys'] (rows must be a list, not a tuple or dict).",
-           ["4.shape"], "A key of the wrong type must give 'shape'.")
-_bad_check("step4/shape_bad_row", _bad_probes(_bad_rows, spec.SHAPE), 2,
-           "A row that is not a dict with well-typed fields gives shape",
-           "Each row must be a dict (check that first: None, 3, 'x' or [] is a row too) with every field of "
-           "returns['rows']['item'] of its type; like in step 2, a bool is not an int, and \"3\" or 3.0 is not "
-           "an int either.",
-           ["4.shape"], "A row that is not a dict with the item fields of the right types must give 'shape'.")
-_bad_check("step4/empty", _draw_probes("empty", 2), 1, "An empty rows list gives empty",
-           "An empty list is not an error to Python, but an answer built on it is invented: return 'empty'.",
-           ["4.empty"], "A result whose rows list is empty must give 'empty'.")
-_bad_check("step4/too_big", _draw_probes("too_big", 2), 1, "More rows than max_len gives too_big",
-           "Compare len(rows) with returns['rows']['max_len'].",
-           ["4.too_big"], "A result with more rows than max_len must give 'too_big'.")
-_bad_check("step4/range", _draw_probes("range", 2), 1, "A count below its min gives range",
-           "Compare each row field that has a 'min' in returns['rows']['item'] with it.",
-           ["4.range"], "A row whose count is below its 'min' must give 'range'.")
+_bad_check(
+    "step4/shape_not_dict",
+    _bad_probes(_not_dict, spec.SHAPE),
+    1,
+    "A result that is not a dict gives shape",
+    "Check isinstance(value, dict) first: a list, a tuple, a str or None is a 'shape' failure, not a crash.",
+    ["4.shape"],
+    "A result that is not a dict must give 'shape'.",
+)
+_bad_check(
+    "step4/shape_missing_key",
+    _bad_probes(_missing_key, spec.SHAPE),
+    1,
+    "A result without sku, region or rows gives shape",
+    "Every key of returns['keys'] must be present.",
+    ["4.shape"],
+    "A result missing one of the keys in returns['keys'] must give 'shape'.",
+)
+_bad_check(
+    "step4/shape_key_type",
+    _bad_probes(_key_type, spec.SHAPE),
+    1,
+    "A top-level value of the wrong type gives shape",
+    "Check each key's value against its type in returns['keys'] (rows must be a list, not a tuple or dict).",
+    ["4.shape"],
+    "A key of the wrong type must give 'shape'.",
+)
+_bad_check(
+    "step4/shape_bad_row",
+    _bad_probes(_bad_rows, spec.SHAPE),
+    2,
+    "A row that is not a dict with well-typed fields gives shape",
+    "Each row must be a dict (check that first: None, 3, 'x' or [] is a row too) with every field of "
+    "returns['rows']['item'] of its type; like in step 2, a bool is not an int, and \"3\" or 3.0 is not "
+    "an int either.",
+    ["4.shape"],
+    "A row that is not a dict with the item fields of the right types must give 'shape'.",
+)
+_bad_check(
+    "step4/empty",
+    _draw_probes("empty", 2),
+    1,
+    "An empty rows list gives empty",
+    "An empty list is not an error to Python, but an answer built on it is invented: return 'empty'.",
+    ["4.empty"],
+    "A result whose rows list is empty must give 'empty'.",
+)
+_bad_check(
+    "step4/too_big",
+    _draw_probes("too_big", 2),
+    1,
+    "More rows than max_len gives too_big",
+    "Compare len(rows) with returns['rows']['max_len'].",
+    ["4.too_big"],
+    "A result with more rows than max_len must give 'too_big'.",
+)
+_bad_check(
+    "step4/range",
+    _draw_probes("range", 2),
+    1,
+    "A count below its min gives range",
+    "Compare each row field that has a 'min' in returns['rows']['item'] with it.",
+    ["4.range"],
+    "A row whose count is below its 'min' must give 'range'.",
+)
 
 
 def _max_len_probe(rng: random.Random, tool: str) -> Probe:
     max_len = rng.randint(1, 3)
     change = f"TOOLS[{tool!r}]['returns']['rows']['max_len'] = {max_len}"
-    return call_probe([
-        op("contract", path=[tool, "returns", "rows", "max_len"], value=max_len),
-        call_op("validate_result", tool, _nonzero(rng, cases.random_valid_result(rng, max_len + 1)),
-                expect=spec.TOO_BIG, label=f"validate_result({tool!r}, <{max_len + 1} rows>)  # with {change}"),
-        dict(call_op("validate_result", tool, _nonzero(rng, cases.random_valid_result(rng, max_len)), expect="",
-                     label=f"validate_result({tool!r}, <{max_len} rows>)  # with {change}"),
-             expect_why=f"len(rows) == max_len is fine: with max_len = {max_len}, {max_len} rows are not too big "
-                        "(refuse only len(rows) > max_len)."),
-    ])
+    return call_probe(
+        [
+            op("contract", path=[tool, "returns", "rows", "max_len"], value=max_len),
+            call_op(
+                "validate_result",
+                tool,
+                _nonzero(rng, cases.random_valid_result(rng, max_len + 1)),
+                expect=spec.TOO_BIG,
+                label=f"validate_result({tool!r}, <{max_len + 1} rows>)  # with {change}",
+            ),
+            dict(
+                call_op(
+                    "validate_result",
+                    tool,
+                    _nonzero(rng, cases.random_valid_result(rng, max_len)),
+                    expect="",
+                    label=f"validate_result({tool!r}, <{max_len} rows>)  # with {change}",
+                ),
+                expect_why=f"len(rows) == max_len is fine: with max_len = {max_len}, {max_len} rows are not too big "
+                "(refuse only len(rows) > max_len).",
+            ),
+        ]
+    )
 
 
 def _contract_probes(rng: random.Random) -> list[Probe]:
@@ -188,26 +276,49 @@ def _contract_probes(rng: random.Random) -> list[Probe]:
     minimum = rng.randint(5, 50)
     low = cases.random_valid_result(rng, 1)
     low["rows"][0]["count"] = minimum - 1
-    probes.append(call_probe([
-        op("contract", path=[tool, "returns", "rows", "item", "count", "min"], value=minimum),
-        call_op("validate_result", tool, low, expect=spec.RANGE,
-                label=f"validate_result({tool!r}, {low!r})  # with "
-                      f"TOOLS[{tool!r}]['returns']['rows']['item']['count']['min'] = {minimum}"),
-    ]))
+    probes.append(
+        call_probe(
+            [
+                op("contract", path=[tool, "returns", "rows", "item", "count", "min"], value=minimum),
+                call_op(
+                    "validate_result",
+                    tool,
+                    low,
+                    expect=spec.RANGE,
+                    label=f"validate_result({tool!r}, {low!r})  # with "
+                    f"TOOLS[{tool!r}]['returns']['rows']['item']['count']['min'] = {minimum}",
+                ),
+            ]
+        )
+    )
     key = rng.choice(["warehouse", "currency", "as_of"])
-    probes.append(call_probe([
-        op("contract", path=[tool, "returns", "keys", key], value=str),
-        call_op("validate_result", tool, _nonzero(rng, cases.random_valid_result(rng)), expect=spec.SHAPE,
-                label=f"validate_result({tool!r}, ...)  # with TOOLS[{tool!r}]['returns']['keys'][{key!r}] = str"),
-    ]))
+    probes.append(
+        call_probe(
+            [
+                op("contract", path=[tool, "returns", "keys", key], value=str),
+                call_op(
+                    "validate_result",
+                    tool,
+                    _nonzero(rng, cases.random_valid_result(rng)),
+                    expect=spec.SHAPE,
+                    label=f"validate_result({tool!r}, ...)  # with TOOLS[{tool!r}]['returns']['keys'][{key!r}] = str",
+                ),
+            ]
+        )
+    )
     return probes
 
 
-add("step4/reads_contract", 2, "validate_result follows the returns contract when it changes",
+add(
+    "step4/reads_contract",
+    2,
+    "validate_result follows the returns contract when it changes",
     "Read keys, max_len, item fields, types and mins from TOOLS[name]['returns'] when called; do not copy "
     "MAX_ROWS or field names into validate_result.",
-    ["4.contract_only"], _contract_probes,
-    expectations_judge("The grader changed TOOLS[name]['returns'] and validate_result did not follow it."))
+    ["4.contract_only"],
+    _contract_probes,
+    expectations_judge("The grader changed TOOLS[name]['returns'] and validate_result did not follow it."),
+)
 
 
 # The kinds a tool can return from its data (STOCK), and the variants of shape_bad_row
@@ -229,8 +340,9 @@ def _prefix_probe(rng: random.Random, kind: str) -> Probe:
     value, reason = cases.bad_result(rng, kind, _PREFIX_VARIANT.get(kind))
     value = _steady(rng, kind, value)
     if kind == "too_big":  # far above max_len: where the boundary lies is step4/too_big's to judge
-        value["rows"] = _nonzero(rng, {"rows": cases.random_rows(rng, rng.randint(2 * spec.MAX_ROWS,
-                                                                                   3 * spec.MAX_ROWS))})["rows"]
+        value["rows"] = _nonzero(
+            rng, {"rows": cases.random_rows(rng, rng.randint(2 * spec.MAX_ROWS, 3 * spec.MAX_ROWS))}
+        )["rows"]
     data = kind in _DATA_KINDS
     # stock_lookup cuts at limit: too many rows can only come from legacy_stock's data.
     tool = "legacy_stock" if kind == "too_big" else rng.choice(spec.TOOL_NAMES)
@@ -239,8 +351,11 @@ def _prefix_probe(rng: random.Random, kind: str) -> Probe:
     elif kind == "too_big":
         args = {"sku": value["sku"], "region": value["region"], "limit": rng.randint(1, spec.MAX_ROWS)}
     else:  # a limit that keeps every row, so stock_lookup returns them all too
-        args = {"sku": value["sku"], "region": value["region"],
-                "limit": rng.randint(max(1, len(value["rows"])), spec.MAX_ROWS)}
+        args = {
+            "sku": value["sku"],
+            "region": value["region"],
+            "limit": rng.randint(max(1, len(value["rows"])), spec.MAX_ROWS),
+        }
     operation = _refused_op(tool, args, reason)
     ops = own_route("validate_args", "cache_key", contract="spec") + [_template_op(rng, tool, args), operation]
     if data:
@@ -267,8 +382,10 @@ def _refused_op(tool: str, args: JsonDict, reason: str) -> JsonDict:
 def _template_op(rng: random.Random, tool: str, args: JsonDict) -> JsonDict:
     """A ``call_tool`` with a wrong region: how this module reports a failure (``args:allowed:region``)."""
     region = rng.choice(cases.BAD_REGION_FAMILIES[3][:3])
-    return {**call_op("call_tool", tool, {**args, "region": region}),
-            "template": spec.ARGS_PREFIX + spec.arg_reason(spec.ALLOWED, "region")}
+    return {
+        **call_op("call_tool", tool, {**args, "region": region}),
+        "template": spec.ARGS_PREFIX + spec.arg_reason(spec.ALLOWED, "region"),
+    }
 
 
 def _replaced(data: object, old: str, new: str) -> object:
@@ -315,11 +432,16 @@ def _judge_errors(probes: list[Probe], observations: list[Observation], message:
             value = rec.get("value")
             if want is None or (isinstance(value, dict) and strict_equal(value.get("error"), want)):
                 continue
-            if (template is not None and "value" in rec and _plain(value)
-                    and strict_equal(value, _replaced(*template, want))):
+            if (
+                template is not None
+                and "value" in rec
+                and _plain(value)
+                and strict_equal(value, _replaced(*template, want))
+            ):
                 continue
-            raise Fail(message, call=operation["label"], expected=f"a dict with 'error': {show(want)}",
-                       got=outcome(rec))
+            raise Fail(
+                message, call=operation["label"], expected=f"a dict with 'error': {show(want)}", got=outcome(rec)
+            )
     return Verdict.ok()
 
 
@@ -333,29 +455,46 @@ def _prefix_judge(probes: list[Probe], observations: list[Observation]) -> Verdi
         if probe.params.get("expect_table_only") and isinstance(obs, dict) and "records" in obs and not reached:
             continue
         kept.append((probe, obs))
-    return _judge_errors([p for p, _ in kept], [o for _, o in kept],
-                        "call_tool must refuse a bad result with error 'result:<reason>' (the reason "
-                        "validate_result gives).")
+    return _judge_errors(
+        [p for p, _ in kept],
+        [o for _, o in kept],
+        "call_tool must refuse a bad result with error 'result:<reason>' (the reason validate_result gives).",
+    )
 
 
-add("step4/call_tool_result_prefix", 2, "call_tool refuses a bad result with error 'result:<reason>'",
+add(
+    "step4/call_tool_result_prefix",
+    2,
+    "call_tool refuses a bad result with error 'result:<reason>'",
     "After a tool returns, run validate_result on the value; a reason gives {'ok': False, 'value': None, "
     "'error': 'result:' + reason}.",
-    ["4.call_tool"], _prefix_probes, _prefix_judge)
+    ["4.call_tool"],
+    _prefix_probes,
+    _prefix_judge,
+)
 
 
 def _legacy_probes(rng: random.Random) -> list[Probe]:
     limits = rng.sample(range(1, spec.MAX_ROWS + 1), 2)
     sku, region = spec.BIG_PAIR
-    ops = [_refused_op("legacy_stock", cases.shuffled(rng, {"sku": sku, "region": region, "limit": n}), spec.TOO_BIG)
-           for n in limits]
+    ops = [
+        _refused_op("legacy_stock", cases.shuffled(rng, {"sku": sku, "region": region, "limit": n}), spec.TOO_BIG)
+        for n in limits
+    ]
     template = _template_op(rng, "legacy_stock", {"sku": sku, "region": region, "limit": limits[0]})
     return [call_probe(own_route("validate_args", "cache_key", contract="spec") + [template] + ops)]
 
 
-add("step4/legacy_too_big", 1, "legacy_stock for SKU-3300 in north gives result:too_big",
+add(
+    "step4/legacy_too_big",
+    1,
+    "legacy_stock for SKU-3300 in north gives result:too_big",
     "legacy_stock ignores limit and SKU-3300 has 7 bins in north: call_tool must catch that with validate_result.",
-    ["4.legacy_too_big"], _legacy_probes,
+    ["4.legacy_too_big"],
+    _legacy_probes,
     lambda probes, observations: _judge_errors(
-        probes, observations, "legacy_stock returns 7 rows here whatever the limit; call_tool must give "
-                              "error 'result:too_big'."))
+        probes,
+        observations,
+        "legacy_stock returns 7 rows here whatever the limit; call_tool must give error 'result:too_big'.",
+    ),
+)

@@ -7,6 +7,7 @@ the tool body's runs and by what came back; the exact failure
 dict is step 3's. A failing check's call line shows every call of its probe
 (an earlier call can fill the cache).
 """
+
 from __future__ import annotations
 
 import random
@@ -41,8 +42,9 @@ def _keys_of(probe: Probe, obs: JsonDict) -> list[tuple[JsonDict, JsonDict]]:
     for operation, rec in pairs:
         key = value_of(rec, operation, "cache_key raised instead of returning a key.")
         if type(key) is not str:
-            raise Fail("cache_key must return a plain str.", call=operation["label"], expected="a str",
-                       got=outcome(rec))
+            raise Fail(
+                "cache_key must return a plain str.", call=operation["label"], expected="a str", got=outcome(rec)
+            )
     return pairs
 
 
@@ -56,9 +58,15 @@ def _str_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     return Verdict.ok()
 
 
-add("step5/key_is_str", 1, "cache_key returns a str",
+add(
+    "step5/key_is_str",
+    1,
+    "cache_key returns a str",
     "Build one string from the tool name and the arguments (json.dumps with sort_keys is one way).",
-    ["5.key_str"], _str_probes, _str_judge)
+    ["5.key_str"],
+    _str_probes,
+    _str_judge,
+)
 
 
 def _order_probes(rng: random.Random) -> list[Probe]:
@@ -75,15 +83,24 @@ def _order_judge(probes: list[Probe], observations: list[Observation]) -> Verdic
     pairs = _keys_of(probes[0], observations[0])
     for (st1, rec1), (st2, rec2) in zip(pairs[::2], pairs[1::2]):
         if rec1["value"] != rec2["value"]:
-            raise Fail("The same arguments in another order must give the same key.",
-                       call=f"{st1['label']} == {st2['label']}", expected="True",
-                       got=f"{show(rec1['value'])} != {show(rec2['value'])}")
+            raise Fail(
+                "The same arguments in another order must give the same key.",
+                call=f"{st1['label']} == {st2['label']}",
+                expected="True",
+                got=f"{show(rec1['value'])} != {show(rec2['value'])}",
+            )
     return Verdict.ok()
 
 
-add("step5/key_order_independent", 2, "cache_key ignores the order of the arguments",
+add(
+    "step5/key_order_independent",
+    2,
+    "cache_key ignores the order of the arguments",
     "Two dicts with the same items in another order are the same call: sort the items before you build the key.",
-    ["5.key_order"], _order_probes, _order_judge)
+    ["5.key_order"],
+    _order_probes,
+    _order_judge,
+)
 
 
 # The other steps' functions the cache part of call_tool calls (steps 2 and 4): the grader's own here.
@@ -107,11 +124,19 @@ def _distinct_probes(rng: random.Random) -> list[Probe]:
     sku = rng.choice([s for s in spec.SKUS + [spec.UNKNOWN_SKU] if s != base["sku"]])
     region = rng.choice([r for r in spec.REGIONS if r != base["region"]])
     limit = rng.choice([n for n in range(2, spec.MAX_ROWS + 1) if n != base["limit"]])
-    variants += [(tool, {**base, "sku": sku}), (tool, {**base, "region": region}), (tool, {**base, "limit": limit}),
-                 (tool, {**base, "sku": base["region"], "region": base["sku"]})]
+    variants += [
+        (tool, {**base, "sku": sku}),
+        (tool, {**base, "region": region}),
+        (tool, {**base, "limit": limit}),
+        (tool, {**base, "sku": base["region"], "region": base["sku"]}),
+    ]
     # Values of equal text and other types: a key built with str() gives 2 and "2" one key.
-    variants += [(tool, {**base, "limit": str(base["limit"])}), (tool, {**base, "limit": float(base["limit"])}),
-                 (tool, {**base, "limit": 1}), (tool, {**base, "limit": True})]
+    variants += [
+        (tool, {**base, "limit": str(base["limit"])}),
+        (tool, {**base, "limit": float(base["limit"])}),
+        (tool, {**base, "limit": 1}),
+        (tool, {**base, "limit": True}),
+    ]
     return [call_probe([call_op("cache_key", t, a) for t, a in variants])]
 
 
@@ -121,17 +146,27 @@ def _distinct_judge(probes: list[Probe], observations: list[Observation]) -> Ver
     for operation, rec in pairs:
         key = rec["value"]
         if key in seen:
-            raise Fail("Different calls must get different keys (the tool name, every argument value and its type "
-                       "count: 2 and '2' are different arguments).",
-                       call=f"{seen[key]} vs {operation['label']}", expected="two different keys", got=f"both {key!r}")
+            raise Fail(
+                "Different calls must get different keys (the tool name, every argument value and its type "
+                "count: 2 and '2' are different arguments).",
+                call=f"{seen[key]} vs {operation['label']}",
+                expected="two different keys",
+                got=f"both {key!r}",
+            )
         seen[key] = operation["label"]
     return Verdict.ok()
 
 
-add("step5/key_distinguishes", 2, "cache_key differs for another tool or other argument values",
+add(
+    "step5/key_distinguishes",
+    2,
+    "cache_key differs for another tool or other argument values",
     "Put the tool name and every argument name with its value into the key, so no two different calls share one; "
     "keep the type (json.dumps or repr do, str() does not: str(2) == str('2')).",
-    ["5.key_distinct"], _distinct_probes, _distinct_judge)
+    ["5.key_distinct"],
+    _distinct_probes,
+    _distinct_judge,
+)
 
 
 def _second_call_probes(rng: random.Random) -> list[Probe]:
@@ -139,14 +174,23 @@ def _second_call_probes(rng: random.Random) -> list[Probe]:
     args = safe_pair(rng, tool)
     limit = args["limit"] if tool == "stock_lookup" else None
     _, bad_args, _ = cases.single_defect(rng, rng.choice(["allowed", "range_high", "type_bool"]))
-    ops = [dict(call_op("call_tool", tool, args), role="first"),
-           call_op("call_tool", tool, bad_args),
-           call_op("call_tool", "stock_lookup" if tool == "legacy_stock" else "legacy_stock",
-                   safe_pair(rng, "legacy_stock")),
-           dict(call_op("call_tool", tool, args), role="again"),
-           dict(call_op("call_tool", tool, cases.shuffled(rng, args)), role="again")]
-    return [cache_probe(ops, spies=TOOL_SPIES_TABLE, tool=tool,
-                        result=encode(spec.lookup_result(args["sku"], args["region"], limit)))]
+    ops = [
+        dict(call_op("call_tool", tool, args), role="first"),
+        call_op("call_tool", tool, bad_args),
+        call_op(
+            "call_tool", "stock_lookup" if tool == "legacy_stock" else "legacy_stock", safe_pair(rng, "legacy_stock")
+        ),
+        dict(call_op("call_tool", tool, args), role="again"),
+        dict(call_op("call_tool", tool, cases.shuffled(rng, args)), role="again"),
+    ]
+    return [
+        cache_probe(
+            ops,
+            spies=TOOL_SPIES_TABLE,
+            tool=tool,
+            result=encode(spec.lookup_result(args["sku"], args["region"], limit)),
+        )
+    ]
 
 
 def _second_call_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
@@ -166,21 +210,34 @@ def _second_call_judge(probes: list[Probe], observations: list[Observation]) -> 
         role, got = operation.get("role"), rec.get("value")
         if role == "first":
             if not (isinstance(got, dict) and got.get("ok") is True):
-                raise Fail("This follows from step3/success_result: a valid call must succeed before it can be "
-                           "cached; fix that first.", call=operation["label"],
-                           expected="a dict with 'ok': True", got=outcome(rec))
+                raise Fail(
+                    "This follows from step3/success_result: a valid call must succeed before it can be "
+                    "cached; fix that first.",
+                    call=operation["label"],
+                    expected="a dict with 'ok': True",
+                    got=outcome(rec),
+                )
         elif role == "again" and (ran != 0 or not strict_equal(got, want)):
-            raise Fail("The same successful call, made again, must come from CACHE without running the tool, "
-                       "as {'ok': True, 'value': <the result>, 'error': ''}.", call="; then ".join(labels),
-                       expected=f"0 more runs of {tool}, and {show(want)}",
-                       got=f"{ran} more run(s); {outcome(rec)}")
+            raise Fail(
+                "The same successful call, made again, must come from CACHE without running the tool, "
+                "as {'ok': True, 'value': <the result>, 'error': ''}.",
+                call="; then ".join(labels),
+                expected=f"0 more runs of {tool}, and {show(want)}",
+                got=f"{ran} more run(s); {outcome(rec)}",
+            )
     return Verdict.ok()
 
 
-add("step5/second_call_cached", 2, "A repeated successful call runs the tool body 0 more times",
+add(
+    "step5/second_call_cached",
+    2,
+    "A repeated successful call runs the tool body 0 more times",
     "Store each success under cache_key(name, args) and look it up before calling; the cache lives as long as "
     "the module (other calls in between do not clear it).",
-    ["5.second_call", "5.lives_long"], _second_call_probes, _second_call_judge)
+    ["5.second_call", "5.lives_long"],
+    _second_call_probes,
+    _second_call_judge,
+)
 
 
 def _failure_probes(rng: random.Random) -> list[Probe]:
@@ -193,8 +250,10 @@ def _failure_probes(rng: random.Random) -> list[Probe]:
     returning = [call_op("call_tool", tool, args, runs={tool: n}) for n in (1, 2)]
     returning[0]["label"] += f"  # the tool returns {empty!r}"
     # On every route: a call_tool that goes around TOOLS (step 3's fault) meets the same failures.
-    return [cache_probe(raising, spies=every_route({tool: {"mode": "raise", "exc": exc}})),
-            cache_probe(returning, spies=every_route({tool: {"mode": "return", "value": encode(empty)}}))]
+    return [
+        cache_probe(raising, spies=every_route({tool: {"mode": "raise", "exc": exc}})),
+        cache_probe(returning, spies=every_route({tool: {"mode": "return", "value": encode(empty)}})),
+    ]
 
 
 def _failure_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
@@ -206,28 +265,43 @@ def _failure_judge(probes: list[Probe], observations: list[Observation]) -> Verd
             tool, want = next(iter(operation["runs"].items()))
             runs = rec.get("spy_runs", {}).get(tool)
             if runs != want:
-                raise Fail("A failing call must run the tool body every time: failures are never cached.",
-                           call="; then ".join(labels), expected=f"{want} run(s) of {tool}",
-                           got=f"{runs} run(s); this call {outcome(rec)}")
+                raise Fail(
+                    "A failing call must run the tool body every time: failures are never cached.",
+                    call="; then ".join(labels),
+                    expected=f"{want} run(s) of {tool}",
+                    got=f"{runs} run(s); this call {outcome(rec)}",
+                )
     return Verdict.ok()
 
 
-add("step5/failure_not_cached", 2, "A failing call runs the tool body every time",
+add(
+    "step5/failure_not_cached",
+    2,
+    "A failing call runs the tool body every time",
     "Store into CACHE only after the result passed validate_result; a raise or a bad result is never stored.",
-    ["5.failure_every_time", "5.success_only"], _failure_probes, _failure_judge)
+    ["5.failure_every_time", "5.success_only"],
+    _failure_probes,
+    _failure_judge,
+)
 
 
 def _validation_first_probes(rng: random.Random) -> list[Probe]:
     tool = rng.choice(spec.TOOL_NAMES)
     args = safe_pair(rng, tool)
     args["limit"] = rng.randint(2, spec.MAX_ROWS)
-    ops = [call_op("call_tool", tool, args, runs={tool: 1}),
-           op("contract", path=[tool, "args", "limit", "max"], value=args["limit"] - 1),
-           # The grader's validate_args follows the same change (for a call_tool that calls it).
-           double_op("validate_args", contract="spec", changes=[[tool, "args", "limit", "max", args["limit"] - 1]]),
-           call_op("call_tool", tool, args,
-                   label=f"call_tool({tool!r}, {args!r}) again, after TOOLS[{tool!r}]['args']['limit']['max'] "
-                         f"= {args['limit'] - 1}")]
+    ops = [
+        call_op("call_tool", tool, args, runs={tool: 1}),
+        op("contract", path=[tool, "args", "limit", "max"], value=args["limit"] - 1),
+        # The grader's validate_args follows the same change (for a call_tool that calls it).
+        double_op("validate_args", contract="spec", changes=[[tool, "args", "limit", "max", args["limit"] - 1]]),
+        call_op(
+            "call_tool",
+            tool,
+            args,
+            label=f"call_tool({tool!r}, {args!r}) again, after TOOLS[{tool!r}]['args']['limit']['max'] "
+            f"= {args['limit'] - 1}",
+        ),
+    ]
     return [cache_probe(ops, spies=TOOL_SPIES_TABLE)]
 
 
@@ -241,11 +315,13 @@ def _validation_first_judge(probes: list[Probe], observations: list[Observation]
     cached, got = first.get("value"), again.get("value")
     rows = cached.get("value") if isinstance(cached, dict) else None
     if rows is not None and isinstance(got, dict) and strict_equal(got.get("value"), rows):
-        raise Fail("The arguments are now out of range, so call_tool must refuse them even though the same "
-                   "call succeeded before: validate first, then look in CACHE.",
-                   call=f"{first_op['label']}; then {again_op['label']}",
-                   expected=f"a refusal (error {spec.ARGS_PREFIX + spec.arg_reason(spec.RANGE, 'limit')!r})",
-                   got=outcome(again))
+        raise Fail(
+            "The arguments are now out of range, so call_tool must refuse them even though the same "
+            "call succeeded before: validate first, then look in CACHE.",
+            call=f"{first_op['label']}; then {again_op['label']}",
+            expected=f"a refusal (error {spec.ARGS_PREFIX + spec.arg_reason(spec.RANGE, 'limit')!r})",
+            got=outcome(again),
+        )
     return Verdict.ok()
 
 
@@ -254,10 +330,16 @@ def _judge_runs(probe: Probe, obs: JsonDict) -> Verdict:
     return expectations_judge("A valid call must run the tool body once.", whole_probe=True)([probe], [obs])
 
 
-add("step5/validation_before_cache", 2, "The cache is looked up only after the arguments pass validation",
+add(
+    "step5/validation_before_cache",
+    2,
+    "The cache is looked up only after the arguments pass validation",
     "Order inside call_tool: validate_args, then the cache lookup, then the call; a cached success must not "
     "let arguments through that the contract now refuses.",
-    ["5.after_validation"], _validation_first_probes, _validation_first_judge)
+    ["5.after_validation"],
+    _validation_first_probes,
+    _validation_first_judge,
+)
 
 
 def _holds_probes(rng: random.Random) -> list[Probe]:
@@ -266,8 +348,13 @@ def _holds_probes(rng: random.Random) -> list[Probe]:
     args = safe_pair(rng, tool)
     empty, _ = cases.bad_result(rng, "empty")
     _, bad_args, _ = cases.single_defect(rng, rng.choice(["allowed", "range_low", "missing"]))
-    ops = [call_op("call_tool", tool, args), call_op("call_tool", other, cases.random_valid_args(rng)),
-           call_op("call_tool", tool, bad_args), op("cache", label="list(CACHE)"), call_op("cache_key", tool, args)]
+    ops = [
+        call_op("call_tool", tool, args),
+        call_op("call_tool", other, cases.random_valid_args(rng)),
+        call_op("call_tool", tool, bad_args),
+        op("cache", label="list(CACHE)"),
+        call_op("cache_key", tool, args),
+    ]
     spies = every_route({tool: TOOL_SPIES_TABLE[tool], other: {"mode": "return", "value": encode(empty)}})
     return [cache_probe(ops, spies=spies)]
 
@@ -279,16 +366,27 @@ def _holds_judge(probes: list[Probe], observations: list[Observation]) -> Verdic
     key = value_of(key_rec, key_op, "cache_key raised.")
     calls = "; ".join(operation["label"] for operation, _ in pairs[:3])
     if cache_rec.get("not_dict"):
-        raise Fail("CACHE must be a module-level dict.", call="CACHE", expected="a dict",
-                   got=show(cache_rec.get("value")))
+        raise Fail(
+            "CACHE must be a module-level dict.", call="CACHE", expected="a dict", got=show(cache_rec.get("value"))
+        )
     keys = cache_rec.get("value")
     if not isinstance(keys, list) or keys != [key]:
-        raise Fail("After one success and two failures CACHE must hold exactly the success, under its cache_key.",
-                   call=calls, expected=f"list(CACHE) == [{key!r}]", got=f"list(CACHE) == {show(keys)}")
+        raise Fail(
+            "After one success and two failures CACHE must hold exactly the success, under its cache_key.",
+            call=calls,
+            expected=f"list(CACHE) == [{key!r}]",
+            got=f"list(CACHE) == {show(keys)}",
+        )
     return Verdict.ok()
 
 
-add("step5/cache_holds_success_only", 2, "CACHE holds exactly the successes, under cache_key",
+add(
+    "step5/cache_holds_success_only",
+    2,
+    "CACHE holds exactly the successes, under cache_key",
     "CACHE is a dict at module level; call_tool stores CACHE[cache_key(name, args)] = value after a success, "
     "and nothing after a failure.",
-    ["5.success_only"], _holds_probes, _holds_judge)
+    ["5.success_only"],
+    _holds_probes,
+    _holds_judge,
+)

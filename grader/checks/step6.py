@@ -1,4 +1,5 @@
 """Step 6 checks: failure is a path in a LangGraph graph (``State``, ``build_naive``, ``run_naive``)."""
+
 from __future__ import annotations
 
 import random
@@ -46,18 +47,25 @@ def reducer_probes(rng: random.Random, fields: tuple[Any, ...]) -> list[Probe]:
         else:
             initial[field], first[field], second[field] = [word()], [word()], [word(), word()]
     params = {"fields": list(fields), "initial": encode(initial), "updates": [encode(first), encode(second)]}
-    label = (f"StateGraph(State) with two nodes returning {first!r} then {second!r}, "
-             f"invoked with {initial!r}")
+    label = f"StateGraph(State) with two nodes returning {first!r} then {second!r}, invoked with {initial!r}"
     return [Probe("state_reducers", params, label)]
 
 
 def judge_reducers(probes: list[Probe], observations: list[Observation]) -> Verdict:
     probe, obs = probes[0], observations[0]
     if not isinstance(obs, dict) or "final" not in obs:
-        got = outcome(obs) if isinstance(obs, dict) and ("raised" in obs or "missing" in obs) else \
-            f"final state {show(obs.get('final_not_dict')) if isinstance(obs, dict) else '?'}"
-        raise Fail(f"A small graph over your State did not end with the fields {probe.params['fields']} "
-                   "(are they declared in State?).", call=probe.label, expected="a final state dict", got=got)
+        got = (
+            outcome(obs)
+            if isinstance(obs, dict) and ("raised" in obs or "missing" in obs)
+            else f"final state {show(obs.get('final_not_dict')) if isinstance(obs, dict) else '?'}"
+        )
+        raise Fail(
+            f"A small graph over your State did not end with the fields {probe.params['fields']} "
+            "(are they declared in State?).",
+            call=probe.label,
+            expected="a final state dict",
+            got=got,
+        )
     initial = decode(probe.params["initial"])
     first, second = (decode(u) for u in probe.params["updates"])
     for field in probe.params["fields"]:
@@ -65,15 +73,25 @@ def judge_reducers(probes: list[Probe], observations: list[Observation]) -> Verd
         got = obs["final"].get(field)
         if not strict_equal(got, encode(want)):
             kind = "add the numbers" if field == "attempts" else "append the lists"
-            raise Fail(f"The reducer of {field!r} should {kind} (e.g. Annotated[..., operator.add]).",
-                       call=probe.label, expected=f"{field} == {want!r}", got=f"{field} == {show(got)}")
+            raise Fail(
+                f"The reducer of {field!r} should {kind} (e.g. Annotated[..., operator.add]).",
+                call=probe.label,
+                expected=f"{field} == {want!r}",
+                got=f"{field} == {show(got)}",
+            )
     return Verdict.ok()
 
 
-add("step6/state_reducers", 2, "State: errors and calls append, attempts adds",
+add(
+    "step6/state_reducers",
+    2,
+    "State: errors and calls append, attempts adds",
     "Declare State as a TypedDict whose errors and calls are Annotated[list, operator.add] and attempts "
     "Annotated[int, operator.add]; without a reducer, each node's update replaces the value.",
-    ["6.state"], lambda rng: reducer_probes(rng, ("errors", "calls", "attempts")), judge_reducers)
+    ["6.state"],
+    lambda rng: reducer_probes(rng, ("errors", "calls", "attempts")),
+    judge_reducers,
+)
 
 
 # --------------------------------------------------------------------------- graph shape
@@ -87,20 +105,33 @@ def judge_nodes(probes: list[Probe], observations: list[Observation], nodes: tup
     """
     probe, obs = probes[0], observations[0]
     if not isinstance(obs, dict) or not isinstance(obs.get("nodes"), list):
-        raise Fail("Building and drawing the graph failed.", call=probe.label, expected="a compiled graph",
-                   got=outcome(obs if isinstance(obs, dict) else {}))
+        raise Fail(
+            "Building and drawing the graph failed.",
+            call=probe.label,
+            expected="a compiled graph",
+            got=outcome(obs if isinstance(obs, dict) else {}),
+        )
     missing = [n for n in nodes if n not in obs["nodes"]]
     if missing:
-        raise Fail(f"The graph has no node named {missing[0]!r}.", call=probe.label,
-                   expected=f"nodes including {list(nodes)}", got=show(obs["nodes"]))
+        raise Fail(
+            f"The graph has no node named {missing[0]!r}.",
+            call=probe.label,
+            expected=f"nodes including {list(nodes)}",
+            got=show(obs["nodes"]),
+        )
     return Verdict.ok()
 
 
-add("step6/naive_graph_nodes", 1, "build_naive() compiles a graph with the nodes pick, fetch, reply, giveup",
+add(
+    "step6/naive_graph_nodes",
+    1,
+    "build_naive() compiles a graph with the nodes pick, fetch, reply, giveup",
     "Add the nodes under exactly these names, an edge pick -> fetch, and a conditional edge from fetch to "
     "reply or giveup; return graph.compile().",
-    ["6.nodes"], lambda rng: [Probe("graph_nodes", {"builder": "build_naive"}, "build_naive().get_graph()")],
-    lambda p, o: judge_nodes(p, o, NAIVE_NODES))
+    ["6.nodes"],
+    lambda rng: [Probe("graph_nodes", {"builder": "build_naive"}, "build_naive().get_graph()")],
+    lambda p, o: judge_nodes(p, o, NAIVE_NODES),
+)
 
 
 # --------------------------------------------------------------------------- run_naive
@@ -116,8 +147,9 @@ def result_of(rec: JsonDict, operation: JsonDict, keys: tuple[Any, ...], fn: str
 
 def expect_field(value: JsonDict, key: str, want: object, operation: JsonDict, message: str) -> None:
     if not strict_equal(value.get(key), encode(want)):
-        raise Fail(message, call=operation["label"], expected=f"{key} == {want!r}",
-                   got=f"{key} == {show(value.get(key))}")
+        raise Fail(
+            message, call=operation["label"], expected=f"{key} == {want!r}", got=f"{key} == {show(value.get(key))}"
+        )
 
 
 def check_answer_mentions(value: JsonDict, parts: list[Any], operation: JsonDict, message: str) -> None:
@@ -126,23 +158,35 @@ def check_answer_mentions(value: JsonDict, parts: list[Any], operation: JsonDict
         raise Fail("The answer must be a str.", call=operation["label"], expected="a str", got=show(answer))
     for part in parts:
         if str(part) not in answer:
-            raise Fail(message, call=operation["label"], expected=f"an answer containing {str(part)!r}",
-                       got=repr(answer))
+            raise Fail(
+                message, call=operation["label"], expected=f"an answer containing {str(part)!r}", got=repr(answer)
+            )
 
 
 def check_calls_entries(value: JsonDict, tools: list[Any], args: list[Any] | None, operation: JsonDict) -> None:
     calls = value.get("calls")
     if not isinstance(calls, list) or len(calls) != len(tools):
-        raise Fail(f"calls must hold one entry per call_tool made ({len(tools)} here).", call=operation["label"],
-                   expected=f"{len(tools)} entries", got=show(calls))
+        raise Fail(
+            f"calls must hold one entry per call_tool made ({len(tools)} here).",
+            call=operation["label"],
+            expected=f"{len(tools)} entries",
+            got=show(calls),
+        )
     for i, (entry, tool) in enumerate(zip(calls, tools)):
         if not isinstance(entry, dict) or not strict_equal(entry.get("tool"), tool) or "args" not in entry:
-            raise Fail("Each calls entry is a dict with at least 'tool' (the name called) and 'args'.",
-                       call=operation["label"], expected=f"calls[{i}]['tool'] == {tool!r} and an 'args' key",
-                       got=show(entry))
+            raise Fail(
+                "Each calls entry is a dict with at least 'tool' (the name called) and 'args'.",
+                call=operation["label"],
+                expected=f"calls[{i}]['tool'] == {tool!r} and an 'args' key",
+                got=show(entry),
+            )
         if args is not None and not strict_equal(entry["args"], encode(args[i])):
-            raise Fail("calls[i]['args'] must be the arguments passed to call_tool.", call=operation["label"],
-                       expected=show(encode(args[i])), got=show(entry["args"]))
+            raise Fail(
+                "calls[i]['args'] must be the arguments passed to call_tool.",
+                call=operation["label"],
+                expected=show(encode(args[i])),
+                got=show(entry["args"]),
+            )
 
 
 def _order_args(order: JsonDict) -> JsonDict:
@@ -285,9 +329,11 @@ def _repicked_run(rng: random.Random) -> Probe:
     order = cases.order(args["sku"], args["region"], args["limit"])
     operation = _naive_op(order, None, 1)
     operation["label"] += f"  # pick (the grader's) calls with {used!r}; the tool returns {value!r}"
-    return call_probe([door_op(), double_op("pick", args=used), operation],
-                      spies=every_route({t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}),
-                      reset=True)
+    return call_probe(
+        [door_op(), double_op("pick", args=used), operation],
+        spies=every_route({t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}),
+        reset=True,
+    )
 
 
 def _two_reasons_run(rng: random.Random) -> Probe:
@@ -298,8 +344,9 @@ def _two_reasons_run(rng: random.Random) -> Probe:
     operation = _naive_op(order, None, 0, spec.ARGS_PREFIX + reason)
     operation["label"] += f"  # fetch (the grader's) records {earlier!r} before this call's reason"
     operation["expect_errors_before"] = [earlier]
-    return call_probe([door_op(), double_op("fetch", errors_before=[earlier]), operation],
-                      spies=TOOL_SPIES_ORIGINAL, reset=True)
+    return call_probe(
+        [door_op(), double_op("fetch", errors_before=[earlier]), operation], spies=TOOL_SPIES_ORIGINAL, reset=True
+    )
 
 
 def _found_run(rng: random.Random, tool: str | None) -> Probe:
@@ -313,15 +360,19 @@ def _found_run(rng: random.Random, tool: str | None) -> Probe:
     operation = _naive_op(order, tool, 1)
     operation["label"] += f"  # the tool returns {value!r}"
     # On every route: a call_tool that goes around TOOLS (step 3's fault) meets the same result.
-    return call_probe([door_op(), operation], spies=every_route({t: {"mode": "return", "value": encode(value)}
-                                                                 for t in spec.TOOL_NAMES}), reset=True)
+    return call_probe(
+        [door_op(), operation],
+        spies=every_route({t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}),
+        reset=True,
+    )
 
 
 def _refused_run(rng: random.Random, kind: str, tool: str | None, variant: int | None = None) -> Probe:
     _tool, args, reason = cases.single_defect(rng, kind, variant)
     order = cases.order(args["sku"], args["region"], args["limit"], tool)
-    return call_probe([door_op(), _naive_op(order, tool, 0, spec.ARGS_PREFIX + reason)],
-                      spies=TOOL_SPIES_ORIGINAL, reset=True)
+    return call_probe(
+        [door_op(), _naive_op(order, tool, 0, spec.ARGS_PREFIX + reason)], spies=TOOL_SPIES_ORIGINAL, reset=True
+    )
 
 
 def _empty_run(rng: random.Random, tool: str | None) -> Probe:
@@ -330,8 +381,11 @@ def _empty_run(rng: random.Random, tool: str | None) -> Probe:
     else:  # a known sku in a region where it has no row
         sku, region = rng.choice([(s, r) for s in spec.SKUS for r in spec.REGIONS if not spec.rows_for(s, r)])
     order = cases.order(sku, region, rng.randint(1, spec.MAX_ROWS), tool)
-    return call_probe([door_op(), _naive_op(order, tool, 1, spec.RESULT_PREFIX + spec.EMPTY)],
-                      spies=every_route(TOOL_SPIES_TABLE), reset=True)
+    return call_probe(
+        [door_op(), _naive_op(order, tool, 1, spec.RESULT_PREFIX + spec.EMPTY)],
+        spies=every_route(TOOL_SPIES_TABLE),
+        reset=True,
+    )
 
 
 def untidy_sku(rng: random.Random) -> str:
@@ -355,8 +409,11 @@ def _raised_run(rng: random.Random, tool: str | None) -> Probe:
     exc = rng.choice(cases.EXCEPTION_TYPES)
     operation = _naive_op(order, tool, 1, spec.RAISED_PREFIX + exc)
     operation["label"] += f"  # the tool raises {exc}"
-    return call_probe([door_op(), operation],
-                      spies=every_route({t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}), reset=True)
+    return call_probe(
+        [door_op(), operation],
+        spies=every_route({t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}),
+        reset=True,
+    )
 
 
 def naive_probes(*names: str):
@@ -371,8 +428,11 @@ def the_run(probe: Probe, obs: JsonDict) -> tuple[JsonDict, JsonDict, JsonDict]:
     before_runs = before.get("spy_runs") if isinstance(before, dict) else None
     before_runs = before_runs if isinstance(before_runs, dict) else {}
     after_runs = records[-1].get("spy_runs") or {}
-    runs = {tool: n - before_runs.get(tool, 0) for tool, n in after_runs.items()
-            if type(n) is int and type(before_runs.get(tool, 0)) is int}
+    runs = {
+        tool: n - before_runs.get(tool, 0)
+        for tool, n in after_runs.items()
+        if type(n) is int and type(before_runs.get(tool, 0)) is int
+    }
     return probe.params["operations"][-1], records[-1], runs
 
 
@@ -417,28 +477,47 @@ def _ok_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
         first = rows[0]
         expect_field(value, "ok", True, operation, "A successful call must end with ok True.")
         if called.get("region") != order["region"]:  # the grader's pick: the call is not the order
-            check_answer_mentions(value, [called["region"]], operation,
-                                  "The answer names the region of the call that produced the rows "
-                                  "(state['args']), never the order's: an answer names what it acted on.")
+            check_answer_mentions(
+                value,
+                [called["region"]],
+                operation,
+                "The answer names the region of the call that produced the rows "
+                "(state['args']), never the order's: an answer names what it acted on.",
+            )
         message = "The answer must name the sku, the region, and the bin and count of the first row."
-        check_answer_mentions(value, [called["sku"], called["region"], first["bin"], first["count"]], operation,
-                              message)
+        check_answer_mentions(
+            value, [called["sku"], called["region"], first["bin"], first["count"]], operation, message
+        )
         # As a whole number: a count of 41 must not pass because the bin is Q-41 or the sku SKU-4411.
         if not mentions_number(value["answer"], first["count"]):
-            raise Fail(message, call=operation["label"], expected=f"an answer containing the number {first['count']}",
-                       got=repr(value["answer"]))
+            raise Fail(
+                message,
+                call=operation["label"],
+                expected=f"an answer containing the number {first['count']}",
+                got=repr(value["answer"]),
+            )
         if not strict_equal(value.get("rows"), rows):
-            raise Fail("rows must be the rows of the tool's result.", call=operation["label"],
-                       expected=show(rows), got=show(value.get("rows")))
+            raise Fail(
+                "rows must be the rows of the tool's result.",
+                call=operation["label"],
+                expected=show(rows),
+                got=show(value.get("rows")),
+            )
         expect_field(value, "errors", [], operation, "A successful run has no errors.")
         check_calls_entries(value, [tool], [called], operation)
     return Verdict.ok()
 
 
-add("step6/naive_ok", 3, "run_naive on a good order: ok, answer from the first row, rows, no errors, one call",
+add(
+    "step6/naive_ok",
+    3,
+    "run_naive on a good order: ok, answer from the first row, rows, no errors, one call",
     "reply builds the sentence from rows[0] (sku, region, bin, count) and the arguments of the call "
     "(state['args'], not the order); run_naive returns ok, answer, rows, errors and calls from the final state.",
-    ["6.reply", "6.reply_used_args", "6.run_naive", "6.fetch"], naive_probes("found", "found_repicked"), _ok_judge)
+    ["6.reply", "6.reply_used_args", "6.run_naive", "6.fetch"],
+    naive_probes("found", "found_repicked"),
+    _ok_judge,
+)
 
 
 def check_pick_passed_through(operation: JsonDict, obs: JsonDict) -> None:
@@ -456,10 +535,13 @@ def check_pick_passed_through(operation: JsonDict, obs: JsonDict) -> None:
     got = calls[0].get("args")
     want = [got[0] if isinstance(got, list) and got else _used(order.get("tool")), _order_args(order)]
     if not strict_equal(got, encode(want)):
-        raise Fail("This follows from `step6/naive_default_tool`: fix that first (pick must pass the order's tool, "
-                   "default stock_lookup, and its sku, region and limit through unchanged).",
-                   call=operation["label"] + door_lines(obs), expected=f"call_tool{tuple(want)!r}",
-                   got=f"call_tool({', '.join(show(a) for a in calls[0].get('args') or [])})")
+        raise Fail(
+            "This follows from `step6/naive_default_tool`: fix that first (pick must pass the order's tool, "
+            "default stock_lookup, and its sku, region and limit through unchanged).",
+            call=operation["label"] + door_lines(obs),
+            expected=f"call_tool{tuple(want)!r}",
+            got=f"call_tool({', '.join(show(a) for a in calls[0].get('args') or [])})",
+        )
 
 
 def expected_reason(operation: JsonDict, obs: JsonDict) -> str:
@@ -481,29 +563,43 @@ def _failure_judge(probes: list[Probe], observations: list[Observation]) -> Verd
         before = run_operation.get("expect_errors_before") or []
         if not (before and strict_equal(value.get("errors"), before + [reason])):  # the grader's fetch, if it ran
             expect_field(value, "errors", [reason], call, "fetch must append call_tool's error to errors.")
-        check_answer_mentions(value, [reason], call, "giveup's answer must contain the last reason in errors "
-                                                     "(errors[-1]).")
+        check_answer_mentions(
+            value, [reason], call, "giveup's answer must contain the last reason in errors (errors[-1])."
+        )
         check_calls_entries(value, [called_tool(run_operation, obs)], None, call)
         body_runs, made = sum(run_operation["runs"].values()), sum(runs.values())
         if made != body_runs:
-            what = "No tool body may run for refused arguments." if body_runs == 0 else \
-                "run_naive makes exactly one call: the tool body runs once."
+            what = (
+                "No tool body may run for refused arguments."
+                if body_runs == 0
+                else "run_naive makes exactly one call: the tool body runs once."
+            )
             raise Fail(what, call=call["label"], expected=f"{body_runs} tool run(s)", got=f"{made} run(s)")
     return Verdict.ok()
 
 
-add("step6/naive_failure_path", 2, "run_naive on bad arguments: ok False, the reason in errors and answer",
+add(
+    "step6/naive_failure_path",
+    2,
+    "run_naive on bad arguments: ok False, the reason in errors and answer",
     "fetch appends result['error'] to errors and raises nothing; route to giveup, whose answer quotes "
     "errors[-1] (the last reason, also when errors holds more than one).",
     ["6.fetch", "6.giveup", "6.run_naive"],
     naive_probes("refused_limit", "refused_region", "refused_type", "raised", "two_reasons"),
-    _failure_judge)
+    _failure_judge,
+)
 
 
-add("step6/naive_empty", 2, "run_naive on an empty result gives up with result:empty",
+add(
+    "step6/naive_empty",
+    2,
+    "run_naive on an empty result gives up with result:empty",
     "An empty result is a failure from call_tool; it must reach giveup with the reason in errors and answer, "
     "not reply with invented stock.",
-    ["6.fetch", "6.giveup"], naive_probes("empty"), _failure_judge)
+    ["6.fetch", "6.giveup"],
+    naive_probes("empty"),
+    _failure_judge,
+)
 
 
 def _bound(seen: JsonDict) -> object:
@@ -525,32 +621,53 @@ def _default_tool_judge(probes: list[Probe], observations: list[Observation]) ->
         if calls:  # the call pick chose, as call_tool received it
             got = calls[0].get("args")
             if not strict_equal(got, encode([used, want])):
-                raise Fail("pick chooses order['tool'] (stock_lookup when the order names none) and passes the "
-                           "order's sku, region and limit through unchanged.", call=operation["label"] + door_lines(obs),
-                           expected=f"call_tool({used!r}, {want!r})",
-                           got=f"call_tool({', '.join(show(a) for a in got or [])})")
+                raise Fail(
+                    "pick chooses order['tool'] (stock_lookup when the order names none) and passes the "
+                    "order's sku, region and limit through unchanged.",
+                    call=operation["label"] + door_lines(obs),
+                    expected=f"call_tool({used!r}, {want!r})",
+                    got=f"call_tool({', '.join(show(a) for a in got or [])})",
+                )
         check_calls_entries(value, [used], None, operation)
         if not strict_equal(value["calls"][0]["args"], encode(want)):
-            raise Fail("calls[0]['args'] must be the arguments passed to call_tool, and pick must pass the "
-                       "order's sku, region and limit through unchanged.", call=operation["label"],
-                       expected=f"calls[0]['args'] == {want!r}", got=show(value["calls"][0]["args"]))
+            raise Fail(
+                "calls[0]['args'] must be the arguments passed to call_tool, and pick must pass the "
+                "order's sku, region and limit through unchanged.",
+                call=operation["label"],
+                expected=f"calls[0]['args'] == {want!r}",
+                got=show(value["calls"][0]["args"]),
+            )
         if calls or not any(operation["runs"].values()):
             continue  # the door (or, refused, the calls entry) shows pick's choice
         for tool, n in operation["runs"].items():
             if runs.get(tool) != n:
-                raise Fail("pick chooses order['tool'], and stock_lookup when the order names none.",
-                           call=operation["label"], expected=f"{tool} called {n} time(s)", got=f"runs {show(runs)}")
+                raise Fail(
+                    "pick chooses order['tool'], and stock_lookup when the order names none.",
+                    call=operation["label"],
+                    expected=f"{tool} called {n} time(s)",
+                    got=f"runs {show(runs)}",
+                )
         seen = (obs.get("spy_seen") or {}).get(used) or [{}]
         if not strict_equal(_bound(seen[-1]), want):
-            raise Fail("pick must pass the order's sku, region and limit through unchanged.", call=operation["label"],
-                       expected=f"the tool called with {want!r}", got=show(seen[-1]))
+            raise Fail(
+                "pick must pass the order's sku, region and limit through unchanged.",
+                call=operation["label"],
+                expected=f"the tool called with {want!r}",
+                got=show(seen[-1]),
+            )
     return Verdict.ok()
 
 
-add("step6/naive_default_tool", 2, "pick uses the order's tool (default stock_lookup) and its values unchanged",
+add(
+    "step6/naive_default_tool",
+    2,
+    "pick uses the order's tool (default stock_lookup) and its values unchanged",
     "pick returns the tool name (order.get('tool', 'stock_lookup')) and the args sku/region/limit exactly "
     "as the order gives them.",
-    ["6.pick"], naive_probes(*NAIVE_RUNS), _default_tool_judge)
+    ["6.pick"],
+    naive_probes(*NAIVE_RUNS),
+    _default_tool_judge,
+)
 
 
 def _no_retry_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
@@ -560,40 +677,71 @@ def _no_retry_judge(probes: list[Probe], observations: list[Observation]) -> Ver
         expect_field(value, "ok", False, operation, "The naive graph makes one call and gives up on failure.")
         for key in ("errors", "calls"):
             if not isinstance(value.get(key), list) or len(value[key]) != 1:
-                raise Fail(f"The naive graph makes exactly one call: {key} holds one entry.", call=operation["label"],
-                           expected=f"len({key}) == 1", got=f"{key} == {show(value.get(key))}")
+                raise Fail(
+                    f"The naive graph makes exactly one call: {key} holds one entry.",
+                    call=operation["label"],
+                    expected=f"len({key}) == 1",
+                    got=f"{key} == {show(value.get(key))}",
+                )
         if len(door_calls(obs)) > 1:
-            raise Fail("The naive graph must not retry: it makes exactly one call_tool.",
-                       call=operation["label"] + door_lines(obs), expected="1 call_tool call",
-                       got=f"{len(door_calls(obs))} calls")
+            raise Fail(
+                "The naive graph must not retry: it makes exactly one call_tool.",
+                call=operation["label"] + door_lines(obs),
+                expected="1 call_tool call",
+                got=f"{len(door_calls(obs))} calls",
+            )
         # Totals, not per tool: which tool ran is pick's choice (``step6/naive_default_tool``).
         want, made = sum(operation["runs"].values()), sum(runs.values())
         if made != want:
-            raise Fail("The naive graph must not retry.", call=operation["label"], expected=f"{want} tool run(s)",
-                       got=f"runs {show(runs)}")
+            raise Fail(
+                "The naive graph must not retry.",
+                call=operation["label"],
+                expected=f"{want} tool run(s)",
+                got=f"runs {show(runs)}",
+            )
     return Verdict.ok()
 
 
-add("step6/naive_no_retry", 1, "The naive graph calls once and never retries",
+add(
+    "step6/naive_no_retry",
+    1,
+    "The naive graph calls once and never retries",
     "build_naive has no repair: after a failed fetch it goes straight to giveup.",
-    ["6.nodes", "6.fetch"], naive_probes("refused_limit", "refused_region", "empty", "raised"), _no_retry_judge)
+    ["6.nodes", "6.fetch"],
+    naive_probes("refused_limit", "refused_region", "empty", "raised"),
+    _no_retry_judge,
+)
 
 
 def _order_unchanged_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
     for probe, obs in zip(probes, observations):
         operation, rec, _runs = the_run(probe, obs)
         if "args_after" not in rec:
-            raise Fail("The grader could not read the order back after run_naive.", call=operation["label"],
-                       expected="the order read back", got=outcome(rec))
+            raise Fail(
+                "The grader could not read the order back after run_naive.",
+                call=operation["label"],
+                expected="the order read back",
+                got=outcome(rec),
+            )
         order, after = operation["args"][0], rec["args_after"][0]
         if not strict_equal(after, order):
-            raise Fail("run_naive changed the order it was given: nodes never write into the order (pick reads "
-                       "order.get('tool', ...) and builds a new args dict).", call=operation["label"],
-                       expected=f"the order still {show(order)}", got=f"the order became {show(after)}")
+            raise Fail(
+                "run_naive changed the order it was given: nodes never write into the order (pick reads "
+                "order.get('tool', ...) and builds a new args dict).",
+                call=operation["label"],
+                expected=f"the order still {show(order)}",
+                got=f"the order became {show(after)}",
+            )
     return Verdict.ok()
 
 
-add("step6/order_unchanged", 1, "run_naive leaves the caller's order as it was",
+add(
+    "step6/order_unchanged",
+    1,
+    "run_naive leaves the caller's order as it was",
     "pick and the other nodes read the order and return new values (order.get('tool', 'stock_lookup'), a new "
     "args dict); none writes into the order (no setdefault, no order[...] = ...).",
-    ["6.no_mutation"], naive_probes(*NAIVE_RUNS), _order_unchanged_judge)
+    ["6.no_mutation"],
+    naive_probes(*NAIVE_RUNS),
+    _order_unchanged_judge,
+)

@@ -14,6 +14,7 @@ and ``giveup`` (:mod:`grader.engine.doubles_graph`; a module with the lab's own 
 layout), so a mistake there costs its own step only. For any other layout the nodes stay
 the learner's, and the answer checks below judge them here.
 """
+
 from __future__ import annotations
 
 import random
@@ -62,15 +63,22 @@ EMPTY_REASON = spec.NOT_REPAIRABLE
 
 
 def _constants_probes(rng: random.Random) -> list[Probe]:
-    ops = [dict(op("attr", name=n), expect=encode(v), label=n)
-           for n, v in (("MAX_ATTEMPTS", spec.MAX_ATTEMPTS), ("FALLBACK_REGION", spec.FALLBACK_REGION))]
+    ops = [
+        dict(op("attr", name=n), expect=encode(v), label=n)
+        for n, v in (("MAX_ATTEMPTS", spec.MAX_ATTEMPTS), ("FALLBACK_REGION", spec.FALLBACK_REGION))
+    ]
     return [call_probe(ops, fresh=True)]
 
 
-add("step7/constants", 1, "MAX_ATTEMPTS is 3 and FALLBACK_REGION is 'central'",
+add(
+    "step7/constants",
+    1,
+    "MAX_ATTEMPTS is 3 and FALLBACK_REGION is 'central'",
     "Two module-level names with exactly these values (an int and a str).",
-    ["7.constants"], _constants_probes,
-    expectations_judge("This module-level name does not have the value the spec gives."))
+    ["7.constants"],
+    _constants_probes,
+    expectations_judge("This module-level name does not have the value the spec gives."),
+)
 
 
 # Reasons outside the spec's list, by class. Whether one is repairable is the learner's choice
@@ -78,13 +86,26 @@ add("step7/constants", 1, "MAX_ATTEMPTS is 3 and FALLBACK_REGION is 'central'",
 # an exception (``step7/giveup_raised``), is not. Every grading sends each class; the seed picks
 # the reasons inside it.
 OTHER_REASONS = {
-    "args": ["args:missing:limit", "args:missing:sku", "args:type:limit", "args:type:sku", "args:extra:color",
-             "args:unknown_tool", "args:allowed:sku", "args:range:sku"],
+    "args": [
+        "args:missing:limit",
+        "args:missing:sku",
+        "args:type:limit",
+        "args:type:sku",
+        "args:extra:color",
+        "args:unknown_tool",
+        "args:allowed:sku",
+        "args:range:sku",
+    ],
     "result": ["result:shape", "result:range", "result:invalid"],
     # Malformed texts: a known reason in another case or with spaces (a can_repair that tidies
     # the text says True; its repair must cope), no colon at all, parts missing or added.
-    "malformed": ["ARGS:ALLOWED:REGION", " args:allowed:region", "args:allowed:region\n", "Args:range:limit",
-                  "result:TOO_BIG"],
+    "malformed": [
+        "ARGS:ALLOWED:REGION",
+        " args:allowed:region",
+        "args:allowed:region\n",
+        "Args:range:limit",
+        "result:TOO_BIG",
+    ],
     "no_colon": ["", "args", "raised", "error", "too_big"],
     "parts": ["args:", "allowed:region", "result:too_big:x", "args:range:limit:low", ":"],
 }
@@ -94,13 +115,24 @@ HANDLE_REASON_CLASSES = ("args", "result", "malformed")
 
 def _can_repair_probes(rng: random.Random) -> list[Probe]:
     reasons = [(r, True) for r in spec.REPAIRABLE]
-    reasons += [(EMPTY_REASON, False), (spec.RAISED_PREFIX + rng.choice(cases.EXCEPTION_TYPES), False),
-                (spec.RAISED_PREFIX + rng.choice(cases.CUSTOM_EXCEPTION_NAMES), False)]
+    reasons += [
+        (EMPTY_REASON, False),
+        (spec.RAISED_PREFIX + rng.choice(cases.EXCEPTION_TYPES), False),
+        (spec.RAISED_PREFIX + rng.choice(cases.CUSTOM_EXCEPTION_NAMES), False),
+    ]
     # Every reason of every class: a can_repair that fails on one reason of a class must fail on every seed.
     reasons += [(r, None) for family in OTHER_REASONS.values() for r in family]
     rng.shuffle(reasons)
-    return [call_probe([call_op("can_repair", r, expect=want) if want is not None else
-                        dict(call_op("can_repair", r), expect_any_bool=True) for r, want in reasons])]
+    return [
+        call_probe(
+            [
+                call_op("can_repair", r, expect=want)
+                if want is not None
+                else dict(call_op("can_repair", r), expect_any_bool=True)
+                for r, want in reasons
+            ]
+        )
+    ]
 
 
 def _can_repair_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
@@ -110,16 +142,26 @@ def _can_repair_judge(probes: list[Probe], observations: list[Observation]) -> V
         if not operation.get("expect_any_bool"):
             check_expect(operation, rec, "can_repair gave the wrong answer (a bool) for this reason.")
         elif type(rec.get("value")) is not bool:
-            raise Fail("can_repair answers every reason with a bool, also one the spec does not list (whether "
-                       "that one is repairable is your choice; raising or returning another type is not).",
-                       call=operation["label"], expected="True or False", got=outcome(rec))
+            raise Fail(
+                "can_repair answers every reason with a bool, also one the spec does not list (whether "
+                "that one is repairable is your choice; raising or returning another type is not).",
+                call=operation["label"],
+                expected="True or False",
+                got=outcome(rec),
+            )
     return Verdict.ok()
 
 
-add("step7/can_repair_table", 2, "can_repair: True for the three repairable reasons, False for empty and raised",
+add(
+    "step7/can_repair_table",
+    2,
+    "can_repair: True for the three repairable reasons, False for empty and raised",
     "Repairable: args:allowed:region, args:range:limit, result:too_big. Asking again after result:empty or "
     "raised:... gives the same failure, so those are not. Any other str gets a bool too. Return a bool.",
-    ["7.repairable", "7.not_repairable"], _can_repair_probes, _can_repair_judge)
+    ["7.repairable", "7.not_repairable"],
+    _can_repair_probes,
+    _can_repair_judge,
+)
 
 
 # --------------------------------------------------------------------------- the shared handle runs
@@ -157,8 +199,9 @@ def graph_doubles(**door: object) -> list[Any]:
 
 def _run(ops: list[Any], spies: JsonDict | None = None, doubles: list[Any] | None = None) -> Probe:
     """A shared run: the grader's doubles (:func:`graph_doubles`, then ``doubles``), then ``ops``."""
-    return call_probe(graph_doubles() + (doubles or []) + ops,
-                      spies=spies if spies is not None else TOOL_SPIES_ORIGINAL, reset=True)
+    return call_probe(
+        graph_doubles() + (doubles or []) + ops, spies=spies if spies is not None else TOOL_SPIES_ORIGINAL, reset=True
+    )
 
 
 def _bad_limits(rng: random.Random) -> tuple[int, int]:
@@ -210,19 +253,30 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     return {
         "spec_repair": _run([_handle_op(spec.REPAIR_EXAMPLE)]),
         "spec_empty": _run([_handle_op(spec.EMPTY_EXAMPLE)]),
-        "too_big_then_cached": _run([
-            _handle_op(cases.order(*spec.BIG_PAIR, limit, "legacy_stock")),
-            _handle_op(cached, note="the run above left this stock_lookup call in CACHE")]),
+        "too_big_then_cached": _run(
+            [
+                _handle_op(cases.order(*spec.BIG_PAIR, limit, "legacy_stock")),
+                _handle_op(cached, note="the run above left this stock_lookup call in CACHE"),
+            ]
+        ),
         # The spec's table on every route: the sku is drawn, so a slip in the module's STOCK must not
         # decide on which seeds this run ends well (the table is step 1's to judge).
         "two_repairs": _run([_handle_op(two_order)], every_route(TOOL_SPIES_TABLE)),
         "fallback_empty": _run([_handle_op(fallback)]),
-        "loop": _run([_handle_op(loop_two, note=loop_note), _handle_op(loop_fallback, note=loop_note),
-                      op("set", name="MAX_ATTEMPTS", value=2),
-                      _handle_op(big, note=f"with MAX_ATTEMPTS = 2; {loop_note}")],
-                     every_route(TOOL_SPIES_TABLE), REPAIR_DOUBLES),
-        "limit_only": _run([_handle_op(cases.order(alone["sku"], alone["region"], limit_))
-                            for limit_ in (two_limit, other_limit)], every_route(TOOL_SPIES_TABLE)),
+        "loop": _run(
+            [
+                _handle_op(loop_two, note=loop_note),
+                _handle_op(loop_fallback, note=loop_note),
+                op("set", name="MAX_ATTEMPTS", value=2),
+                _handle_op(big, note=f"with MAX_ATTEMPTS = 2; {loop_note}"),
+            ],
+            every_route(TOOL_SPIES_TABLE),
+            REPAIR_DOUBLES,
+        ),
+        "limit_only": _run(
+            [_handle_op(cases.order(alone["sku"], alone["region"], limit_)) for limit_ in (two_limit, other_limit)],
+            every_route(TOOL_SPIES_TABLE),
+        ),
     }
 
 
@@ -233,11 +287,11 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
 class HandleRun:
     """One ``handle`` call of a probe as the judge sees it."""
 
-    operation: JsonDict   # the operation sent (its label is the learner-facing call)
-    rec: JsonDict         # what the child recorded for it
-    before: JsonDict      # the record (or the probe's start snapshot) just before it
+    operation: JsonDict  # the operation sent (its label is the learner-facing call)
+    rec: JsonDict  # what the child recorded for it
+    before: JsonDict  # the record (or the probe's start snapshot) just before it
     earlier: list[Any] = field(default_factory=list)  # the probe's earlier handle runs
-    door: list[Any] = field(default_factory=list)     # every call the grader's door received in the probe
+    door: list[Any] = field(default_factory=list)  # every call the grader's door received in the probe
     _value: JsonDict | None = field(default=None, init=False, repr=False)
 
     @property
@@ -254,7 +308,9 @@ class HandleRun:
     @property
     def shown(self) -> JsonDict:
         """The operation with every call_tool call of the probe on its call line (what a failure shows)."""
-        return dict(self.operation, label=self.operation["label"] + door_lines({"double_seen": {"call_tool": self.door}}))
+        return dict(
+            self.operation, label=self.operation["label"] + door_lines({"double_seen": {"call_tool": self.door}})
+        )
 
     def fail(self, message: str, expected: str, got: str) -> None:
         raise Fail(message, call=self.shown["label"], expected=expected, got=got)
@@ -265,10 +321,12 @@ class HandleRun:
         A success ends a run, so the probe's successful door results belong to its
         successful runs one by one, in order.
         """
-        done = sum(1 for run in self.earlier if isinstance(run.rec.get("value"), dict)
-                   and run.rec["value"].get("ok") is True)
-        wins = [c["returned"] for c in self.door if isinstance(c.get("returned"), dict)
-                and c["returned"].get("ok") is True]
+        done = sum(
+            1 for run in self.earlier if isinstance(run.rec.get("value"), dict) and run.rec["value"].get("ok") is True
+        )
+        wins = [
+            c["returned"] for c in self.door if isinstance(c.get("returned"), dict) and c["returned"].get("ok") is True
+        ]
         return wins[done] if done < len(wins) else None
 
 
@@ -278,8 +336,9 @@ def handle_runs_of(probe: Probe, obs: JsonDict) -> list[HandleRun]:
     runs: list[HandleRun] = []
     for i, (operation, rec) in enumerate(zip(probe.params["operations"], records)):
         if operation.get("op") == "call" and operation.get("fn") == "handle":
-            runs.append(HandleRun(operation, rec, records[i - 1] if i else obs.get("start") or {}, list(runs),
-                                  door_calls(obs)))
+            runs.append(
+                HandleRun(operation, rec, records[i - 1] if i else obs.get("start") or {}, list(runs), door_calls(obs))
+            )
     return runs
 
 
@@ -288,12 +347,14 @@ Aspect = Callable[[HandleRun], None]
 
 def judge_runs(wants: list[Any]) -> Callable:
     """A judge: ``wants[i][j]`` lists the aspects the j-th handle run of probe i must show (None: not judged)."""
+
     def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
         for probe, obs, per_run in zip(probes, observations, wants):
             for run, aspects in zip(handle_runs_of(probe, obs), per_run):
                 for aspect in aspects or ():
                     aspect(run)
         return Verdict.ok()
+
     return judge
 
 
@@ -310,8 +371,10 @@ def on_runs(**wants: list[Any]) -> tuple[Callable, Callable]:
 
 
 # giveup is step 6's node: when step 6's own give-up check fails too, that is the cause.
-GIVEUP_NAMES_REASON = ("The answer must name the last reason in errors (giveup's answer; if `step6/naive_failure_path` "
-                       "fails too, this follows from it: fix that first).")
+GIVEUP_NAMES_REASON = (
+    "The answer must name the last reason in errors (giveup's answer; if `step6/naive_failure_path` "
+    "fails too, this follows from it: fix that first)."
+)
 
 _MESSAGES = {
     "ok": "handle did not end as it should for this order.",
@@ -326,6 +389,7 @@ def ends(why: str = "", **want: object) -> Aspect:
 
     ``why`` (one sentence on what this order must do) goes before the message of a miss.
     """
+
     def say(message: str) -> str:
         return f"{why} {message}" if why else message
 
@@ -337,13 +401,20 @@ def ends(why: str = "", **want: object) -> Aspect:
         if "n_fixes" in want:
             fixes = value.get("fixes")
             if not isinstance(fixes, list) or len(fixes) != want["n_fixes"]:
-                run.fail(say("repair appends one description to fixes per repair made."),
-                         f"{want['n_fixes']} fix(es)", f"fixes == {show(fixes)}")
+                run.fail(
+                    say("repair appends one description to fixes per repair made."),
+                    f"{want['n_fixes']} fix(es)",
+                    f"fixes == {show(fixes)}",
+                )
         if "answer_has" in want:
             check_answer_mentions(value, [want["answer_has"]], operation, GIVEUP_NAMES_REASON)
         if "tool_runs" in want and not (type(value["tool_runs"]) is int and value["tool_runs"] == want["tool_runs"]):
-            run.fail(say("tool_runs counts the tool bodies that ran during this handle."),
-                     f"tool_runs == {want['tool_runs']}", f"tool_runs == {show(value['tool_runs'])}")
+            run.fail(
+                say("tool_runs counts the tool bodies that ran during this handle."),
+                f"tool_runs == {want['tool_runs']}",
+                f"tool_runs == {show(value['tool_runs'])}",
+            )
+
     return aspect
 
 
@@ -362,12 +433,21 @@ def _tool_fix(tool: object, args: JsonDict) -> tuple[Any, ...]:
 
 # reason -> (what the next call must look like, the learner-facing rule)
 _FIXES = {
-    REGION_REASON: (_region_fix, "After args:allowed:region, repair sets region to FALLBACK_REGION and changes "
-                                 "nothing else; the next fetch uses it."),
-    LIMIT_REASON: (_limit_fix, "After args:range:limit, repair clamps limit into 1..MAX_ROWS (the nearest allowed "
-                               "value) and changes nothing else; the next fetch uses it."),
-    TOO_BIG_REASON: (_tool_fix, "After result:too_big, repair switches the tool to stock_lookup (which honours "
-                                "limit) and keeps the arguments; the next fetch uses it."),
+    REGION_REASON: (
+        _region_fix,
+        "After args:allowed:region, repair sets region to FALLBACK_REGION and changes "
+        "nothing else; the next fetch uses it.",
+    ),
+    LIMIT_REASON: (
+        _limit_fix,
+        "After args:range:limit, repair clamps limit into 1..MAX_ROWS (the nearest allowed "
+        "value) and changes nothing else; the next fetch uses it.",
+    ),
+    TOO_BIG_REASON: (
+        _tool_fix,
+        "After result:too_big, repair switches the tool to stock_lookup (which honours "
+        "limit) and keeps the arguments; the next fetch uses it.",
+    ),
 }
 
 
@@ -386,25 +466,39 @@ def fixed_after(reason: str, if_reached: bool = False) -> Aspect:
         if if_reached and not (isinstance(errors, list) and reason in errors):
             return
         if not isinstance(errors, list) or reason not in errors:
-            run.fail(f"This order should fail with {reason} on the way.", f"{reason!r} in errors",
-                     f"errors == {show(errors)}")
+            run.fail(
+                f"This order should fail with {reason} on the way.",
+                f"{reason!r} in errors",
+                f"errors == {show(errors)}",
+            )
         i = errors.index(reason)
         if not isinstance(calls, list) or len(calls) < i + 2:
-            run.fail(f"{reason} is repairable and fewer than MAX_ATTEMPTS fetches were made: repair and fetch "
-                     "again.", f"a call after calls[{i}]", f"calls == {show(calls)}")
+            run.fail(
+                f"{reason} is repairable and fewer than MAX_ATTEMPTS fetches were made: repair and fetch again.",
+                f"a call after calls[{i}]",
+                f"calls == {show(calls)}",
+            )
         before, after = calls[i], calls[i + 1]
         if not isinstance(before, dict) or not isinstance(before.get("args"), dict) or not isinstance(after, dict):
-            run.fail("Each calls entry is a dict with tool and args.", "{'tool': ..., 'args': ...}",
-                     f"calls == {show(calls)}")
+            run.fail(
+                "Each calls entry is a dict with tool and args.",
+                "{'tool': ..., 'args': ...}",
+                f"calls == {show(calls)}",
+            )
         tool, args = fix(before.get("tool"), before["args"])
         if not (strict_equal(after.get("tool"), tool) and strict_equal(after.get("args"), args)):
             expected = f"calls[{i + 1}] with tool {show(tool)} and args {show(args)}"
             got = f"tool {show(after.get('tool'))} and args {show(after.get('args'))}"
             other = _fix_of_another_reason(errors[:i], reason, before, after)
             if other:
-                run.fail(f"repair reads the last reason in errors (errors[-1]): after {reason} the next call has "
-                         f"the fix of the earlier {other} instead.", expected, got)
+                run.fail(
+                    f"repair reads the last reason in errors (errors[-1]): after {reason} the next call has "
+                    f"the fix of the earlier {other} instead.",
+                    expected,
+                    got,
+                )
             run.fail(rule, expected, got)
+
     return aspect
 
 
@@ -421,16 +515,24 @@ def _fix_of_another_reason(earlier: list[Any], reason: str, before: JsonDict, af
 
 def stops_after(reason: str) -> Aspect:
     """The run gives up right after the first ``reason`` (no fetch after it) and the answer names it."""
+
     def aspect(run: HandleRun) -> None:
         value = run.value
         expect_field(value, "ok", False, run.shown, f"{reason} is not repairable: the run must give up.")
         errors = value["errors"]
-        if not isinstance(errors, list) or reason not in errors or errors.index(reason) != len(errors) - 1 \
-                or not strict_equal(value["attempts"], len(errors)):
-            run.fail(f"{reason} is not repairable: asking again gives the same, so go to giveup right after it.",
-                     f"errors ending with the first {reason!r}, and no fetch after it",
-                     f"errors == {show(errors)}, attempts == {show(value['attempts'])}")
+        if (
+            not isinstance(errors, list)
+            or reason not in errors
+            or errors.index(reason) != len(errors) - 1
+            or not strict_equal(value["attempts"], len(errors))
+        ):
+            run.fail(
+                f"{reason} is not repairable: asking again gives the same, so go to giveup right after it.",
+                f"errors ending with the first {reason!r}, and no fetch after it",
+                f"errors == {show(errors)}, attempts == {show(value['attempts'])}",
+            )
         check_answer_mentions(value, [reason], run.shown, GIVEUP_NAMES_REASON)
+
     return aspect
 
 
@@ -449,8 +551,12 @@ def rows_of_success(run: HandleRun) -> None:
         return
     want = success.get("value", {}).get("rows") if isinstance(success.get("value"), dict) else None
     if not strict_equal(run.value["rows"], want):
-        run.fail("rows must be the rows of the result call_tool returned for the call that succeeded "
-                 "(result['value']['rows']).", f"rows == {show(want)}", f"rows == {show(run.value['rows'])}")
+        run.fail(
+            "rows must be the rows of the result call_tool returned for the call that succeeded "
+            "(result['value']['rows']).",
+            f"rows == {show(want)}",
+            f"rows == {show(run.value['rows'])}",
+        )
 
 
 def rows_of_last_call(run: HandleRun) -> None:
@@ -458,10 +564,15 @@ def rows_of_last_call(run: HandleRun) -> None:
     calls = run.value["calls"]
     last = calls[-1] if isinstance(calls, list) and calls else None
     args = last.get("args") if isinstance(last, dict) else None
-    if not isinstance(args, dict) or type(args.get("sku")) is not str or type(args.get("region")) is not str \
-            or type(args.get("limit")) is not int:
-        run.fail("calls[-1] must hold the arguments of the successful call.", "{'tool': ..., 'args': {...}}",
-                 show(last))
+    if (
+        not isinstance(args, dict)
+        or type(args.get("sku")) is not str
+        or type(args.get("region")) is not str
+        or type(args.get("limit")) is not int
+    ):
+        run.fail(
+            "calls[-1] must hold the arguments of the successful call.", "{'tool': ..., 'args': {...}}", show(last)
+        )
     want = spec.rows_for(args["sku"], args["region"], args["limit"])
     expect_field(run.value, "rows", want, run.operation, "rows must be the rows of the successful retry.")
 
@@ -479,8 +590,11 @@ def _calls_total(calls: object) -> int | None:
     counts = counts_of(calls)  # any dict type holding the counts (a Counter too)
     if counts is not None:
         return sum(counts.values())
-    if not isinstance(calls, dict) or any(str(k).startswith("$") for k in calls) \
-            or any(type(n) not in (int, bool) for n in calls.values()):
+    if (
+        not isinstance(calls, dict)
+        or any(str(k).startswith("$") for k in calls)
+        or any(type(n) not in (int, bool) for n in calls.values())
+    ):
         return None
     return sum(calls.values())
 
@@ -504,9 +618,12 @@ def tool_runs_measured(run: HandleRun) -> None:
     value = run.value["tool_runs"]
     if type(value) is not int or value != want:
         moved = "CALLS could not be read as counts" if measured is None else f"CALLS moved by {measured}"
-        run.fail("tool_runs must be the sum of CALLS after the run minus before it (the tool bodies that "
-                 "really ran; a cached repeat runs none).", f"tool_runs == {want} ({moved})",
-                 f"tool_runs == {show(value)}")
+        run.fail(
+            "tool_runs must be the sum of CALLS after the run minus before it (the tool bodies that "
+            "really ran; a cached repeat runs none).",
+            f"tool_runs == {want} ({moved})",
+            f"tool_runs == {show(value)}",
+        )
 
 
 def cached_repeat(run: HandleRun) -> None:
@@ -517,19 +634,31 @@ def cached_repeat(run: HandleRun) -> None:
     calls = previous["calls"]
     last = calls[-1] if isinstance(calls, list) and calls else None
     order = run.order
-    same = isinstance(last, dict) and strict_equal(last.get("tool"), "stock_lookup") \
+    same = (
+        isinstance(last, dict)
+        and strict_equal(last.get("tool"), "stock_lookup")
         and strict_equal(last.get("args"), encode({k: order[k] for k in spec.ARG_NAMES}))
+    )
     if previous["ok"] is True and same and _spied_runs(run):
-        run.fail("The run before succeeded with this very call, so CACHE holds it: nothing may clear the cache "
-                 "between runs, and no tool body runs.", "0 tool runs", f"{_spied_runs(run)} tool run(s)")
+        run.fail(
+            "The run before succeeded with this very call, so CACHE holds it: nothing may clear the cache "
+            "between runs, and no tool body runs.",
+            "0 tool runs",
+            f"{_spied_runs(run)} tool run(s)",
+        )
 
 
 def tool_ran(times: int) -> Aspect:
     """The tool bodies really ran ``times`` times during the run (the grader's own count, not tool_runs)."""
+
     def aspect(run: HandleRun) -> None:
         if _spied_runs(run) != times:
-            run.fail("The reason must come from really calling the tool through call_tool (TOOLS[name]['fn']).",
-                     f"{times} tool body run(s)", f"{_spied_runs(run)} run(s)")
+            run.fail(
+                "The reason must come from really calling the tool through call_tool (TOOLS[name]['fn']).",
+                f"{times} tool body run(s)",
+                f"{_spied_runs(run)} run(s)",
+            )
+
     return aspect
 
 
@@ -541,9 +670,12 @@ def _require_a_repair(run: HandleRun) -> None:
     """
     calls = run.value["calls"]
     if not (isinstance(calls, list) and len(calls) >= 2):
-        run.fail("handle made no second call here, so no repair happened and there is nothing to judge: "
-                 "fix `step7/repair_region` first (this check looks at what a repair leaves behind).",
-                 "at least two calls (the first, then the repaired one)", show(calls))
+        run.fail(
+            "handle made no second call here, so no repair happened and there is nothing to judge: "
+            "fix `step7/repair_region` first (this check looks at what a repair leaves behind).",
+            "at least two calls (the first, then the repaired one)",
+            show(calls),
+        )
 
 
 def _used_region(run: HandleRun) -> object:
@@ -573,9 +705,13 @@ def answer_names_used_region(run: HandleRun) -> None:
         return
     answer = value["answer"]
     if type(answer) is not str or used not in answer:
-        run.fail("The answer names what the tool acted on: after a region repair that is the repaired region "
-                 f"({used!r}), never the order's ({region!r}). Build it from the arguments of the call that "
-                 "produced the rows, not from the order.", f"an answer containing {used!r}", repr(answer))
+        run.fail(
+            "The answer names what the tool acted on: after a region repair that is the repaired region "
+            f"({used!r}), never the order's ({region!r}). Build it from the arguments of the call that "
+            "produced the rows, not from the order.",
+            f"an answer containing {used!r}",
+            repr(answer),
+        )
 
 
 def order_unchanged(run: HandleRun) -> None:
@@ -588,20 +724,26 @@ def order_unchanged(run: HandleRun) -> None:
     (``step6/order_unchanged``), so one mistake costs one step.
     """
     if "args_after" not in run.rec:
-        run.fail("The grader could not read the order back after handle.", "the order read back",
-                 outcome(run.rec))
+        run.fail("The grader could not read the order back after handle.", "the order read back", outcome(run.rec))
     order, after = run.operation["args"][0], run.rec["args_after"][0]
     calls = run.value.get("calls") if isinstance(run.value, dict) else None
     repaired = [c["args"] for c in (calls or [])[1:] if isinstance(c, dict) and isinstance(c.get("args"), dict)]
     if not isinstance(order, dict) or not isinstance(after, dict):
         return  # not an order the grader can compare field by field: step 6 judges the shapes
-    written = [key for key, value in order.items()
-               if key in after and not strict_equal(after[key], value)
-               and any(key in args and strict_equal(after[key], args[key]) for args in repaired)]
+    written = [
+        key
+        for key, value in order.items()
+        if key in after
+        and not strict_equal(after[key], value)
+        and any(key in args and strict_equal(after[key], args[key]) for args in repaired)
+    ]
     if written:
-        run.fail(f"handle's repair wrote its fix into the order it was given ({', '.join(map(repr, written))}): "
-                 "repair returns the new tool and args in its update and never changes state['order'].",
-                 f"the order still {show(order)}", f"the order became {show(after)}")
+        run.fail(
+            f"handle's repair wrote its fix into the order it was given ({', '.join(map(repr, written))}): "
+            "repair returns the new tool and args in its update and never changes state['order'].",
+            f"the order still {show(order)}",
+            f"the order became {show(after)}",
+        )
 
 
 def first_call_keeps_its_args(run: HandleRun) -> None:
@@ -612,13 +754,24 @@ def first_call_keeps_its_args(run: HandleRun) -> None:
     first = calls[0] if isinstance(calls, list) and calls else None
     if not isinstance(first, dict) or not strict_equal(first.get("args"), want):
         got = show(first.get("args")) if isinstance(first, dict) else show(calls)
-        run.fail("calls[0]['args'] must stay the arguments the first call used (the order's): a repair that "
-                 "changes the args dict in place rewrites the history. Copy before you change "
-                 "(dict(args), {**args, ...}), in fetch and in repair.", f"calls[0]['args'] == {show(want)}", got)
+        run.fail(
+            "calls[0]['args'] must stay the arguments the first call used (the order's): a repair that "
+            "changes the args dict in place rewrites the history. Copy before you change "
+            "(dict(args), {**args, ...}), in fetch and in repair.",
+            f"calls[0]['args'] == {show(want)}",
+            got,
+        )
 
 
-_TYPES = {"ok": (bool,), "answer": (str,), "errors": (list,), "calls": (list,), "fixes": (list,),
-          "attempts": (int,), "tool_runs": (int,)}
+_TYPES = {
+    "ok": (bool,),
+    "answer": (str,),
+    "errors": (list,),
+    "calls": (list,),
+    "fixes": (list,),
+    "attempts": (int,),
+    "tool_runs": (int,),
+}
 
 
 def shape(run: HandleRun) -> None:
@@ -626,65 +779,119 @@ def shape(run: HandleRun) -> None:
     value, operation = run.value, run.operation
     for key, types in _TYPES.items():
         if type(value[key]) not in types:
-            raise Fail(f"handle()['{key}'] must be a {types[0].__name__}.", call=operation["label"],
-                       expected=types[0].__name__, got=show(value[key]))
+            raise Fail(
+                f"handle()['{key}'] must be a {types[0].__name__}.",
+                call=operation["label"],
+                expected=types[0].__name__,
+                got=show(value[key]),
+            )
     if value["ok"] and type(value["rows"]) is not list:
-        raise Fail("handle()['rows'] must be a list on success.", call=operation["label"], expected="a list",
-                   got=show(value["rows"]))
+        raise Fail(
+            "handle()['rows'] must be a list on success.",
+            call=operation["label"],
+            expected="a list",
+            got=show(value["rows"]),
+        )
     for entry in value["calls"]:
         if not isinstance(entry, dict) or "tool" not in entry or "args" not in entry:
-            raise Fail("Each calls entry is a dict with at least tool and args.", call=operation["label"],
-                       expected="{'tool': ..., 'args': ...}", got=show(entry))
+            raise Fail(
+                "Each calls entry is a dict with at least tool and args.",
+                call=operation["label"],
+                expected="{'tool': ..., 'args': ...}",
+                got=show(entry),
+            )
 
 
 # --------------------------------------------------------------------------- handle checks
 
 
-add("step7/repair_region", 2, "A wrong region is repaired to FALLBACK_REGION: ok after one fix, 2 attempts",
+add(
+    "step7/repair_region",
+    2,
+    "A wrong region is repaired to FALLBACK_REGION: ok after one fix, 2 attempts",
     "After args:allowed:region, repair sets the region to FALLBACK_REGION, appends a description to fixes, "
     "and the graph goes back to fetch.",
     ["7.fixes", "7.repair_node", "7.examples", "7.tool_runs"],
-    *on_runs(spec_repair=[[ends(ok=True, n_fixes=1, attempts=2, tool_runs=1, errors=[REGION_REASON]),
-                           fixed_after(REGION_REASON)]],
-             two_repairs=[[fixed_after(REGION_REASON)]], fallback_empty=[[fixed_after(REGION_REASON)]]))
+    *on_runs(
+        spec_repair=[
+            [ends(ok=True, n_fixes=1, attempts=2, tool_runs=1, errors=[REGION_REASON]), fixed_after(REGION_REASON)]
+        ],
+        two_repairs=[[fixed_after(REGION_REASON)]],
+        fallback_empty=[[fixed_after(REGION_REASON)]],
+    ),
+)
 
-add("step7/repair_limit", 2, "A limit out of range is clamped into 1..MAX_ROWS and retried",
+add(
+    "step7/repair_limit",
+    2,
+    "A limit out of range is clamped into 1..MAX_ROWS and retried",
     "After args:range:limit, repair moves the limit to the nearest allowed value (1 or MAX_ROWS) and the graph "
     "fetches again.",
     ["7.fixes", "7.repair_node"],
-    *on_runs(limit_only=[[fixed_after(LIMIT_REASON)], [fixed_after(LIMIT_REASON)]],
-             # After a region repair: a repair that reads another reason than the last shows here.
-             two_repairs=[[fixed_after(LIMIT_REASON, if_reached=True)]]))
+    *on_runs(
+        limit_only=[[fixed_after(LIMIT_REASON)], [fixed_after(LIMIT_REASON)]],
+        # After a region repair: a repair that reads another reason than the last shows here.
+        two_repairs=[[fixed_after(LIMIT_REASON, if_reached=True)]],
+    ),
+)
 
-add("step7/repair_too_big", 2, "result:too_big switches the tool to stock_lookup",
+add(
+    "step7/repair_too_big",
+    2,
+    "result:too_big switches the tool to stock_lookup",
     "legacy_stock ignores limit; after result:too_big repair changes the tool to stock_lookup, which honours it.",
     ["7.fixes", "7.repair_node"],
-    *on_runs(too_big_then_cached=[[fixed_after(TOO_BIG_REASON),
-                                   ends(ok=True, n_fixes=1, attempts=2, errors=[TOO_BIG_REASON]),
-                                   tool_ran(2)], None]))
+    *on_runs(
+        too_big_then_cached=[
+            [fixed_after(TOO_BIG_REASON), ends(ok=True, n_fixes=1, attempts=2, errors=[TOO_BIG_REASON]), tool_ran(2)],
+            None,
+        ]
+    ),
+)
 
-add("step7/giveup_empty", 2, "An empty result is not repaired: give up right after it, naming result:empty",
+add(
+    "step7/giveup_empty",
+    2,
+    "An empty result is not repaired: give up right after it, naming result:empty",
     "result:empty is not repairable: asking again gives the same nothing, so go to giveup.",
     ["7.not_repairable", "7.examples", "6.giveup"],
-    *on_runs(spec_empty=[[ends(ok=False, n_fixes=0, attempts=1, errors=[EMPTY_REASON], answer_has=EMPTY_REASON),
-                          tool_ran(1)]],
-             loop=[None, [stops_after(EMPTY_REASON), tool_ran(1)]]))
+    *on_runs(
+        spec_empty=[
+            [ends(ok=False, n_fixes=0, attempts=1, errors=[EMPTY_REASON], answer_has=EMPTY_REASON), tool_ran(1)]
+        ],
+        loop=[None, [stops_after(EMPTY_REASON), tool_ran(1)]],
+    ),
+)
 
-add("step7/giveup_after_fallback_empty", 1, "A repair that leads to an empty result gives up with the last reason",
+add(
+    "step7/giveup_after_fallback_empty",
+    1,
+    "A repair that leads to an empty result gives up with the last reason",
     "SKU-5000 has no central stock: the region fix works, the retry is empty, and the answer names the "
     "last reason in errors.",
     ["7.repair_node", "7.not_repairable", "6.giveup"],
-    *on_runs(loop=[None, [ends(ok=False, n_fixes=1, attempts=2, errors=[REGION_REASON, EMPTY_REASON],
-                                answer_has=EMPTY_REASON),
-                           tool_ran(1)]]))
+    *on_runs(
+        loop=[
+            None,
+            [
+                ends(ok=False, n_fixes=1, attempts=2, errors=[REGION_REASON, EMPTY_REASON], answer_has=EMPTY_REASON),
+                tool_ran(1),
+            ],
+        ]
+    ),
+)
 
 
 def _raised_probes(rng: random.Random) -> list[Probe]:
     exc = rng.choice(cases.EXCEPTION_TYPES)
     args = cases.random_valid_args(rng, stocked=True)
     order = cases.order(args["sku"], args["region"], args["limit"])
-    return [_run([_handle_op(order, note=f"the tool raises {exc}")],
-                 every_route({"stock_lookup": {"mode": "raise", "exc": exc}}))] + _other_reason_runs(rng)
+    return [
+        _run(
+            [_handle_op(order, note=f"the tool raises {exc}")],
+            every_route({"stock_lookup": {"mode": "raise", "exc": exc}}),
+        )
+    ] + _other_reason_runs(rng)
 
 
 def _other_reason_runs(rng: random.Random) -> list[Probe]:
@@ -701,13 +908,22 @@ def _other_reason_runs(rng: random.Random) -> list[Probe]:
         spies = TOOL_SPIES_ORIGINAL
         if family == "result":
             order, natural = cases.order(args["sku"], args["region"], args["limit"]), spec.RESULT_PREFIX + spec.SHAPE
-            spies = every_route({t: {"mode": "return", "value": {"sku": args["sku"], "region": args["region"]}}
-                                 for t in spec.TOOL_NAMES})
+            spies = every_route(
+                {
+                    t: {"mode": "return", "value": {"sku": args["sku"], "region": args["region"]}}
+                    for t in spec.TOOL_NAMES
+                }
+            )
         else:
-            order, natural = cases.order(args["sku"], args["region"], str(args["limit"])), \
-                spec.ARGS_PREFIX + spec.arg_reason(spec.TYPE, "limit")
-        operation = _handle_op(order, note=f"call_tool answers {{'ok': False, 'value': None, 'error': "
-                                           f"{reason!r}}} every time (without the grader's door: {natural})")
+            order, natural = (
+                cases.order(args["sku"], args["region"], str(args["limit"])),
+                spec.ARGS_PREFIX + spec.arg_reason(spec.TYPE, "limit"),
+            )
+        operation = _handle_op(
+            order,
+            note=f"call_tool answers {{'ok': False, 'value': None, 'error': "
+            f"{reason!r}}} every time (without the grader's door: {natural})",
+        )
         script = [{"error": reason}] * (spec.MAX_ATTEMPTS + 2)
         # can_repair answers as the learner's does, False where it raises (can_repair_table judges that on
         # every reason): which reason of a class the seed draws never decides this check.
@@ -723,9 +939,12 @@ def ends_without_raising(run: HandleRun) -> None:
     door's work itself must at least return.
     """
     if "value" not in run.rec:
-        run.fail("handle raised after a reason the spec does not list: when can_repair says True, repair must "
-                 "cope with that reason (no fix in REPAIRS: say False in can_repair, and the graph gives up).",
-                 "handle returns a dict (ok False, the reason in the answer)", outcome(run.rec))
+        run.fail(
+            "handle raised after a reason the spec does not list: when can_repair says True, repair must "
+            "cope with that reason (no fix in REPAIRS: say False in can_repair, and the graph gives up).",
+            "handle returns a dict (ok False, the reason in the answer)",
+            outcome(run.rec),
+        )
     value = run.value
     failures = [r for r in (door_failure(c) for c in run.door) if r is not None]
     if not failures:
@@ -734,8 +953,11 @@ def ends_without_raising(run: HandleRun) -> None:
     expect_field(value, "ok", False, run.shown, "call_tool failed on every call here: the run must give up.")
     attempts = value["attempts"]
     if type(attempts) is not int or not 1 <= attempts <= spec.MAX_ATTEMPTS:
-        run.fail("After a failure, repair only while fewer than MAX_ATTEMPTS fetches were made; then give up.",
-                 f"1 <= attempts <= {spec.MAX_ATTEMPTS}", f"attempts == {show(attempts)}")
+        run.fail(
+            "After a failure, repair only while fewer than MAX_ATTEMPTS fetches were made; then give up.",
+            f"1 <= attempts <= {spec.MAX_ATTEMPTS}",
+            f"attempts == {show(attempts)}",
+        )
     check_answer_mentions(value, [reason], run.shown, GIVEUP_NAMES_REASON)
 
 
@@ -745,61 +967,121 @@ def _raised_judge(probes: list[Probe], observations: list[Observation]) -> Verdi
     return judge_runs([raised] + [[[ends_without_raising]]] * (len(probes) - 1))(probes, observations)
 
 
-add("step7/giveup_raised", 1, "A tool that raises is not retried; no reason makes handle raise",
+add(
+    "step7/giveup_raised",
+    1,
+    "A tool that raises is not retried; no reason makes handle raise",
     "raised:... is not repairable; the graph gives up after one attempt and the answer names the reason. A reason "
     "the spec does not list (args:missing:limit, result:shape, a malformed text) is yours to repair or not, but "
     "handle must end without an exception: say False in can_repair when REPAIRS has no fix for it.",
-    ["7.not_repairable"], _raised_probes, _raised_judge)
+    ["7.not_repairable"],
+    _raised_probes,
+    _raised_judge,
+)
 
-add("step7/max_attempts_runtime", 2, "The attempt limit is MAX_ATTEMPTS, read when the graph runs",
+add(
+    "step7/max_attempts_runtime",
+    2,
+    "The attempt limit is MAX_ATTEMPTS, read when the graph runs",
     "Decide 'repair or give up' in the routing function with the module's MAX_ATTEMPTS looked up at that "
     "moment (fewer than MAX_ATTEMPTS fetches made -> repair).",
     ["7.limit", "7.runtime"],
-    *on_runs(loop=[[ends("Two repairs fit in MAX_ATTEMPTS = 3 fetches: the third fetch succeeds.", ok=True,
-                         attempts=3)], None,
-                   [ends("With MAX_ATTEMPTS set to 2 while the module runs, the graph gives up after the second "
-                         "fetch.", ok=False, attempts=2)]]))
+    *on_runs(
+        loop=[
+            [ends("Two repairs fit in MAX_ATTEMPTS = 3 fetches: the third fetch succeeds.", ok=True, attempts=3)],
+            None,
+            [
+                ends(
+                    "With MAX_ATTEMPTS set to 2 while the module runs, the graph gives up after the second fetch.",
+                    ok=False,
+                    attempts=2,
+                )
+            ],
+        ]
+    ),
+)
 
-add("step7/handle_shape", 1, "handle returns ok, answer, rows, errors, calls, fixes, attempts, tool_runs",
+add(
+    "step7/handle_shape",
+    1,
+    "handle returns ok, answer, rows, errors, calls, fixes, attempts, tool_runs",
     "Return a dict with these eight keys: ok a bool, answer a str, rows (on success the rows of the call that "
     "succeeded, as call_tool returned them), errors/calls/fixes lists, attempts and tool_runs ints.",
     ["7.handle"],
-    *on_runs(spec_repair=[[shape, rows_of_success]], spec_empty=[[shape]],
-             too_big_then_cached=[[shape, rows_of_success], [shape, rows_of_success]],
-             two_repairs=[[shape, rows_of_success]], fallback_empty=[[shape]]))
+    *on_runs(
+        spec_repair=[[shape, rows_of_success]],
+        spec_empty=[[shape]],
+        too_big_then_cached=[[shape, rows_of_success], [shape, rows_of_success]],
+        two_repairs=[[shape, rows_of_success]],
+        fallback_empty=[[shape]],
+    ),
+)
 
-add("step7/tool_runs_measured", 2, "tool_runs is the CALLS difference of the run (0 for a cached repeat)",
+add(
+    "step7/tool_runs_measured",
+    2,
+    "tool_runs is the CALLS difference of the run (0 for a cached repeat)",
     "Read sum(CALLS.values()) before and after invoking the graph and report the difference.",
     ["7.tool_runs", "5.lives_long"],
-    *on_runs(spec_repair=[[tool_runs_measured]],
-             too_big_then_cached=[[tool_runs_measured], [tool_runs_measured, cached_repeat]],
-             two_repairs=[[tool_runs_measured]], fallback_empty=[[tool_runs_measured]]))
+    *on_runs(
+        spec_repair=[[tool_runs_measured]],
+        too_big_then_cached=[[tool_runs_measured], [tool_runs_measured, cached_repeat]],
+        two_repairs=[[tool_runs_measured]],
+        fallback_empty=[[tool_runs_measured]],
+    ),
+)
 
-add("step7/answer_names_used_args", 1, "After a repair, the answer names the repaired region, not the order's",
+add(
+    "step7/answer_names_used_args",
+    1,
+    "After a repair, the answer names the repaired region, not the order's",
     "reply builds the sentence from the arguments of the call that produced the rows (state['args'] after "
     "repair), so a person can see at a glance what the tool acted on.",
     ["6.reply_used_args"],
-    *on_runs(spec_repair=[[answer_names_used_region]], two_repairs=[[answer_names_used_region]]))
+    *on_runs(spec_repair=[[answer_names_used_region]], two_repairs=[[answer_names_used_region]]),
+)
 
-add("step7/calls_keep_history", 1, "A repair never rewrites an earlier calls entry",
+add(
+    "step7/calls_keep_history",
+    1,
+    "A repair never rewrites an earlier calls entry",
     "calls[i]['args'] records the arguments as they were passed to that call; repair returns new args "
     "({**args, 'region': FALLBACK_REGION}) instead of changing the dict the earlier call used.",
     ["6.calls_history", "7.no_mutation"],
-    *on_runs(spec_repair=[[first_call_keeps_its_args]], two_repairs=[[first_call_keeps_its_args]],
-             fallback_empty=[[first_call_keeps_its_args]]))
+    *on_runs(
+        spec_repair=[[first_call_keeps_its_args]],
+        two_repairs=[[first_call_keeps_its_args]],
+        fallback_empty=[[first_call_keeps_its_args]],
+    ),
+)
 
-add("step7/order_unchanged", 1, "handle leaves the caller's order as it was, repairs included",
+add(
+    "step7/order_unchanged",
+    1,
+    "handle leaves the caller's order as it was, repairs included",
     "repair and the other nodes return new values in their updates ({**args, 'region': FALLBACK_REGION}, a new "
     "tool name); none writes into state['order'] or the order the caller passed.",
     ["6.no_mutation"],
-    *on_runs(spec_repair=[[order_unchanged]], spec_empty=[[order_unchanged]],
-             too_big_then_cached=[[order_unchanged], [order_unchanged]], two_repairs=[[order_unchanged]],
-             limit_only=[[order_unchanged], [order_unchanged]], fallback_empty=[[order_unchanged]]))
+    *on_runs(
+        spec_repair=[[order_unchanged]],
+        spec_empty=[[order_unchanged]],
+        too_big_then_cached=[[order_unchanged], [order_unchanged]],
+        two_repairs=[[order_unchanged]],
+        limit_only=[[order_unchanged], [order_unchanged]],
+        fallback_empty=[[order_unchanged]],
+    ),
+)
 
-add("step7/graph_has_repair", 1, "build_graph() compiles a graph with a repair node besides the naive ones",
+add(
+    "step7/graph_has_repair",
+    1,
+    "build_graph() compiles a graph with a repair node besides the naive ones",
     "Add a node named repair and an edge from repair back to fetch.",
-    ["7.graph"], lambda rng: [Probe("graph_nodes", {"builder": "build_graph"}, "build_graph().get_graph()")],
-    lambda p, o: judge_nodes(p, o, ("pick", "fetch", "repair", "reply", "giveup")))
+    ["7.graph"],
+    lambda rng: [Probe("graph_nodes", {"builder": "build_graph"}, "build_graph().get_graph()")],
+    lambda p, o: judge_nodes(p, o, ("pick", "fetch", "repair", "reply", "giveup")),
+)
+
 
 def one_fix_per_repair(run: HandleRun) -> None:
     """fixes holds one description per repair: as many as the fetches after the first."""
@@ -807,10 +1089,13 @@ def one_fix_per_repair(run: HandleRun) -> None:
     if not isinstance(calls, list) or len(calls) < 2:
         return  # no repair here: the repair checks say why
     if not isinstance(fixes, list) or len(fixes) != len(calls) - 1:
-        run.fail("fixes holds one description per repair: repair returns only its own new description "
-                 "({'fixes': [description]}) and the reducer appends it (returning state['fixes'] + [...] "
-                 "doubles the list).", f"{len(calls) - 1} fix(es), one per repair",
-                 f"fixes == {show(fixes)}")
+        run.fail(
+            "fixes holds one description per repair: repair returns only its own new description "
+            "({'fixes': [description]}) and the reducer appends it (returning state['fixes'] + [...] "
+            "doubles the list).",
+            f"{len(calls) - 1} fix(es), one per repair",
+            f"fixes == {show(fixes)}",
+        )
 
 
 _TWO_REPAIRS_FIXES = on_runs(two_repairs=[[one_fix_per_repair]])
@@ -825,7 +1110,13 @@ def _fixes_judge(probes: list[Probe], observations: list[Observation]) -> Verdic
     return verdict if not verdict.passed else _TWO_REPAIRS_FIXES[1](probes[1:], observations[1:])
 
 
-add("step7/fixes_reducer", 1, "State.fixes appends: one description per repair",
+add(
+    "step7/fixes_reducer",
+    1,
+    "State.fixes appends: one description per repair",
     "Declare fixes as Annotated[list, operator.add] so each repair adds its description; repair returns only "
     "its new description ({'fixes': [description]}), never the whole list again.",
-    ["7.repair_node"], _fixes_probes, _fixes_judge)
+    ["7.repair_node"],
+    _fixes_probes,
+    _fixes_judge,
+)

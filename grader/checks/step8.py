@@ -30,6 +30,7 @@ Across the three, every number of the report takes more than one value on
 every seed; the seed only picks values inside a class (the limit, the number
 of fixes), so a number written by hand fails on every seed.
 """
+
 from __future__ import annotations
 
 import random
@@ -79,15 +80,20 @@ def _report_record(probe: Probe, obs: JsonDict) -> tuple[JsonDict, JsonDict]:
     """The (operation, record) of the probe's write_report call, which must have returned."""
     for operation, rec in zip(probe.params["operations"], records_of(probe, obs)):
         if operation.get("op") == "report":
-            value_of(rec, operation, "write_report raised, so the grader could read no report: fix that "
-                                     "exception first (its type and message are shown as 'got'); the files, "
-                                     "their folder and their values are judged once it runs.")
+            value_of(
+                rec,
+                operation,
+                "write_report raised, so the grader could read no report: fix that "
+                "exception first (its type and message are shown as 'got'); the files, "
+                "their folder and their values are judged once it runs.",
+            )
             return operation, rec
     raise Fail("The grader's probe has no write_report operation.")  # a grader bug; never for learners
 
 
-def _files(operation: JsonDict, rec: JsonDict, *, json_needed: bool = True, md_needed: bool = False,
-           anywhere: bool = False) -> JsonDict:
+def _files(
+    operation: JsonDict, rec: JsonDict, *, json_needed: bool = True, md_needed: bool = False, anywhere: bool = False
+) -> JsonDict:
     """The report files the record read; ``anywhere``: those in the working folder if the default had none.
 
     ``step8/default_folder`` alone judges where ``write_report()`` writes; the
@@ -100,14 +106,25 @@ def _files(operation: JsonDict, rec: JsonDict, *, json_needed: bool = True, md_n
     where = "next to the module file" if operation.get("folder") == "default" else "in the folder passed as folder="
     for name, key in ((JSON_FILE, "json_exists"), (MD_FILE, "md_exists")):
         if not files.get(key):
-            raise Fail(f"{name} was not written {where}.", call=operation["label"], expected=f"a file {name}",
-                       got="no such file")
+            raise Fail(
+                f"{name} was not written {where}.",
+                call=operation["label"],
+                expected=f"a file {name}",
+                got="no such file",
+            )
     if json_needed and "json" not in files:
-        raise Fail(f"{JSON_FILE} is not valid JSON.", call=operation["label"], expected="a JSON object",
-                   got=files.get("json_error", "unreadable"))
+        raise Fail(
+            f"{JSON_FILE} is not valid JSON.",
+            call=operation["label"],
+            expected="a JSON object",
+            got=files.get("json_error", "unreadable"),
+        )
     if md_needed and type(files.get("md")) is not str:
-        raise Fail(f"{MD_FILE} could not be read as UTF-8 text.", call=operation["label"],
-                   got=files.get("md_error", "unreadable"))
+        raise Fail(
+            f"{MD_FILE} could not be read as UTF-8 text.",
+            call=operation["label"],
+            got=files.get("md_error", "unreadable"),
+        )
     return files
 
 
@@ -118,10 +135,19 @@ def _handle_result(ok: bool, errors: list[Any], answer: str) -> JsonDict:
     """What a ``handle`` returns after ``errors`` (one per failed attempt; then a success when ``ok``)."""
     fixes = [f"{reason}: the grader's fix" for reason in (errors if ok else errors[:-1])]
     calls = [{"tool": "stock_lookup", "error": reason} for reason in errors] + (
-        [{"tool": "stock_lookup", "error": ""}] if ok else [])
+        [{"tool": "stock_lookup", "error": ""}] if ok else []
+    )
     rows = [{"bin": "C-01", "count": 30}] if ok else []
-    return {"ok": ok, "answer": answer, "rows": rows, "errors": list(errors), "calls": calls, "fixes": fixes,
-            "attempts": len(calls), "tool_runs": len(calls)}
+    return {
+        "ok": ok,
+        "answer": answer,
+        "rows": rows,
+        "errors": list(errors),
+        "calls": calls,
+        "fixes": fixes,
+        "attempts": len(calls),
+        "tool_runs": len(calls),
+    }
 
 
 # What the report's handle gives an order of neither kind: never equal to a result of either kind.
@@ -136,22 +162,35 @@ def handle_results(name: str, rng: random.Random) -> JsonDict:
     (True, [], True)
     """
     if name == AS_IS:  # the spec's numbers: repaired after one fix (2 attempts), the empty order gives up
-        return {"repaired": _handle_result(True, [spec.REPAIR_REGION], "SKU in central: bin C-01 holds 30."),
-                "empty": _handle_result(False, [spec.NOT_REPAIRABLE], "Could not answer: result:empty"),
-                "other": _OTHER}
+        return {
+            "repaired": _handle_result(True, [spec.REPAIR_REGION], "SKU in central: bin C-01 holds 30."),
+            "empty": _handle_result(False, [spec.NOT_REPAIRABLE], "Could not answer: result:empty"),
+            "other": _OTHER,
+        }
     if name == CHANGED:  # rows at once: not repaired (no fix), one attempt, the empty order did not give up
-        return {"repaired": _handle_result(True, [], "found at once: bin C-01 holds 30."),
-                "empty": _handle_result(True, [], "found rows for this order too: bin C-01 holds 30."),
-                "other": _OTHER}
+        return {
+            "repaired": _handle_result(True, [], "found at once: bin C-01 holds 30."),
+            "empty": _handle_result(True, [], "found rows for this order too: bin C-01 holds 30."),
+            "other": _OTHER,
+        }
     fixes = rng.randint(1, 3)  # fixed and still gave up: not repaired, after 2..4 attempts
     errors = [spec.REPAIR_REGION] + [spec.REPAIR_TOOL] * (fixes - 1) + [spec.NOT_REPAIRABLE]
-    return {"repaired": _handle_result(False, errors, "Could not answer: result:empty"),
-            "empty": _handle_result(False, [spec.NOT_REPAIRABLE], "Could not answer: result:empty (at once)"),
-            "other": _OTHER}
+    return {
+        "repaired": _handle_result(False, errors, "Could not answer: result:empty"),
+        "empty": _handle_result(False, [spec.NOT_REPAIRABLE], "Could not answer: result:empty (at once)"),
+        "other": _OTHER,
+    }
 
 
-def _report_probe(name: str, rng: random.Random, folder: str, door: JsonDict, changes: list[Any],
-                  real_extra: list[Any] | None = None, real_spies: JsonDict | None = None) -> Probe:
+def _report_probe(
+    name: str,
+    rng: random.Random,
+    folder: str,
+    door: JsonDict,
+    changes: list[Any],
+    real_extra: list[Any] | None = None,
+    real_spies: JsonDict | None = None,
+) -> Probe:
     """A fresh probe: ``changes`` (operations, note), the doubles, ``write_report``, then ``TOOLS``' keys.
 
     On the learner's own route (what decides) the doubles give way to watches of the module's
@@ -174,8 +213,9 @@ def _report_probe(name: str, rng: random.Random, folder: str, door: JsonDict, ch
     extra: JsonDict = {REAL_EXTRA_KEY: real_extra} if real_extra else {}
     if real_spies:
         extra[REAL_SPIES_KEY] = real_spies
-    return call_probe(ops, spies=TOOL_SPIES_ORIGINAL, fresh=True, expect_report=name,
-                      **{WATCH_KEY: [DOOR, RESULTS, HANDLE]}, **extra)
+    return call_probe(
+        ops, spies=TOOL_SPIES_ORIGINAL, fresh=True, expect_report=name, **{WATCH_KEY: [DOOR, RESULTS, HANDLE]}, **extra
+    )
 
 
 DOOR_NOTES = {
@@ -202,8 +242,12 @@ def _limit_change(rng: random.Random) -> tuple[list[Any], str]:
 def _used_before(rng: random.Random) -> tuple[list[Any], str]:
     """Tool runs before the report: a count must be a difference, not CALLS itself (nor a sum with it)."""
     runs = rng.randint(1, 3)
-    calls = [call_op(tool, sku, region, 1) for tool, (sku, region) in
-             ((rng.choice(spec.TOOL_NAMES), rng.choice(spec.stocked_pairs())) for _ in range(runs))]
+    calls = [
+        call_op(tool, sku, region, 1)
+        for tool, (sku, region) in (
+            (rng.choice(spec.TOOL_NAMES), rng.choice(spec.stocked_pairs())) for _ in range(runs)
+        )
+    ]
     return calls, f"the tools already ran {runs} time(s) (CALLS is not 0)"
 
 
@@ -217,19 +261,30 @@ def changed_probe(rng: random.Random) -> Probe:
     shared = shared_rng(rng, CHANGED)
     extra = ([op("add_tool", name=EXTRA_TOOL, like="stock_lookup")], f"one more tool {EXTRA_TOOL!r} in TOOLS")
     # A result contract that no longer refuses big results: 'too_big' must leave the reasons.
-    big = ([op("contract", path=[tool, "returns", "rows", "max_len"], value=1000) for tool in spec.TOOL_NAMES],
-           "returns['rows']['max_len'] = 1000 for both tools")
-    return _report_probe(CHANGED, shared, "default", {"leak": True},
-                         [_limit_change(shared), _used_before(shared), extra, big],
-                         real_extra=RELAXED_ARGS, real_spies=_rows_everywhere(shared))
+    big = (
+        [op("contract", path=[tool, "returns", "rows", "max_len"], value=1000) for tool in spec.TOOL_NAMES],
+        "returns['rows']['max_len'] = 1000 for both tools",
+    )
+    return _report_probe(
+        CHANGED,
+        shared,
+        "default",
+        {"leak": True},
+        [_limit_change(shared), _used_before(shared), extra, big],
+        real_extra=RELAXED_ARGS,
+        real_spies=_rows_everywhere(shared),
+    )
 
 
 # On the real route the changed report's contract refuses no value and every call finds rows: a wrong
 # value (outside allowed, out of range) reaches the tool body, the order with a wrong region is found at
 # once (no fix), the empty order is not given up: blocked_before_call, repaired, attempts and gave_up all
 # move from a correct module's as-is values, and the truth is what the module's own functions did.
-RELAXED_ARGS = [op("contract", path=[tool, "args", arg, rule], delete=True)
-                for tool in spec.TOOL_NAMES for arg, rule in (("region", "allowed"), ("limit", "min"), ("limit", "max"))]
+RELAXED_ARGS = [
+    op("contract", path=[tool, "args", arg, rule], delete=True)
+    for tool in spec.TOOL_NAMES
+    for arg, rule in (("region", "allowed"), ("limit", "min"), ("limit", "max"))
+]
 # On the real route the no-cache report's contract refuses every result with rows (max_len 0): nothing
 # is cached, so the second identical call runs the body, and the repaired order gives up after
 # MAX_ATTEMPTS fetches.
@@ -258,10 +313,21 @@ def no_cache_probe(rng: random.Random) -> Probe:
     """
     shared = shared_rng(rng, NO_CACHE)
     # A result contract without the count's minimum: 'range' must leave the reasons.
-    no_min = ([op("contract", path=[tool, "returns", "rows", "item", "count", "min"], delete=True)
-               for tool in spec.TOOL_NAMES], "no minimum for a row's count in both tools")
-    return _report_probe(NO_CACHE, shared, "scratch", {"store": False},
-                         [_limit_change(shared), _used_before(shared), no_min], real_extra=NO_ROWS_ALLOWED)
+    no_min = (
+        [
+            op("contract", path=[tool, "returns", "rows", "item", "count", "min"], delete=True)
+            for tool in spec.TOOL_NAMES
+        ],
+        "no minimum for a row's count in both tools",
+    )
+    return _report_probe(
+        NO_CACHE,
+        shared,
+        "scratch",
+        {"store": False},
+        [_limit_change(shared), _used_before(shared), no_min],
+        real_extra=NO_ROWS_ALLOWED,
+    )
 
 
 # --------------------------------------------------------------------------- what the doubles saw
@@ -291,7 +357,7 @@ ORDER_NOTES = {  # the kinds of grader.engine.doubles_report.order_kind
     "repaired": "an order a correct module ends ok after one fix of its region",
     "empty": "an order a correct module gives up on with an empty result",
     "other": "neither an order a correct module ends ok after one fix of its region nor one it gives up on with an "
-             "empty result",
+    "empty result",
 }
 
 
@@ -314,7 +380,7 @@ def _door_calls(probe: Probe, obs: JsonDict) -> list[JsonDict]:
             value_wrong = wrong and _names_all_args(key) and key[0] in spec.TOOL_NAMES
         else:
             wrong = isinstance(error, str) and error.startswith(spec.ARGS_PREFIX)
-            reason = error[len(spec.ARGS_PREFIX):] if wrong else ""
+            reason = error[len(spec.ARGS_PREFIX) :] if wrong else ""
             value_wrong = ":" in reason and reason.split(":", 1)[0] in VALUE_REASONS and _names_all_args(key)
         if type(entry.get("runs")) is int:  # the module's own call_tool, watched: the runs it made
             runs = entry["runs"]
@@ -324,8 +390,17 @@ def _door_calls(probe: Probe, obs: JsonDict) -> list[JsonDict]:
             hit = store and ok and any(c["ok"] and strict_equal(c["key"], key) for c in out if not c["wrong"])
             runs = 0 if hit else 1
         note = f"  (wrong arguments; the body ran {runs} time(s))" if wrong else f"  (the body ran {runs} time(s))"
-        out.append({"key": key, "wrong": wrong, "value_wrong": value_wrong, "ok": ok, "error": error, "runs": runs,
-                    "line": _call_line(DOOR, entry, note)})
+        out.append(
+            {
+                "key": key,
+                "wrong": wrong,
+                "value_wrong": value_wrong,
+                "ok": ok,
+                "error": error,
+                "runs": runs,
+                "line": _call_line(DOOR, entry, note),
+            }
+        )
     return out
 
 
@@ -374,8 +449,11 @@ def _handle_kinds(probe: Probe, obs: JsonDict) -> list[tuple[str, Any, str]]:
         else:
             kind = next((k for k in ("repaired", "empty") if strict_equal(value, params.get(k))), "other")
         order = show(entry["args"][0], 160) if isinstance(entry.get("args"), list) and entry["args"] else "?"
-        got = (", ".join(f"{k}={show(value[k], 80)}" for k in ("ok", "fixes", "attempts") if k in value)
-               if isinstance(value, dict) else _outcome(entry))
+        got = (
+            ", ".join(f"{k}={show(value[k], 80)}" for k in ("ok", "fixes", "attempts") if k in value)
+            if isinstance(value, dict)
+            else _outcome(entry)
+        )
         out.append((kind, value, f"handle({order}) -> {got}  ({ORDER_NOTES[kind]})"))
     return out
 
@@ -394,26 +472,46 @@ def _door_truth(probe: Probe, obs: JsonDict, values: JsonDict, problems: list[An
     wrong = [c for c in calls if c["wrong"]]
     values["blocked_before_call"] = sum(c["runs"] for c in wrong)
     if not wrong:
-        problems.append(("blocked_before_call", "write_report made no call_tool call with wrong arguments, so "
-                         "blocked_before_call measures nothing: it counts the tool body runs after such calls."))
+        problems.append(
+            (
+                "blocked_before_call",
+                "write_report made no call_tool call with wrong arguments, so "
+                "blocked_before_call measures nothing: it counts the tool body runs after such calls.",
+            )
+        )
     elif not any(c["value_wrong"] for c in wrong):
-        problems.append(("blocked_before_call", "None of write_report's wrong calls has all three arguments and a "
-                         "wrong value (a wrong type, a value outside allowed, a number out of range): with an "
-                         "argument missing or extra, or an unknown tool, Python's own call fails even without "
-                         "validation, so the count could never show a body that ran. Add such a call."))
+        problems.append(
+            (
+                "blocked_before_call",
+                "None of write_report's wrong calls has all three arguments and a "
+                "wrong value (a wrong type, a value outside allowed, a number out of range): with an "
+                "argument missing or extra, or an unknown tool, Python's own call fails even without "
+                "validation, so the count could never show a body that ran. Add such a call.",
+            )
+        )
     pair = _second_identical(calls)
     if pair is None:
-        problems.append(("memo_second_call_runs", "write_report made no second identical call_tool call with valid "
-                         "arguments, so memo_second_call_runs measures nothing: it counts the body runs of that "
-                         "second call."))
+        problems.append(
+            (
+                "memo_second_call_runs",
+                "write_report made no second identical call_tool call with valid "
+                "arguments, so memo_second_call_runs measures nothing: it counts the body runs of that "
+                "second call.",
+            )
+        )
         return
     first, second = pair
     values["memo_second_call_runs"] = second["runs"]
     changed_world = on_real_route(probe) and probe.params.get("expect_report") != AS_IS
     if not first["ok"] and not changed_world:  # in a changed world the first call may fail: the runs still count
-        problems.append(("memo_second_call_runs", f"The first of write_report's two identical calls did not succeed "
-                         f"({first['error']}): only a success is cached, so the second call measures nothing. "
-                         "Use arguments that find rows."))
+        problems.append(
+            (
+                "memo_second_call_runs",
+                f"The first of write_report's two identical calls did not succeed "
+                f"({first['error']}): only a success is cached, so the second call measures nothing. "
+                "Use arguments that find rows.",
+            )
+        )
 
 
 def _reasons_truth(obs: JsonDict, values: JsonDict, problems: list[Any], lines: JsonDict, one_of_each: bool) -> None:
@@ -422,12 +520,22 @@ def _reasons_truth(obs: JsonDict, values: JsonDict, problems: list[Any], lines: 
     reasons = sorted((e["returned"] for e in seen if "returned" in e), key=str)
     values["bad_result_reasons"] = reasons
     if not seen:
-        problems.append(("bad_result_reasons", "write_report did not call validate_result: bad_result_reasons are "
-                         "the reasons validate_result gives four bad results."))
+        problems.append(
+            (
+                "bad_result_reasons",
+                "write_report did not call validate_result: bad_result_reasons are "
+                "the reasons validate_result gives four bad results.",
+            )
+        )
     elif one_of_each and reasons != sorted(spec.RESULT_REASONS):
-        problems.append(("bad_result_reasons", f"The spec's validate_result gave write_report's bad results "
-                         f"{show(reasons)}: make four bad results, one of each kind "
-                         f"({', '.join(sorted(spec.RESULT_REASONS))})."))
+        problems.append(
+            (
+                "bad_result_reasons",
+                f"The spec's validate_result gave write_report's bad results "
+                f"{show(reasons)}: make four bad results, one of each kind "
+                f"({', '.join(sorted(spec.RESULT_REASONS))}).",
+            )
+        )
 
 
 def _handle_truth(probe: Probe, obs: JsonDict, values: JsonDict, problems: list[Any], lines: JsonDict) -> None:
@@ -436,19 +544,34 @@ def _handle_truth(probe: Probe, obs: JsonDict, values: JsonDict, problems: list[
     repaired = next((result for kind, result, _ in kinds if kind == "repaired"), None)
     empty = next((result for kind, result, _ in kinds if kind == "empty"), None)
     if repaired is None:
-        problems.append(("repaired", "write_report gave handle no order that a correct module ends ok after one "
-                         f"fix of its region (its only fault a wrong region, for a sku with stock in "
-                         f"{spec.FALLBACK_REGION!r}, e.g. {spec.REPAIR_EXAMPLE}): repaired and attempts are "
-                         "measured on such an order."))
+        problems.append(
+            (
+                "repaired",
+                "write_report gave handle no order that a correct module ends ok after one "
+                f"fix of its region (its only fault a wrong region, for a sku with stock in "
+                f"{spec.FALLBACK_REGION!r}, e.g. {spec.REPAIR_EXAMPLE}): repaired and attempts are "
+                "measured on such an order.",
+            )
+        )
     elif not isinstance(repaired, dict) or not all(k in repaired for k in ("ok", "fixes", "attempts")):
-        problems.append(("repaired", f"handle returned {show(repaired, 160)} for the order with a wrong region: "
-                         "repaired and attempts are read off its ok, fixes and attempts."))
+        problems.append(
+            (
+                "repaired",
+                f"handle returned {show(repaired, 160)} for the order with a wrong region: "
+                "repaired and attempts are read off its ok, fixes and attempts.",
+            )
+        )
     else:
         values["repaired"] = bool(repaired["ok"] is True and repaired["fixes"])
         values["attempts"] = repaired["attempts"]
     if empty is None:
-        problems.append(("gave_up", "write_report gave handle no order that a correct module gives up on with an "
-                         f"empty result (e.g. {spec.EMPTY_EXAMPLE}): gave_up is measured on such an order."))
+        problems.append(
+            (
+                "gave_up",
+                "write_report gave handle no order that a correct module gives up on with an "
+                f"empty result (e.g. {spec.EMPTY_EXAMPLE}): gave_up is measured on such an order.",
+            )
+        )
     else:
         values["gave_up"] = (empty.get("ok") if isinstance(empty, dict) else None) is not True
 
@@ -478,33 +601,44 @@ def _truth(probe: Probe, obs: JsonDict, *, one_of_each: bool) -> tuple[JsonDict,
     return values, [(key, text) for key, text in problems if key not in skipped], lines
 
 
-MEASURED_THROUGH = {DOOR: ("blocked_before_call", "memo_second_call_runs"), RESULTS: ("bad_result_reasons",),
-                    HANDLE: ("repaired", "attempts", "gave_up")}
+MEASURED_THROUGH = {
+    DOOR: ("blocked_before_call", "memo_second_call_runs"),
+    RESULTS: ("bad_result_reasons",),
+    HANDLE: ("repaired", "attempts", "gave_up"),
+}
 
 
 def _why(probe: Probe, key: str) -> str:
     """What the grader's doubles (or, on the real route, the module's own functions) did for ``key``, in one sentence."""
     if on_real_route(probe):
-        return (f"The call line shows what your own call_tool, validate_result and handle did during write_report; "
-                f"{key} must be measured from those calls (LAB_SPEC step 8).")
+        return (
+            f"The call line shows what your own call_tool, validate_result and handle did during write_report; "
+            f"{key} must be measured from those calls (LAB_SPEC step 8)."
+        )
     door = _double_params(probe, DOOR)
     if key == "blocked_before_call":
-        return ("In this report the grader's call_tool validates too late: a wrong value in a call with all its "
-                "arguments runs the tool body, then the call is refused. Count the body runs during write_report's "
-                "wrong calls (e.g. the change of CALLS)."
-                if door.get("leak") is True else
-                "The grader's call_tool refused every wrong call before its body: none ran.")
+        return (
+            "In this report the grader's call_tool validates too late: a wrong value in a call with all its "
+            "arguments runs the tool body, then the call is refused. Count the body runs during write_report's "
+            "wrong calls (e.g. the change of CALLS)."
+            if door.get("leak") is True
+            else "The grader's call_tool refused every wrong call before its body: none ran."
+        )
     if key == "memo_second_call_runs":
-        return ("The grader's call_tool cached a success, so the second identical call ran no body."
-                if door.get("store") is not False else
-                "In this report the grader's call_tool caches nothing: the second identical call ran the body "
-                "again. Count the runs during that second call only.")
+        return (
+            "The grader's call_tool cached a success, so the second identical call ran no body."
+            if door.get("store") is not False
+            else "In this report the grader's call_tool caches nothing: the second identical call ran the body "
+            "again. Count the runs during that second call only."
+        )
     if key == "bad_result_reasons":
         return "The grader's validate_result (over TOOLS as it is now) gave write_report's bad results these reasons."
     if key == "tools":
         return "sorted(TOOLS), as TOOLS is when the report is written."
-    return ("The grader's handle returned the results the call line shows: repaired is ok with at least one fix, "
-            "attempts that run's attempts, gave_up is not ok of the empty order's run.")
+    return (
+        "The grader's handle returned the results the call line shows: repaired is ok with at least one fix, "
+        "attempts that run's attempts, gave_up is not ok of the empty order's run."
+    )
 
 
 def _call_with(operation: JsonDict, lines: list[Any]) -> str:
@@ -513,7 +647,9 @@ def _call_with(operation: JsonDict, lines: list[Any]) -> str:
     return "\n".join([operation["label"]] + [f"    {line}" for line in shown + more])
 
 
-def _values_judge(probes: list[Probe], observations: list[Observation], *, one_of_each: bool = True, anywhere: bool = False) -> Verdict:
+def _values_judge(
+    probes: list[Probe], observations: list[Observation], *, one_of_each: bool = True, anywhere: bool = False
+) -> Verdict:
     """Each number in the written JSON equals its true value, read off the doubles' records of the report."""
     for probe, obs in zip(probes, observations):
         operation, rec = _report_record(probe, obs)
@@ -524,18 +660,29 @@ def _values_judge(probes: list[Probe], observations: list[Observation], *, one_o
         if problems:
             key, message = problems[0]
             follows = "" if one_of_each else "This follows from `step8/json_values`: fix that first. "
-            raise Fail(follows + message, call=_call_with(operation, lines[key]), expected=f"a measured {key}",
-                       got=f"{key}: {show(report.get(key))}")
+            raise Fail(
+                follows + message,
+                call=_call_with(operation, lines[key]),
+                expected=f"a measured {key}",
+                got=f"{key}: {show(report.get(key))}",
+            )
         for key in spec.REPORT_KEYS:
             if key not in values and key in report:  # not measurable on this route (see _truth)
                 continue
             if key not in report:
-                raise Fail(f"{JSON_FILE} has no key {key!r}.", call=operation["label"], expected=f"a key {key!r}",
-                           got=show(sorted(report)))
+                raise Fail(
+                    f"{JSON_FILE} has no key {key!r}.",
+                    call=operation["label"],
+                    expected=f"a key {key!r}",
+                    got=show(sorted(report)),
+                )
             if not strict_equal(report[key], encode(values[key])):
-                raise Fail(f"{key!r} in {JSON_FILE} is not what the module does now. {_why(probe, key)}",
-                           call=_call_with(operation, lines[key]), expected=f"{key}: {show(encode(values[key]))}",
-                           got=f"{key}: {show(report[key])}")
+                raise Fail(
+                    f"{key!r} in {JSON_FILE} is not what the module does now. {_why(probe, key)}",
+                    call=_call_with(operation, lines[key]),
+                    expected=f"{key}: {show(encode(values[key]))}",
+                    got=f"{key}: {show(report[key])}",
+                )
     return Verdict.ok()
 
 
@@ -548,15 +695,27 @@ def _files_judge(probes: list[Probe], observations: list[Observation]) -> Verdic
     return Verdict.ok()
 
 
-add("step8/writes_both_files", 2, f"write_report(folder) writes {JSON_FILE} and {MD_FILE} there",
+add(
+    "step8/writes_both_files",
+    2,
+    f"write_report(folder) writes {JSON_FILE} and {MD_FILE} there",
     f"Write both files into the folder you are given (Path(folder) / '{JSON_FILE}'); the JSON must load "
     "with json.load and the Markdown be UTF-8.",
-    ["8.files"], lambda rng: [as_is_probe(rng)], _files_judge)
+    ["8.files"],
+    lambda rng: [as_is_probe(rng)],
+    _files_judge,
+)
 
-add("step8/default_folder", 1, "write_report() without a folder writes next to the module file",
+add(
+    "step8/default_folder",
+    1,
+    "write_report() without a folder writes next to the module file",
     "If write_report() raised, fix that first (the message shows the exception). Default folder: the folder "
     "that holds tools.py (think of __file__), not the current working folder.",
-    ["8.default_folder"], lambda rng: [changed_probe(rng)], _files_judge)
+    ["8.default_folder"],
+    lambda rng: [changed_probe(rng)],
+    _files_judge,
+)
 
 
 def _returns_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
@@ -564,25 +723,41 @@ def _returns_judge(probes: list[Probe], observations: list[Observation]) -> Verd
     files = _files(operation, rec)
     value = rec["value"]
     if not isinstance(value, dict) or not strict_equal(value, files["json"]):
-        raise Fail(f"write_report must return the same dict it wrote to {JSON_FILE}.", call=operation["label"],
-                   expected=show(files["json"]), got=show(value))
+        raise Fail(
+            f"write_report must return the same dict it wrote to {JSON_FILE}.",
+            call=operation["label"],
+            expected=show(files["json"]),
+            got=show(value),
+        )
     return Verdict.ok()
 
 
-add("step8/returns_json_dict", 2, "write_report returns the dict it wrote as JSON",
+add(
+    "step8/returns_json_dict",
+    2,
+    "write_report returns the dict it wrote as JSON",
     "Build the dict once, write it with json.dump and return that same dict.",
-    ["8.returns"], lambda rng: [as_is_probe(rng)], _returns_judge)
+    ["8.returns"],
+    lambda rng: [as_is_probe(rng)],
+    _returns_judge,
+)
 
 
 # --------------------------------------------------------------------------- values
 
 
-add("step8/json_values", 3, f"Every value of {JSON_FILE} is measured as the spec says, and matches",
+add(
+    "step8/json_values",
+    3,
+    f"Every value of {JSON_FILE} is measured as the spec says, and matches",
     "Obtain each number by running the module in write_report: sorted(TOOLS); tool body runs (CALLS) during "
     "call_tool calls with wrong arguments, one of them a wrong value; the sorted reasons validate_result gives four "
     "bad results, one of each kind; the body runs of a second identical call_tool call that succeeds; handle on an "
     "order with a wrong region (repaired, attempts) and on one the table has no rows for (gave_up).",
-    ["8.values"], lambda rng: [as_is_probe(rng)], _values_judge)
+    ["8.values"],
+    lambda rng: [as_is_probe(rng)],
+    _values_judge,
+)
 
 
 # --------------------------------------------------------------------------- Markdown
@@ -624,25 +799,43 @@ def _headings_judge(probes: list[Probe], observations: list[Observation]) -> Ver
     for _name, wanted in spec.HEADING_SETS.items():
         if sorted(found) == sorted(wanted):
             return Verdict.ok()
-    raise Fail(f"{MD_FILE} needs exactly four ## sections, all four headings from one set (Korean or English, "
-               "as in the step 8 notes).", call=operation["label"], expected="\n".join(spec.HEADING_SETS["English"]),
-               got="\n".join(found) or "no ## headings")
+    raise Fail(
+        f"{MD_FILE} needs exactly four ## sections, all four headings from one set (Korean or English, "
+        "as in the step 8 notes).",
+        call=operation["label"],
+        expected="\n".join(spec.HEADING_SETS["English"]),
+        got="\n".join(found) or "no ## headings",
+    )
 
 
-add("step8/md_headings", 2, f"{MD_FILE} has the four ## sections of one heading set",
+add(
+    "step8/md_headings",
+    2,
+    f"{MD_FILE} has the four ## sections of one heading set",
     "Copy the four headings exactly (one set: all Korean or all English) as lines starting with '## '.",
-    ["8.headings"], lambda rng: [as_is_probe(rng)], _headings_judge)
+    ["8.headings"],
+    lambda rng: [as_is_probe(rng)],
+    _headings_judge,
+)
 
 
 def _limit_in_md(operation: JsonDict, md: str, limit: int) -> None:
     section = failure_section(md)
     if section is None:
-        raise Fail(f"{MD_FILE} has no failure-path section ({spec.HEADING_SETS['English'][-1]}).",
-                   call=operation["label"], expected="that heading", got="\n".join(headings_of(md)))
+        raise Fail(
+            f"{MD_FILE} has no failure-path section ({spec.HEADING_SETS['English'][-1]}).",
+            call=operation["label"],
+            expected="that heading",
+            got="\n".join(headings_of(md)),
+        )
     if not mentions_number(section, limit):
-        raise Fail("The failure-path section must state the attempt limit, the value of MAX_ATTEMPTS when the "
-                   "report is written.", call=operation["label"], expected=f"the number {limit} in that section",
-                   got=section.strip()[:400])
+        raise Fail(
+            "The failure-path section must state the attempt limit, the value of MAX_ATTEMPTS when the "
+            "report is written.",
+            call=operation["label"],
+            expected=f"the number {limit} in that section",
+            got=section.strip()[:400],
+        )
 
 
 def _limit_when_written(probe: Probe, obs: JsonDict) -> int:
@@ -659,9 +852,15 @@ def _attempt_limit_judge(probes: list[Probe], observations: list[Observation]) -
     return Verdict.ok()
 
 
-add("step8/md_attempt_limit", 1, "The failure section states the attempt limit (MAX_ATTEMPTS)",
+add(
+    "step8/md_attempt_limit",
+    1,
+    "The failure section states the attempt limit (MAX_ATTEMPTS)",
     "Write MAX_ATTEMPTS into the last section with an f-string, e.g. 'The attempt limit is {MAX_ATTEMPTS}.'",
-    ["8.attempt_limit"], lambda rng: [as_is_probe(rng)], _attempt_limit_judge)
+    ["8.attempt_limit"],
+    lambda rng: [as_is_probe(rng)],
+    _attempt_limit_judge,
+)
 
 
 def _follows_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
@@ -672,9 +871,15 @@ def _follows_judge(probes: list[Probe], observations: list[Observation]) -> Verd
     return Verdict.ok()
 
 
-add("step8/follows_module", 3, "The report follows the module when it changes (no hand-written numbers)",
+add(
+    "step8/follows_module",
+    3,
+    "The report follows the module when it changes (no hand-written numbers)",
     "The grader writes two more reports of a changed module: another MAX_ATTEMPTS, one more tool, result contracts "
     "that keep big results or negative counts, a call_tool that validates too late or caches nothing, a handle that "
     "finds rows at once or repairs and still gives up. Every number in both files must come from running the "
     "module at that moment.",
-    ["8.values", "8.attempt_limit"], lambda rng: [changed_probe(rng), no_cache_probe(rng)], _follows_judge)
+    ["8.values", "8.attempt_limit"],
+    lambda rng: [changed_probe(rng), no_cache_probe(rng)],
+    _follows_judge,
+)

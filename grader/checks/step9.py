@@ -12,6 +12,7 @@ Its checks also call the module's own ``coerce`` on the same raw arguments:
 when what reached the door is what that ``coerce`` returns, the failure names
 ``coerce``, whose rule is wrong, rather than ``call_coerced``.
 """
+
 from __future__ import annotations
 
 import random
@@ -40,9 +41,9 @@ from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
 NO_RUNS = {"stock_lookup": 0, "legacy_stock": 0}
-_SPACES = [" ", "  ", "   "]   # the pad every strip removes
-_ODD_DIGITS = ["\uff13", "\u00b2", "\u0663", "\U0001d7d1", "\u0969"]   # ３ ² ٣ 𝟑 ३: each on every run
-_INT_TAKES = [odd for odd in _ODD_DIGITS if odd != "\u00b2"]   # the ones Python's int() accepts
+_SPACES = [" ", "  ", "   "]  # the pad every strip removes
+_ODD_DIGITS = ["\uff13", "\u00b2", "\u0663", "\U0001d7d1", "\u0969"]  # ３ ² ٣ 𝟑 ३: each on every run
+_INT_TAKES = [odd for odd in _ODD_DIGITS if odd != "\u00b2"]  # the ones Python's int() accepts
 
 
 # ---------------------------------------------------------------------------
@@ -158,10 +159,10 @@ def _lower_ops(rng: random.Random) -> list[Any]:
     raw["region"] = padded(rng, recased(rng, raw["region"]), "both")
     ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw, note="strip, then lower"))
     raw = _base(rng)
-    raw["sku"] = rng.choice(["sku-", "Sku-"]) + raw["sku"][4:]   # no `allowed`: never lower-cased
+    raw["sku"] = rng.choice(["sku-", "Sku-"]) + raw["sku"][4:]  # no `allowed`: never lower-cased
     ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw, note="sku has no 'allowed'"))
     raw = _base(rng)
-    raw["region"] = recased(rng, rng.choice(["mars", "arctic", "moon"]))   # its lower form is not allowed either
+    raw["region"] = recased(rng, rng.choice(["mars", "arctic", "moon"]))  # its lower form is not allowed either
     ops.append(coerce_op(rng.choice(spec.TOOL_NAMES), raw))
     # str.lower, not str.casefold (LAB_SPEC step 9): 'ſouth'.lower() keeps the long s, so it is not allowed.
     raw = _base(rng)
@@ -172,8 +173,7 @@ def _lower_ops(rng: random.Random) -> list[Any]:
 
 # Allowed values outside ASCII, with values that str.lower turns into them: a capital that is not an ASCII
 # letter, and a sharp s (lower() makes 'straße' of 'STRAßE', casefold() makes 'strasse', which is not allowed).
-_ACCENTED = [("zürich", "ZÜRICH"), ("örebro", "Örebro"), ("ålesund", "ÅLESUND"), ("évora", "Évora"),
-             ("łódź", "ŁÓDŹ")]
+_ACCENTED = [("zürich", "ZÜRICH"), ("örebro", "Örebro"), ("ålesund", "ÅLESUND"), ("évora", "Évora"), ("łódź", "ŁÓDŹ")]
 _SHARP_S = [("straße", "STRAßE"), ("gießen", "GIEßEN"), ("weißwasser", "Weißwasser")]
 
 
@@ -188,10 +188,13 @@ def _lower_unicode_ops(rng: random.Random) -> list[Any]:
     rules["region"]["allowed"] = spec.REGIONS + [accented, sharp]
     label = f"TOOLS[{tool!r}]['args']['region'] = {show(rules['region'])}"
     ops = [op("contract", path=[tool, "args", "region", "allowed"], value=list(rules["region"]["allowed"]))]
-    for value, note in ((accented_raw, "lower() lower-cases every capital, not only A-Z"),
-                        (padded(rng, sharp_raw, "both"), f"lower() keeps the ß: {sharp!r} is allowed")):
-        ops.append(coerce_op(tool, {**_base(rng), "region": value}, {k: dict(v) for k, v in rules.items()},
-                             f"{label}; {note}"))
+    for value, note in (
+        (accented_raw, "lower() lower-cases every capital, not only A-Z"),
+        (padded(rng, sharp_raw, "both"), f"lower() keeps the ß: {sharp!r} is allowed"),
+    ):
+        ops.append(
+            coerce_op(tool, {**_base(rng), "region": value}, {k: dict(v) for k, v in rules.items()}, f"{label}; {note}")
+        )
     return ops
 
 
@@ -208,14 +211,31 @@ def _int_ops(rng: random.Random) -> list[Any]:
 def _never_values(rng: random.Random) -> list[Any]:
     """``(arg, value)`` pairs that no rule may change: one of each class on every run."""
     n = rng.randint(1, spec.MAX_ROWS)
-    return [("limit", True), ("limit", False), ("region", True), ("limit", float(n)), ("limit", f"{n}.0"),
-            ("limit", "+" + str(n)), ("limit", "-" + str(n)), ("limit", padded(rng, "+" + str(n), "both")),
-            ("limit", f"1,{n}99"), ("limit", f"1_{n}00"), ("limit", f"{n} 2"), ("limit", f"{n} rows"),
-            *[("limit", odd) for odd in _ODD_DIGITS], ("limit", str(n) + rng.choice(_ODD_DIGITS)),
-            ("limit", ""), ("region", ""), ("sku", ""), ("limit", all_whitespace(rng)),
-            ("region", rng.randint(1, 9)), ("limit", n),
-            # int_from_str reads the value after step 9's strip (ASCII whitespace): other blanks stay, so no int.
-            ("limit", cases.unicode_padded(rng, str(n))), ("limit", padded(rng, cases.unicode_padded(rng, str(n)), "both"))]
+    return [
+        ("limit", True),
+        ("limit", False),
+        ("region", True),
+        ("limit", float(n)),
+        ("limit", f"{n}.0"),
+        ("limit", "+" + str(n)),
+        ("limit", "-" + str(n)),
+        ("limit", padded(rng, "+" + str(n), "both")),
+        ("limit", f"1,{n}99"),
+        ("limit", f"1_{n}00"),
+        ("limit", f"{n} 2"),
+        ("limit", f"{n} rows"),
+        *[("limit", odd) for odd in _ODD_DIGITS],
+        ("limit", str(n) + rng.choice(_ODD_DIGITS)),
+        ("limit", ""),
+        ("region", ""),
+        ("sku", ""),
+        ("limit", all_whitespace(rng)),
+        ("region", rng.randint(1, 9)),
+        ("limit", n),
+        # int_from_str reads the value after step 9's strip (ASCII whitespace): other blanks stay, so no int.
+        ("limit", cases.unicode_padded(rng, str(n))),
+        ("limit", padded(rng, cases.unicode_padded(rng, str(n)), "both")),
+    ]
 
 
 def _never_ops(rng: random.Random) -> list[Any]:
@@ -251,8 +271,11 @@ def _contract_ops(rng: random.Random) -> list[Any]:
             target.pop(path[-1])
         else:
             target[path[-1]] = value
-        ops.append(op("contract", path=[tool, "args"] + path, delete=True) if delete
-                   else op("contract", path=[tool, "args"] + path, value=value))
+        ops.append(
+            op("contract", path=[tool, "args"] + path, delete=True)
+            if delete
+            else op("contract", path=[tool, "args"] + path, value=value)
+        )
         return f"TOOLS[{tool!r}]['args'][{path[0]!r}]" + (" removed" if delete else f" = {show(rules[path[0]])}")
 
     def call(raw: JsonDict, note: str) -> None:
@@ -294,8 +317,9 @@ def split_return(value: Any, label: str) -> tuple[Any, ...]:
     """
     pair = value.get("$tuple") if isinstance(value, dict) and set(value) == {"$tuple"} else value
     if not isinstance(pair, list) or len(pair) != 2:
-        raise Fail("coerce must return a pair (args, coercions).", call=label,
-                   expected="(args, coercions)", got=show(value))
+        raise Fail(
+            "coerce must return a pair (args, coercions).", call=label, expected="(args, coercions)", got=show(value)
+        )
     return pair[0], pair[1]
 
 
@@ -346,17 +370,27 @@ def check_ledger(ledger: Any, changes: JsonDict, label: str) -> None:
     want = ", ".join(f"{arg}: {'+'.join(rules)}" for arg, (_a, _b, rules) in changes.items()) or "no entry"
     by_arg = [e.get("arg") for e in ledger]
     if sorted(map(str, by_arg)) != sorted(changes) or len(set(map(str, by_arg))) != len(by_arg):
-        raise Fail("The ledger needs exactly one entry per argument whose value changed, and none for the others.",
-                   call=label, expected=want, got=show(ledger))
+        raise Fail(
+            "The ledger needs exactly one entry per argument whose value changed, and none for the others.",
+            call=label,
+            expected=want,
+            got=show(ledger),
+        )
     for entry in ledger:
         raw, new, rules = changes[entry["arg"]]
         ok_rules = [set(rules)] + ([{"strip", "int_from_str"}] if rules == ["int_from_str"] else [])
-        if not (strict_equal(entry.get("from", ...), raw) and strict_equal(entry.get("to", ...), new)
-                and rule_names(entry.get("rule")) in ok_rules):
-            raise Fail("A ledger entry must hold 'arg', 'from' (the raw value), 'to' (the new value) and 'rule' "
-                       "naming every rule applied, no other.", call=label,
-                       expected=show({"arg": entry["arg"], "from": raw, "to": new, "rule": "+".join(rules)}),
-                       got=show(entry))
+        if not (
+            strict_equal(entry.get("from", ...), raw)
+            and strict_equal(entry.get("to", ...), new)
+            and rule_names(entry.get("rule")) in ok_rules
+        ):
+            raise Fail(
+                "A ledger entry must hold 'arg', 'from' (the raw value), 'to' (the new value) and 'rule' "
+                "naming every rule applied, no other.",
+                call=label,
+                expected=show({"arg": entry["arg"], "from": raw, "to": new, "rule": "+".join(rules)}),
+                got=show(entry),
+            )
 
 
 def _ledger_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
@@ -371,13 +405,21 @@ def _keys_input_judge(probes: list[Probe], observations: list[Observation]) -> V
         args, _ledger = split_return(value, operation["label"])
         raw = operation["args"][1]
         if not isinstance(args, dict) or sorted(map(str, args)) != sorted(raw):
-            raise Fail("coerce must return a dict with exactly the keys it was given: nothing added (no "
-                       "defaults), nothing removed.", call=operation["label"], expected=sorted(raw),
-                       got=show(args))
+            raise Fail(
+                "coerce must return a dict with exactly the keys it was given: nothing added (no "
+                "defaults), nothing removed.",
+                call=operation["label"],
+                expected=sorted(raw),
+                got=show(args),
+            )
         after = rec.get("args_after")
         if not isinstance(after, list) or not strict_equal(after[1], raw):
-            raise Fail("coerce changed the dict it was given: copy it first and change the copy.",
-                       call=operation["label"], expected=show(raw), got=show(after[1] if after else after))
+            raise Fail(
+                "coerce changed the dict it was given: copy it first and change the copy.",
+                call=operation["label"],
+                expected=show(raw),
+                got=show(after[1] if after else after),
+            )
     return Verdict.ok()
 
 
@@ -390,11 +432,19 @@ def _no_body_judge(probes: list[Probe], observations: list[Observation]) -> Verd
             value_of(rec, operation, "coerce should return (args, coercions), without running a tool body.")
             runs = rec.get("spy_runs", {})
             if any(runs.get(tool) for tool in NO_RUNS):
-                raise Fail("coerce ran a tool body: it only rewrites arguments; calling is call_coerced's job.",
-                           call=operation["label"], expected="no tool body run", got=show(runs))
+                raise Fail(
+                    "coerce ran a tool body: it only rewrites arguments; calling is call_coerced's job.",
+                    call=operation["label"],
+                    expected="no tool body run",
+                    got=show(runs),
+                )
             if isinstance(start, dict):
-                check_calls_unchanged(start.get("calls"), rec.get("calls"), operation["label"],
-                                      "coerce made CALLS move: it must never run a tool body.")
+                check_calls_unchanged(
+                    start.get("calls"),
+                    rec.get("calls"),
+                    operation["label"],
+                    "coerce made CALLS move: it must never run a tool body.",
+                )
     return Verdict.ok()
 
 
@@ -413,75 +463,140 @@ def _table_judge(probes: list[Probe], observations: list[Observation]) -> Verdic
     text = show(value, limit=100000)
     missing = [name for name in spec.COERCION_RULES if f"'{name}'" not in text and f'"{name}"' not in text]
     if missing:
-        raise Fail("COERCIONS must name the three allowed rules (as strings): strip, lower and int_from_str.",
-                   call="COERCIONS", expected=", ".join(spec.COERCION_RULES), got=show(value))
+        raise Fail(
+            "COERCIONS must name the three allowed rules (as strings): strip, lower and int_from_str.",
+            call="COERCIONS",
+            expected=", ".join(spec.COERCION_RULES),
+            got=show(value),
+        )
     return Verdict.ok()
 
 
-add("step9/coercions_table", 1, "COERCIONS names the three allowed rules",
+add(
+    "step9/coercions_table",
+    1,
+    "COERCIONS names the three allowed rules",
     "Write a module-level COERCIONS table (any shape) whose entries name 'strip', 'lower' and 'int_from_str'.",
-    ["9.table"], _table_probes, _table_judge)
+    ["9.table"],
+    _table_probes,
+    _table_judge,
+)
 
-add("step9/strip", 2, "strip removes leading/trailing ASCII whitespace of str arguments",
+add(
+    "step9/strip",
+    2,
+    "strip removes leading/trailing ASCII whitespace of str arguments",
     "For an argument whose contract type is str, remove the ASCII whitespace (' \\t\\n\\r\\x0b\\x0c') at both "
     "ends of a str value (not only at one end) and change nothing else in it. str.strip() with no argument "
     "also removes '\\u00a0' and '\\u3000': pass it the ASCII characters.",
-    ["9.strip"], lambda rng: [on_spec_contract(_strip_ops(rng))],
-    args_judge("A str argument's value must lose its leading and trailing ASCII whitespace, nothing else "
-               "(other blanks, such as '\\u00a0' or '\\u3000', stay)."))
+    ["9.strip"],
+    lambda rng: [on_spec_contract(_strip_ops(rng))],
+    args_judge(
+        "A str argument's value must lose its leading and trailing ASCII whitespace, nothing else "
+        "(other blanks, such as '\\u00a0' or '\\u3000', stay)."
+    ),
+)
 
-add("step9/lower", 2, "lower only for an argument with `allowed`, when only the lower-case form is allowed",
+add(
+    "step9/lower",
+    2,
+    "lower only for an argument with `allowed`, when only the lower-case form is allowed",
     "Lower-case a value only when the rule has 'allowed', the value (after strip) is not in it and its "
     "str.lower() form is. A sku has no 'allowed': leave its case alone. Use lower(), not casefold(): "
     "'ſouth'.casefold() is 'south', 'STRAßE'.casefold() is 'strasse'.",
-    ["9.lower"], lambda rng: [on_spec_contract(_lower_ops(rng)), on_spec_contract(_lower_unicode_ops(rng))],
-    args_judge("lower applies only to an argument with 'allowed', when the value is not allowed but its "
-               "str.lower() form (after strip) is."))
+    ["9.lower"],
+    lambda rng: [on_spec_contract(_lower_ops(rng)), on_spec_contract(_lower_unicode_ops(rng))],
+    args_judge(
+        "lower applies only to an argument with 'allowed', when the value is not allowed but its "
+        "str.lower() form (after strip) is."
+    ),
+)
 
-add("step9/int_from_str", 2, "int_from_str turns ASCII digits (after strip) into an int",
+add(
+    "step9/int_from_str",
+    2,
+    "int_from_str turns ASCII digits (after strip) into an int",
     "For an int argument, strip a str value; if what is left is one or more of the characters 0-9, "
     "return int(...) of it. Do not check the range here: validation does that.",
-    ["9.int_from_str"], lambda rng: [on_spec_contract(_int_ops(rng))],
-    args_judge("A str of ASCII digits (after strip) for an int argument must become that int."))
+    ["9.int_from_str"],
+    lambda rng: [on_spec_contract(_int_ops(rng))],
+    args_judge("A str of ASCII digits (after strip) for an int argument must become that int."),
+)
 
-add("step9/never_coerced", 3, "bool, floats, signs, units, non-ASCII digits, '', unlisted args, unknown tools: unchanged",
+add(
+    "step9/never_coerced",
+    3,
+    "bool, floats, signs, units, non-ASCII digits, '', unlisted args, unknown tools: unchanged",
     "Apply a rule only to a str value, and int_from_str only when every character is one of 0123456789 "
     "(str.isdigit() and int() accept '３', '²' and '٣'). Leave bool, floats, '+3', '1,299', '3 rows', '', "
     "arguments the contract does not list and every argument of an unknown tool as they are.",
-    ["9.never"], lambda rng: [on_spec_contract(_never_ops(rng))],
-    args_judge("This value must be left exactly as it was: no rule of the allowlist applies to it."))
+    ["9.never"],
+    lambda rng: [on_spec_contract(_never_ops(rng))],
+    args_judge("This value must be left exactly as it was: no rule of the allowlist applies to it."),
+)
 
-add("step9/follows_contract", 2, "the rules follow the contract table when called",
+add(
+    "step9/follows_contract",
+    2,
+    "the rules follow the contract table when called",
     "Read TOOLS[name]['args'] inside coerce each time: the type decides strip or int_from_str, 'allowed' "
     "decides lower, and an argument the grader adds to the contract is coerced like the others.",
-    ["9.contract"], lambda rng: [on_spec_contract(_contract_ops(rng))],
-    args_judge("The grader changed the contract: coerce must apply the rules the table says now."))
+    ["9.contract"],
+    lambda rng: [on_spec_contract(_contract_ops(rng))],
+    args_judge("The grader changed the contract: coerce must apply the rules the table says now."),
+)
 
-add("step9/same_keys_input_unchanged", 2, "coerce returns a new dict with the same keys and leaves its input alone",
+add(
+    "step9/same_keys_input_unchanged",
+    2,
+    "coerce returns a new dict with the same keys and leaves its input alone",
     "Start from a copy (dict(raw_args)) and change only values in it: no default added, no key dropped, "
     "and the caller's dict unchanged.",
     ["9.keys", "9.input"],
-    lambda rng: [on_spec_contract(_strip_ops(rng)[:2] + _lower_ops(rng)[:1] + _int_ops(rng)[:2] + [
-        coerce_op(rng.choice(spec.TOOL_NAMES), {"sku": padded(rng, "SKU-1001", "both"), "region": "north"},
-                  note="limit is missing: not added"),
-        coerce_op(rng.choice(spec.TOOL_NAMES), {"region": recased(rng, "west")}, note="only region given")]
-        + _never_ops(rng)[-2:])],
-    _keys_input_judge)
+    lambda rng: [
+        on_spec_contract(
+            _strip_ops(rng)[:2]
+            + _lower_ops(rng)[:1]
+            + _int_ops(rng)[:2]
+            + [
+                coerce_op(
+                    rng.choice(spec.TOOL_NAMES),
+                    {"sku": padded(rng, "SKU-1001", "both"), "region": "north"},
+                    note="limit is missing: not added",
+                ),
+                coerce_op(rng.choice(spec.TOOL_NAMES), {"region": recased(rng, "west")}, note="only region given"),
+            ]
+            + _never_ops(rng)[-2:]
+        )
+    ],
+    _keys_input_judge,
+)
 
-add("step9/ledger", 2, "one ledger entry per changed argument: arg, from, to, rule",
+add(
+    "step9/ledger",
+    2,
+    "one ledger entry per changed argument: arg, from, to, rule",
     "For each argument whose value changed, append {'arg': name, 'from': raw, 'to': new, 'rule': ...} with "
     "every rule applied ('strip+lower'); add no entry for an argument left as it was.",
     ["9.ledger"],
-    lambda rng: [on_spec_contract(_strip_ops(rng) + _lower_ops(rng) + _int_ops(rng) + _never_ops(rng)[:6]),
-                 on_spec_contract(_contract_ops(rng))],
-    _ledger_judge)
+    lambda rng: [
+        on_spec_contract(_strip_ops(rng) + _lower_ops(rng) + _int_ops(rng) + _never_ops(rng)[:6]),
+        on_spec_contract(_contract_ops(rng)),
+    ],
+    _ledger_judge,
+)
 
-add("step9/no_body_run", 1, "coerce never runs a tool body",
+add(
+    "step9/no_body_run",
+    1,
+    "coerce never runs a tool body",
     "coerce only rewrites arguments: it must not call call_tool or a tool function.",
     ["9.no_body"],
-    lambda rng: [on_spec_contract(_strip_ops(rng)[:2] + _int_ops(rng)[:2] + _never_ops(rng)[:3],
-                                  spies=TOOL_SPIES_ORIGINAL)],
-    _no_body_judge)
+    lambda rng: [
+        on_spec_contract(_strip_ops(rng)[:2] + _int_ops(rng)[:2] + _never_ops(rng)[:3], spies=TOOL_SPIES_ORIGINAL)
+    ],
+    _no_body_judge,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -508,9 +623,13 @@ def _valid_raw(rng: random.Random) -> JsonDict:
 def _invalid_raws(rng: random.Random) -> list[Any]:
     """Raw arguments still refused after coercion, one of each kind on every run."""
     out = []
-    for arg, value in (("limit", rng.choice(_INT_TAKES)), ("limit", str(rng.randint(spec.MAX_ROWS + 1, 99))),
-                       ("region", padded(rng, recased(rng, "mars"), "both")), ("limit", rng.choice([True, False])),
-                       ("limit", "+" + str(n_of(rng)))):
+    for arg, value in (
+        ("limit", rng.choice(_INT_TAKES)),
+        ("limit", str(rng.randint(spec.MAX_ROWS + 1, 99))),
+        ("region", padded(rng, recased(rng, "mars"), "both")),
+        ("limit", rng.choice([True, False])),
+        ("limit", "+" + str(n_of(rng))),
+    ):
         raw = cases.random_valid_args(rng, stocked=True)
         raw["sku"] = padded(rng, raw["sku"], "right")
         raw[arg] = value
@@ -527,7 +646,7 @@ def _call_coerced_probes(rng: random.Random) -> list[Any]:
     for tool in spec.TOOL_NAMES:
         raw = _valid_raw(rng)
         while tool == "legacy_stock" and (raw["sku"], raw["region"].strip().lower()) == spec.BIG_PAIR:
-            raw = _valid_raw(rng)   # legacy_stock ignores limit: this pair is result:too_big
+            raw = _valid_raw(rng)  # legacy_stock ignores limit: this pair is result:too_big
         calls.append((tool, raw, "valid once coerced"))
     raw = _valid_raw(rng)
     raw["sku"] = padded(rng, spec.BIG_PAIR[0], "left")
@@ -539,7 +658,8 @@ def _call_coerced_probes(rng: random.Random) -> list[Any]:
 def _refused_probes(rng: random.Random) -> list[Any]:
     calls = [(rng.choice(spec.TOOL_NAMES), raw) for raw in _invalid_raws(rng)]
     return [coerced_call_probe(tool, raw, "still refused after coercion") for tool, raw in calls] + [
-        own_coerce_probe(calls)]
+        own_coerce_probe(calls)
+    ]
 
 
 def own_coerce_probe(calls: list[Any]) -> Probe:
@@ -557,13 +677,22 @@ def own_coerce_probe(calls: list[Any]) -> Probe:
 def _own_coerce_fail(own: Any, operation: JsonDict, what: str) -> Fail:
     """The failure of a call_coerced call whose wrong ``what`` is what the module's own coerce returned."""
     coerce_label = operation["label"].split("  # ")[0].replace("call_coerced(", "coerce(", 1)
-    want = (operation["expect_args"] if what == "args" else
-            [{"arg": arg, "from": a, "to": b, "rule": "+".join(rules)} for arg, (a, b, rules)
-             in operation["expect_changes"].items()])
-    return Fail(f"coerce returns the wrong {'arguments' if what == 'args' else 'ledger'} for these raw arguments, and "
-                f"call_coerced passed {'them to call_tool' if what == 'args' else 'it on as coercions'}: the mistake "
-                "is in coerce (its own checks, step9/strip ... step9/ledger, say which rule), not in call_coerced.",
-                call=f"{coerce_label}  # inside call_coerced", expected=show(want), got=show(own))
+    want = (
+        operation["expect_args"]
+        if what == "args"
+        else [
+            {"arg": arg, "from": a, "to": b, "rule": "+".join(rules)}
+            for arg, (a, b, rules) in operation["expect_changes"].items()
+        ]
+    )
+    return Fail(
+        f"coerce returns the wrong {'arguments' if what == 'args' else 'ledger'} for these raw arguments, and "
+        f"call_coerced passed {'them to call_tool' if what == 'args' else 'it on as coercions'}: the mistake "
+        "is in coerce (its own checks, step9/strip ... step9/ledger, say which rule), not in call_coerced.",
+        call=f"{coerce_label}  # inside call_coerced",
+        expected=show(want),
+        got=show(own),
+    )
 
 
 def _own_coerce(own_probe: Probe | None, own_obs: Any, i: int) -> Any:
@@ -571,8 +700,9 @@ def _own_coerce(own_probe: Probe | None, own_obs: Any, i: int) -> Any:
     if own_probe is None or not isinstance(own_obs, dict):
         return None
     try:
-        operation, rec = [pair for pair in judged(own_probe, records_of(own_probe, own_obs))
-                          if pair[0].get("fn") == "coerce"][i]
+        operation, rec = [
+            pair for pair in judged(own_probe, records_of(own_probe, own_obs)) if pair[0].get("fn") == "coerce"
+        ][i]
         return list(split_return(rec["value"], operation["label"])) if "value" in rec else None
     except (Fail, IndexError):
         return None
@@ -587,17 +717,28 @@ def _judge_door(probe: Probe, obs: JsonDict, refused: bool, own: Any = None) -> 
     if len(seen) != 1 or not strict_equal(seen[0].get("args"), want_args):
         if own is not None and len(seen) == 1 and strict_equal(seen[0].get("args"), [operation["args"][0], own[0]]):
             raise _own_coerce_fail(own[0], operation, "args")
-        raise Fail("call_coerced must call call_tool once, with the arguments coerce returns.", call=label,
-                   expected=f"call_tool{show(want_args)}", got=show([s.get("args") for s in seen]) if seen else
-                   "no call_tool call")
+        raise Fail(
+            "call_coerced must call call_tool once, with the arguments coerce returns.",
+            call=label,
+            expected=f"call_tool{show(want_args)}",
+            got=show([s.get("args") for s in seen]) if seen else "no call_tool call",
+        )
     returned = seen[0].get("returned")
     if not isinstance(value, dict) or "coercions" not in value or not isinstance(returned, dict):
-        raise Fail("call_coerced must return call_tool's dict plus a key 'coercions'.", call=label,
-                   expected=show({**(returned or {}), "coercions": "[...]"}), got=outcome(rec))
+        raise Fail(
+            "call_coerced must return call_tool's dict plus a key 'coercions'.",
+            call=label,
+            expected=show({**(returned or {}), "coercions": "[...]"}),
+            got=outcome(rec),
+        )
     rest = {k: v for k, v in value.items() if k != "coercions"}
     if not strict_equal(rest, returned):
-        raise Fail("Apart from 'coercions', call_coerced must return what call_tool returned, unchanged.",
-                   call=label, expected=show(returned), got=show(rest))
+        raise Fail(
+            "Apart from 'coercions', call_coerced must return what call_tool returned, unchanged.",
+            call=label,
+            expected=show(returned),
+            got=show(rest),
+        )
     try:
         check_ledger(value["coercions"], operation["expect_changes"], label)
     except Fail:
@@ -607,9 +748,12 @@ def _judge_door(probe: Probe, obs: JsonDict, refused: bool, own: Any = None) -> 
     if refused:
         runs = rec.get("spy_runs", {})
         if any(runs.get(tool) for tool in NO_RUNS) or not str(returned.get("error", "")).startswith("args:"):
-            raise Fail("A call still invalid after coercion must be refused by call_tool (args:...) with no "
-                       "tool body run.", call=label, expected="args:... and no body run",
-                       got=f"{show(value)}, body runs {show(runs)}")
+            raise Fail(
+                "A call still invalid after coercion must be refused by call_tool (args:...) with no tool body run.",
+                call=label,
+                expected="args:... and no body run",
+                got=f"{show(value)}, body runs {show(runs)}",
+            )
         start = obs.get("start")
         if isinstance(start, dict):
             check_calls_unchanged(start.get("calls"), rec.get("calls"), label)
@@ -618,20 +762,34 @@ def _judge_door(probe: Probe, obs: JsonDict, refused: bool, own: Any = None) -> 
 def door_judge(refused: bool):
     """A judge of ``call_coerced`` probes (one call each) against the call_tool double's record; the last probe
     holds the module's own coerce of the same raw arguments (:func:`own_coerce_probe`)."""
+
     def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
         own_probe, own_obs = probes[-1], observations[-1]
         for i, (probe, obs) in enumerate(zip(probes[:-1], observations[:-1])):
             _judge_door(probe, obs, refused, _own_coerce(own_probe, own_obs, i))
         return Verdict.ok()
+
     return judge
 
 
-add("step9/call_coerced", 2, "call_coerced calls call_tool once on the coerced args and adds 'coercions'",
+add(
+    "step9/call_coerced",
+    2,
+    "call_coerced calls call_tool once on the coerced args and adds 'coercions'",
     "call_coerced: args, coercions = coerce(name, raw_args); then return {**call_tool(name, args), "
     "'coercions': coercions}. Call call_tool (by its name) exactly once, with the coerced arguments.",
-    ["9.call_coerced"], _call_coerced_probes, door_judge(refused=False))
+    ["9.call_coerced"],
+    _call_coerced_probes,
+    door_judge(refused=False),
+)
 
-add("step9/call_coerced_refused", 2, "a call still invalid after coercion is refused as args:... with no body run",
+add(
+    "step9/call_coerced_refused",
+    2,
+    "a call still invalid after coercion is refused as args:... with no body run",
     "Do not call the tool yourself and do not invent your own refusal: pass the coerced arguments to call_tool, "
     "which refuses them with 'args:<reason>' before any tool body runs.",
-    ["9.refused"], _refused_probes, door_judge(refused=True))
+    ["9.refused"],
+    _refused_probes,
+    door_judge(refused=True),
+)

@@ -41,6 +41,7 @@ Example::
     >>> credit([late], policy).credited
     8.0
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -117,9 +118,15 @@ class Policy:
         >>> Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC)).describe()["due"]
         '2026-01-01T00:00:00Z'
         """
-        return {"name": self.name, "due": iso_utc(self.due), "late_due": iso_utc(self.late_due),
-                "late_credit": self.late_credit if self.late_due else None, "counts": self.counts,
-                "limit": self.limit, "window_minutes": self.window / 60 if self.window else None}
+        return {
+            "name": self.name,
+            "due": iso_utc(self.due),
+            "late_due": iso_utc(self.late_due),
+            "late_credit": self.late_credit if self.late_due else None,
+            "counts": self.counts,
+            "limit": self.limit,
+            "window_minutes": self.window / 60 if self.window else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -140,8 +147,8 @@ class Credit:
     period: str
     raw_score: float
     raw_max: float
-    score: float       # weighted
-    max_score: float   # weighted
+    score: float  # weighted
+    max_score: float  # weighted
     factor: float
     credited: float
     why: str
@@ -190,8 +197,10 @@ def load_policy(path: str | Path) -> Policy:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise CourseError(f"course file {path} cannot be read ({type(exc).__name__}); "
-                          'give the path of a TOML course file (docs/classroom.md, "Course policy")') from None
+        raise CourseError(
+            f"course file {path} cannot be read ({type(exc).__name__}); "
+            'give the path of a TOML course file (docs/classroom.md, "Course policy")'
+        ) from None
     return parse_policy(text, source=str(path))
 
 
@@ -206,8 +215,10 @@ def parse_policy(text: str, *, source: str = "course file", check_ids: set[str] 
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise CourseError(f"{source} is not valid TOML ({exc}); fix the syntax there "
-                          '(strings in "quotes", times like 2026-03-01T23:59:00+01:00)') from None
+        raise CourseError(
+            f"{source} is not valid TOML ({exc}); fix the syntax there "
+            '(strings in "quotes", times like 2026-03-01T23:59:00+01:00)'
+        ) from None
 
     def fail(where: str, problem: str, fix: str) -> None:
         raise CourseError(f"{source}: {where} {problem}; {fix}")
@@ -216,8 +227,7 @@ def parse_policy(text: str, *, source: str = "course file", check_ids: set[str] 
     assignment = _assignment(data, fail)
     limit, window = _attempts(data, fail)
     weights = _weights(data, fail, check_ids)
-    return Policy(**assignment, limit=limit, window=float(window) * 60 if window is not None else None,
-                  weights=weights)
+    return Policy(**assignment, limit=limit, window=float(window) * 60 if window is not None else None, weights=weights)
 
 
 def _check_tables(data: dict, fail) -> None:
@@ -245,8 +255,11 @@ def _moment(assignment: dict, key: str, fail) -> dt.datetime | None:
             fail(f"[assignment] {key} = {shown}", "has no time zone", f"add one, e.g. {example}")
         return value.astimezone(UTC)
     if isinstance(value, dt.date):
-        fail(f"[assignment] {key} = {shown}", "is a date without a time and a time zone",
-             f"write a full time with its zone, e.g. {example}")
+        fail(
+            f"[assignment] {key} = {shown}",
+            "is a date without a time and a time zone",
+            f"write a full time with its zone, e.g. {example}",
+        )
     fail(f"[assignment] {key} = {shown}", "is not a time", f"write a TOML time without quotes, e.g. {example}")
 
 
@@ -257,27 +270,38 @@ def _assignment(data: dict, fail) -> dict:
         fail("[assignment] due", "is missing", "add the due date, e.g. [assignment] due = 2026-03-01T23:59:00+01:00")
     due, late_due = _moment(assignment, "due", fail), _moment(assignment, "late_due", fail)
     if late_due is not None and late_due <= due:
-        fail("[assignment] late_due", f"({iso_utc(late_due)}) is not after due ({iso_utc(due)})",
-             "give a late date after the due date, or remove late_due")
+        fail(
+            "[assignment] late_due",
+            f"({iso_utc(late_due)}) is not after due ({iso_utc(due)})",
+            "give a late date after the due date, or remove late_due",
+        )
     late_credit = assignment.get("late_credit")
     if late_credit is not None:
         if late_due is None:
-            fail("[assignment] late_credit", "is given without late_due",
-                 "add late_due (until when late credit applies) or remove late_credit")
+            fail(
+                "[assignment] late_credit",
+                "is given without late_due",
+                "add late_due (until when late credit applies) or remove late_credit",
+            )
         if not _number(late_credit) or not 0 <= late_credit <= 1:
-            fail(f"[assignment] late_credit = {late_credit!r}", "is not a share between 0 and 1",
-                 "write e.g. late_credit = 0.8 for 80% of the points")
+            fail(
+                f"[assignment] late_credit = {late_credit!r}",
+                "is not a share between 0 and 1",
+                "write e.g. late_credit = 0.8 for 80% of the points",
+            )
     elif late_due is not None:
-        fail("[assignment] late_credit", "is missing (late_due is given)",
-             "add the share of the points a late attempt keeps, e.g. late_credit = 0.8")
+        fail(
+            "[assignment] late_credit",
+            "is missing (late_due is given)",
+            "add the share of the points a late attempt keeps, e.g. late_credit = 0.8",
+        )
     counts = assignment.get("counts", BEST)
     if counts not in (BEST, LAST):
         fail(f"[assignment] counts = {counts!r}", "is not a choice", f'write counts = "{BEST}" or counts = "{LAST}"')
     name = assignment.get("name", "")
     if not isinstance(name, str):
         fail("[assignment] name", "is not a string", 'write it in quotes, e.g. name = "agtool lab"')
-    return {"due": due, "late_due": late_due, "late_credit": float(late_credit or 0.0), "counts": counts,
-            "name": name}
+    return {"due": due, "late_due": late_due, "late_credit": float(late_credit or 0.0), "counts": counts, "name": name}
 
 
 def _attempts(data: dict, fail) -> tuple[int | None, float | None]:
@@ -286,13 +310,20 @@ def _attempts(data: dict, fail) -> tuple[int | None, float | None]:
     limit, window = attempts.get("limit"), attempts.get("window_minutes")
     if (limit is None) != (window is None):
         missing = "window_minutes" if window is None else "limit"
-        fail(f"[attempts] {missing}", "is missing", "give both limit (attempts) and window_minutes (per how long), "
-             "e.g. limit = 5 and window_minutes = 60, or neither")
+        fail(
+            f"[attempts] {missing}",
+            "is missing",
+            "give both limit (attempts) and window_minutes (per how long), "
+            "e.g. limit = 5 and window_minutes = 60, or neither",
+        )
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         fail(f"[attempts] limit = {limit!r}", "is not a whole number of at least 1", "write e.g. limit = 5")
     if window is not None and (not _number(window) or not math.isfinite(window) or window <= 0):
-        fail(f"[attempts] window_minutes = {window!r}", "is not a number of minutes above 0",
-             "write e.g. window_minutes = 60")
+        fail(
+            f"[attempts] window_minutes = {window!r}",
+            "is not a number of minutes above 0",
+            "write e.g. window_minutes = 60",
+        )
     return limit, window
 
 
@@ -304,9 +335,12 @@ def _weights(data: dict, fail, check_ids: set[str] | None) -> dict[str, float]:
     for key, value in table.items():
         step = _STEP_KEY.match(key)
         if not (step and int(step.group(1)) in STEPS) and key not in ids:
-            fail(f"[weights] {key!r}", "is neither a step nor a check id",
-                 f"use step{STEPS[0]} ... step{STEPS[-1]} or a check id such as step3/blocked_before_call "
-                 "(agtool-grade checks lists them)")
+            fail(
+                f"[weights] {key!r}",
+                "is neither a step nor a check id",
+                f"use step{STEPS[0]} ... step{STEPS[-1]} or a check id such as step3/blocked_before_call "
+                "(agtool-grade checks lists them)",
+            )
         if not _number(value) or not math.isfinite(value) or value < 0:
             fail(f"[weights] {key} = {value!r}", "is not a weight of 0 or more", f"write e.g. {key} = 2.0")
         weights[key] = float(value)
@@ -377,10 +411,18 @@ def credit(attempts, policy: Policy) -> Credit | None:
         if replaces:
             best = (a, factor, period, score, total, credited)
     a, factor, period, score, total, credited = best
-    return Credit(attempt=a.key, submitted_at=iso_utc(a.submitted_at), period=period,
-                  raw_score=float(a.report.get("score") or 0), raw_max=float(a.report.get("max_score") or 0),
-                  score=score, max_score=total, factor=factor, credited=credited,
-                  why=_why(a, graded, period, factor, policy))
+    return Credit(
+        attempt=a.key,
+        submitted_at=iso_utc(a.submitted_at),
+        period=period,
+        raw_score=float(a.report.get("score") or 0),
+        raw_max=float(a.report.get("max_score") or 0),
+        score=score,
+        max_score=total,
+        factor=factor,
+        credited=credited,
+        why=_why(a, graded, period, factor, policy),
+    )
 
 
 def _why(chosen: Attempt, graded: list, period: str, factor: float, policy: Policy) -> str:
@@ -454,8 +496,10 @@ def refusal(times, policy: Policy, now: dt.datetime) -> str | None:
         return None
     wait = max(0, math.ceil((when - aware(now)).total_seconds()))
     noun = "attempt" if policy.limit == 1 else "attempts"
-    return (f"at most {policy.limit} {noun} per {policy.window / 60:g} minutes; your next attempt is allowed at "
-            f"{iso_utc(when)} (in {wait // 60} min {wait % 60} s)")
+    return (
+        f"at most {policy.limit} {noun} per {policy.window / 60:g} minutes; your next attempt is allowed at "
+        f"{iso_utc(when)} (in {wait // 60} min {wait % 60} s)"
+    )
 
 
 # ---------------------------------------------------------------------------- batch records

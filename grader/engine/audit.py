@@ -34,6 +34,7 @@ Example (what the step child does; the hook stays for the life of the process)::
 
     >>> install(scratch="/tmp/agtool-step-x")  # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import _frozen_importlib_external as _external
@@ -57,21 +58,30 @@ class CodeRefused(RuntimeError):
     """
 
 
-_INSTEAD = ("The grader counts how often each tool really runs through a counter it compiles into "
-            "every function of tools.py; ")
+_INSTEAD = (
+    "The grader counts how often each tool really runs through a counter it compiles into every function of tools.py; "
+)
 _WHY = {
-    "compile": ("refused: code compiled at run time around the grader's compile() (a saved copy of the "
-                "built-in compile, exec or eval). " + _INSTEAD + "code compiled around it carries none. "
-                "Call compile(), exec() and eval() by their names, or write the function with def or lambda "
-                "in tools.py."),
-    "code.__new__": ("refused: a code object built at run time (types.CodeType(...) or code.replace(...)). "
-                     + _INSTEAD + "a rebuilt code object could run a tool without it. Write the function "
-                     "with def or lambda in tools.py; to copy or wrap a function use a closure, "
-                     "functools.wraps or functools.partial."),
-    "marshal": ("refused: code loaded with marshal at run time (only the import system loads compiled "
-                "modules, from the interpreter's and the libraries' own folders). " + _INSTEAD
-                + "code loaded from bytes carries none. Import the module, or write the function with def "
-                "in tools.py."),
+    "compile": (
+        "refused: code compiled at run time around the grader's compile() (a saved copy of the "
+        "built-in compile, exec or eval). " + _INSTEAD + "code compiled around it carries none. "
+        "Call compile(), exec() and eval() by their names, or write the function with def or lambda "
+        "in tools.py."
+    ),
+    "code.__new__": (
+        "refused: a code object built at run time (types.CodeType(...) or code.replace(...)). "
+        + _INSTEAD
+        + "a rebuilt code object could run a tool without it. Write the function "
+        "with def or lambda in tools.py; to copy or wrap a function use a closure, "
+        "functools.wraps or functools.partial."
+    ),
+    "marshal": (
+        "refused: code loaded with marshal at run time (only the import system loads compiled "
+        "modules, from the interpreter's and the libraries' own folders). "
+        + _INSTEAD
+        + "code loaded from bytes carries none. Import the module, or write the function with def "
+        "in tools.py."
+    ),
 }
 
 _installed = []  # the scratch folder, once installed (one hook per process)
@@ -95,8 +105,17 @@ def install(scratch: str, builders: tuple[types.CodeType, ...] = ()) -> None:
     allowed_new = frozenset({instrument._bind_entries.__code__, types.coroutine.__code__, *builders})
     loaders = (_external.SourceFileLoader, _external.SourcelessFileLoader)
     get_codes = frozenset({_external.SourceLoader.get_code.__code__, _external.SourcelessFileLoader.get_code.__code__})
-    sys.addaudithook(_make_hook(allowed_compile, allowed_new, _external._compile_bytecode.__code__, get_codes,
-                                loaders, trusted, _realpath(scratch) + _sep))
+    sys.addaudithook(
+        _make_hook(
+            allowed_compile,
+            allowed_new,
+            _external._compile_bytecode.__code__,
+            get_codes,
+            loaders,
+            trusted,
+            _realpath(scratch) + _sep,
+        )
+    )
 
 
 def _trusted_roots(scratch: str) -> tuple[str, ...]:
@@ -118,10 +137,26 @@ _OWN_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 def _make_hook(allowed_compile, allowed_new, compile_bytecode, get_codes, loaders, trusted, scratch):
     """The audit hook; what it decides with is held in its defaults (immutable), which it refuses to have changed."""
 
-    def hook(event, args, _events=_EVENTS, _allowed_compile=allowed_compile, _allowed_new=allowed_new,
-             _compile_bytecode=compile_bytecode, _get_codes=get_codes, _loaders=loaders, _trusted=trusted,
-             _scratch=scratch, _why=tuple(_WHY.items()), _getframe=_getframe, _refused=CodeRefused,
-             _own=_OWN_ATTRIBUTES, _type=type, _str=str, _realpath=_realpath, _dict=dict):
+    def hook(
+        event,
+        args,
+        _events=_EVENTS,
+        _allowed_compile=allowed_compile,
+        _allowed_new=allowed_new,
+        _compile_bytecode=compile_bytecode,
+        _get_codes=get_codes,
+        _loaders=loaders,
+        _trusted=trusted,
+        _scratch=scratch,
+        _why=tuple(_WHY.items()),
+        _getframe=_getframe,
+        _refused=CodeRefused,
+        _own=_OWN_ATTRIBUTES,
+        _type=type,
+        _str=str,
+        _realpath=_realpath,
+        _dict=dict,
+    ):
         if event not in _events:
             return
         if event == "object.__setattr__":
@@ -136,15 +171,17 @@ def _make_hook(allowed_compile, allowed_new, compile_bytecode, get_codes, loader
         elif event == "code.__new__":
             if caller.f_code not in _allowed_new:
                 raise _refused(why["code.__new__"])
-        elif not _import_system_reads(caller, _compile_bytecode, _get_codes, _loaders, _trusted, _scratch,
-                                      _type, _str, _realpath):
+        elif not _import_system_reads(
+            caller, _compile_bytecode, _get_codes, _loaders, _trusted, _scratch, _type, _str, _realpath
+        ):
             raise _refused(why["marshal"])
 
     return hook
 
 
-def _import_system_reads(caller, compile_bytecode, get_codes, loaders, trusted, scratch, _type, _str,
-                         _realpath) -> bool:
+def _import_system_reads(
+    caller, compile_bytecode, get_codes, loaders, trusted, scratch, _type, _str, _realpath
+) -> bool:
     """The frame that called ``marshal.loads`` is the import system reading a compiled module from a trusted folder."""
     if caller.f_code is not compile_bytecode:
         return False

@@ -38,6 +38,7 @@ Example (true with or without cgroups)::
     >>> group is None or group.remove() is None
     True
 """
+
 from __future__ import annotations
 
 import json
@@ -386,7 +387,7 @@ def _sweep(base: str) -> None:
     except OSError:
         return
     for entry in entries:
-        owner = entry.name[len(PREFIX):].split("-", 1)[0]
+        owner = entry.name[len(PREFIX) :].split("-", 1)[0]
         if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
             try:
                 steps = [e.path for e in os.scandir(entry.path) if e.is_dir(follow_symlinks=False)]
@@ -522,8 +523,12 @@ class StepGroup:
             self.kill()
             hit = self.hits()
             server = self.server
-            if (not hit and server is not None and len(server.free) < self.POOL
-                    and not any(_pids(folder) for folder in dict.fromkeys(self.dirs.values()))):
+            if (
+                not hit
+                and server is not None
+                and len(server.free) < self.POOL
+                and not any(_pids(folder) for folder in dict.fromkeys(self.dirs.values()))
+            ):
                 server.free.append(self)
             else:
                 for folder in dict.fromkeys(self.dirs.values()):
@@ -552,8 +557,11 @@ def describe(version: int, limits: dict[str, object]) -> str:
         parts.append(f"pids {limits['pids']}/step")
     if "cpu" in limits:
         cpu = limits["cpu"]
-        parts.append("cpu one fair share per grader, however many processes" if cpu == "shared"
-                     else f"cpu {float(cpu):g} CPU/step")
+        parts.append(
+            "cpu one fair share per grader, however many processes"
+            if cpu == "shared"
+            else f"cpu {float(cpu):g} CPU/step"
+        )
     return f"cgroup v{version} " + ", ".join(parts) if parts else ""
 
 

@@ -14,6 +14,7 @@ Example (what ``grader.engine.step_process.fork_step_child`` does after ``os.for
 
     run_step(job, scratch="/tmp/agtool-step-x", result_fd=w1, output_fd=w2)  # never returns
 """
+
 from __future__ import annotations
 
 import base64
@@ -76,8 +77,15 @@ from grader.engine.wire import JsonDict
 # What running a fresh probe in a fork uses, bound before any learner code
 # runs: a module that replaces ``os.fork`` or ``os.waitpid`` must not decide
 # whether its probes are isolated.
-_fork, _pipe, _waitpid, _read, _close, _kill, _getpid = (os.fork, os.pipe, os.waitpid, os.read, os.close,
-                                                         os.kill, os.getpid)
+_fork, _pipe, _waitpid, _read, _close, _kill, _getpid = (
+    os.fork,
+    os.pipe,
+    os.waitpid,
+    os.read,
+    os.close,
+    os.kill,
+    os.getpid,
+)
 _set_blocking, _write_byte = os.set_blocking, os.write
 
 # A step whose import took at most this long (seconds) runs its fresh probes on
@@ -111,8 +119,14 @@ class StepContext:
     ('m', True)
     """
 
-    def __init__(self, scratch: str, module_path: str, name_prefix: str, code: CodeType | None = None,
-                 trace_run: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        scratch: str,
+        module_path: str,
+        name_prefix: str,
+        code: CodeType | None = None,
+        trace_run: Callable[[str], None] | None = None,
+    ):
         self.scratch = scratch
         # Writes one ``run`` message to the fork server per tool-body run (see
         # grader.engine.protocol); made before any learner code ran.
@@ -182,13 +196,18 @@ def guarded_import(name: str, globals: Any = None, locals: Any = None, fromlist:
     """
     top = str(name).partition(".")[0] if not level else ""
     if top in FORBIDDEN_IMPORTS:
-        raise ImportError(f"tools.py may not import {name!r}: it is the lab's grader, not part of your module; "
-                          "write the function yourself")
+        raise ImportError(
+            f"tools.py may not import {name!r}: it is the lab's grader, not part of your module; "
+            "write the function yourself"
+        )
     return _builtin_import(name, globals, locals, fromlist, level)
 
 
-_GUARDED_BUILTINS = {**__builtins__, "__import__": guarded_import} if isinstance(__builtins__, dict) else \
-    {**vars(__builtins__), "__import__": guarded_import}
+_GUARDED_BUILTINS = (
+    {**__builtins__, "__import__": guarded_import}
+    if isinstance(__builtins__, dict)
+    else {**vars(__builtins__), "__import__": guarded_import}
+)
 
 
 def import_file(path: str, name: str, *, code: CodeType | None = None) -> ModuleType:
@@ -220,8 +239,16 @@ def import_file(path: str, name: str, *, code: CodeType | None = None) -> Module
 _json_encode = private_module_copy("json.encoder").JSONEncoder(ensure_ascii=True).encode
 
 
-def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
-             code: CodeType | None = None, start_fd: int | None = None, wake_fd: int | None = None) -> NoReturn:
+def run_step(
+    job: StepJob,
+    *,
+    scratch: str,
+    result_fd: int,
+    output_fd: int,
+    code: CodeType | None = None,
+    start_fd: int | None = None,
+    wake_fd: int | None = None,
+) -> NoReturn:
     """Run one step job's probes in this (freshly forked) process, then ``os._exit``.
 
     ``code`` is the submission's compiled code, or ``None`` (as the fork
@@ -230,13 +257,21 @@ def run_step(job: StepJob, *, scratch: str, result_fd: int, output_fd: int,
     a byte there: imports of several steps overlap, their probes take turns.
     (:func:`run_steps` with one job.)
     """
-    run_steps((job,), scratch=scratch, result_fd=result_fd, output_fd=output_fd, code=code, start_fd=start_fd,
-              wake_fd=wake_fd)
+    run_steps(
+        (job,), scratch=scratch, result_fd=result_fd, output_fd=output_fd, code=code, start_fd=start_fd, wake_fd=wake_fd
+    )
 
 
-def run_steps(jobs: tuple[StepJob, ...], *, scratch: str, result_fd: int, output_fd: int,
-              code: CodeType | None = None, start_fd: int | None = None,
-              wake_fd: int | None = None) -> NoReturn:
+def run_steps(
+    jobs: tuple[StepJob, ...],
+    *,
+    scratch: str,
+    result_fd: int,
+    output_fd: int,
+    code: CodeType | None = None,
+    start_fd: int | None = None,
+    wake_fd: int | None = None,
+) -> NoReturn:
     """Run step jobs of one submission one after another in this process, then ``os._exit``.
 
     Every step imports the module again, as a new module (``CALLS`` and
@@ -289,8 +324,9 @@ class _ResultChannel:
     attribute or global the module can patch is looked up when they write.
     """
 
-    def __init__(self, result_fd: int, wake_fd: int | None, dumps: Callable[[Any], str],
-                 write: Callable[[int, Any], int]):
+    def __init__(
+        self, result_fd: int, wake_fd: int | None, dumps: Callable[[Any], str], write: Callable[[int, Any], int]
+    ):
         nonce = [""]  # the current step's (each step has its own)
         run_line = [""]
         unwoken = [0]  # bytes written since the last wake-up
@@ -310,9 +346,17 @@ class _ResultChannel:
             except Exception as exc:  # not JSON (or nested too deep to encode)
                 data = dumps(_probe_error_message(message, "UnserializableObservation", exc, nonce[0])).encode() + b"\n"
             if len(data) > MAX_MESSAGE_BYTES:
-                data = dumps(_probe_error_message(
-                    message, "ObservationTooLarge", f"{len(data)} bytes, the limit is {MAX_MESSAGE_BYTES}", nonce[0]
-                )).encode() + b"\n"
+                data = (
+                    dumps(
+                        _probe_error_message(
+                            message,
+                            "ObservationTooLarge",
+                            f"{len(data)} bytes, the limit is {MAX_MESSAGE_BYTES}",
+                            nonce[0],
+                        )
+                    ).encode()
+                    + b"\n"
+                )
             view = memoryview(data)
             while view:  # a long message in pieces, a wake-up after each: the pipe never waits for a tick
                 written = write(result_fd, view[:WAKE_BYTES])
@@ -330,7 +374,7 @@ class _ResultChannel:
             line = (run_line[0].replace('"tool": ""', '"tool": ' + dumps(tool[:100]), 1)).encode("ascii") + b"\n"
             view = memoryview(line)
             while view:
-                view = view[write(result_fd, view):]
+                view = view[write(result_fd, view) :]
             unwoken[0] += len(line)
             if unwoken[0] >= WAKE_BYTES:
                 wake()
@@ -345,8 +389,14 @@ class _ResultChannel:
 class _SubmissionSteps:
     """The steps of one submission in this step child: the process made ready once, then each step in turn."""
 
-    def __init__(self, jobs: tuple[StepJob, ...], scratch: str, channel: _ResultChannel,
-                 exit_now: Callable[[int], NoReturn], start_fd: int | None):
+    def __init__(
+        self,
+        jobs: tuple[StepJob, ...],
+        scratch: str,
+        channel: _ResultChannel,
+        exit_now: Callable[[int], NoReturn],
+        start_fd: int | None,
+    ):
         self.jobs, self.scratch, self.channel, self.exit_now, self.start_fd = jobs, scratch, channel, exit_now, start_fd
         self.chained, self.last = len(jobs) > 1, len(jobs) - 1
 
@@ -387,8 +437,13 @@ class _SubmissionSteps:
         ``started``: the fork server let the probes run as soon as the import is over.
         """
         send, exit_now = self.channel.send, self.exit_now
-        ctx = StepContext(self.scratch, self.module_path, f"agtool_learner_{job.nonce[:8]}", self.code,
-                          trace_run=self.channel.trace_run)
+        ctx = StepContext(
+            self.scratch,
+            self.module_path,
+            f"agtool_learner_{job.nonce[:8]}",
+            self.code,
+            trace_run=self.channel.trace_run,
+        )
         try:
             import_started = _clock()
             module = ctx.fresh_module()
@@ -448,9 +503,15 @@ def _read_start(fd: int | None) -> bytes:
             return b""
 
 
-def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: Callable,
-                send: Callable[[JsonDict], None], exit_now: Callable[[int], NoReturn],
-                before: ProcessState) -> None:
+def _run_probes(
+    job: StepJob,
+    module: ModuleType,
+    ctx: StepContext,
+    run_probe: Callable,
+    send: Callable[[JsonDict], None],
+    exit_now: Callable[[int], NoReturn],
+    before: ProcessState,
+) -> None:
     """Run the job's probes on ``module`` in order (from ``job.first_probe``), one ``obs`` message each."""
 
     def observe(index: int, probe: JsonDict, on: ModuleType | None = None) -> None:
@@ -480,8 +541,11 @@ def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: C
     # Fresh probes may import anew only where the import left the process as it
     # was (asked only of steps that have such probes: each look costs).
     quick = REIMPORT_SECONDS if job.reimport_seconds is None else job.reimport_seconds
-    reimport = (ctx.import_seconds <= quick
-                and any(is_fresh(probe) for probe in job.probes[job.first_probe:last]) and before.unchanged())
+    reimport = (
+        ctx.import_seconds <= quick
+        and any(is_fresh(probe) for probe in job.probes[job.first_probe : last])
+        and before.unchanged()
+    )
     for index, probe in enumerate(job.probes):
         if index < job.first_probe:
             continue
@@ -498,8 +562,15 @@ def _run_probes(job: StepJob, module: ModuleType, ctx: StepContext, run_probe: C
             observe(index, probe)
 
 
-def _observe_reimported(observe: Callable[..., None], index: int, probe: JsonDict, ctx: StepContext,
-                        send: Callable[[JsonDict], None], exit_now: Callable[[int], NoReturn], before: ProcessState) -> None:
+def _observe_reimported(
+    observe: Callable[..., None],
+    index: int,
+    probe: JsonDict,
+    ctx: StepContext,
+    send: Callable[[JsonDict], None],
+    exit_now: Callable[[int], NoReturn],
+    before: ProcessState,
+) -> None:
     """Run one fresh probe on a new import of its own in this process; end the process if the probe changed it."""
     # The step's module stays as imported; a probe function that asks
     # ctx.fresh_module() gets the new one too.
@@ -508,8 +579,7 @@ def _observe_reimported(observe: Callable[..., None], index: int, probe: JsonDic
         ctx.pristine = own = ctx.fresh_module()
     except BaseException as exc:
         _flush_std_streams()
-        send({"type": OBS, "index": index,
-              "obs": {"probe_error": type(exc).__name__, "message": _cap(_safe_str(exc))}})
+        send({"type": OBS, "index": index, "obs": {"probe_error": type(exc).__name__, "message": _cap(_safe_str(exc))}})
         own = None
     if own is not None:
         observe(index, probe, own)
@@ -531,8 +601,14 @@ def is_fresh(probe: JsonDict) -> bool:
     return isinstance(params, dict) and params.get("fresh") is True
 
 
-def _observe_forked(observe: Callable[[int, JsonDict], None], index: int, probe: JsonDict, ctx: StepContext,
-                    module: ModuleType, exit_now: Callable[[int], NoReturn]) -> None:
+def _observe_forked(
+    observe: Callable[[int, JsonDict], None],
+    index: int,
+    probe: JsonDict,
+    ctx: StepContext,
+    module: ModuleType,
+    exit_now: Callable[[int], NoReturn],
+) -> None:
     """Run one fresh probe in a fork of this just-imported process and wait for it.
 
     The fork sees ``CALLS``/``CACHE`` and everything else exactly as the
@@ -622,8 +698,12 @@ def _probe_error_message(message: JsonDict, kind: str, detail: Any, nonce: str) 
     detail = _safe_str(detail) if isinstance(detail, BaseException) else detail
     if message.get("type") != OBS:
         return {"type": FATAL, "message": f"{kind}: {_cap(str(detail))}", "nonce": nonce}
-    return {"type": OBS, "index": message["index"], "nonce": nonce,
-            "obs": {"probe_error": kind, "message": _cap(str(detail))}}
+    return {
+        "type": OBS,
+        "index": message["index"],
+        "nonce": nonce,
+        "obs": {"probe_error": kind, "message": _cap(str(detail))},
+    }
 
 
 def _isolate_process(output_fd: int, result_fd: int, *other_fds: int) -> None:

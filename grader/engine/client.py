@@ -30,6 +30,7 @@ Example::
     >>> [m["type"] for m in result.messages]
     ['imported', 'done']
 """
+
 from __future__ import annotations
 
 import atexit
@@ -60,8 +61,16 @@ from grader.engine.sandbox import (
 from grader.engine.wire import JsonDict
 from grader.settings import Settings, current, env_name
 
-__all__ = ["EngineClient", "EngineUnavailable", "shared_client", "close", "idle_timeout_default",
-           "CLIENT_GRACE_SECONDS", "STARTUP_TIMEOUT_SECONDS", "IDLE_TIMEOUT_SECONDS"]
+__all__ = [
+    "EngineClient",
+    "EngineUnavailable",
+    "shared_client",
+    "close",
+    "idle_timeout_default",
+    "CLIENT_GRACE_SECONDS",
+    "STARTUP_TIMEOUT_SECONDS",
+    "IDLE_TIMEOUT_SECONDS",
+]
 
 CLIENT_GRACE_SECONDS = 20.0  # how long past a job's timeout the engine client waits for the fork server
 STARTUP_TIMEOUT_SECONDS = 60.0
@@ -90,9 +99,15 @@ class EngineClient:
         0
     """
 
-    def __init__(self, *, python: str | None = None, extra_sys_path: tuple[str, ...] | list[str] = (),
-                 sandbox: str | None = None, idle_timeout: float | None = None,
-                 settings: Settings | None = None):
+    def __init__(
+        self,
+        *,
+        python: str | None = None,
+        extra_sys_path: tuple[str, ...] | list[str] = (),
+        sandbox: str | None = None,
+        idle_timeout: float | None = None,
+        settings: Settings | None = None,
+    ):
         """``settings``: the sandbox, idle time and fork server settings (default: read at each start)."""
         self.settings = settings
         self.sandbox = sandbox or (settings or current()).sandbox or "none"
@@ -139,8 +154,9 @@ class EngineClient:
         """Run one step job; return the fork server's result (see :meth:`run_many`)."""
         return self.run_many([job], timeout=timeout)[0]
 
-    def run_many(self, jobs: list[StepJob], *, parallel: int = 1, chain: bool = False,
-                 timeout: float | None = None) -> list[StepResult]:
+    def run_many(
+        self, jobs: list[StepJob], *, parallel: int = 1, chain: bool = False, timeout: float | None = None
+    ) -> list[StepResult]:
         """Run step jobs, up to ``parallel`` step children at once; one result per job, in order.
 
         With ``chain``, a step child may run several jobs of one submission
@@ -318,8 +334,13 @@ class EngineClient:
         bootstrap = _bootstrap(server_import_paths(self.extra_sys_path))
         self._proc = subprocess.Popen(
             [*self._sandbox_prefix(), self.python, "-I", "-c", bootstrap],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
-            env=env, cwd=tempfile.gettempdir(), start_new_session=True, close_fds=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,
+            env=env,
+            cwd=tempfile.gettempdir(),
+            start_new_session=True,
+            close_fds=True,
         )
         if self._cgroup is not None and self.sandbox_in_use == "bwrap":
             _cgroup_janitor(self._proc.pid, self._cgroup.folders())
@@ -330,8 +351,9 @@ class EngineClient:
     def _sandbox_prefix(self) -> list[str]:
         if self.sandbox_in_use != "bwrap":
             return []
-        return bwrap_prefix(keep=self.extra_sys_path,
-                            writable=self._cgroup.folders() if self._cgroup is not None else ())
+        return bwrap_prefix(
+            keep=self.extra_sys_path, writable=self._cgroup.folders() if self._cgroup is not None else ()
+        )
 
     def require(self) -> Isolation:
         """The isolation this client's fork server runs (or would run) under; raises where it cannot be had.
@@ -389,7 +411,6 @@ class EngineClient:
             self._scratch_base = None
 
 
-
 def _require_cgroups(group: ServerGroup | None, settings: Settings) -> None:
     """Raise (after removing ``group``) when controllers named in ``$AGTOOL_CGROUPS`` are not to be had."""
     lacking = cgroups.missing(group, settings)
@@ -400,23 +421,31 @@ def _require_cgroups(group: ServerGroup | None, settings: Settings) -> None:
     raise IsolationUnavailable(
         f"the cgroup controllers {', '.join(lacking)} were asked for (${cgroups.CGROUPS_ENV}={settings.cgroups}) "
         "but cannot be used here: run the grader as root, or in a cgroup delegated to it (systemd "
-        f"Delegate=yes), or leave ${cgroups.CGROUPS_ENV} unset (every controller that works) or off")
+        f"Delegate=yes), or leave ${cgroups.CGROUPS_ENV} unset (every controller that works) or off"
+    )
 
 
-def fork_server_env(settings: Settings, group: ServerGroup | None = None,
-                    isolation: Isolation | None = None) -> dict[str, str]:
+def fork_server_env(
+    settings: Settings, group: ServerGroup | None = None, isolation: Isolation | None = None
+) -> dict[str, str]:
     """The fork server's whole environment: a clean one, its own settings, the cgroup made for it, the step user.
 
     >>> env = fork_server_env(Settings(hugepages=True, seed_key="secret"))
     >>> env["AGTOOL_HUGEPAGES"], "AGTOOL_SEED_KEY" in env, env["LANG"]
     ('1', False, 'C.UTF-8')
     """
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-           "HOME": tempfile.gettempdir()}
-    passed = Settings(**{name: getattr(settings, name) for name in FORK_SERVER_SETTINGS},
-                      server_cgroup=group.to_env() if group is not None else "",
-                      step_user=isolation.step_user() if isolation is not None else "",
-                      server_sandboxed=isolation is not None and isolation.sandbox == "bwrap")
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": tempfile.gettempdir(),
+    }
+    passed = Settings(
+        **{name: getattr(settings, name) for name in FORK_SERVER_SETTINGS},
+        server_cgroup=group.to_env() if group is not None else "",
+        step_user=isolation.step_user() if isolation is not None else "",
+        server_sandboxed=isolation is not None and isolation.sandbox == "bwrap",
+    )
     env.update(passed.to_environ())
     return env
 
@@ -465,7 +494,7 @@ def read_line(proc: subprocess.Popen[bytes] | None, buffer: bytearray, wait: flo
             raise EngineUnavailable("the grader's worker process ended unexpectedly")
         buffer += data
     line = bytes(buffer[:cut])
-    del buffer[:cut + 1]
+    del buffer[: cut + 1]
     message: JsonDict = json.loads(line)  # a JSON object per line (grader.engine.protocol)
     return message
 
@@ -497,15 +526,22 @@ def _end_idle(proc: subprocess.Popen[bytes]) -> None:
 # Waits for the fork server to end, then removes its (empty) cgroups. Inside
 # bubblewrap the fork server cannot remove them itself (they are mount points
 # there), and a client that leaves by os._exit (a batch worker) never does.
-_JANITOR = ('while kill -0 "$1" 2>/dev/null; do sleep 0.5; done; shift; '
-            'for d in "$@"; do for s in "$d"/*/; do [ -d "$s" ] && rmdir "$s"; done; rmdir "$d"; done 2>/dev/null')
+_JANITOR = (
+    'while kill -0 "$1" 2>/dev/null; do sleep 0.5; done; shift; '
+    'for d in "$@"; do for s in "$d"/*/; do [ -d "$s" ] && rmdir "$s"; done; rmdir "$d"; done 2>/dev/null'
+)
 
 
 def _cgroup_janitor(pid: int, folders: list[str]) -> None:
     try:
-        subprocess.Popen(["/bin/sh", "-c", _JANITOR, "agtool-cgroup-janitor", str(pid), *folders],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, close_fds=True)
+        subprocess.Popen(
+            ["/bin/sh", "-c", _JANITOR, "agtool-cgroup-janitor", str(pid), *folders],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
     except OSError:  # no shell: the client's close() or the next client's sweep removes them
         pass
 

@@ -44,6 +44,7 @@ Example (true everywhere: without root nothing is mounted and the folder is meas
     ()
     >>> import shutil; shutil.rmtree(folder)
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -65,8 +66,15 @@ _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME = 1024, 2048, 1 << 21
 _MNT_DETACH = 2
 _PR_SET_NO_NEW_PRIVS, _PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 38, 24, 47, 4
-_FLAG_WORDS = {"ro": _MS_RDONLY, "nosuid": _MS_NOSUID, "nodev": _MS_NODEV, "noexec": _MS_NOEXEC,
-               "noatime": _MS_NOATIME, "nodiratime": _MS_NODIRATIME, "relatime": _MS_RELATIME}
+_FLAG_WORDS = {
+    "ro": _MS_RDONLY,
+    "nosuid": _MS_NOSUID,
+    "nodev": _MS_NODEV,
+    "noexec": _MS_NOEXEC,
+    "noatime": _MS_NOATIME,
+    "nodiratime": _MS_NODIRATIME,
+    "relatime": _MS_RELATIME,
+}
 
 try:
     _libc = ctypes.CDLL(None, use_errno=True)
@@ -147,8 +155,9 @@ class StepConfinement:
 
     words = ""  # what holds for the step, as ``agtool-grade check`` names it (set by the fork server)
 
-    def __init__(self, scratch: str, disk_bytes: int, group=None, mounted: bool = False,
-                 user: tuple[int, int] | None = None):
+    def __init__(
+        self, scratch: str, disk_bytes: int, group=None, mounted: bool = False, user: tuple[int, int] | None = None
+    ):
         self.scratch, self.disk_bytes, self.group, self.mounted = scratch, int(disk_bytes), group, mounted
         self.read_only = mounted  # the step child makes the rest read-only only where scratch is its own tmpfs
         self.user = user  # (uid, gid) the step child switches to, or None
@@ -351,9 +360,18 @@ def _proc_read_only() -> bool:
     stay writable until the namespace's uid_map was written. A mount inherited
     from the parent namespace is locked: read-only may be added, never removed.
     """
-    return (_call("unshare", _CLONE_NEWNS) and _call("mount", b"none", b"/", None, _MS_REC | _MS_PRIVATE, None)
-            and _call("mount", b"none", b"/proc", None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID
-                      | _MS_NODEV | _MS_NOEXEC, None))
+    return (
+        _call("unshare", _CLONE_NEWNS)
+        and _call("mount", b"none", b"/", None, _MS_REC | _MS_PRIVATE, None)
+        and _call(
+            "mount",
+            b"none",
+            b"/proc",
+            None,
+            _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+            None,
+        )
+    )
 
 
 def drop_privileges(user: tuple[int, int] | None = None) -> None:

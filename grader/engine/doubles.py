@@ -37,6 +37,7 @@ Example::
     >>> seen[0]
     {'args': ['t', {'n': 4}], 'returned': 'range:n'}
 """
+
 from __future__ import annotations
 
 import importlib
@@ -139,8 +140,9 @@ def result_reason(returns: JsonDict, value: Any) -> str:
 
 
 def _row_ok(row: Any, item: JsonDict) -> bool:
-    return _isinstance(row, dict) and all(field in row and type_ok(row[field], rule["type"])
-                                         for field, rule in item.items())
+    return _isinstance(row, dict) and all(
+        field in row and type_ok(row[field], rule["type"]) for field, rule in item.items()
+    )
 
 
 def canonical(value: Any) -> str:
@@ -372,8 +374,7 @@ def repair_double(module: Any, params: JsonDict) -> LearnerFn:
     def repair(state: Any) -> Any:
         reason = state["errors"][-1]
         tool_key = _state_key(state, params.get("tool_key"), "tool", lambda v: v in lab_spec.TOOL_NAMES)
-        args_key = _state_key(state, params.get("args_key"), "args",
-                              lambda v: _isinstance(v, dict) and "sku" in v)
+        args_key = _state_key(state, params.get("args_key"), "args", lambda v: _isinstance(v, dict) and "sku" in v)
         tool, args = state[tool_key], dict(state[args_key])
         if reason == lab_spec.REPAIR_REGION:
             args["region"] = lab_spec.FALLBACK_REGION
@@ -459,7 +460,6 @@ def _merge_extensions() -> None:
             if DOUBLES.get(kind, factory) is not factory:  # the same factory again (added by itself) is fine
                 raise RuntimeError(f"double kind {kind!r} defined twice (grader.engine.{info.name})")
             DOUBLES[kind] = factory
-
 
 
 # ---------------------------------------------------------------------------

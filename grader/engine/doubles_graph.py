@@ -21,6 +21,7 @@ Example::
     >>> door("stock_lookup", {"sku": "SKU-1001", "region": "north", "limit": 2})["error"]
     'raised:ZeroDivisionError'
 """
+
 from __future__ import annotations
 
 import copy
@@ -44,6 +45,7 @@ def _module_fn(module: Any, name: str) -> LearnerFn:
 
     A table without that entry fails inside the door's ``try`` (``raised:KeyError``), like a tool that raises.
     """
+
     def fn(**args: Any) -> Any:
         return module.TOOLS[name]["fn"](**args)
 
@@ -61,8 +63,10 @@ class SpecView:
 
     def __init__(self, module: Any) -> None:
         self._module = module
-        self.TOOLS = {name: {"fn": _module_fn(module, name), "args": SPEC_ARGS, "returns": SPEC_RETURNS}
-                      for name in lab_spec.TOOL_NAMES}
+        self.TOOLS = {
+            name: {"fn": _module_fn(module, name), "args": SPEC_ARGS, "returns": SPEC_RETURNS}
+            for name in lab_spec.TOOL_NAMES
+        }
 
     @property
     def CACHE(self) -> Any:
@@ -116,7 +120,6 @@ def _own_copy(fn: Any) -> LearnerFn | None:
     return copy
 
 
-
 def _with_values(got: Any, values: JsonDict) -> Any:
     """``got`` (a node's return) with ``values`` put in its update: a dict, a Command, else ``values`` alone."""
     if isinstance(got, dict):
@@ -140,6 +143,7 @@ def _node_double(name: str, values: Callable[[Any, Any, JsonDict], JsonDict]) ->
     >>> DOUBLES["pick"](types.SimpleNamespace(State=dict, pick=pick), {})({"order": order})["tool"]
     'legacy_stock'
     """
+
     def factory(module: Any, params: JsonDict) -> LearnerFn:
         own = _own_copy(getattr(module, name, None))
         active = reference_layout(module)

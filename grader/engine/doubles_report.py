@@ -40,6 +40,7 @@ Example::
     >>> order_kind({"sku": "SKU-1001", "region": "mars", "limit": 2}), order_kind(lab_spec.EMPTY_EXAMPLE)
     ('repaired', 'empty')
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -54,6 +55,7 @@ from grader.engine.wire import JsonDict, LearnerFn
 # (a missing or extra argument, or an unknown tool, fails in Python's own call first).
 VALUE_REASONS = (lab_spec.TYPE, lab_spec.ALLOWED, lab_spec.RANGE)
 ORDER_KINDS = ("repaired", "empty", "other")
+
 
 def leaks(reason: str, args: Any, contract: Any) -> bool:
     """Whether a call refused for ``reason`` reaches the tool body in a door with ``leak`` on.

@@ -17,6 +17,7 @@ mistake costs step 9 only.
     ``explain`` costs the explain checks only, on every seed, and the retry is
     judged on its own logic.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -112,9 +113,13 @@ def _message(tools: JsonDict, name: Any, reason: str, arg: str | None, args: Jso
     if arg not in args:
         return f"{name} needs the argument {arg!r}, which was not given."
     rule = tools[name]["args"].get(arg, {})
-    accepted = {lab_spec.ALLOWED: f" Accepted: {list(rule.get('allowed', ()))}.",
-                lab_spec.RANGE: f" Accepted: {rule.get('min')}..{rule.get('max')}."}
-    return f"{name}: argument {arg!r} = {args[arg]!r} was refused ({reason}).{accepted.get(reason.partition(':')[0], '')}"
+    accepted = {
+        lab_spec.ALLOWED: f" Accepted: {list(rule.get('allowed', ()))}.",
+        lab_spec.RANGE: f" Accepted: {rule.get('min')}..{rule.get('max')}.",
+    }
+    return (
+        f"{name}: argument {arg!r} = {args[arg]!r} was refused ({reason}).{accepted.get(reason.partition(':')[0], '')}"
+    )
 
 
 def explain_double(module: Any, params: JsonDict) -> LearnerFn:
@@ -133,9 +138,13 @@ def explain_double(module: Any, params: JsonDict) -> LearnerFn:
         if not reason:
             return dict(lab_spec.EMPTY_EXPLANATION)
         arg = reason.partition(":")[2] or None
-        return {"error": reason, "arg": arg, "value": args.get(arg) if arg else None,
-                "message": _message(tools, name, reason, arg, args),
-                "suggestion": suggestion_for(tools, name, args, reason)}
+        return {
+            "error": reason,
+            "arg": arg,
+            "value": args.get(arg) if arg else None,
+            "message": _message(tools, name, reason, arg, args),
+            "suggestion": suggestion_for(tools, name, args, reason),
+        }
 
     return explain
 

@@ -22,6 +22,7 @@ Example::
     >>> resolve("OAK")["candidates"][0]
     {'sku': 'A-1', 'label': 'Oak hinge XL (A-1)'}
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -45,8 +46,11 @@ def resolved(products: JsonDict, query: str) -> JsonDict:
         return {"kind": lab_spec.RESOLVED, "sku": chosen[0]}
     if not found:
         return {"kind": lab_spec.NOT_FOUND, "query": query}
-    return {"kind": lab_spec.AMBIGUOUS, "query": query,
-            "candidates": [{"sku": sku, "label": f"{products[sku]} ({sku})"} for sku in found]}
+    return {
+        "kind": lab_spec.AMBIGUOUS,
+        "query": query,
+        "candidates": [{"sku": sku, "label": f"{products[sku]} ({sku})"} for sku in found],
+    }
 
 
 def resolve_double(module: Any, params: JsonDict) -> LearnerFn:

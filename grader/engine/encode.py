@@ -28,6 +28,7 @@ Example::
     >>> strict_equal(encode(1), encode(True))
     False
 """
+
 from __future__ import annotations
 
 import builtins
@@ -38,18 +39,25 @@ from typing import Any
 
 from grader.engine.wire import JsonDict
 
-MAX_STR = 4000      # longer strings arrive tagged (and so never equal a plain value)
-MAX_ITEMS = 200     # list/dict items kept; the rest is summarised
+MAX_STR = 4000  # longer strings arrive tagged (and so never equal a plain value)
+MAX_ITEMS = 200  # list/dict items kept; the rest is summarised
 MAX_DEPTH = 24
-MAX_NODES = 20000   # total values encoded in one call
+MAX_NODES = 20000  # total values encoded in one call
 MAX_REPR = 300
 
 TAGS = ("$tuple", "$dict", "$set", "$class", "$type", "$float", "$cut", "$more", "$case")
 
 _SAFE_CLASSES = {
-    "builtins.int": int, "builtins.str": str, "builtins.float": float, "builtins.bool": bool,
-    "builtins.list": list, "builtins.dict": dict, "builtins.tuple": tuple,
-    "builtins.set": set, "builtins.frozenset": frozenset, "builtins.NoneType": type(None),
+    "builtins.int": int,
+    "builtins.str": str,
+    "builtins.float": float,
+    "builtins.bool": bool,
+    "builtins.list": list,
+    "builtins.dict": dict,
+    "builtins.tuple": tuple,
+    "builtins.set": set,
+    "builtins.frozenset": frozenset,
+    "builtins.NoneType": type(None),
 }
 
 
@@ -164,8 +172,9 @@ def _encode_container(value: Any, tp: type, depth: int, active: set, budget: _Bu
     pairs = list(value.items())
     if all(type(k) is str and not k.startswith("$") for k, _ in pairs) and len(pairs) <= MAX_ITEMS:
         return {k: _encode(v, depth + 1, active, budget) for k, v in pairs}
-    encoded = [[_encode(k, depth + 1, active, budget), _encode(v, depth + 1, active, budget)]
-               for k, v in pairs[:MAX_ITEMS]]
+    encoded = [
+        [_encode(k, depth + 1, active, budget), _encode(v, depth + 1, active, budget)] for k, v in pairs[:MAX_ITEMS]
+    ]
     if len(pairs) > MAX_ITEMS:
         encoded.append({"$more": len(pairs) - MAX_ITEMS})
     return {"$dict": encoded}
@@ -266,12 +275,17 @@ def _show(data: Any) -> str:
         inner = ", ".join(_show(item) for item in data["$set"])
         return f"{data.get('$kind', 'set')}({{{inner}}})"
     if "$dict" in data:
-        return "{" + ", ".join(
-            f"{_show(pair[0])}: {_show(pair[1])}" if isinstance(pair, list) and len(pair) == 2 else _show(pair)
-            for pair in data["$dict"]) + "}"
+        return (
+            "{"
+            + ", ".join(
+                f"{_show(pair[0])}: {_show(pair[1])}" if isinstance(pair, list) and len(pair) == 2 else _show(pair)
+                for pair in data["$dict"]
+            )
+            + "}"
+        )
     if "$class" in data:
         name = str(data["$class"])
-        return name[len("builtins."):] if name.startswith("builtins.") else name
+        return name[len("builtins.") :] if name.startswith("builtins.") else name
     if "$type" in data:
         return f"{data.get('$repr', '?')} (a {data['$type']}, not a plain value)"
     if "$float" in data:

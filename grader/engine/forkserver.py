@@ -35,6 +35,7 @@ own, because it ends by killing every descendant of the calling process)::
     >>> [m["type"] for m in results[0].messages], results[0].exit_status  # doctest: +SKIP
     (['imported', 'done'], 0)
 """
+
 from __future__ import annotations
 
 import gc
@@ -60,11 +61,17 @@ from grader.settings import Settings, current
 
 # What step children need, imported once here. Not grader.checks: judging
 # happens in the client, never where learner code runs.
-PRELOAD = ("langgraph.graph", "grader.engine.probes", "grader.engine.encode", "grader.spec",
-           # Imported by LangGraph's first run of a graph with conditional edges, which the
-           # tiny warm-up graph below does not have: each step child would import them itself.
-           "langchain_core.tracers.context", "langchain_core.tracers.run_collector",
-           "langchain_core.tracers.stdout")
+PRELOAD = (
+    "langgraph.graph",
+    "grader.engine.probes",
+    "grader.engine.encode",
+    "grader.spec",
+    # Imported by LangGraph's first run of a graph with conditional edges, which the
+    # tiny warm-up graph below does not have: each step child would import them itself.
+    "langchain_core.tracers.context",
+    "langchain_core.tracers.run_collector",
+    "langchain_core.tracers.stdout",
+)
 
 
 # How an exception of the fork server itself (a full /tmp for a scratch folder...) begins the
@@ -120,8 +127,16 @@ def serve() -> None:
     SERVER.scratch_base = tempfile.mkdtemp(prefix="agtool-warm-")
     if confine.step_user() is not None:  # the grading account may pass through to its own scratch folder, no more
         os.chmod(SERVER.scratch_base, 0o711)
-    write_line(channel_out, {"type": "ready", "pid": os.getpid(), "preloaded": preloaded,
-                              "scratch": SERVER.scratch_base, "hugepages": hugepages})
+    write_line(
+        channel_out,
+        {
+            "type": "ready",
+            "pid": os.getpid(),
+            "preloaded": preloaded,
+            "scratch": SERVER.scratch_base,
+            "hugepages": hugepages,
+        },
+    )
     try:
         serve_in_workers(channel_in, channel_out, sweep=settings.server_sandboxed, clean=settings.clean_start)
     finally:
@@ -174,8 +189,11 @@ def serve_in_workers(channel_in: int, channel_out: int, *, sweep: bool = False, 
         if sweep:
             confine.sweep_private_tmp(SERVER.scratch_base)
         if status.get("request") is not None and not status.get("answered"):
-            reply = {"type": "done", "request": status["request"],
-                     "infra_error": f"{WORKER_LOST}{_wait_words(wait_status)}"}
+            reply = {
+                "type": "done",
+                "request": status["request"],
+                "infra_error": f"{WORKER_LOST}{_wait_words(wait_status)}",
+            }
             try:
                 write_line(channel_out, reply)
             except BrokenPipeError:
@@ -222,15 +240,19 @@ def _serve_one(channel_in: int, channel_out: int, status_fd: int) -> int:
             write_bytes(channel_out, result_line(request_id, index, result))
 
         jobs = jobs_from_request(request)
-        run_jobs(jobs, parallel=int(request.get("parallel", 1)), chain=request.get("chain") is True,
-                 leftovers=leftovers, on_result=report)
+        run_jobs(
+            jobs,
+            parallel=int(request.get("parallel", 1)),
+            chain=request.get("chain") is True,
+            leftovers=leftovers,
+            on_result=report,
+        )
         reply = {"type": "done", "request": request_id}
     except BrokenPipeError:  # the client is gone: nothing left to serve
         os.write(status_fd, b"end\n")
         return 0
     except Exception as exc:  # a malformed request: say so, keep serving
-        reply = {"type": "done", "request": request_id,
-                 "infra_error": f"{SERVER_FAILED}{type(exc).__name__}: {exc}"}
+        reply = {"type": "done", "request": request_id, "infra_error": f"{SERVER_FAILED}{type(exc).__name__}: {exc}"}
     try:
         write_line(channel_out, reply)
     except BrokenPipeError:
@@ -257,7 +279,7 @@ def _read_request(channel_in: int) -> bytes | None:
             return b"".join(chunks) or None
         end = chunk.find(b"\n")
         if end >= 0:
-            chunks.append(chunk[:end + 1])
+            chunks.append(chunk[: end + 1])
             return b"".join(chunks)
         chunks.append(chunk)
 
@@ -319,9 +341,14 @@ def run_job(job: StepJob, *, leftovers: list[str] | None = None) -> StepResult:
     return run_jobs([job], leftovers=leftovers)[0]
 
 
-def run_jobs(jobs: list[StepJob], *, parallel: int = 1, chain: bool = False,
-             leftovers: list[str] | None = None,
-             on_result: Callable[[int, StepResult], None] | None = None) -> list[StepResult]:
+def run_jobs(
+    jobs: list[StepJob],
+    *,
+    parallel: int = 1,
+    chain: bool = False,
+    leftovers: list[str] | None = None,
+    on_result: Callable[[int, StepResult], None] | None = None,
+) -> list[StepResult]:
     """Run step jobs in step children, at most ``parallel`` past their import at a time; watch, clean up, describe each.
 
     Without ``chain``, each job has a step child of its own, and every one

@@ -32,6 +32,7 @@ Example::
     >>> done["collapsed_bytes"] >= 0
     True
 """
+
 from __future__ import annotations
 
 import ctypes

@@ -41,6 +41,7 @@ Example::
     >>> f(1), entered
     (2, ['f'])
 """
+
 from __future__ import annotations
 
 import ast
@@ -132,8 +133,15 @@ def compile_instrumented(source: bytes | str, filename: str) -> CodeType:
     return code
 
 
-def _compile_with_entries(source: Any, filename: Any, every_node: bool, mode: str = "exec", flags: int = 0,
-                          optimize: int = -1, feature_version: int = -1) -> CodeType:
+def _compile_with_entries(
+    source: Any,
+    filename: Any,
+    every_node: bool,
+    mode: str = "exec",
+    flags: int = 0,
+    optimize: int = -1,
+    feature_version: int = -1,
+) -> CodeType:
     # Compiling a tree converts it with the interpreter's recursion limit, where
     # compiling source allows three times as much (COMPILER_STACK_FRAME_SCALE):
     # the same limit here, so a source that compiles also compiles instrumented.
@@ -143,9 +151,10 @@ def _compile_with_entries(source: Any, filename: Any, every_node: bool, mode: st
         if isinstance(source, ast.AST):  # a tree of the caller's: entries go into a copy, never into theirs
             tree = _deepcopy(source)
         else:
-            tree = _compile(source, filename, mode, flags | ast.PyCF_ONLY_AST, dont_inherit=True,
-                            _feature_version=feature_version)
-        for node in (ast.walk(tree) if every_node else _statements(tree)):  # iterative: no recursion here
+            tree = _compile(
+                source, filename, mode, flags | ast.PyCF_ONLY_AST, dont_inherit=True, _feature_version=feature_version
+            )
+        for node in ast.walk(tree) if every_node else _statements(tree):  # iterative: no recursion here
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 _add_entry_statement(node)
             elif isinstance(node, ast.Lambda):
@@ -173,8 +182,9 @@ def _statements(tree: ast.AST) -> Iterable[ast.AST]:
 
 def _entry_call() -> ast.Call:
     # ``<mark>.enter()``: an attribute of a constant (calling a constant would warn).
-    return ast.Call(func=ast.Attribute(value=ast.Constant(value=_MARK), attr="enter", ctx=ast.Load()),
-                    args=[], keywords=[])
+    return ast.Call(
+        func=ast.Attribute(value=ast.Constant(value=_MARK), attr="enter", ctx=ast.Load()), args=[], keywords=[]
+    )
 
 
 def _located(new: ast.AST, where: ast.AST) -> ast.AST:
@@ -188,8 +198,9 @@ def _located(new: ast.AST, where: ast.AST) -> ast.AST:
 def _add_entry_statement(function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
     body = function.body
     first = body[0]
-    has_docstring = (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-                     and isinstance(first.value.value, str))
+    has_docstring = (
+        isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    )
     at = 1 if has_docstring else 0
     where = body[at] if at < len(body) else first
     body.insert(at, _located(ast.Expr(value=_entry_call()), where))
@@ -197,8 +208,10 @@ def _add_entry_statement(function: ast.FunctionDef | ast.AsyncFunctionDef) -> No
 
 def _bind_entries(code: CodeType) -> CodeType:
     """``code`` with each placeholder constant replaced by a new :class:`Entry` (one per code object)."""
-    consts = tuple(_bind_entries(c) if type(c) is CodeType else Entry() if type(c) is str and c == _MARK else c
-                   for c in code.co_consts)
+    consts = tuple(
+        _bind_entries(c) if type(c) is CodeType else Entry() if type(c) is str and c == _MARK else c
+        for c in code.co_consts
+    )
     return code.replace(co_consts=consts)
 
 
@@ -307,10 +320,14 @@ class Watch:
 
     def intact(self) -> bool:
         """Whether learner code left these counters as they were made (a changed one counts no more runs)."""
-        return (tuple(Entry.__dict__.items()) == _ENTRY_CLASS and _ENTER.__code__ is _ENTER_CODE
-                and _ENTER.__globals__ is _ENTER_GLOBALS and _ENTER_GLOBALS.get("_WATCHING") is _WATCHING
-                and _ENTER_GLOBALS.get("_getframe") is _getframe_at_import
-                and all(_WATCHING.get(entry) is self.on_entry for entry in self.entries))
+        return (
+            tuple(Entry.__dict__.items()) == _ENTRY_CLASS
+            and _ENTER.__code__ is _ENTER_CODE
+            and _ENTER.__globals__ is _ENTER_GLOBALS
+            and _ENTER_GLOBALS.get("_WATCHING") is _WATCHING
+            and _ENTER_GLOBALS.get("_getframe") is _getframe_at_import
+            and all(_WATCHING.get(entry) is self.on_entry for entry in self.entries)
+        )
 
 
 _getframe_at_import = _getframe
@@ -328,12 +345,22 @@ def watch(codes: Iterable[CodeType], on_entry: Callable[[types.FrameType], None]
 
 _ONLY_AST = ast.PyCF_ONLY_AST
 # The __future__ features a compile inherits from the code that calls it (as the built-in does).
-_FUTURE_FLAGS = functools.reduce(lambda a, b: a | b, (getattr(__import__("__future__"), name).compiler_flag
-                                                      for name in __import__("__future__").all_feature_names))
+_FUTURE_FLAGS = functools.reduce(
+    lambda a, b: a | b,
+    (getattr(__import__("__future__"), name).compiler_flag for name in __import__("__future__").all_feature_names),
+)
 
 
-def runtime_compile(source: Any, filename: Any, mode: str, flags: int = 0, dont_inherit: bool = False,
-                    optimize: int = -1, *, _feature_version: int = -1) -> Any:
+def runtime_compile(
+    source: Any,
+    filename: Any,
+    mode: str,
+    flags: int = 0,
+    dont_inherit: bool = False,
+    optimize: int = -1,
+    *,
+    _feature_version: int = -1,
+) -> Any:
     """``compile`` as the step child's builtins have it: what it compiles gets an :class:`Entry` per function.
 
     Behaves as the built-in (same arguments, results, errors and inherited
@@ -368,8 +395,7 @@ def runtime_exec(source: Any, globals: Any = None, locals: Any = None, *, closur
     caller = _getframe(1)
     globals, locals = _namespaces(caller, globals, locals)
     if not isinstance(source, CodeType):
-        source = runtime_compile(_as_source(source), "<string>", "exec",
-                                 caller.f_code.co_flags & _FUTURE_FLAGS, True)
+        source = runtime_compile(_as_source(source), "<string>", "exec", caller.f_code.co_flags & _FUTURE_FLAGS, True)
     if closure is None:
         return _exec(source, globals, locals)
     return _exec(source, globals, locals, closure=closure)
@@ -423,6 +449,8 @@ def uncounted_tool_message(name: str) -> str:
     >>> uncounted_tool_message("stock_lookup").startswith("TOOLS['stock_lookup'] runs code")
     True
     """
-    return (f"TOOLS[{name!r}] runs code that carries no run counter (it was not compiled from tools.py "
-            "by the grader), so the grader cannot tell whether the tool ran; define each tool with def "
-            "(or lambda) in tools.py")
+    return (
+        f"TOOLS[{name!r}] runs code that carries no run counter (it was not compiled from tools.py "
+        "by the grader), so the grader cannot tell whether the tool ran; define each tool with def "
+        "(or lambda) in tools.py"
+    )

@@ -13,6 +13,7 @@ Example::
     >>> plain_run(b'{"type": "run", "tool": "stock_lookup", "nonce": "n1"}', "n1")
     {'type': 'run', 'nonce': 'n1', 'tool': 'stock_lookup'}
 """
+
 from __future__ import annotations
 
 import json
@@ -43,7 +44,7 @@ def plain_run(line: bytes, nonce: str) -> JsonDict | None:
     tail = f'", "nonce": "{nonce}"}}'.encode()
     if not (line.startswith(_RUN_HEAD) and line.endswith(tail)):
         return None
-    tool = line[len(_RUN_HEAD):-len(tail)]
+    tool = line[len(_RUN_HEAD) : -len(tail)]
     if not _PLAIN_TOOL.fullmatch(tool):
         return None
     return {"type": RUN, "nonce": nonce, "tool": tool.decode("ascii")}
@@ -99,4 +100,4 @@ def write_bytes(fd: int, line: bytes) -> None:
     """Write all of ``line`` on ``fd`` (a pipe may take it in pieces)."""
     data = memoryview(line)
     while data:
-        data = data[os.write(fd, data):]
+        data = data[os.write(fd, data) :]

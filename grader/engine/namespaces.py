@@ -34,6 +34,7 @@ its own, since unsharing is for good)::
     >>> counts_processes_per_namespace("6.1.0")
     True
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -102,5 +103,8 @@ def own_process_count_words(own: bool, release: str | None = None) -> str:
     if own and counts_processes_per_namespace(release):
         return "processes counted per step (own user namespace)"
     release = platform.release() if release is None else release
-    return f"processes counted per account (Linux {release} < 5.14: the grading account's, across sandboxes)" \
-        if own else "processes counted per account"
+    return (
+        f"processes counted per account (Linux {release} < 5.14: the grading account's, across sandboxes)"
+        if own
+        else "processes counted per account"
+    )

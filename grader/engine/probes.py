@@ -50,6 +50,7 @@ Example (in-process, as the tests do)::
     >>> run_probe(m, {"kind": "calls", "params": {"operations": [{"op": "attr", "name": "MAX_ROWS"}]}}, None)["records"][0]["value"]
     5
 """
+
 from __future__ import annotations
 
 import _thread
@@ -71,8 +72,8 @@ from grader.engine.report_files import REPORT_FILES
 from grader.engine.wire import JsonDict, LearnerFn
 
 MAX_MESSAGE = 300
-MAX_SEEN = 12          # spy calls remembered per spy
-MAX_WATCHED = 60       # calls remembered per watched learner function (``watch``)
+MAX_SEEN = 12  # spy calls remembered per spy
+MAX_WATCHED = 60  # calls remembered per watched learner function (``watch``)
 # A sentinel for getattr on the learner's module; Any, so what such a read returns keeps the type of a
 # learner object (Any) once the sentinel is ruled out.
 _MISSING: Any = object()
@@ -306,9 +307,11 @@ def trampoline_for(freevars: tuple[str, ...]) -> Any:
     code = _TRAMPOLINES.get(freevars)
     if code is None:
         names = ", ".join(freevars)
-        source = (f"def _factory():\n    {names} = {', '.join('None' for _ in freevars)},\n"
-                  f"    def _trampoline(*args, _agtool_run=None, **kwargs):\n        ({names},)\n"
-                  f"        return _agtool_run(args, kwargs)\n    return _trampoline\n")
+        source = (
+            f"def _factory():\n    {names} = {', '.join('None' for _ in freevars)},\n"
+            f"    def _trampoline(*args, _agtool_run=None, **kwargs):\n        ({names},)\n"
+            f"        return _agtool_run(args, kwargs)\n    return _trampoline\n"
+        )
         space: JsonDict = {}
         exec(compile(source, "<agtool-trampoline>", "exec"), space)
         code = _TRAMPOLINES[freevars] = space["_factory"]().__code__
@@ -389,8 +392,9 @@ def make_spy(name: str, spec: JsonDict, original: LearnerFn, tally: Tally) -> Le
     return spy
 
 
-def make_module_spy(name: str, original: LearnerFn, tally: Tally,
-                    act: Callable[[tuple[Any, ...], JsonDict], Any] | None = None) -> LearnerFn:
+def make_module_spy(
+    name: str, original: LearnerFn, tally: Tally, act: Callable[[tuple[Any, ...], JsonDict], Any] | None = None
+) -> LearnerFn:
     """The function put in the module's own name ``name``: counts a run, then calls the learner's function.
 
     It catches a ``call_tool`` that goes around ``TOOLS`` (``globals()[name](**args)``);
@@ -517,11 +521,14 @@ class _Session:
                     tally.note_call(name, args, kwargs)
                     return tally.run(name, lambda: act(args, kwargs))
                 return tally.run(name, lambda: body(*args, **kwargs))
+
             return run
 
         self._reroute(fn, _TRAMPOLINE, make_run)
 
-    def _reroute(self, fn: Any, trampoline: Any, make_run: Callable[[LearnerFn], Callable[[tuple[Any, ...], JsonDict], Any]]) -> None:
+    def _reroute(
+        self, fn: Any, trampoline: Any, make_run: Callable[[LearnerFn], Callable[[tuple[Any, ...], JsonDict], Any]]
+    ) -> None:
         """Make every call of the function object ``fn`` go to ``make_run(body)`` (undone in restore).
 
         ``body`` is ``fn`` as it was (its code, defaults and closure, in a new function object);

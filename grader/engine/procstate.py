@@ -15,6 +15,7 @@ Example::
     >>> state.same_interpreter()
     True
 """
+
 from __future__ import annotations
 
 import os
@@ -50,13 +51,56 @@ class ProcessState:
     """
 
     # Modules whose functions the grader's reporting, the probes or LangGraph use.
-    MODULES = ("builtins", "os", "os.path", "posixpath", "json", "json.encoder", "json.decoder", "time",
-               "signal", "threading", "inspect", "typing", "functools", "operator", "itertools",
-               "collections", "copy", "re", "importlib", "importlib.util", "types", "dataclasses", "enum",
-               "contextlib", "warnings", "io", "abc", "resource", "tempfile", "shutil", "pathlib",
-               "traceback", "weakref", "random", "math", "string", "base64", "select", "selectors",
-               "subprocess", "socket", "gc", "langgraph.graph", "langgraph.graph.state",
-               "langgraph.pregel", "langchain_core.runnables.config", "typing_extensions", "pydantic")
+    MODULES = (
+        "builtins",
+        "os",
+        "os.path",
+        "posixpath",
+        "json",
+        "json.encoder",
+        "json.decoder",
+        "time",
+        "signal",
+        "threading",
+        "inspect",
+        "typing",
+        "functools",
+        "operator",
+        "itertools",
+        "collections",
+        "copy",
+        "re",
+        "importlib",
+        "importlib.util",
+        "types",
+        "dataclasses",
+        "enum",
+        "contextlib",
+        "warnings",
+        "io",
+        "abc",
+        "resource",
+        "tempfile",
+        "shutil",
+        "pathlib",
+        "traceback",
+        "weakref",
+        "random",
+        "math",
+        "string",
+        "base64",
+        "select",
+        "selectors",
+        "subprocess",
+        "socket",
+        "gc",
+        "langgraph.graph",
+        "langgraph.graph.state",
+        "langgraph.pregel",
+        "langchain_core.runnables.config",
+        "typing_extensions",
+        "pydantic",
+    )
 
     def __init__(self, *functions: Callable):
         import tempfile
@@ -100,11 +144,24 @@ class ProcessState:
         umask = os.umask(0o077)
         os.umask(umask)
         # Identities only of objects something holds (a temporary's id can come back on another).
-        hooks = (sys.gettrace(), sys.getprofile(), sys.excepthook, sys.displayhook, sys.unraisablehook,
-                 sys.breakpointhook, sys.modules, sys.path_importer_cache, *sys.meta_path, *sys.path_hooks)
+        hooks = (
+            sys.gettrace(),
+            sys.getprofile(),
+            sys.excepthook,
+            sys.displayhook,
+            sys.unraisablehook,
+            sys.breakpointhook,
+            sys.modules,
+            sys.path_importer_cache,
+            *sys.meta_path,
+            *sys.path_hooks,
+        )
         return (
-            tuple(map(id, modules)), sys.getrecursionlimit(), sys.getswitchinterval(),
-            tuple(map(id, hooks)), umask,
+            tuple(map(id, modules)),
+            sys.getrecursionlimit(),
+            sys.getswitchinterval(),
+            tuple(map(id, hooks)),
+            umask,
             tuple(map(id, map(_getsignal, _SIGNALS))),
             tuple(resource.getrlimit(kind) for kind in _RLIMITS),
         )
@@ -155,6 +212,7 @@ def _version_reader() -> Callable[[JsonDict], int | None]:
     >>> before is None or read(d) != before
     True
     """
+
     def unknown(space: JsonDict) -> None:
         return None
 
@@ -162,8 +220,11 @@ def _version_reader() -> Callable[[JsonDict], int | None]:
         import ctypes
         import sysconfig
 
-        if (sys.implementation.name != "cpython" or hasattr(sys, "gettotalrefcount")
-                or sysconfig.get_config_var("Py_GIL_DISABLED")):
+        if (
+            sys.implementation.name != "cpython"
+            or hasattr(sys, "gettotalrefcount")
+            or sysconfig.get_config_var("Py_GIL_DISABLED")
+        ):
             return unknown
         at = ctypes.c_uint64.from_address
         offset = 3 * ctypes.sizeof(ctypes.c_ssize_t)  # after ob_refcnt, ob_type and ma_used
@@ -189,9 +250,21 @@ def _version_reader() -> Callable[[JsonDict], int | None]:
 
 dict_version = _version_reader()
 # Not RLIMIT_CPU: its soft limit moves with each step (_step_cpu_budget).
-_RLIMITS = tuple(getattr(resource, name) for name in (
-    "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE", "RLIMIT_NPROC", "RLIMIT_NICE",
-    "RLIMIT_STACK", "RLIMIT_DATA", "RLIMIT_MEMLOCK") if hasattr(resource, name))
+_RLIMITS = tuple(
+    getattr(resource, name)
+    for name in (
+        "RLIMIT_AS",
+        "RLIMIT_FSIZE",
+        "RLIMIT_NOFILE",
+        "RLIMIT_CORE",
+        "RLIMIT_NPROC",
+        "RLIMIT_NICE",
+        "RLIMIT_STACK",
+        "RLIMIT_DATA",
+        "RLIMIT_MEMLOCK",
+    )
+    if hasattr(resource, name)
+)
 
 
 def _entries(space: JsonDict) -> tuple[list[Any], list[Any]]:

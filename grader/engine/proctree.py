@@ -14,6 +14,7 @@ everything it started, so they are not run as doctests)::
     >>> kill_descendants()   # nothing was started, nothing is killed   # doctest: +SKIP
     0
 """
+
 from __future__ import annotations
 
 import ctypes

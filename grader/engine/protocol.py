@@ -38,6 +38,7 @@ Example::
     >>> StepJob.from_json(job.to_json()) == job
     True
 """
+
 from __future__ import annotations
 
 import base64
@@ -344,8 +345,13 @@ class StepJob:
         >>> StepJob(1, "", (), "n1", probe_function="m:f").to_json()["probe_function"]
         'm:f'
         """
-        wire: JsonDict = {"step": self.step, "source_b64": self.source_b64, "probes": list(self.probes),
-                "nonce": self.nonce, "limits": self.limits.to_json()}
+        wire: JsonDict = {
+            "step": self.step,
+            "source_b64": self.source_b64,
+            "probes": list(self.probes),
+            "nonce": self.nonce,
+            "limits": self.limits.to_json(),
+        }
         if self.probe_function:
             wire["probe_function"] = self.probe_function
         if self.reimport_seconds is not None:
@@ -359,10 +365,15 @@ class StepJob:
         >>> StepJob.from_json({"step": 1, "source_b64": "", "probes": [], "nonce": "n1"}).limits.timeout
         10.0
         """
-        return cls(step=wire.get("step"), source_b64=str(wire.get("source_b64", "")),
-                   probes=tuple(wire.get("probes", ())), nonce=str(wire.get("nonce", "")),
-                   limits=Limits.from_value(wire.get("limits")), probe_function=wire.get("probe_function"),
-                   reimport_seconds=_seconds_or_none(wire.get("reimport_seconds")))
+        return cls(
+            step=wire.get("step"),
+            source_b64=str(wire.get("source_b64", "")),
+            probes=tuple(wire.get("probes", ())),
+            nonce=str(wire.get("nonce", "")),
+            limits=Limits.from_value(wire.get("limits")),
+            probe_function=wire.get("probe_function"),
+            reimport_seconds=_seconds_or_none(wire.get("reimport_seconds")),
+        )
 
 
 def _seconds_or_none(value: Any) -> float | None:  # JSON: any value
@@ -395,8 +406,7 @@ def request_to_json(request_id: int, jobs: list[StepJob], *, parallel: int = 1, 
         wire = job.to_json()
         wire["source"] = sources.setdefault(wire.pop("source_b64"), len(sources))
         wires.append(wire)
-    return {"request": request_id, "sources": list(sources), "jobs": wires, "parallel": parallel,
-            "chain": bool(chain)}
+    return {"request": request_id, "sources": list(sources), "jobs": wires, "parallel": parallel, "chain": bool(chain)}
 
 
 def encode_request(request_id: int, jobs: list[StepJob], *, parallel: int = 1, chain: bool = False) -> bytes:
@@ -423,7 +433,9 @@ def encode_request(request_id: int, jobs: list[StepJob], *, parallel: int = 1, c
     return line.encode("ascii") + b"\n"
 
 
-_PROBES_JSON: dict[int, tuple[tuple[Any, ...], str]] = {}  # id(probes) -> (probes, their JSON); holding them keeps the id
+_PROBES_JSON: dict[
+    int, tuple[tuple[Any, ...], str]
+] = {}  # id(probes) -> (probes, their JSON); holding them keeps the id
 
 
 def _probes_json(probes: tuple[JsonDict, ...]) -> str:

@@ -26,6 +26,7 @@ Example::
     >>> resolve_report_files({"records": [{"files_at": "/etc"}]}, scratch)["records"][0]["files"]["refused"]
     'the report folder is not inside the step scratch folder'
 """
+
 from __future__ import annotations
 
 import codecs
@@ -82,8 +83,11 @@ def resolve_report_files(obs: Any, scratch: str) -> Any:
                 root = root or os.path.realpath(scratch)  # only for records that name a place
                 where = record.pop(place)
                 budget -= 1
-                record[key] = (read_report_folder(where, root) if budget >= 0
-                               else _refused("more report folders than a step may name"))
+                record[key] = (
+                    read_report_folder(where, root)
+                    if budget >= 0
+                    else _refused("more report folders than a step may name")
+                )
     return obs
 
 
@@ -95,8 +99,10 @@ def read_report_folder(folder: Any, root: str) -> JsonDict:
     """
     if not isinstance(folder, str) or "\0" in folder or not _inside(folder, root):
         return _refused(_NOT_INSIDE)
-    read = {key: _read_regular(os.path.join(folder, name), MAX_JSON_BYTES if key == "json" else 4 * MAX_REPORT_TEXT + 4)
-            for name, key in zip(REPORT_FILES, ("json", "md"))}
+    read = {
+        key: _read_regular(os.path.join(folder, name), MAX_JSON_BYTES if key == "json" else 4 * MAX_REPORT_TEXT + 4)
+        for name, key in zip(REPORT_FILES, ("json", "md"))
+    }
     out: JsonDict = {f"{key}_exists": data is not None or bool(problem) for key, (data, problem) in read.items()}
     for key, (data, problem) in read.items():
         if problem:

@@ -16,6 +16,7 @@ Example::
     >>> bwrap_usable()  # where bubblewrap is installed and user namespaces are allowed
     True
 """
+
 from __future__ import annotations
 
 import os
@@ -38,8 +39,9 @@ HIDDEN_SUBPACKAGES = ("checks", "batch", "service", "course", "outputs")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 SYSTEM_DIRS = ("/usr", "/bin", "/lib", "/lib32", "/lib64", "/libx32", "/sbin")
 SANDBOX_MADE = ("/tmp", "/dev", "/proc")  # made by bubblewrap itself, never bound from here
-GRADING_USER_FIX = ("create it once, as root: useradd --system --no-create-home --shell /usr/sbin/nologin "
-                    "--user-group {user}")
+GRADING_USER_FIX = (
+    "create it once, as root: useradd --system --no-create-home --shell /usr/sbin/nologin --user-group {user}"
+)
 
 
 class IsolationUnavailable(RuntimeError):
@@ -117,7 +119,8 @@ def require(sandbox: str, settings: Settings | None = None) -> Isolation:
         raise IsolationUnavailable(
             f"--sandbox bwrap was asked for, but {problem}. Install bubblewrap (apt-get install bubblewrap), "
             "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu also "
-            "kernel.apparmor_restrict_unprivileged_userns=0), or grade without a sandbox by saying so: --sandbox none")
+            "kernel.apparmor_restrict_unprivileged_userns=0), or grade without a sandbox by saying so: --sandbox none"
+        )
     if os.geteuid() != 0:
         return Isolation("bwrap", _account_name(os.geteuid()))  # the two-account setup: SECURITY.md
     try:
@@ -149,8 +152,11 @@ def limits_in_force(isolation: Isolation, settings: Settings | None = None) -> s
     finally:
         if group is not None:
             group.remove()
-    words = [f"cgroup v{version} {', '.join(controllers)}" if controllers else
-             "no cgroups (none delegated to this process: run as root, or give the service Delegate=yes)"]
+    words = [
+        f"cgroup v{version} {', '.join(controllers)}"
+        if controllers
+        else "no cgroups (none delegated to this process: run as root, or give the service Delegate=yes)"
+    ]
     if "memory" not in controllers:
         words.append("memory by RLIMIT_AS per step")
     if "pids" not in controllers:
@@ -173,10 +179,13 @@ def grading_account(name: str) -> tuple[str, int, int]:
     if entry is None:
         raise IsolationUnavailable(
             f"the grading account {name!r} (${env_name('grading_user')}) does not exist, and learner code must "
-            f"not run as root: {GRADING_USER_FIX.format(user=name or 'agtool-sandbox')}")
+            f"not run as root: {GRADING_USER_FIX.format(user=name or 'agtool-sandbox')}"
+        )
     if entry.pw_uid == 0:
-        raise IsolationUnavailable(f"the grading account {name!r} is root: learner code must not run as root; "
-                                   f"set ${env_name('grading_user')} to an unprivileged account")
+        raise IsolationUnavailable(
+            f"the grading account {name!r} is root: learner code must not run as root; "
+            f"set ${env_name('grading_user')} to an unprivileged account"
+        )
     return entry.pw_name, entry.pw_uid, entry.pw_gid
 
 
@@ -261,8 +270,7 @@ def library_paths() -> list[str]:
     return sorted({os.path.realpath(p) for p in found if p and os.path.isdir(p)})
 
 
-def bwrap_prefix(keep: list[str] | tuple[str, ...] = (),
-                 writable: list[str] | tuple[str, ...] = ()) -> list[str]:
+def bwrap_prefix(keep: list[str] | tuple[str, ...] = (), writable: list[str] | tuple[str, ...] = ()) -> list[str]:
     """The bubblewrap command line that runs the fork server sandboxed.
 
     Its own PID namespace (step code cannot see or signal the grader's other
@@ -282,9 +290,26 @@ def bwrap_prefix(keep: list[str] | tuple[str, ...] = (),
     >>> "/home" in bwrap_prefix(), ["--ro-bind", "/", "/"] == bwrap_prefix()[7:10]
     (False, False)
     """
-    args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-            "--unshare-uts", *_system_binds(), "--dev", "/dev", "--proc", "/proc",
-            "--perms", "0755", "--size", str(SANDBOX_TMP_BYTES), "--tmpfs", "/tmp"]
+    args = [
+        "bwrap",
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        *_system_binds(),
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--perms",
+        "0755",
+        "--size",
+        str(SANDBOX_TMP_BYTES),
+        "--tmpfs",
+        "/tmp",
+    ]
     made: set[str] = {"/", "/tmp", "/dev", "/proc", "/etc", *SYSTEM_DIRS}
     for path in allowed_paths(keep):
         args += [*_parents(path, made), "--ro-bind", path, path]
@@ -301,9 +326,15 @@ def allowed_paths(keep: list[str] | tuple[str, ...] = ()) -> list[str]:
     >>> any(p.endswith(os.sep + "solutions") or p == os.path.realpath(PACKAGE_ROOT) for p in allowed_paths())
     False
     """
-    wanted = [sys.prefix, sys.base_prefix, os.path.dirname(sys.executable),
-              os.path.dirname(os.path.realpath(sys.executable)), os.path.join(PACKAGE_ROOT, "grader"),
-              *server_import_paths(keep), *keep]
+    wanted = [
+        sys.prefix,
+        sys.base_prefix,
+        os.path.dirname(sys.executable),
+        os.path.dirname(os.path.realpath(sys.executable)),
+        os.path.join(PACKAGE_ROOT, "grader"),
+        *server_import_paths(keep),
+        *keep,
+    ]
     found = sorted({os.path.realpath(p) for p in wanted if p and os.path.exists(p)})
     outer: list[str] = []
     for path in found:
@@ -373,8 +404,9 @@ def _probe_bwrap() -> str:
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed"
     try:
-        done = subprocess.run([*bwrap_prefix(), sys.executable, "-I", "-c", _WALLS_PROBE], capture_output=True,
-                              timeout=20)
+        done = subprocess.run(
+            [*bwrap_prefix(), sys.executable, "-I", "-c", _WALLS_PROBE], capture_output=True, timeout=20
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap (bwrap) could not be run ({type(exc).__name__}: {exc})"
     if done.returncode != 0:

@@ -16,6 +16,7 @@ Example (in the fork server only: it forks, and ends by killing every descendant
 
     >>> results = StepScheduler(jobs, parallel=2, chain=True).run()  # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -39,8 +40,14 @@ NO_PIDFD_TICK = 0.01
 class StepScheduler:
     """The step children of one request: which jobs each runs, which may work now, what each step gave."""
 
-    def __init__(self, jobs: list[StepJob], *, parallel: int = 1, chain: bool = False,
-                 on_result: Callable[[int, StepResult], None] | None = None):
+    def __init__(
+        self,
+        jobs: list[StepJob],
+        *,
+        parallel: int = 1,
+        chain: bool = False,
+        on_result: Callable[[int, StepResult], None] | None = None,
+    ):
         self.jobs, self.slots, self.on_result = jobs, max(parallel, 1), on_result
         self.results: list[StepResult | None] = [None] * len(jobs)
         runs = chains(jobs, parallel) if chain else [[i] for i in range(len(jobs))]

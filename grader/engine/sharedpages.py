@@ -27,6 +27,7 @@ Example::
     >>> inspect.signature(operator.add) is inspect.signature(operator.add)
     True
 """
+
 from __future__ import annotations
 
 import inspect
@@ -51,8 +52,14 @@ def memoize_builtin_signatures() -> bool:
     def _signature_fromstr(cls, obj, s, skip_bound_arg=True):
         bound_to = getattr(obj, "__self__", None)
         try:
-            key = (cls, s, skip_bound_arg, getattr(obj, "__module__", None),
-                   bound_to is not None, inspect.ismodule(bound_to))
+            key = (
+                cls,
+                s,
+                skip_bound_arg,
+                getattr(obj, "__module__", None),
+                bound_to is not None,
+                inspect.ismodule(bound_to),
+            )
             hit = remembered.get(key)
         except TypeError:  # something unhashable in the key: compute as Python would
             return original(cls, obj, s, skip_bound_arg)

@@ -23,6 +23,7 @@ Example (only the bookkeeping, no process)::
     >>> [m["type"] for m in lines.messages], lines.channel_errors
     (['imported'], ['an observation of unknown shape was refused'])
 """
+
 from __future__ import annotations
 
 import errno
@@ -122,7 +123,7 @@ class StepLines:
         self._pending += data
         while (cut := self._pending.find(b"\n")) >= 0:
             line = bytes(self._pending[:cut])
-            del self._pending[:cut + 1]
+            del self._pending[: cut + 1]
             self.accept(line)
         if len(self._pending) > MAX_MESSAGE_BYTES:
             self._pending.clear()
@@ -188,11 +189,15 @@ class StepLines:
         claimed = claimed_runs(message["obs"])
         hidden = {tool: n for tool, n in runs.items() if n > claimed.get(tool, 0)}
         if hidden:
-            said = ", ".join(f"{tool} {n} time(s), the step's own counts say {claimed.get(tool, 0)}"
-                             for tool, n in sorted(hidden.items()))
+            said = ", ".join(
+                f"{tool} {n} time(s), the step's own counts say {claimed.get(tool, 0)}"
+                for tool, n in sorted(hidden.items())
+            )
             forget_line(message)
-            message["obs"] = {"probe_error": TRACE_MISMATCH,
-                              "message": f"the tool body ran {said}: the module wound back the grader's counts"}
+            message["obs"] = {
+                "probe_error": TRACE_MISMATCH,
+                "message": f"the tool body ran {said}: the module wound back the grader's counts",
+            }
 
     def _shape_problem(self, message: object) -> str:
         if not isinstance(message, dict) or message.get("type") not in MESSAGE_TYPES:
@@ -212,8 +217,9 @@ class StepLines:
                 return f"an observation for probe {index} out of order was refused"
         elif kind == IMPORTED and self._last_type:
             return "a second 'imported' message was refused"
-        elif kind == CHANGED and (self._last_type != OBS or message.get("next") != self._next_index
-                                  or self._next_index >= self.n_probes):
+        elif kind == CHANGED and (
+            self._last_type != OBS or message.get("next") != self._next_index or self._next_index >= self.n_probes
+        ):
             return "a 'changed' message out of place was refused"
         elif kind == DONE and (self._next_index != self.n_probes or self._last_type not in (IMPORTED, OBS)):
             return "a 'done' message before every observation was refused"

@@ -21,6 +21,7 @@ Example (in the fork server only: it forks)::
 
     >>> child = StepProcess([job], selector, indices=[0])  # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import json
@@ -72,8 +73,9 @@ class StepProcess(StepLines):
     confinement: confine.StepConfinement = None  # type: ignore[assignment]
     _exit_seen = True  # (no pidfd: ask the kernel every time)
 
-    def __init__(self, jobs: list[StepJob], sel: selectors.BaseSelector, *, indices: list[int],
-                 carry: StepResult | None = None):
+    def __init__(
+        self, jobs: list[StepJob], sel: selectors.BaseSelector, *, indices: list[int], carry: StepResult | None = None
+    ):
         """``carry``: what an earlier step child sent of the first job (it resumes at ``first_probe``)."""
         self.jobs, self.indices, self.position = list(jobs), list(indices), 0
         self.limits = self.jobs[0].limits
@@ -219,15 +221,15 @@ class StepProcess(StepLines):
 
     def split_off(self) -> list[int]:
         """Take the jobs after the current one away from this step child; their indices."""
-        rest = self.indices[self.position + 1:]
-        del self.jobs[self.position + 1:], self.indices[self.position + 1:]
+        rest = self.indices[self.position + 1 :]
+        del self.jobs[self.position + 1 :], self.indices[self.position + 1 :]
         if self.working:  # it has its start byte: the end of the pipe tells it to end after this step
             self._close_start()
         return rest
 
     def rest(self) -> list[int]:
         """(The step child ended.) The indices of the jobs it did not begin, for a new step child."""
-        return self.indices[self.position + (1 if self.in_flight else 0):]
+        return self.indices[self.position + (1 if self.in_flight else 0) :]
 
     def _write_start(self, byte: bytes) -> None:
         assert self._start_fd is not None  # closed (_close_start) only once nothing more is said
@@ -292,8 +294,12 @@ class StepProcess(StepLines):
         hits = self.confinement.close()  # after the report files were read from scratch
         if not self.in_flight:
             return None
-        return self._result(exit_status=self.exit_status, signal=self.signal,
-                            cpu=max(self.cpu_seconds - self._cpu_used, 0.0), limits_hit=hits)
+        return self._result(
+            exit_status=self.exit_status,
+            signal=self.signal,
+            cpu=max(self.cpu_seconds - self._cpu_used, 0.0),
+            limits_hit=hits,
+        )
 
     def _reap(self) -> None:
         if self._status is None:
@@ -306,14 +312,15 @@ class StepProcess(StepLines):
 
     def _resolve_reports(self) -> None:
         """Read the report files the step's observations name from its scratch folder (each once)."""
-        for message in self.messages[self._resolved:]:
+        for message in self.messages[self._resolved :]:
             if message.get("type") == OBS and names_report_files(message.get("obs")):
                 resolve_report_files(message.get("obs"), self.scratch)
                 forget_line(message)
         self._resolved = len(self.messages)
 
-    def _result(self, *, exit_status: int | None, signal: int | None, cpu: float,
-                limits_hit: tuple[str, ...]) -> StepResult:
+    def _result(
+        self, *, exit_status: int | None, signal: int | None, cpu: float, limits_hit: tuple[str, ...]
+    ) -> StepResult:
         return StepResult(
             messages=tuple(self.messages),
             channel_errors=tuple(self.channel_errors),
@@ -379,8 +386,9 @@ class OutputCapture:
         return text + TRUNCATED_MARK if self.dropped else text
 
 
-def fork_step_child(jobs: list[StepJob], scratch: str,
-                    confinement: confine.StepConfinement) -> tuple[int, int, int, int, int]:
+def fork_step_child(
+    jobs: list[StepJob], scratch: str, confinement: confine.StepConfinement
+) -> tuple[int, int, int, int, int]:
     """Fork a step child running ``jobs``; its pid and the fork server's ends of its pipes (result, capture, start, wake-up).
 
     The fork server's ends are non-blocking, but for the start pipe's (it writes one byte at a time).
@@ -403,16 +411,26 @@ def fork_step_child(jobs: list[StepJob], scratch: str,
             try:
                 confinement.enter()  # before any learner code: group, priority, read-only, no caps, account, walls
             except OSError as exc:  # a layer that was asked for is missing: the grader's failure, no learner code
-                fatal = {"type": "fatal", "nonce": jobs[0].nonce,
-                         "message": f"the step's isolation could not be set up: {exc}"}
+                fatal = {
+                    "type": "fatal",
+                    "nonce": jobs[0].nonce,
+                    "message": f"the step's isolation could not be set up: {exc}",
+                }
                 os.write(result_w, json.dumps(fatal).encode() + b"\n")
                 raise
             child_module.PIDS_BOUNDED = confinement.pids_bounded
             # code=None: the step child compiles the submission under the step's limits, never
             # the fork server outside them (25,000 lambdas take 10 s to compile: issue 35, item 9).
             # It costs some 8 ms of compile per step child for solutions/tools.py (SECURITY.md, the numbers).
-            child_module.run_steps(tuple(jobs), scratch=scratch, result_fd=result_w,
-                                   output_fd=output_w, code=None, start_fd=start_r, wake_fd=wake_w)
+            child_module.run_steps(
+                tuple(jobs),
+                scratch=scratch,
+                result_fd=result_w,
+                output_fd=output_w,
+                code=None,
+                start_fd=start_r,
+                wake_fd=wake_w,
+            )
         finally:
             os._exit(70)
     for fd in (result_w, output_w, start_r, wake_w):

@@ -26,37 +26,90 @@ Example::
     >>> problem() == ""  # where libseccomp is installed (Debian's libseccomp2)
     True
 """
+
 from __future__ import annotations
 
 import errno
 
 REFUSED = (
     # account-wide kernel stores
-    "add_key", "keyctl", "request_key",
+    "add_key",
+    "keyctl",
+    "request_key",
     # other processes
-    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd", "perf_event_open",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "pidfd_getfd",
+    "perf_event_open",
     # kernel surface no step needs
-    "bpf", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "kexec_load",
-    "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot", "swapon", "swapoff", "acct",
-    "quotactl", "syslog", "lookup_dcookie", "fanotify_init", "name_to_handle_at", "open_by_handle_at",
-    "iopl", "ioperm", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime", "vhangup",
+    "bpf",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "quotactl",
+    "syslog",
+    "lookup_dcookie",
+    "fanotify_init",
+    "name_to_handle_at",
+    "open_by_handle_at",
+    "iopl",
+    "ioperm",
+    "settimeofday",
+    "clock_settime",
+    "adjtimex",
+    "clock_adjtime",
+    "vhangup",
     # namespaces and the file system's shape
-    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "fsopen", "fsmount", "fsconfig",
-    "fspick", "move_mount", "open_tree", "mount_setattr",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "unshare",
+    "setns",
+    "fsopen",
+    "fsmount",
+    "fsconfig",
+    "fspick",
+    "move_mount",
+    "open_tree",
+    "mount_setattr",
 )
 # clone flags that make a namespace: a clone with any of them is refused.
-NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000,
-                   0x00000080)  # NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
+NAMESPACE_FLAGS = (
+    0x00020000,
+    0x02000000,
+    0x04000000,
+    0x08000000,
+    0x10000000,
+    0x20000000,
+    0x40000000,
+    0x00000080,
+)  # NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
 
 
 def problem() -> str:
     """Why the filter cannot be loaded here (``""``: it can): the bindings or the system's libseccomp are missing."""
     try:
         import pyseccomp
+
         pyseccomp.system_arch()
     except (ImportError, OSError, AttributeError, RuntimeError) as exc:
-        return (f"the syscall filter cannot be loaded ({type(exc).__name__}: {exc}); install libseccomp "
-                "(apt-get install libseccomp2) and the grader's dependencies (pip install agtool-lab)")
+        return (
+            f"the syscall filter cannot be loaded ({type(exc).__name__}: {exc}); install libseccomp "
+            "(apt-get install libseccomp2) and the grader's dependencies (pip install agtool-lab)"
+        )
     return ""
 
 

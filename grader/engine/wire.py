@@ -15,6 +15,7 @@ Example::
     ...     "spies": {"stock_lookup": {"mode": "original", "note": "judge"}}, "expect_runs": 1}})
     {'kind': 'calls', 'params': {'operations': [{'op': 'call', 'fn': 'explain', 'args': []}], 'spies': {'stock_lookup': {'mode': 'original'}}}}
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -48,8 +49,8 @@ class NameOperation(TypedDict, total=False):
     op: Literal["attr", "keys", "set", "double", "watch"]
     name: str
     value: Any
-    double: str    # ``double``: the kind (grader.engine.doubles.DOUBLES)
-    params: JsonDict   # ``double``: the kind's parameters
+    double: str  # ``double``: the kind (grader.engine.doubles.DOUBLES)
+    params: JsonDict  # ``double``: the kind's parameters
 
 
 class TableOperation(TypedDict, total=False):
@@ -109,8 +110,12 @@ class NodesParams(TypedDict, total=False):
     builder: str
 
 
-PARAMS_OF_KIND: dict[str, type] = {"calls": CallsParams, "state_reducers": ReducersParams,
-                                     "graph_nodes": NodesParams, "tools_table": NodesParams}
+PARAMS_OF_KIND: dict[str, type] = {
+    "calls": CallsParams,
+    "state_reducers": ReducersParams,
+    "graph_nodes": NodesParams,
+    "tools_table": NodesParams,
+}
 OPERATION_TYPES: tuple[type, ...] = (CallOperation, NameOperation, TableOperation, ModuleOperation)
 
 
@@ -150,8 +155,9 @@ def to_wire(probe: JsonDict) -> JsonDict:
     if kind == "calls":
         out["operations"] = [_operation(o) for o in params.get("operations") or []]
         if params.get("spies"):
-            out["spies"] = {name: {k: v for k, v in spy.items() if k in SPY_FIELDS}
-                            for name, spy in params["spies"].items()}
+            out["spies"] = {
+                name: {k: v for k, v in spy.items() if k in SPY_FIELDS} for name, spy in params["spies"].items()
+            }
         if params.get("fresh") is not True:
             out.pop("fresh", None)
     return {"kind": kind, "params": out}
@@ -181,17 +187,28 @@ PROBE_SCHEMA: JsonDict = {
     "additionalProperties": False,
     "properties": {"kind": {"enum": sorted(PARAMS_OF_KIND)}, "params": {"type": "object"}},
     "allOf": [
-        {"if": {"properties": {"kind": {"const": kind}}},
-         "then": {"properties": {"params": _schema_of(cls)}}}
-        for kind, cls in PARAMS_OF_KIND.items() if kind != "calls"
-    ] + [{
-        "if": {"properties": {"kind": {"const": "calls"}}},
-        "then": {"properties": {"params": {
-            **_schema_of(CallsParams),
-            "properties": {
-                **_schema_of(CallsParams)["properties"],
-                "operations": {"type": "array", "items": {"anyOf": [_schema_of(cls, ("op",)) for cls in OPERATION_TYPES]}},
-                "spies": {"type": "object", "additionalProperties": _schema_of(SpySpec)},
-            }}}},
-    }],
+        {"if": {"properties": {"kind": {"const": kind}}}, "then": {"properties": {"params": _schema_of(cls)}}}
+        for kind, cls in PARAMS_OF_KIND.items()
+        if kind != "calls"
+    ]
+    + [
+        {
+            "if": {"properties": {"kind": {"const": "calls"}}},
+            "then": {
+                "properties": {
+                    "params": {
+                        **_schema_of(CallsParams),
+                        "properties": {
+                            **_schema_of(CallsParams)["properties"],
+                            "operations": {
+                                "type": "array",
+                                "items": {"anyOf": [_schema_of(cls, ("op",)) for cls in OPERATION_TYPES]},
+                            },
+                            "spies": {"type": "object", "additionalProperties": _schema_of(SpySpec)},
+                        },
+                    }
+                }
+            },
+        }
+    ],
 }

@@ -24,19 +24,23 @@ Example::
     >>> LearnerRecord("ana", {"score": 1}).score
     1
 """
+
 from __future__ import annotations
 
 from grader.lazy import lazy_face
 
-__getattr__, __all__ = lazy_face(__name__, {
-    "LearnerRecord": "grader.outputs.record",
-    "as_records": "grader.outputs.record",
-    "write_outputs": "grader.outputs.class_folder",
-    "class_tables": "grader.outputs.class_folder",
-    "gradebook_frame": "grader.outputs.gradebook",
-    "check_stats": "grader.outputs.gradebook",
-    "common_wrong_answers": "grader.outputs.gradebook",
-    "wrong_answers": "grader.outputs.gradebook",
-    "render_feedback": "grader.outputs.feedback",
-    "render_summary": "grader.outputs.summary",
-})
+__getattr__, __all__ = lazy_face(
+    __name__,
+    {
+        "LearnerRecord": "grader.outputs.record",
+        "as_records": "grader.outputs.record",
+        "write_outputs": "grader.outputs.class_folder",
+        "class_tables": "grader.outputs.class_folder",
+        "gradebook_frame": "grader.outputs.gradebook",
+        "check_stats": "grader.outputs.gradebook",
+        "common_wrong_answers": "grader.outputs.gradebook",
+        "wrong_answers": "grader.outputs.gradebook",
+        "render_feedback": "grader.outputs.feedback",
+        "render_summary": "grader.outputs.summary",
+    },
+)

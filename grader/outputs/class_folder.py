@@ -12,6 +12,7 @@ Example::
     >>> paths["csv"]                              # doctest: +SKIP
     PosixPath('out/grades.csv')
 """
+
 from __future__ import annotations
 
 import shutil
@@ -47,17 +48,24 @@ def write_learner_outputs(record: LearnerRecord | dict, out: Path, *, starter: b
     """
     record = as_records([record])[0]
     shown, counting = learner_reports(record)
-    (out / "feedback" / f"{record.learner}.md").write_text(feedback_text(record, shown, counting, starter=starter),
-                                                           encoding="utf-8")
+    (out / "feedback" / f"{record.learner}.md").write_text(
+        feedback_text(record, shown, counting, starter=starter), encoding="utf-8"
+    )
     (out / "feedback" / f"{record.learner}.txt").write_text(
-        feedback_plain_text(record, shown, counting, starter=starter), encoding="utf-8")
+        feedback_plain_text(record, shown, counting, starter=starter), encoding="utf-8"
+    )
     results = out / "gradescope" / record.learner / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
     results.write_text(gradescope_text(record), encoding="utf-8")
 
 
-def write_outputs(records: Records, out: str | Path, *, archive_skipped: list[tuple[str, str]] = (),
-                  sources: dict[str, str] | None = None) -> dict[str, Path]:
+def write_outputs(
+    records: Records,
+    out: str | Path,
+    *,
+    archive_skipped: list[tuple[str, str]] = (),
+    sources: dict[str, str] | None = None,
+) -> dict[str, Path]:
     """Write every class output under ``out`` and return their paths by name.
 
     The per-learner folders (``feedback/``, ``gradescope/``) and ``plots/``
@@ -74,16 +82,21 @@ def write_outputs(records: Records, out: str | Path, *, archive_skipped: list[tu
     starter = starter_submissions(sources or {})
     # Drawn by a second process while this one writes the rest: the plots are half the work. The pass
     # rates count the records summary.md counts (counted_records): no starter, no ungradable file.
-    wait_for_plots = start_plots(gradebook_frame(records), check_stats(counted_records(records, starter)),
-                                 step_frame(records), out / "plots")
+    wait_for_plots = start_plots(
+        gradebook_frame(records), check_stats(counted_records(records, starter)), step_frame(records), out / "plots"
+    )
     paths = write_gradebook(records, out)
     for r in records:
         write_learner_outputs(r, out, starter=r.learner in starter)
     paths["summary"] = out / "summary.md"
     paths["summary"].write_text(render_summary(records, archive_skipped, starter), encoding="utf-8")
     plots = wait_for_plots()
-    return {**paths, "feedback": out / "feedback", "gradescope": out / "gradescope",
-            **{f"plot:{p.stem}": p for p in plots}}
+    return {
+        **paths,
+        "feedback": out / "feedback",
+        "gradescope": out / "gradescope",
+        **{f"plot:{p.stem}": p for p in plots},
+    }
 
 
 def class_tables(records: Records, sources: dict[str, str] | None = None) -> dict:
@@ -106,13 +119,23 @@ def class_tables(records: Records, sources: dict[str, str] | None = None) -> dic
             except (OSError, UnicodeDecodeError, TypeError, ValueError):
                 continue  # gone or unreadable: not known to be the starter
     starter = starter_submissions(sources)
-    return {"starter": starter, "checks": check_stats(counted_records(records, starter)),
-            "wrong_answers": wrong_answers(records, starter), "steps": step_frame(records)}
+    return {
+        "starter": starter,
+        "checks": check_stats(counted_records(records, starter)),
+        "wrong_answers": wrong_answers(records, starter),
+        "steps": step_frame(records),
+    }
 
 
-def write_extras(records: Records, out: Path, *, roster=None, assignment: str = "agtool lab",
-                 sources: dict[str, str] | None = None,
-                 references: dict[str, str] | None = None) -> tuple[dict[str, Path], list, list]:
+def write_extras(
+    records: Records,
+    out: Path,
+    *,
+    roster=None,
+    assignment: str = "agtool lab",
+    sources: dict[str, str] | None = None,
+    references: dict[str, str] | None = None,
+) -> tuple[dict[str, Path], list, list]:
     """The optional outputs: ``lms/*.csv`` with a roster, ``similarity.*`` with sources or references.
 
     Returns ``(paths, unmatched learners, similar pairs)``.

@@ -15,6 +15,7 @@ Example::
     >>> text.splitlines()[0], "/srv/class" in text
     ('# Feedback on tools.py', False)
 """
+
 from __future__ import annotations
 
 import re
@@ -31,9 +32,11 @@ from grader.report import Report
 # The module as the learner's lab holds it: replay commands run from the folder
 # that holds agtool/ (the home folder on the hub, the repository in a checkout).
 RUN_FROM = "Run a replay command in a terminal from the folder that holds agtool/ (your home folder on the hub)."
-KEYED_NOTE = ("Your grade comes from cases drawn from a seed that is not shown, so no answer can be fitted to "
-              "them. The checks below ran on other cases of the same kinds; each replay command replays exactly "
-              "what you see here.")
+KEYED_NOTE = (
+    "Your grade comes from cases drawn from a seed that is not shown, so no answer can be fitted to "
+    "them. The checks below ran on other cases of the same kinds; each replay command replays exactly "
+    "what you see here."
+)
 CODE_LABELS = ("call", "expected", "got", "replay")  # shown as code; the others are sentences
 
 
@@ -75,8 +78,10 @@ class Feedback:
     starter: bool = False  # the file is the starter as given: one paragraph, no check by check (issue 36.5)
 
 
-STARTER_TEXT = ("Your file is the starter as it was given: no step is written yet, so every check failed. "
-                "Begin with labs/01_contract_table.ipynb; the Check cell at its end grades step 1.")
+STARTER_TEXT = (
+    "Your file is the starter as it was given: no step is written yet, so every check failed. "
+    "Begin with labs/01_contract_table.ipynb; the Check cell at its end grades step 1."
+)
 
 
 def _typed(record: LearnerRecord | dict) -> LearnerRecord:
@@ -131,15 +136,20 @@ def grade_statement(record: LearnerRecord | dict, counting: Report) -> tuple[str
     if not got:
         return f"The grade that counts: {counting.score}/{counting.max_score}.", ""
     if got.get("override"):  # an instructor set it: their reason is the why (the service's overrides)
-        return (f"The grade that counts: {_number(got['credited'])}/{_number(got['max_score'])}, set by your "
-                f"instructor for {which_attempt(got)}.", f"Why: {got.get('why', '')}.")
+        return (
+            f"The grade that counts: {_number(got['credited'])}/{_number(got['max_score'])}, set by your "
+            f"instructor for {which_attempt(got)}.",
+            f"Why: {got.get('why', '')}.",
+        )
     points = f"{_number(got.get('raw_score', counting.score))}/{_number(got.get('raw_max', counting.max_score))} points"
     if got.get("score") is not None and _number(got["score"]) != _number(got.get("raw_score", got["score"])):
         points += f" (weighted {_number(got['score'])}/{_number(got['max_score'])})"
     factor = float(got.get("factor", 1.0))
     period = f", {got.get('period', '')} ({factor:.0%} credit)" if factor != 1.0 else ""
-    grade = (f"The grade that counts: {_number(got['credited'])}/{_number(got['max_score'])}, "
-             f"from {which_attempt(got)}: {points}{period}.")
+    grade = (
+        f"The grade that counts: {_number(got['credited'])}/{_number(got['max_score'])}, "
+        f"from {which_attempt(got)}: {points}{period}."
+    )
     return grade, f"Why this one: {got['why']}." if got.get("why") else ""
 
 
@@ -171,8 +181,7 @@ def _starter_body(check) -> str:
 _PLACEHOLDER = re.compile(r"NotImplementedError: (step \d+: write [^(\n]*(?:\([^)\n]*\))?)")
 
 
-def build_feedback(record: LearnerRecord | dict, shown: Report, counting: Report, *,
-                   starter: bool = False) -> Feedback:
+def build_feedback(record: LearnerRecord | dict, shown: Report, counting: Report, *, starter: bool = False) -> Feedback:
     """The :class:`Feedback` of one learner from the record's reports (:func:`learner_reports`).
 
     >>> r = Report(seed=4, path="/srv/ana/tools.py")
@@ -186,10 +195,16 @@ def build_feedback(record: LearnerRecord | dict, shown: Report, counting: Report
     keyed = record.feedback_report is not None
     # Keyed, the points shown are not the grade: said as the points of these cases, never beside it unlabelled.
     points = f", {shown.score}/{shown.max_score} points on these cases" if keyed else ""
-    fb = Feedback(file_name=PurePath(shown.path or record.source or LAB_MODULE).name, seed=shown.seed,
-                  grade=grade, why=why, keyed=keyed, checks=f"{passed}/{len(shown.checks)} passed{points}",
-                  error=shown.error,  # not the grader's isolation: the instructor's business (batch prints it)
-                  replay=shell_join(["agtool-grade", "check", LAB_MODULE, "--seed", str(shown.seed)]))
+    fb = Feedback(
+        file_name=PurePath(shown.path or record.source or LAB_MODULE).name,
+        seed=shown.seed,
+        grade=grade,
+        why=why,
+        keyed=keyed,
+        checks=f"{passed}/{len(shown.checks)} passed{points}",
+        error=shown.error,  # not the grader's isolation: the instructor's business (batch prints it)
+        replay=shell_join(["agtool-grade", "check", LAB_MODULE, "--seed", str(shown.seed)]),
+    )
     notes = crash_notes(shown.checks)  # one crash is shown once
     fb.starter = starter
     for step, total in shown.steps.items():
@@ -209,9 +224,19 @@ def build_feedback(record: LearnerRecord | dict, shown: Report, counting: Report
                 count, which = fb.not_started.get(step, (0, []))
                 fb.not_started[step] = (count + 1, which + [unwritten] * (unwritten not in which))
                 continue
-            fb.failed.append(FailedCheck(c.step, c.id, c.title, c.points, c.max_points,
-                                         [(label, lab_replay(value) if label == "replay" else value)
-                                          for label, value in shown_details(c, notes)]))
+            fb.failed.append(
+                FailedCheck(
+                    c.step,
+                    c.id,
+                    c.title,
+                    c.points,
+                    c.max_points,
+                    [
+                        (label, lab_replay(value) if label == "replay" else value)
+                        for label, value in shown_details(c, notes)
+                    ],
+                )
+            )
     return fb
 
 
@@ -246,26 +271,52 @@ def feedback_markdown(fb: Feedback) -> str:
     out = [f"# Feedback on {md_prose(fb.file_name)}", "", f"**{md_prose(fb.grade)}**"]
     out += [md_prose(fb.why)] if fb.why else []
     out += ["", md_prose(KEYED_NOTE)] if fb.keyed else []
-    out += ["", f"- **File:** {md_code(fb.file_name)}",
-            f"- **Checks{' below' if fb.keyed else ''}:** {fb.checks} (seed {fb.seed})"]
+    out += [
+        "",
+        f"- **File:** {md_code(fb.file_name)}",
+        f"- **Checks{' below' if fb.keyed else ''}:** {fb.checks} (seed {fb.seed})",
+    ]
     if fb.error:
-        out += ["", "## Your module could not be graded", "", md_fence(fb.error), "",
-                f"No check could run. To see it again: {md_code(fb.replay)}"]
+        out += [
+            "",
+            "## Your module could not be graded",
+            "",
+            md_fence(fb.error),
+            "",
+            f"No check could run. To see it again: {md_code(fb.replay)}",
+        ]
     if fb.starter:
         out += ["", "## Not started", "", md_prose(STARTER_TEXT)]
     if fb.failed:
-        out += ["", f"## What to fix ({_count(len(fb.failed), 'check')} failed)", "",
-                "Start with the first: later checks often fail for the same reason. " + md_prose(RUN_FROM)]
+        out += [
+            "",
+            f"## What to fix ({_count(len(fb.failed), 'check')} failed)",
+            "",
+            "Start with the first: later checks often fail for the same reason. " + md_prose(RUN_FROM),
+        ]
     for check in fb.failed:
-        out += ["", f"### Step {check.step}: {md_prose(check.title)} ({check.points}/{check.max_points})", "",
-                f"- **check:** {md_code(check.id)}"] + _markdown_details(check.details)
+        out += [
+            "",
+            f"### Step {check.step}: {md_prose(check.title)} ({check.points}/{check.max_points})",
+            "",
+            f"- **check:** {md_code(check.id)}",
+        ] + _markdown_details(check.details)
     if fb.not_started:
         out += ["", "## Not written yet", ""]
-        out += [f"- Step {step}: {_count(count, 'check')} met the starter's placeholder: "
-                + "; ".join(md_code(w) for w in which) for step, (count, which) in sorted(fb.not_started.items())]
+        out += [
+            f"- Step {step}: {_count(count, 'check')} met the starter's placeholder: "
+            + "; ".join(md_code(w) for w in which)
+            for step, (count, which) in sorted(fb.not_started.items())
+        ]
     for step, text in fb.output.items():
-        out += ["", f"<details><summary>Output of your code during step {step}</summary>", "",
-                md_fence(text.rstrip("\n")), "", "</details>"]
+        out += [
+            "",
+            f"<details><summary>Output of your code during step {step}</summary>",
+            "",
+            md_fence(text.rstrip("\n")),
+            "",
+            "</details>",
+        ]
     return "\n".join(out + _markdown_steps(fb)) + "\n"
 
 

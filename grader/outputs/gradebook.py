@@ -13,6 +13,7 @@ Example::
     >>> gradebook_frame([rec])[["learner", "score", "max_score"]].values.tolist()
     [['ana', 2, 3]]
 """
+
 from __future__ import annotations
 
 import json
@@ -32,9 +33,16 @@ WRONG_ANSWERS_SHOWN = 10
 Records = "Iterable[LearnerRecord | dict]"
 
 # grades.csv column -> key of a record's ``credit`` (grader.course.policy.Credit), after the raw columns.
-CREDIT_COLUMNS = {"weighted_score": "score", "weighted_max": "max_score", "credit_factor": "factor",
-                  "credited_score": "credited", "submitted_at": "submitted_at", "period": "period",
-                  "counted": "attempt", "why": "why"}
+CREDIT_COLUMNS = {
+    "weighted_score": "score",
+    "weighted_max": "max_score",
+    "credit_factor": "factor",
+    "credited_score": "credited",
+    "submitted_at": "submitted_at",
+    "period": "period",
+    "counted": "attempt",
+    "why": "why",
+}
 # grades.csv columns of a grade an instructor set (the service's overrides: ``credit["override"]``), after those.
 OVERRIDE_COLUMNS = {"overridden_from": "was", "override_reason": "reason", "override_by": "by", "override_at": "at"}
 
@@ -100,9 +108,21 @@ def gradebook_frame(records: Records) -> pd.DataFrame:
     columns = check_columns(records)
     rows = [_row(r, columns) for r in records]
     credit_columns = list(CREDIT_COLUMNS) if any(r.credit is not None for r in records) else []
-    frame = pd.DataFrame(rows, columns=["learner", "score", "max_score",
-                                        *[f"step{s}" for s in STEPS], *columns, "seed", "error", "source",
-                                        *credit_columns, *_instructor_columns(records)])
+    frame = pd.DataFrame(
+        rows,
+        columns=[
+            "learner",
+            "score",
+            "max_score",
+            *[f"step{s}" for s in STEPS],
+            *columns,
+            "seed",
+            "error",
+            "source",
+            *credit_columns,
+            *_instructor_columns(records),
+        ],
+    )
     if any(not r.graded for r in records):  # an empty score keeps the column whole numbers (Int64, not float)
         frame["score"] = frame["score"].astype("Int64")
     for name in [f"step{s}" for s in STEPS] + columns:
@@ -142,12 +162,29 @@ def grades_json(records: Records) -> str:
     [1]
     """
     records = as_records(records)
-    return json.dumps({
-        "seeds": sorted({r.seed for r in records if r.seed is not None}),
-        "learners": [{"learner": r.learner, "source": r.source, "sha256": r.sha256,
-                      "score": r.score, "max_score": r.max_score, "error": r.error, "report": r.report,
-                      **({"credit": r.credit} if r.credit is not None else {})} for r in records],
-    }, sort_keys=True, ensure_ascii=False) + "\n"  # no indent: the C encoder (1,000 reports)
+    return (
+        json.dumps(
+            {
+                "seeds": sorted({r.seed for r in records if r.seed is not None}),
+                "learners": [
+                    {
+                        "learner": r.learner,
+                        "source": r.source,
+                        "sha256": r.sha256,
+                        "score": r.score,
+                        "max_score": r.max_score,
+                        "error": r.error,
+                        "report": r.report,
+                        **({"credit": r.credit} if r.credit is not None else {}),
+                    }
+                    for r in records
+                ],
+            },
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        + "\n"
+    )  # no indent: the C encoder (1,000 reports)
 
 
 def check_stats(records: Records) -> pd.DataFrame:
@@ -160,12 +197,23 @@ def check_stats(records: Records) -> pd.DataFrame:
     stats: dict[str, dict] = {}
     for record in records:
         for c in record.report.get("checks", []):
-            s = stats.setdefault(c["id"], {"check": c["id"], "step": c["step"], "title": c["title"],
-                                           "max_points": c["max_points"], "graded": 0, "passed": 0})
+            s = stats.setdefault(
+                c["id"],
+                {
+                    "check": c["id"],
+                    "step": c["step"],
+                    "title": c["title"],
+                    "max_points": c["max_points"],
+                    "graded": 0,
+                    "passed": 0,
+                },
+            )
             s["graded"] += 1
             s["passed"] += bool(c["passed"])
-    frame = pd.DataFrame([stats[cid] for cid in check_columns(records)],
-                         columns=["check", "step", "title", "max_points", "graded", "passed"])
+    frame = pd.DataFrame(
+        [stats[cid] for cid in check_columns(records)],
+        columns=["check", "step", "title", "max_points", "graded", "passed"],
+    )
     frame["pass_rate"] = (frame["passed"] / frame["graded"]).round(4)
     return frame
 
@@ -178,7 +226,8 @@ def step_frame(records: Records) -> pd.DataFrame:
     """
     rows = [
         {"learner": r.learner, "step": int(step), "score": t["score"], "max_score": t["max_score"]}
-        for r in as_records(records) if r.graded
+        for r in as_records(records)
+        if r.graded
         for step, t in sorted(r.report.get("steps", {}).items(), key=lambda kv: int(kv[0]))
     ]
     return pd.DataFrame(rows, columns=["learner", "step", "score", "max_score"])
@@ -235,8 +284,15 @@ def common_wrong_answers(records: Records, top: int = WRONG_ANSWERS_SHOWN) -> pd
     for (cid, got), g in groups.items():
         # Cases are random per check, so "expected" can vary: show the most common one.
         expected = sorted(g["expected"].items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
-        rows.append({"check": cid, "got": got, "expected": expected, "count": len(g["learners"]),
-                     "learners": ", ".join(g["learners"])})
+        rows.append(
+            {
+                "check": cid,
+                "got": got,
+                "expected": expected,
+                "count": len(g["learners"]),
+                "learners": ", ".join(g["learners"]),
+            }
+        )
     rows.sort(key=lambda r: (-r["count"], r["check"], r["got"]))
     return pd.DataFrame(rows[:top], columns=["check", "got", "expected", "count", "learners"])
 

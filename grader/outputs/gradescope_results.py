@@ -15,6 +15,7 @@ Example::
     >>> results_json(r)["tests"][0]["status"]
     'passed'
 """
+
 from __future__ import annotations
 
 import io
@@ -50,8 +51,13 @@ def check_output_text(check, note: str = "") -> str:
     if note:  # the same crash as an earlier check of the step: said once, there (grader.render.crash_notes)
         return terminal_text(note)
     lines = [terminal_text(check.message or "Failed.")]
-    for label, value in (("Call", check.call), ("Expected", check.expected), ("Got", check.got),
-                         ("Hint", check.hint), ("Replay", replay_for(check.reproduce, "gradescope"))):
+    for label, value in (
+        ("Call", check.call),
+        ("Expected", check.expected),
+        ("Got", check.got),
+        ("Hint", check.hint),
+        ("Replay", replay_for(check.reproduce, "gradescope")),
+    ):
         if value:
             lines.append(f"{label}: {terminal_text(value)}")
     return "\n".join(lines)
@@ -124,8 +130,9 @@ def gradescope_json(record: LearnerRecord | dict) -> dict:
     if got:
         data["score"] = float(got["credited"])
         said = "Set by your instructor" if got.get("override") else "Credited"  # an override says so first
-        data["output"] = (f"{said}: {got['credited']:g}/{got['max_score']:g} ({terminal_text(got['why'])}).\n"
-                          + data["output"])
+        data["output"] = (
+            f"{said}: {got['credited']:g}/{got['max_score']:g} ({terminal_text(got['why'])}).\n" + data["output"]
+        )
         data.setdefault("extra_data", {})["credit"] = got
     return data
 

@@ -14,6 +14,7 @@ Example::
     >>> sanitize_learner_id("bob smith"), sanitize_learner_id("김민준")
     ('bob_smith', '김민준')
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -34,6 +34,7 @@ Example::
     >>> unmatched
     [('bob', 'graded, but not in the roster')]
 """
+
 from __future__ import annotations
 
 import csv
@@ -75,8 +76,10 @@ def read_roster(path: str | Path) -> dict[str, RosterEntry]:
     try:
         text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's "CSV UTF-8" starts with a BOM
     except (OSError, UnicodeDecodeError) as exc:
-        raise RosterError(f"roster {path} cannot be read ({type(exc).__name__}); give a UTF-8 CSV file "
-                          "with the columns learner,lms_id") from None
+        raise RosterError(
+            f"roster {path} cannot be read ({type(exc).__name__}); give a UTF-8 CSV file "
+            "with the columns learner,lms_id"
+        ) from None
     return read_roster_text(text, source=str(path))
 
 
@@ -93,8 +96,10 @@ def read_roster_text(text: str, *, source: str = "roster") -> dict[str, RosterEn
     reader.fieldnames = header
     for column in ROSTER_REQUIRED:
         if column not in header:
-            raise RosterError(f"{source}: the header has no {column} column; the first row must name the columns "
-                              f"learner,lms_id (optional: {', '.join(ROSTER_OPTIONAL)})")
+            raise RosterError(
+                f"{source}: the header has no {column} column; the first row must name the columns "
+                f"learner,lms_id (optional: {', '.join(ROSTER_OPTIONAL)})"
+            )
     roster: dict[str, RosterEntry] = {}
     for line, row in enumerate(reader, start=2):
         learner, lms_id = (row.get("learner") or "").strip(), (row.get("lms_id") or "").strip()
@@ -105,8 +110,7 @@ def read_roster_text(text: str, *, source: str = "roster") -> dict[str, RosterEn
             raise RosterError(f"{source} line {line}: {missing} is empty; give both the learner and the LMS id")
         if learner in roster:
             raise RosterError(f"{source} line {line}: learner {learner!r} is listed twice; keep one row per learner")
-        roster[learner] = RosterEntry(learner, lms_id,
-                                      **{k: (row.get(k) or "").strip() for k in ROSTER_OPTIONAL})
+        roster[learner] = RosterEntry(learner, lms_id, **{k: (row.get(k) or "").strip() for k in ROSTER_OPTIONAL})
     return roster
 
 
@@ -150,8 +154,16 @@ def canvas_csv(rows: list[dict], roster, *, assignment: str, assignment_id: str 
     possible = max((r["max_score"] for _, r in pairs), default="")
     table = [CANVAS_HEADER + [column], ["Points Possible", "", "", "", "", _number(possible)]]
     for entry, row in pairs:
-        table.append([entry.name or entry.learner, entry.lms_id, entry.sis_user_id, entry.sis_login_id,
-                      entry.section, _number(row["score"])])
+        table.append(
+            [
+                entry.name or entry.learner,
+                entry.lms_id,
+                entry.sis_user_id,
+                entry.sis_login_id,
+                entry.section,
+                _number(row["score"]),
+            ]
+        )
     return _write(table), unmatched
 
 
@@ -196,11 +208,23 @@ def grade_rows(records) -> list[dict]:
             continue
         got = r.credit
         if got:
-            rows.append({"learner": r.learner, "score": got["credited"], "max_score": got["max_score"],
-                         "why": f"{which_attempt(got)}: {got['why']}"})
+            rows.append(
+                {
+                    "learner": r.learner,
+                    "score": got["credited"],
+                    "max_score": got["max_score"],
+                    "why": f"{which_attempt(got)}: {got['why']}",
+                }
+            )
         else:
-            rows.append({"learner": r.learner, "score": r.score, "max_score": r.max_score,
-                         "why": "the points of your graded submission"})
+            rows.append(
+                {
+                    "learner": r.learner,
+                    "score": r.score,
+                    "max_score": r.max_score,
+                    "why": "the points of your graded submission",
+                }
+            )
     return rows
 
 
@@ -214,8 +238,12 @@ def lms_files(records, roster, *, assignment: str) -> dict:
     """
     rows = grade_rows(records)
     canvas, unmatched = canvas_csv(rows, roster, assignment=assignment)
-    return {"canvas": canvas, "moodle": moodle_csv(rows, roster, assignment=assignment)[0],
-            "unmatched": unmatched_csv(unmatched), "list": unmatched}
+    return {
+        "canvas": canvas,
+        "moodle": moodle_csv(rows, roster, assignment=assignment)[0],
+        "unmatched": unmatched_csv(unmatched),
+        "list": unmatched,
+    }
 
 
 def write_lms(records, roster, out: str | Path, *, assignment: str) -> tuple[dict[str, Path], list]:

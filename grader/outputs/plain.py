@@ -13,6 +13,7 @@ Example::
     >>> print(render_feedback_plain({"report": r.to_dict()}).splitlines()[0])
     Feedback on tools.py
 """
+
 from __future__ import annotations
 
 from grader.escape import plain_text
@@ -34,8 +35,7 @@ def render_feedback_plain(record: LearnerRecord | dict) -> str:
     return feedback_plain_text(record, *learner_reports(record))
 
 
-def feedback_plain_text(record: LearnerRecord | dict, shown: Report, counting: Report, *,
-                        starter: bool = False) -> str:
+def feedback_plain_text(record: LearnerRecord | dict, shown: Report, counting: Report, *, starter: bool = False) -> str:
     """:func:`render_feedback_plain` from reports already parsed by :func:`~grader.outputs.feedback.learner_reports`."""
     return feedback_plain(build_feedback(record, shown, counting, starter=starter))
 
@@ -56,23 +56,39 @@ def feedback_plain(fb: Feedback) -> str:
     out += ["", KEYED_NOTE] if fb.keyed else []
     out += ["", f"File: {_line(fb.file_name)}", f"Checks{' below' if fb.keyed else ''}: {fb.checks} (seed {fb.seed})"]
     if fb.error:
-        out += ["", "YOUR MODULE COULD NOT BE GRADED", "", *_block(fb.error, INDENT), "",
-                f"No check could run. To see it again: {fb.replay}"]
+        out += [
+            "",
+            "YOUR MODULE COULD NOT BE GRADED",
+            "",
+            *_block(fb.error, INDENT),
+            "",
+            f"No check could run. To see it again: {fb.replay}",
+        ]
     if fb.starter:
         out += ["", "NOT STARTED", "", STARTER_TEXT]
     if fb.failed:
-        out += ["", f"WHAT TO FIX ({len(fb.failed)} {'check' if len(fb.failed) == 1 else 'checks'} failed)", "",
-                "Start with the first: later checks often fail for the same reason. " + RUN_FROM]
+        out += [
+            "",
+            f"WHAT TO FIX ({len(fb.failed)} {'check' if len(fb.failed) == 1 else 'checks'} failed)",
+            "",
+            "Start with the first: later checks often fail for the same reason. " + RUN_FROM,
+        ]
     for number, check in enumerate(fb.failed, start=1):
-        out += ["", f"{number}. Step {check.step}: {_line(check.title)} ({check.points}/{check.max_points})",
-                f"{INDENT}{'check:':<{LABEL_WIDTH}}{_line(check.id)}"]
+        out += [
+            "",
+            f"{number}. Step {check.step}: {_line(check.title)} ({check.points}/{check.max_points})",
+            f"{INDENT}{'check:':<{LABEL_WIDTH}}{_line(check.id)}",
+        ]
         for label, value in check.details:
             head = f"{INDENT}{label + ':':<{LABEL_WIDTH}}"
             out += [head.rstrip(), *_block(value, INDENT * 2)] if "\n" in value else [head + _line(value)]
     if fb.not_started:
         out += ["", "NOT WRITTEN YET", ""]
-        out += [f"{INDENT}Step {step}: {count} {'check' if count == 1 else 'checks'} met the starter's placeholder: "
-                + "; ".join(_line(w) for w in which) for step, (count, which) in sorted(fb.not_started.items())]
+        out += [
+            f"{INDENT}Step {step}: {count} {'check' if count == 1 else 'checks'} met the starter's placeholder: "
+            + "; ".join(_line(w) for w in which)
+            for step, (count, which) in sorted(fb.not_started.items())
+        ]
     for step, text in fb.output.items():
         out += ["", f"Output of your code during step {step}:", *_block(text, INDENT + "| ")]
     return "\n".join(out + _plain_steps(fb)) + "\n"
@@ -82,5 +98,7 @@ def _plain_steps(fb: Feedback) -> list[str]:
     if not fb.steps:
         return []
     lines = ["", "POINTS PER STEP", ""]
-    return lines + [f"{INDENT}Step {step}: {score}/{top} points, {passed}/{n} checks passed"
-                    for step, score, top, passed, n in fb.steps]
+    return lines + [
+        f"{INDENT}Step {step}: {score}/{top} points, {passed}/{n} checks passed"
+        for step, score, top, passed, n in fb.steps
+    ]

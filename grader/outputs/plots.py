@@ -10,6 +10,7 @@ Example::
     >>> [p.name for p in paths]                                        # doctest: +SKIP
     ['score_histogram.png', 'check_pass_rate.png', 'step_scores.png']
 """
+
 from __future__ import annotations
 
 import io
@@ -57,8 +58,12 @@ def score_histogram(book: pd.DataFrame) -> Figure:
     # Edges halfway between whole scores: a bar holds the scores k*width .. (k+1)*width - 1.
     ax.hist(scores, bins=[k * width - 0.5 for k in range(top // width + 2)], rwidth=0.85, color="#4477aa")
     per_bar = "" if width == 1 else f", {width} points a bar"
-    ax.set(title=f"Scores ({len(book)} learners)", xlabel=f"score (of {top}{per_bar})", ylabel="learners",
-           xlim=(-1, top + 1))
+    ax.set(
+        title=f"Scores ({len(book)} learners)",
+        xlabel=f"score (of {top}{per_bar})",
+        ylabel="learners",
+        xlim=(-1, top + 1),
+    )
     # Learners and points are counted in whole numbers: no tick at 0.5 learner.
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -88,7 +93,7 @@ def check_pass_rate(stats: pd.DataFrame) -> Figure:
         ax.set(title="Pass rate per check", xlim=(0, 100))
         ax.text(50, 0.5, "no graded checks", ha="center", va="center")
         return fig
-    rows = [steps[i:i + PANEL_COLUMNS] for i in range(0, len(steps), PANEL_COLUMNS)]
+    rows = [steps[i : i + PANEL_COLUMNS] for i in range(0, len(steps), PANEL_COLUMNS)]
     slots = [max(int((stats["step"] == step).sum()) for step in row) for row in rows]
     width = PANEL_WIDTH * min(PANEL_COLUMNS, len(steps))
     height = TOP + sum(n * PANEL_INCHES_PER_CHECK + ABOVE + BELOW for n in slots)
@@ -99,8 +104,12 @@ def check_pass_rate(stats: pd.DataFrame) -> Figure:
         bars = n * PANEL_INCHES_PER_CHECK
         bottom = top - ABOVE - bars
         for c, step in enumerate(row):
-            rect = [(c * PANEL_WIDTH + LABELS_WIDTH) / width, bottom / height,
-                    (PANEL_WIDTH - LABELS_WIDTH - RIGHT_ROOM) / width, bars / height]
+            rect = [
+                (c * PANEL_WIDTH + LABELS_WIDTH) / width,
+                bottom / height,
+                (PANEL_WIDTH - LABELS_WIDTH - RIGHT_ROOM) / width,
+                bars / height,
+            ]
             _step_panel(fig.add_axes(rect), stats[stats["step"] == step], step, n)
         top = bottom - BELOW
     return fig
@@ -112,8 +121,9 @@ def _step_panel(ax, stats: pd.DataFrame, step: int, slots: int) -> None:
     ``slots`` is the most checks of a step in the row: every bar of a row is as thick.
     """
     names = [check.split("/", 1)[-1] for check in stats["check"]]
-    bars = ax.barh(names, stats["pass_rate"] * 100,
-                   color=["#228833" if rate >= 0.5 else "#ee6677" for rate in stats["pass_rate"]])
+    bars = ax.barh(
+        names, stats["pass_rate"] * 100, color=["#228833" if rate >= 0.5 else "#ee6677" for rate in stats["pass_rate"]]
+    )
     ax.bar_label(bars, fmt="%.0f%%", fontsize=6, padding=2)  # a 0% bar has no length: its number shows it
     ax.set_ylim(slots - 0.5, -0.5)  # first check on top
     ax.set(title=f"Step {step}", xlim=(0, 100))
@@ -152,8 +162,7 @@ def write_plots(book: pd.DataFrame, stats: pd.DataFrame, steps: pd.DataFrame, fo
     return [save_png(figure, folder / name) for figure, name in zip(figures, PLOT_FILES)]
 
 
-def start_plots(book: pd.DataFrame, stats: pd.DataFrame, steps: pd.DataFrame,
-                folder: Path) -> Callable[[], list[Path]]:
+def start_plots(book: pd.DataFrame, stats: pd.DataFrame, steps: pd.DataFrame, folder: Path) -> Callable[[], list[Path]]:
     """Start :func:`write_plots` in a forked process; the function returned waits for it and gives the paths.
 
     Drawing is half the CPU of a class's outputs and needs none of the
@@ -170,8 +179,9 @@ def start_plots(book: pd.DataFrame, stats: pd.DataFrame, steps: pd.DataFrame,
     """
     draw = partial(write_plots, book, stats, steps, folder)
     try:
-        process = multiprocessing.get_context("fork").Process(target=_quietly, args=(draw,), name="agtool-plots",
-                                                              daemon=True)
+        process = multiprocessing.get_context("fork").Process(
+            target=_quietly, args=(draw,), name="agtool-plots", daemon=True
+        )
         process.start()
     except (ValueError, OSError):  # no fork on this platform, or no process to be had now
         return draw

@@ -16,6 +16,7 @@ Example::
     >>> r.score, r.graded, LearnerRecord.from_dict(r.to_dict()) == r
     (2, True, True)
 """
+
 from __future__ import annotations
 
 import json
@@ -101,8 +102,14 @@ class LearnerRecord:
         >>> LearnerRecord("ana", {}, credit={"credited": 1.0}).to_dict()["credit"]
         {'credited': 1.0}
         """
-        data = {"learner": self.learner, "source": self.source, "sha256": self.sha256, "seed": self.seed,
-                "selection": self.selection, "report": self.report}
+        data = {
+            "learner": self.learner,
+            "source": self.source,
+            "sha256": self.sha256,
+            "seed": self.seed,
+            "selection": self.selection,
+            "report": self.report,
+        }
         for name in _OPTIONAL:
             value = getattr(self, name)
             if value is not None:
@@ -187,5 +194,11 @@ def attempt_record(attempt, *, credit: dict | None = None) -> LearnerRecord:
     if counted:
         counted = json.loads(counted)
         runs = {"seed": counted.get("seed"), "report": counted, "feedback_seed": attempt.seed, "feedback_report": shown}
-    return LearnerRecord(learner=attempt.learner, source=f"{attempt.learner}/attempt-{attempt.id}/tools.py",
-                         sha256=attempt.sha256, attempt=attempt.id, credit=credit, **runs)
+    return LearnerRecord(
+        learner=attempt.learner,
+        source=f"{attempt.learner}/attempt-{attempt.id}/tools.py",
+        sha256=attempt.sha256,
+        attempt=attempt.id,
+        credit=credit,
+        **runs,
+    )

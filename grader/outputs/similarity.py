@@ -20,6 +20,7 @@ Example::
     >>> [(p.a, p.b, p.flagged) for p in compare({"ana": a, "bob": b}, boilerplate=[], k=5)]
     [('ana', 'bob', True)]
 """
+
 from __future__ import annotations
 
 import csv
@@ -31,8 +32,8 @@ from pathlib import Path
 from grader.escape import csv_cell, html_text
 from grader.outputs.starter import starter_text
 
-K = 25          # noise threshold: shared runs shorter than 25 normalised characters are ignored
-WINDOW = 1      # winnowing window: every k-gram kept (a tools.py is small; this is exact and fast enough)
+K = 25  # noise threshold: shared runs shorter than 25 normalised characters are ignored
+WINDOW = 1  # winnowing window: every k-gram kept (a tools.py is small; this is exact and fast enough)
 THRESHOLD = 0.6  # the independent modules of tests/alt_styles/ share at most ~0.4 (docs/instructor.md, "Similarity")
 MAX_CHARS = 64 * 1024  # compared per file: a tools.py is ~10 kB; a padded 231 KiB one must not cost minutes
 # The starter as a wheel installs it (pyproject.toml maps agtool/ onto this package), and in a checkout.
@@ -49,8 +50,8 @@ class Pair:
     similarity_b: float
     shared_tokens: int
     flagged: bool
-    kind: str          # "pair", or "reference" when ``b`` is the instructor's reference file
-    slices_a: list     # [(start, end)] character ranges in a's text
+    kind: str  # "pair", or "reference" when ``b`` is the instructor's reference file
+    slices_a: list  # [(start, end)] character ranges in a's text
     slices_b: list
 
 
@@ -81,8 +82,14 @@ def given_boilerplate(texts: dict[str, str] | None = None, k: int = K) -> list:
     return sorted(hashes)
 
 
-def compare(sources: dict[str, str], *, references: dict[str, str] | None = None, boilerplate=None,
-            k: int = K, threshold: float = THRESHOLD) -> list[Pair]:
+def compare(
+    sources: dict[str, str],
+    *,
+    references: dict[str, str] | None = None,
+    boilerplate=None,
+    k: int = K,
+    threshold: float = THRESHOLD,
+) -> list[Pair]:
     """Every pair of ``sources`` (name -> text), and each source against each reference, most similar first."""
     from copydetect import compare_files
 
@@ -113,8 +120,21 @@ def similarity_csv(pairs: list[Pair]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["rank", "a", "b", "similarity_a", "similarity_b", "shared_tokens", "flagged", "kind"])
     for rank, p in enumerate(pairs, start=1):
-        writer.writerow([csv_cell(v) for v in (rank, p.a, p.b, p.similarity_a, p.similarity_b, p.shared_tokens,
-                                                "yes" if p.flagged else "no", p.kind)])
+        writer.writerow(
+            [
+                csv_cell(v)
+                for v in (
+                    rank,
+                    p.a,
+                    p.b,
+                    p.similarity_a,
+                    p.similarity_b,
+                    p.shared_tokens,
+                    "yes" if p.flagged else "no",
+                    p.kind,
+                )
+            ]
+        )
     return out.getvalue()
 
 
@@ -133,8 +153,14 @@ def _marked(code: str, spans: list) -> str:
 HIDDEN_REFERENCE = "(the reference solution is compared, never shown here)"
 
 
-def similarity_html(pairs: list[Pair], sources: dict[str, str], references: dict[str, str] | None = None,
-                    *, shown: int = 20, show_references: bool = True) -> str:
+def similarity_html(
+    pairs: list[Pair],
+    sources: dict[str, str],
+    references: dict[str, str] | None = None,
+    *,
+    shown: int = 20,
+    show_references: bool = True,
+) -> str:
     """``similarity.html``: the pairs ranked, and for the first ``shown`` the two files side by side, shared code marked.
 
     ``show_references=False`` (the grading service, whose page travels over
@@ -154,23 +180,29 @@ def similarity_html(pairs: list[Pair], sources: dict[str, str], references: dict
         f"<tr class={'flag' if p.flagged else 'ok'}><td>{i}</td><td>{html_text(p.a)}</td><td>{html_text(p.b)}"
         f"{' (reference)' if p.kind == 'reference' else ''}</td><td>{p.similarity_a:.0%}</td>"
         f"<td>{p.similarity_b:.0%}</td><td>{p.shared_tokens}</td><td>{'yes' if p.flagged else 'no'}</td></tr>"
-        for i, p in enumerate(pairs, start=1))
+        for i, p in enumerate(pairs, start=1)
+    )
     details = "".join(
         f"<h2>{i}. {html_text(p.a)} &harr; {html_text(p.b)} ({p.similarity_a:.0%} / {p.similarity_b:.0%})</h2>"
         f"<div class=side><pre>{_marked(texts.get(p.a, ''), p.slices_a)}</pre>"
         f"<pre>{html_text(HIDDEN_REFERENCE) if p.b in hidden else _marked(texts.get(p.b, ''), p.slices_b)}</pre></div>"
-        for i, p in enumerate(pairs[:shown], start=1))
-    style = ("body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
-             "td,th{border:1px solid #ccc;padding:.2em .5em}.flag{background:#ffebe9}"
-             ".side{display:flex;gap:1em}.side pre{flex:1;overflow:auto;background:#f6f8fa;padding:.5em;"
-             "font-size:12px}mark{background:#fff3b0}")
-    return ("<!doctype html><html><head><meta charset=utf-8>"
-            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-            f"<title>Similarity</title><style>{style}</style></head><body><h1>Similarity</h1>"
-            f"<p>Shared code after removing the starter and the spec's given data, on normalised tokens "
-            f"(copydetect, k={K}). Flagged: both files share at least {THRESHOLD:.0%}.</p>"
-            "<table><tr><th>rank</th><th>a</th><th>b</th><th>share of a</th><th>share of b</th>"
-            f"<th>shared tokens</th><th>flagged</th></tr>{rows}</table>{details}</body></html>")
+        for i, p in enumerate(pairs[:shown], start=1)
+    )
+    style = (
+        "body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:.2em .5em}.flag{background:#ffebe9}"
+        ".side{display:flex;gap:1em}.side pre{flex:1;overflow:auto;background:#f6f8fa;padding:.5em;"
+        "font-size:12px}mark{background:#fff3b0}"
+    )
+    return (
+        "<!doctype html><html><head><meta charset=utf-8>"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        f"<title>Similarity</title><style>{style}</style></head><body><h1>Similarity</h1>"
+        f"<p>Shared code after removing the starter and the spec's given data, on normalised tokens "
+        f"(copydetect, k={K}). Flagged: both files share at least {THRESHOLD:.0%}.</p>"
+        "<table><tr><th>rank</th><th>a</th><th>b</th><th>share of a</th><th>share of b</th>"
+        f"<th>shared tokens</th><th>flagged</th></tr>{rows}</table>{details}</body></html>"
+    )
 
 
 def capped(texts: dict[str, str] | None, most: int = MAX_CHARS) -> dict[str, str] | None:
@@ -184,8 +216,9 @@ def capped(texts: dict[str, str] | None, most: int = MAX_CHARS) -> dict[str, str
     return {name: text[:most] for name, text in texts.items()}
 
 
-def similarity_outputs(sources: dict[str, str], references: dict[str, str] | None = None, *,
-                       show_references: bool = True) -> dict:
+def similarity_outputs(
+    sources: dict[str, str], references: dict[str, str] | None = None, *, show_references: bool = True
+) -> dict:
     """``{"html", "csv", "pairs"}`` for ``sources`` (learner -> text); ``show_references=False``: references
     are compared, never shown (the service's page, which more people reach than the batch's folder).
 
@@ -197,12 +230,16 @@ def similarity_outputs(sources: dict[str, str], references: dict[str, str] | Non
     """
     sources, references = capped(sources), capped(references)  # the cost grows faster than the text
     pairs = compare(sources, references=references)
-    return {"html": similarity_html(pairs, sources, references, show_references=show_references),
-            "csv": similarity_csv(pairs), "pairs": pairs}
+    return {
+        "html": similarity_html(pairs, sources, references, show_references=show_references),
+        "csv": similarity_csv(pairs),
+        "pairs": pairs,
+    }
 
 
-def write_similarity(sources: dict[str, str], out: str | Path, *,
-                     references: dict[str, str] | None = None) -> tuple[dict[str, Path], list[Pair]]:
+def write_similarity(
+    sources: dict[str, str], out: str | Path, *, references: dict[str, str] | None = None
+) -> tuple[dict[str, Path], list[Pair]]:
     """Write ``similarity.html`` and ``similarity.csv`` under ``out``; their paths and the ranked pairs.
 
     >>> write_similarity({}, "out/")   # doctest: +SKIP

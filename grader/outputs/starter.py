@@ -15,6 +15,7 @@ Example::
     ...                     starter=starter)
     ['ana']
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,8 +27,15 @@ from importlib import resources
 from pathlib import Path
 
 # Layout and comments: what a learner can change without changing the program.
-_IGNORED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-            tokenize.ENCODING, tokenize.ENDMARKER}
+_IGNORED = {
+    tokenize.COMMENT,
+    tokenize.NL,
+    tokenize.NEWLINE,
+    tokenize.INDENT,
+    tokenize.DEDENT,
+    tokenize.ENCODING,
+    tokenize.ENDMARKER,
+}
 # What the starter raises in every function a step asks for (agtool/tools.py): an answer that is
 # this exception is a step not started, not a wrong answer.
 _SPACE = re.compile(r"\s+")
@@ -72,14 +80,19 @@ def starter_text() -> str:
     raise FileNotFoundError(
         f"the starter module as given is not found: {STARTER_PACKAGE} and {CHECKOUT_STARTER} hold edited code "
         "(the lab was done in this checkout) and git has no copy of the original; reinstall agtool-lab from a "
-        "fresh clone (pip install .) or restore it with: git checkout -- agtool/tools.py")
+        "fresh clone (pip install .) or restore it with: git checkout -- agtool/tools.py"
+    )
 
 
 def _from_git() -> bytes:
     """The starter's bytes from the checkout's git objects (``b""`` without git or the object)."""
     try:
-        done = subprocess.run(["git", "-C", str(CHECKOUT), "cat-file", "blob", STARTER_GIT_BLOB],
-                              capture_output=True, timeout=10, check=False)
+        done = subprocess.run(
+            ["git", "-C", str(CHECKOUT), "cat-file", "blob", STARTER_GIT_BLOB],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return b""
     return done.stdout if done.returncode == 0 else b""

@@ -11,6 +11,7 @@ Example::
     >>> print(render_summary([]).splitlines()[0])
     # Class summary
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -24,8 +25,7 @@ from grader.outputs.starter import not_started_step
 HARDEST_SHOWN = 10
 
 
-def render_summary(records: Records, archive_skipped: list[tuple[str, str]] = (),
-                   starter: Iterable[str] = ()) -> str:
+def render_summary(records: Records, archive_skipped: list[tuple[str, str]] = (), starter: Iterable[str] = ()) -> str:
     """``summary.md``: score statistics, per-step means, hardest checks, common wrong answers, errors.
 
     ``archive_skipped`` lists the zip members that could not be extracted
@@ -43,8 +43,16 @@ def render_summary(records: Records, archive_skipped: list[tuple[str, str]] = ()
     starter = sorted(set(starter))
     lines = _totals(records)
     answering = [r for r in records if r.learner not in starter]
-    for section in (_starter(starter), _steps(records), _hardest(counted_records(records, starter)),
-                    _wrong_answers(records, starter), _not_started(answering), _errors(records), _course(records), _skipped(archive_skipped)):
+    for section in (
+        _starter(starter),
+        _steps(records),
+        _hardest(counted_records(records, starter)),
+        _wrong_answers(records, starter),
+        _not_started(answering),
+        _errors(records),
+        _course(records),
+        _skipped(archive_skipped),
+    ):
         lines += section
     return "\n".join(lines) + "\n"
 
@@ -60,10 +68,12 @@ def _totals(records: list[LearnerRecord]) -> list[str]:
     scores = graded["score"]
     mean = f"{scores.mean():.2f}" if len(scores) else "-"
     median = f"{scores.median():g}" if len(scores) else "-"
-    return lines + [f"- mean score: {mean} / {max_score}",
-                    f"- median score: {median} / {max_score}",
-                    f"- full marks: {int((scores == graded['max_score']).sum())}",
-                    f"- could not be graded: {int((book['error'] != '').sum())}"]
+    return lines + [
+        f"- mean score: {mean} / {max_score}",
+        f"- median score: {median} / {max_score}",
+        f"- full marks: {int((scores == graded['max_score']).sum())}",
+        f"- could not be graded: {int((book['error'] != '').sum())}",
+    ]
 
 
 def _steps(records: list[LearnerRecord]) -> list[str]:
@@ -84,8 +94,9 @@ def _hardest(records: list[LearnerRecord]) -> list[str]:
     hardest = stats.sort_values(["pass_rate", "check"], kind="mergesort").head(HARDEST_SHOWN)
     lines = ["", "## Hardest checks", "", "| check | title | passed | pass rate |", "|---|---|---|---|"]
     for row in hardest.itertuples():
-        lines.append(f"| {md_code_cell(row.check)} | {md_cell(row.title)} | {row.passed}/{row.graded} "
-                     f"| {row.pass_rate:.0%} |")
+        lines.append(
+            f"| {md_code_cell(row.check)} | {md_cell(row.title)} | {row.passed}/{row.graded} | {row.pass_rate:.0%} |"
+        )
     return lines
 
 
@@ -93,10 +104,15 @@ def _starter(starter: list[str]) -> list[str]:
     if not starter:
         return []
     who = "learner" if len(starter) == 1 else "learners"
-    return ["", "## Submitted the starter unchanged", "",
-            f"{len(starter)} {who} handed in the starter as it was given (comments and layout aside); "
-            "their answers are left out of the wrong answers below:", "",
-            *[f"- {md_text(learner)}" for learner in starter]]
+    return [
+        "",
+        "## Submitted the starter unchanged",
+        "",
+        f"{len(starter)} {who} handed in the starter as it was given (comments and layout aside); "
+        "their answers are left out of the wrong answers below:",
+        "",
+        *[f"- {md_text(learner)}" for learner in starter],
+    ]
 
 
 def _wrong_answers(records: list[LearnerRecord], starter: list[str]) -> list[str]:
@@ -106,8 +122,10 @@ def _wrong_answers(records: list[LearnerRecord], starter: list[str]) -> list[str
         lines.append("No wrong answers among the graded submissions.")
     for row in wrong.itertuples():
         who = "learner" if row.count == 1 else "learners"
-        lines.append(f"- {row.count} {who} returned {md_code(short(row.got))} where {md_code(short(row.expected))} "
-                     f"was expected ({md_code(row.check)}): {md_text(row.learners)}")
+        lines.append(
+            f"- {row.count} {who} returned {md_code(short(row.got))} where {md_code(short(row.expected))} "
+            f"was expected ({md_code(row.check)}): {md_text(row.learners)}"
+        )
     return lines
 
 
@@ -121,10 +139,18 @@ def _not_started(records: list[LearnerRecord]) -> list[str]:
                 steps.setdefault(step, set()).add(r.learner)
     if not steps:
         return []
-    lines = ["", "## Steps not started", "", "Answers that are the starter's `NotImplementedError` "
-             "(the function of that step is not written yet), left out of the wrong answers:", ""]
-    return lines + [f"- step {step}: {len(who)} {'learner' if len(who) == 1 else 'learners'}: "
-                    f"{md_text(', '.join(sorted(who)))}" for step, who in sorted(steps.items())]
+    lines = [
+        "",
+        "## Steps not started",
+        "",
+        "Answers that are the starter's `NotImplementedError` "
+        "(the function of that step is not written yet), left out of the wrong answers:",
+        "",
+    ]
+    return lines + [
+        f"- step {step}: {len(who)} {'learner' if len(who) == 1 else 'learners'}: {md_text(', '.join(sorted(who)))}"
+        for step, who in sorted(steps.items())
+    ]
 
 
 def _errors(records: list[LearnerRecord]) -> list[str]:
@@ -132,9 +158,15 @@ def _errors(records: list[LearnerRecord]) -> list[str]:
     if not errors:
         return []
     # An import error's first line is learner text: a code span, never raw HTML or a link.
-    return ["", "## Could not be graded", "",
-            *[f"- {md_text(learner)}: {md_code(short(error.split(chr(10), 1)[0], ERROR_LIMIT))}"
-              for learner, error in errors]]
+    return [
+        "",
+        "## Could not be graded",
+        "",
+        *[
+            f"- {md_text(learner)}: {md_code(short(error.split(chr(10), 1)[0], ERROR_LIMIT))}"
+            for learner, error in errors
+        ],
+    ]
 
 
 def _course(records: list[LearnerRecord]) -> list[str]:
@@ -142,17 +174,25 @@ def _course(records: list[LearnerRecord]) -> list[str]:
     if not credited:
         return []
     periods = Counter(c["period"] for c in credited)
-    return ["", "## Course policy", "",
-            f"- mean credited score: {sum(c['credited'] for c in credited) / len(credited):.2f}"
-            f" / {max(c['max_score'] for c in credited):g}",
-            *[f"- {md_text(period)}: {count}" for period, count in sorted(periods.items())]]
+    return [
+        "",
+        "## Course policy",
+        "",
+        f"- mean credited score: {sum(c['credited'] for c in credited) / len(credited):.2f}"
+        f" / {max(c['max_score'] for c in credited):g}",
+        *[f"- {md_text(period)}: {count}" for period, count in sorted(periods.items())],
+    ]
 
 
 def _skipped(archive_skipped) -> list[str]:
     if not archive_skipped:
         return []
-    return ["", "## Skipped from the zip", "",
-            *[f"- {md_code(member)}: {md_text(reason)}" for member, reason in archive_skipped]]
+    return [
+        "",
+        "## Skipped from the zip",
+        "",
+        *[f"- {md_code(member)}: {md_text(reason)}" for member, reason in archive_skipped],
+    ]
 
 
 # An ungradable file's first line, whole: an import time-out's sentence is about 190 characters.

@@ -1,4 +1,5 @@
 """``python -m grader.service [options]``: run the grading service (``agtool-grade serve``)."""
+
 import sys
 
 from grader.service.command import main

@@ -14,6 +14,7 @@ Example::
     >>> view["history"][0]["reason"], view["history"][0]["answer"]
     ('<script>x</script>', None)
 """
+
 from __future__ import annotations
 
 from urllib.parse import quote
@@ -40,11 +41,16 @@ def describe(action: dict) -> str:
     if kind == ATTEMPTS:
         return f"{data['extra']} extra attempt{'s' if data['extra'] != 1 else ''} for {who}"
     if kind == OVERRIDE:
-        return (f"grade of {who} set to {data['score']:g}/{data['max_score']:g} "
-                f"(it was {data['was']:g}/{data['max_score']:g}; attempt {action.get('attempt')})")
+        return (
+            f"grade of {who} set to {data['score']:g}/{data['max_score']:g} "
+            f"(it was {data['was']:g}/{data['max_score']:g}; attempt {action.get('attempt')})"
+        )
     if kind == REGRADE:
-        scope = {"attempt": f"attempt {action.get('attempt')}", "counting": "every learner's counting attempt",
-                 "all": "every attempt of the class"}.get(data.get("scope"), "attempts")
+        scope = {
+            "attempt": f"attempt {action.get('attempt')}",
+            "counting": "every learner's counting attempt",
+            "all": "every attempt of the class",
+        }.get(data.get("scope"), "attempts")
         return f"regrade of {scope}"
     if kind == APPEAL:
         return f"regrade request by {who} about attempt {action.get('attempt')}"
@@ -57,14 +63,33 @@ def describe(action: dict) -> str:
 def _entry(action: dict, answers: dict, past: list[dict]) -> dict:
     """One action of the log: what, when, by whom, why; a regrade's replaced results; a request's answer."""
     appeal = action["kind"] == APPEAL
-    before = [{"attempt": p["attempt"], "score": p["score"], "max_score": p["max_score"], "status": p["status"]}
-              for p in past if p["regrade"] == action["id"]] if action["kind"] == REGRADE else []
+    before = (
+        [
+            {"attempt": p["attempt"], "score": p["score"], "max_score": p["max_score"], "status": p["status"]}
+            for p in past
+            if p["regrade"] == action["id"]
+        ]
+        if action["kind"] == REGRADE
+        else []
+    )
     answer = answers.get(action["id"]) if appeal else None
-    return {"at": action["at"], "text": describe(action), "actor": action["actor"], "reason": action["reason"],
-            "reason_label": "Request" if appeal else "Why", "before": before, "appeal": appeal,
-            "answer": None if answer is None else {
-                "verdict": "accepted" if answer["data"].get("accepted") else "declined", "at": answer["at"],
-                "actor": answer["actor"], "reason": answer["reason"]}}
+    return {
+        "at": action["at"],
+        "text": describe(action),
+        "actor": action["actor"],
+        "reason": action["reason"],
+        "reason_label": "Request" if appeal else "Why",
+        "before": before,
+        "appeal": appeal,
+        "answer": None
+        if answer is None
+        else {
+            "verdict": "accepted" if answer["data"].get("accepted") else "declined",
+            "at": answer["at"],
+            "actor": answer["actor"],
+            "reason": answer["reason"],
+        },
+    }
 
 
 def history_view(actions: list[dict], past: list[dict]) -> list[dict]:
@@ -73,29 +98,58 @@ def history_view(actions: list[dict], past: list[dict]) -> list[dict]:
     return [_entry(a, answers, past) for a in reversed(actions) if a["kind"] != ANSWER]
 
 
-def changes_view(actions: list[dict], past: list[dict], *, viewer: str, learner: str, prefix: str,
-                 xsrf: str, attempts: list[dict], instructor: bool = False, request_limit: str = "") -> dict:
+def changes_view(
+    actions: list[dict],
+    past: list[dict],
+    *,
+    viewer: str,
+    learner: str,
+    prefix: str,
+    xsrf: str,
+    attempts: list[dict],
+    instructor: bool = False,
+    request_limit: str = "",
+) -> dict:
     """A learner page's section: the changes made for this learner, a regrade request form, instructor forms.
 
     ``request_limit``: how many requests a learner may file, said above their form (e.g. "5 per 60 minutes").
     """
-    graded = [{"id": a["id"], "score": a["score"], "max_score": a["max_score"]}
-              for a in attempts if a.get("status") == "graded"]
-    return {"title": "Changes by your instructor" if viewer == learner else f"Changes made for {learner}",
-            "history": history_view(actions, past), "prefix": prefix, "xsrf": xsrf, "learner": learner,
-            "back": f"{prefix}learners/{quote(learner, safe='')}", "graded": graded,
-            "appeal": viewer == learner and bool(graded), "instructor": instructor, "request_limit": request_limit,
-            "max_appeal": MAX_APPEAL, "max_reason": MAX_REASON}
+    graded = [
+        {"id": a["id"], "score": a["score"], "max_score": a["max_score"]}
+        for a in attempts
+        if a.get("status") == "graded"
+    ]
+    return {
+        "title": "Changes by your instructor" if viewer == learner else f"Changes made for {learner}",
+        "history": history_view(actions, past),
+        "prefix": prefix,
+        "xsrf": xsrf,
+        "learner": learner,
+        "back": f"{prefix}learners/{quote(learner, safe='')}",
+        "graded": graded,
+        "appeal": viewer == learner and bool(graded),
+        "instructor": instructor,
+        "request_limit": request_limit,
+        "max_appeal": MAX_APPEAL,
+        "max_reason": MAX_REASON,
+    }
 
 
 def open_appeal_view(appeal: dict, prefix: str) -> dict:
     """One open regrade request: who (and their page), which attempt, when, what they asked."""
-    return {"id": appeal["id"], "learner": appeal["learner"], "attempt": appeal["attempt"], "at": appeal["at"],
-            "reason": appeal["reason"], "href": f"{prefix}learners/{quote(appeal['learner'], safe='')}"}
+    return {
+        "id": appeal["id"],
+        "learner": appeal["learner"],
+        "attempt": appeal["attempt"],
+        "at": appeal["at"],
+        "reason": appeal["reason"],
+        "href": f"{prefix}learners/{quote(appeal['learner'], safe='')}",
+    }
 
 
-def class_summary_view(open_requests: tuple[int, int, list[dict]], actions: list[dict], past: list[dict], *,
-                       prefix: str) -> dict:
+def class_summary_view(
+    open_requests: tuple[int, int, list[dict]], actions: list[dict], past: list[dict], *, prefix: str
+) -> dict:
     """The class page's part: the open regrade requests as a count with a link, the oldest few quoted (shortened),
     and the log of instructor actions; every request's text and the answer forms are on ``class/actions``.
 
@@ -109,9 +163,14 @@ def class_summary_view(open_requests: tuple[int, int, list[dict]], actions: list
     (40, True, 39)
     """
     count, learners, oldest = open_requests
-    return {"prefix": prefix, "count": count, "learners": learners,
-            "quoted": [open_appeal_view(_shortened(a), prefix) for a in oldest], "more": count - len(oldest),
-            "history": history_view([a for a in actions if a["kind"] != APPEAL], past)}
+    return {
+        "prefix": prefix,
+        "count": count,
+        "learners": learners,
+        "quoted": [open_appeal_view(_shortened(a), prefix) for a in oldest],
+        "more": count - len(oldest),
+        "history": history_view([a for a in actions if a["kind"] != APPEAL], past),
+    }
 
 
 def _shortened(appeal: dict, limit: int = APPEAL_PREVIEW_CHARS) -> dict:
@@ -124,8 +183,7 @@ def _shortened(appeal: dict, limit: int = APPEAL_PREVIEW_CHARS) -> dict:
     return appeal if len(text) <= limit else {**appeal, "reason": text[:limit].rstrip() + "… (shortened)"}
 
 
-def actions_page(actions: list[dict], past: list[dict], *, prefix: str, xsrf: str,
-                 chrome: Chrome | None = None) -> str:
+def actions_page(actions: list[dict], past: list[dict], *, prefix: str, xsrf: str, chrome: Chrome | None = None) -> str:
     """``class/actions``: the open requests with answer forms, the class regrade and the log (no reload).
 
     >>> ask = {"id": 7, "kind": "appeal", "at": "2030-01-01T00:00:00Z", "actor": "ana", "learner": "<b>",
@@ -135,6 +193,13 @@ def actions_page(actions: list[dict], past: list[dict], *, prefix: str, xsrf: st
     >>> "<script>" in main, "&lt;script&gt;" in main, 'name="_xsrf" value="t"' in main
     (False, True, True)
     """
-    return render("actions_page.html", title="agtool: instructor actions", chrome=chrome, prefix=prefix, xsrf=xsrf,
-                  waiting=[open_appeal_view(a, prefix) for a in open_appeals(actions)],
-                  entries=history_view(actions, past), max_reason=MAX_REASON)
+    return render(
+        "actions_page.html",
+        title="agtool: instructor actions",
+        chrome=chrome,
+        prefix=prefix,
+        xsrf=xsrf,
+        waiting=[open_appeal_view(a, prefix) for a in open_appeals(actions)],
+        entries=history_view(actions, past),
+        max_reason=MAX_REASON,
+    )

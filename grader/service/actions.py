@@ -24,6 +24,7 @@ Example::
     ...
     grader.service.actions.ActionError: an override needs a reason: say why the grade changes (the learner reads it)
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -50,10 +51,10 @@ from grader.service.actions_db import (
 from grader.service.db import iso, utcnow
 from grader.service.options import APPEAL_LIMIT, APPEAL_WINDOW, MAX_LEARNER_BYTES
 
-MAX_REASON = 1000   # characters of an instructor's reason or answer
-MAX_APPEAL = 2000   # characters of a learner's regrade request
-MAX_NAME = 255      # the database's learner column
-MAX_EXTRA = 100     # extra attempts in one grant
+MAX_REASON = 1000  # characters of an instructor's reason or answer
+MAX_APPEAL = 2000  # characters of a learner's regrade request
+MAX_NAME = 255  # the database's learner column
+MAX_EXTRA = 100  # extra attempts in one grant
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
@@ -78,8 +79,7 @@ class RequestLimits:
     max_bytes: int = MAX_LEARNER_BYTES
 
 
-def request_refusal(times: list[dt.datetime], limits: RequestLimits,
-                    now: dt.datetime) -> tuple[str, int] | None:
+def request_refusal(times: list[dt.datetime], limits: RequestLimits, now: dt.datetime) -> tuple[str, int] | None:
     """``(message, seconds to wait)`` when one more regrade request now is over the limit, else ``None``.
 
     ``times``: when the learner filed their earlier requests (naive UTC, as stored).
@@ -97,9 +97,12 @@ def request_refusal(times: list[dt.datetime], limits: RequestLimits,
     when = recent[-limits.limit] + window  # the request that frees a place is the limit-th newest
     wait = max(1, math.ceil((when - now).total_seconds()))
     noun = "request" if limits.limit == 1 else "requests"
-    return (f"at most {limits.limit} regrade {noun} per {limits.window / 60:g} minutes: your next request is "
-            f"allowed at {iso(when)} (in {wait // 60} min {wait % 60} s). Your requests so far are kept; your "
-            "instructor answers them on your page", wait)
+    return (
+        f"at most {limits.limit} regrade {noun} per {limits.window / 60:g} minutes: your next request is "
+        f"allowed at {iso(when)} (in {wait // 60} min {wait % 60} s). Your requests so far are kept; your "
+        "instructor answers them on your page",
+        wait,
+    )
 
 
 _FILING = threading.Lock()  # the limits are checked and a request stored as one step: a burst cannot slip past
@@ -183,7 +186,7 @@ def time_field(fields: dict, name: str, *, required: bool) -> dt.datetime | None
 
 
 def id_field(fields: dict, name: str) -> int:
-    return int(number_field(fields, name, low=1, high=2 ** 31 - 1, whole=True))
+    return int(number_field(fields, name, low=1, high=2**31 - 1, whole=True))
 
 
 def flag(fields: dict, name: str) -> bool:
@@ -212,8 +215,9 @@ def _extension(ctx: Context, actor: str, fields: dict) -> dict:
     if late_due is not None and late_due <= due:
         raise ActionError(f"late_due ({iso_utc(late_due)}) must be after due ({iso_utc(due)})")
     reason = text_field(fields, "reason", limit=MAX_REASON)
-    return ctx.log.record(actor, EXTENSION, learner=learner, reason=reason,
-                          data={"due": iso_utc(due), "late_due": iso_utc(late_due)})
+    return ctx.log.record(
+        actor, EXTENSION, learner=learner, reason=reason, data={"due": iso_utc(due), "late_due": iso_utc(late_due)}
+    )
 
 
 def _attempts(ctx: Context, actor: str, fields: dict) -> dict:
@@ -234,13 +238,25 @@ def _counting_of(ctx: Context, learner: str) -> LearnerRecord:
 
 def _override(ctx: Context, actor: str, fields: dict, *, refers_to: int | None = None) -> dict:
     learner = learner_field(fields)
-    reason = text_field(fields, "reason", limit=MAX_REASON, required=True,
-                        what="an override needs a reason: say why the grade changes (the learner reads it)")
+    reason = text_field(
+        fields,
+        "reason",
+        limit=MAX_REASON,
+        required=True,
+        what="an override needs a reason: say why the grade changes (the learner reads it)",
+    )
     record = _counting_of(ctx, learner)
     was, most = _grade_of(record)
     score = number_field(fields, "score", low=0, high=most)
-    return ctx.log.record(actor, OVERRIDE, learner=learner, attempt=record.attempt, refers_to=refers_to,
-                          reason=reason, data={"score": score, "max_score": most, "was": was})
+    return ctx.log.record(
+        actor,
+        OVERRIDE,
+        learner=learner,
+        attempt=record.attempt,
+        refers_to=refers_to,
+        reason=reason,
+        data={"score": score, "max_score": most, "was": was},
+    )
 
 
 def _grade_of(record: LearnerRecord) -> tuple[float, float]:
@@ -266,11 +282,19 @@ def _regrade(ctx: Context, actor: str, fields: dict, *, refers_to: int | None = 
     elif scope == "all":
         ids = [a.id for a in ctx.log.store.finished()]
     else:
-        raise ActionError(f"scope = {scope!r}: regrade one attempt (scope=attempt, attempt=ID), every learner's "
-                          "counting attempt (scope=counting) or every finished attempt (scope=all)")
-    action, queued = ctx.log.regrade(actor, ids, scope=scope, learner=learner,
-                                     attempt=ids[0] if scope == "attempt" else None, refers_to=refers_to,
-                                     reason=reason)
+        raise ActionError(
+            f"scope = {scope!r}: regrade one attempt (scope=attempt, attempt=ID), every learner's "
+            "counting attempt (scope=counting) or every finished attempt (scope=all)"
+        )
+    action, queued = ctx.log.regrade(
+        actor,
+        ids,
+        scope=scope,
+        learner=learner,
+        attempt=ids[0] if scope == "attempt" else None,
+        refers_to=refers_to,
+        reason=reason,
+    )
     for attempt_id, who in queued:  # stored as queued first: a restart would queue them too
         ctx.queue.put(attempt_id, who)
     return action
@@ -284,8 +308,7 @@ def _answer(ctx: Context, actor: str, fields: dict) -> dict:
     if any(a["kind"] == ANSWER and a["refers_to"] == appeal["id"] for a in ctx.log.all(appeal["learner"])):
         raise ActionError(f"regrade request {appeal['id']} is answered already", 409)
     accepted = flag(fields, "accepted")
-    text = text_field(fields, "answer", limit=MAX_REASON, required=True,
-                      what="write an answer: the learner reads it")
+    text = text_field(fields, "answer", limit=MAX_REASON, required=True, what="write an answer: the learner reads it")
     has_score = str(fields.get("score") or "").strip() != ""
     if has_score and not accepted:
         raise ActionError("an override comes with an accepted request: tick accepted, or leave the score empty")
@@ -294,10 +317,20 @@ def _answer(ctx: Context, actor: str, fields: dict) -> dict:
     if accepted and has_score:
         done.append(_override(ctx, actor, {**follow, "score": fields["score"]}, refers_to=appeal["id"])["id"])
     if accepted and flag(fields, "regrade"):
-        done.append(_regrade(ctx, actor, {**follow, "scope": "attempt", "attempt": appeal["attempt"]},
-                             refers_to=appeal["id"])["id"])
-    return ctx.log.record(actor, ANSWER, learner=appeal["learner"], attempt=appeal["attempt"],
-                          refers_to=appeal["id"], reason=text, data={"accepted": accepted, "actions": done})
+        done.append(
+            _regrade(ctx, actor, {**follow, "scope": "attempt", "attempt": appeal["attempt"]}, refers_to=appeal["id"])[
+                "id"
+            ]
+        )
+    return ctx.log.record(
+        actor,
+        ANSWER,
+        learner=appeal["learner"],
+        attempt=appeal["attempt"],
+        refers_to=appeal["id"],
+        reason=text,
+        data={"accepted": accepted, "actions": done},
+    )
 
 
 def file_appeal(log: ActionLog, learner: str, fields: dict, limits: RequestLimits = RequestLimits()) -> dict:
@@ -310,8 +343,9 @@ def file_appeal(log: ActionLog, learner: str, fields: dict, limits: RequestLimit
     attempt = id_field(fields, "attempt")
     if log.store.learner_of(attempt) != learner:
         raise ActionError(f"no attempt {attempt} of yours", 404)
-    text = text_field(fields, "text", limit=MAX_APPEAL, required=True,
-                      what="say what you think was graded wrongly (text=...)")
+    text = text_field(
+        fields, "text", limit=MAX_APPEAL, required=True, what="say what you think was graded wrongly (text=...)"
+    )
     size = len(text.encode("utf-8"))
     with _FILING:
         now = utcnow()
@@ -321,10 +355,13 @@ def file_appeal(log: ActionLog, learner: str, fields: dict, limits: RequestLimit
             raise ActionError(refused[0], 429, retry_after=refused[1])
         used = kept_bytes(log.store, learner)
         if used + size > limits.max_bytes:
-            raise ActionError(f"your kept attempts and regrade requests take {used} bytes and this request "
-                              f"{size} more; each learner may keep at most {limits.max_bytes} bytes (sources, "
-                              "reports and regrade requests). Ask your instructor in person, or to raise "
-                              "--max-learner-bytes", 413)
+            raise ActionError(
+                f"your kept attempts and regrade requests take {used} bytes and this request "
+                f"{size} more; each learner may keep at most {limits.max_bytes} bytes (sources, "
+                "reports and regrade requests). Ask your instructor in person, or to raise "
+                "--max-learner-bytes",
+                413,
+            )
         return log.record(learner, APPEAL, learner=learner, attempt=attempt, reason=text)
 
 
@@ -355,9 +392,19 @@ def apply_overrides(records: list[LearnerRecord], actions: list[dict]) -> list[L
         was, most = _grade_of(record)
         base = record.credit or {"attempt": record.attempt, "max_score": most}
         why = f"overridden by {act['actor']} at {act['at']}: {act['reason']} (the grade was {was:g}/{most:g})"
-        credit = {**base, "credited": act["data"]["score"], "why": why,
-                  "override": {"score": act["data"]["score"], "reason": act["reason"], "by": act["actor"],
-                               "at": act["at"], "was": was, "action": act["id"]}}
+        credit = {
+            **base,
+            "credited": act["data"]["score"],
+            "why": why,
+            "override": {
+                "score": act["data"]["score"],
+                "reason": act["reason"],
+                "by": act["actor"],
+                "at": act["at"],
+                "was": was,
+                "action": act["id"],
+            },
+        }
         out.append(_with_credit(record, credit))
     return out
 

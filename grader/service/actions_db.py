@@ -24,6 +24,7 @@ Example::
     >>> log.terms("ana").extra_attempts, log.terms("bob").extra_attempts
     (2, 0)
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -48,7 +49,14 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from grader.service.db import ERROR, GRADED, QUEUED, Attempt, Base, Store, iso, utcnow
 
-EXTENSION, ATTEMPTS, OVERRIDE, REGRADE, APPEAL, ANSWER = "extension", "attempts", "override", "regrade", "appeal", "answer"
+EXTENSION, ATTEMPTS, OVERRIDE, REGRADE, APPEAL, ANSWER = (
+    "extension",
+    "attempts",
+    "override",
+    "regrade",
+    "appeal",
+    "answer",
+)
 LTI = "lti"  # a grade sent to the LMS (grader.service.lti_service): what was sent and what the LMS answered
 KINDS = (EXTENSION, ATTEMPTS, OVERRIDE, REGRADE, APPEAL, ANSWER, LTI)
 INSTRUCTOR_KINDS = (EXTENSION, ATTEMPTS, OVERRIDE, REGRADE, ANSWER)  # what instructors do (an appeal is a learner's)
@@ -73,9 +81,17 @@ class InstructorAction(Base):
     __table_args__ = (Index("ix_actions_learner_id", "learner", "id"), Index("ix_actions_kind", "kind"))
 
     def as_dict(self) -> dict:
-        return {"id": self.id, "at": iso(self.at), "actor": self.actor, "kind": self.kind, "learner": self.learner,
-                "attempt": self.attempt_id, "refers_to": self.refers_to, "reason": self.reason,
-                "data": json.loads(self.data)}
+        return {
+            "id": self.id,
+            "at": iso(self.at),
+            "actor": self.actor,
+            "kind": self.kind,
+            "learner": self.learner,
+            "attempt": self.attempt_id,
+            "refers_to": self.refers_to,
+            "reason": self.reason,
+            "data": json.loads(self.data),
+        }
 
 
 class PastResult(Base):
@@ -100,8 +116,14 @@ class PastResult(Base):
 
     def as_dict(self) -> dict:
         """What a learner may see of a past result: its scores and when (not the hidden counted run)."""
-        return {"attempt": self.attempt_id, "regrade": self.action_id, "status": self.status, "score": self.score,
-                "max_score": self.max_score, "graded_at": iso(self.graded_at)}
+        return {
+            "attempt": self.attempt_id,
+            "regrade": self.action_id,
+            "status": self.status,
+            "score": self.score,
+            "max_score": self.max_score,
+            "graded_at": iso(self.graded_at),
+        }
 
 
 @dataclass(frozen=True)
@@ -172,14 +194,30 @@ class ActionLog:
     def __init__(self, store: Store):
         self.store = store
 
-    def record(self, actor: str, kind: str, *, learner: str | None = None, attempt: int | None = None,
-               refers_to: int | None = None, reason: str = "", data: dict | None = None) -> dict:
+    def record(
+        self,
+        actor: str,
+        kind: str,
+        *,
+        learner: str | None = None,
+        attempt: int | None = None,
+        refers_to: int | None = None,
+        reason: str = "",
+        data: dict | None = None,
+    ) -> dict:
         """Store one action now; return it as :meth:`InstructorAction.as_dict` gives it."""
         if kind not in KINDS:
             raise ValueError(f"an action is one of {', '.join(KINDS)}, not {kind!r}")
-        row = InstructorAction(at=utcnow(), actor=actor, kind=kind, learner=learner, attempt_id=attempt,
-                               refers_to=refers_to, reason=reason,
-                               data=json.dumps(data or {}, sort_keys=True, ensure_ascii=False))
+        row = InstructorAction(
+            at=utcnow(),
+            actor=actor,
+            kind=kind,
+            learner=learner,
+            attempt_id=attempt,
+            refers_to=refers_to,
+            reason=reason,
+            data=json.dumps(data or {}, sort_keys=True, ensure_ascii=False),
+        )
         with self.store.session() as s, s.begin():
             s.add(row)
         return row.as_dict()
@@ -224,15 +262,24 @@ class ActionLog:
         """
         with self.store.session() as s:
             # Nor does a send to the LMS (kind lti): it reports a grade, it changes none.
-            return s.scalar(select(func.max(InstructorAction.id))
-                            .where(InstructorAction.kind.notin_((APPEAL, LTI)))) or 0
+            return (
+                s.scalar(select(func.max(InstructorAction.id)).where(InstructorAction.kind.notin_((APPEAL, LTI)))) or 0
+            )
 
     def requests_since(self, learner: str, since: dt.datetime) -> list[dt.datetime]:
         """When ``learner`` filed each regrade request at or after ``since`` (naive UTC), oldest first: their limit."""
         with self.store.session() as s:
-            return list(s.scalars(select(InstructorAction.at)
-                                  .where(InstructorAction.kind == APPEAL, InstructorAction.learner == learner,
-                                         InstructorAction.at >= since).order_by(InstructorAction.at)))
+            return list(
+                s.scalars(
+                    select(InstructorAction.at)
+                    .where(
+                        InstructorAction.kind == APPEAL,
+                        InstructorAction.learner == learner,
+                        InstructorAction.at >= since,
+                    )
+                    .order_by(InstructorAction.at)
+                )
+            )
 
     def request_bytes(self, learner: str) -> int:
         """The bytes (UTF-8) of the texts of ``learner``'s regrade requests: they count in the learner's storage bound.
@@ -244,11 +291,18 @@ class ActionLog:
         (6, 0)
         """
         reason = InstructorAction.reason
-        size = (func.octet_length(reason) if self.store.engine.dialect.name == "postgresql"
-                else func.length(cast(reason, LargeBinary)))  # SQLite: a text cast to a blob is its UTF-8 bytes
+        size = (
+            func.octet_length(reason)
+            if self.store.engine.dialect.name == "postgresql"
+            else func.length(cast(reason, LargeBinary))
+        )  # SQLite: a text cast to a blob is its UTF-8 bytes
         with self.store.session() as s:
-            return int(s.scalar(select(func.sum(size)).where(InstructorAction.kind == APPEAL,
-                                                              InstructorAction.learner == learner)) or 0)
+            return int(
+                s.scalar(
+                    select(func.sum(size)).where(InstructorAction.kind == APPEAL, InstructorAction.learner == learner)
+                )
+                or 0
+            )
 
     def open_requests(self, limit: int) -> tuple[int, int, list[dict]]:
         """The regrade requests no answer refers to yet: how many, from how many learners, and the oldest ``limit``.
@@ -262,18 +316,30 @@ class ActionLog:
         >>> count, learners, oldest = log.open_requests(5); count, learners, [a["id"] for a in oldest]
         (1, 1, [2])
         """
-        answered = select(InstructorAction.refers_to).where(InstructorAction.kind == ANSWER,
-                                                            InstructorAction.refers_to.is_not(None))
+        answered = select(InstructorAction.refers_to).where(
+            InstructorAction.kind == ANSWER, InstructorAction.refers_to.is_not(None)
+        )
         waiting = (InstructorAction.kind == APPEAL) & InstructorAction.id.not_in(answered)
         with self.store.session() as s:
             count = s.scalar(select(func.count()).select_from(InstructorAction).where(waiting)) or 0
             learners = s.scalar(select(func.count(func.distinct(InstructorAction.learner))).where(waiting)) or 0
-            oldest = [row.as_dict() for row in s.scalars(select(InstructorAction).where(waiting)
-                                                         .order_by(InstructorAction.id).limit(limit))]
+            oldest = [
+                row.as_dict()
+                for row in s.scalars(select(InstructorAction).where(waiting).order_by(InstructorAction.id).limit(limit))
+            ]
         return count, learners, oldest
 
-    def regrade(self, actor: str, ids, *, scope: str, learner: str | None = None, attempt: int | None = None,
-                refers_to: int | None = None, reason: str = "") -> tuple[dict, list[tuple[int, str]]]:
+    def regrade(
+        self,
+        actor: str,
+        ids,
+        *,
+        scope: str,
+        learner: str | None = None,
+        attempt: int | None = None,
+        refers_to: int | None = None,
+        reason: str = "",
+    ) -> tuple[dict, list[tuple[int, str]]]:
         """Record a regrade of the finished attempts among ``ids``, keep their results, queue them: one transaction.
 
         Returns the action (``data.attempts``: the attempts put back, ``queued``)
@@ -289,26 +355,70 @@ class ActionLog:
         """
         ids = sorted(set(ids))
         with self.store.session() as s, s.begin():
-            rows = list(s.execute(select(Attempt.id, Attempt.learner, Attempt.status, Attempt.score,
-                                         Attempt.max_score, Attempt.seed, Attempt.report, Attempt.counted_report,
-                                         Attempt.key_fingerprint, Attempt.graded_at)
-                                  .where(Attempt.id.in_(ids or [-1]), Attempt.status.in_((GRADED, ERROR)))
-                                  .order_by(Attempt.id).with_for_update()))
-            action = InstructorAction(at=utcnow(), actor=actor, kind=REGRADE, learner=learner, attempt_id=attempt,
-                                      refers_to=refers_to, reason=reason,
-                                      data=json.dumps({"scope": scope, "attempts": [r.id for r in rows]},
-                                                      sort_keys=True))
+            rows = list(
+                s.execute(
+                    select(
+                        Attempt.id,
+                        Attempt.learner,
+                        Attempt.status,
+                        Attempt.score,
+                        Attempt.max_score,
+                        Attempt.seed,
+                        Attempt.report,
+                        Attempt.counted_report,
+                        Attempt.key_fingerprint,
+                        Attempt.graded_at,
+                    )
+                    .where(Attempt.id.in_(ids or [-1]), Attempt.status.in_((GRADED, ERROR)))
+                    .order_by(Attempt.id)
+                    .with_for_update()
+                )
+            )
+            action = InstructorAction(
+                at=utcnow(),
+                actor=actor,
+                kind=REGRADE,
+                learner=learner,
+                attempt_id=attempt,
+                refers_to=refers_to,
+                reason=reason,
+                data=json.dumps({"scope": scope, "attempts": [r.id for r in rows]}, sort_keys=True),
+            )
             s.add(action)
             s.flush()  # the action's id, for its past results
             if rows:
-                s.execute(insert(PastResult), [
-                    {"action_id": action.id, "attempt_id": r.id, "learner": r.learner, "status": r.status,
-                     "score": r.score, "max_score": r.max_score, "seed": r.seed, "report": r.report,
-                     "counted_report": r.counted_report, "key_fingerprint": r.key_fingerprint,
-                     "graded_at": r.graded_at} for r in rows])
-                s.execute(update(Attempt).where(Attempt.id.in_([r.id for r in rows]))
-                          .values(status=QUEUED, score=None, max_score=None, report=None, counted_report=None,
-                                  graded_at=None, stored_bytes=func.length(Attempt.source)))
+                s.execute(
+                    insert(PastResult),
+                    [
+                        {
+                            "action_id": action.id,
+                            "attempt_id": r.id,
+                            "learner": r.learner,
+                            "status": r.status,
+                            "score": r.score,
+                            "max_score": r.max_score,
+                            "seed": r.seed,
+                            "report": r.report,
+                            "counted_report": r.counted_report,
+                            "key_fingerprint": r.key_fingerprint,
+                            "graded_at": r.graded_at,
+                        }
+                        for r in rows
+                    ],
+                )
+                s.execute(
+                    update(Attempt)
+                    .where(Attempt.id.in_([r.id for r in rows]))
+                    .values(
+                        status=QUEUED,
+                        score=None,
+                        max_score=None,
+                        report=None,
+                        counted_report=None,
+                        graded_at=None,
+                        stored_bytes=func.length(Attempt.source),
+                    )
+                )
             return action.as_dict(), [(r.id, r.learner) for r in rows]
 
     def past_results(self, learner: str | None = None) -> list[dict]:

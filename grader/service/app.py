@@ -57,6 +57,7 @@ Example::
     >>> settings.max_bytes, settings.rate_limit, settings.rate_window
     (262144, 10, 60.0)
 """
+
 from __future__ import annotations
 
 import logging
@@ -98,8 +99,9 @@ from grader.service.queue import GradingQueue
 log = logging.getLogger("agtool.service")
 
 
-def make_app(store: Store, queue: GradingQueue, settings: ServiceOptions, hub_auth=None,
-             tokens: TokenCache | None = None) -> web.Application:
+def make_app(
+    store: Store, queue: GradingQueue, settings: ServiceOptions, hub_auth=None, tokens: TokenCache | None = None
+) -> web.Application:
     """The tornado application; ``hub_auth`` defaults to a ``HubOAuth`` configured from ``$JUPYTERHUB_*``.
 
     ``tokens``: the cache of the hub's answers about tokens (default: a new :class:`TokenCache`).
@@ -113,9 +115,15 @@ def make_app(store: Store, queue: GradingQueue, settings: ServiceOptions, hub_au
         # _CLIENT_ID, _SERVICE_PREFIX and _OAUTH_ACCESS_SCOPES (the hub sets them for a managed service).
         hub_auth = HubOAuth.instance()
     p = settings.prefix
-    args = {"store": store, "queue": queue, "settings": settings, "hub_auth": hub_auth,
-            "cache": exports.ClassCache(), "tokens": tokens if tokens is not None else TokenCache(),
-            "uploads": Uploads(settings.max_uploads)}
+    args = {
+        "store": store,
+        "queue": queue,
+        "settings": settings,
+        "hub_auth": hub_auth,
+        "cache": exports.ClassCache(),
+        "tokens": tokens if tokens is not None else TokenCache(),
+        "uploads": Uploads(settings.max_uploads),
+    }
     learner_name = r"([^/]+)"
     routes = [
         (rf"{p}api/submissions/?", SubmissionsHandler, args),
@@ -154,4 +162,3 @@ def make_app(store: Store, queue: GradingQueue, settings: ServiceOptions, hub_au
 def _cookie_secret() -> bytes:
     # HubOAuth keeps its OAuth state in a signed cookie; a fresh secret per start only logs people in again.
     return os.urandom(32)
-

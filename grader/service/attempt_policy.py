@@ -16,6 +16,7 @@ Example::
     >>> refuse(store, "ana", policy)[0].startswith("at most 1 attempt per 60 minutes")
     True
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -63,8 +64,9 @@ def _recent(store: Store, learner: str, policy: Policy, now: dt.datetime, exclud
     return store.times_since(learner, since, exclude)
 
 
-def refuse(store: Store, learner: str, policy: Policy | None,
-           now: dt.datetime | None = None, exclude=(), terms=None) -> tuple[str, int] | None:
+def refuse(
+    store: Store, learner: str, policy: Policy | None, now: dt.datetime | None = None, exclude=(), terms=None
+) -> tuple[str, int] | None:
     """``(message, seconds to wait)`` when ``learner`` may not submit now under the course's attempt limit, else None.
 
     The message says when the next attempt is allowed (``429`` with ``Retry-After``). Attempts the
@@ -83,8 +85,9 @@ def refuse(store: Store, learner: str, policy: Policy | None,
     return message, max(1, wait)
 
 
-def status(store: Store, learner: str, policy: Policy | None, now: dt.datetime | None = None,
-           terms=None) -> dict | None:
+def status(
+    store: Store, learner: str, policy: Policy | None, now: dt.datetime | None = None, terms=None
+) -> dict | None:
     """``GET api/course``: the due dates, which attempt counts, attempts used and left, when the next is allowed.
 
     ``None`` without a course file. The keys (docs/classroom.md, "The course status"): ``name``,
@@ -125,8 +128,7 @@ def status(store: Store, learner: str, policy: Policy | None, now: dt.datetime |
     shown["now"] = iso_utc(now)
     records = credited_records(store.finished_of(learner), policy)  # already the learner's own policy
     got = records[0].credit if records else None
-    shown["counted"] = ({key: got[key] for key in ("attempt", "credited", "max_score", "period", "why")}
-                        if got else None)
+    shown["counted"] = {key: got[key] for key in ("attempt", "credited", "max_score", "period", "why")} if got else None
     return shown
 
 
@@ -144,8 +146,13 @@ def credited_records(attempts, policy: Policy, terms: dict | None = None) -> lis
     for learner in sorted(by_learner):
         mine = {a.id: a for a in by_learner[learner]}
         # The counted run's report when there is one: the weights apply to the checks that count.
-        got = credit([Attempt(a.id, a.submitted_at, json.loads(getattr(a, "counted_report", None) or a.report))
-                      for a in mine.values()], for_learner(policy, (terms or {}).get(learner)))
+        got = credit(
+            [
+                Attempt(a.id, a.submitted_at, json.loads(getattr(a, "counted_report", None) or a.report))
+                for a in mine.values()
+            ],
+            for_learner(policy, (terms or {}).get(learner)),
+        )
         records.append(attempt_record(mine[got.attempt], credit=got.to_dict()))
     return records
 
@@ -173,8 +180,13 @@ def credited_from_scores(rows, policy: Policy, read, terms: dict | None = None) 
         by_learner.setdefault(r.learner, []).append(r)
     chosen = {}
     for learner in sorted(by_learner):
-        got = credit([Attempt(r.id, r.submitted_at, {"score": r.score, "max_score": r.max_score, "checks": []})
-                      for r in by_learner[learner]], for_learner(policy, (terms or {}).get(learner)))
+        got = credit(
+            [
+                Attempt(r.id, r.submitted_at, {"score": r.score, "max_score": r.max_score, "checks": []})
+                for r in by_learner[learner]
+            ],
+            for_learner(policy, (terms or {}).get(learner)),
+        )
         if got is not None:
             chosen[got.attempt] = got
     full = {a.id: a for a in read(list(chosen))}

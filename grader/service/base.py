@@ -13,6 +13,7 @@ Example::
     >>> safe_next("/s/learners/ana", "/s/"), safe_next("//evil.example/", "/s/"), safe_next("/s/\\r\\nX: y", "/s/")
     ('/s/learners/ana', '/s/', '/s/')
 """
+
 from __future__ import annotations
 
 import json
@@ -68,7 +69,7 @@ def attempt_id_of(text: str) -> int | None:
     if not (text.isascii() and text.isdigit()) or len(text) > 10:
         return None
     value = int(text)
-    return value if 0 < value < 2 ** 31 else None
+    return value if 0 < value < 2**31 else None
 
 
 class Uploads:
@@ -88,9 +89,16 @@ class Uploads:
 
 
 class BaseHandler(_auth_mixins(), web.RequestHandler):
-    def initialize(self, store: Store, queue: GradingQueue, settings: ServiceOptions, hub_auth,
-                   cache: exports.ClassCache | None = None, tokens: TokenCache | None = None,
-                   uploads: Uploads | None = None) -> None:
+    def initialize(
+        self,
+        store: Store,
+        queue: GradingQueue,
+        settings: ServiceOptions,
+        hub_auth,
+        cache: exports.ClassCache | None = None,
+        tokens: TokenCache | None = None,
+        uploads: Uploads | None = None,
+    ) -> None:
         self.store, self.queue, self.conf, self.hub_auth = store, queue, settings, hub_auth
         self.cache = cache if cache is not None else exports.ClassCache()
         self.tokens = tokens if tokens is not None else TokenCache()
@@ -113,8 +121,10 @@ class BaseHandler(_auth_mixins(), web.RequestHandler):
         try:
             return self.check_hub_user(dict(model))
         except UserNotAllowed:
+
             def forbid(*_args, **_kwargs):  # as HubAuthenticated: never a login redirect loop
                 raise web.HTTPError(403, "this hub account may not use the grading service")
+
             self.redirect = forbid
             return None
 
@@ -228,8 +238,9 @@ class FieldsMixin:
         """Perform ``kind`` for the caller (instructors only) with the body's fields; the action recorded."""
         fields = self.fields()
         if not self.instructor:
-            raise web.HTTPError(403, f"instructors only (hub admins and members of the group "
-                                     f"{self.conf.instructor_group!r})")
+            raise web.HTTPError(
+                403, f"instructors only (hub admins and members of the group {self.conf.instructor_group!r})"
+            )
         return await self._checked(perform, self.action_context(), self.learner, kind, fields)
 
     async def appeal(self) -> dict:

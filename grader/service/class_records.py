@@ -9,6 +9,7 @@ Example::
     >>> class_data(Store("sqlite://"))[0]
     []
 """
+
 from __future__ import annotations
 
 from grader.outputs.record import LearnerRecord
@@ -58,8 +59,11 @@ def counting_records(store: Store, policy=None, terms: dict | None = None) -> li
 
 def _records(attempts, policy, actions=()) -> list[LearnerRecord]:
     terms = terms_by_learner(actions)
-    records = (attempt_policy.credited_records(attempts, policy, terms) if policy is not None
-               else classview.best_records(attempts))
+    records = (
+        attempt_policy.credited_records(attempts, policy, terms)
+        if policy is not None
+        else classview.best_records(attempts)
+    )
     return apply_overrides(with_extensions(records, terms), list(actions))
 
 
@@ -70,6 +74,9 @@ def course_status(store: Store, learner: str, policy) -> dict | None:
     shown = attempt_policy.status(store, learner, policy, terms=terms_by_learner(actions).get(learner))
     override = overrides_of(actions).get(learner)
     if shown is not None and shown.get("counted") and override is not None:
-        shown["counted"] = {**shown["counted"], "credited": override["data"]["score"],
-                            "why": f"set by your instructor: {override['reason']}"}
+        shown["counted"] = {
+            **shown["counted"],
+            "credited": override["data"]["score"],
+            "why": f"set by your instructor: {override['reason']}",
+        }
     return shown

@@ -11,6 +11,7 @@ Example::
     ...              "score": 3, "max_score": 5}], {})[0]["best_score"]
     3
 """
+
 from __future__ import annotations
 
 import json
@@ -35,9 +36,21 @@ def class_rows(summaries: list[dict], records_by_learner: dict[str, LearnerRecor
     """``GET api/class``: per learner attempts, graded count, best and last score, per-step points, last time."""
     rows: dict[str, dict] = {}
     for s in summaries:  # oldest first
-        row = rows.setdefault(s["learner"], {"learner": s["learner"], "attempts": 0, "graded": 0, "pending": 0,
-                                             "best_score": None, "last_score": None, "max_score": None,
-                                             "last_submitted_at": None, "steps": {}, "best_attempt": None})
+        row = rows.setdefault(
+            s["learner"],
+            {
+                "learner": s["learner"],
+                "attempts": 0,
+                "graded": 0,
+                "pending": 0,
+                "best_score": None,
+                "last_score": None,
+                "max_score": None,
+                "last_submitted_at": None,
+                "steps": {},
+                "best_attempt": None,
+            },
+        )
         row["attempts"] += 1
         row["last_submitted_at"] = s["submitted_at"]
         if s["status"] in ("queued", "grading"):
@@ -67,5 +80,7 @@ def class_outputs(records: list[LearnerRecord]) -> dict:
     # Counted as summary.md and the plots count them: no ungradable file, no starter placeholder as an answer.
     checks = check_stats(counted_records(records))
     wrong = wrong_answers(records)
-    return {"checks": json.loads(checks.to_json(orient="records")),
-            "wrong_answers": json.loads(wrong.to_json(orient="records"))}
+    return {
+        "checks": json.loads(checks.to_json(orient="records")),
+        "wrong_answers": json.loads(wrong.to_json(orient="records")),
+    }

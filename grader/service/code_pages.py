@@ -14,6 +14,7 @@ Example::
     >>> print(code_html(b"x = '<b>'\\n\\ny = 1"))
     <ol class=code tabindex=0 aria-label="Code, 3 lines"><li><code>x = &#x27;&lt;b&gt;&#x27;</code></li><li><code> </code></li><li><code>y = 1</code></li></ol>
 """
+
 from __future__ import annotations
 
 from urllib.parse import quote, urlencode
@@ -45,8 +46,15 @@ def code_page(learner: str, number: int, source: bytes, *, chrome: Chrome, back:
     service's attempt id); ``back``: the learner's page."""
     whose = "Your" if learner == chrome.user else f"{learner}'s"
     title = f"{whose} attempt {number}: code"
-    return render("code.html", title=f"agtool: {title}", chrome=chrome, heading=title, back=back,
-                  whose=whose.lower() if whose == "Your" else whose, lines=code_lines(source))
+    return render(
+        "code.html",
+        title=f"agtool: {title}",
+        chrome=chrome,
+        heading=title,
+        back=back,
+        whose=whose.lower() if whose == "Your" else whose,
+        lines=code_lines(source),
+    )
 
 
 def compare_url(prefix: str, a: str, b: str) -> str:
@@ -60,16 +68,32 @@ def compare_url(prefix: str, a: str, b: str) -> str:
 
 def similarity_page(pairs: list, *, prefix: str, chrome: Chrome) -> str:
     """The flagged pairs of learners (``Pair`` objects; reference pairs left out), each with a side-by-side link."""
-    rows = [{"a": p.a, "b": p.b, "share_a": round(100 * p.similarity_a), "share_b": round(100 * p.similarity_b),
-             "tokens": p.shared_tokens, "flagged": "yes" if p.flagged else "no",
-             "compare": compare_url(prefix, p.a, p.b)} for p in pairs if p.kind == "pair"]
+    rows = [
+        {
+            "a": p.a,
+            "b": p.b,
+            "share_a": round(100 * p.similarity_a),
+            "share_b": round(100 * p.similarity_b),
+            "tokens": p.shared_tokens,
+            "flagged": "yes" if p.flagged else "no",
+            "compare": compare_url(prefix, p.a, p.b),
+        }
+        for p in pairs
+        if p.kind == "pair"
+    ]
     return render("similarity.html", title="agtool: similar code", chrome=chrome, prefix=prefix, pairs=rows)
 
 
-def compare_page(left: tuple[str, int, bytes], right: tuple[str, int, bytes], *, prefix: str,
-                 chrome: Chrome) -> str:
+def compare_page(left: tuple[str, int, bytes], right: tuple[str, int, bytes], *, prefix: str, chrome: Chrome) -> str:
     """Two learners' counting attempts side by side: ``(learner, the learner's number of it, source)`` each."""
-    sides = [{"name": name, "attempt": attempt, "page": f"{prefix}learners/{quote(name, safe='')}",
-              "lines": code_lines(source)} for name, attempt, source in (left, right)]
+    sides = [
+        {
+            "name": name,
+            "attempt": attempt,
+            "page": f"{prefix}learners/{quote(name, safe='')}",
+            "lines": code_lines(source),
+        }
+        for name, attempt, source in (left, right)
+    ]
     title = f"{left[0]} and {right[0]}, side by side"
     return render("compare.html", title=f"agtool: {title}", chrome=chrome, heading=title, prefix=prefix, sides=sides)

@@ -9,6 +9,7 @@ Example::
     >>> args.jobs, args.instructor_group, args.db
     (3, 'agtool-instructors', None)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,41 +40,97 @@ def add_serve_parser(subparsers, settings=None) -> argparse.ArgumentParser:
     """
     settings = settings or current()
     p = subparsers.add_parser(
-        "serve", help="run the classroom grading service (a JupyterHub service; extra `service`)",
+        "serve",
+        help="run the classroom grading service (a JupyterHub service; extra `service`)",
         description="Grade submissions from learners' notebooks as they arrive, keep every attempt, "
-                    "and show instructors the class. Run it as a JupyterHub service: it reads "
-                    "$JUPYTERHUB_SERVICE_URL, $JUPYTERHUB_SERVICE_PREFIX and the hub's API token.")
-    p.add_argument("--db", default=None, metavar="URL",
-                   help="SQLAlchemy database URL, e.g. postgresql+psycopg://user:pw@host/agtool "
-                        "(default: an SQLite file in --data-dir)")
-    p.add_argument("--data-dir", default=settings.service_data, metavar="DIR",
-                   help="the service's data folder (default: $AGTOOL_SERVICE_DATA or ./agtool-service-data)")
-    p.add_argument("--instructor-group", default="agtool-instructors", metavar="GROUP",
-                   help="hub group whose members are instructors, besides hub admins (default: %(default)s)")
+        "and show instructors the class. Run it as a JupyterHub service: it reads "
+        "$JUPYTERHUB_SERVICE_URL, $JUPYTERHUB_SERVICE_PREFIX and the hub's API token.",
+    )
+    p.add_argument(
+        "--db",
+        default=None,
+        metavar="URL",
+        help="SQLAlchemy database URL, e.g. postgresql+psycopg://user:pw@host/agtool "
+        "(default: an SQLite file in --data-dir)",
+    )
+    p.add_argument(
+        "--data-dir",
+        default=settings.service_data,
+        metavar="DIR",
+        help="the service's data folder (default: $AGTOOL_SERVICE_DATA or ./agtool-service-data)",
+    )
+    p.add_argument(
+        "--instructor-group",
+        default="agtool-instructors",
+        metavar="GROUP",
+        help="hub group whose members are instructors, besides hub admins (default: %(default)s)",
+    )
     # --jobs, --executor, --scheduler, --sandbox, --seed-key-file, --course, --roster, --reference
     add_shared_options(p, SERVE)
-    p.add_argument("--insecure-no-sandbox", action="store_true",
-                   help="start even when learner code would run without a sandbox (it could then read and "
-                        "change the service's data); the class page says so")
-    p.add_argument("--max-learner-bytes", type=int, default=MAX_LEARNER_BYTES, metavar="N",
-                   help="bytes of attempts (sources and reports) and regrade requests each learner may keep "
-                        "(default: %(default)s; over it a submission or a request gets 413 saying so)")
-    p.add_argument("--max-uploads", type=int, default=MAX_UPLOADS, metavar="N",
-                   help="uploads received at once (default: %(default)s; more get 503 with Retry-After)")
-    p.add_argument("--max-bytes", type=int, default=MAX_BYTES, metavar="N",
-                   help="largest module accepted, in bytes (default: %(default)s; larger gets 413)")
-    p.add_argument("--rate-limit", type=int, default=RATE_LIMIT, metavar="N",
-                   help="submissions per learner per --rate-window (default: %(default)s; more gets 429)")
-    p.add_argument("--rate-window", type=float, default=RATE_WINDOW, metavar="S",
-                   help="seconds of the rate limit's window (default: %(default)s)")
-    p.add_argument("--appeal-limit", type=int, default=APPEAL_LIMIT, metavar="N",
-                   help="regrade requests per learner per --appeal-window (default: %(default)s; more gets 429 "
-                        "saying when the next is allowed)")
-    p.add_argument("--appeal-window", type=float, default=APPEAL_WINDOW, metavar="S",
-                   help="seconds of the regrade requests' limit window (default: %(default)s)")
-    p.add_argument("--lti", default=None, metavar="FILE",
-                   help="the LMS's LTI 1.3 registration (TOML, docs/lti.md): counted grades go to its gradebook "
-                        "through AGS; checked at start, each wrong field named")
+    p.add_argument(
+        "--insecure-no-sandbox",
+        action="store_true",
+        help="start even when learner code would run without a sandbox (it could then read and "
+        "change the service's data); the class page says so",
+    )
+    p.add_argument(
+        "--max-learner-bytes",
+        type=int,
+        default=MAX_LEARNER_BYTES,
+        metavar="N",
+        help="bytes of attempts (sources and reports) and regrade requests each learner may keep "
+        "(default: %(default)s; over it a submission or a request gets 413 saying so)",
+    )
+    p.add_argument(
+        "--max-uploads",
+        type=int,
+        default=MAX_UPLOADS,
+        metavar="N",
+        help="uploads received at once (default: %(default)s; more get 503 with Retry-After)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=MAX_BYTES,
+        metavar="N",
+        help="largest module accepted, in bytes (default: %(default)s; larger gets 413)",
+    )
+    p.add_argument(
+        "--rate-limit",
+        type=int,
+        default=RATE_LIMIT,
+        metavar="N",
+        help="submissions per learner per --rate-window (default: %(default)s; more gets 429)",
+    )
+    p.add_argument(
+        "--rate-window",
+        type=float,
+        default=RATE_WINDOW,
+        metavar="S",
+        help="seconds of the rate limit's window (default: %(default)s)",
+    )
+    p.add_argument(
+        "--appeal-limit",
+        type=int,
+        default=APPEAL_LIMIT,
+        metavar="N",
+        help="regrade requests per learner per --appeal-window (default: %(default)s; more gets 429 "
+        "saying when the next is allowed)",
+    )
+    p.add_argument(
+        "--appeal-window",
+        type=float,
+        default=APPEAL_WINDOW,
+        metavar="S",
+        help="seconds of the regrade requests' limit window (default: %(default)s)",
+    )
+    p.add_argument(
+        "--lti",
+        default=None,
+        metavar="FILE",
+        help="the LMS's LTI 1.3 registration (TOML, docs/lti.md): counted grades go to its gradebook "
+        "through AGS; checked at start, each wrong field named",
+    )
     p.add_argument("--url", default=None, help="where to listen (default: $JUPYTERHUB_SERVICE_URL)")
     p.add_argument("--prefix", default=None, help="route prefix (default: $JUPYTERHUB_SERVICE_PREFIX or /)")
     p.set_defaults(func=run_serve)
@@ -106,7 +163,9 @@ def run_serve(args) -> int:
         try:
             from grader.service.lti.config import LtiConfigError, load_config
         except ImportError as exc:
-            raise SystemExit(f"agtool-grade serve --lti needs the lti extra: pip install 'agtool-lab[lti]' ({exc})") from None
+            raise SystemExit(
+                f"agtool-grade serve --lti needs the lti extra: pip install 'agtool-lab[lti]' ({exc})"
+            ) from None
         try:
             args.lti_config = load_config(args.lti)
         except LtiConfigError as exc:
@@ -117,15 +176,18 @@ def run_serve(args) -> int:
     probe = (lambda _requested: "") if args.executor == "dask" else sandbox_problem
     args.sandbox, args.insecure_why = start_sandbox(requested, args.insecure_no_sandbox, probe)
     if args.sandbox != "none" and args.executor != "dask":
-        args.insecure_why = start_owner(data_owner_problem(args.data_dir),
-                                        args.insecure_no_sandbox) or args.insecure_why
+        args.insecure_why = (
+            start_owner(data_owner_problem(args.data_dir), args.insecure_no_sandbox) or args.insecure_why
+        )
     # Before the seed key: that file is made in --data-dir, whose owner the check above reads.
     environment = getattr(args, "settings", None) or current()
     args.seed_key = seed_key(getattr(args, "seed_key_file", None), environment.seed_key, args.data_dir)
     try:
         from grader.service.serve import serve
     except ImportError as exc:
-        raise SystemExit(f"agtool-grade serve needs the service extra: pip install 'agtool-lab[service]' ({exc})") from None
+        raise SystemExit(
+            f"agtool-grade serve needs the service extra: pip install 'agtool-lab[service]' ({exc})"
+        ) from None
     return serve(args, getattr(args, "settings", None))
 
 
@@ -171,8 +233,10 @@ def data_owner_problem(data_dir: str | Path, uid: int | None = None) -> str:
         return ""
     if owner != uid:
         return ""
-    return (f"learner code would run as uid {uid}, the account that owns the service's data ({data_dir}), "
-            f"because only root can switch it to the grading account")
+    return (
+        f"learner code would run as uid {uid}, the account that owns the service's data ({data_dir}), "
+        f"because only root can switch it to the grading account"
+    )
 
 
 def start_owner(why: str, insecure: bool) -> str:
@@ -182,11 +246,13 @@ def start_owner(why: str, insecure: bool) -> str:
     ('', 'shared')
     """
     if why and not insecure:
-        raise SystemExit(f"agtool-grade serve: refusing to start: {why}. Start the service as root (its step "
-                         "children then run as the grading account, $AGTOOL_GRADING_USER, which owns nothing), or "
-                         "give --data-dir to another account than the one that grades (SECURITY.md: two "
-                         "accounts, without root), or, knowing that an escape from the sandbox could change every "
-                         "attempt, start with --insecure-no-sandbox (the class page then says so)")
+        raise SystemExit(
+            f"agtool-grade serve: refusing to start: {why}. Start the service as root (its step "
+            "children then run as the grading account, $AGTOOL_GRADING_USER, which owns nothing), or "
+            "give --data-dir to another account than the one that grades (SECURITY.md: two "
+            "accounts, without root), or, knowing that an escape from the sandbox could change every "
+            "attempt, start with --insecure-no-sandbox (the class page then says so)"
+        )
     return why
 
 
@@ -196,10 +262,12 @@ def refusal(why: str) -> str:
     >>> "--insecure-no-sandbox" in refusal("--sandbox none")
     True
     """
-    return (f"agtool-grade serve: refusing to start: learner code would run without a sandbox ({why}), as the "
-            "account that owns the service's data. Install bubblewrap and allow unprivileged user namespaces "
-            "(SECURITY.md), or, knowing that a submission could then read and change every attempt, start with "
-            "--insecure-no-sandbox (the class page then says so)")
+    return (
+        f"agtool-grade serve: refusing to start: learner code would run without a sandbox ({why}), as the "
+        "account that owns the service's data. Install bubblewrap and allow unprivileged user namespaces "
+        "(SECURITY.md), or, knowing that a submission could then read and change every attempt, start with "
+        "--insecure-no-sandbox (the class page then says so)"
+    )
 
 
 def start_sandbox(requested: str, insecure: bool, problem) -> tuple[str, str]:
@@ -256,7 +324,9 @@ def seed_key(file: str | None, environment: str, data_dir: str | Path) -> bytes:
     try:
         key = path.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise SystemExit(f"agtool-grade serve: the seed key file {path} cannot be read ({type(exc).__name__})") from None
+        raise SystemExit(
+            f"agtool-grade serve: the seed key file {path} cannot be read ({type(exc).__name__})"
+        ) from None
     if not key:
         raise SystemExit(f"agtool-grade serve: the seed key file {path} is empty; restore the key it held")
     return key.encode("utf-8")
@@ -278,8 +348,10 @@ def reference_texts(reference: str | None) -> dict[str, str]:
     try:
         return {f"reference:{path.name}": path.read_text(encoding="utf-8")}
     except (OSError, UnicodeDecodeError) as exc:
-        raise SystemExit(f"agtool-grade serve: --reference {path} cannot be read ({type(exc).__name__}); give "
-                         "the path of a tools.py (e.g. solutions/tools.py), or --reference none") from None
+        raise SystemExit(
+            f"agtool-grade serve: --reference {path} cannot be read ({type(exc).__name__}); give "
+            "the path of a tools.py (e.g. solutions/tools.py), or --reference none"
+        ) from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,7 @@ Example::
     >>> store.get(a).score
     1
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -95,8 +96,13 @@ class Attempt(Base):
         """
         report = json.loads(self.report) if self.report else None
         hidden = hidden_failed(json.loads(self.counted_report), report) if self.counted_report and report else []
-        return {**self.summary(), "seed": self.seed, "graded_at": iso(self.graded_at), "report": report,
-                "hidden_failed": hidden}
+        return {
+            **self.summary(),
+            "seed": self.seed,
+            "graded_at": iso(self.graded_at),
+            "report": report,
+            "hidden_failed": hidden,
+        }
 
 
 def hidden_failed(counted: dict, shown: dict) -> list[dict]:
@@ -107,22 +113,41 @@ def hidden_failed(counted: dict, shown: dict) -> list[dict]:
     [{'id': 'a', 'title': 'A'}]
     """
     passed = {c.get("id") for c in shown.get("checks", []) if c.get("passed")}
-    return [{"id": c.get("id"), "title": c.get("title")} for c in counted.get("checks", [])
-            if not c.get("passed") and c.get("id") in passed]
+    return [
+        {"id": c.get("id"), "title": c.get("title")}
+        for c in counted.get("checks", [])
+        if not c.get("passed") and c.get("id") in passed
+    ]
 
 
 REGRADING = "being graded again: the grader failed, not your code; this attempt does not count until then"
 
 
 NEWEST_FIRST = descending(Attempt.id)  # attempts' ids grow: the newest attempt first
-_SUMMARY = (Attempt.id, Attempt.learner, Attempt.submitted_at, Attempt.status, Attempt.score, Attempt.max_score,
-            Attempt.sha256)
+_SUMMARY = (
+    Attempt.id,
+    Attempt.learner,
+    Attempt.submitted_at,
+    Attempt.status,
+    Attempt.score,
+    Attempt.max_score,
+    Attempt.sha256,
+)
 
 
 def _summary(row) -> dict:
     """:meth:`Attempt.summary` of a row of the ``_SUMMARY`` columns."""
-    return with_note({"id": row.id, "learner": row.learner, "submitted_at": iso(row.submitted_at),
-                      "status": row.status, "score": row.score, "max_score": row.max_score, "sha256": row.sha256})
+    return with_note(
+        {
+            "id": row.id,
+            "learner": row.learner,
+            "submitted_at": iso(row.submitted_at),
+            "status": row.status,
+            "score": row.score,
+            "max_score": row.max_score,
+            "sha256": row.sha256,
+        }
+    )
 
 
 def with_note(summary: dict) -> dict:
@@ -168,8 +193,11 @@ def make_engine(url: str) -> Engine:
     """
     if url.startswith("sqlite"):
         in_memory = url in ("sqlite://", "sqlite:///:memory:")
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
-                               **({"poolclass": StaticPool} if in_memory else {}))
+        engine = create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": 30},
+            **({"poolclass": StaticPool} if in_memory else {}),
+        )
 
         @event.listens_for(engine, "connect")
         def _pragmas(conn, _record):  # per connection: SQLite forgets them
@@ -182,6 +210,7 @@ def make_engine(url: str) -> Engine:
                 cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA busy_timeout=30000")
             cur.close()
+
         return engine
     return create_engine(url, pool_pre_ping=True)
 
@@ -216,9 +245,15 @@ class Store:
 
     def add_attempt(self, learner: str, source: bytes, *, seed: int) -> int:
         """Store a new attempt as ``queued`` and return its id (committed before anyone queues it)."""
-        attempt = Attempt(learner=learner, submitted_at=utcnow(), source=source,
-                          sha256=hashlib.sha256(source).hexdigest(), seed=seed, status=QUEUED,
-                          stored_bytes=len(source))
+        attempt = Attempt(
+            learner=learner,
+            submitted_at=utcnow(),
+            source=source,
+            sha256=hashlib.sha256(source).hexdigest(),
+            seed=seed,
+            status=QUEUED,
+            stored_bytes=len(source),
+        )
         with self.session() as s, s.begin():
             s.add(attempt)
         return attempt.id
@@ -230,14 +265,20 @@ class Store:
     def attempts_of(self, learner: str, limit: int = 1000) -> list[Attempt]:
         """A learner's attempts with their reports, newest first (not their source bytes: ``get`` has those)."""
         with self.session() as s:
-            return list(s.scalars(select(Attempt).options(defer(Attempt.source)).where(Attempt.learner == learner)
-                                  .order_by(NEWEST_FIRST).limit(limit)))
+            return list(
+                s.scalars(
+                    select(Attempt)
+                    .options(defer(Attempt.source))
+                    .where(Attempt.learner == learner)
+                    .order_by(NEWEST_FIRST)
+                    .limit(limit)
+                )
+            )
 
     def summaries_of(self, learner: str, limit: int = 1000) -> list[dict]:
         """A learner's attempts as ``GET api/submissions`` lists them, newest first (no source, no report read)."""
         with self.session() as s:
-            rows = s.execute(select(*_SUMMARY).where(Attempt.learner == learner)
-                             .order_by(NEWEST_FIRST).limit(limit))
+            rows = s.execute(select(*_SUMMARY).where(Attempt.learner == learner).order_by(NEWEST_FIRST).limit(limit))
             return [_summary(r) for r in rows]
 
     def attempt_number(self, learner: str, attempt_id: int) -> int:
@@ -247,8 +288,14 @@ class Store:
         (``grader.service.pages.learner_numbers`` orders the same way: ids grow with time).
         """
         with self.session() as s:
-            return int(s.scalar(select(func.count()).select_from(Attempt)
-                                .where(Attempt.learner == learner, Attempt.id <= attempt_id)) or 0)
+            return int(
+                s.scalar(
+                    select(func.count())
+                    .select_from(Attempt)
+                    .where(Attempt.learner == learner, Attempt.id <= attempt_id)
+                )
+                or 0
+            )
 
     def version(self) -> tuple:
         """What the class outputs depend on: the newest attempt's id, how many are finished, the last report's time.
@@ -264,8 +311,7 @@ class Store:
         """
         with self.session() as s:
             newest = s.scalar(select(func.max(Attempt.id))) or 0
-            done = s.scalar(select(func.count()).select_from(Attempt)
-                            .where(Attempt.status.in_((GRADED, ERROR)))) or 0
+            done = s.scalar(select(func.count()).select_from(Attempt).where(Attempt.status.in_((GRADED, ERROR)))) or 0
             last = s.scalar(select(func.max(Attempt.graded_at)))
             return newest, done, last.isoformat() if last else None
 
@@ -296,8 +342,9 @@ class Store:
         >>> len(store.times_since("ana", since)), store.count_since("ana", since, {b})
         (1, 0)
         """
-        query = select(Attempt.submitted_at).where(Attempt.learner == learner, Attempt.submitted_at >= since,
-                                                   Attempt.status != ERROR)
+        query = select(Attempt.submitted_at).where(
+            Attempt.learner == learner, Attempt.submitted_at >= since, Attempt.status != ERROR
+        )
         exclude = list(exclude)
         if exclude:
             query = query.where(Attempt.id.notin_(exclude))
@@ -326,8 +373,9 @@ class Store:
     def unfinished_with_learners(self) -> list[tuple[int, str]]:
         """``(id, learner)`` of every attempt not yet graded, oldest first (the queue shares workers by learner)."""
         with self.session() as s:
-            rows = s.execute(select(Attempt.id, Attempt.learner).where(Attempt.status.in_(UNFINISHED))
-                             .order_by(Attempt.id))
+            rows = s.execute(
+                select(Attempt.id, Attempt.learner).where(Attempt.status.in_(UNFINISHED)).order_by(Attempt.id)
+            )
             return [(r.id, r.learner) for r in rows]
 
     def requeue_error(self, attempt_id: int) -> bool:
@@ -339,9 +387,17 @@ class Store:
         (True, 'queued', False)
         """
         with self.session() as s, s.begin():
-            done = s.execute(update(Attempt).where(Attempt.id == attempt_id, Attempt.status == ERROR)
-                             .values(status=QUEUED, report=None, counted_report=None, graded_at=None,
-                                     stored_bytes=func.length(Attempt.source)))
+            done = s.execute(
+                update(Attempt)
+                .where(Attempt.id == attempt_id, Attempt.status == ERROR)
+                .values(
+                    status=QUEUED,
+                    report=None,
+                    counted_report=None,
+                    graded_at=None,
+                    stored_bytes=func.length(Attempt.source),
+                )
+            )
             return done.rowcount == 1
 
     def requeue_errors(self) -> list[int]:
@@ -357,16 +413,25 @@ class Store:
         with self.session() as s, s.begin():
             ids = list(s.scalars(select(Attempt.id).where(Attempt.status == ERROR).order_by(Attempt.id)))
             if ids:
-                s.execute(update(Attempt).where(Attempt.id.in_(ids), Attempt.status == ERROR)
-                          .values(status=QUEUED, report=None, counted_report=None, graded_at=None,
-                                  stored_bytes=func.length(Attempt.source)))
+                s.execute(
+                    update(Attempt)
+                    .where(Attempt.id.in_(ids), Attempt.status == ERROR)
+                    .values(
+                        status=QUEUED,
+                        report=None,
+                        counted_report=None,
+                        graded_at=None,
+                        stored_bytes=func.length(Attempt.source),
+                    )
+                )
             return ids
 
     def claim(self, attempt_id: int) -> bool:
         """Mark an unfinished attempt ``grading``; False when it was already finished."""
         with self.session() as s, s.begin():
-            done = s.execute(update(Attempt).where(Attempt.id == attempt_id, Attempt.status.in_(UNFINISHED))
-                             .values(status=GRADING))
+            done = s.execute(
+                update(Attempt).where(Attempt.id == attempt_id, Attempt.status.in_(UNFINISHED)).values(status=GRADING)
+            )
             return done.rowcount == 1
 
     def take(self, attempt_id: int) -> Attempt | None:
@@ -378,14 +443,16 @@ class Store:
         ('grading', True, None)
         """
         with self.session() as s, s.begin():
-            done = s.execute(update(Attempt).where(Attempt.id == attempt_id, Attempt.status.in_(UNFINISHED))
-                             .values(status=GRADING))
+            done = s.execute(
+                update(Attempt).where(Attempt.id == attempt_id, Attempt.status.in_(UNFINISHED)).values(status=GRADING)
+            )
             if done.rowcount != 1:
                 return None
             return s.get(Attempt, attempt_id)
 
-    def finish(self, attempt_id: int, status: str, report: dict, counted: dict | None = None,
-               fingerprint: str | None = None) -> bool:
+    def finish(
+        self, attempt_id: int, status: str, report: dict, counted: dict | None = None, fingerprint: str | None = None
+    ) -> bool:
         """Store the result of one grading, once: False (and nothing written) if the attempt was already finished.
 
         ``report`` is the run the learner is shown; ``counted`` (with a seed
@@ -410,11 +477,20 @@ class Store:
         hidden = None if counted is None else json.dumps(counted, sort_keys=True, ensure_ascii=False)
         size = len(text.encode("utf-8")) + len((hidden or "").encode("utf-8"))
         with self.session() as s, s.begin():
-            done = s.execute(update(Attempt).where(Attempt.id == attempt_id, Attempt.status.in_(UNFINISHED))
-                             .values(status=status, score=counting.get("score") if graded else None,
-                                     max_score=counting.get("max_score") if graded else None,
-                                     report=text, counted_report=hidden, key_fingerprint=fingerprint,
-                                     graded_at=utcnow(), stored_bytes=func.length(Attempt.source) + size))
+            done = s.execute(
+                update(Attempt)
+                .where(Attempt.id == attempt_id, Attempt.status.in_(UNFINISHED))
+                .values(
+                    status=status,
+                    score=counting.get("score") if graded else None,
+                    max_score=counting.get("max_score") if graded else None,
+                    report=text,
+                    counted_report=hidden,
+                    key_fingerprint=fingerprint,
+                    graded_at=utcnow(),
+                    stored_bytes=func.length(Attempt.source) + size,
+                )
+            )
             return done.rowcount == 1
 
     def fingerprints(self) -> set[str]:
@@ -424,8 +500,9 @@ class Store:
         set()
         """
         with self.session() as s:
-            return set(s.scalars(select(Attempt.key_fingerprint).where(Attempt.key_fingerprint.is_not(None))
-                                 .distinct()))
+            return set(
+                s.scalars(select(Attempt.key_fingerprint).where(Attempt.key_fingerprint.is_not(None)).distinct())
+            )
 
     def requeue_uncounted(self) -> list[int]:
         """Queue again every graded attempt without a counted run (stored before the seed key): their ids.
@@ -436,19 +513,33 @@ class Store:
         ([1], 'queued')
         """
         with self.session() as s, s.begin():
-            ids = list(s.scalars(select(Attempt.id).where(Attempt.status == GRADED, Attempt.counted_report.is_(None))
-                                 .order_by(Attempt.id)))
+            ids = list(
+                s.scalars(
+                    select(Attempt.id)
+                    .where(Attempt.status == GRADED, Attempt.counted_report.is_(None))
+                    .order_by(Attempt.id)
+                )
+            )
             if ids:
-                s.execute(update(Attempt).where(Attempt.id.in_(ids), Attempt.status == GRADED)
-                          .values(status=QUEUED, graded_at=None))
+                s.execute(
+                    update(Attempt)
+                    .where(Attempt.id.in_(ids), Attempt.status == GRADED)
+                    .values(status=QUEUED, graded_at=None)
+                )
             return ids
 
     def finished(self) -> list[Attempt]:
         """Every graded attempt (with its report), oldest first: what the class outputs are built from."""
         with self.session() as s:
             # Not the source bytes: the class outputs need the reports (Store.sources reads bytes when asked).
-            return list(s.scalars(select(Attempt).options(defer(Attempt.source))
-                                  .where(Attempt.status.in_((GRADED, ERROR))).order_by(Attempt.id)))
+            return list(
+                s.scalars(
+                    select(Attempt)
+                    .options(defer(Attempt.source))
+                    .where(Attempt.status.in_((GRADED, ERROR)))
+                    .order_by(Attempt.id)
+                )
+            )
 
     def graded_scores(self) -> list:
         """Rows (id, learner, submitted_at, score, max_score) of every graded attempt, oldest first: no report read.
@@ -456,10 +547,13 @@ class Store:
         The class views pick each learner's counting attempt from these, then read only those reports.
         """
         with self.session() as s:
-            return list(s.execute(select(Attempt.id, Attempt.learner, Attempt.submitted_at, Attempt.score,
-                                         Attempt.max_score)
-                                  .where(Attempt.status == GRADED, Attempt.score.is_not(None))
-                                  .order_by(Attempt.id)))
+            return list(
+                s.execute(
+                    select(Attempt.id, Attempt.learner, Attempt.submitted_at, Attempt.score, Attempt.max_score)
+                    .where(Attempt.status == GRADED, Attempt.score.is_not(None))
+                    .order_by(Attempt.id)
+                )
+            )
 
     def with_reports(self, ids) -> list[Attempt]:
         """The attempts ``ids`` with their reports (not their bytes), oldest first."""
@@ -467,15 +561,23 @@ class Store:
         if not ids:
             return []
         with self.session() as s:
-            return list(s.scalars(select(Attempt).options(defer(Attempt.source)).where(Attempt.id.in_(ids))
-                                  .order_by(Attempt.id)))
+            return list(
+                s.scalars(
+                    select(Attempt).options(defer(Attempt.source)).where(Attempt.id.in_(ids)).order_by(Attempt.id)
+                )
+            )
 
     def finished_of(self, learner: str) -> list[Attempt]:
         """A learner's finished attempts (with their reports), oldest first: their feedback and results.json."""
         with self.session() as s:
-            return list(s.scalars(select(Attempt).options(defer(Attempt.source))
-                                  .where(Attempt.learner == learner, Attempt.status.in_((GRADED, ERROR)))
-                                  .order_by(Attempt.id)))
+            return list(
+                s.scalars(
+                    select(Attempt)
+                    .options(defer(Attempt.source))
+                    .where(Attempt.learner == learner, Attempt.status.in_((GRADED, ERROR)))
+                    .order_by(Attempt.id)
+                )
+            )
 
     def all_summaries(self) -> list[dict]:
         """Every attempt's summary, oldest first (the class page counts attempts still queued too)."""

@@ -18,6 +18,7 @@ Example::
     >>> attachment("ana\\r\\nSet-Cookie: x/../feedback.md")
     'attachment; filename="ana__Set-Cookie__x_.._feedback.md"; filename*=UTF-8\\'\\'ana%0D%0ASet-Cookie%3A%20x%2F..%2Ffeedback.md'
 """
+
 from __future__ import annotations
 
 import re

@@ -18,6 +18,7 @@ Example::
     >>> q.done("ana"); q.pop()
     (2, 'ana')
 """
+
 from __future__ import annotations
 
 from collections import Counter, deque

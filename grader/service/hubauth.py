@@ -21,6 +21,7 @@ Example::
     >>> asyncio.run(twice()), calls
     ([{'name': 'ana'}, {'name': 'ana'}, None, None], ['good', 'bad'])
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -45,8 +46,9 @@ def token_key(token: str) -> str:
 class TokenCache:
     """Hub answers about tokens: ``ttl`` seconds each, at most ``size``, one hub round trip per token at a time."""
 
-    def __init__(self, ttl: float = TOKEN_TTL, size: int = TOKEN_CACHE_SIZE,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, ttl: float = TOKEN_TTL, size: int = TOKEN_CACHE_SIZE, clock: Callable[[], float] = time.monotonic
+    ):
         self.ttl, self.size, self.clock = ttl, max(1, size), clock
         self._answers: OrderedDict[str, tuple[float, dict | None]] = OrderedDict()
         self._asking: dict[str, asyncio.Future] = {}

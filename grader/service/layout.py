@@ -23,6 +23,7 @@ Example::
     >>> '<html lang="en">' in html, "<p>&lt;no&gt;</p>" in html
     (True, True)
 """
+
 from __future__ import annotations
 
 import base64
@@ -59,7 +60,7 @@ class Chrome:
         """The reader's own JupyterLab on the hub (``""`` without a hub or a reader)."""
         if not (self.hub_prefix and self.user):
             return ""
-        base = self.hub_prefix[:-len("hub/")] if self.hub_prefix.endswith("hub/") else "/"
+        base = self.hub_prefix[: -len("hub/")] if self.hub_prefix.endswith("hub/") else "/"
         return f"{base}user/{quote(self.user, safe='')}/lab"
 
     def links(self) -> list[tuple[str, str]]:
@@ -133,7 +134,7 @@ def time_split(text: object) -> list[tuple[str, bool]]:
     text = "" if text is None else str(text)
     pieces, last = [], 0
     for match in _ISO_Z.finditer(text):
-        pieces += [(text[last:match.start()], False), (match.group(0), True)]
+        pieces += [(text[last : match.start()], False), (match.group(0), True)]
         last = match.end()
     return pieces + [(text[last:], False)]
 
@@ -143,22 +144,35 @@ def environment():
     """The one Jinja environment of the service's pages: autoescape on, :func:`esc` on every value."""
     import jinja2  # JupyterHub's own dependency: the service extra has it
 
-    env = jinja2.Environment(loader=jinja2.PackageLoader("grader.service", TEMPLATES), autoescape=True,
-                             finalize=esc, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("grader.service", TEMPLATES),
+        autoescape=True,
+        finalize=esc,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
     env.filters.update(url_part=url_part, utc_text=utc_text, time_split=time_split, terminal=terminal_text)
     return env
 
 
-def render(template: str, *, title: str, chrome: Chrome | None = None, refresh: int | None = None,
-           **data) -> str:
+def render(template: str, *, title: str, chrome: Chrome | None = None, refresh: int | None = None, **data) -> str:
     """A whole page: ``template`` (extending ``base.html``) with ``data``, in the hub's look."""
     from markupsafe import Markup
 
     # The stylesheets and the script are files of ours, put in as they are (the script's hash is in the CSP).
-    return environment().get_template(template).render(
-        title=title, chrome=chrome or Chrome(), refresh=int(refresh) if refresh else None,
-        standalone_css=Markup(_text("standalone.css")), agtool_css=Markup(_text("agtool.css")),
-        script=Markup(_text(SCRIPT_FILE)), **data)
+    return (
+        environment()
+        .get_template(template)
+        .render(
+            title=title,
+            chrome=chrome or Chrome(),
+            refresh=int(refresh) if refresh else None,
+            standalone_css=Markup(_text("standalone.css")),
+            agtool_css=Markup(_text("agtool.css")),
+            script=Markup(_text(SCRIPT_FILE)),
+            **data,
+        )
+    )
 
 
 def macro(template: str, name: str):
@@ -184,8 +198,10 @@ def csp() -> str:
     True
     """
     digest = base64.b64encode(hashlib.sha256(_text(SCRIPT_FILE).encode("utf-8")).digest()).decode("ascii")
-    return (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'self' 'unsafe-inline'; "
-            "img-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+    return (
+        f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+    )
 
 
 def time_html(value: object) -> str:

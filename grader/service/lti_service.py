@@ -19,6 +19,7 @@ Example::
     >>> counted_grades(Store("sqlite://"), None)
     {}
 """
+
 from __future__ import annotations
 
 import json
@@ -56,8 +57,9 @@ class HubLaunches:
     def _get(self, path: str):
         import requests
 
-        answer = requests.get(f"{self.api_url}/{path}", headers={"Authorization": f"token {self.token}"},
-                              timeout=(3.05, 10))
+        answer = requests.get(
+            f"{self.api_url}/{path}", headers={"Authorization": f"token {self.token}"}, timeout=(3.05, 10)
+        )
         answer.raise_for_status()
         return answer.json()
 
@@ -75,8 +77,18 @@ class HubLaunches:
 class LtiService:
     """Everything LTI the running service holds; ``start()``/``stop()`` the sender with the service."""
 
-    def __init__(self, store: Store, config, data_dir: str | Path, *, policy=None, hub: HubLaunches | None = None,
-                 interval: float = 2.0, base: float = 2.0, cap: float = 300.0):
+    def __init__(
+        self,
+        store: Store,
+        config,
+        data_dir: str | Path,
+        *,
+        policy=None,
+        hub: HubLaunches | None = None,
+        interval: float = 2.0,
+        base: float = 2.0,
+        cap: float = 300.0,
+    ):
         self.store, self.config, self.policy = store, config, policy
         self.key = keys.load_or_create(config.tool_key_file or Path(data_dir) / keys.KEY_FILE)
         self.launches = lti_store.Launches(store.engine)
@@ -84,8 +96,18 @@ class LtiService:
         self.client = Client(config, self.key)
         self.hub = hub if hub is not None else HubLaunches()
         self.log = ActionLog(store)
-        self.sender = Sender(self.outbox, self.launches, self.client, grades=self.grades, version=self.version,
-                             record=self.record, sync=self.sync, interval=interval, base=base, cap=cap)
+        self.sender = Sender(
+            self.outbox,
+            self.launches,
+            self.client,
+            grades=self.grades,
+            version=self.version,
+            record=self.record,
+            sync=self.sync,
+            interval=interval,
+            base=base,
+            cap=cap,
+        )
 
     def grades(self) -> dict[str, tuple[float, float]]:
         return counted_grades(self.store, self.policy)
@@ -130,8 +152,15 @@ class LtiService:
         rows: dict[str, list] = {}
         for row in self.outbox.all():
             rows.setdefault(row["learner"], []).append(row)
-        return [{"learner": name, "grade": grades.get(name), "launches": launches.get(name, []),
-                 "outbox": rows.get(name, [])} for name in sorted(set(grades) | set(launches))]
+        return [
+            {
+                "learner": name,
+                "grade": grades.get(name),
+                "launches": launches.get(name, []),
+                "outbox": rows.get(name, []),
+            }
+            for name in sorted(set(grades) | set(launches))
+        ]
 
     def roster(self) -> tuple[str, dict | None]:
         """The NRPS roster against the hub's learners: (what happened, the comparison or None)."""

@@ -7,6 +7,7 @@ Example::
     >>> ServiceOptions().max_bytes == MAX_BYTES
     True
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -15,6 +15,7 @@ Example::
     >>> score_view({"status": "graded", "score": 1, "max_score": 3})
     {'cls': 'partial', 'text': '1 / 3', 'word': 'partly'}
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,21 @@ from grader.render import crash_notes, shown_details
 from grader.report import STEPS, CheckResult
 from grader.service.layout import Chrome, macro, page, render, time_html
 
-__all__ = ["Chrome", "page", "time_html", "learner_page", "class_page", "feedback_html", "course_html",
-           "hidden_html", "json_text", "score_view", "feedback_view", "course_view", "learner_numbers"]
+__all__ = [
+    "Chrome",
+    "page",
+    "time_html",
+    "learner_page",
+    "class_page",
+    "feedback_html",
+    "course_html",
+    "hidden_html",
+    "json_text",
+    "score_view",
+    "feedback_view",
+    "course_view",
+    "learner_numbers",
+]
 _CHECK_FIELDS = tuple(f.name for f in fields(CheckResult))
 
 
@@ -87,9 +101,20 @@ def feedback_view(report: dict | None) -> dict | None:
         return None
     checks = [_check_of(c) for c in report.get("checks", []) if not c.get("passed")]
     notes = crash_notes(checks)
-    return {"error": report.get("error") or "",
-            "failures": [{"step": c.step, "id": c.id, "title": c.title, "points": c.points,
-                          "max_points": c.max_points, "details": _details(c, notes)} for c in checks]}
+    return {
+        "error": report.get("error") or "",
+        "failures": [
+            {
+                "step": c.step,
+                "id": c.id,
+                "title": c.title,
+                "points": c.points,
+                "max_points": c.max_points,
+                "details": _details(c, notes),
+            }
+            for c in checks
+        ],
+    }
 
 
 def feedback_html(report: dict | None, *, open_first: bool = True) -> str:
@@ -127,10 +152,21 @@ def course_view(course: dict | None, owner: str = "Your") -> dict | None:
     """
     if not course:
         return None
-    view = {"due": course["due"], "late_due": course.get("late_due"), "late_percent": None, "owner": owner,
-            "best": course["counts"] == "best", "grade": "your grade" if owner == "Your" else "the grade",
-            "limit": course.get("limit"), "attempts_left": course.get("attempts_left"), "minutes": None,
-            "next_allowed": course.get("next_allowed"), "period_now": None, "credit_percent": None, "counted": None}
+    view = {
+        "due": course["due"],
+        "late_due": course.get("late_due"),
+        "late_percent": None,
+        "owner": owner,
+        "best": course["counts"] == "best",
+        "grade": "your grade" if owner == "Your" else "the grade",
+        "limit": course.get("limit"),
+        "attempts_left": course.get("attempts_left"),
+        "minutes": None,
+        "next_allowed": course.get("next_allowed"),
+        "period_now": None,
+        "credit_percent": None,
+        "counted": None,
+    }
     if view["late_due"]:
         view["late_percent"] = round(100 * course["late_credit"])
     if view["limit"]:
@@ -139,8 +175,12 @@ def course_view(course: dict | None, owner: str = "Your") -> dict | None:
         view["period_now"], view["credit_percent"] = course["period_now"], round(100 * course["credit_now"])
     counted = course.get("counted")
     if counted:
-        view["counted"] = {"attempt": counted["attempt"], "credited": format(counted["credited"], "g"),
-                           "max_score": format(counted["max_score"], "g"), "why": counted["why"]}
+        view["counted"] = {
+            "attempt": counted["attempt"],
+            "credited": format(counted["credited"], "g"),
+            "max_score": format(counted["max_score"], "g"),
+            "why": counted["why"],
+        }
     return view
 
 
@@ -186,14 +226,31 @@ def learner_numbers(attempts: list[dict]) -> dict[int, int]:
 
 def attempt_view(a: dict, learner: str, prefix: str, number: int, latest: bool) -> dict:
     """One attempt: the learner's own number, time, score, its code's address, its feedback (folded unless latest)."""
-    return {"id": a["id"], "number": number, "submitted_at": a["submitted_at"], "score": score_view(a),
-            "sha256": a["sha256"], "seed": a.get("seed"), "code_url": code_url(prefix, learner, a["id"]),
-            "feedback": feedback_view(a.get("report")), "open_first": latest,
-            "hidden": _hidden_view(a.get("hidden_failed")), "folded": bool(not latest and a.get("report"))}
+    return {
+        "id": a["id"],
+        "number": number,
+        "submitted_at": a["submitted_at"],
+        "score": score_view(a),
+        "sha256": a["sha256"],
+        "seed": a.get("seed"),
+        "code_url": code_url(prefix, learner, a["id"]),
+        "feedback": feedback_view(a.get("report")),
+        "open_first": latest,
+        "hidden": _hidden_view(a.get("hidden_failed")),
+        "folded": bool(not latest and a.get("report")),
+    }
 
 
-def learner_page(learner: str, attempts: list[dict], *, prefix: str, is_instructor: bool,
-                 course: dict | None = None, chrome: Chrome | None = None, changes: dict | None = None) -> str:
+def learner_page(
+    learner: str,
+    attempts: list[dict],
+    *,
+    prefix: str,
+    is_instructor: bool,
+    course: dict | None = None,
+    chrome: Chrome | None = None,
+    changes: dict | None = None,
+) -> str:
     """A learner's history: every attempt, newest first, with its feedback; ``course``: the due date and attempts left.
 
     ``chrome``: who reads it (the heading's words) and where the hub is; without it, the learner reads it.
@@ -204,21 +261,36 @@ def learner_page(learner: str, attempts: list[dict], *, prefix: str, is_instruct
     own = learner == chrome.user
     numbers = learner_numbers(attempts)  # newest first, numbered in the learner's own order
     refresh = 5 if any(a["status"] in ("queued", "grading", "error") for a in attempts) else None
-    return render("learner.html", title=f"agtool: {heading}", chrome=chrome, refresh=refresh, heading=heading,
-                  class_url=f"{prefix}class" if is_instructor else "",
-                  lab_url=chrome.lab_url if own else "", own=own,
-                  course=course_view(course, "Your" if own else f"{learner}'s"),
-                  attempts=[attempt_view(a, learner, prefix, numbers[a["id"]], i == 0) for i, a in enumerate(attempts)],
-                  changes=changes)
+    return render(
+        "learner.html",
+        title=f"agtool: {heading}",
+        chrome=chrome,
+        refresh=refresh,
+        heading=heading,
+        class_url=f"{prefix}class" if is_instructor else "",
+        lab_url=chrome.lab_url if own else "",
+        own=own,
+        course=course_view(course, "Your" if own else f"{learner}'s"),
+        attempts=[attempt_view(a, learner, prefix, numbers[a["id"]], i == 0) for i, a in enumerate(attempts)],
+        changes=changes,
+    )
 
 
-PLOT_TITLES = {"score_histogram": "Scores", "check_pass_rate": "Pass rate per check",
-               "step_scores": "Score per step"}
+PLOT_TITLES = {"score_histogram": "Scores", "check_pass_rate": "Pass rate per check", "step_scores": "Score per step"}
 
 
-def class_page(rows: list[dict], outputs: dict, *, prefix: str, refresh: int,
-               unmatched: list | None = None, reference: bool = False, insecure: str = "",
-               chrome: Chrome | None = None, actions: dict | None = None) -> str:
+def class_page(
+    rows: list[dict],
+    outputs: dict,
+    *,
+    prefix: str,
+    refresh: int,
+    unmatched: list | None = None,
+    reference: bool = False,
+    insecure: str = "",
+    chrome: Chrome | None = None,
+    actions: dict | None = None,
+) -> str:
     """The instructor's class page: downloads, plots, progress by step, pass rates, common wrong answers.
 
     ``unmatched`` (with ``--roster``): ``(learner, problem)`` the roster did
@@ -237,22 +309,55 @@ def class_page(rows: list[dict], outputs: dict, *, prefix: str, refresh: int,
     downloads = ["grades.csv", "gradescope.zip", "similarity.html", "similarity.csv"]
     if unmatched is not None:
         downloads[2:2] = ["lms/canvas.csv", "lms/moodle.csv", "lms/unmatched.csv"]
-    similarity = ("Similarity compares each learner's counting attempt with the others"
-                  + (" and with the reference solution (never shown)." if reference else "."))
-    learners = [{"name": r["learner"], "link": quote(r["learner"], safe=""), "attempts": r["attempts"],
-                 "pending": r["pending"], "best_score": r["best_score"], "last_score": r["last_score"],
-                 "max_score": r["max_score"], "steps": [r["steps"].get(str(s), "") for s in STEPS],
-                 "credited_score": r.get("credited_score", ""), "why": r.get("why", ""),
-                 "last_submitted_at": r["last_submitted_at"], "files": bool(r.get("best_attempt"))} for r in rows]
-    checks = [{"check": c["check"], "step": c["step"], "title": c["title"], "passed": c["passed"],
-               "graded": c["graded"], "percent": round(100 * (c["pass_rate"] or 0))}
-              for c in sorted(outputs["checks"], key=lambda c: (c["pass_rate"], c["check"]))]
-    return render("class.html", title="agtool: class", chrome=chrome or Chrome(prefix=prefix, instructor=True),
-                  refresh=refresh, prefix=prefix, insecure=insecure, downloads=downloads, similarity=similarity,
-                  steps=list(STEPS), credited=credited, learners=learners,
-                  unmatched=None if unmatched is None else [list(u) for u in unmatched],
-                  plots=list(PLOT_TITLES.items()) if rows else [], checks=checks,
-                  wrong_answers=outputs["wrong_answers"], actions=actions)
+    similarity = "Similarity compares each learner's counting attempt with the others" + (
+        " and with the reference solution (never shown)." if reference else "."
+    )
+    learners = [
+        {
+            "name": r["learner"],
+            "link": quote(r["learner"], safe=""),
+            "attempts": r["attempts"],
+            "pending": r["pending"],
+            "best_score": r["best_score"],
+            "last_score": r["last_score"],
+            "max_score": r["max_score"],
+            "steps": [r["steps"].get(str(s), "") for s in STEPS],
+            "credited_score": r.get("credited_score", ""),
+            "why": r.get("why", ""),
+            "last_submitted_at": r["last_submitted_at"],
+            "files": bool(r.get("best_attempt")),
+        }
+        for r in rows
+    ]
+    checks = [
+        {
+            "check": c["check"],
+            "step": c["step"],
+            "title": c["title"],
+            "passed": c["passed"],
+            "graded": c["graded"],
+            "percent": round(100 * (c["pass_rate"] or 0)),
+        }
+        for c in sorted(outputs["checks"], key=lambda c: (c["pass_rate"], c["check"]))
+    ]
+    return render(
+        "class.html",
+        title="agtool: class",
+        chrome=chrome or Chrome(prefix=prefix, instructor=True),
+        refresh=refresh,
+        prefix=prefix,
+        insecure=insecure,
+        downloads=downloads,
+        similarity=similarity,
+        steps=list(STEPS),
+        credited=credited,
+        learners=learners,
+        unmatched=None if unmatched is None else [list(u) for u in unmatched],
+        plots=list(PLOT_TITLES.items()) if rows else [],
+        checks=checks,
+        wrong_answers=outputs["wrong_answers"],
+        actions=actions,
+    )
 
 
 def json_text(data) -> str:

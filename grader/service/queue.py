@@ -41,6 +41,7 @@ Example::
     ...     queue.put(store.add_attempt("ana", b"...", seed=1))
     ...     queue.wait_idle(60)
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -55,8 +56,8 @@ from collections.abc import Callable
 from functools import partial
 
 from grader.batch.pool import WorkerPool  # the batch's pool: same kill and replace rules
-from grader.batch.task import SUBMISSION_TIMEOUT, GradeTask, failed_report, grade_task, step_timeout, warm_engine
-from grader.limits import WORKER_GRACE
+from grader.batch.task import GradeTask, failed_report, grade_task, step_timeout, warm_engine
+from grader.limits import SUBMISSION_TIMEOUT, WORKER_GRACE
 from grader.messages import WORKER_DIED, cluster_failed, over_time
 from grader.report import STEPS, FailureKind, failure_of
 from grader.seeds import SeedPlan
@@ -76,7 +77,7 @@ def backoff(tries: int, first: float = RETRY_FIRST, most: float = RETRY_MOST) ->
     >>> [backoff(n) for n in range(9)]
     [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0]
     """
-    return min(most, first * 2 ** tries)
+    return min(most, first * 2**tries)
 
 
 def status_of(report: dict) -> str:
@@ -125,8 +126,10 @@ def check_key(store: Store, key: bytes) -> None:
     the seed key changed:
     """
     if store.fingerprints() - {fingerprint(key)}:
-        raise KeyChanged("the seed key changed: the counted grades stored would change. Restore the key file "
-                         "(or $AGTOOL_SEED_KEY) the service started with before")
+        raise KeyChanged(
+            "the seed key changed: the counted grades stored would change. Restore the key file "
+            "(or $AGTOOL_SEED_KEY) the service started with before"
+        )
 
 
 def fingerprint(key: bytes) -> str:
@@ -150,8 +153,10 @@ def grade_attempt(item: tuple[int, GradeTask, GradeTask | None], grade_fn=None) 
     ('the grader failed:', None)
     """
     counted = item[2] if len(item) > 2 else None
-    return {"feedback": grade_task(item[1], grade_fn),
-            "grade": None if counted is None else grade_task(counted, grade_fn)}
+    return {
+        "feedback": grade_task(item[1], grade_fn),
+        "grade": None if counted is None else grade_task(counted, grade_fn),
+    }
 
 
 def task_for(attempt) -> GradeTask:
@@ -162,9 +167,14 @@ def task_for(attempt) -> GradeTask:
     >>> t.display, round(t.timeout, 2)  # 60 s shared by 11 steps
     ('ana/attempt-3/tools.py', 5.45)
     """
-    return GradeTask(learner=attempt.learner, display=f"{attempt.learner}/attempt-{attempt.id}/tools.py",
-                     source=attempt.source, sha256=attempt.sha256, seed=attempt.seed,
-                     timeout=step_timeout(SUBMISSION_TIMEOUT, len(STEPS)))
+    return GradeTask(
+        learner=attempt.learner,
+        display=f"{attempt.learner}/attempt-{attempt.id}/tools.py",
+        source=attempt.source,
+        sha256=attempt.sha256,
+        seed=attempt.seed,
+        timeout=step_timeout(SUBMISSION_TIMEOUT, len(STEPS)),
+    )
 
 
 def counted_task(task: GradeTask, plan: SeedPlan) -> GradeTask:
@@ -190,11 +200,21 @@ class GradingQueue:
     that run's score is the one stored (same code, same grade).
     """
 
-    def __init__(self, store: Store, *, jobs: int = 2, sandbox: str | None = None,
-                 executor: str = "local", scheduler=None, grade_fn=None,
-                 on_finished: Callable[[int], None] | None = None, per_learner: int | None = None,
-                 regrade_delays: tuple[float, ...] = REGRADE_DELAYS, retry_first: float = RETRY_FIRST,
-                 seed_key: bytes | None = None):
+    def __init__(
+        self,
+        store: Store,
+        *,
+        jobs: int = 2,
+        sandbox: str | None = None,
+        executor: str = "local",
+        scheduler=None,
+        grade_fn=None,
+        on_finished: Callable[[int], None] | None = None,
+        per_learner: int | None = None,
+        regrade_delays: tuple[float, ...] = REGRADE_DELAYS,
+        retry_first: float = RETRY_FIRST,
+        seed_key: bytes | None = None,
+    ):
         if executor not in ("local", "dask"):
             raise ValueError(f"unknown executor {executor!r}: use 'local' or 'dask'")
         if executor == "dask" and not scheduler:
@@ -241,8 +261,11 @@ class GradingQueue:
         errors = set(self.store.requeue_errors())
         again = self.store.unfinished_with_learners()  # the errors are queued again now: among these
         if again:
-            log.info("re-queueing %d stored attempt(s) not graded before the last stop (%d failed before)",
-                     len(again), len(errors))
+            log.info(
+                "re-queueing %d stored attempt(s) not graded before the last stop (%d failed before)",
+                len(again),
+                len(errors),
+            )
         for attempt_id, learner in again:
             self.put(attempt_id, learner)
         target = self._run_dask if self.executor == "dask" else self._run_local
@@ -341,8 +364,13 @@ class GradingQueue:
         except Exception:  # disk full, database down: the report is kept here until the database takes it
             log.exception("could not store the report of attempt %s (try %d); trying again", attempt_id, tries + 1)
             with self._lock:
-                self._unstored[attempt_id] = (learner, status, runs, tries + 1,
-                                              time.monotonic() + backoff(tries, self.retry_first))
+                self._unstored[attempt_id] = (
+                    learner,
+                    status,
+                    runs,
+                    tries + 1,
+                    time.monotonic() + backoff(tries, self.retry_first),
+                )
             return
         with self._lock:
             self._unstored.pop(attempt_id, None)
@@ -406,9 +434,14 @@ class GradingQueue:
         # Real grading: each worker starts its fork server at once, so the first attempt
         # of a class does not wait for LangGraph's import (about 1 s) on top of its own work.
         prepare = partial(warm_engine, self.sandbox) if self.grade_fn is None else None
-        pool = WorkerPool(partial(grade_attempt, grade_fn=self.grade_fn), jobs=self.jobs,
-                          hard_limit=self.hard_limit, on_lost=self._lost_runs, feed=self._next_task,
-                          prepare=prepare)
+        pool = WorkerPool(
+            partial(grade_attempt, grade_fn=self.grade_fn),
+            jobs=self.jobs,
+            hard_limit=self.hard_limit,
+            on_lost=self._lost_runs,
+            feed=self._next_task,
+            prepare=prepare,
+        )
         with self._lock:
             self._pool = pool
         try:
@@ -436,8 +469,10 @@ class GradingQueue:
     def _lost_runs(self, item: tuple, timed_out: bool) -> dict:
         """:meth:`_lost` for both runs of ``(attempt id, shown task, counted task or None)``."""
         counted = item[2] if len(item) > 2 else None
-        return {"feedback": self._lost(item, timed_out),
-                "grade": None if counted is None else self._lost((item[0], counted), timed_out)}
+        return {
+            "feedback": self._lost(item, timed_out),
+            "grade": None if counted is None else self._lost((item[0], counted), timed_out),
+        }
 
     # ------------------------------------------------------------------ Dask
     def _run_dask(self) -> None:
@@ -452,8 +487,14 @@ class GradingQueue:
         try:
             while not self._stop.is_set():
                 while in_flight < self.jobs * 4 and (item := self._next_task()) is not None:
-                    future = client.submit(grade_attempt, item, self.grade_fn, pure=False, retries=1,
-                                           key=f"agtool-service-{item[0]}-{time.monotonic_ns()}")
+                    future = client.submit(
+                        grade_attempt,
+                        item,
+                        self.grade_fn,
+                        pure=False,
+                        retries=1,
+                        key=f"agtool-service-{item[0]}-{time.monotonic_ns()}",
+                    )
                     future.add_done_callback(lambda f, i=item: done.put((i, f)))
                     in_flight += 1
                 self._housekeeping()
@@ -465,11 +506,11 @@ class GradingQueue:
                 try:
                     runs = future.result()
                 except Exception as exc:  # the cluster's failure, not the learner's: both runs are graded again
-                    failed = failed_report(item[1].seed, item[1].display, cluster_failed(exc),
-                                           kind=FailureKind.GRADER).to_dict()
+                    failed = failed_report(
+                        item[1].seed, item[1].display, cluster_failed(exc), kind=FailureKind.GRADER
+                    ).to_dict()
                     runs = {"feedback": failed, "grade": None if item[2] is None else failed}
                 self._finish(item[0], runs)
         finally:
             if client is not self.scheduler:
                 client.close()
-

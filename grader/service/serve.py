@@ -11,6 +11,7 @@ Example::
     >>> bind_address("http://127.0.0.1:10101/")
     ('127.0.0.1', 10101)
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -54,8 +55,13 @@ def http_server_options(idle: float = IDLE_TIMEOUT, body: float = BODY_TIMEOUT) 
     >>> sorted(http_server_options())
     ['body_timeout', 'idle_connection_timeout', 'max_body_size', 'max_header_size', 'xheaders']
     """
-    return {"max_body_size": PRE_AUTH_BYTES, "max_header_size": MAX_HEADER_BYTES,
-            "idle_connection_timeout": idle, "body_timeout": body, "xheaders": True}
+    return {
+        "max_body_size": PRE_AUTH_BYTES,
+        "max_header_size": MAX_HEADER_BYTES,
+        "idle_connection_timeout": idle,
+        "body_timeout": body,
+        "xheaders": True,
+    }
 
 
 def serve(args, settings: Settings | None = None) -> int:
@@ -70,22 +76,34 @@ def serve(args, settings: Settings | None = None) -> int:
     store = Store(args.db or default_url(data))
     log.info("database: %s", store.engine.url.render_as_string(hide_password=True))
     prefix = normalize_prefix(args.prefix or settings.service_prefix or "/")
-    options = ServiceOptions(prefix=prefix, instructor_group=args.instructor_group, max_bytes=args.max_bytes,
-                        rate_limit=args.rate_limit, rate_window=args.rate_window,
-                        course=getattr(args, "course_policy", None), roster=getattr(args, "roster_entries", None),
-                        references=getattr(args, "references", None) or {},
-                        max_learner_bytes=getattr(args, "max_learner_bytes", ServiceOptions.max_learner_bytes),
-                        max_uploads=getattr(args, "max_uploads", ServiceOptions.max_uploads),
-                        appeal_limit=getattr(args, "appeal_limit", ServiceOptions.appeal_limit),
-                        appeal_window=getattr(args, "appeal_window", ServiceOptions.appeal_window),
-                        insecure=bool(getattr(args, "insecure_why", "")),
-                        sandbox_words=getattr(args, "insecure_why", "") or f"sandbox: {args.sandbox}",
-                        settings=settings)
+    options = ServiceOptions(
+        prefix=prefix,
+        instructor_group=args.instructor_group,
+        max_bytes=args.max_bytes,
+        rate_limit=args.rate_limit,
+        rate_window=args.rate_window,
+        course=getattr(args, "course_policy", None),
+        roster=getattr(args, "roster_entries", None),
+        references=getattr(args, "references", None) or {},
+        max_learner_bytes=getattr(args, "max_learner_bytes", ServiceOptions.max_learner_bytes),
+        max_uploads=getattr(args, "max_uploads", ServiceOptions.max_uploads),
+        appeal_limit=getattr(args, "appeal_limit", ServiceOptions.appeal_limit),
+        appeal_window=getattr(args, "appeal_window", ServiceOptions.appeal_window),
+        insecure=bool(getattr(args, "insecure_why", "")),
+        sandbox_words=getattr(args, "insecure_why", "") or f"sandbox: {args.sandbox}",
+        settings=settings,
+    )
     if options.insecure:
         log.warning("learner code runs WITHOUT a sandbox (%s): --insecure-no-sandbox", options.sandbox_words)
     log.info("step limits: %s", _limits_words(args.sandbox, settings))
-    queue = GradingQueue(store, jobs=args.jobs, sandbox=args.sandbox, executor=args.executor,
-                         scheduler=args.scheduler, seed_key=getattr(args, "seed_key", None))
+    queue = GradingQueue(
+        store,
+        jobs=args.jobs,
+        sandbox=args.sandbox,
+        executor=args.executor,
+        scheduler=args.scheduler,
+        seed_key=getattr(args, "seed_key", None),
+    )
     try:
         queue.start()
     except KeyChanged as exc:
@@ -102,8 +120,13 @@ def serve(args, settings: Settings | None = None) -> int:
     async def main() -> None:
         app = make_app(store, queue, options)
         server = app.listen(port, address=host, **http_server_options())
-        log.info("agtool grading service on http://%s:%d%s (instructors: admins and group %r)",
-                 host, port, prefix, options.instructor_group)
+        log.info(
+            "agtool grading service on http://%s:%d%s (instructors: admins and group %r)",
+            host,
+            port,
+            prefix,
+            options.instructor_group,
+        )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

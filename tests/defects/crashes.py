@@ -17,6 +17,7 @@ Example::
     >>> CRASHES["int_fix_isdigit"][0]
     10
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,17 +30,29 @@ CRASHES: dict = {
     # Step 9: the same slip in coerce.
     "int_by_isdigit": (9, None, '            return int(bare), ["int_from_str"]\n'),
     # Step 2: the range is compared before the type is known: 'x' < 1 raises TypeError in validate_args.
-    "range_before_type": (2, (
-        ('        if not _has_type(value, rule["type"]):\n            return f"type:{arg}"\n', ""),
-        ('            return f"range:{arg}"\n    return ""',
-         '            return f"range:{arg}"\n        if not _has_type(value, rule["type"]):\n'
-         '            return f"type:{arg}"\n    return ""'),
-    ), '        if "min" in rule and value < rule["min"]:\n'),
+    "range_before_type": (
+        2,
+        (
+            ('        if not _has_type(value, rule["type"]):\n            return f"type:{arg}"\n', ""),
+            (
+                '            return f"range:{arg}"\n    return ""',
+                '            return f"range:{arg}"\n        if not _has_type(value, rule["type"]):\n'
+                '            return f"type:{arg}"\n    return ""',
+            ),
+        ),
+        '        if "min" in rule and value < rule["min"]:\n',
+    ),
     # Step 11: the first exact name is taken even when there is none: IndexError in resolve_sku.
-    "resolve_first_exact": (11, (
-        ("    chosen = exact if len(exact) == 1 else matches  # an exact name wins over partial ones\n",
-         "    chosen = [exact[0]] if matches else matches\n"),
-    ), "    chosen = [exact[0]] if matches else matches\n"),
+    "resolve_first_exact": (
+        11,
+        (
+            (
+                "    chosen = exact if len(exact) == 1 else matches  # an exact name wins over partial ones\n",
+                "    chosen = [exact[0]] if matches else matches\n",
+            ),
+        ),
+        "    chosen = [exact[0]] if matches else matches\n",
+    ),
 }
 
 
@@ -47,7 +60,7 @@ def materialise_crash(name: str, folder: Path) -> tuple[Path, int]:
     """Write the crashing copy of ``name`` under ``folder``; return its path and the line number of the crash."""
     step, edits, crash_source = CRASHES[name]
     text = SOLUTION.read_text(encoding="utf-8")
-    for anchor, replacement in (MORE_DEFECTS[name][1].edits if edits is None else edits):
+    for anchor, replacement in MORE_DEFECTS[name][1].edits if edits is None else edits:
         if text.count(anchor) != 1:
             raise AssertionError(f"{name}: anchor occurs {text.count(anchor)} times: {anchor!r}")
         text = text.replace(anchor, replacement)

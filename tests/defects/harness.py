@@ -11,6 +11,7 @@ Example::
     >>> all(v.passed for v in verdicts.values())
     True
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -63,8 +64,7 @@ def grade_in_process(path, *, steps=None, only=None, seed=0) -> dict[str, Verdic
             for check in [c for c in selected if c.step == step_no]:
                 probes = check.probes(check_rng(seed, check.id))
                 # The fork server reads report files after a step; here, after each probe.
-                observations = [resolve_report_files(run_probe(module, p.to_json(), ctx), ctx.scratch)
-                                for p in probes]
+                observations = [resolve_report_files(run_probe(module, p.to_json(), ctx), ctx.scratch) for p in probes]
                 bad = [o for o in observations if not isinstance(o, dict) or "probe_error" in o]
                 if bad:
                     verdicts[check.id] = Verdict.fail(f"probe error: {bad[0]}")

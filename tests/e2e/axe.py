@@ -12,6 +12,7 @@ Example::
     found = check_page(page, artifacts_dir, "learner-page")
     assert found.passes > 0
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,9 @@ from pathlib import Path
 
 from e2e.conftest import REPO_ROOT, missing
 
-AXE_JS = Path(os.environ.get("AGTOOL_E2E_AXE", REPO_ROOT / ".venv" / "node" / "node_modules" / "axe-core"
-                             / "axe.min.js"))
+AXE_JS = Path(
+    os.environ.get("AGTOOL_E2E_AXE", REPO_ROOT / ".venv" / "node" / "node_modules" / "axe-core" / "axe.min.js")
+)
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 BLOCKING = ("serious", "critical")
 
@@ -78,13 +80,18 @@ def _loaded(page) -> bool:
 def check_page(page, artifacts_dir: Path, name: str, scope: str | None = None) -> AxeResult:
     """Run axe, keep its findings and a screenshot in ``artifacts_dir``, fail on a serious or critical violation."""
     result = run_axe(page, scope)
-    (artifacts_dir / f"axe-{name}.json").write_text(json.dumps(
-        {"url": page.url, "scope": scope, "tags": TAGS, "passes": result.passes, "violations": result.violations},
-        indent=2), encoding="utf-8")
+    (artifacts_dir / f"axe-{name}.json").write_text(
+        json.dumps(
+            {"url": page.url, "scope": scope, "tags": TAGS, "passes": result.passes, "violations": result.violations},
+            indent=2,
+        ),
+        encoding="utf-8",
+    )
     target = page.locator(scope).last if scope else page
     kwargs = {} if scope else {"full_page": True}
     target.screenshot(path=str(artifacts_dir / f"a11y-{name}.png"), **kwargs)
-    assert not result.blocking, f"axe: serious or critical WCAG 2.1 AA violations on {name}:\n" + \
-        describe(result.blocking)
+    assert not result.blocking, f"axe: serious or critical WCAG 2.1 AA violations on {name}:\n" + describe(
+        result.blocking
+    )
     assert result.passes > 0, f"axe checked nothing on {name} (scope {scope!r} matched no element?)"
     return result

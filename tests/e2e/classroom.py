@@ -6,6 +6,7 @@ Example::
     >>> SERVICE
     'agtool-grader'
 """
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 SOLUTION = (REPO / "solutions" / "tools.py").read_bytes()
 
 SERVICE = "agtool-grader"
-HUB_CONFIG = '''\
+HUB_CONFIG = """\
 c = get_config()  # noqa: F821
 c.JupyterHub.bind_url = "http://127.0.0.1:{port}"
 c.JupyterHub.hub_ip = "127.0.0.1"
@@ -52,11 +53,12 @@ c.JupyterHub.load_roles = [
     {{"name": "{service}", "scopes": ["list:users", "read:users:name", "read:groups"], "services": ["{service}"]}},
     {{"name": "test-admin", "scopes": ["admin:users", "tokens"], "services": ["test-admin"]}},
 ]
-'''
+"""
 
 
-def http(method: str, url: str, *, token: str | None = None, body: bytes | None = None,
-          ctype: str = "text/x-python") -> tuple[int, object, bytes]:
+def http(
+    method: str, url: str, *, token: str | None = None, body: bytes | None = None, ctype: str = "text/x-python"
+) -> tuple[int, object, bytes]:
     headers = {"Authorization": f"token {token}"} if token else {}
     if body is not None:
         headers["Content-Type"] = ctype
@@ -78,10 +80,19 @@ class Classroom:
         self.port, hub_port, proxy_api, self.service_port = free_ports(4)
         self.service_token, self.admin_token = secrets.token_hex(16), secrets.token_hex(16)
         work.mkdir(parents=True, exist_ok=True)
-        (work / "jupyterhub_config.py").write_text(HUB_CONFIG.format(
-            port=self.port, hub_port=hub_port, proxy_api_port=proxy_api, proxy=proxy, work=str(work),
-            service=SERVICE, service_port=self.service_port, service_token=self.service_token,
-            admin_token=self.admin_token))
+        (work / "jupyterhub_config.py").write_text(
+            HUB_CONFIG.format(
+                port=self.port,
+                hub_port=hub_port,
+                proxy_api_port=proxy_api,
+                proxy=proxy,
+                work=str(work),
+                service=SERVICE,
+                service_port=self.service_port,
+                service_token=self.service_token,
+                admin_token=self.admin_token,
+            )
+        )
         self.hub_api = f"http://127.0.0.1:{hub_port}/hub/api"
         self.origin = f"http://127.0.0.1:{self.port}"
         self.base = f"{self.origin}/services/{SERVICE}/"
@@ -91,14 +102,21 @@ class Classroom:
     def start_hub(self) -> None:
         from e2e.processes import child_env, start_logged, venv_bin, wait_for_http
 
-        self.hub = start_logged([venv_bin("jupyterhub"), "-f", str(self.work / "jupyterhub_config.py")],
-                                log=self.work / "hub.log", cwd=self.work,
-                                env=child_env(CONFIGPROXY_AUTH_TOKEN=secrets.token_hex(16)))
+        self.hub = start_logged(
+            [venv_bin("jupyterhub"), "-f", str(self.work / "jupyterhub_config.py")],
+            log=self.work / "hub.log",
+            cwd=self.work,
+            env=child_env(CONFIGPROXY_AUTH_TOKEN=secrets.token_hex(16)),
+        )
         wait_for_http(f"{self.origin}/hub/health", proc=self.hub, log=self.work / "hub.log", timeout=90)
         for user in ("alice", "bob", "teacher"):
-            status, _, body = http("POST", f"{self.hub_api}/users/{user}/tokens", token=self.admin_token,
-                                    body=json.dumps({"note": "test", "scopes": [f"access:services!service={SERVICE}"]}).encode(),
-                                    ctype="application/json")
+            status, _, body = http(
+                "POST",
+                f"{self.hub_api}/users/{user}/tokens",
+                token=self.admin_token,
+                body=json.dumps({"note": "test", "scopes": [f"access:services!service={SERVICE}"]}).encode(),
+                ctype="application/json",
+            )
             assert status == 201, body
             self.tokens[user] = json.loads(body)["token"]
 
@@ -106,18 +124,37 @@ class Classroom:
         from e2e.processes import child_env, start_logged, wait_for_http
 
         env = child_env(
-            JUPYTERHUB_API_TOKEN=self.service_token, JUPYTERHUB_API_URL=self.hub_api,
-            JUPYTERHUB_BASE_URL="/", JUPYTERHUB_SERVICE_NAME=SERVICE,
+            JUPYTERHUB_API_TOKEN=self.service_token,
+            JUPYTERHUB_API_URL=self.hub_api,
+            JUPYTERHUB_BASE_URL="/",
+            JUPYTERHUB_SERVICE_NAME=SERVICE,
             JUPYTERHUB_SERVICE_PREFIX=f"/services/{SERVICE}/",
             JUPYTERHUB_SERVICE_URL=f"http://127.0.0.1:{self.service_port}",
             JUPYTERHUB_CLIENT_ID=f"service-{SERVICE}",
             JUPYTERHUB_OAUTH_CALLBACK_URL=f"/services/{SERVICE}/oauth_callback",
             JUPYTERHUB_OAUTH_ACCESS_SCOPES=json.dumps([f"access:services!service={SERVICE}"]),
-            JUPYTERHUB_HOST="", AGTOOL_SANDBOX="none")
+            JUPYTERHUB_HOST="",
+            AGTOOL_SANDBOX="none",
+        )
         log = self.work / "service.log"
-        self.service = start_logged([sys.executable, "-m", "grader.service", "--db", self.db, "--jobs", "2",
-                                     "--data-dir", str(self.work / "data"), "--insecure-no-sandbox", *extra],
-                                    log=log, cwd=self.work, env=env)
+        self.service = start_logged(
+            [
+                sys.executable,
+                "-m",
+                "grader.service",
+                "--db",
+                self.db,
+                "--jobs",
+                "2",
+                "--data-dir",
+                str(self.work / "data"),
+                "--insecure-no-sandbox",
+                *extra,
+            ],
+            log=log,
+            cwd=self.work,
+            env=env,
+        )
         # Through the proxy: 401 from the service (no token) means hub, proxy route and service are all up.
         wait_for_http(f"{self.base}api/submissions", proc=self.service, log=log, timeout=90, ok=(401,))
 
@@ -145,7 +182,9 @@ class Classroom:
             if data["status"] in (GRADED, ERROR):
                 return data
             time.sleep(0.3)
-        raise AssertionError(f"attempt {attempt_id} not graded in {timeout}s:\n{(self.work / 'service.log').read_text()[-3000:]}")
+        raise AssertionError(
+            f"attempt {attempt_id} not graded in {timeout}s:\n{(self.work / 'service.log').read_text()[-3000:]}"
+        )
 
 
 def proxy_command() -> str:

@@ -9,6 +9,7 @@ proves nothing -- and is skipped with the reason on a developer's machine.
 Screenshots go to ``artifacts/e2e/`` (kept out of git); a failing test also
 leaves ``FAILED-<test>.png`` there.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,8 +26,13 @@ CHROMIUM = os.environ.get("AGTOOL_E2E_CHROMIUM", "/usr/bin/chromium")
 # Flags that keep the browser off the network and away from a sandbox that
 # root in a container cannot set up.
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
 ]
 VIEWPORT = {"width": 1400, "height": 1000}
 CHP_LOCAL = REPO_ROOT / ".venv" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
@@ -114,12 +120,14 @@ def lab_server(tmp_path_factory):
     saved_before = notebooks_with_saved_outputs()
     servers: dict[str, object] = {}
     with contextlib.ExitStack() as stack:
+
         def start(module: Path):
             key = str(module)
             if key not in servers:
                 work = tmp_path_factory.mktemp(f"lab-{module.parent.name}")
                 servers[key] = stack.enter_context(
-                    running_lab(root_dir=REPO_ROOT, work=work, env={"AGTOOL_MODULE": key}))
+                    running_lab(root_dir=REPO_ROOT, work=work, env={"AGTOOL_MODULE": key})
+                )
             return servers[key]
 
         yield start

@@ -20,6 +20,7 @@ Example::
                      proxy=chp) as hub:
         log_in(page, hub, "alice", "pw")
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -38,7 +39,7 @@ START_TIMEOUT = 90.0
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPAWN_TIMEOUT_MS = 120_000
 
-CONFIG_TEMPLATE = '''\
+CONFIG_TEMPLATE = """\
 # Written by tests/e2e/hub.py for one test session.
 c = get_config()  # noqa: F821
 
@@ -77,11 +78,11 @@ c.Spawner.environment = {{
     # Each learner's Check cells grade the copy in that learner's home.
     "AGTOOL_MODULE": lambda spawner: _home_template.format(username=spawner.user.name) + "/agtool/tools.py",
 }}
-'''
+"""
 
 # The grading service as deploy/jupyterhub/jupyterhub_config.py runs it: managed by the hub, its roles,
 # the instructors' group, and learner servers whose token may reach it and who know its URL.
-SERVICE_TEMPLATE = '''
+SERVICE_TEMPLATE = """
 c.JupyterHub.services = [{{
     "name": {name!r},
     "url": "http://127.0.0.1:{port}",
@@ -99,7 +100,7 @@ c.Spawner.server_token_scopes = [
     "users:activity!user", "access:servers!server", "access:services!service={name}",
 ]
 c.Spawner.environment["AGTOOL_SERVICE_URL"] = "http://127.0.0.1:{port}/services/{name}/"
-'''
+"""
 
 
 @dataclass
@@ -148,8 +149,16 @@ class HubServer:
         return f"{self.origin}/services/{self.service.name}/"
 
 
-def write_hub_config(work: Path, *, ports: list[int], home_root: Path, users: list[str], password: str,
-                     proxy: str, service: GradingService | None = None) -> Path:
+def write_hub_config(
+    work: Path,
+    *,
+    ports: list[int],
+    home_root: Path,
+    users: list[str],
+    password: str,
+    proxy: str,
+    service: GradingService | None = None,
+) -> Path:
     """Write ``jupyterhub_config.py`` for a localhost classroom and return its path.
 
     ``ports`` are three free ports: the public one (the proxy), the hub's
@@ -157,23 +166,44 @@ def write_hub_config(work: Path, *, ports: list[int], home_root: Path, users: li
     """
     # The single-user servers get the same isolated Jupyter config as the
     # plain lab tests, except the data dir: that stays in each learner's home.
-    jupyter_env = {k: v for k, v in isolated_jupyter_env(work / "singleuser").items()
-                   if k in ("JUPYTER_CONFIG_DIR", "JUPYTERLAB_SETTINGS_DIR")}
+    jupyter_env = {
+        k: v
+        for k, v in isolated_jupyter_env(work / "singleuser").items()
+        if k in ("JUPYTER_CONFIG_DIR", "JUPYTERLAB_SETTINGS_DIR")
+    }
     config = CONFIG_TEMPLATE.format(
-        port=ports[0], hub_port=ports[1], proxy_api_port=ports[2], proxy=proxy,
-        proxy_pid=str(work / "proxy.pid"), db=work / "jupyterhub.sqlite",
-        cookie_secret=str(work / "jupyterhub_cookie_secret"), hub_pid=str(work / "jupyterhub.pid"),
-        password=password, users=set(users),
-        home_template=str(home_root / "{username}"), singleuser=venv_bin("jupyterhub-singleuser"),
+        port=ports[0],
+        hub_port=ports[1],
+        proxy_api_port=ports[2],
+        proxy=proxy,
+        proxy_pid=str(work / "proxy.pid"),
+        db=work / "jupyterhub.sqlite",
+        cookie_secret=str(work / "jupyterhub_cookie_secret"),
+        hub_pid=str(work / "jupyterhub.pid"),
+        password=password,
+        users=set(users),
+        home_template=str(home_root / "{username}"),
+        singleuser=venv_bin("jupyterhub-singleuser"),
         jupyter_env=jupyter_env,
     )
     if service is not None:
         data = work / "service"
         data.mkdir(parents=True, exist_ok=True)
         config += SERVICE_TEMPLATE.format(
-            name=service.name, port=ports[3], cwd=str(data), instructors=list(service.instructors),
-            command=[sys.executable, "-m", "grader.service", "--data-dir", str(data), "--jobs", str(service.jobs),
-                     *service.args],
+            name=service.name,
+            port=ports[3],
+            cwd=str(data),
+            instructors=list(service.instructors),
+            command=[
+                sys.executable,
+                "-m",
+                "grader.service",
+                "--data-dir",
+                str(data),
+                "--jobs",
+                str(service.jobs),
+                *service.args,
+            ],
             # A managed service gets only these variables (and PATH, LANG ...) from the hub.
             environment={"AGTOOL_SANDBOX": "auto"},
         )
@@ -183,16 +213,20 @@ def write_hub_config(work: Path, *, ports: list[int], home_root: Path, users: li
 
 
 @contextlib.contextmanager
-def running_hub(*, work: Path, home_root: Path, users: list[str], password: str,
-                proxy: str, service: GradingService | None = None) -> Iterator[HubServer]:
+def running_hub(
+    *, work: Path, home_root: Path, users: list[str], password: str, proxy: str, service: GradingService | None = None
+) -> Iterator[HubServer]:
     """Start JupyterHub (and through it the proxy and ``service``); stop it, every learner server and the service after."""
     work.mkdir(parents=True, exist_ok=True)
     ports = free_ports(4 if service is not None else 3)
-    config = write_hub_config(work, ports=ports, home_root=home_root, users=users, password=password, proxy=proxy,
-                              service=service)
+    config = write_hub_config(
+        work, ports=ports, home_root=home_root, users=users, password=password, proxy=proxy, service=service
+    )
     log = work / "jupyterhub.log"
     proc = start_logged(
-        [venv_bin("jupyterhub"), "-f", str(config)], log=log, cwd=work,
+        [venv_bin("jupyterhub"), "-f", str(config)],
+        log=log,
+        cwd=work,
         env=child_env(CONFIGPROXY_AUTH_TOKEN=secrets.token_hex(16)),
     )
     hub = HubServer(port=ports[0], log=log, home_root=home_root, service=service)
@@ -201,8 +235,7 @@ def running_hub(*, work: Path, home_root: Path, users: list[str], password: str,
         wait_for_http(f"{hub.origin}/hub/health", proc=proc, log=log, timeout=START_TIMEOUT)
         if service is not None:
             # 401 through the proxy (no token): the hub started the service, routed it, and it answers.
-            wait_for_http(f"{hub.service_url}api/submissions", proc=proc, log=log, timeout=START_TIMEOUT,
-                          ok=(401,))
+            wait_for_http(f"{hub.service_url}api/submissions", proc=proc, log=log, timeout=START_TIMEOUT, ok=(401,))
         yield hub
     finally:
         stop_tree(proc)

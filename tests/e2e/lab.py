@@ -5,6 +5,7 @@ Example::
     with running_lab(root_dir=repo, work=tmp, env={"AGTOOL_MODULE": "solutions/tools.py"}) as lab:
         page.goto(lab.url_for("labs/03_call_boundary.ipynb"))
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -53,7 +54,8 @@ class LabServer:
     def api(self, method: str, path: str) -> object:
         """Call the server's REST API (e.g. ``api("GET", "api/kernels")``) and decode the JSON."""
         req = urllib.request.Request(
-            f"{self.origin}{self.base}{path}", method=method,
+            f"{self.origin}{self.base}{path}",
+            method=method,
             headers={"Authorization": f"token {self.token}"},
         )
         with urllib.request.urlopen(req, timeout=10) as resp:
@@ -104,8 +106,9 @@ def isolated_jupyter_env(work: Path, *, disable: tuple[str, ...] = ()) -> dict[s
 
 
 @contextlib.contextmanager
-def running_lab(*, root_dir: Path, work: Path, env: dict[str, str],
-                disable: tuple[str, ...] = ()) -> Iterator[LabServer]:
+def running_lab(
+    *, root_dir: Path, work: Path, env: dict[str, str], disable: tuple[str, ...] = ()
+) -> Iterator[LabServer]:
     """Start ``jupyter lab`` serving ``root_dir`` with ``env`` added; stop it and its kernels after.
 
     ``work`` holds the config, runtime and workspace folders and the log.
@@ -113,15 +116,23 @@ def running_lab(*, root_dir: Path, work: Path, env: dict[str, str],
     port, token = free_port(), secrets.token_hex(16)
     log = work / "lab.log"
     cmd = [
-        venv_bin("jupyter"), "lab",
-        "--no-browser", "--allow-root",
-        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-        f"--ServerApp.token={token}", f"--ServerApp.root_dir={root_dir}",
+        venv_bin("jupyter"),
+        "lab",
+        "--no-browser",
+        "--allow-root",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.token={token}",
+        f"--ServerApp.root_dir={root_dir}",
         # Keep the server off the network: no news feed, no update check.
-        "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
     proc = start_logged(
-        cmd, log=log, cwd=root_dir,
+        cmd,
+        log=log,
+        cwd=root_dir,
         env=child_env(
             **isolated_jupyter_env(work, disable=disable),
             JUPYTERLAB_WORKSPACES_DIR=str(work / "workspaces"),

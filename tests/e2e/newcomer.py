@@ -11,6 +11,7 @@ Example::
     with make_lab(clone, work=tmp) as lab:
         page.goto(lab.url_for("labs/09_coercion.ipynb"))
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -36,8 +37,12 @@ _PARENT_MAKE = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
 
 def fresh_clone(dest: Path) -> Path:
     """``git clone`` of this checkout's HEAD into ``dest``, its ``.venv`` a link to this checkout's."""
-    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(REPO_ROOT), str(dest)], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        ["git", "clone", "--quiet", "--no-hardlinks", str(REPO_ROOT), str(dest)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     (dest / ".venv").symlink_to(REPO_ROOT / ".venv")
     return dest
 
@@ -50,15 +55,21 @@ def make_lab(top: Path, *, work: Path) -> Iterator[LabServer]:
     set-up run would install the clone into the shared venv. Everything else is the README's command.
     """
     port, token = free_port(), secrets.token_hex(16)
-    lab_args = (f"--no-browser --ServerApp.ip=127.0.0.1 --port={port} --ServerApp.port_retries=0 "
-                f"--IdentityProvider.token={token} "
-                # Off the network in a test: no news feed, no update check.
-                "--LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate")
+    lab_args = (
+        f"--no-browser --ServerApp.ip=127.0.0.1 --port={port} --ServerApp.port_retries=0 "
+        f"--IdentityProvider.token={token} "
+        # Off the network in a test: no news feed, no update check.
+        "--LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"
+    )
     env = {k: v for k, v in os.environ.items() if k not in _PARENT_MAKE and not k.startswith("AGTOOL_")}
     env.update(isolated_jupyter_env(work), JUPYTERLAB_WORKSPACES_DIR=str(work / "workspaces"))
     log = work / "make-lab.log"
-    proc = start_logged(["make", "--no-print-directory", "-o", ".venv/.installed", "lab", f"LAB_ARGS={lab_args}"],
-                        log=log, cwd=top, env=env)
+    proc = start_logged(
+        ["make", "--no-print-directory", "-o", ".venv/.installed", "lab", f"LAB_ARGS={lab_args}"],
+        log=log,
+        cwd=top,
+        env=env,
+    )
     lab = LabServer(port=port, token=token, root_dir=top, log=log)
     try:
         wait_for_http(f"{lab.origin}/api/status?token={token}", proc=proc, log=log, timeout=START_TIMEOUT)
@@ -75,8 +86,15 @@ def make_lab(top: Path, *, work: Path) -> Iterator[LabServer]:
 def make_lab_command(top: Path) -> str:
     """The command line ``make -n lab`` prints in ``top`` (what :func:`make_lab` runs)."""
     env = {k: v for k, v in os.environ.items() if k not in _PARENT_MAKE}
-    done = subprocess.run(["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "lab"], cwd=top,
-                          capture_output=True, text=True, timeout=60, env=env, check=True)
+    done = subprocess.run(
+        ["make", "--no-print-directory", "-n", "-o", ".venv/.installed", "lab"],
+        cwd=top,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=True,
+    )
     return " ".join(line.strip().rstrip("\\") for line in done.stdout.splitlines())
 
 
@@ -92,8 +110,10 @@ def open_in_file_browser(page: Page, *parts: str) -> None:
     """Open a file from the file browser as a learner does: its root, then double-click each name."""
     page.locator(".jp-FileBrowser .jp-BreadCrumbs-home").first.click()
     for name in parts:
-        item = page.locator(".jp-FileBrowser .jp-DirListing-item",
-                            has=page.locator(".jp-DirListing-itemText", has_text=re.compile(f"^{re.escape(name)}$")))
+        item = page.locator(
+            ".jp-FileBrowser .jp-DirListing-item",
+            has=page.locator(".jp-DirListing-itemText", has_text=re.compile(f"^{re.escape(name)}$")),
+        )
         item.first.dblclick()
     page.wait_for_function(_CURRENT_EDITOR_JS, arg=parts[-1], timeout=60_000)
 
@@ -164,8 +184,9 @@ def open_terminal(page: Page) -> None:
     page.locator(".lm-Menu-item", has=page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^New$"))).hover()
     page.locator(".lm-Menu-item", has=page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Terminal$"))).click()
     page.wait_for_selector(".jp-Terminal .xterm", timeout=60_000)
-    page.wait_for_function(f"() => {{ const t = ({_TERMINAL_TEXT_JS})(); return !!t && t.trim().length > 0; }}",
-                           timeout=60_000)
+    page.wait_for_function(
+        f"() => {{ const t = ({_TERMINAL_TEXT_JS})(); return !!t && t.trim().length > 0; }}", timeout=60_000
+    )
 
 
 def run_in_terminal(page: Page, command: str, *, timeout_ms: int = 120_000) -> tuple[str, int]:
@@ -175,10 +196,11 @@ def run_in_terminal(page: Page, command: str, *, timeout_ms: int = 120_000) -> t
     page.keyboard.type(command + "\n")
     page.keyboard.type(f'echo "{marker}=$?"\n')
     page.wait_for_function(
-        f"() => new RegExp('^{marker}=\\\\d+', 'm').test(({_TERMINAL_TEXT_JS})() || '')", timeout=timeout_ms,
-        polling=250)
+        f"() => new RegExp('^{marker}=\\\\d+', 'm').test(({_TERMINAL_TEXT_JS})() || '')",
+        timeout=timeout_ms,
+        polling=250,
+    )
     text = page.evaluate(_TERMINAL_TEXT_JS)
     status = int(re.search(rf"^{marker}=(\d+)", text, re.M).group(1))
     start = text.rfind(command[:40])
-    return text[start:text.rfind(f'echo "{marker}')], status
-
+    return text[start : text.rfind(f'echo "{marker}')], status

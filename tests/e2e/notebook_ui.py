@@ -10,6 +10,7 @@ Example::
     panel = read_check_panel(page)
     assert panel.passed == panel.total > 0
 """
+
 from __future__ import annotations
 
 import re
@@ -155,7 +156,8 @@ def try_new_random_values(page: Page, *, timeout_ms: int = CLICK_TIMEOUT_MS) -> 
           const m = all.length && /seed (\\d+)/.exec(all[all.length - 1].textContent);
           return !!m && Number(m[1]) !== before;
         }""",
-        arg=before, timeout=timeout_ms,
+        arg=before,
+        timeout=timeout_ms,
     )
     return read_check_panel(page)
 
@@ -184,5 +186,6 @@ def output_errors(page: Page) -> list[str]:
     """
     texts = page.evaluate(
         """() => [...window.jupyterapp.shell.currentWidget.node
-                  .querySelectorAll('.jp-OutputArea-output')].map(e => e.textContent)""")
+                  .querySelectorAll('.jp-OutputArea-output')].map(e => e.textContent)"""
+    )
     return [t[:300] for t in texts if any(marker in t for marker in _OUTPUT_ERROR_MARKERS)]

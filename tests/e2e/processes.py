@@ -11,6 +11,7 @@ Example::
     >>> 1024 < port < 65536
     True
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -61,8 +62,13 @@ def start_logged(cmd: list[str], *, log: Path, env: dict, cwd: Path) -> subproce
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
         return subprocess.Popen(
-            cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=env, cwd=cwd, start_new_session=True,
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
         )
 
 
@@ -74,8 +80,7 @@ def tail(log: Path, lines: int = 40) -> str:
         return f"(no log: {exc})"
 
 
-def wait_for_http(url: str, *, proc: subprocess.Popen, log: Path, timeout: float,
-                  ok=(200,)) -> None:
+def wait_for_http(url: str, *, proc: subprocess.Popen, log: Path, timeout: float, ok=(200,)) -> None:
     """Poll ``url`` until it answers with a status in ``ok``; fail early if ``proc`` died.
 
     Example::

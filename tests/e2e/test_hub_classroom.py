@@ -8,6 +8,7 @@ every row passes. Then the instructor's batch command grades every home
 folder, and the gradebook gives alice full marks -- the same points her panel
 showed -- and bob fewer.
 """
+
 from __future__ import annotations
 
 import csv
@@ -43,13 +44,19 @@ def read_gradebook(path):
 
 
 def test_learner_checks_in_the_hub_and_the_instructor_batch_grades_the_homes(
-        browser, page, tmp_path, artifacts_dir, configurable_http_proxy):
+    browser, page, tmp_path, artifacts_dir, configurable_http_proxy
+):
     home_root = tmp_path / "home"
     give_home(home_root / "alice", tools_source=REPO_ROOT / "solutions" / "tools.py", notebooks=(NOTEBOOK,))
     give_home(home_root / "bob", tools_source=REPO_ROOT / "agtool" / "tools.py", notebooks=(NOTEBOOK,))
 
-    with running_hub(work=tmp_path / "hub", home_root=home_root, users=["alice", "bob"],
-                     password=PASSWORD, proxy=configurable_http_proxy) as hub:
+    with running_hub(
+        work=tmp_path / "hub",
+        home_root=home_root,
+        users=["alice", "bob"],
+        password=PASSWORD,
+        proxy=configurable_http_proxy,
+    ) as hub:
         submit_login(page, hub, "alice", "not the password")
         page.wait_for_selector("#login-main .login_error, .login_error", timeout=30_000)
         assert "/hub/login" in page.url, "a wrong password got past the hub"
@@ -67,15 +74,20 @@ def test_learner_checks_in_the_hub_and_the_instructor_batch_grades_the_homes(
         assert output_errors(page) == []
 
         assert panel.in_widget, "the Check panel in the hub is the HTML fallback, not the widget"
-        assert str(home_root / "alice" / "agtool" / "tools.py") in panel.headline, \
+        assert str(home_root / "alice" / "agtool" / "tools.py") in panel.headline, (
             "the Check cell did not grade the learner's own file"
+        )
         assert panel.passed == panel.total == len(panel.rows) > 0, panel.headline
         panel_points = re.search(r"(\d+)/(\d+) points", panel.headline).groups()
 
     out = tmp_path / "grades"
     batch = subprocess.run(
         [venv_bin("agtool-grade"), "batch", f"{home_root}/*/agtool/tools.py", "--out", str(out), "--seed", "11"],
-        capture_output=True, text=True, timeout=BATCH_TIMEOUT, env=child_env(), cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=BATCH_TIMEOUT,
+        env=child_env(),
+        cwd=tmp_path,
     )
     assert batch.returncode in (0, 1), f"batch failed ({batch.returncode}):\n{batch.stdout}\n{batch.stderr}"
     grades = read_gradebook(out / "grades.csv")
@@ -83,7 +95,8 @@ def test_learner_checks_in_the_hub_and_the_instructor_batch_grades_the_homes(
     assert set(grades) == {"alice", "bob"}, grades.keys()
     alice, bob = grades["alice"], grades["bob"]
     assert float(alice["score"]) == float(alice["max_score"]) > 0, alice
-    assert float(alice[f"step{STEP}"]) == float(panel_points[1]) == float(panel_points[0]), \
+    assert float(alice[f"step{STEP}"]) == float(panel_points[1]) == float(panel_points[0]), (
         "the gradebook and the learner's panel disagree on this step"
+    )
     assert float(bob["score"]) < float(alice["score"]), bob
     assert not alice["error"], alice["error"]

@@ -10,6 +10,7 @@ escaped), the teacher accepts it on the instructor actions page, and alice
 reads the answer. Selectors are roles and labels; axe-core finds no serious or critical
 WCAG 2.1 AA violation in the forms and the actions page. Screenshots go to ``artifacts/e2e/``.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,8 +26,7 @@ from e2e.conftest import VIEWPORT
 
 pytestmark = pytest.mark.e2e
 
-COURSE = ('[assignment]\nname = "agtool lab"\ndue = 2099-03-01T12:00:00Z\n'
-          '[attempts]\nlimit = 1\nwindow_minutes = 1440\n')
+COURSE = '[assignment]\nname = "agtool lab"\ndue = 2099-03-01T12:00:00Z\n[attempts]\nlimit = 1\nwindow_minutes = 1440\n'
 HOSTILE = "<script>alert(1)</script> step 1 is right"
 
 
@@ -94,8 +94,13 @@ def _teacher_acts_on_alice(page, room: Classroom, artifacts_dir) -> None:
     page.get_by_label("Reason for the override (required)").fill("steps 1-2 checked by hand")
     _submit(page, "Override the grade")
     changes = page.get_by_role("region", name="Changes made for alice")
-    for words in ("medical note seen", "network outage on Monday", "steps 1-2 checked by hand",
-                  "2 extra attempts for alice", "grade of alice set to 50/"):
+    for words in (
+        "medical note seen",
+        "network outage on Monday",
+        "steps 1-2 checked by hand",
+        "2 extra attempts for alice",
+        "grade of alice set to 50/",
+    ):
         assert words in changes.inner_text(), words
     changes.screenshot(path=str(artifacts_dir / "actions-teacher-learner-page.png"))
     check_page(page, artifacts_dir, "actions-learner-page-forms", scope='section[aria-labelledby="changes"]')
@@ -109,8 +114,13 @@ def _teacher_acts_on_alice(page, room: Classroom, artifacts_dir) -> None:
 
 def _alice_sees_the_changes_and_appeals(page, artifacts_dir) -> None:
     changes = page.get_by_role("region", name="Changes by your instructor")
-    for words in ("medical note seen", "network outage on Monday", "steps 1-2 checked by hand", "grader fix 1.2.3",
-                  "Before the regrade (kept)"):
+    for words in (
+        "medical note seen",
+        "network outage on Monday",
+        "steps 1-2 checked by hand",
+        "grader fix 1.2.3",
+        "Before the regrade (kept)",
+    ):
         assert words in changes.inner_text(), words
     page.get_by_label("Your regrade request: what was graded wrongly?").fill(HOSTILE)
     _submit(page, "Send the request")

@@ -31,6 +31,7 @@ Pip inside uses the host's package sources read-only (its find-links,
 extra indexes and constraints, bind-mounted at the same paths), so the
 install does not download what the host already holds.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -63,7 +64,7 @@ SCRIPT_TIMEOUT = 900.0
 
 CA_INSIDE = "/run/agtool-test-host-ca.crt"
 # Run as root on the host: a private mount namespace, the Debian tree made its root with pivot_root.
-ENTER = r'''
+ENTER = r"""
 set -eu
 R="$1"; shift
 readlink /proc/self/ns/mnt > "$AGTOOL_TEST_NS_FILE"   # the host finds the run's processes by it
@@ -83,7 +84,7 @@ mkdir -p "$R/.host"
 cd "$R"
 pivot_root . .host
 exec /usr/sbin/chroot . /bin/sh -c 'umount -l /.host && rmdir /.host && cd / && exec "$@"' sh "$@"
-'''
+"""
 
 
 def need(what: str) -> None:
@@ -95,15 +96,20 @@ def need(what: str) -> None:
 
 def checkout_files() -> list[str]:
     """The checkout's files as they are on disk: tracked and new, not ignored (not .venv or build/)."""
-    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                         capture_output=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout
     return sorted({name for name in out.decode().split("\0") if name and (REPO / name).is_file()})
 
 
 def host_pip_sources() -> tuple[dict[str, str], list[str]]:
     """The host pip's sources as PIP_* variables, and the local paths they name (to bind read-only)."""
-    out = subprocess.run([str(REPO / ".venv" / "bin" / "pip"), "config", "list"], capture_output=True, text=True,
-                         check=False).stdout
+    out = subprocess.run(
+        [str(REPO / ".venv" / "bin" / "pip"), "config", "list"], capture_output=True, text=True, check=False
+    ).stdout
     env, paths = {}, []
     for line in out.splitlines():
         key, _, value = line.partition("=")
@@ -126,12 +132,34 @@ def host_pip_sources() -> tuple[dict[str, str], list[str]]:
 
 def in_debian(root: Path, command: str, *, env: dict, log: Path, timeout: float) -> subprocess.CompletedProcess:
     """Run ``command`` (sh) as root inside the Debian tree; its output goes to ``log`` and is returned."""
-    full_env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
-                "LANG": "C.UTF-8", **env}
+    full_env = {
+        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "HOME": "/root",
+        "LANG": "C.UTF-8",
+        **env,
+    }
     with log.open("a") as out:
-        proc = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", ENTER, "enter",
-                               str(root), "/bin/sh", "-c", command],
-                              env=full_env, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, check=False)
+        proc = subprocess.run(
+            [
+                "unshare",
+                "--mount",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                ENTER,
+                "enter",
+                str(root),
+                "/bin/sh",
+                "-c",
+                command,
+            ],
+            env=full_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+            check=False,
+        )
     proc.stdout = log.read_text()
     return proc
 
@@ -178,14 +206,16 @@ def kill_all_in(namespace: str) -> None:
             time.sleep(0.3)
 
 
-def http(method: str, url: str, *, token: str | None = None, body: bytes | None = None,
-         ctype: str = "application/json") -> tuple[int, bytes]:
+def http(
+    method: str, url: str, *, token: str | None = None, body: bytes | None = None, ctype: str = "application/json"
+) -> tuple[int, bytes]:
     headers = {"Authorization": f"token {token}"} if token else {}
     if body is not None:
         headers["Content-Type"] = ctype
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, data=body, method=method, headers=headers),
-                                    timeout=60) as resp:
+        with urllib.request.urlopen(
+            urllib.request.Request(url, data=body, method=method, headers=headers), timeout=60
+        ) as resp:
             return resp.status, resp.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read()
@@ -193,8 +223,13 @@ def http(method: str, url: str, *, token: str | None = None, body: bytes | None 
 
 def log_in(origin: str, user: str) -> str:
     """A token of ``user`` for the grading service, got by logging in with the Unix password (PAM)."""
-    body = json.dumps({"auth": {"username": user, "password": PASSWORDS[user]}, "note": "recipe test",
-                       "scopes": [f"access:services!service={SERVICE}"]}).encode()
+    body = json.dumps(
+        {
+            "auth": {"username": user, "password": PASSWORDS[user]},
+            "note": "recipe test",
+            "scopes": [f"access:services!service={SERVICE}"],
+        }
+    ).encode()
     status, data = http("POST", f"{origin}/hub/api/users/{user}/tokens", body=body)
     assert status == 201, (user, status, data)
     return json.loads(data)["token"]
@@ -232,8 +267,11 @@ def debian(tmp_path):
             kill_all_in(namespace)
             assert not processes_in(namespace), f"still running in the Debian tree: {processes_in(namespace)}"
         # The mounts lived in that namespace only; none may be left here before deleting the tree.
-        mounted = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()
-                   if line.split()[1].startswith(str(root))]
+        mounted = [
+            line.split()[1]
+            for line in Path("/proc/mounts").read_text().splitlines()
+            if line.split()[1].startswith(str(root))
+        ]
         assert not mounted, f"still mounted: {mounted}"
         if not os.environ.get("AGTOOL_RECIPE_KEEP"):
             shutil.rmtree(work, ignore_errors=True)
@@ -257,9 +295,23 @@ class Phases:
 def make_tree(root: Path, log: Path) -> None:
     """debootstrap a minimal bookworm into ``root`` (in a mount namespace: its own mounts die with it)."""
     with log.open("a") as out:
-        subprocess.run(["unshare", "--mount", "--propagation", "private",
-                        "debootstrap", "--variant=minbase", "bookworm", str(root), MIRROR],
-                       stdout=out, stderr=subprocess.STDOUT, check=True, timeout=900)
+        subprocess.run(
+            [
+                "unshare",
+                "--mount",
+                "--propagation",
+                "private",
+                "debootstrap",
+                "--variant=minbase",
+                "bookworm",
+                str(root),
+                MIRROR,
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            check=True,
+            timeout=900,
+        )
 
 
 def prepare_tree(root: Path, work: Path) -> tuple[dict, int]:
@@ -279,21 +331,31 @@ def prepare_tree(root: Path, work: Path) -> tuple[dict, int]:
     (root / "opt" / "agtool" / "roster.csv").write_text("learner,lms_id,name\nalice,1001,Alice\nbob,1002,Bob\n")
     pip_env, ro_paths = host_pip_sources()
     port, hub_port, proxy_port, service_port = free_ports(4)  # the tree shares the host's network
-    return {**pip_env, "AGTOOL_TEST_RO_PATHS": " ".join(ro_paths),
-            "AGTOOL_TEST_NS_FILE": str(work / "mount-namespace"), "AGTOOL_HUB_PORT": str(port),
-            "AGTOOL_HUB_INTERNAL_PORT": str(hub_port), "AGTOOL_PROXY_API_PORT": str(proxy_port),
-            "AGTOOL_SERVICE_PORT": str(service_port)}, port
+    return {
+        **pip_env,
+        "AGTOOL_TEST_RO_PATHS": " ".join(ro_paths),
+        "AGTOOL_TEST_NS_FILE": str(work / "mount-namespace"),
+        "AGTOOL_HUB_PORT": str(port),
+        "AGTOOL_HUB_INTERNAL_PORT": str(hub_port),
+        "AGTOOL_PROXY_API_PORT": str(proxy_port),
+        "AGTOOL_SERVICE_PORT": str(service_port),
+    }, port
 
 
 def submit_both(origin: str) -> tuple[dict, dict]:
     """alice submits the reference solution, bob the starter; return (their graded records, everyone's tokens)."""
     base = f"{origin}/services/{SERVICE}/"
     tokens = {user: log_in(origin, user) for user in PASSWORDS}
-    status, data = http("POST", f"{origin}/hub/api/users/alice/tokens", body=json.dumps(
-        {"auth": {"username": "alice", "password": "wrong"}}).encode())
+    status, data = http(
+        "POST",
+        f"{origin}/hub/api/users/alice/tokens",
+        body=json.dumps({"auth": {"username": "alice", "password": "wrong"}}).encode(),
+    )
     assert status == 403, data  # PAM really checks the password
-    modules = {"alice": (REPO / "solutions" / "tools.py").read_bytes(),
-               "bob": (REPO / "agtool" / "tools.py").read_bytes()}
+    modules = {
+        "alice": (REPO / "solutions" / "tools.py").read_bytes(),
+        "bob": (REPO / "agtool" / "tools.py").read_bytes(),
+    }
     attempts = {}
     for user, module in modules.items():
         status, data = http("POST", f"{base}api/submissions", token=tokens[user], body=module, ctype="text/x-python")
@@ -303,7 +365,9 @@ def submit_both(origin: str) -> tuple[dict, dict]:
     for user, record in graded.items():
         assert record["status"] == "graded", (user, record)
     # Learner code ran inside bubblewrap as the grading account, which owns nothing (not as the service's account).
-    assert "bwrap" in json.dumps(graded["alice"]) and "user agtool-sandbox" in json.dumps(graded["alice"]), graded["alice"]
+    assert "bwrap" in json.dumps(graded["alice"]) and "user agtool-sandbox" in json.dumps(graded["alice"]), graded[
+        "alice"
+    ]
     return graded, tokens
 
 
@@ -325,11 +389,18 @@ def check_instructor_downloads(origin: str, tokens: dict) -> None:
 
 def check_second_run(root: Path, output: str, pid: int) -> None:
     """Nothing changed: everything is kept, the hub too (the same process)."""
-    for kept in ("kept the system packages", "kept the checkout /opt/agtool-src readable by root alone",
-                 "kept /opt/agtool/venv", "kept /opt/agtool/template (unchanged)",
-                 "kept /opt/agtool/course.toml", "kept account alice", "kept the password of alice",
-                 "kept /etc/jupyterhub/jupyterhub_config.py (unchanged)", f"kept the running hub (pid {pid})",
-                 "the hub is up"):
+    for kept in (
+        "kept the system packages",
+        "kept the checkout /opt/agtool-src readable by root alone",
+        "kept /opt/agtool/venv",
+        "kept /opt/agtool/template (unchanged)",
+        "kept /opt/agtool/course.toml",
+        "kept account alice",
+        "kept the password of alice",
+        "kept /etc/jupyterhub/jupyterhub_config.py (unchanged)",
+        f"kept the running hub (pid {pid})",
+        "the hub is up",
+    ):
         assert kept in output, (kept, output)
     assert int((root / "run" / "agtool-hub.pid").read_text()) == pid
 
@@ -338,8 +409,9 @@ def check_third_run(root: Path, output: str, origin: str, tokens: dict) -> None:
     """After a local edit of the config: the edit is kept, the recipe's version is beside it, the hub restarted."""
     config = root / "etc" / "jupyterhub" / "jupyterhub_config.py"
     assert config.read_text().endswith("# a local edit\n")
-    assert (config.parent / "jupyterhub_config.py.new").read_bytes() == \
-        (REPO / "deploy" / "jupyterhub" / "jupyterhub_config.py").read_bytes()
+    assert (config.parent / "jupyterhub_config.py.new").read_bytes() == (
+        REPO / "deploy" / "jupyterhub" / "jupyterhub_config.py"
+    ).read_bytes()
     assert "kept your /etc/jupyterhub/jupyterhub_config.py" in output, output
     assert "the hub is up" in output, output
     deadline = time.monotonic() + 90  # the hub answers before it has started its service again
@@ -383,6 +455,7 @@ print("AGTOOL-WALK " + json.dumps({"found": found, "listed": listed, "files": fi
 def learner_secrets() -> dict:
     """What no learner may read, by content: the solution and every test file (the alt styles too), except
     files that also ship in the lab (empty files, copies of the starter); and the starter, as a control."""
+
     def digest(data: bytes) -> str:
         return hashlib.sha256(data).hexdigest()
 
@@ -413,22 +486,36 @@ def check_learner_reads_no_answers(root: Path, work: Path, env: dict, log: Path)
     """alice, from a terminal: no `git show` of the solution, no file holding it or a test, no look into the checkout."""
     uid, gid = account(root, "alice")
     src = root / "opt" / "agtool-src"
-    as_alice = dict(user=uid, group=gid, extra_groups=[], capture_output=True, text=True,
-                    env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    as_alice = dict(
+        user=uid,
+        group=gid,
+        extra_groups=[],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
+    )
     # The control first: alice's uid reaches the tree's world-readable files from here.
     control = subprocess.run(["cat", str(root / "opt" / "agtool" / "template" / "agtool" / "tools.py")], **as_alice)
     assert control.returncode == 0 and control.stdout, control.stderr
     solution = (REPO / "solutions" / "tools.py").read_text()
-    for args in (["show", "HEAD:solutions/tools.py"], ["log", "-p", "--", "solutions", "tests/alt_styles"],
-                 ["cat-file", "--batch-all-objects", "--batch"]):
+    for args in (
+        ["show", "HEAD:solutions/tools.py"],
+        ["log", "-p", "--", "solutions", "tests/alt_styles"],
+        ["cat-file", "--batch-all-objects", "--batch"],
+    ):
         tried = subprocess.run(["git", "-c", "safe.directory=*", "-C", str(src), *args], **as_alice)
         assert tried.returncode != 0 and solution[:200] not in tried.stdout, (args, tried.stderr)
         assert "Permission denied" in tried.stderr, (args, tried.stderr)
     (root / "tmp" / "agtool-walk.py").write_text(WALK)
     (root / "tmp" / "agtool-secrets.json").write_text(json.dumps(learner_secrets()))
-    walk = in_debian(root, "setpriv --reuid=alice --regid=alice --init-groups env -i HOME=/home/alice "
-                     "PATH=/usr/bin:/bin /usr/bin/python3 /tmp/agtool-walk.py /tmp/agtool-secrets.json",
-                     env={**env, "AGTOOL_TEST_NS_FILE": str(work / "walk-namespace")}, log=log, timeout=600)
+    walk = in_debian(
+        root,
+        "setpriv --reuid=alice --regid=alice --init-groups env -i HOME=/home/alice "
+        "PATH=/usr/bin:/bin /usr/bin/python3 /tmp/agtool-walk.py /tmp/agtool-secrets.json",
+        env={**env, "AGTOOL_TEST_NS_FILE": str(work / "walk-namespace")},
+        log=log,
+        timeout=600,
+    )
     line = next(ln for ln in walk.stdout.splitlines() if ln.startswith("AGTOOL-WALK "))
     seen = json.loads(line.removeprefix("AGTOOL-WALK "))
     readable = [(path, what) for path, what in seen["found"] if not what.startswith("control")]
@@ -447,9 +534,14 @@ def check_grade_class_grades_the_roster(root: Path, work: Path, env: dict, log: 
         uid, gid = account(root, user)
         for path in (home, home / "tools.py"):
             os.chown(path, uid, gid)
-    done = in_debian(root, "setpriv --reuid=teacher --regid=teacher --init-groups env -i HOME=/home/teacher "
-                     "PATH=/usr/bin:/bin sudo -n /opt/agtool/bin/grade-class week1",
-                     env={**env, "AGTOOL_TEST_NS_FILE": str(work / "grade-namespace")}, log=log, timeout=900)
+    done = in_debian(
+        root,
+        "setpriv --reuid=teacher --regid=teacher --init-groups env -i HOME=/home/teacher "
+        "PATH=/usr/bin:/bin sudo -n /opt/agtool/bin/grade-class week1",
+        env={**env, "AGTOOL_TEST_NS_FILE": str(work / "grade-namespace")},
+        log=log,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout[-3000:]
     book = root / "srv" / "agtool" / "grades" / "week1" / "grades.csv"
     learners = {row["learner"] for row in csv.DictReader(io.StringIO(book.read_text()))}
@@ -486,12 +578,12 @@ def test_recipe_on_fresh_debian(debian, artifacts_dir):
     with phases.time("second run"):
         second = in_debian(root, setup, env=env, log=log, timeout=SCRIPT_TIMEOUT)
     assert second.returncode == 0, second.stdout[-5000:]
-    check_second_run(root, second.stdout[len(first.stdout):], pid)
+    check_second_run(root, second.stdout[len(first.stdout) :], pid)
     config = root / "etc" / "jupyterhub" / "jupyterhub_config.py"
     config.write_text(config.read_text() + "# a local edit\n")
     with phases.time("third run"):
         third = in_debian(root, setup, env=env, log=log, timeout=SCRIPT_TIMEOUT)
     assert third.returncode == 0, third.stdout[-5000:]
-    check_third_run(root, third.stdout[len(second.stdout):], origin, tokens)
+    check_third_run(root, third.stdout[len(second.stdout) :], origin, tokens)
     (artifacts_dir / "hub-recipe-timings.json").write_text(json.dumps(phases.seconds, indent=2))
     print("phases (s):", phases.seconds)

@@ -24,6 +24,7 @@ Issue 17's browser Done-when, issue 18.1 (due date and attempts left in
 the notebook) and issue 28.2 (Submit disabled at 0 attempts, confirmation,
 the pages' words and look) end to end.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -51,16 +52,21 @@ GRADE_LINE = re.compile(r"Attempt (\d+) submitted to the class grading service: 
 def write_course(path: Path) -> dt.datetime:
     """A course file: due a week from now, one attempt per hour; returns the due time."""
     due = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=7)).replace(second=0, microsecond=0)
-    path.write_text(f'[assignment]\nname = "agtool lab"\ndue = {due:%Y-%m-%dT%H:%M:%SZ}\ncounts = "best"\n'
-                    "[attempts]\nlimit = 1\nwindow_minutes = 60\n", encoding="utf-8")
+    path.write_text(
+        f'[assignment]\nname = "agtool lab"\ndue = {due:%Y-%m-%dT%H:%M:%SZ}\ncounts = "best"\n'
+        "[attempts]\nlimit = 1\nwindow_minutes = 60\n",
+        encoding="utf-8",
+    )
     return due
 
 
 def write_check_notebook(path: Path) -> None:
     """A notebook of one Check cell, as a step notebook ends."""
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("Check your step, then submit it to the class grading service."),
-                nbformat.v4.new_code_cell(f"from agtool_lab.widget import check\ncheck({STEP})")]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("Check your step, then submit it to the class grading service."),
+        nbformat.v4.new_code_cell(f"from agtool_lab.widget import check\ncheck({STEP})"),
+    ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, path)
 
@@ -70,15 +76,22 @@ def course_line(page) -> str:
 
 
 def test_a_learner_submits_from_the_notebook_and_the_instructor_sees_the_grade(
-        browser, page, tmp_path, artifacts_dir, configurable_http_proxy):
+    browser, page, tmp_path, artifacts_dir, configurable_http_proxy
+):
     home_root = tmp_path / "home"
     give_home(home_root / "alice", tools_source=REPO_ROOT / "solutions" / "tools.py")
     write_check_notebook(home_root / "alice" / NOTEBOOK)
     due = write_course(tmp_path / "course.toml")
     service = GradingService(args=["--course", str(tmp_path / "course.toml")], instructors=["teacher"])
 
-    with running_hub(work=tmp_path / "hub", home_root=home_root, users=["alice", "teacher"],
-                     password=PASSWORD, proxy=configurable_http_proxy, service=service) as hub:
+    with running_hub(
+        work=tmp_path / "hub",
+        home_root=home_root,
+        users=["alice", "teacher"],
+        password=PASSWORD,
+        proxy=configurable_http_proxy,
+        service=service,
+    ) as hub:
         log_in(page, hub, "alice", PASSWORD)
         open_notebook(page, hub.lab_url("alice", NOTEBOOK))
         run_all_cells(page)
@@ -91,7 +104,8 @@ def test_a_learner_submits_from_the_notebook_and_the_instructor_sees_the_grade(
         submit_button.wait_for()
         page.wait_for_function(
             """() => /Attempts left: 1 of 1/.test(
-                 [...document.querySelectorAll('.jp-OutputArea-output .agtool-course')].map(e => e.textContent).join(' '))""")
+                 [...document.querySelectorAll('.jp-OutputArea-output .agtool-course')].map(e => e.textContent).join(' '))"""
+        )
         before = course_line(page)
         assert f"Due {due:%Y-%m-%d %H:%M} UTC (in 6 days" in before, before
         assert "Your best attempt counts" in before, before
@@ -108,21 +122,26 @@ def test_a_learner_submits_from_the_notebook_and_the_instructor_sees_the_grade(
         page.wait_for_function(
             """() => [...document.querySelectorAll('.jp-OutputArea-output')]
                      .some(e => /submitted to the class grading service: \\d+\\/\\d+ points/.test(e.textContent))""",
-            timeout=GRADE_TIMEOUT_MS)
+            timeout=GRADE_TIMEOUT_MS,
+        )
         page.wait_for_function(
             """() => /Attempts left: 0 of 1/.test(
-                 [...document.querySelectorAll('.jp-OutputArea-output .agtool-course')].map(e => e.textContent).join(' '))""")
+                 [...document.querySelectorAll('.jp-OutputArea-output .agtool-course')].map(e => e.textContent).join(' '))"""
+        )
         output = page.locator(".jp-OutputArea-output:has(.agtool-course)").last.inner_text()
         _attempt_id, score, max_score = GRADE_LINE.search(output).groups()
         assert int(score) == int(max_score) > 0, output  # the whole module, graded by the service
         assert "Course status unavailable" not in output
         # No attempt left: Submit is disabled, and the line says when the next one is allowed (in 59 or 60 min).
         assert submit_button.is_disabled()
-        assert re.search(r"No attempt left: your next attempt is allowed \S+ \S+ UTC \(in (59|60) min\)", output), output
+        assert re.search(r"No attempt left: your next attempt is allowed \S+ \S+ UTC \(in (59|60) min\)", output), (
+            output
+        )
         assert output_errors(page) == []
         check_page(page, artifacts_dir, "hub-submit-graded-widget", scope=WIDGET_OUTPUT)
         page.locator(".jp-OutputArea-output:has(.agtool-course)").last.screenshot(
-            path=str(artifacts_dir / "hub-submit-graded-panel.png"))
+            path=str(artifacts_dir / "hub-submit-graded-panel.png")
+        )
         page.screenshot(path=str(artifacts_dir / "hub-submit-graded.png"))
 
         # Her own page on the service keeps the attempt; the class page is the instructors'.
@@ -156,8 +175,12 @@ def test_a_learner_submits_from_the_notebook_and_the_instructor_sees_the_grade(
             # By the header's names, not positions: the service adds columns (credited, why, files).
             header = tpage.locator("table").first.locator("tr").first.locator("th").all_inner_texts()
             cells = dict(zip([h.strip() for h in header], row.locator("td").all_inner_texts()))
-            assert (cells["learner"], cells["attempts"], cells["best"], cells["max"]) == \
-                ("alice", "1", score, max_score), cells
+            assert (cells["learner"], cells["attempts"], cells["best"], cells["max"]) == (
+                "alice",
+                "1",
+                score,
+                max_score,
+            ), cells
             if "credited" in cells:  # under the course file: on time, so every point is credited
                 assert float(cells["credited"]) == float(score), cells
             assert "teacher" not in tpage.locator("table").first.inner_text()  # he submitted nothing

@@ -14,6 +14,7 @@ bars are read back); each learner's score in ``grades.csv``, the dashboard's
 gradebook and their feedback file; the starter named once in both.
 Screenshots in ``artifacts/e2e/instructor/``.
 """
+
 from __future__ import annotations
 
 import base64
@@ -96,7 +97,8 @@ def _class(root: Path) -> Path:
 
 
 def test_an_instructor_batches_a_class_opens_the_dashboard_and_reads_feedback_with_one_set_of_numbers(
-        page, tmp_path, shots, browser):
+    page, tmp_path, shots, browser
+):
     from grader.batch import load_records
     from grader.outputs import class_tables
     from grader.outputs.plots import check_pass_rate, save_png
@@ -110,8 +112,24 @@ def test_an_instructor_batches_a_class_opens_the_dashboard_and_reads_feedback_wi
     root = tmp_path / "course"
     subs = _class(root)
     out = root / "out"
-    done = subprocess.run([venv_bin("agtool-grade"), "batch", str(subs), "--out", str(out), "--seed", str(SEED),
-                           "--jobs", "2", "--no-progress"], capture_output=True, text=True, timeout=300, cwd=root)
+    done = subprocess.run(
+        [
+            venv_bin("agtool-grade"),
+            "batch",
+            str(subs),
+            "--out",
+            str(out),
+            "--seed",
+            str(SEED),
+            "--jobs",
+            "2",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=root,
+    )
     mark("batched")
     assert done.returncode in (0, 1), done.stderr[-2000:]
     summary = (out / "summary.md").read_text(encoding="utf-8")
@@ -124,8 +142,13 @@ def test_an_instructor_batches_a_class_opens_the_dashboard_and_reads_feedback_wi
     notebook = json.loads((REPO_ROOT / "labs" / "instructor_dashboard.ipynb").read_text(encoding="utf-8"))
     first = next(c for c in notebook["cells"] if c["cell_type"] == "code")
     source = "".join(first["source"])
-    for name, value in (("SUBMISSIONS", repr(str(subs))), ("OUT", repr(str(out))), ("SEED", str(SEED)),
-                        ("JOBS", "2"), ("RESUME", "True")):
+    for name, value in (
+        ("SUBMISSIONS", repr(str(subs))),
+        ("OUT", repr(str(out))),
+        ("SEED", str(SEED)),
+        ("JOBS", "2"),
+        ("RESUME", "True"),
+    ):
         source, n = re.subn(rf"^{name} = [^#\n]*", f"{name} = {value}  ", source, flags=re.M)
         assert n == 1, name
     first["source"] = source
@@ -150,8 +173,10 @@ def test_an_instructor_batches_a_class_opens_the_dashboard_and_reads_feedback_wi
 
             # One learner's feedback file, opened in the lab.
             page.goto(lab.url_for("out/feedback/ben.md"))
-            page.wait_for_function("() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-                                   " return !!w && w.title.label === 'ben.md' && w.context.isReady; }")
+            page.wait_for_function(
+                "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+                " return !!w && w.title.label === 'ben.md' && w.context.isReady; }"
+            )
             feedback_shown = page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.toString()")
             page.screenshot(path=str(shots / "05-feedback-ben.png"))
             mark("feedback read")

@@ -5,6 +5,7 @@ ours. Against the starter the panel shows failed rows with their details
 (call, expected, got, replay), the state with the most to read; against the
 solution, every row passes. Screenshots: ``artifacts/e2e/a11y-check-*.png``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,10 +21,12 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CHECK_OUTPUT = ".jp-OutputArea-output:has(.agtool-check)"  # the widget's own output area
 
 
-@pytest.mark.parametrize("module, name", [(REPO_ROOT / "agtool" / "tools.py", "starter"),
-                                          (REPO_ROOT / "solutions" / "tools.py", "solution")])
-def test_the_check_widget_has_no_serious_or_critical_axe_violation(module, name, page, lab_server,
-                                                                    shutdown_kernels_after, artifacts_dir):
+@pytest.mark.parametrize(
+    "module, name", [(REPO_ROOT / "agtool" / "tools.py", "starter"), (REPO_ROOT / "solutions" / "tools.py", "solution")]
+)
+def test_the_check_widget_has_no_serious_or_critical_axe_violation(
+    module, name, page, lab_server, shutdown_kernels_after, artifacts_dir
+):
     lab = lab_server(module)
     shutdown_kernels_after(lab)
     open_notebook(page, lab.url_for("labs/02_validate_args.ipynb"))

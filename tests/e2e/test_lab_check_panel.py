@@ -5,6 +5,7 @@ starter rows fail and are shown red; "Try new random values" grades again in
 the page with a new seed. The panel must be the ipywidgets view, not the
 HTML fallback that JupyterLab would show if the widget could not render.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -54,7 +55,9 @@ def test_every_step_notebook_is_present():
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
-def test_solution_passes_every_row_of_the_check_widget(notebook, page, lab_server, shutdown_kernels_after, artifacts_dir):
+def test_solution_passes_every_row_of_the_check_widget(
+    notebook, page, lab_server, shutdown_kernels_after, artifacts_dir
+):
     lab = lab_server(SOLUTION)
     shutdown_kernels_after(lab)
     panel = run_notebook(page, lab, notebook)
@@ -68,8 +71,9 @@ def test_solution_passes_every_row_of_the_check_widget(notebook, page, lab_serve
     assert {r.colour for r in panel.rows} == {GREEN}
 
 
-def test_step_11_check_grades_identity_resolution_in_jupyterlab(page, lab_server, shutdown_kernels_after,
-                                                              artifacts_dir):
+def test_step_11_check_grades_identity_resolution_in_jupyterlab(
+    page, lab_server, shutdown_kernels_after, artifacts_dir
+):
     # Step 11 grades against product tables the grader makes per seed: the panel must show
     # its rows passed for the solution, and a second seed must pass as well.
     lab = lab_server(SOLUTION)
@@ -118,8 +122,9 @@ def test_without_the_widget_manager_the_panel_is_the_html_fallback(page, tmp_pat
     # The widget assertions above must be able to fail: with the widgets
     # front-end switched off, JupyterLab shows the panel's text/html fallback,
     # which has the same rows but no .jupyter-widgets around it.
-    with running_lab(root_dir=REPO_ROOT, work=tmp_path, env={"AGTOOL_MODULE": str(SOLUTION)},
-                     disable=(WIDGET_MANAGER,)) as lab:
+    with running_lab(
+        root_dir=REPO_ROOT, work=tmp_path, env={"AGTOOL_MODULE": str(SOLUTION)}, disable=(WIDGET_MANAGER,)
+    ) as lab:
         try:
             panel = run_notebook(page, lab, "03_call_boundary.ipynb")
             screenshot_check_panel(page, artifacts_dir, "fallback-03_call_boundary")

@@ -5,6 +5,7 @@ notebook, and it began with ``agtool-grade``, which a lab terminal may not
 find. The line now names the kernel's interpreter, wraps only between its
 words, and its copy button puts the exact line on the clipboard.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,8 +30,9 @@ _OPEN_REPLAY_JS = """() => {
 }"""
 
 
-def test_the_replay_line_wraps_between_words_and_its_button_copies_it(page, lab_server, shutdown_kernels_after,
-                                                                      artifacts_dir, tmp_path):
+def test_the_replay_line_wraps_between_words_and_its_button_copies_it(
+    page, lab_server, shutdown_kernels_after, artifacts_dir, tmp_path
+):
     module = tmp_path / "agtool" / "tools.py"
     module.parent.mkdir()
     solution = (REPO_ROOT / "solutions" / "tools.py").read_text(encoding="utf-8")
@@ -50,7 +52,9 @@ def test_the_replay_line_wraps_between_words_and_its_button_copies_it(page, lab_
     assert page.evaluate(_SPLIT_WORDS_JS) == []
     button = page.locator(".agtool-check details[open] button.agtool-copy").first
     button.click()
-    page.wait_for_function("() => document.querySelector('.agtool-check details[open] button.agtool-copy')"
-                           ".textContent === 'copied'", timeout=10_000)
+    page.wait_for_function(
+        "() => document.querySelector('.agtool-check details[open] button.agtool-copy').textContent === 'copied'",
+        timeout=10_000,
+    )
     assert page.evaluate("() => navigator.clipboard.readText()") == line["copy"]
     screenshot_check_panel(page, artifacts_dir, "replay-line-narrow")

@@ -6,6 +6,7 @@ missing widget front-end extension, a version mismatch between ipywidgets and
 jupyterlab_widgets, a kernel that never connects). It also shows that the
 traceback detector the notebook tests rely on does see a traceback.
 """
+
 from __future__ import annotations
 
 import nbformat

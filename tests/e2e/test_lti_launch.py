@@ -48,6 +48,7 @@ service's token requests.
   ``test_a_score_for_a_learner_of_another_context_is_refused_and_nothing_stored``,
   posts to another context's line item directly (the service alone).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -81,14 +82,14 @@ FORM_FIELD = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
 
 # Appended to the e2e classroom hub's config (tests/e2e/hub.py): the recipe's LTI block, and an admin
 # token for the test to read users, groups and auth_state.
-LTI_BLOCK = '''
+LTI_BLOCK = """
 # ---- LTI 1.3 as deploy/jupyterhub/jupyterhub_config.py sets it up (tests/e2e/test_lti_launch.py)
 c.JupyterHub.services.append({{"name": "test-admin", "api_token": {admin_token!r}}})
 c.JupyterHub.load_roles.append({{"name": "test-admin", "services": ["test-admin"],
     "scopes": ["admin:users", "admin:auth_state", "list:users", "read:users", "read:servers", "read:groups"]}})
 from grader.service.lti.hub_auth import configure_lti
 configure_lti(c, {lti_file!r}, service={service!r}, instructor_group={group!r}, crypt_key_file={crypt_key!r})
-'''
+"""
 
 
 def lti_missing(what: str) -> None:
@@ -114,8 +115,9 @@ class LtiClass:
     def user(self, name: str) -> dict | None:
         import requests
 
-        answer = requests.get(f"{self.hub_api}/users/{name}", timeout=10,
-                              headers={"Authorization": f"token {self.admin_token}"})
+        answer = requests.get(
+            f"{self.hub_api}/users/{name}", timeout=10, headers={"Authorization": f"token {self.admin_token}"}
+        )
         if answer.status_code == 404:
             return None
         answer.raise_for_status()
@@ -164,27 +166,50 @@ def lti_class(tmp_path_factory, configurable_http_proxy):
     home_root = work / "home"
     ports = free_ports(4)
     origin = f"http://127.0.0.1:{ports[0]}"
-    lms = Platform(tool_key_set_url=f"{origin}/services/{SERVICE}/lti/jwks.json",
-                   tool_login_url=f"{origin}/hub/lti13/oauth_login", target_link_uri=f"{origin}/hub/spawn",
-                   redirect_uris=(f"{origin}/hub/lti13/oauth_callback",), host="localhost")
+    lms = Platform(
+        tool_key_set_url=f"{origin}/services/{SERVICE}/lti/jwks.json",
+        tool_login_url=f"{origin}/hub/lti13/oauth_login",
+        target_link_uri=f"{origin}/hub/spawn",
+        redirect_uris=(f"{origin}/hub/lti13/oauth_callback",),
+        host="localhost",
+    )
     lti_file = work / "lti.toml"
     lti_file.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in lms.lti_config().items()), encoding="utf-8")
     admin_token = secrets.token_hex(16)
-    config = write_hub_config(work, ports=ports, home_root=home_root, users=[], password=secrets.token_hex(8),
-                              proxy=configurable_http_proxy, service=GradingService(name=SERVICE))
+    config = write_hub_config(
+        work,
+        ports=ports,
+        home_root=home_root,
+        users=[],
+        password=secrets.token_hex(8),
+        proxy=configurable_http_proxy,
+        service=GradingService(name=SERVICE),
+    )
     with config.open("a") as f:
-        f.write(LTI_BLOCK.format(admin_token=admin_token, lti_file=str(lti_file), service=SERVICE,
-                                 group=INSTRUCTORS, crypt_key=str(work / "crypt_key")))
+        f.write(
+            LTI_BLOCK.format(
+                admin_token=admin_token,
+                lti_file=str(lti_file),
+                service=SERVICE,
+                group=INSTRUCTORS,
+                crypt_key=str(work / "crypt_key"),
+            )
+        )
     log = work / "jupyterhub.log"
-    proc = start_logged([venv_bin("jupyterhub"), "-f", str(config)], log=log, cwd=work,
-                        env=child_env(CONFIGPROXY_AUTH_TOKEN=secrets.token_hex(16)))
+    proc = start_logged(
+        [venv_bin("jupyterhub"), "-f", str(config)],
+        log=log,
+        cwd=work,
+        env=child_env(CONFIGPROXY_AUTH_TOKEN=secrets.token_hex(16)),
+    )
     hub = HubServer(port=ports[0], log=log, home_root=home_root, service=GradingService(name=SERVICE))
     try:
         wait_for_http(f"{hub.origin}/hub/health", proc=proc, log=log, timeout=START_TIMEOUT)
         # The key set is public (the LMS fetches it): 200 through the proxy means hub, route and service are up.
         wait_for_http(f"{hub.service_url}lti/jwks.json", proc=proc, log=log, timeout=START_TIMEOUT)
-        yield LtiClass(lms=lms, hub=hub, work=work, hub_api=f"http://127.0.0.1:{ports[1]}/hub/api",
-                       admin_token=admin_token)
+        yield LtiClass(
+            lms=lms, hub=hub, work=work, hub_api=f"http://127.0.0.1:{ports[1]}/hub/api", admin_token=admin_token
+        )
     finally:
         stop_tree(proc)
         with contextlib.suppress(Exception):
@@ -237,8 +262,10 @@ def wait_until(condition, timeout: float, what: str, log: LtiClass | None = None
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}" +
-                                 (f"\n--- hub log:\n{log.log[-4000:]}" if log is not None else ""))
+            raise AssertionError(
+                f"timed out after {timeout:.0f}s waiting for {what}"
+                + (f"\n--- hub log:\n{log.log[-4000:]}" if log is not None else "")
+            )
         time.sleep(0.3)
 
 
@@ -249,9 +276,12 @@ def learner_token(lti: LtiClass, launch: Launch, name: str) -> str:
     assert page.status_code == 200, page.status_code
     xsrf = session.cookies.get("_xsrf", path="/hub/")
     assert xsrf, session.cookies
-    answer = session.post(f"{lti.hub.origin}/hub/api/users/{name}/tokens", timeout=30,
-                          headers={"X-XSRFToken": xsrf, "Referer": f"{lti.hub.origin}/hub/token"},
-                          json={"note": "submit", "scopes": [f"access:services!service={SERVICE}"]})
+    answer = session.post(
+        f"{lti.hub.origin}/hub/api/users/{name}/tokens",
+        timeout=30,
+        headers={"X-XSRFToken": xsrf, "Referer": f"{lti.hub.origin}/hub/token"},
+        json={"note": "submit", "scopes": [f"access:services!service={SERVICE}"]},
+    )
     assert answer.status_code == 201, (answer.status_code, answer.text)
     return answer.json()["token"]
 
@@ -269,8 +299,12 @@ def test_a_launch_lands_in_the_lab_and_the_counted_grade_reaches_the_lms(lti_cla
     assert answer.headers["Location"] == "/hub/spawn"  # the LMS's target link: the learner's server
     spawning = launch.session.get(urljoin(lti.hub.origin, answer.headers["Location"]), timeout=60)
     assert spawning.status_code == 200, spawning.status_code
-    wait_until(lambda: ((lti.user(sub) or {}).get("servers", {}).get("") or {}).get("ready"), SPAWN_TIMEOUT,
-               "the learner's server", lti)
+    wait_until(
+        lambda: ((lti.user(sub) or {}).get("servers", {}).get("") or {}).get("ready"),
+        SPAWN_TIMEOUT,
+        "the learner's server",
+        lti,
+    )
     lab = launch.session.get(f"{lti.hub.origin}/user/{sub}/lab", timeout=60)
     assert lab.status_code == 200 and "JupyterLab" in lab.text, (lab.status_code, lab.url)
     assert lab.url == f"{lti.hub.origin}/user/{sub}/lab"
@@ -303,8 +337,14 @@ def test_a_launch_lands_in_the_lab_and_the_counted_grade_reaches_the_lms(lti_cla
 
     # The service stored the launch against the learner (from auth_state) and what the LMS accepted.
     [row] = [r for r in lti.launch_rows() if r["learner"] == sub]
-    assert (row["sub"], row["issuer"], row["deployment_id"], row["context_id"], row["resource_link_id"],
-            row["lineitem"]) == (sub, lms.url, "deployment-1", "c1", "lab-link", lms.lineitem("c1")), row
+    assert (
+        row["sub"],
+        row["issuer"],
+        row["deployment_id"],
+        row["context_id"],
+        row["resource_link_id"],
+        row["lineitem"],
+    ) == (sub, lms.url, "deployment-1", "c1", "lab-link", lms.lineitem("c1")), row
     assert "https://purl.imsglobal.org/spec/lti-ags/scope/score" in row["ags_scopes"]
     [sent_row] = [r for r in lti.outbox_rows() if r["sub"] == sub]
     assert (sent_row["state"], sent_row["sent_given"], sent_row["last_status"]) == ("sent", score, 200), sent_row
@@ -325,8 +365,9 @@ def test_an_lms_instructor_lands_in_the_instructor_group(lti_class):
     token = learner_token(lti, launch, sub)
     import requests
 
-    sent = requests.post(f"{lti.hub.service_url}api/lti/send", json={}, timeout=60,
-                         headers={"Authorization": f"token {token}"})
+    sent = requests.post(
+        f"{lti.hub.service_url}api/lti/send", json={}, timeout=60, headers={"Authorization": f"token {token}"}
+    )
     assert sent.status_code == 200, (sent.status_code, sent.text[:500])
     results = {r["learner"]: r for r in sent.json()["results"]}
     if "lms-ana" in results:  # the first test ran: her grade is at the LMS already, sent once
@@ -347,14 +388,21 @@ def test_behind_https_the_login_cookies_come_back_with_the_lms_s_cross_site_post
 
     lti, lms = lti_class, lti_class.lms
     login = f"{lti.hub.origin}/hub/lti13/oauth_login"
-    args = {"iss": lms.url, "login_hint": "lms-ana", "target_link_uri": f"{lti.hub.origin}/hub/spawn",
-            "client_id": "agtool-tool-1"}
+    args = {
+        "iss": lms.url,
+        "login_hint": "lms-ana",
+        "target_link_uri": f"{lti.hub.origin}/hub/spawn",
+        "client_id": "agtool-tool-1",
+    }
 
     def cookies(**headers) -> dict:
         answer = requests.get(login, params=args, headers=headers, allow_redirects=False, timeout=30)
         assert answer.status_code == 302, answer.status_code
-        return {line.split("=", 1)[0]: line for line in answer.raw.headers.getlist("Set-Cookie")
-                if line.startswith("lti13authenticator-")}
+        return {
+            line.split("=", 1)[0]: line
+            for line in answer.raw.headers.getlist("Set-Cookie")
+            if line.startswith("lti13authenticator-")
+        }
 
     secure = cookies(**{"X-Forwarded-Proto": "https"})
     assert set(secure) == {"lti13authenticator-state", "lti13authenticator-nonce-state"}, secure
@@ -371,8 +419,11 @@ def _bad_signature(lti, launch):
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
 
-    other = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    other = (
+        rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        .private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        .decode()
+    )
     return {"id_token": lti.lms.sign(launch.claims, key_pem=other)}  # the LMS's kid, another key
 
 
@@ -393,13 +444,17 @@ def _other_deployment(lti, launch):
     return {"id_token": lti.lms.sign({**launch.claims, CLAIM + "deployment_id": "deployment-of-another-course"})}
 
 
-@pytest.mark.parametrize("alter, why", [
-    (_bad_signature, "Signature verification failed"),
-    (_wrong_nonce, "OAuth nonce mismatch"),
-    (_wrong_state, "OAuth state mismatch"),
-    (_expired, "Signature has expired"),
-    (_other_deployment, "deployment 'deployment-of-another-course' is not in the LTI file"),
-], ids=["bad-signature", "wrong-nonce", "wrong-state", "expired", "other-deployment"])
+@pytest.mark.parametrize(
+    "alter, why",
+    [
+        (_bad_signature, "Signature verification failed"),
+        (_wrong_nonce, "OAuth nonce mismatch"),
+        (_wrong_state, "OAuth state mismatch"),
+        (_expired, "Signature has expired"),
+        (_other_deployment, "deployment 'deployment-of-another-course' is not in the LTI file"),
+    ],
+    ids=["bad-signature", "wrong-nonce", "wrong-state", "expired", "other-deployment"],
+)
 def test_a_bad_launch_is_refused_with_a_log_line_and_nothing_stored(lti_class, alter, why):
     lti, lms = lti_class, lti_class.lms
     sub = f"lms-mallory-{alter.__name__.strip('_').replace('_', '-')}"
@@ -438,8 +493,9 @@ def test_a_replayed_launch_is_refused_and_changes_nothing(lti_class):
     # And from the learner's own browser, whose state cookie the first launch used up.
     once_more = launch.post()
     assert once_more.status_code == 400, once_more.status_code
-    refusals = wait_until(lambda: len(lti.refusals_since(mark)) >= 2 and lti.refusals_since(mark), 5,
-                          "two refusals", lti)
+    refusals = wait_until(
+        lambda: len(lti.refusals_since(mark)) >= 2 and lti.refusals_since(mark), 5, "two refusals", lti
+    )
     assert len(refusals) == 2, refusals
     assert f"replayed launch (nonce already used) for sub '{sub}'" in refusals[0], refusals
     assert "OAuth state missing from cookies" in refusals[1], refusals
@@ -462,11 +518,16 @@ def test_a_grade_for_a_learner_the_lms_no_longer_has_in_the_context_is_refused_t
     assert launch.post().status_code == 302
     lms.members.setdefault("c2", {})[sub] = lms.members["c1"].pop(sub)
     env = {"AGTOOL_SERVICE_URL": lti.hub.service_url, "JUPYTERHUB_API_TOKEN": learner_token(lti, launch, sub)}
-    attempt = wait_for(send((REPO_ROOT / "solutions" / "tools.py").read_bytes(), env=env)["id"], env=env,
-                       timeout=GRADE_TIMEOUT)
+    attempt = wait_for(
+        send((REPO_ROOT / "solutions" / "tools.py").read_bytes(), env=env)["id"], env=env, timeout=GRADE_TIMEOUT
+    )
     assert attempt["status"] == "graded", attempt
-    row = wait_until(lambda: next((r for r in lti.outbox_rows() if r["sub"] == sub and r["state"] == "refused"),
-                                  None), SCORE_TIMEOUT, "the LMS's refusal in the outbox", lti)
+    row = wait_until(
+        lambda: next((r for r in lti.outbox_rows() if r["sub"] == sub and r["state"] == "refused"), None),
+        SCORE_TIMEOUT,
+        "the LMS's refusal in the outbox",
+        lti,
+    )
     assert row["last_status"] == 422 and "not in this context" in row["last_answer"], row
     assert row["sent_given"] is None and row["lineitem"] == lms.lineitem("c1")
     assert not [k for k in lms.scores if k[2] == sub] and not [p for p in lms.posts if p["userId"] == sub]

@@ -8,6 +8,7 @@ notebook warns about); the Check cell's failing row read; its replay line
 run in a lab terminal, where it fails the same check; the fix saved; Check
 again, all rows passed. Screenshots in ``artifacts/e2e/newcomer/``.
 """
+
 from __future__ import annotations
 
 import json
@@ -56,7 +57,8 @@ def shots(artifacts_dir):
 
 
 def test_a_newcomer_makes_a_mistake_checks_replays_it_in_a_terminal_fixes_it_and_checks_again(
-        page, tmp_path, shots, browser):
+    page, tmp_path, shots, browser
+):
     started = time.monotonic()
     marks = []
 

@@ -9,6 +9,7 @@ learner and by an instructor), the class page, a code view, the similarity
 page and two codes side by side. Screenshots and axe's findings go to
 ``artifacts/e2e/`` (``a11y-*.png``, ``axe-*.json``).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -21,8 +22,10 @@ pytestmark = pytest.mark.e2e
 
 HOSTILE = "</code><script>alert(1)</script><img src=x onerror=alert(2)>"
 REPORT = failing_report(HOSTILE)
-CODE = b"def validate_args(tool, args):\n    # shared by both\n    if args.get('limit', 1) <= 0:\n" \
-       b"        return 'type:limit'\n    return None  # " + HOSTILE.encode() + b"\n"
+CODE = (
+    b"def validate_args(tool, args):\n    # shared by both\n    if args.get('limit', 1) <= 0:\n"
+    b"        return 'type:limit'\n    return None  # " + HOSTILE.encode() + b"\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +42,10 @@ def service(tmp_path_factory):
         ids[who] = store.add_attempt(who, CODE, seed=7)
         store.claim(ids[who])
         store.finish(ids[who], GRADED, {**REPORT, "path": f"{who}.py"})
-    policy = parse_policy('[assignment]\nname = "agtool lab"\ndue = 2099-03-01T12:00:00Z\ncounts = "best"\n'
-                          "[attempts]\nlimit = 3\nwindow_minutes = 60\n")
+    policy = parse_policy(
+        '[assignment]\nname = "agtool lab"\ndue = 2099-03-01T12:00:00Z\ncounts = "best"\n'
+        "[attempts]\nlimit = 3\nwindow_minutes = 60\n"
+    )
     hub = FakeHub()
     svc = Service(store, hub, course=policy)
     svc.ids = ids
@@ -53,22 +58,26 @@ def service(tmp_path_factory):
 def _open(browser, token: str):
     # The pages' own policy stays on (e2e.axe evaluates axe where a script tag is refused).
     # A zone far from UTC: the page's times must be shown in the reader's.
-    context = browser.new_context(viewport=VIEWPORT, timezone_id="Pacific/Auckland",
-                                  extra_http_headers={"Authorization": f"token {token}"})
+    context = browser.new_context(
+        viewport=VIEWPORT, timezone_id="Pacific/Auckland", extra_http_headers={"Authorization": f"token {token}"}
+    )
     context.set_default_timeout(30_000)
     return context
 
 
-@pytest.mark.parametrize("name, token, path", [
-    ("learner-page", "tok-alice", ""),
-    ("learner-page-instructor", "tok-teacher", "learners/alice"),
-    ("class-page", "tok-teacher", "class"),
-    ("code-view", "tok-teacher", "learners/bob/attempts/{bob}/code"),
-    ("similarity-page", "tok-teacher", "similarity"),
-    ("side-by-side", "tok-teacher", "similarity/compare?a=alice&b=bob"),
-    ("not-found-page", "tok-alice", "learners/bob"),
-    ("instructor-actions-page", "tok-teacher", "class/actions"),  # brief A's page: extensions, overrides, regrades
-])
+@pytest.mark.parametrize(
+    "name, token, path",
+    [
+        ("learner-page", "tok-alice", ""),
+        ("learner-page-instructor", "tok-teacher", "learners/alice"),
+        ("class-page", "tok-teacher", "class"),
+        ("code-view", "tok-teacher", "learners/bob/attempts/{bob}/code"),
+        ("similarity-page", "tok-teacher", "similarity"),
+        ("side-by-side", "tok-teacher", "similarity/compare?a=alice&b=bob"),
+        ("not-found-page", "tok-alice", "learners/bob"),
+        ("instructor-actions-page", "tok-teacher", "class/actions"),  # brief A's page: extensions, overrides, regrades
+    ],
+)
 def test_a_service_page_has_no_serious_or_critical_axe_violation(browser, service, artifacts_dir, name, token, path):
     context = _open(browser, token)
     try:
@@ -87,11 +96,13 @@ def test_a_service_page_has_no_serious_or_critical_axe_violation(browser, servic
         context.close()
 
 
-def test_the_pages_own_script_runs_under_their_policy_local_times_and_a_pausable_reload(browser, service,
-                                                                                          artifacts_dir):
+def test_the_pages_own_script_runs_under_their_policy_local_times_and_a_pausable_reload(
+    browser, service, artifacts_dir
+):
     # No bypass_csp here: the script must be the one the Content-Security-Policy allows by its hash.
-    context = browser.new_context(viewport=VIEWPORT, timezone_id="Pacific/Auckland",
-                                  extra_http_headers={"Authorization": "token tok-teacher"})
+    context = browser.new_context(
+        viewport=VIEWPORT, timezone_id="Pacific/Auckland", extra_http_headers={"Authorization": "token tok-teacher"}
+    )
     try:
         page = context.new_page()
         errors = []

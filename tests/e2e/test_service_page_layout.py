@@ -9,6 +9,7 @@ the real ``HubOAuth`` client and a stand-in hub (tests/service_stand_ins.py);
 the hub's own stylesheet (JupyterHub's ``style.min.css``, from the installed
 package) is served where the page links it. Screenshots in ``artifacts/e2e/``.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,8 +33,9 @@ def _hub_css() -> Path:
     try:
         import jupyterhub
 
-        candidates.append(Path(jupyterhub.__file__).parent.parent / "share" / "jupyterhub" / "static" / "css"
-                          / "style.min.css")
+        candidates.append(
+            Path(jupyterhub.__file__).parent.parent / "share" / "jupyterhub" / "static" / "css" / "style.min.css"
+        )
     except ImportError:
         missing("jupyterhub is not installed: pip install -e '.[e2e]' (make test does it)")
     for path in candidates:
@@ -56,8 +58,11 @@ def service(tmp_path_factory):
     def attempt(who: str, score_of_3: int) -> None:
         report = failing_report(LONG)
         if score_of_3 == 3:
-            report = {**report, "score": 3, "checks": [{**c, "passed": True, "points": c["max_points"]}
-                                                       for c in report["checks"]]}
+            report = {
+                **report,
+                "score": 3,
+                "checks": [{**c, "passed": True, "points": c["max_points"]} for c in report["checks"]],
+            }
         attempt_id = store.add_attempt(who, b"def f():\n    return 1\n", seed=7)
         store.claim(attempt_id)
         store.finish(attempt_id, GRADED, {**report, "path": "tools.py"})
@@ -70,9 +75,11 @@ def service(tmp_path_factory):
     attempt("bob", 1)
     attempt("dana", 1)
     attempt("bob", 3)
-    policy = parse_policy('[assignment]\nname = "agtool lab"\ndue = 2099-03-01T12:00:00Z\n'
-                          'late_due = 2099-03-08T12:00:00Z\nlate_credit = 0.8\ncounts = "best"\n'
-                          "[attempts]\nlimit = 3\nwindow_minutes = 60\n")
+    policy = parse_policy(
+        '[assignment]\nname = "agtool lab"\ndue = 2099-03-01T12:00:00Z\n'
+        'late_due = 2099-03-08T12:00:00Z\nlate_credit = 0.8\ncounts = "best"\n'
+        "[attempts]\nlimit = 3\nwindow_minutes = 60\n"
+    )
     hub = FakeHub()
     svc = Service(store, hub, course=policy)
     svc.ids = ids
@@ -91,11 +98,16 @@ def reader(browser):
     contexts = []
 
     def open_as(token: str):
-        context = browser.new_context(viewport={"width": WIDTH, "height": 900}, timezone_id="Europe/Berlin",
-                                      extra_http_headers={"Authorization": f"token {token}"})
+        context = browser.new_context(
+            viewport={"width": WIDTH, "height": 900},
+            timezone_id="Europe/Berlin",
+            extra_http_headers={"Authorization": f"token {token}"},
+        )
         context.set_default_timeout(30_000)
-        context.route(re.compile(r".*/hub/static/css/style\.min\.css.*"),
-                      lambda route: route.fulfill(status=200, content_type="text/css", body=css))
+        context.route(
+            re.compile(r".*/hub/static/css/style\.min\.css.*"),
+            lambda route: route.fulfill(status=200, content_type="text/css", body=css),
+        )
         contexts.append(context)
         return context.new_page()
 
@@ -106,8 +118,9 @@ def reader(browser):
 
 def _hub_look_applied(page) -> bool:
     # The hub's stylesheet (Bootstrap: hundreds of rules) is loaded and in force on the page.
-    return page.evaluate("() => [...document.styleSheets].some(s => (s.href || '').includes('style.min.css')"
-                         " && s.cssRules.length > 100)")
+    return page.evaluate(
+        "() => [...document.styleSheets].some(s => (s.href || '').includes('style.min.css') && s.cssRules.length > 100)"
+    )
 
 
 def test_the_class_page_at_1300_px_has_no_horizontal_scroll_and_human_dates(service, reader, artifacts_dir):

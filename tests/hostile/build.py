@@ -13,6 +13,7 @@ Example::
     >>> path.name                                                  # doctest: +SKIP
     'os_exit_import'
 """
+
 from __future__ import annotations
 
 import json
@@ -117,6 +118,7 @@ def honest(name: str, root: Path) -> Path:
 
 # --------------------------------------------------------------------------- generated cases
 
+
 def _non_utf8_source(dest: Path, outside: Path) -> Path:
     # A string in Latin-1 (é is 0xE9), no coding declaration: Python refuses the file.
     # (Invalid bytes in a comment slip through the tokenizer, so it is a literal.)
@@ -129,8 +131,10 @@ def _notebook_as_tools(dest: Path, outside: Path) -> Path:
     import nbformat
 
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("# My tools"),
-                nbformat.v4.new_code_cell(SOLUTION.read_text(encoding="utf-8"))]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# My tools"),
+        nbformat.v4.new_code_cell(SOLUTION.read_text(encoding="utf-8")),
+    ]
     (dest / "tools.py").write_text(nbformat.writes(nb), encoding="utf-8")
     return dest
 
@@ -182,8 +186,13 @@ GENERATORS = {
 
 def describe(case: Case) -> dict:
     """A JSON-able summary of a case (for the corpus table in SECURITY.md and for debugging)."""
-    return {"name": case.name, "threat": case.threat, "expect": case.expect.describe(),
-            "bound_seconds": case.bound_seconds, "via": case.via}
+    return {
+        "name": case.name,
+        "threat": case.threat,
+        "expect": case.expect.describe(),
+        "bound_seconds": case.bound_seconds,
+        "via": case.via,
+    }
 
 
 if __name__ == "__main__":  # python -m hostile.build (from tests/): print the corpus table

@@ -16,6 +16,7 @@ Example::
     >>> CASES_BY_NAME["os_exit_in_function"].expect.outcome(4)
     'lost'
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,8 +54,9 @@ class Expect:
     def describe(self) -> str:
         if self.refused:
             return "refused (exit 2)"
-        parts = [f"step {', '.join(map(str, getattr(self, n)))} {n}" for n in ("lost", "zero", "any")
-                 if getattr(self, n)]
+        parts = [
+            f"step {', '.join(map(str, getattr(self, n)))} {n}" for n in ("lost", "zero", "any") if getattr(self, n)
+        ]
         return "; ".join(parts + [f"{'others' if parts else 'all steps'} {self.others}"])
 
 
@@ -108,7 +110,10 @@ class Case:
 # using its real implementation internally (so only one step is at stake).
 _KEEP_REAL_VALIDATE_ARGS = (
     ("def validate_args(name: str, args: dict) -> str:", "def _real_validate_args(name: str, args: dict) -> str:"),
-    ("    reason = validate_args(name, args)\n    if reason:\n", "    reason = _real_validate_args(name, args)\n    if reason:\n"),
+    (
+        "    reason = validate_args(name, args)\n    if reason:\n",
+        "    reason = _real_validate_args(name, args)\n    if reason:\n",
+    ),
 )
 _KEEP_REAL_VALIDATE_RESULT = (
     ("def validate_result(name: str, value: Any) -> str:", "def _real_validate_result(name: str, value: Any) -> str:"),
@@ -116,17 +121,28 @@ _KEEP_REAL_VALIDATE_RESULT = (
 )
 
 # call_tool runs the tool in TOOLS before it validates (the mistake step 3 is about).
-_RUN_BEFORE_VALIDATING = (("    reason = validate_args(name, args)\n    if reason:\n",
-                           "    try:\n        TOOLS[name][\"fn\"](**args)\n    except Exception:\n        pass\n"
-                           "    reason = validate_args(name, args)\n    if reason:\n"),)
+_RUN_BEFORE_VALIDATING = (
+    (
+        "    reason = validate_args(name, args)\n    if reason:\n",
+        '    try:\n        TOOLS[name]["fn"](**args)\n    except Exception:\n        pass\n'
+        "    reason = validate_args(name, args)\n    if reason:\n",
+    ),
+)
 # The tool functions as they are at import, saved where no spy of the grader reaches.
-_SAVE_TOOL_FUNCTIONS = (("def call_tool(name: str, args: dict) -> dict:\n",
-                         "_SAVED_FNS = {n: e[\"fn\"] for n, e in TOOLS.items()}\n\n\n"
-                         "def call_tool(name: str, args: dict) -> dict:\n"),)
+_SAVE_TOOL_FUNCTIONS = (
+    (
+        "def call_tool(name: str, args: dict) -> dict:\n",
+        '_SAVED_FNS = {n: e["fn"] for n, e in TOOLS.items()}\n\n\ndef call_tool(name: str, args: dict) -> dict:\n',
+    ),
+)
 # Their code objects, saved at import.
-_SAVE_TOOL_CODES = (("def call_tool(name: str, args: dict) -> dict:\n",
-                     "_SAVED_CODES = {n: e[\"fn\"].__code__ for n, e in TOOLS.items()}\n\n\n"
-                     "def call_tool(name: str, args: dict) -> dict:\n"),)
+_SAVE_TOOL_CODES = (
+    (
+        "def call_tool(name: str, args: dict) -> dict:\n",
+        '_SAVED_CODES = {n: e["fn"].__code__ for n, e in TOOLS.items()}\n\n\n'
+        "def call_tool(name: str, args: dict) -> dict:\n",
+    ),
+)
 
 
 def _tools_made_by(code: str) -> tuple[tuple[str, str], ...]:
@@ -217,17 +233,23 @@ def legacy_stock(sku: str, region: str, limit: int) -> dict:
     return {"sku": sku, "region": region, "rows": _matching_rows(sku, region)}
 '''
 """
-_EXEC_COMPILED_TOOLS = _tools_made_by(_TOOL_SOURCE + """
+_EXEC_COMPILED_TOOLS = _tools_made_by(
+    _TOOL_SOURCE
+    + """
 exec(compile(_TOOL_SOURCE, "<tools>", "exec"), globals())
-""")
-_ORIGINAL_COMPILE_TOOLS = _tools_made_by(_TOOL_SOURCE + """
+"""
+)
+_ORIGINAL_COMPILE_TOOLS = _tools_made_by(
+    _TOOL_SOURCE
+    + """
 import gc as _gc
 
 # The built-in compile as a module of the grader saved it before the step child replaced it.
 _original_compile = next((d["compile"] for d in _gc.get_objects() if type(d) is dict
                           and d.get("__name__") == "grader.engine.child" and "compile" in d), compile)
 exec(_original_compile(_TOOL_SOURCE, "<tools>", "exec"), globals())
-""")
+"""
+)
 _EVAL_LAMBDA_TOOLS = _tools_made_by("""
 stock_lookup = eval('lambda sku, region, limit: (CALLS.__setitem__("stock_lookup", CALLS["stock_lookup"] + 1), '
                     '{"sku": sku, "region": region, "rows": _matching_rows(sku, region)[:limit]})[1]')
@@ -237,9 +259,11 @@ legacy_stock = eval('lambda sku, region, limit: (CALLS.__setitem__("legacy_stock
 
 # write_report's two writes in the solution, and an edit that makes it write neither
 # (it keeps what it measured in the payload's _FORGED instead).
-_REPORT_JSON_WRITE = ("    (folder / \"tool_report.json\").write_text(\n"
-                      "        json.dumps(report, ensure_ascii=False, indent=2) + \"\\n\", encoding=\"utf-8\"\n    )\n")
-_REPORT_MD_WRITE = "    (folder / \"tool_report.md\").write_text(_markdown(report), encoding=\"utf-8\")\n"
+_REPORT_JSON_WRITE = (
+    '    (folder / "tool_report.json").write_text(\n'
+    '        json.dumps(report, ensure_ascii=False, indent=2) + "\\n", encoding="utf-8"\n    )\n'
+)
+_REPORT_MD_WRITE = '    (folder / "tool_report.md").write_text(_markdown(report), encoding="utf-8")\n'
 _REPORT_WRITES_NOTHING = (_REPORT_JSON_WRITE + _REPORT_MD_WRITE, "    _FORGED.clear()\n    _FORGED.update(report)\n")
 
 CASES: list[Case] = [
@@ -247,255 +271,789 @@ CASES: list[Case] = [
     Case("solution_control", "the reference solution, unchanged", "solution", ALL_FULL),
     Case("stub_control", "every name, placeholder values, bodies raise NotImplementedError", "stub", ALL_ZERO),
     # --- forged results ------------------------------------------------------
-    Case("print_fake_results", "prints fake PASS lines, scores and protocol messages on stdout/stderr",
-         "stub", ALL_ZERO, at="import", checks=("output_has:HOSTILE-FAKE",)),
-    Case("fd_forgery", "writes forged result messages and a half line to every fd 0..255",
-         "stub", ALL_ZERO, at="import"),
-    Case("oracle_reads_expectations", "returns the expected answers it finds in the grader's stack frames",
-         "stub", ALL_ZERO, at="import"),
-    Case("close_every_fd", "closes every file descriptor at import (the result pipe included)",
-         "solution", ALL_ZERO, at="import"),
-    Case("result_pipe_flood", "floods the result pipe with 160 MB of forged lines from write_report",
-         "solution", Expect(lost=(8,)), at="write_report"),
-    Case("patched_builtins", "patches isinstance/len/repr/str/print/__import__ and json to lie",
-         "stub", ALL_ZERO, at="import"),
-    Case("solution_patched_json", "correct, but breaks the shared json module and sys.modules['json']",
-         "solution", ALL_FULL, at="import"),
-    Case("report_reader_patched", "an empty tool_report.json, and json.loads patched to read it as full",
-         "solution", Expect(lost=(8,)), at="import",
-         replace=(("        json.dumps(report, ensure_ascii=False, indent=2) + \"\\n\", encoding=\"utf-8\"\n",
-                   "        \"{}\\n\", encoding=\"utf-8\"\n"),
-                  ("    report = _measure()\n", "    report = _measure()\n    _LAST_REPORT.clear()\n    _LAST_REPORT.update(report)\n"))),
-    Case("json_shadow", "correct, with json.py, typing.py, grader/, langgraph/... beside tools.py",
-         "solution", ALL_FULL, checks=("nothing_shadowed",)),
+    Case(
+        "print_fake_results",
+        "prints fake PASS lines, scores and protocol messages on stdout/stderr",
+        "stub",
+        ALL_ZERO,
+        at="import",
+        checks=("output_has:HOSTILE-FAKE",),
+    ),
+    Case(
+        "fd_forgery", "writes forged result messages and a half line to every fd 0..255", "stub", ALL_ZERO, at="import"
+    ),
+    Case(
+        "oracle_reads_expectations",
+        "returns the expected answers it finds in the grader's stack frames",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "close_every_fd",
+        "closes every file descriptor at import (the result pipe included)",
+        "solution",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "result_pipe_flood",
+        "floods the result pipe with 160 MB of forged lines from write_report",
+        "solution",
+        Expect(lost=(8,)),
+        at="write_report",
+    ),
+    Case(
+        "patched_builtins",
+        "patches isinstance/len/repr/str/print/__import__ and json to lie",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "solution_patched_json",
+        "correct, but breaks the shared json module and sys.modules['json']",
+        "solution",
+        ALL_FULL,
+        at="import",
+    ),
+    Case(
+        "report_reader_patched",
+        "an empty tool_report.json, and json.loads patched to read it as full",
+        "solution",
+        Expect(lost=(8,)),
+        at="import",
+        replace=(
+            (
+                '        json.dumps(report, ensure_ascii=False, indent=2) + "\\n", encoding="utf-8"\n',
+                '        "{}\\n", encoding="utf-8"\n',
+            ),
+            (
+                "    report = _measure()\n",
+                "    report = _measure()\n    _LAST_REPORT.clear()\n    _LAST_REPORT.update(report)\n",
+            ),
+        ),
+    ),
+    Case(
+        "json_shadow",
+        "correct, with json.py, typing.py, grader/, langgraph/... beside tools.py",
+        "solution",
+        ALL_FULL,
+        checks=("nothing_shadowed",),
+    ),
     # --- leaving the interpreter ---------------------------------------------
-    Case("exec_at_import", "exec()s another program that prints a fake success, at import", "solution",
-         ALL_ZERO, at="import"),
+    Case(
+        "exec_at_import",
+        "exec()s another program that prints a fake success, at import",
+        "solution",
+        ALL_ZERO,
+        at="import",
+    ),
     Case("sys_exit_import", "sys.exit(0) at import", "solution", ALL_ZERO, at="import"),
     Case("os_exit_import", "os._exit(0) at import", "solution", ALL_ZERO, at="import"),
-    Case("sys_exit_in_function", "sys.exit(0) inside write_report", "solution",
-         Expect(lost=(8,)), at="write_report"),
+    Case("sys_exit_in_function", "sys.exit(0) inside write_report", "solution", Expect(lost=(8,)), at="write_report"),
     # Step 8 watches the module's own validate_result during write_report (issue 34): the watch's frame is
     # the grader's, so the payload fires there too and step 8 may lose as well.
-    Case("os_exit_in_function", "os._exit(0) when the grader calls validate_result", "solution",
-         Expect(lost=(4,), any=(8,)), at="validate_result", outside_only=True),
-    Case("keyboard_interrupt_in_function", "KeyboardInterrupt when the grader calls validate_args",
-         "solution", Expect(lost=(2,)), at="validate_args", outside_only=True),
-    Case("base_exception_in_function", "a BaseException subclass from build_naive", "solution",
-         Expect(lost=(6,)), at="build_naive"),
+    Case(
+        "os_exit_in_function",
+        "os._exit(0) when the grader calls validate_result",
+        "solution",
+        Expect(lost=(4,), any=(8,)),
+        at="validate_result",
+        outside_only=True,
+    ),
+    Case(
+        "keyboard_interrupt_in_function",
+        "KeyboardInterrupt when the grader calls validate_args",
+        "solution",
+        Expect(lost=(2,)),
+        at="validate_args",
+        outside_only=True,
+    ),
+    Case(
+        "base_exception_in_function",
+        "a BaseException subclass from build_naive",
+        "solution",
+        Expect(lost=(6,)),
+        at="build_naive",
+    ),
     # --- text no UTF-8 writer accepts (issue 16: one learner stopped a whole batch) ---
-    Case("surrogate_in_exception", "a lone surrogate in an exception message, through the CLI's JSON",
-         "solution", Expect(lost=(2,)), at="validate_args", outside_only=True, via="cli"),
-    Case("surrogate_in_return", "a lone surrogate as a returned reason", "solution", Expect(lost=(2,)),
-         at="validate_args", outside_only=True),
-    Case("surrogate_in_output", "invalid UTF-8 and an unencodable str on stdout/stderr at import",
-         "solution", ALL_FULL, at="import", via="cli"),
-    Case("surrogate_in_import_error", "a lone surrogate in the import error every check shows",
-         "solution", ALL_ZERO, at="import", via="cli"),
+    Case(
+        "surrogate_in_exception",
+        "a lone surrogate in an exception message, through the CLI's JSON",
+        "solution",
+        Expect(lost=(2,)),
+        at="validate_args",
+        outside_only=True,
+        via="cli",
+    ),
+    Case(
+        "surrogate_in_return",
+        "a lone surrogate as a returned reason",
+        "solution",
+        Expect(lost=(2,)),
+        at="validate_args",
+        outside_only=True,
+    ),
+    Case(
+        "surrogate_in_output",
+        "invalid UTF-8 and an unencodable str on stdout/stderr at import",
+        "solution",
+        ALL_FULL,
+        at="import",
+        via="cli",
+    ),
+    Case(
+        "surrogate_in_import_error",
+        "a lone surrogate in the import error every check shows",
+        "solution",
+        ALL_ZERO,
+        at="import",
+        via="cli",
+    ),
     # --- learner text that must not be live in an output (issue 16.10-12) -------
     # Graded like any case here; tests/test_batch_hostile.py renders each one's
     # report to every output (text, Markdown, HTML, summary, CSV) and checks it.
-    Case("markdown_in_exception", "an exception message with a javascript: link, an image beacon, an onerror "
-         "image and backticks", "solution", Expect(lost=(2,)), at="validate_args", outside_only=True, via="cli"),
-    Case("markdown_in_return", "a returned reason that is a javascript: link and an image beacon", "solution",
-         Expect(lost=(2,)), at="validate_args", outside_only=True),
-    Case("markdown_in_output", "output at import that closes the report's fence and <details>, then live HTML",
-         "solution", ALL_FULL, at="import", checks=("output_has:HOSTILE-MD",)),
-    Case("html_in_import_error", "an import error that is HTML (sets the page title, runs a handler)", "solution",
-         ALL_ZERO, at="import", via="cli", checks=("error_has:<title>pwned</title>",)),
-    Case("terminal_escapes_in_exception", "an exception message that clears the screen and draws a green PASS",
-         "solution", Expect(lost=(2,)), at="validate_args", outside_only=True, via="cli"),
-    Case("terminal_escapes_in_output", "output with cursor moves, line erases, a bidi override and a C1 CSI",
-         "solution", ALL_FULL, at="import", checks=("output_has:HOSTILE-ESC",)),
-    Case("terminal_escapes_in_import_error", "an import error that erases its own line and prints a fake total",
-         "solution", ALL_ZERO, at="import", checks=("error_has:\x1b[2K",)),
-    Case("bidi_in_return", "a returned reason with a right-to-left override (FAIL read as PASS)", "solution",
-         Expect(lost=(2,)), at="validate_args", outside_only=True),
-    Case("shell_in_exception", "an exception message with $(...), backquotes and ; touch", "solution",
-         Expect(lost=(2,)), at="validate_args", outside_only=True, via="cli"),
-    Case("formula_in_import_error", "an import error that is a spreadsheet formula (=HYPERLINK)", "solution",
-         ALL_ZERO, at="import", checks=("error_has:=HYPERLINK",)),
-    Case("formula_in_return", "a returned reason -1-1 (a formula in grades.csv and the summary)", "solution",
-         Expect(lost=(2,)), at="validate_args", outside_only=True),
-    Case("formula_at_sign_in_exception", "an exception message that is an @ formula", "solution",
-         Expect(lost=(2,)), at="validate_args", outside_only=True),
+    Case(
+        "markdown_in_exception",
+        "an exception message with a javascript: link, an image beacon, an onerror image and backticks",
+        "solution",
+        Expect(lost=(2,)),
+        at="validate_args",
+        outside_only=True,
+        via="cli",
+    ),
+    Case(
+        "markdown_in_return",
+        "a returned reason that is a javascript: link and an image beacon",
+        "solution",
+        Expect(lost=(2,)),
+        at="validate_args",
+        outside_only=True,
+    ),
+    Case(
+        "markdown_in_output",
+        "output at import that closes the report's fence and <details>, then live HTML",
+        "solution",
+        ALL_FULL,
+        at="import",
+        checks=("output_has:HOSTILE-MD",),
+    ),
+    Case(
+        "html_in_import_error",
+        "an import error that is HTML (sets the page title, runs a handler)",
+        "solution",
+        ALL_ZERO,
+        at="import",
+        via="cli",
+        checks=("error_has:<title>pwned</title>",),
+    ),
+    Case(
+        "terminal_escapes_in_exception",
+        "an exception message that clears the screen and draws a green PASS",
+        "solution",
+        Expect(lost=(2,)),
+        at="validate_args",
+        outside_only=True,
+        via="cli",
+    ),
+    Case(
+        "terminal_escapes_in_output",
+        "output with cursor moves, line erases, a bidi override and a C1 CSI",
+        "solution",
+        ALL_FULL,
+        at="import",
+        checks=("output_has:HOSTILE-ESC",),
+    ),
+    Case(
+        "terminal_escapes_in_import_error",
+        "an import error that erases its own line and prints a fake total",
+        "solution",
+        ALL_ZERO,
+        at="import",
+        checks=("error_has:\x1b[2K",),
+    ),
+    Case(
+        "bidi_in_return",
+        "a returned reason with a right-to-left override (FAIL read as PASS)",
+        "solution",
+        Expect(lost=(2,)),
+        at="validate_args",
+        outside_only=True,
+    ),
+    Case(
+        "shell_in_exception",
+        "an exception message with $(...), backquotes and ; touch",
+        "solution",
+        Expect(lost=(2,)),
+        at="validate_args",
+        outside_only=True,
+        via="cli",
+    ),
+    Case(
+        "formula_in_import_error",
+        "an import error that is a spreadsheet formula (=HYPERLINK)",
+        "solution",
+        ALL_ZERO,
+        at="import",
+        checks=("error_has:=HYPERLINK",),
+    ),
+    Case(
+        "formula_in_return",
+        "a returned reason -1-1 (a formula in grades.csv and the summary)",
+        "solution",
+        Expect(lost=(2,)),
+        at="validate_args",
+        outside_only=True,
+    ),
+    Case(
+        "formula_at_sign_in_exception",
+        "an exception message that is an @ formula",
+        "solution",
+        Expect(lost=(2,)),
+        at="validate_args",
+        outside_only=True,
+    ),
     # --- never finishing -----------------------------------------------------
     Case("busy_loop_import", "while True: pass at import", "solution", ALL_ZERO, at="import", timeouts=1),
-    Case("sleep_import", "time.sleep(10**6) at import", "solution", ALL_ZERO, at="import", timeouts=1,
-         via="cli", checks=("error_has:time limit",)),
-    Case("busy_loop_in_function", "while True: pass in run_naive", "solution",
-         Expect(lost=(6,)), at="run_naive", timeouts=1),
-    Case("sleep_in_function", "time.sleep(10**6) when the grader calls can_repair", "solution",
-         Expect(lost=(7,)), at="can_repair", outside_only=True, timeouts=1),
-    Case("self_stop", "SIGSTOP to itself when the grader calls cache_key", "solution",
-         Expect(lost=(5,)), at="cache_key", outside_only=True, timeouts=1),
-    Case("sigterm_ignored", "ignores/blocks every catchable signal in write_report, then hangs",
-         "solution", Expect(lost=(8,)), at="write_report", timeouts=1),
+    Case(
+        "sleep_import",
+        "time.sleep(10**6) at import",
+        "solution",
+        ALL_ZERO,
+        at="import",
+        timeouts=1,
+        via="cli",
+        checks=("error_has:time limit",),
+    ),
+    Case(
+        "busy_loop_in_function",
+        "while True: pass in run_naive",
+        "solution",
+        Expect(lost=(6,)),
+        at="run_naive",
+        timeouts=1,
+    ),
+    Case(
+        "sleep_in_function",
+        "time.sleep(10**6) when the grader calls can_repair",
+        "solution",
+        Expect(lost=(7,)),
+        at="can_repair",
+        outside_only=True,
+        timeouts=1,
+    ),
+    Case(
+        "self_stop",
+        "SIGSTOP to itself when the grader calls cache_key",
+        "solution",
+        Expect(lost=(5,)),
+        at="cache_key",
+        outside_only=True,
+        timeouts=1,
+    ),
+    Case(
+        "sigterm_ignored",
+        "ignores/blocks every catchable signal in write_report, then hangs",
+        "solution",
+        Expect(lost=(8,)),
+        at="write_report",
+        timeouts=1,
+    ),
     # --- resource abuse ------------------------------------------------------
-    Case("memory_bomb_import", "fills memory at import (touched pages, up to 3 GiB)", "solution",
-         ALL_ZERO, at="import"),
-    Case("memory_bomb_in_function", "fills memory when the grader calls build_graph", "solution",
-         Expect(lost=(7,)), at="build_graph", outside_only=True),
+    Case(
+        "memory_bomb_import", "fills memory at import (touched pages, up to 3 GiB)", "solution", ALL_ZERO, at="import"
+    ),
+    Case(
+        "memory_bomb_in_function",
+        "fills memory when the grader calls build_graph",
+        "solution",
+        Expect(lost=(7,)),
+        at="build_graph",
+        outside_only=True,
+    ),
     # Steps 8 and 11 watch the module's own handle (issue 34): the payload fires under the watch's frame too.
-    Case("recursion_bomb", "C-stack recursion (segfault) when the grader calls handle", "solution",
-         Expect(lost=(7,), any=(8, 11)), at="handle", outside_only=True),
-    Case("fork_bomb", "a bounded fork tree (<= 62 processes) of marked sleepers from write_report",
-         "solution", ALL_FULL, at="write_report", include=("spawn",)),
-    Case("setsid_escape_import", "a setsid() double-forked grandchild ignoring SIGTERM, at import",
-         "solution", ALL_FULL, at="import", include=("spawn",), checks=("ticker_quiet",)),
-    Case("setsid_escape_timeout", "write_report leaves a setsid() grandchild, then hangs", "solution",
-         Expect(lost=(8,)), at="write_report", include=("spawn",), timeouts=1, checks=("ticker_quiet",)),
-    Case("forked_writer", "a forked copy keeps the pipes and writes junk results forever", "solution",
-         ALL_FULL, at="import", checks=("ticker_quiet",)),
+    Case(
+        "recursion_bomb",
+        "C-stack recursion (segfault) when the grader calls handle",
+        "solution",
+        Expect(lost=(7,), any=(8, 11)),
+        at="handle",
+        outside_only=True,
+    ),
+    Case(
+        "fork_bomb",
+        "a bounded fork tree (<= 62 processes) of marked sleepers from write_report",
+        "solution",
+        ALL_FULL,
+        at="write_report",
+        include=("spawn",),
+    ),
+    Case(
+        "setsid_escape_import",
+        "a setsid() double-forked grandchild ignoring SIGTERM, at import",
+        "solution",
+        ALL_FULL,
+        at="import",
+        include=("spawn",),
+        checks=("ticker_quiet",),
+    ),
+    Case(
+        "setsid_escape_timeout",
+        "write_report leaves a setsid() grandchild, then hangs",
+        "solution",
+        Expect(lost=(8,)),
+        at="write_report",
+        include=("spawn",),
+        timeouts=1,
+        checks=("ticker_quiet",),
+    ),
+    Case(
+        "forked_writer",
+        "a forked copy keeps the pipes and writes junk results forever",
+        "solution",
+        ALL_FULL,
+        at="import",
+        checks=("ticker_quiet",),
+    ),
     Case("reads_stdin", "reads standard input to the end at import", "solution", ALL_FULL, at="import"),
-    Case("stray_thread", "a non-daemon thread that never ends (and prints)", "solution", ALL_FULL,
-         at="import"),
-    Case("atexit_hang", "exit handlers that hang or print forged results", "solution", ALL_FULL,
-         at="import"),
-    Case("huge_output", "2 GiB to stdout and stderr from write_report", "solution",
-         Expect(any=(8,)), at="write_report", include=("spawn",), timeouts=1, checks=("output_capped",)),
-    Case("disk_fill", "a 1 GiB file written from write_report", "solution", ALL_FULL, at="write_report",
-         include=("spawn",), checks=("fill_bounded",)),
-    Case("kill_warm_parent", "SIGKILL to the grader's warm worker from write_report", "solution",
-         Expect(any=(8,)), at="write_report", checks=("grader_still_works",)),
+    Case("stray_thread", "a non-daemon thread that never ends (and prints)", "solution", ALL_FULL, at="import"),
+    Case("atexit_hang", "exit handlers that hang or print forged results", "solution", ALL_FULL, at="import"),
+    Case(
+        "huge_output",
+        "2 GiB to stdout and stderr from write_report",
+        "solution",
+        Expect(any=(8,)),
+        at="write_report",
+        include=("spawn",),
+        timeouts=1,
+        checks=("output_capped",),
+    ),
+    Case(
+        "disk_fill",
+        "a 1 GiB file written from write_report",
+        "solution",
+        ALL_FULL,
+        at="write_report",
+        include=("spawn",),
+        checks=("fill_bounded",),
+    ),
+    Case(
+        "kill_warm_parent",
+        "SIGKILL to the grader's warm worker from write_report",
+        "solution",
+        Expect(any=(8,)),
+        at="write_report",
+        checks=("grader_still_works",),
+    ),
     # --- limits of a step as a whole (issue 15.3) ----------------------------
-    Case("memory_tree_in_function", "build_graph: four setsid() children touch 600 MiB each and hold it",
-         "solution", Expect(lost=(7,)), at="build_graph", outside_only=True, include=("spawn",),
-         checks=("memory_bounded", "grader_still_works"), needs="cgroups"),
-    Case("pids_bomb_setsid", "write_report: up to 600 forks, each setsid() and a marked sleeper",
-         "solution", Expect(lost=(8,)), at="write_report", include=("spawn",), checks=("pids_bounded",),
-         needs="cgroups"),
-    Case("disk_spread_in_function", "cache_key: six 15 MiB files in /tmp, /var/tmp, /dev/shm, $HOME, cwd and above",
-         "solution", Expect(lost=(5,)), at="cache_key", outside_only=True, include=("spawn",),
-         checks=("no_disk_leftovers",), needs="confined_fs"),
-    Case("priority_raise_import", "at import: nice -5, setpriority -10, loosen its cgroup's limits, leave it",
-         "solution", ALL_FULL, at="import", checks=("output_has:HOSTILE-PRIO-HELD", "output_lacks:HOSTILE-RAISED")),
-    Case("cpu_storm_import", "at import: eight setsid() children spin for 60 s, then a 3 s sleep",
-         "solution", Expect(others="any"), at="import", include=("spawn",), needs="cgroups"),
+    Case(
+        "memory_tree_in_function",
+        "build_graph: four setsid() children touch 600 MiB each and hold it",
+        "solution",
+        Expect(lost=(7,)),
+        at="build_graph",
+        outside_only=True,
+        include=("spawn",),
+        checks=("memory_bounded", "grader_still_works"),
+        needs="cgroups",
+    ),
+    Case(
+        "pids_bomb_setsid",
+        "write_report: up to 600 forks, each setsid() and a marked sleeper",
+        "solution",
+        Expect(lost=(8,)),
+        at="write_report",
+        include=("spawn",),
+        checks=("pids_bounded",),
+        needs="cgroups",
+    ),
+    Case(
+        "disk_spread_in_function",
+        "cache_key: six 15 MiB files in /tmp, /var/tmp, /dev/shm, $HOME, cwd and above",
+        "solution",
+        Expect(lost=(5,)),
+        at="cache_key",
+        outside_only=True,
+        include=("spawn",),
+        checks=("no_disk_leftovers",),
+        needs="confined_fs",
+    ),
+    Case(
+        "priority_raise_import",
+        "at import: nice -5, setpriority -10, loosen its cgroup's limits, leave it",
+        "solution",
+        ALL_FULL,
+        at="import",
+        checks=("output_has:HOSTILE-PRIO-HELD", "output_lacks:HOSTILE-RAISED"),
+    ),
+    Case(
+        "cpu_storm_import",
+        "at import: eight setsid() children spin for 60 s, then a 3 s sleep",
+        "solution",
+        Expect(others="any"),
+        at="import",
+        include=("spawn",),
+        needs="cgroups",
+    ),
     # --- values that only look right -----------------------------------------
-    Case("eq_always_true_str", "validate_args returns a str subclass equal to everything", "solution",
-         Expect(lost=(2,)), at="import", replace=_KEEP_REAL_VALIDATE_ARGS),
-    Case("str_subclass_right_text", "validate_args returns the right text as a str subclass", "solution",
-         Expect(lost=(2,)), at="import", replace=_KEEP_REAL_VALIDATE_ARGS),
-    Case("eq_always_true_object", "validate_result returns an object equal to everything", "solution",
-         Expect(lost=(4,)), at="import", replace=_KEEP_REAL_VALIDATE_RESULT),
-    Case("spy_counter_reset", "call_tool runs the tool before validating, then winds back every counter",
-         "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool"),
-    Case("encoder_rewrites_counts", "runs the tool before validating; patches json.JSONEncoder to report 0 runs",
-         "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="import",
-         replace=(("    reason = validate_args(name, args)\n    if reason:\n",
-                   "    try:\n        TOOLS[name][\"fn\"](**args)\n    except Exception:\n        pass\n"
-                   "    reason = validate_args(name, args)\n    if reason:\n"),)),
-    Case("bypass_spy", "call_tool runs the module's tool function before validating, around TOOLS",
-         "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool"),
-    Case("bool_calls_counters", "CALLS counters start as False instead of 0", "solution",
-         Expect(lost=(1,)), at="import"),
-    Case("bool_tool_runs", "handle reports tool_runs 1 as True", "solution", Expect(lost=(7,)),
-         replace=(("    result[\"tool_runs\"] = sum(CALLS.values()) - before\n",
-                   "    runs = sum(CALLS.values()) - before\n"
-                   "    result[\"tool_runs\"] = bool(runs) if runs in (0, 1) else runs\n"),)),
-    Case("bool_row_count", "the STOCK row with count 1 holds True", "solution",
-         Expect(lost=(1,), any=(2, 3, 4, 5, 6, 7, 8, *PART_TWO)),
-         replace=(('"bin": "N-13", "count": 1}', '"bin": "N-13", "count": True}'),)),
+    Case(
+        "eq_always_true_str",
+        "validate_args returns a str subclass equal to everything",
+        "solution",
+        Expect(lost=(2,)),
+        at="import",
+        replace=_KEEP_REAL_VALIDATE_ARGS,
+    ),
+    Case(
+        "str_subclass_right_text",
+        "validate_args returns the right text as a str subclass",
+        "solution",
+        Expect(lost=(2,)),
+        at="import",
+        replace=_KEEP_REAL_VALIDATE_ARGS,
+    ),
+    Case(
+        "eq_always_true_object",
+        "validate_result returns an object equal to everything",
+        "solution",
+        Expect(lost=(4,)),
+        at="import",
+        replace=_KEEP_REAL_VALIDATE_RESULT,
+    ),
+    Case(
+        "spy_counter_reset",
+        "call_tool runs the tool before validating, then winds back every counter",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+    ),
+    Case(
+        "encoder_rewrites_counts",
+        "runs the tool before validating; patches json.JSONEncoder to report 0 runs",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="import",
+        replace=(
+            (
+                "    reason = validate_args(name, args)\n    if reason:\n",
+                '    try:\n        TOOLS[name]["fn"](**args)\n    except Exception:\n        pass\n'
+                "    reason = validate_args(name, args)\n    if reason:\n",
+            ),
+        ),
+    ),
+    Case(
+        "bypass_spy",
+        "call_tool runs the module's tool function before validating, around TOOLS",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+    ),
+    Case(
+        "bool_calls_counters", "CALLS counters start as False instead of 0", "solution", Expect(lost=(1,)), at="import"
+    ),
+    Case(
+        "bool_tool_runs",
+        "handle reports tool_runs 1 as True",
+        "solution",
+        Expect(lost=(7,)),
+        replace=(
+            (
+                '    result["tool_runs"] = sum(CALLS.values()) - before\n',
+                "    runs = sum(CALLS.values()) - before\n"
+                '    result["tool_runs"] = bool(runs) if runs in (0, 1) else runs\n',
+            ),
+        ),
+    ),
+    Case(
+        "bool_row_count",
+        "the STOCK row with count 1 holds True",
+        "solution",
+        Expect(lost=(1,), any=(2, 3, 4, 5, 6, 7, 8, *PART_TWO)),
+        replace=(('"bin": "N-13", "count": 1}', '"bin": "N-13", "count": True}'),),
+    ),
     # Step 5 only "lost": its key is one constant str, which is a str and ignores the order (true of a
     # constant), and its door caches nothing, so no failure is cached: 5 of 13 points, honestly earned.
-    Case("hardcoded_examples", "answers the spec's worked examples from memory, computes nothing", "file",
-         Expect(others="mostly_fail", any=(1,), lost=(5, 8))),
+    Case(
+        "hardcoded_examples",
+        "answers the spec's worked examples from memory, computes nothing",
+        "file",
+        Expect(others="mostly_fail", any=(1,), lost=(5, 8)),
+    ),
     # --- not a module --------------------------------------------------------
-    Case("syntax_error", "an unclosed parenthesis on line 9", "file", ALL_ZERO, via="cli",
-         checks=("error_has:SyntaxError", "error_has:line 9")),
-    Case("non_utf8_source", "Latin-1 bytes and no coding declaration", "generated", ALL_ZERO,
-         checks=("error_has:SyntaxError", "error_has:line 1")),
+    Case(
+        "syntax_error",
+        "an unclosed parenthesis on line 9",
+        "file",
+        ALL_ZERO,
+        via="cli",
+        checks=("error_has:SyntaxError", "error_has:line 9"),
+    ),
+    Case(
+        "non_utf8_source",
+        "Latin-1 bytes and no coding declaration",
+        "generated",
+        ALL_ZERO,
+        checks=("error_has:SyntaxError", "error_has:line 1"),
+    ),
     Case("empty_file", "an empty tools.py", "file", ALL_ZERO),
     Case("notebook_as_tools", "a notebook's JSON saved as tools.py", "generated", ALL_ZERO),
-    Case("directory_without_module", "a folder holding no tools.py", "generated", Expect(refused=True),
-         via="cli", checks=("message_has:tools.py",)),
-    Case("symlink_outside", "tools.py is a symbolic link to a file outside the submission", "generated",
-         Expect(refused=True), via="cli", checks=("message_has:symbolic link",)),
+    Case(
+        "directory_without_module",
+        "a folder holding no tools.py",
+        "generated",
+        Expect(refused=True),
+        via="cli",
+        checks=("message_has:tools.py",),
+    ),
+    Case(
+        "symlink_outside",
+        "tools.py is a symbolic link to a file outside the submission",
+        "generated",
+        Expect(refused=True),
+        via="cli",
+        checks=("message_has:symbolic link",),
+    ),
     # --- secrets -------------------------------------------------------------
-    Case("env_secret", "looks for the grader's secrets in its environment and /proc", "solution",
-         ALL_FULL, at="import", via="cli", checks=("no_secret",)),
+    Case(
+        "env_secret",
+        "looks for the grader's secrets in its environment and /proc",
+        "solution",
+        ALL_FULL,
+        at="import",
+        via="cli",
+        checks=("no_secret",),
+    ),
     # --- borrowed grades (issue 16.3, 16.5, 16.6) ------------------------------
-    Case("solution_imported", "no work: imports solutions.tools from the grader's path and takes its names",
-         "stub", ALL_ZERO, at="import"),
-    Case("grader_imported", "no work: imports the grader's own spec-faithful stand-ins (grader.engine.doubles) "
-         "and hands them out as its functions", "stub", ALL_ZERO, at="import"),
-    Case("standin_recognised", "call_tool validates first only when the grader's stand-in sits in "
-         "validate_args (its code is from another file); on its own route the tool body runs first",
-         "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool"),
-    Case("solution_by_grader_path", "no work: finds the checkout through a grader module's __file__ and "
-         "executes solutions/tools.py by path (only the sandbox hides it)", "stub", ALL_ZERO, at="import"),
-    Case("solution_via_proc_cwd", "no work: looks for solutions/tools.py through /proc (cwd, exe, cmdline "
-         "of itself and its parents; only the sandbox hides it)", "stub", ALL_ZERO, at="import"),
-    Case("report_probe_patched", "write_report writes no file; the grader's report reader is replaced "
-         "through sys.modules / a fresh import", "solution", Expect(lost=(8,)), at="import",
-         replace=(("    (folder / \"tool_report.json\").write_text(\n"
-                   "        json.dumps(report, ensure_ascii=False, indent=2) + \"\\n\", encoding=\"utf-8\"\n    )\n"
-                   "    (folder / \"tool_report.md\").write_text(_markdown(report), encoding=\"utf-8\")\n",
-                   "    _FORGED.clear()\n    _FORGED.update(report)\n"),)),
-    Case("report_op_replaced_via_frames", "write_report writes no file; the grader's report operation, found "
-         "through the importing frames, is replaced by one that claims full files", "solution", Expect(lost=(8,)), at="import",
-         replace=(_REPORT_WRITES_NOTHING,)),
-    Case("report_forged_by_profiler", "write_report writes no file; a profile hook adds forged files to the "
-         "record the report operation returns", "solution", Expect(lost=(8,), any=(1, 2, 3, 4, 5, 6, 7, *PART_TWO)),
-         at="import", replace=(_REPORT_WRITES_NOTHING,)),
-    Case("report_json_is_fifo", "tool_report.json is a FIFO nobody writes (a blocking read would hang)",
-         "solution", Expect(lost=(8,)), at="import",
-         replace=((_REPORT_JSON_WRITE, "    _fifo_json(folder)\n"),)),
-    Case("report_files_link_outside", "tool_report.json links to a right report outside the folder, "
-         "tool_report.md to the grader's environment", "solution", Expect(lost=(8,)), at="import",
-         via="cli", checks=("grader_still_works",),
-         replace=((_REPORT_JSON_WRITE + _REPORT_MD_WRITE,
-                   "    _linked_report(folder, json.dumps(report, ensure_ascii=False, indent=2) + \"\\n\")\n"),)),
-    Case("probes_module_patched", "runs the tool before validating; replaces the grader's Tally.run and "
-         "make_spy through sys.modules / a fresh import", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
-         at="import", replace=_RUN_BEFORE_VALIDATING),
-    Case("saved_refs_rewind", "call_tool runs the tool through function objects saved at import, before "
-         "validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
-         at="call_tool", replace=_SAVE_TOOL_FUNCTIONS),
-    Case("frame_tally_rewind", "runs the tool before validating, then winds back the grader's Tally found "
-         "on the stack, and CALLS", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool"),
+    Case(
+        "solution_imported",
+        "no work: imports solutions.tools from the grader's path and takes its names",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "grader_imported",
+        "no work: imports the grader's own spec-faithful stand-ins (grader.engine.doubles) "
+        "and hands them out as its functions",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "standin_recognised",
+        "call_tool validates first only when the grader's stand-in sits in "
+        "validate_args (its code is from another file); on its own route the tool body runs first",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+    ),
+    Case(
+        "solution_by_grader_path",
+        "no work: finds the checkout through a grader module's __file__ and "
+        "executes solutions/tools.py by path (only the sandbox hides it)",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "solution_via_proc_cwd",
+        "no work: looks for solutions/tools.py through /proc (cwd, exe, cmdline "
+        "of itself and its parents; only the sandbox hides it)",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "report_probe_patched",
+        "write_report writes no file; the grader's report reader is replaced through sys.modules / a fresh import",
+        "solution",
+        Expect(lost=(8,)),
+        at="import",
+        replace=(
+            (
+                '    (folder / "tool_report.json").write_text(\n'
+                '        json.dumps(report, ensure_ascii=False, indent=2) + "\\n", encoding="utf-8"\n    )\n'
+                '    (folder / "tool_report.md").write_text(_markdown(report), encoding="utf-8")\n',
+                "    _FORGED.clear()\n    _FORGED.update(report)\n",
+            ),
+        ),
+    ),
+    Case(
+        "report_op_replaced_via_frames",
+        "write_report writes no file; the grader's report operation, found "
+        "through the importing frames, is replaced by one that claims full files",
+        "solution",
+        Expect(lost=(8,)),
+        at="import",
+        replace=(_REPORT_WRITES_NOTHING,),
+    ),
+    Case(
+        "report_forged_by_profiler",
+        "write_report writes no file; a profile hook adds forged files to the record the report operation returns",
+        "solution",
+        Expect(lost=(8,), any=(1, 2, 3, 4, 5, 6, 7, *PART_TWO)),
+        at="import",
+        replace=(_REPORT_WRITES_NOTHING,),
+    ),
+    Case(
+        "report_json_is_fifo",
+        "tool_report.json is a FIFO nobody writes (a blocking read would hang)",
+        "solution",
+        Expect(lost=(8,)),
+        at="import",
+        replace=((_REPORT_JSON_WRITE, "    _fifo_json(folder)\n"),),
+    ),
+    Case(
+        "report_files_link_outside",
+        "tool_report.json links to a right report outside the folder, tool_report.md to the grader's environment",
+        "solution",
+        Expect(lost=(8,)),
+        at="import",
+        via="cli",
+        checks=("grader_still_works",),
+        replace=(
+            (
+                _REPORT_JSON_WRITE + _REPORT_MD_WRITE,
+                '    _linked_report(folder, json.dumps(report, ensure_ascii=False, indent=2) + "\\n")\n',
+            ),
+        ),
+    ),
+    Case(
+        "probes_module_patched",
+        "runs the tool before validating; replaces the grader's Tally.run and "
+        "make_spy through sys.modules / a fresh import",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="import",
+        replace=_RUN_BEFORE_VALIDATING,
+    ),
+    Case(
+        "saved_refs_rewind",
+        "call_tool runs the tool through function objects saved at import, before validating, then winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_SAVE_TOOL_FUNCTIONS,
+    ),
+    Case(
+        "frame_tally_rewind",
+        "runs the tool before validating, then winds back the grader's Tally found on the stack, and CALLS",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+    ),
     # Issue 27.9: routes around the spies that only the entry counters compiled into the code see.
-    Case("saved_code_rebuilt", "call_tool builds a fresh function from a tool's code object saved at import, "
-         "runs it before validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
-         at="call_tool", replace=_SAVE_TOOL_CODES),
-    Case("entry_switched_off", "call_tool switches off the entry counter it finds in a tool's saved code object, "
-         "runs the tool through it before validating, then winds CALLS back", "solution",
-         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool", replace=_SAVE_TOOL_CODES),
-    Case("closure_tool", "the tools are closures; call_tool runs one through a reference saved at import, "
-         "before validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
-         at="call_tool", replace=_CLOSURE_TOOLS + _SAVE_TOOL_FUNCTIONS),
-    Case("bound_method_tool", "the tools are bound methods; call_tool runs one through a reference saved at "
-         "import, before validating, then winds CALLS back", "solution", Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
-         at="call_tool", replace=_METHOD_TOOLS + _SAVE_TOOL_FUNCTIONS),
-    Case("wraps_original_called", "the tools are functools.wraps-decorated; call_tool runs the undecorated "
-         "original (__wrapped__) before validating, then winds CALLS back", "solution",
-         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool", replace=_WRAPPED_TOOLS + _SAVE_TOOL_FUNCTIONS),
-    Case("callable_object_tool", "the tools are objects whose __call__ is the body; call_tool runs one through "
-         "a reference saved at import, before validating, then winds CALLS back", "solution",
-         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool", replace=_CALLABLE_OBJECT_TOOLS + _SAVE_TOOL_FUNCTIONS),
-    Case("partial_of_copy", "the tools are functools.partial over types.FunctionType copies; call_tool runs one "
-         "through a reference saved at import, before validating, then winds CALLS back", "solution",
-         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool", replace=_PARTIAL_OF_COPY_TOOLS + _SAVE_TOOL_FUNCTIONS),
+    Case(
+        "saved_code_rebuilt",
+        "call_tool builds a fresh function from a tool's code object saved at import, "
+        "runs it before validating, then winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_SAVE_TOOL_CODES,
+    ),
+    Case(
+        "entry_switched_off",
+        "call_tool switches off the entry counter it finds in a tool's saved code object, "
+        "runs the tool through it before validating, then winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_SAVE_TOOL_CODES,
+    ),
+    Case(
+        "closure_tool",
+        "the tools are closures; call_tool runs one through a reference saved at import, "
+        "before validating, then winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_CLOSURE_TOOLS + _SAVE_TOOL_FUNCTIONS,
+    ),
+    Case(
+        "bound_method_tool",
+        "the tools are bound methods; call_tool runs one through a reference saved at "
+        "import, before validating, then winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_METHOD_TOOLS + _SAVE_TOOL_FUNCTIONS,
+    ),
+    Case(
+        "wraps_original_called",
+        "the tools are functools.wraps-decorated; call_tool runs the undecorated "
+        "original (__wrapped__) before validating, then winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_WRAPPED_TOOLS + _SAVE_TOOL_FUNCTIONS,
+    ),
+    Case(
+        "callable_object_tool",
+        "the tools are objects whose __call__ is the body; call_tool runs one through "
+        "a reference saved at import, before validating, then winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_CALLABLE_OBJECT_TOOLS + _SAVE_TOOL_FUNCTIONS,
+    ),
+    Case(
+        "partial_of_copy",
+        "the tools are functools.partial over types.FunctionType copies; call_tool runs one "
+        "through a reference saved at import, before validating, then winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_PARTIAL_OF_COPY_TOOLS + _SAVE_TOOL_FUNCTIONS,
+    ),
     # Issue 35.6: code made at run time is counted (compiled with entries) or refused (built by hand,
     # compiled around the grader's compile). Before, each got full marks.
-    Case("exec_compiled_tools", "the tools are defined through exec(compile(...)); call_tool runs one through its "
-         "code saved at import, before validating, then winds CALLS back", "solution",
-         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool",
-         replace=_EXEC_COMPILED_TOOLS + _SAVE_TOOL_CODES),
-    Case("eval_lambda_tools", "the tools are lambdas made by eval() of a string; call_tool runs one through its "
-         "code saved at import, before validating, then winds CALLS back", "solution",
-         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool",
-         replace=_EVAL_LAMBDA_TOOLS + _SAVE_TOOL_CODES),
-    Case("code_counter_replaced", "call_tool copies a tool's code with code.replace, its entry counter swapped for "
-         "a do-nothing object, runs the copy before validating, then winds CALLS back", "solution",
-         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool", replace=_SAVE_TOOL_CODES),
-    Case("codetype_rebuilt_tool", "call_tool rebuilds a tool's code with types.CodeType, its entry counter left "
-         "out, runs it before validating, then winds CALLS back", "solution",
-         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)), at="call_tool", replace=_SAVE_TOOL_CODES),
-    Case("original_compile_via_gc", "the tools are compiled with the original built-in compile found through gc; "
-         "call_tool runs one through its code saved at import, before validating, then winds CALLS back",
-         "solution", ALL_ZERO, at="call_tool", replace=_ORIGINAL_COMPILE_TOOLS + _SAVE_TOOL_CODES),
+    Case(
+        "exec_compiled_tools",
+        "the tools are defined through exec(compile(...)); call_tool runs one through its "
+        "code saved at import, before validating, then winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_EXEC_COMPILED_TOOLS + _SAVE_TOOL_CODES,
+    ),
+    Case(
+        "eval_lambda_tools",
+        "the tools are lambdas made by eval() of a string; call_tool runs one through its "
+        "code saved at import, before validating, then winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_EVAL_LAMBDA_TOOLS + _SAVE_TOOL_CODES,
+    ),
+    Case(
+        "code_counter_replaced",
+        "call_tool copies a tool's code with code.replace, its entry counter swapped for "
+        "a do-nothing object, runs the copy before validating, then winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_SAVE_TOOL_CODES,
+    ),
+    Case(
+        "codetype_rebuilt_tool",
+        "call_tool rebuilds a tool's code with types.CodeType, its entry counter left "
+        "out, runs it before validating, then winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_SAVE_TOOL_CODES,
+    ),
+    Case(
+        "original_compile_via_gc",
+        "the tools are compiled with the original built-in compile found through gc; "
+        "call_tool runs one through its code saved at import, before validating, then winds CALLS back",
+        "solution",
+        ALL_ZERO,
+        at="call_tool",
+        replace=_ORIGINAL_COMPILE_TOOLS + _SAVE_TOOL_CODES,
+    ),
 ]
 
 # --- slow compile (issue 35, item 9) -------------------------------------------
@@ -504,13 +1062,24 @@ CASES: list[Case] = [
 # step's limits: the import's time bound ends it, an import failure on every step.
 # Before, the fork server compiled it outside every limit and then gave full marks.
 SLOW_COMPILE = [
-    Case("compile_slow_lambdas", "25,000 lambdas in a list at import: 244 KiB that take seconds to compile",
-         "generated", ALL_ZERO, timeouts=1),
-    Case("compile_slow_same_defs", "25,000 definitions of one function, each on its own line",
-         "generated", ALL_ZERO, timeouts=1),
+    Case(
+        "compile_slow_lambdas",
+        "25,000 lambdas in a list at import: 244 KiB that take seconds to compile",
+        "generated",
+        ALL_ZERO,
+        timeouts=1,
+    ),
+    Case(
+        "compile_slow_same_defs",
+        "25,000 definitions of one function, each on its own line",
+        "generated",
+        ALL_ZERO,
+        timeouts=1,
+    ),
     Case("compile_slow_methods", "a class with 25,000 identical methods", "generated", ALL_ZERO, timeouts=1),
-    Case("compile_slow_generators", "25,000 generator expressions in a list at import", "generated",
-         ALL_ZERO, timeouts=1),
+    Case(
+        "compile_slow_generators", "25,000 generator expressions in a list at import", "generated", ALL_ZERO, timeouts=1
+    ),
 ]
 CASES += SLOW_COMPILE
 
@@ -521,32 +1090,106 @@ CASES += SLOW_COMPILE
 # tests/test_least_privilege.py grades them with each fix turned off.
 _NO_LEAK, _NO_WRITE = ("output_lacks:HOSTILE-LEAK",), ("output_lacks:HOSTILE-WROTE",)
 LEAST_PRIVILEGE = [
-    Case("solution_from_classmate_home", "no work: executes a classmate's /home/*/agtool/tools.py", "stub",
-         ALL_ZERO, at="import"),
-    Case("solution_found_by_walking", "no work: walks the file system for any solutions/tools.py and executes it",
-         "stub", ALL_ZERO, at="import", include=("walk",)),
-    Case("reads_service_database", "prints the tables of every SQLite database it can find", "solution",
-         ALL_FULL, at="import", include=("walk",), checks=_NO_LEAK),
-    Case("reads_batch_outputs", "prints a batch's results, feedback and classmates' modules it can find",
-         "solution", ALL_FULL, at="import", include=("walk",), checks=_NO_LEAK),
-    Case("lists_root", "reads /root's files, /etc/shadow and the accounts", "solution", ALL_FULL, at="import",
-         checks=_NO_LEAK),
-    Case("tmp_mark_seen_later", "leaves marks in /tmp, /var/tmp, /dev/shm and beside its scratch folder; a later "
-         "step finds them", "solution", ALL_FULL, at="import", checks=("output_lacks:HOSTILE-SEEN",)),
-    Case("tmp_fill_next_learner", "fills /tmp, /var/tmp, /dev/shm and the scratch folders' parent; the next "
-         "learner on the worker must still be graded right", "stub", Expect(others="any"), at="import",
-         checks=("next_learner_graded",)),
-    Case("runs_as_root", "says whether learner code runs as root", "solution", ALL_FULL, at="import",
-         checks=("output_lacks:HOSTILE-ROOT",)),
-    Case("signals_grader", "may it signal the processes of another account (the fork server, bubblewrap)?",
-         "solution", ALL_FULL, at="import", checks=("output_lacks:HOSTILE-SIGNAL",)),
-    Case("writes_beside_scratch", "writes beside its scratch folder (the other steps' folders) and into /tmp",
-         "solution", ALL_FULL, at="import", checks=_NO_WRITE),
-    Case("writes_service_database", "inserts a 133/133 attempt into every SQLite database it can find",
-         "solution", ALL_FULL, at="import", include=("walk",), checks=_NO_WRITE),
-    Case("grader_detection", "prints what could tell a graded run from the learner's Check (module name, path "
-         "shape, environment, files, account)", "solution", ALL_FULL, at="import",
-         checks=("output_has:HOSTILE-SEES",)),
+    Case(
+        "solution_from_classmate_home",
+        "no work: executes a classmate's /home/*/agtool/tools.py",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "solution_found_by_walking",
+        "no work: walks the file system for any solutions/tools.py and executes it",
+        "stub",
+        ALL_ZERO,
+        at="import",
+        include=("walk",),
+    ),
+    Case(
+        "reads_service_database",
+        "prints the tables of every SQLite database it can find",
+        "solution",
+        ALL_FULL,
+        at="import",
+        include=("walk",),
+        checks=_NO_LEAK,
+    ),
+    Case(
+        "reads_batch_outputs",
+        "prints a batch's results, feedback and classmates' modules it can find",
+        "solution",
+        ALL_FULL,
+        at="import",
+        include=("walk",),
+        checks=_NO_LEAK,
+    ),
+    Case(
+        "lists_root",
+        "reads /root's files, /etc/shadow and the accounts",
+        "solution",
+        ALL_FULL,
+        at="import",
+        checks=_NO_LEAK,
+    ),
+    Case(
+        "tmp_mark_seen_later",
+        "leaves marks in /tmp, /var/tmp, /dev/shm and beside its scratch folder; a later step finds them",
+        "solution",
+        ALL_FULL,
+        at="import",
+        checks=("output_lacks:HOSTILE-SEEN",),
+    ),
+    Case(
+        "tmp_fill_next_learner",
+        "fills /tmp, /var/tmp, /dev/shm and the scratch folders' parent; the next "
+        "learner on the worker must still be graded right",
+        "stub",
+        Expect(others="any"),
+        at="import",
+        checks=("next_learner_graded",),
+    ),
+    Case(
+        "runs_as_root",
+        "says whether learner code runs as root",
+        "solution",
+        ALL_FULL,
+        at="import",
+        checks=("output_lacks:HOSTILE-ROOT",),
+    ),
+    Case(
+        "signals_grader",
+        "may it signal the processes of another account (the fork server, bubblewrap)?",
+        "solution",
+        ALL_FULL,
+        at="import",
+        checks=("output_lacks:HOSTILE-SIGNAL",),
+    ),
+    Case(
+        "writes_beside_scratch",
+        "writes beside its scratch folder (the other steps' folders) and into /tmp",
+        "solution",
+        ALL_FULL,
+        at="import",
+        checks=_NO_WRITE,
+    ),
+    Case(
+        "writes_service_database",
+        "inserts a 133/133 attempt into every SQLite database it can find",
+        "solution",
+        ALL_FULL,
+        at="import",
+        include=("walk",),
+        checks=_NO_WRITE,
+    ),
+    Case(
+        "grader_detection",
+        "prints what could tell a graded run from the learner's Check (module name, path "
+        "shape, environment, files, account)",
+        "solution",
+        ALL_FULL,
+        at="import",
+        checks=("output_has:HOSTILE-SEES",),
+    ),
 ]
 CASES += LEAST_PRIVILEGE
 
@@ -559,25 +1202,65 @@ assert len(CASES_BY_NAME) == len(CASES), "case names must be unique"
 HONEST: dict[str, tuple[tuple[str, str], ...]] = {
     "honest_solution": (),
     "honest_accepts_bool": (("    if isinstance(value, bool) and expected is not bool:\n        return False\n", ""),),
-    "honest_caches_failures": (("        return _failure(\"raised:\" + type(exc).__name__)\n",
-                                "        CACHE[key] = None\n        return _failure(\"raised:\" + type(exc).__name__)\n"),),
+    "honest_caches_failures": (
+        (
+            '        return _failure("raised:" + type(exc).__name__)\n',
+            '        CACHE[key] = None\n        return _failure("raised:" + type(exc).__name__)\n',
+        ),
+    ),
 }
 # Hostile cases mixed into that batch (a sample of every kind of damage).
-BATCH_HOSTILE = ("os_exit_in_function", "busy_loop_import", "fork_bomb", "memory_bomb_in_function",
-                 "kill_warm_parent", "fd_forgery", "setsid_escape_timeout",
-                 "surrogate_in_exception", "surrogate_in_return", "surrogate_in_import_error")
+BATCH_HOSTILE = (
+    "os_exit_in_function",
+    "busy_loop_import",
+    "fork_bomb",
+    "memory_bomb_in_function",
+    "kill_warm_parent",
+    "fd_forgery",
+    "setsid_escape_timeout",
+    "surrogate_in_exception",
+    "surrogate_in_return",
+    "surrogate_in_import_error",
+)
 
 # Cases graded a second time with the child inside bubblewrap (own PID
 # namespace, read-only file system, no network), where it is usable.
-SANDBOX_CASES = ("solution_control", "fd_forgery", "close_every_fd", "os_exit_in_function",
-                 "busy_loop_import", "sigterm_ignored", "self_stop", "memory_bomb_import", "recursion_bomb",
-                 "fork_bomb", "setsid_escape_timeout", "stray_thread", "huge_output", "disk_fill",
-                 "kill_warm_parent", "json_shadow", "result_pipe_flood",
-                 "solution_imported", "solution_by_grader_path", "solution_via_proc_cwd", "report_probe_patched",
-                 "saved_refs_rewind", "frame_tally_rewind", "saved_code_rebuilt", "closure_tool",
-                 "memory_tree_in_function", "pids_bomb_setsid", "disk_spread_in_function", "priority_raise_import",
-                 "exec_compiled_tools", "code_counter_replaced", "original_compile_via_gc", "compile_slow_lambdas",
-                 *(c.name for c in LEAST_PRIVILEGE))
+SANDBOX_CASES = (
+    "solution_control",
+    "fd_forgery",
+    "close_every_fd",
+    "os_exit_in_function",
+    "busy_loop_import",
+    "sigterm_ignored",
+    "self_stop",
+    "memory_bomb_import",
+    "recursion_bomb",
+    "fork_bomb",
+    "setsid_escape_timeout",
+    "stray_thread",
+    "huge_output",
+    "disk_fill",
+    "kill_warm_parent",
+    "json_shadow",
+    "result_pipe_flood",
+    "solution_imported",
+    "solution_by_grader_path",
+    "solution_via_proc_cwd",
+    "report_probe_patched",
+    "saved_refs_rewind",
+    "frame_tally_rewind",
+    "saved_code_rebuilt",
+    "closure_tool",
+    "memory_tree_in_function",
+    "pids_bomb_setsid",
+    "disk_spread_in_function",
+    "priority_raise_import",
+    "exec_compiled_tools",
+    "code_counter_replaced",
+    "original_compile_via_gc",
+    "compile_slow_lambdas",
+    *(c.name for c in LEAST_PRIVILEGE),
+)
 # Cases whose expected outcome holds only inside bubblewrap: without a
 # sandbox, learner code can read every file its user can (SECURITY.md, "Not
 # defended"), the reference solution of a checkout included. Graded only there.
@@ -585,7 +1268,20 @@ SANDBOX_ONLY = ("solution_by_grader_path", "solution_via_proc_cwd", *(c.name for
 
 # Payloads that work wherever they are spliced: the fuzz test puts them into
 # random functions of the solution (combinations the corpus never listed).
-MUTANT_PAYLOADS = ("os_exit_in_function", "sys_exit_in_function", "keyboard_interrupt_in_function",
-                   "base_exception_in_function", "busy_loop_in_function", "sleep_in_function", "self_stop",
-                   "sigterm_ignored", "memory_bomb_in_function", "recursion_bomb", "fork_bomb",
-                   "setsid_escape_timeout", "huge_output", "disk_fill", "result_pipe_flood")
+MUTANT_PAYLOADS = (
+    "os_exit_in_function",
+    "sys_exit_in_function",
+    "keyboard_interrupt_in_function",
+    "base_exception_in_function",
+    "busy_loop_in_function",
+    "sleep_in_function",
+    "self_stop",
+    "sigterm_ignored",
+    "memory_bomb_in_function",
+    "recursion_bomb",
+    "fork_bomb",
+    "setsid_escape_timeout",
+    "huge_output",
+    "disk_fill",
+    "result_pipe_flood",
+)

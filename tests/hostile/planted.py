@@ -14,6 +14,7 @@ Example::
     ...     planted
     False
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -9,6 +9,7 @@ Example::
     >>> marked_processes("no-such-marker-anywhere")
     []
 """
+
 from __future__ import annotations
 
 import os

@@ -8,6 +8,7 @@ Example::
     >>> step_outcome_problems(CASES_BY_NAME["stub_control"], Report(seed=1, path="x"))  # doctest: +SKIP
     ['step 1: not graded', ...]
 """
+
 from __future__ import annotations
 
 import json
@@ -66,8 +67,13 @@ def step_outcome_problems(case: Case, report: Report) -> list[str]:
             continue
         score, top = got["score"], got["max_score"]
         want = case.expect.outcome(step)
-        ok = {"full": score == top, "zero": score == 0, "lost": score < top, "any": True,
-              "mostly_fail": score * 3 <= top}[want]
+        ok = {
+            "full": score == top,
+            "zero": score == 0,
+            "lost": score < top,
+            "any": True,
+            "mostly_fail": score * 3 <= top,
+        }[want]
         if not ok:
             failed = [c.id for c in report.checks if c.step == step and not c.passed]
             problems.append(f"step {step}: expected {want}, got {score}/{top} (failed: {', '.join(failed) or 'none'})")
@@ -87,8 +93,10 @@ def unmet_need(case: Case, sandbox: str = "") -> str:
         from grader.engine.confine import mounts_enabled
 
         if not sandbox and not mounts_enabled():
-            return ("the step's files cannot be confined here: not root (no mount namespace of its own) "
-                    "and no sandbox, or AGTOOL_STEP_MOUNTS=0")
+            return (
+                "the step's files cannot be confined here: not root (no mount namespace of its own) "
+                "and no sandbox, or AGTOOL_STEP_MOUNTS=0"
+            )
     return ""
 
 
@@ -202,8 +210,11 @@ def disk_problems(run: Run) -> list[str]:
     return problems
 
 
-STEP_LIMIT_EVIDENCE = {"memory_bounded": memory_problems, "pids_bounded": pids_problems,
-                       "no_disk_leftovers": disk_problems}
+STEP_LIMIT_EVIDENCE = {
+    "memory_bounded": memory_problems,
+    "pids_bounded": pids_problems,
+    "no_disk_leftovers": disk_problems,
+}
 
 
 def _fill_problems(record: Path) -> list[str]:

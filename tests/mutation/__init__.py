@@ -6,6 +6,7 @@ collateral and seed-dependent mutants (see ``__main__.py``); ``make mutation``
 gates on them against the debt list (``gate.py``). ``stability.py`` grades the
 corpora of correct and wrong modules on 20 seeds (same code, same grade).
 """
+
 from .mutator import Mutant, generate, stratified
 
 __all__ = ["Mutant", "generate", "stratified"]

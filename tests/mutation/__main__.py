@@ -8,6 +8,7 @@ writes ``mutation.json`` and ``mutation.md`` into ``--out`` (default
 ``build/mutation``). Exit status: 0, or with ``--gate`` 1 when the gate fails
 (``make mutation``). ``--write-debt`` rewrites the debt list from the run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,15 +25,29 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", type=int, default=2, help="mutants graded at once (worker processes)")
     parser.add_argument("--out", default="build/mutation", help="folder for mutation.json and mutation.md")
     parser.add_argument("--id", action="append", dest="ids", help="grade only this mutant id (repeatable)")
-    parser.add_argument("--function", action="append", dest="functions",
-                        help="grade only the mutants of this top-level name (repeatable)")
-    parser.add_argument("--from", dest="source", metavar="JSON",
-                        help="grade nothing: classify a written mutation.json again (with --sample: its sample)")
+    parser.add_argument(
+        "--function",
+        action="append",
+        dest="functions",
+        help="grade only the mutants of this top-level name (repeatable)",
+    )
+    parser.add_argument(
+        "--from",
+        dest="source",
+        metavar="JSON",
+        help="grade nothing: classify a written mutation.json again (with --sample: its sample)",
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants' ids and changes, grade nothing")
-    parser.add_argument("--gate", action="store_true",
-                        help="exit 1 on an offender not on the debt list or a listed mutant the run contradicts")
-    parser.add_argument("--write-debt", action="store_true",
-                        help="rewrite the debt list from this run (entries of mutants not graded are kept)")
+    parser.add_argument(
+        "--gate",
+        action="store_true",
+        help="exit 1 on an offender not on the debt list or a listed mutant the run contradicts",
+    )
+    parser.add_argument(
+        "--write-debt",
+        action="store_true",
+        help="rewrite the debt list from this run (entries of mutants not graded are kept)",
+    )
     return parser
 
 
@@ -40,11 +55,13 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.list:
         from .run import select
+
         for mutant in select(sample=args.sample, ids=args.ids, functions=args.functions):
             print(f"{mutant.id}\t{mutant.before!r} -> {mutant.after!r}")
         return 0
     if args.source:
         from .run import resummarize
+
         result = resummarize(args.source, sample=args.sample, out=args.out)
         print(summary_line(result["summary"]))
         return _verdict(result, args)
@@ -56,7 +73,15 @@ def main(argv: list[str] | None = None) -> int:
         steps = " | ".join(str(s["failed_steps"]) for s in graded["seeds"]) or graded["error"]
         print(f"[{done['n']}] {graded['id']}: {steps} ({graded['seconds']} s)", flush=True)
 
-    result = run(sample=args.sample, ids=args.ids, functions=args.functions, seeds=seeds, jobs=args.jobs, out=args.out, progress=progress)
+    result = run(
+        sample=args.sample,
+        ids=args.ids,
+        functions=args.functions,
+        seeds=seeds,
+        jobs=args.jobs,
+        out=args.out,
+        progress=progress,
+    )
     print(summary_line(result["summary"]))
     print(f"written: {args.out}/mutation.json, {args.out}/mutation.md")
     return _verdict(result, args)
@@ -69,6 +94,7 @@ def _verdict(result: dict, args: argparse.Namespace) -> int:
     if args.write_debt:
         from .gate import load_debt, updated_debt, write_debt
         from .run import select
+
         debt = updated_debt(result["mutants"], load_debt(), {m.id for m in select()})
         print(f"debt list written: {write_debt(debt, result['summary'])} ({len(debt)} mutants)")
         return 0

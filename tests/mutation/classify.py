@@ -18,19 +18,20 @@ Classes, from best to worst for the grader:
 >>> classify("validate_args", [[2], []])
 ('seed_dependent', [])
 """
+
 from __future__ import annotations
 
 from collections import Counter
 
 from .steps import allowed_steps, steps_of
 
-CLASSES = ("own", "equivalent", "collateral", "elsewhere", "seed_dependent", "survived", "equivalent_killed",
-           "error")
+CLASSES = ("own", "equivalent", "collateral", "elsewhere", "seed_dependent", "survived", "equivalent_killed", "error")
 KILLED = ("own", "collateral", "elsewhere")  # a failing check on every seed, the same steps on each
 
 
-def classify(function: str, failed_per_seed: list[list[int]], *, equivalent: bool = False,
-             grader_failed: bool = False) -> tuple[str, list[int]]:
+def classify(
+    function: str, failed_per_seed: list[list[int]], *, equivalent: bool = False, grader_failed: bool = False
+) -> tuple[str, list[int]]:
     """The class of a mutant of ``function`` from its failing steps on each seed, and the steps outside its own."""
     if grader_failed or not failed_per_seed:
         return "error", []
@@ -58,8 +59,11 @@ def summarize(rows: list[dict]) -> dict:
     scored = len(rows) - counts["equivalent"]
     killed = sum(counts[name] for name in KILLED)
     # The worst kind of seed dependence: full marks on one seed, a failure on another.
-    passes_on_a_seed = sum(1 for row in rows if row["class"] == "seed_dependent"
-                           and any(not s["failed_steps"] for s in row.get("seeds", [])))
+    passes_on_a_seed = sum(
+        1
+        for row in rows
+        if row["class"] == "seed_dependent" and any(not s["failed_steps"] for s in row.get("seeds", []))
+    )
     return {
         "mutants": len(rows),
         "counts": {name: counts[name] for name in CLASSES},
@@ -69,17 +73,19 @@ def summarize(rows: list[dict]) -> dict:
     }
 
 
-def worst_classes(rows: list[dict], kind: str, limit: int = 10, *,
-                  by_function: bool = False) -> list[tuple[str, int]]:
+def worst_classes(rows: list[dict], kind: str, limit: int = 10, *, by_function: bool = False) -> list[tuple[str, int]]:
     """The most frequent (function, operator, extra steps) groups among mutants of class ``kind``.
 
     >>> rows = [{"class": "collateral", "function": "f", "operator": "o", "extra": [3]}] * 2
     >>> worst_classes(rows, "collateral"), worst_classes(rows, "collateral", by_function=True)
     ([('f / o -> extra steps [3]', 2)], [('f', 2)])
     """
+
     def group(row: dict) -> str:
         if by_function:
             return row["function"]
-        return f"{row['function']} / {row['operator']}" + (f" -> extra steps {row['extra']}" if row.get("extra") else "")
+        return f"{row['function']} / {row['operator']}" + (
+            f" -> extra steps {row['extra']}" if row.get("extra") else ""
+        )
 
     return Counter(group(row) for row in rows if row["class"] == kind).most_common(limit)

@@ -21,6 +21,7 @@ True
 >>> {key.split(":")[0] for key in LEARNER_CHOICE} <= CHOICE_NAMES
 True
 """
+
 from __future__ import annotations
 
 _ESCAPES = "JSON with or without ASCII escapes is one text per value: same keys, same parsed report"
@@ -73,30 +74,50 @@ _FIRST: dict[str, str] = {
 _WRONG = "every call in the list stays a call with wrong arguments: which ones is the learner's choice (step 8)"
 _BAD = "the four bad results stay one of each kind: which values is the learner's choice (step 8)"
 LEARNER_DATA: dict[str, str] = {
-    **{f"_WRONG_ARGS:{line}:str_empty:{n}": _WRONG
-       for line, last in ((1, 4), (2, 7), (3, 5), (4, 5), (5, 5), (6, 5)) for n in range(last + 1)},
-    **{f"_WRONG_ARGS:{line}:item_drop:{n}": _WRONG for line in range(1, 7) for n in (0, 3, 4, 5)
-       if (line, n) != (1, 5)},
+    **{
+        f"_WRONG_ARGS:{line}:str_empty:{n}": _WRONG
+        for line, last in ((1, 4), (2, 7), (3, 5), (4, 5), (5, 5), (6, 5))
+        for n in range(last + 1)
+    },
+    **{
+        f"_WRONG_ARGS:{line}:item_drop:{n}": _WRONG for line in range(1, 7) for n in (0, 3, 4, 5) if (line, n) != (1, 5)
+    },
     **{f"_WRONG_ARGS:{line}:{op}:0": _WRONG for line in (2, 4, 5, 6) for op in ("int_up", "int_down")},
     "_WRONG_ARGS:3:bool_flip:0": _WRONG,
     **{f"_BAD_RESULTS:1:item_drop:{n}": _BAD for n in (1, 2, 3)},
     **{f"_BAD_RESULTS:1:str_empty:{n}": _BAD for n in (0, 1, 2)},
-    **{f"_BAD_RESULTS:{line}:str_empty:{n}": _BAD for line, ns in ((2, (3, 4)), (3, (3, 4, 7)), (4, (3, 4, 7)))
-       for n in ns},
-    **{key: _BAD for key in ("_BAD_RESULTS:3:int_down:0", "_BAD_RESULTS:3:int_up:0", "_BAD_RESULTS:3:int_up:1",
-                             "_BAD_RESULTS:4:int_up:0")},
+    **{
+        f"_BAD_RESULTS:{line}:str_empty:{n}": _BAD
+        for line, ns in ((2, (3, 4)), (3, (3, 4, 7)), (4, (3, 4, 7)))
+        for n in ns
+    },
+    **{
+        key: _BAD
+        for key in (
+            "_BAD_RESULTS:3:int_down:0",
+            "_BAD_RESULTS:3:int_up:0",
+            "_BAD_RESULTS:3:int_up:1",
+            "_BAD_RESULTS:4:int_up:0",
+        )
+    },
 }
 
 _TRUTH = "the result is only tested for truth (`not ...`, `all(...)`): None and False read the same"
-_REDUCER_START = ("LangGraph starts a reducer channel at its type's empty value (BinaryOperatorAggregate), "
-                  "so a key left out of the input starts the same")
+_REDUCER_START = (
+    "LangGraph starts a reducer channel at its type's empty value (BinaryOperatorAggregate), "
+    "so a key left out of the input starts the same"
+)
 _END = "a LangGraph node with no outgoing edge ends the run, as an edge to END does (the drawn graph differs only)"
 _ADD_NODE = "LangGraph's add_node takes (action, name) too: a callable first argument is named by its __name__"
-_COPY = ("the copy guards against a callee that writes into its args; the solution's callees return new dicts "
-         "(spec: nodes never mutate), so nothing reaches the state either way")
+_COPY = (
+    "the copy guards against a callee that writes into its args; the solution's callees return new dicts "
+    "(spec: nodes never mutate), so nothing reaches the state either way"
+)
 _CALL_ENTRY = "a calls entry needs at least tool and args (spec, step 6): an 'error' key is the learner's choice"
-_ENCODING = ("the spec names no encoding; the step child runs under C.UTF-8, where open() writes UTF-8 either way "
-             "(notebook 08's encoding='utf-8' is worded as advice)")
+_ENCODING = (
+    "the spec names no encoding; the step child runs under C.UTF-8, where open() writes UTF-8 either way "
+    "(notebook 08's encoding='utf-8' is worded as advice)"
+)
 _SYMMETRIC = "edit distance is symmetric: comparing (b, a) instead of (a, b) gives the same answer"
 _QUESTION = "the question still names the query and every candidate's label, all the spec asks (step 11)"
 
@@ -120,17 +141,29 @@ _MORE_CODE: dict[str, str] = {
     "_allowed_fix:8:args_swap:1": _SYMMETRIC,
 }
 
-_WORDING = ("explain's message must name the argument, show the value and what is accepted (spec, step 10): "
-            "the rest of its wording is the learner's choice")
-_WORDS: dict[str, str] = {key: _WORDING for key in (
-    "_accepted:3:str_empty:0", "_accepted:3:str_empty:1", "_message:4:return_other:0", "_message:4:str_empty:0")}
+_WORDING = (
+    "explain's message must name the argument, show the value and what is accepted (spec, step 10): "
+    "the rest of its wording is the learner's choice"
+)
+_WORDS: dict[str, str] = {
+    key: _WORDING
+    for key in (
+        "_accepted:3:str_empty:0",
+        "_accepted:3:str_empty:1",
+        "_message:4:return_other:0",
+        "_message:4:str_empty:0",
+    )
+}
 
 # The names whose values or prose LAB_SPEC leaves to the learner (step 8's fixtures, orders and prose;
 # giveup's rows; the wording of step 10's messages).
 CHOICE_NAMES = frozenset({"_WRONG_ARGS", "_BAD_RESULTS", "_measure", "_markdown", "giveup", "_accepted", "_message"})
 _CHOICE_REASONS = (_PROSE, _GIVEUP_ROWS, _REPAIR_ORDER, _EMPTY_ORDER, _MEMO_ARGS)
-_choice_first = {key: why for key, why in _FIRST.items()
-                 if key.split(":")[0] in CHOICE_NAMES and any(why.startswith(r) for r in _CHOICE_REASONS)}
+_choice_first = {
+    key: why
+    for key, why in _FIRST.items()
+    if key.split(":")[0] in CHOICE_NAMES and any(why.startswith(r) for r in _CHOICE_REASONS)
+}
 
 LEARNER_CHOICE: dict[str, str] = {**_choice_first, **LEARNER_DATA, **_WORDS}
 CODE_EQUIVALENT: dict[str, str] = {**{k: v for k, v in _FIRST.items() if k not in _choice_first}, **_MORE_CODE}

@@ -22,6 +22,7 @@ entries of mutants the run did not grade are kept).
 >>> compare(rows, {"b": "survived", "c": "collateral"}).passed
 True
 """
+
 from __future__ import annotations
 
 import json
@@ -53,8 +54,12 @@ class GateVerdict:
         >>> GateVerdict(listed=3, judged=2, new={"x": "survived"}).summary()["new"]
         1
         """
-        return {"passed": self.passed, "debt_listed": self.listed, "debt_judged": self.judged,
-                **{name: len(getattr(self, name)) for name in ("new", "cleared", "changed", "stale")}}
+        return {
+            "passed": self.passed,
+            "debt_listed": self.listed,
+            "debt_judged": self.judged,
+            **{name: len(getattr(self, name)) for name in ("new", "cleared", "changed", "stale")},
+        }
 
     def lines(self) -> list[str]:
         """The gate's verdict for a terminal: one line, then each disagreement and what to do about it.
@@ -63,9 +68,11 @@ class GateVerdict:
         '  cleared (listed as survived, now own or equivalent: take it off the list): x'
         """
         state = "passed" if self.passed else "FAILED"
-        lines = [f"mutation gate {state}: debt list {self.listed} mutants ({self.judged} graded in this run); "
-                 f"new offenders {len(self.new)}, cleared {len(self.cleared)}, changed {len(self.changed)}, "
-                 f"stale {len(self.stale)}"]
+        lines = [
+            f"mutation gate {state}: debt list {self.listed} mutants ({self.judged} graded in this run); "
+            f"new offenders {len(self.new)}, cleared {len(self.cleared)}, changed {len(self.changed)}, "
+            f"stale {len(self.stale)}"
+        ]
         for mutant, kind in sorted(self.new.items()):
             lines.append(f"  new offender ({kind}, not on the debt list): {mutant}")
         for mutant, kind in sorted(self.cleared.items()):
@@ -88,8 +95,7 @@ def offenders(rows: list[dict]) -> dict[str, str]:
     return {row["id"]: row["class"] for row in rows if row["class"] not in CLEAN}
 
 
-def compare(rows: list[dict], debt: dict[str, str], *,
-            generated: set[str] | None = None) -> GateVerdict:
+def compare(rows: list[dict], debt: dict[str, str], *, generated: set[str] | None = None) -> GateVerdict:
     """Judge a run's ``rows`` against ``debt``; ``generated``: every id the mutator makes (a whole run only).
 
     >>> compare([], {"gone": "survived"}, generated={"a"}).stale
@@ -136,12 +142,16 @@ def write_debt(debt: dict[str, str], summary: dict, path: str | Path | None = No
     """Write the list (default :data:`DEBT`; sorted, one mutant a line) with the run it was measured on."""
     path = Path(path or DEBT)
     measured = {key: summary.get(key) for key in ("mutants", "counts", "score", "exact_score", "seeds", "tree")}
-    text = json.dumps({
-        "about": "Mutants outside their own step's class, as measured and reviewed (tests/mutation/gate.py). "
-                 "The list may only shrink: `make mutation` fails on an offender not listed here and on a "
-                 "listed mutant that is now clean. Regenerate with `python -m tests.mutation --write-debt`.",
-        "measured": measured,
-        "debt": dict(sorted(debt.items())),
-    }, indent=1, sort_keys=False)
+    text = json.dumps(
+        {
+            "about": "Mutants outside their own step's class, as measured and reviewed (tests/mutation/gate.py). "
+            "The list may only shrink: `make mutation` fails on an offender not listed here and on a "
+            "listed mutant that is now clean. Regenerate with `python -m tests.mutation --write-debt`.",
+            "measured": measured,
+            "debt": dict(sorted(debt.items())),
+        },
+        indent=1,
+        sort_keys=False,
+    )
     path.write_text(text + "\n", encoding="utf-8")
     return path

@@ -8,6 +8,7 @@ is unchanged: ``function:line-in-function:operator:ordinal``.
 >>> len(mutants) > 500, mutants[0].id == generate(SOLUTION.read_text(encoding="utf-8"))[0].id
 (True, True)
 """
+
 from __future__ import annotations
 
 import ast
@@ -60,14 +61,17 @@ def generate(source: str) -> list[Mutant]:
         with _applied(site):
             chunk = ast.unparse(tree.body[position])
             after = "(left out)" if site.new is DROP else _site_text(site)
-        text = "\n".join(chunks[:position] + [chunk] + chunks[position + 1:])
+        text = "\n".join(chunks[:position] + [chunk] + chunks[position + 1 :])
         if text in seen or not _compiles(chunk):  # the other statements compile as they are
             continue
         seen.add(text)
         line = _line(site, node)
         key = (context.owner, line - context.owner_line, site.operator)
-        mutants.append(Mutant(f"{key[0]}:{key[1]}:{key[2]}:{ordinals[key]}", context.owner, line,
-                              site.operator, before, after, text))
+        mutants.append(
+            Mutant(
+                f"{key[0]}:{key[1]}:{key[2]}:{ordinals[key]}", context.owner, line, site.operator, before, after, text
+            )
+        )
         ordinals[key] += 1
     return mutants
 
@@ -97,7 +101,7 @@ def stratified(mutants: list[Mutant], size: int, *, seed: int = 0) -> list[Mutan
     for mutant in mutants:
         by_function[mutant.function].append(mutant)
     quotas = _quotas({name: len(group) for name, group in by_function.items()}, size)
-    chosen = {m.id for name, group in by_function.items() for m in _spread(group, rng)[:quotas[name]]}
+    chosen = {m.id for name, group in by_function.items() for m in _spread(group, rng)[: quotas[name]]}
     return [m for m in mutants if m.id in chosen]
 
 
@@ -157,8 +161,9 @@ def _visit(node: ast.AST, place: Place | None, context: _Context):
     yield from ((site, node, context) for site in _node_sites(node, place, context))
     # Ints count as "in a comparison" when they are one of its operands (``-1`` included).
     in_compare = isinstance(node, ast.Compare) or (context.in_compare and _is_negative(node))
-    inner = _Context(context.owner, context.owner_line, context.statement, context.returns,
-                     in_compare, isinstance(node, ast.keyword))
+    inner = _Context(
+        context.owner, context.owner_line, context.statement, context.returns, in_compare, isinstance(node, ast.keyword)
+    )
     for name, value in ast.iter_fields(node):
         if _skipped(node, name):
             continue
@@ -175,7 +180,7 @@ def _node_sites(node: ast.AST, place: Place | None, context: _Context):
         yield from ops.constants(node, place, in_compare=context.in_compare, in_keyword=context.in_keyword)
     if isinstance(node, ast.Return) and node.value is not None:
         mine = next((i for i, value in enumerate(context.returns) if value is node.value), None)
-        others = () if mine is None else context.returns[mine + 1:] + context.returns[:mine]
+        others = () if mine is None else context.returns[mine + 1 :] + context.returns[:mine]
         yield from ops.returns(node, place, others=others)
 
 

@@ -12,6 +12,7 @@ tree: :mod:`mutation.mutator` applies a site, unparses the module, restores.
 >>> sorted(s.operator for s in compare_ops(cmp, None))
 ['cmp_boundary', 'cmp_negate']
 """
+
 from __future__ import annotations
 
 import ast
@@ -43,8 +44,18 @@ DROP = object()  # a Site's ``new`` that removes the list item at its place
 
 # Ordered comparisons: the boundary twin (off by one) and the negation.
 _BOUNDARY = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
-_NEGATION = {ast.Lt: ast.GtE, ast.LtE: ast.Gt, ast.Gt: ast.LtE, ast.GtE: ast.Lt, ast.Eq: ast.NotEq,
-             ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+_NEGATION = {
+    ast.Lt: ast.GtE,
+    ast.LtE: ast.Gt,
+    ast.Gt: ast.LtE,
+    ast.GtE: ast.Lt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
 _COPIERS = {"dict", "list", "set", "tuple"}
 _COMMUTATIVE = {"min", "max"}  # swapping their arguments changes nothing: not a mutant
 
@@ -60,8 +71,9 @@ def compare_ops(node: ast.AST, place: Place | None) -> Iterator[Site]:
             yield Site(Place(node, "ops", index), _NEGATION[type(op)](), "cmp_negate")
 
 
-def constants(node: ast.AST, place: Place | None, *, in_compare: bool = False,
-              in_keyword: bool = False) -> Iterator[Site]:
+def constants(
+    node: ast.AST, place: Place | None, *, in_compare: bool = False, in_keyword: bool = False
+) -> Iterator[Site]:
     """Ints +1 and -1, booleans flipped, strings emptied (an empty one filled)."""
     if not isinstance(node, ast.Constant):
         return
@@ -193,5 +205,13 @@ def is_docstring(node: ast.AST, field: str, index: int) -> bool:
 
 # Every operator, in the order its sites are numbered; constants and returns take context words.
 OPERATORS: tuple[Callable[..., Iterator[Site]], ...] = (
-    compare_ops, boolean_ops, conditions, arithmetic, except_classes, calls, subscripts, displays, statements,
+    compare_ops,
+    boolean_ops,
+    conditions,
+    arithmetic,
+    except_classes,
+    calls,
+    subscripts,
+    displays,
+    statements,
 )

@@ -4,6 +4,7 @@
 >>> text.splitlines()[0]
 '# Mutation run of solutions/tools.py'
 """
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,9 @@ def write_outputs(folder: str | Path, summary: dict, rows: list[dict]) -> tuple[
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     json_path, md_path = folder / "mutation.json", folder / "mutation.md"
-    json_path.write_text(json.dumps({"summary": summary, "mutants": rows}, indent=1, sort_keys=True) + "\n",
-                         encoding="utf-8")
+    json_path.write_text(
+        json.dumps({"summary": summary, "mutants": rows}, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+    )
     md_path.write_text(render_markdown(summary, rows), encoding="utf-8")
     return json_path, md_path
 
@@ -37,8 +39,11 @@ def render_markdown(summary: dict, rows: list[dict]) -> str:
         lines += [gate_line(summary["gate"]), ""]
     hit = extra_steps(rows)
     if hit:
-        lines += ["Steps failed by mutants whose change does not belong to them: "
-                  + ", ".join(f"step {step} by {count}" for step, count in hit), ""]
+        lines += [
+            "Steps failed by mutants whose change does not belong to them: "
+            + ", ".join(f"step {step} by {count}" for step, count in hit),
+            "",
+        ]
         checks = ", ".join(f"`{check}` {count}" for check, count in foreign_checks(rows)[:15])
         lines += [f"The checks those mutants fail most in the steps not theirs: {checks}.", ""]
     for kind in ("collateral", "survived", "seed_dependent", "elsewhere"):
@@ -106,8 +111,10 @@ def summary_line(summary: dict) -> str:
     '2 mutants: own 2; score 1.0 (killed on every seed), exact score 1.0 (own step(s) only)'
     """
     counts = ", ".join(f"{name} {count}" for name, count in summary["counts"].items() if count)
-    text = (f"{summary['mutants']} mutants: {counts}; score {summary['score']} (killed on every seed), "
-            f"exact score {summary['exact_score']} (own step(s) only)")
+    text = (
+        f"{summary['mutants']} mutants: {counts}; score {summary['score']} (killed on every seed), "
+        f"exact score {summary['exact_score']} (own step(s) only)"
+    )
     if summary.get("seed_dependent_with_full_marks_on_a_seed"):
         text += f"; full marks on one seed only: {summary['seed_dependent_with_full_marks_on_a_seed']}"
     if "seconds" in summary:
@@ -125,9 +132,11 @@ def gate_line(gate: dict) -> str:
     'Gate passed: debt list of 3 mutants (3 graded here); new offenders 0, cleared 0, changed class 0, stale 0.'
     """
     state = "passed" if gate["passed"] else "FAILED"
-    return (f"Gate {state}: debt list of {gate['debt_listed']} mutants ({gate['debt_judged']} graded here); "
-            f"new offenders {gate['new']}, cleared {gate['cleared']}, changed class {gate['changed']}, "
-            f"stale {gate['stale']}.")
+    return (
+        f"Gate {state}: debt list of {gate['debt_listed']} mutants ({gate['debt_judged']} graded here); "
+        f"new offenders {gate['new']}, cleared {gate['cleared']}, changed class {gate['changed']}, "
+        f"stale {gate['stale']}."
+    )
 
 
 def _row_line(row: dict) -> str:

@@ -3,6 +3,7 @@
 >>> run(sample=0, out=None)["summary"]["mutants"]  # doctest: +SKIP
 0
 """
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,13 @@ from .steps import STEPS
 SEED_PAIR = (11, 22)
 
 
-def select(*, sample: int | None = None, ids: list[str] | None = None, functions: list[str] | None = None,
-           mutants: list[Mutant] | None = None) -> list[Mutant]:
+def select(
+    *,
+    sample: int | None = None,
+    ids: list[str] | None = None,
+    functions: list[str] | None = None,
+    mutants: list[Mutant] | None = None,
+) -> list[Mutant]:
     """The mutants of a run: all, those with the given ids, those of the given functions, or a stratified sample.
 
     >>> len(select(sample=20)), select(ids=["cache_key:6:kwarg_drop:0"])[0].after
@@ -36,10 +42,16 @@ def select(*, sample: int | None = None, ids: list[str] | None = None, functions
     return stratified(mutants, sample) if sample else mutants
 
 
-def run(*, sample: int | None = None, ids: list[str] | None = None, functions: list[str] | None = None,
-        seeds: tuple[int, ...] = SEED_PAIR,
-        jobs: int = 2, out: str | Path | None = None,
-        progress: Callable[[dict], None] | None = None) -> dict:
+def run(
+    *,
+    sample: int | None = None,
+    ids: list[str] | None = None,
+    functions: list[str] | None = None,
+    seeds: tuple[int, ...] = SEED_PAIR,
+    jobs: int = 2,
+    out: str | Path | None = None,
+    progress: Callable[[dict], None] | None = None,
+) -> dict:
     """Grade the selected mutants on ``seeds`` and return ``{"summary", "mutants", "gate"}`` (written to ``out``).
 
     ``gate`` is the :class:`tests.mutation.gate.GateVerdict` of the graded
@@ -55,9 +67,16 @@ def run(*, sample: int | None = None, ids: list[str] | None = None, functions: l
     rows = [_row(mutant, graded[mutant.id]) for mutant in mutants]
     summary = summarize(rows)
     seconds = time.monotonic() - started
-    summary.update(seeds=list(seeds), jobs=jobs, seconds=round(seconds, 1), tree=tree,
-                   seconds_per_mutant=round(seconds / len(rows), 2) if rows else 0.0,
-                   generated=len(everything), equivalent_listed=len(EQUIVALENT), **_grading_time(rows))
+    summary.update(
+        seeds=list(seeds),
+        jobs=jobs,
+        seconds=round(seconds, 1),
+        tree=tree,
+        seconds_per_mutant=round(seconds / len(rows), 2) if rows else 0.0,
+        generated=len(everything),
+        equivalent_listed=len(EQUIVALENT),
+        **_grading_time(rows),
+    )
     verdict = judged(rows, {m.id for m in everything})
     summary["gate"] = verdict.summary()
     if out is not None:
@@ -83,9 +102,15 @@ def resummarize(path: str | Path, *, sample: int | None = None, out: str | Path 
         wanted = {m.id for m in select(sample=sample)}
         rows = [row for row in rows if row["id"] in wanted]
     summary = summarize(rows)
-    summary.update(seeds=old["summary"].get("seeds"), generated=old["summary"].get("generated"),
-                   tree=old["summary"].get("tree"), **({} if sample else _timing(old["summary"])),
-                   equivalent_listed=len(EQUIVALENT), resummarized_from=str(path), **_grading_time(rows))
+    summary.update(
+        seeds=old["summary"].get("seeds"),
+        generated=old["summary"].get("generated"),
+        tree=old["summary"].get("tree"),
+        **({} if sample else _timing(old["summary"])),
+        equivalent_listed=len(EQUIVALENT),
+        resummarized_from=str(path),
+        **_grading_time(rows),
+    )
     verdict = judged(rows, {m.id for m in select()})
     summary["gate"] = verdict.summary()
     if out is not None:
@@ -128,17 +153,26 @@ def _grading_time(rows: list[dict]) -> dict:
 
 
 def _row(mutant: Mutant, graded: dict) -> dict:
-    return _classified({
-        "id": mutant.id, "function": mutant.function, "line": mutant.line, "operator": mutant.operator,
-        "before": mutant.before, "after": mutant.after, "seeds": graded["seeds"], "seconds": graded["seconds"],
-        "error": graded["error"],
-    })
+    return _classified(
+        {
+            "id": mutant.id,
+            "function": mutant.function,
+            "line": mutant.line,
+            "operator": mutant.operator,
+            "before": mutant.before,
+            "after": mutant.after,
+            "seeds": graded["seeds"],
+            "seconds": graded["seconds"],
+            "error": graded["error"],
+        }
+    )
 
 
 def _classified(row: dict) -> dict:
     per_seed = row["seeds"]
     grader_failed = bool(row["error"]) or any(s["failure"] == "grader" for s in per_seed)
     site = ":".join(row["id"].split(":")[:2])  # function:line-in-function (tests/mutation/steps.py LINES)
-    kind, extra = classify(site, [s["failed_steps"] for s in per_seed],
-                           equivalent=row["id"] in EQUIVALENT, grader_failed=grader_failed)
+    kind, extra = classify(
+        site, [s["failed_steps"] for s in per_seed], equivalent=row["id"] in EQUIVALENT, grader_failed=grader_failed
+    )
     return {**row, "class": kind, "extra": extra}

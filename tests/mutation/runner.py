@@ -9,6 +9,7 @@ the failing steps and checks per seed.
 >>> outcome["failed_steps"]  # doctest: +SKIP
 []
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -45,8 +46,9 @@ def grade_source(source: str, name: str, seed: int, *, steps=None, parallel: int
     """
     submission_class = _submission_class()
     if submission_class is not None:
-        report = grade(submission_class(source=source.encode("utf-8"), name=name), steps=steps, seed=seed,
-                       parallel=parallel)
+        report = grade(
+            submission_class(source=source.encode("utf-8"), name=name), steps=steps, seed=seed, parallel=parallel
+        )
     else:
         with tempfile.TemporaryDirectory(prefix="mutant-") as folder:
             path = Path(folder) / "tools.py"
@@ -80,8 +82,9 @@ def grade_mutant(mutant: Mutant, seeds: tuple[int, ...], parallel: int = 1) -> d
     return {"id": mutant.id, "seconds": round(time.monotonic() - started, 3), "seeds": per_seed, "error": error}
 
 
-def grade_all(mutants: Iterable[Mutant], seeds: tuple[int, ...], *, jobs: int = 2,
-              progress: Callable[[dict], None] | None = None) -> dict[str, dict]:
+def grade_all(
+    mutants: Iterable[Mutant], seeds: tuple[int, ...], *, jobs: int = 2, progress: Callable[[dict], None] | None = None
+) -> dict[str, dict]:
     """Every mutant graded on ``seeds``, ``jobs`` at a time (worker processes; 1 grades here).
 
     Each worker grades one step process at a time, so ``jobs`` is the number of busy cores.

@@ -19,6 +19,7 @@ same per module.
 >>> unstable(outcomes)
 {'m': {'step2/x': [1, 2], '(none)': [3]}}
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,8 +61,9 @@ def _texts() -> dict[str, str | AssertionError]:
     catalog = _catalog()
     solution = catalog.SOLUTION.read_text(encoding="utf-8")
     texts: dict[str, str | AssertionError] = {"solution": solution}
-    texts.update({f"alt_styles/{p.stem}": p.read_text(encoding="utf-8")
-                  for p in sorted((TESTS / "alt_styles").glob("*.py"))})
+    texts.update(
+        {f"alt_styles/{p.stem}": p.read_text(encoding="utf-8") for p in sorted((TESTS / "alt_styles").glob("*.py"))}
+    )
     import test_part_two_styles as part_two  # steps 1-8 of the solution with other styles of steps 9-11
 
     texts.update({f"alt_styles/part_two/{styles}": part_two.composed_text(styles) for styles in PART_TWO_STYLES})
@@ -99,12 +101,14 @@ def _catalog():
     if str(TESTS) not in sys.path:
         sys.path.insert(0, str(TESTS))
     import defects.catalog
+
     return defects.catalog
 
 
 def _styled():
     _catalog()  # puts tests/ on the import path
     import defects.styled
+
     return defects.styled
 
 
@@ -130,8 +134,13 @@ def outcome(report: dict) -> tuple[str, ...]:
     return tuple(failed + ([f"failure:{failure['kind']}"] if failure.get("kind") else []))
 
 
-def grade_corpus(modules: dict[str, bytes], seeds: tuple[int, ...] = SEEDS, *, jobs: int = 2,
-                 progress: Callable[[str, int], None] | None = None) -> dict[str, dict[int, tuple[str, ...]]]:
+def grade_corpus(
+    modules: dict[str, bytes],
+    seeds: tuple[int, ...] = SEEDS,
+    *,
+    jobs: int = 2,
+    progress: Callable[[str, int], None] | None = None,
+) -> dict[str, dict[int, tuple[str, ...]]]:
     """Every module graded on every seed in the batch's worker pool: ``{name: {seed: outcome}}``.
 
     >>> grade_corpus({"solution": (ROOT / "solutions/tools.py").read_bytes()}, (1, 2))  # doctest: +SKIP
@@ -142,13 +151,21 @@ def grade_corpus(modules: dict[str, bytes], seeds: tuple[int, ...] = SEEDS, *, j
     from grader.batch.task import SUBMISSION_TIMEOUT, GradeTask, grade_task, step_timeout
     from grader.report import STEPS
 
-    tasks = [GradeTask(learner=name, display=f"{name}/tools.py", source=source, sha256="", seed=seed,
-                       timeout=step_timeout(SUBMISSION_TIMEOUT, len(STEPS)))
-             for name, source in modules.items() for seed in seeds]
+    tasks = [
+        GradeTask(
+            learner=name,
+            display=f"{name}/tools.py",
+            source=source,
+            sha256="",
+            seed=seed,
+            timeout=step_timeout(SUBMISSION_TIMEOUT, len(STEPS)),
+        )
+        for name, source in modules.items()
+        for seed in seeds
+    ]
     results: dict[str, dict[int, tuple[str, ...]]] = {name: {} for name in modules}
     limit = SUBMISSION_TIMEOUT + GRACE
-    for task, report in run_pool(tasks, jobs=jobs, hard_limit=limit, work=grade_task,
-                                 on_lost=_lost):
+    for task, report in run_pool(tasks, jobs=jobs, hard_limit=limit, work=grade_task, on_lost=_lost):
         results[task.learner][task.seed] = outcome(report)
         if progress is not None:
             progress(task.learner, task.seed)
@@ -158,6 +175,7 @@ def grade_corpus(modules: dict[str, bytes], seeds: tuple[int, ...] = SEEDS, *, j
 def _lost(task, timed_out: bool) -> dict:
     """The report of a grading whose batch worker died or ran over the batch's budget (and was killed)."""
     from grader.batch.task import failed_report
+
     kind = "time" if timed_out else "grader"
     return failed_report(task.seed, task.display, f"batch worker lost ({kind})", kind=kind).to_dict()
 
@@ -184,8 +202,9 @@ def varying(per_seed: dict[int, tuple[str, ...]]) -> dict[str, list[int]]:
     if not sets:
         return {}
     always, ever = set.intersection(*sets), set.union(*sets)
-    return {check: [seed for seed, failed in sorted(per_seed.items()) if check in failed]
-            for check in sorted(ever - always)}
+    return {
+        check: [seed for seed, failed in sorted(per_seed.items()) if check in failed] for check in sorted(ever - always)
+    }
 
 
 def describe(name: str, per_seed: dict[int, tuple[str, ...]]) -> str:
@@ -224,8 +243,11 @@ def wrong(results: dict[str, dict[int, tuple[str, ...]]]) -> dict[str, list[int]
     found = {}
     for name, per_seed in results.items():
         check = expected_failure(name)
-        bad = [seed for seed, failed in sorted(per_seed.items())
-               if (check is None and _lost(name, failed)) or (check is not None and check not in failed)]
+        bad = [
+            seed
+            for seed, failed in sorted(per_seed.items())
+            if (check is None and _lost(name, failed)) or (check is not None and check not in failed)
+        ]
         if bad:
             found[name] = bad
     return found
@@ -247,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         modules = {name: modules[name] for name in args.only}
     seeds = tuple(range(1, args.seeds + 1))
     from .outputs import tree_state
+
     started, tree = time.monotonic(), tree_state()
     total, done = len(modules) * len(seeds), {"n": 0}
 
@@ -265,15 +288,30 @@ def main(argv: list[str] | None = None) -> int:
     broken = {} if args.only else unplantable()
     for name, why in broken.items():
         print(f"not graded: {name}: {why}")
-    print(f"{len(modules)} modules x {len(seeds)} seeds: {len(found)} unstable, {len(missed)} with a wrong verdict "
-          f"on a seed; {seconds} s with --jobs {args.jobs} ({round(seconds / max(1, len(modules) * len(seeds)), 3)} s "
-          f"a grading); tree {tree}")
+    print(
+        f"{len(modules)} modules x {len(seeds)} seeds: {len(found)} unstable, {len(missed)} with a wrong verdict "
+        f"on a seed; {seconds} s with --jobs {args.jobs} ({round(seconds / max(1, len(modules) * len(seeds)), 3)} s "
+        f"a grading); tree {tree}"
+    )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "stability.json").write_text(json.dumps({
-        "seeds": list(seeds), "jobs": args.jobs, "seconds": seconds, "tree": tree, "unstable": found, "wrong": missed,
-        "outcomes": {name: {str(s): list(f) for s, f in per.items()} for name, per in results.items()},
-    }, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    (out / "stability.json").write_text(
+        json.dumps(
+            {
+                "seeds": list(seeds),
+                "jobs": args.jobs,
+                "seconds": seconds,
+                "tree": tree,
+                "unstable": found,
+                "wrong": missed,
+                "outcomes": {name: {str(s): list(f) for s, f in per.items()} for name, per in results.items()},
+            },
+            indent=1,
+            sort_keys=True,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return 1 if found or missed or broken else 0
 
 

@@ -10,6 +10,7 @@ loops and comprehensions, free orders); ``behaviour.py`` checks that they do;
 ``python -m tests.refactoring --gate`` (``make refactoring``) grades every
 rewrite on three seeds and fails on any rewrite that loses a point.
 """
+
 from .rewrites import KINDS, Rewrite, generate
 
 __all__ = ["KINDS", "Rewrite", "generate"]

@@ -9,6 +9,7 @@ verdict: every rewrite that lost a point, by check id, with the seeds and the ch
 ``--gate`` 1 when a rewrite or a base lost a point or fewer than 300 rewrites were generated
 (``make refactoring``); ``--check`` exits 1 when a rewrite behaves otherwise than its base.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,14 +31,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--kind", action="append", dest="kinds", help="only the rewrites of this kind (repeatable)")
     parser.add_argument("--no-bases", action="store_true", help="do not grade the bases as the control")
     parser.add_argument("--list", action="store_true", help="list the rewrites, grade nothing")
-    parser.add_argument("--check", action="store_true",
-                        help="compare each rewrite's behaviour with its base's instead of grading")
+    parser.add_argument(
+        "--check", action="store_true", help="compare each rewrite's behaviour with its base's instead of grading"
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from .run import select
+
     everything, chosen = select(limit=args.limit, ids=args.ids, base_names=args.bases, kinds=args.kinds)
     if args.list:
         for rewrite in chosen:
@@ -48,18 +51,33 @@ def main(argv: list[str] | None = None) -> int:
         return _check(chosen)
     from .outputs import summary_line
     from .run import run
+
     seeds = tuple(int(s) for s in args.seeds.split(",") if s.strip())
     done = {"n": 0}
     total = len(chosen) + (0 if args.no_bases else 2 * len({r.base for r in chosen}))
 
     def progress(graded: dict) -> None:
         done["n"] += 1
-        lost = "; ".join(f"seed {s['seed']}: " + ", ".join(c["id"] for c in s["failed"])
-                         for s in graded["seeds"] if s["failed"]) or graded["error"] or "full marks"
+        lost = (
+            "; ".join(
+                f"seed {s['seed']}: " + ", ".join(c["id"] for c in s["failed"]) for s in graded["seeds"] if s["failed"]
+            )
+            or graded["error"]
+            or "full marks"
+        )
         print(f"[{done['n']}/{total}] {graded['id']}: {lost} ({graded['seconds']} s)", flush=True)
 
-    result = run(limit=args.limit, ids=args.ids, base_names=args.bases, kinds=args.kinds, seeds=seeds,
-                 jobs=args.jobs, out=args.out, bases_too=not args.no_bases, progress=progress)
+    result = run(
+        limit=args.limit,
+        ids=args.ids,
+        base_names=args.bases,
+        kinds=args.kinds,
+        seeds=seeds,
+        jobs=args.jobs,
+        out=args.out,
+        bases_too=not args.no_bases,
+        progress=progress,
+    )
     print(summary_line(result["summary"]))
     print(f"written: {args.out}/summary.json, {args.out}/summary.md")
     for line in result["verdict"].lines():
@@ -70,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 def _check(chosen) -> int:
     from .bases import bases
     from .behaviour import differences
+
     started, bad = time.monotonic(), 0
     every = bases()
     for rewrite in chosen:
@@ -77,8 +96,10 @@ def _check(chosen) -> int:
         if found:
             bad += 1
             print(f"behaves otherwise: {rewrite.id}: {', '.join(found)}", flush=True)
-    print(f"{len(chosen)} rewrites compared with their bases: {bad} behave otherwise "
-          f"({round(time.monotonic() - started, 1)} s)")
+    print(
+        f"{len(chosen)} rewrites compared with their bases: {bad} behave otherwise "
+        f"({round(time.monotonic() - started, 1)} s)"
+    )
     return 1 if bad else 0
 
 

@@ -7,6 +7,7 @@ rewrite that asked does not apply (``None``).
 >>> sorted(top_functions(tree)), called_names(tree.body[0])
 (['f', 'g'], {'g'})
 """
+
 from __future__ import annotations
 
 import ast
@@ -19,10 +20,44 @@ from collections.abc import Callable, Iterable, Iterator
 # Names a transform may not rely on being free to take.
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 # Calls that only read (used where an expression's evaluation order changes).
-PURE_CALLS = frozenset({"len", "bool", "sorted", "list", "dict", "str", "repr", "int", "tuple", "type", "isinstance",
-                        "min", "max", "sum", "abs", "set", "frozenset"})
-PURE_METHODS = frozenset({"get", "items", "keys", "values", "copy", "strip", "lower", "casefold", "join", "format",
-                          "startswith", "endswith", "partition"})
+PURE_CALLS = frozenset(
+    {
+        "len",
+        "bool",
+        "sorted",
+        "list",
+        "dict",
+        "str",
+        "repr",
+        "int",
+        "tuple",
+        "type",
+        "isinstance",
+        "min",
+        "max",
+        "sum",
+        "abs",
+        "set",
+        "frozenset",
+    }
+)
+PURE_METHODS = frozenset(
+    {
+        "get",
+        "items",
+        "keys",
+        "values",
+        "copy",
+        "strip",
+        "lower",
+        "casefold",
+        "join",
+        "format",
+        "startswith",
+        "endswith",
+        "partition",
+    }
+)
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -37,7 +72,9 @@ def parse(source: str) -> ast.Module:
     tree = ast.parse(source)
     tree._words = set(_IDENTIFIER.findall(source))
     if source not in _PRISTINE:
-        _PRISTINE[source] = {pickle.dumps(node): _statement_text(node, first=i == 0) for i, node in enumerate(tree.body)}
+        _PRISTINE[source] = {
+            pickle.dumps(node): _statement_text(node, first=i == 0) for i, node in enumerate(tree.body)
+        }
     tree._pristine = _PRISTINE[source]
     return tree
 
@@ -78,6 +115,7 @@ class _Unparser(getattr(ast, "_Unparser", object)):
         return None
 
     if not hasattr(ast, "_Unparser"):  # another Python: the public function, with locations filled in
+
         def visit(self, tree):
             return ast.unparse(ast.fix_missing_locations(tree))
 
@@ -111,8 +149,11 @@ def module_bindings(tree: ast.Module) -> Counter:
     for node in ast.walk(tree) if words is None or "global" in words else ():
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             declared = {name for sub in ast.walk(node) if isinstance(sub, ast.Global) for name in sub.names}
-            stored = {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name)
-                      and isinstance(sub.ctx, (ast.Store, ast.Del))}
+            stored = {
+                sub.id
+                for sub in ast.walk(node)
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del))
+            }
             counts.update(declared & stored)
     tree._module_bindings = counts
     return counts
@@ -274,8 +315,9 @@ class NameReplacer(ast.NodeTransformer):
         return node
 
 
-def replace_in_functions(tree: ast.Module, make: dict[str, Callable[[ast.Name], ast.expr]], *,
-                         calls_only: bool, skip: Iterable[str] = ()) -> int:
+def replace_in_functions(
+    tree: ast.Module, make: dict[str, Callable[[ast.Name], ast.expr]], *, calls_only: bool, skip: Iterable[str] = ()
+) -> int:
     """Apply a :class:`NameReplacer` to every function body that does not bind one of the names itself.
 
     ``skip``: functions left alone by name (the target's own ``def``, for example). Returns the count.
@@ -294,8 +336,12 @@ def first_code_index(tree: ast.Module) -> int:
     """Where an import may go: after the docstring and ``from __future__`` imports."""
     index = 0
     body = tree.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         index = 1
     while index < len(body) and isinstance(body[index], ast.ImportFrom) and body[index].module == "__future__":
         index += 1

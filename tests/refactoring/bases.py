@@ -12,6 +12,7 @@
 >>> bases()["alt/hashed_keys"].steps, bases()["solution"].steps
 ((1, 2, 3, 4, 5, 6, 7, 8), None)
 """
+
 from __future__ import annotations
 
 import functools
@@ -43,8 +44,14 @@ def _style_files() -> list[Path]:
     """The part-one styles git tracks (work in progress beside them is not a base until it is committed);
     every ``*.py`` of the folder when git cannot say."""
     try:
-        listed = subprocess.run(["git", "ls-files", "--", str(ALT_STYLES.relative_to(ROOT))], cwd=ROOT,
-                                capture_output=True, text=True, timeout=30, check=True).stdout.split()
+        listed = subprocess.run(
+            ["git", "ls-files", "--", str(ALT_STYLES.relative_to(ROOT))],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout.split()
     except (OSError, subprocess.SubprocessError):
         return sorted(ALT_STYLES.glob("*.py"))
     return sorted(ROOT / p for p in listed if Path(p).parent == ALT_STYLES.relative_to(ROOT) and p.endswith(".py"))
@@ -55,6 +62,7 @@ def _part_two():
     if str(TESTS) not in sys.path:
         sys.path.insert(0, str(TESTS))
     import test_part_two_styles
+
     return test_part_two_styles
 
 

@@ -21,6 +21,7 @@ LAB_SPEC asks for are the base's, still there at its start), and an entry of
 >>> differences(base, base)
 []
 """
+
 from __future__ import annotations
 
 import copy
@@ -35,23 +36,35 @@ _COUNTER = itertools.count()
 
 GOOD = {"sku": "SKU-1001", "region": "north", "limit": 2}
 ARGS_CASES = [
-    ("stock_lookup", GOOD), ("legacy_stock", {"sku": "SKU-3300", "region": "north", "limit": 5}),
+    ("stock_lookup", GOOD),
+    ("legacy_stock", {"sku": "SKU-3300", "region": "north", "limit": 5}),
     ("stock_lookup", {"sku": "SKU-9999", "region": "central", "limit": 1}),
-    ("stock_lookup", {"region": "north", "limit": 2}), ("stock_lookup", {"sku": "SKU-1001", "limit": 2}),
+    ("stock_lookup", {"region": "north", "limit": 2}),
+    ("stock_lookup", {"sku": "SKU-1001", "limit": 2}),
     ("legacy_stock", {"sku": "SKU-1001", "region": "north"}),
-    ("stock_lookup", {**GOOD, "color": "red"}), ("stock_lookup", {**GOOD, "limit": True}),
-    ("stock_lookup", {**GOOD, "limit": "2"}), ("stock_lookup", {**GOOD, "limit": 2.0}),
-    ("stock_lookup", {**GOOD, "sku": 1001}), ("stock_lookup", {**GOOD, "region": None}),
-    ("stock_lookup", {**GOOD, "region": "mars"}), ("stock_lookup", {**GOOD, "region": "North"}),
-    ("stock_lookup", {**GOOD, "limit": 0}), ("stock_lookup", {**GOOD, "limit": 6}),
-    ("legacy_stock", {**GOOD, "limit": -3}), ("stock_lookup", {**GOOD, "limit": 1}),
-    ("stock_lookup", {**GOOD, "limit": 5}), ("no_such_tool", GOOD),
+    ("stock_lookup", {**GOOD, "color": "red"}),
+    ("stock_lookup", {**GOOD, "limit": True}),
+    ("stock_lookup", {**GOOD, "limit": "2"}),
+    ("stock_lookup", {**GOOD, "limit": 2.0}),
+    ("stock_lookup", {**GOOD, "sku": 1001}),
+    ("stock_lookup", {**GOOD, "region": None}),
+    ("stock_lookup", {**GOOD, "region": "mars"}),
+    ("stock_lookup", {**GOOD, "region": "North"}),
+    ("stock_lookup", {**GOOD, "limit": 0}),
+    ("stock_lookup", {**GOOD, "limit": 6}),
+    ("legacy_stock", {**GOOD, "limit": -3}),
+    ("stock_lookup", {**GOOD, "limit": 1}),
+    ("stock_lookup", {**GOOD, "limit": 5}),
+    ("no_such_tool", GOOD),
 ]
 RESULT_CASES = [
     {"sku": "SKU-1001", "region": "north", "rows": [{"bin": "N-01", "count": 12}]},
     {"sku": "SKU-2040", "region": "west", "rows": [{"bin": "W-01", "count": 0}]},
-    ["not", "a", "dict"], None, {"sku": "SKU-1001", "region": "north"},
-    {"sku": 5, "region": "north", "rows": []}, {"sku": "SKU-1001", "region": "north", "rows": "N-01"},
+    ["not", "a", "dict"],
+    None,
+    {"sku": "SKU-1001", "region": "north"},
+    {"sku": 5, "region": "north", "rows": []},
+    {"sku": "SKU-1001", "region": "north", "rows": "N-01"},
     {"sku": "SKU-1001", "region": "north", "rows": [["N-01", 1]]},
     {"sku": "SKU-1001", "region": "north", "rows": [{"bin": "N-01"}]},
     {"sku": "SKU-1001", "region": "north", "rows": [{"bin": "N-01", "count": "1"}]},
@@ -69,18 +82,26 @@ KEY_CASES = [
     ("stock_lookup", {"region": "south", "sku": "SKU-1001", "limit": 2}),
 ]
 ORDERS = [
-    {"sku": "SKU-1001", "region": "north", "limit": 2}, {"sku": "SKU-1001", "region": "north", "limit": 1},
-    {"sku": "SKU-2040", "region": "west", "limit": 1}, {"sku": "SKU-3300", "region": "north", "limit": 5},
-    {"sku": "SKU-4411", "region": "south", "limit": 3}, {"sku": "SKU-5000", "region": "west", "limit": 1},
-    {"sku": "SKU-1001", "region": "mars", "limit": 2}, {"sku": "SKU-2040", "region": "Central", "limit": 2},
-    {"sku": "SKU-1001", "region": "north", "limit": 9}, {"sku": "SKU-1001", "region": "south", "limit": 0},
+    {"sku": "SKU-1001", "region": "north", "limit": 2},
+    {"sku": "SKU-1001", "region": "north", "limit": 1},
+    {"sku": "SKU-2040", "region": "west", "limit": 1},
+    {"sku": "SKU-3300", "region": "north", "limit": 5},
+    {"sku": "SKU-4411", "region": "south", "limit": 3},
+    {"sku": "SKU-5000", "region": "west", "limit": 1},
+    {"sku": "SKU-1001", "region": "mars", "limit": 2},
+    {"sku": "SKU-2040", "region": "Central", "limit": 2},
+    {"sku": "SKU-1001", "region": "north", "limit": 9},
+    {"sku": "SKU-1001", "region": "south", "limit": 0},
     {"sku": "SKU-3300", "region": "north", "limit": 2, "tool": "legacy_stock"},
     {"sku": "SKU-1001", "region": "north", "limit": 2, "tool": "legacy_stock"},
     {"sku": "SKU-3300", "region": "mars", "limit": 9, "tool": "legacy_stock"},
-    {"sku": "SKU-9999", "region": "north", "limit": 2}, {"sku": "SKU-5000", "region": "central", "limit": 1},
-    {"sku": "SKU-5000", "region": "mars", "limit": 1}, {"sku": "SKU-1001", "region": "north", "limit": True},
+    {"sku": "SKU-9999", "region": "north", "limit": 2},
+    {"sku": "SKU-5000", "region": "central", "limit": 1},
+    {"sku": "SKU-5000", "region": "mars", "limit": 1},
+    {"sku": "SKU-1001", "region": "north", "limit": True},
     {"sku": "SKU-1001", "region": "north", "limit": 2, "tool": "no_such_tool"},
-    {"sku": 1001, "region": "north", "limit": 2}, {"sku": "SKU-4411", "region": "WEST", "limit": 9},
+    {"sku": 1001, "region": "north", "limit": 2},
+    {"sku": "SKU-4411", "region": "WEST", "limit": 9},
 ]
 NAIVE_ORDERS = ORDERS[:3] + ORDERS[6:7] + ORDERS[10:11] + ORDERS[13:14]
 RAW_ARGS = [
@@ -89,19 +110,29 @@ RAW_ARGS = [
     ("legacy_stock", {"sku": "SKU-2040", "region": "west", "limit": "+1"}),
     ("legacy_stock", {"sku": "SKU-2040", "region": " west", "limit": "1", "extra": " x "}),
     ("stock_lookup", {"sku": "SKU-1001", "region": "north", "limit": True}),
-    ("stock_lookup", {"sku": "SKU-1001", "region": "north", "limit": "9"}), ("nope", {"sku": " a "}),
+    ("stock_lookup", {"sku": "SKU-1001", "region": "north", "limit": "9"}),
+    ("nope", {"sku": " a "}),
 ]
 EXPLAIN_ARGS = [
-    ("stock_lookup", GOOD), ("stock_lookup", {**GOOD, "region": "nrth"}), ("stock_lookup", {**GOOD, "region": "wast"}),
-    ("stock_lookup", {**GOOD, "region": " North "}), ("stock_lookup", {**GOOD, "limit": "3"}),
-    ("stock_lookup", {**GOOD, "limit": "9"}), ("stock_lookup", {**GOOD, "limit": 9}),
-    ("stock_lookup", {**GOOD, "color": "red"}), ("stock_lookup", {"sku": "SKU-1001", "region": "north"}),
-    ("nope", GOOD), ("legacy_stock", {**GOOD, "limit": True}),
+    ("stock_lookup", GOOD),
+    ("stock_lookup", {**GOOD, "region": "nrth"}),
+    ("stock_lookup", {**GOOD, "region": "wast"}),
+    ("stock_lookup", {**GOOD, "region": " North "}),
+    ("stock_lookup", {**GOOD, "limit": "3"}),
+    ("stock_lookup", {**GOOD, "limit": "9"}),
+    ("stock_lookup", {**GOOD, "limit": 9}),
+    ("stock_lookup", {**GOOD, "color": "red"}),
+    ("stock_lookup", {"sku": "SKU-1001", "region": "north"}),
+    ("nope", GOOD),
+    ("legacy_stock", {**GOOD, "limit": True}),
 ]
 QUERIES = ["Steel bolt M6", "  copper wire 4 MM ", "bolt", "wire", "sku-5000", "titanium", "", "   ", "Rubber"]
-NAMED_ORDERS = [{"product": "gasket", "region": "west", "limit": 1}, {"product": "bolt", "region": "north", "limit": 2},
-                {"product": "unobtainium", "region": "north", "limit": 2},
-                {"product": "Steel bolt M6", "region": "mars", "limit": 2}]
+NAMED_ORDERS = [
+    {"product": "gasket", "region": "west", "limit": 1},
+    {"product": "bolt", "region": "north", "limit": 2},
+    {"product": "unobtainium", "region": "north", "limit": 2},
+    {"product": "Steel bolt M6", "region": "mars", "limit": 2},
+]
 
 
 def load(text: str, folder: str | Path) -> Any:
@@ -161,8 +192,9 @@ def observe(m, folder: str | Path) -> dict[str, Any]:
         seen["coerce"] = [_run(m.coerce, n, copy.deepcopy(a)) for n, a in RAW_ARGS]
         seen["call_coerced"] = [_cleared(m, m.call_coerced, n, copy.deepcopy(a)) for n, a in RAW_ARGS]
         seen["explain"] = [_run(m.explain, n, copy.deepcopy(a)) for n, a in EXPLAIN_ARGS]
-        seen["retry_with_suggestion"] = [_cleared(m, m.retry_with_suggestion, n, copy.deepcopy(a))
-                                         for n, a in EXPLAIN_ARGS]
+        seen["retry_with_suggestion"] = [
+            _cleared(m, m.retry_with_suggestion, n, copy.deepcopy(a)) for n, a in EXPLAIN_ARGS
+        ]
         seen["resolve_sku"] = [_run(m.resolve_sku, q) for q in QUERIES]
         seen["handle_named"] = [_order_run(m, m.handle_named, order) for order in NAMED_ORDERS]
     return seen
@@ -194,7 +226,8 @@ def _same(base: Any, other: Any, more_keys: bool = False) -> bool:
                     return False
             elif key == "calls" and isinstance(base[key], list) and isinstance(other[key], list):
                 if len(base[key]) != len(other[key]) or not all(
-                        _same(a, b, more_keys=True) for a, b in zip(base[key], other[key])):
+                    _same(a, b, more_keys=True) for a, b in zip(base[key], other[key])
+                ):
                     return False
             elif not _same(base[key], other[key]):
                 return False

@@ -15,6 +15,7 @@ check id; a check the base also fails on that seed is marked ``(base too)``.
 >>> verdict.passed, verdict.lines()[1:]
 (False, ['  step3/x: 1 rewrite(s)', '    b:table:f (seeds 11): wrong'])
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -58,8 +59,15 @@ class Verdict:
     def _entry(self, row: dict, seed: int, check: str, message: str) -> dict:
         base = row.get("base", row["id"].split(":")[0])
         base_too = row["kind"] != "base" and check in self.base_failures.get((base, seed), set())
-        return {"rewrite": row["id"], "base": base, "kind": row["kind"], "seed": seed, "check": check,
-                "message": message, "base_too": base_too}
+        return {
+            "rewrite": row["id"],
+            "base": base,
+            "kind": row["kind"],
+            "seed": seed,
+            "check": check,
+            "message": message,
+            "base_too": base_too,
+        }
 
     def by_check(self) -> dict[str, list[dict]]:
         """:meth:`failures` grouped by check id (most rewrites first), each rewrite once per distinct message."""
@@ -74,16 +82,22 @@ class Verdict:
     def summary(self) -> dict:
         """The counts, for ``summary.json``."""
         checks = self.by_check()
-        return {"passed": self.passed, "losing": len(self.losing), "bases_losing": len(self.bases_losing),
-                "too_few": self.too_few, "failing_checks": {c: len({e["rewrite"] for e in lines})
-                                                           for c, lines in checks.items()},
-                "losing_ids": [row["id"] for row in self.losing]}
+        return {
+            "passed": self.passed,
+            "losing": len(self.losing),
+            "bases_losing": len(self.bases_losing),
+            "too_few": self.too_few,
+            "failing_checks": {c: len({e["rewrite"] for e in lines}) for c, lines in checks.items()},
+            "losing_ids": [row["id"] for row in self.losing],
+        }
 
     def lines(self) -> list[str]:
         """The verdict for a terminal: one line, then per check id each rewrite that failed it."""
         state = "passed" if self.passed else "FAILED"
-        head = (f"refactoring gate {state}: {self.generated} rewrites generated (minimum {self.minimum}), "
-                f"{self.graded} graded; {len(self.losing)} lost points; bases losing points: {len(self.bases_losing)}")
+        head = (
+            f"refactoring gate {state}: {self.generated} rewrites generated (minimum {self.minimum}), "
+            f"{self.graded} graded; {len(self.losing)} lost points; bases losing points: {len(self.bases_losing)}"
+        )
         lines = [head]
         if self.too_few:
             lines.append(f"  too few rewrites: {self.generated} < {self.minimum} (a transform stopped applying?)")
@@ -104,10 +118,16 @@ def judge(rows: list[dict], *, generated: int, minimum: int) -> Verdict:
     for row in bases_losing:
         for lost in row["lost"]:
             failures.setdefault((row["id"].split(":")[0], lost["seed"]), set()).update(c["id"] for c in lost["failed"])
-    return Verdict(generated=generated, minimum=minimum, graded=sum(row["kind"] != "base" for row in rows),
-                   losing=losing, bases_losing=bases_losing, base_failures=failures)
+    return Verdict(
+        generated=generated,
+        minimum=minimum,
+        graded=sum(row["kind"] != "base" for row in rows),
+        losing=losing,
+        bases_losing=bases_losing,
+        base_failures=failures,
+    )
 
 
 def _one_line(text: str) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS - 3] + "..."
+    return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 3] + "..."

@@ -24,6 +24,7 @@ def f(y):
     return _ROUTES['g'](y)
 <BLANKLINE>
 """
+
 from __future__ import annotations
 
 import ast
@@ -65,25 +66,75 @@ from .bases import Base, bases
 TOOL_NAMES = ("stock_lookup", "legacy_stock")
 NODE_NAMES = ("pick", "fetch", "reply", "giveup", "repair")
 # The functions LAB_SPEC names (steps 1-11), in step order.
-SPEC_NAMES = (*TOOL_NAMES, "validate_args", "validate_result", "cache_key", "call_tool", *NODE_NAMES[:4], "build_naive",
-              "run_naive", "can_repair", "repair", "build_graph", "handle", "write_report", "coerce", "call_coerced",
-              "explain", "retry_with_suggestion", "resolve_sku", "handle_named")
+SPEC_NAMES = (
+    *TOOL_NAMES,
+    "validate_args",
+    "validate_result",
+    "cache_key",
+    "call_tool",
+    *NODE_NAMES[:4],
+    "build_naive",
+    "run_naive",
+    "can_repair",
+    "repair",
+    "build_graph",
+    "handle",
+    "write_report",
+    "coerce",
+    "call_coerced",
+    "explain",
+    "retry_with_suggestion",
+    "resolve_sku",
+    "handle_named",
+)
 # The spec functions other functions call by name: the ones a grader may swap for a double.
-CALLEES = ("validate_args", "validate_result", "cache_key", "call_tool", "fetch", "can_repair", "build_naive",
-           "build_graph", "handle", "coerce", "explain", "resolve_sku")
+CALLEES = (
+    "validate_args",
+    "validate_result",
+    "cache_key",
+    "call_tool",
+    "fetch",
+    "can_repair",
+    "build_naive",
+    "build_graph",
+    "handle",
+    "coerce",
+    "explain",
+    "resolve_sku",
+)
 # Which functions each kind's variants name (a variant for a function the module lacks is not proposed).
 # One variant per step boundary or so: the gate grades every rewrite on three seeds.
-TABLE_TARGETS = ("validate_args", "validate_result", "cache_key", "call_tool", "fetch", "can_repair", "handle",
-                 "explain", "resolve_sku")
+TABLE_TARGETS = (
+    "validate_args",
+    "validate_result",
+    "cache_key",
+    "call_tool",
+    "fetch",
+    "can_repair",
+    "handle",
+    "explain",
+    "resolve_sku",
+)
 LAMBDA_TARGETS = ("validate_args", "call_tool")
 # Functions that call another step's function; closure and partial make them hold it.
-HOLDERS = ("call_tool", "fetch", "run_naive", "handle", "write_report", "call_coerced", "explain",
-           "retry_with_suggestion", "handle_named")
+HOLDERS = (
+    "call_tool",
+    "fetch",
+    "run_naive",
+    "handle",
+    "write_report",
+    "call_coerced",
+    "explain",
+    "retry_with_suggestion",
+    "handle_named",
+)
 PARTIAL_HOLDERS = ("call_tool", "fetch", "retry_with_suggestion", "handle_named")
 PARTIAL_CALLS = ("validate_args", "call_tool")
-REBIND = {"wrap": ("validate_args", "call_tool", "handle", "resolve_sku"),
-          "wrap_end": ("stock_lookup", "validate_result", "explain"),
-          "alias": ("can_repair",)}
+REBIND = {
+    "wrap": ("validate_args", "call_tool", "handle", "resolve_sku"),
+    "wrap_end": ("stock_lookup", "validate_result", "explain"),
+    "alias": ("can_repair",),
+}
 # The kinds that rewrite inside one function: a few variants a base are enough.
 ORDER_DICTS = ("call_tool", "handle")
 EXTRACT = ("call_tool", "handle", "explain", "resolve_sku")
@@ -120,11 +171,13 @@ def table(source: str, target: str) -> str | None:
 
 def lambda_dispatch(source: str, target: str) -> str | None:
     """``_DISPATCH = {"name": lambda a, b: name(a, b)}``: a dict of lambdas that call the function by its name."""
+
     def make(name: str, fn: ast.FunctionDef) -> ast.expr:
         params = simple_params(fn)
         if params is None:
             return expr(f"lambda *args, **kwargs: {name}(*args, **kwargs)")
         return expr(f"lambda {', '.join(params)}: {name}({', '.join(params)})")
+
     return _routed(source, target, "_DISPATCH", make)
 
 
@@ -174,9 +227,11 @@ def closure(source: str, variant: str) -> str | None:
     index, fn, names = held
     factory = fresh(tree, f"_make_{fn.name}")
     maker = ast.FunctionDef(factory, _arguments(names), [fn, ast.Return(ast.Name(fn.name, ast.Load()))], [], None)
-    bind = ast.Assign([ast.Name(fn.name, ast.Store())],
-                      ast.Call(ast.Name(factory, ast.Load()), [ast.Name(n, ast.Load()) for n in names], []))
-    tree.body[index:index + 1] = [maker, bind]
+    bind = ast.Assign(
+        [ast.Name(fn.name, ast.Store())],
+        ast.Call(ast.Name(factory, ast.Load()), [ast.Name(n, ast.Load()) for n in names], []),
+    )
+    tree.body[index : index + 1] = [maker, bind]
     return unparse(tree)
 
 
@@ -190,8 +245,11 @@ def _held(tree: ast.Module, variant: str) -> tuple[int, ast.FunctionDef, list[st
     local = stored_names(fn)
     reads = loaded_names(fn)
     if wanted == "*":
-        names = [name for name, (i, _) in top_functions(tree).items()
-                 if i < index and name in reads and name not in local and plain_function(tree, name)]
+        names = [
+            name
+            for name, (i, _) in top_functions(tree).items()
+            if i < index and name in reads and name not in local and plain_function(tree, name)
+        ]
     else:
         other = plain_function(tree, wanted)
         names = [wanted] if other and other[0] < index and wanted in reads and wanted not in local else []
@@ -211,8 +269,11 @@ def _holder_pairs(tree: ast.Module) -> list[str]:
             continue
         index, fn = functions[owner]
         reads = loaded_names(fn) - stored_names(fn)
-        out += [f"{owner}.{g}" for g in CALLEES if g in reads and g in functions and functions[g][0] < index
-                and plain_function(tree, g)][:1]
+        out += [
+            f"{owner}.{g}"
+            for g in CALLEES
+            if g in reads and g in functions and functions[g][0] < index and plain_function(tree, g)
+        ][:1]
     return out
 
 
@@ -252,10 +313,11 @@ def partial(source: str, variant: str) -> str | None:
     public = fn.name
     fn.name = impl
     fn.args.args[0:0] = [ast.arg(n) for n in names]
-    bind = ast.Assign([ast.Name(public, ast.Store())],
-                      ast.Call(expr(f"{alias}.partial"), [ast.Name(impl, ast.Load()),
-                                                          *[ast.Name(n, ast.Load()) for n in names]], []))
-    tree.body[index + 1:index + 1] = [bind]
+    bind = ast.Assign(
+        [ast.Name(public, ast.Store())],
+        ast.Call(expr(f"{alias}.partial"), [ast.Name(impl, ast.Load()), *[ast.Name(n, ast.Load()) for n in names]], []),
+    )
+    tree.body[index + 1 : index + 1] = [bind]
     # Calls of F inside F itself (none in the bases) would now reach the partial: the same function.
     return unparse(tree)
 
@@ -269,11 +331,19 @@ def _partial_calls(tree: ast.Module, target: str) -> str | None:
         if target in stored_names(fn) or fn.name == target:
             continue
         for node in own_statements(fn):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == target \
-                    and node.args and not any(isinstance(a, ast.Starred) for a in node.args):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == target
+                and node.args
+                and not any(isinstance(a, ast.Starred) for a in node.args)
+            ):
                 first = node.args.pop(0)
-                node.func = ast.Call(ast.Attribute(ast.Name(alias, ast.Load()), "partial", ast.Load()),
-                                     [ast.Name(target, ast.Load()), first], [])
+                node.func = ast.Call(
+                    ast.Attribute(ast.Name(alias, ast.Load()), "partial", ast.Load()),
+                    [ast.Name(target, ast.Load()), first],
+                    [],
+                )
                 count += 1
     if not count:
         return None
@@ -348,8 +418,11 @@ def _bound(source: str, group: str, *, late: bool) -> str | None:
     methods = []
     for _name, (_, fn) in sorted(members, key=lambda m: m[1][0]):
         local = stored_names(fn)
-        make = {other: (lambda node, other=other: ast.Attribute(ast.Name("self", ast.Load()), other, ast.Load()))
-                for other in names if other not in local}
+        make = {
+            other: (lambda node, other=other: ast.Attribute(ast.Name("self", ast.Load()), other, ast.Load()))
+            for other in names
+            if other not in local
+        }
         if "self" in local:
             return None
         fn.body = [_replaced(s, make) for s in fn.body]
@@ -358,11 +431,13 @@ def _bound(source: str, group: str, *, late: bool) -> str | None:
     doc = ast.Expr(ast.Constant(f"The functions {', '.join(sorted(names))}, as methods of one object."))
     klass = ast.ClassDef(cls, [], [], [doc, *methods], [])
     make_one = ast.Assign([ast.Name(inst, ast.Store())], ast.Call(ast.Name(cls, ast.Load()), [], []))
-    binds = [ast.Assign([ast.Name(n, ast.Store())], ast.Attribute(ast.Name(inst, ast.Load()), n, ast.Load()))
-             for n, _ in sorted(members, key=lambda m: m[1][0])]
+    binds = [
+        ast.Assign([ast.Name(n, ast.Store())], ast.Attribute(ast.Name(inst, ast.Load()), n, ast.Load()))
+        for n, _ in sorted(members, key=lambda m: m[1][0])
+    ]
     body = [s for i, s in enumerate(tree.body) if i not in set(indices[:-1])]
     at = body.index(tree.body[last])
-    body[at:at + 1] = [klass] if late else [klass, make_one, *binds]
+    body[at : at + 1] = [klass] if late else [klass, make_one, *binds]
     if late:
         body += [make_one, *binds]
     tree.body = body
@@ -371,6 +446,7 @@ def _bound(source: str, group: str, *, late: bool) -> str | None:
 
 def _replaced(node: ast.stmt, make: dict) -> ast.stmt:
     from .astkit import NameReplacer
+
     return NameReplacer(make).visit(node)
 
 
@@ -415,11 +491,14 @@ def rebind(source: str, variant: str) -> str | None:
     wrapper = ast.FunctionDef(name, clone(fn.args), [ast.Return(call)], [], None)
     save = ast.Assign([ast.Name(real, ast.Store())], ast.Name(name, ast.Load()))
     if how == "wrap":
-        tree.body[index + 1:index + 1] = [save, wrapper]
+        tree.body[index + 1 : index + 1] = [save, wrapper]
     elif how == "wrap_end":
         # Module code after the def that holds the function itself (TOOLS' "fn") would keep the first one.
-        if any(name in loaded_names(s) for s in tree.body[index + 1:] if not isinstance(s, (ast.FunctionDef,
-                                                                                           ast.ClassDef))):
+        if any(
+            name in loaded_names(s)
+            for s in tree.body[index + 1 :]
+            if not isinstance(s, (ast.FunctionDef, ast.ClassDef))
+        ):
             return None
         tree.body += [save, wrapper]
     else:
@@ -429,8 +508,12 @@ def rebind(source: str, variant: str) -> str | None:
 
 def _rebind_variants(tree: ast.Module) -> list[str]:
     called = set().union(*(called_names(fn) - {fn.name} for fn in callers(tree)))
-    return [f"{how}:{n}" for how, names in REBIND.items() for n in names
-            if plain_function(tree, n) and (n in called or how != "wrap")]
+    return [
+        f"{how}:{n}"
+        for how, names in REBIND.items()
+        for n in names
+        if plain_function(tree, n) and (n in called or how != "wrap")
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -524,8 +607,11 @@ def _first_param(fn: ast.FunctionDef) -> str:
 
 def _add_state_field(tree: ast.Module, key: str, annotation: str) -> bool:
     for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == "State" \
-                and any("TypedDict" in ast.unparse(b) for b in node.bases):
+        if (
+            isinstance(node, ast.ClassDef)
+            and node.name == "State"
+            and any("TypedDict" in ast.unparse(b) for b in node.bases)
+        ):
             node.body.append(ast.AnnAssign(ast.Name(key, ast.Store()), ast.Name(annotation, ast.Load()), None, 1))
             return True
     return False
@@ -569,8 +655,7 @@ def _hoist_pick_update(fn: ast.FunctionDef, key: str, value: Callable[[str], ast
             if d is None:
                 return 0
             hoisted = ast.Assign([ast.Name(name, ast.Store())], clone(d))
-            store = ast.Assign([ast.Subscript(ast.Name(name, ast.Load()), ast.Constant(key), ast.Store())],
-                               value(name))
+            store = ast.Assign([ast.Subscript(ast.Name(name, ast.Load()), ast.Constant(key), ast.Store())], value(name))
             if node.value is d:
                 node.value = ast.Name(name, ast.Load())
             else:
@@ -585,8 +670,7 @@ def _hoist_pick_update(fn: ast.FunctionDef, key: str, value: Callable[[str], ast
 def _add_to_dicts(fn: ast.FunctionDef, needed: set[str], key: str, value: Callable[[], ast.expr]) -> int:
     count = 0
     for node in own_statements(fn):
-        if isinstance(node, ast.Dict) and None not in node.keys \
-                and needed <= {const_str(k) for k in node.keys}:
+        if isinstance(node, ast.Dict) and None not in node.keys and needed <= {const_str(k) for k in node.keys}:
             node.keys.append(ast.Constant(key))
             node.values.append(value())
             count += 1
@@ -641,8 +725,12 @@ def _replace_arg_reads(fn: ast.FunctionDef, make: dict[str, Callable[[], ast.exp
 
         def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
             got = sub_key(node)
-            if got and got[1] in make and isinstance(node.ctx, ast.Load) and (
-                    _is_state_args(got[0], state) or (isinstance(got[0], ast.Name) and got[0].id in aliases)):
+            if (
+                got
+                and got[1] in make
+                and isinstance(node.ctx, ast.Load)
+                and (_is_state_args(got[0], state) or (isinstance(got[0], ast.Name) and got[0].id in aliases))
+            ):
                 Swap.count += 1
                 return make[got[1]]()
             return self.generic_visit(node)
@@ -655,6 +743,7 @@ def _replace_arg_reads(fn: ast.FunctionDef, make: dict[str, Callable[[], ast.exp
 def _keep_echo(fn: ast.FunctionDef, key: str) -> int:
     """Next to each ``<u>["rows"] = <r>["value"]["rows"]`` (or ``"rows": <r>["value"]["rows"]`` in a dict),
     keep ``{"sku": <r>["value"]["sku"], "region": <r>["value"]["region"]}`` under ``key``."""
+
     def echo_of(value: ast.AST) -> ast.expr | None:
         outer = sub_key(value)
         inner = sub_key(outer[0]) if outer and outer[1] == "rows" else None
@@ -691,12 +780,20 @@ def _keep_echo(fn: ast.FunctionDef, key: str) -> int:
 _COUNTERS = {
     # variant: (definitions, tick statement, read expression)
     "dict": ('_RUNS = {"n": 0}  # tool-body runs, counted by the tools themselves', '_RUNS["n"] += 1', '_RUNS["n"]'),
-    "object": ('class _RunCounter:\n    """Tool-body runs, counted by the tools themselves."""\n\n'
-               '    def __init__(self):\n        self.n = 0\n\n    def tick(self):\n        self.n += 1\n\n\n'
-               '_RUN_COUNTER = _RunCounter()', '_RUN_COUNTER.tick()', '_RUN_COUNTER.n'),
-    "closure": ('def _make_run_counter():\n    runs = 0\n\n    def tick():\n        nonlocal runs\n'
-                '        runs += 1\n\n    def read():\n        return runs\n    return tick, read\n\n\n'
-                '_tick_run, _read_runs = _make_run_counter()', '_tick_run()', '_read_runs()'),
+    "object": (
+        'class _RunCounter:\n    """Tool-body runs, counted by the tools themselves."""\n\n'
+        "    def __init__(self):\n        self.n = 0\n\n    def tick(self):\n        self.n += 1\n\n\n"
+        "_RUN_COUNTER = _RunCounter()",
+        "_RUN_COUNTER.tick()",
+        "_RUN_COUNTER.n",
+    ),
+    "closure": (
+        "def _make_run_counter():\n    runs = 0\n\n    def tick():\n        nonlocal runs\n"
+        "        runs += 1\n\n    def read():\n        return runs\n    return tick, read\n\n\n"
+        "_tick_run, _read_runs = _make_run_counter()",
+        "_tick_run()",
+        "_read_runs()",
+    ),
 }
 
 
@@ -725,11 +822,17 @@ def counter(source: str, variant: str) -> str | None:
             count += _replace_calls_sum(fn, expr(read))
     if not count:
         return None
-    at = next((i for i, s in enumerate(tree.body) if isinstance(s, (ast.Assign, ast.AnnAssign))
-               and "CALLS" in stored_names(s)), None)
+    at = next(
+        (
+            i
+            for i, s in enumerate(tree.body)
+            if isinstance(s, (ast.Assign, ast.AnnAssign)) and "CALLS" in stored_names(s)
+        ),
+        None,
+    )
     if at is None:
         return None
-    tree.body[at + 1:at + 1] = stmt(definitions)
+    tree.body[at + 1 : at + 1] = stmt(definitions)
     return unparse(tree)
 
 
@@ -807,8 +910,13 @@ def _inline(tree: ast.Module, name: str) -> str | None:
 
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
-            if not (isinstance(node.func, ast.Name) and node.func.id == name and not node.keywords
-                    and len(node.args) == len(params) and all(_simple(a) for a in node.args)):
+            if not (
+                isinstance(node.func, ast.Name)
+                and node.func.id == name
+                and not node.keywords
+                and len(node.args) == len(params)
+                and all(_simple(a) for a in node.args)
+            ):
                 return node
             if set().union(*(loaded_names(a) for a in node.args), set()) & inner:
                 return node
@@ -847,8 +955,11 @@ def _extract(tree: ast.Module, name: str) -> str | None:
     if not isinstance(last, ast.Return) or last.value is None or isinstance(last.value, (ast.Name, ast.Constant)):
         return None
     value = last.value
-    if any(isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await, ast.Nonlocal)) for n in ast.walk(fn)) \
-            or {"locals", "vars", "super"} & called_names(value):
+    if any(isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await, ast.Nonlocal)) for n in ast.walk(fn)) or {
+        "locals",
+        "vars",
+        "super",
+    } & called_names(value):
         return None
     local = function_locals(fn)
     if any(isinstance(n, ast.Global) for n in own_statements(fn)):
@@ -866,14 +977,23 @@ def _helper_variants(tree: ast.Module) -> list[str]:
     called = set().union(*(called_names(fn) - {fn.name} for fn in callers(tree)))
     for name, (_, fn) in top_functions(tree).items():
         body = [s for s in fn.body if not (isinstance(s, ast.Expr) and const_str(s.value) is not None)]
-        if name.startswith("_") and name in called and len(body) == 1 and isinstance(body[0], ast.Return) \
-                and simple_params(fn) is not None and plain_function(tree, name) \
-                and sum(v.startswith("inline:") for v in out) < INLINE_PER_BASE:
+        if (
+            name.startswith("_")
+            and name in called
+            and len(body) == 1
+            and isinstance(body[0], ast.Return)
+            and simple_params(fn) is not None
+            and plain_function(tree, name)
+            and sum(v.startswith("inline:") for v in out) < INLINE_PER_BASE
+        ):
             out.append(f"inline:{name}")
     for name in EXTRACT:
         found = plain_function(tree, name)
-        if found and isinstance(found[1].body[-1], ast.Return) \
-                and not isinstance(found[1].body[-1].value, (ast.Name, ast.Constant, type(None))):
+        if (
+            found
+            and isinstance(found[1].body[-1], ast.Return)
+            and not isinstance(found[1].body[-1].value, (ast.Name, ast.Constant, type(None)))
+        ):
             out.append(f"extract:{name}")
     return out
 
@@ -901,7 +1021,7 @@ def exception(source: str, variant: str) -> str | None:
     cls = fresh(tree, "_Invalid")
     caught = fresh(tree, "_refusal")
     doc = [fn.body[0]] if isinstance(fn.body[0], ast.Expr) and const_str(fn.body[0].value) is not None else []
-    body = fn.body[len(doc):]
+    body = fn.body[len(doc) :]
 
     class Raise(ast.NodeTransformer):
         def visit_Return(self, node: ast.Return) -> ast.AST:
@@ -929,9 +1049,11 @@ def exception(source: str, variant: str) -> str | None:
         fn.body = doc + [ast.Try([ast.Expr(call)], [handler], [], [])]
     else:
         return None
-    klass = stmt(f"class {cls}(Exception):\n    \"\"\"A refusal found deep inside; carries what the function "
-                 f"returns.\"\"\"\n\n    def __init__(self, reason):\n        super().__init__(reason)\n"
-                 f"        self.reason = reason\n")
+    klass = stmt(
+        f'class {cls}(Exception):\n    """A refusal found deep inside; carries what the function '
+        f'returns."""\n\n    def __init__(self, reason):\n        super().__init__(reason)\n'
+        f"        self.reason = reason\n"
+    )
     tree.body[index:index] = klass + new_defs
     return unparse(tree)
 
@@ -948,8 +1070,11 @@ def _exception_variants(tree: ast.Module) -> list[str]:
             continue
         inside = list(own_statements(functions[name][1]))
         returns = [n for n in inside if isinstance(n, ast.Return)]
-        if len(returns) >= 2 and not any(isinstance(n, (ast.Try, ast.With)) for n in inside) \
-                and plain_function(tree, name):
+        if (
+            len(returns) >= 2
+            and not any(isinstance(n, (ast.Try, ast.With)) for n in inside)
+            and plain_function(tree, name)
+        ):
             out += [f"try:{name}"] + ([f"helper:{name}"] if name in RAISING_HELPER else [])
     return out
 
@@ -1006,7 +1131,7 @@ def _comp_to_loop(tree: ast.Module, fn: ast.FunctionDef) -> int:
             node = block[position]
             new = _unrolled(tree, fn, node, taken)
             if new:
-                block[position:position + 1] = new
+                block[position : position + 1] = new
                 position += len(new)
                 count += 1
             else:
@@ -1022,9 +1147,14 @@ def _unrolled(tree: ast.Module, fn: ast.FunctionDef, node: ast.stmt, taken: set[
     else:
         return None
     fold = None
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _FOLDS \
-            and len(value.args) == 1 and isinstance(value.args[0], ast.GeneratorExp) \
-            and all(is_pure(k.value) for k in value.keywords):
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in _FOLDS
+        and len(value.args) == 1
+        and isinstance(value.args[0], ast.GeneratorExp)
+        and all(is_pure(k.value) for k in value.keywords)
+    ):
         fold, comp = value, value.args[0]
     elif isinstance(value, (ast.ListComp, ast.SetComp, ast.DictComp)):
         comp = value
@@ -1077,7 +1207,7 @@ def _loop_to_comp(tree: ast.Module, fn: ast.FunctionDef) -> int:
             node = block[position]
             folded = _folded(fn, block, position)
             if folded:
-                block[position:position + 2] = [folded]
+                block[position : position + 2] = [folded]
                 count += 1
             elif isinstance(node, ast.For):
                 chain = _hit_chain(fn, node)
@@ -1086,11 +1216,15 @@ def _loop_to_comp(tree: ast.Module, fn: ast.FunctionDef) -> int:
                         sentinel = fresh(tree, "_NO_HIT")
                     hit = fresh(tree, "_hit")
                     generators, answer = chain
-                    search = ast.Call(ast.Name("next", ast.Load()),
-                                      [ast.GeneratorExp(answer, generators), ast.Name(sentinel, ast.Load())], [])
-                    block[position:position + 1] = [
+                    search = ast.Call(
+                        ast.Name("next", ast.Load()),
+                        [ast.GeneratorExp(answer, generators), ast.Name(sentinel, ast.Load())],
+                        [],
+                    )
+                    block[position : position + 1] = [
                         ast.Assign([ast.Name(hit, ast.Store())], search),
-                        ast.If(expr(f"{hit} is not {sentinel}"), [ast.Return(ast.Name(hit, ast.Load()))], [])]
+                        ast.If(expr(f"{hit} is not {sentinel}"), [ast.Return(ast.Name(hit, ast.Load()))], []),
+                    ]
                     position += 1
                     count += 1
             position += 1
@@ -1107,8 +1241,13 @@ def _folded(fn: ast.FunctionDef, block: list[ast.stmt], position: int) -> ast.st
     if position + 1 >= len(block):
         return None
     first, loop = block[position], block[position + 1]
-    if not (isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)
-            and isinstance(loop, ast.For) and not loop.orelse):
+    if not (
+        isinstance(first, ast.Assign)
+        and len(first.targets) == 1
+        and isinstance(first.targets[0], ast.Name)
+        and isinstance(loop, ast.For)
+        and not loop.orelse
+    ):
         return None
     acc = first.targets[0].id
     empty_list = (isinstance(first.value, ast.List) and not first.value.elts) or ast.unparse(first.value) == "list()"
@@ -1132,13 +1271,23 @@ def _folded(fn: ast.FunctionDef, block: list[ast.stmt], position: int) -> ast.st
         node = inner[0]
         if not isinstance(node, ast.For):
             break
-    if empty_list and isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
-            and ast.unparse(node.value.func) == f"{acc}.append" and len(node.value.args) == 1 \
-            and not node.value.keywords:
+    if (
+        empty_list
+        and isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and ast.unparse(node.value.func) == f"{acc}.append"
+        and len(node.value.args) == 1
+        and not node.value.keywords
+    ):
         comp: ast.expr = ast.ListComp(node.value.args[0], generators)
-    elif empty_dict and isinstance(node, ast.Assign) and len(node.targets) == 1 \
-            and isinstance(node.targets[0], ast.Subscript) and ast.unparse(node.targets[0].value) == acc \
-            and is_pure(node.targets[0].slice):
+    elif (
+        empty_dict
+        and isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Subscript)
+        and ast.unparse(node.targets[0].value) == acc
+        and is_pure(node.targets[0].slice)
+    ):
         comp = ast.DictComp(node.targets[0].slice, node.value, generators)
     else:
         return None
@@ -1157,12 +1306,21 @@ def _hit_chain(fn: ast.FunctionDef, loop: ast.For) -> tuple[list[ast.comprehensi
         bound |= names
         generators.append(ast.comprehension(node.target, node.iter, [], 0))
         node = node.body[0]
-        while isinstance(node, ast.If) and not node.orelse and len(node.body) == 1 \
-                and not isinstance(node.body[0], ast.Return):
+        while (
+            isinstance(node, ast.If)
+            and not node.orelse
+            and len(node.body) == 1
+            and not isinstance(node.body[0], ast.Return)
+        ):
             generators[-1].ifs.append(node.test)
             node = node.body[0]
-    if not (isinstance(node, ast.If) and not node.orelse and len(node.body) == 1
-            and isinstance(node.body[0], ast.Return) and node.body[0].value is not None):
+    if not (
+        isinstance(node, ast.If)
+        and not node.orelse
+        and len(node.body) == 1
+        and isinstance(node.body[0], ast.Return)
+        and node.body[0].value is not None
+    ):
         return None
     generators[-1].ifs.append(node.test)
     answer = node.body[0].value
@@ -1178,8 +1336,9 @@ def _loop_variants(tree: ast.Module) -> list[str]:
     for name in sorted(functions, key=lambda n: (n not in SPEC_NAMES, functions[n][0])):
         fn = functions[name][1]
         inside = list(own_statements(fn))
-        if any(isinstance(n, (ast.Try, ast.NamedExpr, ast.Global, ast.Nonlocal)) for n in inside) \
-                or not plain_function(tree, name):
+        if any(isinstance(n, (ast.Try, ast.NamedExpr, ast.Global, ast.Nonlocal)) for n in inside) or not plain_function(
+            tree, name
+        ):
             continue
         # Tried on a copy: proposed only where it applies.
         if len(out["comp2loop"]) < LOOPS_PER_BASE and _comp_to_loop(tree, clone(fn)):
@@ -1219,14 +1378,20 @@ def order(source: str, variant: str) -> str | None:
         return None
     fn = found[1]
     count = {"dict_keys": _reverse_dicts, "key_tuple": _reverse_key_tuples, "checks": _swap_checks}.get(
-        how, lambda _: 0)(fn)
+        how, lambda _: 0
+    )(fn)
     return unparse(tree) if count else None
 
 
 def _free_dict(node: ast.AST) -> bool:
-    return isinstance(node, ast.Dict) and len(node.keys) >= 2 and None not in node.keys \
-        and all(const_str(k) is not None for k in node.keys) and all(is_pure(v) for v in node.values) \
+    return (
+        isinstance(node, ast.Dict)
+        and len(node.keys) >= 2
+        and None not in node.keys
+        and all(const_str(k) is not None for k in node.keys)
+        and all(is_pure(v) for v in node.values)
         and len({const_str(k) for k in node.keys}) == len(node.keys)
+    )
 
 
 def _reverse_dicts(fn: ast.FunctionDef) -> int:
@@ -1236,8 +1401,13 @@ def _reverse_dicts(fn: ast.FunctionDef) -> int:
         d = None
         if isinstance(node, ast.Return) and _free_dict(node.value):
             d = node.value
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id in returned and _free_dict(node.value):
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in returned
+            and _free_dict(node.value)
+        ):
             d = node.value
         if d is not None:
             d.keys.reverse()
@@ -1251,8 +1421,11 @@ def _reverse_key_tuples(fn: ast.FunctionDef) -> int:
     for node in own_statements(fn):
         if isinstance(node, ast.DictComp) and len(node.generators) == 1:
             it = node.generators[0].iter
-            if isinstance(it, (ast.Tuple, ast.List)) and len(it.elts) >= 2 \
-                    and all(const_str(e) is not None for e in it.elts):
+            if (
+                isinstance(it, (ast.Tuple, ast.List))
+                and len(it.elts) >= 2
+                and all(const_str(e) is not None for e in it.elts)
+            ):
                 it.elts.reverse()
                 count += 1
     return count
@@ -1260,14 +1433,21 @@ def _reverse_key_tuples(fn: ast.FunctionDef) -> int:
 
 def _guard(node: ast.stmt) -> ast.expr | None:
     """The test of ``if <test>: return <value>`` (no ``else``)."""
-    if isinstance(node, ast.If) and not node.orelse and len(node.body) == 1 and isinstance(node.body[0], ast.Return) \
-            and node.body[0].value is not None and is_pure(node.test):
+    if (
+        isinstance(node, ast.If)
+        and not node.orelse
+        and len(node.body) == 1
+        and isinstance(node.body[0], ast.Return)
+        and node.body[0].value is not None
+        and is_pure(node.test)
+    ):
         return node.test
     return None
 
 
 def _shape(test: ast.expr) -> str:
     """The test with its strings blanked and its order comparisons made one: ``min`` and ``max`` guards alike."""
+
     class Blank(ast.NodeTransformer):
         def visit_Constant(self, node):
             return ast.Constant("") if isinstance(node.value, str) else node
@@ -1276,6 +1456,7 @@ def _shape(test: ast.expr) -> str:
             self.generic_visit(node)
             node.ops = [ast.Lt() if isinstance(op, (ast.Gt, ast.GtE, ast.LtE)) else op for op in node.ops]
             return node
+
     return ast.dump(Blank().visit(clone(test)))
 
 
@@ -1306,7 +1487,7 @@ def _too_long(test: ast.expr) -> str | None:
 
 def _swap_checks(fn: ast.FunctionDef) -> int:
     count = 0
-    args_param = (fn.args.args[1].arg if fn.name == "validate_args" and len(fn.args.args) > 1 else None)
+    args_param = fn.args.args[1].arg if fn.name == "validate_args" and len(fn.args.args) > 1 else None
     for block in body_lists(fn):
         position = 0
         while position + 1 < len(block):
@@ -1315,13 +1496,15 @@ def _swap_checks(fn: ast.FunctionDef) -> int:
             swap = False
             if ta is not None and tb is not None:
                 same_reason = same(a.body[0].value, b.body[0].value) and _shape(ta) == _shape(tb)
-                exclusive = (_emptiness(ta) is not None and _emptiness(ta) == _too_long(tb)) or \
-                            (_emptiness(tb) is not None and _emptiness(tb) == _too_long(ta))
+                exclusive = (_emptiness(ta) is not None and _emptiness(ta) == _too_long(tb)) or (
+                    _emptiness(tb) is not None and _emptiness(tb) == _too_long(ta)
+                )
                 swap = same_reason or exclusive
             elif args_param and isinstance(a, ast.For) and isinstance(b, ast.For):
-                swap = ((_extra_loop(a, args_param) and not _iterates(b, args_param))
-                        or (_extra_loop(b, args_param) and not _iterates(a, args_param))) \
-                    and _loops_leak_nothing(fn, a, b)
+                swap = (
+                    (_extra_loop(a, args_param) and not _iterates(b, args_param))
+                    or (_extra_loop(b, args_param) and not _iterates(a, args_param))
+                ) and _loops_leak_nothing(fn, a, b)
             if swap:
                 block[position], block[position + 1] = b, a
                 count += 1
@@ -1337,9 +1520,14 @@ def _iterates(loop: ast.For, args_param: str) -> bool:
 
 def _extra_loop(loop: ast.For, args_param: str) -> bool:
     """``for a in args: if a not in <contract>: return ...``: the extra-argument check."""
-    return _iterates(loop, args_param) and len(loop.body) == 1 and _guard(loop.body[0]) is not None \
-        and not loop.orelse and isinstance(loop.body[0].test, ast.Compare) \
+    return (
+        _iterates(loop, args_param)
+        and len(loop.body) == 1
+        and _guard(loop.body[0]) is not None
+        and not loop.orelse
+        and isinstance(loop.body[0].test, ast.Compare)
         and isinstance(loop.body[0].test.ops[0], ast.NotIn)
+    )
 
 
 def _loops_leak_nothing(fn: ast.FunctionDef, a: ast.For, b: ast.For) -> bool:
@@ -1349,11 +1537,16 @@ def _loops_leak_nothing(fn: ast.FunctionDef, a: ast.For, b: ast.For) -> bool:
     for node in ast.walk(fn):
         if id(node) not in skip and isinstance(node, ast.Name):
             outside.add(node.id)
-    bound = {n.id for loop in (a, b) for n in ast.walk(loop)
-             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound = {
+        n.id for loop in (a, b) for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
     # Only local names may be bound inside (no item or attribute stores, no calls made for their effect).
-    effects = any(isinstance(n, (ast.Expr, ast.AugAssign)) or (isinstance(n, ast.Assign) and not all(
-        isinstance(t, ast.Name) for t in n.targets)) for loop in (a, b) for n in ast.walk(loop))
+    effects = any(
+        isinstance(n, (ast.Expr, ast.AugAssign))
+        or (isinstance(n, ast.Assign) and not all(isinstance(t, ast.Name) for t in n.targets))
+        for loop in (a, b)
+        for n in ast.walk(loop)
+    )
     return not bound & outside and not effects
 
 
@@ -1373,16 +1566,18 @@ def _swap_report_files(fn: ast.FunctionDef) -> int:
         if not isinstance(moved, (ast.Expr, ast.With)):
             continue
         own = stored_names(moved)
-        between, after = block[j + 1:m + 1], block[m + 1:]
+        between, after = block[j + 1 : m + 1], block[m + 1 :]
         reads_between = set().union(*(loaded_names(s) for s in between), set())
         bound_between = set().union(*(stored_names(s) for s in between), set())
         # What the moved statement binds (its ``with ... as fh``) is read in between only where it is bound
         # again there; nothing after reads it; nothing in between rebinds what it reads.
-        if (own & (reads_between - bound_between)) \
-                or (own & set().union(*(loaded_names(s) for s in after), set())) \
-                or ((loaded_names(moved) - own) & bound_between):
+        if (
+            (own & (reads_between - bound_between))
+            or (own & set().union(*(loaded_names(s) for s in after), set()))
+            or ((loaded_names(moved) - own) & bound_between)
+        ):
             continue
-        block[j:m + 1] = [*between, moved]
+        block[j : m + 1] = [*between, moved]
         return 1
     return 0
 
@@ -1390,8 +1585,13 @@ def _swap_report_files(fn: ast.FunctionDef) -> int:
 def _swap_constants(tree: ast.Module) -> str | None:
     for position in range(len(tree.body) - 1):
         a, b = tree.body[position], tree.body[position + 1]
-        if all(isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
-               and isinstance(s.value, ast.Constant) for s in (a, b)):
+        if all(
+            isinstance(s, ast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name)
+            and isinstance(s.value, ast.Constant)
+            for s in (a, b)
+        ):
             tree.body[position], tree.body[position + 1] = b, a
             return unparse(tree)
     return None
@@ -1403,9 +1603,15 @@ def _order_variants(tree: ast.Module) -> list[str]:
     for name in SPEC_NAMES:
         if name in functions and plain_function(tree, name):
             fn = functions[name][1]
-            out += [f"{how}:{name}" for how, probe in (("dict_keys", _reverse_dicts), ("key_tuple", _reverse_key_tuples),
-                                                        ("checks", _swap_checks))
-                    if (how != "dict_keys" or name in ORDER_DICTS) and probe(clone(fn))]
+            out += [
+                f"{how}:{name}"
+                for how, probe in (
+                    ("dict_keys", _reverse_dicts),
+                    ("key_tuple", _reverse_key_tuples),
+                    ("checks", _swap_checks),
+                )
+                if (how != "dict_keys" or name in ORDER_DICTS) and probe(clone(fn))
+            ]
     return out + ["report_files", "constants"]
 
 
@@ -1423,23 +1629,29 @@ class Kind:
     variants: Callable[[ast.Module], list[str]]
 
 
-KINDS = {kind.name: kind for kind in [
-    Kind("table", table, _routed_variants),
-    Kind("lambda_dispatch", lambda_dispatch,
-         lambda tree: [v for v in _routed_variants(tree) if v in LAMBDA_TARGETS or v == "all"]),
-    Kind("closure", closure, _holder_variants),
-    Kind("partial", partial, _partial_variants),
-    Kind("bound_methods", bound_methods, _group_variants),
-    Kind("bound_late", bound_late, _group_variants),
-    Kind("rebind", rebind, _rebind_variants),
-    Kind("state_key", state_key, lambda tree: ["picked_sku", "note", "served_by"]),
-    Kind("result_echo", result_echo, lambda tree: ["region", "sku_region"]),
-    Kind("counter", counter, lambda tree: list(_COUNTERS)),
-    Kind("helpers", helpers, _helper_variants),
-    Kind("exception", exception, _exception_variants),
-    Kind("loops", loops, _loop_variants),
-    Kind("order", order, _order_variants),
-]}
+KINDS = {
+    kind.name: kind
+    for kind in [
+        Kind("table", table, _routed_variants),
+        Kind(
+            "lambda_dispatch",
+            lambda_dispatch,
+            lambda tree: [v for v in _routed_variants(tree) if v in LAMBDA_TARGETS or v == "all"],
+        ),
+        Kind("closure", closure, _holder_variants),
+        Kind("partial", partial, _partial_variants),
+        Kind("bound_methods", bound_methods, _group_variants),
+        Kind("bound_late", bound_late, _group_variants),
+        Kind("rebind", rebind, _rebind_variants),
+        Kind("state_key", state_key, lambda tree: ["picked_sku", "note", "served_by"]),
+        Kind("result_echo", result_echo, lambda tree: ["region", "sku_region"]),
+        Kind("counter", counter, lambda tree: list(_COUNTERS)),
+        Kind("helpers", helpers, _helper_variants),
+        Kind("exception", exception, _exception_variants),
+        Kind("loops", loops, _loop_variants),
+        Kind("order", order, _order_variants),
+    ]
+}
 
 
 def rewrites_of(base: Base, kinds: list[str] | None = None) -> list[Rewrite]:
@@ -1453,14 +1665,12 @@ def rewrites_of(base: Base, kinds: list[str] | None = None) -> list[Rewrite]:
             if text is None or text in seen:
                 continue
             seen.add(text)
-            found.append(Rewrite(f"{base.name}:{kind.name}:{variant}", base.name, kind.name, variant, base.steps,
-                                 text))
+            found.append(Rewrite(f"{base.name}:{kind.name}:{variant}", base.name, kind.name, variant, base.steps, text))
     return found
 
 
 @functools.lru_cache(maxsize=4)
-def _generated(names: tuple[str, ...] | None, kinds: tuple[str, ...] | None,
-               jobs: int) -> tuple[Rewrite, ...]:
+def _generated(names: tuple[str, ...] | None, kinds: tuple[str, ...] | None, jobs: int) -> tuple[Rewrite, ...]:
     every = bases()
     chosen = names or tuple(every)
     wanted = list(kinds) if kinds else None
@@ -1476,8 +1686,7 @@ def _rewrites_of_named(name: str, kinds: list[str] | None) -> list[Rewrite]:
     return rewrites_of(bases()[name], kinds)
 
 
-def generate(names: list[str] | None = None, kinds: list[str] | None = None, *,
-             jobs: int = 1) -> list[Rewrite]:
+def generate(names: list[str] | None = None, kinds: list[str] | None = None, *, jobs: int = 1) -> list[Rewrite]:
     """Every rewrite of every base (or of the named bases, or of some kinds), in a fixed order.
 
     ``jobs``: bases rewritten at once (forked worker processes); the list is the same whatever the number.

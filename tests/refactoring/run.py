@@ -13,6 +13,7 @@ rewrite; the gate fails on both.
 >>> run(limit=0, out=None, bases_too=False)["summary"]["graded"]  # doctest: +SKIP
 0
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -49,6 +50,7 @@ def grade_text(source: str, name: str, seed: int, steps: tuple[int, ...] | None)
         report = grade(submission_class(source=source.encode("utf-8"), name=name), steps=steps, seed=seed, parallel=1)
     else:  # an older grader: from a file
         import tempfile
+
         with tempfile.TemporaryDirectory(prefix="rewrite-") as folder:
             path = Path(folder) / "tools.py"
             path.write_text(source, encoding="utf-8")
@@ -76,8 +78,13 @@ def grade_rewrite(rewrite: Rewrite, seeds: tuple[int, ...]) -> dict:
     return {"id": rewrite.id, "seconds": round(time.monotonic() - started, 3), "seeds": per_seed, "error": error}
 
 
-def grade_all(rewrites: Iterable[Rewrite], seeds: tuple[int, ...], *, jobs: int = 2,
-              progress: Callable[[dict], None] | None = None) -> dict[str, dict]:
+def grade_all(
+    rewrites: Iterable[Rewrite],
+    seeds: tuple[int, ...],
+    *,
+    jobs: int = 2,
+    progress: Callable[[dict], None] | None = None,
+) -> dict[str, dict]:
     """Every rewrite graded on ``seeds``, ``jobs`` at a time (worker processes; 1 grades here)."""
     rewrites = list(rewrites)
     reported = _runner()._reported
@@ -97,6 +104,7 @@ def controls(names: Iterable[str]) -> list[Rewrite]:
     """Each named base twice, as rows of kind ``base``: as written, and as ``ast.unparse`` writes it (every
     rewrite's text is unparsed: if that alone lost a point, every rewrite would)."""
     from .astkit import parse, unparse
+
     every, rows = bases(), []
     for name in names:
         base = every[name]
@@ -123,8 +131,13 @@ def sample(rewrites: list[Rewrite], limit: int | None) -> list[Rewrite]:
     return taken[:limit]
 
 
-def select(*, limit: int | None = None, ids: list[str] | None = None, base_names: list[str] | None = None,
-           kinds: list[str] | None = None) -> tuple[list[Rewrite], list[Rewrite]]:
+def select(
+    *,
+    limit: int | None = None,
+    ids: list[str] | None = None,
+    base_names: list[str] | None = None,
+    kinds: list[str] | None = None,
+) -> tuple[list[Rewrite], list[Rewrite]]:
     """``(every rewrite generated, the ones to grade)``: by id, base or kind, then ``limit`` of them."""
     everything = generate(jobs=2)
     chosen = everything
@@ -137,10 +150,18 @@ def select(*, limit: int | None = None, ids: list[str] | None = None, base_names
     return everything, sample(chosen, limit)
 
 
-def run(*, limit: int | None = None, ids: list[str] | None = None, base_names: list[str] | None = None,
-        kinds: list[str] | None = None, seeds: tuple[int, ...] = SEEDS, jobs: int = 2,
-        out: str | Path | None = None, bases_too: bool = True,
-        progress: Callable[[dict], None] | None = None) -> dict:
+def run(
+    *,
+    limit: int | None = None,
+    ids: list[str] | None = None,
+    base_names: list[str] | None = None,
+    kinds: list[str] | None = None,
+    seeds: tuple[int, ...] = SEEDS,
+    jobs: int = 2,
+    out: str | Path | None = None,
+    bases_too: bool = True,
+    progress: Callable[[dict], None] | None = None,
+) -> dict:
     """Grade the selected rewrites (and their bases) on ``seeds``; ``{"summary", "rows", "verdict"}``, written to
     ``out`` (``summary.json``, ``summary.md``)."""
     from .gate import judge
@@ -155,16 +176,23 @@ def run(*, limit: int | None = None, ids: list[str] | None = None, base_names: l
     seconds = round(time.monotonic() - started, 1)
     verdict = judge(rows, generated=len(everything), minimum=MIN_REWRITES)
     summary = {
-        "generated": len(everything), "graded": len(chosen), "minimum": MIN_REWRITES,
+        "generated": len(everything),
+        "graded": len(chosen),
+        "minimum": MIN_REWRITES,
         "generated_by_kind": dict(Counter(r.kind for r in everything)),
         "generated_by_base": dict(Counter(r.base for r in everything)),
-        "kinds": list(KINDS), "seeds": list(seeds), "jobs": jobs, "seconds": seconds,
-        "generation_seconds": generated_seconds, "tree": tree,
+        "kinds": list(KINDS),
+        "seeds": list(seeds),
+        "jobs": jobs,
+        "seconds": seconds,
+        "generation_seconds": generated_seconds,
+        "tree": tree,
         "seconds_per_rewrite": round(seconds / len(rows), 2) if rows else 0.0,
         **verdict.summary(),
     }
     if out is not None:
         from .outputs import write_outputs
+
         write_outputs(out, summary, rows)
     return {"summary": summary, "rows": rows, "verdict": verdict}
 
@@ -182,9 +210,24 @@ def _row(rewrite: Rewrite, graded: dict) -> dict:
     lost = []
     for outcome in graded["seeds"]:
         if outcome["score"] < outcome["max_score"] or outcome["failure"] or outcome["failed"]:
-            lost.append({"seed": outcome["seed"], "score": outcome["score"], "max_score": outcome["max_score"],
-                         "failure": outcome["failure"], "failed": outcome["failed"]})
-    return {"id": rewrite.id, "base": rewrite.base, "kind": rewrite.kind, "variant": rewrite.variant,
-            "steps": list(rewrite.steps) if rewrite.steps else "all", "seeds": [s["seed"] for s in graded["seeds"]],
-            "scores": [f"{s['score']}/{s['max_score']}" for s in graded["seeds"]], "lost": lost,
-            "error": graded["error"], "seconds": graded["seconds"]}
+            lost.append(
+                {
+                    "seed": outcome["seed"],
+                    "score": outcome["score"],
+                    "max_score": outcome["max_score"],
+                    "failure": outcome["failure"],
+                    "failed": outcome["failed"],
+                }
+            )
+    return {
+        "id": rewrite.id,
+        "base": rewrite.base,
+        "kind": rewrite.kind,
+        "variant": rewrite.variant,
+        "steps": list(rewrite.steps) if rewrite.steps else "all",
+        "seeds": [s["seed"] for s in graded["seeds"]],
+        "scores": [f"{s['score']}/{s['max_score']}" for s in graded["seeds"]],
+        "lost": lost,
+        "error": graded["error"],
+        "seconds": graded["seconds"],
+    }

@@ -14,6 +14,7 @@ streamed and read only once the caller is known (then up to
 :data:`grader.service.base.MAX_BODY` bytes), so a long text is refused with a
 message (413 or 400), not a dropped connection.
 """
+
 from __future__ import annotations
 
 from tornado import web
@@ -32,12 +33,22 @@ class ActionsApiHandler(FieldsMixin, ApiHandler):
         log = ActionLog(self.store)
         learner = self.get_argument("learner", None)
         if self.instructor:
-            self.send_json(200, {"actions": log.all(learner, with_class=learner is not None),
-                                 "past_results": log.past_results(learner)})
+            self.send_json(
+                200,
+                {
+                    "actions": log.all(learner, with_class=learner is not None),
+                    "past_results": log.past_results(learner),
+                },
+            )
             return
         own = {s["id"] for s in self.store.summaries_of(self.learner)}
-        self.send_json(200, {"actions": learner_view(log.all(self.learner, with_class=True), self.learner, own),
-                             "past_results": log.past_results(self.learner)})
+        self.send_json(
+            200,
+            {
+                "actions": learner_view(log.all(self.learner, with_class=True), self.learner, own),
+                "past_results": log.past_results(self.learner),
+            },
+        )
 
     async def post(self, kind: str | None = None) -> None:
         if not kind:

@@ -1,4 +1,5 @@
 """The REST API's base handler: JSON in and out, 401 JSON for an unknown caller, errors as ``{"error": ...}``."""
+
 from __future__ import annotations
 
 from tornado import web
@@ -30,5 +31,6 @@ class ApiHandler(BaseHandler):
 
     def require_instructor(self) -> None:
         if not self.instructor:
-            raise web.HTTPError(403, f"instructors only (hub admins and members of the group "
-                                     f"{self.conf.instructor_group!r})")
+            raise web.HTTPError(
+                403, f"instructors only (hub admins and members of the group {self.conf.instructor_group!r})"
+            )

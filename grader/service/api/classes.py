@@ -17,6 +17,7 @@ extensions) are applied to the counting records first. Every download has a
 ``Content-Disposition: attachment`` with a safe file name
 (:func:`grader.service.exports.attachment`).
 """
+
 from __future__ import annotations
 
 from tornado import web

@@ -5,6 +5,7 @@ Routes (relative to the prefix)::
     GET  lti/jwks.json          public: the tool's public key set (the LMS's registration points here)
     POST api/lti/send           instructors (JSON): send the class's counted grades -> {"results": [...]}
 """
+
 from __future__ import annotations
 
 from tornado import web

@@ -13,6 +13,7 @@ is read (only after the token is checked may the body exceed
 and regrade requests (then 413 saying so); the rate limit and the course's
 attempt limit answer 429 with Retry-After.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -40,8 +41,9 @@ class SubmissionsHandler(ApiHandler):
         self.admit(int(self.request.headers.get("Content-Length") or 0))
         if not self.uploads.enter():
             self.retry_after = UPLOAD_RETRY_AFTER
-            raise web.HTTPError(503, f"{self.uploads.cap} uploads are being received; try again in "
-                                     f"{UPLOAD_RETRY_AFTER} s")
+            raise web.HTTPError(
+                503, f"{self.uploads.cap} uploads are being received; try again in {UPLOAD_RETRY_AFTER} s"
+            )
         self._entered = True
         self.request.connection.set_max_body_size(self.conf.max_bytes)  # the real cap, now the caller is known
 
@@ -80,19 +82,29 @@ class SubmissionsHandler(ApiHandler):
         not_stored = self.queue.not_stored()
         if self.store.count_since(self.learner, since, not_stored) >= self.conf.rate_limit:
             self.retry_after = int(self.conf.rate_window)
-            raise web.HTTPError(429, f"at most {self.conf.rate_limit} submissions per {self.conf.rate_window:g} s; "
-                                     "try again in a minute")
-        refused = attempt_policy.refuse(self.store, self.learner, self.conf.course, exclude=not_stored,
-                                        terms=ActionLog(self.store).terms(self.learner))
+            raise web.HTTPError(
+                429,
+                f"at most {self.conf.rate_limit} submissions per {self.conf.rate_window:g} s; try again in a minute",
+            )
+        refused = attempt_policy.refuse(
+            self.store,
+            self.learner,
+            self.conf.course,
+            exclude=not_stored,
+            terms=ActionLog(self.store).terms(self.learner),
+        )
         if refused:  # the course file's attempt limit: say when the next attempt is allowed
             self.retry_after = refused[1]
             raise web.HTTPError(429, refused[0])
         used = kept_bytes(self.store, self.learner)  # attempts and regrade requests: one bound
         if used + size > self.conf.max_learner_bytes:
-            raise web.HTTPError(413, f"your kept attempts and regrade requests take {used} bytes; each learner may "
-                                     f"keep at most {self.conf.max_learner_bytes} bytes (sources, reports and "
-                                     "regrade requests). Ask your instructor to remove old attempts or raise "
-                                     "--max-learner-bytes; your counting grade is kept")
+            raise web.HTTPError(
+                413,
+                f"your kept attempts and regrade requests take {used} bytes; each learner may "
+                f"keep at most {self.conf.max_learner_bytes} bytes (sources, reports and "
+                "regrade requests). Ask your instructor to remove old attempts or raise "
+                "--max-learner-bytes; your counting grade is kept",
+            )
 
     def post(self) -> None:
         if self._size > self.conf.max_bytes:
@@ -105,8 +117,15 @@ class SubmissionsHandler(ApiHandler):
         self.queue.put(attempt_id, self.learner)
         url = f"{self.conf.prefix}api/submissions/{attempt_id}"
         self.set_header("Location", url)
-        self.send_json(202, {"id": attempt_id, "number": self.store.attempt_number(self.learner, attempt_id),
-                             "status": "queued", "url": url})
+        self.send_json(
+            202,
+            {
+                "id": attempt_id,
+                "number": self.store.attempt_number(self.learner, attempt_id),
+                "status": "queued",
+                "url": url,
+            },
+        )
 
     def get(self) -> None:
         learner = self.get_argument("learner", None)
@@ -121,6 +140,7 @@ class SubmissionHandler(ApiHandler):
         attempt = None if attempt_id is None else self.store.get(attempt_id)
         # Another learner's attempt is "not found", not "forbidden": ids say nothing about who exists.
         if attempt is None or (attempt.learner != self.learner and not self.instructor):
-            raise web.HTTPError(404, "no such attempt of yours" if attempt_id is None
-                                else f"no attempt {attempt_id} of yours")
+            raise web.HTTPError(
+                404, "no such attempt of yours" if attempt_id is None else f"no attempt {attempt_id} of yours"
+            )
         self.send_json(200, {**attempt.detail(), "number": self.store.attempt_number(attempt.learner, attempt.id)})

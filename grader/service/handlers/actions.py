@@ -10,6 +10,7 @@ A form comes with the hub's login cookie and must carry the page's ``_xsrf``
 field (JupyterHub's check, :mod:`jupyterhub._xsrf_utils`); the check runs on
 the body's fields, before anything is done (:class:`grader.service.base.FieldsMixin`).
 """
+
 from __future__ import annotations
 
 from tornado import web
@@ -29,8 +30,10 @@ class ActionFormsHandler(FieldsMixin, PageHandler):
             await self.act(kind)
         else:
             await self.appeal()
-        self.redirect(safe_next(self.request.body_arguments.get("next", [b""])[-1].decode("utf-8", "replace"),
-                                self.conf.prefix), status=303)
+        self.redirect(
+            safe_next(self.request.body_arguments.get("next", [b""])[-1].decode("utf-8", "replace"), self.conf.prefix),
+            status=303,
+        )
 
 
 class ActionsPageHandler(PageHandler):
@@ -41,5 +44,8 @@ class ActionsPageHandler(PageHandler):
         if not self.instructor:
             raise web.HTTPError(403, "the instructor actions page is for instructors")
         log = ActionLog(self.store)
-        self.finish(action_pages.actions_page(log.all(), log.past_results(), prefix=self.conf.prefix,
-                                              xsrf=self.xsrf(), chrome=self.chrome()))
+        self.finish(
+            action_pages.actions_page(
+                log.all(), log.past_results(), prefix=self.conf.prefix, xsrf=self.xsrf(), chrome=self.chrome()
+            )
+        )

@@ -10,6 +10,7 @@ Routes (relative to the prefix)::
 A learner gets 403. The class's outputs are computed off the event loop and
 kept while the class is unchanged (:class:`grader.service.exports.ClassCache`).
 """
+
 from __future__ import annotations
 
 from tornado import web
@@ -31,13 +32,25 @@ class ClassPage(PageHandler):
         # The open regrade requests as a count, the oldest few quoted and a link (class/actions has every text and
         # the answer forms), and the log of what instructors did: the page stays small however many requests come.
         log = ActionLog(self.store)
-        actions = action_pages.class_summary_view(log.open_requests(APPEAL_PREVIEW), log.all(kinds=INSTRUCTOR_KINDS),
-                                                  log.past_results(), prefix=self.conf.prefix)
-        self.finish(pages.class_page(rows, outputs, prefix=self.conf.prefix, refresh=self.conf.class_refresh,
-                                     chrome=self.chrome(), unmatched=None if lms is None else lms["list"],
-                                     reference=bool(self.conf.references),
-                                     insecure=self.conf.sandbox_words if self.conf.insecure else "",
-                                     actions=actions))
+        actions = action_pages.class_summary_view(
+            log.open_requests(APPEAL_PREVIEW),
+            log.all(kinds=INSTRUCTOR_KINDS),
+            log.past_results(),
+            prefix=self.conf.prefix,
+        )
+        self.finish(
+            pages.class_page(
+                rows,
+                outputs,
+                prefix=self.conf.prefix,
+                refresh=self.conf.class_refresh,
+                chrome=self.chrome(),
+                unmatched=None if lms is None else lms["list"],
+                reference=bool(self.conf.references),
+                insecure=self.conf.sandbox_words if self.conf.insecure else "",
+                actions=actions,
+            )
+        )
 
 
 class SimilarityPage(PageHandler):
@@ -48,8 +61,9 @@ class SimilarityPage(PageHandler):
         if not self.instructor:
             raise web.HTTPError(403, "the similarity pages are for instructors")
         if not compare:
-            out = await self.in_thread(self.derived, "similarity",
-                                       lambda records: similarity_of(self.store, records, self.conf.references))
+            out = await self.in_thread(
+                self.derived, "similarity", lambda records: similarity_of(self.store, records, self.conf.references)
+            )
             self.finish(code_pages.similarity_page(out["pairs"], prefix=self.conf.prefix, chrome=self.chrome()))
             return
         records = {r.learner: r for r in (await self.in_thread(self.class_now))[1]}
@@ -57,6 +71,12 @@ class SimilarityPage(PageHandler):
         if any(name not in records for name in names):
             raise web.HTTPError(404, "both learners need a counting attempt")
         sources = self.store.sources([records[name].attempt for name in names])
-        left, right = ((name, pages.learner_numbers(self.store.summaries_of(name))[records[name].attempt],
-                        sources.get(records[name].attempt, b"")) for name in names)
+        left, right = (
+            (
+                name,
+                pages.learner_numbers(self.store.summaries_of(name))[records[name].attempt],
+                sources.get(records[name].attempt, b""),
+            )
+            for name in names
+        )
         self.finish(code_pages.compare_page(left, right, prefix=self.conf.prefix, chrome=self.chrome()))

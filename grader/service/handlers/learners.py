@@ -10,6 +10,7 @@ Routes (relative to the prefix)::
 
 Another learner's page or attempt is "not found", never "forbidden".
 """
+
 from __future__ import annotations
 
 from urllib.parse import quote
@@ -30,9 +31,15 @@ class AttemptsPage(PageHandler):
 
     def attempts_page(self, learner: str) -> str:
         attempts = [a.detail() for a in self.store.attempts_of(learner, limit=200)]
-        return pages.learner_page(learner, attempts, prefix=self.conf.prefix, is_instructor=self.instructor,
-                                  course=course_status(self.store, learner, self.conf.course),
-                                  chrome=self.chrome(), changes=self.changes(learner, attempts))
+        return pages.learner_page(
+            learner,
+            attempts,
+            prefix=self.conf.prefix,
+            is_instructor=self.instructor,
+            course=course_status(self.store, learner, self.conf.course),
+            chrome=self.chrome(),
+            changes=self.changes(learner, attempts),
+        )
 
     def changes(self, learner: str, attempts: list[dict]) -> dict:
         """The learner page's "Changes by your instructor": their actions, a regrade request form, instructor forms."""
@@ -40,9 +47,17 @@ class AttemptsPage(PageHandler):
         own = {a["id"] for a in attempts}
         actions = learner_view(log.all(learner, with_class=True), learner, own)
         limit = f"{self.conf.appeal_limit} per {self.conf.appeal_window / 60:g} minutes"
-        return action_pages.changes_view(actions, log.past_results(learner), viewer=self.learner, learner=learner,
-                                         prefix=self.conf.prefix, xsrf=self.xsrf(), attempts=attempts,
-                                         instructor=self.instructor, request_limit=limit)
+        return action_pages.changes_view(
+            actions,
+            log.past_results(learner),
+            viewer=self.learner,
+            learner=learner,
+            prefix=self.conf.prefix,
+            xsrf=self.xsrf(),
+            attempts=attempts,
+            instructor=self.instructor,
+            request_limit=limit,
+        )
 
 
 class HomePage(AttemptsPage):
@@ -84,8 +99,6 @@ class LearnerFeedback(PageHandler):
         if not records:
             raise web.HTTPError(404, f"{learner} has no graded attempt")
         if kind == "feedback.md":
-            self.download(f"{learner}-feedback.md", "text/markdown; charset=utf-8",
-                          render_feedback(records[0]))
+            self.download(f"{learner}-feedback.md", "text/markdown; charset=utf-8", render_feedback(records[0]))
         else:
-            self.download(f"{learner}-results.json", "application/json; charset=utf-8",
-                          gradescope_text(records[0]))
+            self.download(f"{learner}-results.json", "application/json; charset=utf-8", gradescope_text(records[0]))

@@ -7,6 +7,7 @@ Routes (relative to the prefix)::
                                 hub's learners
     POST lti/send               the same as api/lti/send, as a form, answered with the results page
 """
+
 from __future__ import annotations
 
 from tornado import web
@@ -28,8 +29,9 @@ class LtiPagesHandler(FieldsMixin, PageHandler):
         await self.in_thread(lti.sync)
         status = await self.in_thread(lti.status)
         roster = (await self.in_thread(lti.roster)) if self.get_argument("roster", "") else None
-        self.finish(lti_page(prefix=self.conf.prefix, xsrf=self.xsrf(), chrome=self.chrome(), status=status,
-                             roster=roster))
+        self.finish(
+            lti_page(prefix=self.conf.prefix, xsrf=self.xsrf(), chrome=self.chrome(), status=status, roster=roster)
+        )
 
     @web.authenticated
     async def post(self) -> None:

@@ -15,6 +15,7 @@ Example::
     >>> Answer(503, "down").retry, Answer(None, "refused").retry, Answer(422, "no").retry, Answer(200, "").ok
     (True, True, False, True)
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -65,9 +66,15 @@ class Client:
         from pylti1p3.service_connector import ServiceConnector
 
         self.config, self.key = config, key
-        registration = (Registration().set_issuer(config.issuer).set_client_id(config.client_id)
-                        .set_auth_token_url(config.token_url).set_auth_audience(config.token_audience)
-                        .set_key_set_url(config.key_set_url).set_tool_private_key(key.private_pem))
+        registration = (
+            Registration()
+            .set_issuer(config.issuer)
+            .set_client_id(config.client_id)
+            .set_auth_token_url(config.token_url)
+            .set_auth_audience(config.token_audience)
+            .set_key_set_url(config.key_set_url)
+            .set_tool_private_key(key.private_pem)
+        )
         registration.get_kid = lambda: key.kid  # the kid of our published key set, not pylti1p3's own digest
         tokens: dict = {}
         lock = threading.Lock()
@@ -89,8 +96,9 @@ class Client:
         """Drop the kept access tokens (the LMS refused one: the next request asks for a new token)."""
         self._tokens.clear()
 
-    def post_score(self, lineitem: str, scopes: list[str], sub: str, given: float, maximum: float,
-                   when: dt.datetime | None = None) -> Answer:
+    def post_score(
+        self, lineitem: str, scopes: list[str], sub: str, given: float, maximum: float, when: dt.datetime | None = None
+    ) -> Answer:
         """Post one score for ``sub`` to ``lineitem``: completed, fully graded, at ``when`` (UTC, default now)."""
         import requests
         from pylti1p3.assignments_grades import AssignmentsGradesService
@@ -98,9 +106,15 @@ class Client:
         from pylti1p3.grade import Grade
 
         moment = (when or dt.datetime.now(dt.timezone.utc)).replace(tzinfo=dt.timezone.utc, microsecond=0)
-        grade = (Grade().set_score_given(given).set_score_maximum(maximum).set_user_id(sub)
-                 .set_activity_progress("Completed").set_grading_progress("FullyGraded")
-                 .set_timestamp(moment.isoformat().replace("+00:00", "Z")))
+        grade = (
+            Grade()
+            .set_score_given(given)
+            .set_score_maximum(maximum)
+            .set_user_id(sub)
+            .set_activity_progress("Completed")
+            .set_grading_progress("FullyGraded")
+            .set_timestamp(moment.isoformat().replace("+00:00", "Z"))
+        )
         service = AssignmentsGradesService(self.connector, {"scope": list(scopes), "lineitem": lineitem})
         try:
             response = service.put_grade(grade)
@@ -126,8 +140,9 @@ class Client:
         from pylti1p3.exception import LtiServiceException
         from pylti1p3.names_roles import NamesRolesProvisioningService
 
-        service = NamesRolesProvisioningService(self.connector, {"context_memberships_url": url,
-                                                                 "service_versions": ["2.0"]})
+        service = NamesRolesProvisioningService(
+            self.connector, {"context_memberships_url": url, "service_versions": ["2.0"]}
+        )
         try:
             return Answer(200, ""), list(service.get_members())
         except LtiServiceException as exc:

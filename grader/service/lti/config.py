@@ -24,6 +24,7 @@ Example::
       login_url: missing (Canvas: https://sso.canvaslms.com/api/lti/authorize_redirect; Moodle: "Authentication request URL")
       token_url: missing (Canvas: https://sso.canvaslms.com/login/oauth2/token; Moodle: "Access token URL")
 """
+
 from __future__ import annotations
 
 import sys
@@ -33,12 +34,12 @@ from urllib.parse import urlparse
 
 # Where each value is on the LMS's page: the error for a field says it.
 WHERE = {
-    "issuer": "Canvas: https://canvas.instructure.com; Moodle: \"Platform ID\", the site's URL",
-    "client_id": "Canvas: the developer key's Client ID; Moodle: \"Client ID\"",
-    "deployment_ids": "Canvas: the Deployment ID of the app in the course or account; Moodle: \"Deployment ID\"",
-    "key_set_url": "Canvas: https://sso.canvaslms.com/api/lti/security/jwks; Moodle: \"Public keyset URL\"",
-    "login_url": "Canvas: https://sso.canvaslms.com/api/lti/authorize_redirect; Moodle: \"Authentication request URL\"",
-    "token_url": "Canvas: https://sso.canvaslms.com/login/oauth2/token; Moodle: \"Access token URL\"",
+    "issuer": 'Canvas: https://canvas.instructure.com; Moodle: "Platform ID", the site\'s URL',
+    "client_id": 'Canvas: the developer key\'s Client ID; Moodle: "Client ID"',
+    "deployment_ids": 'Canvas: the Deployment ID of the app in the course or account; Moodle: "Deployment ID"',
+    "key_set_url": 'Canvas: https://sso.canvaslms.com/api/lti/security/jwks; Moodle: "Public keyset URL"',
+    "login_url": 'Canvas: https://sso.canvaslms.com/api/lti/authorize_redirect; Moodle: "Authentication request URL"',
+    "token_url": 'Canvas: https://sso.canvaslms.com/login/oauth2/token; Moodle: "Access token URL"',
     "token_audience": "leave it out unless the LMS names one (Canvas and Moodle: the token URL)",
     "tool_key_file": "a path on this machine; made at the first start, mode 0600",
     "username_key": "the launch claim that names the hub user: sub (default), email, or custom_NAME",
@@ -57,8 +58,13 @@ SCHEMA = {
     "required": ["issuer", "client_id", "deployment_ids", "key_set_url", "login_url", "token_url"],
     "additionalProperties": False,
     "properties": {
-        "issuer": _TEXT, "client_id": _TEXT, "key_set_url": _TEXT, "login_url": _TEXT, "token_url": _TEXT,
-        "token_audience": _TEXT, "tool_key_file": _TEXT,
+        "issuer": _TEXT,
+        "client_id": _TEXT,
+        "key_set_url": _TEXT,
+        "login_url": _TEXT,
+        "token_url": _TEXT,
+        "token_audience": _TEXT,
+        "tool_key_file": _TEXT,
         "deployment_ids": {"type": "array", "minItems": 1, "items": _TEXT},
         "username_key": {"type": "string", "pattern": r"^(sub|email|name|given_name|custom_[A-Za-z0-9_]+)$"},
         "instructor_roles": {"type": "array", "items": _TEXT},
@@ -123,15 +129,24 @@ def parse_config(data: dict) -> LtiConfig:
             if why:
                 problems[name] = why
     if problems:
-        lines = [f"  {name}: {why}" + (f" ({WHERE[name]})" if name in WHERE else "")
-                 for name, why in sorted(problems.items())]
+        lines = [
+            f"  {name}: {why}" + (f" ({WHERE[name]})" if name in WHERE else "")
+            for name, why in sorted(problems.items())
+        ]
         noun = "problem" if len(lines) == 1 else "problems"
         raise LtiConfigError(f"the LTI file has {len(lines)} {noun}:\n" + "\n".join(lines))
-    return LtiConfig(issuer=data["issuer"], client_id=data["client_id"], deployment_ids=tuple(data["deployment_ids"]),
-                     key_set_url=data["key_set_url"], login_url=data["login_url"], token_url=data["token_url"],
-                     token_audience=data.get("token_audience") or data["token_url"],
-                     tool_key_file=data.get("tool_key_file"), username_key=data.get("username_key", "sub"),
-                     instructor_roles=tuple(data.get("instructor_roles") or INSTRUCTOR_ROLES))
+    return LtiConfig(
+        issuer=data["issuer"],
+        client_id=data["client_id"],
+        deployment_ids=tuple(data["deployment_ids"]),
+        key_set_url=data["key_set_url"],
+        login_url=data["login_url"],
+        token_url=data["token_url"],
+        token_audience=data.get("token_audience") or data["token_url"],
+        tool_key_file=data.get("tool_key_file"),
+        username_key=data.get("username_key", "sub"),
+        instructor_roles=tuple(data.get("instructor_roles") or INSTRUCTOR_ROLES),
+    )
 
 
 def load_config(path: str | Path) -> LtiConfig:

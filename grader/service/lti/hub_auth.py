@@ -28,6 +28,7 @@ Example::
     >>> is_instructor(["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"], INSTRUCTOR_ROLES)
     False
 """
+
 from __future__ import annotations
 
 import functools
@@ -86,20 +87,30 @@ def _classes():
             # is not sent with a cross-site POST (Chromium sends a fresh one for two minutes, as a stopgap):
             # the callback would refuse "OAuth state missing from cookies". Over https: SameSite=None; Secure.
             https = self.authenticator.get_uri_scheme(self.request) == "https"
-            self._set_cookie(key, value, expires_days=1, httponly=True, encrypted=True,
-                             **({"samesite": "None", "secure": True} if https else {}))
+            self._set_cookie(
+                key,
+                value,
+                expires_days=1,
+                httponly=True,
+                encrypted=True,
+                **({"samesite": "None", "secure": True} if https else {}),
+            )
 
     class CallbackHandler(LTI13CallbackHandler):
         def decode_and_validate_launch_request(self):
             try:
                 id_token = super().decode_and_validate_launch_request()
             except (ValidationError, HTTPError) as exc:
-                self.log.warning("LTI launch refused: %s (from %s)", getattr(exc, "log_message", None) or exc,
-                                 self.request.remote_ip)
+                self.log.warning(
+                    "LTI launch refused: %s (from %s)", getattr(exc, "log_message", None) or exc, self.request.remote_ip
+                )
                 raise
             if not used.first_use(str(id_token.get("nonce"))):
-                self.log.warning("LTI launch refused: replayed launch (nonce already used) for sub %r (from %s)",
-                                 id_token.get("sub"), self.request.remote_ip)
+                self.log.warning(
+                    "LTI launch refused: replayed launch (nonce already used) for sub %r (from %s)",
+                    id_token.get("sub"),
+                    self.request.remote_ip,
+                )
                 raise HTTPError(400, "this launch was used already: start again from the LMS")
             return id_token
 
@@ -116,15 +127,23 @@ def _classes():
             data = data or {}
             deployment = data.get(CLAIM + "deployment_id")
             if self.deployment_ids and deployment not in self.deployment_ids:
-                self.log.warning("LTI launch refused: deployment %r is not in the LTI file (sub %r, from %s)",
-                                 deployment, data.get("sub"), getattr(getattr(handler, "request", None),
-                                                                       "remote_ip", "?"))
+                self.log.warning(
+                    "LTI launch refused: deployment %r is not in the LTI file (sub %r, from %s)",
+                    deployment,
+                    data.get("sub"),
+                    getattr(getattr(handler, "request", None), "remote_ip", "?"),
+                )
                 raise LoginError(f"deployment {deployment!r} is not registered with this hub")
             result = await super().authenticate(handler, data)
             instructor = is_instructor(data.get(CLAIM + "roles"), self.instructor_roles)
             result["groups"] = [self.instructor_group] if instructor else []
-            self.log.info("LTI launch of %s (sub %r, context %r)%s", result["name"], data.get("sub"),
-                          (data.get(CLAIM + "context") or {}).get("id"), " as an instructor" if instructor else "")
+            self.log.info(
+                "LTI launch of %s (sub %r, context %r)%s",
+                result["name"],
+                data.get("sub"),
+                (data.get(CLAIM + "context") or {}).get("id"),
+                " as an instructor" if instructor else "",
+            )
             return result
 
     return AgtoolLTI13Authenticator
@@ -156,8 +175,14 @@ def configure_hub(c, path, *, instructor_group: str = "agtool-instructors") -> N
     c.Authenticator.allow_all = True  # the LMS decides who launches: every verified launch of the deployment
 
 
-def configure_lti(c, path, *, service: str = "agtool-grader", instructor_group: str = "agtool-instructors",
-                  crypt_key_file: str | None = "/srv/jupyterhub/jupyterhub_crypt_key") -> None:
+def configure_lti(
+    c,
+    path,
+    *,
+    service: str = "agtool-grader",
+    instructor_group: str = "agtool-instructors",
+    crypt_key_file: str | None = "/srv/jupyterhub/jupyterhub_crypt_key",
+) -> None:
     """The hub recipe's LTI block: :func:`configure_hub`, the ``auth_state`` key, and ``service`` given the launches.
 
     * The LMS's roles decide who is in ``instructor_group`` (``manage_groups``):

@@ -15,6 +15,7 @@ Example::
     >>> sorted(key.jwks()["keys"][0])
     ['alg', 'e', 'kid', 'kty', 'n', 'use']
 """
+
 from __future__ import annotations
 
 import base64
@@ -53,8 +54,11 @@ class ToolKey:
         from cryptography.hazmat.primitives import serialization
 
         private = serialization.load_pem_private_key(self.private_pem.encode(), password=None)
-        return private.public_key().public_bytes(serialization.Encoding.PEM,
-                                                 serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+        return (
+            private.public_key()
+            .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+            .decode()
+        )
 
 
 def _b64(number: int) -> str:
@@ -82,8 +86,9 @@ def load_or_create(path: str | Path) -> ToolKey:
     path = Path(path)
     if not path.exists():
         private = rsa.generate_private_key(public_exponent=65537, key_size=KEY_BITS)
-        pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                    serialization.NoEncryption())
+        pem = private.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
         try:  # O_EXCL: two starts at once cannot both write a key; the mode is set at creation, not after
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
@@ -93,8 +98,10 @@ def load_or_create(path: str | Path) -> ToolKey:
                 f.write(pem)
     mode = stat.S_IMODE(os.stat(path).st_mode)
     if mode & 0o077:
-        raise KeyFileError(f"{path}: the tool's private key is readable by others (mode {mode:04o}); "
-                           f"run chmod 600 {path}, or delete it and register the new key set with the LMS")
+        raise KeyFileError(
+            f"{path}: the tool's private key is readable by others (mode {mode:04o}); "
+            f"run chmod 600 {path}, or delete it and register the new key set with the LMS"
+        )
     text = path.read_text(encoding="ascii")
     try:
         jwk = public_jwk(text)

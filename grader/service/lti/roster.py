@@ -9,6 +9,7 @@ Example::
     >>> out["matched"], [m["user_id"] for m in out["lms_only"]], out["hub_only"]
     ([('ana', 'u1')], ['u2'], ['zed'])
 """
+
 from __future__ import annotations
 
 LEARNER_ROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
@@ -20,7 +21,10 @@ def compare(members: list[dict], *, launches: list[dict], hub_learners: set[str]
     by_sub = {launch["sub"]: launch["learner"] for launch in launches}
     learners = [m for m in members if not m.get("roles") or any(r.endswith("#Learner") for r in m["roles"])]
     matched = sorted((by_sub[m["user_id"]], m["user_id"]) for m in learners if m.get("user_id") in by_sub)
-    lms_only = [{"user_id": m.get("user_id"), "name": m.get("name", ""), "status": m.get("status", "")}
-                for m in learners if m.get("user_id") not in by_sub]
+    lms_only = [
+        {"user_id": m.get("user_id"), "name": m.get("name", ""), "status": m.get("status", "")}
+        for m in learners
+        if m.get("user_id") not in by_sub
+    ]
     seen = {name for name, _sub in matched}
     return {"matched": matched, "lms_only": lms_only, "hub_only": sorted(set(hub_learners) - seen)}

@@ -18,6 +18,7 @@ Example::
     >>> backoff_seconds(0, base=2, cap=300), backoff_seconds(3, base=2, cap=300), backoff_seconds(20, base=2, cap=300)
     (2, 16, 300)
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -50,11 +51,20 @@ def fmt(score: float) -> str:
 class Sender:
     """Outbox, client and the service's callbacks; ``start()`` runs the thread, ``send_class()`` is the action."""
 
-    def __init__(self, outbox: Outbox, launches: Launches, client, *,
-                 grades: Callable[[], dict[str, tuple[float, float]]], version: Callable[[], object],
-                 record: Callable[[str, str, str, dict], None],
-                 sync: Callable[[set[str] | None], object] | None = None,
-                 interval: float = 2.0, base: float = 2.0, cap: float = 300.0):
+    def __init__(
+        self,
+        outbox: Outbox,
+        launches: Launches,
+        client,
+        *,
+        grades: Callable[[], dict[str, tuple[float, float]]],
+        version: Callable[[], object],
+        record: Callable[[str, str, str, dict], None],
+        sync: Callable[[set[str] | None], object] | None = None,
+        interval: float = 2.0,
+        base: float = 2.0,
+        cap: float = 300.0,
+    ):
         self.outbox, self.launches, self.client = outbox, launches, client
         self.grades, self.version, self.record, self.sync = grades, version, record, sync
         self.interval, self.base, self.cap = interval, base, cap
@@ -125,31 +135,53 @@ class Sender:
     def _send(self, row, actor: str) -> dict:
         import json
 
-        answer: Answer = self.client.post_score(row.lineitem, json.loads(row.scopes), row.sub, row.score_given,
-                                                row.score_maximum, row.wanted_at)
+        answer: Answer = self.client.post_score(
+            row.lineitem, json.loads(row.scopes), row.sub, row.score_given, row.score_maximum, row.wanted_at
+        )
         grade = f"{fmt(row.score_given)}/{fmt(row.score_maximum)}"
-        data = {"lineitem": row.lineitem, "sub": row.sub, "score_given": row.score_given,
-                "score_maximum": row.score_maximum, "status": answer.status, "answer": answer.text[:500]}
+        data = {
+            "lineitem": row.lineitem,
+            "sub": row.sub,
+            "score_given": row.score_given,
+            "score_maximum": row.score_maximum,
+            "status": answer.status,
+            "answer": answer.text[:500],
+        }
         if answer.ok:
             self.outbox.sent(row.id, answer.status, answer.text, row.score_given, row.score_maximum)
             text, result = f"grade {grade} sent to the LMS: it answered {answer.status}", "sent"
-            log.info("LTI score %s for %s (sub %s) accepted by the LMS: %s", grade, row.learner, row.sub,
-                     answer.status)
+            log.info("LTI score %s for %s (sub %s) accepted by the LMS: %s", grade, row.learner, row.sub, answer.status)
         elif answer.retry:
             wait = backoff_seconds(row.tries, base=self.base, cap=self.cap)
             when = utcnow() + dt.timedelta(seconds=wait)
             self.outbox.failed(row.id, answer.status, answer.text, when)
             said = "did not answer" if answer.status is None else f"answered {answer.status}"
-            text, result = (f"grade {grade} not sent yet: the LMS {said}; tried again at "
-                            f"{when.replace(microsecond=0).isoformat()}Z", "waiting")
+            text, result = (
+                f"grade {grade} not sent yet: the LMS {said}; tried again at "
+                f"{when.replace(microsecond=0).isoformat()}Z",
+                "waiting",
+            )
             data["retry_at"] = when.isoformat() + "Z"
-            log.warning("LTI score %s for %s (sub %s) not delivered: the LMS %s (%s); retry in %g s", grade,
-                        row.learner, row.sub, said, answer.text[:200], wait)
+            log.warning(
+                "LTI score %s for %s (sub %s) not delivered: the LMS %s (%s); retry in %g s",
+                grade,
+                row.learner,
+                row.sub,
+                said,
+                answer.text[:200],
+                wait,
+            )
         else:
             self.outbox.refused(row.id, answer.status, answer.text, row.score_given, row.score_maximum)
             text, result = f"grade {grade} refused by the LMS ({answer.status}): {answer.text[:300]}", "refused"
-            log.warning("LTI score %s for %s (sub %s) refused by the LMS: %s %s", grade, row.learner, row.sub,
-                        answer.status, answer.text[:300])
+            log.warning(
+                "LTI score %s for %s (sub %s) refused by the LMS: %s %s",
+                grade,
+                row.learner,
+                row.sub,
+                answer.status,
+                answer.text[:300],
+            )
         self.record(actor, row.learner, text, {**data, "result": result})
         return {"learner": row.learner, "result": result, "text": text, **data}
 
@@ -170,19 +202,30 @@ class Sender:
                 continue
             for launch in launches:
                 if not launch["lineitem"]:
-                    results.setdefault(learner, []).append({"learner": learner, "result": "not sent",
-                                                            "text": NO_LINEITEM})
+                    results.setdefault(learner, []).append(
+                        {"learner": learner, "result": "not sent", "text": NO_LINEITEM}
+                    )
                     continue
                 state = self.outbox.want(launch, *grade, now_please=True)
                 if state == "already sent":
                     results.setdefault(learner, []).append(
-                        {"learner": learner, "result": "already sent", "lineitem": launch["lineitem"],
-                         "text": f"grade {fmt(grade[0])}/{fmt(grade[1])} is what the LMS holds: not sent again"})
+                        {
+                            "learner": learner,
+                            "result": "already sent",
+                            "lineitem": launch["lineitem"],
+                            "text": f"grade {fmt(grade[0])}/{fmt(grade[1])} is what the LMS holds: not sent again",
+                        }
+                    )
             self._wanted[learner] = grade
         for sent in self.send_due(set(grades), actor=actor):
             results.setdefault(sent["learner"], []).append(sent)
         for row in self.outbox.all():  # wanted but not sent now (a retry is waiting): say so
             if row["learner"] in grades and row["state"] == "pending" and row["learner"] not in results:
-                results[row["learner"]] = [{"learner": row["learner"], "result": "waiting",
-                                            "text": f"waiting for the LMS: {row['last_answer'][:200]}"}]
+                results[row["learner"]] = [
+                    {
+                        "learner": row["learner"],
+                        "result": "waiting",
+                        "text": f"waiting for the LMS: {row['last_answer'][:200]}",
+                    }
+                ]
         return [item for learner in sorted(results) for item in results[learner]]

@@ -28,6 +28,7 @@ Example::
     >>> outbox.sent(outbox.due()[0].id, 200, "ok", 7, 10); outbox.want(launches.of("ana")[0], 7, 10), outbox.due()
     ('already sent', [])
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -73,15 +74,29 @@ class Launch(LtiBase):
     roles: Mapped[str] = mapped_column(Text, nullable=False, default="[]")  # JSON list of role URIs
     launched_at: Mapped[dt.datetime] = mapped_column(DateTime, nullable=False)
 
-    __table_args__ = (UniqueConstraint("learner", "issuer", "deployment_id", "context_id", "resource_link_id",
-                                       name="uq_lti_launch_link"), Index("ix_lti_launches_sub", "sub"))
+    __table_args__ = (
+        UniqueConstraint(
+            "learner", "issuer", "deployment_id", "context_id", "resource_link_id", name="uq_lti_launch_link"
+        ),
+        Index("ix_lti_launches_sub", "sub"),
+    )
 
     def as_dict(self) -> dict:
-        return {"learner": self.learner, "sub": self.sub, "issuer": self.issuer, "deployment_id": self.deployment_id,
-                "context_id": self.context_id, "context_title": self.context_title,
-                "resource_link_id": self.resource_link_id, "lineitem": self.lineitem, "lineitems": self.lineitems,
-                "ags_scopes": json.loads(self.ags_scopes), "nrps_url": self.nrps_url, "roles": json.loads(self.roles),
-                "launched_at": self.launched_at.isoformat() + "Z"}
+        return {
+            "learner": self.learner,
+            "sub": self.sub,
+            "issuer": self.issuer,
+            "deployment_id": self.deployment_id,
+            "context_id": self.context_id,
+            "context_title": self.context_title,
+            "resource_link_id": self.resource_link_id,
+            "lineitem": self.lineitem,
+            "lineitems": self.lineitems,
+            "ags_scopes": json.loads(self.ags_scopes),
+            "nrps_url": self.nrps_url,
+            "roles": json.loads(self.roles),
+            "launched_at": self.launched_at.isoformat() + "Z",
+        }
 
 
 class OutboxRow(LtiBase):
@@ -107,14 +122,26 @@ class OutboxRow(LtiBase):
     last_answer: Mapped[str] = mapped_column(Text, nullable=False, default="")
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, nullable=False)
 
-    __table_args__ = (UniqueConstraint("lineitem", "sub", name="uq_lti_outbox_item_sub"),
-                      Index("ix_lti_outbox_state_next", "state", "next_try_at"))
+    __table_args__ = (
+        UniqueConstraint("lineitem", "sub", name="uq_lti_outbox_item_sub"),
+        Index("ix_lti_outbox_state_next", "state", "next_try_at"),
+    )
 
     def as_dict(self) -> dict:
-        return {"id": self.id, "learner": self.learner, "sub": self.sub, "lineitem": self.lineitem,
-                "score_given": self.score_given, "score_maximum": self.score_maximum, "state": self.state,
-                "sent_given": self.sent_given, "sent_maximum": self.sent_maximum, "tries": self.tries,
-                "last_status": self.last_status, "last_answer": self.last_answer}
+        return {
+            "id": self.id,
+            "learner": self.learner,
+            "sub": self.sub,
+            "lineitem": self.lineitem,
+            "score_given": self.score_given,
+            "score_maximum": self.score_maximum,
+            "state": self.state,
+            "sent_given": self.sent_given,
+            "sent_maximum": self.sent_maximum,
+            "tries": self.tries,
+            "last_status": self.last_status,
+            "last_answer": self.last_answer,
+        }
 
 
 def _text(value, limit: int = 255) -> str:
@@ -131,16 +158,23 @@ class Launches:
     def record(self, learner: str, claims: dict) -> dict:
         """Store (or refresh) the launch ``claims`` of ``learner``: a verified id_token's payload, as the hub kept it."""
         ags = claims.get(AGS) or {}
-        key = dict(learner=learner, issuer=_text(claims.get("iss")),
-                   deployment_id=_text(claims.get(CLAIM + "deployment_id")),
-                   context_id=_text((claims.get(CLAIM + "context") or {}).get("id")),
-                   resource_link_id=_text((claims.get(CLAIM + "resource_link") or {}).get("id")))
-        values = dict(sub=_text(claims.get("sub")),
-                      context_title=_text((claims.get(CLAIM + "context") or {}).get("title")),
-                      lineitem=_text(ags.get("lineitem"), 2048) or None, lineitems=_text(ags.get("lineitems"), 2048) or None,
-                      ags_scopes=json.dumps([str(s) for s in ags.get("scope") or []]),
-                      nrps_url=_text((claims.get(NRPS) or {}).get("context_memberships_url"), 2048) or None,
-                      roles=json.dumps([str(r) for r in claims.get(CLAIM + "roles") or []]), launched_at=utcnow())
+        key = dict(
+            learner=learner,
+            issuer=_text(claims.get("iss")),
+            deployment_id=_text(claims.get(CLAIM + "deployment_id")),
+            context_id=_text((claims.get(CLAIM + "context") or {}).get("id")),
+            resource_link_id=_text((claims.get(CLAIM + "resource_link") or {}).get("id")),
+        )
+        values = dict(
+            sub=_text(claims.get("sub")),
+            context_title=_text((claims.get(CLAIM + "context") or {}).get("title")),
+            lineitem=_text(ags.get("lineitem"), 2048) or None,
+            lineitems=_text(ags.get("lineitems"), 2048) or None,
+            ags_scopes=json.dumps([str(s) for s in ags.get("scope") or []]),
+            nrps_url=_text((claims.get(NRPS) or {}).get("context_memberships_url"), 2048) or None,
+            roles=json.dumps([str(r) for r in claims.get(CLAIM + "roles") or []]),
+            launched_at=utcnow(),
+        )
         if not values["sub"] or not key["issuer"]:
             raise ValueError("a launch without sub or iss is not stored")
         with self._session() as s, s.begin():
@@ -180,13 +214,25 @@ class Outbox:
         given, maximum = float(given), float(maximum)
         now = utcnow()
         with self._session() as s, s.begin():
-            row = s.scalars(select(OutboxRow).filter_by(lineitem=launch["lineitem"], sub=launch["sub"])
-                            .with_for_update()).first()
+            row = s.scalars(
+                select(OutboxRow).filter_by(lineitem=launch["lineitem"], sub=launch["sub"]).with_for_update()
+            ).first()
             if row is None:
-                s.add(OutboxRow(learner=launch["learner"], sub=launch["sub"], issuer=launch["issuer"],
-                                lineitem=launch["lineitem"], scopes=json.dumps(launch["ags_scopes"]),
-                                score_given=given, score_maximum=maximum, wanted_at=now, state=PENDING,
-                                next_try_at=now, updated_at=now))
+                s.add(
+                    OutboxRow(
+                        learner=launch["learner"],
+                        sub=launch["sub"],
+                        issuer=launch["issuer"],
+                        lineitem=launch["lineitem"],
+                        scopes=json.dumps(launch["ags_scopes"]),
+                        score_given=given,
+                        score_maximum=maximum,
+                        wanted_at=now,
+                        state=PENDING,
+                        next_try_at=now,
+                        updated_at=now,
+                    )
+                )
                 return "queued"
             if (row.sent_given, row.sent_maximum) == (given, maximum):
                 if row.state != SENT:  # it was changed back to what the LMS holds: nothing to send
@@ -206,27 +252,49 @@ class Outbox:
     def due(self, now: dt.datetime | None = None, limit: int = 100) -> list[OutboxRow]:
         """Pending rows whose next try has come, oldest wish first."""
         with self._session() as s:
-            return list(s.scalars(select(OutboxRow).where(OutboxRow.state == PENDING,
-                                                          OutboxRow.next_try_at <= (now or utcnow()))
-                                  .order_by(OutboxRow.wanted_at, OutboxRow.id).limit(limit)))
+            return list(
+                s.scalars(
+                    select(OutboxRow)
+                    .where(OutboxRow.state == PENDING, OutboxRow.next_try_at <= (now or utcnow()))
+                    .order_by(OutboxRow.wanted_at, OutboxRow.id)
+                    .limit(limit)
+                )
+            )
 
     def _finish(self, row_id: int, given: float, maximum: float, **values) -> bool:
         # Only if the wish is still the one that was sent: a newer grade wanted meanwhile stays pending.
         with self._session() as s, s.begin():
-            done = s.execute(update(OutboxRow).where(OutboxRow.id == row_id, OutboxRow.state == PENDING,
-                                                     OutboxRow.score_given == given,
-                                                     OutboxRow.score_maximum == maximum)
-                             .values(updated_at=utcnow(), **values))
+            done = s.execute(
+                update(OutboxRow)
+                .where(
+                    OutboxRow.id == row_id,
+                    OutboxRow.state == PENDING,
+                    OutboxRow.score_given == given,
+                    OutboxRow.score_maximum == maximum,
+                )
+                .values(updated_at=utcnow(), **values)
+            )
             return done.rowcount == 1
 
     def sent(self, row_id: int, status: int, answer: str, given: float, maximum: float) -> None:
         """The LMS accepted ``given``/``maximum``."""
-        if not self._finish(row_id, given, maximum, state=SENT, sent_given=given, sent_maximum=maximum, tries=0,
-                            last_status=status, last_answer=answer[:2000]):
+        if not self._finish(
+            row_id,
+            given,
+            maximum,
+            state=SENT,
+            sent_given=given,
+            sent_maximum=maximum,
+            tries=0,
+            last_status=status,
+            last_answer=answer[:2000],
+        ):
             with self._session() as s, s.begin():  # a newer wish is pending: remember what the LMS holds
-                s.execute(update(OutboxRow).where(OutboxRow.id == row_id)
-                          .values(sent_given=given, sent_maximum=maximum, last_status=status,
-                                  last_answer=answer[:2000]))
+                s.execute(
+                    update(OutboxRow)
+                    .where(OutboxRow.id == row_id)
+                    .values(sent_given=given, sent_maximum=maximum, last_status=status, last_answer=answer[:2000])
+                )
 
     def refused(self, row_id: int, status: int, answer: str, given: float, maximum: float) -> None:
         """The LMS refused the score for good (4xx): kept, shown, tried again only when the grade changes."""

@@ -4,6 +4,7 @@ There is no alembic.ini: migrations only ever run programmatically, at the
 service's start, on the database of ``--db``. Imported outside Alembic (the
 doctest run walks every module), this file does nothing.
 """
+
 from alembic import context
 
 from grader.service.db import Base

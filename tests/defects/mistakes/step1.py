@@ -5,6 +5,7 @@ Step 2 judges ``validate_args`` on the spec's contract, which the grader puts in
 alone as far as step 2 goes. The later steps still meet the module's own table,
 hence their ``affects``.
 """
+
 from __future__ import annotations
 
 from ..catalog import d
@@ -14,11 +15,19 @@ _LIMIT_RULE = '"limit": {"type": int, "required": True, "min": 1, "max": MAX_ROW
 _LATER = (3, 4, 5, 6, 7, 8)
 
 MISTAKES: dict = {
-    "contract_region_left_out": ("step1/args_contract", d(
-        (_REGION_RULE, '"region": {"type": str, "required": True, "allowed": REGIONS[:2] + REGIONS[3:]},'),
-        affects=_LATER)),
-    "contract_limit_max_one_less": ("step1/args_contract", d(
-        (_LIMIT_RULE, '"limit": {"type": int, "required": True, "min": 1, "max": MAX_ROWS - 1},'), affects=_LATER)),
-    "contract_sku_optional": ("step1/args_contract", d(
-        ('"sku": {"type": str, "required": True},', '"sku": {"type": str, "required": False},'), affects=_LATER)),
+    "contract_region_left_out": (
+        "step1/args_contract",
+        d(
+            (_REGION_RULE, '"region": {"type": str, "required": True, "allowed": REGIONS[:2] + REGIONS[3:]},'),
+            affects=_LATER,
+        ),
+    ),
+    "contract_limit_max_one_less": (
+        "step1/args_contract",
+        d((_LIMIT_RULE, '"limit": {"type": int, "required": True, "min": 1, "max": MAX_ROWS - 1},'), affects=_LATER),
+    ),
+    "contract_sku_optional": (
+        "step1/args_contract",
+        d(('"sku": {"type": str, "required": True},', '"sku": {"type": str, "required": False},'), affects=_LATER),
+    ),
 }

@@ -7,6 +7,7 @@ Revision ID: 0002
 Revises: 0001
 Create Date: 2026-12-02
 """
+
 import sqlalchemy as sa
 from alembic import op
 

@@ -9,6 +9,7 @@ Revision ID: 0003
 Revises: 0002
 Create Date: 2026-12-02
 """
+
 import sqlalchemy as sa
 from alembic import op
 

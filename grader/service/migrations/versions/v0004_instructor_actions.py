@@ -8,6 +8,7 @@ Revision ID: 0004
 Revises: 0003
 Create Date: 2026-12-02
 """
+
 import sqlalchemy as sa
 from alembic import op
 

@@ -9,6 +9,7 @@ Revision ID: 0005
 Revises: 0004
 Create Date: 2026-12-03
 """
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -35,8 +36,9 @@ def upgrade() -> None:
         sa.Column("nrps_url", sa.String(2048)),
         sa.Column("roles", sa.Text, nullable=False),
         sa.Column("launched_at", sa.DateTime, nullable=False),
-        sa.UniqueConstraint("learner", "issuer", "deployment_id", "context_id", "resource_link_id",
-                            name="uq_lti_launch_link"),
+        sa.UniqueConstraint(
+            "learner", "issuer", "deployment_id", "context_id", "resource_link_id", name="uq_lti_launch_link"
+        ),
     )
     op.create_index("ix_lti_launches_sub", "lti_launches", ["sub"])
     op.create_table(
