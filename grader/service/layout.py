@@ -180,17 +180,6 @@ def macro(template: str, name: str):
     return getattr(environment().get_template(template).module, name)
 
 
-def page(title: str, body: str, *, refresh: int | None = None, chrome: Chrome | None = None) -> str:
-    """A whole page around ``body``, a fragment already rendered by a template (or a fixed one, in tests).
-
-    >>> "<p>x</p>" in page("t", "<p>x</p>")
-    True
-    """
-    from markupsafe import Markup
-
-    return render("base.html", title=title, chrome=chrome, refresh=refresh, body=Markup(body))
-
-
 def csp() -> str:
     """The pages' Content-Security-Policy: no script but the time script (by hash), styles and images from here.
 

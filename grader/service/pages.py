@@ -26,11 +26,10 @@ from grader.escape import terminal_text
 from grader.messages import replay_for
 from grader.render import crash_notes, shown_details
 from grader.report import STEPS, CheckResult
-from grader.service.layout import Chrome, macro, page, render, time_html
+from grader.service.layout import Chrome, macro, render, time_html
 
 __all__ = [
     "Chrome",
-    "page",
     "time_html",
     "learner_page",
     "class_page",
