@@ -19,7 +19,7 @@ from grader.batch.task import GRADER_FAILED, failed_report
 from grader.grading import grade
 from grader.locate import MODULE_NAME, SubmissionNotFound, resolve_submission
 from grader.outputs.gradescope_results import write_results
-from grader.report import Report, new_seed
+from grader.report import FailureKind, Report, new_seed
 
 SUBMISSION_DIR = Path("/autograder/submission")
 RESULTS_FILE = Path("/autograder/results/results.json")
@@ -61,12 +61,16 @@ def grade_for_gradescope(
     try:
         module = find_module(Path(submission))
     except SubmissionNotFound as exc:
-        report = failed_report(seed, str(submission), f"no tools.py found in your upload. {exc}")
+        report = failed_report(
+            seed, str(submission), f"no tools.py found in your upload. {exc}", kind=FailureKind.REFUSED
+        )
     else:
         grade_fn = grade_fn or grade
         try:
             report = grade_fn(module, seed=seed, timeout=timeout)
         except Exception as exc:  # Gradescope must get a results.json whatever happens
-            report = failed_report(seed, str(module), f"{GRADER_FAILED}{type(exc).__name__}: {exc}")
+            report = failed_report(
+                seed, str(module), f"{GRADER_FAILED}{type(exc).__name__}: {exc}", kind=FailureKind.GRADER
+            )
     write_results(report, results)
     return report

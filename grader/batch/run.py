@@ -199,7 +199,14 @@ class _Batch:
             seed = self.plan.grading(sub.learner)
             source, problem = _read_submission(sub)
             if problem:
-                report = failed_report(seed, sub.display, problem, steps=selection["steps"], only=selection["only"])
+                report = failed_report(
+                    seed,
+                    sub.display,
+                    problem,
+                    steps=selection["steps"],
+                    only=selection["only"],
+                    kind=FailureKind.REFUSED,  # not read: no module, a link out, too large...
+                )
                 self.store(
                     result_record(
                         sub.learner, sub.display, "", seed, selection, report.to_dict(), submitted_at=self.stamp

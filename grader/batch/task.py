@@ -71,13 +71,11 @@ def step_timeout(budget: float | None, n_steps: int) -> float | None:
     return max(MIN_STEP_TIMEOUT, min(STEP_TIMEOUT, budget / max(1, n_steps)))
 
 
-def failed_report(
-    seed: int, path: str, message: str, *, steps=None, only=None, kind: FailureKind | str | None = None
-) -> Report:
+def failed_report(seed: int, path: str, message: str, *, kind: FailureKind | str, steps=None, only=None) -> Report:
     """A report where every selected check failed with ``message`` (used when grading could not run).
 
-    ``kind`` says who failed (:class:`grader.report.FailureKind`); without
-    it, it is read from the message (:meth:`grader.report.Failure.from_text`).
+    ``kind`` says who failed (:class:`grader.report.FailureKind`): every
+    caller says it, none is read back from the message's words.
 
     >>> r = failed_report(1, "ana/tools.py", "the grading process died", only=["step1/names"], kind="grader")
     >>> r.failure.retry, r.error, r.score, [c.message for c in r.checks]
@@ -96,8 +94,7 @@ def failed_report(
         )
         for c in checks_for(list(steps) if steps else None, list(only) if only else None)
     ]
-    failure = Failure(kind, message) if kind is not None else Failure.from_text(message)
-    return Report(seed=seed, path=path, checks=checks, failure=failure)
+    return Report(seed=seed, path=path, checks=checks, failure=Failure(kind, message))
 
 
 def grade_task(task: GradeTask, grade_fn: GradeFn | None = None, settings: Settings | None = None) -> dict:
