@@ -6,6 +6,8 @@
   ``pythonpath`` option, so ``helpers``, ``defects``, ``hostile`` and ``e2e``
   import by their plain names.
 * Every target the Makefile declares ``.PHONY`` has a rule.
+* The suite holds at least as many distinct assertions as ``tests/assertion_floor.txt``
+  says (``tests/assertions.py`` counts them): a test is not dropped unnoticed.
 """
 
 from __future__ import annotations
@@ -85,3 +87,23 @@ def test_every_phony_makefile_target_has_a_rule():
     declared = {name for line in re.findall(r"^\.PHONY:(.*)$", text, re.M) for name in line.split()}
     defined = set(re.findall(r"^([A-Za-z0-9_.-]+)\s*:(?!=)", text, re.M)) - {".PHONY"}
     assert declared and not declared - defined, f"declared .PHONY but no rule: {sorted(declared - defined)}"
+
+
+def test_no_assertion_was_dropped():
+    import assertions
+
+    floor = int((TESTS / "assertion_floor.txt").read_text().split()[0])
+    count = assertions.distinct_assertions(assertions.test_files())
+    assert count >= floor, (
+        f"{floor - count} distinct assertions fewer than tests/assertion_floor.txt ({count} < {floor}): "
+        "a test was dropped; bring it back, or lower the floor with the reason in the commit"
+    )
+
+
+def test_the_assertion_count_sees_a_dropped_assertion_and_ignores_form():
+    import assertions
+
+    one = "def test():\n    assert f(1) == 2\n    with pytest.raises(ValueError):\n        g()\n"
+    assert assertions.distinct_assertions({"a.py": one}) == 2
+    assert assertions.distinct_assertions({"a.py": one.replace("f(1) == 2", "f( 1 )==2  # same")}) == 2
+    assert assertions.distinct_assertions({"a.py": one.replace("    assert f(1) == 2\n", "")}) == 1
