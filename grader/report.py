@@ -29,10 +29,10 @@ def new_seed(avoid: int | None = None) -> int:
     >>> 0 <= new_seed() < SEED_RANGE, new_seed(avoid=5) != 5
     (True, True)
     """
-    seed = avoid
-    while seed == avoid:
+    while True:
         seed = secrets.randbelow(SEED_RANGE)
-    return seed
+        if seed != avoid:
+            return seed
 
 
 def clean_text(text: object) -> str:
@@ -252,7 +252,7 @@ class Report:
         self.__dict__["_ready"] = True
         self.failure = self.failure if self.failure is not None else Failure.from_text(self.error)
 
-    def __setattr__(self, name: str, value) -> None:
+    def __setattr__(self, name: str, value: Any) -> None:
         # Text is cleaned as it enters; ``failure`` and ``error`` (its message) are kept together,
         # whichever is set after construction.
         if name in ("path", "error", "limits", "isolation"):

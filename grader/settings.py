@@ -25,15 +25,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
+from typing import Any, TypeVar, overload
+
+_T = TypeVar("_T")
 
 _OFF = ("0", "no", "off", "false")
 
 
-def _text(value: str, default):
+def _text(value: str, default: str) -> str:
     return value.strip() or default
 
 
-def _positive_int(value: str, default):
+def _positive_int(value: str, default: int | None) -> int | None:
     value = value.strip()
     return int(value) if value.isdigit() and int(value) > 0 else default
 
@@ -60,7 +63,18 @@ def _exactly_one(value: str, default: bool) -> bool:
     return value.strip() == "1" if value.strip() else default
 
 
-def _setting(env: str, default, help: str, parse=_text, *, audience: str = "everyone") -> object:
+@overload
+def _setting(env: str, default: str, help: str, *, audience: str = ...) -> str: ...
+
+
+@overload
+def _setting(env: str, default: _T, help: str, parse: Callable[[str, _T], _T], *, audience: str = ...) -> _T: ...
+
+
+def _setting(
+    env: str, default: Any, help: str, parse: Callable[[str, Any], Any] = _text, *, audience: str = "everyone"
+) -> Any:
+    """A dataclass field of :class:`Settings`: its default, and the variable, parser and help in its metadata."""
     return field(default=default, metadata={"env": env, "help": help, "parse": parse, "audience": audience})
 
 

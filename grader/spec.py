@@ -16,7 +16,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 REGIONS = ["north", "south", "east", "west", "central"]
 FALLBACK_REGION = "central"
@@ -32,7 +32,18 @@ SKU-3300 north N-11 2|SKU-3300 north N-12 5|SKU-3300 north N-13 1|SKU-3300 north
 SKU-3300 north N-15 4|SKU-3300 north N-16 6|SKU-3300 north N-17 3|SKU-3300 central C-03 11
 SKU-4411 south S-02 22|SKU-4411 west W-02 5|SKU-4411 central C-04 9|SKU-5000 west W-03 2
 """
-STOCK = [
+
+
+class StockRow(TypedDict):
+    """One row of the stock table."""
+
+    sku: str
+    region: str
+    bin: str
+    count: int
+
+
+STOCK: list[StockRow] = [
     {"sku": s, "region": r, "bin": b, "count": int(c)}
     for line in _ROWS.replace("\n", "|").split("|")
     if line.strip()

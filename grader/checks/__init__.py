@@ -34,7 +34,7 @@ def _with_facts(sentence: str) -> str:
     '`MAX_ATTEMPTS` | `3`'
     """
 
-    def fill(match: re.Match) -> str:
+    def fill(match: re.Match[str]) -> str:
         value = getattr(spec, match.group(1))
         return str(value) if isinstance(value, int) else json.dumps(value)
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from grader import spec
-from grader.checks.registry import Check, Observation, Probe, Verdict, register
+from grader.checks.registry import Check, Judge, Observation, Probe, ProbeFactory, Verdict, register
 from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
@@ -53,7 +53,11 @@ class Fail(Exception):
         self.message, self.call, self.expected, self.got = message, call, expected, got
 
 
-def safe_judge(fn: Callable) -> Callable:
+# A judge as a check module writes it: it returns a verdict, or anything else (None) for a pass.
+RawJudge = Callable[[list[Probe], list[Observation]], object]
+
+
+def safe_judge(fn: RawJudge) -> Judge:
     """Turn :class:`Fail` into a failed verdict, and an unreadable observation into one too."""
 
     @functools.wraps(fn)
@@ -73,7 +77,13 @@ def safe_judge(fn: Callable) -> Callable:
 
 
 def add(
-    check_id: str, points: int, title: str, hint: str, rules: Iterable[str], probes: Callable, judge: Callable
+    check_id: str,
+    points: int,
+    title: str,
+    hint: str,
+    rules: Iterable[str],
+    probes: ProbeFactory,
+    judge: RawJudge,
 ) -> Check:
     """Register one check; the step comes from the id and the judge is made safe.
 
@@ -440,7 +450,7 @@ def judge_expectations(
     return Verdict.ok()
 
 
-def expectations_judge(message: str, *, whole_probe: bool = False) -> Callable:
+def expectations_judge(message: str, *, whole_probe: bool = False) -> Judge:
     """A judge that runs :func:`judge_expectations` with ``message`` for any miss."""
     return lambda probes, observations: judge_expectations(probes, observations, message, whole_probe=whole_probe)
 

@@ -174,7 +174,7 @@ def _extra(rng: random.Random, tool: str, args: JsonDict, variant: int | None, k
 
 def _type_wrong(rng: random.Random, tool: str, args: JsonDict, variant: int | None, kind: str) -> Defect:
     # Every family's values are drawn, whichever kind is asked (the seeds' cases stay as they were).
-    families = {
+    families: dict[str, list[tuple[str, Any]]] = {
         "type_wrong": [
             ("sku", rng.randint(1000, 9999)),
             ("limit", rng.choice(WORD_NUMBERS)),
@@ -360,7 +360,7 @@ def typed_values(rng: random.Random, type_name: str) -> tuple[list[Any], list[An
     """
     n, word = rng.randint(2, 999), rng.choice(["red", "box", "rush", "north"])
     x = rng.randint(1, 99) + rng.choice([0.5, 0.25, 0.75])
-    table = {
+    table: dict[str, tuple[list[tuple[str, Any]], list[tuple[str, Any]]]] = {
         "str": (
             [("a word", word), ("empty", ""), ("non-ASCII", f"{word}-\u00e9\u4e2d"), ("spaces", f" {word} {n} ")],
             [

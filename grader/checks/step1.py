@@ -291,7 +291,7 @@ def _tool_entries(obs: JsonDict) -> JsonDict:
             expected=show(sorted(spec.TOOL_NAMES)),
             got=show(names),
         )
-    entries = obs.get("entries", {})
+    entries: JsonDict = obs.get("entries", {})
     for name in spec.TOOL_NAMES:
         if entries.get(name, {}).get("not_dict"):
             raise Fail(

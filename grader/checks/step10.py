@@ -25,6 +25,7 @@ from __future__ import annotations
 import random
 import re
 import string
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +46,7 @@ from grader.checks._common import (
     outcome,
     records_of,
 )
-from grader.checks.registry import Observation, Probe, Verdict, shared_rng
+from grader.checks.registry import Judge, Observation, Probe, Verdict, shared_rng
 from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
@@ -217,7 +218,7 @@ def _other_contract(rng: random.Random) -> tuple[Contract, JsonDict]:
     }
 
 
-def _swaps(word: str) -> set:
+def _swaps(word: str) -> set[str]:
     """Every text made of ``word`` by swapping two neighbouring, different letters.
 
     >>> sorted(_swaps("east"))
@@ -235,7 +236,7 @@ def _transposed(rng: random.Random, allowed: list[Any], at: str) -> str:
     (True, 1)
     """
     for _ in range(200):
-        target = rng.choice(allowed)
+        target: str = rng.choice(allowed)
         i = 0 if at == "first" else len(target) - 2
         if len(target) < 3 or target[i] == target[i + 1]:
             continue
@@ -488,7 +489,9 @@ def explain_probes(rng: random.Random) -> list[Probe]:
     ]
 
 
-def _explanations(probes: list[Probe], observations: list[Observation]):
+def _explanations(
+    probes: list[Probe], observations: list[Observation]
+) -> Iterator[tuple[JsonDict, JsonDict, JsonDict, JsonDict]]:
     """``(operation, record, explanation dict, case)`` for every explain call, or :class:`Fail`."""
     for probe, obs in zip(probes, observations):
         for operation, rec in judged(probe, records_of(probe, obs)):
@@ -521,7 +524,7 @@ def check_args_unchanged(fn: str, operation: JsonDict, rec: JsonDict) -> None:
         )
 
 
-def _judge_fields(keys: tuple[Any, ...], message: str, kinds: tuple[Any, ...] | None = None):
+def _judge_fields(keys: tuple[Any, ...], message: str, kinds: tuple[Any, ...] | None = None) -> Judge:
     """A judge: for every explain call (of a reason kind in ``kinds``), the fields ``keys`` equal the spec's
     (and, when a suggestion is judged, the caller's ``args`` are unchanged)."""
 
@@ -577,7 +580,7 @@ def _valid_probes(rng: random.Random) -> list[Probe]:
     return probes
 
 
-def _expect_judge(message: str):
+def _expect_judge(message: str) -> Judge:
     def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
         for probe, obs in zip(probes, observations):
             for operation, rec in judged(probe, records_of(probe, obs)):
@@ -814,7 +817,8 @@ def _retry_valid_probes(rng: random.Random) -> list[Probe]:
 
 
 def _door_calls(obs: JsonDict) -> list[Any]:
-    seen = obs.get("double_seen") if isinstance(obs.get("double_seen"), dict) else {}
+    seen = obs.get("double_seen")
+    seen = seen if isinstance(seen, dict) else {}
     calls = seen.get("call_tool")
     return calls if isinstance(calls, list) else []
 
@@ -883,7 +887,8 @@ def _check_result(case: JsonDict, calls: list[Any], value: Any, label: str) -> N
 def _called_with(entry: JsonDict, names: tuple[Any, ...]) -> list[Any]:
     """The positional arguments of a watched call, keyword ones put back in ``names``' order."""
     given = list(entry.get("args") or [])
-    keywords = entry.get("kwargs") if isinstance(entry.get("kwargs"), dict) else {}
+    keywords = entry.get("kwargs")
+    keywords = keywords if isinstance(keywords, dict) else {}
     return given + [keywords[name] for name in names[len(given) :] if name in keywords]
 
 
@@ -897,7 +902,8 @@ def _own_explain_case(case: JsonDict, probe: Probe, obs: JsonDict) -> JsonDict:
     """
     if not on_real_route(probe):
         return case
-    seen = obs.get("double_seen") if isinstance(obs.get("double_seen"), dict) else {}
+    seen = obs.get("double_seen")
+    seen = seen if isinstance(seen, dict) else {}
     for entry in seen.get("explain") or []:
         if not isinstance(entry, dict) or not strict_equal(
             _called_with(entry, ("name", "args")), [case["tool"], case["args"]]

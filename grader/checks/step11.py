@@ -46,7 +46,7 @@ from grader.checks._common import (
     records_of,
     value_of,
 )
-from grader.checks.registry import Observation, Probe, Verdict
+from grader.checks.registry import Judge, Observation, Probe, Verdict
 from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
@@ -259,7 +259,7 @@ def _resolve_calls(probe: Probe, obs: JsonDict) -> list[Any]:
     return out
 
 
-def _kind_judge(message: str, *, exact_dict: bool = True):
+def _kind_judge(message: str, *, exact_dict: bool = True) -> Judge:
     """A judge: each call returns the expected kind (and, for resolved/not_found, the exact dict)."""
 
     def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
@@ -377,7 +377,8 @@ def _candidates(value: Any, label: str) -> list[Any]:
             expected="an ambiguous result",
             got=show(value),
         )
-    return value["candidates"]
+    candidates: list[Any] = value["candidates"]
+    return candidates
 
 
 def _skus_of(candidates: list[Any], label: str) -> list[Any]:
@@ -614,11 +615,16 @@ def _own_resolve(probe: Probe, obs: JsonDict, query: Any) -> JsonDict | None:
     ``raised``), else ``None`` (the spec's resolve_sku in that name, or no such call)."""
     if not on_real_route(probe):
         return None
-    seen = obs.get("double_seen") if isinstance(obs.get("double_seen"), dict) else {}
+    seen = obs.get("double_seen")
+    seen = seen if isinstance(seen, dict) else {}
     for entry in seen.get(RESOLVE) or []:
         given = list(entry.get("args") or []) if isinstance(entry, dict) else []
-        keywords = entry.get("kwargs") if isinstance(entry, dict) and isinstance(entry.get("kwargs"), dict) else {}
-        if strict_equal(given or ([keywords["query"]] if "query" in keywords else []), [query]):
+        keywords = entry.get("kwargs") if isinstance(entry, dict) else None
+        keywords = keywords if isinstance(keywords, dict) else {}
+        # An entry that is no dict has no arguments and never matched: the isinstance only narrows its type.
+        if isinstance(entry, dict) and strict_equal(
+            given or ([keywords["query"]] if "query" in keywords else []), [query]
+        ):
             return entry
     return None
 
@@ -635,7 +641,8 @@ def _as_spec_says(entry: JsonDict, want: JsonDict) -> bool:
     if "raised" in entry or not isinstance(value, dict) or value.get("kind") != want["kind"]:
         return False
     if want["kind"] == spec.RESOLVED:
-        return value.get("sku") == want["sku"]
+        same_sku: bool = value.get("sku") == want["sku"]
+        return same_sku
     if want["kind"] == spec.AMBIGUOUS:
         found = value.get("candidates")
         return (
@@ -690,7 +697,7 @@ def _first_resolve_fail(probe: Probe, obs: JsonDict, calls: list[Any]) -> Fail |
     )
 
 
-def resolve_named(judge):
+def resolve_named(judge: Judge) -> Judge:
     """``judge`` of handle_named, whose failure names resolve_sku when resolve_sku's answer was the wrong one."""
 
     def judged_with_resolve(probes: list[Probe], observations: list[Observation]) -> Verdict:

@@ -20,11 +20,11 @@ from grader.checks._common import (
     outcome,
     records_of,
 )
-from grader.checks.registry import Observation, Probe, Verdict
+from grader.checks.registry import Observation, Probe, ProbeFactory, Verdict
 from grader.engine.wire import JsonDict
 
 
-def _on_spec_contract(ops: list[Any], **options: object) -> Probe:
+def _on_spec_contract(ops: list[Any], **options: Any) -> Probe:
     """A ``calls`` probe that first puts the spec's argument contract in ``TOOLS[tool]['args']`` of both tools.
 
     Step 2 is judged on ``validate_args`` alone: data the grader controls, not the
@@ -59,7 +59,7 @@ def _with_note(operation: JsonDict, args: JsonDict) -> JsonDict:
     return operation
 
 
-def _reason_probes(kind: str | tuple[Any, ...], n: int):
+def _reason_probes(kind: str | tuple[Any, ...], n: int) -> ProbeFactory:
     """Probes: calls of validate_args with one defect each, every class of every kind on every run.
 
     ``kind`` is one kind or a tuple of kinds; each kind is sent with variants

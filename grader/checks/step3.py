@@ -35,7 +35,7 @@ from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
 
-def door_probe(ops: list[Any], **kwargs: object) -> Probe:
+def door_probe(ops: list[Any], **kwargs: Any) -> Probe:
     """A probe of ``call_tool`` alone: the grader's doubles of the other steps' functions go first.
 
     >>> [operation.get("name") for operation in door_probe([]).params["operations"]]

@@ -10,6 +10,7 @@ failure dict is step 3's.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from grader import spec
@@ -26,7 +27,7 @@ from grader.checks._common import (
     own_route,
     records_of,
 )
-from grader.checks.registry import Observation, Probe, Verdict
+from grader.checks.registry import Observation, Probe, ProbeFactory, Verdict
 from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
@@ -45,7 +46,7 @@ def _nonzero(rng: random.Random, result: JsonDict) -> JsonDict:
     return result
 
 
-def _steady(rng: random.Random, kind: str, value: object) -> object:
+def _steady(rng: random.Random, kind: str, value: Any) -> Any:
     """A bad result off the other reasons' boundaries: no count of 0, and (but for too_big) fewer than
     ``MAX_ROWS`` rows, its bad rows kept. A mistake at a boundary then fails its own check on every run,
     not this one on the runs that happen to draw the boundary.
@@ -131,13 +132,13 @@ def _bad_rows(rng: random.Random, good: JsonDict) -> list[Any]:
     ]
     values = [{**good, "rows": [None]}]  # the row alone: a missing "is it a dict?" guard raises here
     for bad in broken:
-        rows = [dict(r) for r in good["rows"][: spec.MAX_ROWS - 1]]
+        rows: list[Any] = [dict(r) for r in good["rows"][: spec.MAX_ROWS - 1]]
         rows.insert(rng.randint(0, len(rows)), bad)
         values.append({**good, "rows": rows})
     return values
 
 
-def _bad_probes(make: callable, reason: str):
+def _bad_probes(make: Callable[[random.Random, JsonDict], list[Any]], reason: str) -> ProbeFactory:
     """One op per class of bad value ``make(rng, good)`` gives, each with a new valid result as its base."""
 
     def probes(rng: random.Random) -> list[Probe]:
@@ -150,7 +151,7 @@ def _bad_probes(make: callable, reason: str):
     return probes
 
 
-def _draw_probes(kind: str, n: int):
+def _draw_probes(kind: str, n: int) -> ProbeFactory:
     """``n`` results of ``cases.bad_result`` kind ``kind`` (variants 0..n-1)."""
 
     def probes(rng: random.Random) -> list[Probe]:
@@ -169,7 +170,7 @@ def _draw_probes(kind: str, n: int):
 
 
 def _bad_check(
-    check_id: str, probes: callable, points: int, title: str, hint: str, rules: list[Any], message: str
+    check_id: str, probes: ProbeFactory, points: int, title: str, hint: str, rules: list[Any], message: str
 ) -> None:
     add(check_id, points, title, hint, rules, probes, expectations_judge(message))
 

@@ -107,7 +107,7 @@ add(
 _CACHE_ROUTE = ("validate_args", "validate_result")
 
 
-def cache_probe(ops: list[Any], **kwargs: object) -> Probe:
+def cache_probe(ops: list[Any], **kwargs: Any) -> Probe:
     """A probe of the cache inside ``call_tool``, with the grader's ``validate_args`` and ``validate_result``.
 
     >>> [operation.get("name") for operation in cache_probe([]).params["operations"]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from grader import spec
@@ -22,7 +23,7 @@ from grader.checks._common import (
     records_of,
     value_of,
 )
-from grader.checks.registry import Observation, Probe, Verdict, shared_rng
+from grader.checks.registry import Observation, Probe, ProbeFactory, Verdict, shared_rng
 from grader.engine.encode import decode, encode, show, strict_equal
 from grader.engine.wire import JsonDict
 
@@ -35,8 +36,12 @@ RESULT_KEYS = ("ok", "answer", "rows", "errors", "calls")
 
 def reducer_probes(rng: random.Random, fields: tuple[Any, ...]) -> list[Probe]:
     """A two-node graph over ``State`` adding to each field of ``fields``."""
-    word = lambda: f"{rng.choice(['args', 'result', 'raised'])}:{rng.choice(['x', 'y', 'z'])}{rng.randint(0, 99)}"
-    initial, first, second = {}, {}, {}
+    word: Callable[[], str] = lambda: (
+        f"{rng.choice(['args', 'result', 'raised'])}:{rng.choice(['x', 'y', 'z'])}{rng.randint(0, 99)}"
+    )
+    initial: JsonDict = {}
+    first: JsonDict = {}
+    second: JsonDict = {}
     for field in fields:
         if field == "attempts":
             initial[field], first[field], second[field] = rng.randint(0, 2), rng.randint(1, 3), rng.randint(1, 3)
@@ -139,7 +144,9 @@ add(
 
 def result_of(rec: JsonDict, operation: JsonDict, keys: tuple[Any, ...], fn: str) -> JsonDict:
     """The (encoded) result dict of run_naive/handle, with its keys checked."""
-    value = value_of(rec, operation, f"{fn} must not raise: a failure is a path of the graph, not an exception.")
+    value: JsonDict = value_of(
+        rec, operation, f"{fn} must not raise: a failure is a path of the graph, not an exception."
+    )
     for key in keys:
         get_field(value, key, operation["label"], f"The dict returned by {fn}")
     return value
@@ -241,7 +248,8 @@ def door_failure(call: JsonDict) -> str | None:
     """The error a door call returned when it failed, else None."""
     returned = call.get("returned")
     if isinstance(returned, dict) and returned.get("ok") is False and type(returned.get("error")) is str:
-        return returned["error"]
+        error: str = returned["error"]
+        return error
     return None
 
 
@@ -416,7 +424,7 @@ def _raised_run(rng: random.Random, tool: str | None) -> Probe:
     )
 
 
-def naive_probes(*names: str):
+def naive_probes(*names: str) -> ProbeFactory:
     """A check's probe factory: the shared runs ``names``, in that order."""
     return lambda rng: [naive_runs(rng)[name] for name in names]
 
@@ -454,7 +462,8 @@ def called_tool(operation: JsonDict, obs: JsonDict) -> str:
     calls = door_calls(obs)
     args = calls[0].get("args") if calls else None
     if isinstance(args, list) and len(args) == 2 and args[0] in spec.TOOL_NAMES:
-        return args[0]
+        tool: str = args[0]
+        return tool
     return _used(operation["args"][0].get("tool"))
 
 

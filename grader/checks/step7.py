@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from grader import spec
 from grader.checks import cases
@@ -40,7 +40,7 @@ from grader.checks._common import (
     outcome,
     records_of,
 )
-from grader.checks.registry import Observation, Probe, Verdict, shared_rng
+from grader.checks.registry import Judge, Observation, Probe, ProbeFactory, Verdict, shared_rng
 from grader.checks.step6 import (
     check_answer_mentions,
     door_calls,
@@ -114,7 +114,7 @@ HANDLE_REASON_CLASSES = ("args", "result", "malformed")
 
 
 def _can_repair_probes(rng: random.Random) -> list[Probe]:
-    reasons = [(r, True) for r in spec.REPAIRABLE]
+    reasons: list[tuple[str, bool | None]] = [(r, True) for r in spec.REPAIRABLE]
     reasons += [
         (EMPTY_REASON, False),
         (spec.RAISED_PREFIX + rng.choice(cases.EXCEPTION_TYPES), False),
@@ -303,7 +303,8 @@ class HandleRun:
 
     @property
     def order(self) -> JsonDict:
-        return decode(self.operation["args"][0])
+        order: JsonDict = decode(self.operation["args"][0])
+        return order
 
     @property
     def shown(self) -> JsonDict:
@@ -312,7 +313,7 @@ class HandleRun:
             self.operation, label=self.operation["label"] + door_lines({"double_seen": {"call_tool": self.door}})
         )
 
-    def fail(self, message: str, expected: str, got: str) -> None:
+    def fail(self, message: str, expected: str, got: str) -> NoReturn:
         raise Fail(message, call=self.shown["label"], expected=expected, got=got)
 
     def door_success(self) -> JsonDict | None:
@@ -345,7 +346,7 @@ def handle_runs_of(probe: Probe, obs: JsonDict) -> list[HandleRun]:
 Aspect = Callable[[HandleRun], None]
 
 
-def judge_runs(wants: list[Any]) -> Callable:
+def judge_runs(wants: list[Any]) -> Judge:
     """A judge: ``wants[i][j]`` lists the aspects the j-th handle run of probe i must show (None: not judged)."""
 
     def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
@@ -358,7 +359,7 @@ def judge_runs(wants: list[Any]) -> Callable:
     return judge
 
 
-def on_runs(**wants: list[Any]) -> tuple[Callable, Callable]:
+def on_runs(**wants: list[Any]) -> tuple[ProbeFactory, Judge]:
     """``(probes, judge)`` of a check that judges the shared runs named by the keywords.
 
     >>> probes, judge = on_runs(spec_empty=[[shape]])
@@ -502,7 +503,7 @@ def fixed_after(reason: str, if_reached: bool = False) -> Aspect:
     return aspect
 
 
-def _fix_of_another_reason(earlier: list[Any], reason: str, before: JsonDict, after: JsonDict) -> str | None:
+def _fix_of_another_reason(earlier: list[str], reason: str, before: JsonDict, after: JsonDict) -> str | None:
     """An earlier reason whose fix, applied to ``before``, gives ``after`` (a repair that read the wrong reason)."""
     for other in dict.fromkeys(earlier):
         if other == reason or other not in _FIXES:

@@ -99,7 +99,7 @@ def _files(
     ``step8/default_folder`` alone judges where ``write_report()`` writes; the
     checks of what the files say judge them wherever they were written.
     """
-    files = rec.get("files", {})
+    files: JsonDict = rec.get("files", {})
     elsewhere = rec.get("cwd_files")
     if anywhere and not (files.get("json_exists") or files.get("md_exists")) and isinstance(elsewhere, dict):
         files = elsewhere
@@ -213,9 +213,8 @@ def _report_probe(
     extra: JsonDict = {REAL_EXTRA_KEY: real_extra} if real_extra else {}
     if real_spies:
         extra[REAL_SPIES_KEY] = real_spies
-    return call_probe(
-        ops, spies=TOOL_SPIES_ORIGINAL, fresh=True, expect_report=name, **{WATCH_KEY: [DOOR, RESULTS, HANDLE]}, **extra
-    )
+    watch: JsonDict = {WATCH_KEY: [DOOR, RESULTS, HANDLE]}
+    return call_probe(ops, spies=TOOL_SPIES_ORIGINAL, fresh=True, expect_report=name, **watch, **extra)
 
 
 DOOR_NOTES = {
@@ -349,7 +348,8 @@ def _outcome(entry: JsonDict) -> str:
 
 
 def _call_line(name: str, entry: JsonDict, note: str = "") -> str:
-    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    args = entry.get("args")
+    args = args if isinstance(args, list) else []
     return f"{name}({', '.join(show(a, 160) for a in args)}) -> {_outcome(entry)}{note}"
 
 
@@ -380,7 +380,7 @@ def _door_calls(probe: Probe, obs: JsonDict) -> list[JsonDict]:
             value_wrong = wrong and _names_all_args(key) and key[0] in spec.TOOL_NAMES
         else:
             wrong = isinstance(error, str) and error.startswith(spec.ARGS_PREFIX)
-            reason = error[len(spec.ARGS_PREFIX) :] if wrong else ""
+            reason = error[len(spec.ARGS_PREFIX) :] if wrong and isinstance(error, str) else ""
             value_wrong = ":" in reason and reason.split(":", 1)[0] in VALUE_REASONS and _names_all_args(key)
         if type(entry.get("runs")) is int:  # the module's own call_tool, watched: the runs it made
             runs = entry["runs"]

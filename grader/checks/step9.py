@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grader import spec
 from grader.checks import cases
@@ -36,9 +36,12 @@ from grader.checks._common import (
     records_of,
     value_of,
 )
-from grader.checks.registry import Observation, Probe, Verdict
+from grader.checks.registry import Judge, Observation, Probe, Verdict
 from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict
+
+if TYPE_CHECKING:
+    from types import EllipsisType
 
 NO_RUNS = {"stock_lookup": 0, "legacy_stock": 0}
 _SPACES = [" ", "  ", "   "]  # the pad every strip removes
@@ -109,7 +112,7 @@ def on_spec_contract(ops: list[Any], **options: Any) -> Probe:
     return call_probe(setup + ops, reset=True, **options)
 
 
-def coerce_op(tool: str, raw: JsonDict, contract: JsonDict | None = ..., note: str = "") -> JsonDict:
+def coerce_op(tool: str, raw: JsonDict, contract: JsonDict | EllipsisType | None = ..., note: str = "") -> JsonDict:
     """A ``coerce`` call with the spec's answer (``contract``: the tool's args rules; default: the spec's).
 
     >>> coerce_op("stock_lookup", {"limit": " 2"})["expect_args"]
@@ -323,7 +326,7 @@ def split_return(value: Any, label: str) -> tuple[Any, ...]:
     return pair[0], pair[1]
 
 
-def rule_names(rule: Any) -> set | None:
+def rule_names(rule: Any) -> set[str] | None:
     """The rule names a ledger entry's ``rule`` gives (``'strip+lower'`` or a list), or ``None`` if unreadable.
 
     >>> sorted(rule_names("strip+lower")), rule_names(["int_from_str"]), rule_names(3)
@@ -356,7 +359,7 @@ def _judge_args(probes: list[Probe], observations: list[Observation], message: s
     return Verdict.ok()
 
 
-def args_judge(message: str):
+def args_judge(message: str) -> Judge:
     """A judge of the coerced arguments alone (exact values and types)."""
     return lambda probes, observations: _judge_args(probes, observations, message)
 
@@ -759,7 +762,7 @@ def _judge_door(probe: Probe, obs: JsonDict, refused: bool, own: Any = None) -> 
             check_calls_unchanged(start.get("calls"), rec.get("calls"), label)
 
 
-def door_judge(refused: bool):
+def door_judge(refused: bool) -> Judge:
     """A judge of ``call_coerced`` probes (one call each) against the call_tool double's record; the last probe
     holds the module's own coerce of the same raw arguments (:func:`own_coerce_probe`)."""
 
