@@ -148,7 +148,8 @@ def grade_corpus(
     """
     from grader.batch.pool import run_pool
     from grader.batch.run import GRACE
-    from grader.batch.task import SUBMISSION_TIMEOUT, GradeTask, grade_task, step_timeout
+    from grader.batch.task import GradeTask, grade_task, step_timeout
+    from grader.limits import SUBMISSION_TIMEOUT
     from grader.report import STEPS
 
     tasks = [
