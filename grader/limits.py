@@ -139,6 +139,34 @@ COURSE_WAIT = _limit(
     "lab: the Check panel asking the service for the course's deadlines",
     "the learner is waiting for Check: without an answer the panel shows no deadline",
 )
+TOKEN_TTL = _limit(
+    "TOKEN_TTL",
+    45.0,
+    "s",
+    "service: a hub's answer about a token, kept",
+    "the hub is asked once per token and window, not on every request; a revoked token works at most this long",
+)
+NONCE_KEEP = _limit(
+    "NONCE_KEEP",
+    3600.0,
+    "s",
+    "service (LTI): a used launch nonce, remembered",
+    "longer than any id_token lives, so a replayed launch is refused",
+)
+LMS_CONNECT_TIMEOUT = _limit(
+    "LMS_CONNECT_TIMEOUT",
+    3.05,
+    "s",
+    "service (LTI): connecting to the LMS for grade passback or the roster",
+    "a stopped LMS delays passback (it is tried again) and never slows grading",
+)
+LMS_READ_TIMEOUT = _limit(
+    "LMS_READ_TIMEOUT",
+    10.0,
+    "s",
+    "service (LTI): the LMS's answer once connected",
+    "an LMS answers a score or a roster page in well under a second; a hung one is tried again later",
+)
 
 # ------------------------------------------------------------------------------- bytes
 SOURCE_BYTES = _limit(
@@ -197,6 +225,20 @@ ZIP_TOTAL_BYTES = _limit(
     "batch: all the files extracted from one LMS zip",
     "an LMS download of a class is a few megabytes; a zip bomb stops here",
 )
+FILE_NAME_BYTES = _limit(
+    "FILE_NAME_BYTES",
+    255,
+    "bytes",
+    "batch: one part of a path in a class folder or zip",
+    "the longest file name most file systems accept: a longer one is reported, never written",
+)
+LEARNER_ID_BYTES = _limit(
+    "LEARNER_ID_BYTES",
+    150,
+    "bytes",
+    "batch, service: a learner's id as a file name (UTF-8)",
+    "with a suffix and `.json` it stays well under the usual 255-byte file-name limit",
+)
 
 # ------------------------------------------------------------------------------ counts
 RATE_LIMIT = _limit(
@@ -229,6 +271,48 @@ ZIP_MEMBERS = _limit(
     "count",
     "batch: files in one LMS zip",
     "an LMS download of a class is a few files per learner; a zip of millions of empty files is refused",
+)
+LEARNER_NAME_CHARS = _limit(
+    "LEARNER_NAME_CHARS",
+    255,
+    "count",
+    "service: characters of a learner's name in an instructor action",
+    "the database's learner column holds no more",
+)
+REASON_CHARS = _limit(
+    "REASON_CHARS",
+    1000,
+    "count",
+    "service: characters of an instructor's reason or answer",
+    "a paragraph; the learner reads it on their page",
+)
+APPEAL_CHARS = _limit(
+    "APPEAL_CHARS",
+    2000,
+    "count",
+    "service: characters of a learner's regrade request",
+    "room to say what was graded wrongly; a person reads it",
+)
+EXTRA_ATTEMPTS = _limit(
+    "EXTRA_ATTEMPTS",
+    100,
+    "count",
+    "service: extra attempts in one grant",
+    "far above any course's attempt limit; a typo of a few zeros is refused",
+)
+SIMILARITY_CHARS = _limit(
+    "SIMILARITY_CHARS",
+    64 * 1024,
+    "count",
+    "batch, service: characters of each module the similarity report compares",
+    "a tools.py is about 10 kB; a padded 231 KiB one must not cost minutes",
+)
+ERROR_LINE_CHARS = _limit(
+    "ERROR_LINE_CHARS",
+    400,
+    "count",
+    "batch: characters of an ungradable file's first error line in the summary",
+    "an import time-out's sentence is about 190 characters: it is shown whole",
 )
 
 

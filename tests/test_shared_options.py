@@ -133,18 +133,6 @@ NOT_HERE = {
     ("grader/spec.py", "MAX_ATTEMPTS"): "a fact of LAB_SPEC (the learner's contract), not a bound of the grader",
     ("grader/outputs/similarity.py", "WINDOW"): "the winnowing window: a parameter of the algorithm",
     ("grader/service/queue.py", "IDLE_WAIT"): "a polling period of the dispatcher, not a bound",
-    ("grader/service/api/actions.py", "MAX_BODY"): "to move: the file is being split by another change",
-    ("grader/service/lti/hub_auth.py", "NONCE_KEEP"): "to move: the file is being changed by another change",
-    ("grader/batch/discovery.py", "NAME_MAX_BYTES"): "to move: a file system's bound, not yet in grader.limits",
-    ("grader/outputs/learner_ids.py", "ID_MAX_BYTES"): "to move: a file name's bound, not yet in grader.limits",
-    ("grader/outputs/similarity.py", "MAX_CHARS"): "to move: not yet in grader.limits",
-    ("grader/outputs/summary.py", "ERROR_LIMIT"): "to move: not yet in grader.limits",
-    ("grader/service/actions.py", "MAX_REASON"): "to move: texts' caps, not yet in grader.limits",
-    ("grader/service/actions.py", "MAX_APPEAL"): "to move: texts' caps, not yet in grader.limits",
-    ("grader/service/actions.py", "MAX_NAME"): "to move: texts' caps, not yet in grader.limits",
-    ("grader/service/actions.py", "MAX_EXTRA"): "to move: not yet in grader.limits",
-    ("grader/service/hubauth.py", "TOKEN_TTL"): "to move: not yet in grader.limits",
-    ("grader/service/lti/ags.py", "TIMEOUT"): "to move: not yet in grader.limits",
 }
 
 

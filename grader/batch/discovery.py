@@ -34,7 +34,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from grader.limits import ZIP_MEMBER_BYTES, ZIP_MEMBERS, ZIP_TOTAL_BYTES
+from grader.limits import FILE_NAME_BYTES, ZIP_MEMBER_BYTES, ZIP_MEMBERS, ZIP_TOTAL_BYTES
 from grader.locate import SubmissionNotFound, module_in, resolve_submission
 from grader.outputs.learner_ids import sanitize_learner_id, unique_ids  # noqa: F401 (re-exported: the batch's face)
 
@@ -44,7 +44,7 @@ ZIP_MAX_MEMBERS, ZIP_MAX_MEMBER_BYTES, ZIP_MAX_TOTAL_BYTES = ZIP_MEMBERS, ZIP_ME
 _SKIPPED_NAMES = {"__MACOSX", "__pycache__", ".ipynb_checkpoints"}
 # Loose files a file manager or an LMS leaves beside the uploads: not learners.
 _NOT_UPLOADS = {"thumbs.db", "desktop.ini"}
-NAME_MAX_BYTES = 255  # longest file name most file systems accept
+NAME_MAX_BYTES = FILE_NAME_BYTES  # longest file name most file systems accept (grader.limits)
 
 
 class UnsafeArchive(ValueError):

@@ -21,7 +21,9 @@ import hashlib
 import re
 import unicodedata
 
-ID_MAX_BYTES = 150  # UTF-8 bytes: with a suffix and ".json" well under the usual 255-byte file-name limit
+from grader.limits import LEARNER_ID_BYTES
+
+ID_MAX_BYTES = LEARNER_ID_BYTES  # UTF-8 bytes (grader.limits says why)
 
 
 def sanitize_learner_id(raw: str) -> str:

@@ -30,12 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.escape import csv_cell, html_text
+from grader.limits import SIMILARITY_CHARS
 from grader.outputs.starter import starter_text
 
 K = 25  # noise threshold: shared runs shorter than 25 normalised characters are ignored
 WINDOW = 1  # winnowing window: every k-gram kept (a tools.py is small; this is exact and fast enough)
 THRESHOLD = 0.6  # the independent modules of tests/alt_styles/ share at most ~0.4 (docs/instructor.md, "Similarity")
-MAX_CHARS = 64 * 1024  # compared per file: a tools.py is ~10 kB; a padded 231 KiB one must not cost minutes
+MAX_CHARS = SIMILARITY_CHARS  # compared per file (grader.limits says why)
 # The starter as a wheel installs it (pyproject.toml maps agtool/ onto this package), and in a checkout.
 SPEC_FILE = Path(__file__).resolve().parents[1] / "spec.py"
 

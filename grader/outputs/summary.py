@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from grader.escape import md_cell, md_code, md_code_cell, md_text
+from grader.limits import ERROR_LINE_CHARS
 from grader.outputs.gradebook import Records, check_stats, counted_records, gradebook_frame, step_frame, wrong_answers
 from grader.outputs.record import LearnerRecord, as_records
 from grader.outputs.starter import not_started_step
@@ -195,8 +196,8 @@ def _skipped(archive_skipped) -> list[str]:
     ]
 
 
-# An ungradable file's first line, whole: an import time-out's sentence is about 190 characters.
-ERROR_LIMIT = 400
+# An ungradable file's first line, whole (grader.limits says why).
+ERROR_LIMIT = ERROR_LINE_CHARS
 
 
 def short(text: str, limit: int = 120) -> str:

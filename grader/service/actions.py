@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from grader.course.policy import iso_utc, parse_time
+from grader.limits import APPEAL_CHARS, EXTRA_ATTEMPTS, LEARNER_NAME_CHARS, REASON_CHARS
 from grader.outputs.record import LearnerRecord
 from grader.service.actions_db import (
     ANSWER,
@@ -51,10 +52,8 @@ from grader.service.actions_db import (
 from grader.service.db import iso, utcnow
 from grader.service.options import APPEAL_LIMIT, APPEAL_WINDOW, MAX_LEARNER_BYTES
 
-MAX_REASON = 1000  # characters of an instructor's reason or answer
-MAX_APPEAL = 2000  # characters of a learner's regrade request
-MAX_NAME = 255  # the database's learner column
-MAX_EXTRA = 100  # extra attempts in one grant
+# Caps on the texts and numbers of an action (grader.limits says why).
+MAX_REASON, MAX_APPEAL, MAX_NAME, MAX_EXTRA = REASON_CHARS, APPEAL_CHARS, LEARNER_NAME_CHARS, EXTRA_ATTEMPTS
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 

@@ -23,7 +23,9 @@ import threading
 import time
 from dataclasses import dataclass
 
-TIMEOUT = (3.05, 10.0)  # seconds: connect, read
+from grader.limits import LMS_CONNECT_TIMEOUT, LMS_READ_TIMEOUT
+
+TIMEOUT = (LMS_CONNECT_TIMEOUT, LMS_READ_TIMEOUT)  # seconds: connect, read (grader.limits says why)
 NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 
 

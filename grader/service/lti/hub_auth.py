@@ -35,10 +35,10 @@ import functools
 import threading
 import time
 
+from grader.limits import NONCE_KEEP
 from grader.service.lti.config import INSTRUCTOR_ROLES, load_config
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
-NONCE_KEEP = 3600.0  # seconds a used nonce is remembered (longer than any id_token lives)
 
 
 def is_instructor(roles, instructor_roles) -> bool:
