@@ -42,8 +42,12 @@ import builtins
 import os
 import sys
 import types
+from typing import TYPE_CHECKING, Any
 
 from grader.engine import instrument
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _getframe = sys._getframe
 _realpath = os.path.realpath
@@ -84,7 +88,7 @@ _WHY = {
     ),
 }
 
-_installed = []  # the scratch folder, once installed (one hook per process)
+_installed: list[str] = []  # the scratch folder, once installed (one hook per process)
 
 
 def install(scratch: str, builders: tuple[types.CodeType, ...] = ()) -> None:
@@ -109,7 +113,7 @@ def install(scratch: str, builders: tuple[types.CodeType, ...] = ()) -> None:
         _make_hook(
             allowed_compile,
             allowed_new,
-            _external._compile_bytecode.__code__,
+            _external._compile_bytecode.__code__,  # type: ignore[attr-defined]  # private: typeshed lists it not
             get_codes,
             loaders,
             trusted,
@@ -134,29 +138,37 @@ _EVENTS = frozenset({"compile", "code.__new__", "marshal.loads", "marshal.load",
 _OWN_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 
 
-def _make_hook(allowed_compile, allowed_new, compile_bytecode, get_codes, loaders, trusted, scratch):
+def _make_hook(
+    allowed_compile: frozenset[types.CodeType],
+    allowed_new: frozenset[types.CodeType],
+    compile_bytecode: types.CodeType,
+    get_codes: frozenset[types.CodeType],
+    loaders: tuple[type, ...],
+    trusted: tuple[str, ...],
+    scratch: str,
+) -> Callable[[str, tuple[Any, ...]], None]:
     """The audit hook; what it decides with is held in its defaults (immutable), which it refuses to have changed."""
 
     def hook(
-        event,
-        args,
-        _events=_EVENTS,
-        _allowed_compile=allowed_compile,
-        _allowed_new=allowed_new,
-        _compile_bytecode=compile_bytecode,
-        _get_codes=get_codes,
-        _loaders=loaders,
-        _trusted=trusted,
-        _scratch=scratch,
-        _why=tuple(_WHY.items()),
-        _getframe=_getframe,
-        _refused=CodeRefused,
-        _own=_OWN_ATTRIBUTES,
-        _type=type,
-        _str=str,
-        _realpath=_realpath,
-        _dict=dict,
-    ):
+        event: str,
+        args: tuple[Any, ...],
+        _events: frozenset[str] = _EVENTS,
+        _allowed_compile: frozenset[types.CodeType] = allowed_compile,
+        _allowed_new: frozenset[types.CodeType] = allowed_new,
+        _compile_bytecode: types.CodeType = compile_bytecode,
+        _get_codes: frozenset[types.CodeType] = get_codes,
+        _loaders: tuple[type, ...] = loaders,
+        _trusted: tuple[str, ...] = trusted,
+        _scratch: str = scratch,
+        _why: tuple[tuple[str, str], ...] = tuple(_WHY.items()),
+        _getframe: Callable[[int], types.FrameType] = _getframe,
+        _refused: type[CodeRefused] = CodeRefused,
+        _own: frozenset[str] = _OWN_ATTRIBUTES,
+        _type: Callable[[object], type] = type,
+        _str: type[str] = str,
+        _realpath: Callable[[str], str] = _realpath,
+        _dict: type[dict[str, str]] = dict,
+    ) -> None:
         if event not in _events:
             return
         if event == "object.__setattr__":
@@ -180,7 +192,15 @@ def _make_hook(allowed_compile, allowed_new, compile_bytecode, get_codes, loader
 
 
 def _import_system_reads(
-    caller, compile_bytecode, get_codes, loaders, trusted, scratch, _type, _str, _realpath
+    caller: types.FrameType,
+    compile_bytecode: types.CodeType,
+    get_codes: frozenset[types.CodeType],
+    loaders: tuple[type, ...],
+    trusted: tuple[str, ...],
+    scratch: str,
+    _type: Callable[[object], type],
+    _str: type[str],
+    _realpath: Callable[[str], str],
 ) -> bool:
     """The frame that called ``marshal.loads`` is the import system reading a compiled module from a trusted folder."""
     if caller.f_code is not compile_bytecode:
@@ -191,7 +211,7 @@ def _import_system_reads(
     loader = reader.f_locals.get("self")
     if _type(loader) not in loaders:  # a subclass could read its bytes from anywhere
         return False
-    path = caller.f_locals.get("bytecode_path")
+    path: Any = caller.f_locals.get("bytecode_path")  # the loader's local: exactly a str, checked below
     if _type(path) is not _str:
         return False
     real = _realpath(path)

@@ -46,9 +46,12 @@ import os
 import signal
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grader.settings import Settings, current, env_name
+
+if TYPE_CHECKING:
+    from grader.engine.protocol import Limits
 
 CGROUPS_ENV = env_name("cgroups")  # "0": never use cgroups; "memory,pids": only those controllers
 SERVER_GROUP_ENV = env_name("server_cgroup")  # how the engine client tells the fork server its group
@@ -279,12 +282,12 @@ class ServerGroup:
         v2 (no process may sit beside subgroups) each step has its own.
         """
         folder = self.dirs.get("cpu") if self.version == 1 else None
-        self.shared_cpu = bool(folder) and _write(os.path.join(folder, "cgroup.procs"), "0")
+        self.shared_cpu = bool(folder and _write(os.path.join(folder, "cgroup.procs"), "0"))
         return self.shared_cpu
 
     shared_cpu = False
 
-    def step(self, name: str, limits) -> StepGroup | None:
+    def step(self, name: str, limits: Limits) -> StepGroup | None:
         """A step group with ``limits`` (a ``Limits``): one an ended step left, else a new one named ``name``.
 
         ``None`` if none could be made.
@@ -409,7 +412,7 @@ class StepGroup:
 
     version: int
     dirs: dict[str, str]
-    limits: dict[str, object] = field(default_factory=dict)
+    limits: dict[str, int | float | str] = field(default_factory=dict)
     server: ServerGroup | None = field(default=None, repr=False, compare=False)
     applied: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     baseline: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
@@ -417,7 +420,7 @@ class StepGroup:
     POOL = 16  # step groups a fork server keeps for reuse
 
     @classmethod
-    def create(cls, server: ServerGroup, name: str, limits) -> StepGroup | None:
+    def create(cls, server: ServerGroup, name: str, limits: Limits) -> StepGroup | None:
         dirs: dict[str, str] = {}
         for controller, parent in server.dirs.items():
             if controller == "cpu" and server.shared_cpu:  # the fork server's group holds its steps' CPU
@@ -442,7 +445,7 @@ class StepGroup:
         group.baseline = group._counts()
         return group
 
-    def reuse(self, limits) -> bool:
+    def reuse(self, limits: Limits) -> bool:
         """Make this ended step's group ready for a new step with ``limits``; False if it cannot be."""
         if any(_pids(folder) for folder in dict.fromkeys(self.dirs.values())):
             return False
@@ -464,10 +467,11 @@ class StepGroup:
             counts["pids"] = _event_count(_read(os.path.join(pids, "pids.events")), "max")
         return counts
 
-    def _apply(self, limits) -> None:
+    def _apply(self, limits: Limits) -> None:
         self.applied = _key(limits)
         memory, pids = int(limits.memory_bytes), int(limits.pids)
         quota = max(int(float(limits.cpus) * CPU_PERIOD_US), 1000)
+        settings: dict[str, list[tuple[str, int | str]]]
         if self.version == 1:
             settings = {
                 "memory": [("memory.limit_in_bytes", memory), ("memory.memsw.limit_in_bytes", memory)],
@@ -538,11 +542,11 @@ class StepGroup:
             return ()
 
 
-def _key(limits) -> tuple[Any, ...]:
+def _key(limits: Limits) -> tuple[Any, ...]:
     return (int(limits.memory_bytes), int(limits.pids), float(limits.cpus))
 
 
-def describe(version: int, limits: dict[str, object]) -> str:
+def describe(version: int, limits: dict[str, int | float | str]) -> str:
     """The words for what a step group holds, as ``agtool-grade check`` prints them.
 
     >>> describe(1, {"memory": 1 << 30, "pids": 256, "cpu": 1.0})

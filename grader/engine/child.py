@@ -67,7 +67,6 @@ from grader.engine.protocol import (
     RUN,
     START_AT_IMPORT,
     WAKE_BYTES,
-    ImportErrorMessage,
     Limits,
     Message,
     StepJob,
@@ -218,6 +217,7 @@ def import_file(path: str, name: str, *, code: CodeType | None = None) -> Module
     when given, is the file's compiled code (executed instead of reading it).
     """
     spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None  # path is the step's <scratch>/tools.py (MODULE_FILE)
     module = importlib.util.module_from_spec(spec)
     module.__dict__["__builtins__"] = dict(_GUARDED_BUILTINS)  # its imports go through the guard (its own copy)
     sys.modules[name] = module
@@ -444,6 +444,7 @@ class _SubmissionSteps:
             self.code,
             trace_run=self.channel.trace_run,
         )
+        module: ModuleType | None  # (None after the step: the module is let go before the next one)
         try:
             import_started = _clock()
             module = ctx.fresh_module()
@@ -478,6 +479,8 @@ def _back_to(folder: str) -> None:
 
 def _fd_identity(fd: int | None) -> tuple[int, int] | None:
     """(device, inode) of what ``fd`` is open on, or ``None``."""
+    if fd is None:
+        return None
     try:
         info = os.fstat(fd)
     except (OSError, TypeError):
@@ -507,7 +510,7 @@ def _run_probes(
     job: StepJob,
     module: ModuleType,
     ctx: StepContext,
-    run_probe: Callable,
+    run_probe: Callable[[ModuleType, JsonDict, StepContext], JsonDict],
     send: Callable[[JsonDict], None],
     exit_now: Callable[[int], NoReturn],
     before: ProcessState,
@@ -663,10 +666,10 @@ def _wait_child(pid: int) -> tuple[int, int]:
             continue
 
 
-def describe_import_error(exc: BaseException, module_path: str) -> ImportErrorMessage:
+def describe_import_error(exc: BaseException, module_path: str) -> JsonDict:
     """The ``import_error`` message for ``exc``: type, message and the learner line that failed.
 
-    (Without its ``nonce``: the sender adds it.)
+    (An :class:`~grader.engine.protocol.ImportErrorMessage` without its ``nonce``: the sender adds it.)
 
     >>> try:
     ...     exec(compile("1 / 0", "/s/agtool/tools.py", "exec"))
@@ -854,9 +857,12 @@ class GraderModules:
         return len(modules), next(reversed(modules), "")
 
 
-def _load_probe_function(spec: str) -> Callable:
+def _load_probe_function(spec: str) -> Callable[[ModuleType, JsonDict, StepContext], JsonDict]:
     module_name, _, attr = spec.partition(":")
-    return getattr(importlib.import_module(module_name), attr)
+    function: Callable[[ModuleType, JsonDict, StepContext], JsonDict] = getattr(
+        importlib.import_module(module_name), attr
+    )
+    return function
 
 
 def _fresh_std_streams() -> None:

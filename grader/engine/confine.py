@@ -53,9 +53,13 @@ import resource
 import shutil
 import stat
 import tempfile
+from typing import TYPE_CHECKING
 
 from grader.engine import namespaces, syscall_filter
 from grader.settings import Settings, current, env_name
+
+if TYPE_CHECKING:
+    from grader.engine.cgroups import StepGroup
 
 MOUNTS_ENV = env_name("step_mounts")
 LOWEST_PRIORITY = 19
@@ -77,7 +81,7 @@ _FLAG_WORDS = {
 }
 
 try:
-    _libc = ctypes.CDLL(None, use_errno=True)
+    _libc: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
 except OSError:  # not Linux: nothing below applies
     _libc = None
 
@@ -93,10 +97,11 @@ def mounts_enabled(settings: Settings | None = None) -> bool:
     return _libc is not None and os.geteuid() == 0 and (settings or current()).step_mounts
 
 
-def _call(name: str, *args) -> bool:
+def _call(name: str, *args: object) -> bool:
     if _libc is None:
         return False
-    return getattr(_libc, name)(*args) == 0
+    result: int = getattr(_libc, name)(*args)
+    return result == 0
 
 
 def _bytes(path: str) -> bytes:
@@ -156,14 +161,19 @@ class StepConfinement:
     words = ""  # what holds for the step, as ``agtool-grade check`` names it (set by the fork server)
 
     def __init__(
-        self, scratch: str, disk_bytes: int, group=None, mounted: bool = False, user: tuple[int, int] | None = None
-    ):
+        self,
+        scratch: str,
+        disk_bytes: int,
+        group: StepGroup | None = None,
+        mounted: bool = False,
+        user: tuple[int, int] | None = None,
+    ) -> None:
         self.scratch, self.disk_bytes, self.group, self.mounted = scratch, int(disk_bytes), group, mounted
         self.read_only = mounted  # the step child makes the rest read-only only where scratch is its own tmpfs
         self.user = user  # (uid, gid) the step child switches to, or None
 
     @classmethod
-    def open(cls, scratch: str, *, disk_bytes: int, group=None) -> StepConfinement:
+    def open(cls, scratch: str, *, disk_bytes: int, group: StepGroup | None = None) -> StepConfinement:
         """Mount a tmpfs of ``disk_bytes`` on ``scratch`` where the fork server may; never raises."""
         mounted = False
         if _server_private:  # only where mounts_enabled() was true when the fork server started
@@ -219,7 +229,8 @@ class StepConfinement:
         Then the scratch folder is emptied for the next step (the step's
         files were read before), so each step has the whole disk budget.
         """
-        killed, hits = 0, []
+        killed = 0
+        hits: list[str] = []
         if self.group is not None:
             killed = self.group.kill_others(keep)
             hits += self.group.next_step()
@@ -409,7 +420,9 @@ def drop_privileges(user: tuple[int, int] | None = None) -> None:
         syscall_filter.load(_walls)  # last: it refuses unshare, mount... which the steps above used
 
 
-_walls = None  # the syscall filter, built by the fork server when its steps get namespaces of their own
+_walls: syscall_filter.SyscallRules | None = (
+    None  # the syscall filter, built by the fork server when its steps get namespaces of their own
+)
 
 
 def set_walls(enabled: bool) -> str:

@@ -76,8 +76,9 @@ def private_module_copy(name: str) -> ModuleType:
     {'a': [1, True]}
     """
     spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.loader is not None  # a standard-library module, found before any learner code
     private = importlib.util.module_from_spec(spec)
-    private.__builtins__ = dict(builtins.__dict__)
+    private.__dict__["__builtins__"] = dict(builtins.__dict__)
     spec.loader.exec_module(private)
     return private
 
@@ -124,7 +125,7 @@ def encode(value: Any) -> Any:
     return _encode(value, 0, set(), _Budget())
 
 
-def _encode(value: Any, depth: int, active: set, budget: _Budget) -> Any:
+def _encode(value: Any, depth: int, active: set[int], budget: _Budget) -> Any:
     budget.nodes += 1
     if budget.nodes > MAX_NODES or depth > MAX_DEPTH:
         return {"$cut": "too large or too deep"}
@@ -152,14 +153,14 @@ def _encode(value: Any, depth: int, active: set, budget: _Budget) -> Any:
     return _opaque(value)
 
 
-def _encode_items(items: list[Any], depth: int, active: set, budget: _Budget) -> list[Any]:
+def _encode_items(items: list[Any], depth: int, active: set[int], budget: _Budget) -> list[Any]:
     out = [_encode(item, depth + 1, active, budget) for item in items[:MAX_ITEMS]]
     if len(items) > MAX_ITEMS:
         out.append({"$more": len(items) - MAX_ITEMS})
     return out
 
 
-def _encode_container(value: Any, tp: type, depth: int, active: set, budget: _Budget) -> Any:
+def _encode_container(value: Any, tp: type, depth: int, active: set[int], budget: _Budget) -> Any:
     if tp is list:
         return _encode_items(list(value), depth, active, budget)
     if tp is tuple:
@@ -172,7 +173,7 @@ def _encode_container(value: Any, tp: type, depth: int, active: set, budget: _Bu
     pairs = list(value.items())
     if all(type(k) is str and not k.startswith("$") for k, _ in pairs) and len(pairs) <= MAX_ITEMS:
         return {k: _encode(v, depth + 1, active, budget) for k, v in pairs}
-    encoded = [
+    encoded: list[Any] = [
         [_encode(k, depth + 1, active, budget), _encode(v, depth + 1, active, budget)] for k, v in pairs[:MAX_ITEMS]
     ]
     if len(pairs) > MAX_ITEMS:
@@ -197,7 +198,7 @@ class ExplodingArgument:
         raise RuntimeError("the grader's exploding argument was used")
 
     __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _explode
-    __hash__ = __str__ = __format__ = __bool__ = __len__ = __iter__ = _explode  # type: ignore[assignment]
+    __hash__ = __str__ = __format__ = __bool__ = __len__ = __iter__ = _explode
 
     def __repr__(self) -> str:  # the one safe view, for labels and encodings
         return "<exploding argument>"
@@ -248,7 +249,8 @@ def strict_equal(a: Any, b: Any) -> bool:
         return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
     if isinstance(a, list):
         return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b))
-    return a == b
+    same: bool = a == b
+    return same
 
 
 def show(data: Any, limit: int = 400) -> str:

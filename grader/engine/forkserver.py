@@ -46,7 +46,7 @@ import signal
 import tempfile
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grader.engine import cgroups, confine
 from grader.engine.hugepages import collapse_heap
@@ -58,6 +58,9 @@ from grader.engine.sharedpages import memoize_builtin_signatures
 from grader.engine.step_process import SERVER
 from grader.engine.wire import JsonDict
 from grader.settings import Settings, current
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 # What step children need, imported once here. Not grader.checks: judging
 # happens in the client, never where learner code runs.
@@ -322,7 +325,7 @@ def _wait_words(wait_status: int) -> str:
     return f"exit code {os.waitstatus_to_exitcode(wait_status)}"
 
 
-def _stop_on_sigterm(signum, frame) -> None:
+def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
     kill_descendants()  # a step still running dies with us, grandchildren that left its group included
     if SERVER.scratch_base:
         shutil.rmtree(SERVER.scratch_base, ignore_errors=True)

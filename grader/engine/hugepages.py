@@ -38,9 +38,13 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+from typing import TYPE_CHECKING
 
 from grader.engine.wire import JsonDict
 from grader.settings import current, env_name
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
 
 HUGEPAGES_ENV = env_name("hugepages")
 HUGE = 2 << 20
@@ -52,7 +56,7 @@ def collapse_heap(maps: str = "/proc/self/maps", *, enabled: bool | None = None)
 
     ``enabled``: the ``hugepages`` setting (default: this process's, :func:`grader.settings.current`).
     """
-    done = {"collapsed_bytes": 0, "regions": 0, "why_not": ""}
+    done: JsonDict = {"collapsed_bytes": 0, "regions": 0, "why_not": ""}
     if not (current().hugepages if enabled is None else enabled):
         done["why_not"] = f"${HUGEPAGES_ENV} is not 1"
         return done
@@ -78,7 +82,7 @@ def collapse_heap(maps: str = "/proc/self/maps", *, enabled: bool | None = None)
     return done
 
 
-def _heap_ranges(lines) -> list[tuple[int, int]]:
+def _heap_ranges(lines: Iterable[str]) -> list[tuple[int, int]]:
     """(start, length) of each private writable anonymous region's whole 2 MiB pages.
 
     >>> _heap_ranges(["7f0000000000-7f0000600000 rw-p 00000000 00:00 0 ",
@@ -100,7 +104,7 @@ def _heap_ranges(lines) -> list[tuple[int, int]]:
     return out
 
 
-def _madvise():
+def _madvise() -> Callable[[int, int, int], int] | None:
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
         fn = libc.madvise

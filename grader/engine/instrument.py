@@ -52,7 +52,12 @@ import types
 from collections.abc import Callable, Iterable
 from copy import deepcopy as _deepcopy
 from types import CodeType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _Node = TypeVar("_Node", bound=ast.AST)
 
 # Taken when the grader is imported, before any learner code runs.
 _compile = compile
@@ -121,7 +126,7 @@ def compile_instrumented(source: bytes | str, filename: str) -> CodeType:
     # Lambdas hide in expressions, which takes a walk of every node; without
     # the word in the source, the statements are enough (and if a lambda was
     # spelled another way, e.g. in a unicode_escape source, the check says so).
-    every_node = ("lambda" if isinstance(source, str) else b"lambda") in source
+    every_node = "lambda" in source if isinstance(source, str) else b"lambda" in source
     code = _compile_with_entries(source, filename, every_node)
     try:
         _check_every_function_counts(code)
@@ -147,6 +152,7 @@ def _compile_with_entries(
     # the same limit here, so a source that compiles also compiles instrumented.
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(limit * 3)
+    tree: Any  # the caller's tree (copied) or the one compile made from source: compile checks its kind
     try:
         if isinstance(source, ast.AST):  # a tree of the caller's: entries go into a copy, never into theirs
             tree = _deepcopy(source)
@@ -187,7 +193,7 @@ def _entry_call() -> ast.Call:
     )
 
 
-def _located(new: ast.AST, where: ast.AST) -> ast.AST:
+def _located(new: _Node, where: ast.AST) -> _Node:
     """``new`` and every node in it placed at ``where`` (so line numbers stay the learner's)."""
     for node in ast.walk(new):
         for field in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
@@ -263,7 +269,8 @@ def tool_codes(fn: Any, swapped: dict[int, CodeType] | None = None) -> list[Code
     ['f']
     """
     found: list[CodeType] = []
-    pending, seen = [fn], set()
+    pending: list[Any] = [fn]
+    seen: set[int] = set()
     while pending and len(seen) < MAX_LINKS:
         obj = pending.pop()
         if id(obj) in seen:
@@ -398,7 +405,7 @@ def runtime_exec(source: Any, globals: Any = None, locals: Any = None, *, closur
         source = runtime_compile(_as_source(source), "<string>", "exec", caller.f_code.co_flags & _FUTURE_FLAGS, True)
     if closure is None:
         return _exec(source, globals, locals)
-    return _exec(source, globals, locals, closure=closure)
+    return _exec(source, globals, locals, closure=closure)  # type: ignore[call-arg]  # Python 3.11+; mypy checks 3.10
 
 
 def runtime_eval(source: Any, globals: Any = None, locals: Any = None) -> Any:

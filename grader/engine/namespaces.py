@@ -46,7 +46,7 @@ CLONE_NEWIPC = 0x08000000
 _PR_SET_DUMPABLE = 4
 
 try:
-    _libc = ctypes.CDLL(None, use_errno=True)
+    _libc: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
 except OSError:  # not Linux
     _libc = None
 

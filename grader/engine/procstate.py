@@ -24,7 +24,7 @@ import signal
 import sys
 from collections.abc import Callable
 from operator import is_
-from typing import Any
+from typing import Any, cast
 
 from grader.engine.wire import JsonDict
 
@@ -102,7 +102,7 @@ class ProcessState:
         "pydantic",
     )
 
-    def __init__(self, *functions: Callable):
+    def __init__(self, *functions: Callable[..., object]) -> None:
         import tempfile
         import warnings
 
@@ -116,7 +116,7 @@ class ProcessState:
         # module's to write); and each dict's version tag (PEP 509), so that a
         # namespace nobody wrote to is not walked at all: walking some 3,600
         # entries cost a step child 0.7 ms a look, 19 looks a submission.
-        self._spaces = [[space, *_entries(space), dict_version(space)] for space in self._namespaces()]
+        self._spaces: list[list[Any]] = [[space, *_entries(space), dict_version(space)] for space in self._namespaces()]
 
     def _namespaces(self) -> list[JsonDict]:
         modules = [sys.modules.get(name) for name in self.MODULES]
@@ -187,7 +187,8 @@ class ProcessState:
         import tempfile
         import warnings
 
-        warnings.filters[:] = self._filters
+        # typeshed declares warnings.filters a Sequence; it is the module's list, changed in place here
+        cast(list[Any], warnings.filters)[:] = self._filters
         tempfile.tempdir = self._tempdir
         if dict(os.environ) != self._environ:
             os.environ.clear()

@@ -24,7 +24,7 @@ import selectors
 import shutil
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from grader.engine.proctree import kill_descendants
 from grader.engine.protocol import IMPORTED, StepJob, StepResult
@@ -59,7 +59,7 @@ class StepScheduler:
         self.scratches: list[str] = []
         self.sel = selectors.DefaultSelector()
 
-    def run(self, leftovers: list[str] | None = None) -> list[StepResult | None]:
+    def run(self, leftovers: list[str] | None = None) -> list[StepResult]:
         """Run every job; each step's result in job order.
 
         Scratch folders are removed before returning, or appended to
@@ -77,7 +77,8 @@ class StepScheduler:
                     self._look_at(child)
         finally:
             self._clean_up(leftovers)
-        return self.results
+        # The loop ends when no step waits or runs: every job was given its result (_done), none is None.
+        return cast(list[StepResult], self.results)
 
     def _done(self, index: int, result: StepResult) -> None:
         self.results[index] = result
@@ -202,7 +203,8 @@ def chains(jobs: list[StepJob], parallel: int) -> list[list[int]]:
     for indices in groups.values():
         lanes = max(min(parallel, len(indices)), 1)
         weights = [len(jobs[i].probes) + 1 for i in indices]
-        share, run, total = sum(weights) / lanes, [], 0.0
+        share, total = sum(weights) / lanes, 0.0
+        run: list[int] = []
         for i, weight in zip(indices, weights):
             if run and total + weight / 2 > share * (len(runs) % lanes + 1) and len(runs) % lanes < lanes - 1:
                 runs.append(run)

@@ -32,8 +32,13 @@ from __future__ import annotations
 
 import inspect
 import operator
+from typing import TYPE_CHECKING, Any
 
-from grader.engine.wire import JsonDict
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    # inspect._signature_fromstr(cls, obj, s, skip_bound_arg=True): private, so typeshed does not list it.
+    _FromStr = Callable[[type[inspect.Signature], object, str, bool], inspect.Signature]
 
 # Built-ins a ``State`` reducer is commonly made of: their signatures are worked out in the fork server.
 COMMON_REDUCERS = (operator.add, operator.iadd, operator.concat, operator.or_)
@@ -42,14 +47,16 @@ MAX_REMEMBERED = 512
 
 def memoize_builtin_signatures() -> bool:
     """Make ``inspect.signature`` of built-ins compute each answer once (idempotent); True when in place."""
-    original = getattr(inspect, "_signature_fromstr", None)
+    original: _FromStr | None = getattr(inspect, "_signature_fromstr", None)
     if original is None:  # another Python: leave it alone
         return False
     if getattr(original, "_agtool_memo", False):
         return True
-    remembered: JsonDict = {}
+    remembered: dict[tuple[Any, ...], inspect.Signature] = {}
 
-    def _signature_fromstr(cls, obj, s, skip_bound_arg=True):
+    def _signature_fromstr(
+        cls: type[inspect.Signature], obj: object, s: str, skip_bound_arg: bool = True
+    ) -> inspect.Signature:
         bound_to = getattr(obj, "__self__", None)
         try:
             key = (
@@ -69,8 +76,8 @@ def memoize_builtin_signatures() -> bool:
                 remembered[key] = hit
         return hit
 
-    _signature_fromstr._agtool_memo = True
-    inspect._signature_fromstr = _signature_fromstr
+    _signature_fromstr._agtool_memo = True  # type: ignore[attr-defined]  # a mark on the function: memoized once
+    inspect._signature_fromstr = _signature_fromstr  # type: ignore[attr-defined]  # private: typeshed lists it not
     for fn in COMMON_REDUCERS:
         try:
             inspect.signature(fn)

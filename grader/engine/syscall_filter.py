@@ -30,6 +30,16 @@ Example::
 from __future__ import annotations
 
 import errno
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class SyscallRules(Protocol):
+        """What :func:`build` makes (a ``pyseccomp.SyscallFilter``, which ships no types)."""
+
+        def load(self) -> None: ...
+
 
 REFUSED = (
     # account-wide kernel stores
@@ -113,7 +123,7 @@ def problem() -> str:
     return ""
 
 
-def build():
+def build() -> SyscallRules:
     """The filter, made (not loaded) in the fork server so each step child only loads it.
 
     >>> build() is not None
@@ -132,10 +142,11 @@ def build():
     for flag in NAMESPACE_FLAGS:
         rules.add_rule(sc.ERRNO(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
     rules.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
-    return rules
+    made: SyscallRules = rules
+    return made
 
 
-def load(rules) -> None:
+def load(rules: SyscallRules) -> None:
     """(In the step child, for good.) Load ``rules``; raise :class:`OSError` if the kernel refuses.
 
     Not run as a doctest: a loaded filter cannot be removed.
