@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup lab test test-fast bench clean
+.PHONY: setup lab test test-fast bench clean lint
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,13 @@ test-fast: $(STAMP)
 # grader/report.py (its `files`), the default on what they import.
 .PHONY: typecheck
 typecheck: $(STAMP)
+	$(BIN)/mypy
+
+# Every gate on the code itself, in order: the lint, the format (checked, never rewritten) and mypy as above.
+# CI runs it right after setup (issue 38.1).
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 bench: $(STAMP)
