@@ -30,9 +30,11 @@ lab: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" \
 		--LabApp.default_url=/lab/tree/labs $(ALLOW_ROOT) $(LAB_TERMINAL) $(LAB_ARGS)
 
-# Everything; the 25 slowest tests are printed at the end (CI's log keeps them).
+# Everything; the 25 slowest tests are printed at the end (CI's log keeps them). Two pytest-xdist workers,
+# each taking whole files (a module's fixtures, such as the stability sweep's one grading of its corpus,
+# are made once); much of the suite waits on hubs, browsers and slow imports, which the other worker fills.
 test: $(STAMP) e2e-deps
-	$(BIN)/python -m pytest --durations=25
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=25
 
 # The fast tier while working (issue 38.5): unit tests, doctests and a handful of real gradings, about
 # 2 minutes on 2 cores (docs/development.md says what was measured). Left out: browser, hub and notebook
@@ -48,7 +50,7 @@ FAST_SKIPS := --ignore=tests/e2e --ignore=tests/test_notebooks.py --ignore=tests
 	-m "not e2e and not slow"
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest $(FAST_SKIPS)
+	$(BIN)/python -m pytest -n 2 $(FAST_SKIPS)
 
 # mypy as pyproject.toml's [tool.mypy] says: --strict on grader/engine, grader/checks, grader/spec.py and
 # grader/report.py (its `files`), the default on what they import.

@@ -65,11 +65,25 @@ def failing_report(got: str) -> dict:
 
 
 def postgres_url() -> str | None:
-    """``$AGTOOL_TEST_POSTGRES_URL``; under CI its absence fails the test (``.ci/run`` must start PostgreSQL)."""
+    """``$AGTOOL_TEST_POSTGRES_URL``; under CI its absence fails the test (``.ci/run`` must start PostgreSQL).
+
+    Under pytest-xdist each worker gets a schema of its own in that database
+    (its name, e.g. ``gw0``, first on the search path): two workers never drop
+    each other's tables.
+    """
     url = os.environ.get("AGTOOL_TEST_POSTGRES_URL")
     if not url and os.environ.get("CI"):
         pytest.fail("AGTOOL_TEST_POSTGRES_URL is not set under CI: .ci/run must start PostgreSQL", pytrace=False)
-    return url
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not url or not worker.isalnum():
+        return url
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{worker}"'))
+    engine.dispose()
+    return f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{worker}"
 
 
 def empty_postgres(url: str) -> str:
