@@ -301,3 +301,34 @@ def test_a_package_loop_through_a_function_level_import_is_seen():
         "grader.cli": ("from grader.batch import run\n", False),
     }
     assert find_cycle(package_graph(sources)) == ["grader.batch", "grader.cli", "grader.batch"]
+
+
+def environment_readers(source: str) -> bool:
+    """Whether ``source`` touches ``os.environ`` or calls ``os.getenv`` (names, not words in strings)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "environb"):
+            if isinstance(node.value, ast.Name) and node.value.id == "os":
+                return True
+        if isinstance(node, ast.ImportFrom) and node.module == "os":
+            if any(alias.name in ("environ", "getenv", "environb") for alias in node.names):
+                return True
+    return False
+
+
+def test_the_environment_is_read_only_where_the_architecture_page_says():
+    assert environment_readers("import os\nx = os.environ.get('A')\n")  # the rule can fail
+    assert environment_readers("from os import getenv\n")
+    assert not environment_readers("text = 'os.environ'\n")
+    page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## Where the environment is read", 1)[1].split("\n## ", 1)[0]
+    listed = {line.split("`")[1] for line in section.splitlines() if line.startswith("| `")}
+    found = {
+        path.relative_to(REPO).as_posix()
+        for folder in ("grader", "agtool_lab")
+        for path in (REPO / folder).rglob("*.py")
+        if environment_readers(path.read_text(encoding="utf-8"))
+    }
+    assert found == listed, (
+        f"reading os.environ outside docs/architecture.md's list: {sorted(found - listed)}; "
+        f"listed but no longer reading it: {sorted(listed - found)}"
+    )
