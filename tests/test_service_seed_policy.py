@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from grader.batch.run import SeedPlan
+from grader.seeds import SeedPlan
 from grader.service.db import ERROR, GRADED, Store
 
 LEARNER = "alice"  # a learner of the stand-in hub of tests/service_stand_ins.py
