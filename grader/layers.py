@@ -130,7 +130,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer(
         ("grader.service.lti",),
         "the service's process; `hub_auth` in the hub's",
-        (),
+        ("grader.limits",),
         "pylti1p3 (from pylti1p3next), PyJWT, cryptography, jsonschema, requests, SQLAlchemy, "
         "jupyterhub-ltiauthenticator (extra `lti`)",
     ),
