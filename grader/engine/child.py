@@ -18,6 +18,7 @@ Example (what ``grader.engine.step_process.fork_step_child`` does after ``os.for
 from __future__ import annotations
 
 import base64
+import binascii
 import importlib
 import importlib.util
 import itertools
@@ -59,6 +60,8 @@ from grader.engine.protocol import (
     DEFAULT_PROBE_FUNCTION,
     DONE,
     FATAL,
+    FRAGMENT_LINE_BYTES,
+    FRAGMENT_TAG_BYTES,
     IMPORT_ERROR,
     IMPORTED,
     MAX_EXCEPTION_TEXT,
@@ -329,6 +332,8 @@ class _ResultChannel:
     ):
         nonce = [""]  # the current step's (each step has its own)
         run_line = [""]
+        urandom, hexlify = os.urandom, binascii.hexlify  # bound now, before any learner code
+        piece = FRAGMENT_LINE_BYTES - FRAGMENT_TAG_BYTES - 3  # "~", the tag, "+" or ".", the piece, "\n"
         unwoken = [0]  # bytes written since the last wake-up
 
         def wake() -> None:
@@ -357,11 +362,19 @@ class _ResultChannel:
                     ).encode()
                     + b"\n"
                 )
-            view = memoryview(data)
-            while view:  # a long message in pieces, a wake-up after each: the pipe never waits for a tick
-                written = write(result_fd, view[:WAKE_BYTES])
-                view = view[written:]
-                unwoken[0] += written
+            if len(data) > FRAGMENT_LINE_BYTES:  # fragments no other writer of the pipe can split
+                tag, body = b"~" + hexlify(urandom(FRAGMENT_TAG_BYTES // 2)), data[:-1]
+                pieces = [
+                    tag + (b"." if start + piece >= len(body) else b"+") + body[start : start + piece] + b"\n"
+                    for start in range(0, len(body), piece)
+                ]
+            else:
+                pieces = [data]
+            for line in pieces:  # each in one write (at most PIPE_BUF: atomic), a wake-up after WAKE_BYTES
+                view = memoryview(line)
+                while view:
+                    view = view[write(result_fd, view) :]
+                unwoken[0] += len(line)
                 if unwoken[0] >= WAKE_BYTES:
                     wake()
             if urgent and message.get("type") in (IMPORTED, DONE):

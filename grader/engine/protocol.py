@@ -58,6 +58,16 @@ MAX_TOTAL_MESSAGE_BYTES = 16 << 20  # all of one step's messages together
 # on at once), so that the result pipe never fills between two wake-ups
 # (grader.engine.child.run_steps).
 WAKE_BYTES = 16 << 10
+# Result lines longer than a pipe writes in one piece (POSIX's PIPE_BUF, 4096
+# bytes on Linux) go as fragment lines of at most that size, each written by one
+# write(): ``~`` + a tag of FRAGMENT_TAG_BYTES hex digits drawn for the message +
+# ``+`` (more follows) or ``.`` (the last) + a piece of the line. A copy of the
+# step child that the module forked keeps the pipe and may write lines of its
+# own at any moment: between two fragments they are refused on their own, and
+# the message, whose fragments no other writer can split, still arrives.
+FRAGMENT_LINE_BYTES = 4096
+FRAGMENT_TAG_BYTES = 12
+MAX_OPEN_FRAGMENTS = 8  # messages begun and not ended that the reader keeps (junk tags beyond are dropped)
 # What the fork server writes on a chained step child's start pipe to begin its
 # next step when it may also run that step's probes as soon as it imported
 # (a free slot): no second byte to wait for after ``imported``.

@@ -38,8 +38,10 @@ from grader.engine.protocol import (
     CHANGED,
     DONE,
     FINAL_TYPES,
+    FRAGMENT_TAG_BYTES,
     IMPORTED,
     MAX_MESSAGE_BYTES,
+    MAX_OPEN_FRAGMENTS,
     MAX_TOTAL_MESSAGE_BYTES,
     MESSAGE_TYPES,
     OBS,
@@ -73,6 +75,7 @@ class StepLines:
         self.messages: list[Message] = []
         self.channel_errors: list[str] = []
         self._pending = bytearray()
+        self._fragments: dict[bytes, bytearray] = {}  # tag -> the message's pieces so far
         self._total = 0
         # The step child's messages come in one order: imported, obs 0..n-1,
         # done (or a lone import_error / fatal). Anything else is refused.
@@ -147,6 +150,8 @@ class StepLines:
 
     def accept(self, line: bytes) -> None:
         """Take one line: refused (a channel error), counted (``run``) or kept as a message."""
+        if line[:1] == b"~":
+            return self._fragment(line)
         if len(line) > MAX_MESSAGE_BYTES:
             return self._channel_error(f"a result message longer than {MAX_MESSAGE_BYTES} bytes was refused")
         message = plain_run(line, self.nonce)
@@ -226,6 +231,38 @@ class StepLines:
         elif kind == DONE and type(message.get("more", False)) is not bool:
             return "a 'done' message of unknown shape was refused"
         return ""
+
+    def _fragment(self, line: bytes) -> None:
+        """One fragment line of a long message (protocol's FRAGMENT_LINE_BYTES): kept, or the message whole.
+
+        >>> lines = StepLines(); lines.begin_lines("n", 1)
+        >>> lines._fragment(b"~" + b"a" * 12 + b"+" + b'{"type": ')
+        >>> lines._fragment(b"~" + b"b" * 12 + b"." + b"junk")  # another writer's: refused alone
+        >>> lines._fragment(b"~" + b"a" * 12 + b"." + b'"imported", "nonce": "n"}')
+        >>> [m["type"] for m in lines.messages], lines.channel_errors
+        (['imported'], ['a result line that is not JSON was refused'])
+        """
+        fragments = self.__dict__.setdefault("_fragments", {})
+        tag, mark, piece = (
+            line[1 : 1 + FRAGMENT_TAG_BYTES],
+            line[1 + FRAGMENT_TAG_BYTES : 2 + FRAGMENT_TAG_BYTES],
+            line[2 + FRAGMENT_TAG_BYTES :],
+        )
+        if len(tag) != FRAGMENT_TAG_BYTES or mark not in (b"+", b"."):
+            return self._channel_error("a result fragment of unknown shape was refused")
+        held = fragments.pop(tag, bytearray())
+        held += piece
+        if len(held) > MAX_MESSAGE_BYTES:
+            return self._channel_error(f"a result message longer than {MAX_MESSAGE_BYTES} bytes was refused")
+        if mark == b".":
+            if held[:1] == b"~":  # a fragment of fragments: never unwrapped again
+                return self._channel_error("a result fragment of unknown shape was refused")
+            return self.accept(bytes(held))
+        if len(fragments) >= MAX_OPEN_FRAGMENTS:  # begun by junk and never ended: the oldest goes
+            fragments.pop(next(iter(fragments)))
+            self._channel_error("a result message that never ended was refused")
+        fragments[tag] = held
+        return None
 
     def _channel_error(self, text: str) -> None:
         if self.imported_at is None:
