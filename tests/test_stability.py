@@ -8,15 +8,19 @@ its module's outcomes. ``make stability`` prints the same as one table.
 
 The solution and the correct styles are graded on all 20 seeds here; the
 planted defects and the plausible mistakes (about 420) on the first
-:data:`WRONG_SEEDS` of them, which keeps ``make test`` inside CI's time (the
-mutation gate grades every mutant of the solution on two more seeds);
-``make stability`` grades every module on all 20.
+:data:`WRONG_SEEDS` of them, each on the steps whose probes reach what it
+changed in the solution (``tests/mutation/reach.py``: the other steps run
+exactly as the solution's; ``make reach-proof`` grades them every way and
+compares), which keeps ``make test`` inside CI's time (the mutation gate
+grades every mutant of the solution on two more seeds); ``make stability``
+grades every module on all 20, every step.
 """
 
 from __future__ import annotations
 
 import pytest
 from defects.catalog import DEFECTS, MORE_DEFECTS
+from mutation.reach import Reach
 from mutation.stability import (
     SEEDS,
     corpus,
@@ -58,7 +62,18 @@ def outcomes(request):
     chosen = {name: MODULES[name] for name in sorted(selected) if name in MODULES}
     wrong = {name: text for name, text in chosen.items() if name.startswith(("mistake/", "defect/", "styled/"))}
     correct = {name: text for name, text in chosen.items() if name not in wrong}
-    return {**grade_corpus(correct, SEEDS, jobs=2), **grade_corpus(wrong, SEEDS[:WRONG_SEEDS], jobs=2)}
+    # A defect or mistake planted in the solution is graded on the steps whose probes reach what it changed
+    # (tests/mutation/reach.py; `make reach-proof` grades them every way and compares); the others on all.
+    reach = Reach(SEEDS[:WRONG_SEEDS])
+    steps = {
+        name: reach.planted_steps(text.decode("utf-8"))
+        for name, text in wrong.items()
+        if name.startswith(("mistake/", "defect/"))
+    }
+    return {
+        **grade_corpus(correct, SEEDS, jobs=2),
+        **grade_corpus(wrong, SEEDS[:WRONG_SEEDS], jobs=2, steps=steps),
+    }
 
 
 def _graded(outcomes: dict, name: str) -> dict:

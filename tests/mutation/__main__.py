@@ -39,6 +39,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--list", action="store_true", help="list the mutants' ids and changes, grade nothing")
     parser.add_argument(
+        "--every-step",
+        action="store_true",
+        help="grade every step of each mutant, not only the steps whose probes reach its change",
+    )
+    parser.add_argument(
+        "--prove-reach",
+        action="store_true",
+        help="grade the mutants on every step and on the steps that reach them; exit 1 on any difference",
+    )
+    parser.add_argument(
         "--gate",
         action="store_true",
         help="exit 1 on an offender not on the debt list or a listed mutant the run contradicts",
@@ -66,6 +76,13 @@ def main(argv: list[str] | None = None) -> int:
         print(summary_line(result["summary"]))
         return _verdict(result, args)
     seeds = tuple(int(s) for s in args.seed_pair.split(",") if s.strip())
+    if args.prove_reach:
+        from .reach import prove, prove_planted
+
+        planted = prove_planted(jobs=args.jobs, out=args.out) if not (args.sample or args.ids or args.functions) else 0
+        return planted | prove(
+            sample=args.sample, ids=args.ids, functions=args.functions, seeds=seeds, jobs=args.jobs, out=args.out
+        )
     done = {"n": 0}
 
     def progress(graded: dict) -> None:
@@ -81,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         jobs=args.jobs,
         out=args.out,
         progress=progress,
+        every_step=args.every_step,
     )
     print(summary_line(result["summary"]))
     print(f"written: {args.out}/mutation.json, {args.out}/mutation.md")

@@ -34,6 +34,8 @@ class Mutant:
     before: str
     after: str
     source: str = field(repr=False)
+    # The solution file's lines of the statement that holds the change (tests/mutation/reach.py).
+    span: tuple[int, int] = field(default=(0, 0), repr=False, compare=False)
 
 
 @dataclass
@@ -66,10 +68,18 @@ def generate(source: str) -> list[Mutant]:
             continue
         seen.add(text)
         line = _line(site, node)
+        span = _span(site, context)
         key = (context.owner, line - context.owner_line, site.operator)
         mutants.append(
             Mutant(
-                f"{key[0]}:{key[1]}:{key[2]}:{ordinals[key]}", context.owner, line, site.operator, before, after, text
+                f"{key[0]}:{key[1]}:{key[2]}:{ordinals[key]}",
+                context.owner,
+                line,
+                site.operator,
+                before,
+                after,
+                text,
+                span,
             )
         )
         ordinals[key] += 1
@@ -249,6 +259,25 @@ def _line(site: Site, node: ast.AST) -> int:
     current = getattr(place.holder, place.field)
     target = current[place.index] if place.index is not None else current
     return getattr(target, "lineno", None) or getattr(node, "lineno", None) or getattr(place.holder, "lineno", 0)
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _span(site: Site, context: _Context) -> tuple[int, int]:
+    """The lines of the statement the change is in: a dropped or replaced statement itself, else the whole
+    innermost statement holding the changed node (a compound one from its first line to its last).
+
+    Taken before the change is applied (the tree is the solution's). Reaching any of these lines is the
+    condition for the change to run (tests/mutation/reach.py), so wider is safe and narrower is not.
+    """
+    place = site.place
+    if place.index is not None and place.field in _BLOCK_FIELDS:
+        target = getattr(place.holder, place.field)[place.index]
+        if hasattr(target, "lineno"):
+            return target.lineno, target.end_lineno or target.lineno
+    statement = context.statement
+    return statement.lineno, statement.end_lineno or statement.lineno
 
 
 def _site_text(site: Site) -> str:

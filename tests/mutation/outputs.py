@@ -121,6 +121,9 @@ def summary_line(summary: dict) -> str:
         text += f"; {summary['seconds']} s in all, {summary['seconds_per_mutant']} s per mutant"
     if summary.get("worker_seconds_per_mutant"):
         text += f" ({summary['worker_seconds_per_mutant']} s of one worker per mutant, both seeds)"
+    graded = summary.get("steps_graded")
+    if graded:
+        text += f"; steps graded {graded['graded']} of {graded['of']} (by {graded['by']})"
     return text
 
 

@@ -16,6 +16,7 @@ from .equivalent import EQUIVALENT
 from .gate import GateVerdict, compare, load_debt
 from .mutator import SOLUTION, Mutant, generate, stratified
 from .runner import grade_all
+from .steps import ALL_STEPS as STEP_NUMBERS
 from .steps import STEPS
 
 SEED_PAIR = (11, 22)
@@ -51,11 +52,14 @@ def run(
     jobs: int = 2,
     out: str | Path | None = None,
     progress: Callable[[dict], None] | None = None,
+    every_step: bool = False,
 ) -> dict:
     """Grade the selected mutants on ``seeds`` and return ``{"summary", "mutants", "gate"}`` (written to ``out``).
 
     ``gate`` is the :class:`tests.mutation.gate.GateVerdict` of the graded
     mutants against the debt list; its counts are also in the summary.
+    Each mutant is graded on the steps whose probes reach its change
+    (:mod:`tests.mutation.reach`), or on every step with ``every_step``.
     """
     from .outputs import tree_state, write_outputs  # only a run that writes needs them
 
@@ -63,7 +67,8 @@ def run(
     everything = generate(SOLUTION.read_text(encoding="utf-8"))
     mutants = select(sample=sample, ids=ids, functions=functions, mutants=everything)
     declared(m.function for m in mutants)  # before minutes of grading, not after
-    graded = grade_all(mutants, tuple(seeds), jobs=jobs, progress=progress)
+    steps = None if every_step else reach_steps(mutants, tuple(seeds))
+    graded = grade_all(mutants, tuple(seeds), jobs=jobs, progress=progress, steps=steps)
     rows = [_row(mutant, graded[mutant.id]) for mutant in mutants]
     summary = summarize(rows)
     seconds = time.monotonic() - started
@@ -76,6 +81,7 @@ def run(
         generated=len(everything),
         equivalent_listed=len(EQUIVALENT),
         **_grading_time(rows),
+        steps_graded=_steps_graded(steps, mutants),
     )
     verdict = judged(rows, {m.id for m in everything})
     summary["gate"] = verdict.summary()
@@ -139,6 +145,21 @@ def judged(rows: list[dict], generated: set[str], debt: dict[str, str] | None = 
     """
     whole = generated <= {row["id"] for row in rows}
     return compare(rows, load_debt() if debt is None else debt, generated=generated if whole else None)
+
+
+def reach_steps(mutants: list[Mutant], seeds: tuple[int, ...]) -> dict[str, list[int]]:
+    """The steps each mutant is graded on: those whose probes reach its change on ``seeds`` (measured once)."""
+    from .reach import Reach
+
+    reach = Reach(seeds)
+    return {mutant.id: reach.steps(mutant) for mutant in mutants}
+
+
+def _steps_graded(steps: dict[str, list[int]] | None, mutants: list[Mutant]) -> dict:
+    """How many mutant steps were graded of all there are (per seed), and how: by reach or every step."""
+    every = len(mutants) * len(STEP_NUMBERS)
+    graded = every if steps is None else sum(len(chosen) for chosen in steps.values())
+    return {"by": "every step" if steps is None else "reach", "graded": graded, "of": every}
 
 
 def _timing(summary: dict) -> dict:

@@ -44,6 +44,18 @@ def grade_source(source: str, name: str, seed: int, *, steps=None, parallel: int
     >>> grade_source(SOLUTION_TEXT, "solutions/tools.py", 11, steps=[2])["failed_steps"]  # doctest: +SKIP
     []
     """
+    if steps is not None and not steps:  # no step reaches the change: every step is the solution's
+        whole = full_marks()
+        return {
+            "seed": seed,
+            "failed_steps": [],
+            "failed_checks": [],
+            "score": whole,
+            "max_score": whole,
+            "failure": "",
+            "elapsed": 0.0,
+            "steps": [],
+        }
     submission_class = _submission_class()
     if submission_class is not None:
         report = grade(
@@ -55,7 +67,7 @@ def grade_source(source: str, name: str, seed: int, *, steps=None, parallel: int
             path.write_text(source, encoding="utf-8")
             report = grade(str(path), steps=steps, seed=seed, parallel=parallel)
     failed = [c for c in report.checks if not c.passed]
-    return {
+    outcome = {
         "seed": seed,
         "failed_steps": sorted({c.step for c in failed}),
         "failed_checks": sorted(c.id for c in failed),
@@ -64,10 +76,27 @@ def grade_source(source: str, name: str, seed: int, *, steps=None, parallel: int
         "failure": report.failure.kind.value if report.failure else "",
         "elapsed": report.elapsed,
     }
+    if steps is not None:  # the other steps are the solution's (tests/mutation/reach.py): full marks
+        whole = full_marks()
+        outcome.update(steps=sorted(steps), score=whole - (report.max_score - report.score), max_score=whole)
+    return outcome
 
 
-def grade_mutant(mutant: Mutant, seeds: tuple[int, ...], parallel: int = 1) -> dict:
+def full_marks() -> int:
+    """The points of every check (the solution's score on any seed).
+
+    >>> full_marks() > 100
+    True
+    """
+    from grader.checks.registry import checks_for
+
+    return sum(check.points for check in checks_for(None, None))
+
+
+def grade_mutant(mutant: Mutant, seeds: tuple[int, ...], parallel: int = 1, steps: list[int] | None = None) -> dict:
     """One mutant graded on every seed: ``{"id", "seconds", "seeds": [grade_source(...), ...], "error"}``.
+
+    ``steps``: grade only these (the steps whose probes reach the change, ``tests/mutation/reach.py``).
 
     >>> grade_mutant(generate(SOLUTION_TEXT)[0], (11, 22))["seeds"][0]["failed_steps"]  # doctest: +SKIP
     [1]
@@ -75,7 +104,7 @@ def grade_mutant(mutant: Mutant, seeds: tuple[int, ...], parallel: int = 1) -> d
     started = time.monotonic()
     name = f"mutants/{mutant.id.replace(':', '_')}/tools.py"
     try:
-        per_seed = [grade_source(mutant.source, name, seed, parallel=parallel) for seed in seeds]
+        per_seed = [grade_source(mutant.source, name, seed, steps=steps, parallel=parallel) for seed in seeds]
         error = ""
     except Exception as exc:  # a grader crash is a finding about the grader, not the end of the run
         per_seed, error = [], f"{type(exc).__name__}: {exc}"
@@ -83,24 +112,31 @@ def grade_mutant(mutant: Mutant, seeds: tuple[int, ...], parallel: int = 1) -> d
 
 
 def grade_all(
-    mutants: Iterable[Mutant], seeds: tuple[int, ...], *, jobs: int = 2, progress: Callable[[dict], None] | None = None
+    mutants: Iterable[Mutant],
+    seeds: tuple[int, ...],
+    *,
+    jobs: int = 2,
+    progress: Callable[[dict], None] | None = None,
+    steps: dict[str, list[int]] | None = None,
 ) -> dict[str, dict]:
     """Every mutant graded on ``seeds``, ``jobs`` at a time (worker processes; 1 grades here).
 
     Each worker grades one step process at a time, so ``jobs`` is the number of busy cores.
+    ``steps``: the steps to grade, per mutant id (default: every step).
 
     >>> grade_all(generate(SOLUTION_TEXT)[:2], (11, 22), jobs=2).keys()  # doctest: +SKIP
     dict_keys(['REGIONS:0:item_drop:0', 'REGIONS:0:item_drop:1'])
     """
     mutants = list(mutants)
+    chosen = [None if steps is None else steps[m.id] for m in mutants]
     results: dict[str, dict] = {}
     if jobs <= 1:
-        for mutant in mutants:
-            results[mutant.id] = _reported(grade_mutant(mutant, seeds), progress)
+        for mutant, mutant_steps in zip(mutants, chosen):
+            results[mutant.id] = _reported(grade_mutant(mutant, seeds, steps=mutant_steps), progress)
         return results
     # spawn: a worker must not inherit this process's engine client or its threads.
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        for done in pool.map(grade_mutant, mutants, [seeds] * len(mutants), chunksize=1):
+        for done in pool.map(grade_mutant, mutants, [seeds] * len(mutants), [1] * len(mutants), chosen, chunksize=1):
             results[done["id"]] = _reported(done, progress)
     return results
 

@@ -140,8 +140,13 @@ def grade_corpus(
     *,
     jobs: int = 2,
     progress: Callable[[str, int], None] | None = None,
+    steps: dict[str, list[int]] | None = None,
 ) -> dict[str, dict[int, tuple[str, ...]]]:
     """Every module graded on every seed in the batch's worker pool: ``{name: {seed: outcome}}``.
+
+    ``steps``: the steps to grade, by module name (default, and for a name it
+    does not hold: every step); a module with none is the solution on those
+    seeds (tests/mutation/reach.py), graded nowhere and failing nothing.
 
     >>> grade_corpus({"solution": (ROOT / "solutions/tools.py").read_bytes()}, (1, 2))  # doctest: +SKIP
     {'solution': {1: (), 2: ()}}
@@ -159,12 +164,16 @@ def grade_corpus(
             source=source,
             sha256="",
             seed=seed,
+            steps=None if (steps or {}).get(name) is None else tuple((steps or {})[name]),
             timeout=step_timeout(SUBMISSION_TIMEOUT, len(STEPS)),
         )
         for name, source in modules.items()
         for seed in seeds
+        if (steps or {}).get(name) != []
     ]
-    results: dict[str, dict[int, tuple[str, ...]]] = {name: {} for name in modules}
+    results: dict[str, dict[int, tuple[str, ...]]] = {
+        name: {seed: () for seed in seeds} if (steps or {}).get(name) == [] else {} for name in modules
+    }
     limit = SUBMISSION_TIMEOUT + GRACE
     for task, report in run_pool(tasks, jobs=jobs, hard_limit=limit, work=grade_task, on_lost=_lost):
         results[task.learner][task.seed] = outcome(report)
