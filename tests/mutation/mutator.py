@@ -258,7 +258,14 @@ def _line(site: Site, node: ast.AST) -> int:
     place = site.place
     current = getattr(place.holder, place.field)
     target = current[place.index] if place.index is not None else current
+    if isinstance(target, _SHARED_NODES):
+        # CPython shares one instance of each operator among all trees: a lineno that other code (a
+        # fix_missing_locations on another tree) set on it says nothing about this place.
+        target = None
     return getattr(target, "lineno", None) or getattr(node, "lineno", None) or getattr(place.holder, "lineno", 0)
+
+
+_SHARED_NODES = (ast.operator, ast.boolop, ast.cmpop, ast.unaryop, ast.expr_context)
 
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
