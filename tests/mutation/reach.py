@@ -66,15 +66,16 @@ def reached_steps(span: tuple[int, int], step_lines: dict[int, set[int]], *, imp
     return [step for step in ALL_STEPS if lines & step_lines.get(step, set())]
 
 
-def traced_probe(module, probe, ctx):
-    """``grader.engine.probes.run_probe`` with every line it runs in the module's file noted in the observation.
+def line_tracer(path: str, seen: set[int]):
+    """A trace function for ``sys.settrace`` that adds to ``seen`` every line run in code of the file ``path``.
 
-    Runs in the step child (including the forks fresh probes run in). The
-    trace function is the tracing run's own: the graded runs never use it.
-    ``run_probe`` is the one imported with this module, before the step child
-    let go of the grader's modules (a new copy would not know the run counters).
+    Frames of other files get no local trace, so library code runs at near full speed.
+
+    >>> seen = set(); tracer = line_tracer(__file__, seen)
+    >>> sys.settrace(tracer); _ = reached_steps((1, 1), {}, import_lines={1}); sys.settrace(None)
+    >>> bool(seen)
+    True
     """
-    path, seen = ctx.module_path, set()
 
     def local(frame, event, arg):
         if event == "line":
@@ -87,8 +88,21 @@ def traced_probe(module, probe, ctx):
         seen.add(frame.f_lineno)
         return local
 
-    sys.settrace(calls)
-    threading.settrace(calls)
+    return calls
+
+
+def traced_probe(module, probe, ctx):
+    """``grader.engine.probes.run_probe`` with every line it runs in the module's file noted in the observation.
+
+    Runs in the step child (including the forks fresh probes run in). The
+    trace function is the tracing run's own: the graded runs never use it.
+    ``run_probe`` is the one imported with this module, before the step child
+    let go of the grader's modules (a new copy would not know the run counters).
+    """
+    seen: set[int] = set()
+    tracer = line_tracer(ctx.module_path, seen)
+    sys.settrace(tracer)
+    threading.settrace(tracer)
     try:
         obs = run_probe(module, probe, ctx)
     finally:
@@ -97,31 +111,33 @@ def traced_probe(module, probe, ctx):
     return {**obs, LINES_KEY: sorted(seen)} if isinstance(obs, dict) else obs
 
 
-_IMPORT_TRACE = """
-import sys, runpy
-path = sys.argv[1]
-seen = set()
-def local(frame, event, arg):
-    if event == "line":
-        seen.add(frame.f_lineno)
-    return local
-def calls(frame, event, arg):
-    if frame.f_code.co_filename != path:
-        return None
-    seen.add(frame.f_lineno)
-    return local
-sys.settrace(calls)
-runpy.run_path(path, run_name="agtool_reach_import")
-sys.settrace(None)
-print(" ".join(map(str, sorted(seen))))
-"""
+def print_import_lines(path: str) -> None:
+    """(In a new interpreter.) Run the file ``path`` as an import does, traced; print the lines that ran."""
+    import runpy
+
+    seen: set[int] = set()
+    sys.settrace(line_tracer(path, seen))
+    try:
+        runpy.run_path(path, run_name="agtool_reach_import")
+    finally:
+        sys.settrace(None)
+    print(" ".join(map(str, sorted(seen))))
+
+
+_IMPORT_TRACE = (
+    "import sys; sys.path.insert(0, sys.argv[1]); import mutation.reach as r; r.print_import_lines(sys.argv[2])"
+)
 
 
 @lru_cache(maxsize=4)
 def import_lines(path: str = str(SOLUTION)) -> frozenset[int]:
     """The lines of ``path`` that run when it is imported (in a new interpreter)."""
     done = subprocess.run(
-        [sys.executable, "-c", _IMPORT_TRACE, path], capture_output=True, text=True, check=True, timeout=120
+        [sys.executable, "-c", _IMPORT_TRACE, str(TESTS_DIR), path],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     )
     return frozenset(int(n) for n in done.stdout.split())
 
@@ -390,7 +406,6 @@ def prove(
     Writes ``reach-proof.json`` into ``out``: the seeds, the step gradings of
     each way, the wall time of each and every difference.
     """
-    import json
     import time
 
     from .run import reach_steps, select
@@ -405,24 +420,8 @@ def prove(
     every = grade_all(mutants, seeds, jobs=jobs)
     every_seconds = time.monotonic() - started
     found = differences(every, by_reach)
-    summary = {
-        "seeds": list(seeds),
-        "mutants": len(mutants),
-        "step_gradings": {"every step": len(mutants) * len(ALL_STEPS), "by reach": sum(map(len, steps.values()))},
-        "seconds": {"every step": round(every_seconds, 1), "by reach": round(reach_seconds, 1)},
-        "differences": found,
-    }
-    if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
-        (Path(out) / "reach-proof.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    print(
-        f"reach proof: {len(mutants)} mutants on seeds {list(seeds)}; step gradings every step "
-        f"{summary['step_gradings']['every step']}, by reach {summary['step_gradings']['by reach']}; "
-        f"{every_seconds:.0f} s against {reach_seconds:.0f} s; {len(found)} difference(s)"
-    )
-    for mutant, what in sorted(found.items()):
-        print(f"  {mutant}: {what}")
-    return 1 if found else 0
+    seconds = {"every step": every_seconds, "by reach": reach_seconds}
+    return _proved("reach proof", "mutants", seeds, steps, seconds, found, out, "reach-proof.json")
 
 
 def prove_planted(*, seeds: tuple[int, ...] = (1, 2, 3, 4, 5), jobs: int = 2, out: str | Path | None = None) -> int:
@@ -430,7 +429,6 @@ def prove_planted(*, seeds: tuple[int, ...] = (1, 2, 3, 4, 5), jobs: int = 2, ou
 
     Writes ``reach-proof-planted.json`` into ``out``; returns 1 if any module's outcome differs on a seed.
     """
-    import json
     import time
 
     from .stability import corpus, grade_corpus
@@ -450,20 +448,38 @@ def prove_planted(*, seeds: tuple[int, ...] = (1, 2, 3, 4, 5), jobs: int = 2, ou
         for seed in seeds
         if every[name][seed] != by_reach[name][seed]
     }
+    seconds = {"every step": every_seconds, "by reach": reach_seconds}
+    return _proved("reach proof, planted", "modules", seeds, steps, seconds, found, out, "reach-proof-planted.json")
+
+
+def _proved(
+    title: str,
+    noun: str,
+    seeds: tuple[int, ...],
+    steps: dict[str, list[int]],
+    seconds: dict[str, float],
+    found: dict[str, str],
+    out: str | Path | None,
+    file_name: str,
+) -> int:
+    """Write a proof's summary to ``out/file_name``, print it and each difference; 1 if any was found."""
+    import json
+
+    graded = {"every step": len(steps) * len(ALL_STEPS), "by reach": sum(map(len, steps.values()))}
     summary = {
         "seeds": list(seeds),
-        "modules": len(modules),
-        "step_gradings": {"every step": len(modules) * len(ALL_STEPS), "by reach": sum(map(len, steps.values()))},
-        "seconds": {"every step": round(every_seconds, 1), "by reach": round(reach_seconds, 1)},
+        noun: len(steps),
+        "step_gradings": graded,
+        "seconds": {way: round(value, 1) for way, value in seconds.items()},
         "differences": found,
     }
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
-        (Path(out) / "reach-proof-planted.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+        (Path(out) / file_name).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     print(
-        f"reach proof, planted: {len(modules)} defects and mistakes on seeds {list(seeds)}; step gradings every "
-        f"step {summary['step_gradings']['every step']}, by reach {summary['step_gradings']['by reach']}; "
-        f"{every_seconds:.0f} s against {reach_seconds:.0f} s; {len(found)} difference(s)"
+        f"{title}: {len(steps)} {noun} on seeds {list(seeds)}; step gradings every step {graded['every step']}, "
+        f"by reach {graded['by reach']}; {seconds['every step']:.0f} s against {seconds['by reach']:.0f} s; "
+        f"{len(found)} difference(s)"
     )
     for name, what in sorted(found.items()):
         print(f"  {name}: {what}")

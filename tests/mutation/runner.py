@@ -12,7 +12,9 @@ the failing steps and checks per seed.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -24,6 +26,7 @@ from grader.grading import grade
 from .mutator import SOLUTION, Mutant, generate  # noqa: F401 (generate: the examples)
 
 SOLUTION_TEXT = SOLUTION.read_text(encoding="utf-8")
+TESTS = Path(__file__).resolve().parents[1]
 
 
 def _submission_class():
@@ -82,15 +85,18 @@ def grade_source(source: str, name: str, seed: int, *, steps=None, parallel: int
     return outcome
 
 
+@functools.lru_cache(maxsize=1)
 def full_marks() -> int:
-    """The points of every check (the solution's score on any seed).
+    """The points of every check (the solution's score on any seed): ``tests/helpers.py``'s, read once.
 
     >>> full_marks() > 100
     True
     """
-    from grader.checks.registry import checks_for
+    if str(TESTS) not in sys.path:  # the gate runs as ``python -m tests.mutation``; pytest has tests/ on the path
+        sys.path.insert(0, str(TESTS))
+    from helpers import full_marks as every_point
 
-    return sum(check.points for check in checks_for(None, None))
+    return every_point()
 
 
 def grade_mutant(mutant: Mutant, seeds: tuple[int, ...], parallel: int = 1, steps: list[int] | None = None) -> dict:
