@@ -157,6 +157,7 @@ def grade_corpus(
     from grader.limits import SUBMISSION_TIMEOUT
     from grader.report import STEPS
 
+    chosen = steps or {}
     tasks = [
         GradeTask(
             learner=name,
@@ -164,15 +165,15 @@ def grade_corpus(
             source=source,
             sha256="",
             seed=seed,
-            steps=None if (steps or {}).get(name) is None else tuple((steps or {})[name]),
+            steps=None if chosen.get(name) is None else tuple(chosen[name]),
             timeout=step_timeout(SUBMISSION_TIMEOUT, len(STEPS)),
         )
         for name, source in modules.items()
         for seed in seeds
-        if (steps or {}).get(name) != []
+        if chosen.get(name) != []
     ]
     results: dict[str, dict[int, tuple[str, ...]]] = {
-        name: {seed: () for seed in seeds} if (steps or {}).get(name) == [] else {} for name in modules
+        name: {seed: () for seed in seeds} if chosen.get(name) == [] else {} for name in modules
     }
     limit = SUBMISSION_TIMEOUT + GRACE
     for task, report in run_pool(tasks, jobs=jobs, hard_limit=limit, work=grade_task, on_lost=_lost):
