@@ -32,9 +32,10 @@ lab: $(STAMP)
 
 # Everything; the 25 slowest tests are printed at the end (CI's log keeps them). Two pytest-xdist workers,
 # each taking whole files (a module's fixtures, such as the stability sweep's one grading of its corpus,
-# are made once); much of the suite waits on hubs, browsers and slow imports, which the other worker fills.
+# are made once), in the order of tests/helpers.py's FILE_ORDER (--no-loadscope-reorder): the files that
+# wait on hubs, browsers and slow imports run beside the ones that keep the cores busy.
 test: $(STAMP) e2e-deps
-	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=25
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 # The fast tier while working (issue 38.5): unit tests, doctests and a handful of real gradings, about
 # 2 minutes on 2 cores (docs/development.md says what was measured). Left out: browser, hub and notebook

@@ -297,7 +297,9 @@ def _plan(step_checks: list[Check], seed: int) -> tuple[list[_Planned], tuple[di
     return _draw_plan(tuple(step_checks), seed)
 
 
-@functools.lru_cache(maxsize=32)
+# 64 plans: every step's on five seeds. The gates grade each module on two or three seeds in turn
+# (11 or 33 plans a module), which 32 thrashed on three; a plan is about 20 KB of probes as JSON.
+@functools.lru_cache(maxsize=64)
 def _draw_plan(step_checks: tuple[Check, ...], seed: int) -> tuple[list[_Planned], tuple[dict, ...]]:
     """Draw every check's probes; return the plan and the step job's probe list.
 

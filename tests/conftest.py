@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import MISSING_REASONS
+from helpers import FILE_ORDER, MISSING_REASONS
 
 from agtool_lab.load import load_module
 from grader.checks.registry import CHECKS, Check, register
@@ -47,6 +47,12 @@ def pytest_runtest_makereport(item, call):
         return report
     report.longrepr = (str(Path(__file__)), None, reason)  # no line number: one summary line per reason
     return report
+
+
+def pytest_collection_modifyitems(config, items):
+    # A stable sort: the files of helpers.FILE_ORDER in its order (why: there), then every other file as collected.
+    rank = {name: position for position, name in enumerate(FILE_ORDER)}
+    items.sort(key=lambda item: rank.get(Path(item.path).relative_to(TESTS_DIR).as_posix(), len(rank)))
 
 
 @pytest.fixture(scope="session")

@@ -107,3 +107,11 @@ def test_the_assertion_count_sees_a_dropped_assertion_and_ignores_form():
     assert assertions.distinct_assertions({"a.py": one}) == 2
     assert assertions.distinct_assertions({"a.py": one.replace("f(1) == 2", "f( 1 )==2  # same")}) == 2
     assert assertions.distinct_assertions({"a.py": one.replace("    assert f(1) == 2\n", "")}) == 1
+
+
+def test_every_file_the_suite_orders_exists():
+    from helpers import FILE_ORDER
+
+    missing = [name for name in FILE_ORDER if not (TESTS / name).is_file()]
+    assert not missing, f"renamed or removed: put the new names in tests/helpers.py's FILE_ORDER: {missing}"
+    assert len(set(FILE_ORDER)) == len(FILE_ORDER), "a file is named twice in FILE_ORDER"

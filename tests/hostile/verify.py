@@ -176,9 +176,14 @@ def memory_problems(run: Run) -> list[str]:
         return ["the memory case said nothing (it never ran?)"]
     if max(held) > STEP_MEMORY_MIB:
         return [f"one step's children held {max(held)} MiB at once, the step's budget is {STEP_MEMORY_MIB} MiB"]
-    if "memory" not in " ".join(c.message for c in run.report.checks if c.step == 7):
-        return ["step 7 does not say it went over its memory budget"]
+    if "memory" not in _step_words(run, 7):
+        return [f"step 7 does not say it went over its memory budget; it says: {_step_words(run, 7)[:400]!r}"]
     return []
+
+
+def _step_words(run: Run, step: int) -> str:
+    # What a step's checks say, each different message once (quoted in a failure, so that a miss shows its cause).
+    return " | ".join(dict.fromkeys(c.message for c in run.report.checks if c.step == step))
 
 
 def pids_problems(run: Run) -> list[str]:
@@ -188,8 +193,8 @@ def pids_problems(run: Run) -> list[str]:
         return ["the fork bomb said nothing (it never ran?)"]
     if max(made) >= STEP_PIDS:
         return [f"one step forked {max(made)} processes, its budget is {STEP_PIDS} tasks"]
-    if "processes" not in " ".join(c.message for c in run.report.checks if c.step == 8):
-        return ["step 8 does not say it went over its process budget"]
+    if "processes" not in _step_words(run, 8):
+        return [f"step 8 does not say it went over its process budget; it says: {_step_words(run, 8)[:400]!r}"]
     return []
 
 

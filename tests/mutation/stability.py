@@ -168,8 +168,10 @@ def grade_corpus(
             steps=None if chosen.get(name) is None else tuple(chosen[name]),
             timeout=step_timeout(SUBMISSION_TIMEOUT, len(STEPS)),
         )
-        for name, source in modules.items()
+        # Seed by seed: a worker draws a step's probes once per seed and keeps the last 32 plans
+        # (grader.grading._draw_plan), so module by module it drew them again on every grading.
         for seed in seeds
+        for name, source in modules.items()
         if chosen.get(name) != []
     ]
     results: dict[str, dict[int, tuple[str, ...]]] = {
