@@ -32,6 +32,7 @@ import secrets
 import time
 import traceback
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from grader import messages
 from grader.checks._common import doubled_steps, real_route
@@ -75,6 +76,7 @@ def grade(
     limits=None,
     engine: EngineClient | None = None,
     probe_function: str | None = None,
+    reimport_seconds: float | None = None,
     parallel: int | None = None,
     within=None,
     settings: Settings | None = None,
@@ -96,7 +98,8 @@ def grade(
     ``settings.parallel_steps``, else up to 2, one per core; the first step
     runs alone). ``engine`` is the engine client to use (default: this process's
     shared one, in ``settings.sandbox``'s mode); ``probe_function`` (``"module:function"``) replaces
-    ``grader.engine.probes.run_probe``, for the engine's own tests.
+    ``grader.engine.probes.run_probe`` and ``reimport_seconds`` the step child's
+    ``REIMPORT_SECONDS`` (which path fresh probes take), for the engine's own tests.
     ``within`` is the class folder of a path (``grader.locate.check_within``
     refuses links out of the learner's folder). ``settings`` defaults to
     this process's (:func:`grader.settings.current`).
@@ -125,7 +128,8 @@ def grade(
     parallel = default_parallel(settings) if parallel is None else max(int(parallel), 1)
     planned = [_plan(step_checks, seed) for step_checks in by_step.values()]
     source_b64 = encode_source(submission.source)  # once: every step carries the same bytes
-    jobs = [_step_job(step, probes, source_b64, limits, probe_function) for step, (_, probes) in zip(by_step, planned)]
+    hooks = _EngineHooks(probe_function, reimport_seconds)
+    jobs = [_step_job(step, probes, source_b64, limits, hooks) for step, (_, probes) in zip(by_step, planned)]
     results, kills_always = _run_steps(engine, jobs, parallel)
     report.isolation = isolation_words(engine)
     judged: set[str] = set()  # checks whose verdict came from their judge (not a step's death or budget)
@@ -148,7 +152,7 @@ def grade(
         engine,
         source_b64,
         limits,
-        probe_function,
+        hooks,
         parallel,
     )
     report.elapsed = round(time.monotonic() - started, 3)
@@ -260,8 +264,15 @@ def default_parallel(settings: Settings | None = None) -> int:
     return chosen if chosen else max(1, min(2, os.cpu_count() or 1))
 
 
+class _EngineHooks(NamedTuple):
+    """What the engine's own tests may change in every step job of a grading (``None``: the engine's default)."""
+
+    probe_function: str | None = None
+    reimport_seconds: float | None = None
+
+
 def _step_job(
-    step: int, probes: tuple[dict, ...], source_b64: str, limits: Limits, probe_function: str | None
+    step: int, probes: tuple[dict, ...], source_b64: str, limits: Limits, hooks: _EngineHooks = _EngineHooks()
 ) -> StepJob:
     """The job of one step: the module's bytes (base64), its probes, a fresh nonce, the limits."""
     return StepJob(
@@ -270,7 +281,8 @@ def _step_job(
         probes=tuple(probes),
         nonce=secrets.token_hex(16),
         limits=limits,
-        probe_function=probe_function,
+        probe_function=hooks.probe_function,
+        reimport_seconds=hooks.reimport_seconds,
     )
 
 
@@ -472,7 +484,7 @@ def _attribute(
     engine: EngineClient,
     source_b64: str,
     limits: Limits,
-    probe_function: str | None,
+    hooks: _EngineHooks,
     parallel: int,
 ) -> None:
     """Charge each failure seen on the learner's own route to the step at fault (in ``report``).
@@ -493,7 +505,7 @@ def _attribute(
     for item in items:
         by_step.setdefault(item.check.step, []).append(item)
     packed = {step: _pack([item.doubled or [] for item in step_items]) for step, step_items in by_step.items()}
-    jobs = [_step_job(step, job, source_b64, limits, probe_function) for step, (_, job) in packed.items()]
+    jobs = [_step_job(step, job, source_b64, limits, hooks) for step, (_, job) in packed.items()]
     results, _ = _run_steps(engine, jobs, parallel)
     cleared: dict[str, list[int]] = {}  # check id -> the other steps a pass with doubles points to
     for (_step, step_items), (placed, _), result in zip(by_step.items(), packed.values(), results):

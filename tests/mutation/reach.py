@@ -167,7 +167,9 @@ def step_lines(seeds: tuple[int, ...], path: str = str(SOLUTION)) -> dict[int, s
                 raise RuntimeError(f"{path} lost points on seed {seed}: reach is measured on a correct module")
             for step, checks in sorted(by_step.items()):
                 _, probes = grading._plan(checks, seed)
-                job = grading._step_job(step, probes, encode_source(source), Limits(), TRACED_PROBE)
+                job = grading._step_job(
+                    step, probes, encode_source(source), Limits(), grading._EngineHooks(TRACED_PROBE)
+                )
                 result = engine.run(job)
                 observations = [m["obs"] for m in result.messages if m.get("type") == OBS]
                 if result.infra_error or len(observations) != len(probes):
