@@ -43,9 +43,14 @@ c.DummyAuthenticator.password = "pw"
 c.Authenticator.allowed_users = {{"alice", "bob", "teacher"}}
 c.JupyterHub.load_groups = {{"agtool-instructors": {{"users": ["teacher"]}}}}
 # The service runs outside the hub (the test starts, kills and restarts it); the roles are the recipe's.
+# The test starts it once the hub answers, so the hub's start-up wait for an external service to answer
+# (a service's `timeout`, 30 s since JupyterHub 6.0; older ones have no such key) is cut to 1 s: the
+# hub routes the service either way, and each start of this class waited out the 30 s.
+from jupyterhub.services.service import Service
+_started_after_the_hub = {{"timeout": 1}} if "timeout" in Service.class_trait_names() else {{}}
 c.JupyterHub.services = [
     {{"name": "{service}", "url": "http://127.0.0.1:{service_port}", "api_token": {service_token!r},
-      "oauth_no_confirm": True}},
+      "oauth_no_confirm": True, **_started_after_the_hub}},
     {{"name": "test-admin", "api_token": {admin_token!r}}},
 ]
 c.JupyterHub.load_roles = [
