@@ -271,9 +271,7 @@ class _EngineHooks(NamedTuple):
     reimport_seconds: float | None = None
 
 
-def _step_job(
-    step: int, probes: tuple[dict, ...], source_b64: str, limits: Limits, hooks: _EngineHooks = _EngineHooks()
-) -> StepJob:
+def _step_job(step: int, probes: tuple[dict, ...], source_b64: str, limits: Limits, hooks: _EngineHooks) -> StepJob:
     """The job of one step: the module's bytes (base64), its probes, a fresh nonce, the limits."""
     return StepJob(
         step=step,

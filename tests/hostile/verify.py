@@ -176,8 +176,9 @@ def memory_problems(run: Run) -> list[str]:
         return ["the memory case said nothing (it never ran?)"]
     if max(held) > STEP_MEMORY_MIB:
         return [f"one step's children held {max(held)} MiB at once, the step's budget is {STEP_MEMORY_MIB} MiB"]
-    if "memory" not in _step_words(run, 7):
-        return [f"step 7 does not say it went over its memory budget; it says: {_step_words(run, 7)[:400]!r}"]
+    said = _step_words(run, 7)
+    if "memory" not in said:
+        return [f"step 7 does not say it went over its memory budget; it says: {said[:400]!r}"]
     return []
 
 
@@ -193,8 +194,9 @@ def pids_problems(run: Run) -> list[str]:
         return ["the fork bomb said nothing (it never ran?)"]
     if max(made) >= STEP_PIDS:
         return [f"one step forked {max(made)} processes, its budget is {STEP_PIDS} tasks"]
-    if "processes" not in _step_words(run, 8):
-        return [f"step 8 does not say it went over its process budget; it says: {_step_words(run, 8)[:400]!r}"]
+    said = _step_words(run, 8)
+    if "processes" not in said:
+        return [f"step 8 does not say it went over its process budget; it says: {said[:400]!r}"]
     return []
 
 

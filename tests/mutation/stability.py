@@ -168,8 +168,8 @@ def grade_corpus(
             steps=None if chosen.get(name) is None else tuple(chosen[name]),
             timeout=step_timeout(SUBMISSION_TIMEOUT, len(STEPS)),
         )
-        # Seed by seed: a worker draws a step's probes once per seed and keeps the last 32 plans
-        # (grader.grading._draw_plan), so module by module it drew them again on every grading.
+        # Seed by seed: a worker draws a step's probes once per seed and keeps only the last few seeds'
+        # plans (grader.grading._draw_plan), so module by module it drew them again on every grading.
         for seed in seeds
         for name, source in modules.items()
         if chosen.get(name) != []
