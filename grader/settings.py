@@ -167,6 +167,27 @@ class Settings:
         "The classroom grading service that the lab's Submit cell sends to (set by the hub).",
         audience="lab",
     )
+    model_url: str = _setting(
+        "AGTOOL_MODEL_URL",
+        "",
+        "The capstone's model endpoint: the base URL of an OpenAI-compatible chat-completions API with tool "
+        "calling (`http://127.0.0.1:8000/v1` for vLLM, `http://127.0.0.1:11434/v1` for Ollama). Empty (the "
+        "default): the capstone uses its seeded stand-in model and needs no network.",
+        audience="lab",
+    )
+    model_name: str = _setting(
+        "AGTOOL_MODEL_NAME",
+        "",
+        "The model the capstone asks at `AGTOOL_MODEL_URL` (the API's `model`).",
+        audience="lab",
+    )
+    model_key: str = _setting(
+        "AGTOOL_MODEL_KEY",
+        "",
+        "The API key sent as a bearer token to `AGTOOL_MODEL_URL` (empty: none; local servers need none). Never "
+        "passed to the grader's processes.",
+        audience="lab",
+    )
     hub_api_token: str = _setting(
         "JUPYTERHUB_API_TOKEN", "", "The hub's token for this server or service (set by JupyterHub).", audience="hub"
     )
