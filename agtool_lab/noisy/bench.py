@@ -65,7 +65,10 @@ __all__ = [
     "CONFIGS",
     "CONFIG_LABELS",
     "FAILURES",
+    "bench_reading",
+    "chapter_table",
     "check_bench_ready",
+    "cost_table",
     "failure_table",
     "format_table",
     "layer_metrics",
@@ -545,3 +548,138 @@ def plot_success_sweep(curves: pd.DataFrame, *, marked_rate: float | None = 0.09
     ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
     return fig
+
+
+# --------------------------------------------------------------------------
+# Reading the table: the chapters beside it, the cost, a few sentences
+# --------------------------------------------------------------------------
+
+
+def chapter_table(metrics: pd.DataFrame) -> pd.DataFrame:
+    """The reference figures (the background chapters, tau-bench) beside the learner's naive and full configurations.
+
+    >>> from agtool_lab.load import load_module
+    >>> from agtool_lab.noisy.chat import draw_tasks
+    >>> from agtool_lab.noisy.endpoint import SeededBackend
+    >>> tools = load_module("solutions/tools.py")
+    >>> tasks = draw_tasks(tools, 5)
+    >>> list(chapter_table(layer_metrics(run_bench(tools, SeededBackend(tasks), tasks, trials=4))).columns)
+    ['reference', 'reference figure', 'yours: naive', 'yours: all layers']
+    """
+    first, last = metrics.iloc[0], metrics.iloc[-1]
+    prompts = metrics.loc[CONFIG_LABELS["prompts"]] if CONFIG_LABELS["prompts"] in metrics.index else last
+
+    def show(value) -> str:
+        return "n/a" if value is None or pd.isna(value) else f"{float(value):.2f}"
+
+    rows = [
+        (
+            "argument accuracy (calls valid as written)",
+            "chapters",
+            "0.91 → 0.98",
+            show(1 - first["invalid-call rate"]),
+            show(1 - last["invalid-call rate"]),
+        ),
+        (
+            "identity failures reaching execution (wrong entity acted on)",
+            "chapters",
+            "0.043 → 0",
+            show(first["wrong-entity rate"]),
+            show(last["wrong-entity rate"]),
+        ),
+        (
+            "end-to-end tool correctness (task success)",
+            "chapters",
+            "0.86 → 0.94",
+            show(first["success"]),
+            show(last["success"]),
+        ),
+        (
+            "first-retry success: bare reason → with the correction (recovery rate)",
+            "chapters",
+            "0.58 → 0.94",
+            "n/a (no retry)",
+            show(prompts["recovery rate"]),
+        ),
+        (
+            "pass^1 → pass^4",
+            "tau-bench retail, gpt-4o",
+            "0.38 → 0.16",
+            f"{show(first.get('pass^1'))} → {show(first.get('pass^4'))}",
+            f"{show(last.get('pass^1'))} → {show(last.get('pass^4'))}",
+        ),
+    ]
+    table = pd.DataFrame(
+        [
+            {"measure": m, "reference": r, "reference figure": f, "yours: naive": a, "yours: all layers": b}
+            for m, r, f, a, b in rows
+        ]
+    ).set_index("measure")
+    return table
+
+
+def cost_table(metrics: pd.DataFrame, *, tasks: int, trials: int) -> pd.DataFrame:
+    """What each configuration costs: model calls and tokens per task, and for the whole run.
+
+    >>> m = pd.DataFrame({"model calls per task": [1.5], "tokens per task": [float("nan")]}, index=["naive"])
+    >>> int(cost_table(m, tasks=10, trials=4).loc["naive", "model calls (this run)"])
+    60
+    """
+    runs = tasks * trials
+    out = pd.DataFrame(index=metrics.index)
+    out["model calls per task"] = metrics["model calls per task"].round(2)
+    out["tokens per task"] = metrics["tokens per task"].round(0)
+    out["model calls (this run)"] = (metrics["model calls per task"] * runs).round().astype(int)
+    out["tokens (this run)"] = (metrics["tokens per task"] * runs).round(0)
+    return out
+
+
+def _apart(low_of_higher: float, high_of_lower: float) -> str:
+    return "the 95% intervals apart" if low_of_higher > high_of_lower else "the 95% intervals overlap"
+
+
+def _move(a: pd.Series, b: pd.Series, column: str, low: str, high: str) -> str:
+    """``0.40 → 0.62 (up, the 95% intervals apart)``: one rate from configuration ``a`` to ``b``."""
+    direction = "up" if b[column] > a[column] else "down" if b[column] < a[column] else "unchanged"
+    higher, lower = (b, a) if b[column] >= a[column] else (a, b)
+    tail = "" if direction == "unchanged" else f", {_apart(higher[low], lower[high])}"
+    return f"{a[column]:.2f} → {b[column]:.2f} ({direction}{tail})"
+
+
+def bench_reading(metrics: pd.DataFrame) -> str:
+    """A few Markdown lines that read the table, every number taken from it.
+
+    >>> from agtool_lab.load import load_module
+    >>> from agtool_lab.noisy.chat import draw_tasks
+    >>> from agtool_lab.noisy.endpoint import SeededBackend
+    >>> tools = load_module("solutions/tools.py")
+    >>> tasks = draw_tasks(tools, 5)
+    >>> "**+ cache**" in bench_reading(layer_metrics(run_bench(tools, SeededBackend(tasks), tasks, trials=1)))
+    True
+    """
+    labels = list(metrics.index)
+    lines = []
+    for before, after in zip(labels, labels[1:]):
+        a, b = metrics.loc[before], metrics.loc[after]
+
+        success = _move(a, b, "success", "success low", "success high")
+        text = f"- **{after}**: success {success}"
+        if after == CONFIG_LABELS["validation"]:
+            text += f"; wrong answers served as right {_move(a, b, 'wrong-answer rate', 'wrong-answer low', 'wrong-answer high')}"
+        elif after == CONFIG_LABELS["prompts"]:
+            text += (
+                f"; recovery rate {b['recovery rate']:.2f}, model calls per task "
+                f"{a['model calls per task']:.2f} → {b['model calls per task']:.2f}"
+            )
+        elif after == CONFIG_LABELS["repair"]:
+            text += (
+                f"; refused or asked {a['refused or asked']:.2f} → {b['refused or asked']:.2f}, wrong entity "
+                f"{a['wrong-entity rate']:.2f} → {b['wrong-entity rate']:.2f} (a fallback region is another entity, "
+                "disclosed)"
+            )
+        elif after == CONFIG_LABELS["cache"]:
+            text += f"; tool-body runs per task {a['tool-body runs per task']:.2f} → {b['tool-body runs per task']:.2f}"
+        elif after == CONFIG_LABELS["identity"]:
+            text += f"; wrong entity {_move(a, b, 'wrong-entity rate', 'wrong-entity low', 'wrong-entity high')}"
+        lines.append(text + ".")
+    return "\n".join(lines)

@@ -81,10 +81,10 @@ _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
 
 # (with the count in the sentence, with the count left for a sentence of its own)
 _PHRASINGS = (
-    ("How much {product} is there in {region}? Show me {limit} bins at most.", "How much {product} is in {region}?"),
-    ("Check the stock of {product} in {region}, up to {limit} bins.", "Check the stock of {product} in {region}."),
+    ("How much {product} is there in {region}? Show me {limit} {bins} at most.", "How much {product} is in {region}?"),
+    ("Check the stock of {product} in {region}, up to {limit} {bins}.", "Check the stock of {product} in {region}."),
     (
-        "Could you look up {product} for {region}? I need no more than {limit} bins.",
+        "Could you look up {product} for {region}? I need no more than {limit} {bins}.",
         "Could you look up {product} for {region}?",
     ),
     ("{region}: list the bins holding {product}, {limit} at most.", "{region}: list the bins holding {product}."),
@@ -225,9 +225,11 @@ def _task(index, order, category, trap, phrasing, data: LabData, products) -> Ta
     with_limit, without_limit = phrasing
     if trap == "limit_apart":
         text = without_limit.format(product=product_text, region=region_text)
-        text += f" {_number(limit).capitalize()} bins will do."
+        text += f" {_number(limit).capitalize()} {'bin' if limit == 1 else 'bins'} will do."
     else:
-        text = with_limit.format(product=product_text, region=region_text, limit=limit_text)
+        text = with_limit.format(
+            product=product_text, region=region_text, limit=limit_text, bins="bin" if limit == 1 else "bins"
+        )
     text = text[0].upper() + text[1:] + tail
     return Task(index, order, text, category, trap, slip_tool, slip, product_said)
 
