@@ -212,6 +212,7 @@ GRADING_FILES = (  # longest first
     "test_batch_hostile.py",
     "test_checks_meta.py",
     "test_service_hardening.py",
+    "test_model_endpoint.py",
 )
 WAITING_FILES = (  # longest first
     "e2e/test_hub_recipe.py",

@@ -166,6 +166,7 @@ def test_without_a_suggestion_the_model_re_reads_the_request_at_the_chapters_rat
     assert 0.45 < retried / len(tasks) < 0.70  # the chapters: 0.58 without a correction
 
 
+@pytest.mark.slow  # about 10 s: 2,000 requests on loopback (make test runs it, make test-fast does not)
 def test_each_layer_moves_the_numbers_the_way_the_chapters_describe(tools):
     """The ordering the chapters describe, with the intervals apart, through the loopback endpoint.
 
