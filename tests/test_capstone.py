@@ -183,5 +183,7 @@ def test_part_three_runs_against_a_model_endpoint_on_loopback(monkeypatch):
     _assert_part_three(nb, html, markdown)
     streams = "".join(out.get("text", "") for out in _outputs(nb, "stream"))
     assert f"Model in pick: agtool-stand-in at {server.url}" in streams
+    assert "The same table for the seeded stand-in (error rate 30%), to compare" in markdown
+    assert html.count("success [95% CI]") == 2
     # The endpoint reports usage, so every configuration has its tokens; nothing failed on the way.
     assert "<td>NaN</td>" not in html and "Some runs ended" not in markdown

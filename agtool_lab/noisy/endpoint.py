@@ -52,7 +52,9 @@ def _parameter(rule: Mapping) -> dict:
         schema["type"] = _JSON_TYPES[kind]
     allowed = rule.get("allowed")
     if allowed is not None:
-        schema["enum"] = [value for value in allowed if isinstance(value, (str, int, float, bool))]
+        # A set has no order of its own: sorted, the same schema goes out on every run.
+        values = sorted(allowed, key=repr) if isinstance(allowed, (set, frozenset)) else list(allowed)
+        schema["enum"] = [value for value in values if isinstance(value, (str, int, float, bool))]
     for bound, key in (("min", "minimum"), ("max", "maximum")):
         if isinstance(rule.get(bound), (int, float)) and not isinstance(rule.get(bound), bool):
             schema[key] = rule[bound]
