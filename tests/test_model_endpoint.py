@@ -129,7 +129,12 @@ def test_the_endpoint_path_gives_the_seeded_model_s_table_and_reports_tokens(too
     assert remote["tokens"].notna().all() and local["tokens"].isna().all()
     table = format_table(layer_metrics(remote))
     assert list(table.index) == list(LABEL.values())
-    assert table["tokens per task"].str.match(r"^\d+\.\d\d$").all()
+    # Every measure is a value and its 95% interval; the tokens come from the endpoint's usage.
+    interval = r"^\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\]$"
+    for column in table.columns.drop(["runs", "pass^3", "pass^4"]):
+        assert table[column].str.match(interval).all() or column == "recovery rate", column
+    assert (table["pass^3"] == "n/a").all()  # two trials say nothing about three runs of a task
+    assert (layer_metrics(remote)["tokens per task"] > 0).all()
     # What reached the server: the sentence, not the order, and the learner's contracts as tools.
     first = bodies[0]
     assert first["model"] == "stand-in" and first["messages"][1]["content"] == tasks[0].text
@@ -185,7 +190,7 @@ def test_each_layer_moves_the_numbers_the_way_the_chapters_describe(tools):
 
     # Validation turns silent wrong answers into refusals (success does not rise).
     assert valid["wrong-answer rate"] < naive["wrong-answer rate"]
-    assert naive["wrong-answer low"] > valid["wrong-answer high"]
+    assert naive["wrong-answer rate low"] > valid["wrong-answer rate high"]
     assert valid["refused or asked"] > 0.5
     # Coercion repairs the format slips; errors as prompts turn refusals into right answers, at a model call.
     apart(coerced, valid)

@@ -397,8 +397,34 @@ def _rate(hits: int, n: int) -> tuple[float, float, float]:
     return (hits / n if n else float("nan")), low, high
 
 
+def _bootstrap_pass(counts: Sequence[int], n: int, k: int, *, resamples: int = 1000) -> tuple[float, float]:
+    """A 95% percentile-bootstrap interval of pass^k, resampling tasks (seeded: the same counts, the same interval)."""
+    import numpy as np
+
+    if k > n or not counts:
+        return float("nan"), float("nan")
+    values = np.array([math.comb(c, k) / math.comb(n, k) for c in counts])
+    rng = np.random.default_rng(len(counts) * 1009 + k)
+    means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def _mean_interval(values: pd.Series) -> tuple[float, float, float]:
+    """The mean and its normal 95% interval (mean ± 1.96 standard errors); NaN when there are no numbers."""
+    numbers = pd.to_numeric(values, errors="coerce").dropna().astype(float)
+    if numbers.empty:
+        return float("nan"), float("nan"), float("nan")
+    mean = float(numbers.mean())
+    half = 1.959964 * float(numbers.std(ddof=1)) / math.sqrt(len(numbers)) if len(numbers) > 1 else 0.0
+    return mean, max(0.0, mean - half), mean + half
+
+
 def layer_metrics(runs: pd.DataFrame, *, ks: Sequence[int] = (1, 2, 3, 4)) -> pd.DataFrame:
-    """One row per configuration: the rates with their 95% intervals, pass^k, and the costs per task.
+    """One row per configuration: every measure with its 95% interval (``<measure> low`` and ``high``).
+
+    Rates have Wilson score intervals; pass^k a percentile bootstrap over tasks; the costs per task
+    (tool-body runs, model calls, tokens) a normal interval of their mean.
 
     >>> row = layer_metrics(pd.DataFrame({"config": ["naive"] * 2, "task": [0, 0], "trial": [0, 1],
     ...     "outcome": ["right", "wrong"], "model_calls": [1, 1], "tokens": [None, None], "calls_written": [1, 1],
@@ -416,22 +442,30 @@ def layer_metrics(runs: pd.DataFrame, *, ks: Sequence[int] = (1, 2, 3, 4)) -> pd
         trials = int(group.groupby("task")["trial"].nunique().min())
         per_task = group.assign(ok=group["outcome"] == "right").groupby("task")["ok"].sum()
         for k in ks:
-            row[f"pass^{k}"] = pass_hat_k([int(c) for c in per_task], trials, k)
+            counts = [int(c) for c in per_task]
+            row[f"pass^{k}"] = pass_hat_k(counts, trials, k)
+            row[f"pass^{k} low"], row[f"pass^{k} high"] = _bootstrap_pass(counts, trials, k)
         written, invalid = int(group["calls_written"].sum()), int(group["invalid_calls"].sum())
-        row["invalid-call rate"], row["invalid low"], row["invalid high"] = _rate(invalid, written)
+        row["invalid-call rate"], row["invalid-call rate low"], row["invalid-call rate high"] = _rate(invalid, written)
         failed = group[group["first_failed"].astype(bool)]
         recovered = int((failed["outcome"] == "right").sum())
-        row["recovery rate"], row["recovery low"], row["recovery high"] = _rate(recovered, len(failed))
+        row["recovery rate"], row["recovery rate low"], row["recovery rate high"] = _rate(recovered, len(failed))
         wrong_entity = int((group["outcome"] == "wrong_entity").sum())
-        row["wrong-entity rate"], row["wrong-entity low"], row["wrong-entity high"] = _rate(wrong_entity, n_runs)
+        row["wrong-entity rate"], row["wrong-entity rate low"], row["wrong-entity rate high"] = _rate(
+            wrong_entity, n_runs
+        )
         silent = int(group["outcome"].isin(("wrong", "wrong_entity")).sum())
-        row["wrong-answer rate"], row["wrong-answer low"], row["wrong-answer high"] = _rate(silent, n_runs)
-        row["refused or asked"] = float(group["outcome"].isin(("refused", "asked")).mean())
-        row["model failures"] = float(group["outcome"].isin(tuple(FAILURES)).mean())
-        row["tool-body runs per task"] = float(group["tool_runs"].mean())
-        row["model calls per task"] = float(group["model_calls"].mean())
-        tokens = pd.to_numeric(group["tokens"], errors="coerce")
-        row["tokens per task"] = float(tokens.mean()) if tokens.notna().any() else float("nan")
+        row["wrong-answer rate"], row["wrong-answer rate low"], row["wrong-answer rate high"] = _rate(silent, n_runs)
+        stopped = int(group["outcome"].isin(("refused", "asked")).sum())
+        row["refused or asked"], row["refused or asked low"], row["refused or asked high"] = _rate(stopped, n_runs)
+        broken = int(group["outcome"].isin(tuple(FAILURES)).sum())
+        row["model failures"], row["model failures low"], row["model failures high"] = _rate(broken, n_runs)
+        for name, column in (
+            ("tool-body runs per task", "tool_runs"),
+            ("model calls per task", "model_calls"),
+            ("tokens per task", "tokens"),
+        ):
+            row[name], row[name + " low"], row[name + " high"] = _mean_interval(group[column])
         row["runs"] = n_runs
         rows[CONFIG_LABELS[config]] = row
     table = pd.DataFrame.from_dict(rows, orient="index")
@@ -440,7 +474,7 @@ def layer_metrics(runs: pd.DataFrame, *, ks: Sequence[int] = (1, 2, 3, 4)) -> pd
 
 
 def format_table(metrics: pd.DataFrame) -> pd.DataFrame:
-    """The table as a reader wants it: each rate as ``0.62 [0.55, 0.69]`` (95% Wilson), costs to two places.
+    """The table as a reader wants it: every measure as ``0.62 [0.55, 0.69]``, its value and 95% interval.
 
     >>> from agtool_lab.load import load_module
     >>> from agtool_lab.noisy.chat import draw_tasks
@@ -452,23 +486,28 @@ def format_table(metrics: pd.DataFrame) -> pd.DataFrame:
     'success [95% CI]'
     """
 
-    def interval(name: str, low: str, high: str) -> pd.Series:
+    def interval(name: str, low: str = "", high: str = "") -> pd.Series:
+        low, high = low or name + " low", high or name + " high"
         return metrics.apply(
             lambda r: "n/a" if pd.isna(r[name]) else f"{r[name]:.2f} [{r[low]:.2f}, {r[high]:.2f}]", axis=1
         )
 
     out = pd.DataFrame(index=metrics.index)
-    out["success [95% CI]"] = interval("success", "success low", "success high")
-    for column in [c for c in metrics.columns if c.startswith("pass^")]:
-        out[column] = metrics[column].map(lambda v: "n/a" if pd.isna(v) else f"{v:.2f}")
-    out["invalid-call rate"] = interval("invalid-call rate", "invalid low", "invalid high")
-    out["recovery rate"] = interval("recovery rate", "recovery low", "recovery high")
-    out["wrong-entity rate"] = interval("wrong-entity rate", "wrong-entity low", "wrong-entity high")
-    out["wrong answers (silent)"] = interval("wrong-answer rate", "wrong-answer low", "wrong-answer high")
-    for column in ("refused or asked", "model failures"):
-        out[column] = metrics[column].map(lambda v: f"{v:.2f}")
-    for column in ("tool-body runs per task", "model calls per task", "tokens per task"):
-        out[column] = metrics[column].map(lambda v: "n/a" if pd.isna(v) else f"{v:.2f}")
+    out["success [95% CI]"] = interval("success")
+    for column in [c for c in metrics.columns if c.startswith("pass^") and not c.endswith((" low", " high"))]:
+        out[column] = interval(column)
+    out["invalid-call rate"] = interval("invalid-call rate", "invalid-call rate low", "invalid-call rate high")
+    out["recovery rate"] = interval("recovery rate", "recovery rate low", "recovery rate high")
+    out["wrong-entity rate"] = interval("wrong-entity rate")
+    out["wrong answers (silent)"] = interval("wrong-answer rate", "wrong-answer rate low", "wrong-answer rate high")
+    for column in (
+        "refused or asked",
+        "model failures",
+        "tool-body runs per task",
+        "model calls per task",
+        "tokens per task",
+    ):
+        out[column] = interval(column)
     out["runs"] = metrics["runs"]
     return out
 
@@ -665,7 +704,7 @@ def bench_reading(metrics: pd.DataFrame) -> str:
         success = _move(a, b, "success", "success low", "success high")
         text = f"- **{after}**: success {success}"
         if after == CONFIG_LABELS["validation"]:
-            text += f"; wrong answers served as right {_move(a, b, 'wrong-answer rate', 'wrong-answer low', 'wrong-answer high')}"
+            text += f"; wrong answers served as right {_move(a, b, 'wrong-answer rate', 'wrong-answer rate low', 'wrong-answer rate high')}"
         elif after == CONFIG_LABELS["prompts"]:
             text += (
                 f"; recovery rate {b['recovery rate']:.2f}, model calls per task "
@@ -680,6 +719,8 @@ def bench_reading(metrics: pd.DataFrame) -> str:
         elif after == CONFIG_LABELS["cache"]:
             text += f"; tool-body runs per task {a['tool-body runs per task']:.2f} → {b['tool-body runs per task']:.2f}"
         elif after == CONFIG_LABELS["identity"]:
-            text += f"; wrong entity {_move(a, b, 'wrong-entity rate', 'wrong-entity low', 'wrong-entity high')}"
+            text += (
+                f"; wrong entity {_move(a, b, 'wrong-entity rate', 'wrong-entity rate low', 'wrong-entity rate high')}"
+            )
         lines.append(text + ".")
     return "\n".join(lines)
