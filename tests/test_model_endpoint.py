@@ -269,3 +269,41 @@ def test_an_unreachable_endpoint_is_a_row(tools):
         url = server.url
     runs = run_bench(tools, Endpoint(url, "m", timeout=2), tasks, trials=1, configs=["naive"])
     assert list(failure_table(runs).index) == ["endpoint_error"]
+
+
+class _Scripted:
+    """A backend that writes the same call every time (for the harness's own paths)."""
+
+    name = "scripted"
+
+    def __init__(self, call):
+        self.call, self.calls = call, 0
+
+    def complete(self, messages, tools, *, seed):
+        from agtool_lab.noisy.endpoint import Reply
+
+        self.calls += 1
+        return Reply(call=self.call)
+
+
+def test_a_call_to_a_tool_that_does_not_exist_is_malformed_not_a_crash(tools):
+    from agtool_lab.noisy.chat import ToolCall
+
+    tasks = draw_tasks(tools, 2, seed=4)
+    call = ToolCall("stock_lookup_v2", {"sku": "SKU-1001", "region": "north", "limit": 1}, "{}")
+    runs = run_bench(tools, _Scripted(call), tasks, trials=1, configs=["naive", "prompts"])
+    assert set(runs["outcome"]) == {"malformed"} and (runs["tool_runs"] == 0).all()
+    assert "unknown tool 'stock_lookup_v2'" in failure_table(runs).loc["malformed", "example"]
+
+
+def test_an_ambiguous_product_is_a_question_back_without_another_try(tools):
+    from agtool_lab.noisy.chat import ToolCall
+
+    tasks = draw_tasks(tools, 1, seed=4)
+    model = _Scripted(ToolCall("stock_lookup", {"product": "bolt", "region": "north", "limit": 1}))
+    runs = run_bench(tools, model, tasks, trials=1, configs=["identity"])
+    assert list(runs["outcome"]) == ["asked"] and list(runs["tool_runs"]) == [0]
+    assert model.calls == 1  # several products match: a question for the person, not a retry
+    model = _Scripted(ToolCall("stock_lookup", {"product": "titanium", "region": "north", "limit": 1}))
+    runs = run_bench(tools, model, tasks, trials=1, configs=["identity"])
+    assert list(runs["outcome"]) == ["asked"] and model.calls == 2  # not found: the model may look again

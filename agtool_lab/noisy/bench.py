@@ -30,7 +30,8 @@ served for a valid but different region or sku), ``wrong`` (other rows,
 served as if right), ``refused``, ``asked`` (a question back),
 ``crashed`` (the learner's code raised), and the model's own failures:
 ``prose`` (an answer instead of a call), ``malformed`` (arguments that are
-not a JSON object), ``timeout``, ``rate_limited``, ``endpoint_error``.
+not a JSON object, or a tool that does not exist), ``timeout``,
+``rate_limited``, ``endpoint_error``.
 
 Example::
 
@@ -94,7 +95,7 @@ CONFIG_LABELS = {
 }
 FAILURES = {
     "prose": "the model answered in prose, not with a tool call",
-    "malformed": "the tool call's arguments were not a JSON object",
+    "malformed": "the tool call was malformed: its arguments not a JSON object, or a tool that does not exist",
     "timeout": "the endpoint did not answer within the time-out",
     "rate_limited": "the endpoint kept answering 429 (rate limit) after its Retry-After waits",
     "endpoint_error": "the endpoint failed (unreachable, an HTTP error, or not a chat completion)",
@@ -179,7 +180,9 @@ def _resolve(module, args: dict) -> tuple[dict, _Step | None]:
             if kind == "ambiguous"
             else f"No product matches {product!r}."
         )
-        return args, _Step(error=f"identity:{kind}", asked=True, feedback={"error": kind, "message": message})
+        # Several products match: a question for the person, not for another try. None: the model may look again.
+        feedback = None if kind == "ambiguous" else {"ok": False, "error": kind, "message": message}
+        return args, _Step(error=f"identity:{kind}", asked=True, feedback=feedback)
     return {"sku": found["sku"], **args}, None
 
 
