@@ -187,3 +187,21 @@ def test_part_three_runs_against_a_model_endpoint_on_loopback(monkeypatch):
     assert html.count("success [95% CI]") == 2
     # The endpoint reports usage, so every configuration has its tokens; nothing failed on the way.
     assert "<td>NaN</td>" not in html and "Some runs ended" not in markdown
+
+
+def test_a_hostile_message_from_the_module_is_shown_as_text(monkeypatch, tmp_path):
+    """Part two and three say why they cannot run; what the learner's code raised cannot become HTML or a link."""
+    module = tmp_path / "tools.py"
+    module.write_text(
+        SOLUTION.read_text(encoding="utf-8")
+        + "\n\ndef resolve_sku(query):\n"
+        + "    raise ValueError('<img src=x onerror=alert(1)> [click](javascript:alert(1))')\n",
+        encoding="utf-8",
+    )
+    nb = _execute(monkeypatch, module, n=30)
+    assert _outputs(nb, "error") == []
+    markdown = "\n".join(out["data"]["text/markdown"] for out in _outputs(nb, "text/markdown"))
+    assert "Part two is not ready yet" in markdown and "Part three is not ready yet" in markdown
+    assert "<img" not in markdown
+    assert "[click](javascript" not in markdown and markdown.count("\\[click\\](javascript") == 2
+    assert markdown.count("&lt;img src=x onerror=alert(1)&gt;") == 2
