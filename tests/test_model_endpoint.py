@@ -307,3 +307,14 @@ def test_an_ambiguous_product_is_a_question_back_without_another_try(tools):
     model = _Scripted(ToolCall("stock_lookup", {"product": "titanium", "region": "north", "limit": 1}))
     runs = run_bench(tools, model, tasks, trials=1, configs=["identity"])
     assert list(runs["outcome"]) == ["asked"] and model.calls == 2  # not found: the model may look again
+
+
+def test_the_call_budget_bounds_the_retries(tools):
+    from agtool_lab.noisy.chat import ToolCall
+
+    tasks = draw_tasks(tools, 1, seed=4)
+    refused = ToolCall("stock_lookup", {"sku": "SKU-1001", "region": "mars", "limit": 1})
+    for budget, calls in ((1, 1), (2, 2), (4, 4)):
+        model = _Scripted(refused)
+        runs = run_bench(tools, model, tasks, trials=1, configs=["prompts"], budget=budget)
+        assert list(runs["outcome"]) == ["refused"] and model.calls == calls == int(runs["model_calls"].iloc[0])

@@ -273,9 +273,9 @@ def _assistant(reply: Reply) -> dict:
     }
 
 
-def _trial(module, backend, task: Task, trial: int, config: str, *, seed: int, data: LabData) -> dict:
+def _trial(module, backend, task: Task, trial: int, config: str, *, seed: int, data: LabData, budget: int) -> dict:
     layers = CONFIGS[config]
-    budget = CALL_BUDGET if "prompts" in layers else 1
+    budget = max(1, budget) if "prompts" in layers else 1
     schemas = tool_schemas(module, by_product="identity" in layers)
     messages: list[dict] = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": task.text}]
     if "cache" not in layers:
@@ -345,8 +345,12 @@ def run_bench(
     trials: int = 4,
     seed: int = 0,
     configs: Sequence[str] = tuple(CONFIGS),
+    budget: int = CALL_BUDGET,
 ) -> pd.DataFrame:
     """Every task ``trials`` times through every configuration; one row per run.
+
+    ``budget`` is how many model calls a task may spend when errors go back as prompts (the
+    configurations without them make one).
 
     Columns: ``config``, ``task``, ``trial``, ``category``, ``trap``,
     ``outcome``, ``model_calls``, ``tokens`` (``None`` when the endpoint
@@ -360,7 +364,7 @@ def run_bench(
         _clear_cache(module)  # each configuration starts from an empty cache
         for trial in range(trials):
             for task in tasks:
-                records.append(_trial(module, backend, task, trial, config, seed=seed, data=data))
+                records.append(_trial(module, backend, task, trial, config, seed=seed, data=data, budget=budget))
     _clear_cache(module)
     return pd.DataFrame.from_records(records)
 
