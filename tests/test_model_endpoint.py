@@ -227,15 +227,18 @@ def _faulty_run(tools, fault: str, **options):
 
 
 def test_a_time_out_is_a_row_of_the_failure_table(tools):
-    runs, failures, _ = _faulty_run(tools, "timeout", timeout=0.2)
+    runs, failures, endpoint = _faulty_run(tools, "timeout", timeout=0.2, give_up_after=4)
     assert set(runs["outcome"]) == {"timeout"}
-    assert list(failures.index) == ["timeout"] and failures.loc["timeout", "runs"] == len(runs)
+    assert list(failures.index) == ["timeout"] and failures.loc["timeout", "runs"] == len(runs) == 6
     assert "time-out" in failures.loc["timeout", "what"]
+    # A dead endpoint costs four time-outs, not one per run: then it is not asked any more, and says so.
+    assert endpoint.failures_in_a_row == 4
+    assert runs["detail"].str.startswith("not asked: the endpoint failed").sum() == 2
 
 
 def test_a_429_is_retried_after_its_retry_after_then_is_a_row(tools):
     waits: list[float] = []
-    runs, failures, endpoint = _faulty_run(tools, "rate_limit", max_retries=2, sleep=waits.append)
+    runs, failures, endpoint = _faulty_run(tools, "rate_limit", max_retries=2, sleep=waits.append, give_up_after=0)
     assert set(runs["outcome"]) == {"rate_limited"}
     assert waits == [2.0] * (2 * len(runs))  # two waits of Retry-After per run, then it gives up
     assert "429 on 3 tries" in failures.loc["rate_limited", "example"]

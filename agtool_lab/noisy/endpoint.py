@@ -193,8 +193,10 @@ class Endpoint:
     ``timeout`` bounds each request; a ``429`` is retried after its
     ``Retry-After`` (at most ``max_wait`` seconds, at most ``max_retries``
     times); anything else that goes wrong comes back as a :class:`Reply`
-    with a ``failure``, never as an exception. ``sleep`` is how it waits (a
-    test passes one that records).
+    with a ``failure``, never as an exception. After ``give_up_after``
+    failures in a row it stops asking (each further call fails at once, of
+    the same kind), so a dead endpoint costs a few time-outs, not one per
+    task. ``sleep`` is how it waits (a test passes one that records).
 
     >>> Endpoint("http://127.0.0.1:9/v1", "m").complete([], [], seed=0).failure
     'endpoint_error'
@@ -210,6 +212,7 @@ class Endpoint:
         max_retries: int = 2,
         max_wait: float = 30.0,
         temperature: float | None = 0.7,
+        give_up_after: int = 5,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         import httpx
@@ -218,11 +221,22 @@ class Endpoint:
         self.name = f"{model} at {self.url}"
         self.max_retries, self.max_wait, self.temperature, self.sleep = max_retries, max_wait, temperature, sleep
         self.waits: list[float] = []
+        self.give_up_after, self.failures_in_a_row, self._last_failure = give_up_after, 0, Reply()
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._httpx = httpx
         self._client = httpx.Client(base_url=self.url + "/", headers=headers, timeout=timeout)
 
     def complete(self, messages: Sequence[Mapping], tools: Sequence[Mapping], *, seed: int) -> Reply:
+        last = self._last_failure
+        if self.give_up_after > 0 and self.failures_in_a_row >= self.give_up_after:
+            detail = f"not asked: the endpoint failed {self.failures_in_a_row} times in a row (last: {last.detail})"
+            return Reply(failure=last.failure, detail=detail)
+        reply = self._ask(messages, tools, seed=seed)
+        self.failures_in_a_row = self.failures_in_a_row + 1 if reply.failure else 0
+        self._last_failure = reply if reply.failure else last
+        return reply
+
+    def _ask(self, messages: Sequence[Mapping], tools: Sequence[Mapping], *, seed: int) -> Reply:
         body: dict = {"model": self.model, "messages": list(messages), "seed": seed}
         if tools:
             body |= {"tools": list(tools), "tool_choice": "auto"}
