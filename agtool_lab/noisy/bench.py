@@ -357,6 +357,15 @@ def run_bench(
     reports no usage), ``calls_written``, ``invalid_calls`` (calls the
     contract refuses as the model wrote them), ``first_failed``,
     ``tool_runs`` (how much ``CALLS`` grew) and ``detail``.
+
+    >>> from agtool_lab.load import load_module
+    >>> from agtool_lab.noisy.chat import draw_tasks
+    >>> from agtool_lab.noisy.endpoint import SeededBackend
+    >>> tools = load_module("solutions/tools.py")
+    >>> tasks = draw_tasks(tools, 3)
+    >>> runs = run_bench(tools, SeededBackend(tasks, error_rate=0.0), tasks, trials=2, configs=["naive"])
+    >>> len(runs), set(runs["outcome"])
+    (6, {'right'})
     """
     data = LabData.from_module(module)
     records = []
@@ -579,7 +588,15 @@ def success_sweep(
 
 
 def plot_success_sweep(curves: pd.DataFrame, *, marked_rate: float | None = 0.09):
-    """Success (with its 95% band) against the stand-in's error rate, one line per configuration."""
+    """Success (with its 95% band) against the stand-in's error rate, one line per configuration.
+
+    >>> from agtool_lab.load import load_module
+    >>> from agtool_lab.noisy.chat import draw_tasks
+    >>> tools = load_module("solutions/tools.py")
+    >>> fig = plot_success_sweep(success_sweep(tools, draw_tasks(tools, 3), rates=[0.0, 1.0], trials=1))
+    >>> len(fig.axes[0].lines) >= len(CONFIGS)
+    True
+    """
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 4.2))

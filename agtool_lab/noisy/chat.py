@@ -113,7 +113,11 @@ class Task:
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One tool call a model wrote: ``arguments`` is ``None`` when they were not a JSON object."""
+    """One tool call a model wrote: ``arguments`` is ``None`` when they were not a JSON object.
+
+    >>> ToolCall("stock_lookup", None, "{'sku': 'SKU-1001'").arguments is None
+    True
+    """
 
     name: str
     arguments: dict | None

@@ -121,7 +121,11 @@ class Reply:
 
     @property
     def tokens(self) -> int | None:
-        """Prompt plus completion tokens, when the endpoint reported them."""
+        """Prompt plus completion tokens, when the endpoint reported them.
+
+        >>> Reply(prompt_tokens=120, completion_tokens=30).tokens, Reply().tokens
+        (150, None)
+        """
         if self.prompt_tokens is None and self.completion_tokens is None:
             return None
         return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
