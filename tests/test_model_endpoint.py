@@ -64,6 +64,7 @@ def test_the_endpoint_is_off_by_default_and_one_setting_turns_it_on():
     from grader.engine.client import fork_server_env
 
     assert "sk-test" not in json.dumps(fork_server_env(Settings.from_environ(environ)))
+    assert "sk-test" not in repr(Settings.from_environ(environ))  # a printed or logged Settings shows no key
 
 
 def test_the_tool_schema_is_read_from_the_learner_s_own_contracts(tools):
