@@ -1,0 +1,305 @@
+"""A course of several assignments: the ``[[assignments]]`` course file, each assignment's credit, its columns.
+
+Scores are worked out by hand from the course file and the reports in each
+test; batch runs use ``helpers.fake_grade`` so they test the course, not the checks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from grader.course.policy import (
+    AFTER_LATE,
+    LATE,
+    ON_TIME,
+    SINGLE_ID,
+    Attempt,
+    CourseError,
+    credit,
+    credit_assignment,
+    credit_course,
+    parse_course,
+    parse_policy,
+)
+from grader.report import STEPS
+
+UTC = dt.timezone.utc
+HOUR = dt.timedelta(hours=1)
+A_DUE = dt.datetime(2030, 1, 10, 23, 59, tzinfo=UTC)
+B_DUE = dt.datetime(2030, 1, 24, 23, 59, tzinfo=UTC)
+C_DUE = dt.datetime(2030, 2, 7, 23, 59, tzinfo=UTC)
+
+COURSE = """
+[[assignments]]
+id = "lab-a"
+name = "Lab A"
+steps = [1, 2, 3, 4]
+due = 2030-01-10T23:59:00+00:00
+
+[[assignments]]
+id = "lab-b"
+name = "Lab B"
+steps = [5, 6, 7, 8]
+due = 2030-01-24T23:59:00+00:00
+late_due = 2030-01-31T23:59:00+00:00
+late_credit = 0.5
+counts = "last"
+[assignments.attempts]
+limit = 3
+window_minutes = 60
+[assignments.weights]
+step5 = 2.0
+
+[[assignments]]
+id = "lab-c"
+steps = [9, 10, 11]
+due = 2030-02-07T23:59:00+00:00
+"""
+
+# A report whose step n scored n of 10 points (steps 1-11: 66 of 110).
+STEP_REPORT = {
+    "score": sum(STEPS),
+    "max_score": 10 * len(STEPS),
+    "steps": {str(s): {"score": s, "max_score": 10, "passed": False} for s in STEPS},
+    "checks": [],
+}
+
+
+def course(text=COURSE):
+    return parse_course(text, source="course.toml", check_ids=set())
+
+
+def full_marks():
+    return {**STEP_REPORT, "score": 110, "steps": {str(s): {"score": 10, "max_score": 10} for s in STEPS}}
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def test_a_course_of_three_assignments_keeps_each_one_s_fields():
+    got = course()
+    assert got.ids == ("lab-a", "lab-b", "lab-c") and not got.single
+    a, b, c = got.assignments
+    assert (a.name, a.steps, a.policy.due, a.policy.counts, a.policy.limit) == (
+        "Lab A",
+        (1, 2, 3, 4),
+        A_DUE,
+        "best",
+        None,
+    )
+    assert (b.policy.late_due, b.policy.late_credit, b.policy.counts) == (B_DUE + 7 * 24 * HOUR, 0.5, "last")
+    assert (b.policy.limit, b.policy.window, b.policy.weights) == (3, 3600.0, {"step5": 2.0})
+    assert (c.name, c.steps, c.policy.name) == ("lab-c", (9, 10, 11), "lab-c")  # no name: the id is shown
+    assert got.get("lab-b") is b
+
+
+def test_an_unknown_assignment_id_names_the_ones_there_are():
+    with pytest.raises(KeyError, match="lab-a, lab-b, lab-c"):
+        course().get("lab-z")
+
+
+def test_the_one_table_file_is_one_assignment_lab_over_every_step():
+    text = '[assignment]\nname = "agtool lab"\ndue = 2026-03-01T23:59:00Z\n[attempts]\nlimit = 2\nwindow_minutes = 5\n'
+    got = parse_course(text, check_ids=set())
+    (only,) = got.assignments
+    assert got.single and (only.id, only.name, only.steps) == (SINGLE_ID, "agtool lab", tuple(STEPS))
+    assert only.policy == parse_policy(text, check_ids=set()) == got.policy
+
+
+def test_an_assignment_s_points_are_its_steps_weighted_registry_points():
+    from grader.checks.registry import checks_for
+
+    b = parse_course(COURSE).get("lab-b")
+    expected = sum(c.points * (2 if c.step == 5 else 1) for c in checks_for([5, 6, 7, 8]))
+    assert b.points == expected > 0
+    whole = parse_course("[assignment]\ndue = 2026-03-01T23:59:00Z\n").get("lab")
+    assert whole.points == sum(c.points for c in checks_for())
+
+
+ONE = '[[assignments]]\nid = "lab-a"\nsteps = [1, 2]\ndue = 2030-01-10T23:59:00Z\n'
+
+
+@pytest.mark.parametrize(
+    "text, field, fix",
+    [
+        # the id: missing, not an id, used twice
+        (
+            "[[assignments]]\nsteps = [1]\ndue = 2030-01-10T23:59:00Z\n",
+            "[[assignments]] number 1 id is missing",
+            'id = "lab-a"',
+        ),
+        (
+            ONE + '[[assignments]]\nid = "lab a"\nsteps = [3]\ndue = 2030-01-10T23:59:00Z\n',
+            "number 2 id = 'lab a'",
+            'id = "lab-a"',
+        ),
+        (ONE + "[[assignments]]\nid = 7\nsteps = [3]\ndue = 2030-01-10T23:59:00Z\n", "number 2 id = 7", 'id = "lab-a"'),
+        (ONE + ONE.replace("[1, 2]", "[3]"), "number 2 id = 'lab-a' is the id of an earlier", "its own id"),
+        # the steps: missing, not steps, twice, overlapping
+        (
+            '[[assignments]]\nid = "lab-b"\ndue = 2030-01-10T23:59:00Z\n',
+            '"lab-b" steps is missing',
+            "steps = [1, 2, 3, 4]",
+        ),
+        (ONE.replace("[1, 2]", "[]"), '"lab-a" steps = []', "steps = [1, 2, 3, 4]"),
+        (ONE.replace("[1, 2]", "[1, 12]"), '"lab-a" steps has 12', "steps 1 to 11"),
+        (ONE.replace("[1, 2]", '["1"]'), "\"lab-a\" steps has '1'", "steps = [1, 2, 3, 4]"),
+        (ONE.replace("[1, 2]", "[2, 2]"), '"lab-a" steps lists step 2 twice', "each step once"),
+        (
+            ONE + ONE.replace("lab-a", "lab-b").replace("[1, 2]", "[2, 3]"),
+            '"lab-b" steps has step 2, which assignment "lab-a"',
+            "one assignment only",
+        ),
+        # the dates: missing, no zone, a date only, late date before the due date
+        (
+            '[[assignments]]\nid = "lab-c"\nsteps = [9]\n',
+            '[[assignments]] "lab-c" due is missing',
+            "due = 2026-03-01T23:59:00+01:00",
+        ),
+        (
+            ONE.replace("2030-01-10T23:59:00Z", "2030-01-10T23:59:00"),
+            '"lab-a" due = 2030-01-10T23:59:00 has no time zone',
+            "add one",
+        ),
+        (
+            ONE.replace("2030-01-10T23:59:00Z", "2030-01-10"),
+            '"lab-a" due = 2030-01-10 is a date without a time',
+            "full time",
+        ),
+        (
+            ONE + "late_due = 2030-01-01T00:00:00Z\nlate_credit = 0.5\n",
+            '"lab-a" late_due',
+            "late date after the due date",
+        ),
+        (ONE + "late_credit = 0.5\n", '"lab-a" late_credit is given without late_due', "add late_due"),
+        (ONE + "late_due = 2030-02-01T00:00:00Z\nlate_credit = 2\n", '"lab-a" late_credit = 2', "late_credit = 0.8"),
+        (ONE + 'counts = "first"\n', "\"lab-a\" counts = 'first'", 'counts = "best"'),
+        # fields and tables of an assignment
+        (
+            ONE + "points = 10\n",
+            '"lab-a" points is not a field of an assignment',
+            "the fields are attempts, counts, due",
+        ),
+        (ONE + "name = 3\n", '"lab-a" name is not a string', 'name = "agtool lab"'),
+        (ONE + "attempts = 3\n", '"lab-a" attempts is a value, not a table', "[assignments.attempts]"),
+        (
+            ONE + "[assignments.attempts]\nlimit = 5\n",
+            '[assignments.attempts] of "lab-a" window_minutes is missing',
+            "window_minutes = 60",
+        ),
+        (
+            ONE + "[assignments.attempts]\nlimit = 0\nwindow_minutes = 5\n",
+            '[assignments.attempts] of "lab-a" limit = 0',
+            "limit = 5",
+        ),
+        (
+            ONE + "[assignments.attempts]\nlimit = 1\nwindow_minutes = -5\n",
+            'of "lab-a" window_minutes = -5',
+            "window_minutes = 60",
+        ),
+        (ONE + "[assignments.weights]\nstep2 = -1\n", '[assignments.weights] of "lab-a" step2 = -1', "step2 = 2.0"),
+        (
+            ONE + "[assignments.weights]\nstep5 = 2\n",
+            "of \"lab-a\" 'step5' weighs step 5, which is not in this assignment (steps 1, 2)",
+            "add 5",
+        ),
+        (
+            ONE + "[assignments.weights]\nstep13 = 2\n",
+            "of \"lab-a\" 'step13' is neither a step nor a check id",
+            "step1 ... step11",
+        ),
+        # the file around the assignments
+        (
+            ONE + "[attempts]\nlimit = 1\nwindow_minutes = 5\n",
+            "[attempts] cannot stand beside [[assignments]]",
+            "[assignments.attempts]",
+        ),
+        (
+            "[assignment]\ndue = 2030-01-10T23:59:00Z\n" + ONE,
+            "[assignment] cannot stand beside [[assignments]]",
+            "either one [assignment]",
+        ),
+        ('assignments = ["lab-a"]\n', "assignments is not a list of tables", "[[assignments]] on its own line"),
+        ("assignments = []\n", "assignments is not a list of tables", "[[assignments]] on its own line"),
+        ("[[assignments]\nid = 1\n", "is not valid TOML", "fix the syntax"),
+    ],
+)
+def test_a_bad_course_of_assignments_names_the_field_the_assignment_and_the_fix(text, field, fix):
+    with pytest.raises(CourseError) as caught:
+        parse_course(text, source="course.toml", check_ids=set())
+    message = str(caught.value)
+    assert message.startswith("course.toml: ") or "is not valid TOML" in message, message
+    assert field in message and fix in message, message
+
+
+def test_a_step_in_no_assignment_is_allowed_and_credited_nowhere():
+    got = course(ONE)
+    c = credit_course([Attempt(1, A_DUE - HOUR, STEP_REPORT)], got)["lab-a"]
+    assert (c.raw_score, c.raw_max, c.credited) == (3.0, 20.0, 3.0)  # steps 1 and 2 only
+
+
+def test_parse_policy_sends_a_course_of_assignments_to_parse_course():
+    with pytest.raises(CourseError, match="load_course or parse_course"):
+        parse_policy(COURSE, check_ids=set())
+
+
+# ---------------------------------------------------------------- credit per assignment
+
+
+def test_each_assignment_credits_its_own_steps_under_its_own_due_date():
+    got = course()
+    # Submitted after Lab A's due date, before Lab B's and Lab C's: Lab A earns nothing (no late date).
+    between = Attempt(1, A_DUE + HOUR, STEP_REPORT)
+    credits = credit_course([between], got)
+    assert credits["lab-a"].credited == 0.0 and credits["lab-a"].period == AFTER_LATE
+    # Lab C: steps 9-11 = 9+10+11 points, on time.
+    assert (credits["lab-c"].credited, credits["lab-c"].max_score, credits["lab-c"].period) == (30.0, 30.0, ON_TIME)
+    # Before every due date each assignment gets its own steps' points.
+    early = credit_course([Attempt(1, A_DUE - HOUR, STEP_REPORT)], got)
+    assert {k: v.credited for k, v in early.items() if k != "lab-b"} == {"lab-a": 10.0, "lab-c": 30.0}
+
+
+def test_a_late_attempt_gets_the_late_credit_of_its_own_assignment_only():
+    text = COURSE.replace("[assignments.weights]\nstep5 = 2.0\n", "")
+    got = course(text)
+    late_for_b = Attempt(2, B_DUE + HOUR, full_marks())
+    on_time = Attempt(1, A_DUE - HOUR, STEP_REPORT)
+    credits = credit_course([on_time, late_for_b], got)
+    # Lab A: the late-for-B attempt is after A's only date: the on-time one (1+2+3+4) counts.
+    assert (credits["lab-a"].attempt, credits["lab-a"].credited) == (1, 10.0)
+    # Lab B ("last"): the late attempt (40 points at 50%: 20) beats the on-time 26 only if higher: 26 stays.
+    assert (credits["lab-b"].attempt, credits["lab-b"].credited, credits["lab-b"].period) == (1, 26.0, ON_TIME)
+    # Lab C: both on time with steps 9-11 at 9+10+11 = 30 of 30 and 30 of 30: the earliest of equal ones.
+    assert (credits["lab-c"].attempt, credits["lab-c"].credited) == (1, 30.0)
+    # Alone, the late attempt gets Lab B's 50%.
+    alone = credit_assignment([late_for_b], got.get("lab-b"))
+    assert (alone.credited, alone.factor, alone.period) == (20.0, 0.5, LATE)
+
+
+def test_an_assignment_s_weights_apply_to_its_own_checks():
+    report = {
+        "score": 6,
+        "max_score": 8,
+        "steps": {"1": {"score": 2, "max_score": 4}, "5": {"score": 4, "max_score": 4}},
+        "checks": [
+            {"id": "step1/a", "step": 1, "points": 2, "max_points": 4},
+            {"id": "step5/b", "step": 5, "points": 4, "max_points": 4},
+        ],
+    }
+    b = course().get("lab-b")
+    got = credit_assignment([Attempt(1, B_DUE - HOUR, report)], b)
+    assert (got.raw_score, got.raw_max, got.score, got.max_score, got.credited) == (4.0, 4.0, 8.0, 8.0, 8.0)
+
+
+def test_an_assignment_over_every_step_credits_exactly_as_the_one_table_file():
+    text = "[assignment]\ndue = 2030-01-10T23:59:00Z\nlate_due = 2030-01-20T00:00:00Z\nlate_credit = 0.7\n"
+    attempts = [Attempt(1, A_DUE - HOUR, STEP_REPORT), Attempt(2, A_DUE + HOUR, full_marks())]
+    whole = parse_course(text, check_ids=set()).get("lab")
+    assert credit_assignment(attempts, whole) == credit(attempts, parse_policy(text, check_ids=set()))
+
+
+def test_an_ungraded_attempt_credits_no_assignment():
+    credits = credit_course([Attempt(1, A_DUE, None)], course())
+    assert credits == {"lab-a": None, "lab-b": None, "lab-c": None}
