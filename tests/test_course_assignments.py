@@ -7,6 +7,7 @@ test; batch runs use ``helpers.fake_grade`` so they test the course, not the che
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
@@ -303,3 +304,124 @@ def test_an_assignment_over_every_step_credits_exactly_as_the_one_table_file():
 def test_an_ungraded_attempt_credits_no_assignment():
     credits = credit_course([Attempt(1, A_DUE, None)], course())
     assert credits == {"lab-a": None, "lab-b": None, "lab-c": None}
+
+
+# ---------------------------------------------------------------- a batch: a column per assignment in every export
+
+BATCH_COURSE = """
+[[assignments]]
+id = "lab-a"
+name = "Lab A"
+steps = [1]
+due = 2030-01-10T23:59:00Z
+late_due = 2030-01-20T23:59:00Z
+late_credit = 0.5
+
+[[assignments]]
+id = "lab-b"
+name = "Lab B"
+steps = [2]
+due = 2030-01-24T23:59:00Z
+
+[[assignments]]
+id = "lab-c"
+name = "Lab C"
+steps = [3]
+due = 2030-02-07T23:59:00Z
+"""
+
+
+def _three_assignment_batch(tmp_path):
+    from helpers import ALL_PASS, fake_grade, make_class
+
+    from grader.batch import run_batch
+
+    course = tmp_path / "course.toml"
+    course.write_text(BATCH_COURSE)
+    roster = tmp_path / "roster.csv"
+    roster.write_text("learner,lms_id,email\nana,101,ana@example.org\nbob,102,bob@example.org\n")
+    root = make_class(tmp_path / "class", {"ana": ALL_PASS, "bob": "pass:step1/names"})
+    out = tmp_path / "out"
+    # Submitted after Lab A's due date (late: 50%), before Lab B's and Lab C's.
+    when = A_DUE + HOUR
+    result = run_batch(
+        root, out, jobs=1, seed=3, grade_fn=fake_grade, progress=False, course=course, submitted_at=when, roster=roster
+    )
+    return out, result
+
+
+def test_a_batch_of_three_assignments_has_a_column_per_assignment_in_every_export(tmp_path, capsys):
+    import io
+    import json
+    import zipfile
+
+    import pandas as pd
+
+    from grader.checks.registry import checks_for
+    from grader.cli import _print_assignments
+
+    out, result = _three_assignment_batch(tmp_path)
+    c_points = sum(c.points for c in checks_for([3]))
+    # fake_grade: step1/names 2 + step1/table 1 (step 1), step2/type_limit 3 (step 2); nothing of step 3.
+    book = pd.read_csv(out / "grades.csv", dtype=str).set_index("learner")
+    assert book.columns[-3:].tolist() == ["lab-a", "lab-b", "lab-c"]
+    assert book.loc["ana", ["lab-a", "lab-b", "lab-c", "credited_score"]].tolist() == ["1.5", "3.0", "0.0", "4.5"]
+    assert book.loc["bob", ["lab-a", "lab-b", "lab-c"]].tolist() == ["1.0", "0.0", "0.0"]
+    learners = {r["learner"]: r for r in json.loads((out / "grades.json").read_text())["learners"]}
+    ana = learners["ana"]["assignments"]
+    assert list(ana) == ["lab-a", "lab-b", "lab-c"] and ana["lab-c"]["points"] == c_points
+    assert (ana["lab-a"]["credit"]["period"], ana["lab-b"]["credit"]["period"]) == ("late", "on time")
+    assert ana["lab-a"]["due"] == "2030-01-10T23:59:00Z" and ana["lab-b"]["name"] == "Lab B"
+    canvas = (out / "lms" / "canvas.csv").read_text().splitlines()
+    assert canvas[0].endswith(",Lab A,Lab B,Lab C") and canvas[1] == "Points Possible,,,,,3,3,0"
+    assert canvas[2] == "ana,101,,,,1.5,3,0" and canvas[3] == "bob,102,,,,1,0,0"
+    moodle = (out / "lms" / "moodle.csv").read_text().splitlines()
+    assert moodle[0] == "ID number,Email address,Lab A,Lab B,Lab C,Feedback"
+    assert moodle[1].startswith("101,ana@example.org,1.5,3,0,") and "lab-a 1.5/3" in moodle[1]
+    gradescope = json.loads((out / "gradescope" / "ana" / "results.json").read_text())
+    lines = gradescope["output"].splitlines()
+    assert lines[0].startswith("Lab A (lab-a): 1.5/3 (") and lines[1].startswith("Lab B (lab-b): 3/3 (")
+    assert lines[2].startswith("Lab C (lab-c): 0/0 (") and gradescope["score"] == 4.5
+    assert list(gradescope["extra_data"]["assignments"]) == ["lab-a", "lab-b", "lab-c"]
+    from grader.outputs.gradescope_results import gradescope_zip
+    from grader.outputs.record import LearnerRecord
+
+    records = [LearnerRecord.from_dict(r) for r in learners.values()]
+    with zipfile.ZipFile(io.BytesIO(gradescope_zip(records))) as zf:  # the service's download
+        assert "Lab B (lab-b)" in zf.read("gradescope/bob/results.json").decode()
+    summary = (out / "summary.md").read_text()
+    assert "### Assignments" in summary and "Lab C (`lab-c`): mean credited score 0.00 / 0" in summary
+    assert "Lab A (`lab-a`): mean credited score 1.25 / 3" in summary
+    assert result.assignments[0] == ("lab-a", "Lab A", 1.25, 3.0, 2)
+    _print_assignments(result.assignments)
+    assert "assignment lab-a (Lab A): mean credited 1.25/3 over 2 learner(s)" in capsys.readouterr().out
+
+
+def test_a_record_of_several_assignments_fits_the_schema_and_round_trips(tmp_path):
+    import json
+
+    import jsonschema
+
+    from grader.outputs.record import LearnerRecord
+
+    out, _ = _three_assignment_batch(tmp_path)
+    schema = json.loads((Path(__file__).parent / "schemas" / "learner_record.schema.json").read_text())
+    data = json.loads((out / "results" / "ana.json").read_text())
+    jsonschema.validate(data, schema)
+    assert "assignments" not in data  # the saved record is the grading's; the course's credit is made per run
+    record = LearnerRecord.from_dict(
+        {**data, "assignments": {"lab-a": {"name": "A", "due": "x", "points": 1, "credit": None}}}
+    )
+    jsonschema.validate(record.to_dict(), schema)
+    assert LearnerRecord.from_dict(record.to_dict()) == record
+
+
+def test_an_assignment_id_may_not_take_a_grades_csv_column_s_name():
+    from grader.course.policy import RESERVED_IDS
+    from grader.outputs.gradebook import CREDIT_COLUMNS, OVERRIDE_COLUMNS, gradebook_frame
+
+    own = set(gradebook_frame([]).columns) | set(CREDIT_COLUMNS) | set(OVERRIDE_COLUMNS) | {"extended_due"}
+    assert own <= RESERVED_IDS
+    for taken in ("score", "step3", "why"):
+        with pytest.raises(CourseError, match=f"id = '{taken}' is the name of a column grades.csv has already"):
+            parse_course(ONE.replace('"lab-a"', f'"{taken}"'), check_ids=set())

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import math
 import re
 import sys
@@ -259,6 +260,13 @@ def _policy(table: dict, attempts: dict, weights: dict, fail, check_ids, where: 
 SINGLE_ID = "lab"  # the id of the one assignment of an ``[assignment]`` file (its name is only shown)
 _ASSIGNMENT_FIELDS = {"id", "name", "steps", "due", "late_due", "late_credit", "counts", "attempts", "weights"}
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+# grades.csv's own columns: an assignment's column (named by its id) may not take one's name.
+RESERVED_IDS = frozenset(
+    {"learner", "score", "max_score", "seed", "error", "source", "weighted_score", "weighted_max", "credit_factor"}
+    | {"credited_score", "submitted_at", "period", "counted", "why", "extended_due"}
+    | {"overridden_from", "override_reason", "override_by", "override_at"}
+    | {f"step{s}" for s in STEPS}
+)
 
 
 @dataclass(frozen=True)
@@ -279,7 +287,7 @@ class Assignment:
     steps: tuple[int, ...]
     policy: Policy
 
-    @property
+    @functools.cached_property
     def points(self) -> float:
         """The most this assignment credits: the weighted points of its steps' checks (an LMS column's maximum).
 
@@ -460,6 +468,12 @@ def _assignment_id(table: dict, number: int, earlier: list, fail) -> str:
             f"{where} id = {assignment_id!r}",
             "is not an id of letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)",
             'write e.g. id = "lab-a"',
+        )
+    if assignment_id in RESERVED_IDS:
+        fail(
+            f"{where} id = {assignment_id!r}",
+            "is the name of a column grades.csv has already",
+            'choose another id, e.g. id = "lab-a"',
         )
     if assignment_id in {a.id for a in earlier}:
         fail(
@@ -797,6 +811,56 @@ def course_total(credits: dict, course: Course, attempt: object, submitted_at: s
     }
 
 
+def assignment_entries(course: Course, credits: dict) -> dict:
+    """A record's ``assignments``: per id, the assignment's name, due date, points and credit (``None``: none).
+
+    ``credits``: :func:`credit_course`'s. The exports read these, not the course file.
+
+    >>> course = parse_course('[[assignments]]\\nid = "a"\\nsteps = [1]\\ndue = 2026-03-01T12:00:00Z\\n')
+    >>> entry = assignment_entries(course, {"a": None})["a"]
+    >>> entry["name"], entry["due"], entry["credit"], entry["points"] > 0
+    ('a', '2026-03-01T12:00:00Z', None, True)
+    """
+    return {
+        a.id: {
+            "name": a.name,
+            "due": iso_utc(a.policy.due),
+            "points": a.points,
+            "credit": credits[a.id].to_dict() if credits.get(a.id) is not None else None,
+        }
+        for a in course.assignments
+    }
+
+
+def course_credit(attempts, course: Course, policies: dict | None = None) -> tuple[Credit | None, dict | None]:
+    """``(credit, assignments)`` of one learner's attempts: a ``single`` course's :func:`credit` and ``None``;
+    else the :func:`course_total` of the assignments and their :func:`assignment_entries`.
+
+    ``policies``: an assignment's policy for this learner (their own dates), by id. The total's
+    attempt is the newest graded attempt: the report shown beside the assignments' credits.
+
+    >>> course = parse_course('[assignment]\\ndue = 2026-03-01T12:00:00Z\\n')
+    >>> course_credit([], course)
+    (None, None)
+    """
+    attempts = list(attempts)
+    mine = course if not policies else _with_policies(course, policies)
+    if mine.single:
+        return credit(attempts, mine.policy), None
+    graded = sorted((a for a in attempts if a.report is not None), key=lambda a: (aware(a.submitted_at), str(a.key)))
+    if not graded:
+        return None, None
+    credits = credit_course(graded, mine)
+    as_dicts = {k: c.to_dict() if c is not None else None for k, c in credits.items()}
+    total = course_total(as_dicts, mine, graded[-1].key, iso_utc(graded[-1].submitted_at))
+    return Credit(**total), assignment_entries(mine, credits)
+
+
+def _with_policies(course: Course, policies: dict) -> Course:
+    assignments = tuple(dataclasses.replace(a, policy=policies.get(a.id, a.policy)) for a in course.assignments)
+    return dataclasses.replace(course, assignments=assignments)
+
+
 def _why(chosen: Attempt, graded: list, period: str, factor: float, policy: Policy) -> str:
     """One sentence: which rule picked this attempt and what its time was worth."""
     n = len(graded)
@@ -901,6 +965,27 @@ def batch_credit(report: dict, submitted_at: str | None, policy: Policy, default
     """
     when = parse_time(submitted_at) or aware(default_time)
     return credit([Attempt("batch", when, report)], policy).to_dict()
+
+
+def batch_course_credit(
+    report: dict, submitted_at: str | None, course: Course, default_time: dt.datetime
+) -> tuple[dict, dict | None]:
+    """``(credit, assignments)`` of a batch's one attempt under ``course`` (:func:`course_credit`), as JSON data.
+
+    A ``single`` course gives :func:`batch_credit`'s credit and no assignments.
+
+    >>> course = parse_course('[[assignments]]\\nid = "a"\\nsteps = [1]\\ndue = 2026-03-01T12:00:00Z\\n')
+    >>> got, entries = batch_course_credit({"score": 2, "max_score": 2, "steps": {"1": {"score": 1, "max_score": 2}}},
+    ...                                    "2026-03-01T00:00:00Z", course, dt.datetime.now(UTC))
+    >>> got["credited"], entries["a"]["credit"]["credited"]
+    (1.0, 1.0)
+    """
+    if course.single:
+        return batch_credit(report, submitted_at, course.policy, default_time), None
+    when = parse_time(submitted_at) or aware(default_time)
+    total, entries = course_credit([Attempt("batch", when, report)], course)
+    assert total is not None  # one graded attempt
+    return total.to_dict(), entries
 
 
 def with_credit(record: dict, policy: Policy, default_time: dt.datetime) -> dict:
