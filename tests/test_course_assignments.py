@@ -425,3 +425,98 @@ def test_an_assignment_id_may_not_take_a_grades_csv_column_s_name():
     for taken in ("score", "step3", "why"):
         with pytest.raises(CourseError, match=f"id = '{taken}' is the name of a column grades.csv has already"):
             parse_course(ONE.replace('"lab-a"', f'"{taken}"'), check_ids=set())
+
+
+# ---------------------------------------------------------------- the service: a line per assignment
+
+SERVICE_COURSE = COURSE.replace("limit = 3", "limit = 2")
+
+
+def _graded_store(times_reports, learner="ana"):
+    """A store with ``learner``'s attempts graded with these reports, submitted at these times."""
+    from sqlalchemy import update
+
+    from grader.service.db import Attempt as Row
+    from grader.service.db import Store
+
+    store = Store("sqlite://")
+    ids = []
+    for when, rep in times_reports:
+        attempt_id = store.add_attempt(learner, b"x = 1\n", seed=1)
+        store.claim(attempt_id)
+        store.finish(attempt_id, "graded", {**rep, "seed": 1, "path": "t.py"})
+        with store.session() as s, s.begin():
+            s.execute(update(Row).where(Row.id == attempt_id).values(submitted_at=when.replace(tzinfo=None)))
+        ids.append(attempt_id)
+    return store, ids
+
+
+def test_the_service_credits_each_assignment_and_shows_a_line_per_assignment():
+    from grader.service import pages
+    from grader.service.class_records import class_data, course_status
+
+    got = parse_course(SERVICE_COURSE, check_ids=set())
+    # One attempt before Lab A's date (steps at n points), one after it (full marks), both before B's and C's.
+    store, ids = _graded_store([(A_DUE - HOUR, STEP_REPORT), (A_DUE + HOUR, full_marks())])
+    shown = course_status(store, "ana", got)
+    lines = {line["id"]: line for line in shown["assignments"]}
+    assert list(lines) == ["lab-a", "lab-b", "lab-c"] and "lms" not in lines["lab-a"]
+    assert (lines["lab-a"]["counted"]["attempt"], lines["lab-a"]["counted"]["credited"]) == (ids[0], 10.0)
+    assert (lines["lab-c"]["counted"]["attempt"], lines["lab-c"]["counted"]["credited"]) == (ids[0], 30.0)
+    assert lines["lab-b"]["limit"] == 2 and lines["lab-a"]["limit"] is None
+    assert lines["lab-b"]["due"] == "2030-01-24T23:59:00Z" and lines["lab-a"]["steps"] == [1, 2, 3, 4]
+    assert shown["counted"]["credited"] == sum(line["counted"]["credited"] for line in lines.values())
+
+    html = pages.learner_page("ana", [], prefix="/p/", is_instructor=False, course=shown)
+    table = html.split("<caption>Your assignments</caption>", 1)[1].split("</table>", 1)[0]
+    assert table.count("<tr><th scope=row>") == 3 and "Lab A <small class=muted>lab-a</small>" in table
+    assert "lab-c</small></th><td>9, 10, 11</td>" in table and "the last attempt on time" in table
+    assert "10 of " in table and "attempt 1" in table and "LMS" not in table  # no LMS: no column
+
+    rows, records, _ = class_data(store, got)
+    assert set(rows[0]["assignments"]) == {"lab-a", "lab-b", "lab-c"} and rows[0]["assignments"]["lab-a"] == 10.0
+    assert records[0].attempt == ids[1]  # the newest graded attempt is the record shown beside the credits
+    page = pages.class_page(rows, {"checks": [], "wrong_answers": []}, prefix="/p/", refresh=10)
+    assert "<th>lab-a</th><th>lab-b</th><th>lab-c</th>" in page
+
+
+def test_the_learner_line_says_whether_each_assignment_reached_the_lms():
+    from grader.service import pages
+    from grader.service.class_records import course_status
+
+    got = parse_course(SERVICE_COURSE, check_ids=set())
+    store, _ = _graded_store([(A_DUE - HOUR, STEP_REPORT)])
+    shown = course_status(store, "ana", got, sent={"lab-a": "2030-01-10T20:00:00Z"})
+    assert [line["lms"] for line in shown["assignments"]] == ["2030-01-10T20:00:00Z", None, None]
+    html = pages.learner_page("ana", [], prefix="/p/", is_instructor=False, course=shown)
+    assert html.count("<td>not sent</td>") == 2 and "<th scope=col>LMS</th>" in html
+    assert '<td>sent <time datetime="2030-01-10T20:00:00Z"' in html
+    one = course_status(store, "ana", parse_course("[assignment]\ndue = 2030-01-10T23:59:00Z\n"), sent={})
+    assert one["lms"] is None and "Not sent to the LMS." in pages.course_html(one)
+
+
+def test_an_open_assignment_s_limit_refuses_and_a_closed_one_s_does_not():
+    from grader.service.attempt_policy import refuse, status
+
+    got = parse_course(SERVICE_COURSE, check_ids=set())
+    t0 = A_DUE + HOUR  # Lab A closed; Lab B (2 attempts per 60 min) open
+    store, _ = _graded_store([(t0, STEP_REPORT), (t0 + dt.timedelta(minutes=10), STEP_REPORT)])
+    message, wait = refuse(store, "ana", got, now=t0 + dt.timedelta(minutes=20))
+    assert message.startswith("Lab B: at most 2 attempts per 60 minutes") and wait == 40 * 60
+    shown = status(store, "ana", got, now=t0 + dt.timedelta(minutes=20))
+    assert (shown["name"], shown["limit"], shown["attempts_left"]) == ("Lab B", 2, 0)  # the next open one's
+    # After Lab B's late date only Lab C is open: it sets no limit.
+    late = B_DUE + 8 * 24 * HOUR
+    store, _ = _graded_store([(late, STEP_REPORT), (late, STEP_REPORT)])
+    assert refuse(store, "ana", got, now=late + dt.timedelta(minutes=1)) is None
+
+
+def test_an_extension_never_makes_an_assignment_due_earlier():
+    from grader.service.actions_db import Terms
+    from grader.service.attempt_policy import course_for_learner
+
+    got = parse_course(SERVICE_COURSE, check_ids=set())
+    mine = course_for_learner(got, Terms(due=A_DUE + 24 * HOUR, late_due=None, extra_attempts=1))
+    a, b, c = mine.assignments
+    assert a.policy.due == A_DUE + 24 * HOUR and b.policy.due == B_DUE and c.policy.due == C_DUE
+    assert b.policy.late_due == got.get("lab-b").policy.late_due and b.policy.limit == 3

@@ -350,6 +350,16 @@ class Course:
         """The first assignment's policy: the whole course's in a ``single`` course."""
         return self.assignments[0].policy
 
+    @property
+    def limited(self) -> bool:
+        """Whether any assignment limits attempts."""
+        return any(a.policy.limit for a in self.assignments)
+
+    @property
+    def weights(self) -> bool:
+        """Whether any assignment weighs steps or checks (its credit then needs every check's points)."""
+        return any(a.policy.weights for a in self.assignments)
+
 
 def single_course(policy: Policy) -> Course:
     """The course of an ``[assignment]`` file: one assignment, id ``lab``, covering every step.
@@ -358,6 +368,17 @@ def single_course(policy: Policy) -> Course:
     'Lab'
     """
     return Course((Assignment(SINGLE_ID, policy.name or SINGLE_ID, tuple(STEPS), policy),), single=True)
+
+
+def as_course(course: Course | Policy | None) -> Course | None:
+    """A :class:`Course` from what a caller holds: a course, a one-assignment :class:`Policy`, or ``None``.
+
+    >>> as_course(Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC))).single, as_course(None)
+    (True, None)
+    """
+    if course is None or isinstance(course, Course):
+        return course
+    return single_course(course)
 
 
 def load_course(path: str | Path) -> Course:
