@@ -520,3 +520,28 @@ def test_an_extension_never_makes_an_assignment_due_earlier():
     a, b, c = mine.assignments
     assert a.policy.due == A_DUE + 24 * HOUR and b.policy.due == B_DUE and c.policy.due == C_DUE
     assert b.policy.late_due == got.get("lab-b").policy.late_due and b.policy.limit == 3
+
+
+def test_the_submit_panel_shows_a_line_per_assignment_from_the_service_s_status():
+    import json
+
+    from agtool_lab.submit import CourseStatus
+    from agtool_lab.view import assignment_lines, course_html
+
+    got = parse_course(SERVICE_COURSE.replace('name = "Lab A"', 'name = "Lab <b>A</b>\\u202e"'), check_ids=set())
+    store, _ = _graded_store([(A_DUE - HOUR, STEP_REPORT)])
+    now = A_DUE - 2 * HOUR
+    from grader.service.class_records import course_status
+
+    sent = json.loads(json.dumps(course_status(store, "ana", got, sent={"lab-b": "2030-01-10T20:00:00Z"})))
+    lines = assignment_lines(sent, now)
+    assert len(lines) == 3 and all("\n" not in line for line in lines)
+    assert lines[0].startswith("Lab <b>A</b>") and "(steps 1, 2, 3, 4) · due 2030-01-10 23:59 UTC (in 2 h)" in lines[0]
+    assert "\u202e" not in lines[0]  # a bidi control in a name is shown, not obeyed
+    assert lines[0].endswith("credited 10/40 · not sent to the LMS")
+    assert "attempts left: 1 of 2" in lines[1] and "sent to the LMS 2030-01-10 20:00 UTC" in lines[1]
+    assert lines[2].startswith("lab-c (steps 9, 10, 11)") and "credited 30/30" in lines[2]
+    html = course_html(sent, now)
+    assert html.count('<span class="agtool-course"') == 4 and "&lt;b&gt;A&lt;/b&gt;" in html and "<b>A" not in html
+    text = CourseStatus(sent).text.splitlines()
+    assert len(text) == 4 and text[1].startswith("Lab <b>A</b>")
