@@ -545,3 +545,39 @@ def test_the_submit_panel_shows_a_line_per_assignment_from_the_service_s_status(
     assert html.count('<span class="agtool-course"') == 4 and "&lt;b&gt;A&lt;/b&gt;" in html and "<b>A" not in html
     text = CourseStatus(sent).text.splitlines()
     assert len(text) == 4 and text[1].startswith("Lab <b>A</b>")
+
+
+def test_the_docs_course_of_three_assignments_parses_and_its_errors_are_the_parser_s():
+    """The example in docs/classroom.md is a valid course, and the error lines it quotes are what the parser says."""
+    import re
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "classroom.md").read_text()
+    section = page.split("### A course of several assignments", 1)[1]
+    lines = section.splitlines()
+    start = lines.index("    [[assignments]]")
+    block = []
+    for line in lines[start:]:
+        if line and not line.startswith("    "):
+            break
+        block.append(line[4:])
+    example = "\n".join(block)
+    got = parse_course(example, source="course.toml")
+    assert got.ids == ("lab-a", "lab-b", "lab-c") and got.get("lab-b").policy.limit == 5
+    quoted = [line.strip() for line in section.splitlines() if line.startswith("    course.toml: ")]
+    assert len(quoted) == 5
+    broken = {
+        "steps has step 4": example.replace("steps = [5, 6, 7, 8]", "steps = [4, 5, 6, 7, 8]"),
+        "number 2 id = 'lab-a'": example.replace('id = "lab-b"', 'id = "lab-a"'),
+        '"lab-c" due is missing': re.sub(
+            r"(\[\[assignments\]\]\nid = \"lab-c\"\n[^\n]*\n[^\n]*\n)due = [^\n]*\n", r"\1", example
+        ),
+        "'step5' weighs": example.replace(
+            "2030-01-10T23:59:00+00:00", "2030-01-10T23:59:00+00:00\n[assignments.weights]\nstep5 = 1.0", 1
+        ),
+        "[attempts] cannot": example + "[attempts]\nlimit = 1\nwindow_minutes = 5\n",
+    }
+    for line, (key, text) in zip(quoted, broken.items()):
+        assert key in line, (key, line)
+        with pytest.raises(CourseError) as caught:
+            parse_course(text, source="course.toml")
+        assert str(caught.value).startswith(line.rstrip(".").removesuffix("...").rstrip()), (str(caught.value), line)
