@@ -389,6 +389,9 @@ def test_a_batch_of_three_assignments_has_a_column_per_assignment_in_every_expor
     records = [LearnerRecord.from_dict(r) for r in learners.values()]
     with zipfile.ZipFile(io.BytesIO(gradescope_zip(records))) as zf:  # the service's download
         assert "Lab B (lab-b)" in zf.read("gradescope/bob/results.json").decode()
+    feedback = (out / "feedback" / "ana.md").read_text()
+    assert "The grade that counts: 4.5/6, the sum of your assignments' credited grades." in feedback
+    assert "Each assignment: Lab A (lab-a) 1.5/3, late (50% credit); Lab B (lab-b) 3/3; Lab C (lab-c) 0/0." in feedback
     summary = (out / "summary.md").read_text()
     assert "### Assignments" in summary and "Lab C (`lab-c`): mean credited score 0.00 / 0" in summary
     assert "Lab A (`lab-a`): mean credited score 1.25 / 3" in summary
