@@ -481,6 +481,16 @@ def test_the_service_credits_each_assignment_and_shows_a_line_per_assignment():
     assert records[0].attempt == ids[1]  # the newest graded attempt is the record shown beside the credits
     page = pages.class_page(rows, {"checks": [], "wrong_answers": []}, prefix="/p/", refresh=10)
     assert "<th>lab-a</th><th>lab-b</th><th>lab-c</th>" in page
+    # The service's downloads: grades.csv and the LMS files have a column per assignment too.
+    from grader.outputs.gradebook import gradebook_csv
+    from grader.outputs.lms import read_roster_text
+    from grader.service.exports import lms_files
+    from grader.service.options import ServiceOptions
+
+    header = gradebook_csv(records).splitlines()[0]
+    assert header.endswith(",lab-a,lab-b,lab-c")
+    files = lms_files(records, ServiceOptions(roster=read_roster_text("learner,lms_id\nana,7\n"), course=got))
+    assert files["canvas"].splitlines()[0].endswith(",Lab A,Lab B,lab-c")
 
 
 def test_the_learner_line_says_whether_each_assignment_reached_the_lms():
