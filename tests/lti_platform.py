@@ -173,6 +173,7 @@ class Platform:
             "key_set_url": f"{self.url}/jwks",
             "login_url": f"{self.url}/authorize",
             "token_url": f"{self.url}/token",
+            "context_ids": ["c1"],
             **extra,
         }
 

@@ -46,6 +46,28 @@ def counted_grades(store: Store, policy) -> dict[str, tuple[float, float]]:
     return {r.learner: _grade_of(r) for r in class_data(store, policy)[1] if r.graded}
 
 
+def served(config, claims: dict) -> bool:
+    """Whether ``claims`` come from a course (context) and deployment the LTI file lists.
+
+    The hub refuses other launches; the service checks again, so that a
+    launch kept from before a course left the file sends nothing there.
+
+    >>> from types import SimpleNamespace
+    >>> cfg = SimpleNamespace(context_ids=("c1",), deployment_ids=("d",))
+    >>> claim = lti_store.CLAIM
+    >>> served(cfg, {claim + "context": {"id": "c1"}, claim + "deployment_id": "d"})
+    True
+    >>> served(cfg, {claim + "context": {"id": "c2"}, claim + "deployment_id": "d"})
+    False
+    """
+    context = claims.get(lti_store.CLAIM + "context") or {}
+    return (
+        isinstance(context, dict)
+        and context.get("id") in config.context_ids
+        and claims.get(lti_store.CLAIM + "deployment_id") in config.deployment_ids
+    )
+
+
 class HubLaunches:
     """Reads learners' launches from the hub's API (``auth_state``), with the service's own token."""
 
@@ -126,7 +148,7 @@ class LtiService:
             names = sorted(learners) if learners is not None else self.hub.names()
             for name in names:
                 claims = self.hub.claims(name)
-                if claims is not None:
+                if claims is not None and served(self.config, claims):
                     self.launches.record(name, claims)
                     stored += 1
         except Exception as exc:  # the hub restarting: launches are read again at the next round

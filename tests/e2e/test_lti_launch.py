@@ -472,6 +472,39 @@ def test_a_bad_launch_is_refused_with_a_log_line_and_nothing_stored(lti_class, a
     assert f"LTI launch of {sub}" not in lti.log
 
 
+def test_a_launch_from_a_course_the_lti_file_does_not_name_is_refused_and_nothing_stored(lti_class):
+    """The deployment is the LMS's whole account (one deployment for every course): a member of another course
+    launches a valid, signed launch from there; the hub refuses it, naming the course's id and title."""
+    lti, lms = lti_class, lti_class.lms
+    sub = "lms-oscar"
+    lms.enrol("c-sandbox", sub, "Oscar")
+    launch = start_launch(lti, sub, context="c-sandbox")
+    mark = len(lti.log)
+    answer = launch.post()
+    assert answer.status_code == 400, (answer.status_code, answer.text[:300])
+    refusals = wait_until(lambda: lti.refusals_since(mark), 5, "the refusal's log line", lti)
+    assert len(refusals) == 1, refusals
+    expected = "LTI launch refused: course 'c-sandbox' ('Course c-sandbox') is not in the LTI file's context_ids"
+    assert refusals[0].split("] ", 1)[-1].startswith(expected) or expected in refusals[0], refusals
+    assert lti.user(sub) is None and sub not in {r["sub"] for r in lti.launch_rows()}
+    assert sub not in {r["sub"] for r in lti.outbox_rows()} and f"LTI launch of {sub}" not in lti.log
+
+
+def test_an_instructor_of_another_course_is_a_learner_here(lti_class):
+    """Instructor (and an institution Administrator) elsewhere, Learner in c1: the launch from c1 is a learner's."""
+    from lti_platform import INSTRUCTOR, LEARNER
+
+    lti, lms = lti_class, lti_class.lms
+    sub = "lms-tina"
+    institution_admin = "http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator"
+    lms.enrol("c-other", sub, "Tina", roles=(INSTRUCTOR,))
+    lms.enrol("c1", sub, "Tina", roles=(LEARNER, institution_admin))
+    launch = start_launch(lti, sub)
+    assert launch.post().status_code == 302
+    assert lti.user(sub)["groups"] == []
+    assert "as an instructor" not in [line for line in lti.log.splitlines() if f"LTI launch of {sub}" in line][0]
+
+
 def test_a_replayed_launch_is_refused_and_changes_nothing(lti_class):
     lti, lms = lti_class, lti_class.lms
     sub = "lms-ben"

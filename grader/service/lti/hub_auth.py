@@ -12,8 +12,14 @@ against its one-time cookies) and keeps the decoded launch as the user's
   https, so that the LMS's cross-site form POST carries them back;
 * the deployment check: a launch from a deployment the LTI file does not
   list is refused;
+* the course check: a launch from a course (the ``context`` claim) the LTI
+  file's ``context_ids`` do not list is refused, its line naming the
+  course's id and title so that an administrator can add it;
+* the user name: the ``username_key`` claim, never a fallback to another
+  claim (a launch without it is refused);
 * LMS roles to the hub: instructors, administrators and teaching assistants
-  of the course join the instructors' group (``manage_groups``).
+  of the launch's own course (membership roles) join the instructors' group
+  (``manage_groups``); institution and system roles never do.
 
 Each refusal is one log line starting ``LTI launch refused:``.
 :func:`configure_lti` is what ``deploy/jupyterhub/jupyterhub_config.py`` calls
@@ -27,6 +33,8 @@ Example::
     True
     >>> is_instructor(["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"], INSTRUCTOR_ROLES)
     False
+    >>> is_instructor(["http://purl.imsglobal.org/vocab/lis/v2/institution/person#Instructor"], INSTRUCTOR_ROLES)
+    False
 """
 
 from __future__ import annotations
@@ -36,14 +44,20 @@ import threading
 import time
 
 from grader.limits import NONCE_KEEP
-from grader.service.lti.config import INSTRUCTOR_ROLES, load_config
+from grader.service.lti.config import INSTRUCTOR_ROLES, MEMBERSHIP, load_config
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 
 
 def is_instructor(roles, instructor_roles) -> bool:
-    """Whether any of ``roles`` (LTI role URIs) is one of ``instructor_roles``."""
-    return bool(set(roles or ()) & set(instructor_roles))
+    """Whether any of ``roles`` (LTI role URIs) is one of ``instructor_roles``, counting membership roles only.
+
+    The roles of a launch are its course's: a membership role says what the
+    user is in this course; an institution or system role (what they are
+    elsewhere) never makes an instructor here, whatever the configuration says.
+    """
+    own = {r for r in roles or () if isinstance(r, str) and r.startswith(MEMBERSHIP)}
+    return bool(own & set(instructor_roles))
 
 
 class UsedNonces:
@@ -120,8 +134,19 @@ def _classes():
         login_handler = LoginHandler
         callback_handler = CallbackHandler
         deployment_ids = List(Unicode(), config=True, help="deployments of the tool the LMS may launch")
+        context_ids = List(Unicode(), config=True, help="the LMS courses (context ids) this hub serves")
         instructor_roles = List(Unicode(), default_value=list(INSTRUCTOR_ROLES), config=True)
         instructor_group = Unicode("agtool-instructors", config=True)
+
+        def get_username(self, token):
+            # ltiauthenticator falls back to sub when the claim is missing: a sub could equal a classmate's login
+            # name. The claim the LTI file names, or no login.
+            key = self.username_key or "sub"
+            source = (token.get(CLAIM + "custom") or {}) if key.startswith("custom_") else token
+            name = source.get(key.removeprefix("custom_")) if isinstance(source, dict) else None
+            if not isinstance(name, str) or not name.strip():
+                raise LoginError(f"the launch has no {key!r} claim to name the hub user")
+            return name
 
         async def authenticate(self, handler, data=None):
             data = data or {}
@@ -134,7 +159,28 @@ def _classes():
                     getattr(getattr(handler, "request", None), "remote_ip", "?"),
                 )
                 raise LoginError(f"deployment {deployment!r} is not registered with this hub")
-            result = await super().authenticate(handler, data)
+            context = data.get(CLAIM + "context") or {}
+            if not isinstance(context, dict) or context.get("id") not in self.context_ids:
+                context = context if isinstance(context, dict) else {}
+                self.log.warning(
+                    "LTI launch refused: course %r (%r) is not in the LTI file's context_ids (sub %r, from %s)",
+                    context.get("id"),
+                    context.get("title"),
+                    data.get("sub"),
+                    getattr(getattr(handler, "request", None), "remote_ip", "?"),
+                )
+                raise LoginError(f"this hub does not serve the LMS course {context.get('id')!r}")
+            try:
+                result = await super().authenticate(handler, data)
+            except LoginError as exc:
+                self.log.warning(
+                    "LTI launch refused: %s (sub %r, course %r, from %s)",
+                    exc,
+                    data.get("sub"),
+                    context.get("id"),
+                    getattr(getattr(handler, "request", None), "remote_ip", "?"),
+                )
+                raise
             instructor = is_instructor(data.get(CLAIM + "roles"), self.instructor_roles)
             result["groups"] = [self.instructor_group] if instructor else []
             self.log.info(
@@ -169,6 +215,7 @@ def configure_hub(c, path, *, instructor_group: str = "agtool-instructors") -> N
     c.LTI13Authenticator.username_key = cfg.username_key
     c.AgtoolLTI13Authenticator.deployment_ids = list(cfg.deployment_ids)
     c.AgtoolLTI13Authenticator.instructor_roles = list(cfg.instructor_roles)
+    c.AgtoolLTI13Authenticator.context_ids = list(cfg.context_ids)
     c.AgtoolLTI13Authenticator.instructor_group = instructor_group
     c.Authenticator.enable_auth_state = True
     c.Authenticator.manage_groups = True
