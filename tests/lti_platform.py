@@ -114,6 +114,8 @@ class Platform:
         self.launches: list[dict] = []  # every id_token signed: {"id_token", "state", "redirect_uri", "claims"}
         self.seen_jti: set[str] = set()
         self.id_token_ttl = 300
+        self.jwks_delay = 0.0  # seconds the key set takes to answer (a slow LMS)
+        self.jwks_fetches = 0
         self._loop = self._server = self._thread = None
         self.start()
 
@@ -288,7 +290,10 @@ class _Handler(web.RequestHandler):
 
 
 class JwksHandler(_Handler):
-    def get(self) -> None:
+    async def get(self) -> None:
+        self.platform.jwks_fetches += 1
+        if self.platform.jwks_delay:  # slow without holding the stand-in's own loop
+            await asyncio.sleep(self.platform.jwks_delay)
         self.finish(self.platform.conf().get_jwks())
 
 

@@ -198,6 +198,61 @@ def test_the_service_keeps_no_launch_of_a_course_the_lti_file_does_not_name(lms,
         store.close()
 
 
+def test_the_key_set_is_cached_refetched_on_an_unknown_kid_at_a_bounded_rate_and_off_the_event_loop():
+    import asyncio
+    import threading
+
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from grader.service.lti.keyset import KeySet
+
+    def jwk(private, kid):
+        import json
+
+        return {**json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(private.public_key())), "kid": kid}
+
+    old, new = (rsa.generate_private_key(public_exponent=65537, key_size=2048) for _ in range(2))
+    now, served, threads = [0.0], {"keys": [jwk(old, "old")]}, []
+
+    def fetch(url):
+        threads.append(threading.current_thread())
+        return served
+
+    keys = KeySet("https://lms.test/jwks", refetch_seconds=30, max_age=3600, fetch=fetch, clock=lambda: now[0])
+
+    def key(private, kid):
+        token = jwt.encode({"sub": "1"}, private, algorithm="RS256", headers={"kid": kid})
+        return asyncio.run(keys.key_for(token))
+
+    async def many(private, kid, count):
+        token = jwt.encode({"sub": "1"}, private, algorithm="RS256", headers={"kid": kid})
+        return await asyncio.gather(*(keys.key_for(token) for _ in range(count)))
+
+    assert key(old, "old") is not None and keys.fetches == 1
+    assert threads and threads[0] is not threading.main_thread()  # fetched in a worker thread
+    assert key(old, "old") is not None and keys.fetches == 1  # cached
+    served = {"keys": [jwk(old, "old"), jwk(new, "new")]}  # the LMS rotates: a new kid
+    now[0] = 5.0
+    assert key(new, "new") is None and keys.fetches == 1  # within 30 s of the last fetch: no fetch
+    now[0] = 31.0
+    found = asyncio.run(many(new, "new", 20))  # twenty launches at once: one fetch, shared
+    assert all(found) and keys.fetches == 2
+    assert all(k is None for k in asyncio.run(many(new, "forged", 20))) and keys.fetches == 2
+    served = {"keys": [jwk(new, "new")]}  # the old key withdrawn: it stops working once the keys are an hour old
+    now[0] = 3700.0
+    assert key(old, "old") is None and keys.fetches == 3
+
+    def down(url):
+        raise OSError("connection refused")
+
+    keys._fetch, now[0] = down, 3800.0  # the LMS down: the keys already known still verify launches
+    assert key(new, "new") is not None and key(new, "other") is None and keys.fetches == 4
+    with pytest.raises(jwt.DecodeError):
+        key_for = keys.key_for("not a token")
+        asyncio.run(key_for)
+    assert keys.fetches == 4
+
+
 def test_the_tool_key_is_made_once_root_only_and_refused_when_readable(tmp_path):
     key = keys.load_or_create(tmp_path / "k.pem")
     assert stat.S_IMODE(os.stat(key.path).st_mode) == 0o600

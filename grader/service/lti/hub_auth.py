@@ -6,6 +6,9 @@ against its one-time cookies) and keeps the decoded launch as the user's
 ``auth_state``, where the grading service reads it (the service's role has
 ``admin:auth_state``). This subclass adds:
 
+* the LMS's key set cached and fetched in a worker thread, again on an
+  unknown ``kid`` at a bounded rate (:mod:`grader.service.lti.keyset`):
+  ``ltiauthenticator`` fetches it on the event loop for every callback POST;
 * a replay guard: a launch whose nonce was already used is refused, even
   with the cookies of the first one;
 * the login's state and nonce cookies are ``SameSite=None; Secure`` over
@@ -45,6 +48,7 @@ import time
 
 from grader.limits import NONCE_KEEP
 from grader.service.lti.config import INSTRUCTOR_ROLES, MEMBERSHIP, load_config
+from grader.service.lti.keyset import REFETCH_SECONDS, KeySet
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 
@@ -91,7 +95,7 @@ def _classes():
     from ltiauthenticator.lti13.error import LoginError, ValidationError
     from ltiauthenticator.lti13.handlers import LTI13CallbackHandler, LTI13LoginInitHandler
     from tornado.web import HTTPError
-    from traitlets import List, Unicode
+    from traitlets import Float, List, Unicode
 
     used = UsedNonces()
 
@@ -111,9 +115,51 @@ def _classes():
             )
 
     class CallbackHandler(LTI13CallbackHandler):
+        _launch_key = None
+
+        async def post(self):
+            # The key is looked up before the (synchronous) checks: from the cache, or fetched in a worker thread
+            # while the event loop serves everyone else.
+            try:
+                self._launch_key = await self.authenticator.key_set().key_for(self.get_argument("id_token", ""))
+            except Exception:  # not a JWT: decode_and_validate refuses it with its own line
+                self._launch_key = None
+            await super().post()
+
+        def _verified_launch(self):
+            """ltiauthenticator's checks in its order, the signature checked with the cached key."""
+            import jwt
+            from ltiauthenticator.lti13.error import InvalidAudienceError, TokenError
+            from ltiauthenticator.lti13.validator import LTI13LaunchValidator
+            from ltiauthenticator.utils import convert_request_to_dict
+
+            validator = LTI13LaunchValidator(parent=self.app)
+            args = convert_request_to_dict(self.request.arguments)
+            validator.validate_auth_response(args)
+            self.check_state()
+            if self._launch_key is None:
+                raise TokenError("no key of the LMS's key set matches the launch's kid")
+            try:
+                id_token = jwt.decode(
+                    args.get("id_token"),
+                    self._launch_key.key,
+                    algorithms=self.authenticator.jwks_algorithms,
+                    audience=self.authenticator.client_id,
+                    issuer=self.authenticator.issuer,
+                    leeway=validator.time_leeway,
+                )
+            except jwt.InvalidAudienceError as exc:
+                raise InvalidAudienceError(str(exc)) from None
+            except jwt.PyJWTError as exc:
+                raise TokenError(str(exc)) from None
+            validator.validate_id_token(id_token)
+            validator.validate_azp_claim(id_token, self.authenticator.client_id)
+            self.check_nonce(id_token)
+            return id_token
+
         def decode_and_validate_launch_request(self):
             try:
-                id_token = super().decode_and_validate_launch_request()
+                id_token = self._verified_launch()
             except (ValidationError, HTTPError) as exc:
                 self.log.warning(
                     "LTI launch refused: %s (from %s)", getattr(exc, "log_message", None) or exc, self.request.remote_ip
@@ -137,6 +183,16 @@ def _classes():
         context_ids = List(Unicode(), config=True, help="the LMS courses (context ids) this hub serves")
         instructor_roles = List(Unicode(), default_value=list(INSTRUCTOR_ROLES), config=True)
         instructor_group = Unicode("agtool-instructors", config=True)
+        key_set_refetch_seconds = Float(
+            REFETCH_SECONDS, config=True, help="an unknown kid refetches at most this often"
+        )
+        _key_set = None
+
+        def key_set(self):
+            """The LMS's key set, cached (one per authenticator: the hub has one)."""
+            if self._key_set is None or self._key_set.url != self.jwks_endpoint:
+                self._key_set = KeySet(self.jwks_endpoint, refetch_seconds=self.key_set_refetch_seconds)
+            return self._key_set
 
         def get_username(self, token):
             # ltiauthenticator falls back to sub when the claim is missing: a sub could equal a classmate's login
