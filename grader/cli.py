@@ -417,6 +417,7 @@ def batch_command(args: argparse.Namespace) -> int:
     )
     for isolation in getattr(result, "isolation", ()):  # which sandbox the batch used (--sandbox, default auto)
         print(f"  learner code ran with isolation {terminal_text(isolation, multiline=False)}")
+    _print_assignments(getattr(result, "assignments", ()))
     for member, reason in getattr(result, "archive_skipped", ()):  # zip members that could not be extracted
         print(
             f"  skipped from the zip: {terminal_text(member, multiline=False)}: "
@@ -431,6 +432,13 @@ def batch_command(args: argparse.Namespace) -> int:
     for learner, why in getattr(result, "unmatched", ()):  # --roster: never guessed, always listed
         print(f"  roster: {terminal_text(learner, multiline=False)}: {why}", file=sys.stderr)
     return EXIT_PASSED
+
+
+def _print_assignments(assignments) -> None:
+    """A course of several assignments: a line per assignment with its mean credited score (the instructor's names)."""
+    for key, name, mean, points, credited in assignments:
+        shown = "no credit yet" if mean is None else f"mean credited {mean:g}/{points:g} over {credited} learner(s)"
+        print(f"  assignment {terminal_text(key, multiline=False)} ({terminal_text(name, multiline=False)}): {shown}")
 
 
 def _read_key(file: Path | None) -> str | None:

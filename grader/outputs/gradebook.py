@@ -78,7 +78,21 @@ def _row(record: LearnerRecord, columns: list[str]) -> dict:
         override = record.credit.get("override") or {}
         row.update({column: override.get(key) for column, key in OVERRIDE_COLUMNS.items()})
         row["extended_due"] = (record.credit.get("extension") or {}).get("due")
+    for assignment_id, entry in (record.assignments or {}).items():  # several assignments: each one's credited score
+        row[assignment_id] = (entry.get("credit") or {}).get("credited")
     return row
+
+
+def assignment_ids(records: Records) -> list[str]:
+    """The ids of a course's assignments, in the course file's order (none for a course of one ``[assignment]``).
+
+    >>> assignment_ids([{"learner": "a", "report": {}, "assignments": {"lab-b": {}, "lab-a": {}}}])
+    ['lab-b', 'lab-a']
+    """
+    ids: dict[str, None] = {}
+    for record in as_records(records):
+        ids.update(dict.fromkeys(record.assignments or {}))
+    return list(ids)
 
 
 def _instructor_columns(records: list[LearnerRecord]) -> list[str]:
@@ -99,7 +113,9 @@ def gradebook_frame(records: Records) -> pd.DataFrame:
     so a partial ``--steps`` run is not mistaken for zero points; so is the
     score of a submission the grading machinery failed on. A grade an
     instructor overrode says so (``override_reason`` and who, when, and the
-    grade it replaced); a learner's own due date is ``extended_due``.
+    grade it replaced); a learner's own due date is ``extended_due``. A course
+    of several assignments adds a column per assignment, named by its id:
+    that assignment's credited score (empty: nothing graded for it).
 
     >>> gradebook_frame([])["score"].tolist()
     []
@@ -121,6 +137,7 @@ def gradebook_frame(records: Records) -> pd.DataFrame:
             "source",
             *credit_columns,
             *_instructor_columns(records),
+            *assignment_ids(records),
         ],
     )
     if any(not r.graded for r in records):  # an empty score keeps the column whole numbers (Int64, not float)
@@ -154,7 +171,8 @@ def gradebook_csv(records: Records) -> str:
 
 
 def grades_json(records: Records) -> str:
-    """``grades.json``'s text: the seeds, and per learner the file, hash, score, error, report and credit.
+    """``grades.json``'s text: the seeds, and per learner the file, hash, score, error, report and credit
+    (and with several assignments, each one's name, due date, points and credit under ``assignments``).
 
     A failure of the grading machinery has ``"score": null``: it is not a grade.
 
@@ -176,6 +194,7 @@ def grades_json(records: Records) -> str:
                         "error": r.error,
                         "report": r.report,
                         **({"credit": r.credit} if r.credit is not None else {}),
+                        **({"assignments": r.assignments} if r.assignments is not None else {}),
                     }
                     for r in records
                 ],

@@ -182,7 +182,25 @@ def _course(records: list[LearnerRecord]) -> list[str]:
         f"- mean credited score: {sum(c['credited'] for c in credited) / len(credited):.2f}"
         f" / {max(c['max_score'] for c in credited):g}",
         *[f"- {md_text(period)}: {count}" for period, count in sorted(periods.items())],
+        *_assignments(records),
     ]
+
+
+def _assignments(records: list[LearnerRecord]) -> list[str]:
+    """A course of several assignments: each one's mean credited score over the learners graded for it."""
+    by_id: dict[str, list] = {}
+    names: dict[str, str] = {}
+    for r in records:
+        for key, entry in (r.assignments or {}).items() if r.graded else ():
+            names.setdefault(key, entry.get("name") or key)
+            by_id.setdefault(key, []).append(entry)
+    lines = []
+    for key, entries in by_id.items():
+        got = [e["credit"] for e in entries if e.get("credit")]
+        mean = f"{sum(c['credited'] for c in got) / len(got):.2f}" if got else "-"
+        most = max((c["max_score"] for c in got), default=entries[0]["points"])  # as the course line: the reports'
+        lines.append(f"- {md_text(names[key])} ({md_code(key)}): mean credited score {mean} / {most:g}")
+    return ["", "### Assignments", "", *lines] if lines else []
 
 
 def _skipped(archive_skipped) -> list[str]:

@@ -36,7 +36,7 @@ class AttemptsPage(PageHandler):
             attempts,
             prefix=self.conf.prefix,
             is_instructor=self.instructor,
-            course=course_status(self.store, learner, self.conf.course),
+            course=course_status(self.store, learner, self.conf.course, self.conf.sent_to_lms(learner)),
             chrome=self.chrome(),
             changes=self.changes(learner, attempts),
         )
