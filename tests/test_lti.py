@@ -333,6 +333,7 @@ def test_a_score_for_a_learner_of_another_context_is_refused_and_nothing_stored(
     store, hub = Store(db_url), StubHub()
     launched(lms, hub, "ana", "lms-ana", context="c1")
     lms.enrol("c2", "lms-zed", "Zed")
+    lms.add_lineitem("c2", {"label": "agtool lab", "scoreMaximum": 10, "resourceId": "lab"})
     lti = service(store, lms, tmp_path, hub)
     claims = lms.claims_for("lms-ana", "c1")
     launch = lti.launches.record("ana", claims)

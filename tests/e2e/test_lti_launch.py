@@ -316,7 +316,10 @@ def test_a_launch_lands_in_the_lab_and_the_counted_grade_reaches_the_lms(lti_cla
     user = lti.user(sub)
     state = user["auth_state"]
     assert state["sub"] == sub and state["iss"] == lms.url and state[CLAIM + "context"]["id"] == "c1"
-    assert state[AGS]["lineitem"] == lms.lineitem("c1") and user["groups"] == []
+    # A plain link of the course: no line item of its own, the course's container (the tool finds or makes
+    # the assignment's column there).
+    assert "lineitem" not in state[AGS] and state[AGS]["lineitems"] == f"{lms.url}/contexts/c1/lineitems"
+    assert user["groups"] == []
     assert f"LTI launch of {sub} (sub '{sub}', context 'c1')" in lti.log
 
     # The learner submits the module from their session, as the Submit widget does, and it is graded.
@@ -346,8 +349,8 @@ def test_a_launch_lands_in_the_lab_and_the_counted_grade_reaches_the_lms(lti_cla
         row["deployment_id"],
         row["context_id"],
         row["resource_link_id"],
-        row["lineitem"],
-    ) == (sub, lms.url, "deployment-1", "c1", "lab-link", lms.lineitem("c1")), row
+        row["lineitems"],
+    ) == (sub, lms.url, "deployment-1", "c1", "lab-link", f"{lms.url}/contexts/c1/lineitems"), row
     assert "https://purl.imsglobal.org/spec/lti-ags/scope/score" in row["ags_scopes"]
     [sent_row] = [r for r in lti.outbox_rows() if r["sub"] == sub]
     assert (sent_row["state"], sent_row["sent_given"], sent_row["last_status"]) == ("sent", score, 200), sent_row
@@ -381,7 +384,7 @@ def test_an_lms_instructor_lands_in_the_instructor_group(lti_class):
     assert page.status_code == 200, (page.status_code, page.text[:500])
     assert re.search(rf"<td>{sub}</td><td>no graded attempt</td><td>sub {sub} in Course c1</td>", page.text), page.text
     [row] = [r for r in lti.launch_rows() if r["learner"] == sub]
-    assert row["roles"] == [INSTRUCTOR] and row["lineitem"] == lms.lineitem("c1")
+    assert row["roles"] == [INSTRUCTOR] and row["lineitems"] == f"{lms.url}/contexts/c1/lineitems"
 
 
 def test_behind_https_the_login_cookies_come_back_with_the_lms_s_cross_site_post(lti_class):
