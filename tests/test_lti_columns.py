@@ -15,14 +15,13 @@ import pytest
 import requests
 from lti_platform import INSTRUCTOR, Platform
 from service_stand_ins import database_url
-from test_lti import StubHub
 
 from grader.course.policy import parse_course
 from grader.report import STEPS
 from grader.service.db import Store
 from grader.service.lti import keys
 from grader.service.lti.config import parse_config
-from grader.service.lti_service import LtiService
+from grader.service.lti_service import HubLaunches, LtiService
 
 COURSE = """
 [[assignments]]
@@ -44,6 +43,20 @@ steps = [9, 10, 11]
 due = 2030-02-07T23:59:00+00:00
 """
 CONTEXTS = ["c1", "c2", "c3"]
+
+
+class StubHub(HubLaunches):
+    """The hub's ``auth_state`` per user: the claims of their last verified launch."""
+
+    def __init__(self):
+        super().__init__(api_url="", token="")
+        self.states: dict[str, dict] = {}
+
+    def names(self):
+        return sorted(self.states)
+
+    def claims(self, name):
+        return self.states.get(name)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
