@@ -258,6 +258,21 @@ class Platform:
         person = self.members[context][sub]
         launch.set_user_data(sub, person["roles"], full_name=person["name"], email_address=person["email"])
         launch.set_launch_context_claim(context, context_title=f"Course {context}", context_label=context)
+        # As Canvas and Moodle send them (ltiauthenticator requires both in a Deep Linking request).
+        launch.set_extra_claims(
+            {
+                "https://purl.imsglobal.org/spec/lti/claim/tool_platform": {
+                    "guid": "stand-in-lms",
+                    "name": "Stand-in LMS",
+                    "product_family_code": "stand-in",
+                    "version": "1",
+                },
+                "https://purl.imsglobal.org/spec/lti/claim/launch_presentation": {
+                    "document_target": "window",
+                    "return_url": f"{self.url}/courses/{context}",
+                },
+            }
+        )
         if deep_link:
             import secrets
 
