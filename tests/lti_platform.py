@@ -342,6 +342,7 @@ class Platform:
                 (r"/contexts/([^/]+)/lineitems/([^/]+)", LineItemHandler, args),
                 (r"/contexts/([^/]+)/lineitems", LineItemsHandler, args),
                 (r"/deep_link_return", DeepLinkReturnHandler, args),
+                (r"/courses/([^/]+)", CoursePage, args),
                 (r"/contexts/([^/]+)/memberships", MembershipsHandler, args),
             ]
         )
@@ -668,3 +669,41 @@ class DeepLinkReturnHandler(_Handler):
 
 
 DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
+
+
+class CoursePage(_Handler):
+    """``/courses/C``: the course as its LMS shows it (for ``make lti-demo``): each member's links to the tool,
+    the instructors' "add the tool" (Deep Linking), and the gradebook (each column and its scores)."""
+
+    def get(self, context: str) -> None:
+        p = self.platform
+        members = p.members.get(context, {})
+        links = {link: spec for (c, link), spec in p.links.items() if c == context}
+        rows = []
+        for sub, person in members.items():
+            teacher = any(r.endswith("#Instructor") for r in person["roles"])
+            launches = [
+                f'<a href="{escape(p.start_url(sub, context, link))}">{escape(spec["title"])}</a>'
+                for link, spec in links.items()
+            ]
+            if teacher:
+                launches.append(f'<a href="{escape(p.deep_link_url(sub, context))}">Add the tool (Deep Linking)</a>')
+            role = "Instructor" if teacher else "Learner"
+            rows.append(
+                f"<tr><td>{escape(person['name'])} ({escape(sub)}, {role})</td><td>{' · '.join(launches)}</td></tr>"
+            )
+        items = p.lineitems.get(context, {})
+        head = "".join(f"<th>{escape(str(i.get('label')))} (/{i.get('scoreMaximum')})</th>" for i in items.values())
+        book = []
+        for sub, person in members.items():
+            cells = "".join(
+                f"<td>{escape(str(p.scores[(context, key, sub)]['scoreGiven'])) if (context, key, sub) in p.scores else '-'}</td>"
+                for key in items
+            )
+            book.append(f"<tr><td>{escape(person['name'])}</td>{cells}</tr>")
+        self.finish(
+            f"<!doctype html><title>Course {escape(context)}</title><h1>Course {escape(context)} (stand-in LMS)</h1>"
+            f"<table><tr><th>Member</th><th>Links</th></tr>{''.join(rows)}</table>"
+            f"<h2>Gradebook</h2><table><tr><th>Member</th>{head}</tr>{''.join(book)}</table>"
+            "<p>Reload after a Deep Linking answer or a submission.</p>"
+        )

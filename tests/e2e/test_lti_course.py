@@ -375,3 +375,95 @@ def test_a_course_of_three_assignments_from_deep_links_to_the_lms_columns(course
         ("lab-a", "lab-b", "lab-c"), "found"
     )
     print(f"the class took {time.monotonic() - started:.0f} s on {room.db.split(':')[0]}")
+
+
+# ------------------------------------------------------------------------------ through nginx with TLS
+
+
+def nginx_block() -> str:
+    """The nginx configuration docs/lti.md shows (the fenced block after its marker)."""
+    text = (REPO_ROOT / "docs" / "lti.md").read_text(encoding="utf-8")
+    after = text.split("<!-- nginx-hub:", 1)[1]
+    return after.split("```nginx\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.parametrize("course_class", ["sqlite"], indirect=True)
+def test_the_launch_works_through_nginx_with_tls(course_class, tmp_path):
+    import os
+    import shutil
+    import subprocess
+
+    import requests
+
+    nginx, openssl = shutil.which("nginx") or "/usr/sbin/nginx", shutil.which("openssl")
+    if not os.access(nginx, os.X_OK) or not openssl:
+        from e2e.conftest import missing
+
+        missing("nginx and openssl are needed (apt-get install nginx openssl; .ci/run does it)")
+    room, lms = course_class, course_class.lms
+    cert, key = tmp_path / "hub.pem", tmp_path / "hub.key"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    [port] = free_ports(1)
+    block = nginx_block()
+    for docs, ours in (
+        ("listen 443 ssl;", f"listen 127.0.0.1:{port} ssl;"),
+        ("/etc/ssl/certs/hub.example.edu.pem", str(cert)),
+        ("/etc/ssl/private/hub.example.edu.key", str(key)),
+        ("proxy_pass http://127.0.0.1:8000;", f"proxy_pass {room.origin};"),
+    ):
+        assert docs in block, docs  # the page still shows what this test runs
+        block = block.replace(docs, ours)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    paths = "".join(
+        f"{kind}_temp_path {temp / kind};\n" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(
+        ("user root;\n" if os.geteuid() == 0 else "")
+        + f"pid {tmp_path / 'nginx.pid'};\nerror_log {tmp_path / 'nginx-error.log'};\nevents {{}}\n"
+        + f"http {{\naccess_log {tmp_path / 'access.log'};\n{paths}{block}}}\n"
+    )
+    proc = start_logged(
+        [nginx, "-p", str(tmp_path), "-c", str(conf), "-g", "daemon off;"],
+        log=tmp_path / "nginx.log",
+        cwd=tmp_path,
+        env=child_env(),
+    )
+    origin = f"https://127.0.0.1:{port}"
+    saved = (lms.tool_login_url, lms.target_link_uri, lms.redirect_uris)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if requests.get(f"{origin}/hub/health", verify=str(cert), timeout=5).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert time.monotonic() < deadline and proc.poll() is None, (tmp_path / "nginx.log").read_text()
+            time.sleep(0.3)
+        # The LMS knows the tool by its https URLs (as a real registration would).
+        lms.tool_login_url, lms.target_link_uri = f"{origin}/hub/lti13/oauth_login", f"{origin}/hub/spawn"
+        lms.redirect_uris = (f"{origin}/hub/lti13/oauth_callback",)
+        lms.enrol("c1", "lms-nina", "Nina")
+        session = requests.Session()
+        session.verify = str(cert)
+        action, fields = lms_form(session, lms.start_url("lms-nina", "c1"), lms)
+        assert action == f"{origin}/hub/lti13/oauth_callback", action  # the hub saw https (X-Forwarded-Proto)
+        cookies = [c for c in session.cookies if c.name.startswith("lti13authenticator-")]
+        assert cookies and all(c.secure for c in cookies), [(c.name, c.secure) for c in cookies]
+        answer = session.post(action, data=fields, allow_redirects=False, timeout=60)
+        assert answer.status_code == 302 and answer.headers["Location"] == "/hub/spawn", (
+            answer.status_code,
+            room.log[-2000:],
+        )
+        assert room.user("lms-nina")["auth_state"]["sub"] == "lms-nina"
+        hub_cookie = next(c for c in session.cookies if c.name == "jupyterhub-hub-login")
+        assert hub_cookie.secure  # the hub's own login cookie is Secure behind https too
+    finally:
+        lms.tool_login_url, lms.target_link_uri, lms.redirect_uris = saved
+        stop_tree(proc)
