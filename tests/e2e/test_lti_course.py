@@ -452,6 +452,7 @@ def test_the_launch_works_through_nginx_with_tls(course_class, tmp_path):
         lms.enrol("c1", "lms-nina", "Nina")
         session = requests.Session()
         session.verify = str(cert)
+        session.trust_env = False  # else $REQUESTS_CA_BUNDLE (the system's CAs) replaces session.verify
         action, fields = lms_form(session, lms.start_url("lms-nina", "c1"), lms)
         assert action == f"{origin}/hub/lti13/oauth_callback", action  # the hub saw https (X-Forwarded-Proto)
         cookies = [c for c in session.cookies if c.name.startswith("lti13authenticator-")]
@@ -462,8 +463,9 @@ def test_the_launch_works_through_nginx_with_tls(course_class, tmp_path):
             room.log[-2000:],
         )
         assert room.user("lms-nina")["auth_state"]["sub"] == "lms-nina"
-        hub_cookie = next(c for c in session.cookies if c.name == "jupyterhub-hub-login")
-        assert hub_cookie.secure  # the hub's own login cookie is Secure behind https too
+        # (The hub's own login cookie is Secure only with c.JupyterHub.public_url set to the https URL, as
+        # docs/lti.md says: configurable-http-proxy appends its own "http" to X-Forwarded-Proto. This hub also
+        # serves the http story above, so it has none.)
     finally:
         lms.tool_login_url, lms.target_link_uri, lms.redirect_uris = saved
         stop_tree(proc)
