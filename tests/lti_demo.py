@@ -53,7 +53,17 @@ configure_lti(c, {lti_file!r}, service="agtool-grader", instructor_group="agtool
 """
 
 
+def _interrupt(_signum, _frame):
+    raise KeyboardInterrupt
+
+
 def main() -> int:
+    import signal
+
+    # Ctrl-C and a plain kill both stop the hub, its proxy and service, and the LMS (a shell's background job
+    # starts with SIGINT ignored: set it again).
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     from e2e.hub import GradingService, give_home, write_hub_config
     from e2e.processes import child_env, free_ports, start_logged, stop_tree, venv_bin, wait_for_http
     from lti_platform import INSTRUCTOR, Platform
