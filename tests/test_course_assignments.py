@@ -481,6 +481,16 @@ def test_the_service_credits_each_assignment_and_shows_a_line_per_assignment():
     assert records[0].attempt == ids[1]  # the newest graded attempt is the record shown beside the credits
     page = pages.class_page(rows, {"checks": [], "wrong_answers": []}, prefix="/p/", refresh=10)
     assert "<th>lab-a</th><th>lab-b</th><th>lab-c</th>" in page
+    # The service's downloads: grades.csv and the LMS files have a column per assignment too.
+    from grader.outputs.gradebook import gradebook_csv
+    from grader.outputs.lms import read_roster_text
+    from grader.service.exports import lms_files
+    from grader.service.options import ServiceOptions
+
+    header = gradebook_csv(records).splitlines()[0]
+    assert header.endswith(",lab-a,lab-b,lab-c")
+    files = lms_files(records, ServiceOptions(roster=read_roster_text("learner,lms_id\nana,7\n"), course=got))
+    assert files["canvas"].splitlines()[0].endswith(",Lab A,Lab B,lab-c")
 
 
 def test_the_learner_line_says_whether_each_assignment_reached_the_lms():
@@ -584,3 +594,83 @@ def test_the_docs_course_of_three_assignments_parses_and_its_errors_are_the_pars
         with pytest.raises(CourseError) as caught:
             parse_course(text, source="course.toml")
         assert str(caught.value).startswith(line.rstrip(".").removesuffix("...").rstrip()), (str(caught.value), line)
+
+
+def test_the_service_handlers_refuse_by_the_open_assignment_and_show_a_line_each(monkeypatch):
+    """Through the tornado handlers (the hub's login replaced by a fixed user), under a course of three assignments:
+    Lab A is closed, Lab B's limit of 2 refuses the third attempt by name; api/course and the page have a line each,
+    and what reached the LMS (a stand-in for the LTI service's answer) fills the LMS column."""
+    pytest.importorskip("jupyterhub")
+    import json
+    import threading
+    import types
+
+    from tornado.testing import AsyncHTTPTestCase
+
+    from grader.service import app as service_app
+    from grader.service.db import Store
+    from grader.service.options import ServiceOptions as Settings
+
+    class NoQueue:
+        def put(self, attempt_id, learner=None):
+            pass
+
+        def not_stored(self):
+            return set()
+
+    async def ana(self):
+        return {"name": "ana", "admin": False}
+
+    monkeypatch.setattr(service_app._Base, "_caller", ana)
+    # Lab A's date is past (now is after 2026); Lab B and Lab C are open until 2099.
+    text = (
+        SERVICE_COURSE.replace("2030-01-10T23:59:00", "2026-01-10T23:59:00")
+        .replace("2030-01-24", "2099-01-24")
+        .replace("2030-01-31", "2099-01-31")
+        .replace("2030-02-07", "2099-02-07")
+    )
+    settings = Settings(course=parse_course(text, check_ids=set()))
+    # What the LTI service says was sent (ServiceOptions.sent_to_lms asks its sent_for; no LTI service here).
+    settings.sent_to_lms = lambda learner: {"lab-b": "2026-12-01T10:00:00Z"} if learner == "ana" else {}
+    store = Store("sqlite://")
+
+    class Case(AsyncHTTPTestCase):
+        def get_app(self):
+            return service_app.make_app(
+                store, NoQueue(), settings, hub_auth=types.SimpleNamespace(base_url=settings.prefix)
+            )
+
+        def runTest(self):
+            headers = {"Authorization": "token t", "Content-Type": "text/x-python"}
+            answers = [
+                self.fetch("/api/submissions", method="POST", body=b"x = 1\n", headers=headers) for _ in range(3)
+            ]
+            assert [a.code for a in answers] == [202, 202, 429]
+            assert json.loads(answers[2].body)["error"].startswith("Lab B: at most 2 attempts per 60 minutes")
+            course = json.loads(self.fetch("/api/course").body)
+            assert [line["id"] for line in course["assignments"]] == ["lab-a", "lab-b", "lab-c"]
+            assert [line["lms"] for line in course["assignments"]] == [None, "2026-12-01T10:00:00Z", None]
+            assert (course["name"], course["attempts_left"]) == ("Lab B", 0)
+            page = self.fetch("/").body.decode()
+            assert page.count("<tr><th scope=row>") == 3 and "<th scope=col>LMS</th>" in page
+            assert "<td>not sent</td>" in page and "Lab B <small class=muted>lab-b</small>" in page
+
+    outcome: list = []
+    runner = threading.Thread(target=lambda: outcome.append(Case().run()))
+    runner.start()
+    runner.join(timeout=120)
+    assert outcome, "the tornado test case did not finish within 120 s"
+    result = outcome[0]
+    assert result is not None and result.testsRun == 1, result
+    assert not result.errors and not result.failures, (result.errors, result.failures)
+
+
+def test_the_service_options_ask_the_lti_service_what_was_sent():
+    import types
+
+    from grader.service.options import ServiceOptions
+
+    assert ServiceOptions().sent_to_lms("ana") is None  # no LMS: no LMS column, no "not sent"
+    lti = types.SimpleNamespace(sent_for=lambda learner: {"lab-a": None} if learner == "ana" else {})
+    assert ServiceOptions(lti=lti).sent_to_lms("ana") == {"lab-a": None}
+    assert ServiceOptions(lti=types.SimpleNamespace()).sent_to_lms("ana") is None  # an LTI service without it

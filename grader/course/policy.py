@@ -17,6 +17,23 @@ A course file is TOML (read with :mod:`tomllib`)::
     step3 = 2.0
     "step6/naive_failure_path" = 0.5        # a check's own weight wins over its step's
 
+A course that hands the lab out as several assignments writes one
+``[[assignments]]`` table each instead (:func:`parse_course`)::
+
+    [[assignments]]
+    id = "lab-a"                             # required: names its grades.csv column and its LMS line item
+    name = "Lab A"                           # optional (default: the id)
+    steps = [1, 2, 3, 4]                     # required: each step in at most one assignment
+    due = 2030-01-10T23:59:00+00:00          # and late_due, late_credit, counts as in [assignment]
+    [assignments.attempts]                   # optional, as [attempts]
+    limit = 5
+    window_minutes = 60
+    [assignments.weights]                    # optional, as [weights], of this assignment's steps only
+    step3 = 2.0
+
+An ``[assignment]`` file is one assignment, id ``lab``, over every step
+(:func:`single_course`): it grades and exports exactly as it always did.
+
 A weight of 0 leaves a step out of both the credited score and its maximum:
 a course that teaches part one only (steps 1-8) writes ``step9 = 0``,
 ``step10 = 0`` and ``step11 = 0`` and grades out of the 133 points of steps

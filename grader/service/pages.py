@@ -318,6 +318,28 @@ def _blank(value: object) -> object:
     return "" if value is None else value
 
 
+def _learner_rows(rows: list[dict], assignments: list[str]) -> list[dict]:
+    """The class page's rows: one per learner, the credited score per assignment in ``assignments``' order."""
+    return [
+        {
+            "name": r["learner"],
+            "link": quote(r["learner"], safe=""),
+            "attempts": r["attempts"],
+            "pending": r["pending"],
+            "best_score": r["best_score"],
+            "last_score": r["last_score"],
+            "max_score": r["max_score"],
+            "steps": [r["steps"].get(str(s), "") for s in STEPS],
+            "credited_score": r.get("credited_score", ""),
+            "why": r.get("why", ""),
+            "assignments": [_blank((r.get("assignments") or {}).get(key)) for key in assignments],
+            "last_submitted_at": r["last_submitted_at"],
+            "files": bool(r.get("best_attempt")),
+        }
+        for r in rows
+    ]
+
+
 PLOT_TITLES = {"score_histogram": "Scores", "check_pass_rate": "Pass rate per check", "step_scores": "Score per step"}
 
 
@@ -356,24 +378,7 @@ def class_page(
     similarity = "Similarity compares each learner's counting attempt with the others" + (
         " and with the reference solution (never shown)." if reference else "."
     )
-    learners = [
-        {
-            "name": r["learner"],
-            "link": quote(r["learner"], safe=""),
-            "attempts": r["attempts"],
-            "pending": r["pending"],
-            "best_score": r["best_score"],
-            "last_score": r["last_score"],
-            "max_score": r["max_score"],
-            "steps": [r["steps"].get(str(s), "") for s in STEPS],
-            "credited_score": r.get("credited_score", ""),
-            "why": r.get("why", ""),
-            "assignments": [_blank((r.get("assignments") or {}).get(key)) for key in assignments],
-            "last_submitted_at": r["last_submitted_at"],
-            "files": bool(r.get("best_attempt")),
-        }
-        for r in rows
-    ]
+    learners = _learner_rows(rows, assignments)
     checks = [
         {
             "check": c["check"],
