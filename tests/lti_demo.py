@@ -23,8 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
-sys.path[:0] = [str(TESTS)]
+TESTS = Path(__file__).resolve().parent  # on sys.path as the script's folder: lti_platform and e2e import from it
 
 COURSE = """\
 [[assignments]]

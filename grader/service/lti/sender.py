@@ -152,6 +152,8 @@ class Sender:
                 continue
             whole = True
             for target in targets(self.launches.of(learner), every):
+                if not target["lineitems"]:  # no AGS in that course's launches: nothing to find until a new launch
+                    continue
                 for assignment_id, grade in per_assignment.items():
                     if self._want_one(target, assignment_id, grade) is None:
                         whole = False
