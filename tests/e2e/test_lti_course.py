@@ -249,7 +249,8 @@ def deep_link(room: CourseClass, sub: str, assignment: str) -> dict:
 
 
 def submit(room: CourseClass, session, name: str) -> dict:
-    """The learner submits the reference module with a token of their own session, as the Submit widget does."""
+    """The learner submits the reference module with a token of their own session, as the Submit widget does;
+    the environment the widget has (the service's URL and that token)."""
     from agtool_lab.submit import send, wait_for
 
     page = session.get(f"{room.origin}/hub/token", timeout=30)
@@ -267,7 +268,7 @@ def submit(room: CourseClass, session, name: str) -> dict:
         send((REPO_ROOT / "solutions" / "tools.py").read_bytes(), env=env)["id"], env=env, timeout=GRADE_TIMEOUT
     )
     assert attempt["status"] == "graded", attempt
-    return attempt
+    return env
 
 
 def wait_until(condition, timeout: float, what: str, room: CourseClass):
@@ -327,9 +328,22 @@ def test_a_course_of_three_assignments_from_deep_links_to_the_lms_columns(course
         answer.status_code,
         room.log[-2000:],
     )
-    submit(room, session, "lms-ana")
+    env = submit(room, session, "lms-ana")
     wait_until(lambda: len(scores_of(room, "lms-ana")) == 3, SCORE_TIMEOUT, "Ana's three scores", room)
     assert rounded(scores_of(room, "lms-ana")) == rounded(expected(room)), scores_of(room, "lms-ana")
+    # Her panel's course lines (api/course, what the Submit widget shows): each assignment sent to the LMS.
+    import requests
+
+    mine = requests.get(
+        f"{env['AGTOOL_SERVICE_URL']}api/course",
+        headers={"Authorization": f"token {env['JUPYTERHUB_API_TOKEN']}"},
+        timeout=30,
+    ).json()
+    assert [(line["id"], bool(line["lms"])) for line in mine["assignments"]] == [
+        ("lab-a", True),
+        ("lab-b", True),
+        ("lab-c", True),
+    ], mine
 
     # Another course of the same deployment: refused, one line naming it, nothing stored.
     lms.enrol("c-other", "lms-oscar", "Oscar")
