@@ -218,6 +218,7 @@ WAITING_FILES = (  # longest first
     "e2e/test_hub_recipe.py",
     "e2e/test_hub_instructor_actions.py",
     "e2e/test_hub_submit.py",
+    "e2e/test_lti_course.py",
     "e2e/test_lti_launch.py",
     "e2e/test_newcomer_path.py",
     "e2e/test_hub_classroom.py",
