@@ -58,7 +58,7 @@ class DeepLinkHandler(FieldsMixin, PageHandler):
 
     @web.authenticated
     async def get(self) -> None:
-        from grader.course.policy import iso_utc
+        from grader.service.attempt_policy import iso_utc
 
         lti = self.conf.lti
         claims = await self.in_thread(self._request)
