@@ -139,6 +139,14 @@ class Settings:
         _switch_on,
         audience="internal",
     )
+    code_walls: bool = _setting(
+        "AGTOOL_CODE_WALLS",
+        True,
+        "`0`/`off`: in a step child, no import wall around the grader's packages and no refusal of trace, "
+        "profile and audit hooks (only for the tests that show why they are on).",
+        _switch_on,
+        audience="internal",
+    )
     grading_user: str = _setting(
         "AGTOOL_GRADING_USER",
         "agtool-sandbox",

@@ -842,6 +842,43 @@ CASES: list[Case] = [
         ALL_ZERO,
         at="import",
     ),
+    # --- the import wall: every spelling of an import of the grader refused ------------
+    Case(
+        "grader_via_import_module",
+        "no work: the grader's stand-ins through importlib.import_module (around the module's own __import__)",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "grader_via_builtins_import",
+        "no work: the grader's stand-ins through builtins.__import__ (the interpreter's own)",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "grader_via_saved_import",
+        "no work: the grader's stand-ins through a saved __import__ after dropping the finders put before the "
+        "interpreter's",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "grader_loaded_from_file",
+        "no work: a fresh copy of the grader's stand-ins from their file (spec_from_file_location, exec_module)",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "grader_via_sys_modules",
+        "no work: the grader's stand-ins found in sys.modules or by a walk from the fork server's __main__",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
     Case(
         "standin_recognised",
         "call_tool validates first only when the grader's stand-in sits in "
@@ -1267,6 +1304,18 @@ SANDBOX_CASES = (
 # sandbox, learner code can read every file its user can (SECURITY.md, "Not
 # defended"), the reference solution of a checkout included. Graded only there.
 SANDBOX_ONLY = ("solution_by_grader_path", "solution_via_proc_cwd", *(c.name for c in LEAST_PRIVILEGE))
+
+# Cases of a layer with a switch (an internal setting of grader.settings), graded again with that
+# layer off: there the attack must get through, or the case would not show that the layer is what
+# stops it. Each maps to (the setting turned off, what the attack then shows): ``imports`` (the
+# module imports: nothing refused it), or ``full:N`` (step N gets every point).
+LAYER_OFF: dict[str, tuple[str, str]] = {
+    "grader_via_import_module": ("code_walls", "imports"),
+    "grader_via_builtins_import": ("code_walls", "imports"),
+    "grader_via_saved_import": ("code_walls", "imports"),
+    "grader_loaded_from_file": ("code_walls", "imports"),
+    "grader_via_sys_modules": ("code_walls", "imports"),
+}
 
 # Payloads that work wherever they are spliced: the fuzz test puts them into
 # random functions of the solution (combinations the corpus never listed).
