@@ -31,7 +31,11 @@ same hook holds the walls learner code could otherwise climb:
     whose finder comes first on ``sys.meta_path``, says why) and ``open`` of
     any file under their folders: no spelling of an import, and no loader
     made by hand, brings a copy of the grader's code into the step;
-  - ``sys.addaudithook``: no hook of the submission's sees the grader's events.
+  - ``sys.addaudithook``: no hook of the submission's sees the grader's events
+    (the counting hook of :func:`grader.engine.instrument.install_counter` is
+    added just before this one);
+  - ``gc.get_objects``, ``gc.get_referrers``, ``gc.get_referents``: the
+    grader's objects (its hooks, the probe's tally) are not found by a walk.
 
 Every function code a submission can reach is then either counted (compiled
 by the grader) or a library's, so ``types.FunctionType(code, ...)`` and
@@ -131,6 +135,7 @@ def install(scratch: str, builders: tuple[types.CodeType, ...] = ()) -> None:
     _installed.append(scratch)
     for name, function in instrument.RUNTIME_BUILTINS.items():
         setattr(builtins, name, function)
+    instrument.install_counter()  # before the hook below, which refuses any hook added after it
     walls = code_walls()
     if walls:
         import_wall.install()
@@ -182,7 +187,9 @@ def _trusted_roots(scratch: str) -> tuple[str, ...]:
 
 _EVENTS = frozenset({"compile", "code.__new__", "marshal.loads", "marshal.load", "object.__setattr__"})
 # Refused only with the code walls (see set_code_walls).
-_WALL_EVENTS = frozenset({"import", "open", "os.link", "sys.addaudithook"})
+_WALL_EVENTS = frozenset(
+    {"import", "open", "os.link", "sys.addaudithook", "gc.get_objects", "gc.get_referrers", "gc.get_referents"}
+)
 _OWN_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 
 
@@ -248,6 +255,11 @@ def _make_hook(
             return
         if event == "sys.addaudithook":
             raise _refused("refused: an audit hook of the submission's would see the grader's own events")
+        if event[:3] == "gc.":
+            raise _refused(
+                "refused: walking the garbage collector's objects reaches the grader's own; "
+                "keep references to your own objects instead"
+            )
         if event == "object.__setattr__":
             if args[0] is hook and args[1] in _own:  # what the hook decides with is not the submission's to change
                 raise _refused("refused: the grader's audit hook is not the submission's to change")

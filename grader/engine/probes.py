@@ -214,6 +214,10 @@ class Tally:
         self._trace = trace
         self._codes: list[Any] = []  # the watched tool code objects (kept alive: their ids stay theirs)
         self._code_ids: set[int] = set()
+        # Called after every counted run (the probe's check of its watches): a counter learner
+        # code switched off is found at the next run the probe counts, not only at the snapshot.
+        self.check: Callable[[], None] | None = None
+        self._checking = False
 
     def note_call(self, name: str, args: tuple[Any, ...], kwargs: JsonDict) -> None:
         seen = self.seen[name]
@@ -267,6 +271,12 @@ class Tally:
         self.runs[name] += 1
         if self._trace is not None:
             self._trace(name)
+        if self.check is not None and not self._checking:
+            self._checking = True
+            try:
+                self.check()
+            finally:
+                self._checking = False
 
     def _in_watched_code(self, frame: Any) -> bool:
         ids = self._code_ids
@@ -432,6 +442,7 @@ class _Session:
         self._watches: list[Any] = []  # (instrument.Watch, the tools it runs), for check_counters
         self.double_seen: dict[str, list[Any]] = {}  # doubled or watched name -> its calls (op_double, op_watch)
         self._watch_depth = 0  # watched calls in progress: only the outermost is recorded
+        self.tally.check = self.check_counters
 
     # -- setup --------------------------------------------------------------
     def tools(self) -> JsonDict:

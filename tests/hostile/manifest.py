@@ -1085,6 +1085,23 @@ CASES: list[Case] = [
         replace=_SAVE_TOOL_CODES,
     ),
     Case(
+        "compile_globals_table_emptied",
+        "call_tool empties the table of watched counters found through compile.__globals__, runs the tool "
+        "before validating through its saved code, refills the table and winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_SAVE_TOOL_CODES,
+    ),
+    Case(
+        "tool_code_watched_first",
+        "at import, watches every tool's code itself (the counter's own Watch, through compile.__globals__) "
+        "with a callback that does nothing, so the grader's watch cannot take them",
+        "solution",
+        Expect(lost=(3,), any=(1, 2, 4, 5, 6, 7, 8, *PART_TWO)),
+        at="import",
+    ),
+    Case(
         "original_compile_via_gc",
         "the tools are compiled with the original built-in compile found through gc; "
         "call_tool runs one through its code saved at import, before validating, then winds CALLS back",
