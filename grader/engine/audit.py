@@ -31,6 +31,10 @@ same hook holds the walls learner code could otherwise climb:
     whose finder comes first on ``sys.meta_path``, says why) and ``open`` of
     any file under their folders: no spelling of an import, and no loader
     made by hand, brings a copy of the grader's code into the step;
+  - ``sys.settrace``, ``sys.setprofile`` (and so ``threading.settrace``, which
+    calls it in each new thread) and ``sys.monitoring`` callbacks: a tracer
+    could jump past the entry counter (``frame.f_lineno``), hide a run or
+    fake one; learner code sets none, so nothing can steer a count;
   - ``sys.addaudithook``: no hook of the submission's sees the grader's events
     (the counting hook of :func:`grader.engine.instrument.install_counter` is
     added just before this one);
@@ -101,6 +105,12 @@ _WHY = {
         "in tools.py."
     ),
 }
+
+_TRACER_REFUSED = (
+    "refused: a trace or profile function (sys.settrace, sys.setprofile, threading.settrace, "
+    "sys.monitoring callbacks) in tools.py. " + _INSTEAD + "a tracer can jump past it (frame.f_lineno) "
+    "or fake it. Remove the tracer; to time or log a call, wrap the function instead."
+)
 
 _installed: list[str] = []  # the scratch folder, once installed (one hook per process)
 _code_walls = [True]  # set by the fork server from $AGTOOL_CODE_WALLS (set_code_walls)
@@ -187,8 +197,20 @@ def _trusted_roots(scratch: str) -> tuple[str, ...]:
 
 _EVENTS = frozenset({"compile", "code.__new__", "marshal.loads", "marshal.load", "object.__setattr__"})
 # Refused only with the code walls (see set_code_walls).
-_WALL_EVENTS = frozenset(
-    {"import", "open", "os.link", "sys.addaudithook", "gc.get_objects", "gc.get_referrers", "gc.get_referents"}
+_TRACERS = frozenset(
+    {
+        "sys.settrace",
+        "sys.setprofile",
+        "sys._settraceallthreads",
+        "sys._setprofileallthreads",
+        "sys.monitoring.register_callback",
+    }
+)
+_WALL_EVENTS = (
+    frozenset(
+        {"import", "open", "os.link", "sys.addaudithook", "gc.get_objects", "gc.get_referrers", "gc.get_referents"}
+    )
+    | _TRACERS
 )
 _OWN_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 
@@ -222,6 +244,8 @@ def _make_hook(
         _permission: type[PermissionError] = PermissionError,
         _import_error: type[ImportError] = ImportError,
         _eacces: int = errno.EACCES,
+        _tracers: frozenset[str] = _TRACERS,
+        _tracer_refused: str = _TRACER_REFUSED,
         _allowed_compile: frozenset[types.CodeType] = allowed_compile,
         _allowed_new: frozenset[types.CodeType] = allowed_new,
         _compile_bytecode: types.CodeType = compile_bytecode,
@@ -253,6 +277,8 @@ def _make_hook(
             if _type(name) is _str and name.partition(".")[0] in _forbidden:
                 raise _import_error(_import_refused.replace("'{}'", repr(name)), name=name)
             return
+        if event in _tracers:
+            raise _refused(_tracer_refused)
         if event == "sys.addaudithook":
             raise _refused("refused: an audit hook of the submission's would see the grader's own events")
         if event[:3] == "gc.":

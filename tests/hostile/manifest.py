@@ -1102,6 +1102,15 @@ CASES: list[Case] = [
         at="import",
     ),
     Case(
+        "tracer_skips_counter",
+        "call_tool runs a tool through its saved code before validating, under sys.settrace: at the tool's "
+        "first line event the tracer sets frame.f_lineno past the statement that counts",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_SAVE_TOOL_CODES,
+    ),
+    Case(
         "original_compile_via_gc",
         "the tools are compiled with the original built-in compile found through gc; "
         "call_tool runs one through its code saved at import, before validating, then winds CALLS back",
@@ -1332,6 +1341,7 @@ LAYER_OFF: dict[str, tuple[str, str]] = {
     "grader_via_saved_import": ("code_walls", "imports"),
     "grader_loaded_from_file": ("code_walls", "imports"),
     "grader_via_sys_modules": ("code_walls", "imports"),
+    "tracer_skips_counter": ("code_walls", "full:3"),
 }
 
 # Payloads that work wherever they are spliced: the fuzz test puts them into

@@ -19,11 +19,13 @@ if True:
         return _skip_first_line
 
     if _tool_code is not None:
-        try:
-            _sys.settrace(_skip_first_line)
+        for _tracer in (_skip_first_line, None):  # set, run the tool, unset (each tried: a refusal is no stop)
             try:
-                _types.FunctionType(_tool_code, globals())(**args)
-            finally:
-                _sys.settrace(None)
-        except Exception:
-            pass
+                _sys.settrace(_tracer)
+            except Exception:
+                pass
+            if _tracer is not None:
+                try:
+                    _types.FunctionType(_tool_code, globals())(**args)
+                except Exception:
+                    pass
