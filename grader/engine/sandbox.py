@@ -26,7 +26,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from grader.engine.namespaces import CLONE_NEWIPC, CLONE_NEWUSER
+from grader.engine.namespaces import OWN_NAMESPACES
 from grader.settings import Settings, current, env_name
 
 SANDBOXES = ("none", "bwrap", "auto")  # "bwrap" fails closed where unusable, "auto" says what it chose
@@ -431,7 +431,7 @@ if pid == 0:
         if os.geteuid() == 0:
             os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)
         if ctypes.CDLL(None, use_errno=True).unshare({flags}) != 0:
-            os.write(2, b"a step cannot make its own user and IPC namespaces (user namespaces are not allowed)\\n")
+            os.write(2, b"a step cannot make its own user, IPC and network namespaces (user namespaces are not allowed)\\n")
             os._exit(3)
         pyseccomp.SyscallFilter(pyseccomp.ALLOW).load()
         os._exit(0)
@@ -439,7 +439,7 @@ if pid == 0:
         os.write(2, f"a step cannot load its syscall filter ({type(exc).__name__}: {exc})\\n".encode())
         os._exit(4)
 sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
-""".replace("{flags}", str(CLONE_NEWUSER | CLONE_NEWIPC))  # the flags grader.engine.namespaces.enter_own unshares
+""".replace("{flags}", str(OWN_NAMESPACES))  # the flags grader.engine.namespaces.enter_own unshares
 
 
 def bwrap_usable() -> bool:
