@@ -1324,6 +1324,11 @@ SANDBOX_CASES = (
     "code_counter_replaced",
     "original_compile_via_gc",
     "compile_slow_lambdas",
+    "grader_via_import_module",
+    "grader_loaded_from_file",
+    "grader_via_sys_modules",
+    "compile_globals_table_emptied",
+    "tracer_skips_counter",
     *(c.name for c in LEAST_PRIVILEGE),
 )
 # Cases whose expected outcome holds only inside bubblewrap: without a
