@@ -378,7 +378,7 @@ def _make_counter() -> Callable[[str, tuple[Any, ...]], None]:
 def entry_call_offset(code: CodeType) -> int | None:
     """The bytecode offset of the call of ``code``'s :data:`ENTRY` (its frame's ``f_lasti`` then), or None.
 
-    >>> code = compile_instrumented("def f():\n    return 1\n", "<doc>").co_consts[0]
+    >>> code = compile_instrumented("def f():\\n    return 1\\n", "<doc>").co_consts[0]
     >>> isinstance(entry_call_offset(code), int), entry_call_offset(compile("1", "<doc>", "eval"))
     (True, None)
     """
