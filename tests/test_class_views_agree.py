@@ -30,7 +30,7 @@ def batched(tmp_path_factory):
     root = tmp_path_factory.mktemp("views")
     subs = root / "subs"
     texts = {
-        "starter": (REPO / "agtool" / "tools.py").read_text(encoding="utf-8"),
+        "starter": (REPO / "starter" / "tools.py").read_text(encoding="utf-8"),
         "broken": "import no_such_module_anywhere\n",
         "mistake_a": materialise_text("step2/valid_passes"),
         "mistake_b": materialise_text("step2/unknown_tool"),

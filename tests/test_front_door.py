@@ -43,7 +43,7 @@ def graded(tmp_path_factory):
     """The starter graded as an instructor's batch sees it: under the instructor's own folder."""
     folder = tmp_path_factory.mktemp("class") / "teacher's class" / "ana"
     folder.mkdir(parents=True)
-    (folder / "tools.py").write_bytes((REPO / "agtool" / "tools.py").read_bytes())
+    (folder / "tools.py").write_bytes((REPO / "starter" / "tools.py").read_bytes())
     report = grade(str(folder / "tools.py"), steps=[2], seed=3)
     assert any("teacher" in c.reproduce for c in report.checks if not c.passed)
     return report
@@ -52,7 +52,7 @@ def graded(tmp_path_factory):
 def _lab_top(tmp_path: Path) -> Path:
     """A lab's top folder (the checkout for ``make lab``, the home on the hub) with the starter in it."""
     (tmp_path / "agtool").mkdir(parents=True)
-    (tmp_path / "agtool" / "tools.py").write_bytes((REPO / "agtool" / "tools.py").read_bytes())
+    (tmp_path / "agtool" / "tools.py").write_bytes((REPO / "starter" / "tools.py").read_bytes())
     return tmp_path
 
 
@@ -222,7 +222,7 @@ def test_make_test_minutes_are_one_figure_in_the_readme_and_the_development_guid
 def test_learner_texts_name_no_checkout_path_and_no_grader_internals(graded):
     for notebook in sorted((REPO / "labs").glob("*.ipynb")):
         assert ".venv/bin/" not in notebook.read_text(encoding="utf-8"), notebook.name
-    starter = (REPO / "agtool" / "tools.py").read_text(encoding="utf-8")
+    starter = (REPO / "starter" / "tools.py").read_text(encoding="utf-8")
     assert "LAB_SPEC" not in starter and "step 11  labs/11_identity.ipynb" in starter.replace("step 11 ", "step 11  ")
     feedback = render_feedback({"learner": "ana", "report": graded.to_dict()})
     assert "Isolation" not in feedback and "bwrap" not in feedback  # the grader's isolation is the instructor's

@@ -17,7 +17,7 @@ import pytest
 from agtool_lab.playground import cache_playground, contract_playground, path_playground
 
 REPO = Path(__file__).resolve().parent.parent
-STARTER = REPO / "agtool" / "tools.py"
+STARTER = REPO / "starter" / "tools.py"
 SOLUTION = REPO / "solutions" / "tools.py"
 GOLDEN = Path(__file__).resolve().parent / "golden" / "playground"
 

@@ -132,5 +132,5 @@ def test_a_newcomer_makes_a_mistake_checks_replays_it_in_a_terminal_fixes_it_and
         page.screenshot(path=str(shots / "05-check-passes-after-the-fix.png"))
 
     (shots / "timings.json").write_text(json.dumps(marks, indent=1), encoding="utf-8")
-    assert (REPO_ROOT / "agtool" / "tools.py").read_bytes() == starter  # the checkout's own file never edited
+    assert (REPO_ROOT / "starter" / "tools.py").read_bytes() == starter  # the checkout's own file never edited
     assert time.monotonic() - started < 90, f"the newcomer's path took {time.monotonic() - started:.0f}s"
