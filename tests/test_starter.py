@@ -204,6 +204,6 @@ def test_nothing_but_the_learner_reads_the_lab_s_agtool_tools_py():
     cells = json.loads((ROOT / "labs" / "instructor_dashboard.ipynb").read_text(encoding="utf-8"))["cells"]
     dashboard = "\n".join("".join(cell["source"]) for cell in cells)
     recipe = (ROOT / "deploy" / "jupyterhub" / "setup_hub.sh").read_text(encoding="utf-8")
-    for text in (dashboard, recipe):
-        assert 'ROOT / "agtool"' not in text and '"$SRC/agtool/tools.py"' not in text
+    assert 'ROOT / "agtool"' not in dashboard and 'cp "$SRC/agtool/tools.py"' not in recipe
+    assert "starter_bytes()" in recipe
     assert "starter_text()" in dashboard
