@@ -539,7 +539,13 @@ def test_dashboard_executes_headless_on_a_small_class(tmp_path, monkeypatch):
     assert list(labs.iterdir()) == []
     assert (home / "agtool-dashboard").stat().st_mode & 0o077 == 0
     (demo,) = (tmp_path / "tmp").glob("agtool-demo-class-*")
-    assert demo.stat().st_mode & 0o077 == 0 and sorted(p.name for p in demo.iterdir()) == ["ada", "ben", "cleo", "dev", "eli"]
+    assert demo.stat().st_mode & 0o077 == 0 and sorted(p.name for p in demo.iterdir()) == [
+        "ada",
+        "ben",
+        "cleo",
+        "dev",
+        "eli",
+    ]
     from grader.outputs.starter import starter_text
 
     assert (demo / "ben" / "agtool" / "tools.py").read_text(encoding="utf-8") == starter_text()

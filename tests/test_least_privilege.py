@@ -201,7 +201,9 @@ def test_the_sandbox_binds_an_allow_list_not_the_root_of_the_file_system():
     hidden = [args[i + 1] for i, a in enumerate(args) if a == "--tmpfs"]
     assert os.path.join(checkout, "grader", "checks") in hidden or not sandbox.is_checkout()
     # The rule itself: the class's folders, or a folder above them, are problems wherever the grader lives.
-    assert _allow_list_problems(["--ro-bind", "/var", "/var", "--ro-bind", "/srv/agtool", "/srv/agtool"], own, "/x", "/x")
+    assert _allow_list_problems(
+        ["--ro-bind", "/var", "/var", "--ro-bind", "/srv/agtool", "/srv/agtool"], own, "/x", "/x"
+    )
 
 
 def test_the_allow_list_holds_for_a_clone_and_its_venv_under_var_tmp():
