@@ -80,11 +80,10 @@ def write_outputs(
         shutil.rmtree(out / sub, ignore_errors=True)
         (out / sub).mkdir(parents=True)
     starter = starter_submissions(sources or {})
-    # Drawn by a second process while this one writes the rest: the plots are half the work. The pass
-    # rates count the records summary.md counts (counted_records): no starter, no ungradable file.
-    wait_for_plots = start_plots(
-        gradebook_frame(records), check_stats(counted_records(records, starter)), step_frame(records), out / "plots"
-    )
+    # Drawn by a second process while this one writes the rest: the plots are half the work. Every plot
+    # counts the records summary.md counts (counted_records): no starter unchanged, no ungradable file.
+    counted = counted_records(records, starter)
+    wait_for_plots = start_plots(gradebook_frame(counted), check_stats(counted), step_frame(counted), out / "plots")
     paths = write_gradebook(records, out)
     for r in records:
         write_learner_outputs(r, out, starter=r.learner in starter)
@@ -104,8 +103,8 @@ def class_tables(records: Records, sources: dict[str, str] | None = None) -> dic
 
     ``starter``: the learners who handed in the starter unchanged (from ``sources``, learner -> text; by
     default each record's file as it is on disk); ``checks``: pass rates and ``wrong_answers``: the most
-    common wrong answers, both over :func:`~grader.outputs.gradebook.counted_records`; ``steps``: points
-    per step of every graded learner.
+    common wrong answers, and ``steps``: points per step, all over
+    :func:`~grader.outputs.gradebook.counted_records` (the one rule of every class statistic).
 
     >>> class_tables([])["wrong_answers"].empty
     True
@@ -123,7 +122,7 @@ def class_tables(records: Records, sources: dict[str, str] | None = None) -> dic
         "starter": starter,
         "checks": check_stats(counted_records(records, starter)),
         "wrong_answers": wrong_answers(records, starter),
-        "steps": step_frame(records),
+        "steps": step_frame(counted_records(records, starter)),
     }
 
 
