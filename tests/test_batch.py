@@ -535,6 +535,10 @@ def test_dashboard_executes_headless_on_a_small_class(tmp_path, monkeypatch):
     assert len(markdown) >= 2  # one learner's feedback, and summary.md rendered (never printed raw)
     assert "## Submitted the starter unchanged" in markdown[-1] and "- ben" in markdown[-1]
     assert not [o for o in outputs if o.output_type == "stream" and "# Class summary" in o.get("text", "")]
+    # The statistics count ada, cleo and dev: not ben's starter, nor eli's file that does not parse; so says each.
+    printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "3 learners counted: graded files that imported" in printed
+    assert "3 learners counted" in markdown[-1] and "- mean score" in markdown[-1]
     # Outside the checkout: nothing beside the notebook, the demo's solution copies in a folder of its own (0700).
     assert list(labs.iterdir()) == []
     assert (home / "agtool-dashboard").stat().st_mode & 0o077 == 0

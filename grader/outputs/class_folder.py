@@ -23,6 +23,7 @@ from grader.outputs.gradebook import (
     Records,
     check_stats,
     counted_records,
+    counted_words,
     gradebook_frame,
     step_frame,
     write_gradebook,
@@ -102,7 +103,9 @@ def class_tables(records: Records, sources: dict[str, str] | None = None) -> dic
     """The class tables as ``summary.md`` and the plots count them (the instructor dashboard shows these).
 
     ``starter``: the learners who handed in the starter unchanged (from ``sources``, learner -> text; by
-    default each record's file as it is on disk); ``checks``: pass rates and ``wrong_answers``: the most
+    default each record's file as it is on disk); ``counted``: the learners every statistic counts, and
+    ``counted_words`` the rule in words (:func:`~grader.outputs.gradebook.counted_words`); ``checks``:
+    pass rates and ``wrong_answers``: the most
     common wrong answers, and ``steps``: points per step, all over
     :func:`~grader.outputs.gradebook.counted_records` (the one rule of every class statistic).
 
@@ -118,11 +121,14 @@ def class_tables(records: Records, sources: dict[str, str] | None = None) -> dic
             except (OSError, UnicodeDecodeError, TypeError, ValueError):
                 continue  # gone or unreadable: not known to be the starter
     starter = starter_submissions(sources)
+    counted = counted_records(records, starter)
     return {
         "starter": starter,
-        "checks": check_stats(counted_records(records, starter)),
+        "counted": [r.learner for r in counted],
+        "counted_words": counted_words(len(counted)),
+        "checks": check_stats(counted),
         "wrong_answers": wrong_answers(records, starter),
-        "steps": step_frame(counted_records(records, starter)),
+        "steps": step_frame(counted),
     }
 
 
