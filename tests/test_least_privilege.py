@@ -76,7 +76,7 @@ def test_bwrap_asked_for_where_it_is_missing_stops_grading_with_the_fix(tmp_path
 
 
 def test_auto_where_bubblewrap_is_missing_grades_and_says_there_is_no_sandbox(tmp_path):
-    done = cli_check(SOLUTION, "--sandbox", "auto", env={"PATH": str(tmp_path)})
+    done = cli_check(SOLUTION, "--sandbox", "auto", "--verbose", env={"PATH": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     assert "\nisolation: none (learner code runs as" in done.stdout
 
