@@ -235,3 +235,28 @@ def test_an_import_time_out_says_while_importing_once():
 
     what, cause = timeout_text("import", 31.0, import_timeout=30, timeout=10, per_probe=10)
     assert import_death(what, cause).count("while importing") == 1
+
+
+def test_the_readme_s_cost_figures_are_the_benchmarks_pairings_with_their_trees_and_dates():
+    """Each ratio, tree and date of the README's cost paragraph is in docs/benchmarks.md, the page it cites."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    paragraph = readme.split("**What the coverage and the isolation cost.**")[1].split("\n\n")[0]
+    benchmarks = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    trees = re.findall(r"\b[0-9a-f]{7}\b", paragraph)
+    dates = re.findall(r"\b2026-\d\d-\d\d\b", paragraph)
+    ratios = re.findall(r"\b\d\.\d\d\b", paragraph)
+    assert len(trees) >= 2 and len(dates) >= 3 and len(ratios) >= 4, paragraph
+    assert [x for x in trees + dates + ratios if x not in benchmarks] == []
+    # A pairing is named by the tree it was measured against, never "the tree before them" alone.
+    assert "the tree before them" not in paragraph
+
+
+def test_labs_readme_reaches_agtool_the_way_jupyterlab_4_s_file_browser_does():
+    """JupyterLab 4's file browser lists no `..` row: the path's first crumb (a folder icon) is the way up."""
+    readme = (REPO / "labs" / "README.md").read_text(encoding="utf-8")
+    start = " ".join(readme.split("## Start")[1].split("## ")[0].split())
+    assert "`..`" not in start
+    assert "folder icon at the start of the path" in start and "open `agtool`" in start
+    # The browser test opens tools.py that way: the home crumb, then agtool (tests/e2e/newcomer.py).
+    newcomer = (REPO / "tests" / "e2e" / "newcomer.py").read_text(encoding="utf-8")
+    assert ".jp-BreadCrumbs-home" in newcomer
