@@ -35,6 +35,19 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 _PARENT_MAKE = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
 
 
+def clean_env() -> dict[str, str]:
+    """This process's environment without a parent make's, pytest's or the grader's own variables.
+
+    What a command run in a clone (``make test-fast``, a kernel) gets: a nested make or pytest must not
+    take the outer run's workers, options or settings for its own.
+    """
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _PARENT_MAKE and not k.startswith(("PYTEST_", "AGTOOL_")) and k != "COLUMNS"
+    }
+
+
 def fresh_clone(dest: Path) -> Path:
     """``git clone`` of this checkout's HEAD into ``dest``, its ``.venv`` a link to this checkout's."""
     subprocess.run(
