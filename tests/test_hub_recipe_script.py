@@ -611,3 +611,22 @@ def test_the_template_hands_out_the_committed_starter_never_the_checkout_s_own_a
     refused = sh(f"SRC={checkout}; PREFIX={broken}; make_template", tmp_path / "root")
     assert refused.returncode == 1 and "no starter as given" in refused.stderr
     assert not (broken / "template").exists() and not (broken / "template.new").exists()
+
+
+def test_a_checkout_whose_lab_is_done_does_not_let_a_copy_of_the_solution_into_the_wheel(tmp_path):
+    """The lab's agtool/tools.py is never shipped: when it holds the solution, a copy in the wheel is still refused."""
+    solution = (REPO / "solutions" / "tools.py").read_bytes()
+    src = tmp_path / "src"
+    for rel, data in {
+        "solutions/tools.py": solution,
+        "agtool/tools.py": solution,  # an instructor who did the lab in the checkout
+        "starter/tools.py": (REPO / "starter" / "tools.py").read_bytes(),
+        "grader/__init__.py": b"",
+    }.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_bytes(data)
+    shipped = {"grader/__init__.py": b"", "grader/starter/tools.py": (src / "starter" / "tools.py").read_bytes()}
+    clean = sh(f"check_wheel {wheel_of(tmp_path / 'clean.whl', shipped)} {src}", tmp_path)
+    assert clean.returncode == 0, clean.stderr
+    bad = sh(f"check_wheel {wheel_of(tmp_path / 'bad.whl', {**shipped, 'grader/answer.py': solution})} {src}", tmp_path)
+    assert bad.returncode == 1 and "grader/answer.py (a copy of solutions/tools.py)" in bad.stderr

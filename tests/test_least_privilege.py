@@ -309,3 +309,17 @@ def check_and_graded(tmp_path_factory):
 def test_the_check_and_the_graded_run_look_the_same_to_the_module(fact, check_and_graded):
     checked, graded = check_and_graded
     assert checked[fact] == graded[fact], f"{fact}: the Check sees {checked[fact]!r}, the graded run {graded[fact]!r}"
+
+
+def test_a_venv_reached_through_a_symlink_runs_sandboxed(tmp_path):
+    """A clone whose .venv links to another checkout's: the interpreter's path exists in the sandbox too."""
+    need("bwrap")
+    link = tmp_path / "clone-venv"
+    link.symlink_to(Path(sys.prefix).resolve())
+    python = link / "bin" / Path(sys.executable).name
+    code = "from grader.engine import sandbox; print(repr(sandbox.bwrap_problem()), sandbox._interpreter_links())"
+    done = subprocess.run(
+        [str(python), "-c", code], cwd=sandbox.PACKAGE_ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("'' ") and str(link) in done.stdout, done.stdout  # before: execvp ... No such file

@@ -200,7 +200,9 @@ def files(*folders):
             yield from (p for p in sorted((src / folder).rglob("*"))
                         if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts)
 
-shipped = {digest(p.read_bytes()) for p in files("grader", "agtool", "agtool_lab")}
+# What the wheel may hold of the checkout: its packages (starter/ ships as grader.starter). Never agtool/: that
+# is the lab's own file, maybe an instructor's finished lab, the solution itself.
+shipped = {digest(p.read_bytes()) for p in files("grader", "starter", "agtool_lab")}
 secret = {}
 for p in files("solutions", "tests"):
     data = p.read_bytes()
