@@ -20,6 +20,8 @@ from pathlib import Path
 
 from grader.outputs.feedback import feedback_text, learner_reports
 from grader.outputs.gradebook import (
+    COUNTED_RULE,
+    COUNTED_RULE_NO_TEXTS,
     Records,
     check_stats,
     counted_records,
@@ -84,12 +86,17 @@ def write_outputs(
     # Drawn by a second process while this one writes the rest: the plots are half the work. Every plot
     # counts the records summary.md counts (counted_records): no starter unchanged, no ungradable file.
     counted = counted_records(records, starter)
-    wait_for_plots = start_plots(gradebook_frame(counted), check_stats(counted), step_frame(counted), out / "plots")
+    rule = COUNTED_RULE if sources is not None else COUNTED_RULE_NO_TEXTS
+    wait_for_plots = start_plots(
+        gradebook_frame(counted), check_stats(counted), step_frame(counted), out / "plots", rule
+    )
     paths = write_gradebook(records, out)
     for r in records:
         write_learner_outputs(r, out, starter=r.learner in starter)
     paths["summary"] = out / "summary.md"
-    paths["summary"].write_text(render_summary(records, archive_skipped, starter), encoding="utf-8")
+    paths["summary"].write_text(
+        render_summary(records, archive_skipped, starter, starter_known=sources is not None), encoding="utf-8"
+    )
     plots = wait_for_plots()
     return {
         **paths,

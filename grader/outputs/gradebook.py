@@ -251,15 +251,17 @@ def counted_records(records: Records, starter: Iterable[str] = ()) -> list[Learn
 
 # Said under every class statistic (summary.md, each plot): which learners it counts.
 COUNTED_RULE = "graded files that imported; the starter handed in unchanged left out"
+# Where the files' texts are not at hand (the service's class page), a starter handed in unchanged cannot be told.
+COUNTED_RULE_NO_TEXTS = "graded files that imported (their texts not at hand: a starter handed in unchanged counts)"
 
 
-def counted_words(counted: int) -> str:
+def counted_words(counted: int, rule: str = COUNTED_RULE) -> str:
     """How many learners a class statistic counts, and the rule (:func:`counted_records`), in one phrase.
 
     >>> counted_words(4)
     '4 learners counted: graded files that imported; the starter handed in unchanged left out'
     """
-    return f"{counted} learner{'' if counted == 1 else 's'} counted: {COUNTED_RULE}"
+    return f"{counted} learner{'' if counted == 1 else 's'} counted: {rule}"
 
 
 def wrong_answers(records: Records, starter: Iterable[str] = (), top: int | None = WRONG_ANSWERS_SHOWN) -> pd.DataFrame:

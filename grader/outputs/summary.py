@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from grader.escape import md_cell, md_code, md_code_cell, md_text
 from grader.limits import ERROR_LINE_CHARS
 from grader.outputs.gradebook import (
+    COUNTED_RULE,
+    COUNTED_RULE_NO_TEXTS,
     Records,
     check_stats,
     counted_records,
@@ -34,13 +36,21 @@ from grader.outputs.starter import not_started_step
 HARDEST_SHOWN = 10
 
 
-def render_summary(records: Records, archive_skipped: list[tuple[str, str]] = (), starter: Iterable[str] = ()) -> str:
+def render_summary(
+    records: Records,
+    archive_skipped: list[tuple[str, str]] = (),
+    starter: Iterable[str] = (),
+    *,
+    starter_known: bool = True,
+) -> str:
     """``summary.md``: score statistics, per-step means, hardest checks, common wrong answers, errors.
 
     ``archive_skipped`` lists the zip members that could not be extracted
     (name, why), so a learner whose file was in one is not lost silently.
     ``starter`` names the learners whose file is the starter unchanged
-    (:func:`grader.outputs.starter.starter_submissions`).
+    (:func:`grader.outputs.starter.starter_submissions`); ``starter_known`` is
+    ``False`` when the files' texts were not at hand to tell (each statistic
+    says so).
 
     >>> print(render_summary([], [("ana/`x`.py", "bad CRC")]).split("## ")[-1])
     Skipped from the zip
@@ -51,12 +61,13 @@ def render_summary(records: Records, archive_skipped: list[tuple[str, str]] = ()
     records = as_records(records)
     starter = sorted(set(starter))
     counted = counted_records(records, starter)  # every statistic below counts these (one rule)
-    lines = _totals(records, counted)
+    rule = COUNTED_RULE if starter_known else COUNTED_RULE_NO_TEXTS
+    lines = _totals(records, counted, rule)
     answering = [r for r in records if r.learner not in starter]
     for section in (
         _starter(starter),
-        _steps(counted),
-        _hardest(counted),
+        _steps(counted, rule),
+        _hardest(counted, rule),
         _wrong_answers(records, starter),
         _not_started(answering),
         _errors(records),
@@ -67,7 +78,7 @@ def render_summary(records: Records, archive_skipped: list[tuple[str, str]] = ()
     return "\n".join(lines) + "\n"
 
 
-def _totals(records: list[LearnerRecord], counted: list[LearnerRecord]) -> list[str]:
+def _totals(records: list[LearnerRecord], counted: list[LearnerRecord], rule: str) -> list[str]:
     seeds = sorted({r.seed for r in records if r.seed is not None})
     lines = ["# Class summary", "", f"- learners: {len(records)}", f"- seed: {', '.join(map(str, seeds)) or '-'}"]
     if not records:
@@ -79,7 +90,7 @@ def _totals(records: list[LearnerRecord], counted: list[LearnerRecord]) -> list[
     mean = f"{scores.mean():.2f}" if len(scores) else "-"
     median = f"{scores.median():g}" if len(scores) else "-"
     return lines + [
-        f"- statistics: {counted_words(len(counted))}",
+        f"- statistics: {counted_words(len(counted), rule)}",
         f"- mean score: {mean} / {max_score}",
         f"- median score: {median} / {max_score}",
         f"- full marks: {int((scores == frame['max_score']).sum())}",
@@ -87,7 +98,7 @@ def _totals(records: list[LearnerRecord], counted: list[LearnerRecord]) -> list[
     ]
 
 
-def _steps(records: list[LearnerRecord]) -> list[str]:
+def _steps(records: list[LearnerRecord], rule: str) -> list[str]:
     steps = step_frame(records)
     if steps.empty:
         return []
@@ -95,7 +106,7 @@ def _steps(records: list[LearnerRecord]) -> list[str]:
         "",
         "## Score per step",
         "",
-        f"Over the {counted_words(steps['learner'].nunique())}.",
+        f"Over the {counted_words(steps['learner'].nunique(), rule)}.",
         "",
         "| step | mean | max | learners with full marks |",
         "|---|---|---|---|",
@@ -106,7 +117,7 @@ def _steps(records: list[LearnerRecord]) -> list[str]:
     return lines
 
 
-def _hardest(records: list[LearnerRecord]) -> list[str]:
+def _hardest(records: list[LearnerRecord], rule: str) -> list[str]:
     stats = check_stats(records)
     if stats.empty:
         return []
@@ -115,7 +126,7 @@ def _hardest(records: list[LearnerRecord]) -> list[str]:
         "",
         "## Hardest checks",
         "",
-        f"Over the {counted_words(len(records))}.",
+        f"Over the {counted_words(len(records), rule)}.",
         "",
         "| check | title | passed | pass rate |",
         "|---|---|---|---|",
