@@ -35,8 +35,13 @@ def clean_env() -> dict[str, str]:
     return {
         k: v
         for k, v in os.environ.items()
-        if k not in _NOT_PASSED_ON and not k.startswith(("PYTEST_", "AGTOOL_")) and k != "COLUMNS"
+        if k not in _NOT_PASSED_ON and not k.startswith("PYTEST_") and k != "COLUMNS" and not _grader_setting(k)
     }
+
+
+def _grader_setting(name: str) -> bool:
+    """A grader setting of this run (``$AGTOOL_SANDBOX``...), not the tests' own (``$AGTOOL_TEST_POSTGRES_URL``)."""
+    return name.startswith("AGTOOL_") and not name.startswith(("AGTOOL_TEST_", "AGTOOL_E2E_"))
 
 
 def done_clone(parent: Path) -> Path:
