@@ -81,6 +81,11 @@ def test_the_wheel_ships_every_package_of_the_checkout_and_the_starter_but_never
     # The starter ships as grader.starter, byte for byte the committed starter/ (mapped), never agtool/.
     with zipfile.ZipFile(wheel) as zf:
         assert zf.read("grader/starter/tools.py") == (REPO / "starter" / "tools.py").read_bytes()
+        import hashlib
+
+        from grader.outputs.starter import STARTER_SHA256
+
+        assert hashlib.sha256(zf.read("grader/starter/tools.py")).hexdigest() == STARTER_SHA256  # by its hash
     solution = (REPO / "solutions" / "tools.py").read_bytes()
     with zipfile.ZipFile(wheel) as zf:
         assert not [n for n in names if n.startswith("solutions/") or zf.read(n) == solution]
