@@ -202,6 +202,7 @@ def skip_missing(reason: str) -> None:
 FIRST_FILES = ("test_stability.py", "test_service.py", "test_slow_imports.py", "e2e/test_lab_check_panel.py")
 GRADING_FILES = (  # longest first
     "test_hostile.py",
+    "test_done_clone.py",
     "test_batch.py",
     "test_mutation.py",
     "test_notebooks.py",
