@@ -129,7 +129,7 @@ CHP := $(VENV)/node/node_modules/.bin/configurable-http-proxy
 AXE := $(VENV)/node/node_modules/axe-core/axe.min.js
 
 # The stand-in LMS with a course of three assignments, a hub and the grading service on this machine, to try
-# LTI 1.3 (docs/lti.md, "Trying it on this machine"): prints the URLs to open; Ctrl-C stops it.
+# LTI 1.3 (docs/lti.md, "Trying it on this machine: `make lti-demo`"): prints the URLs to open; Ctrl-C stops it.
 .PHONY: lti-demo
 lti-demo: e2e-deps
 	$(BIN)/python tests/lti_demo.py

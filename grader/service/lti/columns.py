@@ -41,12 +41,13 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
+from grader.limits import LTI_COLUMN_DECLARED_WAIT
 from grader.service.lti.ags import TAG
 from grader.service.lti.store import LineItems, utcnow
 
 log = logging.getLogger("agtool.service.lti")
 CLAIM_SECONDS = 60.0  # a claim older than this is taken over: its sender died or the LMS did not answer
-DECLARED_WAIT = 600.0  # a column declared by Deep Linking is the LMS's to make for this long
+DECLARED_WAIT = LTI_COLUMN_DECLARED_WAIT  # a column declared by Deep Linking is the LMS's to make for this long
 
 
 class Columns:

@@ -50,6 +50,8 @@ WHERE = {
 }
 URL_FIELDS = ("issuer", "key_set_url", "login_url", "token_url", "token_audience")
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+# A membership role of the launch's course, with or without a sub-role (MEMBERSHIP, its dots taken literally).
+_MEMBERSHIP_ROLE = re.compile(r"http://purl\.imsglobal\.org/vocab/lis/v2/membership(/[A-Za-z]+)?#[A-Za-z]+")
 # Roles in the launch's own course (its context). Institution roles (".../institution/person#...") and system
 # roles (".../system/person#...") say nothing about this course: an Administrator of the institution, or an
 # Instructor of another course of the same deployment, is not an instructor of this class.
@@ -147,7 +149,7 @@ def _role_problem(roles: list) -> str | None:
     'http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator' is not a membership role of the course (institution and system roles say nothing about this course; the roles start with http://purl.imsglobal.org/vocab/lis/v2/membership)
     """
     for role in roles:
-        if not (isinstance(role, str) and re.fullmatch(re.escape(MEMBERSHIP) + r"(/[A-Za-z]+)?#[A-Za-z]+", role)):
+        if not (isinstance(role, str) and _MEMBERSHIP_ROLE.fullmatch(role)):
             return (
                 f"{role!r} is not a membership role of the course (institution and system roles say nothing about "
                 f"this course; the roles start with {MEMBERSHIP})"

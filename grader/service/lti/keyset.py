@@ -36,10 +36,17 @@ import logging
 import time
 from collections.abc import Callable
 
+from grader.limits import LTI_KEY_SET_CONNECT_TIMEOUT, LTI_KEY_SET_MAX_AGE, LTI_KEY_SET_READ_TIMEOUT
+
 log = logging.getLogger("agtool.lti.keyset")
 REFETCH_SECONDS = 30.0  # an unknown kid refetches at most this often: a burst of forged launches costs one fetch
-MAX_AGE = 3600.0  # keys older than this are fetched again at the next launch (a withdrawn key stops working)
-FETCH_TIMEOUT = (3.05, 10.0)  # connect, read: a silent LMS holds one worker thread, never the event loop
+MAX_AGE = (
+    LTI_KEY_SET_MAX_AGE  # keys older than this are fetched again at the next launch (a withdrawn key stops working)
+)
+FETCH_TIMEOUT = (
+    LTI_KEY_SET_CONNECT_TIMEOUT,
+    LTI_KEY_SET_READ_TIMEOUT,
+)  # a silent LMS holds one worker thread, never the event loop
 
 
 def fetch_json(url: str) -> dict:
