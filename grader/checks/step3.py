@@ -171,23 +171,42 @@ add(
 
 
 def _raised_probes(rng: random.Random) -> list[Probe]:
-    probes = []
-    for exc in (rng.choice(cases.EXCEPTION_TYPES), {"custom": rng.choice(cases.CUSTOM_EXCEPTION_NAMES)}):
-        tool = rng.choice(spec.TOOL_NAMES)
-        name = exc["custom"] if isinstance(exc, dict) else exc
-        args = cases.random_valid_args(rng)
+    """One call per kind of ``Exception`` a tool may raise (:func:`cases.tool_exceptions`), each its own sku.
+
+    Every kind is sent on every run (built-in ones, ``TypeError`` and ``Exception`` itself
+    included, and learner-style classes of ``Exception`` and of a built-in one); the seed
+    draws the names of the learner-style classes and the arguments. The spy raises the
+    kind tied to the call's sku, so the first kind a ``call_tool`` lets out or names
+    wrongly is the failing call, whatever else it does.
+
+    >>> ops = _raised_probes(random.Random(0))[0].params["operations"][3:]
+    >>> "TypeError" in {o["expect"]["error"].split(":")[1] for o in ops}
+    True
+    """
+    tool = rng.choice(spec.TOOL_NAMES)
+    by_sku: JsonDict = {}
+    ops = []
+    for i, (name, exc, what) in enumerate(cases.tool_exceptions(rng)):
+        sku = f"SKU-{9100 + i}"
+        by_sku[sku] = exc
+        args = cases.shuffled(rng, {**cases.random_valid_args(rng), "sku": sku})
         operation = call_op("call_tool", tool, args, expect=failure(spec.RAISED_PREFIX + name))
-        operation["label"] = f"{operation['label']}  # the tool raises {name}"
-        probes.append(door_probe([operation], spies={t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}))
-    return probes
+        operation["label"] = f"{operation['label']}  # the tool raises {name} ({what})"
+        operation["expect_why"] = (
+            f"The tool raised {name} ({what}): call_tool must catch every Exception, {name} included, and give "
+            f"{{'ok': False, 'value': None, 'error': 'raised:{name}'}} (the class's own name, type(exc).__name__)."
+        )
+        ops.append(operation)
+    spies = {t: {"mode": "raise", "exc": "RuntimeError", "exc_by_sku": by_sku} for t in spec.TOOL_NAMES}
+    return [door_probe(ops, spies=spies)]
 
 
 add(
     "step3/raised_as_value",
     1,
     "A tool that raises gives error 'raised:<ExceptionType>'",
-    "Wrap the tool call in try/except Exception and return {'ok': False, 'value': None, "
-    "'error': 'raised:' + type(exc).__name__}; never let the exception out.",
+    "Wrap the tool call in try/except Exception (every subclass: TypeError, KeyError, your own classes) and "
+    "return {'ok': False, 'value': None, 'error': 'raised:' + type(exc).__name__}; never let the exception out.",
     ["3.raised", "3.no_exception"],
     _raised_probes,
     expectations_judge("A tool that raises must give {'ok': False, 'value': None, 'error': 'raised:<TypeName>'}."),

@@ -416,9 +416,10 @@ def _plain(data: object) -> bool:
 
 
 def _judge_errors(probes: list[Probe], observations: list[Observation], message: str) -> Verdict:
-    """Each call with an ``expect_error`` gave that ``error``, or failed the way the module reports any failure.
+    """Each call with an ``expect_error`` gave the spec's result failure, or failed the way the module reports any failure.
 
-    Only the reason is this step's. The rest of a failure dict is step 3's
+    The reason, and ``value`` None with ``ok`` False (a refused result never comes back:
+    LAB_SPEC step 4), are this step's. The rest of a failure dict is step 3's
     (``step3/args_prefix``): when the module reports every failure in one
     wrong shape (its ``template`` call, refused for its arguments, shows it),
     a result refusal in that same shape with ``result:<reason>`` in the place
@@ -431,7 +432,7 @@ def _judge_errors(probes: list[Probe], observations: list[Observation], message:
                 template = (rec.get("value"), operation["template"])
             want = operation.get("expect_error")
             value = rec.get("value")
-            if want is None or (isinstance(value, dict) and strict_equal(value.get("error"), want)):
+            if want is None or _refused(value, want):
                 continue
             if (
                 template is not None
@@ -440,10 +441,36 @@ def _judge_errors(probes: list[Probe], observations: list[Observation], message:
                 and strict_equal(value, _replaced(*template, want))
             ):
                 continue
+            if isinstance(value, dict) and strict_equal(value.get("error"), want):
+                raise Fail(
+                    "A refused result must not come back: the failure holds 'ok': False and 'value': None, "
+                    "whatever the tool returned (an answer built on it would trust what validate_result refused).",
+                    call=operation["label"],
+                    expected=f"{{'ok': False, 'value': None, 'error': {show(want)}}}",
+                    got=outcome(rec),
+                )
             raise Fail(
                 message, call=operation["label"], expected=f"a dict with 'error': {show(want)}", got=outcome(rec)
             )
     return Verdict.ok()
+
+
+def _refused(value: object, want: str) -> bool:
+    """``value`` is the spec's result failure: ``ok`` False, ``value`` None, ``error`` ``want``.
+
+    >>> _refused({"ok": False, "value": None, "error": "result:empty"}, "result:empty")
+    True
+    >>> _refused({"ok": False, "value": {"rows": []}, "error": "result:empty"}, "result:empty")
+    False
+    """
+    return (
+        isinstance(value, dict)
+        and "$type" not in value
+        and strict_equal(value.get("error"), want)
+        and value.get("ok") is False
+        and "value" in value
+        and value["value"] is None
+    )
 
 
 def _prefix_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:

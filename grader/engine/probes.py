@@ -167,9 +167,15 @@ def _exception_class(spec: Any) -> type:
 
     >>> _exception_class("KeyboardInterrupt"), _exception_class({"custom": "Boom"}).__mro__[1]
     (<class 'KeyboardInterrupt'>, <class 'Exception'>)
+    >>> _exception_class({"custom": "Offline", "base": "ConnectionError"}).__mro__[1]
+    <class 'ConnectionError'>
     """
     if isinstance(spec, dict) and "custom" in spec:
-        return type(str(spec["custom"]), (Exception,), {})
+        # A learner-style exception class: of Exception, or of a builtin one (``base``).
+        base = _exception_class(spec["base"]) if "base" in spec else Exception
+        if not issubclass(base, Exception):
+            raise SetupError(f"a custom exception's base must be an Exception: {spec!r}")
+        return type(str(spec["custom"]), (base,), {})
     cls = getattr(builtins, str(spec), None)
     if isinstance(cls, type) and (issubclass(cls, Exception) or str(spec) in INTERRUPTS):
         return cls
@@ -326,6 +332,9 @@ def make_act(spec: JsonDict, original: LearnerFn, tally: Tally) -> Callable[[tup
     if mode not in ("original", "return", "raise", "table"):
         raise SetupError(f"unknown spy mode {mode!r}")
     exc_class = _exception_class(spec.get("exc")) if mode == "raise" else None
+    # ``exc_by_sku``: the class raised for a call of that sku (one probe meets many exception types,
+    # each tied to its call, however often a call_tool calls the tool).
+    by_sku = {sku: _exception_class(exc) for sku, exc in (spec.get("exc_by_sku") or {}).items()}
     echo = spec.get("echo") is True
 
     fill = spec.get("fill_rows")
@@ -341,7 +350,9 @@ def make_act(spec: JsonDict, original: LearnerFn, tally: Tally) -> Callable[[tup
             return _echoed(value, args, kwargs) if echo else value
         if mode == "raise":
             assert exc_class is not None  # set above for mode "raise"
-            exc = exc_class("raised by the grader's spy")
+            sku = kwargs.get("sku", args[0] if args else None)
+            cls = by_sku.get(sku, exc_class) if isinstance(sku, str) else exc_class
+            exc = cls("raised by the grader's spy")
             raise exc if isinstance(exc, Exception) else tally.interrupt(exc)
         bound = dict(zip(lab_spec.ARG_NAMES, args))
         bound.update(kwargs)
@@ -378,7 +389,7 @@ def make_spy(name: str, spec: JsonDict, original: LearnerFn, tally: Tally) -> Le
     Modes: ``original`` (call the learner's function; with ``fill_rows``, those rows in a result
     that had none), ``return`` (a fresh copy
     of ``value``; with ``echo``, naming the sku and region it was called with), ``raise`` (an exception of type ``exc``: an ``Exception``,
-    or ``KeyboardInterrupt``/``SystemExit``), ``table`` (a faithful tool over
+    or ``KeyboardInterrupt``/``SystemExit``; with ``exc_by_sku``, the type mapped to the call's sku), ``table`` (a faithful tool over
     the spec's table, honouring ``limit`` unless ``ignore_limit``). A plain
     function with no attributes of its own.
     """

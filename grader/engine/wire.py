@@ -80,6 +80,7 @@ class SpySpec(TypedDict, total=False):
     mode: Literal["original", "return", "raise", "table"]
     value: Any
     exc: Any
+    exc_by_sku: JsonDict  # ``raise``: the exception for a call of that sku (else ``exc``)
     ignore_limit: bool
     every_route: bool
     echo: bool

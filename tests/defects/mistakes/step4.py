@@ -63,4 +63,33 @@ MISTAKES: dict = {
         "step4/call_tool_result_prefix",
         d((_RESULT_REFUSED, '    if reason:\n        return _failure("raised:" + reason)')),
     ),
+    # -- a refused result kept in the failure (LAB_SPEC step 4: value None)
+    "result_failure_keeps_value": (
+        "step4/call_tool_result_prefix",
+        d(
+            (
+                _RESULT_REFUSED,
+                '    if reason:\n        return {"ok": False, "value": value, "error": "result:" + reason}',
+            )
+        ),
+    ),
+    "result_failure_keeps_rows": (
+        "step4/call_tool_result_prefix",
+        d(
+            (
+                _RESULT_REFUSED,
+                "    if reason:\n"
+                '        rows = value.get("rows") if isinstance(value, dict) else None\n'
+                '        return {"ok": False, "value": rows, "error": "result:" + reason}',
+            )
+        ),
+    ),
+    "result_failure_empty_value": (
+        "step4/call_tool_result_prefix",
+        d((_RESULT_REFUSED, '    if reason:\n        return {"ok": False, "value": {}, "error": "result:" + reason}')),
+    ),
+    "result_failure_ok_none": (
+        "step4/call_tool_result_prefix",
+        d((_RESULT_REFUSED, '    if reason:\n        return {"ok": None, "value": None, "error": "result:" + reason}')),
+    ),
 }
