@@ -53,10 +53,14 @@ def success(value: object) -> JsonDict:
 
 
 def safe_pair(rng: random.Random, tool: str) -> JsonDict:
-    """Valid arguments whose real result passes result validation for ``tool``."""
+    """Valid arguments whose real result passes result validation for ``tool``.
+
+    The limit stays strictly between its bounds: a check of the door (a success, the cache) then
+    meets a bound mistake of validate_args on no seed rather than on some.
+    """
     pairs = [p for p in spec.stocked_pairs() if tool == "stock_lookup" or len(spec.rows_for(*p)) <= spec.MAX_ROWS]
     sku, region = rng.choice(pairs)
-    return {"sku": sku, "region": region, "limit": rng.randint(1, spec.MAX_ROWS)}
+    return {"sku": sku, "region": region, "limit": rng.randint(2, spec.MAX_ROWS - 1)}
 
 
 def _success_probes(rng: random.Random) -> list[Probe]:
@@ -127,7 +131,7 @@ def _spy_value(rng: random.Random, args: JsonDict) -> JsonDict:
 def _through_table_probes(rng: random.Random) -> list[Probe]:
     probes = []
     for tool in spec.TOOL_NAMES:
-        args = cases.shuffled(rng, cases.random_valid_args(rng))
+        args = cases.shuffled(rng, cases.random_valid_args(rng, inner=True))
         value = _spy_value(rng, args)
         spies = {t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}
         operation = call_op("call_tool", tool, args, expect=success(value), runs={tool: 1})
@@ -189,7 +193,7 @@ def _raised_probes(rng: random.Random) -> list[Probe]:
     for i, (name, exc, what) in enumerate(cases.tool_exceptions(rng)):
         sku = f"SKU-{9100 + i}"
         by_sku[sku] = exc
-        args = cases.shuffled(rng, {**cases.random_valid_args(rng), "sku": sku})
+        args = cases.shuffled(rng, {**cases.random_valid_args(rng, inner=True), "sku": sku})
         operation = call_op("call_tool", tool, args, expect=failure(spec.RAISED_PREFIX + name))
         operation["label"] = f"{operation['label']}  # the tool raises {name} ({what})"
         operation["expect_why"] = (
@@ -244,7 +248,7 @@ def _interrupt_probes(rng: random.Random) -> list[Probe]:
     probes = []
     for exc in ("KeyboardInterrupt", "SystemExit"):
         tool = rng.choice(spec.TOOL_NAMES)
-        operation = call_op("call_tool", tool, cases.random_valid_args(rng), runs={tool: 1})
+        operation = call_op("call_tool", tool, cases.random_valid_args(rng, inner=True), runs={tool: 1})
         operation["label"] += f"  # the tool raises {exc}"
         # On every route (the module's own functions too): this check judges the except clause only.
         probes.append(

@@ -348,14 +348,15 @@ def _prefix_probe(rng: random.Random, kind: str) -> Probe:
     # stock_lookup cuts at limit: too many rows can only come from legacy_stock's data.
     tool = "legacy_stock" if kind == "too_big" else rng.choice(spec.TOOL_NAMES)
     if not data:
-        args = cases.random_valid_args(rng)
+        args = cases.random_valid_args(rng, inner=True)
     elif kind == "too_big":
         args = {"sku": value["sku"], "region": value["region"], "limit": rng.randint(1, spec.MAX_ROWS)}
-    else:  # a limit that keeps every row, so stock_lookup returns them all too
+    else:  # a limit that keeps every row, so stock_lookup returns them all too (off the bounds where it can)
+        low = min(max(2, len(value["rows"])), spec.MAX_ROWS)
         args = {
             "sku": value["sku"],
             "region": value["region"],
-            "limit": rng.randint(max(1, len(value["rows"])), spec.MAX_ROWS),
+            "limit": rng.randint(low, max(low, spec.MAX_ROWS - 1)),
         }
     operation = _refused_op(tool, args, reason)
     ops = own_route("validate_args", "cache_key", contract="spec") + [_template_op(rng, tool, args), operation]

@@ -263,7 +263,7 @@ add(
 
 def _failure_probes(rng: random.Random) -> list[Probe]:
     tool = rng.choice(spec.TOOL_NAMES)
-    args = cases.random_valid_args(rng)
+    args = cases.random_valid_args(rng, inner=True)
     exc = rng.choice(cases.EXCEPTION_TYPES)
     raising = [call_op("call_tool", tool, args, runs={tool: n}) for n in (1, 2, 3)]
     raising[0]["label"] += f"  # the tool raises {exc}"
@@ -371,7 +371,7 @@ def _holds_probes(rng: random.Random) -> list[Probe]:
     _, bad_args, _ = cases.single_defect(rng, rng.choice(["allowed", "range_low", "missing"]))
     ops = [
         call_op("call_tool", tool, args),
-        call_op("call_tool", other, cases.random_valid_args(rng)),
+        call_op("call_tool", other, cases.random_valid_args(rng, inner=True)),
         call_op("call_tool", tool, bad_args),
         op("cache", label="list(CACHE)"),
         call_op("cache_key", tool, args),

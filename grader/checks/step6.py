@@ -330,7 +330,7 @@ def naive_runs(rng: random.Random) -> dict[str, Probe]:
 
 def _repicked_run(rng: random.Random) -> Probe:
     """A found run whose call (the grader's pick) uses another region than the order's: reply names the call's."""
-    args = cases.random_valid_args(rng, stocked=True)
+    args = cases.random_valid_args(rng, stocked=True, inner=True)
     used = dict(args, region=rng.choice([r for r in spec.REGIONS if r != args["region"]]))
     rows = cases.random_rows(rng, rng.randint(1, spec.MAX_ROWS), prefix=rng.choice(["Q", "Z", "X"]))
     value = {"sku": used["sku"], "region": used["region"], "rows": rows}
@@ -358,7 +358,7 @@ def _two_reasons_run(rng: random.Random) -> Probe:
 
 
 def _found_run(rng: random.Random, tool: str | None) -> Probe:
-    args = cases.random_valid_args(rng, stocked=True)
+    args = cases.random_valid_args(rng, stocked=True, inner=True)
     # At least two rows, so an answer built from another row than the first shows.
     rows = cases.random_rows(rng, rng.randint(2, spec.MAX_ROWS), prefix=rng.choice(["Q", "Z", "X"]))
     for row in rows:
@@ -388,7 +388,7 @@ def _empty_run(rng: random.Random, tool: str | None) -> Probe:
         sku, region = spec.UNKNOWN_SKU, rng.choice(spec.REGIONS)
     else:  # a known sku in a region where it has no row
         sku, region = rng.choice([(s, r) for s in spec.SKUS for r in spec.REGIONS if not spec.rows_for(s, r)])
-    order = cases.order(sku, region, rng.randint(1, spec.MAX_ROWS), tool)
+    order = cases.order(sku, region, rng.randint(2, spec.MAX_ROWS - 1), tool)
     return call_probe(
         [door_op(), _naive_op(order, tool, 1, spec.RESULT_PREFIX + spec.EMPTY)],
         spies=every_route(TOOL_SPIES_TABLE),
@@ -411,7 +411,7 @@ def untidy_sku(rng: random.Random) -> str:
 
 
 def _raised_run(rng: random.Random, tool: str | None) -> Probe:
-    args = cases.random_valid_args(rng)
+    args = cases.random_valid_args(rng, inner=True)
     # An untidy sku: the tool raises whatever it is given, so pick's pass-through is all it shows.
     order = cases.order(untidy_sku(rng), args["region"], args["limit"], tool)
     exc = rng.choice(cases.EXCEPTION_TYPES)

@@ -217,7 +217,7 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     ``too_big_then_cached``: legacy_stock for the only pair with more than MAX_ROWS rows
     (too big, switched to stock_lookup: ok at the second fetch), then the order of the
     call that run left in ``CACHE`` (ok at once, no tool body runs). ``two_repairs``: a
-    wrong region and a limit out of range (ok at the third fetch, the most MAX_ATTEMPTS
+    wrong region and a limit below 1 (ok at the third fetch, the most MAX_ATTEMPTS
     allows). ``fallback_empty``: a wrong region for SKU-5000, which has no stock in the
     fallback region either.
     Every run has the grader's doubles (:func:`graph_doubles`): its door in ``call_tool``
@@ -236,13 +236,23 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     (True, True)
     """
     srng = shared_rng(rng, HANDLE_SCENARIO)
-    limit = srng.randint(2, spec.MAX_ROWS)  # above 1, so a switch that also touches the limit shows in rows
+    # Above 1, so a switch that also touches the limit shows in rows; below MAX_ROWS, so no run but
+    # limit_only meets a bound (a bound mistake of validate_args then costs the same runs on every seed).
+    limit = min(srng.randint(2, spec.MAX_ROWS), spec.MAX_ROWS - 1)
     cached = cases.order(*spec.BIG_PAIR, limit, srng.choice([None, "stock_lookup"]))
     two_limit, other_limit = _bad_limits(srng)
     two = cases.repairable_region_order(srng)
-    fallback = cases.order(spec.NO_FALLBACK_SKU, srng.choice(cases.BAD_REGIONS), srng.randint(1, spec.MAX_ROWS))
-    two_order = dict(two, limit=two_limit)
-    big = cases.order(*spec.BIG_PAIR, other_limit, "legacy_stock")
+    fallback = cases.order(
+        spec.NO_FALLBACK_SKU,
+        srng.choice(cases.BAD_REGIONS),
+        min(max(srng.randint(1, spec.MAX_ROWS), 2), spec.MAX_ROWS - 1),
+    )
+    # The runs of two repairs (and the loop's, built on them) always take the limit below 1, the big order the
+    # one above MAX_ROWS: which side a run's clamp lands on is the same on every seed, so a bound mistake of
+    # validate_args (max taken as exclusive) meets the repaired limit in the same runs on every seed.
+    # limit_only sends both sides.
+    two_order = dict(two, limit=min(two_limit, other_limit))
+    big = cases.order(*spec.BIG_PAIR, max(two_limit, other_limit), "legacy_stock")
     alone = cases.random_valid_args(srng, stocked=True)  # drawn last: the runs above stay as they were
     # The loop's wrong regions are of the "something else entirely" family: no pick, however it tidies
     # a region (case, spaces), can make them allowed, so every seed's loop needs the region repair and
@@ -885,7 +895,7 @@ add(
 
 def _raised_probes(rng: random.Random) -> list[Probe]:
     exc = rng.choice(cases.EXCEPTION_TYPES)
-    args = cases.random_valid_args(rng, stocked=True)
+    args = cases.random_valid_args(rng, stocked=True, inner=True)
     order = cases.order(args["sku"], args["region"], args["limit"])
     return [
         _run(
@@ -905,7 +915,7 @@ def _other_reason_runs(rng: random.Random) -> list[Probe]:
     probes = []
     for family in HANDLE_REASON_CLASSES:
         reason = rng.choice(OTHER_REASONS[family])
-        args = cases.random_valid_args(rng, stocked=True)
+        args = cases.random_valid_args(rng, stocked=True, inner=True)
         spies = TOOL_SPIES_ORIGINAL
         if family == "result":
             order, natural = cases.order(args["sku"], args["region"], args["limit"]), spec.RESULT_PREFIX + spec.SHAPE
