@@ -25,6 +25,7 @@ from grader.checks._common import (
     check_expect,
     every_route,
     expectations_judge,
+    judge_expectations,
     judged,
     outcome,
     own_route,
@@ -102,6 +103,39 @@ def _defect_ops(rng: random.Random, *, runs: bool) -> list[JsonDict]:
     return ops
 
 
+def _prefix_judge(message: str) -> Any:
+    """:func:`expectations_judge` whose miss names a missing ``args:`` prefix when that is all that differs.
+
+    >>> p = door_probe([call_op("call_tool", "x", {}, expect=failure("args:unknown_tool"))])
+    >>> obs = {"records": [{}, {}, {}, {"value": failure("unknown_tool"), "spy_runs": {}}]}
+    >>> from grader.checks._common import safe_judge
+    >>> safe_judge(_prefix_judge("m"))([p], [obs]).message[:51]
+    "The error is the reason without its prefix: 'args:'"
+    """
+
+    def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
+        for probe, obs in zip(probes, observations):
+            for operation, rec in judged(probe, records_of(probe, obs)):
+                want, got = operation.get("expect"), rec.get("value")
+                if not (isinstance(want, dict) and isinstance(got, dict) and isinstance(want.get("error"), str)):
+                    continue
+                error = want["error"]
+                if error.startswith(spec.ARGS_PREFIX) and strict_equal(
+                    got, {**want, "error": error[len(spec.ARGS_PREFIX) :]}
+                ):
+                    raise Fail(
+                        f"The error is the reason without its prefix: 'args:' + reason ({error!r}), so that a "
+                        "reader (and the repair loop of step 7) can tell a refused call from a failed result "
+                        "('result:...') or a tool that raised ('raised:...').",
+                        call=operation.get("label", ""),
+                        expected=show(want),
+                        got=outcome(rec),
+                    )
+        return judge_expectations(probes, observations, message)
+
+    return judge
+
+
 add(
     "step3/args_prefix",
     2,
@@ -109,7 +143,7 @@ add(
     "Run validate_args first; when it gives a reason, return {'ok': False, 'value': None, 'error': 'args:' + reason}.",
     ["3.shape", "3.args_prefix"],
     lambda rng: [door_probe(_defect_ops(rng, runs=False))],
-    expectations_judge("A call with bad arguments must give {'ok': False, 'value': None, 'error': 'args:<reason>'}."),
+    _prefix_judge("A call with bad arguments must give {'ok': False, 'value': None, 'error': 'args:<reason>'}."),
 )
 
 add(
@@ -240,7 +274,7 @@ add(
     "Validate before you look the name up in TOOLS: an unknown name is a value, not a KeyError.",
     ["3.args_prefix", "3.no_exception"],
     _unknown_probes,
-    expectations_judge("An unknown tool must give {'ok': False, 'value': None, 'error': 'args:unknown_tool'}."),
+    _prefix_judge("An unknown tool must give {'ok': False, 'value': None, 'error': 'args:unknown_tool'}."),
 )
 
 

@@ -21,6 +21,7 @@ from grader.checks._common import (
     call_op,
     call_probe,
     expectations_judge,
+    judge_expectations,
     judged,
     op,
     outcome,
@@ -172,7 +173,40 @@ def _draw_probes(kind: str, n: int) -> ProbeFactory:
 def _bad_check(
     check_id: str, probes: ProbeFactory, points: int, title: str, hint: str, rules: list[Any], message: str
 ) -> None:
-    add(check_id, points, title, hint, rules, probes, expectations_judge(message))
+    judge = _shape_first_judge(message) if check_id.startswith("step4/shape") else expectations_judge(message)
+    add(check_id, points, title, hint, rules, probes, judge)
+
+
+# The reasons validate_result gives after the shape is known to be right (LAB_SPEC step 4's table).
+_AFTER_SHAPE = (spec.EMPTY, spec.TOO_BIG, spec.RANGE)
+
+
+def _shape_first_judge(message: str) -> Any:
+    """:func:`expectations_judge` whose miss, when the module gave a reason that needs a well-shaped result
+    (``empty``, ``too_big``, ``range``), names the order of the checks rather than the rule alone.
+
+    >>> from grader.engine.encode import encode
+    >>> p = call_probe([call_op("validate_result", "stock_lookup", {"sku": "S"}, expect="shape")])
+    >>> _shape_first_judge("m")([p], [{"records": [{"value": "empty", "spy_runs": {}}]}]).message[:40]
+    "It gave 'empty' for a result whose shape"
+    """
+
+    def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
+        verdict = judge_expectations(probes, observations, message)
+        reason = next((r for r in _AFTER_SHAPE if verdict.got == show(r)), None)
+        if verdict.passed or reason is None:
+            return verdict
+        return Verdict.fail(
+            f"It gave {reason!r} for a result whose shape is wrong: {message} Check the shape first (a dict, "
+            f"every key of returns['keys'] present and of its type, every row a well-typed dict), and only on a "
+            f"well-shaped result look at whether rows is empty, too long or out of range ({reason!r} needs rows "
+            "that are a list of good rows).",
+            call=verdict.call,
+            expected=verdict.expected,
+            got=verdict.got,
+        )
+
+    return judge
 
 
 _bad_check(
