@@ -152,10 +152,31 @@ def result_of(rec: JsonDict, operation: JsonDict, keys: tuple[Any, ...], fn: str
     return value
 
 
+# What a list longer than this run's calls most often means: the state of an earlier run came along.
+CARRIED_OVER = (
+    " It holds more entries than this run made: entries of an earlier run? Each run starts from a new state: a "
+    "checkpointer kept across runs under one thread_id (or a module-level list) carries the last run's errors and "
+    "calls into the next; compile without one, or give each run its own thread_id."
+)
+
+
+def carried_over(got: object, made: int) -> str:
+    """:data:`CARRIED_OVER` when ``got`` is a list longer than the ``made`` entries of this run, else ``""``.
+
+    >>> carried_over(["a", "b"], 1) == CARRIED_OVER, carried_over(["a"], 1)
+    (True, '')
+    """
+    return CARRIED_OVER if isinstance(got, list) and len(got) > made else ""
+
+
 def expect_field(value: JsonDict, key: str, want: object, operation: JsonDict, message: str) -> None:
     if not strict_equal(value.get(key), encode(want)):
+        more = carried_over(value.get(key), len(want)) if isinstance(want, list) and want else ""
         raise Fail(
-            message, call=operation["label"], expected=f"{key} == {want!r}", got=f"{key} == {show(value.get(key))}"
+            message + more,
+            call=operation["label"],
+            expected=f"{key} == {want!r}",
+            got=f"{key} == {show(value.get(key))}",
         )
 
 
@@ -174,7 +195,7 @@ def check_calls_entries(value: JsonDict, tools: list[Any], args: list[Any] | Non
     calls = value.get("calls")
     if not isinstance(calls, list) or len(calls) != len(tools):
         raise Fail(
-            f"calls must hold one entry per call_tool made ({len(tools)} here).",
+            f"calls must hold one entry per call_tool made ({len(tools)} here)." + carried_over(calls, len(tools)),
             call=operation["label"],
             expected=f"{len(tools)} entries",
             got=show(calls),
@@ -687,7 +708,9 @@ def _no_retry_judge(probes: list[Probe], observations: list[Observation]) -> Ver
         for key in ("errors", "calls"):
             if not isinstance(value.get(key), list) or len(value[key]) != 1:
                 raise Fail(
-                    f"The naive graph makes exactly one call: {key} holds one entry.",
+                    f"The naive graph makes exactly one call: {key} holds one entry."
+                    # one call_tool made here: more entries came from somewhere else than a retry
+                    + (carried_over(value.get(key), 1) if len(door_calls(obs)) <= 1 else ""),
                     call=operation["label"],
                     expected=f"len({key}) == 1",
                     got=f"{key} == {show(value.get(key))}",
