@@ -175,6 +175,10 @@ LOOP_RUNS = ("loop",)
 # Limits out of range, one on each side, with every other value right: the limit fix alone, no
 # region fix before it (whose outcome would depend on the class of the drawn region).
 ONE_FIX_RUNS = ("limit_only",)
+# Runs of the loop's own dimensions, with the grader's can_repair and repair, where every result is too
+# big: the same repairable reason on every fetch (the loop goes on until MAX_ATTEMPTS), then a graph
+# built before MAX_ATTEMPTS changes and run after (the limit is read when the graph runs).
+REPEAT_RUNS = ("repeat_and_late",)
 REPAIR_DOUBLES = [double_op("can_repair"), double_op("repair")]
 
 
@@ -232,7 +236,12 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
 
     >>> from grader.checks.registry import check_rng
     >>> a, b = handle_runs(check_rng(4, "step7/repair_limit")), handle_runs(check_rng(4, "step7/handle_shape"))
-    >>> a == b, tuple(a) == HANDLE_RUNS + LOOP_RUNS + ONE_FIX_RUNS
+    ``repeat_and_late`` (:data:`REPEAT_RUNS`): tools that return more than MAX_ROWS rows for
+    any call, so ``result:too_big`` comes back after every fix: a stocked order (gives up
+    after MAX_ATTEMPTS fetches), then, with the graph built by ``build_graph()`` while
+    ``MAX_ATTEMPTS`` is the spec's 3 and run after it became 2, another (gives up after 2).
+
+    >>> a == b, tuple(a) == HANDLE_RUNS + LOOP_RUNS + ONE_FIX_RUNS + REPEAT_RUNS
     (True, True)
     """
     srng = shared_rng(rng, HANDLE_SCENARIO)
@@ -287,7 +296,36 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
             [_handle_op(cases.order(alone["sku"], alone["region"], limit_)) for limit_ in (two_limit, other_limit)],
             every_route(TOOL_SPIES_TABLE),
         ),
+        "repeat_and_late": _repeat_and_late_run(srng),  # drawn last: the runs above stay as they were
     }
+
+
+def _repeat_and_late_run(srng: random.Random) -> Probe:
+    """Every call too big (the same reason after each fix); then a graph built before MAX_ATTEMPTS changes."""
+    rows = cases.random_rows(srng, srng.randint(spec.MAX_ROWS + 1, 2 * spec.MAX_ROWS), prefix="BIG")
+    first, second = (cases.random_valid_args(srng, stocked=True, inner=True) for _ in range(2))
+    spies = every_route(
+        {
+            tool: {"mode": "return", "value": {"sku": first["sku"], "region": first["region"], "rows": rows}}
+            for tool in spec.TOOL_NAMES
+        }
+    )
+    too_big = f"every tool returns {len(rows)} rows (result:too_big after each fix); the grader's can_repair and repair"
+    return _run(
+        [
+            _handle_op(cases.order(first["sku"], first["region"], first["limit"]), note=too_big),
+            op("set", name="MAX_ATTEMPTS", value=spec.MAX_ATTEMPTS),
+            op("prebuild", name="build_graph"),
+            op("set", name="MAX_ATTEMPTS", value=2),
+            _handle_op(
+                cases.order(second["sku"], second["region"], second["limit"]),
+                note=f"build_graph() compiled its graph while MAX_ATTEMPTS was {spec.MAX_ATTEMPTS}; "
+                f"MAX_ATTEMPTS = 2 was set after that, before handle ran it; {too_big}",
+            ),
+        ],
+        spies,
+        REPAIR_DOUBLES,
+    )
 
 
 # --------------------------------------------------------------------------- judging a run
@@ -902,21 +940,24 @@ def _raised_probes(rng: random.Random) -> list[Probe]:
             [_handle_op(order, note=f"the tool raises {exc}")],
             every_route({"stock_lookup": {"mode": "raise", "exc": exc}}),
         )
-    ] + _other_reason_runs(rng)
+    ] + _other_reason_runs(rng, exc)
 
 
-def _other_reason_runs(rng: random.Random) -> list[Probe]:
+def _other_reason_runs(rng: random.Random, exc: str) -> list[Probe]:
     """One handle run per class of :data:`OTHER_REASONS`: call_tool answers that reason on every call.
 
     The grader's door gives the reason (its script); a module that does the door's work
     itself meets a failure of the same class on its own (a limit written as text, or a
-    result without rows).
+    result without rows). That world is built only from reasons the spec makes
+    unrepairable: whatever the module repairs of a reason that is its own choice (a limit
+    written as text made an int), every tool then raises ``exc`` (or returns no rows), so
+    call_tool still fails every time and the run gives up on every seed.
     """
     probes = []
     for family in HANDLE_REASON_CLASSES:
         reason = rng.choice(OTHER_REASONS[family])
         args = cases.random_valid_args(rng, stocked=True, inner=True)
-        spies = TOOL_SPIES_ORIGINAL
+        spies = every_route({t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES})
         if family == "result":
             order, natural = cases.order(args["sku"], args["region"], args["limit"]), spec.RESULT_PREFIX + spec.SHAPE
             spies = every_route(
@@ -928,7 +969,7 @@ def _other_reason_runs(rng: random.Random) -> list[Probe]:
         else:
             order, natural = (
                 cases.order(args["sku"], args["region"], str(args["limit"])),
-                spec.ARGS_PREFIX + spec.arg_reason(spec.TYPE, "limit"),
+                f"{spec.ARGS_PREFIX + spec.arg_reason(spec.TYPE, 'limit')}, and {spec.RAISED_PREFIX + exc} after any fix",
             )
         operation = _handle_op(
             order,
@@ -1008,7 +1049,28 @@ add(
                     attempts=2,
                 )
             ],
-        ]
+        ],
+        repeat_and_late=[
+            [
+                ends(
+                    "result:too_big came back after its fix: the same reason again is no reason to stop. Repair "
+                    "while can_repair says so and fewer than MAX_ATTEMPTS fetches were made, whatever came before "
+                    "(3 fetches here, then give up).",
+                    ok=False,
+                    attempts=spec.MAX_ATTEMPTS,
+                    errors=[TOO_BIG_REASON] * spec.MAX_ATTEMPTS,
+                )
+            ],
+            [
+                ends(
+                    "This graph was compiled while MAX_ATTEMPTS was 3 and ran after it became 2: read MAX_ATTEMPTS "
+                    "when the graph runs (in the routing function), not when build_graph() builds it (a value "
+                    "saved in a closure, a default argument or the graph's config keeps the old limit).",
+                    ok=False,
+                    attempts=2,
+                )
+            ],
+        ],
     ),
 )
 

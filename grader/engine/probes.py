@@ -22,7 +22,8 @@ Probe kinds (``PROBES``):
     ``cache`` (read ``CACHE`` keys), ``attr`` (read a module name), ``keys``
     (the keys of a module dict), ``report`` (run ``write_report`` and read the
     two files back), ``double`` (put a grader double in a module name; its
-    calls come back under ``double_seen``: :mod:`grader.engine.doubles`).
+    calls come back under ``double_seen``: :mod:`grader.engine.doubles`),
+    ``prebuild`` (build a graph now and hand it to the builder's next caller).
     After every operation the spy run counts and ``CALLS``
     are recorded. A ``call`` with ``args_after`` also records its arguments
     as they are after the call (``args_after``: did the call write into them?).
@@ -362,6 +363,34 @@ def make_act(spec: JsonDict, original: LearnerFn, tally: Tally) -> Callable[[tup
     return act
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+def as_pair(value: Any) -> Any:
+    """``value`` as a plain tuple when it is a pair by meaning: a tuple or list subclass that unpacks as two
+    and indexes ``[0]``/``[1]`` as the same two (a ``NamedTuple``); anything else as it is.
+
+    A plain tuple or list is left alone (the encoding keeps it, and a judge reads either).
+
+    >>> from typing import NamedTuple
+    >>> class Pair(NamedTuple):
+    ...     args: dict
+    ...     coercions: list
+    >>> as_pair(Pair({"limit": 2}, [])), as_pair([1, 2]), as_pair((1, 2, 3))
+    (({'limit': 2}, []), [1, 2], (1, 2, 3))
+    """
+    if type(value) in (tuple, list) or not isinstance(value, (tuple, list)):
+        return value
+    try:
+        first, second = value
+        if value[0] is first and value[1] is second:
+            return (first, second)
+    except Exception:  # a learner's sequence that does not unpack or index as two: judged as it is
+        pass
+    return value
+
+
 def _echoed(value: Any, args: tuple[Any, ...], kwargs: JsonDict) -> Any:
     """``value`` with the ``sku`` and ``region`` of the call it answers (the spec's tools echo both).
 
@@ -598,11 +627,12 @@ class _Session:
             return {"missing": operation["fn"]}
         args = decode(operation.get("args", []))
         kwargs = decode(operation.get("kwargs", {}))
+        shape = as_pair if operation.get("pair") else _same
         if not operation.get("args_after"):
-            return {"value": encode(fn(*args, **kwargs))}
+            return {"value": encode(shape(fn(*args, **kwargs)))}
         # The arguments as the call left them: did it write into what it was given?
         try:
-            out = {"value": encode(fn(*args, **kwargs))}
+            out = {"value": encode(shape(fn(*args, **kwargs)))}
         except Exception as exc:
             out = _raised(exc, self.module)
         out["args_after"] = encode(args)
@@ -629,6 +659,31 @@ class _Session:
         old = getattr(module, name, _MISSING)
         setattr(module, name, decode(operation["value"]))
         self.undo.append(lambda: delattr(module, name) if old is _MISSING else setattr(module, name, old))
+        return {}
+
+    def op_prebuild(self, operation: JsonDict) -> JsonDict:
+        """Call the module's graph builder ``name`` now; its next call returns that graph (undone in restore).
+
+        A graph compiled *before* a later ``set`` (of ``MAX_ATTEMPTS``) then runs *after* it,
+        once: a limit read when the graph runs follows the change, one read when the graph
+        was built does not. Later calls build anew (a graph with a checkpointer is never run twice).
+        """
+        name, module = operation["name"], self.module
+        builder = getattr(module, name, _MISSING)
+        if not callable(builder):
+            return {"missing": name}
+        built = builder()
+        unused = [True]
+
+        def prebuilt(*args: Any, **kwargs: Any) -> Any:
+            if unused[0] and not args and not kwargs:
+                unused[0] = False
+                return built
+            return builder(*args, **kwargs)
+
+        prebuilt.__name__ = prebuilt.__qualname__ = name
+        setattr(module, name, prebuilt)
+        self.undo.append(lambda: setattr(module, name, builder))
         return {}
 
     def op_double(self, operation: JsonDict) -> JsonDict:
