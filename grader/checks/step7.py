@@ -233,14 +233,13 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     to 2, legacy_stock for the big pair with a limit out of range (clamped, then too big:
     gives up); and ``limit_only`` (:data:`ONE_FIX_RUNS`): a stocked order with a limit below
     1, then one above MAX_ROWS (in drawn order), each otherwise right.
-
-    >>> from grader.checks.registry import check_rng
-    >>> a, b = handle_runs(check_rng(4, "step7/repair_limit")), handle_runs(check_rng(4, "step7/handle_shape"))
     ``repeat_and_late`` (:data:`REPEAT_RUNS`): tools that return more than MAX_ROWS rows for
     any call, so ``result:too_big`` comes back after every fix: a stocked order (gives up
     after MAX_ATTEMPTS fetches), then, with the graph built by ``build_graph()`` while
     ``MAX_ATTEMPTS`` is the spec's 3 and run after it became 2, another (gives up after 2).
 
+    >>> from grader.checks.registry import check_rng
+    >>> a, b = handle_runs(check_rng(4, "step7/repair_limit")), handle_runs(check_rng(4, "step7/handle_shape"))
     >>> a == b, tuple(a) == HANDLE_RUNS + LOOP_RUNS + ONE_FIX_RUNS + REPEAT_RUNS
     (True, True)
     """
