@@ -65,13 +65,20 @@ def safe_pair(rng: random.Random, tool: str) -> JsonDict:
 
 
 def _success_probes(rng: random.Random) -> list[Probe]:
+    """Three successes, each made again: the second answer comes from CACHE and is a success of the same shape.
+
+    The whole dict of a cached success is this step's (``step5/second_call_cached`` judges its runs, ``ok``
+    and ``value`` only).
+    """
     ops = []
     for tool in (rng.choice(spec.TOOL_NAMES), "stock_lookup", "legacy_stock"):
         args = cases.shuffled(rng, safe_pair(rng, tool))
         limit = args["limit"] if tool == "stock_lookup" else None
-        ops.append(
-            call_op("call_tool", tool, args, expect=success(spec.lookup_result(args["sku"], args["region"], limit)))
-        )
+        want = success(spec.lookup_result(args["sku"], args["region"], limit))
+        ops.append(call_op("call_tool", tool, args, expect=want))
+        again = call_op("call_tool", tool, args, expect=want)
+        again["label"] += "  # the same call again: its answer comes from CACHE"
+        ops.append(again)
     return [door_probe(ops, spies=TOOL_SPIES_TABLE)]
 
 
