@@ -212,6 +212,7 @@ GRADING_FILES = (  # longest first
     "test_refactoring.py",
     "test_batch_hostile.py",
     "test_checks_meta.py",
+    "test_domain_dimensions.py",
     "test_service_hardening.py",
     "test_model_endpoint.py",
 )
