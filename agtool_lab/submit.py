@@ -35,7 +35,7 @@ import urllib.request
 from pathlib import Path
 
 from agtool_lab.load import learner_path
-from agtool_lab.view import course_html, course_line, notice_html, render_html
+from agtool_lab.view import assignment_lines, course_html, course_line, notice_html, render_html
 from grader.escape import html_text
 from grader.limits import COURSE_WAIT, SUBMIT_WAIT
 from grader.locate import SubmissionNotFound
@@ -184,7 +184,7 @@ class CourseStatus:
     def text(self) -> str:
         if self.problem:
             return "Course status unavailable: " + self.problem
-        return course_line(self.status)
+        return "\n".join([course_line(self.status), *assignment_lines(self.status)])
 
     def _repr_html_(self) -> str:
         if self.problem:

@@ -404,6 +404,45 @@ def _counting_parts(course: dict) -> list[str]:
     return parts
 
 
+def assignment_lines(course: object, now: dt.datetime | None = None) -> list[str]:
+    """A line per assignment of a course of several (``[]`` otherwise): its name and steps, due date, attempts
+    left, credited grade and, when the service sends grades to an LMS, whether this one was sent.
+
+    >>> now = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
+    >>> for line in assignment_lines({"assignments": [{"id": "lab-a", "name": "Lab A", "steps": [1, 2],
+    ...     "due": "2030-01-10T23:59:00Z", "limit": 2, "attempts_left": 1, "window_minutes": 60,
+    ...     "counted": {"credited": 7.5, "max_score": 10}, "lms": None}]}, now):
+    ...     print(line)
+    Lab A (steps 1, 2) · due 2030-01-10 23:59 UTC (in 9 days 23 h) · attempts left: 1 of 2 · credited 7.5/10 · not sent to the LMS
+    """
+    if not isinstance(course, dict) or not isinstance(course.get("assignments"), list):
+        return []
+    now = now or _moment(course.get("now"))
+    return [_assignment_line(a, now) for a in course["assignments"] if isinstance(a, dict)]
+
+
+def _assignment_line(a: dict, now: dt.datetime | None) -> str:
+    steps = a.get("steps")
+    head = str(a.get("name") or a.get("id") or "assignment")
+    if isinstance(steps, list) and steps:
+        head += f" (steps {', '.join(str(s) for s in steps)})"
+    parts = [head]
+    if a.get("due"):
+        parts.append(f"due {when_text(a['due'], now)}")
+    left, limit = _count(a.get("attempts_left")), _count(a.get("limit"))
+    if limit:
+        parts.append(f"attempts left: {left} of {limit}" if left is not None else f"at most {limit} attempts")
+    counted = a.get("counted")
+    if isinstance(counted, dict) and counted.get("credited") is not None:
+        parts.append(f"credited {_points(counted['credited'])}/{_points(counted.get('max_score'))}")
+    else:
+        parts.append("not graded yet")
+    if "lms" in a:  # the service sends grades to an LMS: say whether this one got there
+        parts.append(f"sent to the LMS {when_text(a['lms'], now)}" if a["lms"] else "not sent to the LMS")
+    # One line whatever the service sent: an assignment's name is text, shown as text.
+    return terminal_text(COURSE_SEP.join(parts), multiline=False)
+
+
 def course_html(course: object, now: dt.datetime | None = None) -> str:
     """The course line as HTML (``""`` without a policy); every value from the service is escaped.
 
@@ -412,7 +451,8 @@ def course_html(course: object, now: dt.datetime | None = None) -> str:
     '<span class="agtool-course" style="color:#6e7781">&lt;b&gt;lab&lt;/b&gt;: Due 2026-03-01 12:00 UTC (in 2 h)</span>'
     """
     line = course_line(course, now)
-    return f'<span class="agtool-course" style="color:{_GREY}">{_esc(line)}</span>' if line else ""
+    lines = [line, *assignment_lines(course, now)] if line else []
+    return "<br>".join(f'<span class="agtool-course" style="color:{_GREY}">{_esc(text)}</span>' for text in lines)
 
 
 def notice_html(text: str) -> str:

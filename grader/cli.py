@@ -204,6 +204,12 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
         default=_default(grade, "parallel"),
         help="step processes at once after the first step (default: 2 on 2+ cores)",
     )
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="also print the grader's own lines: the isolation learner code ran with and the limits of each step",
+    )
     add_shared_options(p, CHECK)  # --seed, --only, --sandbox: grader.shared_options
     p.set_defaults(func=check_command)
     return p
@@ -263,8 +269,9 @@ def check_command(args: argparse.Namespace) -> int:
             return _cannot_grade(f"{exc}. See the ids with: agtool-grade checks")
         except ValueError as exc:
             return _cannot_grade(f"{exc}.")
-        print(f"agtool-grade: learner code ran {_sandbox_words(engine)}", file=sys.stderr)
-    rendered = RENDERERS[args.format](report)
+        if args.verbose:  # the grader's business, not the learner's: asked for, said once
+            print(f"agtool-grade: learner code ran {_sandbox_words(engine)}", file=sys.stderr)
+    rendered = render_text(report, verbose=args.verbose) if args.format == "text" else RENDERERS[args.format](report)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(rendered, encoding="utf-8")
@@ -417,6 +424,7 @@ def batch_command(args: argparse.Namespace) -> int:
     )
     for isolation in getattr(result, "isolation", ()):  # which sandbox the batch used (--sandbox, default auto)
         print(f"  learner code ran with isolation {terminal_text(isolation, multiline=False)}")
+    _print_assignments(getattr(result, "assignments", ()))
     for member, reason in getattr(result, "archive_skipped", ()):  # zip members that could not be extracted
         print(
             f"  skipped from the zip: {terminal_text(member, multiline=False)}: "
@@ -431,6 +439,13 @@ def batch_command(args: argparse.Namespace) -> int:
     for learner, why in getattr(result, "unmatched", ()):  # --roster: never guessed, always listed
         print(f"  roster: {terminal_text(learner, multiline=False)}: {why}", file=sys.stderr)
     return EXIT_PASSED
+
+
+def _print_assignments(assignments) -> None:
+    """A course of several assignments: a line per assignment with its mean credited score (the instructor's names)."""
+    for key, name, mean, points, credited in assignments:
+        shown = "no credit yet" if mean is None else f"mean credited {mean:g}/{points:g} over {credited} learner(s)"
+        print(f"  assignment {terminal_text(key, multiline=False)} ({terminal_text(name, multiline=False)}): {shown}")
 
 
 def _read_key(file: Path | None) -> str | None:

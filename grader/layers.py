@@ -237,7 +237,7 @@ LAYERS: tuple[Layer, ...] = (
             "grader.limits",
             "grader.messages",
         ),
-        "ipywidgets, pandas, matplotlib (extra `lab`)",
+        "ipywidgets, pandas, matplotlib, httpx (extra `lab`)",
     ),
 )
 

@@ -167,6 +167,37 @@ LMS_READ_TIMEOUT = _limit(
     "service (LTI): the LMS's answer once connected",
     "an LMS answers a score or a roster page in well under a second; a hung one is tried again later",
 )
+LTI_COLUMN_DECLARED_WAIT = _limit(
+    "LTI_COLUMN_DECLARED_WAIT",
+    600.0,
+    "s",
+    "service (LTI): a column an instructor's Deep Linking answer declared",
+    "the LMS makes a column declared by Deep Linking when the instructor saves the link; for this long the "
+    "tool finds it there instead of making a second one, then makes its own",
+)
+LTI_KEY_SET_MAX_AGE = _limit(
+    "LTI_KEY_SET_MAX_AGE",
+    3600.0,
+    "s",
+    "hub (LTI): the LMS's cached key set",
+    "keys older than this are fetched again at the next launch, so a key the LMS withdrew stops working "
+    "within the hour, while a burst of launches costs no fetch",
+)
+LTI_KEY_SET_CONNECT_TIMEOUT = _limit(
+    "LTI_KEY_SET_CONNECT_TIMEOUT",
+    3.05,
+    "s",
+    "hub (LTI): connecting to the LMS's key set address",
+    "a silent LMS holds one worker thread for this long, never the hub's event loop",
+)
+LTI_KEY_SET_READ_TIMEOUT = _limit(
+    "LTI_KEY_SET_READ_TIMEOUT",
+    10.0,
+    "s",
+    "hub (LTI): reading the LMS's key set",
+    "an LMS that answers slowly is waited for in a worker thread; known keys keep working meanwhile",
+)
+
 
 # ------------------------------------------------------------------------------- bytes
 SOURCE_BYTES = _limit(

@@ -64,18 +64,31 @@ def _exactly_one(value: str, default: bool) -> bool:
 
 
 @overload
-def _setting(env: str, default: str, help: str, *, audience: str = ...) -> str: ...
+def _setting(env: str, default: str, help: str, *, audience: str = ..., secret: bool = ...) -> str: ...
 
 
 @overload
-def _setting(env: str, default: _T, help: str, parse: Callable[[str, _T], _T], *, audience: str = ...) -> _T: ...
+def _setting(
+    env: str, default: _T, help: str, parse: Callable[[str, _T], _T], *, audience: str = ..., secret: bool = ...
+) -> _T: ...
 
 
 def _setting(
-    env: str, default: Any, help: str, parse: Callable[[str, Any], Any] = _text, *, audience: str = "everyone"
+    env: str,
+    default: Any,
+    help: str,
+    parse: Callable[[str, Any], Any] = _text,
+    *,
+    audience: str = "everyone",
+    secret: bool = False,
 ) -> Any:
-    """A dataclass field of :class:`Settings`: its default, and the variable, parser and help in its metadata."""
-    return field(default=default, metadata={"env": env, "help": help, "parse": parse, "audience": audience})
+    """A dataclass field of :class:`Settings`: its default, and the variable, parser and help in its metadata.
+
+    A ``secret`` (a key) is left out of the object's ``repr``, so a printed or logged ``Settings`` shows no key.
+    """
+    return field(
+        default=default, repr=not secret, metadata={"env": env, "help": help, "parse": parse, "audience": audience}
+    )
 
 
 @dataclass(frozen=True)
@@ -174,6 +187,28 @@ class Settings:
         "",
         "The classroom grading service that the lab's Submit cell sends to (set by the hub).",
         audience="lab",
+    )
+    model_url: str = _setting(
+        "AGTOOL_MODEL_URL",
+        "",
+        "The capstone's model endpoint: the base URL of an OpenAI-compatible chat-completions API with tool "
+        "calling (`http://127.0.0.1:8000/v1` for vLLM, `http://127.0.0.1:11434/v1` for Ollama). Empty (the "
+        "default): the capstone uses its seeded stand-in model and needs no network.",
+        audience="lab",
+    )
+    model_name: str = _setting(
+        "AGTOOL_MODEL_NAME",
+        "",
+        "The model the capstone asks at `AGTOOL_MODEL_URL` (the API's `model`).",
+        audience="lab",
+    )
+    model_key: str = _setting(
+        "AGTOOL_MODEL_KEY",
+        "",
+        "The API key sent as a bearer token to `AGTOOL_MODEL_URL` (empty: none; local servers need none). Never "
+        "passed to the grader's processes.",
+        audience="lab",
+        secret=True,
     )
     hub_api_token: str = _setting(
         "JUPYTERHUB_API_TOKEN", "", "The hub's token for this server or service (set by JupyterHub).", audience="hub"

@@ -202,6 +202,7 @@ def skip_missing(reason: str) -> None:
 FIRST_FILES = ("test_stability.py", "test_service.py", "test_slow_imports.py", "e2e/test_lab_check_panel.py")
 GRADING_FILES = (  # longest first
     "test_hostile.py",
+    "test_done_clone.py",
     "test_batch.py",
     "test_mutation.py",
     "test_notebooks.py",
@@ -211,12 +212,15 @@ GRADING_FILES = (  # longest first
     "test_refactoring.py",
     "test_batch_hostile.py",
     "test_checks_meta.py",
+    "test_domain_dimensions.py",
     "test_service_hardening.py",
+    "test_model_endpoint.py",
 )
 WAITING_FILES = (  # longest first
     "e2e/test_hub_recipe.py",
     "e2e/test_hub_instructor_actions.py",
     "e2e/test_hub_submit.py",
+    "e2e/test_lti_course.py",
     "e2e/test_lti_launch.py",
     "e2e/test_newcomer_path.py",
     "e2e/test_hub_classroom.py",

@@ -3,9 +3,23 @@
 It serves what a real LMS serves to a tool: OIDC login initiation
 (``/start``), the authorization endpoint that signs the launch (``/authorize``,
 an auto-submitting form to the tool), its key set (``/jwks``), the token
-endpoint (``/token``), AGS scores (``/contexts/C/lineitems/I/scores``) and NRPS
-(``/contexts/C/memberships``). It stores the scores it accepts
-(``posts``: every accepted POST; ``scores``: the newest per line item and user).
+endpoint (``/token``), AGS line items per course (the container
+``/contexts/C/lineitems``: GET with ``resource_id``/``tag``/``resource_link_id``
+filters, POST to make one; ``/contexts/C/lineitems/I`` and its ``scores``) and NRPS
+(``/contexts/C/memberships``). It holds several courses (``members`` by
+context), several line items per course (``lineitems``) and resource links
+(``links``: the plain ``lab-link`` of every course has no line item). It
+stores the scores it accepts (``posts``: every accepted POST; ``scores``: the
+newest per line item and user).
+
+Deep Linking: ``deep_link_url(sub, context)`` is the instructor's "add
+content" in a course: the tool gets an ``LtiDeepLinkingRequest`` (at
+``deep_link_uri``) with a return URL (``/deep_link_return``) and ``data``. The
+return checks the answer as a strict LMS does: signed by the tool's key (its
+key set), ``iss`` the client id, ``aud`` this LMS, the deployment, the message
+type, numeric ``iat``/``exp``, a ``nonce``, the request's ``data`` echoed, each
+content item an ``ltiResourceLink`` with an http(s) ``url``; each item becomes a
+link of the course, and its ``lineItem`` a line item (the LMS makes the column).
 
 Stricter than ``lti1p3platform`` 0.1.8 is alone: the token request's
 assertion must have the token URL as audience, numeric ``iat``/``exp``, a
@@ -92,6 +106,7 @@ class Platform:
         target_link_uri: str = "",
         redirect_uris: tuple[str, ...] = (),
         host: str = "127.0.0.1",
+        deep_link_uri: str = "",
     ):
         self.port = free_port()
         self.url = f"http://{host}:{self.port}"  # host "localhost": another site than a tool on 127.0.0.1
@@ -107,6 +122,11 @@ class Platform:
         self.tool_jwks, self.tool_key_set_url = tool_jwks, tool_key_set_url
         self.tool_login_url, self.target_link_uri = tool_login_url, target_link_uri
         self.redirect_uris = tuple(redirect_uris)
+        self.deep_link_uri = deep_link_uri
+        self.lineitems: dict[str, dict[str, dict]] = {}  # context -> item id -> the line item (its "id" a URL)
+        self.links: dict[tuple[str, str], dict] = {}  # (context, link id) -> title, url, custom, lineitem (an id)
+        self.deep_link_requests: dict[str, dict] = {}  # the data of each request -> {"context", "sub"}
+        self.deep_links: list[dict] = []  # every accepted answer's content items
         self.members: dict[str, dict[str, dict]] = {}
         self.posts: list[dict] = []
         self.scores: dict[tuple[str, str, str], dict] = {}
@@ -114,6 +134,8 @@ class Platform:
         self.launches: list[dict] = []  # every id_token signed: {"id_token", "state", "redirect_uri", "claims"}
         self.seen_jti: set[str] = set()
         self.id_token_ttl = 300
+        self.jwks_delay = 0.0  # seconds the key set takes to answer (a slow LMS)
+        self.jwks_fetches = 0
         self._loop = self._server = self._thread = None
         self.start()
 
@@ -148,6 +170,26 @@ class Platform:
         """The assignment link a learner clicks in the LMS: it starts the OIDC login at the tool."""
         return f"{self.url}/start?{urlencode({'sub': sub, 'context': context, 'link': link})}"
 
+    def deep_link_url(self, sub: str, context: str) -> str:
+        """The instructor's "add the tool" in a course: an OIDC login whose launch is a Deep Linking request."""
+        return f"{self.url}/start?{urlencode({'sub': sub, 'context': context, 'link': '', 'deep_link': '1'})}"
+
+    def add_lineitem(self, context: str, item: dict) -> dict:
+        """Make a line item in ``context`` (its id: the resourceId, or the next free one): the LMS's copy."""
+        items = self.lineitems.setdefault(context, {})
+        base = str(item.get("resourceId") or "item")
+        key, n = base, 1
+        while key in items:
+            n += 1
+            key = f"{base}-{n}"
+        made = {**item, "id": self.lineitem(context, key)}
+        items[key] = made
+        return made
+
+    def columns(self, context: str) -> dict[str, dict]:
+        """The line items of ``context`` by their resourceId (several under one id: the last; see ``lineitems``)."""
+        return {i.get("resourceId"): i for i in self.lineitems.get(context, {}).values()}
+
     def conf(self):
         from lti1p3platform.ltiplatform import LTI1P3PlatformConfAbstract
 
@@ -173,6 +215,7 @@ class Platform:
             "key_set_url": f"{self.url}/jwks",
             "login_url": f"{self.url}/authorize",
             "token_url": f"{self.url}/token",
+            "context_ids": ["c1"],
             **extra,
         }
 
@@ -188,15 +231,19 @@ class Platform:
 
     # ---------------------------------------------------------------- launches
 
-    def claims_for(self, sub: str, context: str, link: str = "lab-link", nonce: str = "n") -> dict:
+    def claims_for(
+        self, sub: str, context: str, link: str = "lab-link", nonce: str = "n", deep_link: bool = False
+    ) -> dict:
         """The payload of a launch of ``sub`` from ``link`` of ``context`` (what the tool receives, signed)."""
         launch = self._launch_object(
-            {"nonce": nonce, "state": "s", "redirect_uri": "x", "client_id": CLIENT_ID}, sub, context, link
+            {"nonce": nonce, "state": "s", "redirect_uri": "x", "client_id": CLIENT_ID}, sub, context, link, deep_link
         )
+        if deep_link:
+            return jwt.decode(launch.generate_launch_request()["id_token"], options={"verify_signature": False})
         message, _state = launch.get_launch_data()
         return message
 
-    def _launch_object(self, preflight: dict, sub: str, context: str, link: str):
+    def _launch_object(self, preflight: dict, sub: str, context: str, link: str, deep_link: bool = False):
         from lti1p3platform.message_launch import LTIAdvantageMessageLaunchAbstract
 
         class Launch(LTIAdvantageMessageLaunchAbstract):
@@ -210,9 +257,44 @@ class Platform:
         launch._registration = launch._platform_config.get_registration()
         person = self.members[context][sub]
         launch.set_user_data(sub, person["roles"], full_name=person["name"], email_address=person["email"])
-        launch.set_resource_link_claim(link, title="agtool lab")
         launch.set_launch_context_claim(context, context_title=f"Course {context}", context_label=context)
-        launch.set_ags(f"{self.url}/contexts/{context}/lineitems", self.lineitem(context), True, True, True)
+        # As Canvas and Moodle send them (ltiauthenticator requires both in a Deep Linking request).
+        launch.set_extra_claims(
+            {
+                "https://purl.imsglobal.org/spec/lti/claim/tool_platform": {
+                    "guid": "stand-in-lms",
+                    "name": "Stand-in LMS",
+                    "product_family_code": "stand-in",
+                    "version": "1",
+                },
+                "https://purl.imsglobal.org/spec/lti/claim/launch_presentation": {
+                    "document_target": "window",
+                    "return_url": f"{self.url}/courses/{context}",
+                },
+            }
+        )
+        if deep_link:
+            import secrets
+
+            data = secrets.token_hex(8)
+            self.deep_link_requests[data] = {"context": context, "sub": sub}
+            launch._registration.set_deeplink_launch_url(self.deep_link_uri)
+            launch.set_dl(
+                f"{self.url}/deep_link_return", title="agtool", accept_types={"ltiResourceLink"}, extra_data=None
+            )
+            launch._deep_linking_launch_data["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"][
+                "data"
+            ] = data
+            launch.set_ags(f"{self.url}/contexts/{context}/lineitems", None, True, True, True)
+        else:
+            spec = self.links.get((context, link), {"title": "agtool lab", "custom": {}, "lineitem": None})
+            launch.set_resource_link_claim(link, title=spec["title"])
+            if spec.get("custom"):
+                launch.set_custom_parameters_claim(dict(spec["custom"]))
+            if spec.get("url"):
+                launch.set_launch_url(spec["url"])
+            item = self.lineitem(context, spec["lineitem"]) if spec.get("lineitem") else None
+            launch.set_ags(f"{self.url}/contexts/{context}/lineitems", item, True, True, True)
         launch.set_nrps(f"{self.url}/contexts/{context}/memberships")
         launch.id_token_expiration = self.id_token_ttl
         return launch
@@ -257,12 +339,24 @@ class Platform:
                 (r"/authorize", AuthorizeHandler, args),
                 (r"/token", TokenHandler, args),
                 (r"/contexts/([^/]+)/lineitems/([^/]+)/scores", ScoresHandler, args),
+                (r"/contexts/([^/]+)/lineitems/([^/]+)", LineItemHandler, args),
+                (r"/contexts/([^/]+)/lineitems", LineItemsHandler, args),
+                (r"/deep_link_return", DeepLinkReturnHandler, args),
+                (r"/courses/([^/]+)", CoursePage, args),
                 (r"/contexts/([^/]+)/memberships", MembershipsHandler, args),
             ]
         )
 
-    def check_token(self, handler, scope: str) -> bool:
-        """A bearer token the platform signed, alive, with ``scope``; else 401 with a log line."""
+    def tool_keys(self) -> dict:
+        """The tool's key set: given, or fetched from its URL (as an LMS does with the "Public JWK URL")."""
+        if self.tool_jwks is not None:
+            return self.tool_jwks
+        import requests
+
+        return requests.get(self.tool_key_set_url, timeout=10).json()
+
+    def check_token(self, handler, scope: str | tuple[str, ...]) -> bool:
+        """A bearer token the platform signed, alive, with ``scope`` (one of them); else 401 with a log line."""
         auth = handler.request.headers.get("Authorization", "")
         try:
             token = jwt.decode(
@@ -273,7 +367,8 @@ class Platform:
             handler.set_status(401)
             handler.finish({"error": f"invalid token: {exc}"})
             return False
-        if scope not in token.get("scopes", "").split():
+        wanted = (scope,) if isinstance(scope, str) else scope
+        if not set(wanted) & set(token.get("scopes", "").split()):
             self.refuse(f"access token lacks the scope {scope}")
             handler.set_status(403)
             handler.finish({"error": "scope"})
@@ -287,7 +382,10 @@ class _Handler(web.RequestHandler):
 
 
 class JwksHandler(_Handler):
-    def get(self) -> None:
+    async def get(self) -> None:
+        self.platform.jwks_fetches += 1
+        if self.platform.jwks_delay:  # slow without holding the stand-in's own loop
+            await asyncio.sleep(self.platform.jwks_delay)
         self.finish(self.platform.conf().get_jwks())
 
 
@@ -296,16 +394,13 @@ class StartHandler(_Handler):
 
     def get(self) -> None:
         p = self.platform
-        hint = json.dumps(
-            {
-                "sub": self.get_argument("sub"),
-                "context": self.get_argument("context"),
-                "link": self.get_argument("link", "lab-link"),
-            }
-        )
+        deep_link = bool(self.get_argument("deep_link", ""))
+        context, link = self.get_argument("context"), self.get_argument("link", "lab-link")
+        hint = json.dumps({"sub": self.get_argument("sub"), "context": context, "link": link, "deep_link": deep_link})
+        target = p.deep_link_uri if deep_link else (p.links.get((context, link)) or {}).get("url") or p.target_link_uri
         params = {
             "iss": p.url,
-            "target_link_uri": p.target_link_uri,
+            "target_link_uri": target,
             "login_hint": self.get_argument("sub"),
             "lti_message_hint": hint,
             "client_id": CLIENT_ID,
@@ -330,7 +425,7 @@ class AuthorizeHandler(_Handler):
         if why:
             p.refuse(f"authorization request: {why}")
             raise web.HTTPError(400, why)
-        launch = p._launch_object(preflight, hint["sub"], hint["context"], hint["link"])
+        launch = p._launch_object(preflight, hint["sub"], hint["context"], hint["link"], bool(hint.get("deep_link")))
         try:
             launch.validate_preflight_response(preflight)
         except Exception as exc:
@@ -417,6 +512,11 @@ class ScoresHandler(_Handler):
         if self.request.headers.get("Content-Type", "").split(";")[0] != "application/vnd.ims.lis.v1.score+json":
             p.refuse("score with the wrong content type")
             raise web.HTTPError(415)
+        if item not in p.lineitems.get(context, {}):
+            p.refuse(f"score for line item {item!r}, which context {context!r} does not have")
+            self.set_status(404)
+            self.finish({"error": "no such line item"})
+            return
         score = json.loads(self.request.body)
         user = score.get("userId")
         if user not in p.members.get(context, {}):
@@ -446,3 +546,164 @@ class MembershipsHandler(_Handler):
         ]
         self.set_header("Content-Type", "application/vnd.ims.lti-nrps.v2.membershipcontainer+json")
         self.finish(json.dumps({"id": self.request.full_url(), "context": {"id": context}, "members": members}))
+
+
+class LineItemsHandler(_Handler):
+    """The course's line item container: GET (filters ``resource_id``, ``tag``, ``resource_link_id``), POST."""
+
+    def get(self, context: str) -> None:
+        p = self.platform
+        if not p.check_token(self, (LINEITEM, LINEITEM + ".readonly")):
+            return
+        if context not in p.members:
+            raise web.HTTPError(404)
+        items = list(p.lineitems.get(context, {}).values())
+        for arg, key in (("resource_id", "resourceId"), ("tag", "tag"), ("resource_link_id", "resourceLinkId")):
+            wanted = self.get_argument(arg, None)
+            if wanted is not None:
+                items = [i for i in items if i.get(key) == wanted]
+        self.set_header("Content-Type", "application/vnd.ims.lis.v2.lineitemcontainer+json")
+        self.finish(json.dumps(items))
+
+    def post(self, context: str) -> None:
+        p = self.platform
+        if not p.check_token(self, LINEITEM):
+            return
+        if self.request.headers.get("Content-Type", "").split(";")[0] != "application/vnd.ims.lis.v2.lineitem+json":
+            p.refuse("line item with the wrong content type")
+            raise web.HTTPError(415)
+        item = json.loads(self.request.body)
+        maximum = item.get("scoreMaximum")
+        if context not in p.members or not isinstance(maximum, (int, float)) or maximum <= 0 or not item.get("label"):
+            p.refuse(f"line item refused: {item!r}")
+            self.set_status(400)
+            self.finish({"error": "label and a positive scoreMaximum are required"})
+            return
+        made = p.add_lineitem(
+            context, {k: item[k] for k in ("label", "scoreMaximum", "resourceId", "tag") if k in item}
+        )
+        self.set_status(201)
+        self.set_header("Content-Type", "application/vnd.ims.lis.v2.lineitem+json")
+        self.finish(json.dumps(made))
+
+
+class LineItemHandler(_Handler):
+    def get(self, context: str, item: str) -> None:
+        p = self.platform
+        if not p.check_token(self, (LINEITEM, LINEITEM + ".readonly")):
+            return
+        found = p.lineitems.get(context, {}).get(item)
+        if found is None:
+            raise web.HTTPError(404)
+        self.set_header("Content-Type", "application/vnd.ims.lis.v2.lineitem+json")
+        self.finish(json.dumps(found))
+
+
+class DeepLinkReturnHandler(_Handler):
+    """The tool's Deep Linking answer (a form POST of ``JWT``), checked strictly; its links and columns made."""
+
+    def post(self) -> None:
+        p = self.platform
+        why, claims = self.problem(self.get_body_argument("JWT", ""))
+        if why:
+            p.refuse(f"deep linking answer: {why}")
+            raise web.HTTPError(400, why)
+        request = p.deep_link_requests.pop(claims[DL + "data"])
+        context, made = request["context"], []
+        for item in claims[DL + "content_items"]:
+            link = f"link-{len(p.links) + 1}"
+            lineitem = None
+            if item.get("lineItem"):
+                lineitem = p.add_lineitem(context, {**item["lineItem"], "resourceLinkId": link})["id"].rsplit("/", 1)[
+                    -1
+                ]
+            p.links[(context, link)] = {
+                "title": item.get("title") or "",
+                "url": item["url"],
+                "custom": dict(item.get("custom") or {}),
+                "lineitem": lineitem,
+            }
+            made.append({"context": context, "link": link, "lineitem": lineitem, **item})
+        p.deep_links.extend(made)
+        self.finish(f"<!doctype html><title>LMS</title><p>{len(made)} item(s) added to course {escape(context)}")
+
+    def problem(self, token: str) -> tuple[str | None, dict]:
+        p = self.platform
+        try:
+            header = jwt.get_unverified_header(token)
+            keys = {k.get("kid"): k for k in p.tool_keys().get("keys", [])}
+            if header.get("kid") not in keys:
+                return f"kid {header.get('kid')!r} is not in the tool's key set", {}
+            key = jwt.PyJWK.from_dict(keys[header["kid"]]).key
+            claims = jwt.decode(
+                token,
+                key,
+                algorithms=["RS256"],
+                audience=p.url,
+                issuer=CLIENT_ID,
+                options={"require": ["iat", "exp", "nonce", "aud", "iss"]},
+            )
+        except jwt.PyJWTError as exc:
+            return f"the JWT is refused: {exc}", {}
+        claim = "https://purl.imsglobal.org/spec/lti/claim/"
+        if claims.get(claim + "message_type") != "LtiDeepLinkingResponse" or claims.get(claim + "version") != "1.3.0":
+            return "not an LtiDeepLinkingResponse of LTI 1.3.0", {}
+        if claims.get(claim + "deployment_id") != DEPLOYMENT:
+            return f"deployment {claims.get(claim + 'deployment_id')!r}", {}
+        if not all(isinstance(claims.get(k), int) for k in ("iat", "exp")):
+            return "iat and exp must be numbers", {}
+        if claims.get(DL + "data") not in p.deep_link_requests:
+            return "the request's data is not echoed (or was used already)", {}
+        items = claims.get(DL + "content_items")
+        if not isinstance(items, list) or not items:
+            return "no content items", {}
+        for item in items:
+            if item.get("type") != "ltiResourceLink" or not str(item.get("url", "")).startswith(
+                ("http://", "https://")
+            ):
+                return f"content item {item!r} is not an ltiResourceLink with a URL", {}
+            li = item.get("lineItem")
+            if li is not None and (not isinstance(li.get("scoreMaximum"), (int, float)) or li["scoreMaximum"] <= 0):
+                return f"line item {li!r} has no positive scoreMaximum", {}
+        return None, claims
+
+
+DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
+
+
+class CoursePage(_Handler):
+    """``/courses/C``: the course as its LMS shows it (for ``make lti-demo``): each member's links to the tool,
+    the instructors' "add the tool" (Deep Linking), and the gradebook (each column and its scores)."""
+
+    def get(self, context: str) -> None:
+        p = self.platform
+        members = p.members.get(context, {})
+        links = {link: spec for (c, link), spec in p.links.items() if c == context}
+        rows = []
+        for sub, person in members.items():
+            teacher = any(r.endswith("#Instructor") for r in person["roles"])
+            launches = [
+                f'<a href="{escape(p.start_url(sub, context, link))}">{escape(spec["title"])}</a>'
+                for link, spec in links.items()
+            ]
+            if teacher:
+                launches.append(f'<a href="{escape(p.deep_link_url(sub, context))}">Add the tool (Deep Linking)</a>')
+            role = "Instructor" if teacher else "Learner"
+            rows.append(
+                f"<tr><td>{escape(person['name'])} ({escape(sub)}, {role})</td><td>{' · '.join(launches)}</td></tr>"
+            )
+        items = p.lineitems.get(context, {})
+        head = "".join(f"<th>{escape(str(i.get('label')))} (/{i.get('scoreMaximum')})</th>" for i in items.values())
+        book = []
+        for sub, person in members.items():
+            cells = "".join(
+                f"<td>{escape(str(p.scores[(context, key, sub)]['scoreGiven'])) if (context, key, sub) in p.scores else '-'}</td>"
+                for key in items
+            )
+            book.append(f"<tr><td>{escape(person['name'])}</td>{cells}</tr>")
+        self.finish(
+            f"<!doctype html><title>Course {escape(context)}</title><h1>Course {escape(context)} (stand-in LMS)</h1>"
+            f"<table><tr><th>Member</th><th>Links</th></tr>{''.join(rows)}</table>"
+            f"<h2>Gradebook</h2><table><tr><th>Member</th>{head}</tr>{''.join(book)}</table>"
+            "<p>Reload after a Deep Linking answer or a submission.</p>"
+        )

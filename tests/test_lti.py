@@ -107,8 +107,150 @@ def test_the_lti_file_names_every_missing_or_wrong_field(tmp_path):
     assert 'Moodle: "Access token URL"' in text  # where the LMS shows it
     path = tmp_path / "lti.toml"
     path.write_text('issuer = "https://lms.example.edu"\n')
-    with pytest.raises(LtiConfigError, match=r"lti\.toml: the LTI file has 5 problems"):
+    with pytest.raises(LtiConfigError, match=r"lti\.toml: the LTI file has 6 problems"):
         load_config(path)
+
+
+@pytest.mark.parametrize("claim", ["name", "given_name", "family_name", "preferred_username"])
+def test_a_display_name_as_the_user_name_is_refused_saying_why(lms, claim):
+    with pytest.raises(LtiConfigError) as err:
+        parse_config(lms.lti_config(username_key=claim))
+    [line] = [line for line in str(err.value).splitlines() if line.strip().startswith("username_key:")]
+    assert f"'{claim}' is a display name the learner can change in the LMS" in line, line
+    assert "would become that classmate" in line and "use sub, or a custom parameter" in line, line
+    for fine in ("sub", "email", "custom_login"):
+        assert parse_config(lms.lti_config(username_key=fine)).username_key == fine
+    with pytest.raises(LtiConfigError, match="username_key: 'login' is not sub, email or custom_NAME"):
+        parse_config(lms.lti_config(username_key="login"))
+
+
+def test_the_lti_file_names_the_courses_and_only_course_roles_make_instructors(lms):
+    from grader.service.lti.hub_auth import is_instructor
+
+    config = lms.lti_config()
+    del config["context_ids"]
+    with pytest.raises(LtiConfigError, match=r"context_ids: missing \(the LMS courses this hub serves"):
+        parse_config(config)
+    with pytest.raises(LtiConfigError, match=r"context_ids: \[\] should be non-empty"):
+        parse_config(lms.lti_config(context_ids=[]))
+    assert parse_config(lms.lti_config(context_ids=["c1", "c2"])).context_ids == ("c1", "c2")
+    institution = "http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator"
+    system = "http://purl.imsglobal.org/vocab/lis/v2/system/person#SysAdmin"
+    for role in (institution, system, "Instructor"):
+        with pytest.raises(LtiConfigError, match=r"instructor_roles: .* is not a membership role of the course"):
+            parse_config(lms.lti_config(instructor_roles=[INSTRUCTOR, role]))
+    roles = parse_config(lms.lti_config()).instructor_roles
+    assert is_instructor([INSTRUCTOR], roles) and not is_instructor([institution, system], roles)
+    assert not is_instructor([institution], [institution])  # even a hand-made list: membership roles only
+
+
+def test_the_authenticator_refuses_another_course_and_a_launch_without_its_user_name(lms, caplog):
+    """The hub's checks alone (tests/e2e/test_lti_launch.py runs them on a real hub, with nothing stored)."""
+    import asyncio
+    import types
+
+    from ltiauthenticator.lti13.error import LoginError
+
+    from grader.service.lti.hub_auth import authenticator_class
+
+    auth = authenticator_class()(
+        deployment_ids=["deployment-1"], context_ids=["c1"], username_key="custom_login", instructor_group="t"
+    )
+    handler = types.SimpleNamespace(request=types.SimpleNamespace(remote_ip="203.0.113.7"))
+    lms.enrol("c9", "lms-eve", "Eve", roles=(INSTRUCTOR,))
+    lms.enrol("c1", "lms-eve", "Eve")
+    claims = lms.claims_for("lms-eve", "c9")
+    caplog.set_level(logging.INFO)
+    with pytest.raises(LoginError, match="does not serve the LMS course 'c9'"):
+        asyncio.run(auth.authenticate(handler, claims))
+    [line] = [r.getMessage() for r in caplog.records if "LTI launch refused:" in r.getMessage()]
+    assert line.startswith("LTI launch refused: course 'c9' ('Course c9') is not in the LTI file's context_ids")
+    caplog.clear()
+    claims = lms.claims_for("lms-eve", "c1")  # no custom login claim: never the sub instead
+    with pytest.raises(LoginError, match="no 'custom_login' claim"):
+        asyncio.run(auth.authenticate(handler, claims))
+    [line] = [r.getMessage() for r in caplog.records if "LTI launch refused:" in r.getMessage()]
+    assert "the launch has no 'custom_login' claim to name the hub user (sub 'lms-eve', course 'c1'" in line
+    custom = "https://purl.imsglobal.org/spec/lti/claim/custom"
+    result = asyncio.run(auth.authenticate(handler, {**claims, custom: {"login": "eve"}}))
+    assert result["name"] == "eve" and result["groups"] == []  # an Instructor of c9 is a learner in c1
+
+
+def test_the_example_lti_file_passes_the_checker():
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "deploy" / "jupyterhub" / "lti.example.toml"
+    config = load_config(example)
+    assert config.context_ids and config.username_key == "sub"
+
+
+def test_the_service_keeps_no_launch_of_a_course_the_lti_file_does_not_name(lms, tmp_path):
+    store, hub = Store(f"sqlite:///{tmp_path / 's.sqlite'}"), StubHub()
+    launched(lms, hub, "eve", "lms-eve", context="c9")
+    launched(lms, hub, "ana", "lms-ana")
+    graded(store, "eve", 9)
+    lti = service(store, lms, tmp_path, hub)
+    try:
+        assert lti.sync(None) == 1 and [r["learner"] for r in lti.launches.all()] == ["ana"]
+        lti.sender.step()
+        assert lms.posts == [] and lti.outbox.all() == []
+    finally:
+        store.close()
+
+
+def test_the_key_set_is_cached_refetched_on_an_unknown_kid_at_a_bounded_rate_and_off_the_event_loop():
+    import asyncio
+    import threading
+
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from grader.service.lti.keyset import KeySet
+
+    def jwk(private, kid):
+        import json
+
+        return {**json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(private.public_key())), "kid": kid}
+
+    old, new = (rsa.generate_private_key(public_exponent=65537, key_size=2048) for _ in range(2))
+    now, served, threads = [0.0], {"keys": [jwk(old, "old")]}, []
+
+    def fetch(url):
+        threads.append(threading.current_thread())
+        return served
+
+    keys = KeySet("https://lms.test/jwks", refetch_seconds=30, max_age=3600, fetch=fetch, clock=lambda: now[0])
+
+    def key(private, kid):
+        token = jwt.encode({"sub": "1"}, private, algorithm="RS256", headers={"kid": kid})
+        return asyncio.run(keys.key_for(token))
+
+    async def many(private, kid, count):
+        token = jwt.encode({"sub": "1"}, private, algorithm="RS256", headers={"kid": kid})
+        return await asyncio.gather(*(keys.key_for(token) for _ in range(count)))
+
+    assert key(old, "old") is not None and keys.fetches == 1
+    assert threads and threads[0] is not threading.main_thread()  # fetched in a worker thread
+    assert key(old, "old") is not None and keys.fetches == 1  # cached
+    served = {"keys": [jwk(old, "old"), jwk(new, "new")]}  # the LMS rotates: a new kid
+    now[0] = 5.0
+    assert key(new, "new") is None and keys.fetches == 1  # within 30 s of the last fetch: no fetch
+    now[0] = 31.0
+    found = asyncio.run(many(new, "new", 20))  # twenty launches at once: one fetch, shared
+    assert all(found) and keys.fetches == 2
+    assert all(k is None for k in asyncio.run(many(new, "forged", 20))) and keys.fetches == 2
+    served = {"keys": [jwk(new, "new")]}  # the old key withdrawn: it stops working once the keys are an hour old
+    now[0] = 3700.0
+    assert key(old, "old") is None and keys.fetches == 3
+
+    def down(url):
+        raise OSError("connection refused")
+
+    keys._fetch, now[0] = down, 3800.0  # the LMS down: the keys already known still verify launches
+    assert key(new, "new") is not None and key(new, "other") is None and keys.fetches == 4
+    with pytest.raises(jwt.DecodeError):
+        key_for = keys.key_for("not a token")
+        asyncio.run(key_for)
+    assert keys.fetches == 4
 
 
 def test_the_tool_key_is_made_once_root_only_and_refused_when_readable(tmp_path):
@@ -191,6 +333,7 @@ def test_a_score_for_a_learner_of_another_context_is_refused_and_nothing_stored(
     store, hub = Store(db_url), StubHub()
     launched(lms, hub, "ana", "lms-ana", context="c1")
     lms.enrol("c2", "lms-zed", "Zed")
+    lms.add_lineitem("c2", {"label": "agtool lab", "scoreMaximum": 10, "resourceId": "lab"})
     lti = service(store, lms, tmp_path, hub)
     claims = lms.claims_for("lms-ana", "c1")
     launch = lti.launches.record("ana", claims)
@@ -336,7 +479,7 @@ def test_the_recipe_s_lti_block_makes_a_hub_config_jupyterhub_accepts(tmp_path, 
         'issuer = "https://lms.example.edu"\nclient_id = "1"\ndeployment_ids = ["d"]\n'
         'key_set_url = "https://lms.example.edu/jwks"\n'
         'login_url = "https://lms.example.edu/auth"\n'
-        'token_url = "https://lms.example.edu/token"\n'
+        'token_url = "https://lms.example.edu/token"\ncontext_ids = ["c1"]\n'
     )
     monkeypatch.setenv("AGTOOL_PREFIX", str(tmp_path))
     monkeypatch.setenv("JUPYTERHUB_CRYPT_KEY", "ab" * 32)
@@ -347,6 +490,7 @@ def test_the_recipe_s_lti_block_makes_a_hub_config_jupyterhub_accepts(tmp_path, 
     assert c.JupyterHub.services[0]["command"][-2:] == ["--lti", str(tmp_path / "lti.toml")]
     assert "admin:auth_state" in c.JupyterHub.load_roles[1]["scopes"]
     assert c.LTI13Authenticator.client_id == ["1"] and c.AgtoolLTI13Authenticator.deployment_ids == ["d"]
+    assert c.AgtoolLTI13Authenticator.context_ids == ["c1"]
     with pytest.raises(RuntimeError, match=r"no Unix account 'lms-no-such-account' .* set username_key"):
         c.Spawner.pre_spawn_hook(types.SimpleNamespace(user=types.SimpleNamespace(name="lms-no-such-account")))
     # Without $JUPYTERHUB_CRYPT_KEY the auth_state key is made once, mode 0600.
@@ -360,3 +504,24 @@ def test_the_recipe_s_lti_block_makes_a_hub_config_jupyterhub_accepts(tmp_path, 
     hub.JupyterHub.load_roles = []
     with pytest.raises(ValueError, match="no service 'agtool-grader' with a role"):
         configure_lti(hub, tmp_path / "lti.toml", crypt_key_file=str(tmp_path / "crypt_key"))
+
+
+def test_the_class_lti_page_lists_learners_and_not_the_instructor_who_launched(db_url, lms, tmp_path):
+    """Before: the teacher who launched the tool from the LMS was a row of the class on class/lti."""
+    from grader.service.layout import Chrome
+    from grader.service.lti_pages import lti_page
+
+    store, hub = Store(db_url), StubHub()
+    launched(lms, hub, "ana", "lms-ana")
+    lms.enrol("c1", "lms-teacher", "T", roles=(INSTRUCTOR,))
+    hub.states["teacher"] = lms.claims_for("lms-teacher", "c1")
+    graded(store, "ana", 7)
+    graded(store, "teacher", 10)  # the instructor tried the lab once: still no learner
+    lti = service(store, lms, tmp_path, hub)
+    lti.sync()
+    assert [row["learner"] for row in lti.status()] == ["ana"]
+    page = lti_page(
+        prefix="/p/", xsrf="x", chrome=Chrome(prefix="/p/", user="teacher", instructor=True), status=lti.status()
+    )
+    assert "lms-ana" in page and "lms-teacher" not in page
+    store.close()

@@ -29,8 +29,9 @@ learners' files (default: ``$AGTOOL_SANDBOX``, else none).
 ``seed_key`` (default ``$AGTOOL_SEED_KEY``; ignored when ``seed`` is
 given) keeps the grade that counts out of the learners' reach: see
 :class:`SeedPlan` and SECURITY.md.
-``course`` (a course file's path, or a ``grader.course.policy.Policy``)
-adds weights and late credit to every output; each learner's one attempt
+``course`` (a course file's path, a ``grader.course.policy.Course`` or ``Policy``)
+adds weights and late credit to every output (with several assignments, a
+credited column per assignment); each learner's one attempt
 is timed ``submitted_at`` (default: now, the time this run collects the
 files; a file's mtime is the learner's to set, so it is not trusted), and
 ``--resume`` keeps the time of the run that first graded unchanged bytes.
@@ -75,7 +76,7 @@ from grader.batch.task import (
     warm_engine,
 )
 from grader.checks.registry import checks_for
-from grader.course.policy import Policy, batch_credit, load_policy
+from grader.course.policy import Course, Policy, batch_course_credit, load_course, single_course
 from grader.grading import MAX_SOURCE_BYTES
 from grader.limits import SUBMISSION_TIMEOUT, WORKER_GRACE
 from grader.locate import SubmissionNotFound, read_submission
@@ -105,6 +106,28 @@ class BatchResult:
     unmatched: list = field(default_factory=list)  # (learner, why) the --roster did not match
     similar: list = field(default_factory=list)  # grader.outputs.similarity.Pair, ranked (--similarity)
     isolation: list = field(default_factory=list)  # how learner code ran, in this run's reports (each way once)
+    # A course of several assignments: per assignment (id, name, mean credited score, points, learners credited).
+    assignments: list = field(default_factory=list)
+
+
+def assignment_means(records: list[LearnerRecord]) -> list[tuple[str, str, float | None, float, int]]:
+    """Per assignment of a course of several: (id, name, mean credited score, points, learners credited).
+
+    >>> assignment_means([LearnerRecord("ana", {}, assignments={"lab-a": {"name": "Lab A", "points": 4,
+    ...                                        "credit": {"credited": 3.0, "max_score": 4}}})])
+    [('lab-a', 'Lab A', 3.0, 4, 1)]
+    """
+    entries: dict[str, list] = {}
+    for r in records:
+        for key, entry in (r.assignments or {}).items() if r.graded else ():
+            entries.setdefault(key, []).append(entry)
+    means = []
+    for key, got in entries.items():
+        credits = [e["credit"] for e in got if e.get("credit")]
+        mean = round(sum(c["credited"] for c in credits) / len(credits), 2) if credits else None
+        most = max((c["max_score"] for c in credits), default=got[0]["points"])  # the reports' maximum, as the exports
+        means.append((key, got[0].get("name") or key, mean, most, len(credits)))
+    return means
 
 
 def run_batch(
@@ -167,12 +190,13 @@ def run_batch(
     result = batch.result
     records = batch.records(policy, now)
     result.isolation = sorted({r.report.get("isolation") or "" for r in records} - {""})
+    result.assignments = assignment_means(records)
     result.outputs = write_outputs(records, out, archive_skipped=result.archive_skipped, sources=batch.texts)
     paths, result.unmatched, result.similar = write_extras(
         records,
         out,
         roster=lms_roster,
-        assignment=(policy.name if policy and policy.name else "agtool lab"),
+        assignment=(policy.policy.name if policy and policy.policy.name else "agtool lab"),
         sources=batch.texts if batch.keep_sources else None,
         references=references,
     )
@@ -259,20 +283,23 @@ class _Batch:
     def store(self, record: LearnerRecord) -> None:
         _store(self.out, record, self.kept)
 
-    def records(self, policy: Policy | None, now: dt.datetime) -> list[LearnerRecord]:
-        """This run's learners' records, as saved (or kept), with their credit under the course policy."""
+    def records(self, course: Course | None, now: dt.datetime) -> list[LearnerRecord]:
+        """This run's learners' records, as saved (or kept), with their credit under the course file."""
         learners = self.result.learners
         saved = {r.learner: r for r in load_records(self.out, learners)}
         records = [
             saved.get(learner) or self.kept[learner] for learner in learners if learner in saved or learner in self.kept
         ]
-        if policy is None:
+        if course is None:
             return records
         # A failure of the grading machinery is no attempt: it gets no credit (it is graded again).
-        return [
-            dataclasses.replace(r, credit=batch_credit(r.report, r.submitted_at, policy, now)) if r.graded else r
-            for r in records
-        ]
+        return [_credited(r, course, now) if r.graded else r for r in records]
+
+
+def _credited(record: LearnerRecord, course: Course, now: dt.datetime) -> LearnerRecord:
+    """``record`` with its credit (and, with several assignments, each assignment's) under ``course``."""
+    got, assignments = batch_course_credit(record.report, record.submitted_at, course, now)
+    return dataclasses.replace(record, credit=got, assignments=assignments)
 
 
 def _stamp(now: dt.datetime, policy) -> str | None:
@@ -319,11 +346,11 @@ def _roster(roster):
     return read_roster(roster)
 
 
-def _course(course):
-    """The batch's course policy: ``None``, a ``Policy``, or a course file's path (read and validated now)."""
-    if course is None:
-        return None
-    return course if isinstance(course, Policy) else load_policy(course)
+def _course(course) -> Course | None:
+    """The batch's course: ``None``, a ``Course``, a ``Policy``, or a course file's path (read and validated now)."""
+    if course is None or isinstance(course, Course):
+        return course
+    return single_course(course) if isinstance(course, Policy) else load_course(course)
 
 
 def _store(out: Path, record: LearnerRecord, kept: dict[str, LearnerRecord]) -> None:

@@ -17,6 +17,23 @@ A course file is TOML (read with :mod:`tomllib`)::
     step3 = 2.0
     "step6/naive_failure_path" = 0.5        # a check's own weight wins over its step's
 
+A course that hands the lab out as several assignments writes one
+``[[assignments]]`` table each instead (:func:`parse_course`)::
+
+    [[assignments]]
+    id = "lab-a"                             # required: names its grades.csv column and its LMS line item
+    name = "Lab A"                           # optional (default: the id)
+    steps = [1, 2, 3, 4]                     # required: each step in at most one assignment
+    due = 2030-01-10T23:59:00+00:00          # and late_due, late_credit, counts as in [assignment]
+    [assignments.attempts]                   # optional, as [attempts]
+    limit = 5
+    window_minutes = 60
+    [assignments.weights]                    # optional, as [weights], of this assignment's steps only
+    step3 = 2.0
+
+An ``[assignment]`` file is one assignment, id ``lab``, over every step
+(:func:`single_course`): it grades and exports exactly as it always did.
+
 A weight of 0 leaves a step out of both the credited score and its maximum:
 a course that teaches part one only (steps 1-8) writes ``step9 = 0``,
 ``step10 = 0`` and ``step11 = 0`` and grades out of the 133 points of steps
@@ -44,7 +61,9 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import functools
 import math
 import re
 import sys
@@ -193,15 +212,30 @@ def load_policy(path: str | Path) -> Policy:
     ...
     grader.course.policy.CourseError: course file no-such-course.toml cannot be read (FileNotFoundError); give the path of a TOML course file (docs/classroom.md, "Course policy")
     """
+    return parse_policy(_read(path), source=str(path))
+
+
+def _read(path: str | Path) -> str:
+    """A course file's text; :class:`CourseError` when it cannot be read."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CourseError(
             f"course file {path} cannot be read ({type(exc).__name__}); "
             'give the path of a TOML course file (docs/classroom.md, "Course policy")'
         ) from None
-    return parse_policy(text, source=str(path))
+
+
+def _toml(text: str, source: str) -> dict:
+    """The TOML of a course file; :class:`CourseError` with the parser's words when it is not TOML."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CourseError(
+            f"{source} is not valid TOML ({exc}); fix the syntax there "
+            '(strings in "quotes", times like 2026-03-01T23:59:00+01:00)'
+        ) from None
 
 
 def parse_policy(text: str, *, source: str = "course file", check_ids: set[str] | None = None) -> Policy:
@@ -212,22 +246,309 @@ def parse_policy(text: str, *, source: str = "course file", check_ids: set[str] 
     ...
     grader.course.policy.CourseError: course file: [assignment] due = 2026-03-01 is a date without a time and a time zone; write a full time with its zone, e.g. due = 2026-03-01T23:59:00+01:00 (or ...Z for UTC)
     """
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CourseError(
-            f"{source} is not valid TOML ({exc}); fix the syntax there "
-            '(strings in "quotes", times like 2026-03-01T23:59:00+01:00)'
-        ) from None
+    data = _toml(text, source)
 
     def fail(where: str, problem: str, fix: str) -> None:
         raise CourseError(f"{source}: {where} {problem}; {fix}")
 
+    if "assignments" in data:
+        fail(
+            "[[assignments]]",
+            "makes a course of several assignments",
+            "read the file with load_course or parse_course (agtool-grade and the service do)",
+        )
     _check_tables(data, fail)
-    assignment = _assignment(data, fail)
-    limit, window = _attempts(data, fail)
-    weights = _weights(data, fail, check_ids)
-    return Policy(**assignment, limit=limit, window=float(window) * 60 if window is not None else None, weights=weights)
+    return _policy(data.get("assignment") or {}, data.get("attempts", {}), data.get("weights", {}), fail, check_ids)
+
+
+def _policy(table: dict, attempts: dict, weights: dict, fail, check_ids, where: tuple[str, ...] = ()) -> Policy:
+    """One assignment's :class:`Policy` from its tables (``where``: the names of the three in messages)."""
+    names = where or ("[assignment]", "[attempts]", "[weights]")
+    assignment = _assignment(table, fail, names[0])
+    limit, window = _attempts(attempts, fail, names[1])
+    weighted = _weights(weights, fail, check_ids, names[2])
+    return Policy(
+        **assignment, limit=limit, window=float(window) * 60 if window is not None else None, weights=weighted
+    )
+
+
+# ---------------------------------------------------------------------------- courses of several assignments
+
+SINGLE_ID = "lab"  # the id of the one assignment of an ``[assignment]`` file (its name is only shown)
+_ASSIGNMENT_FIELDS = {"id", "name", "steps", "due", "late_due", "late_credit", "counts", "attempts", "weights"}
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+# grades.csv's own columns: an assignment's column (named by its id) may not take one's name.
+RESERVED_IDS = frozenset(
+    {"learner", "score", "max_score", "seed", "error", "source", "weighted_score", "weighted_max", "credit_factor"}
+    | {"credited_score", "submitted_at", "period", "counted", "why", "extended_due"}
+    | {"overridden_from", "override_reason", "override_by", "override_at"}
+    | {f"step{s}" for s in STEPS}
+)
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """One assignment of a course: its id (a column's name), its name, the steps it covers and its own policy.
+
+    ``policy`` holds its due and late dates, which attempt counts, its attempt
+    limit and its weights; :func:`credit_assignment` credits the points of
+    ``steps`` only, under those dates.
+
+    >>> a = parse_course('[assignment]\\ndue = 2026-03-01T12:00:00Z\\n').get("lab")
+    >>> a.id, a.steps == STEPS, a.policy.counts
+    ('lab', True, 'best')
+    """
+
+    id: str
+    name: str
+    steps: tuple[int, ...]
+    policy: Policy
+
+    @functools.cached_property
+    def points(self) -> float:
+        """The most this assignment credits: the weighted points of its steps' checks (an LMS column's maximum).
+
+        >>> Assignment("a", "A", (1,), Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC), weights={"step1": 0})).points
+        0.0
+        """
+        from grader.checks.registry import checks_for  # late: the registry is read only when asked
+
+        total = sum(c.points * self.policy.weight(c.id, c.step) for c in checks_for(list(self.steps)))
+        return round(float(total), 4)
+
+    @property
+    def whole(self) -> bool:
+        """Whether it covers every step (then its credit is the whole report's, as in a one-assignment file)."""
+        return tuple(sorted(self.steps)) == tuple(STEPS)
+
+
+@dataclass(frozen=True)
+class Course:
+    """The assignments of a course file, in the file's order; ``single``: the one-table ``[assignment]`` form.
+
+    A ``single`` course grades and exports exactly as a course file always
+    did (one credited grade); a course of ``[[assignments]]`` has a credited
+    grade per assignment, and a column per assignment in every export.
+
+    >>> course = parse_course('''
+    ... [[assignments]]
+    ... id = "lab-a"
+    ... steps = [1, 2]
+    ... due = 2030-01-10T23:59:00+00:00
+    ... ''')
+    >>> [a.id for a in course.assignments], course.get("lab-a").name, course.single
+    (['lab-a'], 'lab-a', False)
+    """
+
+    assignments: tuple[Assignment, ...]
+    single: bool = False
+
+    def get(self, assignment_id: str) -> Assignment:
+        """The assignment with this id; :class:`KeyError` naming the ids there are.
+
+        >>> parse_course('[assignment]\\ndue = 2026-03-01T12:00:00Z\\n').get("lab-z")
+        Traceback (most recent call last):
+        ...
+        KeyError: "no assignment 'lab-z' in the course file; its assignments are: lab"
+        """
+        for assignment in self.assignments:
+            if assignment.id == assignment_id:
+                return assignment
+        ids = ", ".join(a.id for a in self.assignments)
+        raise KeyError(f"no assignment {assignment_id!r} in the course file; its assignments are: {ids}")
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The assignments' ids, in the file's order."""
+        return tuple(a.id for a in self.assignments)
+
+    @property
+    def policy(self) -> Policy:
+        """The first assignment's policy: the whole course's in a ``single`` course."""
+        return self.assignments[0].policy
+
+    @property
+    def limited(self) -> bool:
+        """Whether any assignment limits attempts."""
+        return any(a.policy.limit for a in self.assignments)
+
+    @property
+    def weights(self) -> bool:
+        """Whether any assignment weighs steps or checks (its credit then needs every check's points)."""
+        return any(a.policy.weights for a in self.assignments)
+
+
+def single_course(policy: Policy) -> Course:
+    """The course of an ``[assignment]`` file: one assignment, id ``lab``, covering every step.
+
+    >>> single_course(Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC), name="Lab")).get("lab").name
+    'Lab'
+    """
+    return Course((Assignment(SINGLE_ID, policy.name or SINGLE_ID, tuple(STEPS), policy),), single=True)
+
+
+def as_course(course: Course | Policy | None) -> Course | None:
+    """A :class:`Course` from what a caller holds: a course, a one-assignment :class:`Policy`, or ``None``.
+
+    >>> as_course(Policy(due=dt.datetime(2026, 1, 1, tzinfo=UTC))).single, as_course(None)
+    (True, None)
+    """
+    if course is None or isinstance(course, Course):
+        return course
+    return single_course(course)
+
+
+def load_course(path: str | Path) -> Course:
+    """Read and validate a course file of either form (:func:`parse_course`); errors as :func:`load_policy`'s.
+
+    >>> load_course("no-such-course.toml")
+    Traceback (most recent call last):
+    ...
+    grader.course.policy.CourseError: course file no-such-course.toml cannot be read (FileNotFoundError); give the path of a TOML course file (docs/classroom.md, "Course policy")
+    """
+    return parse_course(_read(path), source=str(path))
+
+
+def parse_course(text: str, *, source: str = "course file", check_ids: set[str] | None = None) -> Course:
+    """A course from a course file's TOML: ``[[assignments]]`` tables, or one ``[assignment]`` table.
+
+    A bad file raises :class:`CourseError` naming the field, the assignment and the fix.
+
+    >>> parse_course('''
+    ... [[assignments]]
+    ... id = "lab-a"
+    ... steps = [1, 2]
+    ... ''')
+    Traceback (most recent call last):
+    ...
+    grader.course.policy.CourseError: course file: [[assignments]] "lab-a" due is missing; add the due date, e.g. [[assignments]] "lab-a" due = 2026-03-01T23:59:00+01:00
+    """
+    data = _toml(text, source)
+    if "assignments" not in data:
+        return single_course(parse_policy(text, source=source, check_ids=check_ids))
+
+    def fail(where: str, problem: str, fix: str) -> None:
+        raise CourseError(f"{source}: {where} {problem}; {fix}")
+
+    _check_course_tables(data, fail)
+    assignments: list[Assignment] = []
+    for number, table in enumerate(data["assignments"], start=1):
+        assignments.append(_course_assignment(table, number, assignments, fail, check_ids))
+    return Course(tuple(assignments))
+
+
+def _check_course_tables(data: dict, fail) -> None:
+    """``[[assignments]]`` tables only (a list of tables, at least one), nothing beside them."""
+    for table in data:
+        if table != "assignments":
+            fail(
+                f"[{table}]",
+                "cannot stand beside [[assignments]]",
+                "a course file has either one [assignment] table or [[assignments]] tables; put due dates, "
+                "[assignments.attempts] and [assignments.weights] in each [[assignments]] table",
+            )
+    items = data["assignments"]
+    if not isinstance(items, list) or not items or not all(isinstance(t, dict) for t in items):
+        fail(
+            "assignments",
+            "is not a list of tables",
+            "write each assignment as [[assignments]] on its own line, its id, name, steps and due below",
+        )
+
+
+def _course_assignment(table: dict, number: int, earlier: list, fail, check_ids) -> Assignment:
+    """The ``number``-th ``[[assignments]]`` table, checked against the ``earlier`` ones (ids, steps)."""
+    assignment_id = _assignment_id(table, number, earlier, fail)
+    where = f'[[assignments]] "{assignment_id}"'
+    for key in table:
+        if key not in _ASSIGNMENT_FIELDS:
+            fail(
+                f"{where} {key}",
+                "is not a field of an assignment",
+                f"the fields are {', '.join(sorted(_ASSIGNMENT_FIELDS))}",
+            )
+    for key in ("attempts", "weights"):
+        if not isinstance(table.get(key, {}), dict):
+            fail(
+                f"{where} {key}",
+                "is a value, not a table",
+                f"write it as [assignments.{key}] below the assignment's fields",
+            )
+    steps = _assignment_steps(table, where, earlier, fail)
+    names = (where, f'[assignments.attempts] of "{assignment_id}"', f'[assignments.weights] of "{assignment_id}"')
+    fields = {k: table[k] for k in table if k not in ("id", "steps", "attempts", "weights")}
+    policy = _policy(fields, table.get("attempts", {}), table.get("weights", {}), fail, check_ids, names)
+    for key in policy.weights:
+        found = re.match(r"step([0-9]+)", key)
+        step = int(found.group(1)) if found else steps[0]
+        if step not in steps:
+            fail(
+                f"{names[2]} {key!r}",
+                f"weighs step {step}, which is not in this assignment (steps {_listed(steps)})",
+                f"weigh it in the assignment that has step {step}, or add {step} to this one's steps",
+            )
+    return Assignment(
+        assignment_id,
+        policy.name or assignment_id,
+        steps,
+        dataclasses.replace(policy, name=policy.name or assignment_id),
+    )
+
+
+def _assignment_id(table: dict, number: int, earlier: list, fail) -> str:
+    """The table's ``id``: present, short, safe as a column name and a URL part, and not used before."""
+    assignment_id = table.get("id")
+    where = f"[[assignments]] number {number}"
+    if assignment_id is None:
+        fail(f"{where} id", "is missing", 'give each assignment an id, e.g. id = "lab-a" (it names its grade column)')
+    if not isinstance(assignment_id, str) or not _ID.match(assignment_id):
+        fail(
+            f"{where} id = {assignment_id!r}",
+            "is not an id of letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)",
+            'write e.g. id = "lab-a"',
+        )
+    if assignment_id in RESERVED_IDS:
+        fail(
+            f"{where} id = {assignment_id!r}",
+            "is the name of a column grades.csv has already",
+            'choose another id, e.g. id = "lab-a"',
+        )
+    if assignment_id in {a.id for a in earlier}:
+        fail(
+            f"{where} id = {assignment_id!r}",
+            "is the id of an earlier assignment too",
+            "give each assignment its own id",
+        )
+    return assignment_id
+
+
+def _assignment_steps(table: dict, where: str, earlier: list, fail) -> tuple[int, ...]:
+    """The table's ``steps``: known step numbers, each once, none in an earlier assignment."""
+    steps = table.get("steps")
+    example = f"write e.g. steps = [1, 2, 3, 4] (steps {STEPS[0]} to {STEPS[-1]})"
+    if steps is None:
+        fail(f"{where} steps", "is missing", f"list the steps this assignment grades: {example}")
+    if not isinstance(steps, list) or not steps:
+        fail(f"{where} steps = {steps!r}", "is not a list of step numbers", example)
+    for step in steps:
+        if isinstance(step, bool) or not isinstance(step, int) or step not in STEPS:
+            fail(f"{where} steps", f"has {step!r}, which is not a step of the lab", example)
+    if len(set(steps)) != len(steps):
+        twice = sorted(s for s in set(steps) if steps.count(s) > 1)
+        fail(f"{where} steps", f"lists step {twice[0]} twice", "list each step once")
+    for other in earlier:
+        shared = sorted(set(steps) & set(other.steps))
+        if shared:
+            fail(
+                f"{where} steps",
+                f'has step {shared[0]}, which assignment "{other.id}" has too',
+                "put each step in one assignment only (a step in two would be credited twice)",
+            )
+    return tuple(steps)
+
+
+def _listed(steps) -> str:
+    return ", ".join(str(s) for s in steps)
 
 
 def _check_tables(data: dict, fail) -> None:
@@ -243,8 +564,8 @@ def _check_tables(data: dict, fail) -> None:
                 fail(f"[{table}] {key}", "is not a field of this table", f"the fields are {', '.join(sorted(known))}")
 
 
-def _moment(assignment: dict, key: str, fail) -> dt.datetime | None:
-    """``[assignment] key``: a TOML time with its zone, as UTC (``None`` when absent)."""
+def _moment(assignment: dict, key: str, fail, where: str = "[assignment]") -> dt.datetime | None:
+    """``[assignment] key`` (``where``: the table's name in messages): a TOML time with its zone, as UTC."""
     value = assignment.get(key)
     if value is None:
         return None
@@ -252,97 +573,100 @@ def _moment(assignment: dict, key: str, fail) -> dt.datetime | None:
     example = f"{key} = 2026-03-01T23:59:00+01:00 (or ...Z for UTC)"
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
-            fail(f"[assignment] {key} = {shown}", "has no time zone", f"add one, e.g. {example}")
+            fail(f"{where} {key} = {shown}", "has no time zone", f"add one, e.g. {example}")
         return value.astimezone(UTC)
     if isinstance(value, dt.date):
         fail(
-            f"[assignment] {key} = {shown}",
+            f"{where} {key} = {shown}",
             "is a date without a time and a time zone",
             f"write a full time with its zone, e.g. {example}",
         )
-    fail(f"[assignment] {key} = {shown}", "is not a time", f"write a TOML time without quotes, e.g. {example}")
+    fail(f"{where} {key} = {shown}", "is not a time", f"write a TOML time without quotes, e.g. {example}")
 
 
-def _assignment(data: dict, fail) -> dict:
-    """``[assignment]``: due, late_due, late_credit, counts and name, checked together."""
-    assignment = data.get("assignment")
-    if assignment is None or "due" not in assignment:
-        fail("[assignment] due", "is missing", "add the due date, e.g. [assignment] due = 2026-03-01T23:59:00+01:00")
-    due, late_due = _moment(assignment, "due", fail), _moment(assignment, "late_due", fail)
+def _assignment(assignment: dict, fail, where: str = "[assignment]") -> dict:
+    """An assignment's table (``where``: its name in messages): due, late_due, late_credit, counts, name."""
+    if "due" not in assignment:
+        fail(f"{where} due", "is missing", f"add the due date, e.g. {where} due = 2026-03-01T23:59:00+01:00")
+    due, late_due = _moment(assignment, "due", fail, where), _moment(assignment, "late_due", fail, where)
     if late_due is not None and late_due <= due:
         fail(
-            "[assignment] late_due",
+            f"{where} late_due",
             f"({iso_utc(late_due)}) is not after due ({iso_utc(due)})",
             "give a late date after the due date, or remove late_due",
         )
+    late_credit = _late_credit(assignment, late_due, fail, where)
+    counts = assignment.get("counts", BEST)
+    if counts not in (BEST, LAST):
+        fail(f"{where} counts = {counts!r}", "is not a choice", f'write counts = "{BEST}" or counts = "{LAST}"')
+    name = assignment.get("name", "")
+    if not isinstance(name, str):
+        fail(f"{where} name", "is not a string", 'write it in quotes, e.g. name = "agtool lab"')
+    return {"due": due, "late_due": late_due, "late_credit": late_credit, "counts": counts, "name": name}
+
+
+def _late_credit(assignment: dict, late_due: dt.datetime | None, fail, where: str) -> float:
+    """``late_credit``: a share between 0 and 1, given exactly when ``late_due`` is."""
     late_credit = assignment.get("late_credit")
     if late_credit is not None:
         if late_due is None:
             fail(
-                "[assignment] late_credit",
+                f"{where} late_credit",
                 "is given without late_due",
                 "add late_due (until when late credit applies) or remove late_credit",
             )
         if not _number(late_credit) or not 0 <= late_credit <= 1:
             fail(
-                f"[assignment] late_credit = {late_credit!r}",
+                f"{where} late_credit = {late_credit!r}",
                 "is not a share between 0 and 1",
                 "write e.g. late_credit = 0.8 for 80% of the points",
             )
     elif late_due is not None:
         fail(
-            "[assignment] late_credit",
+            f"{where} late_credit",
             "is missing (late_due is given)",
             "add the share of the points a late attempt keeps, e.g. late_credit = 0.8",
         )
-    counts = assignment.get("counts", BEST)
-    if counts not in (BEST, LAST):
-        fail(f"[assignment] counts = {counts!r}", "is not a choice", f'write counts = "{BEST}" or counts = "{LAST}"')
-    name = assignment.get("name", "")
-    if not isinstance(name, str):
-        fail("[assignment] name", "is not a string", 'write it in quotes, e.g. name = "agtool lab"')
-    return {"due": due, "late_due": late_due, "late_credit": float(late_credit or 0.0), "counts": counts, "name": name}
+    return float(late_credit or 0.0)
 
 
-def _attempts(data: dict, fail) -> tuple[int | None, float | None]:
-    """``[attempts]``: the limit and its window in minutes, both or neither."""
-    attempts = data.get("attempts", {})
+def _attempts(attempts: dict, fail, where: str = "[attempts]") -> tuple[int | None, float | None]:
+    """An ``[attempts]`` table (``where``: its name in messages): the limit and its window in minutes, both or neither."""
     limit, window = attempts.get("limit"), attempts.get("window_minutes")
     if (limit is None) != (window is None):
         missing = "window_minutes" if window is None else "limit"
         fail(
-            f"[attempts] {missing}",
+            f"{where} {missing}",
             "is missing",
             "give both limit (attempts) and window_minutes (per how long), "
             "e.g. limit = 5 and window_minutes = 60, or neither",
         )
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        fail(f"[attempts] limit = {limit!r}", "is not a whole number of at least 1", "write e.g. limit = 5")
+        fail(f"{where} limit = {limit!r}", "is not a whole number of at least 1", "write e.g. limit = 5")
     if window is not None and (not _number(window) or not math.isfinite(window) or window <= 0):
         fail(
-            f"[attempts] window_minutes = {window!r}",
+            f"{where} window_minutes = {window!r}",
             "is not a number of minutes above 0",
             "write e.g. window_minutes = 60",
         )
     return limit, window
 
 
-def _weights(data: dict, fail, check_ids: set[str] | None) -> dict[str, float]:
-    """``[weights]``: a weight of 0 or more per step or check id (the registry's ids, read only when needed)."""
+def _weights(table: dict, fail, check_ids: set[str] | None, where: str = "[weights]") -> dict[str, float]:
+    """A ``[weights]`` table: a weight of 0 or more per step or check id (the registry's ids, read only when needed)."""
     weights = {}
-    table = data.get("weights", {})
     ids = check_ids if check_ids is not None or not table else _registry_ids()
     for key, value in table.items():
         step = _STEP_KEY.match(key)
         if not (step and int(step.group(1)) in STEPS) and key not in ids:
             fail(
-                f"[weights] {key!r}",
+                f"{where} {key!r}",
                 "is neither a step nor a check id",
                 f"use step{STEPS[0]} ... step{STEPS[-1]} or a check id such as step3/blocked_before_call "
                 "(agtool-grade checks lists them)",
             )
         if not _number(value) or not math.isfinite(value) or value < 0:
-            fail(f"[weights] {key} = {value!r}", "is not a weight of 0 or more", f"write e.g. {key} = 2.0")
+            fail(f"{where} {key} = {value!r}", "is not a weight of 0 or more", f"write e.g. {key} = 2.0")
         weights[key] = float(value)
     return weights
 
@@ -423,6 +747,156 @@ def credit(attempts, policy: Policy) -> Credit | None:
         credited=credited,
         why=_why(a, graded, period, factor, policy),
     )
+
+
+def credit_assignment(attempts, assignment: Assignment) -> Credit | None:
+    """:func:`credit` for one assignment: the points of its steps only, under its own dates, limit and weights.
+
+    Each attempt's report is cut down to the assignment's steps (its score,
+    maximum and checks); an assignment covering every step credits the whole
+    report, exactly as :func:`credit` does.
+
+    >>> course = parse_course('''
+    ... [[assignments]]
+    ... id = "lab-a"
+    ... steps = [1]
+    ... due = 2026-03-01T12:00:00Z
+    ... [[assignments]]
+    ... id = "lab-b"
+    ... steps = [2]
+    ... due = 2026-03-08T12:00:00Z
+    ... ''')
+    >>> report = {"score": 5, "max_score": 7, "steps": {"1": {"score": 1, "max_score": 3},
+    ...           "2": {"score": 4, "max_score": 4}}, "checks": []}
+    >>> attempt = Attempt(1, dt.datetime(2026, 3, 2, tzinfo=UTC), report)
+    >>> [credit_assignment([attempt], a).credited for a in course.assignments]
+    [0.0, 4.0]
+    """
+    if assignment.whole:
+        return credit(attempts, assignment.policy)
+    steps = set(assignment.steps)
+    return credit([Attempt(a.key, a.submitted_at, part_report(a.report, steps)) for a in attempts], assignment.policy)
+
+
+def part_report(report: dict | None, steps: set[int]) -> dict | None:
+    """``report`` cut down to ``steps``: their checks, their entries in ``steps``, their score and maximum.
+
+    The score and maximum are the steps' own (``report["steps"]``), else the sum of their checks.
+
+    >>> part_report({"score": 3, "max_score": 5, "steps": {"1": {"score": 1, "max_score": 2},
+    ...              "2": {"score": 2, "max_score": 3}}, "checks": []}, {2})["score"]
+    2
+    """
+    if report is None:
+        return None
+    checks = [c for c in report.get("checks", []) if c.get("step") in steps]
+    table = {k: v for k, v in (report.get("steps") or {}).items() if int(k) in steps}
+    if table:
+        score, total = (
+            sum(v.get("score") or 0 for v in table.values()),
+            sum(v.get("max_score") or 0 for v in table.values()),
+        )
+    else:
+        score, total = sum(c.get("points") or 0 for c in checks), sum(c.get("max_points") or 0 for c in checks)
+    return {**report, "score": score, "max_score": total, "steps": table, "checks": checks}
+
+
+def credit_course(attempts, course: Course) -> dict[str, Credit | None]:
+    """Each assignment's :func:`credit_assignment`, by id in the file's order (``None``: nothing graded).
+
+    >>> course = parse_course('[assignment]\\ndue = 2026-03-01T12:00:00Z\\n')
+    >>> list(credit_course([], course).items())
+    [('lab', None)]
+    """
+    attempts = list(attempts)
+    return {a.id: credit_assignment(attempts, a) for a in course.assignments}
+
+
+def course_total(credits: dict, course: Course, attempt: object, submitted_at: str | None) -> dict:
+    """The course grade of several assignments as one credit dict: the sum of the assignments' credited points.
+
+    ``credits``: :func:`credit_course`'s, as dicts (``None`` for an assignment
+    nothing was graded for: 0 of its points). ``attempt`` and
+    ``submitted_at`` are those of the report shown beside it. Each
+    assignment's own credit stays in the record's ``assignments``.
+
+    >>> course = parse_course('[[assignments]]\\nid = "a"\\nsteps = [1]\\ndue = 2026-03-01T12:00:00Z\\n',
+    ...                       check_ids=set())
+    >>> course_total({"a": {"credited": 2.0, "score": 2.0, "max_score": 3.0, "raw_score": 2, "raw_max": 3}},
+    ...              course, 4, "t")["credited"]
+    2.0
+    """
+    got = [credits.get(a.id) for a in course.assignments]
+    score = round(sum(c["score"] for c in got if c), 4)
+    total = round(sum(c["max_score"] if c else a.points for a, c in zip(course.assignments, got)), 4)
+    credited = round(sum(c["credited"] for c in got if c), 4)
+    periods = {c["period"] for c in got if c and c.get("period")}
+    return {
+        "attempt": attempt,
+        "submitted_at": submitted_at,
+        "period": periods.pop() if len(periods) == 1 else "per assignment",
+        "raw_score": round(sum(c["raw_score"] for c in got if c), 4),
+        "raw_max": round(sum(c["raw_max"] for c in got if c), 4),
+        "score": score,
+        "max_score": total,
+        "factor": round(credited / score, 4) if score else 1.0,
+        "credited": credited,
+        "why": "the sum of the assignments' credited scores: "
+        + "; ".join(
+            f"{a.id} {c['credited']:g}/{c['max_score']:g}" if c else f"{a.id} not graded"
+            for a, c in zip(course.assignments, got)
+        ),
+    }
+
+
+def assignment_entries(course: Course, credits: dict) -> dict:
+    """A record's ``assignments``: per id, the assignment's name, due date, points and credit (``None``: none).
+
+    ``credits``: :func:`credit_course`'s. The exports read these, not the course file.
+
+    >>> course = parse_course('[[assignments]]\\nid = "a"\\nsteps = [1]\\ndue = 2026-03-01T12:00:00Z\\n')
+    >>> entry = assignment_entries(course, {"a": None})["a"]
+    >>> entry["name"], entry["due"], entry["credit"], entry["points"] > 0
+    ('a', '2026-03-01T12:00:00Z', None, True)
+    """
+    return {
+        a.id: {
+            "name": a.name,
+            "due": iso_utc(a.policy.due),
+            "points": a.points,
+            "credit": credits[a.id].to_dict() if credits.get(a.id) is not None else None,
+        }
+        for a in course.assignments
+    }
+
+
+def course_credit(attempts, course: Course, policies: dict | None = None) -> tuple[Credit | None, dict | None]:
+    """``(credit, assignments)`` of one learner's attempts: a ``single`` course's :func:`credit` and ``None``;
+    else the :func:`course_total` of the assignments and their :func:`assignment_entries`.
+
+    ``policies``: an assignment's policy for this learner (their own dates), by id. The total's
+    attempt is the newest graded attempt: the report shown beside the assignments' credits.
+
+    >>> course = parse_course('[assignment]\\ndue = 2026-03-01T12:00:00Z\\n')
+    >>> course_credit([], course)
+    (None, None)
+    """
+    attempts = list(attempts)
+    mine = course if not policies else _with_policies(course, policies)
+    if mine.single:
+        return credit(attempts, mine.policy), None
+    graded = sorted((a for a in attempts if a.report is not None), key=lambda a: (aware(a.submitted_at), str(a.key)))
+    if not graded:
+        return None, None
+    credits = credit_course(graded, mine)
+    as_dicts = {k: c.to_dict() if c is not None else None for k, c in credits.items()}
+    total = course_total(as_dicts, mine, graded[-1].key, iso_utc(graded[-1].submitted_at))
+    return Credit(**total), assignment_entries(mine, credits)
+
+
+def _with_policies(course: Course, policies: dict) -> Course:
+    assignments = tuple(dataclasses.replace(a, policy=policies.get(a.id, a.policy)) for a in course.assignments)
+    return dataclasses.replace(course, assignments=assignments)
 
 
 def _why(chosen: Attempt, graded: list, period: str, factor: float, policy: Policy) -> str:
@@ -529,6 +1003,27 @@ def batch_credit(report: dict, submitted_at: str | None, policy: Policy, default
     """
     when = parse_time(submitted_at) or aware(default_time)
     return credit([Attempt("batch", when, report)], policy).to_dict()
+
+
+def batch_course_credit(
+    report: dict, submitted_at: str | None, course: Course, default_time: dt.datetime
+) -> tuple[dict, dict | None]:
+    """``(credit, assignments)`` of a batch's one attempt under ``course`` (:func:`course_credit`), as JSON data.
+
+    A ``single`` course gives :func:`batch_credit`'s credit and no assignments.
+
+    >>> course = parse_course('[[assignments]]\\nid = "a"\\nsteps = [1]\\ndue = 2026-03-01T12:00:00Z\\n')
+    >>> got, entries = batch_course_credit({"score": 2, "max_score": 2, "steps": {"1": {"score": 1, "max_score": 2}}},
+    ...                                    "2026-03-01T00:00:00Z", course, dt.datetime.now(UTC))
+    >>> got["credited"], entries["a"]["credit"]["credited"]
+    (1.0, 1.0)
+    """
+    if course.single:
+        return batch_credit(report, submitted_at, course.policy, default_time), None
+    when = parse_time(submitted_at) or aware(default_time)
+    total, entries = course_credit([Attempt("batch", when, report)], course)
+    assert total is not None  # one graded attempt
+    return total.to_dict(), entries
 
 
 def with_credit(record: dict, policy: Policy, default_time: dt.datetime) -> dict:

@@ -311,8 +311,11 @@ def bwrap_prefix(keep: list[str] | tuple[str, ...] = (), writable: list[str] | t
         "/tmp",
     ]
     made: set[str] = {"/", "/tmp", "/dev", "/proc", "/etc", *SYSTEM_DIRS}
-    for path in allowed_paths(keep):
+    bound = allowed_paths(keep)
+    for path in bound:
         args += [*_parents(path, made), "--ro-bind", path, path]
+    for link, target in _interpreter_links(bound):
+        args += [*_parents(link, made), "--symlink", target, link]
     for path in _hidden_parts():
         args += ["--perms", "0755", "--tmpfs", path, "--remount-ro", path]
     for path in writable:
@@ -345,6 +348,30 @@ def allowed_paths(keep: list[str] | tuple[str, ...] = ()) -> list[str]:
         if not covered and not own:
             outer.append(path)
     return outer
+
+
+def _interpreter_links(bound: list[str] | tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """The symlinks on the way to the interpreter as it is run, as (link, target): made again in the sandbox.
+
+    The binds are real paths; a venv reached through a link (a clone whose ``.venv`` links to another
+    checkout's, ``/opt/agtool`` linking to ``/srv/agtool``) would leave ``sys.executable`` with nothing
+    at its path inside. Only the first link of the path is made: its target is bound (the interpreter's
+    folders are), so the rest of the path resolves there.
+
+    >>> all(os.path.islink(link) for link, _ in _interpreter_links())
+    True
+    """
+    links = []
+    path = os.path.abspath(sys.executable)
+    parts = path.split(os.sep)
+    for i in range(2, len(parts)):
+        here = os.sep.join(parts[:i])
+        if any(here == d or here.startswith(d.rstrip(os.sep) + os.sep) for d in (*SYSTEM_DIRS, *bound)):
+            break  # inside a folder bound as it is: its links are there already
+        if os.path.islink(here):
+            links.append((here, os.path.realpath(here)))
+            break
+    return links
 
 
 def _system_binds() -> list[str]:

@@ -132,9 +132,12 @@ def grade_statement(record: LearnerRecord | dict, counting: Report) -> tuple[str
     ...                                           "override": {"was": 3.0}}}, Report(seed=1, path="t.py"))[0]
     'The grade that counts: 7/10, set by your instructor for attempt 4.'
     """
-    got = _typed(record).credit
+    typed = _typed(record)
+    got = typed.credit
     if not got:
         return f"The grade that counts: {counting.score}/{counting.max_score}.", ""
+    if typed.assignments and not got.get("override"):  # several assignments: their sum, then each one
+        return _assignments_statement(got, typed.assignments)
     if got.get("override"):  # an instructor set it: their reason is the why (the service's overrides)
         return (
             f"The grade that counts: {_number(got['credited'])}/{_number(got['max_score'])}, set by your "
@@ -151,6 +154,30 @@ def grade_statement(record: LearnerRecord | dict, counting: Report) -> tuple[str
         f"from {which_attempt(got)}: {points}{period}."
     )
     return grade, f"Why this one: {got['why']}." if got.get("why") else ""
+
+
+def _assignments_statement(total: dict, assignments: dict) -> tuple[str, str]:
+    """``(grade, why)`` of a course of several assignments: the sum, then each assignment's credited grade.
+
+    >>> grade, why = _assignments_statement({"credited": 4.5, "max_score": 6}, {"lab-a": {"name": "Lab A",
+    ...     "points": 3, "credit": {"credited": 1.5, "max_score": 3, "factor": 0.5, "period": "late"}},
+    ...     "lab-b": {"name": "Lab B", "points": 3, "credit": None}})
+    >>> print(grade); print(why)
+    The grade that counts: 4.5/6, the sum of your assignments' credited grades.
+    Each assignment: Lab A (lab-a) 1.5/3, late (50% credit); Lab B (lab-b) not graded (of 3).
+    """
+    parts = []
+    for key, entry in assignments.items():
+        got = entry.get("credit")
+        name = f"{entry.get('name') or key} ({key})"
+        if not got:
+            parts.append(f"{name} not graded (of {_number(entry.get('points') or 0)})")
+            continue
+        factor = float(got.get("factor", 1.0))
+        period = f", {got.get('period', '')} ({factor:.0%} credit)" if factor != 1.0 else ""
+        parts.append(f"{name} {_number(got['credited'])}/{_number(got['max_score'])}{period}")
+    grade = f"The grade that counts: {_number(total['credited'])}/{_number(total['max_score'])}, the sum of your assignments' credited grades."
+    return grade, "Each assignment: " + "; ".join(parts) + "."
 
 
 def lab_replay(reproduce: str, module: str = LAB_MODULE) -> str:

@@ -78,7 +78,21 @@ def _row(record: LearnerRecord, columns: list[str]) -> dict:
         override = record.credit.get("override") or {}
         row.update({column: override.get(key) for column, key in OVERRIDE_COLUMNS.items()})
         row["extended_due"] = (record.credit.get("extension") or {}).get("due")
+    for assignment_id, entry in (record.assignments or {}).items():  # several assignments: each one's credited score
+        row[assignment_id] = (entry.get("credit") or {}).get("credited")
     return row
+
+
+def assignment_ids(records: Records) -> list[str]:
+    """The ids of a course's assignments, in the course file's order (none for a course of one ``[assignment]``).
+
+    >>> assignment_ids([{"learner": "a", "report": {}, "assignments": {"lab-b": {}, "lab-a": {}}}])
+    ['lab-b', 'lab-a']
+    """
+    ids: dict[str, None] = {}
+    for record in as_records(records):
+        ids.update(dict.fromkeys(record.assignments or {}))
+    return list(ids)
 
 
 def _instructor_columns(records: list[LearnerRecord]) -> list[str]:
@@ -99,7 +113,9 @@ def gradebook_frame(records: Records) -> pd.DataFrame:
     so a partial ``--steps`` run is not mistaken for zero points; so is the
     score of a submission the grading machinery failed on. A grade an
     instructor overrode says so (``override_reason`` and who, when, and the
-    grade it replaced); a learner's own due date is ``extended_due``.
+    grade it replaced); a learner's own due date is ``extended_due``. A course
+    of several assignments adds a column per assignment, named by its id:
+    that assignment's credited score (empty: nothing graded for it).
 
     >>> gradebook_frame([])["score"].tolist()
     []
@@ -121,6 +137,7 @@ def gradebook_frame(records: Records) -> pd.DataFrame:
             "source",
             *credit_columns,
             *_instructor_columns(records),
+            *assignment_ids(records),
         ],
     )
     if any(not r.graded for r in records):  # an empty score keeps the column whole numbers (Int64, not float)
@@ -154,7 +171,8 @@ def gradebook_csv(records: Records) -> str:
 
 
 def grades_json(records: Records) -> str:
-    """``grades.json``'s text: the seeds, and per learner the file, hash, score, error, report and credit.
+    """``grades.json``'s text: the seeds, and per learner the file, hash, score, error, report and credit
+    (and with several assignments, each one's name, due date, points and credit under ``assignments``).
 
     A failure of the grading machinery has ``"score": null``: it is not a grade.
 
@@ -176,6 +194,7 @@ def grades_json(records: Records) -> str:
                         "error": r.error,
                         "report": r.report,
                         **({"credit": r.credit} if r.credit is not None else {}),
+                        **({"assignments": r.assignments} if r.assignments is not None else {}),
                     }
                     for r in records
                 ],
@@ -234,9 +253,12 @@ def step_frame(records: Records) -> pd.DataFrame:
 
 
 def counted_records(records: Records, starter: Iterable[str] = ()) -> list[LearnerRecord]:
-    """The records the class's statistics count, the same for ``summary.md``, the plots, the dashboard
-    and the class page: graded, imported (an ungradable file answered nothing), and not the starter
-    handed in unchanged (``starter``: those learners, :func:`grader.outputs.starter.starter_submissions`).
+    """The records every class statistic counts, the one rule for ``summary.md`` (mean, median, full marks,
+    score per step, hardest checks, wrong answers), the three plots, the dashboard and the class page:
+    graded, imported (an ungradable file answered nothing), and not the starter handed in unchanged
+    (``starter``: those learners, :func:`grader.outputs.starter.starter_submissions`). Their grades are
+    in the gradebook like everyone's; only the statistics leave them out, and each says so
+    (:func:`counted_words`).
 
     >>> [r.learner for r in counted_records([{"learner": "a", "report": {}}, {"learner": "b", "report": {}},
     ...     {"learner": "c", "report": {"error": "Your module could not be imported: x"}}], starter=["b"])]
@@ -244,6 +266,21 @@ def counted_records(records: Records, starter: Iterable[str] = ()) -> list[Learn
     """
     left_out = set(starter)
     return [r for r in as_records(records) if r.graded and not r.error and r.learner not in left_out]
+
+
+# Said under every class statistic (summary.md, each plot): which learners it counts.
+COUNTED_RULE = "graded files that imported; the starter handed in unchanged left out"
+# Where the files' texts are not at hand (the service's class page), a starter handed in unchanged cannot be told.
+COUNTED_RULE_NO_TEXTS = "graded files that imported (their texts not at hand: a starter handed in unchanged counts)"
+
+
+def counted_words(counted: int, rule: str = COUNTED_RULE) -> str:
+    """How many learners a class statistic counts, and the rule (:func:`counted_records`), in one phrase.
+
+    >>> counted_words(4)
+    '4 learners counted: graded files that imported; the starter handed in unchanged left out'
+    """
+    return f"{counted} learner{'' if counted == 1 else 's'} counted: {rule}"
 
 
 def wrong_answers(records: Records, starter: Iterable[str] = (), top: int | None = WRONG_ANSWERS_SHOWN) -> pd.DataFrame:

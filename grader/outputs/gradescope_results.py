@@ -117,7 +117,7 @@ _ZIP_TIME = (2000, 1, 1, 0, 0, 0)
 
 def gradescope_json(record: LearnerRecord | dict) -> dict:
     """``gradescope/<learner>/results.json`` of one learner: the report shown, the score that counts
-    (the credited one under a course policy).
+    (the credited one under a course policy; with several assignments their sum, and a line per assignment).
 
     >>> rec = {"learner": "ana", "report": {"seed": 1, "path": "t.py", "checks": [], "score": 0, "max_score": 0}}
     >>> gradescope_json(rec)["score"], gradescope_json({**rec, "credit": {"credited": 0.0, "max_score": 0.0,
@@ -134,7 +134,27 @@ def gradescope_json(record: LearnerRecord | dict) -> dict:
             f"{said}: {got['credited']:g}/{got['max_score']:g} ({terminal_text(got['why'])}).\n" + data["output"]
         )
         data.setdefault("extra_data", {})["credit"] = got
+    if record.assignments:  # several assignments: a line each, and each one's credit for a script to read
+        data["output"] = (
+            "".join(_assignment_line(key, entry) for key, entry in record.assignments.items()) + data["output"]
+        )
+        data.setdefault("extra_data", {})["assignments"] = record.assignments
     return data
+
+
+def _assignment_line(key: str, entry: dict) -> str:
+    """One assignment's credited score as a line of the results' output (its name is the instructor's text).
+
+    >>> _assignment_line("lab-a", {"name": "Lab A", "points": 4, "credit": None})
+    'Lab A (lab-a): not graded/4.\\n'
+    """
+    got = entry.get("credit")
+    score = (
+        f"{got['credited']:g}/{got['max_score']:g} ({terminal_text(got['why'])})"
+        if got
+        else f"not graded/{entry['points']:g}"
+    )
+    return f"{terminal_text(entry.get('name') or key)} ({key}): {score}.\n"
 
 
 def gradescope_text(record: LearnerRecord | dict) -> str:

@@ -228,19 +228,103 @@ def grade_rows(records) -> list[dict]:
     return rows
 
 
+def course_columns(records) -> list[tuple[str, str]]:
+    """``(id, column title)`` per assignment of a course of several: its name, with its id when two share a name.
+
+    >>> course_columns([{"learner": "a", "report": {}, "assignments": {"x": {"name": "Lab"}, "y": {"name": "Lab"}}}])
+    [('x', 'Lab (x)'), ('y', 'Lab (y)')]
+    """
+    names: dict[str, str] = {}
+    for r in as_records(records):
+        for key, entry in (r.assignments or {}).items():
+            names.setdefault(key, entry.get("name") or key)
+    shared = {n for n in names.values() if list(names.values()).count(n) > 1}
+    return [(key, f"{name} ({key})" if name in shared else name) for key, name in names.items()]
+
+
+def course_rows(records) -> list[dict]:
+    """One row per graded learner of a course of several assignments: ``scores`` and ``maxima`` by id, and why.
+
+    An assignment nothing was graded for is an empty cell; its maximum is its points.
+
+    >>> course_rows([{"learner": "ana", "report": {"score": 5}, "credit": {"why": "sum"}, "assignments":
+    ...     {"a": {"points": 4, "credit": {"credited": 3.0, "max_score": 4.0}}, "b": {"points": 6, "credit": None}}}])
+    [{'learner': 'ana', 'scores': {'a': 3.0, 'b': None}, 'maxima': {'a': 4.0, 'b': 6}, 'why': 'sum'}]
+    """
+    rows = []
+    for r in as_records(records):
+        if not r.graded or not r.assignments:
+            continue
+        got = {key: entry.get("credit") for key, entry in r.assignments.items()}
+        rows.append(
+            {
+                "learner": r.learner,
+                "scores": {key: c["credited"] if c else None for key, c in got.items()},
+                "maxima": {key: c["max_score"] if c else r.assignments[key]["points"] for key, c in got.items()},
+                "why": (r.credit or {}).get("why", ""),
+            }
+        )
+    return rows
+
+
+def course_canvas_csv(rows: list[dict], roster, columns: list[tuple[str, str]]) -> tuple[str, list]:
+    """Canvas's import CSV with a column per assignment (``columns``: :func:`course_columns`), ``rows``: :func:`course_rows`.
+
+    >>> text, _ = course_canvas_csv([{"learner": "ana", "scores": {"a": 3.0, "b": None}, "maxima": {"a": 4, "b": 6}}],
+    ...                             read_roster_text("learner,lms_id\\nana,7\\n"), [("a", "Lab A"), ("b", "Lab B")])
+    >>> print(text, end="")
+    Student,ID,SIS User ID,SIS Login ID,Section,Lab A,Lab B
+    Points Possible,,,,,4,6
+    ana,7,,,,3,
+    """
+    pairs, unmatched = match(rows, roster)
+    possible = [_number(max((r["maxima"][key] for _, r in pairs), default=None)) for key, _ in columns]
+    table = [CANVAS_HEADER + [title for _, title in columns], ["Points Possible", "", "", "", "", *possible]]
+    for entry, row in pairs:
+        ids = [entry.name or entry.learner, entry.lms_id, entry.sis_user_id, entry.sis_login_id, entry.section]
+        table.append(ids + [_number(row["scores"].get(key)) for key, _ in columns])
+    return _write(table), unmatched
+
+
+def course_moodle_csv(rows: list[dict], roster, columns: list[tuple[str, str]]) -> tuple[str, list]:
+    """Moodle's import CSV with a grade item per assignment, then ``Feedback`` (each assignment's credited score).
+
+    >>> text, _ = course_moodle_csv([{"learner": "ana", "scores": {"a": 3.0}, "maxima": {"a": 4}, "why": "a 3/4"}],
+    ...                             read_roster_text("learner,lms_id\\nana,S1\\n"), [("a", "Lab A")])
+    >>> print(text, end="")
+    ID number,Email address,Lab A,Feedback
+    S1,,3,a 3/4
+    """
+    pairs, unmatched = match(rows, roster)
+    table = [MOODLE_HEADER + [title for _, title in columns] + ["Feedback"]]
+    for entry, row in pairs:
+        table.append([entry.lms_id, entry.email, *[_number(row["scores"].get(key)) for key, _ in columns], row["why"]])
+    return _write(table), unmatched
+
+
 def lms_files(records, roster, *, assignment: str) -> dict:
     """``canvas``, ``moodle`` and ``unmatched`` CSV texts, and the ``unmatched`` list as ``list``.
+
+    With several assignments (records with ``assignments``) each file has a
+    column per assignment, titled by its name; ``assignment`` is not used.
 
     >>> roster = read_roster_text("learner,lms_id\\nana,7\\nbob,8\\n")
     >>> files = lms_files([{"learner": "ana", "report": {"score": 5, "max_score": 10}}], roster, assignment="lab")
     >>> files["canvas"].splitlines()[2], files["list"]
     ('ana,7,,,,5', [('bob', 'in the roster, but no graded submission')])
     """
-    rows = grade_rows(records)
-    canvas, unmatched = canvas_csv(rows, roster, assignment=assignment)
+    columns = course_columns(records)
+    if columns:  # a course of several assignments: a column per assignment
+        rows = course_rows(records)
+        canvas, unmatched = course_canvas_csv(rows, roster, columns)
+        moodle = course_moodle_csv(rows, roster, columns)[0]
+    else:
+        rows = grade_rows(records)
+        canvas, unmatched = canvas_csv(rows, roster, assignment=assignment)
+        moodle = moodle_csv(rows, roster, assignment=assignment)[0]
     return {
         "canvas": canvas,
-        "moodle": moodle_csv(rows, roster, assignment=assignment)[0],
+        "moodle": moodle,
         "unmatched": unmatched_csv(unmatched),
         "list": unmatched,
     }

@@ -27,7 +27,7 @@ from grader.report import Failure, Report, failure_of
 
 NO_SELECTION = {"steps": None, "only": None}
 # Keys written only when they hold something, so a record's JSON is what it was before this type existed.
-_OPTIONAL = ("feedback_seed", "feedback_report", "submitted_at", "attempt", "credit")
+_OPTIONAL = ("feedback_seed", "feedback_report", "submitted_at", "attempt", "credit", "assignments")
 
 
 @dataclass
@@ -38,7 +38,9 @@ class LearnerRecord:
     ``feedback_seed``/``feedback_report`` are the run the learner is shown.
     ``submitted_at`` (ISO 8601 UTC) is the attempt's time under a course
     policy; ``attempt`` the service's attempt id; ``credit`` what the course
-    policy made of it (``grader.course.policy.Credit.to_dict()``).
+    policy made of it (``grader.course.policy.Credit.to_dict()``; with several
+    assignments, their total). ``assignments``: with several assignments, each
+    one's name, due date, points and credit by id (``grader.course.policy.assignment_entries``).
 
     >>> LearnerRecord("ana", {"score": 0, "max_score": 4, "error": "x"}).to_dict()["selection"]
     {'steps': None, 'only': None}
@@ -55,6 +57,7 @@ class LearnerRecord:
     submitted_at: str | None = None
     attempt: int | None = None
     credit: dict | None = None
+    assignments: dict | None = None
     # The parsed reports, made once: feedback, Gradescope and LMS outputs each read them
     # (parsing 80 checks three times a learner cost a class's outputs 6 ms a learner).
     _parsed: dict = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -172,7 +175,7 @@ def as_records(records: Iterable[LearnerRecord | dict]) -> list[LearnerRecord]:
     return sorted(typed, key=lambda r: r.learner)
 
 
-def attempt_record(attempt, *, credit: dict | None = None) -> LearnerRecord:
+def attempt_record(attempt, *, credit: dict | None = None, assignments: dict | None = None) -> LearnerRecord:
     """The record of one of the service's stored attempts (an object with ``learner``, ``id``, ``sha256``,
     ``seed``, ``report`` (JSON text) and ``submitted_at``).
 
@@ -200,5 +203,6 @@ def attempt_record(attempt, *, credit: dict | None = None) -> LearnerRecord:
         sha256=attempt.sha256,
         attempt=attempt.id,
         credit=credit,
+        assignments=assignments,
         **runs,
     )

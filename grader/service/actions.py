@@ -35,7 +35,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from grader.course.policy import iso_utc, parse_time
+from grader.course.policy import as_course, iso_utc, parse_time
 from grader.limits import APPEAL_CHARS, EXTRA_ATTEMPTS, LEARNER_NAME_CHARS, REASON_CHARS
 from grader.outputs.record import LearnerRecord
 from grader.service.actions_db import (
@@ -220,7 +220,7 @@ def _extension(ctx: Context, actor: str, fields: dict) -> dict:
 
 
 def _attempts(ctx: Context, actor: str, fields: dict) -> dict:
-    if ctx.policy is None or not ctx.policy.limit:
+    if ctx.policy is None or not as_course(ctx.policy).limited:
         raise ActionError("the course file sets no attempt limit: there are no attempts to add", 409)
     learner = learner_field(fields)
     extra = number_field(fields, "extra", low=1, high=MAX_EXTRA, whole=True)

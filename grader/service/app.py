@@ -149,12 +149,13 @@ def make_app(
     ]
     if settings.lti is not None:  # --lti FILE: the key set, "send grades to the LMS", the LTI page
         from grader.service.api.lti import JwksHandler, LtiSendApiHandler
-        from grader.service.handlers.lti import LtiPagesHandler
+        from grader.service.handlers.lti import DeepLinkHandler, LtiPagesHandler
 
         routes[:0] = [
             (rf"{p}lti/jwks\.json", JwksHandler, {"lti": settings.lti}),
             (rf"{p}api/lti/send", LtiSendApiHandler, args),
             (rf"{p}(?:class/lti|lti/send)", LtiPagesHandler, args),
+            (rf"{p}lti/deep-link", DeepLinkHandler, args),
         ]
     return web.Application(routes, hub_auth=hub_auth, cookie_secret=_cookie_secret(), xsrf_cookies=False)
 

@@ -12,6 +12,7 @@ Example::
 
 from __future__ import annotations
 
+from grader.course.policy import as_course
 from grader.outputs.record import LearnerRecord
 from grader.service import attempt_policy, classview
 from grader.service.actions import apply_overrides, with_extensions
@@ -24,6 +25,8 @@ def class_data(store: Store, policy=None) -> tuple[list[dict], list[LearnerRecor
 
     Without a course policy the best attempt counts; with one, the attempt
     ``grader.course.policy.credit`` picks, with its credited score and why.
+    ``policy``: a ``grader.course.policy.Course`` or a one-assignment ``Policy``;
+    with several assignments each record has each one's credit (``assignments``).
 
     >>> store = Store("sqlite://")
     >>> a = store.add_attempt("ana", b"x = 1\\n", seed=1)
@@ -42,19 +45,21 @@ def counting_records(store: Store, policy=None, terms: dict | None = None) -> li
     """Each learner's counting attempt, reading the reports of those attempts only (not every attempt's).
 
     The choice is made on the stored scores; a course policy with check
-    weights needs every graded report (the weights apply per check).
+    weights, or of several assignments, needs every graded report (the
+    weights apply per check, an assignment credits its own steps).
     """
     rows = store.graded_scores()
-    if policy is None:
+    course = as_course(policy)
+    if course is None:
         best: dict = {}
         for r in rows:
             kept = best.get(r.learner)
             if kept is None or (r.score, r.id) >= (kept.score, kept.id):
                 best[r.learner] = r
         return classview.best_records(store.with_reports(r.id for r in best.values()))
-    if policy.weights:
-        return attempt_policy.credited_records(store.with_reports(r.id for r in rows), policy, terms)
-    return attempt_policy.credited_from_scores(rows, policy, store.with_reports, terms)
+    if course.weights or not course.single:
+        return attempt_policy.credited_records(store.with_reports(r.id for r in rows), course, terms)
+    return attempt_policy.credited_from_scores(rows, course.policy, store.with_reports, terms)
 
 
 def _records(attempts, policy, actions=()) -> list[LearnerRecord]:
@@ -67,11 +72,14 @@ def _records(attempts, policy, actions=()) -> list[LearnerRecord]:
     return apply_overrides(with_extensions(records, terms), list(actions))
 
 
-def course_status(store: Store, learner: str, policy) -> dict | None:
-    """``GET api/course`` of ``learner``: their own dates and limit; ``counted`` says when a grade was overridden."""
+def course_status(store: Store, learner: str, policy, sent=None) -> dict | None:
+    """``GET api/course`` of ``learner``: their own dates and limit; ``counted`` says when a grade was overridden.
+
+    ``sent``: what reached the LMS, by assignment id (:func:`grader.service.attempt_policy.status`).
+    """
     log = ActionLog(store)
     actions = log.all(learner)
-    shown = attempt_policy.status(store, learner, policy, terms=terms_by_learner(actions).get(learner))
+    shown = attempt_policy.status(store, learner, policy, terms=terms_by_learner(actions).get(learner), sent=sent)
     override = overrides_of(actions).get(learner)
     if shown is not None and shown.get("counted") and override is not None:
         shown["counted"] = {

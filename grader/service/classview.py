@@ -68,6 +68,10 @@ def class_rows(summaries: list[dict], records_by_learner: dict[str, LearnerRecor
             row["best_attempt"] = record.attempt
             if record.credit is not None:  # a course policy: the counting attempt, its credited score and why
                 row["credited_score"], row["why"] = record.credit["credited"], record.credit["why"]
+            if record.assignments:  # several assignments: each one's credited score, by id
+                row["assignments"] = {
+                    key: (entry.get("credit") or {}).get("credited") for key, entry in record.assignments.items()
+                }
     return [rows[k] for k in sorted(rows)]
 
 

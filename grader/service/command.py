@@ -146,10 +146,10 @@ def run_serve(args) -> int:
     if getattr(args, "appeal_limit", APPEAL_LIMIT) < 1 or getattr(args, "appeal_window", APPEAL_WINDOW) <= 0:
         raise SystemExit("agtool-grade serve: --appeal-limit must be at least 1 and --appeal-window more than 0 s")
     if getattr(args, "course", None):  # refused before the service starts, with the field and the fix
-        from grader.course.policy import CourseError, load_policy
+        from grader.course.policy import CourseError, load_course
 
         try:
-            args.course_policy = load_policy(args.course)
+            args.course_policy = load_course(args.course)
         except CourseError as exc:
             raise SystemExit(f"agtool-grade serve: {exc}") from None
     if getattr(args, "roster", None):

@@ -25,6 +25,7 @@ import re
 import threading
 from urllib.parse import quote
 
+from grader.course.policy import as_course
 from grader.outputs import lms
 from grader.outputs.record import as_records
 from grader.outputs.similarity import similarity_outputs
@@ -115,5 +116,6 @@ def lms_files(records, settings: ServiceOptions) -> dict[str, str] | None:
     """
     if settings.roster is None:
         return None
-    name = settings.course.name if settings.course is not None and settings.course.name else "agtool lab"
+    course = as_course(settings.course)
+    name = course.policy.name if course is not None and course.policy.name else "agtool lab"
     return lms.lms_files(records, settings.roster, assignment=name)

@@ -79,3 +79,34 @@ def lti_page(
         roster=None if roster is None else roster_view(*roster),
         results=results,
     )
+
+
+def deep_link_page(
+    *,
+    prefix: str,
+    xsrf: str,
+    chrome: Chrome,
+    said: str = "",
+    course: str = "",
+    assignments: list[dict] | None = None,
+    answer: dict | None = None,
+) -> str:
+    """``lti/deep-link``: the assignments to pick (``assignments``), the answer to return (``answer``: ``url``,
+    ``jwt``, ``count``), or why there is nothing to pick (``said``).
+
+    >>> html = deep_link_page(prefix="/s/", xsrf="t", chrome=Chrome(), course="<i>C</i>", assignments=[
+    ...     {"id": "a", "name": "<b>A</b>", "steps": "1-4", "due": "2030-01-10", "points": 20, "column": "none yet"}])
+    >>> "&lt;b&gt;A&lt;/b&gt; (a)" in html, "Course &lt;i&gt;C&lt;/i&gt;" in html
+    (True, True)
+    """
+    return render(
+        "lti_deep_link.html",
+        title="Add an assignment to the LMS course",
+        chrome=chrome,
+        prefix=prefix,
+        xsrf=xsrf,
+        said=said,
+        course=course,
+        assignments=assignments,
+        answer=answer,
+    )

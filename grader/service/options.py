@@ -39,7 +39,7 @@ class ServiceOptions:
     class_refresh: int = CLASS_REFRESH
     roster: object = None  # grader.outputs.lms roster entries by learner (--roster FILE): the LMS downloads
     references: dict = None  # {"reference:tools.py": text} (--reference): compared by similarity, never served
-    course: object = None  # a grader.course.policy.Policy (--course FILE), or None: no deadline, no attempt limit
+    course: object = None  # a grader.course.policy.Course (--course FILE), or None: no deadline, no attempt limit
     max_learner_bytes: int = MAX_LEARNER_BYTES
     max_uploads: int = MAX_UPLOADS
     appeal_limit: int = APPEAL_LIMIT  # regrade requests a learner may file per appeal_window (then 429)
@@ -48,3 +48,15 @@ class ServiceOptions:
     insecure: bool = False  # --insecure-no-sandbox: learner code runs unconfined, and the class page says so
     lti: object = None  # a grader.service.lti_service.LtiService (--lti FILE), or None: no LMS gradebook
     settings: object = None  # the grader.settings.Settings serve read at start; None: read when needed
+
+    def sent_to_lms(self, learner: str) -> dict | None:
+        """What reached the LMS for ``learner``, by assignment id (an ISO time, or ``None``: not sent).
+
+        ``None`` (nothing shown) without an LTI service; the LTI service answers
+        through its ``sent_for(learner)`` when it has one.
+
+        >>> ServiceOptions().sent_to_lms("ana") is None
+        True
+        """
+        sent_for = getattr(self.lti, "sent_for", None)
+        return sent_for(learner) if sent_for is not None else None

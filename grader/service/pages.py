@@ -144,6 +144,8 @@ def course_view(course: dict | None, owner: str = "Your") -> dict | None:
     """The course policy as a learner sees it: due date, late date and credit, which attempt counts, attempts left.
 
     ``owner`` says whose attempts: "Your" to the learner, "ben's" to an instructor reading ben's page.
+    With several assignments (``assignments`` in the status) ``assignments`` has a row per
+    assignment; ``lms_shown`` when the service sends grades to an LMS (then ``lms``: when, or ``None``).
 
     >>> course_view({"due": "2026-03-01T12:00:00Z", "counts": "best", "limit": 5, "attempts_left": 2,
     ...              "window_minutes": 60.0})["minutes"]
@@ -151,6 +153,46 @@ def course_view(course: dict | None, owner: str = "Your") -> dict | None:
     """
     if not course:
         return None
+    view = _policy_view(course, owner)
+    counted = course.get("counted")
+    if counted:
+        view["counted"] = {
+            "attempt": counted["attempt"],
+            "credited": format(counted["credited"], "g"),
+            "max_score": format(counted["max_score"], "g"),
+            "why": counted["why"],
+        }
+    view["lms_shown"], view["lms"], view["assignments"] = "lms" in course, course.get("lms"), None
+    if course.get("assignments"):  # several assignments: a row each (their own "lms": the LMS column is shown)
+        view["assignments"] = [_assignment_view(line, owner) for line in course["assignments"]]
+        view["lms_shown"] = any("lms" in line for line in course["assignments"])
+    return view
+
+
+def _assignment_view(line: dict, owner: str) -> dict:
+    """One assignment's row: its :func:`_policy_view`, name, id, steps, points, credit and LMS state."""
+    view = _policy_view(line, owner)
+    got = line.get("counted")
+    view.update(
+        name=line.get("name") or line["id"],
+        id=line["id"],
+        steps=", ".join(str(s) for s in line.get("steps", [])),
+        points=format(line.get("points") or 0, "g"),
+        lms=line.get("lms"),
+        counted={
+            "attempt": got["attempt"],
+            "credited": format(got["credited"], "g"),
+            "max_score": format(got["max_score"], "g"),
+            "why": got["why"],
+        }
+        if got
+        else None,
+    )
+    return view
+
+
+def _policy_view(course: dict, owner: str) -> dict:
+    """The dates, rule and limit of a status (or of one assignment's line), as the templates show them."""
     view = {
         "due": course["due"],
         "late_due": course.get("late_due"),
@@ -172,14 +214,6 @@ def course_view(course: dict | None, owner: str = "Your") -> dict | None:
         view["minutes"] = format(course["window_minutes"], "g")
     if course.get("credit_now") is not None and course.get("period_now") not in (None, "on time"):
         view["period_now"], view["credit_percent"] = course["period_now"], round(100 * course["credit_now"])
-    counted = course.get("counted")
-    if counted:
-        view["counted"] = {
-            "attempt": counted["attempt"],
-            "credited": format(counted["credited"], "g"),
-            "max_score": format(counted["max_score"], "g"),
-            "why": counted["why"],
-        }
     return view
 
 
@@ -275,6 +309,37 @@ def learner_page(
     )
 
 
+def _blank(value: object) -> object:
+    """A cell's value, ``""`` for nothing (a class page cell is empty, not "None").
+
+    >>> _blank(None), _blank(0.0)
+    ('', 0.0)
+    """
+    return "" if value is None else value
+
+
+def _learner_rows(rows: list[dict], assignments: list[str]) -> list[dict]:
+    """The class page's rows: one per learner, the credited score per assignment in ``assignments``' order."""
+    return [
+        {
+            "name": r["learner"],
+            "link": quote(r["learner"], safe=""),
+            "attempts": r["attempts"],
+            "pending": r["pending"],
+            "best_score": r["best_score"],
+            "last_score": r["last_score"],
+            "max_score": r["max_score"],
+            "steps": [r["steps"].get(str(s), "") for s in STEPS],
+            "credited_score": r.get("credited_score", ""),
+            "why": r.get("why", ""),
+            "assignments": [_blank((r.get("assignments") or {}).get(key)) for key in assignments],
+            "last_submitted_at": r["last_submitted_at"],
+            "files": bool(r.get("best_attempt")),
+        }
+        for r in rows
+    ]
+
+
 PLOT_TITLES = {"score_histogram": "Scores", "check_pass_rate": "Pass rate per check", "step_scores": "Score per step"}
 
 
@@ -296,7 +361,8 @@ def class_page(
     not match; ``reference``: similarity also compares with the reference solution;
     ``insecure``: why learner code runs without a sandbox (``--insecure-no-sandbox``), shown first;
     ``chrome``: who reads it and where the hub is; ``actions``: the open regrade requests and the
-    log (:func:`grader.service.action_pages.class_summary_view`).
+    log (:func:`grader.service.action_pages.class_summary_view`). A course of several assignments
+    has a column per assignment (named by its id): its credited score.
 
     >>> html = class_page([{"learner": "<b>x</b>", "attempts": 1, "pending": 0, "best_score": 1, "last_score": 1,
     ...                     "max_score": 2, "steps": {}, "last_submitted_at": None}], {"checks": [], "wrong_answers": []},
@@ -305,29 +371,14 @@ def class_page(
     (False, True, True, True)
     """
     credited = any("credited_score" in r for r in rows)
+    assignments = list(dict.fromkeys(key for r in rows for key in r.get("assignments") or {}))
     downloads = ["grades.csv", "gradescope.zip", "similarity.html", "similarity.csv"]
     if unmatched is not None:
         downloads[2:2] = ["lms/canvas.csv", "lms/moodle.csv", "lms/unmatched.csv"]
     similarity = "Similarity compares each learner's counting attempt with the others" + (
         " and with the reference solution (never shown)." if reference else "."
     )
-    learners = [
-        {
-            "name": r["learner"],
-            "link": quote(r["learner"], safe=""),
-            "attempts": r["attempts"],
-            "pending": r["pending"],
-            "best_score": r["best_score"],
-            "last_score": r["last_score"],
-            "max_score": r["max_score"],
-            "steps": [r["steps"].get(str(s), "") for s in STEPS],
-            "credited_score": r.get("credited_score", ""),
-            "why": r.get("why", ""),
-            "last_submitted_at": r["last_submitted_at"],
-            "files": bool(r.get("best_attempt")),
-        }
-        for r in rows
-    ]
+    learners = _learner_rows(rows, assignments)
     checks = [
         {
             "check": c["check"],
@@ -350,6 +401,7 @@ def class_page(
         similarity=similarity,
         steps=list(STEPS),
         credited=credited,
+        assignments=assignments,
         learners=learners,
         unmatched=None if unmatched is None else [list(u) for u in unmatched],
         plots=list(PLOT_TITLES.items()) if rows else [],

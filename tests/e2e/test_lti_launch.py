@@ -59,7 +59,7 @@ import re
 import secrets
 import time
 from pathlib import Path
-from urllib.parse import urljoin
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 import pytest
 
@@ -89,7 +89,9 @@ c.JupyterHub.load_roles.append({{"name": "test-admin", "services": ["test-admin"
     "scopes": ["admin:users", "admin:auth_state", "list:users", "read:users", "read:servers", "read:groups"]}})
 from grader.service.lti.hub_auth import configure_lti
 configure_lti(c, {lti_file!r}, service={service!r}, instructor_group={group!r}, crypt_key_file={crypt_key!r})
+c.AgtoolLTI13Authenticator.key_set_refetch_seconds = {refetch}  # (30 by default) the burst test waits it out
 """
+KEY_SET_REFETCH = 4.0
 
 
 def lti_missing(what: str) -> None:
@@ -193,6 +195,7 @@ def lti_class(tmp_path_factory, configurable_http_proxy):
                 service=SERVICE,
                 group=INSTRUCTORS,
                 crypt_key=str(work / "crypt_key"),
+                refetch=KEY_SET_REFETCH,
             )
         )
     log = work / "jupyterhub.log"
@@ -313,7 +316,10 @@ def test_a_launch_lands_in_the_lab_and_the_counted_grade_reaches_the_lms(lti_cla
     user = lti.user(sub)
     state = user["auth_state"]
     assert state["sub"] == sub and state["iss"] == lms.url and state[CLAIM + "context"]["id"] == "c1"
-    assert state[AGS]["lineitem"] == lms.lineitem("c1") and user["groups"] == []
+    # A plain link of the course: no line item of its own, the course's container (the tool finds or makes
+    # the assignment's column there).
+    assert "lineitem" not in state[AGS] and state[AGS]["lineitems"] == f"{lms.url}/contexts/c1/lineitems"
+    assert user["groups"] == []
     assert f"LTI launch of {sub} (sub '{sub}', context 'c1')" in lti.log
 
     # The learner submits the module from their session, as the Submit widget does, and it is graded.
@@ -343,8 +349,8 @@ def test_a_launch_lands_in_the_lab_and_the_counted_grade_reaches_the_lms(lti_cla
         row["deployment_id"],
         row["context_id"],
         row["resource_link_id"],
-        row["lineitem"],
-    ) == (sub, lms.url, "deployment-1", "c1", "lab-link", lms.lineitem("c1")), row
+        row["lineitems"],
+    ) == (sub, lms.url, "deployment-1", "c1", "lab-link", f"{lms.url}/contexts/c1/lineitems"), row
     assert "https://purl.imsglobal.org/spec/lti-ags/scope/score" in row["ags_scopes"]
     [sent_row] = [r for r in lti.outbox_rows() if r["sub"] == sub]
     assert (sent_row["state"], sent_row["sent_given"], sent_row["last_status"]) == ("sent", score, 200), sent_row
@@ -378,7 +384,7 @@ def test_an_lms_instructor_lands_in_the_instructor_group(lti_class):
     assert page.status_code == 200, (page.status_code, page.text[:500])
     assert re.search(rf"<td>{sub}</td><td>no graded attempt</td><td>sub {sub} in Course c1</td>", page.text), page.text
     [row] = [r for r in lti.launch_rows() if r["learner"] == sub]
-    assert row["roles"] == [INSTRUCTOR] and row["lineitem"] == lms.lineitem("c1")
+    assert row["roles"] == [INSTRUCTOR] and row["lineitems"] == f"{lms.url}/contexts/c1/lineitems"
 
 
 def test_behind_https_the_login_cookies_come_back_with_the_lms_s_cross_site_post(lti_class):
@@ -472,6 +478,39 @@ def test_a_bad_launch_is_refused_with_a_log_line_and_nothing_stored(lti_class, a
     assert f"LTI launch of {sub}" not in lti.log
 
 
+def test_a_launch_from_a_course_the_lti_file_does_not_name_is_refused_and_nothing_stored(lti_class):
+    """The deployment is the LMS's whole account (one deployment for every course): a member of another course
+    launches a valid, signed launch from there; the hub refuses it, naming the course's id and title."""
+    lti, lms = lti_class, lti_class.lms
+    sub = "lms-oscar"
+    lms.enrol("c-sandbox", sub, "Oscar")
+    launch = start_launch(lti, sub, context="c-sandbox")
+    mark = len(lti.log)
+    answer = launch.post()
+    assert answer.status_code == 400, (answer.status_code, answer.text[:300])
+    refusals = wait_until(lambda: lti.refusals_since(mark), 5, "the refusal's log line", lti)
+    assert len(refusals) == 1, refusals
+    expected = "LTI launch refused: course 'c-sandbox' ('Course c-sandbox') is not in the LTI file's context_ids"
+    assert refusals[0].split("] ", 1)[-1].startswith(expected) or expected in refusals[0], refusals
+    assert lti.user(sub) is None and sub not in {r["sub"] for r in lti.launch_rows()}
+    assert sub not in {r["sub"] for r in lti.outbox_rows()} and f"LTI launch of {sub}" not in lti.log
+
+
+def test_an_instructor_of_another_course_is_a_learner_here(lti_class):
+    """Instructor (and an institution Administrator) elsewhere, Learner in c1: the launch from c1 is a learner's."""
+    from lti_platform import INSTRUCTOR, LEARNER
+
+    lti, lms = lti_class, lti_class.lms
+    sub = "lms-tina"
+    institution_admin = "http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator"
+    lms.enrol("c-other", sub, "Tina", roles=(INSTRUCTOR,))
+    lms.enrol("c1", sub, "Tina", roles=(LEARNER, institution_admin))
+    launch = start_launch(lti, sub)
+    assert launch.post().status_code == 302
+    assert lti.user(sub)["groups"] == []
+    assert "as an instructor" not in [line for line in lti.log.splitlines() if f"LTI launch of {sub}" in line][0]
+
+
 def test_a_replayed_launch_is_refused_and_changes_nothing(lti_class):
     lti, lms = lti_class, lti_class.lms
     sub = "lms-ben"
@@ -532,6 +571,93 @@ def test_a_grade_for_a_learner_the_lms_no_longer_has_in_the_context_is_refused_t
     assert row["sent_given"] is None and row["lineitem"] == lms.lineitem("c1")
     assert not [k for k in lms.scores if k[2] == sub] and not [p for p in lms.posts if p["userId"] == sub]
     assert f"score for '{sub}', who is not a member of context 'c1'" in lms.refusals
+
+
+# ------------------------------------------------------------------------------ a burst of forged launches
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+def _health_seconds(lti: LtiClass, count: int) -> list[float]:
+    import requests
+
+    seconds = []
+    with requests.Session() as session:
+        for _ in range(count):
+            start = time.perf_counter()
+            assert session.get(f"{lti.hub.origin}/hub/health", timeout=60).status_code == 200
+            seconds.append(time.perf_counter() - start)
+            time.sleep(0.02)
+    return seconds
+
+
+def test_a_burst_of_forged_callback_posts_does_not_slow_the_hub_against_a_slow_key_set(lti_class):
+    """Eight clients POST forged launches (an unknown kid, with the state cookie the hub hands anyone) while
+    the LMS's key set takes 2 s to answer. The key set is cached and fetched in a worker thread, again at most
+    every KEY_SET_REFETCH seconds on an unknown kid: /hub/health stays quick and the LMS sees a fetch per
+    period. Without the cache each POST fetched on the hub's event loop, 2 s each, and /hub/health waited
+    behind them."""
+    import threading
+
+    import jwt
+    import requests
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    lti, lms = lti_class, lti_class.lms
+    forger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    idle = _health_seconds(lti, 40)
+    time.sleep(KEY_SET_REFETCH)  # the earlier launches' fetch is older than the period: the burst may fetch
+    lms.jwks_delay, fetches, stop, posts = 2.0, lms.jwks_fetches, threading.Event(), []
+
+    def forge() -> None:
+        with requests.Session() as session:
+            while not stop.is_set():
+                login = session.get(
+                    f"{lti.hub.origin}/hub/lti13/oauth_login",
+                    params={
+                        "iss": lms.url,
+                        "login_hint": "x",
+                        "target_link_uri": f"{lti.hub.origin}/hub/spawn",
+                        "client_id": "agtool-tool-1",
+                    },
+                    allow_redirects=False,
+                    timeout=60,
+                )
+                state = parse_qs(urlsplit(login.headers.get("Location", "")).query).get("state", ["x"])[0]
+                token = jwt.encode({"sub": "x"}, forger, algorithm="RS256", headers={"kid": secrets.token_hex(8)})
+                answer = session.post(
+                    f"{lti.hub.origin}/hub/lti13/oauth_callback",
+                    data={"id_token": token, "state": state},
+                    allow_redirects=False,
+                    timeout=60,
+                )
+                posts.append(answer.status_code)
+
+    clients = [threading.Thread(target=forge, daemon=True) for _ in range(8)]
+    began = time.monotonic()
+    try:
+        for client in clients:
+            client.start()
+        time.sleep(0.5)
+        busy = _health_seconds(lti, 80)
+    finally:
+        stop.set()
+        for client in clients:
+            client.join(60)
+        lms.jwks_delay = 0.0
+    lasted = time.monotonic() - began
+    print(
+        f"/hub/health p95: idle {_p95(idle) * 1000:.0f} ms, under {len(posts)} forged POSTs "
+        f"{_p95(busy) * 1000:.0f} ms (median {sorted(busy)[len(busy) // 2] * 1000:.0f} ms); "
+        f"key set fetches {lms.jwks_fetches - fetches} in {lasted:.1f} s"
+    )
+    assert posts and set(posts) <= {400, 401}, set(posts)
+    assert 1 <= lms.jwks_fetches - fetches <= 1 + lasted / KEY_SET_REFETCH, (lms.jwks_fetches - fetches, lasted)
+    # Generous: a loaded two-core machine stays well under it; the uncached fetch put every request behind 2 s.
+    assert _p95(busy) < 1.5, (_p95(idle), _p95(busy))
 
 
 # ------------------------------------------------------------------------------ in the browser

@@ -33,7 +33,9 @@ from grader.service.exports import lms_files, similarity_of
 class CourseHandler(ApiHandler):
     def get(self) -> None:
         """The caller's due dates and attempts left (``null`` without a course file)."""
-        self.send_json(200, course_status(self.store, self.learner, self.conf.course))
+        self.send_json(
+            200, course_status(self.store, self.learner, self.conf.course, self.conf.sent_to_lms(self.learner))
+        )
 
 
 class ClassHandler(ApiHandler):

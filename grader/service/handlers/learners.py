@@ -36,7 +36,7 @@ class AttemptsPage(PageHandler):
             attempts,
             prefix=self.conf.prefix,
             is_instructor=self.instructor,
-            course=course_status(self.store, learner, self.conf.course),
+            course=course_status(self.store, learner, self.conf.course, self.conf.sent_to_lms(learner)),
             chrome=self.chrome(),
             changes=self.changes(learner, attempts),
         )
@@ -63,6 +63,9 @@ class AttemptsPage(PageHandler):
 class HomePage(AttemptsPage):
     @web.authenticated
     def get(self) -> None:
+        if self.instructor:  # an instructor comes for the class, not for attempts of their own
+            self.redirect(f"{self.conf.prefix}class")
+            return
         self.finish(self.attempts_page(self.learner))
 
 

@@ -27,6 +27,8 @@ from grader.limits import LMS_CONNECT_TIMEOUT, LMS_READ_TIMEOUT
 
 TIMEOUT = (LMS_CONNECT_TIMEOUT, LMS_READ_TIMEOUT)  # seconds: connect, read (grader.limits says why)
 NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+LINEITEM_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
+TAG = "agtool"  # the tag of every line item the tool makes or declares
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,19 @@ class Answer:
     def retry(self) -> bool:
         """Not reached, a server error, a rate limit or an expired token: worth trying again later."""
         return self.status is None or self.status >= 500 or self.status in (401, 408, 429)
+
+
+def _with_query(url: str, **params: str) -> str:
+    """``url`` with ``params`` added to its query (a container URL may have a query of its own).
+
+    >>> _with_query("https://lms/c/1/lineitems?x=1", resource_id="lab a")
+    'https://lms/c/1/lineitems?x=1&resource_id=lab+a'
+    """
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    query = urlencode([*parse_qsl(parts.query, keep_blank_values=True), *params.items()])
+    return urlunsplit(parts._replace(query=query))
 
 
 def _session():
@@ -78,6 +93,7 @@ class Client:
             .set_tool_private_key(key.private_pem)
         )
         registration.get_kid = lambda: key.kid  # the kid of our published key set, not pylti1p3's own digest
+        self.registration = registration
         tokens: dict = {}
         lock = threading.Lock()
 
@@ -127,6 +143,54 @@ class Client:
         except requests.RequestException as exc:
             return Answer(None, f"the LMS did not answer: {type(exc).__name__}: {exc}")
         return Answer(200, str(response.get("body") or "")[:2000])
+
+    def find_lineitems(self, container: str, resource_id: str) -> tuple[Answer, list[dict]]:
+        """The line items of the context's ``container`` whose ``resourceId`` is ``resource_id`` (every page).
+
+        The query's ``resource_id`` filter is the AGS one; the answer is
+        filtered again here, as an LMS may ignore the filter.
+        """
+        import requests
+        from pylti1p3.exception import LtiServiceException
+
+        url = _with_query(container, resource_id=resource_id)
+        try:
+            pages = self.connector.get_paginated_data(
+                [LINEITEM_SCOPE], url, accept="application/vnd.ims.lis.v2.lineitemcontainer+json"
+            )
+            found = [item for page in pages for item in (page["body"] if isinstance(page["body"], list) else [])]
+        except LtiServiceException as exc:
+            return self._refused(exc), []
+        except requests.RequestException as exc:
+            return Answer(None, f"the LMS did not answer: {type(exc).__name__}: {exc}"), []
+        return Answer(200, ""), [i for i in found if isinstance(i, dict) and i.get("resourceId") == resource_id]
+
+    def create_lineitem(self, container: str, item: dict) -> tuple[Answer, dict | None]:
+        """POST the line item ``item`` (label, scoreMaximum, resourceId, tag) to ``container``: the LMS's copy."""
+        import json
+
+        import requests
+        from pylti1p3.exception import LtiServiceException
+
+        try:
+            response = self.connector.make_service_request(
+                [LINEITEM_SCOPE],
+                container,
+                is_post=True,
+                data=json.dumps(item),
+                content_type="application/vnd.ims.lis.v2.lineitem+json",
+                accept="application/vnd.ims.lis.v2.lineitem+json",
+            )
+        except LtiServiceException as exc:
+            return self._refused(exc), None
+        except requests.RequestException as exc:
+            return Answer(None, f"the LMS did not answer: {type(exc).__name__}: {exc}"), None
+        body = response.get("body")
+        if isinstance(body, list):  # Canvas has answered a creation with a list of one
+            body = body[0] if body else None
+        if not isinstance(body, dict) or not body.get("id"):
+            return Answer(502, f"the LMS's answer has no line item id: {str(body)[:300]}"), None
+        return Answer(200, ""), body
 
     def _refused(self, exc) -> Answer:
         response = getattr(exc, "response", None)

@@ -10,14 +10,15 @@ Example::
     >>> cfg = parse_config({"issuer": "https://canvas.instructure.com", "client_id": "10000000000001",
     ...     "deployment_ids": ["1:abc"], "key_set_url": "https://sso.canvaslms.com/api/lti/security/jwks",
     ...     "login_url": "https://sso.canvaslms.com/api/lti/authorize_redirect",
-    ...     "token_url": "https://sso.canvaslms.com/login/oauth2/token"})
-    >>> cfg.client_id, cfg.token_audience
-    ('10000000000001', 'https://sso.canvaslms.com/login/oauth2/token')
+    ...     "token_url": "https://sso.canvaslms.com/login/oauth2/token", "context_ids": ["4af3e2"]})
+    >>> cfg.client_id, cfg.token_audience, cfg.context_ids
+    ('10000000000001', 'https://sso.canvaslms.com/login/oauth2/token', ('4af3e2',))
     >>> parse_config({"issuer": "canvas"})
     Traceback (most recent call last):
     ...
-    grader.service.lti.config.LtiConfigError: the LTI file has 6 problems:
+    grader.service.lti.config.LtiConfigError: the LTI file has 7 problems:
       client_id: missing (Canvas: the developer key's Client ID; Moodle: "Client ID")
+      context_ids: missing (the LMS courses this hub serves: a refused launch's log line names its course id and title)
       deployment_ids: missing (Canvas: the Deployment ID of the app in the course or account; Moodle: "Deployment ID")
       issuer: 'canvas' is not an https URL (Canvas: https://canvas.instructure.com; Moodle: "Platform ID", the site's URL)
       key_set_url: missing (Canvas: https://sso.canvaslms.com/api/lti/security/jwks; Moodle: "Public keyset URL")
@@ -27,6 +28,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,19 +45,29 @@ WHERE = {
     "token_audience": "leave it out unless the LMS names one (Canvas and Moodle: the token URL)",
     "tool_key_file": "a path on this machine; made at the first start, mode 0600",
     "username_key": "the launch claim that names the hub user: sub (default), email, or custom_NAME",
-    "instructor_roles": "LTI role URIs whose holders join the instructors' group",
+    "instructor_roles": "membership role URIs of the launch's own course whose holders join the instructors' group",
+    "context_ids": "the LMS courses this hub serves: a refused launch's log line names its course id and title",
 }
 URL_FIELDS = ("issuer", "key_set_url", "login_url", "token_url", "token_audience")
+MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+# A membership role of the launch's course, with or without a sub-role (MEMBERSHIP, its dots taken literally).
+_MEMBERSHIP_ROLE = re.compile(r"http://purl\.imsglobal\.org/vocab/lis/v2/membership(/[A-Za-z]+)?#[A-Za-z]+")
+# Roles in the launch's own course (its context). Institution roles (".../institution/person#...") and system
+# roles (".../system/person#...") say nothing about this course: an Administrator of the institution, or an
+# Instructor of another course of the same deployment, is not an instructor of this class.
 INSTRUCTOR_ROLES = (
-    "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor",
-    "http://purl.imsglobal.org/vocab/lis/v2/membership#Administrator",
-    "http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant",
-    "http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator",
+    MEMBERSHIP + "#Instructor",
+    MEMBERSHIP + "#Administrator",
+    MEMBERSHIP + "/Instructor#TeachingAssistant",
 )
+# Claims a learner edits in the LMS (their display name): a learner who renames themself to a classmate's
+# name would become that classmate on the hub, with their code, attempts and grade.
+DISPLAY_NAME_CLAIMS = ("name", "given_name", "family_name", "middle_name", "nickname", "preferred_username")
+USERNAME_KEYS = ("sub", "email")
 _TEXT = {"type": "string", "minLength": 1, "maxLength": 2048}
 SCHEMA = {
     "type": "object",
-    "required": ["issuer", "client_id", "deployment_ids", "key_set_url", "login_url", "token_url"],
+    "required": ["issuer", "client_id", "deployment_ids", "context_ids", "key_set_url", "login_url", "token_url"],
     "additionalProperties": False,
     "properties": {
         "issuer": _TEXT,
@@ -66,8 +78,9 @@ SCHEMA = {
         "token_audience": _TEXT,
         "tool_key_file": _TEXT,
         "deployment_ids": {"type": "array", "minItems": 1, "items": _TEXT},
-        "username_key": {"type": "string", "pattern": r"^(sub|email|name|given_name|custom_[A-Za-z0-9_]+)$"},
+        "username_key": _TEXT,
         "instructor_roles": {"type": "array", "items": _TEXT},
+        "context_ids": {"type": "array", "minItems": 1, "items": _TEXT},
     },
 }
 
@@ -90,6 +103,7 @@ class LtiConfig:
     tool_key_file: str | None = None
     username_key: str = "sub"
     instructor_roles: tuple[str, ...] = field(default=INSTRUCTOR_ROLES)
+    context_ids: tuple[str, ...] = ()
 
 
 def _url_problem(value: str) -> str | None:
@@ -104,6 +118,42 @@ def _url_problem(value: str) -> str | None:
     loopback = parsed.scheme == "http" and parsed.hostname in ("127.0.0.1", "localhost", "::1")
     if (parsed.scheme != "https" and not loopback) or not parsed.hostname or parsed.fragment:
         return f"{value!r} is not an https URL"
+    return None
+
+
+def _username_key_problem(value: str) -> str | None:
+    """Why ``value`` cannot name hub users: only claims the learner cannot change in the LMS name them.
+
+    >>> _username_key_problem("sub"), _username_key_problem("custom_login")
+    (None, None)
+    >>> print(_username_key_problem("given_name"))
+    'given_name' is a display name the learner can change in the LMS: one who renames themself to a classmate's name would become that classmate on the hub; use sub, or a custom parameter the LMS fills from the login (custom_login)
+    """
+    if value in USERNAME_KEYS or re.fullmatch(r"custom_[A-Za-z0-9_]+", value):
+        return None
+    if value in DISPLAY_NAME_CLAIMS:
+        return (
+            f"{value!r} is a display name the learner can change in the LMS: one who renames themself to a "
+            "classmate's name would become that classmate on the hub; use sub, or a custom parameter the LMS fills "
+            "from the login (custom_login)"
+        )
+    return f"{value!r} is not sub, email or custom_NAME"
+
+
+def _role_problem(roles: list) -> str | None:
+    """Why ``roles`` cannot make instructors: only membership roles of the launch's own course may.
+
+    >>> _role_problem([MEMBERSHIP + "#Instructor"]) is None
+    True
+    >>> print(_role_problem(["http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator"]))
+    'http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator' is not a membership role of the course (institution and system roles say nothing about this course; the roles start with http://purl.imsglobal.org/vocab/lis/v2/membership)
+    """
+    for role in roles:
+        if not (isinstance(role, str) and _MEMBERSHIP_ROLE.fullmatch(role)):
+            return (
+                f"{role!r} is not a membership role of the course (institution and system roles say nothing about "
+                f"this course; the roles start with {MEMBERSHIP})"
+            )
     return None
 
 
@@ -128,6 +178,14 @@ def parse_config(data: dict) -> LtiConfig:
             why = _url_problem(data[name])
             if why:
                 problems[name] = why
+    if isinstance(data.get("username_key"), str) and "username_key" not in problems:
+        why = _username_key_problem(data["username_key"])
+        if why:
+            problems["username_key"] = why
+    if isinstance(data.get("instructor_roles"), list) and "instructor_roles" not in problems:
+        why = _role_problem(data["instructor_roles"])
+        if why:
+            problems["instructor_roles"] = why
     if problems:
         lines = [
             f"  {name}: {why}" + (f" ({WHERE[name]})" if name in WHERE else "")
@@ -146,6 +204,7 @@ def parse_config(data: dict) -> LtiConfig:
         tool_key_file=data.get("tool_key_file"),
         username_key=data.get("username_key", "sub"),
         instructor_roles=tuple(data.get("instructor_roles") or INSTRUCTOR_ROLES),
+        context_ids=tuple(data["context_ids"]),
     )
 
 

@@ -6,14 +6,23 @@ against its one-time cookies) and keeps the decoded launch as the user's
 ``auth_state``, where the grading service reads it (the service's role has
 ``admin:auth_state``). This subclass adds:
 
+* the LMS's key set cached and fetched in a worker thread, again on an
+  unknown ``kid`` at a bounded rate (:mod:`grader.service.lti.keyset`):
+  ``ltiauthenticator`` fetches it on the event loop for every callback POST;
 * a replay guard: a launch whose nonce was already used is refused, even
   with the cookies of the first one;
 * the login's state and nonce cookies are ``SameSite=None; Secure`` over
   https, so that the LMS's cross-site form POST carries them back;
 * the deployment check: a launch from a deployment the LTI file does not
   list is refused;
+* the course check: a launch from a course (the ``context`` claim) the LTI
+  file's ``context_ids`` do not list is refused, its line naming the
+  course's id and title so that an administrator can add it;
+* the user name: the ``username_key`` claim, never a fallback to another
+  claim (a launch without it is refused);
 * LMS roles to the hub: instructors, administrators and teaching assistants
-  of the course join the instructors' group (``manage_groups``).
+  of the launch's own course (membership roles) join the instructors' group
+  (``manage_groups``); institution and system roles never do.
 
 Each refusal is one log line starting ``LTI launch refused:``.
 :func:`configure_lti` is what ``deploy/jupyterhub/jupyterhub_config.py`` calls
@@ -27,6 +36,8 @@ Example::
     True
     >>> is_instructor(["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"], INSTRUCTOR_ROLES)
     False
+    >>> is_instructor(["http://purl.imsglobal.org/vocab/lis/v2/institution/person#Instructor"], INSTRUCTOR_ROLES)
+    False
 """
 
 from __future__ import annotations
@@ -36,14 +47,21 @@ import threading
 import time
 
 from grader.limits import NONCE_KEEP
-from grader.service.lti.config import INSTRUCTOR_ROLES, load_config
+from grader.service.lti.config import INSTRUCTOR_ROLES, MEMBERSHIP, load_config
+from grader.service.lti.keyset import REFETCH_SECONDS, KeySet
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 
 
 def is_instructor(roles, instructor_roles) -> bool:
-    """Whether any of ``roles`` (LTI role URIs) is one of ``instructor_roles``."""
-    return bool(set(roles or ()) & set(instructor_roles))
+    """Whether any of ``roles`` (LTI role URIs) is one of ``instructor_roles``, counting membership roles only.
+
+    The roles of a launch are its course's: a membership role says what the
+    user is in this course; an institution or system role (what they are
+    elsewhere) never makes an instructor here, whatever the configuration says.
+    """
+    own = {r for r in roles or () if isinstance(r, str) and r.startswith(MEMBERSHIP)}
+    return bool(own & set(instructor_roles))
 
 
 class UsedNonces:
@@ -77,7 +95,7 @@ def _classes():
     from ltiauthenticator.lti13.error import LoginError, ValidationError
     from ltiauthenticator.lti13.handlers import LTI13CallbackHandler, LTI13LoginInitHandler
     from tornado.web import HTTPError
-    from traitlets import List, Unicode
+    from traitlets import Float, List, Unicode
 
     used = UsedNonces()
 
@@ -97,9 +115,51 @@ def _classes():
             )
 
     class CallbackHandler(LTI13CallbackHandler):
+        _launch_key = None
+
+        async def post(self):
+            # The key is looked up before the (synchronous) checks: from the cache, or fetched in a worker thread
+            # while the event loop serves everyone else.
+            try:
+                self._launch_key = await self.authenticator.key_set().key_for(self.get_argument("id_token", ""))
+            except Exception:  # not a JWT: decode_and_validate refuses it with its own line
+                self._launch_key = None
+            await super().post()
+
+        def _verified_launch(self):
+            """ltiauthenticator's checks in its order, the signature checked with the cached key."""
+            import jwt
+            from ltiauthenticator.lti13.error import InvalidAudienceError, TokenError
+            from ltiauthenticator.lti13.validator import LTI13LaunchValidator
+            from ltiauthenticator.utils import convert_request_to_dict
+
+            validator = LTI13LaunchValidator(parent=self.app)
+            args = convert_request_to_dict(self.request.arguments)
+            validator.validate_auth_response(args)
+            self.check_state()
+            if self._launch_key is None:
+                raise TokenError("no key of the LMS's key set matches the launch's kid")
+            try:
+                id_token = jwt.decode(
+                    args.get("id_token"),
+                    self._launch_key.key,
+                    algorithms=self.authenticator.jwks_algorithms,
+                    audience=self.authenticator.client_id,
+                    issuer=self.authenticator.issuer,
+                    leeway=validator.time_leeway,
+                )
+            except jwt.InvalidAudienceError as exc:
+                raise InvalidAudienceError(str(exc)) from None
+            except jwt.PyJWTError as exc:
+                raise TokenError(str(exc)) from None
+            validator.validate_id_token(id_token)
+            validator.validate_azp_claim(id_token, self.authenticator.client_id)
+            self.check_nonce(id_token)
+            return id_token
+
         def decode_and_validate_launch_request(self):
             try:
-                id_token = super().decode_and_validate_launch_request()
+                id_token = self._verified_launch()
             except (ValidationError, HTTPError) as exc:
                 self.log.warning(
                     "LTI launch refused: %s (from %s)", getattr(exc, "log_message", None) or exc, self.request.remote_ip
@@ -120,8 +180,29 @@ def _classes():
         login_handler = LoginHandler
         callback_handler = CallbackHandler
         deployment_ids = List(Unicode(), config=True, help="deployments of the tool the LMS may launch")
+        context_ids = List(Unicode(), config=True, help="the LMS courses (context ids) this hub serves")
         instructor_roles = List(Unicode(), default_value=list(INSTRUCTOR_ROLES), config=True)
         instructor_group = Unicode("agtool-instructors", config=True)
+        key_set_refetch_seconds = Float(
+            REFETCH_SECONDS, config=True, help="an unknown kid refetches at most this often"
+        )
+        _key_set = None
+
+        def key_set(self):
+            """The LMS's key set, cached (one per authenticator: the hub has one)."""
+            if self._key_set is None or self._key_set.url != self.jwks_endpoint:
+                self._key_set = KeySet(self.jwks_endpoint, refetch_seconds=self.key_set_refetch_seconds)
+            return self._key_set
+
+        def get_username(self, token):
+            # ltiauthenticator falls back to sub when the claim is missing: a sub could equal a classmate's login
+            # name. The claim the LTI file names, or no login.
+            key = self.username_key or "sub"
+            source = (token.get(CLAIM + "custom") or {}) if key.startswith("custom_") else token
+            name = source.get(key.removeprefix("custom_")) if isinstance(source, dict) else None
+            if not isinstance(name, str) or not name.strip():
+                raise LoginError(f"the launch has no {key!r} claim to name the hub user")
+            return name
 
         async def authenticate(self, handler, data=None):
             data = data or {}
@@ -134,7 +215,28 @@ def _classes():
                     getattr(getattr(handler, "request", None), "remote_ip", "?"),
                 )
                 raise LoginError(f"deployment {deployment!r} is not registered with this hub")
-            result = await super().authenticate(handler, data)
+            context = data.get(CLAIM + "context") or {}
+            if not isinstance(context, dict) or context.get("id") not in self.context_ids:
+                context = context if isinstance(context, dict) else {}
+                self.log.warning(
+                    "LTI launch refused: course %r (%r) is not in the LTI file's context_ids (sub %r, from %s)",
+                    context.get("id"),
+                    context.get("title"),
+                    data.get("sub"),
+                    getattr(getattr(handler, "request", None), "remote_ip", "?"),
+                )
+                raise LoginError(f"this hub does not serve the LMS course {context.get('id')!r}")
+            try:
+                result = await super().authenticate(handler, data)
+            except LoginError as exc:
+                self.log.warning(
+                    "LTI launch refused: %s (sub %r, course %r, from %s)",
+                    exc,
+                    data.get("sub"),
+                    context.get("id"),
+                    getattr(getattr(handler, "request", None), "remote_ip", "?"),
+                )
+                raise
             instructor = is_instructor(data.get(CLAIM + "roles"), self.instructor_roles)
             result["groups"] = [self.instructor_group] if instructor else []
             self.log.info(
@@ -169,6 +271,7 @@ def configure_hub(c, path, *, instructor_group: str = "agtool-instructors") -> N
     c.LTI13Authenticator.username_key = cfg.username_key
     c.AgtoolLTI13Authenticator.deployment_ids = list(cfg.deployment_ids)
     c.AgtoolLTI13Authenticator.instructor_roles = list(cfg.instructor_roles)
+    c.AgtoolLTI13Authenticator.context_ids = list(cfg.context_ids)
     c.AgtoolLTI13Authenticator.instructor_group = instructor_group
     c.Authenticator.enable_auth_state = True
     c.Authenticator.manage_groups = True

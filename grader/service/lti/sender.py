@@ -2,9 +2,11 @@
 
 A daemon thread wakes every ``interval`` seconds (or when poked). When the
 class changed (``version()``: new results or instructor actions) it asks for
-the grades that count (``grades()``, the service's own computation) and
-wants each changed one in the outbox, for every line item the learner
-launched from; then it sends what is due. An LMS that does not answer, or
+the grades that count, per assignment of the course file (``grades()``, the
+service's own computation), and wants each changed one in the outbox, in
+that assignment's column of each course the learner launched from
+(:class:`grader.service.lti.columns.Columns`: found or made once, never the
+line item of whatever link the learner opened); then it sends what is due. An LMS that does not answer, or
 answers 5xx/429, is tried again after ``base * 2**tries`` seconds (at most
 ``cap``); a 4xx is a refusal, kept with its answer and shown. Grading never
 waits for any of this: the queue only stores results, and the sender reads
@@ -27,11 +29,40 @@ import threading
 from collections.abc import Callable
 
 from grader.service.lti.ags import Answer
-from grader.service.lti.store import Launches, Outbox, utcnow
+from grader.service.lti.store import SCORE_SCOPE, Launches, Outbox, utcnow
 
 log = logging.getLogger("agtool.service.lti")
 NEVER_LAUNCHED = "never launched the assignment from the LMS: not sent (no LMS id to send it to; names are not matched)"
-NO_LINEITEM = "launched without a gradebook column (no AGS line item in the launch): not sent"
+NO_LINEITEM = "launched without the LMS's gradebook service (no AGS line items in the launch): not sent"
+NO_COLUMN = "the LMS's column of this assignment is not found or made yet: sent when it is"
+
+
+def targets(learner_launches: list[dict], every_launch: list[dict]) -> list[dict]:
+    """The courses a learner launched from: per platform and context, their ``sub`` and the course's container.
+
+    The container (AGS ``lineitems``) is the newest any launch of that course
+    carried, the learner's or another's (an instructor's Deep Linking launch).
+
+    >>> mine = [{"issuer": "i", "context_id": "c1", "sub": "u1", "learner": "ana", "lineitems": None, "id": 1}]
+    >>> alls = mine + [{"issuer": "i", "context_id": "c1", "sub": "t", "learner": "tea", "lineitems": "L", "id": 2}]
+    >>> targets(mine, alls)
+    [{'issuer': 'i', 'context_id': 'c1', 'sub': 'u1', 'learner': 'ana', 'lineitems': 'L'}]
+    """
+    containers: dict[tuple[str, str], str] = {}
+    for launch in every_launch:
+        if launch.get("lineitems"):
+            containers[(launch["issuer"], launch["context_id"])] = launch["lineitems"]
+    mine: dict[tuple[str, str], dict] = {}
+    for launch in learner_launches:
+        key = (launch["issuer"], launch["context_id"])
+        mine[key] = {
+            "issuer": launch["issuer"],
+            "context_id": launch["context_id"],
+            "sub": launch["sub"],
+            "learner": launch["learner"],
+            "lineitems": containers.get(key),
+        }
+    return list(mine.values())
 
 
 def backoff_seconds(tries: int, *, base: float, cap: float) -> float:
@@ -57,7 +88,8 @@ class Sender:
         launches: Launches,
         client,
         *,
-        grades: Callable[[], dict[str, tuple[float, float]]],
+        grades: Callable[[], dict[str, dict[str, tuple[float, float]]]],
+        columns,
         version: Callable[[], object],
         record: Callable[[str, str, str, dict], None],
         sync: Callable[[set[str] | None], object] | None = None,
@@ -67,9 +99,10 @@ class Sender:
     ):
         self.outbox, self.launches, self.client = outbox, launches, client
         self.grades, self.version, self.record, self.sync = grades, version, record, sync
+        self.columns = columns
         self.interval, self.base, self.cap = interval, base, cap
         self._seen_version = None
-        self._wanted: dict[str, tuple[float, float]] = {}
+        self._wanted: dict[str, dict[str, tuple[float, float]]] = {}
         self._sending = threading.Lock()  # the thread and an instructor's action never send the same row twice
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -107,18 +140,36 @@ class Sender:
             grades = self.grades()
             if self.sync is not None:  # the launches of learners whose grade changed: the link they came from now
                 self.sync({learner for learner, grade in grades.items() if self._wanted.get(learner) != grade})
-            self._want_changed(grades)
-            self._seen_version = version
+            # A column not found or made yet (the LMS down): look again next round, not at the next change.
+            self._seen_version = version if self._want_changed(grades) else None
         return self.send_due()
 
-    def _want_changed(self, grades: dict[str, tuple[float, float]]) -> None:
-        for learner, grade in grades.items():
-            if self._wanted.get(learner) == grade:
+    def _want_changed(self, grades: dict[str, dict[str, tuple[float, float]]]) -> bool:
+        """Want every changed grade in its column; whether every one had its column."""
+        complete, every = True, self.launches.all()
+        for learner, per_assignment in grades.items():
+            if self._wanted.get(learner) == per_assignment:
                 continue
-            for launch in self.launches.of(learner):
-                if launch["lineitem"]:
-                    self.outbox.want(launch, *grade)
-            self._wanted[learner] = grade
+            whole = True
+            for target in targets(self.launches.of(learner), every):
+                if not target["lineitems"]:  # no AGS in that course's launches: nothing to find until a new launch
+                    continue
+                for assignment_id, grade in per_assignment.items():
+                    if self._want_one(target, assignment_id, grade) is None:
+                        whole = False
+            if whole:
+                self._wanted[learner] = per_assignment
+            complete = complete and whole
+        return complete
+
+    def _want_one(self, target: dict, assignment_id: str, grade: tuple[float, float], **kw) -> str | None:
+        """Want ``grade`` in the column of ``assignment_id`` in ``target``'s course: the outbox's answer, or None
+        when the column is not found or made yet."""
+        column = self.columns.column_for(target, assignment_id)
+        if column is None:
+            return None
+        wish = {**target, "lineitem": column, "ags_scopes": [SCORE_SCOPE]}
+        return self.outbox.want(wish, *grade, **kw)
 
     # ------------------------------------------------------------------ sending
 
@@ -194,29 +245,40 @@ class Sender:
         if self.sync is not None:
             self.sync(None)  # every hub user's launch: the instructor asks for the whole class
         grades = self.grades()
+        every = self.launches.all()
         results: dict[str, list[dict]] = {}
-        for learner, grade in sorted(grades.items()):
+        for learner, per_assignment in sorted(grades.items()):
             launches = self.launches.of(learner)
             if not launches:
                 results[learner] = [{"learner": learner, "result": "not sent", "text": NEVER_LAUNCHED}]
                 continue
-            for launch in launches:
-                if not launch["lineitem"]:
+            whole = True
+            for target in targets(launches, every):
+                if not target["lineitems"]:
                     results.setdefault(learner, []).append(
                         {"learner": learner, "result": "not sent", "text": NO_LINEITEM}
                     )
+                    whole = False
                     continue
-                state = self.outbox.want(launch, *grade, now_please=True)
-                if state == "already sent":
-                    results.setdefault(learner, []).append(
-                        {
-                            "learner": learner,
-                            "result": "already sent",
-                            "lineitem": launch["lineitem"],
-                            "text": f"grade {fmt(grade[0])}/{fmt(grade[1])} is what the LMS holds: not sent again",
-                        }
-                    )
-            self._wanted[learner] = grade
+                for assignment_id, grade in per_assignment.items():
+                    state = self._want_one(target, assignment_id, grade, now_please=True)
+                    if state is None:
+                        whole = False
+                        results.setdefault(learner, []).append(
+                            {"learner": learner, "result": "not sent", "assignment": assignment_id, "text": NO_COLUMN}
+                        )
+                    elif state == "already sent":
+                        results.setdefault(learner, []).append(
+                            {
+                                "learner": learner,
+                                "result": "already sent",
+                                "assignment": assignment_id,
+                                "text": f"{assignment_id}: grade {fmt(grade[0])}/{fmt(grade[1])} is what the LMS "
+                                "holds: not sent again",
+                            }
+                        )
+            if whole:
+                self._wanted[learner] = per_assignment
         for sent in self.send_due(set(grades), actor=actor):
             results.setdefault(sent["learner"], []).append(sent)
         for row in self.outbox.all():  # wanted but not sent now (a retry is waiting): say so

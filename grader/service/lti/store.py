@@ -1,6 +1,6 @@
 """What the service keeps for LTI: each learner's launch claims and the outbox of scores for the LMS.
 
-Two tables in the service's database (Alembic revision 0005):
+Three tables in the service's database (Alembic revisions 0005 and 0006):
 
 * ``lti_launches``: one row per learner, platform, deployment, context and
   resource link; the launch's ``sub`` (how the LMS knows the learner: scores
@@ -10,6 +10,11 @@ Two tables in the service's database (Alembic revision 0005):
   and the score the LMS last accepted. A row is due while the two differ,
   so the same grade wanted twice is sent once, and a grade that changes while
   the LMS is down is sent once, as it is when the LMS is back.
+* ``lti_lineitems``: one row per platform, course (context) and assignment of
+  the course file: the AGS line item (the LMS's column) its scores go to.
+  The row is unique, and whoever makes the column claims the row first
+  (:meth:`LineItems.claim`), so two senders (two threads, a restarted
+  service beside the old one) never both make one.
 
 Example::
 
@@ -141,7 +146,177 @@ class OutboxRow(LtiBase):
             "tries": self.tries,
             "last_status": self.last_status,
             "last_answer": self.last_answer,
+            "updated_at": self.updated_at.isoformat() + "Z",
         }
+
+
+class LineItemRow(LtiBase):
+    """The LMS column of one assignment in one course: ``lineitem`` None while it is being found or made."""
+
+    __tablename__ = "lti_lineitems"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    issuer: Mapped[str] = mapped_column(String(255), nullable=False)
+    context_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    assignment_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    lineitem: Mapped[str | None] = mapped_column(String(2048))  # the column's URL (its AGS id)
+    origin: Mapped[str] = mapped_column(String(16), nullable=False)  # found, created, declared (deep link)
+    label: Mapped[str] = mapped_column(String(255), nullable=False, default="")
+    score_maximum: Mapped[float] = mapped_column(Float, nullable=False, default=0.0)
+    claimed_at: Mapped[dt.datetime | None] = mapped_column(DateTime)  # a sender is finding or making it
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, nullable=False)
+
+    __table_args__ = (UniqueConstraint("issuer", "context_id", "assignment_id", name="uq_lti_lineitem_assignment"),)
+
+    def as_dict(self) -> dict:
+        return {
+            "issuer": self.issuer,
+            "context_id": self.context_id,
+            "assignment_id": self.assignment_id,
+            "lineitem": self.lineitem,
+            "origin": self.origin,
+            "label": self.label,
+            "score_maximum": self.score_maximum,
+            "claimed_at": None if self.claimed_at is None else self.claimed_at.isoformat() + "Z",
+            "updated_at": self.updated_at.isoformat() + "Z",
+        }
+
+
+class LineItems:
+    """The ``lti_lineitems`` table: each assignment's column per course, and who is making a missing one.
+
+    >>> from sqlalchemy import create_engine
+    >>> engine = create_engine("sqlite://"); LtiBase.metadata.create_all(engine)
+    >>> items = LineItems(engine)
+    >>> items.claim("https://lms", "c1", "lab-a", stale_seconds=60), items.claim("https://lms", "c1", "lab-a",
+    ...     stale_seconds=60)
+    (True, False)
+    >>> items.bind("https://lms", "c1", "lab-a", "https://lms/li/1", "created")["lineitem"]
+    'https://lms/li/1'
+    >>> items.claim("https://lms", "c1", "lab-a", stale_seconds=0), items.of("https://lms", "c1")
+    (False, {'lab-a': 'https://lms/li/1'})
+    """
+
+    def __init__(self, engine: Engine):
+        self._session = sessionmaker(engine, expire_on_commit=False)
+
+    def get(self, issuer: str, context_id: str, assignment_id: str) -> dict | None:
+        with self._session() as s:
+            row = s.scalars(
+                select(LineItemRow).filter_by(issuer=issuer, context_id=context_id, assignment_id=assignment_id)
+            ).first()
+            return None if row is None else row.as_dict()
+
+    def of(self, issuer: str, context_id: str) -> dict[str, str]:
+        """The bound columns of a course: assignment id -> line item URL."""
+        with self._session() as s:
+            rows = s.scalars(select(LineItemRow).filter_by(issuer=issuer, context_id=context_id))
+            return {r.assignment_id: r.lineitem for r in rows if r.lineitem}
+
+    def all(self) -> list[dict]:
+        with self._session() as s:
+            return [r.as_dict() for r in s.scalars(select(LineItemRow).order_by(LineItemRow.id))]
+
+    def claim(
+        self, issuer: str, context_id: str, assignment_id: str, *, stale_seconds: float, origin: str = "created"
+    ) -> bool:
+        """Take the right to find or make this assignment's column: True for one caller only.
+
+        The first caller inserts the row (the unique constraint refuses every
+        other insert); a row already bound is never claimed again; a claim
+        older than ``stale_seconds`` (its sender died or the LMS did not
+        answer) may be taken over by one caller, by a conditional update.
+        """
+        from sqlalchemy.exc import IntegrityError
+
+        now = utcnow()
+        try:
+            with self._session() as s, s.begin():
+                s.add(
+                    LineItemRow(
+                        issuer=issuer,
+                        context_id=context_id,
+                        assignment_id=assignment_id,
+                        origin=origin,
+                        claimed_at=now,
+                        updated_at=now,
+                    )
+                )
+            return True
+        except IntegrityError:
+            pass
+        cutoff = now - dt.timedelta(seconds=stale_seconds)
+        with self._session() as s, s.begin():
+            taken = s.execute(
+                update(LineItemRow)
+                .where(
+                    LineItemRow.issuer == issuer,
+                    LineItemRow.context_id == context_id,
+                    LineItemRow.assignment_id == assignment_id,
+                    LineItemRow.lineitem.is_(None),
+                    (LineItemRow.claimed_at.is_(None)) | (LineItemRow.claimed_at <= cutoff),
+                )
+                .values(claimed_at=now, updated_at=now)
+            )
+            return taken.rowcount == 1
+
+    def hold(self, issuer: str, context_id: str, assignment_id: str, *, until: dt.datetime) -> None:
+        """Keep an unbound row claimed until ``until`` (a column the LMS makes from a Deep Linking answer)."""
+        with self._session() as s, s.begin():
+            s.execute(
+                update(LineItemRow)
+                .where(
+                    LineItemRow.issuer == issuer,
+                    LineItemRow.context_id == context_id,
+                    LineItemRow.assignment_id == assignment_id,
+                    LineItemRow.lineitem.is_(None),
+                )
+                .values(claimed_at=until, updated_at=utcnow())
+            )
+
+    def release(self, issuer: str, context_id: str, assignment_id: str) -> None:
+        """Give a claim back (the LMS did not answer): the next round may try at once."""
+        with self._session() as s, s.begin():
+            s.execute(
+                update(LineItemRow)
+                .where(
+                    LineItemRow.issuer == issuer,
+                    LineItemRow.context_id == context_id,
+                    LineItemRow.assignment_id == assignment_id,
+                    LineItemRow.lineitem.is_(None),
+                )
+                .values(claimed_at=None, updated_at=utcnow())
+            )
+
+    def bind(
+        self,
+        issuer: str,
+        context_id: str,
+        assignment_id: str,
+        lineitem: str,
+        origin: str,
+        *,
+        label: str = "",
+        score_maximum: float = 0.0,
+    ) -> dict:
+        """Bind the assignment to ``lineitem`` (once: a bound row keeps its first column)."""
+        with self._session() as s, s.begin():
+            row = s.scalars(
+                select(LineItemRow)
+                .filter_by(issuer=issuer, context_id=context_id, assignment_id=assignment_id)
+                .with_for_update()
+            ).first()
+            now = utcnow()
+            if row is None:
+                row = LineItemRow(
+                    issuer=issuer, context_id=context_id, assignment_id=assignment_id, origin=origin, updated_at=now
+                )
+                s.add(row)
+            if row.lineitem is None:
+                row.lineitem, row.origin, row.claimed_at, row.updated_at = lineitem[:2048], origin, None, now
+                row.label, row.score_maximum = label[:255], float(score_maximum)
+            s.flush()
+            return row.as_dict()
 
 
 def _text(value, limit: int = 255) -> str:
