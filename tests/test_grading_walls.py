@@ -83,13 +83,16 @@ def _victim() -> tuple[str, dict[str, str]]:
 
 
 def _victim_calls() -> str:
-    # Run the leaking functions at import, so their values pass through the step child's messages too.
+    # Run the leaking functions at import, so their values pass through the step child's messages too;
+    # in lines of many lengths, so that some copy lands in memory the next grading's own allocations
+    # do not reuse, whatever the sizes of the engine's own messages (a changed sentence moved them).
     return """
-try:
-    print(_leak_value())
-    _leak_raise()
-except ValueError as _exc:
-    print("raised", _exc)
+for _pad in range(64):
+    try:
+        print(" " * _pad * 7, _leak_value())
+        _leak_raise()
+    except ValueError as _exc:
+        print("raised", "." * _pad * 5, _exc)
 """
 
 
