@@ -45,10 +45,10 @@ test: $(STAMP) e2e-deps
 FAST_SKIPS := --ignore=tests/e2e --ignore=tests/test_notebooks.py --ignore=tests/test_capstone.py \
 	--ignore=tests/test_hostile.py --ignore=tests/test_batch_hostile.py \
 	--ignore=tests/test_batch.py --ignore=tests/test_slow_imports.py --ignore=tests/test_refactoring.py \
-	--ignore=tests/test_grading_walls.py --ignore=tests/test_dask.py --ignore=tests/test_service_hardening.py \
+	--ignore=tests/test_grading_walls.py --ignore=tests/test_domain_dimensions.py --ignore=tests/test_dask.py --ignore=tests/test_service_hardening.py \
 	--ignore=tests/test_mutation.py --ignore=tests/test_mutation_reach.py --ignore=tests/test_packaging.py --ignore=tests/test_service.py \
 	--ignore=tests/test_engine_client.py --ignore=tests/test_registry.py --ignore=tests/test_step_chains.py \
-	--ignore=tests/test_lti_columns.py \
+	--ignore=tests/test_lti_columns.py --ignore=tests/test_done_clone.py \
 	-m "not e2e and not slow"
 
 test-fast: $(STAMP)

@@ -204,6 +204,12 @@ def add_check_parser(subparsers) -> argparse.ArgumentParser:
         default=_default(grade, "parallel"),
         help="step processes at once after the first step (default: 2 on 2+ cores)",
     )
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="also print the grader's own lines: the isolation learner code ran with and the limits of each step",
+    )
     add_shared_options(p, CHECK)  # --seed, --only, --sandbox: grader.shared_options
     p.set_defaults(func=check_command)
     return p
@@ -263,8 +269,9 @@ def check_command(args: argparse.Namespace) -> int:
             return _cannot_grade(f"{exc}. See the ids with: agtool-grade checks")
         except ValueError as exc:
             return _cannot_grade(f"{exc}.")
-        print(f"agtool-grade: learner code ran {_sandbox_words(engine)}", file=sys.stderr)
-    rendered = RENDERERS[args.format](report)
+        if args.verbose:  # the grader's business, not the learner's: asked for, said once
+            print(f"agtool-grade: learner code ran {_sandbox_words(engine)}", file=sys.stderr)
+    rendered = render_text(report, verbose=args.verbose) if args.format == "text" else RENDERERS[args.format](report)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(rendered, encoding="utf-8")

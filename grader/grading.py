@@ -155,6 +155,7 @@ def grade(
         hooks,
         parallel,
     )
+    report.checks = same_crash_once(report.checks)
     report.elapsed = round(time.monotonic() - started, 3)
     return report
 
@@ -421,6 +422,10 @@ class _StepOutcome:
             return messages.signal_text(r.signal, limits.cpu), ""
         return messages.exit_text(r.exit_status)
 
+    def never_ran(self, index: int) -> bool:
+        """Probe ``index`` never started: the step's process ended (a loop stopped, a crash) during an earlier one."""
+        return not (self.result.infra_error or self.fatal) and index not in self.obs and index != self.first_missing
+
     def problem(self, index: int, label: str) -> str:
         """Why probe ``index`` has no usable observation, or ``""``."""
         if self.result.infra_error:
@@ -452,6 +457,8 @@ def _judge(
     indices = item.indices
     for index, probe in zip(indices, item.probes):
         problem = outcome.problem(index, probe.label or probe.kind)
+        if problem and outcome.never_ran(index):  # an earlier call ended the step: nothing here to replay or hint
+            return _not_judged(item.check, problem)
         if problem:
             return _failed(item.check, problem, replay, call=probe.label)
     try:
@@ -534,6 +541,66 @@ def _result_of_id(failed: CheckResult, message: str) -> CheckResult:
         max_points=failed.max_points,
         title=failed.title,
         hint=failed.hint,
+        message=message,
+    )
+
+
+def crash_of(result: CheckResult) -> str:
+    """What a failed check saw raised in the learner's code (its ``got`` or message, with the line), else ``""``.
+
+    >>> crash_of(CheckResult("step1/x", 1, False, 0, 1, "x", got="raised ValueError: no (line 9, in f)"))
+    'raised ValueError: no (line 9, in f)'
+    """
+    if result.passed:
+        return ""
+    if result.got.startswith("raised "):
+        return result.got
+    return result.message if result.message.startswith("Your code raised ") else ""
+
+
+def same_crash_once(results: list[CheckResult]) -> list[CheckResult]:
+    """``results`` with one row per crash of a step: a later check that met the same crash is not judged.
+
+    Checks of a step share inputs, so one exception raised at one line of the
+    learner's code (``int('²')`` inside ``explain``) reaches several of them.
+    The first such row keeps its call, hint and replay line; each later one
+    is "not judged: the same crash" (no call, hint or replay line: its own
+    rule was never reached), with its points as they were (0).
+
+    >>> crash = "raised ValueError: bad (line 9, in f)"
+    >>> rows = same_crash_once([CheckResult(f"step10/{n}", 10, False, 0, 1, n, call="f(1)", got=crash, hint="h",
+    ...                                     reproduce="r") for n in "ab"])
+    >>> [(r.id, r.got, r.hint, r.reproduce) for r in rows]
+    [('step10/a', 'raised ValueError: bad (line 9, in f)', 'h', 'r'), ('step10/b', '', '', '')]
+    >>> rows[1].message
+    'Not judged: the same crash as step10/a (the same error, raised at the same place). Fix that crash first.'
+    """
+    first: dict[tuple[int, str], str] = {}
+    out = []
+    for result in results:
+        crash = crash_of(result)
+        key = (result.step, crash)
+        if crash and key in first:
+            result = _not_judged_result(result, messages.same_crash(first[key]))
+        elif crash:
+            first[key] = result.id
+        out.append(result)
+    return out
+
+
+def _not_judged(check: Check, message: str) -> CheckResult:
+    """A check whose rule was never reached: 0 points, the reason, and no call, hint or replay line."""
+    return _not_judged_result(_result(check, passed=False), message)
+
+
+def _not_judged_result(result: CheckResult, message: str) -> CheckResult:
+    return CheckResult(
+        id=result.id,
+        step=result.step,
+        passed=False,
+        points=0,
+        max_points=result.max_points,
+        title=result.title,
         message=message,
     )
 

@@ -177,13 +177,13 @@ def missing_observation(label: str, what: str, cause: str, *, first: bool, stopp
     >>> missing_observation("f(1)", "exited with status 1", "", first=True, stopped_in_call=False)
     "The step's process exited with status 1 during `f(1)`."
     >>> missing_observation("g()", "crashed", "", first=False, stopped_in_call=False)
-    "Not run: the step's process crashed earlier in this step."
+    "Not judged: not run, the step's process crashed earlier in this step."
     """
     if first and stopped_in_call:
         return f"`{label}` {what.replace('was killed after the call ran', 'was stopped after it ran')}{cause}."
     if first:
         return f"The step's process {what} during `{label}`{cause}."
-    return f"Not run: the step's process {what} earlier in this step."
+    return f"Not judged: not run, the step's process {what} earlier in this step."
 
 
 def probe_error(obs: dict, label: str) -> str:
@@ -325,13 +325,11 @@ def follows_from(checks: list[str], seen: str) -> str:
 
 
 def same_crash(first: str) -> str:
-    """A failed row's whole feedback when it failed on the same crash as an earlier row of its step (``first``).
+    """A row's whole feedback when its check met the same crash as an earlier row of its step (``first``).
 
-    The row keeps its own points (0 here, as before); only the repeated call, hint and replay line are left out.
+    The row keeps its own points (0); it has no call, hint or replay line: its rule was never reached.
 
     >>> same_crash("step10/reason")
-    'Follows from the crash shown under step10/reason: the same error, raised at the same place. Fix that crash first.'
+    'Not judged: the same crash as step10/reason (the same error, raised at the same place). Fix that crash first.'
     """
-    return (
-        f"Follows from the crash shown under {first}: the same error, raised at the same place. Fix that crash first."
-    )
+    return f"Not judged: the same crash as {first} (the same error, raised at the same place). Fix that crash first."

@@ -35,8 +35,13 @@ def render_json(report: Report) -> str:
 # ------------------------------------------------------------------------------ text
 
 
-def render_text(report: Report) -> str:
-    """A terminal report: one line per check with a PASS/FAIL mark, details under failures."""
+def render_text(report: Report, *, verbose: bool = True) -> str:
+    """A terminal report: one line per check with a PASS/FAIL mark, details under failures.
+
+    ``verbose`` adds the grader's own words at the end: the ``limits:`` that held for each step and
+    the ``isolation:`` learner code ran with (the instructor's business; ``agtool-grade check`` shows
+    them with ``--verbose`` only).
+    """
     lines = [f"agtool-grade {terminal_text(report.path, multiline=False)}  (seed {report.seed})"]
     if report.error:
         lines += ["", _indent(report.error, "! ")]
@@ -71,6 +76,8 @@ def render_text(report: Report) -> str:
         if output and not total["passed"]:
             lines += [f"  output of your code during step {step}:", _indent(output.rstrip("\n"), "    | ")]
     lines += ["", f"Total: {report.summary()}  (seed {report.seed})"]
+    if not verbose:
+        return "\n".join(lines) + "\n"
     if report.limits:
         lines.append(f"limits: {terminal_text(report.limits, multiline=False)}")
     if report.isolation:

@@ -147,8 +147,16 @@ class Settings:
     step_walls: bool = _setting(
         "AGTOOL_STEP_WALLS",
         True,
-        "`0`/`off`: in bubblewrap, no user and IPC namespace of each step's own and no syscall filter (only for "
+        "`0`/`off`: in bubblewrap, no user, IPC and network namespace of each step's own and no syscall filter (only for "
         "the tests that show why they are on).",
+        _switch_on,
+        audience="internal",
+    )
+    code_walls: bool = _setting(
+        "AGTOOL_CODE_WALLS",
+        True,
+        "`0`/`off`: in a step child, no import wall around the grader's packages and no refusal of trace, "
+        "profile and audit hooks (only for the tests that show why they are on).",
         _switch_on,
         audience="internal",
     )

@@ -202,6 +202,7 @@ def skip_missing(reason: str) -> None:
 FIRST_FILES = ("test_stability.py", "test_service.py", "test_slow_imports.py", "e2e/test_lab_check_panel.py")
 GRADING_FILES = (  # longest first
     "test_hostile.py",
+    "test_done_clone.py",
     "test_batch.py",
     "test_mutation.py",
     "test_notebooks.py",
@@ -211,6 +212,7 @@ GRADING_FILES = (  # longest first
     "test_refactoring.py",
     "test_batch_hostile.py",
     "test_checks_meta.py",
+    "test_domain_dimensions.py",
     "test_service_hardening.py",
     "test_model_endpoint.py",
 )

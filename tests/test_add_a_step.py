@@ -51,7 +51,7 @@ def _mutation_map(step: int) -> bool:
 
 def _starter_section(step: int) -> bool:
     heading = rf"^# (?:---- )?Step {step}\b[^\n]*\(labs/{step:02d}_\w+\.ipynb\)"
-    return re.search(heading, _read("agtool/tools.py"), re.M) is not None
+    return re.search(heading, _read("starter/tools.py"), re.M) is not None
 
 
 def _checks_module(step: int) -> bool:
@@ -86,7 +86,7 @@ ARTEFACTS: list[tuple[str, str, Callable[[int], bool]]] = [
     ("the step's number", "grader/report.py", _spec_step),
     ("the solution's section", "solutions/tools.py", _solution_section),
     ("the mutation step map", "tests/mutation/steps.py", _mutation_map),
-    ("the starter's section", "agtool/tools.py", _starter_section),
+    ("the starter's section", "starter/tools.py", _starter_section),
     ("the checks module", "grader/checks/stepN.py", _checks_module),
     ("the notebook", "labs/_build_notebooks.py", _notebook),
     ("the checks page", "docs/checks.md", _checks_page),

@@ -355,7 +355,7 @@ def test_cli_rejects_a_bad_selection_before_grading(tmp_path, capsys, args, mess
 # ---------------------------------------------------------------- the real grader on a generated class
 
 SOLUTION = REPO / "solutions" / "tools.py"
-STARTER = REPO / "agtool" / "tools.py"
+STARTER = REPO / "starter" / "tools.py"
 SOME_DEFECTS = ["step2/type_bool_limit", "step3/blocked_before_call", "step5/second_call_cached", "step7/repair_region"]
 
 
@@ -517,12 +517,17 @@ def test_dashboard_is_committed_without_outputs():
     assert code and all(not c.outputs and c.execution_count is None for c in code)
 
 
-def test_dashboard_executes_headless_on_a_small_class(tmp_path):
+def test_dashboard_executes_headless_on_a_small_class(tmp_path, monkeypatch):
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(DASHBOARD, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    home, labs = tmp_path / "home", tmp_path / "checkout" / "labs"
+    labs.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))  # the kernel's ~: OUT's default is ~/agtool-dashboard
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))  # the demo class's private folder
+    (tmp_path / "tmp").mkdir()
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(labs)}}).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     assert sum("image/png" in o.get("data", {}) for o in outputs) == 3  # the three plots, inline
@@ -530,7 +535,25 @@ def test_dashboard_executes_headless_on_a_small_class(tmp_path):
     assert len(markdown) >= 2  # one learner's feedback, and summary.md rendered (never printed raw)
     assert "## Submitted the starter unchanged" in markdown[-1] and "- ben" in markdown[-1]
     assert not [o for o in outputs if o.output_type == "stream" and "# Class summary" in o.get("text", "")]
-    book = read_csv(tmp_path / "instructor_out" / "grades.csv").set_index("learner")
+    # The statistics count ada, cleo and dev: not ben's starter, nor eli's file that does not parse; so says each.
+    printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "3 learners counted: graded files that imported" in printed
+    assert "3 learners counted" in markdown[-1] and "- mean score" in markdown[-1]
+    # Outside the checkout: nothing beside the notebook, the demo's solution copies in a folder of its own (0700).
+    assert list(labs.iterdir()) == []
+    assert (home / "agtool-dashboard").stat().st_mode & 0o077 == 0
+    (demo,) = (tmp_path / "tmp").glob("agtool-demo-class-*")
+    assert demo.stat().st_mode & 0o077 == 0 and sorted(p.name for p in demo.iterdir()) == [
+        "ada",
+        "ben",
+        "cleo",
+        "dev",
+        "eli",
+    ]
+    from grader.outputs.starter import starter_text
+
+    assert (demo / "ben" / "agtool" / "tools.py").read_text(encoding="utf-8") == starter_text()
+    book = read_csv(home / "agtool-dashboard" / "grades.csv").set_index("learner")
     assert list(book.index) == ["ada", "ben", "cleo", "dev", "eli"]
     assert book.loc["ada", "score"] == book.loc["ada", "max_score"] and book.loc["ben", "score"] == 0
     assert 0 < book.loc["cleo", "score"] < book.loc["ada", "score"]

@@ -362,7 +362,7 @@ def test_a_hostile_upload_name_graded_for_real_gives_a_safe_replay(tmp_path):
     root = tmp_path / "class"
     root.mkdir()
     upload = root / "x_$(id>PWNED.txt)_tools.py"
-    upload.write_text((REPO / "agtool" / "tools.py").read_text(encoding="utf-8"), encoding="utf-8")
+    upload.write_text((REPO / "starter" / "tools.py").read_text(encoding="utf-8"), encoding="utf-8")
     run_batch(root, tmp_path / "out", seed=3, jobs=1, steps=[1], progress=False)
     record = json.loads(next((tmp_path / "out" / "results").glob("*.json")).read_text(encoding="utf-8"))
     replays = {c["reproduce"] for c in record["report"]["checks"] if not c["passed"]}
@@ -679,7 +679,7 @@ def test_a_file_swapped_with_a_fifo_while_the_batch_runs_never_hangs_it(tmp_path
     root = tmp_path / "class"
     for name in ("ana", "kim"):
         (root / name).mkdir(parents=True)
-        (root / name / "tools.py").write_text((REPO / "agtool" / "tools.py").read_text(encoding="utf-8"))
+        (root / name / "tools.py").write_text((REPO / "starter" / "tools.py").read_text(encoding="utf-8"))
     target, stop = root / "kim" / "tools.py", threading.Event()
 
     def swap() -> None:

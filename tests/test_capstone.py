@@ -16,7 +16,7 @@ from nbclient import NotebookClient
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "labs" / "12_capstone.ipynb"
 SOLUTION = REPO / "solutions" / "tools.py"
-STARTER = REPO / "agtool" / "tools.py"
+STARTER = REPO / "starter" / "tools.py"
 
 
 BENCH_TASKS = 20

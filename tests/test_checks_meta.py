@@ -27,7 +27,7 @@ from grader.grading import grade
 from grader.report import STEPS
 
 ROOT = Path(__file__).resolve().parent.parent
-STARTER = ROOT / "agtool" / "tools.py"
+STARTER = ROOT / "starter" / "tools.py"
 ALT_STYLES = sorted((ROOT / "tests" / "alt_styles").glob("*.py"))
 
 checks_for()  # load the registry

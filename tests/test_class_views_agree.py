@@ -30,7 +30,7 @@ def batched(tmp_path_factory):
     root = tmp_path_factory.mktemp("views")
     subs = root / "subs"
     texts = {
-        "starter": (REPO / "agtool" / "tools.py").read_text(encoding="utf-8"),
+        "starter": (REPO / "starter" / "tools.py").read_text(encoding="utf-8"),
         "broken": "import no_such_module_anywhere\n",
         "mistake_a": materialise_text("step2/valid_passes"),
         "mistake_b": materialise_text("step2/unknown_tool"),
@@ -42,9 +42,9 @@ def batched(tmp_path_factory):
     drawn = {}
     real = class_folder.start_plots
 
-    def spy(book, stats, steps, folder):
-        drawn["stats"] = stats.copy()
-        return real(book, stats, steps, folder)
+    def spy(book, stats, steps, folder, *rule):
+        drawn.update(stats=stats.copy(), book=book.copy(), steps=steps.copy())
+        return real(book, stats, steps, folder, *rule)
 
     mp = pytest.MonkeyPatch()
     mp.setattr(class_folder, "start_plots", spy)
@@ -52,7 +52,7 @@ def batched(tmp_path_factory):
         run_batch(subs, root / "out", jobs=2, seed=5, steps=STEPS, progress=False)
     finally:
         mp.undo()
-    return root / "out", drawn["stats"]
+    return root / "out", drawn["stats"], drawn
 
 
 def _summary_rates(out: Path) -> dict[str, str]:
@@ -62,7 +62,7 @@ def _summary_rates(out: Path) -> dict[str, str]:
 
 
 def test_summary_plot_dashboard_and_class_page_count_the_same_learners(batched):
-    out, plotted = batched
+    out, plotted, drawn = batched
     records = load_records(out)
     summary = _summary_rates(out)
     dashboard = class_tables(records)
@@ -72,12 +72,17 @@ def test_summary_plot_dashboard_and_class_page_count_the_same_learners(batched):
         rates = {row.check: f"{row.passed}/{row.graded}" for row in view.itertuples()}
         assert all(rates[check] == shown for check, shown in summary.items()), (rates, summary)
         assert set(view["graded"]) == {3}  # two mistakes and the solution: not the starter, not the broken file
+    # The histogram, the step plot, the step table and the mean count the same three (before: the starter too).
+    book, steps = drawn["book"], drawn["steps"]
+    assert len(book) == steps["learner"].nunique() == len(dashboard["counted"]) == 3
+    text = (out / "summary.md").read_text(encoding="utf-8")
+    assert text.count("3 learners counted: graded files that imported") == 3
     # The service knows no sources: it leaves out the ungradable file and the placeholder answers.
     assert {c["graded"] for c in class_outputs(records)["checks"]} == {4}
 
 
 def test_no_wrong_answer_is_the_starter_s_placeholder(batched):
-    out, _ = batched
+    out, _, _ = batched
     records = load_records(out)
     summary = (out / "summary.md").read_text(encoding="utf-8").split("## Most common wrong answers", 1)[1]
     table = class_tables(records)["wrong_answers"]
@@ -91,7 +96,7 @@ def test_no_wrong_answer_is_the_starter_s_placeholder(batched):
 
 
 def test_the_starter_s_feedback_is_short_and_says_what_to_do(batched):
-    out, _ = batched
+    out, _, _ = batched
     for suffix in (".md", ".txt"):
         text = (out / "feedback" / f"starter{suffix}").read_text(encoding="utf-8")
         assert len(text.splitlines()) < 40, len(text.splitlines())

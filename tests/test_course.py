@@ -507,7 +507,7 @@ def test_similarity_flags_a_disguised_copy_and_the_reference_but_not_independent
         "orig": SOLUTION,
         "copier": _disguised(SOLUTION),
         **{name: styles[name] for name in independent},
-        "starter": (REPO / "agtool" / "tools.py").read_text(encoding="utf-8"),
+        "starter": (REPO / "starter" / "tools.py").read_text(encoding="utf-8"),
     }
     assert sources["copier"] != SOLUTION and "v0_x" in sources["copier"]
     make_class(tmp_path / "class", sources)
@@ -565,7 +565,7 @@ def test_on_a_generated_class_each_disguised_copy_ranks_above_every_honest_pair(
     }
     sources = {
         "solution": SOLUTION,
-        "starter": (REPO / "agtool" / "tools.py").read_text(encoding="utf-8"),
+        "starter": (REPO / "starter" / "tools.py").read_text(encoding="utf-8"),
         **{
             f"defect{i}": materialise_text(check)
             for i, check in enumerate(("step2/type_bool_limit", "step5/second_call_cached", "step7/repair_region"))

@@ -184,3 +184,13 @@ def test_the_numbers_of_checks_and_points_a_page_states_are_the_registry_s(page)
     stated = stated_counts((REPO / page).read_text(encoding="utf-8"))
     assert stated, f"{page} no longer states the numbers of checks and points"
     assert set(stated) == {_registry_counts()}, f"{page}: {stated} but the registry has {_registry_counts()}"
+
+
+def test_the_learner_guide_s_count_of_part_one_checks_is_the_registry_s():
+    """docs/learner.md gives steps 1-8 in checks and points (it said 80 checks when the registry had 82)."""
+    from grader.checks.registry import checks_for
+
+    part_one = checks_for(list(range(1, 9)))
+    text = (REPO / "docs" / "learner.md").read_text(encoding="utf-8")
+    stated = re.findall(r"The (\d+) checks of steps 1-8 \((\d+) points\)", text)
+    assert stated == [(str(len(part_one)), str(sum(c.points for c in part_one)))], stated

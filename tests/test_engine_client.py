@@ -433,7 +433,7 @@ real_checks = pytest.mark.skipif(
 
 @real_checks
 def test_reproduce_command_replays_the_failure(tmp_path):
-    report = grade(REPO / "agtool" / "tools.py", steps=[2], seed=1234)
+    report = grade(REPO / "starter" / "tools.py", steps=[2], seed=1234)
     failed = report.failed[0]
     command = shlex.split(failed.reproduce) + ["--format", "json"]
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
@@ -451,7 +451,7 @@ def test_solution_gets_full_marks_and_starter_zero():
     solution = grade(REPO / "solutions" / "tools.py", seed=99)
     assert solution.passed, [(c.id, c.message) for c in solution.failed]
     assert solution.score == solution.max_score == sum(c.points for c in CHECKS.values())
-    starter = grade(REPO / "agtool" / "tools.py", seed=99)
+    starter = grade(REPO / "starter" / "tools.py", seed=99)
     assert starter.score == 0 and starter.error == "" and len(starter.checks) == len(CHECKS)
 
 

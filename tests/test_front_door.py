@@ -43,7 +43,7 @@ def graded(tmp_path_factory):
     """The starter graded as an instructor's batch sees it: under the instructor's own folder."""
     folder = tmp_path_factory.mktemp("class") / "teacher's class" / "ana"
     folder.mkdir(parents=True)
-    (folder / "tools.py").write_bytes((REPO / "agtool" / "tools.py").read_bytes())
+    (folder / "tools.py").write_bytes((REPO / "starter" / "tools.py").read_bytes())
     report = grade(str(folder / "tools.py"), steps=[2], seed=3)
     assert any("teacher" in c.reproduce for c in report.checks if not c.passed)
     return report
@@ -52,7 +52,7 @@ def graded(tmp_path_factory):
 def _lab_top(tmp_path: Path) -> Path:
     """A lab's top folder (the checkout for ``make lab``, the home on the hub) with the starter in it."""
     (tmp_path / "agtool").mkdir(parents=True)
-    (tmp_path / "agtool" / "tools.py").write_bytes((REPO / "agtool" / "tools.py").read_bytes())
+    (tmp_path / "agtool" / "tools.py").write_bytes((REPO / "starter" / "tools.py").read_bytes())
     return tmp_path
 
 
@@ -222,7 +222,7 @@ def test_make_test_minutes_are_one_figure_in_the_readme_and_the_development_guid
 def test_learner_texts_name_no_checkout_path_and_no_grader_internals(graded):
     for notebook in sorted((REPO / "labs").glob("*.ipynb")):
         assert ".venv/bin/" not in notebook.read_text(encoding="utf-8"), notebook.name
-    starter = (REPO / "agtool" / "tools.py").read_text(encoding="utf-8")
+    starter = (REPO / "starter" / "tools.py").read_text(encoding="utf-8")
     assert "LAB_SPEC" not in starter and "step 11  labs/11_identity.ipynb" in starter.replace("step 11 ", "step 11  ")
     feedback = render_feedback({"learner": "ana", "report": graded.to_dict()})
     assert "Isolation" not in feedback and "bwrap" not in feedback  # the grader's isolation is the instructor's
@@ -235,3 +235,28 @@ def test_an_import_time_out_says_while_importing_once():
 
     what, cause = timeout_text("import", 31.0, import_timeout=30, timeout=10, per_probe=10)
     assert import_death(what, cause).count("while importing") == 1
+
+
+def test_the_readme_s_cost_figures_are_the_benchmarks_pairings_with_their_trees_and_dates():
+    """Each ratio, tree and date of the README's cost paragraph is in docs/benchmarks.md, the page it cites."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    paragraph = readme.split("**What the coverage and the isolation cost.**")[1].split("\n\n")[0]
+    benchmarks = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    trees = re.findall(r"\b[0-9a-f]{7}\b", paragraph)
+    dates = re.findall(r"\b2026-\d\d-\d\d\b", paragraph)
+    ratios = re.findall(r"\b\d\.\d\d\b", paragraph)
+    assert len(trees) >= 2 and len(dates) >= 3 and len(ratios) >= 4, paragraph
+    assert [x for x in trees + dates + ratios if x not in benchmarks] == []
+    # A pairing is named by the tree it was measured against, never "the tree before them" alone.
+    assert "the tree before them" not in paragraph
+
+
+def test_labs_readme_reaches_agtool_the_way_jupyterlab_4_s_file_browser_does():
+    """JupyterLab 4's file browser lists no `..` row: the path's first crumb (a folder icon) is the way up."""
+    readme = (REPO / "labs" / "README.md").read_text(encoding="utf-8")
+    start = " ".join(readme.split("## Start")[1].split("## ")[0].split())
+    assert "`..`" not in start
+    assert "folder icon at the start of the path" in start and "open `agtool`" in start
+    # The browser test opens tools.py that way: the home crumb, then agtool (tests/e2e/newcomer.py).
+    newcomer = (REPO / "tests" / "e2e" / "newcomer.py").read_text(encoding="utf-8")
+    assert ".jp-BreadCrumbs-home" in newcomer

@@ -174,3 +174,35 @@ def test_entry_writes_results_even_when_the_grader_fails(tmp_path):
     results = json.loads((tmp_path / "results.json").read_text())
     validate(results)
     assert results["score"] == 0 and "disk full" in results["output"]
+
+
+def test_the_autograder_zip_ships_the_committed_starter_and_refuses_a_committed_learner_file(tmp_path):
+    """The zip's starter is the starter as given, by hash; a commit of someone's work as agtool/tools.py is refused."""
+    import hashlib
+
+    from grader.outputs.starter import STARTER_SHA256, starter_bytes
+
+    repo = tmp_path / "repo"
+    for rel in ("deploy/gradescope/build_zip.sh", "deploy/gradescope/setup.sh", "deploy/gradescope/run_autograder"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, repo / rel)
+    (repo / "grader" / "outputs").mkdir(parents=True)
+    (repo / "grader" / "outputs" / "starter.py").write_text(f'STARTER_SHA256 = "{STARTER_SHA256}"\n')
+    for folder in ("starter", "agtool"):
+        (repo / folder).mkdir()
+        (repo / folder / "tools.py").write_bytes(starter_bytes())
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "starter"], check=True)
+    build = repo / "deploy" / "gradescope" / "build_zip.sh"
+    done = subprocess.run([str(build), str(tmp_path / "ok.zip")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(tmp_path / "ok.zip") as zf:
+        assert hashlib.sha256(zf.read("agtool-lab/starter/tools.py")).hexdigest() == STARTER_SHA256
+    # The lab done in the checkout and committed by mistake: the learner's file is no starter, no zip.
+    (repo / "agtool" / "tools.py").write_bytes((REPO / "solutions" / "tools.py").read_bytes())
+    subprocess.run([*git, "commit", "-q", "-am", "my work"], check=True)
+    done = subprocess.run([str(build), str(tmp_path / "bad.zip")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "agtool/tools.py is not the starter as given" in done.stderr
+    assert not (tmp_path / "bad.zip").exists()

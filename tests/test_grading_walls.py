@@ -83,13 +83,16 @@ def _victim() -> tuple[str, dict[str, str]]:
 
 
 def _victim_calls() -> str:
-    # Run the leaking functions at import, so their values pass through the step child's messages too.
+    # Run the leaking functions at import, so their values pass through the step child's messages too;
+    # in lines of many lengths, so that some copy lands in memory the next grading's own allocations
+    # do not reuse, whatever the sizes of the engine's own messages (a changed sentence moved them).
     return """
-try:
-    print(_leak_value())
-    _leak_raise()
-except ValueError as _exc:
-    print("raised", _exc)
+for _pad in range(64):
+    try:
+        print(" " * _pad * 7, _leak_value())
+        _leak_raise()
+    except ValueError as _exc:
+        print("raised", "." * _pad * 5, _exc)
 """
 
 
@@ -243,6 +246,85 @@ def test_without_the_walls_the_same_ipc_outlives_the_grading(kind):
     assert _ipc_leaks(kind, step_walls=False)
 
 
+# ------------------------------------------------------------------ the network: a namespace per step
+
+# A closed loopback connection stays in TIME_WAIT for 60 s with no process behind it: its port
+# numbers can carry bytes from one grading to the next graded by the same fork server. An
+# abstract unix socket sent over itself (SCM_RIGHTS) outlives its process until the kernel
+# collects it, and its name is listed in /proc/net/unix. Both are per network namespace.
+NET_WRITER = """
+import socket as _socket, array as _array
+_MARK = "{mark}"
+_sent = 0
+for _i, _ch in enumerate(_MARK.encode()):
+    try:
+        _srv = _socket.socket()
+        _srv.bind(("127.0.0.1", 0))
+        _srv.listen(1)
+        _cli = _socket.socket()
+        _cli.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+        _cli.bind(("127.0.0.1", 20000 + _i * 256 + _ch))
+        _cli.connect(_srv.getsockname())
+        _conn, _ = _srv.accept()
+        _cli.close()  # the side that closes first keeps TIME_WAIT on its port
+        _conn.close()
+        _srv.close()
+        _sent += 1
+    except OSError:
+        pass
+try:
+    _held = _socket.socket(_socket.AF_UNIX, _socket.SOCK_DGRAM)
+    _held.bind("\\0" + _MARK)
+    _held.sendmsg([b"x"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, _array.array("i", [_held.fileno()]))],
+                  0, "\\0" + _MARK)
+    _held.close()  # in flight to itself: alive until the kernel's unix garbage collection
+except OSError:
+    pass
+print("NET WRITE", _sent)
+"""
+
+NET_READER = """
+_ports = []
+for _table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    try:
+        with open(_table) as _fh:
+            for _line in list(_fh)[1:]:
+                _fields = _line.split()
+                if _fields[3] == "06":  # TIME_WAIT
+                    _ports.append(int(_fields[1].rsplit(":", 1)[1], 16))
+    except OSError:
+        pass
+_names = []
+try:
+    with open("/proc/net/unix") as _fh:
+        _names = [_l.split()[-1] for _l in list(_fh)[1:] if _l.split()[-1].startswith("@")]
+except OSError:
+    pass
+print("NET READ", sorted(_ports), _names, "END")
+"""
+
+
+def _net_leaks(**settings) -> tuple[bool, bool]:
+    """(the marker read back from TIME_WAIT ports, from an abstract socket's name) by the next grading."""
+    mark = f"N{secrets.token_hex(6)}"
+    with _engine(**settings) as engine:
+        writer = _graded(engine, SOLUTION + NET_WRITER.format(mark=mark))
+        assert "NET WRITE" in _output(writer), _output(writer)[:2000]
+        reader = _graded(engine, SOLUTION + NET_READER)
+    seen = _output(reader)
+    assert "NET READ" in seen, seen[:2000]
+    ports = {int(p) for p in re.findall(r"\d+", seen.split("NET READ", 1)[1].split("]", 1)[0])}
+    return all(20000 + i * 256 + ord(c) in ports for i, c in enumerate(mark)), f"@{mark}" in seen
+
+
+def test_no_socket_state_of_a_grading_reaches_the_next():
+    assert _net_leaks() == (False, False)
+
+
+def test_without_the_walls_time_wait_ports_carry_a_grading_s_data_to_the_next():
+    assert _net_leaks(step_walls=False)[0]
+
+
 # ------------------------------------------------------------------ 35.4 (issue's 4): process counts
 
 HOG = """
@@ -351,7 +433,7 @@ def test_without_the_walls_the_hog_costs_the_classmate_points(tmp_path):
 def test_the_limits_line_says_the_walls_hold():
     with _engine() as engine:
         report = _graded(engine, SOLUTION)
-    assert "own user and IPC namespaces, syscall filter" in report.limits
+    assert "own user, IPC and network namespaces, syscall filter" in report.limits
     assert re.search(r"processes counted per (step|account)", report.limits) or "pids" in report.limits
 
 

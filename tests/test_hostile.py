@@ -34,6 +34,7 @@ from hostile.manifest import (
     CASES_BY_NAME,
     FAST_SECONDS,
     HONEST,
+    LAYER_OFF,
     MUTANT_PAYLOADS,
     PART_TWO,
     PER_TIMEOUT_SECONDS,
@@ -54,6 +55,7 @@ from grader.engine.sandbox import bwrap_usable
 from grader.grading import grade
 from grader.locate import SubmissionNotFound
 from grader.report import Report
+from grader.settings import Settings
 
 SEED = 20261129
 REPO = Path(__file__).resolve().parent.parent
@@ -228,6 +230,37 @@ def test_hostile_case_is_graded_as_expected(name, corpus, corpus_engine, secret)
 def test_hostile_case_is_graded_as_expected_inside_bubblewrap(name, sandboxed_corpus, secret):
     runs, engine = sandboxed_corpus
     assert_graded_as_expected(runs[name], engine, secret)
+
+
+@pytest.fixture(scope="module")
+def layers_off_engines():
+    """One engine per switched-off layer of ``LAYER_OFF`` (started when first asked for)."""
+    engines: dict[str, EngineClient] = {}
+
+    def engine(switch: str) -> EngineClient:
+        if switch not in engines:
+            engines[switch] = EngineClient(idle_timeout=0, settings=Settings(**{switch: False}))
+        return engines[switch]
+
+    yield engine
+    for started in engines.values():
+        started.close()
+
+
+@pytest.mark.parametrize("name", sorted(LAYER_OFF))
+def test_hostile_case_gets_through_with_its_layer_off(name, tmp_path, layers_off_engines):
+    """The layer is what stops the case: with its switch off, the attack works (so the case can fail)."""
+    switch, shows = LAYER_OFF[name]
+    case = CASES_BY_NAME[name]
+    path = materialise(case, tmp_path / "corpus", marker=f"layer-off-{name}", outside=tmp_path / "outside")
+    report = grade(path, seed=SEED, timeout=STEP_TIMEOUT, engine=layers_off_engines(switch))
+    messages = [c.message for c in report.checks]
+    if shows == "imports":
+        assert not any("could not be imported" in m for m in messages), f"{name}: {messages[0]}"
+    else:
+        step = int(shows.partition(":")[2])
+        totals = report.steps[step]
+        assert totals["score"] == totals["max_score"], f"{name} with {switch} off: step {step} {totals}"
 
 
 def assert_graded_as_expected(run: Run, engine: EngineClient, secret: str) -> None:

@@ -497,7 +497,7 @@ def wheel_of(path: Path, files: dict) -> Path:
     ],
 )
 def test_a_wheel_with_the_solution_or_the_tests_is_refused(tmp_path, extra):
-    shipped = {"grader/__init__.py": b"", "grader/starter/tools.py": (REPO / "agtool" / "tools.py").read_bytes()}
+    shipped = {"grader/__init__.py": b"", "grader/starter/tools.py": (REPO / "starter" / "tools.py").read_bytes()}
     clean = sh(f"check_wheel {wheel_of(tmp_path / 'clean.whl', shipped)} {REPO}", tmp_path)
     assert clean.returncode == 0 and "none of solutions/, tests/ or .git" in clean.stdout, clean.stderr
     bad = sh(f"check_wheel {wheel_of(tmp_path / 'bad.whl', {**shipped, **extra})} {REPO}", tmp_path)
@@ -586,3 +586,47 @@ def test_on_a_systemd_host_the_hub_and_grade_class_get_delegated_cgroups(tmp_pat
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("systemd-run --scope --quiet --collect -p Delegate=yes "), done.stdout
     assert " batch " in done.stdout
+
+
+def test_the_template_hands_out_the_committed_starter_never_the_checkout_s_own_agtool_tools_py(tmp_path):
+    """An instructor who tried the lab in the checkout: learners still get the starter as given."""
+    from grader.outputs.starter import starter_bytes
+
+    checkout = tmp_path / "src"
+    (checkout / "labs").mkdir(parents=True)
+    (checkout / "agtool").mkdir()
+    (checkout / "labs" / "01_contract_table.ipynb").write_text("{}")
+    (checkout / "agtool" / "tools.py").write_bytes((REPO / "solutions" / "tools.py").read_bytes())  # their work
+    prefix = fake_prefix(tmp_path)
+    done = sh(f"SRC={checkout}; PREFIX={prefix}; make_template", tmp_path / "root")
+    assert done.returncode == 0, done.stderr
+    handed_out = (prefix / "template" / "agtool" / "tools.py").read_bytes()
+    assert handed_out == starter_bytes() == (REPO / "starter" / "tools.py").read_bytes()
+    assert "is not the starter" in done.stdout
+    # A venv whose starter is missing or edited: no template at all, rather than a wrong one.
+    broken = tmp_path / "broken"
+    (broken / "venv" / "bin").mkdir(parents=True)
+    (broken / "venv" / "bin" / "python").write_text("#!/bin/sh\nexit 1\n")
+    (broken / "venv" / "bin" / "python").chmod(0o755)
+    refused = sh(f"SRC={checkout}; PREFIX={broken}; make_template", tmp_path / "root")
+    assert refused.returncode == 1 and "no starter as given" in refused.stderr
+    assert not (broken / "template").exists() and not (broken / "template.new").exists()
+
+
+def test_a_checkout_whose_lab_is_done_does_not_let_a_copy_of_the_solution_into_the_wheel(tmp_path):
+    """The lab's agtool/tools.py is never shipped: when it holds the solution, a copy in the wheel is still refused."""
+    solution = (REPO / "solutions" / "tools.py").read_bytes()
+    src = tmp_path / "src"
+    for rel, data in {
+        "solutions/tools.py": solution,
+        "agtool/tools.py": solution,  # an instructor who did the lab in the checkout
+        "starter/tools.py": (REPO / "starter" / "tools.py").read_bytes(),
+        "grader/__init__.py": b"",
+    }.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_bytes(data)
+    shipped = {"grader/__init__.py": b"", "grader/starter/tools.py": (src / "starter" / "tools.py").read_bytes()}
+    clean = sh(f"check_wheel {wheel_of(tmp_path / 'clean.whl', shipped)} {src}", tmp_path)
+    assert clean.returncode == 0, clean.stderr
+    bad = sh(f"check_wheel {wheel_of(tmp_path / 'bad.whl', {**shipped, 'grader/answer.py': solution})} {src}", tmp_path)
+    assert bad.returncode == 1 and "grader/answer.py (a copy of solutions/tools.py)" in bad.stderr

@@ -76,7 +76,7 @@ def test_bwrap_asked_for_where_it_is_missing_stops_grading_with_the_fix(tmp_path
 
 
 def test_auto_where_bubblewrap_is_missing_grades_and_says_there_is_no_sandbox(tmp_path):
-    done = cli_check(SOLUTION, "--sandbox", "auto", env={"PATH": str(tmp_path)})
+    done = cli_check(SOLUTION, "--sandbox", "auto", "--verbose", env={"PATH": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     assert "\nisolation: none (learner code runs as" in done.stdout
 
@@ -156,15 +156,90 @@ def test_a_full_disk_in_the_graders_own_work_is_a_grader_failure_not_a_grade(whe
 # ---------------------------------------------------------------- the allow-list (27.1)
 
 
+# Where a class's data lives (homes, the service's and the hub's data, accounts): never bound as such.
+CLASS_DATA = ("/home", "/srv", "/var", "/root", "/etc/passwd", "/etc/shadow")
+
+# Run by a venv under /var/tmp, in a copy of the checkout there: the bwrap line and the grader's own folders.
+_ALLOW_LIST_RUN = """
+import json, os, sys
+from grader.engine import sandbox
+own = [sys.prefix, sys.base_prefix, os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable)),
+       os.path.join(sandbox.PACKAGE_ROOT, "grader"), *sandbox.library_paths()]
+print(json.dumps({"args": sandbox.bwrap_prefix(), "own": sorted({os.path.realpath(p) for p in own}),
+                  "checkout": os.path.realpath(sandbox.PACKAGE_ROOT), "prefix": os.path.realpath(sys.prefix)}))
+"""
+
+
+def _allow_list_problems(args: list[str], own: list[str], checkout: str, prefix: str) -> list[str]:
+    """What is wrong with a bwrap line's binds: a class data folder (or one above it) bound, or a folder
+    inside one that is not the grader's own (its interpreter, libraries, the checkout's grader package).
+
+    Where the checkout and its venv live (``/home/teacher/agtool-lab``, ``/var/tmp/agtool-lab``) is the
+    grader's own business: those binds are its code, never the class's data beside it.
+    """
+    binds = [args[i + 1] for i, a in enumerate(args) if a in ("--ro-bind", "--bind")]
+    problems = [b for b in binds if b == "/" or any(d == b or d.startswith(b.rstrip("/") + "/") for d in CLASS_DATA)]
+
+    def owned(b: str) -> bool:
+        return any(b == o or b.startswith(o.rstrip("/") + "/") for o in own)
+
+    problems += [b for b in binds if any(b.startswith(d + "/") for d in CLASS_DATA) and not owned(b)]
+    inside = [b for b in binds if b.startswith(checkout + os.sep)]
+    problems += [b for b in inside if b != os.path.join(checkout, "grader") and not b.startswith(prefix)]
+    hidden = [args[i + 1] for i, a in enumerate(args) if a == "--tmpfs"]
+    if os.path.join(checkout, "grader", "checks") not in hidden and os.path.isdir(os.path.join(checkout, ".git")):
+        problems.append("grader/checks not hidden")
+    return problems
+
+
 def test_the_sandbox_binds_an_allow_list_not_the_root_of_the_file_system():
     args = sandbox.bwrap_prefix()
-    binds = [args[i + 1] for i, a in enumerate(args) if a in ("--ro-bind", "--bind")]
-    assert "/" not in binds and not any(b.startswith(("/home", "/srv", "/var", "/etc/passwd")) for b in binds)
+    own = [sys.prefix, sys.base_prefix, os.path.dirname(sys.executable), os.path.join(sandbox.PACKAGE_ROOT, "grader")]
+    own = sorted({os.path.realpath(p) for p in [*own, *sandbox.library_paths()]})
     checkout = os.path.realpath(sandbox.PACKAGE_ROOT)
-    inside = [b for b in binds if b.startswith(checkout + os.sep)]
-    assert all(b == os.path.join(checkout, "grader") or b.startswith(os.path.realpath(sys.prefix)) for b in inside)
+    assert _allow_list_problems(args, own, checkout, os.path.realpath(sys.prefix)) == []
     hidden = [args[i + 1] for i, a in enumerate(args) if a == "--tmpfs"]
     assert os.path.join(checkout, "grader", "checks") in hidden or not sandbox.is_checkout()
+    # The rule itself: the class's folders, or a folder above them, are problems wherever the grader lives.
+    assert _allow_list_problems(
+        ["--ro-bind", "/var", "/var", "--ro-bind", "/srv/agtool", "/srv/agtool"], own, "/x", "/x"
+    )
+
+
+def test_the_allow_list_holds_for_a_clone_and_its_venv_under_var_tmp():
+    """A clone under /var/tmp binds its own .venv and grader/ there: the grader's code, not the class's data."""
+    import shutil
+    import tempfile
+
+    if not os.access("/var/tmp", os.W_OK):
+        pytest.skip("/var/tmp is not writable here")
+    top = Path(tempfile.mkdtemp(prefix="agtool-clone-", dir="/var/tmp"))
+    try:
+        clone = top / "agtool-lab"
+        shutil.copytree(
+            Path(sandbox.PACKAGE_ROOT) / "grader", clone / "grader", ignore=shutil.ignore_patterns("__pycache__")
+        )
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(clone / ".venv")], check=True, timeout=120)
+        # The venv finds the test run's packages after its own (LangGraph...), never the checkout's grader.
+        site = next((clone / ".venv" / "lib").glob("python3*/site-packages"))
+        theirs = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+        (site / "zz_deps.pth").write_text("\n".join(theirs) + "\n", encoding="utf-8")
+        done = subprocess.run(
+            [str(clone / ".venv" / "bin" / "python"), "-c", _ALLOW_LIST_RUN],
+            cwd=clone,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={"PATH": os.environ["PATH"], "HOME": str(top)},
+        )
+        assert done.returncode == 0, done.stderr
+        seen = json.loads(done.stdout)
+        assert seen["checkout"] == os.path.realpath(clone) and seen["prefix"].startswith("/var/tmp/")
+        binds = [seen["args"][i + 1] for i, a in enumerate(seen["args"]) if a in ("--ro-bind", "--bind")]
+        assert os.path.join(seen["checkout"], "grader") in binds  # what the old rule ("nothing under /var") refused
+        assert _allow_list_problems(seen["args"], seen["own"], seen["checkout"], seen["prefix"]) == []
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def test_a_script_run_from_tmp_does_not_hide_the_private_tmp(tmp_path):
@@ -234,3 +309,17 @@ def check_and_graded(tmp_path_factory):
 def test_the_check_and_the_graded_run_look_the_same_to_the_module(fact, check_and_graded):
     checked, graded = check_and_graded
     assert checked[fact] == graded[fact], f"{fact}: the Check sees {checked[fact]!r}, the graded run {graded[fact]!r}"
+
+
+def test_a_venv_reached_through_a_symlink_runs_sandboxed(tmp_path):
+    """A clone whose .venv links to another checkout's: the interpreter's path exists in the sandbox too."""
+    need("bwrap")
+    link = tmp_path / "clone-venv"
+    link.symlink_to(Path(sys.prefix).resolve())
+    python = link / "bin" / Path(sys.executable).name
+    code = "from grader.engine import sandbox; print(repr(sandbox.bwrap_problem()), sandbox._interpreter_links())"
+    done = subprocess.run(
+        [str(python), "-c", code], cwd=sandbox.PACKAGE_ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("'' ") and str(link) in done.stdout, done.stdout  # before: execvp ... No such file

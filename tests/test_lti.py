@@ -504,3 +504,24 @@ def test_the_recipe_s_lti_block_makes_a_hub_config_jupyterhub_accepts(tmp_path, 
     hub.JupyterHub.load_roles = []
     with pytest.raises(ValueError, match="no service 'agtool-grader' with a role"):
         configure_lti(hub, tmp_path / "lti.toml", crypt_key_file=str(tmp_path / "crypt_key"))
+
+
+def test_the_class_lti_page_lists_learners_and_not_the_instructor_who_launched(db_url, lms, tmp_path):
+    """Before: the teacher who launched the tool from the LMS was a row of the class on class/lti."""
+    from grader.service.layout import Chrome
+    from grader.service.lti_pages import lti_page
+
+    store, hub = Store(db_url), StubHub()
+    launched(lms, hub, "ana", "lms-ana")
+    lms.enrol("c1", "lms-teacher", "T", roles=(INSTRUCTOR,))
+    hub.states["teacher"] = lms.claims_for("lms-teacher", "c1")
+    graded(store, "ana", 7)
+    graded(store, "teacher", 10)  # the instructor tried the lab once: still no learner
+    lti = service(store, lms, tmp_path, hub)
+    lti.sync()
+    assert [row["learner"] for row in lti.status()] == ["ana"]
+    page = lti_page(
+        prefix="/p/", xsrf="x", chrome=Chrome(prefix="/p/", user="teacher", instructor=True), status=lti.status()
+    )
+    assert "lms-ana" in page and "lms-teacher" not in page
+    store.close()

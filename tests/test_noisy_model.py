@@ -27,7 +27,7 @@ matplotlib.use("Agg")
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTION = REPO / "solutions" / "tools.py"
-STARTER = REPO / "agtool" / "tools.py"
+STARTER = REPO / "starter" / "tools.py"
 
 A, B, C = (ROUTE_LABELS[route] for route in ("direct", "naive", "repair"))
 
@@ -410,7 +410,7 @@ def test_check_layers_ready_names_the_missing_step(solution):
     assert noisy_layers.check_layers_ready(solution) == ""
     del solution.explain
     assert noisy_layers.check_layers_ready(solution).startswith("Step 10")
-    assert "Not written yet" in noisy_layers.check_layers_ready(load_module(REPO / "agtool" / "tools.py"))
+    assert "Not written yet" in noisy_layers.check_layers_ready(load_module(REPO / "starter" / "tools.py"))
 
 
 def test_layers_docstring_examples(monkeypatch):

@@ -22,7 +22,7 @@ from nbclient import NotebookClient
 REPO = Path(__file__).resolve().parent.parent
 LABS = REPO / "labs"
 SOLUTION = REPO / "solutions" / "tools.py"
-STARTER = REPO / "agtool" / "tools.py"
+STARTER = REPO / "starter" / "tools.py"
 STEPS = range(1, 12)
 
 

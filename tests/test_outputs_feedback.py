@@ -322,6 +322,42 @@ def test_summary_names_starter_submissions_and_leaves_not_implemented_out_of_wro
     assert "- step 2: 1 learner: cleo" in summary  # a step not started, counted apart
 
 
+def test_every_class_statistic_counts_the_same_learners_and_says_which(tmp_path, monkeypatch):
+    """Summary (mean, steps, hardest), the three plots and the dashboard's tables: one rule, said on each."""
+    from grader.outputs import class_folder, plots
+    from grader.outputs.gradebook import COUNTED_RULE
+
+    records, sources = starter_class()  # ben handed in the starter unchanged; cleo and dan are counted
+    drawn = {}
+
+    def capture(book, stats, steps, folder, rule):
+        drawn.update(book=book, stats=stats, steps=steps, rule=rule)
+        return lambda: []
+
+    monkeypatch.setattr(class_folder, "start_plots", capture)
+    summary = write_outputs(records, tmp_path, sources=sources)["summary"].read_text(encoding="utf-8")
+    assert sorted(drawn["book"]["learner"]) == sorted(drawn["steps"]["learner"].unique()) == ["cleo", "dan"]
+    assert set(drawn["stats"]["graded"]) == {2} and drawn["rule"] == COUNTED_RULE
+    tables = class_folder.class_tables(records, sources)
+    assert sorted(tables["steps"]["learner"].unique()) == ["cleo", "dan"] and set(tables["checks"]["graded"]) == {2}
+    # Before: the step table and the mean counted ben's zeros (a mean of 0.67 for step 1, 1.00 overall).
+    assert "| 1 | 1.00 | 2 | 1 |" in summary and "- mean score: 1.50 / 3" in summary
+    assert summary.count(f"2 learners counted: {COUNTED_RULE}") == 3  # the totals, the steps, the hardest checks
+    figures = {
+        "score_histogram": plots.score_histogram(drawn["book"]),
+        "check_pass_rate": plots.check_pass_rate(drawn["stats"]),
+        "step_scores": plots.step_scores(drawn["steps"]),
+    }
+    for name, fig in figures.items():
+        words = " ".join(t.get_text() for t in fig.findobj(lambda o: hasattr(o, "get_text")))
+        assert "2 learners counted" in words and COUNTED_RULE in words.replace("\n", " "), (name, words)
+    # Without the files' texts (the service's class page), the plots say a starter unchanged could not be told.
+    from grader.outputs.gradebook import COUNTED_RULE_NO_TEXTS
+
+    assert COUNTED_RULE_NO_TEXTS != COUNTED_RULE
+    assert COUNTED_RULE_NO_TEXTS in write_outputs(records, tmp_path / "no-texts")["summary"].read_text("utf-8")
+
+
 def test_without_sources_the_summary_names_no_starter_but_still_counts_steps_not_started(tmp_path):
     records, _ = starter_class()
     summary = write_outputs(records, tmp_path)["summary"].read_text(encoding="utf-8")

@@ -78,9 +78,14 @@ def test_the_wheel_ships_every_package_of_the_checkout_and_the_starter_but_never
         if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts
     )
     assert [f for f in data if f not in names] == []  # the service's templates...: package-data
-    # The starter ships as grader.starter, byte for byte the checkout's agtool/ (mapped, not copied).
+    # The starter ships as grader.starter, byte for byte the committed starter/ (mapped), never agtool/.
     with zipfile.ZipFile(wheel) as zf:
-        assert zf.read("grader/starter/tools.py") == (REPO / "agtool" / "tools.py").read_bytes()
+        assert zf.read("grader/starter/tools.py") == (REPO / "starter" / "tools.py").read_bytes()
+        import hashlib
+
+        from grader.outputs.starter import STARTER_SHA256
+
+        assert hashlib.sha256(zf.read("grader/starter/tools.py")).hexdigest() == STARTER_SHA256  # by its hash
     solution = (REPO / "solutions" / "tools.py").read_bytes()
     with zipfile.ZipFile(wheel) as zf:
         assert not [n for n in names if n.startswith("solutions/") or zf.read(n) == solution]
@@ -170,7 +175,7 @@ def installed(wheel, tmp_path_factory) -> Path:
 def _class_folder(root: Path) -> Path:
     from helpers import disguised
 
-    starter = (REPO / "agtool" / "tools.py").read_text(encoding="utf-8")
+    starter = (REPO / "starter" / "tools.py").read_text(encoding="utf-8")
     solution = (REPO / "solutions" / "tools.py").read_text(encoding="utf-8")
     for learner, text in {"ana": starter, "ben": starter, "cleo": solution, "dan": disguised(solution)}.items():
         (root / learner / "agtool").mkdir(parents=True)
@@ -219,7 +224,7 @@ def test_batch_similarity_runs_on_a_normal_install_and_discounts_the_starter(ins
 
 def test_the_service_similarity_pages_answer_on_a_normal_install(installed, tmp_path):
     # Before: similarity.html and similarity.csv answered 500 on a normal install.
-    starter = (REPO / "agtool" / "tools.py").read_text(encoding="utf-8")
+    starter = (REPO / "starter" / "tools.py").read_text(encoding="utf-8")
     code = SERVICE_RUN.format(
         tests=str(REPO / "tests"), db=f"sqlite:///{tmp_path / 'service.db'}", sources={"ana": starter, "ben": starter}
     )

@@ -152,7 +152,7 @@ def test_a_module_without_part_two_does_not_get_full_marks(tmp_path):
 def test_the_starter_s_part_two_stubs_earn_nothing(tmp_path):
     # Before: handle_named's stub (it raises NotImplementedError) earned step11/named_order_unchanged, since a
     # call that raises leaves the order as it was. A learner who has not begun a step earns none of its points.
-    starter = (ROOT / "agtool" / "tools.py").read_text(encoding="utf-8")
+    starter = (ROOT / "starter" / "tools.py").read_text(encoding="utf-8")
     stubs = starter[starter.rindex("\n# ====", 0, starter.index("# Part two")) + 1 :]
     assert "raise NotImplementedError" in stubs and "def handle_named(" in stubs
     (tmp_path / "agtool").mkdir()

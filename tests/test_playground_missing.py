@@ -17,7 +17,7 @@ import pytest
 from agtool_lab.playground import cache_playground, contract_playground, path_playground
 
 REPO = Path(__file__).resolve().parent.parent
-STARTER = REPO / "agtool" / "tools.py"
+STARTER = REPO / "starter" / "tools.py"
 SOLUTION = REPO / "solutions" / "tools.py"
 GOLDEN = Path(__file__).resolve().parent / "golden" / "playground"
 
@@ -78,3 +78,37 @@ def test_the_path_chart_comes_back_once_the_code_runs():
     box = path_playground(7, SOLUTION)
     _no_broken_image(box)
     assert [image.layout.display for image in _images(box)] == [None]
+
+
+def test_a_fixed_syntax_error_leaves_the_playground_without_a_control_touched(tmp_path):
+    """Before: the old SyntaxError stayed until a control was touched; now the saved fix redraws it by itself."""
+    import asyncio
+
+    from agtool_lab.playground import _live, args_playground
+
+    module = tmp_path / "agtool" / "tools.py"
+    module.parent.mkdir()
+    module.write_text("REGIONS = [\n", encoding="utf-8")
+
+    async def in_a_kernel() -> tuple[str, str]:
+        box = args_playground(str(module))
+        shown = box.children[-1]
+        broken = shown.value
+        module.write_bytes(SOLUTION.read_bytes())  # the fix, saved from the editor
+        for _ in range(100):  # the kernel's loop looks every WATCH_SECONDS; wait up to 10 s of them
+            await asyncio.sleep(_live.WATCH_SECONDS / 10)
+            if "SyntaxError" not in shown.value:
+                break
+        return broken, shown.value
+
+    broken, fixed = asyncio.run(in_a_kernel())
+    assert "SyntaxError" in broken
+    assert "SyntaxError" not in fixed and "validate_args(" in fixed and "returns" in fixed
+    # Without an event loop (a script), refresh_after_fix() does the same when it is called.
+    module.write_text("REGIONS = [\n", encoding="utf-8")
+    shown = args_playground(str(module)).children[-1]
+    _live.refresh_after_fix()
+    assert "SyntaxError" in shown.value  # the file has not changed: the message stays
+    module.write_bytes(SOLUTION.read_bytes())
+    assert _live.refresh_after_fix() >= 1 and "SyntaxError" not in shown.value
+    assert id(shown) not in _live._STALE  # drawn: it waits no more

@@ -197,7 +197,7 @@ def test_one_crash_is_one_row_with_its_line_and_the_others_follow_from_it():
     report = crash_report()
     for rendered in (render_text(report), render_markdown(report)):
         assert rendered.count("line 596, in _int_fix") == 1  # the crash and its line, once
-        assert rendered.count("Follows from the crash shown under step10/reason") == 4
+        assert rendered.count("Not judged: the same crash as step10/reason") == 4
         assert "hint about message" not in rendered and "hint about reason" in rendered
         assert "int hint" in rendered  # a different failure keeps its own details
         assert rendered.count("--only step10/") == 2

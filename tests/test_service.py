@@ -28,7 +28,7 @@ from grader.service.db import ERROR, GRADED, GRADING, QUEUED, Store
 REPO = Path(__file__).resolve().parents[1]
 SOLUTION = (REPO / "solutions" / "tools.py").read_bytes()
 FULL = full_marks()  # the solution's score: every registered check's points
-STARTER = (REPO / "agtool" / "tools.py").read_bytes()
+STARTER = (REPO / "starter" / "tools.py").read_bytes()
 GRADE_LOG_ENV = "AGTOOL_TEST_GRADE_LOG"
 
 

@@ -299,3 +299,19 @@ def test_the_class_page_shows_human_dates_in_why():
     why = BeautifulSoup(html, "html.parser").find("td", class_="why")
     assert why.find("time")["datetime"] == "2026-03-01T12:00:00Z" and "2026-03-01 12:00 UTC" in why.get_text()
     _golden("class_why_dates.html", html)
+
+
+def test_an_instructor_lands_on_the_class_page_and_their_own_page_has_no_forms_aimed_at_themselves(served):
+    """Before: the service's home showed an instructor "Your attempts", with extension forms for themselves."""
+    service, _ids = served
+    status, _headers, body = service.request("GET", "", "tok-teacher")
+    soup = BeautifulSoup(body.decode(), "html.parser")
+    assert status == 200 and soup.h1.get_text() != "Your attempts"
+    assert soup.find("table") is not None and "alice" in soup.main.get_text()  # the class, its learners
+    own = BeautifulSoup(service.request("GET", "learners/teacher", "tok-teacher")[2].decode(), "html.parser")
+    assert not own.find_all("form"), [f.get("action") for f in own.find_all("form")]
+    # A learner still lands on their own attempts; an instructor on a learner's page still gets the forms.
+    learner = BeautifulSoup(service.request("GET", "", "tok-alice")[2].decode(), "html.parser")
+    assert learner.h1.get_text() == "Your attempts"
+    alice = BeautifulSoup(service.request("GET", "learners/alice", "tok-teacher")[2].decode(), "html.parser")
+    assert alice.find_all("form")

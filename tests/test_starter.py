@@ -1,4 +1,8 @@
-"""The learner's starter ``agtool/tools.py``: it imports, earns nothing, and matches the solution.
+"""The starter as given (the committed ``starter/tools.py``): it imports, earns nothing, and matches the solution.
+
+The lab's ``agtool/tools.py`` is the learner's work: nothing here reads it (in
+a clone where the lab was done it holds the learner's module), except git's
+committed copy of it, which must be the starter byte for byte.
 
 The drift test follows the course-repository habit of deriving the exercise
 from the solution: both files must define the same public names, of the same
@@ -20,7 +24,8 @@ from agtool_lab.load import load_module
 from grader.report import STEPS
 
 ROOT = Path(__file__).resolve().parent.parent
-STARTER = ROOT / "agtool" / "tools.py"
+STARTER = ROOT / "starter" / "tools.py"
+LEARNER_FILE = ROOT / "agtool" / "tools.py"  # the learner's: only its path and git's committed copy are read here
 SOLUTION = ROOT / "solutions" / "tools.py"
 
 # The lab step that introduces each public function (LAB_SPEC headings).
@@ -89,7 +94,7 @@ def dummy_call(fn):
 def test_starter_imports_cleanly_as_a_package_module():
     import agtool.tools  # the notebooks import it this way
 
-    assert Path(agtool.tools.__file__).resolve() == STARTER.resolve()
+    assert Path(agtool.tools.__file__).resolve() == LEARNER_FILE.resolve()
 
 
 def test_same_public_names_as_the_solution():
@@ -149,35 +154,56 @@ def test_starter_names_the_notebook_of_each_step():
     assert set(named) <= present, sorted(set(named) - present)
 
 
-def test_the_starter_fingerprints_match_the_committed_starter():
-    """grader.outputs.starter knows the starter by its bytes: a change of agtool/tools.py updates both."""
-    import hashlib
+def _git_blob(spec: str) -> bytes:
+    """``git cat-file blob SPEC`` in the checkout; skips the test outside a git checkout."""
     import subprocess
+
+    done = subprocess.run(["git", "-C", str(ROOT), "cat-file", "blob", spec], capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"no git object {spec} here (not a git checkout?)")
+    return done.stdout
+
+
+def test_the_starter_fingerprint_matches_the_committed_starter_and_the_lab_s_committed_file():
+    """grader.outputs.starter knows the starter by its bytes; the lab's agtool/tools.py is committed as that starter."""
+    import hashlib
 
     from grader.outputs import starter as starter_module
 
-    data = (ROOT / "agtool" / "tools.py").read_bytes()
+    data = STARTER.read_bytes()
     assert hashlib.sha256(data).hexdigest() == starter_module.STARTER_SHA256
-    blob = subprocess.run(
-        ["git", "hash-object", str(ROOT / "agtool" / "tools.py")], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    assert blob == starter_module.STARTER_GIT_BLOB
+    assert starter_module.starter_bytes() == data
+    # A fresh clone hands the learner the starter: git's copy of agtool/tools.py, whatever the work tree holds now.
+    assert _git_blob("HEAD:agtool/tools.py") == data
+    assert _git_blob("HEAD:starter/tools.py") == data
 
 
-def test_an_edited_starter_in_the_checkout_is_not_taken_for_the_starter(monkeypatch, tmp_path):
-    """make setup installs in editable mode: a learner's edited agtool/tools.py must not become 'the starter'."""
+def test_an_edited_starter_is_never_taken_for_the_starter(monkeypatch, tmp_path):
+    """Whichever copy is found (the package, the checkout's starter/), its bytes must be the starter's."""
     from importlib import resources
 
     from grader.outputs import starter as starter_module
 
     edited = tmp_path / "tools.py"
     edited.write_text("def validate_args(name, args):\n    return ''\n", encoding="utf-8")
+    monkeypatch.setattr(resources, "files", lambda package: tmp_path)  # the package holds an edited file
+    monkeypatch.setattr(starter_module, "CHECKOUT_STARTER", STARTER)
+    assert starter_module.starter_text() == STARTER.read_text(encoding="utf-8")  # the checkout's copy, by hash
     monkeypatch.setattr(starter_module, "CHECKOUT_STARTER", edited)
-    monkeypatch.setattr(resources, "files", lambda package: tmp_path)  # the package maps onto the edited file
-    text = starter_module.starter_text()  # from git's copy of the original
-    assert "NotImplementedError" in text and text != edited.read_text(encoding="utf-8")
-    monkeypatch.setattr(starter_module, "_from_git", lambda: b"")
-    import pytest as _pytest
-
-    with _pytest.raises(FileNotFoundError, match="git checkout -- agtool/tools.py"):
+    with pytest.raises(FileNotFoundError, match="git checkout -- starter/tools.py"):
         starter_module.starter_text()
+
+
+def test_nothing_but_the_learner_reads_the_lab_s_agtool_tools_py():
+    """The grader's starter, the dashboard's demo and the hub's template name the committed starter, not agtool/."""
+    from grader.outputs import starter as starter_module
+
+    assert starter_module.CHECKOUT_STARTER == STARTER
+    import json
+
+    cells = json.loads((ROOT / "labs" / "instructor_dashboard.ipynb").read_text(encoding="utf-8"))["cells"]
+    dashboard = "\n".join("".join(cell["source"]) for cell in cells)
+    recipe = (ROOT / "deploy" / "jupyterhub" / "setup_hub.sh").read_text(encoding="utf-8")
+    assert 'ROOT / "agtool"' not in dashboard and 'cp "$SRC/agtool/tools.py"' not in recipe
+    assert "starter_bytes()" in recipe
+    assert "starter_text()" in dashboard

@@ -75,7 +75,7 @@ LEFT_BEHIND = {
     "a signal handler": "import signal\ndef leave():\n    signal.signal(signal.SIGUSR1, lambda *a: None)\n",
     "a lowered limit": "import resource\ndef leave():\n    resource.setrlimit(resource.RLIMIT_NOFILE, (100, 100))\n",
     "a child process": "def leave():\n    if os.fork() == 0:\n        time.sleep(20)\n        os._exit(0)\n",
-    "a trace function": "def leave():\n    sys.settrace(lambda *a: None)\n",
+    "an exception hook": "def leave():\n    sys.excepthook = print\n",
     "its start pipe closed": (
         "import stat\n"
         "def leave():\n"

@@ -102,9 +102,16 @@ def test_cgroup_step_group_holds_a_forked_tree_and_kills_it():
     assert not any(os.path.exists(d) for d in server.dirs.values())
 
 
-def test_the_limits_line_is_in_the_text_and_json_output_of_check():
+def test_the_limits_line_is_in_the_verbose_text_and_the_json_output_of_check_and_nowhere_else():
     command = [sys.executable, "-m", "grader", "check", str(SOLUTION), "--step", "1", "--seed", "3"]
-    text = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120).stdout
+    plain = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    # A learner's check says what their code did: no limits, isolation or sandbox lines (the grader's business).
+    assert plain.returncode == 0 and plain.stderr == "", plain.stderr
+    assert not [row for row in plain.stdout.splitlines() if row.startswith(("limits: ", "isolation: "))]
+    assert "cgroup" not in plain.stdout and "nice 19" not in plain.stdout
+    done = subprocess.run(command + ["--verbose"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    text = done.stdout
+    assert done.stderr.count("learner code ran") == 1  # once, on standard error
     line = [row for row in text.splitlines() if row.startswith("limits: ")]
     assert line and "cpu nice 19" in line[0] and "sandbox" in line[0] and "disk 64 MiB/step" in line[0]
     probe = cgroups.ServerGroup.create()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import html
 import io
 import pprint
 import traceback
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,7 @@ class LiveModule:
         self.path = path
         self._module = None
         self._stamp: tuple | None = None
+        _LIVE.add(self)  # a playground showing an error waits for this file to change (refresh_after_fix)
 
     def _file_stamp(self) -> tuple:
         stat = learner_path(self.path).stat()
@@ -73,13 +76,78 @@ def pre(value: Any) -> str:
 
 
 def guard(target: widgets.HTML, render: Callable[[], str]) -> None:
-    """Set ``target`` to ``render()``, or to a friendly message if learner code raised."""
+    """Set ``target`` to ``render()``, or to a friendly message if learner code raised.
+
+    A message stays only while the learner's file is as it was: once the file
+    changes on disk (the fix saved), the playground draws again by itself,
+    with no control touched (:func:`refresh_after_fix`).
+    """
     try:
         shown = render()
+        _STALE.pop(id(target), None)
     except Exception as exc:  # learner code: anything can happen, the notebook must go on
         shown = friendly_error(exc)
+        _STALE[id(target)] = (target, render, _stamps())
+        _keep_watching()
     # ipywidgets' HTML inherits a 28px line height, too airy for tables and dicts.
     target.value = f'<div style="line-height:1.45">{shown}</div>'
+
+
+# The playgrounds showing an error, by widget: (widget, how to draw it, the learner files' stamps then).
+_STALE: dict[int, tuple[widgets.HTML, Callable[[], str], dict[str, tuple | None]]] = {}
+_LIVE: weakref.WeakSet[LiveModule] = weakref.WeakSet()
+WATCH_SECONDS = 1.0  # how often a playground showing an error looks at the learner's file
+_watching: list[tuple[asyncio.AbstractEventLoop, asyncio.TimerHandle]] = []  # at most one: (loop, next look)
+
+
+def _stamps() -> dict[str, tuple | None]:
+    """The (mtime, size) of every learner file a playground of this kernel reads (``None``: not there)."""
+    stamps: dict[str, tuple | None] = {}
+    for live in list(_LIVE):
+        try:
+            stamps[str(learner_path(live.path))] = live._file_stamp()
+        except (OSError, ValueError):
+            stamps[str(live.path)] = None
+    return stamps
+
+
+def refresh_after_fix() -> int:
+    """Draw again every playground that shows an error and whose learner file changed since; how many.
+
+    The kernel's event loop calls this every :data:`WATCH_SECONDS` while a
+    playground shows an error: a ``SyntaxError`` fixed and saved in the
+    editor leaves the playground at once, not when a control is next touched.
+
+    >>> refresh_after_fix()  # nothing waiting
+    0
+    """
+    now = _stamps()
+    redrawn = 0
+    for key, (target, render, then) in list(_STALE.items()):
+        if any(now.get(path, stamp) != stamp for path, stamp in then.items()):
+            _STALE.pop(key, None)
+            guard(target, render)  # waits again if it still fails
+            redrawn += 1
+    return redrawn
+
+
+def _keep_watching() -> None:
+    """Call :func:`refresh_after_fix` on the kernel's event loop until no playground shows an error."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no event loop (a plain script, a test): refresh_after_fix() is called by hand
+        return
+    if _watching and _watching[0][0] is loop and not _watching[0][1].cancelled():
+        return  # already watching on this loop
+
+    def tick() -> None:
+        _watching.clear()
+        refresh_after_fix()
+        if _STALE:
+            _watching.append((loop, loop.call_later(WATCH_SECONDS, tick)))
+
+    _watching.clear()
+    _watching.append((loop, loop.call_later(WATCH_SECONDS, tick)))
 
 
 def png(fig: Figure) -> bytes:

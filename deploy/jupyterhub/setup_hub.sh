@@ -200,7 +200,9 @@ def files(*folders):
             yield from (p for p in sorted((src / folder).rglob("*"))
                         if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts)
 
-shipped = {digest(p.read_bytes()) for p in files("grader", "agtool", "agtool_lab")}
+# What the wheel may hold of the checkout: its packages (starter/ ships as grader.starter). Never agtool/: that
+# is the lab's own file, maybe an instructor's finished lab, the solution itself.
+shipped = {digest(p.read_bytes()) for p in files("grader", "starter", "agtool_lab")}
 secret = {}
 for p in files("solutions", "tests"):
     data = p.read_bytes()
@@ -258,7 +260,14 @@ make_template() {
     cp "$SRC"/labs/*.ipynb "$new/labs/"
     rm -f "$new/labs/instructor_dashboard.ipynb"   # for the instructor, not the class
     if [[ -f "$SRC/labs/README.md" ]]; then cp "$SRC/labs/README.md" "$new/labs/"; fi
-    cp "$SRC/agtool/tools.py" "$new/agtool/tools.py"
+    # The starter as given, from the installed lab and checked by its hash (grader.outputs.starter), never the
+    # checkout's agtool/tools.py: that file holds whatever was tried in the checkout, an instructor's own work.
+    "$PREFIX/venv/bin/python" -c 'import sys; from grader.outputs.starter import starter_bytes
+sys.stdout.buffer.write(starter_bytes())' >"$new/agtool/tools.py" \
+        || { rm -rf "$new"; die "the installed lab has no starter as given: reinstall from a fresh clone"; }
+    if ! cmp -s "$new/agtool/tools.py" "$SRC/agtool/tools.py"; then
+        say "note: $SRC/agtool/tools.py is not the starter (the lab was tried in this checkout): learners get the committed starter, not it"
+    fi
     chmod -R u=rwX,go=rX "$new"
     if diff -rq "$new" "$PREFIX/template" >/dev/null 2>&1; then
         rm -rf "$new"; say "kept $PREFIX/template (unchanged)"

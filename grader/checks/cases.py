@@ -86,6 +86,36 @@ EXCEPTION_TYPES = [
     "IndexError",
 ]
 CUSTOM_EXCEPTION_NAMES = ["WarehouseOffline", "StockServiceDown", "LegacyApiError", "BinLocked"]
+# Built-in exceptions a tool body raises besides EXCEPTION_TYPES: a wrong keyword (TypeError), a missing
+# attribute, the file system, an assert, Exception itself, and StopIteration (special in generators).
+MORE_EXCEPTION_TYPES = ["TypeError", "AttributeError", "OSError", "AssertionError", "Exception", "StopIteration"]
+# The built-in classes a learner's own exception class derives from (besides Exception).
+CUSTOM_EXCEPTION_BASES = ["ConnectionError", "ValueError", "LookupError", "RuntimeError"]
+
+
+def tool_exceptions(rng: random.Random) -> list[tuple[str, Any, str]]:
+    """Every kind of ``Exception`` a tool may raise, as ``(name, spy exc, what it is)``, the same kinds on every run.
+
+    Each built-in of :data:`EXCEPTION_TYPES` and :data:`MORE_EXCEPTION_TYPES`, a learner-style
+    class of ``Exception`` and one of a built-in class; the seed draws only the classes' names
+    and the built-in base.
+
+    >>> kinds = tool_exceptions(random.Random(3))
+    >>> [what for _, _, what in kinds].count("a built-in exception") == len(EXCEPTION_TYPES + MORE_EXCEPTION_TYPES)
+    True
+    >>> [what for _, _, what in kinds][-2:][0], len(kinds) - len(EXCEPTION_TYPES + MORE_EXCEPTION_TYPES)
+    ('a class of Exception', 2)
+    """
+    own, derived = rng.sample(CUSTOM_EXCEPTION_NAMES, 2)
+    base = rng.choice(CUSTOM_EXCEPTION_BASES)
+    kinds: list[tuple[str, Any, str]] = [
+        (name, name, "a built-in exception") for name in EXCEPTION_TYPES + MORE_EXCEPTION_TYPES
+    ]
+    kinds += [
+        (own, {"custom": own}, "a class of Exception"),
+        (derived, {"custom": derived, "base": base}, f"a class of {base}"),
+    ]
+    return kinds
 
 
 def random_valid_args(rng: random.Random, *, stocked: bool = False, inner: bool = False) -> JsonDict:

@@ -234,19 +234,49 @@ def _set_products(table: JsonDict) -> JsonDict:
     return op("set", name="PRODUCTS", value=table, label=f"PRODUCTS = {table!r}")
 
 
-def resolve_probe(rng: random.Random, classes: tuple[Any, ...], *, tail: tuple[Any, ...] = ()) -> Probe:
-    """``resolve_sku`` of every query of ``classes`` on a fresh grader table (spied tools; ``tail`` ops last)."""
+def resolve_probe(
+    rng: random.Random, classes: tuple[Any, ...], *, tail: tuple[Any, ...] = (), requery: bool = False
+) -> Probe:
+    """``resolve_sku`` of every query of ``classes`` on a fresh grader table (spied tools; ``tail`` ops last).
+
+    ``requery``: then the first of those queries once more, after PRODUCTS changed so that its answer
+    changes (:func:`_requery_ops`): an answer kept from the table before (a cache) shows there.
+    """
     table, queries = make_table(rng)
     calls = [call_op(RESOLVE, q, runs=NO_RUNS) for c in classes for q in queries[c]]
     rng.shuffle(calls)
-    probe = call_probe([_set_products(table), *calls, *tail], spies=TOOL_SPIES_ORIGINAL, reset=True)
+    again = _requery_ops(table, calls[0]["args"][0]) if requery and calls else []
+    probe = call_probe([_set_products(table), *calls, *again, *tail], spies=TOOL_SPIES_ORIGINAL, reset=True)
     probe.params["table"] = encode(table)
     return probe
 
 
+def _requery_ops(table: JsonDict, query: str) -> list[Any]:
+    """PRODUCTS without the products ``query`` resolves to in ``table``, then ``query`` again (judged there).
+
+    >>> ops = _requery_ops({"S-1": "Oak hinge", "S-2": "Zinc clamp"}, " s-1")
+    >>> ops[0]["value"], expected(ops[1]["table"], " s-1")["kind"]
+    ({'S-2': 'Zinc clamp'}, 'not_found')
+    """
+    found = expected(table, query)
+    gone = {found["sku"]} if "sku" in found else set(found.get("candidates") or [])
+    smaller = {sku: name for sku, name in table.items() if sku not in gone}
+    operation = call_op(RESOLVE, query, runs=NO_RUNS)
+    operation["label"] += REQUERY_NOTE
+    operation["table"] = encode(smaller)
+    return [_set_products(smaller), operation]
+
+
+REQUERY_NOTE = "  # the same query again, after PRODUCTS changed"
+REQUERY_WHY = (
+    "resolve_sku gave the answer of the table before PRODUCTS changed: read PRODUCTS each time it is called, and "
+    "keep no answers between calls (a functools.lru_cache or a dict of answers on resolve_sku returns an old "
+    "table's sku)."
+)
+
+
 def _resolve_calls(probe: Probe, obs: JsonDict) -> list[Any]:
     """``(query, value, expected, label)`` of each ``resolve_sku`` call (it must have returned)."""
-    table = probe.params["table"]
     out = []
     for operation, rec in judged(probe, records_of(probe, obs)):
         if operation.get("fn") != RESOLVE:
@@ -255,6 +285,7 @@ def _resolve_calls(probe: Probe, obs: JsonDict) -> list[Any]:
         value = value_of(
             rec, operation, f"resolve_sku did not return for {query!r}: it must return a dict for any str."
         )
+        table = operation.get("table", probe.params["table"])  # a call after PRODUCTS changed carries its table
         out.append((query, value, expected(table, query), operation["label"]))
     return out
 
@@ -265,12 +296,14 @@ def _kind_judge(message: str, *, exact_dict: bool = True) -> Judge:
     def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
         for probe, obs in zip(probes, observations):
             for _query, value, want, label in _resolve_calls(probe, obs):
+                # The call after PRODUCTS changed says why it may differ (an answer kept from before).
+                why = REQUERY_WHY if label.endswith(REQUERY_NOTE) else message
                 if want["kind"] == spec.AMBIGUOUS:
                     got = value.get("kind") if isinstance(value, dict) else value
                     if got != spec.AMBIGUOUS:
-                        raise Fail(message, call=label, expected="{'kind': 'ambiguous', ...}", got=show(value))
+                        raise Fail(why, call=label, expected="{'kind': 'ambiguous', ...}", got=show(value))
                 elif exact_dict and not strict_equal(value, encode(want)):
-                    raise Fail(message, call=label, expected=show(encode(want)), got=show(value))
+                    raise Fail(why, call=label, expected=show(encode(want)), got=show(value))
         return Verdict.ok()
 
     return judge
@@ -306,7 +339,8 @@ def _resolve_check(
         title,
         hint,
         ["11.reads_now", *rules],
-        lambda rng: [resolve_probe(rng, classes)],
+        # The key check asks one query again after PRODUCTS changed: resolve_sku reads PRODUCTS when called.
+        lambda rng: [resolve_probe(rng, classes, requery=check_id == "step11/resolve_key")],
         _kind_judge(message),
     )
 

@@ -336,23 +336,65 @@ def _bound_probes(rng: random.Random, tool: str, args: JsonDict) -> list[Probe]:
 
 
 def _one_sided_probe(rng: random.Random, tool: str, args: JsonDict) -> Probe:
-    """A rule with ``min`` but no ``max``, then with neither: the missing bound limits nothing."""
+    """Rules with one bound alone (``min`` only, ``max`` only), then with neither.
+
+    LAB_SPEC step 2: a rule may have either bound alone, or both. Each rule is sent
+    with the value just past its one bound (refused: that bound alone limits the
+    value) and a value far past the bound it lacks (valid: a missing bound limits
+    nothing), on every run; the seed draws the bounds and the far values.
+
+    >>> ops = _one_sided_probe(random.Random(1), "stock_lookup", {"sku": "S", "region": "north"}).params["operations"]
+    >>> [o["expect"] for o in ops if o["op"] == "call"]
+    ['range:limit', '', 'range:limit', '', '', '']
+    """
+    path = [tool, "args", "limit"]
+    low_bound, high_bound = rng.randint(2, spec.MAX_ROWS), rng.randint(1, spec.MAX_ROWS - 1)
     high, low = rng.randint(spec.MAX_ROWS + 1, 10**6), rng.randint(-99, 0)
-    no_max = f"'max' removed from TOOLS[{tool!r}]['args']['limit']"
+    only_min = {"type": int, "required": True, "min": low_bound}
+    only_max = {"type": int, "required": True, "max": high_bound}
+    neither = {"type": int, "required": True}
+    with_min = f"TOOLS[{tool!r}]['args']['limit'] = {{'type': int, 'required': True, 'min': {low_bound}}}"
+    with_max = f"TOOLS[{tool!r}]['args']['limit'] = {{'type': int, 'required': True, 'max': {high_bound}}}"
+    bare = f"TOOLS[{tool!r}]['args']['limit'] = {{'type': int, 'required': True}}"
     return _on_spec_contract(
         [
-            op("contract", path=[tool, "args", "limit", "max"], delete=True),
+            op("contract", path=path, value=only_min),
+            _changed(
+                call_op("validate_args", tool, {**args, "limit": low_bound - 1}, expect="range:limit"),
+                with_min,
+                f"The rule has 'min' ({low_bound}) and no 'max': {low_bound - 1} is below min, so the reason is "
+                "'range:limit'. Check 'min' whenever the rule has it, whether or not it also has 'max' "
+                "(LAB_SPEC: a rule may have either bound alone).",
+            ),
             _changed(
                 call_op("validate_args", tool, {**args, "limit": high}, expect=""),
-                no_max,
+                with_min,
                 "A rule without 'max' has no upper bound: check 'max' only when the rule has one "
-                "(LAB_SPEC: allowed, min and max appear where needed).",
+                "(do not fall back on MAX_ROWS).",
             ),
-            op("contract", path=[tool, "args", "limit", "min"], delete=True),
+            op("contract", path=path, value=only_max),
+            _changed(
+                call_op("validate_args", tool, {**args, "limit": high_bound + 1}, expect="range:limit"),
+                with_max,
+                f"The rule has 'max' ({high_bound}) and no 'min': {high_bound + 1} is above max, so the reason is "
+                "'range:limit'. Check 'max' whenever the rule has it, whether or not it also has 'min' "
+                "(LAB_SPEC: a rule may have either bound alone).",
+            ),
             _changed(
                 call_op("validate_args", tool, {**args, "limit": low}, expect=""),
-                no_max + " and 'min' too",
-                "A rule without 'min' has no lower bound: check 'min' only when the rule has one.",
+                with_max,
+                "A rule without 'min' has no lower bound: check 'min' only when the rule has one (do not fall back on 1).",
+            ),
+            op("contract", path=path, value=neither),
+            _changed(
+                call_op("validate_args", tool, {**args, "limit": low}, expect=""),
+                bare,
+                "A rule without 'min' and 'max' limits no value: check a bound only when the rule has it.",
+            ),
+            _changed(
+                call_op("validate_args", tool, {**args, "limit": high}, expect=""),
+                bare,
+                "A rule without 'min' and 'max' limits no value: check a bound only when the rule has it.",
             ),
         ]
     )

@@ -25,6 +25,7 @@ from grader.checks._common import (
     check_expect,
     every_route,
     expectations_judge,
+    judge_expectations,
     judged,
     outcome,
     own_route,
@@ -53,20 +54,31 @@ def success(value: object) -> JsonDict:
 
 
 def safe_pair(rng: random.Random, tool: str) -> JsonDict:
-    """Valid arguments whose real result passes result validation for ``tool``."""
+    """Valid arguments whose real result passes result validation for ``tool``.
+
+    The limit stays strictly between its bounds: a check of the door (a success, the cache) then
+    meets a bound mistake of validate_args on no seed rather than on some.
+    """
     pairs = [p for p in spec.stocked_pairs() if tool == "stock_lookup" or len(spec.rows_for(*p)) <= spec.MAX_ROWS]
     sku, region = rng.choice(pairs)
-    return {"sku": sku, "region": region, "limit": rng.randint(1, spec.MAX_ROWS)}
+    return {"sku": sku, "region": region, "limit": rng.randint(2, spec.MAX_ROWS - 1)}
 
 
 def _success_probes(rng: random.Random) -> list[Probe]:
+    """Three successes, each made again: the second answer comes from CACHE and is a success of the same shape.
+
+    The whole dict of a cached success is this step's (``step5/second_call_cached`` judges its runs, ``ok``
+    and ``value`` only).
+    """
     ops = []
     for tool in (rng.choice(spec.TOOL_NAMES), "stock_lookup", "legacy_stock"):
         args = cases.shuffled(rng, safe_pair(rng, tool))
         limit = args["limit"] if tool == "stock_lookup" else None
-        ops.append(
-            call_op("call_tool", tool, args, expect=success(spec.lookup_result(args["sku"], args["region"], limit)))
-        )
+        want = success(spec.lookup_result(args["sku"], args["region"], limit))
+        ops.append(call_op("call_tool", tool, args, expect=want))
+        again = call_op("call_tool", tool, args, expect=want)
+        again["label"] += "  # the same call again: its answer comes from CACHE"
+        ops.append(again)
     return [door_probe(ops, spies=TOOL_SPIES_TABLE)]
 
 
@@ -98,6 +110,39 @@ def _defect_ops(rng: random.Random, *, runs: bool) -> list[JsonDict]:
     return ops
 
 
+def _prefix_judge(message: str) -> Any:
+    """:func:`expectations_judge` whose miss names a missing ``args:`` prefix when that is all that differs.
+
+    >>> p = door_probe([call_op("call_tool", "x", {}, expect=failure("args:unknown_tool"))])
+    >>> obs = {"records": [{}, {}, {}, {"value": failure("unknown_tool"), "spy_runs": {}}]}
+    >>> from grader.checks._common import safe_judge
+    >>> safe_judge(_prefix_judge("m"))([p], [obs]).message[:51]
+    "The error is the reason without its prefix: 'args:'"
+    """
+
+    def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
+        for probe, obs in zip(probes, observations):
+            for operation, rec in judged(probe, records_of(probe, obs)):
+                want, got = operation.get("expect"), rec.get("value")
+                if not (isinstance(want, dict) and isinstance(got, dict) and isinstance(want.get("error"), str)):
+                    continue
+                error = want["error"]
+                if error.startswith(spec.ARGS_PREFIX) and strict_equal(
+                    got, {**want, "error": error[len(spec.ARGS_PREFIX) :]}
+                ):
+                    raise Fail(
+                        f"The error is the reason without its prefix: 'args:' + reason ({error!r}), so that a "
+                        "reader (and the repair loop of step 7) can tell a refused call from a failed result "
+                        "('result:...') or a tool that raised ('raised:...').",
+                        call=operation.get("label", ""),
+                        expected=show(want),
+                        got=outcome(rec),
+                    )
+        return judge_expectations(probes, observations, message)
+
+    return judge
+
+
 add(
     "step3/args_prefix",
     2,
@@ -105,7 +150,7 @@ add(
     "Run validate_args first; when it gives a reason, return {'ok': False, 'value': None, 'error': 'args:' + reason}.",
     ["3.shape", "3.args_prefix"],
     lambda rng: [door_probe(_defect_ops(rng, runs=False))],
-    expectations_judge("A call with bad arguments must give {'ok': False, 'value': None, 'error': 'args:<reason>'}."),
+    _prefix_judge("A call with bad arguments must give {'ok': False, 'value': None, 'error': 'args:<reason>'}."),
 )
 
 add(
@@ -127,7 +172,7 @@ def _spy_value(rng: random.Random, args: JsonDict) -> JsonDict:
 def _through_table_probes(rng: random.Random) -> list[Probe]:
     probes = []
     for tool in spec.TOOL_NAMES:
-        args = cases.shuffled(rng, cases.random_valid_args(rng))
+        args = cases.shuffled(rng, cases.random_valid_args(rng, inner=True))
         value = _spy_value(rng, args)
         spies = {t: {"mode": "return", "value": encode(value)} for t in spec.TOOL_NAMES}
         operation = call_op("call_tool", tool, args, expect=success(value), runs={tool: 1})
@@ -171,23 +216,42 @@ add(
 
 
 def _raised_probes(rng: random.Random) -> list[Probe]:
-    probes = []
-    for exc in (rng.choice(cases.EXCEPTION_TYPES), {"custom": rng.choice(cases.CUSTOM_EXCEPTION_NAMES)}):
-        tool = rng.choice(spec.TOOL_NAMES)
-        name = exc["custom"] if isinstance(exc, dict) else exc
-        args = cases.random_valid_args(rng)
+    """One call per kind of ``Exception`` a tool may raise (:func:`cases.tool_exceptions`), each its own sku.
+
+    Every kind is sent on every run (built-in ones, ``TypeError`` and ``Exception`` itself
+    included, and learner-style classes of ``Exception`` and of a built-in one); the seed
+    draws the names of the learner-style classes and the arguments. The spy raises the
+    kind tied to the call's sku, so the first kind a ``call_tool`` lets out or names
+    wrongly is the failing call, whatever else it does.
+
+    >>> ops = _raised_probes(random.Random(0))[0].params["operations"][3:]
+    >>> "TypeError" in {o["expect"]["error"].split(":")[1] for o in ops}
+    True
+    """
+    tool = rng.choice(spec.TOOL_NAMES)
+    by_sku: JsonDict = {}
+    ops = []
+    for i, (name, exc, what) in enumerate(cases.tool_exceptions(rng)):
+        sku = f"SKU-{9100 + i}"
+        by_sku[sku] = exc
+        args = cases.shuffled(rng, {**cases.random_valid_args(rng, inner=True), "sku": sku})
         operation = call_op("call_tool", tool, args, expect=failure(spec.RAISED_PREFIX + name))
-        operation["label"] = f"{operation['label']}  # the tool raises {name}"
-        probes.append(door_probe([operation], spies={t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES}))
-    return probes
+        operation["label"] = f"{operation['label']}  # the tool raises {name} ({what})"
+        operation["expect_why"] = (
+            f"The tool raised {name} ({what}): call_tool must catch every Exception, {name} included, and give "
+            f"{{'ok': False, 'value': None, 'error': 'raised:{name}'}} (the class's own name, type(exc).__name__)."
+        )
+        ops.append(operation)
+    spies = {t: {"mode": "raise", "exc": "RuntimeError", "exc_by_sku": by_sku} for t in spec.TOOL_NAMES}
+    return [door_probe(ops, spies=spies)]
 
 
 add(
     "step3/raised_as_value",
     1,
     "A tool that raises gives error 'raised:<ExceptionType>'",
-    "Wrap the tool call in try/except Exception and return {'ok': False, 'value': None, "
-    "'error': 'raised:' + type(exc).__name__}; never let the exception out.",
+    "Wrap the tool call in try/except Exception (every subclass: TypeError, KeyError, your own classes) and "
+    "return {'ok': False, 'value': None, 'error': 'raised:' + type(exc).__name__}; never let the exception out.",
     ["3.raised", "3.no_exception"],
     _raised_probes,
     expectations_judge("A tool that raises must give {'ok': False, 'value': None, 'error': 'raised:<TypeName>'}."),
@@ -217,7 +281,7 @@ add(
     "Validate before you look the name up in TOOLS: an unknown name is a value, not a KeyError.",
     ["3.args_prefix", "3.no_exception"],
     _unknown_probes,
-    expectations_judge("An unknown tool must give {'ok': False, 'value': None, 'error': 'args:unknown_tool'}."),
+    _prefix_judge("An unknown tool must give {'ok': False, 'value': None, 'error': 'args:unknown_tool'}."),
 )
 
 
@@ -225,7 +289,7 @@ def _interrupt_probes(rng: random.Random) -> list[Probe]:
     probes = []
     for exc in ("KeyboardInterrupt", "SystemExit"):
         tool = rng.choice(spec.TOOL_NAMES)
-        operation = call_op("call_tool", tool, cases.random_valid_args(rng), runs={tool: 1})
+        operation = call_op("call_tool", tool, cases.random_valid_args(rng, inner=True), runs={tool: 1})
         operation["label"] += f"  # the tool raises {exc}"
         # On every route (the module's own functions too): this check judges the except clause only.
         probes.append(

@@ -21,6 +21,7 @@ from grader.checks._common import (
     call_op,
     call_probe,
     expectations_judge,
+    judge_expectations,
     judged,
     op,
     outcome,
@@ -172,7 +173,40 @@ def _draw_probes(kind: str, n: int) -> ProbeFactory:
 def _bad_check(
     check_id: str, probes: ProbeFactory, points: int, title: str, hint: str, rules: list[Any], message: str
 ) -> None:
-    add(check_id, points, title, hint, rules, probes, expectations_judge(message))
+    judge = _shape_first_judge(message) if check_id.startswith("step4/shape") else expectations_judge(message)
+    add(check_id, points, title, hint, rules, probes, judge)
+
+
+# The reasons validate_result gives after the shape is known to be right (LAB_SPEC step 4's table).
+_AFTER_SHAPE = (spec.EMPTY, spec.TOO_BIG, spec.RANGE)
+
+
+def _shape_first_judge(message: str) -> Any:
+    """:func:`expectations_judge` whose miss, when the module gave a reason that needs a well-shaped result
+    (``empty``, ``too_big``, ``range``), names the order of the checks rather than the rule alone.
+
+    >>> from grader.engine.encode import encode
+    >>> p = call_probe([call_op("validate_result", "stock_lookup", {"sku": "S"}, expect="shape")])
+    >>> _shape_first_judge("m")([p], [{"records": [{"value": "empty", "spy_runs": {}}]}]).message[:40]
+    "It gave 'empty' for a result whose shape"
+    """
+
+    def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
+        verdict = judge_expectations(probes, observations, message)
+        reason = next((r for r in _AFTER_SHAPE if verdict.got == show(r)), None)
+        if verdict.passed or reason is None:
+            return verdict
+        return Verdict.fail(
+            f"It gave {reason!r} for a result whose shape is wrong: {message} Check the shape first (a dict, "
+            f"every key of returns['keys'] present and of its type, every row a well-typed dict), and only on a "
+            f"well-shaped result look at whether rows is empty, too long or out of range ({reason!r} needs rows "
+            "that are a list of good rows).",
+            call=verdict.call,
+            expected=verdict.expected,
+            got=verdict.got,
+        )
+
+    return judge
 
 
 _bad_check(
@@ -348,14 +382,15 @@ def _prefix_probe(rng: random.Random, kind: str) -> Probe:
     # stock_lookup cuts at limit: too many rows can only come from legacy_stock's data.
     tool = "legacy_stock" if kind == "too_big" else rng.choice(spec.TOOL_NAMES)
     if not data:
-        args = cases.random_valid_args(rng)
+        args = cases.random_valid_args(rng, inner=True)
     elif kind == "too_big":
         args = {"sku": value["sku"], "region": value["region"], "limit": rng.randint(1, spec.MAX_ROWS)}
-    else:  # a limit that keeps every row, so stock_lookup returns them all too
+    else:  # a limit that keeps every row, so stock_lookup returns them all too (off the bounds where it can)
+        low = min(max(2, len(value["rows"])), spec.MAX_ROWS)
         args = {
             "sku": value["sku"],
             "region": value["region"],
-            "limit": rng.randint(max(1, len(value["rows"])), spec.MAX_ROWS),
+            "limit": rng.randint(low, max(low, spec.MAX_ROWS - 1)),
         }
     operation = _refused_op(tool, args, reason)
     ops = own_route("validate_args", "cache_key", contract="spec") + [_template_op(rng, tool, args), operation]
@@ -416,9 +451,10 @@ def _plain(data: object) -> bool:
 
 
 def _judge_errors(probes: list[Probe], observations: list[Observation], message: str) -> Verdict:
-    """Each call with an ``expect_error`` gave that ``error``, or failed the way the module reports any failure.
+    """Each call with an ``expect_error`` gave the spec's result failure, or failed the way the module reports any failure.
 
-    Only the reason is this step's. The rest of a failure dict is step 3's
+    The reason, and ``value`` None with ``ok`` False (a refused result never comes back:
+    LAB_SPEC step 4), are this step's. The rest of a failure dict is step 3's
     (``step3/args_prefix``): when the module reports every failure in one
     wrong shape (its ``template`` call, refused for its arguments, shows it),
     a result refusal in that same shape with ``result:<reason>`` in the place
@@ -431,7 +467,7 @@ def _judge_errors(probes: list[Probe], observations: list[Observation], message:
                 template = (rec.get("value"), operation["template"])
             want = operation.get("expect_error")
             value = rec.get("value")
-            if want is None or (isinstance(value, dict) and strict_equal(value.get("error"), want)):
+            if want is None or _refused(value, want):
                 continue
             if (
                 template is not None
@@ -440,10 +476,36 @@ def _judge_errors(probes: list[Probe], observations: list[Observation], message:
                 and strict_equal(value, _replaced(*template, want))
             ):
                 continue
+            if isinstance(value, dict) and strict_equal(value.get("error"), want):
+                raise Fail(
+                    "A refused result must not come back: the failure holds 'ok': False and 'value': None, "
+                    "whatever the tool returned (an answer built on it would trust what validate_result refused).",
+                    call=operation["label"],
+                    expected=f"{{'ok': False, 'value': None, 'error': {show(want)}}}",
+                    got=outcome(rec),
+                )
             raise Fail(
                 message, call=operation["label"], expected=f"a dict with 'error': {show(want)}", got=outcome(rec)
             )
     return Verdict.ok()
+
+
+def _refused(value: object, want: str) -> bool:
+    """``value`` is the spec's result failure: ``ok`` False, ``value`` None, ``error`` ``want``.
+
+    >>> _refused({"ok": False, "value": None, "error": "result:empty"}, "result:empty")
+    True
+    >>> _refused({"ok": False, "value": {"rows": []}, "error": "result:empty"}, "result:empty")
+    False
+    """
+    return (
+        isinstance(value, dict)
+        and "$type" not in value
+        and strict_equal(value.get("error"), want)
+        and value.get("ok") is False
+        and "value" in value
+        and value["value"] is None
+    )
 
 
 def _prefix_judge(probes: list[Probe], observations: list[Observation]) -> Verdict:

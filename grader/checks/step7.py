@@ -175,6 +175,10 @@ LOOP_RUNS = ("loop",)
 # Limits out of range, one on each side, with every other value right: the limit fix alone, no
 # region fix before it (whose outcome would depend on the class of the drawn region).
 ONE_FIX_RUNS = ("limit_only",)
+# Runs of the loop's own dimensions, with the grader's can_repair and repair, where every result is too
+# big: the same repairable reason on every fetch (the loop goes on until MAX_ATTEMPTS), then a graph
+# built before MAX_ATTEMPTS changes and run after (the limit is read when the graph runs).
+REPEAT_RUNS = ("repeat_and_late",)
 REPAIR_DOUBLES = [double_op("can_repair"), double_op("repair")]
 
 
@@ -217,7 +221,7 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     ``too_big_then_cached``: legacy_stock for the only pair with more than MAX_ROWS rows
     (too big, switched to stock_lookup: ok at the second fetch), then the order of the
     call that run left in ``CACHE`` (ok at once, no tool body runs). ``two_repairs``: a
-    wrong region and a limit out of range (ok at the third fetch, the most MAX_ATTEMPTS
+    wrong region and a limit below 1 (ok at the third fetch, the most MAX_ATTEMPTS
     allows). ``fallback_empty``: a wrong region for SKU-5000, which has no stock in the
     fallback region either.
     Every run has the grader's doubles (:func:`graph_doubles`): its door in ``call_tool``
@@ -229,20 +233,34 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
     to 2, legacy_stock for the big pair with a limit out of range (clamped, then too big:
     gives up); and ``limit_only`` (:data:`ONE_FIX_RUNS`): a stocked order with a limit below
     1, then one above MAX_ROWS (in drawn order), each otherwise right.
+    ``repeat_and_late`` (:data:`REPEAT_RUNS`): tools that return more than MAX_ROWS rows for
+    any call, so ``result:too_big`` comes back after every fix: a stocked order (gives up
+    after MAX_ATTEMPTS fetches), then, with the graph built by ``build_graph()`` while
+    ``MAX_ATTEMPTS`` is the spec's 3 and run after it became 2, another (gives up after 2).
 
     >>> from grader.checks.registry import check_rng
     >>> a, b = handle_runs(check_rng(4, "step7/repair_limit")), handle_runs(check_rng(4, "step7/handle_shape"))
-    >>> a == b, tuple(a) == HANDLE_RUNS + LOOP_RUNS + ONE_FIX_RUNS
+    >>> a == b, tuple(a) == HANDLE_RUNS + LOOP_RUNS + ONE_FIX_RUNS + REPEAT_RUNS
     (True, True)
     """
     srng = shared_rng(rng, HANDLE_SCENARIO)
-    limit = srng.randint(2, spec.MAX_ROWS)  # above 1, so a switch that also touches the limit shows in rows
+    # Above 1, so a switch that also touches the limit shows in rows; below MAX_ROWS, so no run but
+    # limit_only meets a bound (a bound mistake of validate_args then costs the same runs on every seed).
+    limit = min(srng.randint(2, spec.MAX_ROWS), spec.MAX_ROWS - 1)
     cached = cases.order(*spec.BIG_PAIR, limit, srng.choice([None, "stock_lookup"]))
     two_limit, other_limit = _bad_limits(srng)
     two = cases.repairable_region_order(srng)
-    fallback = cases.order(spec.NO_FALLBACK_SKU, srng.choice(cases.BAD_REGIONS), srng.randint(1, spec.MAX_ROWS))
-    two_order = dict(two, limit=two_limit)
-    big = cases.order(*spec.BIG_PAIR, other_limit, "legacy_stock")
+    fallback = cases.order(
+        spec.NO_FALLBACK_SKU,
+        srng.choice(cases.BAD_REGIONS),
+        min(max(srng.randint(1, spec.MAX_ROWS), 2), spec.MAX_ROWS - 1),
+    )
+    # The runs of two repairs (and the loop's, built on them) always take the limit below 1, the big order the
+    # one above MAX_ROWS: which side a run's clamp lands on is the same on every seed, so a bound mistake of
+    # validate_args (max taken as exclusive) meets the repaired limit in the same runs on every seed.
+    # limit_only sends both sides.
+    two_order = dict(two, limit=min(two_limit, other_limit))
+    big = cases.order(*spec.BIG_PAIR, max(two_limit, other_limit), "legacy_stock")
     alone = cases.random_valid_args(srng, stocked=True)  # drawn last: the runs above stay as they were
     # The loop's wrong regions are of the "something else entirely" family: no pick, however it tidies
     # a region (case, spaces), can make them allowed, so every seed's loop needs the region repair and
@@ -277,7 +295,41 @@ def handle_runs(rng: random.Random) -> dict[str, Probe]:
             [_handle_op(cases.order(alone["sku"], alone["region"], limit_)) for limit_ in (two_limit, other_limit)],
             every_route(TOOL_SPIES_TABLE),
         ),
+        "repeat_and_late": _repeat_and_late_run(srng),  # drawn last: the runs above stay as they were
     }
+
+
+def _repeat_and_late_run(srng: random.Random) -> Probe:
+    """Every call too big (the same reason after each fix); then a graph built before MAX_ATTEMPTS changes.
+
+    The orders ask legacy_stock, whose fix switches to stock_lookup; the judges read ``attempts`` alone (a
+    door that keeps a refused result in CACHE answers the third call from there: step 5's fault, not the
+    loop's, and it still fetches three times).
+    """
+    rows = cases.random_rows(srng, srng.randint(spec.MAX_ROWS + 1, 2 * spec.MAX_ROWS), prefix="BIG")
+    first, second = (cases.random_valid_args(srng, stocked=True, inner=True) for _ in range(2))
+    spies = every_route(
+        {
+            tool: {"mode": "return", "value": {"sku": first["sku"], "region": first["region"], "rows": rows}}
+            for tool in spec.TOOL_NAMES
+        }
+    )
+    too_big = f"every tool returns {len(rows)} rows (result:too_big after each fix); the grader's can_repair and repair"
+    return _run(
+        [
+            _handle_op(cases.order(first["sku"], first["region"], first["limit"], "legacy_stock"), note=too_big),
+            op("set", name="MAX_ATTEMPTS", value=spec.MAX_ATTEMPTS),
+            op("prebuild", name="build_graph"),
+            op("set", name="MAX_ATTEMPTS", value=2),
+            _handle_op(
+                cases.order(second["sku"], second["region"], second["limit"], "legacy_stock"),
+                note=f"build_graph() compiled its graph while MAX_ATTEMPTS was {spec.MAX_ATTEMPTS}; "
+                f"MAX_ATTEMPTS = 2 was set after that, before handle ran it; {too_big}",
+            ),
+        ],
+        spies,
+        REPAIR_DOUBLES,
+    )
 
 
 # --------------------------------------------------------------------------- judging a run
@@ -885,28 +937,31 @@ add(
 
 def _raised_probes(rng: random.Random) -> list[Probe]:
     exc = rng.choice(cases.EXCEPTION_TYPES)
-    args = cases.random_valid_args(rng, stocked=True)
+    args = cases.random_valid_args(rng, stocked=True, inner=True)
     order = cases.order(args["sku"], args["region"], args["limit"])
     return [
         _run(
             [_handle_op(order, note=f"the tool raises {exc}")],
             every_route({"stock_lookup": {"mode": "raise", "exc": exc}}),
         )
-    ] + _other_reason_runs(rng)
+    ] + _other_reason_runs(rng, exc)
 
 
-def _other_reason_runs(rng: random.Random) -> list[Probe]:
+def _other_reason_runs(rng: random.Random, exc: str) -> list[Probe]:
     """One handle run per class of :data:`OTHER_REASONS`: call_tool answers that reason on every call.
 
     The grader's door gives the reason (its script); a module that does the door's work
     itself meets a failure of the same class on its own (a limit written as text, or a
-    result without rows).
+    result without rows). That world is built only from reasons the spec makes
+    unrepairable: whatever the module repairs of a reason that is its own choice (a limit
+    written as text made an int), every tool then raises ``exc`` (or returns no rows), so
+    call_tool still fails every time and the run gives up on every seed.
     """
     probes = []
     for family in HANDLE_REASON_CLASSES:
         reason = rng.choice(OTHER_REASONS[family])
-        args = cases.random_valid_args(rng, stocked=True)
-        spies = TOOL_SPIES_ORIGINAL
+        args = cases.random_valid_args(rng, stocked=True, inner=True)
+        spies = every_route({t: {"mode": "raise", "exc": exc} for t in spec.TOOL_NAMES})
         if family == "result":
             order, natural = cases.order(args["sku"], args["region"], args["limit"]), spec.RESULT_PREFIX + spec.SHAPE
             spies = every_route(
@@ -918,7 +973,7 @@ def _other_reason_runs(rng: random.Random) -> list[Probe]:
         else:
             order, natural = (
                 cases.order(args["sku"], args["region"], str(args["limit"])),
-                spec.ARGS_PREFIX + spec.arg_reason(spec.TYPE, "limit"),
+                f"{spec.ARGS_PREFIX + spec.arg_reason(spec.TYPE, 'limit')}, and {spec.RAISED_PREFIX + exc} after any fix",
             )
         operation = _handle_op(
             order,
@@ -998,7 +1053,25 @@ add(
                     attempts=2,
                 )
             ],
-        ]
+        ],
+        repeat_and_late=[
+            [
+                ends(
+                    "result:too_big came back after its fix: the same reason again is no reason to stop. Repair "
+                    "while can_repair says so and fewer than MAX_ATTEMPTS fetches were made, whatever came before "
+                    "(3 fetches here, then give up).",
+                    attempts=spec.MAX_ATTEMPTS,
+                )
+            ],
+            [
+                ends(
+                    "This graph was compiled while MAX_ATTEMPTS was 3 and ran after it became 2: read MAX_ATTEMPTS "
+                    "when the graph runs (in the routing function), not when build_graph() builds it (a value "
+                    "saved in a closure, a default argument or the graph's config keeps the old limit).",
+                    attempts=2,
+                )
+            ],
+        ],
     ),
 )
 

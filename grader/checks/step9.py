@@ -123,6 +123,7 @@ def coerce_op(tool: str, raw: JsonDict, contract: JsonDict | EllipsisType | None
     args, changes = spec.coerced_args(contract, raw)
     operation = call_op("coerce", tool, raw)
     operation["args_after"] = True
+    operation["pair"] = True  # LAB_SPEC: any pair that unpacks (a tuple, a NamedTuple, a list of two)
     if note:
         operation["label"] += f"  # {note}"
     operation["expect_args"] = encode(args)
@@ -230,6 +231,9 @@ def _never_values(rng: random.Random) -> list[Any]:
         *[("limit", odd) for odd in _ODD_DIGITS],
         ("limit", str(n) + rng.choice(_ODD_DIGITS)),
         ("limit", ""),
+        # Text only an unlisted rule would change (a bool or None from a word).
+        ("limit", "true"),
+        ("sku", "null"),
         ("region", ""),
         ("sku", ""),
         ("limit", all_whitespace(rng)),
@@ -295,6 +299,11 @@ def _contract_ops(rng: random.Random) -> list[Any]:
     dropped = rng.choice(spec.REGIONS)
     note = change(["region", "allowed"], [r for r in spec.REGIONS if r != dropped])
     call({"region": recased(rng, dropped)}, note)
+    # Values only an unlisted rule would change (booleans or None from text): the allowlist leaves them alone.
+    flag = rng.choice(cases.TYPED_ARG_NAMES["bool"])
+    note = change([flag], {"type": bool, "required": False})
+    for text in ("true", rng.choice(["false", "True", "yes", "no", "on", "1", "0"])):
+        call({flag: text}, note + f": no rule of the three changes a str for a bool argument ({text!r} stays {text!r})")
     ratio = rng.choice(cases.TYPED_ARG_NAMES["float"])
     note = change([ratio], {"type": float, "required": False})
     call({ratio: padded(rng, rng.choice(["0.5", "2", "1.25"]), "both")}, note + ": no rule for a float")

@@ -24,6 +24,23 @@ in the step child before the learner's import, closes both:
     reading a compiled module of the interpreter's, the libraries' or the
     grader's own folders.
 
+Unless ``$AGTOOL_CODE_WALLS=0`` (only for the tests that show why it is on), the
+same hook holds the walls learner code could otherwise climb:
+
+  - ``import`` of the grader's packages (:mod:`grader.engine.import_wall`,
+    whose finder comes first on ``sys.meta_path``, says why) and ``open`` of
+    any file under their folders: no spelling of an import, and no loader
+    made by hand, brings a copy of the grader's code into the step;
+  - ``sys.settrace``, ``sys.setprofile`` (and so ``threading.settrace``, which
+    calls it in each new thread) and ``sys.monitoring`` callbacks: a tracer
+    could jump past the entry counter (``frame.f_lineno``), hide a run or
+    fake one; learner code sets none, so nothing can steer a count;
+  - ``sys.addaudithook``: no hook of the submission's sees the grader's events
+    (the counting hook of :func:`grader.engine.instrument.install_counter` is
+    added just before this one);
+  - ``gc.get_objects``, ``gc.get_referrers``, ``gc.get_referents``: the
+    grader's objects (its hooks, the probe's tally) are not found by a walk.
+
 Every function code a submission can reach is then either counted (compiled
 by the grader) or a library's, so ``types.FunctionType(code, ...)`` and
 ``fn.__code__ = code`` need no rule of their own: over a tool's code they
@@ -39,12 +56,13 @@ from __future__ import annotations
 
 import _frozen_importlib_external as _external
 import builtins
+import errno
 import os
 import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-from grader.engine import instrument
+from grader.engine import import_wall, instrument
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -88,7 +106,28 @@ _WHY = {
     ),
 }
 
+_TRACER_REFUSED = (
+    "refused: a trace or profile function (sys.settrace, sys.setprofile, threading.settrace, "
+    "sys.monitoring callbacks) in tools.py. " + _INSTEAD + "a tracer can jump past it (frame.f_lineno) "
+    "or fake it. Remove the tracer; to time or log a call, wrap the function instead."
+)
+
 _installed: list[str] = []  # the scratch folder, once installed (one hook per process)
+_code_walls = [True]  # set by the fork server from $AGTOOL_CODE_WALLS (set_code_walls)
+
+
+def set_code_walls(enabled: bool) -> None:
+    """(In the fork server.) Whether step children hold the import wall and refuse trace and audit hooks.
+
+    >>> set_code_walls(True); code_walls()
+    True
+    """
+    _code_walls[0] = bool(enabled)
+
+
+def code_walls() -> bool:
+    """Whether :func:`install` adds the walls of ``$AGTOOL_CODE_WALLS`` (on unless the fork server said off)."""
+    return _code_walls[0]
 
 
 def install(scratch: str, builders: tuple[types.CodeType, ...] = ()) -> None:
@@ -98,12 +137,18 @@ def install(scratch: str, builders: tuple[types.CodeType, ...] = ()) -> None:
     submission may write files there) are never trusted. ``builders``: the
     codes of the grader's own functions that may build code objects (they
     keep every entry), e.g. ``grader.engine.child.with_filename``'s.
+    With :func:`code_walls`, the import wall is put first on ``sys.meta_path``
+    and the hook refuses what the module docstring lists.
     """
     if _installed:
         return
     _installed.append(scratch)
     for name, function in instrument.RUNTIME_BUILTINS.items():
         setattr(builtins, name, function)
+    instrument.install_counter()  # before the hook below, which refuses any hook added after it
+    walls = code_walls()
+    if walls:
+        import_wall.install()
     trusted = _trusted_roots(scratch)
     allowed_compile = frozenset({instrument._compile_with_entries.__code__, instrument.runtime_compile.__code__})
     allowed_new = frozenset({instrument._bind_entries.__code__, types.coroutine.__code__, *builders})
@@ -118,8 +163,24 @@ def install(scratch: str, builders: tuple[types.CodeType, ...] = ()) -> None:
             loaders,
             trusted,
             _realpath(scratch) + _sep,
+            _grader_roots() if walls else (),
         )
     )
+
+
+def _grader_roots() -> tuple[str, ...]:
+    """The folders of :data:`grader.engine.import_wall.FORBIDDEN` (real paths, ending in a separator).
+
+    >>> any(root.endswith(os.sep + "grader" + os.sep) for root in _grader_roots())
+    True
+    """
+    grader_folder = os.path.dirname(os.path.dirname(os.path.abspath(instrument.__file__)))
+    folders = [grader_folder, os.path.join(os.path.dirname(grader_folder), "solutions")]
+    for name in import_wall.FORBIDDEN:
+        module = sys.modules.get(name)
+        for folder in getattr(module, "__path__", None) or ():
+            folders.append(folder)
+    return tuple(dict.fromkeys(_realpath(folder).rstrip(_sep) + _sep for folder in folders))
 
 
 def _trusted_roots(scratch: str) -> tuple[str, ...]:
@@ -135,6 +196,22 @@ def _trusted_roots(scratch: str) -> tuple[str, ...]:
 
 
 _EVENTS = frozenset({"compile", "code.__new__", "marshal.loads", "marshal.load", "object.__setattr__"})
+# Refused only with the code walls (see set_code_walls).
+_TRACERS = frozenset(
+    {
+        "sys.settrace",
+        "sys.setprofile",
+        "sys._settraceallthreads",
+        "sys._setprofileallthreads",
+        "sys.monitoring.register_callback",
+    }
+)
+_WALL_EVENTS = (
+    frozenset(
+        {"import", "open", "os.link", "sys.addaudithook", "gc.get_objects", "gc.get_referrers", "gc.get_referents"}
+    )
+    | _TRACERS
+)
 _OWN_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 
 
@@ -146,13 +223,29 @@ def _make_hook(
     loaders: tuple[type, ...],
     trusted: tuple[str, ...],
     scratch: str,
+    grader_roots: tuple[str, ...] = (),
 ) -> Callable[[str, tuple[Any, ...]], None]:
-    """The audit hook; what it decides with is held in its defaults (immutable), which it refuses to have changed."""
+    """The audit hook; what it decides with is held in its defaults (immutable), which it refuses to have changed.
+
+    ``grader_roots``: the grader's folders, whose files no learner code may
+    open (empty: the code walls are off, and so are the refusals of ``_WALL_EVENTS``).
+    """
+    events = _EVENTS | _WALL_EVENTS if grader_roots else _EVENTS
 
     def hook(
         event: str,
         args: tuple[Any, ...],
-        _events: frozenset[str] = _EVENTS,
+        _events: frozenset[str] = events,
+        _roots: tuple[str, ...] = grader_roots,
+        _forbidden: frozenset[str] = frozenset(import_wall.FORBIDDEN),
+        _import_refused: str = import_wall.refused_message("{}"),
+        _fspath: Callable[[Any], Any] = os.fspath,
+        _fsdecode: Callable[[Any], str] = os.fsdecode,
+        _permission: type[PermissionError] = PermissionError,
+        _import_error: type[ImportError] = ImportError,
+        _eacces: int = errno.EACCES,
+        _tracers: frozenset[str] = _TRACERS,
+        _tracer_refused: str = _TRACER_REFUSED,
         _allowed_compile: frozenset[types.CodeType] = allowed_compile,
         _allowed_new: frozenset[types.CodeType] = allowed_new,
         _compile_bytecode: types.CodeType = compile_bytecode,
@@ -171,6 +264,28 @@ def _make_hook(
     ) -> None:
         if event not in _events:
             return
+        if event == "open" or event == "os.link":
+            path = args[0]
+            if _type(path) is int or path is None:
+                return  # an fd already open: nothing of the grader's is (the step child closed every other)
+            real = _realpath(_fsdecode(_fspath(path)))
+            if any((real + "/").startswith(root) for root in _roots):
+                raise _permission(_eacces, "refused: the grader's own files are not the submission's to read", path)
+            return
+        if event == "import":
+            name = args[0]
+            if _type(name) is _str and name.partition(".")[0] in _forbidden:
+                raise _import_error(_import_refused.replace("'{}'", repr(name)), name=name)
+            return
+        if event in _tracers:
+            raise _refused(_tracer_refused)
+        if event == "sys.addaudithook":
+            raise _refused("refused: an audit hook of the submission's would see the grader's own events")
+        if event[:3] == "gc.":
+            raise _refused(
+                "refused: walking the garbage collector's objects reaches the grader's own; "
+                "keep references to your own objects instead"
+            )
         if event == "object.__setattr__":
             if args[0] is hook and args[1] in _own:  # what the hook decides with is not the submission's to change
                 raise _refused("refused: the grader's audit hook is not the submission's to change")

@@ -49,6 +49,7 @@ from typing import Any, NoReturn
 from grader.engine import (
     audit,
     confine,
+    import_wall,
     namespaces,
 )
 from grader.engine.encode import private_module_copy
@@ -180,36 +181,10 @@ def with_filename(code: CodeType, filename: str) -> CodeType:
     return code.replace(co_filename=filename, co_consts=consts)
 
 
-# The packages a submission may not import: the grader that judges it, the lab's kernel side and the
-# reference solution. A module built on the grader's stand-ins would be judged on them, not on itself.
-FORBIDDEN_IMPORTS = frozenset({"grader", "agtool_lab", "solutions"})
-_builtin_import = __import__
-
-
-def guarded_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
-    """``__import__`` for learner code: anything but the grader's own packages.
-
-    >>> guarded_import("json").__name__
-    'json'
-    >>> guarded_import("grader.engine.doubles")
-    Traceback (most recent call last):
-    ...
-    ImportError: tools.py may not import 'grader.engine.doubles': it is the lab's grader, not part of your module; write the function yourself
-    """
-    top = str(name).partition(".")[0] if not level else ""
-    if top in FORBIDDEN_IMPORTS:
-        raise ImportError(
-            f"tools.py may not import {name!r}: it is the lab's grader, not part of your module; "
-            "write the function yourself"
-        )
-    return _builtin_import(name, globals, locals, fromlist, level)
-
-
-_GUARDED_BUILTINS = (
-    {**__builtins__, "__import__": guarded_import}
-    if isinstance(__builtins__, dict)
-    else {**vars(__builtins__), "__import__": guarded_import}
-)
+# The module's own builtins: the step child's (``compile``, ``exec`` and ``eval`` become the counted
+# ones in prepare_process). Its imports are the interpreter's own ``__import__``: the grader's packages are
+# refused at the import system (grader.engine.import_wall), whichever spelling of an import reaches it.
+_MODULE_BUILTINS = dict(__builtins__) if isinstance(__builtins__, dict) else dict(vars(__builtins__))
 
 
 def import_file(path: str, name: str, *, code: CodeType | None = None) -> ModuleType:
@@ -222,7 +197,7 @@ def import_file(path: str, name: str, *, code: CodeType | None = None) -> Module
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None  # path is the step's <scratch>/tools.py (MODULE_FILE)
     module = importlib.util.module_from_spec(spec)
-    module.__dict__["__builtins__"] = dict(_GUARDED_BUILTINS)  # its imports go through the guard (its own copy)
+    module.__dict__["__builtins__"] = dict(_MODULE_BUILTINS)  # its own copy
     sys.modules[name] = module
     try:
         if code is None:
@@ -426,8 +401,10 @@ class _SubmissionSteps:
         # Code compiled at run time counted, the routes around it refused (before the state is taken:
         # every step of this process runs with the same builtins).
         audit.install(self.scratch, builders=(with_filename.__code__,))
-        _GUARDED_BUILTINS.update(RUNTIME_BUILTINS)  # the module's own builtins: the counted compile, exec, eval
+        _MODULE_BUILTINS.update(RUNTIME_BUILTINS)  # the module's own builtins: the counted compile, exec, eval
         _forget_grader_modules()
+        if audit.code_walls():
+            import_wall.clear_main()
         _fresh_std_streams()
         self.before = ProcessState(self.run_probe)  # (the state of this process before any learner code)
         self.start_pipe = _fd_identity(start_fd) if self.chained else None

@@ -82,7 +82,7 @@ IDLE_TIMEOUT_ENV = env_name("engine_idle_seconds")
 # The settings the fork server reads itself, passed in its environment. Only
 # these: its step children are its forks, and no secret (the class's seed
 # key, a hub token) may be in a process learner code runs in.
-FORK_SERVER_SETTINGS = ("hugepages", "step_mounts", "clean_start", "step_walls")
+FORK_SERVER_SETTINGS = ("hugepages", "step_mounts", "clean_start", "step_walls", "code_walls")
 
 
 class EngineUnavailable(RuntimeError):

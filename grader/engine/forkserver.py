@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from grader.engine import cgroups, confine
+from grader.engine import audit, cgroups, confine
 from grader.engine.hugepages import collapse_heap
 from grader.engine.lines import result_line, write_bytes, write_line
 from grader.engine.proctree import become_subreaper, kill_descendants
@@ -383,6 +383,7 @@ def _confine_server(settings: Settings) -> None:
     """(In serve().) A private mount namespace for the steps' scratch mounts; the cgroup the client made."""
     confine.set_server_private(confine.private_mounts(settings))
     confine.set_step_user(settings.step_user)
+    audit.set_code_walls(settings.code_walls)
     problem = confine.set_walls(settings.server_sandboxed and settings.step_walls)
     if problem:  # asked for (a sandbox) and missing: no step may run without them
         raise SystemExit(f"agtool fork server: {problem}")

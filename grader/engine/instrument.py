@@ -7,12 +7,21 @@ from a code object saved at import (``types.FunctionType(code, globals())``),
 a closure, a ``functools.partial``, a bound method, a callable object, a
 copy. Every route runs the tool's *code object*, so the submission is
 compiled (:func:`compile_instrumented`) with one statement at the top of
-every function body (after its docstring; lambdas too) that calls an
-:class:`Entry`. The entry is not a name of the module: it is put into the
+every function body (after its docstring; lambdas too) that calls the
+:data:`ENTRY`. The entry is not a name of the module: it is put into the
 code's own constants after compilation, where no assignment of the
-submission reaches it. A probe watches the entries of the code objects
-behind a tool (:func:`tool_codes`, :func:`watch`); entering a watched code
-then calls the probe back with the frame that entered it.
+submission reaches it. A probe watches the code objects behind a tool
+(:func:`tool_codes`, :func:`watch`); entering a watched code then calls the
+probe back with the frame that entered it.
+
+Nothing learner code can reach steers the count: the entry is the built-in
+``sys._getframe`` (immutable, stateless), whose call raises an audit event
+with the entering frame; the table of watched codes and their callbacks
+lives only in the audit hook that counts (:func:`install_counter`), which no
+attribute of any object leads to (``compile.__globals__`` is this module's
+namespace, which holds no table); a :class:`Watch` talks to it by audit
+events, may not take over a code another watch holds, and is checked
+(:meth:`Watch.intact`) at every run the probe counts and at every snapshot.
 
 What is kept: line numbers and tracebacks (the statement added shares the
 line of the first statement of the body), docstrings, generators, coroutines,
@@ -81,37 +90,17 @@ _MARK = f"agtool-entry-{secrets.token_hex(16)}"
 MAX_LINKS = 32  # objects followed from one tool (partials, methods, __wrapped__, __call__)
 
 
-# The watched entries and what each calls: kept here, not on the entries, so
-# that an entry found in a code's constants has no state to switch off.
-_WATCHING: dict[Entry, Callable[[types.FrameType], None]] = {}
-
-
-class Entry:
-    """The counter at the top of one instrumented code object: calls back when watched (:func:`watch`).
-
-    >>> entry = Entry()
-    >>> entry.enter() is None   # not watched: nothing happens
-    True
-    """
-
-    __slots__ = ()
-
-    def enter(self) -> None:
-        on_entry = _WATCHING.get(self)
-        if on_entry is not None:
-            on_entry(_getframe(1))
-
-
-# The counters as the grader made them, to tell when learner code changed them
-# (a patched Entry.enter, its code, or the table it reads): see Watch.intact.
-_ENTRY_CLASS = tuple(Entry.__dict__.items())
-_ENTER = Entry.__dict__["enter"]
-_ENTER_CODE = _ENTER.__code__
-_ENTER_GLOBALS = _ENTER.__globals__
+# The entry compiled into every function: the built-in ``sys._getframe``, called as
+# ``<entry>.__call__()`` at the top of the body. Calling it raises the audit event
+# ``sys._getframe`` with the frame that entered, which the counting hook
+# (install_counter) hands to the Watch of that frame's code. A built-in function and
+# its type are immutable and hold no state: nothing learner code reaches through the
+# constant can switch it off, and the table of watched codes lives in the hook alone.
+ENTRY = _getframe
 
 
 def compile_instrumented(source: bytes | str, filename: str) -> CodeType:
-    """The module code of ``source`` with an :class:`Entry` at the top of every function body.
+    """The module code of ``source`` with an :data:`ENTRY` at the top of every function body.
 
     Raises what ``compile`` raises (``SyntaxError``, a warning turned into an
     error, ...), from the same source lines, and :class:`NotInstrumented` if
@@ -164,7 +153,9 @@ def _compile_with_entries(
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 _add_entry_statement(node)
             elif isinstance(node, ast.Lambda):
-                node.body = _located(ast.BoolOp(op=ast.Or(), values=[_entry_call(), node.body]), node.body)
+                # ``(<entry>() and None) or body``: the entry's result (a frame) is never the lambda's.
+                entered = ast.BoolOp(op=ast.And(), values=[_entry_call(), ast.Constant(value=None)])
+                node.body = _located(ast.BoolOp(op=ast.Or(), values=[entered, node.body]), node.body)
         code = _compile(tree, filename, mode, flags & ~ast.PyCF_ONLY_AST, dont_inherit=True, optimize=optimize)
     finally:
         sys.setrecursionlimit(limit)
@@ -187,9 +178,9 @@ def _statements(tree: ast.AST) -> Iterable[ast.AST]:
 
 
 def _entry_call() -> ast.Call:
-    # ``<mark>.enter()``: an attribute of a constant (calling a constant would warn).
+    # ``<mark>.__call__()``: an attribute of a constant (calling a constant would warn).
     return ast.Call(
-        func=ast.Attribute(value=ast.Constant(value=_MARK), attr="enter", ctx=ast.Load()), args=[], keywords=[]
+        func=ast.Attribute(value=ast.Constant(value=_MARK), attr="__call__", ctx=ast.Load()), args=[], keywords=[]
     )
 
 
@@ -213,16 +204,16 @@ def _add_entry_statement(function: ast.FunctionDef | ast.AsyncFunctionDef) -> No
 
 
 def _bind_entries(code: CodeType) -> CodeType:
-    """``code`` with each placeholder constant replaced by a new :class:`Entry` (one per code object)."""
+    """``code`` with each placeholder constant replaced by :data:`ENTRY` (in every code object inside it)."""
     consts = tuple(
-        _bind_entries(c) if type(c) is CodeType else Entry() if type(c) is str and c == _MARK else c
+        _bind_entries(c) if type(c) is CodeType else ENTRY if type(c) is str and c == _MARK else c
         for c in code.co_consts
     )
     return code.replace(co_consts=consts)
 
 
 class NotInstrumented(Exception):
-    """A function of the submission came out of compilation without its :class:`Entry`."""
+    """A function of the submission came out of compilation without its :data:`ENTRY`."""
 
 
 _CO_OPTIMIZED = 0x1
@@ -244,14 +235,16 @@ def _check_every_function_counts(code: CodeType) -> None:
         pending.extend(c for c in current.co_consts if type(c) is CodeType)
 
 
-def entry_of(code: CodeType) -> Entry | None:
-    """The :class:`Entry` compiled into ``code``, if it has one.
+def entry_of(code: CodeType) -> Any:
+    """The entry (:data:`ENTRY`) compiled into ``code``, if it has one (else ``None``).
 
     >>> entry_of(compile("def f(): pass", "<doc>", "exec")) is None
     True
+    >>> entry_of(compile_instrumented("def f(): pass", "<doc>").co_consts[0]) is ENTRY
+    True
     """
     for const in code.co_consts:
-        if type(const) is Entry:
+        if const is ENTRY:
             return const
     return None
 
@@ -312,40 +305,123 @@ def _class_attribute(cls: type, name: str) -> Any:
     return None
 
 
-class Watch:
-    """Entries watched for one probe: :meth:`stop` ends it, :meth:`intact` says whether they still count."""
+class WatchRefused(RuntimeError):
+    """A code already watched by another :class:`Watch` (one that learner code made, say): not counted twice."""
 
-    def __init__(self, entries: list[Entry], on_entry: Callable[[types.FrameType], None]) -> None:
-        self.entries, self.on_entry = entries, on_entry
-        for entry in entries:
-            _WATCHING[entry] = on_entry
+
+_COUNTER = [False]  # whether this process has the counting hook (install_counter)
+_audit = sys.audit
+_CALLS = frozenset({"CALL", "CALL_METHOD", "CALL_FUNCTION"})  # the call of ``<entry>.enter()`` (3.10-3.13)
+
+
+def install_counter() -> None:
+    """Add the audit hook that counts entries of watched codes (once a process; it cannot be removed).
+
+    The step child adds it before its own refusing hook (which refuses any hook
+    added after it); elsewhere the first :class:`Watch` adds it.
+    """
+    if _COUNTER[0]:
+        return
+    _COUNTER[0] = True
+    sys.addaudithook(_make_counter())
+
+
+def _make_counter() -> Callable[[str, tuple[Any, ...]], None]:
+    """The counting hook. Its table (watched code -> the offset of its entry's call, its callback) is its own."""
+    watching: dict[CodeType, tuple[int, Callable[[types.FrameType], None]]] = {}
+    # (file, first line) -> watched codes: a copy of a watched code (code.replace, refused in a
+    # step child but for the grader's own copies) runs the same body and counts as it.
+    places: dict[tuple[str, int], list[CodeType]] = {}
+
+    def counter(event: str, args: tuple[Any, ...]) -> None:
+        if event == "sys._getframe":
+            if watching:
+                frame = args[0]
+                code = frame.f_code
+                found = watching.get(code)
+                if found is None:
+                    for other in places.get((code.co_filename, code.co_firstlineno), ()):
+                        if other.co_code == code.co_code:
+                            found = watching.get(other)
+                            break
+                # Only the entry statement's own call counts: a sys._getframe() elsewhere in the body is no run.
+                if found is not None and frame.f_lasti == found[0]:
+                    found[1](frame)
+        elif event == "agtool.watch":
+            code, offset, on_entry = args
+            held = watching.get(code)
+            if held is not None and held[1] is not on_entry:
+                raise WatchRefused(f"{code.co_name} is already watched by another callback")
+            watching[code] = (offset, on_entry)
+            same = places.setdefault((code.co_filename, code.co_firstlineno), [])
+            if code not in same:
+                same.append(code)
+        elif event == "agtool.unwatch":
+            code, on_entry = args
+            held = watching.get(code)
+            if held is not None and held[1] is on_entry:
+                del watching[code]
+                place = (code.co_filename, code.co_firstlineno)
+                same = [other for other in places.get(place, ()) if other is not code]
+                if same:
+                    places[place] = same
+                else:
+                    places.pop(place, None)
+        elif event == "agtool.watched":
+            codes, on_entry, answer = args
+            held_by = [watching.get(code, (0, None))[1] for code in codes]
+            answer.append(all(held is on_entry for held in held_by))
+
+    return counter
+
+
+def entry_call_offset(code: CodeType) -> int | None:
+    """The bytecode offset of the call of ``code``'s :data:`ENTRY` (its frame's ``f_lasti`` then), or None.
+
+    >>> code = compile_instrumented("def f():\\n    return 1\\n", "<doc>").co_consts[0]
+    >>> isinstance(entry_call_offset(code), int), entry_call_offset(compile("1", "<doc>", "eval"))
+    (True, None)
+    """
+    import dis  # only where a code is watched (a probe), never at the fork server's start
+
+    after_entry = False
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "LOAD_CONST" and instruction.argval is ENTRY:
+            after_entry = True
+        elif after_entry and instruction.opname in _CALLS:
+            return instruction.offset
+    return None
+
+
+class Watch:
+    """Codes watched for one probe: :meth:`stop` ends it, :meth:`intact` says whether they still count.
+
+    Raises :class:`WatchRefused` when a code is watched already by another callback.
+    """
+
+    def __init__(self, codes: list[CodeType], on_entry: Callable[[types.FrameType], None]) -> None:
+        install_counter()
+        self.codes, self.on_entry = codes, on_entry
+        for code in codes:
+            _audit("agtool.watch", code, entry_call_offset(code), on_entry)
 
     def stop(self) -> None:
-        for entry in self.entries:
-            if _WATCHING.get(entry) is self.on_entry:
-                del _WATCHING[entry]
+        for code in self.codes:
+            _audit("agtool.unwatch", code, self.on_entry)
 
     def intact(self) -> bool:
-        """Whether learner code left these counters as they were made (a changed one counts no more runs)."""
-        return (
-            tuple(Entry.__dict__.items()) == _ENTRY_CLASS
-            and _ENTER.__code__ is _ENTER_CODE
-            and _ENTER.__globals__ is _ENTER_GLOBALS
-            and _ENTER_GLOBALS.get("_WATCHING") is _WATCHING
-            and _ENTER_GLOBALS.get("_getframe") is _getframe_at_import
-            and all(_WATCHING.get(entry) is self.on_entry for entry in self.entries)
-        )
-
-
-_getframe_at_import = _getframe
+        """Whether these counters still count (each code still watched by this callback)."""
+        answer: list[bool] = []
+        _audit("agtool.watched", tuple(self.codes), self.on_entry, answer)
+        return answer == [True]
 
 
 def watch(codes: Iterable[CodeType], on_entry: Callable[[types.FrameType], None]) -> Watch:
     """Call ``on_entry(frame)`` whenever one of ``codes`` is entered, until the :class:`Watch` returned stops.
 
-    Codes with no :class:`Entry` (not compiled by :func:`compile_instrumented`) are skipped.
+    Codes with no :data:`ENTRY` (not compiled by :func:`compile_instrumented`) are skipped.
     """
-    return Watch([entry for entry in map(entry_of, codes) if entry is not None], on_entry)
+    return Watch([code for code in codes if entry_call_offset(code) is not None], on_entry)
 
 
 # --------------------------------------------------------------------------- code compiled at run time
@@ -368,7 +444,7 @@ def runtime_compile(
     *,
     _feature_version: int = -1,
 ) -> Any:
-    """``compile`` as the step child's builtins have it: what it compiles gets an :class:`Entry` per function.
+    """``compile`` as the step child's builtins have it: what it compiles gets an :data:`ENTRY` per function.
 
     Behaves as the built-in (same arguments, results, errors and inherited
     ``__future__`` features); ``ast.PyCF_ONLY_AST`` returns the tree untouched.
@@ -451,7 +527,7 @@ del _name, _function
 
 
 def uncounted_tool_message(name: str) -> str:
-    """Why a tool whose code carries no :class:`Entry` is not graded (a probe fails closed with this).
+    """Why a tool whose code carries no :data:`ENTRY` is not graded (a probe fails closed with this).
 
     >>> uncounted_tool_message("stock_lookup").startswith("TOOLS['stock_lookup'] runs code")
     True

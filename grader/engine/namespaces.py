@@ -1,4 +1,4 @@
-"""A user and an IPC namespace of a step child's own: what the kernel keeps per account stays per step.
+"""A user, an IPC and a network namespace of a step child's own: what the kernel keeps per account stays per step.
 
 The sandbox (bubblewrap) gives the fork server a PID, network, IPC and mount
 namespace, but every step child of every fork server runs as the one grading
@@ -10,12 +10,17 @@ shared by every learner graded on the machine, and outlive each of them:
 - **System V IPC** (``shmget``...): segments that survive the step, filling the
   host's memory while classmates are graded;
 - the **process count** that ``RLIMIT_NPROC`` checks: without a pids cgroup,
-  one learner's sleeping processes counted against a classmate's limit.
+  one learner's sleeping processes counted against a classmate's limit;
+- the **network namespace** bubblewrap makes once per fork server: a closed
+  loopback connection stays in ``/proc/net/tcp`` (TIME_WAIT) for 60 s with no
+  process behind it, and its port numbers carried bytes from one grading to
+  the next; abstract unix sockets and ``/proc/net/unix`` are per namespace too.
 
 :func:`enter_own` (in the step child, already the grading account, before any
 learner code) unshares a new user namespace that maps only its own uid and
-gid, and a new IPC namespace owned by it. Keyrings and IPC objects are then
-the step's (gone when its processes are), and on Linux 5.14+ ``RLIMIT_NPROC``
+gid, and a new IPC and network namespace owned by it (no interface but a
+loopback that stays down: no socket reaches anything). Keyrings, IPC objects
+and sockets are then the step's (gone when its processes are), and on Linux 5.14+ ``RLIMIT_NPROC``
 counts the step's own processes only (the kernel keeps the count per user
 namespace; :func:`counts_processes_per_namespace`). The capabilities a new
 user namespace grants its first process are dropped again right after
@@ -43,6 +48,9 @@ import platform
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWIPC = 0x08000000
+CLONE_NEWNET = 0x40000000
+# What enter_own unshares (and what the bubblewrap probe of grader.engine.sandbox tries).
+OWN_NAMESPACES = CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWNET
 _PR_SET_DUMPABLE = 4
 
 try:
@@ -52,15 +60,15 @@ except OSError:  # not Linux
 
 
 def enter_own(uid: int, gid: int) -> None:
-    """Move the calling (single-threaded) process into a new user and IPC namespace mapping ``uid``/``gid`` only.
+    """Move the calling (single-threaded) process into new user, IPC and network namespaces mapping ``uid``/``gid`` only.
 
     Raises :class:`OSError` when the kernel refuses: the caller fails closed
     (the step is the grader's failure, never run without the layer).
     Not run as a doctest here: it is for good (see the module's example).
     """
-    if _libc is None or _libc.unshare(CLONE_NEWUSER | CLONE_NEWIPC) != 0:
+    if _libc is None or _libc.unshare(OWN_NAMESPACES) != 0:
         errno = ctypes.get_errno() if _libc is not None else 0
-        raise OSError(errno, f"the step could not make its own user and IPC namespaces ({os.strerror(errno)})")
+        raise OSError(errno, f"the step could not make its own user, IPC and network namespaces ({os.strerror(errno)})")
     # Inside, the same ids as outside: files the grading account owns stay its own, nothing else maps.
     # setgroups must be denied before an unprivileged gid_map is accepted. A process that switched
     # from root is not dumpable, which makes its /proc files root's: dumpable for the writes only.

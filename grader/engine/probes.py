@@ -22,7 +22,8 @@ Probe kinds (``PROBES``):
     ``cache`` (read ``CACHE`` keys), ``attr`` (read a module name), ``keys``
     (the keys of a module dict), ``report`` (run ``write_report`` and read the
     two files back), ``double`` (put a grader double in a module name; its
-    calls come back under ``double_seen``: :mod:`grader.engine.doubles`).
+    calls come back under ``double_seen``: :mod:`grader.engine.doubles`),
+    ``prebuild`` (build a graph now and hand it to the builder's next caller).
     After every operation the spy run counts and ``CALLS``
     are recorded. A ``call`` with ``args_after`` also records its arguments
     as they are after the call (``args_after``: did the call write into them?).
@@ -167,9 +168,15 @@ def _exception_class(spec: Any) -> type:
 
     >>> _exception_class("KeyboardInterrupt"), _exception_class({"custom": "Boom"}).__mro__[1]
     (<class 'KeyboardInterrupt'>, <class 'Exception'>)
+    >>> _exception_class({"custom": "Offline", "base": "ConnectionError"}).__mro__[1]
+    <class 'ConnectionError'>
     """
     if isinstance(spec, dict) and "custom" in spec:
-        return type(str(spec["custom"]), (Exception,), {})
+        # A learner-style exception class: of Exception, or of a builtin one (``base``).
+        base = _exception_class(spec["base"]) if "base" in spec else Exception
+        if not issubclass(base, Exception):
+            raise SetupError(f"a custom exception's base must be an Exception: {spec!r}")
+        return type(str(spec["custom"]), (base,), {})
     cls = getattr(builtins, str(spec), None)
     if isinstance(cls, type) and (issubclass(cls, Exception) or str(spec) in INTERRUPTS):
         return cls
@@ -214,6 +221,10 @@ class Tally:
         self._trace = trace
         self._codes: list[Any] = []  # the watched tool code objects (kept alive: their ids stay theirs)
         self._code_ids: set[int] = set()
+        # Called after every counted run (the probe's check of its watches): a counter learner
+        # code switched off is found at the next run the probe counts, not only at the snapshot.
+        self.check: Callable[[], None] | None = None
+        self._checking = False
 
     def note_call(self, name: str, args: tuple[Any, ...], kwargs: JsonDict) -> None:
         seen = self.seen[name]
@@ -267,6 +278,12 @@ class Tally:
         self.runs[name] += 1
         if self._trace is not None:
             self._trace(name)
+        if self.check is not None and not self._checking:
+            self._checking = True
+            try:
+                self.check()
+            finally:
+                self._checking = False
 
     def _in_watched_code(self, frame: Any) -> bool:
         ids = self._code_ids
@@ -326,6 +343,9 @@ def make_act(spec: JsonDict, original: LearnerFn, tally: Tally) -> Callable[[tup
     if mode not in ("original", "return", "raise", "table"):
         raise SetupError(f"unknown spy mode {mode!r}")
     exc_class = _exception_class(spec.get("exc")) if mode == "raise" else None
+    # ``exc_by_sku``: the class raised for a call of that sku (one probe meets many exception types,
+    # each tied to its call, however often a call_tool calls the tool).
+    by_sku = {sku: _exception_class(exc) for sku, exc in (spec.get("exc_by_sku") or {}).items()}
     echo = spec.get("echo") is True
 
     fill = spec.get("fill_rows")
@@ -341,7 +361,9 @@ def make_act(spec: JsonDict, original: LearnerFn, tally: Tally) -> Callable[[tup
             return _echoed(value, args, kwargs) if echo else value
         if mode == "raise":
             assert exc_class is not None  # set above for mode "raise"
-            exc = exc_class("raised by the grader's spy")
+            sku = kwargs.get("sku", args[0] if args else None)
+            cls = by_sku.get(sku, exc_class) if isinstance(sku, str) else exc_class
+            exc = cls("raised by the grader's spy")
             raise exc if isinstance(exc, Exception) else tally.interrupt(exc)
         bound = dict(zip(lab_spec.ARG_NAMES, args))
         bound.update(kwargs)
@@ -349,6 +371,34 @@ def make_act(spec: JsonDict, original: LearnerFn, tally: Tally) -> Callable[[tup
         return lab_spec.lookup_result(bound["sku"], bound["region"], limit)
 
     return act
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def as_pair(value: Any) -> Any:
+    """``value`` as a plain tuple when it is a pair by meaning: a tuple or list subclass that unpacks as two
+    and indexes ``[0]``/``[1]`` as the same two (a ``NamedTuple``); anything else as it is.
+
+    A plain tuple or list is left alone (the encoding keeps it, and a judge reads either).
+
+    >>> from typing import NamedTuple
+    >>> class Pair(NamedTuple):
+    ...     args: dict
+    ...     coercions: list
+    >>> as_pair(Pair({"limit": 2}, [])), as_pair([1, 2]), as_pair((1, 2, 3))
+    (({'limit': 2}, []), [1, 2], (1, 2, 3))
+    """
+    if type(value) in (tuple, list) or not isinstance(value, (tuple, list)):
+        return value
+    try:
+        first, second = value
+        if value[0] is first and value[1] is second:
+            return (first, second)
+    except Exception:  # a learner's sequence that does not unpack or index as two: judged as it is
+        pass
+    return value
 
 
 def _echoed(value: Any, args: tuple[Any, ...], kwargs: JsonDict) -> Any:
@@ -378,7 +428,7 @@ def make_spy(name: str, spec: JsonDict, original: LearnerFn, tally: Tally) -> Le
     Modes: ``original`` (call the learner's function; with ``fill_rows``, those rows in a result
     that had none), ``return`` (a fresh copy
     of ``value``; with ``echo``, naming the sku and region it was called with), ``raise`` (an exception of type ``exc``: an ``Exception``,
-    or ``KeyboardInterrupt``/``SystemExit``), ``table`` (a faithful tool over
+    or ``KeyboardInterrupt``/``SystemExit``; with ``exc_by_sku``, the type mapped to the call's sku), ``table`` (a faithful tool over
     the spec's table, honouring ``limit`` unless ``ignore_limit``). A plain
     function with no attributes of its own.
     """
@@ -432,6 +482,7 @@ class _Session:
         self._watches: list[Any] = []  # (instrument.Watch, the tools it runs), for check_counters
         self.double_seen: dict[str, list[Any]] = {}  # doubled or watched name -> its calls (op_double, op_watch)
         self._watch_depth = 0  # watched calls in progress: only the outermost is recorded
+        self.tally.check = self.check_counters
 
     # -- setup --------------------------------------------------------------
     def tools(self) -> JsonDict:
@@ -587,11 +638,12 @@ class _Session:
             return {"missing": operation["fn"]}
         args = decode(operation.get("args", []))
         kwargs = decode(operation.get("kwargs", {}))
+        shape = as_pair if operation.get("pair") else _same
         if not operation.get("args_after"):
-            return {"value": encode(fn(*args, **kwargs))}
+            return {"value": encode(shape(fn(*args, **kwargs)))}
         # The arguments as the call left them: did it write into what it was given?
         try:
-            out = {"value": encode(fn(*args, **kwargs))}
+            out = {"value": encode(shape(fn(*args, **kwargs)))}
         except Exception as exc:
             out = _raised(exc, self.module)
         out["args_after"] = encode(args)
@@ -618,6 +670,31 @@ class _Session:
         old = getattr(module, name, _MISSING)
         setattr(module, name, decode(operation["value"]))
         self.undo.append(lambda: delattr(module, name) if old is _MISSING else setattr(module, name, old))
+        return {}
+
+    def op_prebuild(self, operation: JsonDict) -> JsonDict:
+        """Call the module's graph builder ``name`` now; its next call returns that graph (undone in restore).
+
+        A graph compiled *before* a later ``set`` (of ``MAX_ATTEMPTS``) then runs *after* it,
+        once: a limit read when the graph runs follows the change, one read when the graph
+        was built does not. Later calls build anew (a graph with a checkpointer is never run twice).
+        """
+        name, module = operation["name"], self.module
+        builder = getattr(module, name, _MISSING)
+        if not callable(builder):
+            return {"missing": name}
+        built = builder()
+        unused = [True]
+
+        def prebuilt(*args: Any, **kwargs: Any) -> Any:
+            if unused[0] and not args and not kwargs:
+                unused[0] = False
+                return built
+            return builder(*args, **kwargs)
+
+        prebuilt.__name__ = prebuilt.__qualname__ = name
+        setattr(module, name, prebuilt)
+        self.undo.append(lambda: setattr(module, name, builder))
         return {}
 
     def op_double(self, operation: JsonDict) -> JsonDict:

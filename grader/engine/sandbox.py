@@ -26,7 +26,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from grader.engine.namespaces import CLONE_NEWIPC, CLONE_NEWUSER
+from grader.engine.namespaces import OWN_NAMESPACES
 from grader.settings import Settings, current, env_name
 
 SANDBOXES = ("none", "bwrap", "auto")  # "bwrap" fails closed where unusable, "auto" says what it chose
@@ -311,8 +311,11 @@ def bwrap_prefix(keep: list[str] | tuple[str, ...] = (), writable: list[str] | t
         "/tmp",
     ]
     made: set[str] = {"/", "/tmp", "/dev", "/proc", "/etc", *SYSTEM_DIRS}
-    for path in allowed_paths(keep):
+    bound = allowed_paths(keep)
+    for path in bound:
         args += [*_parents(path, made), "--ro-bind", path, path]
+    for link, target in _interpreter_links(bound):
+        args += [*_parents(link, made), "--symlink", target, link]
     for path in _hidden_parts():
         args += ["--perms", "0755", "--tmpfs", path, "--remount-ro", path]
     for path in writable:
@@ -345,6 +348,30 @@ def allowed_paths(keep: list[str] | tuple[str, ...] = ()) -> list[str]:
         if not covered and not own:
             outer.append(path)
     return outer
+
+
+def _interpreter_links(bound: list[str] | tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """The symlinks on the way to the interpreter as it is run, as (link, target): made again in the sandbox.
+
+    The binds are real paths; a venv reached through a link (a clone whose ``.venv`` links to another
+    checkout's, ``/opt/agtool`` linking to ``/srv/agtool``) would leave ``sys.executable`` with nothing
+    at its path inside. Only the first link of the path is made: its target is bound (the interpreter's
+    folders are), so the rest of the path resolves there.
+
+    >>> all(os.path.islink(link) for link, _ in _interpreter_links())
+    True
+    """
+    links = []
+    path = os.path.abspath(sys.executable)
+    parts = path.split(os.sep)
+    for i in range(2, len(parts)):
+        here = os.sep.join(parts[:i])
+        if any(here == d or here.startswith(d.rstrip(os.sep) + os.sep) for d in (*SYSTEM_DIRS, *bound)):
+            break  # inside a folder bound as it is: its links are there already
+        if os.path.islink(here):
+            links.append((here, os.path.realpath(here)))
+            break
+    return links
 
 
 def _system_binds() -> list[str]:
@@ -431,7 +458,7 @@ if pid == 0:
         if os.geteuid() == 0:
             os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)
         if ctypes.CDLL(None, use_errno=True).unshare({flags}) != 0:
-            os.write(2, b"a step cannot make its own user and IPC namespaces (user namespaces are not allowed)\\n")
+            os.write(2, b"a step cannot make its own user, IPC and network namespaces (user namespaces are not allowed)\\n")
             os._exit(3)
         pyseccomp.SyscallFilter(pyseccomp.ALLOW).load()
         os._exit(0)
@@ -439,7 +466,7 @@ if pid == 0:
         os.write(2, f"a step cannot load its syscall filter ({type(exc).__name__}: {exc})\\n".encode())
         os._exit(4)
 sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
-""".replace("{flags}", str(CLONE_NEWUSER | CLONE_NEWIPC))  # the flags grader.engine.namespaces.enter_own unshares
+""".replace("{flags}", str(OWN_NAMESPACES))  # the flags grader.engine.namespaces.enter_own unshares
 
 
 def bwrap_usable() -> bool:

@@ -452,7 +452,7 @@ def _step_confinement(scratch: str, limits: Limits) -> confine.StepConfinement:
     else:
         words = []
     if confine.walls_up():
-        words.append("own user and IPC namespaces, syscall filter")
+        words.append("own user, IPC and network namespaces, syscall filter")
         if group is None or "pids" not in group.limits:
             words.append(namespaces.own_process_count_words(True))
     made.words = "; ".join([w for w in words if w] + [f"cpu nice {confine.LOWEST_PRIORITY}", made.describe()])

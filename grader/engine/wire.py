@@ -34,19 +34,24 @@ LearnerFn = Callable[..., Any]
 
 
 class CallOperation(TypedDict, total=False):
-    """Call a function of the module: ``fn(*args, **kwargs)``; ``args_after`` records the arguments after it."""
+    """Call a function of the module: ``fn(*args, **kwargs)``; ``args_after`` records the arguments after it.
+
+    ``pair``: a return value that unpacks as two (a tuple or list subclass: a ``NamedTuple``) is recorded as
+    the tuple of its two items.
+    """
 
     op: Literal["call"]
     fn: str
     args: list[Any]
     kwargs: JsonDict
     args_after: bool
+    pair: bool
 
 
 class NameOperation(TypedDict, total=False):
-    """Read (``attr``, ``keys``), set (``set``, with ``value``), double or watch a module name."""
+    """Read (``attr``, ``keys``), set (``set``, with ``value``), double, watch or ``prebuild`` a module name."""
 
-    op: Literal["attr", "keys", "set", "double", "watch"]
+    op: Literal["attr", "keys", "set", "double", "watch", "prebuild"]
     name: str
     value: Any
     double: str  # ``double``: the kind (grader.engine.doubles.DOUBLES)
@@ -80,6 +85,7 @@ class SpySpec(TypedDict, total=False):
     mode: Literal["original", "return", "raise", "table"]
     value: Any
     exc: Any
+    exc_by_sku: JsonDict  # ``raise``: the exception for a call of that sku (else ``exc``)
     ignore_limit: bool
     every_route: bool
     echo: bool

@@ -20,9 +20,12 @@ from pathlib import Path
 
 from grader.outputs.feedback import feedback_text, learner_reports
 from grader.outputs.gradebook import (
+    COUNTED_RULE,
+    COUNTED_RULE_NO_TEXTS,
     Records,
     check_stats,
     counted_records,
+    counted_words,
     gradebook_frame,
     step_frame,
     write_gradebook,
@@ -80,16 +83,20 @@ def write_outputs(
         shutil.rmtree(out / sub, ignore_errors=True)
         (out / sub).mkdir(parents=True)
     starter = starter_submissions(sources or {})
-    # Drawn by a second process while this one writes the rest: the plots are half the work. The pass
-    # rates count the records summary.md counts (counted_records): no starter, no ungradable file.
+    # Drawn by a second process while this one writes the rest: the plots are half the work. Every plot
+    # counts the records summary.md counts (counted_records): no starter unchanged, no ungradable file.
+    counted = counted_records(records, starter)
+    rule = COUNTED_RULE if sources is not None else COUNTED_RULE_NO_TEXTS
     wait_for_plots = start_plots(
-        gradebook_frame(records), check_stats(counted_records(records, starter)), step_frame(records), out / "plots"
+        gradebook_frame(counted), check_stats(counted), step_frame(counted), out / "plots", rule
     )
     paths = write_gradebook(records, out)
     for r in records:
         write_learner_outputs(r, out, starter=r.learner in starter)
     paths["summary"] = out / "summary.md"
-    paths["summary"].write_text(render_summary(records, archive_skipped, starter), encoding="utf-8")
+    paths["summary"].write_text(
+        render_summary(records, archive_skipped, starter, starter_known=sources is not None), encoding="utf-8"
+    )
     plots = wait_for_plots()
     return {
         **paths,
@@ -103,9 +110,11 @@ def class_tables(records: Records, sources: dict[str, str] | None = None) -> dic
     """The class tables as ``summary.md`` and the plots count them (the instructor dashboard shows these).
 
     ``starter``: the learners who handed in the starter unchanged (from ``sources``, learner -> text; by
-    default each record's file as it is on disk); ``checks``: pass rates and ``wrong_answers``: the most
-    common wrong answers, both over :func:`~grader.outputs.gradebook.counted_records`; ``steps``: points
-    per step of every graded learner.
+    default each record's file as it is on disk); ``counted``: the learners every statistic counts, and
+    ``counted_words`` the rule in words (:func:`~grader.outputs.gradebook.counted_words`); ``checks``:
+    pass rates and ``wrong_answers``: the most
+    common wrong answers, and ``steps``: points per step, all over
+    :func:`~grader.outputs.gradebook.counted_records` (the one rule of every class statistic).
 
     >>> class_tables([])["wrong_answers"].empty
     True
@@ -119,11 +128,14 @@ def class_tables(records: Records, sources: dict[str, str] | None = None) -> dic
             except (OSError, UnicodeDecodeError, TypeError, ValueError):
                 continue  # gone or unreadable: not known to be the starter
     starter = starter_submissions(sources)
+    counted = counted_records(records, starter)
     return {
         "starter": starter,
-        "checks": check_stats(counted_records(records, starter)),
+        "counted": [r.learner for r in counted],
+        "counted_words": counted_words(len(counted)),
+        "checks": check_stats(counted),
         "wrong_answers": wrong_answers(records, starter),
-        "steps": step_frame(records),
+        "steps": step_frame(counted),
     }
 
 

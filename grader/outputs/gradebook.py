@@ -253,9 +253,12 @@ def step_frame(records: Records) -> pd.DataFrame:
 
 
 def counted_records(records: Records, starter: Iterable[str] = ()) -> list[LearnerRecord]:
-    """The records the class's statistics count, the same for ``summary.md``, the plots, the dashboard
-    and the class page: graded, imported (an ungradable file answered nothing), and not the starter
-    handed in unchanged (``starter``: those learners, :func:`grader.outputs.starter.starter_submissions`).
+    """The records every class statistic counts, the one rule for ``summary.md`` (mean, median, full marks,
+    score per step, hardest checks, wrong answers), the three plots, the dashboard and the class page:
+    graded, imported (an ungradable file answered nothing), and not the starter handed in unchanged
+    (``starter``: those learners, :func:`grader.outputs.starter.starter_submissions`). Their grades are
+    in the gradebook like everyone's; only the statistics leave them out, and each says so
+    (:func:`counted_words`).
 
     >>> [r.learner for r in counted_records([{"learner": "a", "report": {}}, {"learner": "b", "report": {}},
     ...     {"learner": "c", "report": {"error": "Your module could not be imported: x"}}], starter=["b"])]
@@ -263,6 +266,21 @@ def counted_records(records: Records, starter: Iterable[str] = ()) -> list[Learn
     """
     left_out = set(starter)
     return [r for r in as_records(records) if r.graded and not r.error and r.learner not in left_out]
+
+
+# Said under every class statistic (summary.md, each plot): which learners it counts.
+COUNTED_RULE = "graded files that imported; the starter handed in unchanged left out"
+# Where the files' texts are not at hand (the service's class page), a starter handed in unchanged cannot be told.
+COUNTED_RULE_NO_TEXTS = "graded files that imported (their texts not at hand: a starter handed in unchanged counts)"
+
+
+def counted_words(counted: int, rule: str = COUNTED_RULE) -> str:
+    """How many learners a class statistic counts, and the rule (:func:`counted_records`), in one phrase.
+
+    >>> counted_words(4)
+    '4 learners counted: graded files that imported; the starter handed in unchanged left out'
+    """
+    return f"{counted} learner{'' if counted == 1 else 's'} counted: {rule}"
 
 
 def wrong_answers(records: Records, starter: Iterable[str] = (), top: int | None = WRONG_ANSWERS_SHOWN) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import multiprocessing
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 
@@ -26,7 +26,16 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from grader.limits import PLOT_WAIT
-from grader.outputs.gradebook import Records, check_stats, counted_records, gradebook_frame, step_frame
+from grader.outputs.gradebook import (
+    COUNTED_RULE,
+    COUNTED_RULE_NO_TEXTS,
+    Records,
+    check_stats,
+    counted_records,
+    counted_words,
+    gradebook_frame,
+    step_frame,
+)
 
 # No date or version in the PNG: the same class gives the same bytes.
 _PNG_METADATA = {"Software": None}
@@ -48,7 +57,7 @@ def score_bin_width(top: int) -> int:
     return max(1, -(-(top + 1) // HISTOGRAM_BARS))
 
 
-def score_histogram(book: pd.DataFrame) -> Figure:
+def score_histogram(book: pd.DataFrame, rule: str = COUNTED_RULE) -> Figure:
     """Histogram of total scores: how many learners (whole numbers) in each bar of whole points."""
     fig = Figure(figsize=(6, 3.5), layout="constrained")
     ax = fig.add_subplot()
@@ -58,8 +67,9 @@ def score_histogram(book: pd.DataFrame) -> Figure:
     # Edges halfway between whole scores: a bar holds the scores k*width .. (k+1)*width - 1.
     ax.hist(scores, bins=[k * width - 0.5 for k in range(top // width + 2)], rwidth=0.85, color="#4477aa")
     per_bar = "" if width == 1 else f", {width} points a bar"
+    _say_counted(fig, len(scores), rule)
     ax.set(
-        title=f"Scores ({len(book)} learners)",
+        title=f"Scores ({len(scores)} learners counted)",
         xlabel=f"score (of {top}{per_bar})",
         ylabel="learners",
         xlim=(-1, top + 1),
@@ -77,9 +87,10 @@ PANEL_INCHES_PER_CHECK = 0.15
 # every label of twelve panels twice and took five seconds a drawing.
 PANEL_WIDTH, LABELS_WIDTH, RIGHT_ROOM = 4.0, 1.65, 0.3
 ABOVE, BELOW, TOP = 0.3, 0.35, 0.45
+NOTE = 0.2  # inches under the last row: who the rates count
 
 
-def check_pass_rate(stats: pd.DataFrame) -> Figure:
+def check_pass_rate(stats: pd.DataFrame, rule: str = COUNTED_RULE) -> Figure:
     """The share of learners passing each check, one panel a step (checks in registry order, step 1 first).
 
     One panel a step keeps every label readable at the PNG's own size
@@ -96,9 +107,11 @@ def check_pass_rate(stats: pd.DataFrame) -> Figure:
     rows = [steps[i : i + PANEL_COLUMNS] for i in range(0, len(steps), PANEL_COLUMNS)]
     slots = [max(int((stats["step"] == step).sum()) for step in row) for row in rows]
     width = PANEL_WIDTH * min(PANEL_COLUMNS, len(steps))
-    height = TOP + sum(n * PANEL_INCHES_PER_CHECK + ABOVE + BELOW for n in slots)
+    height = TOP + sum(n * PANEL_INCHES_PER_CHECK + ABOVE + BELOW for n in slots) + NOTE
     fig = Figure(figsize=(width, height))
-    fig.suptitle("Pass rate per check (% of learners passing)", y=1 - 0.12 / height)
+    counted = int(stats["graded"].max())
+    fig.suptitle(f"Pass rate per check (% of the {counted} learners counted passing)", y=1 - 0.12 / height)
+    fig.text(0.5, 0.05 / height, f"Counted: {rule}.", ha="center", va="bottom", fontsize=7)
     top = height - TOP  # inches from the bottom to the top of the current row
     for row, n in zip(rows, slots):
         bars = n * PANEL_INCHES_PER_CHECK
@@ -132,7 +145,7 @@ def _step_panel(ax, stats: pd.DataFrame, step: int, slots: int) -> None:
     ax.tick_params(axis="x", labelsize=7)
 
 
-def step_scores(steps: pd.DataFrame) -> Figure:
+def step_scores(steps: pd.DataFrame, rule: str = COUNTED_RULE) -> Figure:
     """Mean share of points per step, with each step's maximum marked."""
     fig = Figure(figsize=(6, 3.5), layout="constrained")
     ax = fig.add_subplot()
@@ -143,8 +156,15 @@ def step_scores(steps: pd.DataFrame) -> Figure:
         ax.set_xticks(list(per_step.index))
         ax.set_ylim(0, per_step["max_score"].max() * 1.3)  # room for the legend above the bars
         ax.legend(loc="upper right", fontsize=8, ncols=2)
-    ax.set(title="Score per step", xlabel="step", ylabel="points")
+    counted = steps["learner"].nunique() if not steps.empty else 0
+    _say_counted(fig, counted, rule)
+    ax.set(title=f"Score per step (mean of {counted} learners counted)", xlabel="step", ylabel="points")
     return fig
+
+
+def _say_counted(fig: Figure, counted: int, rule: str) -> None:
+    """The rule of who a plot counts, under it (:func:`grader.outputs.gradebook.counted_words`)."""
+    fig.supxlabel(counted_words(counted, rule).replace("counted: ", "counted:\n", 1), fontsize=7)
 
 
 def save_png(fig: Figure, path: Path) -> Path:
@@ -154,15 +174,19 @@ def save_png(fig: Figure, path: Path) -> Path:
     return path
 
 
-def write_plots(book: pd.DataFrame, stats: pd.DataFrame, steps: pd.DataFrame, folder: Path) -> list[Path]:
-    """Write the three class plots into ``folder`` and return their paths."""
+def write_plots(
+    book: pd.DataFrame, stats: pd.DataFrame, steps: pd.DataFrame, folder: Path, rule: str = COUNTED_RULE
+) -> list[Path]:
+    """Write the three class plots into ``folder`` and return their paths (``rule``: who they count, in words)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    figures = [score_histogram(book), check_pass_rate(stats), step_scores(steps)]
+    figures = [score_histogram(book, rule), check_pass_rate(stats, rule), step_scores(steps, rule)]
     return [save_png(figure, folder / name) for figure, name in zip(figures, PLOT_FILES)]
 
 
-def start_plots(book: pd.DataFrame, stats: pd.DataFrame, steps: pd.DataFrame, folder: Path) -> Callable[[], list[Path]]:
+def start_plots(
+    book: pd.DataFrame, stats: pd.DataFrame, steps: pd.DataFrame, folder: Path, rule: str = COUNTED_RULE
+) -> Callable[[], list[Path]]:
     """Start :func:`write_plots` in a forked process; the function returned waits for it and gives the paths.
 
     Drawing is half the CPU of a class's outputs and needs none of the
@@ -177,7 +201,7 @@ def start_plots(book: pd.DataFrame, stats: pd.DataFrame, steps: pd.DataFrame, fo
     >>> [p.name for p in wait()]                                     # doctest: +SKIP
     ['score_histogram.png', 'check_pass_rate.png', 'step_scores.png']
     """
-    draw = partial(write_plots, book, stats, steps, folder)
+    draw = partial(write_plots, book, stats, steps, folder, rule)
     try:
         process = multiprocessing.get_context("fork").Process(
             target=_quietly, args=(draw,), name="agtool-plots", daemon=True
@@ -209,20 +233,25 @@ def _quietly(draw: Callable[[], object]) -> None:
         sys.exit(1)
 
 
-def plot_bytes(records: Records, name: str, fmt: str) -> bytes:
+def plot_bytes(records: Records, name: str, fmt: str, starter: Iterable[str] | None = None) -> bytes:
     """One of the class plots (``score_histogram``, ``check_pass_rate``, ``step_scores``) as PNG or SVG bytes.
+
+    Each counts :func:`~grader.outputs.gradebook.counted_records` of ``records`` (``starter``: the learners
+    who handed in the starter unchanged; ``None``: not known, the files' texts not at hand) and says so under it.
 
     >>> plot_bytes([], "step_scores", "svg")[:5]
     b'<?xml'
     """
     if name not in PLOTS or fmt not in PLOT_TYPES:
         raise KeyError(f"no plot {name}.{fmt}: plots are {', '.join(PLOTS)} as png or svg")
+    counted = counted_records(records, starter or ())  # every plot counts these, as summary.md does
+    rule = COUNTED_RULE if starter is not None else COUNTED_RULE_NO_TEXTS
     if name == "score_histogram":
-        fig = score_histogram(gradebook_frame(records))
+        fig = score_histogram(gradebook_frame(counted), rule)
     elif name == "check_pass_rate":
-        fig = check_pass_rate(check_stats(counted_records(records)))  # as summary.md counts them
+        fig = check_pass_rate(check_stats(counted), rule)
     else:
-        fig = step_scores(step_frame(records))
+        fig = step_scores(step_frame(counted), rule)
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format=fmt, dpi=100, metadata=_METADATA[fmt])

@@ -3,8 +3,8 @@
 Fingerprints come from ``copydetect`` (winnowed k-grams of pygments tokens
 with every name replaced by ``V``/``F``/``O`` and every string by ``S``, so
 renaming variables, reordering functions and adding comments change
-nothing). The starter (``agtool/tools.py``, :func:`grader.outputs.starter.starter_text`: a wheel
-ships it as the package ``grader.starter``) and the spec's given data
+nothing). The starter (the committed ``starter/tools.py``, :func:`grader.outputs.starter.starter_text`:
+a wheel ships it as the package ``grader.starter``) and the spec's given data
 (``grader/spec.py``: the stock table, the contract) are passed as
 boilerplate, so the code everyone starts from does not count. A pair is
 *flagged* when both files share at least ``threshold`` of their remaining
@@ -66,9 +66,9 @@ def given_texts() -> dict[str, str]:
     """What every learner was given, by name: the starter and the spec's data (``grader/spec.py``).
 
     >>> sorted(given_texts())
-    ['agtool/tools.py', 'grader/spec.py']
+    ['grader/spec.py', 'starter/tools.py']
     """
-    return {"agtool/tools.py": starter_text(), "grader/spec.py": SPEC_FILE.read_text(encoding="utf-8")}
+    return {"starter/tools.py": starter_text(), "grader/spec.py": SPEC_FILE.read_text(encoding="utf-8")}
 
 
 def given_boilerplate(texts: dict[str, str] | None = None, k: int = K) -> list:

@@ -5,7 +5,8 @@ out and the whitespace inside strings (docstrings re-indented) collapsed, so
 a learner who only reformatted the starter or added comments to it is found
 too; a file that does not tokenize is no starter. The starter's
 text comes from :func:`starter_text` (the installed package, else the
-checkout). Nothing here imports or runs
+checkout's committed ``starter/tools.py``, checked by hash; never the lab's
+``agtool/tools.py``, which is the learner's). Nothing here imports or runs
 learner code.
 
 Example::
@@ -21,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-import subprocess
 import tokenize
 from importlib import resources
 from pathlib import Path
@@ -36,32 +36,40 @@ _IGNORED = {
     tokenize.ENCODING,
     tokenize.ENDMARKER,
 }
-# What the starter raises in every function a step asks for (agtool/tools.py): an answer that is
+# What the starter raises in every function a step asks for (starter/tools.py): an answer that is
 # this exception is a step not started, not a wrong answer.
 _SPACE = re.compile(r"\s+")
 NOT_STARTED = re.compile(r"NotImplementedError: step (\d+): write ")
-STARTER_PACKAGE = "grader.starter"  # pyproject maps the checkout's agtool/ onto it in a wheel
+STARTER_PACKAGE = "grader.starter"  # pyproject maps the checkout's starter/ onto it
 CHECKOUT = Path(__file__).resolve().parents[2]  # the checkout, when this runs from one
-CHECKOUT_STARTER = CHECKOUT / "agtool" / "tools.py"
-# The starter as given, by content: an editable install (make setup) maps grader.starter onto the very
-# agtool/tools.py a learner edits in the lab, so the file found there is the starter only while its bytes
-# are these (tests/test_starter.py keeps both in step with the committed file).
+CHECKOUT_STARTER = CHECKOUT / "starter" / "tools.py"  # the committed copy; never the learner's agtool/tools.py
+# The starter as given, by content: whichever copy is found (the installed package, the checkout's starter/),
+# it is the starter only while its bytes are these (tests/test_starter.py holds them to the committed file,
+# and to git's copy of the lab's agtool/tools.py as committed).
 STARTER_SHA256 = "1a5e53317de60a0eb53c3bfcecf1196178a851a16b93d1f46db9b2040a2db6f4"
-STARTER_GIT_BLOB = "5bda5c505f130a831e1e8ff8cb6bb23435cabd99"  # `git hash-object agtool/tools.py`
 
 
 def starter_text() -> str:
-    """The starter module every learner was given (``agtool/tools.py``), as text: read, never imported.
+    """The starter module every learner was given, as text: read, never imported.
 
-    From the installed package ``grader.starter`` (where a wheel puts the
-    checkout's ``agtool/``), else from this checkout, as long as its bytes
-    are the starter's (:data:`STARTER_SHA256`): in a checkout where the lab
-    was done, ``agtool/tools.py`` is a learner's module, and the starter
-    comes from the checkout's git objects instead. Raises
+    From the installed package ``grader.starter`` (a wheel, or an editable
+    install, maps the checkout's committed ``starter/`` onto it), else from
+    the checkout's ``starter/tools.py``, as long as its bytes are the
+    starter's (:data:`STARTER_SHA256`). Never the lab's ``agtool/tools.py``:
+    that file is the learner's work, whatever a fresh clone held. Raises
     ``FileNotFoundError`` saying how to fix an install that has neither.
 
     >>> text = starter_text()
     >>> "def validate_args" in text and "NotImplementedError" in text
+    True
+    """
+    return starter_bytes().decode("utf-8")
+
+
+def starter_bytes() -> bytes:
+    """The starter's bytes, checked against :data:`STARTER_SHA256` (see :func:`starter_text`).
+
+    >>> import hashlib; hashlib.sha256(starter_bytes()).hexdigest() == STARTER_SHA256
     True
     """
     candidates = []
@@ -73,29 +81,14 @@ def starter_text() -> str:
         candidates.append(CHECKOUT_STARTER.read_bytes())
     except FileNotFoundError:
         pass
-    candidates.append(_from_git())
     for data in candidates:
-        if data and hashlib.sha256(data).hexdigest() == STARTER_SHA256:
-            return data.decode("utf-8")
+        if hashlib.sha256(data).hexdigest() == STARTER_SHA256:
+            return data
     raise FileNotFoundError(
-        f"the starter module as given is not found: {STARTER_PACKAGE} and {CHECKOUT_STARTER} hold edited code "
-        "(the lab was done in this checkout) and git has no copy of the original; reinstall agtool-lab from a "
-        "fresh clone (pip install .) or restore it with: git checkout -- agtool/tools.py"
+        f"the starter module as given is not found: {STARTER_PACKAGE} and {CHECKOUT_STARTER} are missing or "
+        "edited; reinstall agtool-lab from a fresh clone (pip install .) or restore the committed copy with: "
+        "git checkout -- starter/tools.py"
     )
-
-
-def _from_git() -> bytes:
-    """The starter's bytes from the checkout's git objects (``b""`` without git or the object)."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(CHECKOUT), "cat-file", "blob", STARTER_GIT_BLOB],
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return b""
-    return done.stdout if done.returncode == 0 else b""
 
 
 def normalised(code: str) -> tuple[tuple[int, str], ...] | None:

@@ -19,20 +19,38 @@ from collections.abc import Iterable
 
 from grader.escape import md_cell, md_code, md_code_cell, md_text
 from grader.limits import ERROR_LINE_CHARS
-from grader.outputs.gradebook import Records, check_stats, counted_records, gradebook_frame, step_frame, wrong_answers
+from grader.outputs.gradebook import (
+    COUNTED_RULE,
+    COUNTED_RULE_NO_TEXTS,
+    Records,
+    check_stats,
+    counted_records,
+    counted_words,
+    gradebook_frame,
+    step_frame,
+    wrong_answers,
+)
 from grader.outputs.record import LearnerRecord, as_records
 from grader.outputs.starter import not_started_step
 
 HARDEST_SHOWN = 10
 
 
-def render_summary(records: Records, archive_skipped: list[tuple[str, str]] = (), starter: Iterable[str] = ()) -> str:
+def render_summary(
+    records: Records,
+    archive_skipped: list[tuple[str, str]] = (),
+    starter: Iterable[str] = (),
+    *,
+    starter_known: bool = True,
+) -> str:
     """``summary.md``: score statistics, per-step means, hardest checks, common wrong answers, errors.
 
     ``archive_skipped`` lists the zip members that could not be extracted
     (name, why), so a learner whose file was in one is not lost silently.
     ``starter`` names the learners whose file is the starter unchanged
-    (:func:`grader.outputs.starter.starter_submissions`).
+    (:func:`grader.outputs.starter.starter_submissions`); ``starter_known`` is
+    ``False`` when the files' texts were not at hand to tell (each statistic
+    says so).
 
     >>> print(render_summary([], [("ana/`x`.py", "bad CRC")]).split("## ")[-1])
     Skipped from the zip
@@ -42,12 +60,14 @@ def render_summary(records: Records, archive_skipped: list[tuple[str, str]] = ()
     """
     records = as_records(records)
     starter = sorted(set(starter))
-    lines = _totals(records)
+    counted = counted_records(records, starter)  # every statistic below counts these (one rule)
+    rule = COUNTED_RULE if starter_known else COUNTED_RULE_NO_TEXTS
+    lines = _totals(records, counted, rule)
     answering = [r for r in records if r.learner not in starter]
     for section in (
         _starter(starter),
-        _steps(records),
-        _hardest(counted_records(records, starter)),
+        _steps(counted, rule),
+        _hardest(counted, rule),
         _wrong_answers(records, starter),
         _not_started(answering),
         _errors(records),
@@ -58,42 +78,59 @@ def render_summary(records: Records, archive_skipped: list[tuple[str, str]] = ()
     return "\n".join(lines) + "\n"
 
 
-def _totals(records: list[LearnerRecord]) -> list[str]:
+def _totals(records: list[LearnerRecord], counted: list[LearnerRecord], rule: str) -> list[str]:
     seeds = sorted({r.seed for r in records if r.seed is not None})
     lines = ["# Class summary", "", f"- learners: {len(records)}", f"- seed: {', '.join(map(str, seeds)) or '-'}"]
     if not records:
         return lines
     book = gradebook_frame(records)
     max_score = int(book["max_score"].max())
-    graded = book[book["score"].notna()]
-    scores = graded["score"]
+    frame = gradebook_frame(counted)
+    scores = frame["score"]
     mean = f"{scores.mean():.2f}" if len(scores) else "-"
     median = f"{scores.median():g}" if len(scores) else "-"
     return lines + [
+        f"- statistics: {counted_words(len(counted), rule)}",
         f"- mean score: {mean} / {max_score}",
         f"- median score: {median} / {max_score}",
-        f"- full marks: {int((scores == graded['max_score']).sum())}",
+        f"- full marks: {int((scores == frame['max_score']).sum())}",
         f"- could not be graded: {int((book['error'] != '').sum())}",
     ]
 
 
-def _steps(records: list[LearnerRecord]) -> list[str]:
+def _steps(records: list[LearnerRecord], rule: str) -> list[str]:
     steps = step_frame(records)
     if steps.empty:
         return []
-    lines = ["", "## Score per step", "", "| step | mean | max | learners with full marks |", "|---|---|---|---|"]
+    lines = [
+        "",
+        "## Score per step",
+        "",
+        f"Over the {counted_words(steps['learner'].nunique(), rule)}.",
+        "",
+        "| step | mean | max | learners with full marks |",
+        "|---|---|---|---|",
+    ]
     for step, group in steps.groupby("step"):
         full = int((group["score"] == group["max_score"]).sum())
         lines.append(f"| {step} | {group['score'].mean():.2f} | {int(group['max_score'].max())} | {full} |")
     return lines
 
 
-def _hardest(records: list[LearnerRecord]) -> list[str]:
+def _hardest(records: list[LearnerRecord], rule: str) -> list[str]:
     stats = check_stats(records)
     if stats.empty:
         return []
     hardest = stats.sort_values(["pass_rate", "check"], kind="mergesort").head(HARDEST_SHOWN)
-    lines = ["", "## Hardest checks", "", "| check | title | passed | pass rate |", "|---|---|---|---|"]
+    lines = [
+        "",
+        "## Hardest checks",
+        "",
+        f"Over the {counted_words(len(records), rule)}.",
+        "",
+        "| check | title | passed | pass rate |",
+        "|---|---|---|---|",
+    ]
     for row in hardest.itertuples():
         lines.append(
             f"| {md_code_cell(row.check)} | {md_cell(row.title)} | {row.passed}/{row.graded} | {row.pass_rate:.0%} |"
@@ -110,7 +147,7 @@ def _starter(starter: list[str]) -> list[str]:
         "## Submitted the starter unchanged",
         "",
         f"{len(starter)} {who} handed in the starter as it was given (comments and layout aside); "
-        "their answers are left out of the wrong answers below:",
+        "they are left out of every statistic (their grades are in the gradebook):",
         "",
         *[f"- {md_text(learner)}" for learner in starter],
     ]

@@ -127,8 +127,9 @@ def changes_view(
         "learner": learner,
         "back": f"{prefix}learners/{quote(learner, safe='')}",
         "graded": graded,
-        "appeal": viewer == learner and bool(graded),
-        "instructor": instructor,
+        "appeal": viewer == learner and bool(graded) and not instructor,
+        # An instructor's forms act on a learner: on their own page there is no one to extend or override.
+        "instructor": instructor and viewer != learner,
         "request_limit": request_limit,
         "max_appeal": MAX_APPEAL,
         "max_reason": MAX_REASON,

@@ -296,7 +296,11 @@ class LtiService:
         return self.sender.send_class(actor)
 
     def status(self) -> list[dict]:
-        """Per learner with a grade or a launch: the grade, their launches and what the LMS last answered."""
+        """Per learner with a grade or a launch: the grade, their launches and what the LMS last answered.
+
+        Someone whose every launch came in an instructor's role (``instructor_roles`` of the LTI file) is
+        staff, not a learner: no row.
+        """
         grades = self.grades()
         launches: dict[str, list] = {}
         for launch in self.launches.all():
@@ -304,6 +308,12 @@ class LtiService:
         rows: dict[str, list] = {}
         for row in self.outbox.all():
             rows.setdefault(row["learner"], []).append(row)
+        # The course's instructors launch from the LMS too: they are no row of the class.
+        staff = {
+            name
+            for name, theirs in launches.items()
+            if all(set(launch["roles"]) & set(self.config.instructor_roles) for launch in theirs)
+        }
         return [
             {
                 "learner": name,
@@ -311,7 +321,7 @@ class LtiService:
                 "launches": launches.get(name, []),
                 "outbox": rows.get(name, []),
             }
-            for name in sorted(set(grades) | set(launches))
+            for name in sorted((set(grades) | set(launches)) - staff)
         ]
 
     def roster(self) -> tuple[str, dict | None]:

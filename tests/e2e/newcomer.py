@@ -35,6 +35,24 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 _PARENT_MAKE = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
 
 
+def clean_env() -> dict[str, str]:
+    """This process's environment without a parent make's, pytest's or the grader's own variables.
+
+    What a command run in a clone (``make test-fast``, a kernel) gets: a nested make or pytest must not
+    take the outer run's workers, options or settings for its own.
+    """
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _PARENT_MAKE and not k.startswith("PYTEST_") and k != "COLUMNS" and not _grader_setting(k)
+    }
+
+
+def _grader_setting(name: str) -> bool:
+    """A grader setting of this run (``$AGTOOL_SANDBOX``...), not the tests' own (``$AGTOOL_TEST_POSTGRES_URL``)."""
+    return name.startswith("AGTOOL_") and not name.startswith(("AGTOOL_TEST_", "AGTOOL_E2E_"))
+
+
 def fresh_clone(dest: Path) -> Path:
     """``git clone`` of this checkout's HEAD into ``dest``, its ``.venv`` a link to this checkout's."""
     subprocess.run(

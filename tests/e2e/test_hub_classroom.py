@@ -48,7 +48,7 @@ def test_learner_checks_in_the_hub_and_the_instructor_batch_grades_the_homes(
 ):
     home_root = tmp_path / "home"
     give_home(home_root / "alice", tools_source=REPO_ROOT / "solutions" / "tools.py", notebooks=(NOTEBOOK,))
-    give_home(home_root / "bob", tools_source=REPO_ROOT / "agtool" / "tools.py", notebooks=(NOTEBOOK,))
+    give_home(home_root / "bob", tools_source=REPO_ROOT / "starter" / "tools.py", notebooks=(NOTEBOOK,))
 
     with running_hub(
         work=tmp_path / "hub",

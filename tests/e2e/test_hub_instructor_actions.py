@@ -145,7 +145,7 @@ def _teacher_answers(page, room: Classroom, appeal: int, artifacts_dir) -> None:
 def test_an_instructor_acts_in_the_browser_and_the_learner_sees_it_and_appeals(room, browser, artifacts_dir):
     from e2e.classroom import REPO
 
-    starter = (REPO / "agtool" / "tools.py").read_bytes()
+    starter = (REPO / "starter" / "tools.py").read_bytes()
     for who in ("alice", "bob"):
         status, sent = room.api("POST", "api/submissions", who, starter)
         assert status == 202, sent

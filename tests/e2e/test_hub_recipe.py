@@ -354,7 +354,7 @@ def submit_both(origin: str) -> tuple[dict, dict]:
     assert status == 403, data  # PAM really checks the password
     modules = {
         "alice": (REPO / "solutions" / "tools.py").read_bytes(),
-        "bob": (REPO / "agtool" / "tools.py").read_bytes(),
+        "bob": (REPO / "starter" / "tools.py").read_bytes(),
     }
     attempts = {}
     for user, module in modules.items():
@@ -468,7 +468,7 @@ def learner_secrets() -> dict:
         data = p.read_bytes()
         if data.strip() and digest(data) not in shipped:
             secrets.setdefault(digest(data), [len(data), str(p.relative_to(REPO))])
-    starter = (REPO / "agtool" / "tools.py").read_bytes()
+    starter = (REPO / "starter" / "tools.py").read_bytes()
     secrets[digest(starter)] = [len(starter), "control: the starter"]
     return secrets
 
@@ -530,7 +530,7 @@ def check_grade_class_grades_the_roster(root: Path, work: Path, env: dict, log: 
     for user in ("alice", "teacher"):
         home = root / "home" / user / "agtool"
         home.mkdir(parents=True, exist_ok=True)
-        (home / "tools.py").write_bytes((REPO / "agtool" / "tools.py").read_bytes())
+        (home / "tools.py").write_bytes((REPO / "starter" / "tools.py").read_bytes())
         uid, gid = account(root, user)
         for path in (home, home / "tools.py"):
             os.chown(path, uid, gid)

@@ -87,7 +87,7 @@ def shots(artifacts_dir):
 def _class(root: Path) -> Path:
     subs = root / "submissions"
     (subs / "ana").mkdir(parents=True)
-    (subs / "ana" / "tools.py").write_bytes((REPO_ROOT / "agtool" / "tools.py").read_bytes())  # the starter
+    (subs / "ana" / "tools.py").write_bytes((REPO_ROOT / "starter" / "tools.py").read_bytes())  # the starter
     crashed, _line = materialise_crash(CRASH, subs)
     crashed.parent.rename(subs / "dev")
     for learner, check in MISTAKES.items():

@@ -22,7 +22,8 @@ CHECK_OUTPUT = ".jp-OutputArea-output:has(.agtool-check)"  # the widget's own ou
 
 
 @pytest.mark.parametrize(
-    "module, name", [(REPO_ROOT / "agtool" / "tools.py", "starter"), (REPO_ROOT / "solutions" / "tools.py", "solution")]
+    "module, name",
+    [(REPO_ROOT / "starter" / "tools.py", "starter"), (REPO_ROOT / "solutions" / "tools.py", "solution")],
 )
 def test_the_check_widget_has_no_serious_or_critical_axe_violation(
     module, name, page, lab_server, shutdown_kernels_after, artifacts_dir

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.e2e
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 SOLUTION = REPO_ROOT / "solutions" / "tools.py"
-STARTER = REPO_ROOT / "agtool" / "tools.py"
+STARTER = REPO_ROOT / "starter" / "tools.py"
 # The step notebooks 01-11 (12 is the capstone: no Check cell).
 NOTEBOOKS = sorted(p.name for p in (REPO_ROOT / "labs").glob("[01][0-9]_*.ipynb") if int(p.name[:2]) <= 11)
 STEP_11 = "11_identity.ipynb"

@@ -842,6 +842,43 @@ CASES: list[Case] = [
         ALL_ZERO,
         at="import",
     ),
+    # --- the import wall: every spelling of an import of the grader refused ------------
+    Case(
+        "grader_via_import_module",
+        "no work: the grader's stand-ins through importlib.import_module (around the module's own __import__)",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "grader_via_builtins_import",
+        "no work: the grader's stand-ins through builtins.__import__ (the interpreter's own)",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "grader_via_saved_import",
+        "no work: the grader's stand-ins through a saved __import__ after dropping the finders put before the "
+        "interpreter's",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "grader_loaded_from_file",
+        "no work: a fresh copy of the grader's stand-ins from their file (spec_from_file_location, exec_module)",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
+    Case(
+        "grader_via_sys_modules",
+        "no work: the grader's stand-ins found in sys.modules or by a walk from the fork server's __main__",
+        "stub",
+        ALL_ZERO,
+        at="import",
+    ),
     Case(
         "standin_recognised",
         "call_tool validates first only when the grader's stand-in sits in "
@@ -1042,6 +1079,32 @@ CASES: list[Case] = [
         "codetype_rebuilt_tool",
         "call_tool rebuilds a tool's code with types.CodeType, its entry counter left "
         "out, runs it before validating, then winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_SAVE_TOOL_CODES,
+    ),
+    Case(
+        "compile_globals_table_emptied",
+        "call_tool empties the table of watched counters found through compile.__globals__, runs the tool "
+        "before validating through its saved code, refills the table and winds CALLS back",
+        "solution",
+        Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
+        at="call_tool",
+        replace=_SAVE_TOOL_CODES,
+    ),
+    Case(
+        "tool_code_watched_first",
+        "at import, watches every tool's code itself (the counter's own Watch, through compile.__globals__) "
+        "with a callback that does nothing, so the grader's watch cannot take them",
+        "solution",
+        Expect(lost=(3,), any=(1, 2, 4, 5, 6, 7, 8, *PART_TWO)),
+        at="import",
+    ),
+    Case(
+        "tracer_skips_counter",
+        "call_tool runs a tool through its saved code before validating, under sys.settrace: at the tool's "
+        "first line event the tracer sets frame.f_lineno past the statement that counts",
         "solution",
         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
         at="call_tool",
@@ -1261,12 +1324,30 @@ SANDBOX_CASES = (
     "code_counter_replaced",
     "original_compile_via_gc",
     "compile_slow_lambdas",
+    "grader_via_import_module",
+    "grader_loaded_from_file",
+    "grader_via_sys_modules",
+    "compile_globals_table_emptied",
+    "tracer_skips_counter",
     *(c.name for c in LEAST_PRIVILEGE),
 )
 # Cases whose expected outcome holds only inside bubblewrap: without a
 # sandbox, learner code can read every file its user can (SECURITY.md, "Not
 # defended"), the reference solution of a checkout included. Graded only there.
 SANDBOX_ONLY = ("solution_by_grader_path", "solution_via_proc_cwd", *(c.name for c in LEAST_PRIVILEGE))
+
+# Cases of a layer with a switch (an internal setting of grader.settings), graded again with that
+# layer off: there the attack must get through, or the case would not show that the layer is what
+# stops it. Each maps to (the setting turned off, what the attack then shows): ``imports`` (the
+# module imports: nothing refused it), or ``full:N`` (step N gets every point).
+LAYER_OFF: dict[str, tuple[str, str]] = {
+    "grader_via_import_module": ("code_walls", "imports"),
+    "grader_via_builtins_import": ("code_walls", "imports"),
+    "grader_via_saved_import": ("code_walls", "imports"),
+    "grader_loaded_from_file": ("code_walls", "imports"),
+    "grader_via_sys_modules": ("code_walls", "imports"),
+    "tracer_skips_counter": ("code_walls", "full:3"),
+}
 
 # Payloads that work wherever they are spliced: the fuzz test puts them into
 # random functions of the solution (combinations the corpus never listed).

@@ -63,6 +63,9 @@ class AttemptsPage(PageHandler):
 class HomePage(AttemptsPage):
     @web.authenticated
     def get(self) -> None:
+        if self.instructor:  # an instructor comes for the class, not for attempts of their own
+            self.redirect(f"{self.conf.prefix}class")
+            return
         self.finish(self.attempts_page(self.learner))
 
 

@@ -25,6 +25,11 @@ def _after_type_check(line: str) -> tuple:
     return (_TYPE_REFUSED, _TYPE_REFUSED + f'        if {line}:\n            return f"allowed:{{arg}}"\n')
 
 
+_RANGE = (
+    '        if "min" in rule and value < rule["min"]:\n            return f"range:{arg}"\n'
+    '        if "max" in rule and value > rule["max"]:\n            return f"range:{arg}"'
+)
+
 MISTAKES: dict = {
     # -- a rule the contract does not state (valid_passes sends every class of str for sku)
     "sku_pattern_enforced": (
@@ -157,6 +162,52 @@ MISTAKES: dict = {
             (
                 '    if name not in TOOLS:\n        return "unknown_tool"',
                 '    if name.strip() not in TOOLS:\n        return "unknown_tool"\n    name = name.strip()',
+            )
+        ),
+    ),
+    # -- a rule with one bound alone (reads_contract sends min only and max only on every run)
+    "range_only_with_both_bounds": (
+        "step2/reads_contract",
+        d(
+            (
+                _RANGE,
+                '        if "min" in rule and "max" in rule and not rule["min"] <= value <= rule["max"]:\n'
+                '            return f"range:{arg}"',
+            )
+        ),
+    ),
+    "min_defaults_to_one": (
+        "step2/reads_contract",
+        d(
+            (
+                _RANGE,
+                '        if "min" in rule or "max" in rule:\n'
+                '            if value < rule.get("min", 1):\n                return f"range:{arg}"\n'
+                '            if "max" in rule and value > rule["max"]:\n                return f"range:{arg}"',
+            )
+        ),
+    ),
+    "max_checked_inside_min": (
+        "step2/reads_contract",
+        d(
+            (
+                _RANGE,
+                '        if "min" in rule:\n'
+                '            if value < rule["min"]:\n                return f"range:{arg}"\n'
+                '            if "max" in rule and value > rule["max"]:\n                return f"range:{arg}"',
+            )
+        ),
+    ),
+    "range_object_of_both_bounds": (
+        "step2/reads_contract",
+        d(
+            (
+                _RANGE,
+                "        try:\n"
+                '            if value not in range(rule["min"], rule["max"] + 1):\n'
+                '                return f"range:{arg}"\n'
+                "        except KeyError:\n"
+                "            pass  # no bounds",
             )
         ),
     ),

@@ -13,6 +13,8 @@ from ..catalog import d
 _EXCEPT = "    except Exception as exc:  # the boundary: no exception crosses it"
 _STORE = '    CACHE[key] = value\n    return {"ok": True, "value": value, "error": ""}'
 _ARGS_REFUSED = '        return _failure("args:" + reason)'
+_RAISED = '        return _failure("raised:" + type(exc).__name__)'
+_CACHED = '        return {"ok": True, "value": CACHE[key], "error": ""}\n'
 
 MISTAKES: dict = {
     # -- the boundary catches too little: a tool's own exception leaves call_tool
@@ -59,5 +61,42 @@ MISTAKES: dict = {
     "success_without_error_key": (
         "step3/success_result",
         d((_STORE, '    CACHE[key] = value\n    return {"ok": True, "value": value}')),
+    ),
+    # -- every Exception a tool may raise (raised_as_value sends each kind on every run)
+    "type_error_escapes": (
+        "step3/raised_as_value",
+        d((_EXCEPT, "    except TypeError:\n        raise  # a wrong keyword is our bug, not the tool's\n" + _EXCEPT)),
+    ),
+    "bugs_escape": (
+        "step3/raised_as_value",
+        d(
+            (
+                _EXCEPT,
+                "    except (AttributeError, AssertionError):\n        raise  # programming errors surface\n" + _EXCEPT,
+            )
+        ),
+    ),
+    "own_class_named_by_builtin_base": (
+        "step3/raised_as_value",
+        d(
+            (
+                _RAISED,
+                '        kind = next(c for c in type(exc).__mro__ if c.__module__ == "builtins")\n'
+                '        return _failure("raised:" + kind.__name__)',
+            )
+        ),
+    ),
+    "stop_iteration_escapes": (
+        "step3/raised_as_value",
+        d((_EXCEPT, "    except StopIteration:\n        raise  # let a generator end\n" + _EXCEPT)),
+    ),
+    # -- error None on every success, cached ones included: step 3's success_result alone (step 5's
+    # cached call is judged on its counts and value)
+    "success_error_none_everywhere": (
+        "step3/success_result",
+        d(
+            (_STORE, '    CACHE[key] = value\n    return {"ok": True, "value": value, "error": None}'),
+            (_CACHED, '        return {"ok": True, "value": CACHE[key], "error": None}\n'),
+        ),
     ),
 }

@@ -12,6 +12,7 @@ from ..catalog import d
 _ROW_GUARD = "    if not isinstance(row, dict):\n        return False\n"
 _TOO_BIG = 'if len(rows) > rows_rule["max_len"]:'
 _RESULT_REFUSED = '    if reason:\n        return _failure("result:" + reason)'
+_SHAPE_START = '    returns = TOOLS[name]["returns"]\n    if not isinstance(value, dict):\n        return "shape"\n'
 
 MISTAKES: dict = {
     # -- "each row is a dict" not checked first: a row None, 3 or "x" raises instead of giving shape
@@ -62,5 +63,39 @@ MISTAKES: dict = {
     "result_refused_as_raised": (
         "step4/call_tool_result_prefix",
         d((_RESULT_REFUSED, '    if reason:\n        return _failure("raised:" + reason)')),
+    ),
+    # -- a refused result kept in the failure (LAB_SPEC step 4: value None)
+    "result_failure_keeps_value": (
+        "step4/call_tool_result_prefix",
+        d(
+            (
+                _RESULT_REFUSED,
+                '    if reason:\n        return {"ok": False, "value": value, "error": "result:" + reason}',
+            )
+        ),
+    ),
+    "result_failure_keeps_rows": (
+        "step4/call_tool_result_prefix",
+        d(
+            (
+                _RESULT_REFUSED,
+                "    if reason:\n"
+                '        rows = value.get("rows") if isinstance(value, dict) else None\n'
+                '        return {"ok": False, "value": rows, "error": "result:" + reason}',
+            )
+        ),
+    ),
+    "result_failure_empty_value": (
+        "step4/call_tool_result_prefix",
+        d((_RESULT_REFUSED, '    if reason:\n        return {"ok": False, "value": {}, "error": "result:" + reason}')),
+    ),
+    "result_failure_ok_none": (
+        "step4/call_tool_result_prefix",
+        d((_RESULT_REFUSED, '    if reason:\n        return {"ok": None, "value": None, "error": "result:" + reason}')),
+    ),
+    # -- empty judged before the shape: rows missing or of another type gives 'empty' (the hint names the order)
+    "empty_checked_before_shape": (
+        "step4/shape_missing_key",
+        d((_SHAPE_START, _SHAPE_START + '    if not value.get("rows"):\n        return "empty"\n')),
     ),
 }

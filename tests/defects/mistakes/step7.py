@@ -10,6 +10,8 @@ _REPAIR_RETURNS = '    return {"tool": tool, "args": args, "fixes": [f"{reason}:
 
 _CLAMP = 'limit = min(max(args["limit"], 1), MAX_ROWS)'
 _FALLBACK = '{**args, "region": FALLBACK_REGION}'
+_ROUTE_DOC = "    # MAX_ATTEMPTS is looked up now, at run time, not when the graph was built.\n"
+_EDGES = '    graph.add_conditional_edges("fetch", _after_fetch, ["reply", "repair", "giveup"])'
 
 MISTAKES: dict = {
     # -- a wrong fix whose effect on the rest of the run depends on the drawn values (which side of
@@ -106,5 +108,62 @@ MISTAKES: dict = {
     "repair_reads_the_oldest_of_the_last_two": (
         "step7/repair_limit",
         d((_REPAIR_READS, '    reason = state["errors"][-2:][0]\n    tool, args, description = REPAIRS[reason]')),
+    ),
+    # -- the limit read when the graph is built (max_attempts_runtime builds a graph, then changes MAX_ATTEMPTS)
+    "limit_read_at_build": (
+        "step7/max_attempts_runtime",
+        d(
+            ("def _after_fetch(state: State) -> str:", "def _after_fetch(state: State, limit: int = 3) -> str:"),
+            ('state["attempts"] < MAX_ATTEMPTS', 'state["attempts"] < limit'),
+            (
+                _EDGES,
+                "    limit = MAX_ATTEMPTS  # read once, when the graph is built\n"
+                '    graph.add_conditional_edges("fetch", lambda state: _after_fetch(state, limit), '
+                '["reply", "repair", "giveup"])',
+            ),
+        ),
+    ),
+    "limit_as_default_argument_at_build": (
+        "step7/max_attempts_runtime",
+        d(
+            ("def _after_fetch(state: State) -> str:", "def _after_fetch(state: State, limit: int = 3) -> str:"),
+            ('state["attempts"] < MAX_ATTEMPTS', 'state["attempts"] < limit'),
+            (
+                _EDGES,
+                "    def route(state, limit=MAX_ATTEMPTS):\n        return _after_fetch(state, limit)\n\n"
+                '    graph.add_conditional_edges("fetch", route, ["reply", "repair", "giveup"])',
+            ),
+        ),
+    ),
+    # -- the loop stops when a reason comes back (max_attempts_runtime meets result:too_big after each fix)
+    "stops_when_reason_repeats": (
+        "step7/max_attempts_runtime",
+        d(
+            (
+                _ROUTE_DOC,
+                '    if state["errors"][-1] in state["errors"][:-1]:\n        return "giveup"  # the fix did not help\n'
+                + _ROUTE_DOC,
+            )
+        ),
+    ),
+    "stops_when_reason_repeats_in_a_row": (
+        "step7/max_attempts_runtime",
+        d(
+            (
+                _ROUTE_DOC,
+                '    if len(state["errors"]) > 1 and state["errors"][-1] == state["errors"][-2]:\n'
+                '        return "giveup"\n' + _ROUTE_DOC,
+            )
+        ),
+    ),
+    "one_fix_per_reason": (
+        "step7/max_attempts_runtime",
+        d(
+            (
+                _ROUTE_DOC,
+                '    if any(fix.startswith(state["errors"][-1] + ":") for fix in state.get("fixes") or []):\n'
+                '        return "giveup"  # this fix was tried already\n' + _ROUTE_DOC,
+            )
+        ),
     ),
 }

@@ -306,4 +306,45 @@ MISTAKES: dict = {
             ),
         ),
     ),
+    # -- a fourth rule (follows_contract and never_coerced send values only an unlisted rule would change)
+    "bool_from_str_rule": (
+        "step9/follows_contract",
+        d(
+            (
+                _INT_IF,
+                '    if rule.get("type") is bool and value.strip(_SPACE_CHARS).lower() in ("true", "false"):\n'
+                '        return value.strip(_SPACE_CHARS).lower() == "true", ["bool_from_str"]\n' + _INT_IF,
+            )
+        ),
+    ),
+    "yes_no_words_rule": (
+        "step9/follows_contract",
+        d(
+            (
+                _INT_IF,
+                '    words = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}\n'
+                '    if rule.get("type") is bool and value.lower() in words:\n'
+                '        return words[value.lower()], ["bool_from_str"]\n' + _INT_IF,
+            )
+        ),
+    ),
+    "bool_word_for_any_argument": (
+        "step9/never_coerced",
+        d(
+            (
+                _INT_IF,
+                '    if value in ("true", "false"):\n        return value == "true", ["bool_from_str"]\n' + _INT_IF,
+            )
+        ),
+    ),
+    "null_word_to_none": (
+        "step9/never_coerced",
+        d(
+            (
+                _INT_IF,
+                '    if value.strip(_SPACE_CHARS).lower() in ("null", "none"):\n        return None, ["none_from_str"]\n'
+                + _INT_IF,
+            )
+        ),
+    ),
 }
