@@ -669,19 +669,24 @@ EXPECTED_SUMMARY = """\
 
 - learners: 5
 - seed: 5
-- mean score: 1.80 / 5
+- statistics: 4 learners counted: graded files that imported (their texts not at hand: a starter handed in unchanged counts)
+- mean score: 2.25 / 5
 - median score: 2 / 5
 - full marks: 1
 - could not be graded: 1
 
 ## Score per step
 
+Over the 4 learners counted: graded files that imported (their texts not at hand: a starter handed in unchanged counts).
+
 | step | mean | max | learners with full marks |
 |---|---|---|---|
-| 1 | 1.20 | 2 | 3 |
-| 2 | 0.60 | 3 | 1 |
+| 1 | 1.50 | 2 | 3 |
+| 2 | 0.75 | 3 | 1 |
 
 ## Hardest checks
+
+Over the 4 learners counted: graded files that imported (their texts not at hand: a starter handed in unchanged counts).
 
 | check | title | passed | pass rate |
 |---|---|---|---|
@@ -850,7 +855,10 @@ def test_a_grading_failure_is_a_row_but_never_a_grade_in_any_output(tmp_path):
     grades = {g["learner"]: g for g in json.loads(outputs["json"].read_text())["learners"]}
     assert grades["bob"]["score"] is None and grades["cy"]["score"] == 0 and grades["dee"]["score"] == 0
     summary = outputs["summary"].read_text()
-    assert "- mean score: 0.67 / 2" in summary and "- full marks: 1" in summary
+    # The statistics count the graded files that answered: cy (out of time) and dee (no import) have their
+    # zeros in the gradebook, bob no grade; none of the three is in the mean.
+    assert "- statistics: 1 learner counted:" in summary
+    assert "- mean score: 2.00 / 2" in summary and "- full marks: 1" in summary
     assert [row["learner"] for row in grade_rows(records)] == ["ana", "cy", "dee"]
 
 

@@ -365,8 +365,9 @@ def test_a_hostile_upload_name_graded_for_real_gives_a_safe_replay(tmp_path):
     upload.write_text((REPO / "starter" / "tools.py").read_text(encoding="utf-8"), encoding="utf-8")
     run_batch(root, tmp_path / "out", seed=3, jobs=1, steps=[1], progress=False)
     record = json.loads(next((tmp_path / "out" / "results").glob("*.json")).read_text(encoding="utf-8"))
-    replays = {c["reproduce"] for c in record["report"]["checks"] if not c["passed"]}
-    assert replays, "the starter fails step 1: its failures carry replay lines"
+    # A check the grader did not judge (the same crash as an earlier row) carries no replay line.
+    replays = {c["reproduce"] for c in record["report"]["checks"] if not c["passed"] and c["reproduce"]}
+    assert replays, "the starter fails step 1: its judged failures carry replay lines"
     for line in replays:
         assert shlex.split(line)[2] == str(upload)
         subprocess.run(
