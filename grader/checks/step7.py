@@ -344,6 +344,9 @@ class HandleRun:
     before: JsonDict  # the record (or the probe's start snapshot) just before it
     earlier: list[Any] = field(default_factory=list)  # the probe's earlier handle runs
     door: list[Any] = field(default_factory=list)  # every call the grader's door received in the probe
+    # A graph the grader asked the builder for ahead of this run (``prebuild``) whose build raised or
+    # found no builder: this run did not run the graph it was meant to, so it cannot pass.
+    unbuilt: tuple[JsonDict, JsonDict] | None = None
     _value: JsonDict | None = field(default=None, init=False, repr=False)
 
     @property
@@ -387,12 +390,39 @@ def handle_runs_of(probe: Probe, obs: JsonDict) -> list[HandleRun]:
     """The probe's ``handle`` ops, in order, with their records."""
     records = records_of(probe, obs)
     runs: list[HandleRun] = []
+    unbuilt: tuple[JsonDict, JsonDict] | None = None
     for i, (operation, rec) in enumerate(zip(probe.params["operations"], records)):
+        if operation.get("op") == "prebuild" and ("raised" in rec or "missing" in rec):
+            unbuilt = (operation, rec)
         if operation.get("op") == "call" and operation.get("fn") == "handle":
-            runs.append(
-                HandleRun(operation, rec, records[i - 1] if i else obs.get("start") or {}, list(runs), door_calls(obs))
-            )
+            before = records[i - 1] if i else obs.get("start") or {}
+            runs.append(HandleRun(operation, rec, before, list(runs), door_calls(obs), unbuilt))
+            unbuilt = None
     return runs
+
+
+def built_first(run: HandleRun) -> None:
+    """The graph the grader built ahead of ``run`` was built: a builder that raised (or is missing) fails here.
+
+    >>> built_first(HandleRun({"label": "handle(...)"}, {}, {}))
+    """
+    if run.unbuilt is None:
+        return
+    operation, rec = run.unbuilt
+    name = operation.get("name", "build_graph")
+    if "missing" in rec:
+        raise Fail(
+            f"{name} is missing: the grader builds the graph with {name}() before this run.",
+            call=f"{name}()",
+            expected="a compiled graph",
+            got=f"no function {name}",
+        )
+    raise Fail(
+        f"{name}() must build the graph whenever it is called: the grader called it before this run, and it raised.",
+        call=f"{name}()  (called by the grader before {run.operation['label'].split('  # ')[0]})",
+        expected="a compiled graph",
+        got=outcome(rec),
+    )
 
 
 Aspect = Callable[[HandleRun], None]
@@ -404,6 +434,8 @@ def judge_runs(wants: list[Any]) -> Judge:
     def judge(probes: list[Probe], observations: list[Observation]) -> Verdict:
         for probe, obs, per_run in zip(probes, observations, wants):
             for run, aspects in zip(handle_runs_of(probe, obs), per_run):
+                if aspects:
+                    built_first(run)
                 for aspect in aspects or ():
                     aspect(run)
         return Verdict.ok()
