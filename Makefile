@@ -37,7 +37,7 @@ lab: $(STAMP)
 test: $(STAMP) e2e-deps
 	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
-# The fast tier while working (issue 38.5): unit tests, doctests and a handful of real gradings, about
+# The fast tier while working: unit tests, doctests and a handful of real gradings, about
 # 2 minutes on 2 cores (docs/development.md says what was measured). Left out: browser, hub and notebook
 # runs, the hostile corpus, the sweeps marked slow, and the modules that build a wheel, start a cluster or a
 # database, or grade by the dozen (batch, the engine client's restarts, slow imports, the walls, the
@@ -61,7 +61,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # Every gate on the code itself, in order: the lint, the format (checked, never rewritten) and mypy as above.
-# CI runs it right after setup (issue 38.1).
+# CI runs it right after setup.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -69,7 +69,7 @@ def _default_grade(path, *, steps, seed) -> Report:
     # failure to import it must become a red box, not a traceback.
     from grader.grading import grade
 
-    # The Check runs learner code as the graded run does (issue 27.11): in the commands' sandbox
+    # The Check runs learner code as the graded run does: in the commands' sandbox
     # (``auto`` unless $AGTOOL_SANDBOX says), so a module sees the same files, account, module name,
     # path shape and environment under a Check as when it is graded: detecting the grader gains nothing.
     settings = current()

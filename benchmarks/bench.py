@@ -1,4 +1,4 @@
-"""Side-by-side benchmark of the grader (issue 7): prints five figures in one run.
+"""Side-by-side benchmark of the grader: prints five figures in one run.
 
 (a) one full check of the solution from a cold process (``agtool-grade check``),
     and (a') one in a process whose fork server stopped after being idle,

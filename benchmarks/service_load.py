@@ -18,7 +18,7 @@ load itself). CPU seconds, not wall time: on a shared machine they are what
 the service asked for, whatever else was running. The load average before
 each burst is printed too.
 
-Hostile load (``--only hostile``; issue 27, items 4 and 5), on loopback only and bounded:
+Hostile load (``--only hostile``), on loopback only and bounded:
 
 * ``--held N`` (1,000) unauthenticated uploads held open on the service's own
   port (headers announcing 1.25 MiB, then as much body as the socket takes,

@@ -1,4 +1,4 @@
-"""What issue 35's walls cost: gradings with the clean start and each step's own namespaces and syscall filter,
+"""What the grading walls cost: gradings with the clean start and each step's own namespaces and syscall filter,
 paired against the same tree with them switched off (``AGTOOL_CLEAN_START=0``, ``AGTOOL_STEP_WALLS=0``).
 
 Two engines in bubblewrap, one with each setting, grade the same module in turn (on, off, off, on, ...), so a

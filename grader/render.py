@@ -251,7 +251,7 @@ def _crash(check: CheckResult) -> str:
 def crash_notes(checks: list[CheckResult]) -> dict[str, str]:
     """``{check id: note}`` for the failed rows that only repeat an earlier row's crash in the same step.
 
-    One crash is shown once (issue 36.4): the first row of a step that failed on a call raising an
+    One crash is shown once: the first row of a step that failed on a call raising an
     error keeps its details (the call, the line of the crash); a later row of the step whose call
     raised the same error at the same line is a note that it follows from it. Points are not changed.
 

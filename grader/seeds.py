@@ -1,4 +1,4 @@
-"""Seed policy: the grade that counts is drawn from a seed no learner sees (issue 16.7).
+"""Seed policy: the grade that counts is drawn from a seed no learner sees.
 
 A learner who knows the seed of the grade that counts can enumerate its
 cases and hard-code the answers. So a class has a secret key (kept by the

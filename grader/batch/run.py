@@ -422,7 +422,7 @@ def _read_submission(sub: LearnerFile) -> tuple[bytes, str]:
     """The submitted bytes, or why there are none (no module, unreadable, too big)."""
     if sub.path is None:
         return b"", sub.error
-    try:  # no link followed, no FIFO waited on, never out of the class folder (issue 16.2 and 16.4)
+    try:  # no link followed, no FIFO waited on, never out of the class folder
         source = read_submission(sub.path, limit=MAX_SOURCE_BYTES, within=sub.within)
     except SubmissionNotFound as exc:
         return b"", str(exc)

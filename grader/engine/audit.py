@@ -1,4 +1,4 @@
-"""Run-time code in a step child is counted or refused (issue 35, item 6).
+"""Run-time code in a step child is counted or refused.
 
 The grader knows a tool ran because every function of the submission is
 compiled with an entry counter (:mod:`grader.engine.instrument`). Code the

@@ -357,7 +357,7 @@ class _ResultChannel:
 
         def trace_run(tool: str) -> None:
             # One line per run, straight to the fork server: once written, the
-            # module cannot take it back (issue 16.6). Not through send(): no
+            # module cannot take it back. Not through send(): no
             # attribute or global the module can patch is looked up here.
             line = (run_line[0].replace('"tool": ""', '"tool": ' + dumps(tool[:100]), 1)).encode("ascii") + b"\n"
             view = memoryview(line)
@@ -798,7 +798,7 @@ def _processes_of_this_user() -> int:
 
 
 def _forget_grader_modules() -> None:
-    """Drop the grader's modules from ``sys.modules`` before learner code runs (issue 16.5).
+    """Drop the grader's modules from ``sys.modules`` before learner code runs.
 
     The probe function and everything it calls were bound when they were
     imported; what a submission finds under ``sys.modules["grader.engine.probes"]``

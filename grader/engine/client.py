@@ -459,7 +459,7 @@ def _bootstrap(extra: list[str]) -> str:
     checkout holding the grader is on the path only while the fork server
     imports ``grader`` (its submodules are found through the package's own
     ``__path__``): no step can import ``solutions.tools``, the starter or a
-    test's module from it (issue 16.3).
+    test's module from it.
     """
     return (
         f"import sys; sys.path.extend(p for p in {extra!r} if p not in sys.path); root = {PACKAGE_ROOT!r}; "

@@ -156,8 +156,8 @@ def serve_in_workers(channel_in: int, channel_out: int, *, sweep: bool = False, 
     that reads it, and in the step children that worker forks; all of them
     are gone before the next worker is forked from the template. Freed memory
     is not wiped, so a step child forked from a process that served earlier
-    gradings could read their modules and hidden cases from its own heap
-    (issue 35.1); forked from a fresh worker, its heap holds its own
+    gradings could read their modules and hidden cases from its own heap.
+    Forked from a fresh worker, its heap holds its own
     submission and nothing else. A fork of the warm template costs about a
     millisecond (docs/benchmarks.md).
 

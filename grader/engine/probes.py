@@ -107,7 +107,7 @@ def _raised(exc: BaseException, module: Any = None) -> JsonDict:
 def _crash_line(exc: BaseException, module: Any) -> JsonDict:
     r"""``{"line": N, "function": name}`` of the deepest frame of ``exc`` in the learner's file, or ``{}``.
 
-    The learner reads where their code crashed (a row names its line, issue 36.4). Only
+    The learner reads where their code crashed (a row names its line). Only
     real traceback and code objects are read, so nothing of the learner's runs here.
 
     >>> try:

@@ -22,7 +22,7 @@ able to make the grading process run anything it sends):
     {"type": "changed", "next": i}                a fresh probe changed this process: it ends, and a
                                                   new step child runs probes i.. of the step
 
-``run`` messages are the body-run trace (issue 16.6): written the moment a
+``run`` messages are the body-run trace: written the moment a
 spied tool's body starts, they are in the fork server's hands before the
 module can do anything about it, and it counts them itself. An observation
 whose spy counts say fewer runs than the trace since the previous one was

@@ -1,4 +1,4 @@
-"""Step 8's report files, read by the fork server once the step is over (issue 16.5).
+"""Step 8's report files, read by the fork server once the step is over.
 
 The step child runs learner code, and learner code can reach every object of
 that process (through frames, ``gc``, ``sys.modules``): whatever the step

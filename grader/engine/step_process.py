@@ -420,7 +420,7 @@ def fork_step_child(
                 raise
             child_module.PIDS_BOUNDED = confinement.pids_bounded
             # code=None: the step child compiles the submission under the step's limits, never
-            # the fork server outside them (25,000 lambdas take 10 s to compile: issue 35, item 9).
+            # the fork server outside them (25,000 lambdas take 10 s to compile).
             # It costs some 8 ms of compile per step child for solutions/tools.py (SECURITY.md, the numbers).
             child_module.run_steps(
                 tuple(jobs),

@@ -75,7 +75,7 @@ class Feedback:
     output: dict[int, str] = field(default_factory=dict)
     # step -> (failed checks, the starter's "step N: write NAME (labs/...)" they met): one line a step, not a row each
     not_started: dict[int, tuple[int, list[str]]] = field(default_factory=dict)
-    starter: bool = False  # the file is the starter as given: one paragraph, no check by check (issue 36.5)
+    starter: bool = False  # the file is the starter as given: one paragraph, no check by check
 
 
 STARTER_TEXT = (

@@ -59,7 +59,7 @@ def score_view(summary: dict) -> dict:
         return {"cls": "pending", "text": "being graded again (the grader failed, not your code)", "word": ""}
     if summary["score"] is None:
         return {"cls": "bad", "text": summary["status"], "word": ""}
-    # Coloured by meaning, with words too (issue 36.6): full marks green, some points plain, no point red.
+    # Coloured by meaning, with words too: full marks green, some points plain, no point red.
     if summary["score"] == summary["max_score"]:
         cls, word = "ok", "full marks"
     elif summary["score"]:
