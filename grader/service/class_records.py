@@ -1,7 +1,7 @@
 """The class as the service counts it: each learner's counting record, with the course policy and instructor actions.
 
 Pure functions of the store (no request), shared by the request handlers
-(:mod:`grader.service.handlers`, :mod:`grader.service.class_handlers`) and the pages.
+(:mod:`grader.service.base`, :mod:`grader.service.handlers`, :mod:`grader.service.api`) and the LTI sender.
 
 Example::
 
@@ -63,6 +63,10 @@ def counting_records(store: Store, policy=None, terms: dict | None = None) -> li
 
 
 def _records(attempts, policy, actions=()) -> list[LearnerRecord]:
+    """The counting records of one learner's ``attempts`` under ``policy`` (their ``feedback.md``, ``results.json``).
+
+    Called by :class:`grader.service.handlers.learners.LearnerFeedback`; ``actions``: that learner's instructor actions.
+    """
     terms = terms_by_learner(actions)
     records = (
         attempt_policy.credited_records(attempts, policy, terms)
