@@ -156,12 +156,12 @@ def _symlink_outside(dest: Path, outside: Path) -> Path:
     return dest
 
 
-# Issue 35, item 9: modules that take seconds to compile (identical code objects on
-# many lines: CPython's compile is quadratic in them), each under 512 KiB, the
-# size the fork server used to compile itself outside every limit.
+# Modules that take seconds to compile (identical code objects on
+# many lines: CPython's compile is quadratic in them), each under 512 KiB: the step
+# child compiles them under the step's limits, never the fork server outside them.
 SLOW_COMPILE_COUNT = 25_000
 SLOW_COMPILE_SHAPES = {
-    "compile_slow_lambdas": "F = [\n" + "lambda:0,\n" * SLOW_COMPILE_COUNT + "]\n",  # the issue's 244 KiB
+    "compile_slow_lambdas": "F = [\n" + "lambda:0,\n" * SLOW_COMPILE_COUNT + "]\n",  # 244 KiB
     "compile_slow_same_defs": "def _f():0\n" * SLOW_COMPILE_COUNT,
     "compile_slow_methods": "class _C:\n" + " def m(s):0\n" * SLOW_COMPILE_COUNT,
     "compile_slow_generators": "G = [\n" + "(x for x in ()),\n" * SLOW_COMPILE_COUNT + "]\n",

@@ -1,7 +1,7 @@
 """The hostile corpus: every case, what it does, and what grading it must give.
 
-A case is a submission that tries to fool, crash, stall or outlive the grader
-(issue 6). Each entry says how to build it (``base`` + ``payload.py`` from
+A case is a submission that tries to fool, crash, stall or outlive the grader.
+Each entry says how to build it (``base`` + ``payload.py`` from
 ``cases/<name>/``, see ``build.py``), the per-step outcome the grader must
 give it, how many step timeouts it may cost (which sets its wall-time bound)
 and any extra proof to collect after the run (``checks``).
@@ -150,7 +150,7 @@ def _tools_made_by(code: str) -> tuple[tuple[str, str], ...]:
     return (("TOOLS = {\n", code.strip("\n") + "\n\n\nTOOLS = {\n"),)
 
 
-# The tools in shapes the spies used to skip (issue 27.9), each still the solution's tool.
+# The tools in shapes that spies alone miss, each still the solution's tool.
 _CLOSURE_TOOLS = _tools_made_by("""
 def _make_tools():
     match = _matching_rows  # a free variable: both tools are closures
@@ -220,7 +220,7 @@ def _copy(fn):
 stock_lookup, legacy_stock = _functools.partial(_copy(stock_lookup)), _functools.partial(_copy(legacy_stock))
 """)
 
-# The solution's two tools as source text, compiled at run time (issue 35.6).
+# The solution's two tools as source text, compiled at run time.
 _TOOL_SOURCE = """
 _TOOL_SOURCE = '''
 def stock_lookup(sku: str, region: str, limit: int) -> dict:
@@ -354,7 +354,7 @@ CASES: list[Case] = [
     Case("sys_exit_import", "sys.exit(0) at import", "solution", ALL_ZERO, at="import"),
     Case("os_exit_import", "os._exit(0) at import", "solution", ALL_ZERO, at="import"),
     Case("sys_exit_in_function", "sys.exit(0) inside write_report", "solution", Expect(lost=(8,)), at="write_report"),
-    # Step 8 watches the module's own validate_result during write_report (issue 34): the watch's frame is
+    # Step 8 watches the module's own validate_result during write_report: the watch's frame is
     # the grader's, so the payload fires there too and step 8 may lose as well.
     Case(
         "os_exit_in_function",
@@ -379,7 +379,7 @@ CASES: list[Case] = [
         Expect(lost=(6,)),
         at="build_naive",
     ),
-    # --- text no UTF-8 writer accepts (issue 16: one learner stopped a whole batch) ---
+    # --- text no UTF-8 writer accepts (one learner must not stop a whole batch) ---
     Case(
         "surrogate_in_exception",
         "a lone surrogate in an exception message, through the CLI's JSON",
@@ -413,7 +413,7 @@ CASES: list[Case] = [
         at="import",
         via="cli",
     ),
-    # --- learner text that must not be live in an output (issue 16.10-12) -------
+    # --- learner text that must not be live in an output -------------------
     # Graded like any case here; tests/test_batch_hostile.py renders each one's
     # report to every output (text, Markdown, HTML, summary, CSV) and checks it.
     Case(
@@ -574,7 +574,7 @@ CASES: list[Case] = [
         at="build_graph",
         outside_only=True,
     ),
-    # Steps 8 and 11 watch the module's own handle (issue 34): the payload fires under the watch's frame too.
+    # Steps 8 and 11 watch the module's own handle: the payload fires under the watch's frame too.
     Case(
         "recursion_bomb",
         "C-stack recursion (segfault) when the grader calls handle",
@@ -648,7 +648,7 @@ CASES: list[Case] = [
         at="write_report",
         checks=("grader_still_works",),
     ),
-    # --- limits of a step as a whole (issue 15.3) ----------------------------
+    # --- limits of a step as a whole -----------------------------------------
     Case(
         "memory_tree_in_function",
         "build_graph: four setsid() children touch 600 MiB each and hold it",
@@ -826,7 +826,7 @@ CASES: list[Case] = [
         via="cli",
         checks=("no_secret",),
     ),
-    # --- borrowed grades (issue 16.3, 16.5, 16.6) ------------------------------
+    # --- borrowed grades -------------------------------------------------------
     Case(
         "solution_imported",
         "no work: imports solutions.tools from the grader's path and takes its names",
@@ -982,7 +982,7 @@ CASES: list[Case] = [
         Expect(lost=(3,), any=(4, 5, 6, 7, 8, *PART_TWO)),
         at="call_tool",
     ),
-    # Issue 27.9: routes around the spies that only the entry counters compiled into the code see.
+    # Routes around the spies that only the entry counters compiled into the code see.
     Case(
         "saved_code_rebuilt",
         "call_tool builds a fresh function from a tool's code object saved at import, "
@@ -1046,8 +1046,8 @@ CASES: list[Case] = [
         at="call_tool",
         replace=_PARTIAL_OF_COPY_TOOLS + _SAVE_TOOL_FUNCTIONS,
     ),
-    # Issue 35.6: code made at run time is counted (compiled with entries) or refused (built by hand,
-    # compiled around the grader's compile). Before, each got full marks.
+    # Code made at run time is counted (compiled with entries) or refused (built by hand,
+    # compiled around the grader's compile). Uncounted, each would get full marks.
     Case(
         "exec_compiled_tools",
         "the tools are defined through exec(compile(...)); call_tool runs one through its "
@@ -1121,7 +1121,7 @@ CASES: list[Case] = [
     ),
 ]
 
-# --- slow compile (issue 35, item 9) -------------------------------------------
+# --- slow compile ---------------------------------------------------------------
 # The reference solution followed by 25,000 identical code objects on as many lines
 # (under 512 KiB; 9 to 10 s of compile here). The step child compiles it under the
 # step's limits: the import's time bound ends it, an import failure on every step.
@@ -1148,7 +1148,7 @@ SLOW_COMPILE = [
 ]
 CASES += SLOW_COMPILE
 
-# --- least privilege (issue 27.1, 27.2, 27.3, 27.11) --------------------------
+# --- least privilege -----------------------------------------------------------
 # Graded inside bubblewrap only (SANDBOX_ONLY): an allow-listed file system, a
 # /tmp nobody but the grader writes, learner code as the grading account.
 # tests/hostile/planted.py plants the class's data they look for (as root);

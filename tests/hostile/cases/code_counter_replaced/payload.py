@@ -1,4 +1,4 @@
-# Issue 35.6: call_tool copies a tool's code object saved at import with its
+# The module's call_tool copies a tool's code object saved at import with its
 # entry counter (found in the constants) replaced by a do-nothing object,
 # runs the copy *before* validating, then winds CALLS back.
 if True:

@@ -1,4 +1,4 @@
-# Issue 35.6, by hand: call_tool rebuilds a tool's code saved at import with
+# By hand: the module's call_tool rebuilds a tool's code saved at import with
 # types.CodeType (every field copied, the entry counter swapped for None),
 # runs it *before* validating, then winds CALLS back.
 if True:

@@ -1,4 +1,4 @@
-# Issue 27.9, against the fix itself: call_tool finds the grader's entry
+# Against the entry counters themselves: call_tool finds the grader's entry
 # counter in the constants of a tool's code saved at import, switches it off
 # (patches its class's ``enter``), runs the tool through a fresh function
 # over that code *before* validating, then winds CALLS back.

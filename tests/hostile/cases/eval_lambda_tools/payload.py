@@ -1,4 +1,4 @@
-# Issue 35.6: the tools are lambdas made with eval() of a string; call_tool builds
+# The tools are lambdas made with eval() of a string; call_tool builds
 # a fresh function from a tool's code saved at import, runs it *before*
 # validating, then winds CALLS back.
 if True:

@@ -1,4 +1,4 @@
-# Issue 35.6: the tools are defined through exec(compile(...)) (their code was
+# The tools are defined through exec(compile(...)) (their code was
 # compiled outside the submission's own compile); call_tool builds a fresh
 # function from a tool's code saved at import, runs it *before* validating,
 # then winds CALLS back.

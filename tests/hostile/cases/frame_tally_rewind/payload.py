@@ -1,4 +1,4 @@
-# Issue 16.6, a variation: runs the tool in TOOLS before validating, then
+# Runs the tool in TOOLS before validating, then
 # finds the grader's counters by walking the stack (the probe's session and
 # its Tally) and winds them back with CALLS. The counts the fork server read
 # from the trace cannot be wound back.

@@ -1,4 +1,4 @@
-# Issue 27.11: what a module can observe to tell a graded run from the
+# What a module can observe to tell a graded run from the
 # learner's own Check: its module name, its file's path, its environment's
 # keys, the files it can see, its account. Printed on one line; the test
 # compares the line of a Check with that of a graded run.

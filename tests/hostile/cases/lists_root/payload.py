@@ -1,4 +1,4 @@
-# Issue 27.1: reads the files of the grader's account and of the machine:
+# Reads the files of the grader's account and of the machine:
 # /root's files, /etc/shadow, the accounts. Says HOSTILE-LEAK for each it read.
 import os as _hlr
 

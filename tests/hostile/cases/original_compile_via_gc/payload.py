@@ -1,4 +1,4 @@
-# Issue 35.6: the tools are compiled with the original built-in compile, found
+# The tools are compiled with the original built-in compile, found
 # through gc in a module that saved it; call_tool builds a fresh function from a
 # tool's code saved at import, runs it *before* validating, then winds CALLS back.
 if True:

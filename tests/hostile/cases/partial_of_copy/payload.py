@@ -1,4 +1,4 @@
-# Issue 27.9: the tools are objects the spies used to skip (see the case's
+# The tools are objects that spies alone miss (see the case's
 # threat in manifest.py); call_tool runs one through the reference saved at
 # import, *before* validating, then winds CALLS back.
 if True:

@@ -1,5 +1,5 @@
-# Issue 16.5, a variation: at import, replaces the grader's probe-module
-# functions the step child used to look up by name (the run counter, the spy
+# At import, replaces the grader's probe-module
+# functions a step child would call if it looked them up by name (the run counter, the spy
 # factory), through sys.modules or a fresh import; call_tool (see the
 # manifest's edits) runs the tool before validating. Step 3 must see it.
 import importlib as _il

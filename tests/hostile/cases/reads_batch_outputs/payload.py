@@ -1,4 +1,4 @@
-# Issue 27.1: looks for a batch's outputs and submissions (results/*.json,
+# Looks for a batch's outputs and submissions (results/*.json,
 # feedback.md, grades.csv, classmates' tools.py) anywhere it can read and
 # prints what it found. Says HOSTILE-LEAK for each file it could read.
 

@@ -1,4 +1,4 @@
-# Issue 27.1: looks for the grading service's SQLite database anywhere it can
+# Looks for the grading service's SQLite database anywhere it can
 # read and prints its tables: the output comes back to its author in the
 # report. Says HOSTILE-LEAK for each database it could open.
 import sqlite3 as _hsq

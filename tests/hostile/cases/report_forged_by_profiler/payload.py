@@ -1,4 +1,4 @@
-# Issue 16.5 through a profile hook: write_report writes no file (see the
+# Step 8's report forged through a profile hook: write_report writes no file (see the
 # manifest's edits). At import the module installs a profile function; when
 # any grader function named op_report returns, it adds forged "files" to the
 # record it returns, in place, before the step child sends it. Step 8 must

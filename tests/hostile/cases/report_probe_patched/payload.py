@@ -1,4 +1,4 @@
-# Issue 16.5: write_report writes no file at all (see the manifest's edits)
+# Step 8's report forged: write_report writes no file at all (see the manifest's edits)
 # and, at import, replaces the grader's report reader in its probe module
 # (looked up by name through sys.modules, or imported again) with one that
 # returns full, well-formed files. Step 8 must not be full.

@@ -1,4 +1,4 @@
-# Issue 27.3: learner code must not run as root (nor as the account that owns
+# Learner code must not run as root (nor as the account that owns
 # the service's data). Says HOSTILE-ROOT when it does.
 import os as _hrr
 

@@ -1,4 +1,4 @@
-# Issue 27.9: call_tool runs the tool body *before* validating, through a
+# The module's call_tool runs the tool body *before* validating, through a
 # fresh function built from the code object saved at import (no spy in TOOLS
 # or the module's names, no swapped __code__ is reached), then winds CALLS back.
 if True:

@@ -1,4 +1,4 @@
-# Issue 16.6: call_tool runs the tool body *before* validating, through the
+# The module's call_tool runs the tool body *before* validating, through the
 # function objects saved at import (no spy in TOOLS or the module's names is
 # reached), then winds CALLS back. The body-run trace must still show it.
 if True:

@@ -1,4 +1,4 @@
-# Issue 27.3: may learner code signal the grader's processes? Asks (signal 0
+# May learner code signal the grader's processes? Asks (signal 0
 # only checks the permission) for its parent (the fork server), pid 1 of its
 # namespace (bubblewrap) and every process of another account it can see.
 # Says HOSTILE-SIGNAL for each it may signal.

@@ -1,4 +1,4 @@
-# Issue 16.3, a variation: finds the checkout through the grader's own
+# Another route to the solution: finds the checkout through the grader's own
 # modules (__file__ of the engine, or the editable install's finder) and
 # executes solutions/tools.py by path. Only the sandbox hides the file.
 import os as _os

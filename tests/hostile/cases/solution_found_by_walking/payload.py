@@ -1,4 +1,4 @@
-# Issue 27.1: no work; walks the whole file system for a reference solution
+# No work; walks the whole file system for a reference solution
 # (solutions/tools.py of a course checkout anywhere, not just the grader's)
 # and executes it. Only an allow-listed file system stops it.
 

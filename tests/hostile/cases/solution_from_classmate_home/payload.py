@@ -1,4 +1,4 @@
-# Issue 27.1: no work; reads a classmate's module from the hub's home folders
+# No work; reads a classmate's module from the hub's home folders
 # (/home/<learner>/agtool/tools.py) and takes its names. Only an allow-listed
 # file system (no /home in the sandbox) stops it.
 import glob as _hg

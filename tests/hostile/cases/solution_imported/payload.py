@@ -1,4 +1,4 @@
-# Issue 16.3: a submission with no work imports the reference solution from
+# A submission with no work imports the reference solution from
 # the grader's import path and takes every name from it.
 try:
     import solutions.tools as _ref

@@ -1,4 +1,4 @@
-# Issue 16.3, a variation: looks for the checkout through /proc (its own and
+# Another route to the solution: looks for the checkout through /proc (its own and
 # its parents' cwd and exe, the fork server's command line) and reads
 # solutions/tools.py from there.
 import os as _os

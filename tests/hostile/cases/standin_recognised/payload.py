@@ -1,4 +1,4 @@
-# Issue 34: a call_tool that behaves only when the grader's stand-in sits in validate_args (its code
+# A call_tool that behaves only when the grader's stand-in sits in validate_args (its code
 # comes from another file than this module's); on its own route it runs the tool before validating.
 # The learner's own route decides, so step 3 sees the body run.
 _agtool_check = globals().get("validate_args")

@@ -1,4 +1,4 @@
-# Issue 27.2: fills every shared writable place (/tmp, /var/tmp, /dev/shm,
+# Fills every shared writable place (/tmp, /var/tmp, /dev/shm,
 # beside its scratch folder) until the disk says no, to the last block, and
 # leaves the files: the learner graded after it on the same worker must still
 # be graded right (not 0 with "internal grader error").

@@ -1,4 +1,4 @@
-# Issue 27.2: leaves a mark in every shared writable place (/tmp, /var/tmp,
+# Leaves a mark in every shared writable place (/tmp, /var/tmp,
 # /dev/shm, beside its scratch folder) and says HOSTILE-SEEN when a later step
 # (another process) finds a mark it did not write: what one step writes
 # outside its scratch must not outlive it.

@@ -1,4 +1,4 @@
-# Issue 27.9: the tools are decorated with functools.wraps; call_tool runs the
+# The tools are decorated with functools.wraps; call_tool runs the
 # undecorated original (``__wrapped__`` of the reference saved at import)
 # *before* validating, then winds CALLS back.
 if True:

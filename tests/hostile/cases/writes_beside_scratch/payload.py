@@ -1,4 +1,4 @@
-# Issue 27.3: writes beside its own scratch folder (where the other steps'
+# Writes beside its own scratch folder (where the other steps'
 # folders are) and into /tmp: the grading account owns its scratch folder
 # and nothing else. Says HOSTILE-WROTE for each place it wrote.
 import os as _hwb

@@ -1,4 +1,4 @@
-# Issue 27.3: finds the grading service's SQLite database and writes into it
+# Finds the grading service's SQLite database and writes into it
 # (a 133/133 attempt for its author). Says HOSTILE-WROTE for each it changed.
 # It writes only the database the test planted (a path with "agtool-hostile"):
 # a guard for a developer's machine where a fix is turned off, not a limit a
