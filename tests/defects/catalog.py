@@ -660,8 +660,8 @@ MORE_DEFECTS: dict[str, tuple[str, Defect]] = {
         d(('"repaired": bool(repaired["ok"] and repaired["fixes"]),', '"repaired": True,')),
     ),
     # State kept between runs in a module-level list: right on a module's first run, wrong on
-    # the next. Each graph run used to start in a fork of the just-imported step child, which
-    # hid all but the last of these (133/133); as reset probes (the step's module, as the spec
+    # the next. Graph runs that each started in a fork of the just-imported step child would
+    # hide all but the last of these (133/133); as reset probes (the step's module, as the spec
     # says) the runs see what the earlier ones left.
     "fixes_kept_between_runs": (
         "step7/giveup_empty",

@@ -1,6 +1,6 @@
 """Crashes: one plausible edit of ``solutions/tools.py`` that makes a call *raise* inside the learner's code.
 
-One crash is one row (issue 36.4): the first check of the step that meets it
+One crash is one row: the first check of the step that meets it
 shows the call, the error and the line of the learner's file where it was
 raised; every later check of the step that met the same crash says it follows
 from that row (``grader.render.crash_notes``), and the points stay the report's.

@@ -273,6 +273,6 @@ def write_styled(mistake_id: str, folder: Path) -> Path:
 
 # The other steps a mistake may also cost, where the grader cannot put the spec's stand-in in: the
 # module's nodes read State keys of its own, so step 7's runs with the grader's pick cannot be built and
-# its tidying pick reaches step 7 on the learner's own route (issue 34: an honest double penalty on
+# its tidying pick reaches step 7 on the learner's own route (an honest double penalty on
 # wrong code rather than a lost point on right code).
 ALSO_CHARGED: dict[str, tuple[int, ...]] = {"state_keys_c_pick_tidies_the_region": (7,)}

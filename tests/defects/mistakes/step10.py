@@ -210,7 +210,7 @@ MISTAKES: dict = {
         "step10/retry_valid",
         d((_FIRST_OK_RETURN, '        return {**first, "explanation": None}')),
     ),
-    # -- (issue 29) each edit at each place on every seed: a one-sided edit distance misses a fix every time.
+    # -- each edit at each place on every seed: a one-sided edit distance misses a fix every time.
     "allowed_deletions_not_counted": (
         "step10/suggest_allowed",
         d(
@@ -238,7 +238,7 @@ MISTAKES: dict = {
             )
         ),
     ),
-    # -- (issue 29) the retry judged on its own logic (the grader's explain in that name), on every seed.
+    # -- the retry judged on its own logic (the grader's explain in that name), on every seed.
     "retry_with_its_own_region_fix": (
         "step10/retry_fixed",
         d(

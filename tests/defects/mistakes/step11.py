@@ -205,7 +205,7 @@ MISTAKES: dict = {
             )
         ),
     ),
-    # -- (issue 29) resolve_sku writes into PRODUCTS: the resolve checks see it; handle_named's checks, with the
+    # -- resolve_sku writes into PRODUCTS: the resolve checks see it; handle_named's checks, with the
     #    grader's resolve_sku in that name, do not (on no seed, whatever order the probe's queries come in).
     "resolve_remembers_unknown_queries": (
         "step11/products_unchanged",

@@ -1,6 +1,6 @@
 """Plausible step-2 mistakes: each must fail the check it names, and no other step.
 
-Grouped by the classes of issue 26 that once got full marks: a rule the
+Grouped by the classes of cases the checks send: a rule the
 contract does not state, every argument treated as required, ``bool`` refused
 where a contract asks for ``bool``, types judged by something other than the
 rule's type, and allowed values or bounds compared loosely. Each class is

@@ -1,6 +1,6 @@
 """Plausible step-8 mistakes: each must fail the check it names, and no other step.
 
-Grouped by the classes of issue 26 for ``write_report``: numbers written by
+Grouped by the classes of cases for ``write_report``: numbers written by
 hand (the report then cannot follow a module whose validation comes too late,
 whose cache stores nothing or whose ``handle`` ends another way), counters
 read at the wrong moment, values read from the wrong run, and measurements

@@ -222,14 +222,14 @@ MISTAKES: dict = {
             )
         ),
     ),
-    # -- (issue 29) each whitespace character, each end, on every seed: a partial strip fails on all of them
+    # -- each whitespace character, each end, on every seed: a partial strip fails on all of them
     "strip_misses_vertical_tab": ("step9/strip", d((_SPACE, '_SPACE_CHARS = " \\t\\n\\r\\x0c"'))),
     "strip_tabs_and_spaces_only": ("step9/strip", d((_SPACE, '_SPACE_CHARS = " \\t"'))),
     "strip_only_when_both_ends_padded": (
         "step9/strip",
         d((_STRIP_IF, _STRIP_IF.replace("bare != value", "value[:1].isspace() and value[-1:].isspace()"))),
     ),
-    # -- (issue 29) every non-ASCII digit, sign and separator on every seed
+    # -- every non-ASCII digit, sign and separator on every seed
     "int_by_isdecimal": ("step9/never_coerced", d((_DIGITS_IF, "        if bare.isdecimal():"))),
     "int_accepts_a_plus_sign": (
         "step9/never_coerced",
@@ -239,7 +239,7 @@ MISTAKES: dict = {
         "step9/never_coerced",
         d((_DIGITS_IF, '        if bare.strip("_") and all(char in _DIGIT_CHARS + "_" for char in bare):')),
     ),
-    # -- (issue 29) a call valid once coerced whose result is refused, on every seed
+    # -- a call valid once coerced whose result is refused, on every seed
     "result_failure_drops_coercions": (
         "step9/call_coerced",
         d(
