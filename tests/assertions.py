@@ -1,4 +1,4 @@
-"""Count the suite's distinct assertions: the measure that says no test was dropped (issue 38.5).
+"""Count the suite's distinct assertions: the measure that says no test was dropped.
 
 A test file's assertions are its ``assert`` statements and its
 ``pytest.raises``/``pytest.fail`` calls, each written out by ``ast.unparse``

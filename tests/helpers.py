@@ -191,7 +191,7 @@ def skip_missing(reason: str) -> None:
 
 # The order in which `make test` hands whole files to its two pytest-xdist workers (it runs with
 # --no-loadscope-reorder, so a worker takes the next file of this order when it is nearly done with
-# its own). From the suite's timeline (issue 38.5; per-minute CPU beside which file ran where): the
+# its own). From the suite's timeline (per-minute CPU beside which file ran where): the
 # stability sweep's own pool of two grading processes keeps both cores busy for about ten minutes,
 # so the files that mostly wait (a hub, a browser, a Debian tree, sleeping imports) go beside it;
 # after it, a file that grades by the dozen alternates with one that waits, so that one worker's

@@ -1,4 +1,4 @@
-"""Issue 16.9-15 at the level of a class: hostile text, names and archives through every output.
+"""Hostile learners at the level of a class: hostile text, names and archives through every output.
 
 One set of hostile strings (backticks, ``$(id>PWNED.txt)``, an ``onerror``
 image, a ``javascript:`` link, an image beacon, terminal escapes, formula
@@ -280,7 +280,7 @@ def hostile_fake_grade(path, *, steps=None, only=None, seed=None, timeout=None):
 
 
 def hostile_class(root: Path) -> Path:
-    """Learner folders and loose uploads whose names are the attack (issue 16.9-14)."""
+    """Learner folders and loose uploads whose names are the attack."""
     names = [
         "moodle student",
         "back`tick",
@@ -384,7 +384,7 @@ def test_a_hostile_upload_name_graded_for_real_gives_a_safe_replay(tmp_path):
 
 
 def hostile_zip(path: Path) -> Path:
-    """A class zip with one broken member of each kind beside good ones (issue 16.15)."""
+    """A class zip with one broken member of each kind beside good ones."""
     with warnings.catch_warnings(), zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
         warnings.simplefilter("ignore")  # zipfile warns of the duplicate names this zip holds on purpose
         zf.writestr("hw/ana/tools.py", "# ana\n")
@@ -616,7 +616,7 @@ def test_each_text_case_of_the_corpus_is_shown_and_never_live(name, graded_text_
             assert shlex.split(check.reproduce)[2] == str(report.path)
 
 
-# ---------------------------------------------------------------- borrowed grades (issue 16.2, 16.4)
+# ---------------------------------------------------------------- borrowed grades
 
 
 def _borrowing_class(root: Path) -> Path:
@@ -649,7 +649,7 @@ def test_no_learner_borrows_a_classmates_file_and_a_fifo_does_not_hang_the_batch
 
 
 def _odd_files_class(root: Path) -> Path:
-    """Variations of issue 16.2: what a learner's tools.py may be instead of a regular file."""
+    """A class whose tools.py files are a device, a socket, a 64 MiB sparse file, a link to a device, one regular."""
     (root / "bob" / "agtool").mkdir(parents=True)
     (root / "bob" / "agtool" / "tools.py").write_text("X = 'bob'\n")
     (root / "gus").mkdir()
@@ -676,7 +676,7 @@ def test_devices_sockets_and_huge_files_are_refused_quickly_with_a_reason(tmp_pa
 
 
 def test_a_file_swapped_with_a_fifo_while_the_batch_runs_never_hangs_it(tmp_path):
-    """Issue 16.2 as it was found: a learner process flips tools.py between a file and a FIFO all along."""
+    """A learner process flips tools.py between a file and a FIFO all along."""
     root = tmp_path / "class"
     for name in ("ana", "kim"):
         (root / name).mkdir(parents=True)
@@ -712,7 +712,7 @@ def test_a_file_swapped_with_a_fifo_while_the_batch_runs_never_hangs_it(tmp_path
     assert rows["ana"]["sha256"] and set(rows) == {"ana", "kim"}  # kim: graded bytes, or a row saying why not
 
 
-# ---------------------------------------------------------------- classmates' results (issue 16.8)
+# ---------------------------------------------------------------- classmates' results
 
 _REWRITER = """
 import os as _ro
@@ -787,7 +787,7 @@ def test_a_submission_cannot_rewrite_a_classmates_result_or_file_under_the_defau
         assert "forged" not in fh.read()
 
 
-# ----------------------------------------------------------- least privilege in a batch (issue 27.1-27.3)
+# ----------------------------------------------------------- least privilege in a batch
 
 
 def _need_bwrap_here() -> None:

@@ -103,7 +103,7 @@ def test_docs_checks_table_is_up_to_date():
 
 
 # The solution on 20 seeds, each planted defect and each plausible mistake are graded once, in
-# tests/test_stability.py's one sweep (issue 38.5): full marks on every seed, each defect fails its own check
+# tests/test_stability.py's one sweep: full marks on every seed, each defect fails its own check
 # (test_a_correct_module_keeps_full_marks_and_a_mistake_fails_its_check_on_every_seed) and costs no step
 # outside its own and its affects (test_a_defect_or_a_mistake_costs_only_its_own_steps_on_every_seed),
 # on 5 seeds each instead of one.

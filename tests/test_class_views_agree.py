@@ -1,4 +1,4 @@
-"""The instructor's views of a class agree (issue 36.5): summary.md, the plots, the dashboard and the class page.
+"""The instructor's views of a class agree: summary.md, the plots, the dashboard and the class page.
 
 A class of five (the starter unchanged, a module that does not import, two
 planted mistakes and the solution) is batched once. The pass rates and wrong

@@ -550,7 +550,7 @@ def _commented(source: str) -> str:
 
 
 def test_on_a_generated_class_each_disguised_copy_ranks_above_every_honest_pair(tmp_path):
-    """Issue 18's generated class: solution, starter, planted defects, independent styles, disguised copies."""
+    """A generated class: solution, starter, planted defects, independent styles, disguised copies."""
     from defects.catalog import materialise_text
 
     from grader.batch import run_batch

@@ -1,6 +1,6 @@
-"""What a newcomer reads first says what is true, and every command it names runs where it is read (issue 36).
+"""What a newcomer reads first says what is true, and every command it names runs where it is read.
 
-Point 3: each replay line a learner is shown (feedback file, the hub's page,
+Replay lines: each replay line a learner is shown (feedback file, the hub's page,
 Gradescope, the notebooks and ``labs/README.md``) runs in the terminal of the
 lab it is written for: a ``make lab`` terminal (the shell the Makefile asks
 JupyterLab for, with the Makefile's ``PATH``) and a hub terminal (a login
@@ -9,7 +9,7 @@ shell whose ``/etc/profile`` resets ``PATH``, then the recipe's
 module is ``agtool/tools.py``. "Runs" means the grader graded it: exit 1
 (checks failed on the starter), never 127 (not found) or 2 (no such file).
 
-Point 7: the sentences that are figures are checked against their source.
+Figures: the sentences that are figures are checked against their source.
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ def test_replay_lines_for_each_reader_come_from_one_function():
     assert replay_for(graded_as, "lab", runner="/v/python -m grader").startswith("/v/python -m grader check /srv")
 
 
-# ------------------------------------------------------------------ point 7: sentences that are figures
+# ------------------------------------------------------------------ sentences that are figures
 
 _NUMBER_WORDS = {8: "Eight", 11: "Eleven", 12: "Twelve"}
 

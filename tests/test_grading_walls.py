@@ -1,4 +1,4 @@
-"""Issue 35.1-35.3: no grading inherits another's memory; keyrings, System V IPC and process counts are per step.
+"""No grading inherits another's memory; keyrings, System V IPC and process counts are per step.
 
 Each class of leak is tried by a pair of learners graded by the same engine
 (the victim first, the reader next, as a classmate graded later by that worker

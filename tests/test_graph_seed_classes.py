@@ -1,4 +1,4 @@
-"""Steps 6-7: the classes of cases a check sends do not depend on the seed (issue 26, item 5).
+"""Steps 6-7: the classes of cases a check sends do not depend on the seed.
 
 A fast in-process companion of ``tests/test_stability.py`` for the modules whose
 step-6/7 verdicts once moved with the seed: which tool a run's order names

@@ -1,4 +1,4 @@
-"""The hostile corpus through the real grader (issue 6).
+"""The hostile corpus through the real grader.
 
 Every case of ``tests/hostile/manifest.py`` is written to disk and graded once
 (session fixture ``corpus``), each with its own process marker; then one test
@@ -415,7 +415,7 @@ def storm_batch(root: Path, marker: str) -> tuple[dict[str, int], float, list]:
 
 @pytest.mark.slow
 def test_honest_learners_keep_every_point_beside_a_cpu_storm(tmp_path, session_marker):
-    """Issue 15.3: busy setsid() children of one submission take no CPU from the learners graded beside it.
+    """Busy setsid() children of one submission take no CPU from the learners graded beside it.
 
     Without a cgroup per step the storm's 64 spinning processes (8 per step)
     share the cores with the honest steps one process each, and the honest

@@ -570,7 +570,7 @@ def test_terminals_get_the_lab_s_tools_on_their_path(tmp_path):
 
 
 def test_on_a_systemd_host_the_hub_and_grade_class_get_delegated_cgroups(tmp_path):
-    # Issue 35.3: without a delegated subtree a systemd service has no cgroups of its own to give each step, and
+    # Without a delegated subtree a systemd service has no cgroups of its own to give each step, and
     # the process limit falls back to RLIMIT_NPROC. The unit says Delegate=yes; grade-class runs in a scope that does.
     root = tmp_path / "unit-root"
     sh("write_unit", root, AGTOOL_PREFIX=str(tmp_path / "opt"))

@@ -1,4 +1,4 @@
-"""Entry counters compiled into the learner's code (issue 27.9): every route into a tool's code is a run.
+"""Entry counters compiled into the learner's code: every route into a tool's code is a run.
 
 Each route test builds a module with ``compile_instrumented`` (as the fork
 server and the step child do), spies on ``stock_lookup`` with the ``calls``
@@ -446,7 +446,7 @@ def _plain(source: str, filename: str) -> types.CodeType:
     return compile(source, filename, "exec", dont_inherit=True)
 
 
-# --------------------------------------------------------------------------- run-time code (issue 35, item 6)
+# --------------------------------------------------------------------------- run-time code
 
 _AUDITED = r"""
 import builtins, marshal, sys, types

@@ -1,4 +1,4 @@
-"""Least privilege for learner code, fail closed (issue 27, items 1, 2, 3, 4 and 11).
+"""Least privilege for learner code, fail closed.
 
 The hostile corpus grades the least-privilege cases inside bubblewrap with
 the class's data planted (tests/hostile/manifest.py, ``LEAST_PRIVILEGE``;

@@ -53,7 +53,7 @@ def test_bad_paths_say_what_to_give_instead(tmp_path, make, words):
         resolve_submission(make(tmp_path))
 
 
-# --------------------------------------------------------------------------- a class folder (issue 16.2, 16.4)
+# --------------------------------------------------------------------------- a class folder
 
 
 def _class(tmp_path):

@@ -1,4 +1,4 @@
-"""The mutation tool of tests/mutation: its mutants, its step map, its equivalent list (issue 26, item 1).
+"""The mutation tool of tests/mutation: its mutants, its step map, its equivalent list.
 
 Fast: the whole set is generated (about a second), but only a few mutants are
 graded here. ``make mutation`` grades them all.
@@ -31,7 +31,7 @@ from mutation.runner import grade_all, grade_source
 from mutation.steps import ALL_STEPS, STEPS, steps_of
 
 SOURCE = SOLUTION.read_text(encoding="utf-8")
-# The kinds of change issue 26 names; each must make mutants of the solution.
+# The kinds of change the mutator makes; each must make mutants of the solution.
 NAMED_OPERATORS = {
     "cmp_boundary",
     "cmp_negate",

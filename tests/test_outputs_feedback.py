@@ -1,4 +1,4 @@
-"""Feedback and class outputs that read well where they land (issue 28, Build 4).
+"""Feedback and class outputs that read well where they land.
 
 Feedback files name the learner's own file and replay commands the learner
 can run in the lab, put the failed checks first, state the grade that

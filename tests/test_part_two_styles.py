@@ -112,7 +112,7 @@ def test_part_one_is_the_solution_above_the_banner():
 
 
 # Every composition of the two styles of steps 9-11 (``aaa`` and MIXED) is graded on 20 seeds in
-# tests/test_stability.py's one sweep (issue 38.5: tests.mutation.stability.PART_TWO_STYLES), where
+# tests/test_stability.py's one sweep (tests.mutation.stability.PART_TWO_STYLES), where
 # a correct module must keep every point on every seed.
 
 

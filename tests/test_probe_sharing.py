@@ -27,11 +27,11 @@ from grader.engine import child, probes
 
 SOLUTION = Path(__file__).resolve().parent.parent / "solutions" / "tools.py"
 # Probes sent to the child per step after sharing, and graph compiles one grading of the solution makes.
-# Issue 26 (each step judged by its own route, the same classes on every seed) added runs: step 6's
+# Each step judged by its own route, with the same classes on every seed, takes these runs: step 6's
 # run with the grader's pick and the one with two reasons; step 7's loop and limit-only runs, and the run
 # where the same reason comes back and a graph built before MAX_ATTEMPTS changes runs after (2 compiles).
 PROBE_BUDGET = {6: 10, 7: 16, 8: 3}
-# Step 8: its three reports run the module's own handle on the real route (issue 34), two orders each.
+# Step 8: its three reports run the module's own handle on the real route, two orders each.
 COMPILE_BUDGET = {6: 10, 7: 19, 8: 6}
 # Forks of the step child per step (fresh probes but the job's last, see grader.engine.child).
 FORK_BUDGET = {1: 2, 2: 0, 3: 0, 4: 0, 5: 0, 6: 0, 7: 1, 8: 2}

@@ -417,7 +417,7 @@ def test_refused_call_checks_also_watch_calls(check_id):
 
 
 def test_report_files_are_read_where_patches_of_learner_code_do_not_reach(solution, monkeypatch):
-    """Issue 16.5: the step child names the folder; the fork server, another process, reads it."""
+    """The step child names the folder; the fork server, another process, reads it."""
     import builtins
     import io
     import json
@@ -560,7 +560,7 @@ def test_in_process_harness_agrees_with_the_spec_on_the_solution():
     assert all(v.passed for v in verdicts.values()), {k: v.message for k, v in verdicts.items() if not v.passed}
 
 
-# --------------------------------------------------------------------------- body-run trace (issue 16.6)
+# --------------------------------------------------------------------------- body-run trace
 
 
 def _saved_reference_module():

@@ -148,7 +148,7 @@ def test_markdown_never_passes_learner_text_through_as_html():
 def test_import_error_is_printed_once_not_per_check():
     for rendered in (render_text(import_error_report()), render_markdown(import_error_report())):
         assert rendered.count("could not be imported") == 1
-    # The terminal lists one row and one replay line, as the Check panel does (issue 36.4), not one per check.
+    # The terminal lists one row and one replay line, as the Check panel does, not one per check.
     text = render_text(import_error_report())
     assert text.count("FAIL") == 1 and text.count("reproduce:") == 1 and "--only" not in text
     assert "All 2 checks of steps 1-2 need your module to import" in text

@@ -1,7 +1,7 @@
 """The seed policy of a batch: with a class key the grade that counts is drawn from seeds no learner sees.
 
 A learner who knows the seed of the grade that counts can enumerate its
-cases and hard-code the answers (issue 16.7). With a key, every output a
+cases and hard-code the answers. With a key, every output a
 learner reads (feedback, their Gradescope file) shows only the feedback
 run, on other seeds, under the score of the grade that counts; the
 instructor's records keep the grading seed. A fake grader whose score

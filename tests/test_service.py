@@ -188,7 +188,7 @@ def test_two_learners_and_an_instructor_through_the_hub(classroom):
     assert graded_alice["report"]["score"] == FULL and graded_alice["learner"] == "alice"
     assert graded_bob["status"] == GRADED and graded_bob["score"] < graded_bob["max_score"]
     # Bob's first attempt is his attempt 1 in the API the Submit panel reads, though the service's id is 2
-    # (issue 36.6: it said "Attempt 2").
+    # (the panel says "Attempt 1", not "Attempt 2").
     assert bob["id"] != 1 and bob["number"] == graded_bob["number"] == 1 == alice["number"]
 
     # Each learner sees their own attempts only.

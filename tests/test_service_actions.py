@@ -1,4 +1,4 @@
-"""Instructor actions in the grading service (issue 28, Build 3): every one recorded and shown, and what it changes.
+"""Instructor actions in the grading service: every one recorded and shown, and what it changes.
 
 Each test runs on SQLite and, with ``$AGTOOL_TEST_POSTGRES_URL``, on
 PostgreSQL (as tests/test_service.py). The HTTP tests go through the real

@@ -1,4 +1,4 @@
-"""The grading service under hostile load (issue 27, items 4-8 and 10, and the fail-closed start).
+"""The grading service under hostile load, and its fail-closed start.
 
 Every case runs the real tornado application on loopback with the real
 ``HubOAuth`` client, which asks a stand-in hub (a tornado app on its own

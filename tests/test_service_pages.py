@@ -118,7 +118,7 @@ def test_the_learner_page_shows_the_failing_call_and_the_replay_line_as_the_widg
     soup = BeautifulSoup(html, "html.parser")
     shown = [dt.get_text() for dt in soup.find("dl", class_="failure").find_all("dt")]
     assert shown == [label for label, _ in failure_details(CheckResult(**REPORT["checks"][1]))]
-    # The learner's lab path (issue 36.3), never the path the service graded its stored copy under.
+    # The learner's lab path, never the path the service graded its stored copy under.
     assert soup.find("dd", class_="replay").get_text() == replay_for(REPORT["checks"][1]["reproduce"], "service")
     assert "agtool/tools.py" in soup.find("dd", class_="replay").get_text()
     assert soup.find_all("script") == soup.find_all("script", string=layout._text(layout.SCRIPT_FILE))
@@ -214,7 +214,7 @@ def test_a_learner_s_code_is_theirs_and_the_instructors_and_never_raw_html(serve
 
 
 def test_the_code_page_is_headed_by_the_learner_s_own_attempt_number_as_their_page_links_it(served):
-    # Issue 36.6: attempt ids count every learner's attempts; a learner's code page says 1, 2, 3 as their page.
+    # Attempt ids count every learner's attempts; a learner's code page says 1, 2, 3 as their page.
     service, ids = served
     store = service.store
     more = []
@@ -249,7 +249,7 @@ def test_the_similarity_page_leads_to_two_codes_side_by_side(served):
     assert service.request("GET", "similarity/compare?a=alice&b=nobody", "tok-teacher")[0] == 404
 
 
-# ---------------------------------------------------------------------------- issue 36.6: a learner's history
+# ---------------------------------------------------------------------------- a learner's history
 
 
 def _three_attempts() -> list[dict]:

@@ -1,10 +1,10 @@
-"""Bounded regrade requests (issue 35, item 6): a limit per learner, the learner's storage bound, a short class page.
+"""Bounded regrade requests: a limit per learner, the learner's storage bound, a short class page.
 
-Before: a learner's regrade requests (``POST api/appeals``, the form on their
-page) had no rate or count limit and their text was outside the per-learner
-storage bound: 400 requests in 5 s were all accepted, added 6.7 MB, made the
-class page (which quoted every open request, and logged every one again)
-6.6 MB, and each one threw away the cached class outputs.
+Without these bounds a learner's regrade requests (``POST api/appeals``, the
+form on their page) have no rate or count limit and their text is outside the
+per-learner storage bound: measured so, 400 requests in 5 s were all accepted,
+added 6.7 MB, made the class page (quoting every open request, and logging
+every one again) 6.6 MB, and each one threw away the cached class outputs.
 
 Each test runs on SQLite and, with ``$AGTOOL_TEST_POSTGRES_URL``, on
 PostgreSQL (the size of a request's text is measured in SQL on both), through

@@ -1,10 +1,10 @@
-"""Same code, same grade in the classroom service (issue 26 item 5; /work design "seed policy").
+"""Same code, same grade in the classroom service (/work design "seed policy").
 
 With a seed key each attempt is graded twice: on the learner's hidden seed
 (``grader.seeds.grading_seed``: the score that counts, the same for every
 attempt) and on the fresh seed the learner is shown. The fake grader below
 fails one check iff ``seed % 3 == 0``: a module whose verdict depends on the
-seed, the unfairness of issue 26 (one unchanged file scored 125, 120 and 122).
+seed, the unfairness the policy removes (one unchanged file scored 125, 120 and 122).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every page of the service comes from an autoescaped Jinja template: no HTML is built in Python (issue 38.2).
+"""Every page of the service comes from an autoescaped Jinja template: no HTML is built in Python.
 
 The modules of ``grader/service/`` hand the templates plain data; the only
 escaping function is the template filter (``grader.service.layout.esc``, the
@@ -72,7 +72,7 @@ def test_no_module_of_the_service_builds_html_in_python(path):
 
 
 def test_only_the_template_filter_escapes():
-    """The Done-when of issue 38.2: ``grep -rn "esc(" grader/service/`` finds only the template filter."""
+    """``grep -rn "esc(" grader/service/`` finds only the template filter."""
     hits = [
         f"{path.relative_to(SERVICE)}:{number}"
         for path in sorted(SERVICE.rglob("*.py"))

@@ -1,4 +1,4 @@
-"""One declaration per option and limit (issue 38.3).
+"""One declaration per option and limit.
 
 * every option that ``check``, ``batch`` and ``serve`` share is declared once,
   in ``grader/shared_options.py``: both parsers take it from there (same type,

@@ -1,4 +1,4 @@
-"""Honest slow imports keep their marks (issue 15, items 1-2).
+"""Honest slow imports keep their marks.
 
 Correct modules that differ from the solution in one honest way: a
 ``time.sleep`` of 1, 4 or 10 s at import (a data file, a tokenizer), or

@@ -1,4 +1,4 @@
-"""Same code, same grade (issue 26, item 5): each module of the corpora fails the same checks on each of 20 seeds.
+"""Same code, same grade: each module of the corpora fails the same checks on each of 20 seeds.
 
 The corpora are the solution, every ``tests/alt_styles`` module, every planted
 defect and every plausible mistake (``tests/mutation/stability.py`` lists
@@ -41,14 +41,12 @@ NAMES = sorted({**MODULES, **UNPLANTABLE})
 WRONG_SEEDS = 5
 
 # Modules whose failed checks are known to change with the seed (strict xfail: a module that becomes stable fails
-# here until it leaves the list). Empty: the 12 modules of steps 9-11 that the clean-clone run of tree 4d65929
-# found (issue 29) now meet fixed classes of cases on every seed -- each whitespace character and end, every
-# non-ASCII digit and separator, each edit at each place, a refused result in call_coerced, and the grader's
-# explain and resolve_sku in the retry and handle_named checks.
+# here until it leaves the list). Empty: every module meets fixed classes of cases on every seed -- in steps
+# 9-11 each whitespace character and end, every non-ASCII digit and separator, each edit at each place, a
+# refused result in call_coerced, and the grader's explain and resolve_sku in the retry and handle_named
+# checks; in step 7 the loop run's wrong regions come from cases.UNTIDYABLE_REGIONS, so a tidying pick meets
+# the same case variants on every seed.
 KNOWN_UNSTABLE: dict[str, str] = {}
-# (Issue 34's last one, styled/state_keys_c_pick_tidies_the_region, left when step 7's loop run took its
-# wrong regions from cases.UNTIDYABLE_REGIONS: a tidying pick no longer meets a case variant there on some
-# seeds only.)
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +119,7 @@ def steps_it_may_cost(name: str) -> frozenset[int] | None:
     return None
 
 
-# One sweep for the whole corpus (issue 38.5): "one defect costs one step" is judged on the outcomes the
+# One sweep for the whole corpus: "one defect costs one step" is judged on the outcomes the
 # seed test above reads, on every seed graded, instead of grading each defect and mistake again on one seed.
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [name for name in NAMES if name.startswith(("defect/", "mistake/"))])

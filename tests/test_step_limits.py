@@ -1,4 +1,4 @@
-"""Limits of a step as a whole (issue 15.3): cgroups, priority, the disk budget, and the fallback.
+"""Limits of a step as a whole: cgroups, priority, the disk budget, and the fallback.
 
 The hostile corpus (``tests/hostile``: memory_tree_in_function, pids_bomb_setsid,
 disk_spread_in_function, priority_raise_import, and the CPU storm batch in

@@ -411,8 +411,8 @@ def _whole_module() -> Report:
 
 
 def test_after_submit_the_step_10_panel_lists_only_step_10_s_checks(on_hub):
-    # Issue 36.6: the service grades the whole module (here 33 checks; 119 for a real one), but the panel
-    # beside notebook 10's Check cell showed every one of them. It shows step 10's rows, one line for the rest.
+    # The service grades the whole module (here 33 checks; 119 for a real one), but the panel beside
+    # notebook 10's Check cell shows step 10's rows only, and one line for the rest.
     on_hub.report = _whole_module().to_dict()
     panel = CheckPanel(10, _checked(), path=str(SOLUTION))
     panel.controls.confirm.click()

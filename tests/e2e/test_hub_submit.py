@@ -20,9 +20,9 @@ axe-core (WCAG 2.1 AA) runs on the Check and Submit widget (scoped to its
 output area), on the confirmation, and on every service page met here: no
 serious or critical violation (tests/e2e/axe.py).
 
-Issue 17's browser Done-when, issue 18.1 (due date and attempts left in
-the notebook) and issue 28.2 (Submit disabled at 0 attempts, confirmation,
-the pages' words and look) end to end.
+So the due date and attempts left in the notebook, Submit disabled at 0
+attempts, the confirmation, and the pages' words and look are all met end
+to end, in a real browser.
 """
 
 from __future__ import annotations

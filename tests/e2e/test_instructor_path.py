@@ -1,4 +1,4 @@
-"""The instructor's path (issue 36, "Done when"), in Chromium: batch a class, open the dashboard, read a feedback file.
+"""The instructor's path, in Chromium: batch a class, open the dashboard, read a feedback file.
 
 A class of four, built with the corpus helpers (tests/defects): the starter
 handed in unchanged, a crash (step 10's ``int('²')``, tests/defects/crashes.py)

@@ -1,4 +1,4 @@
-"""LTI 1.3 end to end (issue 37): a launch from the stand-in LMS into a real JupyterHub, a grade back to the LMS.
+"""LTI 1.3 end to end: a launch from the stand-in LMS into a real JupyterHub, a grade back to the LMS.
 
 The stand-in LMS (tests/lti_platform.py: ``lti1p3platform`` behind tornado on
 127.0.0.1, strict where the library is lenient) and a real JupyterHub with

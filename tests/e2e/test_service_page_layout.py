@@ -1,10 +1,10 @@
-"""The service's class page and a 3-attempt learner's page in Chromium, in the hub's look (issue 36.6).
+"""The service's class page and a 3-attempt learner's page in Chromium, in the hub's look.
 
 The class page, read by an instructor in a 1,300 px wide window, must not
-scroll sideways (its table overflowed, and its "why" column showed raw ISO
-dates); a learner with three attempts reads them as attempts 1, 2, 3 (not
+scroll sideways (no overflowing table, no raw ISO dates in its "why"
+column); a learner with three attempts reads them as attempts 1, 2, 3 (not
 the service's ids), the older two folded, the latest's first failure open,
-and the page stays a page (it was 23,000 px tall). The service runs behind
+and the page stays a page (not 23,000 px tall). The service runs behind
 the real ``HubOAuth`` client and a stand-in hub (tests/service_stand_ins.py);
 the hub's own stylesheet (JupyterHub's ``style.min.css``, from the installed
 package) is served where the page links it. Screenshots in ``artifacts/e2e/``.

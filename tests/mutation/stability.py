@@ -1,4 +1,4 @@
-"""Same code, same grade: each module of the corpora fails the same checks on every one of 20 seeds (issue 26, item 5).
+"""Same code, same grade: each module of the corpora fails the same checks on every one of 20 seeds.
 
 The corpora: the reference solution, every ``tests/alt_styles`` module, every
 planted defect (``DEFECTS``: one per check) and every plausible mistake

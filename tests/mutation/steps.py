@@ -106,7 +106,7 @@ STEPS: dict[str, frozenset[int]] = {
 # return ``attempts``, so a change of that line can only show in step 7.
 # ``giveup`` quotes the last reason in ``errors``: a naive run holds one reason, so which one it quotes
 # shows only after a repair added another (step 7's runs; the grader builds no world where a naive run
-# holds two, issue 34).
+# holds two).
 LINES: dict[str, frozenset[int]] = {"fetch:6": frozenset({6, 7}), "giveup:2": frozenset({6, 7})}
 
 
