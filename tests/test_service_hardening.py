@@ -94,7 +94,7 @@ def service(store, hub):
     svc.stop()
 
 
-# ---------------------------------------------------------------------------- item 4: bodies, timeouts, uploads
+# ---------------------------------------------------------------------------- bodies, timeouts, uploads
 
 
 def test_an_unknown_caller_s_upload_is_refused_from_its_headers_before_any_body_byte(service):
@@ -192,7 +192,7 @@ def test_a_learner_s_upload_within_the_limits_is_stored_and_queued(service):
     assert service.store.get(attempt_id).source == MODULE and service.queue.put_ids == [attempt_id]
 
 
-# ---------------------------------------------------------------------------- item 10: ids and token checks
+# ---------------------------------------------------------------------------- ids and token checks
 
 
 @pytest.mark.parametrize("bad", ["1" * 23, "-1", "0", "%D9%A3", "1e3", "99999999999", "2147483648", "x" * 300])
@@ -251,7 +251,7 @@ def test_a_flood_of_one_unknown_token_costs_one_hub_round_trip(service, hub):
     assert hub.calls.count("same-bad-token") == 1
 
 
-# ---------------------------------------------------------------------------- item 6: storage per learner
+# ---------------------------------------------------------------------------- storage per learner
 
 
 def test_a_learner_over_the_storage_bound_gets_a_clear_413_and_a_classmate_is_unaffected(store, hub):
@@ -379,7 +379,7 @@ def test_class_views_under_a_course_policy_read_counting_attempts_only_too(store
     assert [r.report["score"] for r in records] == [2] and len(loaded) == 1
 
 
-# ---------------------------------------------------------------------------- item 5: fair share
+# ---------------------------------------------------------------------------- fair share
 
 
 def test_the_queue_serves_learners_in_turn_and_caps_one_learner_s_workers():
@@ -451,7 +451,7 @@ def test_a_classmate_is_graded_within_twice_its_idle_time_under_one_learner_s_fl
     assert loaded < 2 * idle, f"graded in {loaded:.1f} s under the flood, {idle:.1f} s idle"
 
 
-# ---------------------------------------------------------------------------- items 7 and 8: never stuck, never a grade
+# ---------------------------------------------------------------------------- never stuck, never a grade
 
 
 class FlakyStore(Store):
