@@ -45,7 +45,7 @@ def _output(report) -> str:
     return "\n".join(report.output.values())
 
 
-# ------------------------------------------------------------------ 35.1: memory of earlier gradings
+# ------------------------------------------------------------------ memory of earlier gradings
 
 # What the victim leaves in the worker that serves it: its source, what it prints, what a tool
 # returns, what an exception says. Each carries a marker of its own the reader cannot know.
@@ -118,7 +118,7 @@ def test_without_the_clean_start_the_same_reader_finds_the_earlier_grading():
     assert any(leaks.values()), leaks
 
 
-# ------------------------------------------------------------------ 35.2: keyrings
+# ------------------------------------------------------------------ keyrings
 
 KEY_WRITER = """
 import ctypes as _c
@@ -172,7 +172,7 @@ def test_without_the_walls_the_user_keyring_carries_it():
     assert _key_leaks("user", step_walls=False)
 
 
-# ------------------------------------------------------------------ 35.3: System V IPC
+# ------------------------------------------------------------------ System V IPC
 
 IPC_WRITER = """
 import ctypes as _c
@@ -325,7 +325,7 @@ def test_without_the_walls_time_wait_ports_carry_a_grading_s_data_to_the_next():
     assert _net_leaks(step_walls=False)[0]
 
 
-# ------------------------------------------------------------------ 35.4 (issue's 4): process counts
+# ------------------------------------------------------------------ process counts
 
 HOG = """
 import os as _os, threading as _t, time as _time
@@ -437,7 +437,7 @@ def test_the_limits_line_says_the_walls_hold():
     assert re.search(r"processes counted per (step|account)", report.limits) or "pids" in report.limits
 
 
-# ------------------------------------------------------------------ 35.7: binds are an allow-list
+# ------------------------------------------------------------------ binds are an allow-list
 
 PEEKER = """
 import os as _os

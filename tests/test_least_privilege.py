@@ -65,7 +65,7 @@ def cli_check(path: Path, *args: str, env: dict | None = None) -> subprocess.Com
     )
 
 
-# ---------------------------------------------------------------- fail closed (27.3/4)
+# ---------------------------------------------------------------- fail closed
 
 
 def test_bwrap_asked_for_where_it_is_missing_stops_grading_with_the_fix(tmp_path):
@@ -153,7 +153,7 @@ def test_a_full_disk_in_the_graders_own_work_is_a_grader_failure_not_a_grade(whe
     assert "No space left on device" in report.error and report.failure.retry  # --resume and the service retry it
 
 
-# ---------------------------------------------------------------- the allow-list (27.1)
+# ---------------------------------------------------------------- the allow-list
 
 
 # Where a class's data lives (homes, the service's and the hub's data, accounts): never bound as such.
@@ -248,7 +248,7 @@ def test_a_script_run_from_tmp_does_not_hide_the_private_tmp(tmp_path):
     assert os.path.realpath(tmp_path) in sandbox.allowed_paths(keep=[str(tmp_path)])
 
 
-# ---------------------------------------------------------------- as a grader without root would run (27.2/3)
+# ---------------------------------------------------------------- as a grader without root would run
 
 UNMOUNTED_CASES = (
     "tmp_mark_seen_later",
@@ -284,7 +284,7 @@ def test_least_privilege_holds_without_per_step_mounts(name, unmounted_engine, t
     assert not problems, f"{name} ({case.threat}):\n  " + "\n  ".join(problems)
 
 
-# ---------------------------------------------------------------- the Check is the graded run (27.11)
+# ---------------------------------------------------------------- the Check is the graded run
 
 
 def _seen(report: Report) -> dict[str, str]:

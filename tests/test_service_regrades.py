@@ -82,7 +82,7 @@ def test_requests_over_the_limit_get_429_naming_the_limit_and_when_to_try_again(
 
 
 def test_a_burst_of_requests_is_held_to_the_limit(store, hub, monkeypatch):
-    # Before: a burst of requests at once was accepted whole (the 400 in 5 s). The limit is checked and
+    # Unbounded, a burst of requests at once is accepted whole (400 in 5 s). The limit is checked and
     # the request stored as one step: with a slow database (each write 50 ms here), concurrent requests that all
     # read "4 so far" would otherwise all be stored.
     import time

@@ -25,7 +25,7 @@ from pathlib import Path
 from .catalog import MORE_DEFECTS, SOLUTION
 
 CRASHES: dict = {
-    # Step 10 (the case): '²'.isdigit() is True, int('²') raises ValueError inside explain.
+    # Step 10: '²'.isdigit() is True, int('²') raises ValueError inside explain.
     "int_fix_isdigit": (10, None, "        return int(text)\n"),
     # Step 9: the same slip in coerce.
     "int_by_isdigit": (9, None, '            return int(bare), ["int_from_str"]\n'),

@@ -142,7 +142,7 @@ def extra_check_problems(run: Run, engine: EngineClient, secret: str) -> list[st
                 problems.append(f"files beside tools.py shadowed modules: {shadowed.read_text().split()}")
         elif name == "no_secret":
             problems += _secret_problems(run, secret)
-        elif name == "next_learner_graded":  # every step, several step children at once (27.2)
+        elif name == "next_learner_graded":  # every step, several step children at once
             after = grade(SOLUTION, seed=run.seed, timeout=STEP_TIMEOUT, engine=engine)
             if not after.passed or after.failure is not None:
                 failed = [f"{c.id}: {c.message[:120]}" for c in after.failed[:3]]

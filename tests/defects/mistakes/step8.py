@@ -32,7 +32,7 @@ _REPAIR_ORDER = '    repaired = handle({"sku": "SKU-1001", "region": "mars", "li
 _EMPTY_ORDER = '    empty = handle({"sku": "SKU-9999", "region": "north", "limit": 2})'
 
 MISTAKES: dict = {
-    # -- numbers written by hand (the issue's survivors: blocked, gave_up and memo typed in write_report)
+    # -- numbers written by hand (blocked, gave_up and memo typed in write_report)
     "blocked_written_by_hand": (
         "step8/follows_module",
         d(('"blocked_before_call": blocked_before_call,', '"blocked_before_call": 0,')),
