@@ -77,9 +77,16 @@ print("READER FOUND", sorted(_FOUND))
 """
 
 
+# Comment lines before the marks: the victim's request is about twice the reader's, so the reader's own
+# request, of about the solution's size, reuses the front of the victim's freed buffers and leaves their
+# tail, where the source's mark is, as it was (each copy stays under malloc's mmap threshold, 128 KiB, so
+# freeing it keeps it in the heap a later fork copies).
+PADDING = "".join(f"# padding line {i:04d} {'.' * 50}\n" for i in range(500))
+
+
 def _victim() -> tuple[str, dict[str, str]]:
     marks = {kind: f"VICTIM-MARK-{kind}-{secrets.token_hex(8)}" for kind in ("source", "printed", "returned", "raised")}
-    return SOLUTION + VICTIM.format(**marks), marks
+    return SOLUTION + PADDING + VICTIM.format(**marks), marks
 
 
 def _victim_calls() -> str:

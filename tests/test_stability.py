@@ -7,13 +7,14 @@ them and grades them as a class batch does). The modules this run selects
 its module's outcomes. ``make stability`` prints the same as one table.
 
 The solution and the correct styles are graded on all 20 seeds here; the
-planted defects and the plausible mistakes (about 420) on the first
-:data:`WRONG_SEEDS` of them, each on the steps whose probes reach what it
-changed in the solution (``tests/mutation/reach.py``: the other steps run
-exactly as the solution's; ``make reach-proof`` grades them every way and
-compares), which keeps ``make test`` inside CI's time (the mutation gate
-grades every mutant of the solution on two more seeds); ``make stability``
-grades every module on all 20, every step.
+planted defects, the plausible mistakes and the wrong styles (about 470) on
+:data:`WRONG_SEEDS` of the first ten, picked by each module's name so that
+the corpus meets all ten, each defect and mistake on the steps whose probes
+reach what it changed in the solution (``tests/mutation/reach.py``: the other
+steps run exactly as the solution's; ``make reach-proof`` grades them every
+way and compares), which keeps ``make test`` inside CI's time (the mutation
+gate grades every mutant of the solution on two seeds more); ``make
+stability`` grades every module on all 20, every step.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from mutation.stability import (
     expected_failure,
     grade_corpus,
     outcome,
+    rotating_seeds,
     unplantable,
     unstable,
     wrong,
@@ -38,7 +40,11 @@ from grader.checks.registry import CHECKS
 MODULES = corpus()
 UNPLANTABLE = unplantable()  # a defect whose edits no longer apply fails its own tests, not the collection
 NAMES = sorted({**MODULES, **UNPLANTABLE})
-WRONG_SEEDS = 5
+# A defect, mistake or wrong style is graded on WRONG_SEEDS seeds of the first WRONG_POOL, picked by its name
+# (mutation.stability.rotating_seeds): each module on two seeds, as the mutation gate grades each mutant, and the
+# corpus as a whole on all ten, so a check whose draw misses a mistake on some seed meets one of them there.
+WRONG_SEEDS = 2
+WRONG_POOL = SEEDS[:10]
 
 # Modules whose failed checks are known to change with the seed (strict xfail: a module that becomes stable fails
 # here until it leaves the list). Empty: every module meets fixed classes of cases on every seed -- in steps
@@ -62,7 +68,8 @@ def outcomes(request):
     correct = {name: text for name, text in chosen.items() if name not in wrong}
     # A defect or mistake planted in the solution is graded on the steps whose probes reach what it changed
     # (tests/mutation/reach.py; `make reach-proof` grades them every way and compares); the others on all.
-    reach = Reach(SEEDS[:WRONG_SEEDS])
+    seeds_of = {name: rotating_seeds(name, WRONG_SEEDS, WRONG_POOL) for name in wrong}
+    reach = Reach(tuple(sorted({seed for seeds in seeds_of.values() for seed in seeds})))
     steps = {
         name: reach.planted_steps(text.decode("utf-8"))
         for name, text in wrong.items()
@@ -70,7 +77,7 @@ def outcomes(request):
     }
     return {
         **grade_corpus(correct, SEEDS, jobs=2),
-        **grade_corpus(wrong, SEEDS[:WRONG_SEEDS], jobs=2, steps=steps),
+        **grade_corpus(wrong, WRONG_POOL, jobs=2, steps=steps, seeds_of=seeds_of),
     }
 
 

@@ -23,7 +23,9 @@ same per module.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import random
 import sys
 import time
 from collections.abc import Callable
@@ -34,6 +36,22 @@ ROOT = TESTS.parent
 SEEDS = tuple(range(1, 21))
 CORRECT_PREFIXES = ("solution", "alt_styles/")  # the modules that must also get full marks
 PART_TWO_STYLES = ("aaa", "bbb", "aba", "bab", "abb", "baa")  # tests/alt_styles/part_two: each step's two styles, mixed
+
+
+def rotating_seeds(name: str, count: int, pool: tuple[int, ...] = SEEDS) -> tuple[int, ...]:
+    """``count`` seeds of ``pool`` picked by the module's name: the same every run, different module to module.
+
+    A module graded on a few seeds is judged on those; across a corpus, every
+    seed of the pool is graded, so a check that draws badly on one seed is met
+    by some module of it.
+
+    >>> rotating_seeds("mistake/x", 2) == rotating_seeds("mistake/x", 2), len(set(rotating_seeds("m", 3)))
+    (True, 3)
+    >>> len({rotating_seeds(f"m{i}", 2, SEEDS[:10]) for i in range(40)}) > 10
+    True
+    """
+    rng = random.Random(hashlib.sha256(name.encode("utf-8")).digest())
+    return tuple(sorted(rng.sample(pool, count)))
 
 
 def corpus() -> dict[str, bytes]:
@@ -141,12 +159,15 @@ def grade_corpus(
     jobs: int = 2,
     progress: Callable[[str, int], None] | None = None,
     steps: dict[str, list[int]] | None = None,
+    seeds_of: dict[str, tuple[int, ...]] | None = None,
 ) -> dict[str, dict[int, tuple[str, ...]]]:
     """Every module graded on every seed in the batch's worker pool: ``{name: {seed: outcome}}``.
 
     ``steps``: the steps to grade, by module name (default, and for a name it
     does not hold: every step); a module with none is the solution on those
     seeds (tests/mutation/reach.py), graded nowhere and failing nothing.
+    ``seeds_of``: the seeds of a module, by name (default, and for a name it
+    does not hold: ``seeds``), each one of ``seeds``.
 
     >>> grade_corpus({"solution": (ROOT / "solutions/tools.py").read_bytes()}, (1, 2))  # doctest: +SKIP
     {'solution': {1: (), 2: ()}}
@@ -158,6 +179,7 @@ def grade_corpus(
     from grader.report import STEPS
 
     chosen = steps or {}
+    own = seeds_of or {}
     tasks = [
         GradeTask(
             learner=name,
@@ -172,10 +194,10 @@ def grade_corpus(
         # plans (grader.grading._draw_plan), so module by module it drew them again on every grading.
         for seed in seeds
         for name, source in modules.items()
-        if chosen.get(name) != []
+        if chosen.get(name) != [] and seed in own.get(name, seeds)
     ]
     results: dict[str, dict[int, tuple[str, ...]]] = {
-        name: {seed: () for seed in seeds} if chosen.get(name) == [] else {} for name in modules
+        name: {seed: () for seed in own.get(name, seeds)} if chosen.get(name) == [] else {} for name in modules
     }
     limit = SUBMISSION_TIMEOUT + GRACE
     for task, report in run_pool(tasks, jobs=jobs, hard_limit=limit, work=grade_task, on_lost=_lost):
