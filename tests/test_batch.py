@@ -429,12 +429,19 @@ def test_real_class_gradebook(tmp_path):
 
 
 @pytest.mark.slow
-def test_real_class_with_every_planted_defect(tmp_path):
+def test_real_class_with_two_planted_defects_of_every_step(tmp_path):
+    # The batch's own path, end to end, for defects of every step; that every planted defect fails its own
+    # check on every seed is the stability sweep's (tests/test_stability.py grades them all with grade_task).
     from defects.catalog import DEFECTS
 
-    root = generated_class(tmp_path / "class", list(DEFECTS))
+    by_step: dict[int, list[str]] = {}
+    for check_id in sorted(DEFECTS):  # ids are "step<N>/<name>"
+        by_step.setdefault(int(check_id.split("/")[0].removeprefix("step")), []).append(check_id)
+    defects = [check_id for ids in by_step.values() for check_id in (ids[0], ids[-1])]
+    assert sorted(by_step) == list(range(1, 12)), sorted(by_step)
+    root = generated_class(tmp_path / "class", defects)
     run_batch(root, tmp_path / "out", jobs=os.cpu_count(), seed=1234, timeout=80, progress=False)
-    assert_expected_rows(read_csv(tmp_path / "out" / "grades.csv"), list(DEFECTS))
+    assert_expected_rows(read_csv(tmp_path / "out" / "grades.csv"), defects)
 
 
 # ---------------------------------------------------------------- the JupyterHub recipe
