@@ -222,3 +222,28 @@ def test_step_3_sends_every_kind_of_exception_on_every_run():
 def test_tool_exceptions_draw_only_names():
     a, b = cases.tool_exceptions(random.Random(1)), cases.tool_exceptions(random.Random(2))
     assert [what.split(" of ")[0] for _, _, what in a] == [what.split(" of ")[0] for _, _, what in b]
+
+
+# A graph builder that fails only when the grader calls it itself (step 7 builds a graph ahead of a run, then
+# changes MAX_ATTEMPTS): the failure of that call is judged, whatever handle's own calls of build_graph do.
+_BUILDER = '    """Compile pick -> fetch -> (reply | repair -> fetch | giveup)."""\n'
+_FROM_OUTSIDE = "    if __import__('sys')._getframe(1).f_globals is not globals():\n"
+ONLY_OUTSIDE = {
+    "raises_when_called_from_outside": _FROM_OUTSIDE + "        raise MemoryError('no room for a graph')\n",
+    "raises_on_its_third_call": (
+        "    _BUILDS.append(1)\n    if len(_BUILDS) == 3:\n        raise RuntimeError('third build')\n"
+    ),
+    "exits_the_builder_by_keyboard_interrupt_from_outside": _FROM_OUTSIDE + "        raise KeyboardInterrupt\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONLY_OUTSIDE))
+def test_a_builder_that_fails_when_the_grader_builds_ahead_loses_step_7(name, tmp_path):
+    text = _edited((_BUILDER, _BUILDER + ONLY_OUTSIDE[name])) + "\n_BUILDS: list = []\n"
+    report = grade(_write(tmp_path, text), steps=[7], seed=3)
+    failed = _failed(report)
+    assert failed, f"{name} kept step 7"
+    assert {c.step for c in report.checks if not c.passed} == {7}
+    if name == "raises_when_called_from_outside":  # the others meet other runs first, in their own words
+        message = failed["step7/max_attempts_runtime"].message
+        assert "build_graph() must build the graph whenever it is called" in message, message
