@@ -3,7 +3,8 @@ with a hint that names what the differing input varied, and correct choices keep
 
 The dimensions: contract rules with one bound alone (step 2), every kind of ``Exception`` a tool may raise
 (step 3), a refused result kept in ``value`` (step 4), a loop whose reason comes back and a graph built before
-``MAX_ATTEMPTS`` changes (step 7), values only an unlisted coercion rule would change (step 9). The planted
+``MAX_ATTEMPTS`` changes (step 7), an attempt limit of 1 where the report's ``handle`` must end as the module's own
+does outside the report (step 8), values only an unlisted coercion rule would change (step 9). The planted
 mistakes are in ``tests/defects/mistakes/`` (the stability sweep, ``test_stability.py``, grades each on several
 seeds and checks that no other step loses points); here each is graded once, on its own step, for its hint.
 The reference solution is the starting text; the grader never imports it.
@@ -54,6 +55,8 @@ DIMENSIONS = {
     "empty_checked_before_shape": (4, "step4/shape_missing_key", ["gave 'empty'", "shape first"]),
     "limit_read_at_build": (7, "step7/max_attempts_runtime", ["compiled", "MAX_ATTEMPTS = 2 was set after"]),
     "stops_when_reason_repeats": (7, "step7/max_attempts_runtime", ["same reason", "result:too_big"]),
+    "limit_pinned_while_measuring": (8, "step8/follows_module", ["Outside write_report", "MAX_ATTEMPTS (1)"]),
+    "limit_at_least_two_while_measuring": (8, "step8/follows_module", ["same MAX_ATTEMPTS (1)", "pin"]),
     "bool_from_str_rule": (9, "step9/follows_contract", ["bool argument"]),
     "null_word_to_none": (9, "step9/never_coerced", ["'null'"]),
 }

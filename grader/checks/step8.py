@@ -10,7 +10,7 @@ of every number is read off the calls the doubles recorded: which wrong calls
 ran a tool body, what ``validate_result`` answered, whether the second
 identical call ran the body, what ``handle`` returned for which order.
 
-Three reports, each a ``fresh`` probe drawn from a stream shared by the checks
+Four reports, each a ``fresh`` probe drawn from a stream shared by the checks
 that judge it (identical for all of them, so the engine runs it once):
 
 * ``step8/as_is`` -- the module untouched and spec-faithful doubles,
@@ -25,6 +25,13 @@ that judge it (identical for all of them, so the engine runs it once):
   count's minimum, a door that caches nothing (the second identical call runs
   the body), tools that already ran, and a ``handle`` that repairs and still
   gives up.
+* ``step8/limit_one`` -- ``MAX_ATTEMPTS = 1``, where no repair fits, and the
+  module's own ``handle`` run twice on an order with a wrong region before the
+  report: on the learner's route the report's ``handle`` of such an order must
+  end as those runs did (ok, fixes, attempts), so a report that measures under
+  a limit of its own (one it sets, pins or raises while measuring) fails
+  although its numbers match what its own calls returned. (Two runs: a
+  ``handle`` that ends differently each time is step 7's to judge, not this.)
 
 Across the three, every number of the report takes more than one value on
 every seed; the seed only picks values inside a class (the limit, the number
@@ -53,6 +60,7 @@ from grader.checks._common import (
     records_of,
     value_of,
 )
+from grader.checks.cases import UNTIDYABLE_REGIONS
 from grader.checks.registry import Observation, Probe, Verdict, shared_rng
 from grader.engine.encode import encode, show, strict_equal
 from grader.engine.wire import JsonDict
@@ -60,7 +68,7 @@ from grader.engine.wire import JsonDict
 JSON_FILE, MD_FILE = spec.REPORT_FILES
 FAILURE_HEADINGS = {h[-1] for h in spec.HEADING_SETS.values()}
 EXTRA_TOOL = "grader_extra_tool"
-AS_IS, CHANGED, NO_CACHE = "step8/as_is", "step8/changed", "step8/no_cache"
+AS_IS, CHANGED, NO_CACHE, LIMIT_ONE = "step8/as_is", "step8/changed", "step8/no_cache", "step8/limit_one"
 DOOR, RESULTS, HANDLE = "call_tool", "validate_result", "handle"
 # The names write_report measures through, each with the grader's double of that kind for the report.
 SPEC_DOUBLES = ("validate_args", "validate_result", "cache_key")
@@ -167,6 +175,12 @@ def handle_results(name: str, rng: random.Random) -> JsonDict:
             "empty": _handle_result(False, [spec.NOT_REPAIRABLE], "Could not answer: result:empty"),
             "other": _OTHER,
         }
+    if name == LIMIT_ONE:  # no repair fits in one attempt: the repaired order gives up at once too
+        return {
+            "repaired": _handle_result(False, [spec.REPAIR_REGION], "Could not answer: args:allowed:region"),
+            "empty": _handle_result(False, [spec.NOT_REPAIRABLE], "Could not answer: result:empty"),
+            "other": _OTHER,
+        }
     if name == CHANGED:  # rows at once: not repaired (no fix), one attempt, the empty order did not give up
         return {
             "repaired": _handle_result(True, [], "found at once: bin C-01 holds 30."),
@@ -236,6 +250,34 @@ def as_is_probe(rng: random.Random) -> Probe:
 def _limit_change(rng: random.Random) -> tuple[list[Any], str]:
     limit = rng.randint(4, 9)  # never 2 or 3, the spec's attempts and limit
     return [op("set", name="MAX_ATTEMPTS", value=limit)], f"MAX_ATTEMPTS = {limit}"
+
+
+def _limit_one() -> tuple[list[Any], str]:
+    """``MAX_ATTEMPTS = 1``: the one limit where a wrong region cannot be repaired, on every seed."""
+    return [op("set", name="MAX_ATTEMPTS", value=1)], "MAX_ATTEMPTS = 1"
+
+
+# The judge-side mark of the module's own handle run outside the report (it never travels: grader.engine.wire).
+OUTSIDE = "outside_report"
+OUTSIDE_WORDS = "Outside write_report"
+
+
+def _repair_order(rng: random.Random) -> JsonDict:
+    """An order whose only fault is a wrong region, for a sku with stock in the fallback region.
+
+    >>> spec.order_kind(_repair_order(random.Random(3)))
+    'repaired'
+    """
+    skus = sorted({sku for sku, region in spec.stocked_pairs() if region == spec.FALLBACK_REGION})
+    wrong = [region for region in UNTIDYABLE_REGIONS if region]  # no tidying makes them allowed
+    return {"sku": rng.choice(skus), "region": rng.choice(wrong), "limit": rng.randint(1, spec.MAX_ROWS)}
+
+
+def _outside_runs(rng: random.Random) -> tuple[list[Any], str]:
+    """The module's own ``handle`` of a wrong-region order, twice, before the report and outside it."""
+    order = _repair_order(rng)
+    operation = dict(call_op(HANDLE, order), **{OUTSIDE: True})
+    return [operation, dict(operation)], f"handle({show(order)}) run twice before the report, with the same limit"
 
 
 def _used_before(rng: random.Random) -> tuple[list[Any], str]:
@@ -327,6 +369,17 @@ def no_cache_probe(rng: random.Random) -> Probe:
         [_limit_change(shared), _used_before(shared), no_min],
         real_extra=NO_ROWS_ALLOWED,
     )
+
+
+def limit_one_probe(rng: random.Random) -> Probe:
+    """The module with ``MAX_ATTEMPTS = 1``, its own ``handle`` run twice before the report (one check).
+
+    >>> p = limit_one_probe(random.Random(2))
+    >>> [o.get("value") for o in p.params["operations"] if o.get("name") == "MAX_ATTEMPTS"], p.params["fresh"]
+    ([1, None], True)
+    """
+    shared = shared_rng(rng, LIMIT_ONE)
+    return _report_probe(LIMIT_ONE, shared, "scratch", {}, [_limit_one(), _outside_runs(shared)])
 
 
 # --------------------------------------------------------------------------- what the doubles saw
@@ -564,6 +617,7 @@ def _handle_truth(probe: Probe, obs: JsonDict, values: JsonDict, problems: list[
     else:
         values["repaired"] = bool(repaired["ok"] is True and repaired["fixes"])
         values["attempts"] = repaired["attempts"]
+        _same_as_outside(probe, obs, repaired, problems, lines)
     if empty is None:
         problems.append(
             (
@@ -574,6 +628,50 @@ def _handle_truth(probe: Probe, obs: JsonDict, values: JsonDict, problems: list[
         )
     else:
         values["gave_up"] = (empty.get("ok") if isinstance(empty, dict) else None) is not True
+
+
+def _ending(result: JsonDict) -> tuple[str, str, str]:
+    """How a ``handle`` run ended, as the report reads it, shown: ok, the number of fixes, attempts.
+
+    >>> _ending({"ok": False, "fixes": [], "attempts": 1})
+    ('False', '0', '1')
+    """
+    fixes = result.get("fixes")
+    count = str(len(fixes)) if isinstance(fixes, list) else show(fixes, 80)
+    return show(result.get("ok"), 80), count, show(result.get("attempts"), 80)
+
+
+def _same_as_outside(probe: Probe, obs: JsonDict, inside: JsonDict, problems: list[Any], lines: JsonDict) -> None:
+    """On the learner's route: the report's handle of a wrong-region order ended as the run outside it did.
+
+    Both ran with the same ``MAX_ATTEMPTS`` and contract, so a difference is the report measuring under
+    conditions of its own (a limit it set or pinned), not the module as it is.
+    """
+    ops = probe.params["operations"]
+    at = [i for i, o in enumerate(ops) if o.get(OUTSIDE)]
+    if not at or not on_real_route(probe):
+        return
+    records = records_of(probe, obs)
+    outside = [records[i].get("value") for i in at]
+    if not all(isinstance(v, dict) and all(k in v for k in ("ok", "fixes", "attempts")) for v in outside):
+        return  # the module's handle itself is judged by step 7
+    endings = {_ending(v) for v in outside}
+    if len(endings) != 1 or _ending(inside) in endings:
+        return  # the same order ended two ways outside: step 7 judges such a handle, not the report
+    ok, fixes, attempts = _ending(outside[0])
+    at = at[0]
+    lines["attempts"] = lines["repaired"] = [
+        f"{ops[at]['label']} -> ok={ok}, {fixes} fix(es), attempts={attempts}  (before the report)"
+    ] + list(lines["attempts"])
+    problems.append(
+        (
+            "attempts",
+            f"{OUTSIDE_WORDS}, with the same MAX_ATTEMPTS ({_limit_when_written(probe, obs)}), your handle "
+            f"of an order with a wrong region ended ok={ok} after {attempts} attempt(s); inside "
+            f"write_report it ended ok={_ending(inside)[0]} after {_ending(inside)[2]}. Measure "
+            "the module as it is when the report is written: never set or pin MAX_ATTEMPTS while measuring.",
+        )
+    )
 
 
 def _truth(probe: Probe, obs: JsonDict, *, one_of_each: bool) -> tuple[JsonDict, list[Any], JsonDict]:
@@ -659,7 +757,9 @@ def _values_judge(
         values, problems, lines = _truth(probe, obs, one_of_each=one_of_each)
         if problems:
             key, message = problems[0]
-            follows = "" if one_of_each else "This follows from `step8/json_values`: fix that first. "
+            # The outside run's difference appears only when a limit changes: json_values cannot have shown it.
+            own = one_of_each or message.startswith(OUTSIDE_WORDS)
+            follows = "" if own else "This follows from `step8/json_values`: fix that first. "
             raise Fail(
                 follows + message,
                 call=_call_with(operation, lines[key]),
@@ -875,11 +975,12 @@ add(
     "step8/follows_module",
     3,
     "The report follows the module when it changes (no hand-written numbers)",
-    "The grader writes two more reports of a changed module: another MAX_ATTEMPTS, one more tool, result contracts "
+    "The grader writes three more reports of a changed module: another MAX_ATTEMPTS (1 among them, where no repair "
+    "fits, beside the module's own handle run outside the report), one more tool, result contracts "
     "that keep big results or negative counts, a call_tool that validates too late or caches nothing, a handle that "
     "finds rows at once or repairs and still gives up. Every number in both files must come from running the "
     "module at that moment.",
     ["8.values", "8.attempt_limit"],
-    lambda rng: [changed_probe(rng), no_cache_probe(rng)],
+    lambda rng: [changed_probe(rng), no_cache_probe(rng), limit_one_probe(rng)],
     _follows_judge,
 )

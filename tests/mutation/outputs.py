@@ -120,7 +120,9 @@ def summary_line(summary: dict) -> str:
     if "seconds" in summary:
         text += f"; {summary['seconds']} s in all, {summary['seconds_per_mutant']} s per mutant"
     if summary.get("worker_seconds_per_mutant"):
-        text += f" ({summary['worker_seconds_per_mutant']} s of one worker per mutant, both seeds)"
+        seeds = len(summary.get("seeds") or ())
+        on = "both seeds" if seeds == 2 else f"{seeds} seed{'s' if seeds != 1 else ''}"
+        text += f" ({summary['worker_seconds_per_mutant']} s of one worker per mutant, {on})"
     graded = summary.get("steps_graded")
     if graded:
         text += f"; steps graded {graded['graded']} of {graded['of']} (by {graded['by']})"

@@ -6,7 +6,10 @@ whose cache stores nothing or whose ``handle`` ends another way), counters
 read at the wrong moment, values read from the wrong run, and measurements
 that cannot measure (wrong calls that no validation could let through, a
 second call of a call that never succeeds, bad results that are not one of
-each kind, orders of the wrong kind). The grader's doubles stand in for steps
+each kind, orders of the wrong kind), and measurements made under an attempt
+limit of the report's own (the limit set, pinned or raised while ``handle``
+runs: the no-cache report sets ``MAX_ATTEMPTS = 1`` and runs the module's own
+``handle`` once outside the report). The grader's doubles stand in for steps
 2-7 in every report, so the three reports send each class on every run.
 """
 
@@ -30,8 +33,30 @@ _VALUE_WRONG_CALLS = (
 _MEMO_ARGS = '    args = {"sku": "SKU-2040", "region": "central", "limit": 1}'
 _REPAIR_ORDER = '    repaired = handle({"sku": "SKU-1001", "region": "mars", "limit": 2})'
 _EMPTY_ORDER = '    empty = handle({"sku": "SKU-9999", "region": "north", "limit": 2})'
+_ORDERS = _REPAIR_ORDER + "\n" + _EMPTY_ORDER + "\n"
+
+
+def _under(limit: str, orders: str = _ORDERS) -> str:
+    """``orders`` run with ``MAX_ATTEMPTS`` set to ``limit`` (an expression of the old value) and put back."""
+    body = "".join("    " + line + "\n" for line in orders.splitlines())
+    return (
+        "    global MAX_ATTEMPTS\n    kept = MAX_ATTEMPTS\n"
+        f"    MAX_ATTEMPTS = {limit}\n    try:\n{body}    finally:\n        MAX_ATTEMPTS = kept\n"
+    )
+
 
 MISTAKES: dict = {
+    # -- measured under an attempt limit of the report's own, not the module's at that moment
+    "limit_pinned_while_measuring": ("step8/follows_module", d((_ORDERS, _under("3")))),
+    "limit_at_least_two_while_measuring": ("step8/follows_module", d((_ORDERS, _under("max(MAX_ATTEMPTS, 2)")))),
+    "limit_raised_for_the_repair_order": (
+        "step8/follows_module",
+        d((_REPAIR_ORDER + "\n", _under("MAX_ATTEMPTS + 1", _REPAIR_ORDER + "\n"))),
+    ),
+    "limit_set_to_the_spec_and_kept": (
+        "step8/follows_module",
+        d((_REPAIR_ORDER + "\n", "    global MAX_ATTEMPTS\n    MAX_ATTEMPTS = 3\n" + _REPAIR_ORDER + "\n")),
+    ),
     # -- numbers written by hand (blocked, gave_up and memo typed in write_report)
     "blocked_written_by_hand": (
         "step8/follows_module",
