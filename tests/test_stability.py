@@ -1,4 +1,4 @@
-"""Same code, same grade: each module of the corpora fails the same checks on each of 20 seeds.
+"""Same code, same grade: each module of the corpora fails the same checks on each seed it is graded on.
 
 The corpora are the solution, every ``tests/alt_styles`` module, every planted
 defect and every plausible mistake (``tests/mutation/stability.py`` lists
@@ -6,9 +6,10 @@ them and grades them as a class batch does). The modules this run selects
 (``-k``) are graded once, together, in one worker pool; each test then reads
 its module's outcomes. ``make stability`` prints the same as one table.
 
-The solution and the correct styles are graded on all 20 seeds here; the
-planted defects, the plausible mistakes and the wrong styles (about 470) on
-:data:`WRONG_SEEDS` of the first ten, picked by each module's name so that
+The solution is graded on all 20 seeds here and each correct style on
+:data:`CORRECT_SEEDS` of them, picked by its name so that the styles meet all
+20; the planted defects, the plausible mistakes and the wrong styles (about
+470) on :data:`WRONG_SEEDS` of the first ten, picked the same way so that
 the corpus meets all ten, each defect and mistake on the steps whose probes
 reach what it changed in the solution (``tests/mutation/reach.py``: the other
 steps run exactly as the solution's; ``make reach-proof`` grades them every
@@ -45,6 +46,9 @@ NAMES = sorted({**MODULES, **UNPLANTABLE})
 # corpus as a whole on all ten, so a check whose draw misses a mistake on some seed meets one of them there.
 WRONG_SEEDS = 2
 WRONG_POOL = SEEDS[:10]
+# A correct style is graded on CORRECT_SEEDS of the 20 seeds, picked by its name (the solution on all 20): the
+# styles together meet every seed, and `make stability` grades each of them on all 20.
+CORRECT_SEEDS = 10
 
 # Modules whose failed checks are known to change with the seed (strict xfail: a module that becomes stable fails
 # here until it leaves the list). Empty: every module meets fixed classes of cases on every seed -- in steps
@@ -75,8 +79,9 @@ def outcomes(request):
         for name, text in wrong.items()
         if name.startswith(("mistake/", "defect/"))
     }
+    correct_seeds = {name: SEEDS if name == "solution" else rotating_seeds(name, CORRECT_SEEDS) for name in correct}
     return {
-        **grade_corpus(correct, SEEDS, jobs=2),
+        **grade_corpus(correct, SEEDS, jobs=2, seeds_of=correct_seeds),
         **grade_corpus(wrong, WRONG_POOL, jobs=2, steps=steps, seeds_of=seeds_of),
     }
 

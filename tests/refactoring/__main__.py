@@ -1,4 +1,4 @@
-"""``python -m tests.refactoring [--gate] [--jobs N] [--out DIR] [--limit N] [--seeds 11,22,33]``.
+"""``python -m tests.refactoring [--gate] [--jobs N] [--out DIR] [--limit N] [--seeds 11,22,33] [--seeds-each N]``.
 
 Selection: ``[--id ID] [--base NAME] [--kind KIND]`` (each repeatable); ``--list`` prints the rewrites and grades
 nothing; ``--check`` compares each selected rewrite's behaviour with its base's (``behaviour.py``), no grading.
@@ -26,6 +26,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default="build/refactoring", help="folder for summary.json and summary.md")
     parser.add_argument("--limit", type=int, default=None, help="grade only N rewrites, taken in turn from each kind")
     parser.add_argument("--seeds", default=",".join(map(str, SEEDS)), help="the seeds, comma-separated")
+    parser.add_argument(
+        "--seeds-each",
+        type=int,
+        default=None,
+        help="grade each rewrite on N of the seeds, picked by its id (the bases on all of them)",
+    )
     parser.add_argument("--id", action="append", dest="ids", help="grade only this rewrite (repeatable)")
     parser.add_argument("--base", action="append", dest="bases", help="only the rewrites of this base (repeatable)")
     parser.add_argument("--kind", action="append", dest="kinds", help="only the rewrites of this kind (repeatable)")
@@ -77,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         out=args.out,
         bases_too=not args.no_bases,
         progress=progress,
+        seeds_each=args.seeds_each,
     )
     print(summary_line(result["summary"]))
     print(f"written: {args.out}/summary.json, {args.out}/summary.md")

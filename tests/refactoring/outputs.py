@@ -31,9 +31,11 @@ def summary_line(summary: dict) -> str:
     ...               "seconds": 12.5, "seconds_per_rewrite": 0.04, "jobs": 2})
     '310 rewrites generated, 310 graded on seeds 11,22,33: 2 lost points (bases losing points: 0); 12.5 s with --jobs 2, 0.04 s per module'
     """
+    each = summary.get("seeds_each") or len(summary["seeds"])
+    on = "" if each >= len(summary["seeds"]) else f" ({each} each, picked by id)"
     text = (
         f"{summary['generated']} rewrites generated, {summary['graded']} graded on seeds "
-        f"{','.join(map(str, summary['seeds']))}: {summary['losing']} lost points "
+        f"{','.join(map(str, summary['seeds']))}{on}: {summary['losing']} lost points "
         f"(bases losing points: {summary.get('bases_losing', 0)})"
     )
     if "seconds" in summary:

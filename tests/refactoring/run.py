@@ -16,7 +16,9 @@ rewrite; the gate fails on both.
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
+import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -78,24 +80,39 @@ def grade_rewrite(rewrite: Rewrite, seeds: tuple[int, ...]) -> dict:
     return {"id": rewrite.id, "seconds": round(time.monotonic() - started, 3), "seeds": per_seed, "error": error}
 
 
+def picked_seeds(rewrite_id: str, seeds: tuple[int, ...], count: int) -> tuple[int, ...]:
+    """``count`` of ``seeds`` picked by the rewrite's id: the same every run, different rewrite to rewrite.
+
+    >>> picked_seeds("solution:closure:validate_args", (11, 22, 33), 1) == picked_seeds(
+    ...     "solution:closure:validate_args", (11, 22, 33), 1)
+    True
+    >>> len({picked_seeds(f"b:k:{i}", (11, 22, 33), 1) for i in range(30)})
+    3
+    """
+    rng = random.Random(hashlib.sha256(rewrite_id.encode("utf-8")).digest())
+    return tuple(sorted(rng.sample(seeds, min(count, len(seeds)))))
+
+
 def grade_all(
     rewrites: Iterable[Rewrite],
     seeds: tuple[int, ...],
     *,
     jobs: int = 2,
     progress: Callable[[dict], None] | None = None,
+    seeds_of: dict[str, tuple[int, ...]] | None = None,
 ) -> dict[str, dict]:
-    """Every rewrite graded on ``seeds``, ``jobs`` at a time (worker processes; 1 grades here)."""
+    """Every rewrite graded on ``seeds`` (or its own, ``seeds_of[id]``), ``jobs`` at a time (1 grades here)."""
     rewrites = list(rewrites)
+    own = [tuple((seeds_of or {}).get(rewrite.id, seeds)) for rewrite in rewrites]
     reported = _runner()._reported
     results: dict[str, dict] = {}
     if jobs <= 1:
-        for rewrite in rewrites:
-            results[rewrite.id] = reported(grade_rewrite(rewrite, seeds), progress)
+        for rewrite, its_seeds in zip(rewrites, own):
+            results[rewrite.id] = reported(grade_rewrite(rewrite, its_seeds), progress)
         return results
     # spawn: a worker must not inherit this process's engine client or its threads.
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        for done in pool.map(grade_rewrite, rewrites, [seeds] * len(rewrites), chunksize=1):
+        for done in pool.map(grade_rewrite, rewrites, own, chunksize=1):
             results[done["id"]] = reported(done, progress)
     return results
 
@@ -161,9 +178,14 @@ def run(
     out: str | Path | None = None,
     bases_too: bool = True,
     progress: Callable[[dict], None] | None = None,
+    seeds_each: int | None = None,
 ) -> dict:
     """Grade the selected rewrites (and their bases) on ``seeds``; ``{"summary", "rows", "verdict"}``, written to
-    ``out`` (``summary.json``, ``summary.md``)."""
+    ``out`` (``summary.json``, ``summary.md``).
+
+    ``seeds_each``: each rewrite on that many of ``seeds``, picked by its id (:func:`picked_seeds`), so the
+    rewrites together meet every seed; the bases, the control, on all of them.
+    """
     from .gate import judge
 
     started = time.monotonic()
@@ -171,7 +193,8 @@ def run(
     everything, chosen = select(limit=limit, ids=ids, base_names=base_names, kinds=kinds)
     generated_seconds = round(time.monotonic() - started, 1)
     base_rows = controls(sorted({r.base for r in chosen}, key=list(bases()).index)) if bases_too else []
-    graded = grade_all([*base_rows, *chosen], tuple(seeds), jobs=jobs, progress=progress)
+    seeds_of = {r.id: picked_seeds(r.id, tuple(seeds), seeds_each) for r in chosen} if seeds_each else None
+    graded = grade_all([*base_rows, *chosen], tuple(seeds), jobs=jobs, progress=progress, seeds_of=seeds_of)
     rows = [_row(r, graded[r.id]) for r in [*base_rows, *chosen]]
     seconds = round(time.monotonic() - started, 1)
     verdict = judge(rows, generated=len(everything), minimum=MIN_REWRITES)
@@ -183,6 +206,7 @@ def run(
         "generated_by_base": dict(Counter(r.base for r in everything)),
         "kinds": list(KINDS),
         "seeds": list(seeds),
+        "seeds_each": seeds_each or len(seeds),
         "jobs": jobs,
         "seconds": seconds,
         "generation_seconds": generated_seconds,
