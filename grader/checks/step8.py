@@ -379,7 +379,10 @@ def limit_one_probe(rng: random.Random) -> Probe:
     ([1, None], True)
     """
     shared = shared_rng(rng, LIMIT_ONE)
-    return _report_probe(LIMIT_ONE, shared, "scratch", {}, [_limit_one(), _outside_runs(shared)])
+    limit, (runs, note) = _limit_one(), _outside_runs(shared)
+    # The outside runs only on the learner's route: with the doubles (the run that attributes a failure),
+    # the module's own handle must not run, or a handle that never ends would keep step 8's failure here.
+    return _report_probe(LIMIT_ONE, shared, "scratch", {}, [limit, ([], note)], real_extra=limit[0] + runs)
 
 
 # --------------------------------------------------------------------------- what the doubles saw
