@@ -122,3 +122,24 @@ def test_the_limits_line_is_in_the_verbose_text_and_the_json_output_of_check_and
         subprocess.run(command + ["--format", "json"], cwd=REPO, capture_output=True, text=True, timeout=120).stdout
     )
     assert data["limits"] == line[0][len("limits: ") :]
+
+
+# A repair loop that never ends: ``fetch`` never counts its attempt, so the routing always repairs.
+_ENDLESS = ('"attempts": 1,\n        "calls":', '"attempts": 0,\n        "calls":')
+
+
+def test_a_graph_run_stops_at_the_graders_superstep_bound_and_the_steps_other_checks_are_judged(tmp_path):
+    from grader.engine.forkserver import GRAPH_SUPERSTEPS
+
+    text = SOLUTION.read_text(encoding="utf-8")
+    assert text.count(_ENDLESS[0]) == 1
+    (tmp_path / "tools.py").write_text(text.replace(*_ENDLESS), encoding="utf-8")
+    # The no-cache report's handle repairs a result that is too big again and again: write_report raises.
+    follows = grade(tmp_path / "tools.py", steps=[8], seed=11, only=["step8/follows_module"]).checks[0]
+    said = f"{follows.message} {follows.got}"
+    assert f"Recursion limit of {GRAPH_SUPERSTEPS} reached" in said, said  # LangGraph's own default: 10,007
+    # Judged check by check (a step over its time would have lost every check): the loop's own checks fail,
+    # the checks of what does not loop pass.
+    report = grade(tmp_path / "tools.py", steps=[7], seed=11)
+    passed = {c.id for c in report.checks if c.passed}
+    assert "step7/graph_has_repair" in passed and "step7/repair_region" not in passed
