@@ -662,9 +662,8 @@ def _same_as_outside(probe: Probe, obs: JsonDict, inside: JsonDict, problems: li
     if len(endings) != 1 or _ending(inside) in endings:
         return  # the same order ended two ways outside: step 7 judges such a handle, not the report
     ok, fixes, attempts = _ending(outside[0])
-    at = at[0]
     lines["attempts"] = lines["repaired"] = [
-        f"{ops[at]['label']} -> ok={ok}, {fixes} fix(es), attempts={attempts}  (before the report)"
+        f"{ops[at[0]]['label']} -> ok={ok}, {fixes} fix(es), attempts={attempts}  (before the report)"
     ] + list(lines["attempts"])
     problems.append(
         (
