@@ -5,7 +5,7 @@ fork server set up its walls and imported what step children inherit, and
 before it reads any request. It grades one ordinary step job whose *source*
 is :mod:`grader.engine.escape_attempts` (a file of the grader's that learner
 code can neither import nor read) through the normal step path
-(:func:`grader.engine.forkserver.run_jobs`): the attempts run as learner
+(:func:`grader.engine.forkserver.run_jobs`'s scheduler): the attempts run as learner
 code, in a step child that entered exactly the walls a learner's does, not
 a copy of them. Each probe is one way out; only the ways the fork server's
 configuration promises to close are tried (:func:`promised_probes`):
@@ -48,6 +48,7 @@ from typing import Any
 
 from grader.engine import audit, confine, namespaces
 from grader.engine.protocol import FATAL, OBS, StepJob, StepResult
+from grader.engine.scheduling import StepScheduler
 from grader.engine.wire import JsonDict
 
 ATTEMPTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "escape_attempts.py")
@@ -133,8 +134,6 @@ def run(*, sandboxed: bool) -> tuple[list[str], str]:
     child makes its own network namespace, is what the network probe tries
     to reach; it is closed before this returns.
     """
-    from grader.engine.forkserver import run_jobs  # (it imports this module's callers' machinery)
-
     try:
         with _listener() as listener:
             probes = promised_probes(sandboxed=sandboxed, listener_port=listener.getsockname()[1])
@@ -147,7 +146,7 @@ def run(*, sandboxed: bool) -> tuple[list[str], str]:
                 nonce=secrets.token_hex(8),
                 probe_function=PROBE_FUNCTION,
             )
-            result = run_jobs([job])[0]
+            result = StepScheduler([job], parallel=1, chain=False, on_result=None).run(None)[0]  # as run_jobs does
     except Exception as exc:  # no listener, no syscall table, no step: unchecked walls are not trusted
         return [], f"the escape self-test could not run ({type(exc).__name__}: {exc}); no grading runs"
     return [p.name for p in probes], judge(probes, result)
