@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import subprocess
 import sys
 from pathlib import Path
@@ -35,13 +36,15 @@ SETUP = """
 import json, sys, tempfile
 from grader.engine import audit, confine, namespaces, selftest, syscall_filter
 from grader.engine.step_process import SERVER
-confine.set_step_user("")
+import os
+confine.set_step_user({USER!r})
 audit.set_code_walls(True)
 confine.set_server_private(confine.private_mounts())
 {BREAK}
 problem = confine.set_walls(True)
 assert not problem, problem
 SERVER.scratch_base = tempfile.mkdtemp(prefix="agtool-warm-")
+os.chmod(SERVER.scratch_base, 0o711)  # as serve() does: the grading account passes through to its scratch
 print(json.dumps(selftest.run(sandboxed=False)))
 """
 
@@ -65,9 +68,22 @@ BROKEN = {
 }
 
 
-def _selftest(broken: str = "") -> tuple[list[str], str]:
-    """The self-test's (probes, problem) in a fresh interpreter with the wall of ``BROKEN[broken]`` off."""
-    code = SETUP.replace("{BREAK}", BROKEN[broken][0] if broken else "")
+# With the grading account: the step child switches to it (and drops every capability) before learner code.
+BROKEN_WITH_ACCOUNT = {
+    "grader memory": ("confine.drop_privileges = lambda user=None: None", "the grading account"),
+}
+
+
+def _grading_account() -> str:
+    """``uid:gid`` of the grading account (the fork server's ``$AGTOOL_STEP_USER`` as root in bubblewrap)."""
+    account = pwd.getpwnam(Settings().grading_user)
+    return f"{account.pw_uid}:{account.pw_gid}"
+
+
+def _selftest(broken: str = "", *, user: str = "") -> tuple[list[str], str]:
+    """The self-test's (probes, problem) in a fresh interpreter with the wall of ``broken`` off (as ``user``)."""
+    brake = {**BROKEN, **BROKEN_WITH_ACCOUNT}[broken][0] if broken else ""
+    code = SETUP.replace("{BREAK}", brake).replace("{USER!r}", repr(user))
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120, check=False
     )
@@ -99,6 +115,15 @@ def test_a_wall_switched_off_stops_the_grading_naming_its_probe(probe):
     assert problem.startswith(f"the escape self-test's probe {probe!r} got through (")
     assert BROKEN[probe][1] in problem
     assert problem.endswith("no grading runs without it")
+
+
+@needs_walls
+def test_as_the_grading_account_the_fork_servers_memory_is_probed_too():
+    probes, problem = _selftest(user=_grading_account())
+    assert problem == "" and "grader memory" in probes and "outside scratch" in probes
+    _, problem = _selftest("grader memory", user=_grading_account())
+    assert problem.startswith("the escape self-test's probe 'grader memory' got through (the memory of process ")
+    assert "the grading account" in problem
 
 
 def test_only_the_walls_the_configuration_promises_are_probed():
@@ -197,6 +222,7 @@ def test_a_sandboxed_fork_server_probes_every_wall_before_grading():
             "probe file",
             "solution file",
             "host file",
+            "grader memory",
             "outside scratch",
             "network",
             "keyring",

@@ -50,6 +50,12 @@ def own_file(path: str) -> str:
     return read_file(path)
 
 
+def read_memory(pid: int) -> str:
+    """Open the memory of process ``pid`` (the fork server, which holds a grading's hidden cases): not the step's to read."""
+    with open(f"/proc/{pid}/mem", "rb"):
+        return f"the memory of process {pid} was opened"
+
+
 def write_file(path: str) -> str:
     """Create ``path``, outside the step's scratch folder: read-only mounts or the grading account refuse it."""
     with open(path, "xb") as fh:

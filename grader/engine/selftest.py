@@ -18,6 +18,8 @@ configuration promises to close are tried (:func:`promised_probes`):
   checkout's ``solutions/tools.py``, refused by the audit hook or absent from
   the sandbox's allow-list;
 - ``host file`` (in bubblewrap): reading ``/etc/passwd``, absent from the allow-list;
+- ``grader memory`` (the grading account): opening the fork server's
+  ``/proc/<pid>/mem`` (a grading worker holds a grading's hidden cases there);
 - ``outside scratch`` (read-only mounts as root, or the grading account):
   creating a file beside the steps' scratch folders;
 - ``network``, ``keyring``, ``namespace`` (steps with walls of their own, in
@@ -110,6 +112,9 @@ def promised_probes(*, sandboxed: bool, listener_port: int = 0) -> list[EscapePr
         probes.append(
             EscapeProbe("host file", "read_file", "the sandbox's allow-listed file system", {"path": HOST_FILE})
         )
+    if confine.step_user() is not None:
+        wall = "the grading account (the grader's processes are not its to read)"
+        probes.append(EscapeProbe("grader memory", "read_memory", wall, {"pid": os.getpid()}))
     if confine.writes_refused():
         wall = "the step's read-only mounts" if not confine.step_user() else "the grading account"
         probes.append(EscapeProbe("outside scratch", "write_file", wall, {"path": _outside_scratch()}))
