@@ -48,7 +48,7 @@ import time
 
 from grader.engine import cgroups
 from grader.engine.cgroups import ServerGroup
-from grader.engine.protocol import StepJob, StepResult, encode_request
+from grader.engine.protocol import READY, UNSAFE, StepJob, StepResult, encode_request
 from grader.engine.sandbox import (
     PACKAGE_ROOT,
     SANDBOXES,
@@ -128,6 +128,8 @@ class EngineClient:
         self._lock = threading.Lock()
         self._jobs = itertools.count(1)
         self.starts = 0
+        # The escape probes the last fork server tried and found refused before it said ready.
+        self.selftest: tuple[str, ...] = ()
         # Seconds without a request after which the fork server is stopped (0: never).
         self.idle_timeout = idle_timeout_default(settings) if idle_timeout is None else max(float(idle_timeout), 0.0)
         self.idle_stops = 0
@@ -312,9 +314,13 @@ class EngineClient:
         except EngineUnavailable:
             self._kill()
             raise
-        if ready.get("type") != "ready":
+        if ready.get("type") == UNSAFE:  # a wall it promises is missing: it grades nothing, and says which
+            self._kill()
+            raise EngineUnavailable(f"the grader's worker refused to grade: {ready.get('message')}")
+        if ready.get("type") != READY:
             self._kill()
             raise EngineUnavailable(f"unexpected first message from the grader's worker: {ready!r}")
+        self.selftest = tuple(str(name) for name in ready.get("selftest") or ())
         self._ready = True
         # Inside bubblewrap the folder is in the sandbox's own /tmp, not ours.
         self._scratch_base = ready.get("scratch") if self.sandbox_in_use == "none" else None

@@ -446,6 +446,15 @@ def set_walls(enabled: bool) -> str:
     return ""
 
 
+def writes_refused() -> bool:
+    """Whether a step may write nothing outside its scratch folder: read-only mounts, or the grading account.
+
+    >>> _ = set_step_user(""); set_server_private(False); writes_refused()
+    False
+    """
+    return _server_private or _step_user is not None
+
+
 def walls_up() -> bool:
     """Whether step children get their own namespaces and the syscall filter (:func:`set_walls`).
 

@@ -48,11 +48,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from grader.engine import audit, cgroups, confine
+from grader.engine import audit, cgroups, confine, selftest
 from grader.engine.hugepages import collapse_heap
 from grader.engine.lines import result_line, write_bytes, write_line
 from grader.engine.proctree import become_subreaper, kill_descendants
-from grader.engine.protocol import StepJob, StepResult, jobs_from_request
+from grader.engine.protocol import READY, UNSAFE, StepJob, StepResult, jobs_from_request
 from grader.engine.scheduling import StepScheduler
 from grader.engine.sharedpages import memoize_builtin_signatures
 from grader.engine.step_process import SERVER
@@ -105,7 +105,11 @@ def serve() -> None:
     this process's stdin and stdout)::
 
         $ python -I -c "from grader.engine.forkserver import serve; serve()"
-        {"type": "ready", "pid": 4242, "preloaded": [...], "scratch": "/tmp/agtool-warm-..."}
+        {"type": "ready", "pid": 4242, "preloaded": [...], "scratch": "/tmp/agtool-warm-...", "selftest": [...]}
+
+    Before ``ready`` it runs the escape self-test (:func:`grader.engine.selftest.run`):
+    if a wall it promises is missing it says ``{"type": "unsafe", "message": ...}``
+    instead, naming the probe that got through, and ends.
     """
     settings = current()  # the fork server's environment: what the engine client passed (Settings.to_environ())
     become_subreaper()
@@ -139,14 +143,23 @@ def serve() -> None:
     SERVER.scratch_base = tempfile.mkdtemp(prefix="agtool-warm-")
     if confine.step_user() is not None:  # the grading account may pass through to its own scratch folder, no more
         os.chmod(SERVER.scratch_base, 0o711)
+    # Before any learner code: every wall this configuration promises is tried by a step of
+    # escape attempts, and must hold (a wall missing stops the grading, see grader.engine.selftest).
+    probed, problem = selftest.run(sandboxed=settings.server_sandboxed)
+    if problem:
+        write_line(channel_out, {"type": UNSAFE, "message": problem})
+        shutil.rmtree(SERVER.scratch_base, ignore_errors=True)
+        _release_server_group()
+        raise SystemExit(f"agtool fork server: {problem}")
     write_line(
         channel_out,
         {
-            "type": "ready",
+            "type": READY,
             "pid": os.getpid(),
             "preloaded": preloaded,
             "scratch": SERVER.scratch_base,
             "hugepages": hugepages,
+            "selftest": probed,
         },
     )
     try:

@@ -89,6 +89,10 @@ CHANGED = "changed"
 MESSAGE_TYPES = (IMPORTED, IMPORT_ERROR, OBS, RUN, FATAL, DONE, CHANGED)
 TRACE_MISMATCH = "TraceMismatch"  # the probe_error of an observation whose run counts were wound back
 FINAL_TYPES = (DONE, IMPORT_ERROR, FATAL, CHANGED)  # nothing may follow these
+# The fork server's first line to its client: ``ready``, or ``unsafe`` with a ``message`` when its
+# escape self-test found a wall missing (grader.engine.selftest): it then ends without grading.
+READY = "ready"
+UNSAFE = "unsafe"
 
 
 class ImportedMessage(TypedDict):

@@ -1339,7 +1339,9 @@ SANDBOX_ONLY = ("solution_by_grader_path", "solution_via_proc_cwd", *(c.name for
 # Cases of a layer with a switch (an internal setting of grader.settings), graded again with that
 # layer off: there the attack must get through, or the case would not show that the layer is what
 # stops it. Each maps to (the setting turned off, what the attack then shows): ``imports`` (the
-# module imports: nothing refused it), or ``full:N`` (step N gets every point).
+# module imports: nothing refused it), or ``full:N`` (step N gets every point). The fork server's
+# escape self-test (grader/engine/selftest.py) tries only the layers its settings promise, so a fork
+# server with one switched off starts, and grades these cases without that layer.
 LAYER_OFF: dict[str, tuple[str, str]] = {
     "grader_via_import_module": ("code_walls", "imports"),
     "grader_via_builtins_import": ("code_walls", "imports"),
