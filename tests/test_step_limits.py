@@ -129,7 +129,7 @@ _ENDLESS = ('"attempts": 1,\n        "calls":', '"attempts": 0,\n        "calls"
 
 
 def test_a_graph_run_stops_at_the_graders_superstep_bound_and_the_steps_other_checks_are_judged(tmp_path):
-    from grader.engine.forkserver import GRAPH_SUPERSTEPS
+    from grader.engine.protocol import GRAPH_SUPERSTEPS
 
     text = SOLUTION.read_text(encoding="utf-8")
     assert text.count(_ENDLESS[0]) == 1

@@ -48,7 +48,15 @@ import time
 
 from grader.engine import cgroups
 from grader.engine.cgroups import ServerGroup
-from grader.engine.protocol import READY, UNSAFE, StepJob, StepResult, encode_request
+from grader.engine.protocol import (
+    GRAPH_SUPERSTEPS,
+    GRAPH_SUPERSTEPS_ENV,
+    READY,
+    UNSAFE,
+    StepJob,
+    StepResult,
+    encode_request,
+)
 from grader.engine.sandbox import (
     PACKAGE_ROOT,
     SANDBOXES,
@@ -445,6 +453,7 @@ def fork_server_env(
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         "HOME": tempfile.gettempdir(),
+        GRAPH_SUPERSTEPS_ENV: str(GRAPH_SUPERSTEPS),  # read when the fork server imports LangGraph
     }
     passed = Settings(
         **{name: getattr(settings, name) for name in FORK_SERVER_SETTINGS},

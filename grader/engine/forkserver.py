@@ -64,14 +64,6 @@ if TYPE_CHECKING:
 
 # What step children need, imported once here. Not grader.checks: judging
 # happens in the client, never where learner code runs.
-# The most supersteps one graph run may take in a step child (LangGraph's default ``recursion_limit``,
-# which a graph's own config still overrides). LangGraph's own default is 10,007: a repair loop that never
-# ends then runs for about 5 s per run, a step's whole time, and the step's other checks are lost with
-# it. No graph of the lab needs more than a few dozen (the spec's, at MAX_ATTEMPTS = 9: 19; ten nodes
-# an attempt: 93), so a run stops at this bound with the same GraphRecursionError, in about 0.1 s.
-GRAPH_SUPERSTEPS = 200
-GRAPH_SUPERSTEPS_ENV = "LANGGRAPH_DEFAULT_RECURSION_LIMIT"  # read once, when LangGraph is imported
-
 PRELOAD = (
     "langgraph.graph",
     "grader.engine.probes",
@@ -127,7 +119,6 @@ def serve() -> None:
     # hundred thousand, and the young generations were walked again and again):
     # one collection after it. 0.63 s instead of 0.67 s to ready, measured.
     gc.disable()
-    os.environ[GRAPH_SUPERSTEPS_ENV] = str(GRAPH_SUPERSTEPS)  # before LangGraph's import
     preloaded = _preload()
     # Children would otherwise have their first garbage collection walk (and
     # so copy, page by page) every object LangGraph left in this process.

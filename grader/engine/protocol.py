@@ -89,6 +89,15 @@ CHANGED = "changed"
 MESSAGE_TYPES = (IMPORTED, IMPORT_ERROR, OBS, RUN, FATAL, DONE, CHANGED)
 TRACE_MISMATCH = "TraceMismatch"  # the probe_error of an observation whose run counts were wound back
 FINAL_TYPES = (DONE, IMPORT_ERROR, FATAL, CHANGED)  # nothing may follow these
+# The most supersteps one graph run may take in a step child: LangGraph's default ``recursion_limit``
+# there, set in the fork server's environment (grader.engine.client.fork_server_env), which LangGraph
+# reads once, when the fork server imports it; a graph's own config still overrides it. LangGraph's own
+# default is 10,007: a repair loop that never ends then runs for about 5 s per run, a step's whole time,
+# and the step's other checks are lost with it. No graph of the lab needs more than a few dozen (the
+# spec's, at MAX_ATTEMPTS = 9: 19; ten nodes an attempt: 93), so a run stops at this bound with the
+# same GraphRecursionError, in about 0.1 s.
+GRAPH_SUPERSTEPS = 200
+GRAPH_SUPERSTEPS_ENV = "LANGGRAPH_DEFAULT_RECURSION_LIMIT"
 # The fork server's first line to its client: ``ready``, or ``unsafe`` with a ``message`` when its
 # escape self-test found a wall missing (grader.engine.selftest): it then ends without grading.
 READY = "ready"
