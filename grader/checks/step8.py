@@ -33,7 +33,7 @@ that judge it (identical for all of them, so the engine runs it once):
   although its numbers match what its own calls returned. (Two runs: a
   ``handle`` that ends differently each time is step 7's to judge, not this.)
 
-Across the three, every number of the report takes more than one value on
+Across the four, every number of the report takes more than one value on
 every seed; the seed only picks values inside a class (the limit, the number
 of fixes), so a number written by hand fails on every seed.
 """
@@ -662,6 +662,7 @@ def _same_as_outside(probe: Probe, obs: JsonDict, inside: JsonDict, problems: li
     if len(endings) != 1 or _ending(inside) in endings:
         return  # the same order ended two ways outside: step 7 judges such a handle, not the report
     ok, fixes, attempts = _ending(outside[0])
+    inside_ok, _, inside_attempts = _ending(inside)
     lines["attempts"] = lines["repaired"] = [
         f"{ops[at[0]]['label']} -> ok={ok}, {fixes} fix(es), attempts={attempts}  (before the report)"
     ] + list(lines["attempts"])
@@ -670,7 +671,7 @@ def _same_as_outside(probe: Probe, obs: JsonDict, inside: JsonDict, problems: li
             "attempts",
             f"{OUTSIDE_WORDS}, with the same MAX_ATTEMPTS ({_limit_when_written(probe, obs)}), your handle "
             f"of an order with a wrong region ended ok={ok} after {attempts} attempt(s); inside "
-            f"write_report it ended ok={_ending(inside)[0]} after {_ending(inside)[2]}. Measure "
+            f"write_report it ended ok={inside_ok} after {inside_attempts}. Measure "
             "the module as it is when the report is written: never set or pin MAX_ATTEMPTS while measuring.",
         )
     )

@@ -16,9 +16,8 @@ rewrite; the gate fails on both.
 
 from __future__ import annotations
 
-import hashlib
+import importlib
 import multiprocessing
-import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -32,13 +31,16 @@ SEEDS = (11, 22, 33)
 MIN_REWRITES = 300
 
 
-def _runner():
+def _mutation(name: str):
     # tests/mutation is a sibling package: tests.mutation from the command line, mutation under pytest.
     try:
-        from ..mutation import runner
-    except (ImportError, ValueError):
-        import mutation.runner as runner
-    return runner
+        return importlib.import_module(f"..mutation.{name}", __package__)
+    except (ImportError, ValueError, TypeError):
+        return importlib.import_module(f"mutation.{name}")
+
+
+def _runner():
+    return _mutation("runner")
 
 
 def grade_text(source: str, name: str, seed: int, steps: tuple[int, ...] | None) -> dict:
@@ -78,19 +80,6 @@ def grade_rewrite(rewrite: Rewrite, seeds: tuple[int, ...]) -> dict:
     except Exception as exc:  # a grader crash is a finding about the grader, not the end of the run
         per_seed, error = [], f"{type(exc).__name__}: {exc}"
     return {"id": rewrite.id, "seconds": round(time.monotonic() - started, 3), "seeds": per_seed, "error": error}
-
-
-def picked_seeds(rewrite_id: str, seeds: tuple[int, ...], count: int) -> tuple[int, ...]:
-    """``count`` of ``seeds`` picked by the rewrite's id: the same every run, different rewrite to rewrite.
-
-    >>> picked_seeds("solution:closure:validate_args", (11, 22, 33), 1) == picked_seeds(
-    ...     "solution:closure:validate_args", (11, 22, 33), 1)
-    True
-    >>> len({picked_seeds(f"b:k:{i}", (11, 22, 33), 1) for i in range(30)})
-    3
-    """
-    rng = random.Random(hashlib.sha256(rewrite_id.encode("utf-8")).digest())
-    return tuple(sorted(rng.sample(seeds, min(count, len(seeds)))))
 
 
 def grade_all(
@@ -183,8 +172,9 @@ def run(
     """Grade the selected rewrites (and their bases) on ``seeds``; ``{"summary", "rows", "verdict"}``, written to
     ``out`` (``summary.json``, ``summary.md``).
 
-    ``seeds_each``: each rewrite on that many of ``seeds``, picked by its id (:func:`picked_seeds`), so the
-    rewrites together meet every seed; the bases, the control, on all of them.
+    ``seeds_each``: each rewrite on that many of ``seeds``, picked by its id as the stability sweep picks a
+    module's (``tests/mutation/stability.rotating_seeds``), so the rewrites together meet every seed; the
+    bases, the control, on all of them.
     """
     from .gate import judge
 
@@ -193,7 +183,8 @@ def run(
     everything, chosen = select(limit=limit, ids=ids, base_names=base_names, kinds=kinds)
     generated_seconds = round(time.monotonic() - started, 1)
     base_rows = controls(sorted({r.base for r in chosen}, key=list(bases()).index)) if bases_too else []
-    seeds_of = {r.id: picked_seeds(r.id, tuple(seeds), seeds_each) for r in chosen} if seeds_each else None
+    rotating_seeds, pool = _mutation("stability").rotating_seeds, tuple(seeds)
+    seeds_of = {r.id: rotating_seeds(r.id, min(seeds_each, len(pool)), pool) for r in chosen} if seeds_each else None
     graded = grade_all([*base_rows, *chosen], tuple(seeds), jobs=jobs, progress=progress, seeds_of=seeds_of)
     rows = [_row(r, graded[r.id]) for r in [*base_rows, *chosen]]
     seconds = round(time.monotonic() - started, 1)
